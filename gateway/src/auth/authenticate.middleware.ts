@@ -1,0 +1,42 @@
+import type { RequestHandler } from 'express';
+import { ForbiddenError, UnauthorizedError, currentContext } from '@polyphony/platform';
+import type { AuthService } from './auth.service';
+import { isAdminOnly, isSetupPath } from '../proxy/routes';
+
+export const SESSION_COOKIE = 'polyphony_session';
+
+/**
+ * Authenticates every /api and /external request (public paths are mounted before it):
+ * 1. AUTH_ENABLED off: anonymous admin-equivalent caller.
+ * 2. An Authorization header must be `Bearer <API_TOKEN>`; anything else there is 401 (no fallback).
+ * 3. Else the session cookie, re-validated against the users table.
+ * 4. Else, while no admin exists, the Setup paths are open (first-run window).
+ * Then the admin-only route table is enforced (403).
+ */
+export function authenticate(auth: AuthService): RequestHandler {
+  return (req, _res, next) => {
+    (async () => {
+      if (!auth.authEnabled) {
+        req.identity = { sub: 'anonymous', username: 'anonymous', role: 'admin', via: 'anonymous', iat: Date.now() };
+      } else {
+        const header = req.header('authorization');
+        if (header !== undefined) {
+          const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+          const identity = m ? auth.authenticateBearer(m[1]!) : undefined;
+          if (!identity) throw new UnauthorizedError('Invalid or malformed bearer token');
+          req.identity = identity;
+        } else {
+          const cookie = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
+          if (cookie) req.identity = await auth.authenticateCookie(cookie);
+          if (!req.identity && isSetupPath(req.path) && (await auth.setupWindowOpen())) {
+            req.identity = { sub: 'setup', username: 'setup', role: 'admin', via: 'setup', iat: Date.now() };
+          }
+          if (!req.identity) throw new UnauthorizedError(cookie ? 'Session expired or revoked; log in again' : 'Authentication required');
+        }
+      }
+      const ctx = currentContext();
+      if (ctx) ctx.userId = req.identity.sub;
+      if (req.identity.role !== 'admin' && isAdminOnly(req.method, req.path)) throw new ForbiddenError('Admin role required');
+    })().then(() => next(), next);
+  };
+}

@@ -1,0 +1,97 @@
+import { Router, type Response } from 'express';
+import { ChangePasswordBody, CreateUserBody, DeleteUserBody, IdParam, LoginBody, AuthAliasBody } from '@polyphony/contracts';
+import { UnauthorizedError, asyncRoute, parseOrThrow } from '@polyphony/platform';
+import type { AuthService } from '../auth/auth.service';
+import { SESSION_COOKIE } from '../auth/authenticate.middleware';
+
+/** Sets the HttpOnly, SameSite=Strict session cookie; Secure when the request came over HTTPS. */
+export function setSessionCookie(res: Response, token: string, secure: boolean, ttlSeconds: number): void {
+  res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure, path: '/', maxAge: ttlSeconds * 1000 });
+}
+
+/** Login, logout and the `/auth` alias (public). */
+export function loginRoutes(auth: AuthService): Router {
+  const r = Router();
+  const doLogin = async (username: string, password: string, req: import('express').Request, res: Response) => {
+    const { user, token } = await auth.login(username, password);
+    setSessionCookie(res, token, req.secure, auth.sessionTtlSeconds);
+    return user;
+  };
+  r.post(
+    '/login',
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(LoginBody, req.body, 'login');
+      const user = await doLogin(body.username, body.password, req, res);
+      if (req.is('application/x-www-form-urlencoded')) {
+        res.redirect(303, '/');
+        return;
+      }
+      res.json({ ok: true, user: { username: user.username, role: user.role } });
+    }),
+  );
+  r.post(
+    '/auth',
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(AuthAliasBody, req.body, 'auth');
+      const user = await doLogin(body.user, body.password, req, res);
+      res.json({ ok: true, user: { username: user.username, role: user.role } });
+    }),
+  );
+  r.post('/logout', (_req, res) => {
+    res.clearCookie(SESSION_COOKIE, { path: '/' });
+    res.json({ ok: true });
+  });
+  return r;
+}
+
+/** /api/me, /api/users and the first-run /api/setup/admin (after authentication). */
+export function userRoutes(auth: AuthService): Router {
+  const r = Router();
+  r.get('/api/me', (req, res) => {
+    const id = req.identity!;
+    res.json({ username: id.username, role: id.role, via: id.via });
+  });
+  r.get(
+    '/api/users',
+    asyncRoute(async (_req, res) => {
+      res.json({ users: await auth.listUsers() });
+    }),
+  );
+  r.post(
+    '/api/users',
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(CreateUserBody, req.body, 'user');
+      res.status(201).json(await auth.createUser(req.identity!, body));
+    }),
+  );
+  r.put(
+    '/api/users/:id/password',
+    asyncRoute(async (req, res) => {
+      const { id } = parseOrThrow(IdParam, req.params, 'path');
+      const body = parseOrThrow(ChangePasswordBody, req.body, 'password change');
+      const { freshToken } = await auth.changePassword(req.identity!, id, body);
+      if (freshToken) setSessionCookie(res, freshToken, req.secure, auth.sessionTtlSeconds);
+      res.json({ ok: true });
+    }),
+  );
+  r.delete(
+    '/api/users/:id',
+    asyncRoute(async (req, res) => {
+      const { id } = parseOrThrow(IdParam, req.params, 'path');
+      const body = parseOrThrow(DeleteUserBody, req.body ?? {}, 'delete');
+      await auth.deleteUser(req.identity!, id, body.current_password);
+      res.json({ ok: true });
+    }),
+  );
+  r.post(
+    '/api/setup/admin',
+    asyncRoute(async (req, res) => {
+      if (req.identity?.via !== 'setup') throw new UnauthorizedError('The first-run window is closed');
+      const body = parseOrThrow(LoginBody, req.body, 'admin');
+      const { user, token } = await auth.createFirstAdmin(body.username, body.password);
+      setSessionCookie(res, token, req.secure, auth.sessionTtlSeconds);
+      res.status(201).json({ ok: true, user: { username: user.username, role: user.role } });
+    }),
+  );
+  return r;
+}

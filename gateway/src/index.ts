@@ -1,0 +1,2 @@
+export { buildGateway, type Gateway, type GatewayDeps } from './app';
+export { loadGatewayConfig, type GatewayConfig, type ServiceName } from './config';

@@ -1,0 +1,45 @@
+import type { ServiceName } from '../config';
+
+/**
+ * Which service owns a path. First match wins; anything under /api or /external that matches
+ * nothing is a 404 at the gateway.
+ */
+export const ROUTES: Array<{ pattern: RegExp; service: ServiceName }> = [
+  { pattern: /^\/api\/(servers|config|setup\/servers|plex|dashboard|tasks|status|cancel|active_tasks|last_task)(\/|$)/, service: 'registry' },
+  { pattern: /^\/api\/(catalogue|cleaning|mappings)(\/|$)/, service: 'catalogue' },
+  { pattern: /^\/api\/analysis(\/|$)/, service: 'analysis' },
+  { pattern: /^\/api\/(create_playlist|playlists|clustering|instant_playlist)(\/|$)/, service: 'playlist' },
+  { pattern: /^\/api\/(similar_tracks|find_path|alchemy|similar_artists|sonic_fingerprint|search_tracks|map|sync|index|track|artists)(\/|$)/, service: 'index' },
+  { pattern: /^\/external\//, service: 'index' },
+];
+
+export function serviceFor(path: string): ServiceName | undefined {
+  return ROUTES.find((r) => r.pattern.test(path))?.service;
+}
+
+/**
+ * Admin-only mutations, enforced here by route and again by the owning service (defence in depth).
+ * Everything else under /api needs any authenticated user.
+ */
+const ADMIN_ONLY: Array<{ methods: string[]; pattern: RegExp }> = [
+  { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/servers(\/|$)/ },
+  { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/config(\/|$)/ },
+  { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/plex(\/|$)/ },
+  { methods: ['POST'], pattern: /^\/api\/(analysis|cleaning|clustering|cancel|index)(\/|$)/ },
+  { methods: ['GET', 'POST', 'DELETE'], pattern: /^\/api\/users\/?$/ },
+  { methods: ['DELETE'], pattern: /^\/api\/users\/[^/]+$/ },
+];
+
+export function isAdminOnly(method: string, path: string): boolean {
+  return ADMIN_ONLY.some((r) => r.methods.includes(method.toUpperCase()) && r.pattern.test(path));
+}
+
+/** Paths reachable without authentication while no admin exists (first-run Setup). */
+export function isSetupPath(path: string): boolean {
+  return /^\/api\/(servers|setup|plex|config)(\/|$)/.test(path);
+}
+
+/** Services whose requests carry a resolved `server` (the registry resolves its own ids). */
+export function needsServerResolution(service: ServiceName): boolean {
+  return service !== 'registry';
+}

@@ -1,0 +1,42 @@
+import { ServiceClient, ValidationError } from '@polyphony/platform';
+
+interface Resolved {
+  id: string;
+  name: string;
+  server_type: string;
+}
+
+/**
+ * Resolves the optional `server` parameter (display name or internal id) to the registry's
+ * internal id, once per request at the gateway. Absent means the default server. Results are
+ * cached for `ttlMs` (default 2 s) so a burst of requests costs one registry call.
+ */
+export class ServerResolver {
+  private cache = new Map<string, { at: number; value: Resolved | null }>();
+
+  constructor(
+    private readonly registry: ServiceClient,
+    private readonly ttlMs = 2000,
+  ) {}
+
+  /** Returns the resolved server, undefined when none is configured (only when `server` is absent); 400 for an unknown server. */
+  async resolve(server: string | undefined): Promise<Resolved | undefined> {
+    const key = server ?? '';
+    const hit = this.cache.get(key);
+    let value: Resolved | null;
+    if (hit && Date.now() - hit.at < this.ttlMs) {
+      value = hit.value;
+    } else {
+      const res = await this.registry.get<{ server: Resolved | null }>('/internal/servers/resolve', { server });
+      value = res.server;
+      if (this.cache.size > 1000) this.cache.clear();
+      this.cache.set(key, { at: Date.now(), value });
+    }
+    if (!value && server !== undefined) throw new ValidationError(`Unknown server "${server}": give a configured server's display name or id`);
+    return value ?? undefined;
+  }
+
+  invalidate(): void {
+    this.cache.clear();
+  }
+}

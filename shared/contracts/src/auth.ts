@@ -1,0 +1,42 @@
+import { defineRoute } from './openapi';
+import { z } from './zod';
+
+export const Role = z.enum(['admin', 'user']);
+
+export const LoginBody = z
+  .object({ username: z.string().min(1).max(200), password: z.string().min(1).max(1000) })
+  .openapi('LoginBody');
+/** `/auth` alias used by existing clients: `user` / `password`. */
+export const AuthAliasBody = z.object({ user: z.string().min(1).max(200), password: z.string().min(1).max(1000) });
+
+export const UserDto = z
+  .object({ id: z.string(), username: z.string(), role: Role, created_at: z.string(), password_changed_at: z.string() })
+  .openapi('User');
+
+export const CreateUserBody = z
+  .object({
+    username: z.string().trim().min(1).max(100).regex(/^[\w.@-]+$/, 'letters, digits, _ . @ - only'),
+    password: z.string().min(8, 'at least 8 characters').max(1000),
+    role: Role.default('user'),
+    current_password: z.string().max(1000).optional(),
+  })
+  .openapi('CreateUserBody');
+
+export const ChangePasswordBody = z
+  .object({ password: z.string().min(8, 'at least 8 characters').max(1000), current_password: z.string().max(1000).optional() })
+  .openapi('ChangePasswordBody');
+
+export const DeleteUserBody = z.object({ current_password: z.string().max(1000).optional() }).openapi('DeleteUserBody');
+export const IdParam = z.object({ id: z.string().min(1).max(200) });
+
+export const authRoutes = {
+  login: defineRoute({ method: 'post', path: '/login', summary: 'Log in (JSON or form); sets the HttpOnly session cookie', tags: ['auth'], access: 'public', body: LoginBody, response: z.object({ ok: z.literal(true), user: UserDto.pick({ username: true, role: true }) }) }),
+  authAlias: defineRoute({ method: 'post', path: '/auth', summary: 'Log in with user/password (alias used by existing clients)', tags: ['auth'], access: 'public', body: AuthAliasBody }),
+  logout: defineRoute({ method: 'post', path: '/logout', summary: 'Clear the session cookie', tags: ['auth'], access: 'public' }),
+  me: defineRoute({ method: 'get', path: '/api/me', summary: 'The authenticated caller', tags: ['auth'], access: 'user', response: z.object({ username: z.string(), role: Role, via: z.string() }) }),
+  listUsers: defineRoute({ method: 'get', path: '/api/users', summary: 'List users', tags: ['users'], access: 'admin', response: z.object({ users: z.array(UserDto) }) }),
+  createUser: defineRoute({ method: 'post', path: '/api/users', summary: 'Create a user (current_password required for cookie callers)', tags: ['users'], access: 'admin', body: CreateUserBody, response: UserDto, status: 201 }),
+  changePassword: defineRoute({ method: 'put', path: '/api/users/:id/password', summary: "Change a password (own, or any as admin); current_password required for cookie callers", tags: ['users'], access: 'user', params: IdParam, body: ChangePasswordBody }),
+  deleteUser: defineRoute({ method: 'delete', path: '/api/users/:id', summary: 'Delete a user; the last admin cannot be deleted', tags: ['users'], access: 'admin', params: IdParam, body: DeleteUserBody }),
+  health: defineRoute({ method: 'get', path: '/api/health', summary: 'Liveness of the gateway (no authentication)', tags: ['ops'], access: 'public', response: z.object({ status: z.string() }) }),
+};

@@ -1,0 +1,3 @@
+export * from './zod';
+export * from './openapi';
+export * from './auth';

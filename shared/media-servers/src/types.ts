@@ -1,0 +1,91 @@
+/**
+ * One interface over the five media-server kinds. Every client normalises its server's
+ * records to these shapes; nothing above this package sees a provider's own field names.
+ */
+
+/** Server kinds, as stored in `music_servers.server_type` (reference implementation ids). */
+export const SERVER_TYPES = ['jellyfin', 'emby', 'navidrome', 'lyrion', 'plex'] as const;
+export type ServerType = (typeof SERVER_TYPES)[number];
+
+/** Credentials per kind, keys exactly as the reference implementation stores them. */
+export interface JellyfinCreds { url: string; user_id: string; token: string }
+export type EmbyCreds = JellyfinCreds;
+export interface NavidromeCreds { url: string; user: string; password: string }
+export interface LyrionCreds { url: string; user?: string; password?: string }
+export interface PlexCreds { url: string; token: string }
+export type ServerCreds = JellyfinCreds | NavidromeCreds | LyrionCreds | PlexCreds;
+
+/** Connection settings handed to a client: kind, credentials and the optional library filter. */
+export interface ServerConnection {
+  type: ServerType;
+  creds: Record<string, string | undefined>;
+  /**
+   * Library filter: ids (jellyfin/emby view ids, navidrome music-folder ids, plex section keys)
+   * or path prefixes (lyrion). Empty or undefined means the whole server.
+   */
+  musicLibraries?: string[];
+}
+
+/** A library / section / music folder / path that can be selected in the filter. */
+export interface LibraryInfo { id: string; name: string; path?: string }
+
+/** A track as every client returns it. Durations in seconds (float), times as ISO-8601 UTC. */
+export interface ProviderTrack {
+  /** The server's own id, always as a string. */
+  id: string;
+  title: string;
+  artist: string;
+  artistId?: string;
+  album?: string;
+  albumId?: string;
+  albumArtist?: string;
+  year?: number;
+  /** Normalised to 0-5 stars. */
+  rating?: number;
+  /** Seconds; undefined when the server does not say. */
+  durationSeconds?: number;
+  /** The server's file path (decoded from file:// URLs where needed). */
+  path?: string;
+  playCount?: number;
+  lastPlayed?: string;
+}
+
+export interface ProviderArtist { id: string; name: string }
+export interface ProviderPlaylist { id: string; name: string; trackCount?: number }
+
+export interface ConnectionTestResult {
+  ok: boolean;
+  serverName?: string;
+  version?: string;
+  /** Up to a few tracks read to prove credentials and paths. */
+  sampleTrackCount: number;
+  libraries: LibraryInfo[];
+  /** True when the sampled paths look absolute (needed for path-tier matching). */
+  pathsLookAbsolute: boolean;
+  message?: string;
+  /** Set when `ok` is false: the kind of the error that stopped the test (see errors.ts). */
+  errorKind?: 'bad_credentials' | 'permission_denied' | 'unreachable' | 'protocol' | 'not_found';
+}
+
+/** Errors: see errors.ts (BadCredentialsError, UnreachableError, ProtocolError). */
+export interface MediaServerClient {
+  readonly type: ServerType;
+  testConnection(): Promise<ConnectionTestResult>;
+  listLibraries(): Promise<LibraryInfo[]>;
+  /**
+   * The full catalogue (library filter applied), streamed page by page so memory stays bounded.
+   * A failure mid-enumeration throws; it never ends early as if complete.
+   */
+  iterateTracks(): AsyncIterable<ProviderTrack[]>;
+  listArtists(): Promise<ProviderArtist[]>;
+  /** Streams the original audio of a track to `destPath` (never buffered whole). Returns bytes written. */
+  downloadTrack(trackId: string, destPath: string, signal?: AbortSignal): Promise<number>;
+  /** Creates a playlist holding `trackIds` (provider ids, in order), batched as the kind needs. */
+  createPlaylist(name: string, trackIds: string[]): Promise<ProviderPlaylist>;
+  listPlaylists(): Promise<ProviderPlaylist[]>;
+  deletePlaylist(playlistId: string): Promise<void>;
+  /** Most played / recent history, newest first, with lastPlayed where the kind offers it. */
+  getListeningHistory(limit: number): Promise<ProviderTrack[]>;
+  /** Plain-text lyrics, or undefined where the kind or the track has none. */
+  getLyrics(trackId: string): Promise<string | undefined>;
+}

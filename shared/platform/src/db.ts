@@ -1,0 +1,135 @@
+import { DataSource, type MigrationInterface } from 'typeorm';
+
+/** A migration class as TypeORM expects it (registered explicitly, never globbed). */
+export type MigrationClass = new () => MigrationInterface;
+
+export interface ServiceDatabaseOptions {
+  /** postgres://user:pass@host:port/db */
+  url: string;
+  /** The service's own schema, e.g. 'registry'. Its migrations table lives there too. */
+  schema: string;
+  migrations: MigrationClass[];
+  /** Connection pool size of this process (documented default 5). */
+  poolSize?: number;
+  /** TypeORM entities, if the service uses any (most repositories use parameterised SQL). */
+  entities?: Function[];
+}
+
+/**
+ * Creates (does not initialise) the DataSource of one service. `synchronize` is hard-coded off:
+ * the schema changes only through the service's own migrations, recorded in `<schema>.migrations`.
+ */
+export function createServiceDataSource(options: ServiceDatabaseOptions): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url: options.url,
+    schema: options.schema,
+    migrationsTableName: 'migrations',
+    migrations: options.migrations,
+    entities: options.entities ?? [],
+    synchronize: false,
+    migrationsRun: false,
+    migrationsTransactionMode: 'each',
+    extra: { max: options.poolSize ?? 5, application_name: `polyphony-${options.schema}` },
+    logging: false,
+  });
+}
+
+/** Stable 32-bit advisory-lock key for a schema's migrations (FNV-1a of the name). */
+function lockKey(schema: string): number {
+  let h = 0x811c9dc5;
+  for (const c of `polyphony-migrate:${schema}`) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193);
+  return h | 0;
+}
+
+/**
+ * Applies the pending migrations of `ds` under a PostgreSQL advisory lock, so several replicas
+ * (or the migrate Job and a pod) never race. Creates the schema first. Returns the names applied.
+ */
+export async function migrateSchema(ds: DataSource): Promise<string[]> {
+  const schema = (ds.options as { schema?: string }).schema;
+  if (!schema) throw new Error('DataSource has no schema');
+  const runner = ds.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [lockKey(schema)]);
+    try {
+      await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      const applied = await ds.runMigrations({ transaction: 'each' });
+      return applied.map((m) => m.name);
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1)', [lockKey(schema)]);
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
+/** Thrown at start when the schema is behind the code's migrations. */
+export class SchemaBehindError extends Error {
+  constructor(schema: string) {
+    super(`Schema "${schema}" has pending migrations; run the migrate command first`);
+    this.name = 'SchemaBehindError';
+  }
+}
+
+/** Refuses to start on a schema that is behind: throws SchemaBehindError when migrations are pending. */
+export async function assertSchemaCurrent(ds: DataSource): Promise<void> {
+  const schema = (ds.options as { schema?: string }).schema ?? 'public';
+  const exists = await ds.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema]);
+  if (exists.length === 0 || (await ds.showMigrations())) throw new SchemaBehindError(schema);
+}
+
+/** Readiness probe: a trivial round trip. */
+export async function databaseReachable(ds: DataSource): Promise<boolean> {
+  if (!ds.isInitialized) return false;
+  await ds.query('SELECT 1');
+  return true;
+}
+
+/**
+ * Key/value settings of one service in `<schema>.settings` (created by the service's first migration
+ * via `settingsTableSql`). Environment variables seed it on first start only; afterwards the database
+ * is the source of truth.
+ */
+export class SettingsStore {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly schema: string,
+  ) {}
+
+  /** All settings as a plain map. */
+  async all(): Promise<Record<string, string>> {
+    const rows: Array<{ key: string; value: string }> = await this.ds.query(`SELECT key, value FROM "${this.schema}".settings`);
+    return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    const rows: Array<{ value: string }> = await this.ds.query(`SELECT value FROM "${this.schema}".settings WHERE key = $1`, [key]);
+    return rows[0]?.value;
+  }
+
+  async set(key: string, value: string): Promise<void> {
+    await this.ds.query(
+      `INSERT INTO "${this.schema}".settings (key, value, updated_at) VALUES ($1, $2, now())
+       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
+      [key, value],
+    );
+  }
+
+  /**
+   * First-start import: for every key in `seed` that has a value, insert it when the key is absent.
+   * Existing rows are never overwritten, so a later environment change does not override the database.
+   */
+  async seedOnce(seed: Record<string, string | undefined>): Promise<void> {
+    for (const [key, value] of Object.entries(seed)) {
+      if (value === undefined) continue;
+      await this.ds.query(`INSERT INTO "${this.schema}".settings (key, value, updated_at) VALUES ($1, $2, now()) ON CONFLICT (key) DO NOTHING`, [key, value]);
+    }
+  }
+}
+
+/** DDL of the settings table, for a service's first migration. */
+export function settingsTableSql(schema: string): string {
+  return `CREATE TABLE "${schema}".settings (key text PRIMARY KEY, value text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`;
+}

@@ -1,0 +1,65 @@
+import type { Server } from 'node:http';
+import type { Logger } from './logger';
+
+/** What a composition root returns: an HTTP app plus start/stop of consumers and connections. */
+export interface ServiceUnit {
+  name: string;
+  http: import('express').Express;
+  /** Connect, check schema, start consumers. */
+  start(): Promise<void>;
+  /** Stop consuming, finish in-flight work, close connections. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Listens on `port` (0 = any) on `host`; resolves with the server and the bound port. */
+export function listen(app: import('express').Express, port: number, host = '0.0.0.0'): Promise<{ server: Server; port: number }> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host);
+    server.once('listening', () => {
+      const addr = server.address();
+      resolve({ server, port: typeof addr === 'object' && addr ? addr.port : port });
+    });
+    server.once('error', reject);
+  });
+}
+
+/** Closes an HTTP server: stops accepting, lets in-flight requests finish (up to `graceMs`). */
+export function closeServer(server: Server, graceMs = 10_000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.closeAllConnections?.();
+      resolve();
+    }, graceMs);
+    timer.unref();
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections?.();
+  });
+}
+
+/**
+ * Wires SIGTERM and SIGINT to `shutdown` once: a second signal forces exit. Exit code 0 after a
+ * clean stop, 1 when stopping threw.
+ */
+export function onShutdownSignal(logger: Logger, shutdown: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn('second signal, exiting now', { signal });
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info('shutting down', { signal });
+    shutdown().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error('shutdown failed', { err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}

@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { Express } from 'express';
+import { z, type ZodRawShape } from 'zod';
+import type { DataSource } from 'typeorm';
+import { createBus } from './bus';
+import type { Bus } from './bus/types';
+import { baseEnvShape, databaseUrlFrom, parseConfig, readEnv } from './config';
+import { assertSchemaCurrent, createServiceDataSource, databaseReachable, migrateSchema, type MigrationClass } from './db';
+import { createServiceHttp } from './http';
+import { closeServer, listen } from './lifecycle';
+import { createLogger, type Logger } from './logger';
+import { Metrics } from './metrics';
+import { ServiceClient } from './service-client';
+
+/** Base URLs of the services (distributed defaults are Kubernetes/compose service names). */
+export const serviceUrlShape = {
+  REGISTRY_URL: z.string().url().default('http://registry:8080'),
+  CATALOGUE_URL: z.string().url().default('http://catalogue-identity:8080'),
+  ANALYSIS_URL: z.string().url().default('http://analysis-worker:8080'),
+  INDEX_URL: z.string().url().default('http://index:8080'),
+  PLAYLIST_URL: z.string().url().default('http://playlist:8080'),
+} satisfies ZodRawShape;
+
+export type PeerName = 'registry' | 'catalogue' | 'analysis' | 'index' | 'playlist';
+
+/** Configuration shared by every service process. */
+export interface ServiceConfig {
+  name: string;
+  schema: string;
+  port: number;
+  databaseUrl: string;
+  amqpUrl?: string;
+  internalSecret: string;
+  logLevel: string;
+  logPretty: boolean;
+  dbPoolSize: number;
+  busPrefetch: number;
+  peers: Record<PeerName, string>;
+}
+
+/** Parses the environment of one service (connection settings only; tunables live in its settings table). */
+export function loadServiceConfig(name: string, schema: string, env: Record<string, string | undefined> = readEnv()): ServiceConfig {
+  const e = parseConfig(z.object({ ...baseEnvShape, ...serviceUrlShape, PORT: z.coerce.number().int().min(0).max(65535).default(8080) }), env);
+  const databaseUrl = databaseUrlFrom(e);
+  if (!databaseUrl) throw new Error(`${name}: DATABASE_URL (or PGHOST, PGUSER, ...) is required`);
+  if (!e.INTERNAL_SECRET && e.AMQP_URL) throw new Error(`${name}: INTERNAL_SECRET is required in the distributed mode`);
+  return {
+    name,
+    schema,
+    port: e.PORT,
+    databaseUrl,
+    amqpUrl: e.AMQP_URL,
+    internalSecret: e.INTERNAL_SECRET ?? randomBytes(32).toString('hex'),
+    logLevel: e.LOG_LEVEL,
+    logPretty: e.LOG_FORMAT === 'pretty',
+    dbPoolSize: e.DB_POOL_SIZE,
+    busPrefetch: e.BUS_PREFETCH,
+    peers: { registry: e.REGISTRY_URL, catalogue: e.CATALOGUE_URL, analysis: e.ANALYSIS_URL, index: e.INDEX_URL, playlist: e.PLAYLIST_URL },
+  };
+}
+
+export interface RuntimeDeps {
+  logger?: Logger;
+  /** A bus shared by the whole process (standalone) instead of one per service. */
+  bus?: Bus;
+  /** Peer base URLs resolved late (standalone binds ports after building). */
+  peers?: () => Record<PeerName, string>;
+  migrateOnStart?: boolean;
+}
+
+/**
+ * The parts every service composes: logger, metrics, DataSource on its own schema, bus, the
+ * shared express app with health/readiness/metrics/internal auth, and clients to its peers.
+ * `start()` connects, migrates (when asked) or refuses a schema that is behind, then runs the
+ * service's own start hooks; `stop()` runs stop hooks, closes HTTP, bus and database.
+ */
+export class ServiceRuntime {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly ds: DataSource;
+  readonly bus: Bus;
+  readonly app: Express;
+  private readonly finishHttp: () => void;
+  private readonly ownsBus: boolean;
+  private readonly startHooks: Array<() => Promise<void>> = [];
+  private readonly stopHooks: Array<() => Promise<void>> = [];
+  private server?: Server;
+  private stopped = false;
+
+  constructor(
+    readonly config: ServiceConfig,
+    migrations: MigrationClass[],
+    private readonly deps: RuntimeDeps = {},
+  ) {
+    this.logger = deps.logger ?? createLogger({ service: config.name, level: config.logLevel, pretty: config.logPretty });
+    this.metrics = new Metrics(config.name);
+    this.ds = createServiceDataSource({ url: config.databaseUrl, schema: config.schema, migrations, poolSize: config.dbPoolSize });
+    this.ownsBus = !deps.bus;
+    this.bus = deps.bus ?? createBus({ amqpUrl: config.amqpUrl, logger: this.logger.child({ component: 'bus' }) });
+    const http = createServiceHttp({
+      service: config.name,
+      logger: this.logger,
+      metrics: this.metrics,
+      internalSecret: config.internalSecret,
+      readiness: [
+        { name: 'database', check: () => databaseReachable(this.ds) },
+        { name: 'bus', check: () => this.bus.isHealthy() },
+      ],
+    });
+    this.app = http.app;
+    this.finishHttp = http.finish;
+  }
+
+  /** A client for a peer service, signing requests with the internal secret. */
+  client(peer: PeerName, timeoutMs?: number): ServiceClient {
+    return new ServiceClient(() => (this.deps.peers ?? (() => this.config.peers))()[peer], this.config.internalSecret, this.config.name, timeoutMs);
+  }
+
+  onStart(hook: () => Promise<void>): void {
+    this.startHooks.push(hook);
+  }
+  onStop(hook: () => Promise<void>): void {
+    this.stopHooks.unshift(hook);
+  }
+
+  /** Call after mounting routes: adds the 404 and error handlers. */
+  finishRoutes(): void {
+    this.finishHttp();
+  }
+
+  async start(): Promise<void> {
+    await this.ds.initialize();
+    if (this.deps.migrateOnStart) {
+      const applied = await migrateSchema(this.ds);
+      if (applied.length) this.logger.info('migrations applied', { schema: this.config.schema, applied });
+    }
+    await assertSchemaCurrent(this.ds);
+    for (const hook of this.startHooks) await hook();
+  }
+
+  async listen(port = this.config.port, host = '0.0.0.0'): Promise<number> {
+    const bound = await listen(this.app, port, host);
+    this.server = bound.server;
+    return bound.port;
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const hook of this.stopHooks) {
+      try {
+        await hook();
+      } catch (err) {
+        this.logger.error('stop hook failed', { err });
+      }
+    }
+    if (this.server) await closeServer(this.server);
+    if (this.ownsBus) await this.bus.close();
+    if (this.ds.isInitialized) await this.ds.destroy();
+  }
+}
+
+/** Runs a migrate command for one schema (Kubernetes Job / initContainer). */
+export async function runMigrateCommand(name: string, schema: string, migrations: MigrationClass[]): Promise<void> {
+  const config = loadServiceConfig(name, schema);
+  const ds = createServiceDataSource({ url: config.databaseUrl, schema, migrations });
+  await ds.initialize();
+  try {
+    const applied = await migrateSchema(ds);
+    process.stdout.write(`${JSON.stringify({ schema, applied })}\n`);
+  } finally {
+    await ds.destroy();
+  }
+}
