@@ -15,6 +15,8 @@ export const SESSION_COOKIE = 'polyphony_session';
  */
 export function authenticate(auth: AuthService): RequestHandler {
   return (req, _res, next) => {
+    // Mounted under /api and /external: req.path is relative to the mount point.
+    const fullPath = req.baseUrl + req.path;
     (async () => {
       if (!auth.authEnabled) {
         req.identity = { sub: 'anonymous', username: 'anonymous', role: 'admin', via: 'anonymous', iat: Date.now() };
@@ -28,7 +30,7 @@ export function authenticate(auth: AuthService): RequestHandler {
         } else {
           const cookie = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
           if (cookie) req.identity = await auth.authenticateCookie(cookie);
-          if (!req.identity && isSetupPath(req.path) && (await auth.setupWindowOpen())) {
+          if (!req.identity && isSetupPath(fullPath) && (await auth.setupWindowOpen())) {
             req.identity = { sub: 'setup', username: 'setup', role: 'admin', via: 'setup', iat: Date.now() };
           }
           if (!req.identity) throw new UnauthorizedError(cookie ? 'Session expired or revoked; log in again' : 'Authentication required');
@@ -36,7 +38,7 @@ export function authenticate(auth: AuthService): RequestHandler {
       }
       const ctx = currentContext();
       if (ctx) ctx.userId = req.identity.sub;
-      if (req.identity.role !== 'admin' && isAdminOnly(req.method, req.path)) throw new ForbiddenError('Admin role required');
+      if (req.identity.role !== 'admin' && isAdminOnly(req.method, fullPath)) throw new ForbiddenError('Admin role required');
     })().then(() => next(), next);
   };
 }

@@ -1,6 +1,6 @@
 import { Router, type Response } from 'express';
 import { ChangePasswordBody, CreateUserBody, DeleteUserBody, IdParam, LoginBody, AuthAliasBody } from '@polyphony/contracts';
-import { UnauthorizedError, asyncRoute, parseOrThrow } from '@polyphony/platform';
+import { UnauthorizedError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import type { AuthService } from '../auth/auth.service';
 import { SESSION_COOKIE } from '../auth/authenticate.middleware';
 
@@ -53,6 +53,7 @@ export function userRoutes(auth: AuthService): Router {
   });
   r.get(
     '/api/users',
+    requireRole('admin'),
     asyncRoute(async (_req, res) => {
       res.json({ users: await auth.listUsers() });
     }),

@@ -1,0 +1,2 @@
+export { buildAnalysis, type AnalysisService, type AnalysisDeps } from './app';
+export { loadAnalysisConfig, type AnalysisConfig } from './config';

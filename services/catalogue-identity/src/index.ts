@@ -1,0 +1,2 @@
+export { buildCatalogue, type CatalogueService, type CatalogueDeps } from './app';
+export { loadCatalogueConfig, type CatalogueConfig } from './config';

@@ -1,0 +1,2 @@
+export { buildIndex, type IndexService, type IndexDeps } from './app';
+export { loadIndexConfig, type IndexConfig } from './config';

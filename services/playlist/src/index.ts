@@ -1,0 +1,2 @@
+export { buildPlaylist, type PlaylistService, type PlaylistDeps } from './app';
+export { loadPlaylistConfig, type PlaylistConfig } from './config';

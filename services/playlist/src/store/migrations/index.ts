@@ -1,0 +1,4 @@
+import { CreatePlaylist1732100000000 } from './1732100000000-CreatePlaylist';
+
+/** Migrations of the playlist schema, in order (registered explicitly, never globbed). */
+export const playlistMigrations = [CreatePlaylist1732100000000];

@@ -1,0 +1,102 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { REQUIRED_CREDS } from '@polyphony/contracts';
+import { SERVER_TYPES, type ServerType } from '@polyphony/media-servers';
+import type { Logger } from '@polyphony/platform';
+import type { ServerRepository } from '../store/server.repository';
+
+/**
+ * Legacy media-server config keys (single-server installs) and the registry credential each feeds.
+ * An old install kept these in app_config or the environment.
+ */
+const LEGACY_KEYS: Record<ServerType, Record<string, string>> = {
+  jellyfin: { JELLYFIN_URL: 'url', JELLYFIN_USER_ID: 'user_id', JELLYFIN_TOKEN: 'token' },
+  emby: { EMBY_URL: 'url', EMBY_USER_ID: 'user_id', EMBY_TOKEN: 'token' },
+  navidrome: { NAVIDROME_URL: 'url', NAVIDROME_USER: 'user', NAVIDROME_PASSWORD: 'password' },
+  lyrion: { LYRION_URL: 'url' },
+  plex: { PLEX_URL: 'url', PLEX_TOKEN: 'token' },
+};
+const LIBRARY_KEY = 'MUSIC_LIBRARIES';
+export const LEGACY_MEDIA_KEYS = ['MEDIASERVER_TYPE', LIBRARY_KEY, ...Object.values(LEGACY_KEYS).flatMap((m) => Object.keys(m))];
+
+/** Keys of the classic config that the projection of the default server answers (read-only). */
+const PROJECTION: Record<ServerType, Record<string, string>> = Object.fromEntries(
+  SERVER_TYPES.map((t: ServerType) => [t, Object.fromEntries(Object.entries(LEGACY_KEYS[t] ?? {}).filter(([, c]) => c !== 'token' && c !== 'password'))]),
+) as Record<ServerType, Record<string, string>>;
+
+/**
+ * General config store (app_config) and the legacy migration:
+ * - environment variables are imported on first start only (never overwriting the database);
+ * - media-server keys found in app_config or the environment become the default registry row and
+ *   are deleted from app_config, so the registry is their only home;
+ * - the classic values stay readable as a read-only projection of the default row (no secrets).
+ */
+export class ConfigService {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly servers: ServerRepository,
+    private readonly logger: Logger,
+  ) {}
+
+  async all(): Promise<Record<string, string>> {
+    const rows: Array<{ key: string; value: string }> = await this.ds.query(`SELECT key, value FROM registry.app_config ORDER BY key`);
+    return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+  }
+
+  async set(key: string, value: string): Promise<void> {
+    if (LEGACY_MEDIA_KEYS.includes(key)) throw new Error(`${key} is managed through the server registry`);
+    await this.ds.query(`INSERT INTO registry.app_config (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, [key, value]);
+  }
+
+  /**
+   * First-start work, idempotent: import env seeds (non-media keys) into app_config when absent,
+   * then migrate legacy media-server keys (app_config first, then env) into the registry.
+   */
+  async migrateAtStart(env: Record<string, string | undefined>, generalKeys: string[]): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext('polyphony-registry-servers'))`);
+      const seeded = (await m.query(`SELECT 1 FROM registry.settings WHERE key = 'env_imported'`)) as unknown[];
+      if (seeded.length === 0) {
+        for (const key of generalKeys) {
+          const v = env[key];
+          if (v !== undefined) await m.query(`INSERT INTO registry.app_config (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [key, v]);
+        }
+      }
+      await this.migrateLegacyServer(m, env, seeded.length === 0);
+      if (seeded.length === 0) await m.query(`INSERT INTO registry.settings (key, value) VALUES ('env_imported', now()::text) ON CONFLICT DO NOTHING`);
+    });
+  }
+
+  private async migrateLegacyServer(m: EntityManager, env: Record<string, string | undefined>, firstStart: boolean): Promise<void> {
+    const rows: Array<{ key: string; value: string }> = await m.query(`SELECT key, value FROM registry.app_config WHERE key = ANY($1)`, [LEGACY_MEDIA_KEYS]);
+    const fromDb = Object.fromEntries(rows.map((r) => [r.key, r.value]));
+    const source: Record<string, string | undefined> = { ...(firstStart ? env : {}), ...fromDb };
+    const type = source.MEDIASERVER_TYPE?.trim().toLowerCase() as ServerType | undefined;
+    const count = Number(((await m.query(`SELECT count(*) AS n FROM registry.music_servers`)) as Array<{ n: string }>)[0]?.n ?? 0);
+    if (type && (SERVER_TYPES as readonly string[]).includes(type) && count === 0) {
+      const creds: Record<string, string> = {};
+      for (const [key, cred] of Object.entries(LEGACY_KEYS[type] ?? {})) if (source[key]) creds[cred] = source[key]!;
+      const complete = REQUIRED_CREDS[type].every((k: string) => creds[k]);
+      const libraries = (source[LIBRARY_KEY] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const name = type.charAt(0).toUpperCase() + type.slice(1);
+      // An incomplete legacy config becomes the credential-less seed entry the first real server replaces.
+      const server = await this.servers.insert(m, { name, type, creds: complete ? creds : {}, musicLibraries: libraries, isDefault: true });
+      this.logger.info('legacy media-server config migrated to the registry', { serverId: server.id, type, complete });
+    }
+    if (rows.length) {
+      await m.query(`DELETE FROM registry.app_config WHERE key = ANY($1)`, [LEGACY_MEDIA_KEYS]);
+      this.logger.info('legacy media-server keys removed from app_config', { keys: rows.map((r) => r.key) });
+    }
+  }
+
+  /** Classic config values: app_config plus the read-only projection of the default server (no secrets). */
+  async view(): Promise<Record<string, string>> {
+    const out = await this.all();
+    const def = await this.servers.findDefault();
+    if (def) {
+      out.MEDIASERVER_TYPE = def.type;
+      for (const [key, cred] of Object.entries(PROJECTION[def.type] ?? {})) if (def.creds[cred]) out[key] = def.creds[cred]!;
+      if (def.musicLibraries.length) out[LIBRARY_KEY] = def.musicLibraries.join(',');
+    }
+    return out;
+  }
+}

@@ -1,0 +1,15 @@
+import type { ServerType } from '@polyphony/media-servers';
+
+/** A registry row as the domain sees it (credentials in clear: never leaves the service unmasked). */
+export interface MusicServer {
+  id: string;
+  name: string;
+  type: ServerType;
+  creds: Record<string, string>;
+  musicLibraries: string[];
+  isDefault: boolean;
+  trackCount: number | null;
+  matchedCount: number | null;
+  createdAt: Date;
+  updatedAt: Date;
+}

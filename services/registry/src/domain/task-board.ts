@@ -1,0 +1,37 @@
+import type { TaskRecord } from '../store/task.repository';
+
+/**
+ * Plugin vocabulary for a task's `status` (Celery-style, as existing plugins read it: the Lyrion
+ * plugin counts a task as active only when status is PENDING, STARTED or PROGRESS).
+ */
+export function pluginStatus(state: TaskRecord['state']): string {
+  switch (state) {
+    case 'NEW':
+      return 'PENDING';
+    case 'RUNNING':
+      return 'PROGRESS';
+    case 'SUCCESS':
+      return 'SUCCESS';
+    case 'FAIL':
+      return 'FAILURE';
+    case 'REVOKED':
+      return 'REVOKED';
+  }
+}
+
+/** Task as `/api/status/<id>`, `/api/active_tasks` and `/api/last_task` answer it (reference and plugin shapes). */
+export function toStatusDto(t: TaskRecord, now = Date.now()) {
+  const end = t.finishedAt?.getTime() ?? now;
+  const start = t.startedAt?.getTime() ?? t.createdAt.getTime();
+  return {
+    task_id: t.taskId,
+    task_type: t.type,
+    task_type_from_db: t.type,
+    state: t.state,
+    status: pluginStatus(t.state),
+    status_message: t.message,
+    progress: Math.round(t.progress),
+    running_time_seconds: Math.max(0, Math.round((end - start) / 1000)),
+    details: { ...t.details, status_message: t.message, log: t.log, servers: t.servers },
+  };
+}

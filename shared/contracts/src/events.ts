@@ -1,0 +1,112 @@
+import { z } from './zod';
+
+/**
+ * Bus routing keys (`<context>.<entity>.<past-tense-verb>.v<N>`) and their payload schemas.
+ * A payload never changes in place: a new version gets a new key.
+ */
+export const RoutingKeys = {
+  serverSaved: 'registry.server.saved.v1',
+  serverDeleted: 'registry.server.deleted.v1',
+  sweepRequested: 'registry.sweep.requested.v1',
+  taskUpdated: 'task.status.updated.v1',
+  taskCancelRequested: 'task.cancel.requested.v1',
+  analysisTrackRequested: 'analysis.track.requested.v1',
+  analysisTrackCompleted: 'analysis.track.completed.v1',
+  mappingChanged: 'catalogue.mapping.changed.v1',
+  serverCounted: 'catalogue.server.counted.v1',
+  indexRebuildRequested: 'index.rebuild.requested.v1',
+  indexRebuilt: 'index.rebuild.completed.v1',
+} as const;
+
+export const ServerSavedEvent = z.object({ serverId: z.string(), action: z.enum(['created', 'updated', 'default_changed']) });
+export type ServerSavedEvent = z.infer<typeof ServerSavedEvent>;
+
+export const ServerDeletedEvent = z.object({ serverId: z.string() });
+export type ServerDeletedEvent = z.infer<typeof ServerDeletedEvent>;
+
+/** A sweep of one server, or (no serverId) an alignment over every server. */
+export const SweepRequestedEvent = z.object({ taskId: z.string(), serverId: z.string().optional(), fullRefresh: z.boolean().default(true), cancelRunning: z.boolean().default(false) });
+export type SweepRequestedEvent = z.infer<typeof SweepRequestedEvent>;
+
+export const TaskType = z.enum(['analysis', 'cleaning', 'sweep', 'alignment', 'clustering', 'index_build']);
+export type TaskType = z.infer<typeof TaskType>;
+export const TaskState = z.enum(['NEW', 'RUNNING', 'SUCCESS', 'FAIL', 'REVOKED']);
+export type TaskState = z.infer<typeof TaskState>;
+
+/** Per-server counters of a batch task. */
+export const ServerTaskCounts = z.object({
+  serverId: z.string(),
+  serverName: z.string().optional(),
+  seen: z.number().int().default(0),
+  skippedMapped: z.number().int().default(0),
+  mappedExisting: z.number().int().default(0),
+  analyzed: z.number().int().default(0),
+  failed: z.number().int().default(0),
+  status: z.string().optional(),
+  error: z.string().optional(),
+});
+export type ServerTaskCounts = z.infer<typeof ServerTaskCounts>;
+
+/** Full snapshot of a task's state, published by the task's owner on every change; the registry's task board keeps the latest. */
+export const TaskUpdatedEvent = z.object({
+  taskId: z.string(),
+  type: TaskType,
+  owner: z.enum(['analysis', 'catalogue', 'index', 'playlist', 'registry']),
+  state: TaskState,
+  /** 0-100 */
+  progress: z.number().min(0).max(100),
+  message: z.string().max(500),
+  servers: z.array(ServerTaskCounts).default([]),
+  log: z.array(z.string()).max(200).default([]),
+  details: z.record(z.unknown()).default({}),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  /** Monotonic per task, so an out-of-order older snapshot never overwrites a newer one. */
+  seq: z.number().int().nonnegative(),
+});
+export type TaskUpdatedEvent = z.infer<typeof TaskUpdatedEvent>;
+
+export const TaskCancelRequestedEvent = z.object({ taskId: z.string(), type: TaskType });
+export type TaskCancelRequestedEvent = z.infer<typeof TaskCancelRequestedEvent>;
+
+/** One track to analyze (competing consumers). */
+export const AnalysisTrackRequested = z.object({
+  taskId: z.string(),
+  serverId: z.string(),
+  track: z.object({
+    id: z.string(),
+    title: z.string(),
+    artist: z.string(),
+    artistId: z.string().optional(),
+    album: z.string().optional(),
+    albumArtist: z.string().optional(),
+    year: z.number().optional(),
+    rating: z.number().optional(),
+    durationSeconds: z.number().optional(),
+    path: z.string().optional(),
+  }),
+});
+export type AnalysisTrackRequested = z.infer<typeof AnalysisTrackRequested>;
+
+export const AnalysisTrackCompleted = z.object({
+  taskId: z.string(),
+  serverId: z.string(),
+  providerId: z.string(),
+  outcome: z.enum(['analyzed', 'mapped_existing', 'skipped_mapped', 'failed', 'excluded']),
+  itemId: z.string().optional(),
+  error: z.string().optional(),
+});
+export type AnalysisTrackCompleted = z.infer<typeof AnalysisTrackCompleted>;
+
+export const MappingChangedEvent = z.object({ serverId: z.string().optional(), reason: z.string() });
+export type MappingChangedEvent = z.infer<typeof MappingChangedEvent>;
+
+export const IndexRebuildRequested = z.object({ reason: z.string(), taskId: z.string().optional() });
+export type IndexRebuildRequested = z.infer<typeof IndexRebuildRequested>;
+
+export const IndexRebuilt = z.object({ generation: z.number().int(), items: z.number().int(), taskId: z.string().optional() });
+export type IndexRebuilt = z.infer<typeof IndexRebuilt>;
+
+/** Per-server counts reported by the catalogue after a sweep, analysis or the hourly refresh. */
+export const ServerCountedEvent = z.object({ serverId: z.string(), trackCount: z.number().int().nullable(), matchedCount: z.number().int().nullable() });
+export type ServerCountedEvent = z.infer<typeof ServerCountedEvent>;

@@ -1,0 +1,92 @@
+import { defineRoute, ServerParam } from './openapi';
+import { z } from './zod';
+
+export const ServerTypeSchema = z.enum(['jellyfin', 'emby', 'navidrome', 'lyrion', 'plex']);
+
+/** Credential keys per server kind (reference implementation's names, so existing setups carry over). */
+export const REQUIRED_CREDS: Record<z.infer<typeof ServerTypeSchema>, string[]> = {
+  jellyfin: ['url', 'user_id', 'token'],
+  emby: ['url', 'user_id', 'token'],
+  navidrome: ['url', 'user', 'password'],
+  lyrion: ['url'],
+  plex: ['url', 'token'],
+};
+export const OPTIONAL_CREDS: Record<z.infer<typeof ServerTypeSchema>, string[]> = {
+  jellyfin: [],
+  emby: [],
+  navidrome: [],
+  lyrion: ['user', 'password'],
+  plex: [],
+};
+/** Keys whose values are secrets: never returned, masked on output, blank or mask on update keeps the stored value. */
+export const SECRET_KEYS = ['token', 'password', 'api_key'];
+/** What a secret looks like in a response (never the stored value). */
+export const SECRET_MASK = '__unchanged__';
+
+const Creds = z.record(z.string().max(2000)).openapi({ description: 'Credential keys per kind: jellyfin/emby url,user_id,token; navidrome url,user,password; lyrion url (+user,password); plex url,token' });
+
+export const ServerInput = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    server_type: ServerTypeSchema,
+    creds: Creds,
+    music_libraries: z.array(z.string().min(1).max(1000)).max(500).optional(),
+    is_default: z.boolean().optional(),
+    make_default: z.boolean().optional(),
+  })
+  .strict()
+  .openapi('ServerInput');
+
+export const ServerUpdate = ServerInput.partial().strict().openapi('ServerUpdate');
+
+export const ServerDto = z
+  .object({
+    server_id: z.string(),
+    id: z.string(),
+    name: z.string(),
+    server_type: ServerTypeSchema,
+    creds: z.record(z.string()).optional(),
+    music_libraries: z.array(z.string()),
+    is_default: z.boolean(),
+    track_count: z.number().nullable(),
+    matched_count: z.number().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('Server');
+
+export const ServerListDto = z.object({ servers: z.array(ServerDto), default_id: z.string().nullable(), multi_server_enabled: z.literal(true) }).openapi('ServerList');
+
+export const ServerTestBody = z
+  .object({ server_type: ServerTypeSchema, creds: Creds, music_libraries: z.array(z.string()).optional(), server_id: z.string().optional() })
+  .openapi('ServerTestBody');
+
+export const ServerTestResult = z
+  .object({
+    ok: z.boolean(),
+    error: z.string().nullable(),
+    auth_failed: z.boolean(),
+    sample_count: z.number(),
+    path_format: z.enum(['absolute', 'relative', 'none']),
+    libraries: z.array(z.object({ id: z.string(), name: z.string() })),
+    server_name: z.string().nullable(),
+    warnings: z.array(z.string()),
+  })
+  .openapi('ServerTestResult');
+
+const IdParams = z.object({ id: z.string().min(1).max(100) });
+
+export const serverRoutes = {
+  list: defineRoute({ method: 'get', path: '/api/servers', summary: 'List servers (credentials masked; none for non-admins) and the default id', tags: ['servers'], access: 'user', response: ServerListDto }),
+  create: defineRoute({ method: 'post', path: '/api/servers', summary: 'Add a server; the first one becomes the default', tags: ['servers'], access: 'admin', body: ServerInput, response: ServerDto, status: 201 }),
+  update: defineRoute({ method: 'put', path: '/api/servers/:id', summary: 'Edit a server; a blank or masked secret keeps the stored one', tags: ['servers'], access: 'admin', params: IdParams, body: ServerUpdate, response: ServerDto }),
+  remove: defineRoute({ method: 'delete', path: '/api/servers/:id', summary: 'Delete a server and its mapping rows (never analyzed songs); the default is refused', tags: ['servers'], access: 'admin', params: IdParams }),
+  makeDefault: defineRoute({ method: 'post', path: '/api/servers/:id/default', summary: 'Make this server the default', tags: ['servers'], access: 'admin', params: IdParams, response: ServerDto }),
+  test: defineRoute({ method: 'post', path: '/api/servers/test', summary: 'Test a connection before saving', tags: ['servers'], access: 'admin', body: ServerTestBody, response: ServerTestResult }),
+  libraries: defineRoute({ method: 'post', path: '/api/servers/libraries', summary: 'Libraries / sections / music folders / paths for the filter', tags: ['servers'], access: 'admin', body: ServerTestBody }),
+  sweep: defineRoute({ method: 'post', path: '/api/servers/:id/sweep', summary: 'Enqueue the metadata matching sweep for one server', tags: ['servers'], access: 'admin', params: IdParams, status: 202 }),
+  align: defineRoute({ method: 'post', path: '/api/servers/align', summary: 'Enqueue one alignment over every server', tags: ['servers'], access: 'admin', status: 202 }),
+  plexPin: defineRoute({ method: 'post', path: '/api/plex/pin', summary: 'Start Plex PIN account linking: returns the code and link URL', tags: ['servers'], access: 'admin', body: z.object({ client_id: z.string().min(1).max(200) }) }),
+  plexPinPoll: defineRoute({ method: 'get', path: '/api/plex/pin/:id', summary: 'Poll a Plex PIN until its token appears', tags: ['servers'], access: 'admin', params: IdParams, query: z.object({ client_id: z.string().min(1).max(200) }) }),
+  config: defineRoute({ method: 'get', path: '/api/config', summary: 'General config values (media-server values are a read-only projection of the default server; no secrets)', tags: ['config'], access: 'user', query: z.object({ server: ServerParam }) }),
+};

@@ -1,0 +1,25 @@
+import { defineRoute } from './openapi';
+import { z } from './zod';
+
+/** Task states as existing plugins read them (`status`), besides our own `state`. */
+export const TaskStatusDto = z
+  .object({
+    task_id: z.string(),
+    task_type: z.string(),
+    state: z.string(),
+    status: z.string(),
+    status_message: z.string(),
+    progress: z.number(),
+    running_time_seconds: z.number(),
+    details: z.record(z.unknown()),
+  })
+  .openapi('TaskStatus');
+
+export const taskRoutes = {
+  status: defineRoute({ method: 'get', path: '/api/status/:id', summary: 'State, progress, per-server counts and log of a task', tags: ['tasks'], access: 'user', params: z.object({ id: z.string() }), response: TaskStatusDto }),
+  cancel: defineRoute({ method: 'post', path: '/api/cancel/:id', summary: 'Cancel a task; work done so far is kept', tags: ['tasks'], access: 'admin', params: z.object({ id: z.string() }) }),
+  active: defineRoute({ method: 'get', path: '/api/active_tasks', summary: 'Running tasks (plugin shape)', tags: ['tasks'], access: 'user' }),
+  last: defineRoute({ method: 'get', path: '/api/last_task', summary: 'Most recent task (plugin shape)', tags: ['tasks'], access: 'user' }),
+  analysisStart: defineRoute({ method: 'post', path: '/api/analysis/start', summary: 'Start one analysis over all servers (202; 409 while one runs)', tags: ['tasks'], access: 'admin', body: z.object({}).passthrough(), status: 202 }),
+  cleaningStart: defineRoute({ method: 'post', path: '/api/cleaning/start', summary: 'Start cleaning over all servers', tags: ['tasks'], access: 'admin', body: z.object({ clean_catalogue: z.boolean().optional() }).passthrough(), status: 202 }),
+};

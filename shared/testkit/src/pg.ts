@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+/**
+ * Admin connection for tests: TEST_DATABASE_URL, or the local PostgreSQL the build machines run
+ * (127.0.0.1:5432, user postgres, trust auth).
+ */
+export function adminDatabaseUrl(): string {
+  return process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+}
+
+export interface TestDatabase {
+  /** URL of the fresh database. */
+  url: string;
+  name: string;
+  /** Drops the database (terminating leftover connections). */
+  drop(): Promise<void>;
+}
+
+/**
+ * Creates a uniquely named database per test suite (no shared state between parallel jest
+ * workers, no truncation). Services then apply their real migrations into it.
+ */
+export async function createTestDatabase(prefix = 'polyphony_test'): Promise<TestDatabase> {
+  const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const admin = new Client({ connectionString: adminDatabaseUrl() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminDatabaseUrl());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    async drop() {
+      const c = new Client({ connectionString: adminDatabaseUrl() });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+/** AMQP URL for integration tests (TEST_AMQP_URL or the local RabbitMQ). */
+export function testAmqpUrl(): string {
+  return process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+}
