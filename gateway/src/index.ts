@@ -1,2 +1,3 @@
 export { buildGateway, type Gateway, type GatewayDeps } from './app';
 export { loadGatewayConfig, type GatewayConfig, type ServiceName } from './config';
+export { authMigrations } from './store/migrations';

@@ -57,6 +57,10 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
     password,
     authMethod: 'scram-sha-256',
     persistent: true,
+    // As root, PostgreSQL runs as the 'postgres' user (created if missing) and owns the data directory.
+    createPostgresUser: process.getuid?.() === 0,
+    // The package asks initdb for en_US.UTF-8 messages, a locale minimal systems lack; a later flag wins.
+    initdbFlags: ['--lc-messages=C', '--encoding=UTF8', '--locale=C.UTF-8'],
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
     onLog: (m: string) => logger.debug('postgres', { line: String(m).trim() }),
     onError: (m: unknown) => logger.debug('postgres', { line: String(m).trim() }),

@@ -4,3 +4,4 @@ export * from './auth';
 export * from './events';
 export * from './servers';
 export * from './tasks';
+export * from './catalogue';

@@ -2,18 +2,20 @@ import { readFileSync } from 'node:fs';
 import { z, type ZodRawShape } from 'zod';
 import { formatZodError } from './http';
 
+/** Settings that may be given as `<NAME>_FILE` (a path whose content is the value: Docker/Kubernetes secrets). */
+export const FILE_ENV_KEYS = ['DATABASE_URL', 'PGPASSWORD', 'AMQP_URL', 'INTERNAL_SECRET', 'SERVICE_USER', 'SERVICE_PASSWORD', 'API_TOKEN', 'JWT_SECRET'];
+
 /**
- * Reads `NAME` or, when `NAME_FILE` is set, the trimmed content of that file (Docker/Kubernetes
- * secrets). The only place that reads process.env.
+ * Reads the environment, replacing `NAME` by the trimmed content of the file named in `NAME_FILE`
+ * for the secret-bearing names in FILE_ENV_KEYS. Empty values count as unset. The only place that
+ * reads process.env.
  */
 export function readEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
-  for (const [key, value] of Object.entries(env)) {
-    if (key.endsWith('_FILE') && value) {
-      out[key.slice(0, -5)] = readFileSync(value, 'utf8').trim();
-    } else if (out[key] === undefined) {
-      out[key] = value === '' ? undefined : value;
-    }
+  for (const [key, value] of Object.entries(env)) out[key] = value === '' ? undefined : value;
+  for (const key of FILE_ENV_KEYS) {
+    const file = env[`${key}_FILE`];
+    if (file) out[key] = readFileSync(file, 'utf8').trim();
   }
   return out;
 }

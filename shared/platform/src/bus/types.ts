@@ -1,4 +1,4 @@
-import type { ZodType } from 'zod';
+import type { ZodType, ZodTypeDef } from 'zod';
 
 /**
  * Message bus used by every service: one durable topic exchange, durable queues, manual ack.
@@ -36,7 +36,7 @@ export interface ConsumeOptions<T> {
   /** Routing-key patterns bound to the queue (topic syntax: `*`, `#`). */
   bindings: string[];
   /** zod schema of the payload; a message that fails it is dead-lettered without retry. */
-  schema: ZodType<T>;
+  schema: ZodType<T, ZodTypeDef, unknown>;
   /** Unacked messages in flight per consumer (bounded prefetch). */
   prefetch?: number;
   /** Attempts before a failing message goes to the dead-letter queue (default 5). */

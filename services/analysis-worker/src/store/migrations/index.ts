@@ -1,4 +1,5 @@
 import { CreateAnalysis1732100000000 } from './1732100000000-CreateAnalysis';
+import { CreateAnalysisRuns1732100000001 } from './1732100000001-CreateAnalysisRuns';
 
 /** Migrations of the analysis schema, in order (registered explicitly, never globbed). */
-export const analysisMigrations = [CreateAnalysis1732100000000];
+export const analysisMigrations = [CreateAnalysis1732100000000, CreateAnalysisRuns1732100000001];

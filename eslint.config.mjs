@@ -1,0 +1,34 @@
+// Lint: typescript-eslint recommended rules plus import-cycle detection across the whole tree.
+import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/__fixtures__/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver': { typescript: { project: ['shared/*/tsconfig.json', 'gateway/tsconfig.json', 'services/*/tsconfig.json', 'infra/standalone/tsconfig.json'] } },
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { maxDepth: 10, ignoreExternal: true }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unsafe-function-type': 'off',
+      '@typescript-eslint/no-this-alias': 'off',
+      // Configuration is read once, in config.ts (readEnv); nothing else reads the environment.
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through readEnv()/config.ts only.' }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/services/*/src/**', '../../services/**'], message: 'A service never imports another service; use contracts and HTTP/bus.' }] }],
+    },
+  },
+  {
+    // tfjs-node is optional: loaded with require() inside try/catch when present.
+    files: ['services/analysis-worker/src/domain/neural/**/*.ts'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    files: ['**/*.test.ts', '**/test/**/*.ts', '**/bench/**/*.ts', '**/__tests__/**/*.ts', 'shared/testkit/**/*.ts', 'shared/platform/src/config.ts'],
+    rules: { 'no-restricted-properties': 'off', '@typescript-eslint/no-require-imports': 'off', '@typescript-eslint/no-explicit-any': 'off', 'no-restricted-imports': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+);

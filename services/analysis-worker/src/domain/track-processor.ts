@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { AnalysisTrackRequested } from '@polyphony/contracts';
+import type { MediaServerClient } from '@polyphony/media-servers';
+import type { Logger } from '@polyphony/platform';
+import type { RunRepository, TrackOutcome } from '../store/run.repository';
+import { computeChromaprint } from './audio/chromaprint';
+import { UndecodableAudioError, decodeToPcm } from './audio/decode';
+import { DefaultEmbedder, InsufficientAudioError } from './audio/embedder';
+import type { CataloguePort, MediaClientFactory, RegistryPort } from './ports';
+
+/** Stable hash of the metadata that, when changed, lifts a file's exclusion (title, artist, album, duration, path). */
+export function metadataHash(t: AnalysisTrackRequested['track']): string {
+  return createHash('sha256')
+    .update(JSON.stringify([t.title, t.artist, t.album ?? '', t.durationSeconds ?? null, t.path ?? '']))
+    .digest('hex')
+    .slice(0, 32);
+}
+
+export interface ProcessResult {
+  outcome: TrackOutcome;
+  itemId?: string;
+  error?: string;
+}
+
+/** Timings of the last track, for the benchmark and metrics (milliseconds). */
+export interface StageTimings {
+  downloadMs: number;
+  decodeMs: number;
+  embedMs: number;
+  fingerprintMs: number;
+}
+
+/**
+ * Analyzes one provider track (the work of one bus message): skip if already mapped (idempotent
+ * redelivery), download to a temp directory (streamed), decode to 16 kHz mono with ffmpeg,
+ * embed and describe, Chromaprint with fpcalc, resolve identity in the catalogue, and for new
+ * content fetch lyrics from the server. The temp directory is removed on every path.
+ * Undecodable or unreadable files are excluded until their metadata changes.
+ */
+export class TrackProcessor {
+  private readonly clients = new Map<string, { at: number; client: MediaServerClient }>();
+  lastTimings?: StageTimings;
+
+  constructor(
+    private readonly registry: RegistryPort,
+    private readonly catalogue: CataloguePort,
+    private readonly runs: RunRepository,
+    private readonly clientFactory: MediaClientFactory,
+    private readonly embedder: DefaultEmbedder,
+    private readonly logger: Logger,
+    private readonly tempRoot = tmpdir(),
+  ) {}
+
+  /** The media-server client of a server, cached for a minute so credential edits take effect soon. */
+  private async client(serverId: string): Promise<MediaServerClient> {
+    const hit = this.clients.get(serverId);
+    if (hit && Date.now() - hit.at < 60_000) return hit.client;
+    const info = await this.registry.getServer(serverId);
+    const client = this.clientFactory(info.connection);
+    this.clients.set(serverId, { at: Date.now(), client });
+    return client;
+  }
+
+  /**
+   * Processes one message. Transient failures (server unreachable, catalogue down) throw so the bus
+   * retries; permanent per-file failures are recorded and excluded. `finalAttempt` turns a transient
+   * failure into a recorded failure so a run never waits forever for a dead-lettered message.
+   */
+  async process(msg: AnalysisTrackRequested, finalAttempt: boolean, signal?: AbortSignal): Promise<ProcessResult> {
+    const { taskId, serverId, track } = msg;
+    if (await this.runs.isCancelled(taskId)) return this.record(msg, { outcome: 'cancelled' });
+    const mapped = await this.catalogue.mappedProviderIds(serverId, [track.id]);
+    if (mapped.has(track.id)) return this.record(msg, { outcome: 'skipped_mapped' });
+    const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
+    try {
+      const client = await this.client(serverId);
+      const file = path.join(dir, 'audio');
+      const t0 = performance.now();
+      try {
+        await client.downloadTrack(track.id, file, signal);
+      } catch (err) {
+        if (!finalAttempt && isTransient(err)) throw err;
+        return this.fail(msg, `download failed: ${(err as Error).message}`, !isTransient(err));
+      }
+      const t1 = performance.now();
+      let pcm;
+      try {
+        pcm = await decodeToPcm(file);
+      } catch (err) {
+        if (err instanceof UndecodableAudioError) return this.fail(msg, err.reason, true);
+        throw err;
+      }
+      const t2 = performance.now();
+      let analysis;
+      try {
+        analysis = this.embedder.analyseTrack(pcm.samples, pcm.sampleRate);
+      } catch (err) {
+        if (err instanceof InsufficientAudioError) return this.fail(msg, err.message, true);
+        throw err;
+      }
+      const t3 = performance.now();
+      // A missing print only makes the Chromaprint gate abstain.
+      const print = await computeChromaprint(file).catch((err: unknown) => {
+        this.logger.warn('chromaprint failed', { serverId, providerId: track.id, err: (err as Error).message });
+        return undefined;
+      });
+      const t4 = performance.now();
+      this.lastTimings = { downloadMs: t1 - t0, decodeMs: t2 - t1, embedMs: t3 - t2, fingerprintMs: t4 - t3 };
+      const d = analysis.descriptors;
+      const resolved = await this.catalogue.resolve({
+        serverId,
+        providerId: track.id,
+        embedding: Array.from(analysis.embedding),
+        embedderVersion: this.embedder.version,
+        durationSeconds: pcm.durationSeconds > 0 ? pcm.durationSeconds : undefined,
+        chromaprint: print ? Array.from(print.fingerprint) : undefined,
+        metadata: {
+          title: track.title,
+          artist: track.artist,
+          artistId: track.artistId,
+          album: track.album,
+          albumArtist: track.albumArtist,
+          year: track.year,
+          rating: track.rating,
+          filePath: track.path,
+        },
+        descriptors: { tempo: d.tempoBpm ?? undefined, key: d.key, scale: d.scale, energy: d.energy },
+      });
+      if (resolved.outcome === 'new') {
+        const lyrics = await client.getLyrics(track.id).catch(() => undefined);
+        if (lyrics) await this.catalogue.storeLyrics(resolved.itemId, lyrics);
+      }
+      return this.record(msg, { outcome: resolved.outcome === 'new' ? 'analyzed' : 'mapped_existing', itemId: resolved.itemId });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private async fail(msg: AnalysisTrackRequested, reason: string, exclude: boolean): Promise<ProcessResult> {
+    if (exclude) await this.runs.exclude(msg.serverId, msg.track.id, metadataHash(msg.track), reason);
+    this.logger.warn('track failed', { serverId: msg.serverId, providerId: msg.track.id, reason });
+    return this.record(msg, { outcome: 'failed', error: reason });
+  }
+
+  private async record(msg: AnalysisTrackRequested, result: ProcessResult): Promise<ProcessResult> {
+    await this.runs.recordOutcome(msg.taskId, msg.serverId, msg.track.id, result.outcome, result.itemId, result.error);
+    return result;
+  }
+}
+
+/** Network failures, timeouts and 5xx/429 are worth retrying; bad credentials, 404 and protocol errors are not. */
+export function isTransient(err: unknown): boolean {
+  const name = (err as { name?: string })?.name ?? '';
+  return name === 'UnreachableError' || name === 'AbortError' || name === 'TimeoutError' || name === 'UpstreamUnavailableError';
+}

@@ -1,0 +1,31 @@
+import { Router } from 'express';
+import { z } from '@polyphony/contracts';
+import { asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import type { AnalysisRunService } from '../domain/analysis-run.service';
+import type { RunRepository } from '../store/run.repository';
+
+/**
+ * POST /api/analysis/start (admin or bearer; JSON body, `{}` accepted; unknown fields such as the
+ * reference's num_recent_albums are tolerated) -> 202 {task_id, task_type, status}; 409 while a
+ * run is live. GET /api/analysis/exclusions lists files excluded as undecodable/unreadable.
+ */
+export function analysisRoutes(service: AnalysisRunService, runs: RunRepository): Router {
+  const r = Router();
+  r.post(
+    '/api/analysis/start',
+    requireRole('admin'),
+    asyncRoute(async (req, res) => {
+      parseOrThrow(z.object({}).passthrough(), req.body ?? {}, 'analysis request');
+      const run = await service.start();
+      res.status(202).json({ task_id: run.id, task_type: 'main_analysis', status: 'NEW' });
+    }),
+  );
+  r.get(
+    '/api/analysis/exclusions',
+    asyncRoute(async (req, res) => {
+      const serverId = req.identity?.serverId;
+      res.json({ exclusions: await runs.exclusions(typeof req.query.all === 'string' ? undefined : serverId) });
+    }),
+  );
+  return r;
+}

@@ -1,0 +1,95 @@
+import { z } from './zod';
+
+/**
+ * Internal HTTP API of the catalogue-identity service (service-to-service only; the gateway never
+ * routes /internal). Shapes shared by the analysis worker, the index and the playlist services.
+ */
+
+export const TrackMetadata = z.object({
+  title: z.string().max(1000),
+  artist: z.string().max(1000),
+  artistId: z.string().max(500).optional(),
+  album: z.string().max(1000).optional(),
+  albumArtist: z.string().max(1000).optional(),
+  year: z.number().int().optional(),
+  /** 0-5 */
+  rating: z.number().min(0).max(5).optional(),
+  filePath: z.string().max(4000).optional(),
+});
+export type TrackMetadata = z.infer<typeof TrackMetadata>;
+
+export const Descriptors = z.object({
+  /** BPM folded into 40-200 */
+  tempo: z.number().optional(),
+  key: z.string().max(3).optional(),
+  scale: z.enum(['major', 'minor']).optional(),
+  /** mean clipped RMS in dB */
+  energy: z.number().optional(),
+});
+export type Descriptors = z.infer<typeof Descriptors>;
+
+/** POST /internal/identity/resolve: resolve analyzed audio to a canonical id and add the mapping row. */
+export const ResolveIdentityRequest = z.object({
+  serverId: z.string(),
+  providerId: z.string(),
+  /** Raw 200-d embedding of the embedder below. */
+  embedding: z.array(z.number()).length(200),
+  embedderVersion: z.string().min(1).max(200),
+  /** Seconds from the decoded audio; absent = unknown (identity splits). */
+  durationSeconds: z.number().positive().optional(),
+  /** Raw Chromaprint (fpcalc -raw) of this provider file. */
+  chromaprint: z.array(z.number().int()).max(20000).optional(),
+  metadata: TrackMetadata,
+  descriptors: Descriptors.default({}),
+});
+export type ResolveIdentityRequest = z.infer<typeof ResolveIdentityRequest>;
+
+export const ResolveIdentityResponse = z.object({
+  itemId: z.string(),
+  /** new: a new score row was stored (run the full pipeline); existing: only a mapping row was added. */
+  outcome: z.enum(['new', 'existing']),
+});
+export type ResolveIdentityResponse = z.infer<typeof ResolveIdentityResponse>;
+
+/** POST /internal/tracks/:itemId/lyrics: store lyrics of new content. */
+export const StoreLyricsRequest = z.object({ lyrics: z.string().max(200_000) });
+
+/** POST /internal/mappings/lookup: which of these provider ids already have a mapping on the server. */
+export const MappingLookupRequest = z.object({ serverId: z.string(), providerIds: z.array(z.string()).max(50_000) });
+export const MappingLookupResponse = z.object({ mapped: z.array(z.string()) });
+
+/** POST /internal/ids/resolve-input: provider ids of the server -> canonical ids; canonical and unknown ids pass through (same order). */
+export const ResolveInputRequest = z.object({ serverId: z.string().optional(), ids: z.array(z.string()).max(50_000) });
+export const ResolveInputResponse = z.object({ ids: z.array(z.string()) });
+
+/** POST /internal/ids/map-output: canonical ids -> provider ids of the server; ids not on the server are absent from `map`. */
+export const MapOutputRequest = z.object({ serverId: z.string(), itemIds: z.array(z.string()).max(50_000) });
+export const MapOutputResponse = z.object({ map: z.record(z.string()) });
+
+/** GET /internal/availability/:serverId -> canonical ids mapped on the server (and the change counter). */
+export const AvailabilityResponse = z.object({ serverId: z.string(), version: z.number().int(), itemIds: z.array(z.string()) });
+
+/**
+ * GET /internal/snapshot/tracks?after=<itemId>&limit=<n<=5000>: keyset-paged catalogue for
+ * projections (the index). `embedding` is base64 of little-endian float32[200].
+ */
+export const SnapshotTrack = z.object({
+  itemId: z.string(),
+  embedding: z.string(),
+  embedderVersion: z.string(),
+  title: z.string(),
+  artist: z.string(),
+  album: z.string().nullable(),
+  albumArtist: z.string().nullable(),
+  year: z.number().nullable(),
+  rating: z.number().nullable(),
+  durationSeconds: z.number().nullable(),
+  tempo: z.number().nullable(),
+  key: z.string().nullable(),
+  scale: z.string().nullable(),
+  energy: z.number().nullable(),
+  /** Mapping rows: one per provider file. */
+  mappings: z.array(z.object({ serverId: z.string(), providerId: z.string(), artistId: z.string().nullable() })),
+});
+export type SnapshotTrack = z.infer<typeof SnapshotTrack>;
+export const SnapshotPage = z.object({ tracks: z.array(SnapshotTrack), next: z.string().nullable() });
