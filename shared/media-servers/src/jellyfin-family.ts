@@ -1,0 +1,365 @@
+/**
+ * Shared logic of the Jellyfin and Emby clients: both serve the same PascalCase DTOs
+ * (`Items`/`TotalRecordCount` query results, `RunTimeTicks`, `UserData`), differing only in URL
+ * prefix, auth header, a few endpoint shapes and playlist writes (media-server-apis.md §2-3).
+ */
+import {
+  SAMPLE_TRACK_COUNT,
+  chunk,
+  dedupeTracks,
+  isoFromText,
+  num,
+  positive,
+  runConnectionTest,
+  stars,
+  str,
+} from './common';
+import { NotFoundError, PermissionDeniedError, ProtocolError } from './errors';
+import { HttpClient, type Query } from './http';
+import { DEFAULT_LYRICS_TIMEOUT_MS, type ClientOptions } from './options';
+import type {
+  ConnectionTestResult,
+  LibraryInfo,
+  MediaServerClient,
+  ProviderArtist,
+  ProviderPlaylist,
+  ProviderTrack,
+  ServerConnection,
+  ServerType,
+} from './types';
+
+/** Items per `/Items` page (AudioMuse-AI and media-server-apis.md §2.5 use 500). */
+export const JELLYFIN_PAGE_SIZE = 500;
+/** Track ids per playlist create/add request (AudioMuse-AI `JELLYFIN_PLAYLIST_BATCH_SIZE` = 100). */
+export const JELLYFIN_PLAYLIST_BATCH = 100;
+/** Jellyfin/Emby durations are in ticks of 100 ns. */
+export const TICKS_PER_SECOND = 10_000_000;
+
+/** One `BaseItemDto` as far as this package reads it. */
+export interface JfItem {
+  Id?: string;
+  Name?: string;
+  Type?: string;
+  RunTimeTicks?: number;
+  ProductionYear?: number;
+  Album?: string;
+  AlbumId?: string;
+  AlbumArtist?: string;
+  AlbumArtists?: Array<{ Name?: string; Id?: string }>;
+  Artists?: string[];
+  ArtistItems?: Array<{ Name?: string; Id?: string }>;
+  Path?: string;
+  ChildCount?: number;
+  CollectionType?: string;
+  UserData?: { PlayCount?: number; LastPlayedDate?: string; Rating?: number | null; IsFavorite?: boolean };
+}
+
+interface JfQueryResult {
+  Items?: JfItem[];
+  TotalRecordCount?: number;
+}
+
+interface JfVirtualFolder {
+  Name?: string;
+  ItemId?: string;
+  Id?: string;
+  CollectionType?: string;
+  Locations?: string[];
+}
+
+/**
+ * Maps a Jellyfin/Emby `Audio` item to a {@link ProviderTrack}.
+ * - artist: first `ArtistItems` entry (with its id), else `Artists[0]`, else `AlbumArtist`
+ *   (AudioMuse-AI `select_best_artist`).
+ * - durationSeconds = `RunTimeTicks` / 10 000 000.
+ * - rating = `UserData.Rating` (a 0-10 user rating) / 2, clamped to 0-5.
+ * @throws ProtocolError when the item has no `Id`.
+ */
+export function mapJellyfinTrack(it: JfItem): ProviderTrack {
+  const id = str(it.Id);
+  if (!id) throw new ProtocolError('item without Id in an Items page');
+  const first = it.ArtistItems?.[0];
+  let artist = '';
+  let artistId: string | undefined;
+  if (first && str(first.Name)) {
+    artist = first.Name as string;
+    artistId = str(first.Id);
+  } else if (str(it.Artists?.[0])) {
+    artist = it.Artists?.[0] as string;
+  } else if (str(it.AlbumArtist)) {
+    artist = it.AlbumArtist as string;
+  }
+  const ticks = num(it.RunTimeTicks);
+  const rating = num(it.UserData?.Rating ?? undefined);
+  const t: ProviderTrack = { id, title: it.Name ?? '', artist };
+  if (artistId) t.artistId = artistId;
+  if (str(it.Album)) t.album = it.Album;
+  if (str(it.AlbumId)) t.albumId = it.AlbumId;
+  const albumArtist = str(it.AlbumArtist) ?? str(it.AlbumArtists?.[0]?.Name);
+  if (albumArtist) t.albumArtist = albumArtist;
+  const year = positive(it.ProductionYear);
+  if (year) t.year = year;
+  if (rating !== undefined) t.rating = stars(rating / 2);
+  if (ticks !== undefined && ticks > 0) t.durationSeconds = ticks / TICKS_PER_SECOND;
+  if (str(it.Path)) t.path = it.Path;
+  const plays = num(it.UserData?.PlayCount);
+  if (plays !== undefined) t.playCount = plays;
+  const last = isoFromText(it.UserData?.LastPlayedDate);
+  if (last) t.lastPlayed = last;
+  return t;
+}
+
+/** Endpoint differences between the two kinds. */
+export interface JellyfinFamilyDialect {
+  type: Extract<ServerType, 'jellyfin' | 'emby'>;
+  /** Prefix added to every path (`''` for Jellyfin, `/emby` for Emby). */
+  prefix: string;
+  /** Headers carrying the token. */
+  authHeaders(token: string): Record<string, string>;
+}
+
+/** Base client for Jellyfin and Emby. Subclasses supply the endpoints that differ. */
+export abstract class JellyfinFamilyClient implements MediaServerClient {
+  readonly type: Extract<ServerType, 'jellyfin' | 'emby'>;
+  protected readonly http: HttpClient;
+  protected readonly userId: string;
+  protected readonly libraryFilter: string[];
+  protected readonly lyricsTimeoutMs: number;
+
+  protected constructor(conn: ServerConnection, opts: ClientOptions, dialect: JellyfinFamilyDialect) {
+    const url = conn.creds.url ?? '';
+    const token = conn.creds.token ?? '';
+    this.type = dialect.type;
+    this.userId = conn.creds.user_id ?? '';
+    this.libraryFilter = (conn.musicLibraries ?? []).filter((l) => l !== '');
+    this.lyricsTimeoutMs = opts.lyricsTimeoutMs ?? DEFAULT_LYRICS_TIMEOUT_MS;
+    this.http = new HttpClient({
+      baseUrl: url.replace(/\/+$/, '') + dialect.prefix,
+      label: dialect.type,
+      timeoutMs: opts.timeoutMs,
+      retries: opts.retries,
+      backoffMs: opts.backoffMs,
+      logger: opts.logger,
+      fetch: opts.fetch,
+      headers: { Accept: 'application/json', ...dialect.authHeaders(token) },
+      secrets: [token],
+    });
+  }
+
+  /** GET the user's item query endpoint (`/Items?userId=` or `/Users/{uid}/Items`). */
+  protected abstract queryItems(query: Query, signal?: AbortSignal): Promise<JfQueryResult>;
+  /** Music libraries when `/Library/VirtualFolders` is refused or missing. */
+  protected abstract listUserViews(): Promise<LibraryInfo[]>;
+  /** Artist listing endpoint path (without prefix) and the key of its user parameter. */
+  protected abstract readonly artistsPath: string;
+  /** Creates the playlist holding `firstBatch`; returns its id. */
+  protected abstract createPlaylistRequest(name: string, firstBatch: string[]): Promise<string>;
+  /** Appends `ids` to playlist `playlistId`. */
+  protected abstract addToPlaylistRequest(playlistId: string, ids: string[]): Promise<void>;
+  /** Deletes an item (playlist). */
+  protected abstract deleteItemRequest(id: string): Promise<void>;
+  /** Lyrics lookup; Emby has no lyrics endpoint. */
+  abstract getLyrics(trackId: string): Promise<string | undefined>;
+  /** Identity probe: server name and version from `/System/Info/Public`. */
+  protected async probe(): Promise<{ serverName?: string; version?: string }> {
+    const info = await this.http.getJson<{ ServerName?: string; Version?: string }>('/System/Info/Public');
+    const out: { serverName?: string; version?: string } = {};
+    if (str(info?.ServerName)) out.serverName = info?.ServerName;
+    if (str(info?.Version)) out.version = info?.Version;
+    return out;
+  }
+
+  /**
+   * Reachable (`/System/Info/Public`), token accepted (library list), a sample of
+   * {@link SAMPLE_TRACK_COUNT} tracks from the first filtered library (or all), path check.
+   */
+  testConnection(): Promise<ConnectionTestResult> {
+    return runConnectionTest({
+      probe: () => this.probe(),
+      libraries: () => this.listLibraries(),
+      sample: async () => {
+        const res = await this.queryItems(this.trackQuery(this.libraryFilter[0], 0, SAMPLE_TRACK_COUNT));
+        return this.itemsOf(res).map(mapJellyfinTrack);
+      },
+      filterIds: this.libraryFilter,
+    });
+  }
+
+  /**
+   * Music libraries: `/Library/VirtualFolders` entries with `CollectionType == "music"` (id =
+   * `ItemId`, path = first location); falls back to the user's views when the endpoint is
+   * admin-only (403) or absent (404).
+   */
+  async listLibraries(): Promise<LibraryInfo[]> {
+    let folders: JfVirtualFolder[];
+    try {
+      folders = await this.listVirtualFolders();
+    } catch (err) {
+      if (err instanceof PermissionDeniedError || err instanceof NotFoundError) return this.listUserViews();
+      throw err;
+    }
+    return folders
+      .filter((f) => f.CollectionType === 'music' && str(f.ItemId ?? f.Id))
+      .map((f) => {
+        const lib: LibraryInfo = { id: str(f.ItemId ?? f.Id) as string, name: f.Name ?? '' };
+        const loc = f.Locations?.[0];
+        if (loc) lib.path = loc;
+        return lib;
+      });
+  }
+
+  /** `/Library/VirtualFolders` as a bare array (both kinds). */
+  protected async listVirtualFolders(): Promise<JfVirtualFolder[]> {
+    const res = await this.http.getJson<unknown>('/Library/VirtualFolders');
+    if (!Array.isArray(res)) throw new ProtocolError(`${this.type}: /Library/VirtualFolders did not return an array`);
+    return res as JfVirtualFolder[];
+  }
+
+  /** The `/Items` query for one page of audio tracks (sorted by SortName for stable pages). */
+  protected trackQuery(parentId: string | undefined, start: number, limit: number): Query {
+    return {
+      IncludeItemTypes: 'Audio',
+      Recursive: true,
+      ParentId: parentId,
+      Fields: 'Path,DateCreated',
+      StartIndex: start,
+      Limit: limit,
+      SortBy: 'SortName',
+      SortOrder: 'Ascending',
+      EnableUserData: true,
+    };
+  }
+
+  protected itemsOf(res: JfQueryResult | undefined): JfItem[] {
+    if (!res || !Array.isArray(res.Items)) throw new ProtocolError(`${this.type}: item query returned no Items array`);
+    return res.Items;
+  }
+
+  /**
+   * Pages an item query with `StartIndex`/`Limit`. Continues while `StartIndex < TotalRecordCount`
+   * (or, without a total, while pages are full); stops on an empty page. Errors propagate.
+   */
+  protected async *pageItems(base: (start: number, limit: number) => Query, pageSize = JELLYFIN_PAGE_SIZE): AsyncIterable<JfItem[]> {
+    let start = 0;
+    for (;;) {
+      const res = await this.queryItems(base(start, pageSize));
+      const items = this.itemsOf(res);
+      if (items.length === 0) return;
+      yield items;
+      start += items.length;
+      const total = num(res.TotalRecordCount);
+      if (total !== undefined ? start >= total : items.length < pageSize) return;
+    }
+  }
+
+  /** All audio tracks, per filtered library (`ParentId`) or the whole server; 500 per page. */
+  iterateTracks(): AsyncIterable<ProviderTrack[]> {
+    const parents: Array<string | undefined> = this.libraryFilter.length ? this.libraryFilter : [undefined];
+    const self = this;
+    async function* all(): AsyncIterable<ProviderTrack[]> {
+      for (const parent of parents) {
+        for await (const items of self.pageItems((s, l) => self.trackQuery(parent, s, l))) {
+          yield items.map(mapJellyfinTrack);
+        }
+      }
+    }
+    return dedupeTracks(all(), parents.length > 1);
+  }
+
+  /** Artists (per filtered library via `ParentId`), paged by 500, de-duplicated by id. */
+  async listArtists(): Promise<ProviderArtist[]> {
+    const parents: Array<string | undefined> = this.libraryFilter.length ? this.libraryFilter : [undefined];
+    const byId = new Map<string, ProviderArtist>();
+    for (const parent of parents) {
+      let start = 0;
+      for (;;) {
+        const res = await this.http.getJson<JfQueryResult>(this.artistsPath, {
+          query: { ...this.userParam(), ParentId: parent, StartIndex: start, Limit: JELLYFIN_PAGE_SIZE, SortBy: 'SortName', SortOrder: 'Ascending' },
+        });
+        const items = this.itemsOf(res);
+        for (const a of items) {
+          const id = str(a.Id);
+          if (id && !byId.has(id)) byId.set(id, { id, name: a.Name ?? '' });
+        }
+        start += items.length;
+        const total = num(res.TotalRecordCount);
+        if (items.length === 0 || (total !== undefined ? start >= total : items.length < JELLYFIN_PAGE_SIZE)) break;
+      }
+    }
+    return [...byId.values()];
+  }
+
+  /** The user-id query parameter of endpoints outside `/Users/{uid}/…`. */
+  protected abstract userParam(): Query;
+
+  /**
+   * Streams the original file from `/Items/{id}/Download`; when the user lacks the download
+   * permission (403) it uses `/Items/{id}/File`, which any authenticated user may read.
+   */
+  async downloadTrack(trackId: string, destPath: string, signal?: AbortSignal): Promise<number> {
+    const id = encodeURIComponent(trackId);
+    try {
+      return await this.http.download(`/Items/${id}/Download`, destPath, { signal });
+    } catch (err) {
+      if (!(err instanceof PermissionDeniedError)) throw err;
+      return this.http.download(`/Items/${id}/File`, destPath, { signal });
+    }
+  }
+
+  /**
+   * Creates the playlist with the first 100 ids, then appends the rest 100 at a time. If an
+   * append fails, the half-filled playlist is deleted (best effort) and the error rethrown.
+   */
+  async createPlaylist(name: string, trackIds: string[]): Promise<ProviderPlaylist> {
+    const batches = chunk(trackIds, JELLYFIN_PLAYLIST_BATCH);
+    const id = await this.createPlaylistRequest(name, batches[0] ?? []);
+    try {
+      for (const batch of batches.slice(1)) await this.addToPlaylistRequest(id, batch);
+    } catch (err) {
+      await this.deleteItemRequest(id).catch(() => undefined);
+      throw err;
+    }
+    return { id, name, trackCount: trackIds.length };
+  }
+
+  /** The user's playlists (`IncludeItemTypes=Playlist`, `ChildCount` as track count). */
+  async listPlaylists(): Promise<ProviderPlaylist[]> {
+    const out: ProviderPlaylist[] = [];
+    const pages = this.pageItems((s, l) => ({ IncludeItemTypes: 'Playlist', Recursive: true, Fields: 'ChildCount', StartIndex: s, Limit: l }));
+    for await (const items of pages) {
+      for (const p of items) {
+        const id = str(p.Id);
+        if (!id) continue;
+        const pl: ProviderPlaylist = { id, name: p.Name ?? '' };
+        const count = num(p.ChildCount);
+        if (count !== undefined) pl.trackCount = count;
+        out.push(pl);
+      }
+    }
+    return out;
+  }
+
+  deletePlaylist(playlistId: string): Promise<void> {
+    return this.deleteItemRequest(playlistId);
+  }
+
+  /**
+   * Played tracks, most recently played first (`SortBy=DatePlayed`, `Filters=IsPlayed`), per
+   * filtered library and merged; `lastPlayed` from `UserData.LastPlayedDate`.
+   */
+  async getListeningHistory(limit: number): Promise<ProviderTrack[]> {
+    if (limit <= 0) return [];
+    const parents: Array<string | undefined> = this.libraryFilter.length ? this.libraryFilter : [undefined];
+    const byId = new Map<string, ProviderTrack>();
+    for (const parent of parents) {
+      const res = await this.queryItems({
+        IncludeItemTypes: 'Audio', Recursive: true, ParentId: parent, SortBy: 'DatePlayed', SortOrder: 'Descending',
+        Filters: 'IsPlayed', Limit: limit, Fields: 'Path', EnableUserData: true,
+      });
+      for (const t of this.itemsOf(res).map(mapJellyfinTrack)) byId.set(t.id, t);
+    }
+    return [...byId.values()]
+      .sort((a, b) => (b.lastPlayed ?? '').localeCompare(a.lastPlayed ?? ''))
+      .slice(0, limit);
+  }
+}

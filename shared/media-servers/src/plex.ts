@@ -1,0 +1,356 @@
+/**
+ * Plex Media Server client, per media-server-apis.md §6 and reference-implementation.md §4.
+ * Headers `X-Plex-Token` and `Accept: application/json`; responses are `{"MediaContainer":{…}}`;
+ * lists are paged with `X-Plex-Container-Start` / `X-Plex-Container-Size`.
+ */
+import {
+  SAMPLE_TRACK_COUNT,
+  chunk,
+  dedupeTracks,
+  isoFromEpochSeconds,
+  lyricsToPlain,
+  num,
+  positive,
+  runConnectionTest,
+  stars,
+  str,
+} from './common';
+import { NotFoundError, ProtocolError } from './errors';
+import { HttpClient, type Query } from './http';
+import { CLIENT_NAME, CLIENT_VERSION, DEFAULT_LYRICS_TIMEOUT_MS, type ClientOptions } from './options';
+import type {
+  ConnectionTestResult,
+  LibraryInfo,
+  MediaServerClient,
+  ProviderArtist,
+  ProviderPlaylist,
+  ProviderTrack,
+  ServerConnection,
+} from './types';
+
+/** Items per container page (AudioMuse-AI uses 1000). */
+export const PLEX_PAGE_SIZE = 1000;
+/** Track ids per playlist `uri` (AudioMuse-AI `PLEX_PLAYLIST_BATCH_SIZE` = 100). */
+export const PLEX_PLAYLIST_BATCH = 100;
+/** Plex metadata type numbers: 8 artist, 9 album, 10 track. */
+export const PLEX_TYPE = { artist: 8, album: 9, track: 10 } as const;
+/** `streamType` of a lyrics stream in `Media[].Part[].Stream[]`. */
+export const PLEX_LYRIC_STREAM_TYPE = 4;
+
+/** A Plex track (`type:"track"`) as far as this package reads it. */
+export interface PlexTrack {
+  ratingKey?: string | number;
+  title?: string;
+  originalTitle?: string;
+  grandparentTitle?: string;
+  grandparentRatingKey?: string | number;
+  parentTitle?: string;
+  parentRatingKey?: string | number;
+  parentYear?: number;
+  year?: number;
+  duration?: number;
+  userRating?: number;
+  viewCount?: number;
+  lastViewedAt?: number;
+  Media?: Array<{ Part?: Array<{ key?: string; file?: string; Stream?: Array<{ streamType?: number; key?: string }> }> }>;
+}
+
+interface Container {
+  size?: number;
+  totalSize?: number;
+  offset?: number;
+  machineIdentifier?: string;
+  version?: string;
+  Metadata?: unknown[];
+  Directory?: unknown[];
+}
+
+/**
+ * Maps a Plex track: id = `ratingKey`; artist = `originalTitle` (track artist when it differs)
+ * else `grandparentTitle` (artist id only in the latter case); year = `parentYear` else `year`;
+ * duration ms → s; `userRating` 0-10 → /2 stars; `lastViewedAt` epoch s → ISO;
+ * path = `Media[0].Part[0].file`.
+ * @throws ProtocolError when the item has no `ratingKey`.
+ */
+export function mapPlexTrack(m: PlexTrack): ProviderTrack {
+  const id = str(m.ratingKey);
+  if (!id) throw new ProtocolError('plex: track without ratingKey');
+  const original = str(m.originalTitle);
+  const t: ProviderTrack = { id, title: m.title ?? '', artist: original ?? str(m.grandparentTitle) ?? '' };
+  const artistId = str(m.grandparentRatingKey);
+  if (!original && artistId) t.artistId = artistId;
+  if (str(m.parentTitle)) t.album = m.parentTitle;
+  const albumId = str(m.parentRatingKey);
+  if (albumId) t.albumId = albumId;
+  if (str(m.grandparentTitle)) t.albumArtist = m.grandparentTitle;
+  const year = positive(m.parentYear) ?? positive(m.year);
+  if (year) t.year = year;
+  const rating = num(m.userRating);
+  if (rating !== undefined) t.rating = stars(rating / 2);
+  const ms = positive(m.duration);
+  if (ms !== undefined) t.durationSeconds = ms / 1000;
+  const file = m.Media?.[0]?.Part?.[0]?.file;
+  if (str(file)) t.path = file;
+  const plays = num(m.viewCount);
+  if (plays !== undefined) t.playCount = plays;
+  const last = isoFromEpochSeconds(m.lastViewedAt);
+  if (last) t.lastPlayed = last;
+  return t;
+}
+
+/** Plex client. Creds `{url, token}`; library filter = section keys. */
+export class PlexClient implements MediaServerClient {
+  readonly type = 'plex' as const;
+  private readonly http: HttpClient;
+  private readonly sectionFilter: string[];
+  private readonly lyricsTimeoutMs: number;
+  private machineId?: string;
+
+  constructor(conn: ServerConnection, opts: ClientOptions = {}) {
+    const token = conn.creds.token ?? '';
+    this.sectionFilter = (conn.musicLibraries ?? []).filter((l) => l !== '');
+    this.lyricsTimeoutMs = opts.lyricsTimeoutMs ?? DEFAULT_LYRICS_TIMEOUT_MS;
+    this.http = new HttpClient({
+      baseUrl: conn.creds.url ?? '',
+      label: 'plex',
+      timeoutMs: opts.timeoutMs,
+      retries: opts.retries,
+      backoffMs: opts.backoffMs,
+      logger: opts.logger,
+      fetch: opts.fetch,
+      headers: {
+        'X-Plex-Token': token,
+        Accept: 'application/json',
+        'X-Plex-Client-Identifier': opts.plexClientId ?? CLIENT_NAME,
+        'X-Plex-Product': CLIENT_NAME,
+        'X-Plex-Version': CLIENT_VERSION,
+      },
+      secrets: [token],
+    });
+  }
+
+  private async container(method: string, path: string, opts: { query?: Query; headers?: Record<string, string>; idempotent?: boolean; timeoutMs?: number } = {}): Promise<Container> {
+    const body = await this.http.requestJson<{ MediaContainer?: Container }>(method, path, opts);
+    const c = body?.MediaContainer;
+    if (!c || typeof c !== 'object') throw new ProtocolError(`plex: ${method} ${path} returned no MediaContainer`);
+    return c;
+  }
+
+  /** `/identity` (no token needed): machine identifier, cached for playlist URIs. */
+  private async identity(): Promise<Container> {
+    const c = await this.container('GET', '/identity');
+    const mid = str(c.machineIdentifier);
+    if (mid) this.machineId = mid;
+    return c;
+  }
+
+  /** `/identity`, `/library/sections` (checks the token), 50 tracks of the first music section. */
+  testConnection(): Promise<ConnectionTestResult> {
+    return runConnectionTest({
+      probe: async () => {
+        const c = await this.identity();
+        const version = str(c.version);
+        return version ? { serverName: 'Plex Media Server', version } : { serverName: 'Plex Media Server' };
+      },
+      libraries: () => this.listLibraries(),
+      sample: async () => {
+        const first = this.sectionFilter[0] ?? (await this.listLibraries())[0]?.id;
+        if (!first) return [];
+        const page = await this.page(first, { type: PLEX_TYPE.track }, 0, SAMPLE_TRACK_COUNT);
+        return (page.Metadata ?? []).map((m) => mapPlexTrack(m as PlexTrack));
+      },
+      filterIds: this.sectionFilter,
+    });
+  }
+
+  /** `/library/sections` entries with `type == "artist"`: id = `key`, path = first location. */
+  async listLibraries(): Promise<LibraryInfo[]> {
+    const c = await this.container('GET', '/library/sections');
+    const dirs = (Array.isArray(c.Directory) ? c.Directory : []) as Array<{ key?: unknown; type?: string; title?: string; Location?: Array<{ path?: string }> }>;
+    return dirs
+      .filter((d) => d.type === 'artist' && str(d.key))
+      .map((d) => {
+        const lib: LibraryInfo = { id: str(d.key) as string, name: d.title ?? '' };
+        const path = d.Location?.[0]?.path;
+        if (path) lib.path = path;
+        return lib;
+      });
+  }
+
+  private async sectionKeys(): Promise<string[]> {
+    return this.sectionFilter.length ? this.sectionFilter : (await this.listLibraries()).map((l) => l.id);
+  }
+
+  /** One container page of `/library/sections/{key}/all`, paging sent as headers and query. */
+  private page(section: string, query: Query, start: number, size: number): Promise<Container> {
+    const paging = { 'X-Plex-Container-Start': String(start), 'X-Plex-Container-Size': String(size) };
+    return this.container('GET', `/library/sections/${encodeURIComponent(section)}/all`, {
+      query: { ...query, ...paging },
+      headers: paging,
+    });
+  }
+
+  /**
+   * Pages a section listing until `start >= totalSize` (or, without `totalSize`, a short page);
+   * stops on an empty page. Errors propagate.
+   */
+  private async *pageSection(section: string, query: Query): AsyncIterable<unknown[]> {
+    for (let start = 0; ; ) {
+      const c = await this.page(section, query, start, PLEX_PAGE_SIZE);
+      const items = Array.isArray(c.Metadata) ? c.Metadata : [];
+      if (items.length === 0) return;
+      yield items;
+      start += items.length;
+      const total = num(c.totalSize);
+      if (total !== undefined ? start >= total : items.length < PLEX_PAGE_SIZE) return;
+    }
+  }
+
+  /** All tracks (`type=10`) of each filtered (or every music) section, 1000 per page. */
+  iterateTracks(): AsyncIterable<ProviderTrack[]> {
+    const self = this;
+    async function* all(): AsyncIterable<ProviderTrack[]> {
+      for (const key of await self.sectionKeys()) {
+        for await (const items of self.pageSection(key, { type: PLEX_TYPE.track })) {
+          yield items.map((m) => mapPlexTrack(m as PlexTrack));
+        }
+      }
+    }
+    // A ratingKey belongs to one section; de-duplicate only in case the filter repeats a key.
+    return dedupeTracks(all(), this.sectionFilter.length > 1);
+  }
+
+  /** Artists (`type=8`) of each filtered (or every music) section. */
+  async listArtists(): Promise<ProviderArtist[]> {
+    const out = new Map<string, ProviderArtist>();
+    for (const key of await this.sectionKeys()) {
+      for await (const items of this.pageSection(key, { type: PLEX_TYPE.artist })) {
+        for (const a of items as Array<{ ratingKey?: unknown; title?: string }>) {
+          const id = str(a.ratingKey);
+          if (id && !out.has(id)) out.set(id, { id, name: a.title ?? '' });
+        }
+      }
+    }
+    return [...out.values()];
+  }
+
+  private async trackMetadata(trackId: string, timeoutMs?: number): Promise<PlexTrack> {
+    const c = await this.container('GET', `/library/metadata/${encodeURIComponent(trackId)}`, { timeoutMs });
+    const m = (Array.isArray(c.Metadata) ? c.Metadata[0] : undefined) as PlexTrack | undefined;
+    if (!m) throw new NotFoundError(`plex: track ${trackId} not found`);
+    return m;
+  }
+
+  /** Reads the part key from `/library/metadata/{id}`, then streams `{Part.key}?download=1`. */
+  async downloadTrack(trackId: string, destPath: string, signal?: AbortSignal): Promise<number> {
+    const m = await this.trackMetadata(trackId);
+    const key = m.Media?.[0]?.Part?.[0]?.key;
+    if (!key) throw new ProtocolError(`plex: track ${trackId} has no media part`);
+    return this.http.download(key, destPath, { query: { download: 1 }, signal });
+  }
+
+  private async machineIdentifier(): Promise<string> {
+    if (this.machineId) return this.machineId;
+    await this.identity();
+    if (!this.machineId) throw new ProtocolError('plex: /identity returned no machineIdentifier');
+    return this.machineId;
+  }
+
+  /** `server://{machineIdentifier}/com.plexapp.plugins.library/library/metadata/{id1,id2,…}`. */
+  private metadataUri(machineId: string, ids: string[]): string {
+    return `server://${machineId}/com.plexapp.plugins.library/library/metadata/${ids.join(',')}`;
+  }
+
+  /**
+   * `POST /playlists?type=audio&title=&smart=0&uri=…` with the first 100 ids, then
+   * `PUT /playlists/{id}/items?uri=…` 100 at a time. On failure the playlist is deleted (best
+   * effort) and the error rethrown.
+   * @throws RangeError for an empty `trackIds` (Plex cannot create an empty regular playlist).
+   */
+  async createPlaylist(name: string, trackIds: string[]): Promise<ProviderPlaylist> {
+    if (trackIds.length === 0) throw new RangeError('plex: a playlist needs at least one track');
+    const mid = await this.machineIdentifier();
+    const [first = [], ...rest] = chunk(trackIds, PLEX_PLAYLIST_BATCH);
+    const c = await this.container('POST', '/playlists', {
+      query: { type: 'audio', title: name, smart: 0, uri: this.metadataUri(mid, first) },
+    });
+    const created = (Array.isArray(c.Metadata) ? c.Metadata[0] : undefined) as { ratingKey?: unknown } | undefined;
+    const id = str(created?.ratingKey);
+    if (!id) throw new ProtocolError('plex: POST /playlists returned no ratingKey');
+    try {
+      for (const batch of rest) {
+        await this.http.send('PUT', `/playlists/${encodeURIComponent(id)}/items`, {
+          query: { uri: this.metadataUri(mid, batch) },
+          idempotent: false,
+        });
+      }
+    } catch (err) {
+      await this.deletePlaylist(id).catch(() => undefined);
+      throw err;
+    }
+    return { id, name, trackCount: trackIds.length };
+  }
+
+  /** `GET /playlists?playlistType=audio` → `{id: ratingKey, name: title, trackCount: leafCount}`. */
+  async listPlaylists(): Promise<ProviderPlaylist[]> {
+    const c = await this.container('GET', '/playlists', { query: { playlistType: 'audio' } });
+    const items = (Array.isArray(c.Metadata) ? c.Metadata : []) as Array<{ ratingKey?: unknown; title?: string; leafCount?: unknown }>;
+    return items
+      .filter((p) => str(p.ratingKey))
+      .map((p) => {
+        const pl: ProviderPlaylist = { id: str(p.ratingKey) as string, name: p.title ?? '' };
+        const count = num(p.leafCount);
+        if (count !== undefined) pl.trackCount = count;
+        return pl;
+      });
+  }
+
+  async deletePlaylist(playlistId: string): Promise<void> {
+    await this.http.send('DELETE', `/playlists/${encodeURIComponent(playlistId)}`);
+  }
+
+  /**
+   * Played tracks, most recently played first: per section
+   * `all?type=10&sort=lastViewedAt:desc&viewCount>>=0` with container size `limit`, merged.
+   */
+  async getListeningHistory(limit: number): Promise<ProviderTrack[]> {
+    if (limit <= 0) return [];
+    const byId = new Map<string, ProviderTrack>();
+    for (const key of await this.sectionKeys()) {
+      const c = await this.page(key, { type: PLEX_TYPE.track, sort: 'lastViewedAt:desc', 'viewCount>>': 0 }, 0, limit);
+      for (const m of Array.isArray(c.Metadata) ? c.Metadata : []) {
+        const t = mapPlexTrack(m as PlexTrack);
+        if (t.lastPlayed || (t.playCount ?? 0) > 0) byId.set(t.id, t);
+      }
+    }
+    return [...byId.values()].sort((a, b) => (b.lastPlayed ?? '').localeCompare(a.lastPlayed ?? '')).slice(0, limit);
+  }
+
+  /**
+   * Lyrics: the `streamType == 4` stream of the track's parts (from `/library/metadata/{id}`),
+   * fetched by its `key`; LRC time tags are stripped. Undefined when there is none.
+   */
+  async getLyrics(trackId: string): Promise<string | undefined> {
+    let m: PlexTrack;
+    try {
+      m = await this.trackMetadata(trackId, this.lyricsTimeoutMs);
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    }
+    let key: string | undefined;
+    for (const media of m.Media ?? []) {
+      for (const part of media.Part ?? []) {
+        key ??= part.Stream?.find((s) => s.streamType === PLEX_LYRIC_STREAM_TYPE && s.key)?.key;
+      }
+    }
+    if (!key) return undefined;
+    try {
+      const text = await this.http.requestText('GET', key, { timeoutMs: this.lyricsTimeoutMs, headers: { Accept: '*/*' } });
+      return lyricsToPlain(text);
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    }
+  }
+}
