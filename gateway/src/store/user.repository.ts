@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { mapUniqueViolation } from '@polyphony/platform';
+import { mapUniqueViolation, queryRows } from '@polyphony/platform';
 
 export interface UserRecord {
   id: string;
@@ -60,7 +60,7 @@ export class UserRepository {
 
   /** Sets a new hash and password_changed_at = now; returns the new change time (epoch ms). */
   async setPassword(id: string, passwordHash: string): Promise<number> {
-    const rows: Array<{ changed_ms: string }> = await this.ds.query(
+    const rows = await queryRows<{ changed_ms: string }>(this.ds,
       `UPDATE auth.service_users SET password_hash = $2, password_changed_at = clock_timestamp() WHERE id = $1 RETURNING (extract(epoch from password_changed_at) * 1000)::bigint AS changed_ms`,
       [id, passwordHash],
     );

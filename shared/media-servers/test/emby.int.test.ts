@@ -179,6 +179,11 @@ describe('EmbyClient against the fake Emby', () => {
     expect((await c.listPlaylists()).some((p) => p.id === pl.id)).toBe(false);
   });
 
+  it('When artists are listed, then the album artists come back (/Artists/AlbumArtists)', async () => {
+    const artists = await client().listArtists();
+    expect(new Set(artists.map((a) => a.name))).toEqual(new Set([...wesnoth].map((t) => t.albumArtist)));
+  });
+
   it('When history is asked, then played tracks come newest first with their last-played time', async () => {
     const history = await client().getListeningHistory(10);
     const expected = recentlyPlayed(wesnoth, 10);

@@ -179,6 +179,12 @@ describe('JellyfinClient against the fake Jellyfin', () => {
     expect((await c.listPlaylists()).some((p) => p.id === pl.id)).toBe(false);
   });
 
+  it('When artists are listed, then track and album artists come back once each', async () => {
+    const artists = await client().listArtists();
+    expect(new Set(artists.map((a) => a.name))).toEqual(new Set([...wesnoth].flatMap((t) => [t.artist, t.albumArtist])));
+    expect(new Set(artists.map((a) => a.id)).size).toBe(artists.length);
+  });
+
   it('When history is asked, then played tracks come newest first with their last-played time', async () => {
     const history = await client().getListeningHistory(10);
     const expected = recentlyPlayed(wesnoth, 10);

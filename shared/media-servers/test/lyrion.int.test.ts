@@ -204,7 +204,19 @@ describe('LyrionClient against the fake Lyrion Music Server', () => {
     expect(bigFake.playlists()).toHaveLength(0);
   });
 
-  it('When a player is connected, then tracks go through playlistcontrol in batches of at most 50 and are saved', async () => {
+  it('When a player is connected but the default mode is used, then the player queue is left alone', async () => {
+    bigFake.players = [{ playerid: 'aa:bb:cc:dd:ee:ff', name: 'Kitchen' }];
+    bigFake.core.clearRequests();
+    const ids = Array.from({ length: 60 }, (_, i) => String(i + 1));
+    const c = bigClient();
+    const pl = await c.createPlaylist('Default mix', ids);
+    expect(bigFake.playlists().find((p) => String(p.id) === pl.id)?.trackIds.map(String)).toEqual(ids);
+    expect(bigFake.commands().some((x) => x.player !== '' || x.cmd[0] === 'playlistcontrol')).toBe(false);
+    expect(bigFake.queueOf('aa:bb:cc:dd:ee:ff')).toEqual([]);
+    await c.deletePlaylist(pl.id);
+  });
+
+  it('When player mode is chosen and a player is connected, then tracks go through playlistcontrol in batches of at most 50 and are saved', async () => {
     bigFake.players = [{ playerid: 'aa:bb:cc:dd:ee:ff', name: 'Kitchen' }];
     bigFake.core.clearRequests();
     const ids = Array.from({ length: 230 }, (_, i) => String(((i * 11) % synthetic.size) + 1));
@@ -223,6 +235,12 @@ describe('LyrionClient against the fake Lyrion Music Server', () => {
     expect(bigFake.playlists().filter((p) => p.name === 'Player mix')).toHaveLength(1);
     await c.deletePlaylist(pl.id);
     expect(bigFake.playlists()).toHaveLength(0);
+  });
+
+  it('When artists are listed, then every artist comes back once', async () => {
+    const artists = await client().listArtists();
+    expect(new Set(artists.map((a) => a.name))).toEqual(new Set([...wesnoth].flatMap((t) => [t.artist, t.albumArtist])));
+    expect(artists).toHaveLength(new Set(artists.map((a) => a.id)).size);
   });
 
   it('When history is asked, then the most played tracks come first (LMS has no last-played time)', async () => {

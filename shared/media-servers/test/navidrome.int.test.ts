@@ -196,6 +196,12 @@ describe('NavidromeClient against the fake Navidrome', () => {
     expect((await c.listPlaylists()).some((p) => p.id === pl.id)).toBe(false);
   });
 
+  it('When artists are listed, then the alphabetical index is flattened', async () => {
+    const artists = await client().listArtists();
+    expect(new Set(artists.map((a) => a.name))).toEqual(new Set([...wesnoth].flatMap((t) => [t.artist, t.albumArtist])));
+    expect(artists).toHaveLength(new Set(artists.map((a) => a.id)).size);
+  });
+
   it('When history is asked, then recently played songs come newest first with `played` as lastPlayed', async () => {
     const history = await client().getListeningHistory(10);
     const expected = recentlyPlayed(wesnoth, 10);

@@ -160,6 +160,11 @@ describe('PlexClient against the fake Plex Media Server', () => {
     expect(bigFake.playlists()).toHaveLength(0);
   });
 
+  it('When artists are listed, then the album artists of the music sections come back', async () => {
+    const artists = await client().listArtists();
+    expect(new Set(artists.map((a) => a.name))).toEqual(new Set([...wesnoth].map((t) => t.albumArtist)));
+  });
+
   it('When history is asked, then played tracks come newest first with lastViewedAt as ISO', async () => {
     const history = await client().getListeningHistory(10);
     const expected = recentlyPlayed(wesnoth, 10);

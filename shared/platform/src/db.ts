@@ -133,3 +133,14 @@ export class SettingsStore {
 export function settingsTableSql(schema: string): string {
   return `CREATE TABLE "${schema}".settings (key text PRIMARY KEY, value text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`;
 }
+
+/**
+ * Runs parameterised SQL and returns the result rows. TypeORM's postgres `query()` returns
+ * `[rows, rowCount]` for UPDATE and DELETE (with or without RETURNING) but plain rows for SELECT
+ * and INSERT; this normalises both to rows. Use it for every UPDATE/DELETE ... RETURNING.
+ */
+export async function queryRows<T = Record<string, unknown>>(runner: { query(sql: string, params?: unknown[]): Promise<unknown> }, sql: string, params: unknown[] = []): Promise<T[]> {
+  const result = await runner.query(sql, params);
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return result as T[];
+}

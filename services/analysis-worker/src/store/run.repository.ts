@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { ServerTaskCounts, TaskState } from '@polyphony/contracts';
-import { ConflictError, mapUniqueViolation } from '@polyphony/platform';
+import { ConflictError, mapUniqueViolation, queryRows } from '@polyphony/platform';
 
 export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'failed' | 'excluded' | 'cancelled';
 
@@ -74,7 +74,7 @@ export class RunRepository {
 
   /** Saves the coordinator's view and bumps seq; returns the new seq. */
   async save(run: { id: string; state: TaskState; message: string; progress: number; servers: ServerTaskCounts[]; log: string[]; finished?: boolean }): Promise<number> {
-    const rows: Array<{ seq: number }> = await this.ds.query(
+    const rows = await queryRows<{ seq: number }>(this.ds,
       `UPDATE analysis.runs SET state = $2, message = $3, progress = $4, servers = $5::jsonb, log = $6::jsonb, seq = seq + 1, heartbeat_at = now(),
          finished_at = CASE WHEN $7 THEN now() ELSE finished_at END WHERE id = $1 RETURNING seq`,
       [run.id, run.state, run.message.slice(0, 500), run.progress, JSON.stringify(run.servers), JSON.stringify(run.log.slice(-100)), Boolean(run.finished)],
@@ -93,7 +93,7 @@ export class RunRepository {
 
   /** Marks runs left live by a process that died (no heartbeat for `staleSeconds`) as FAIL. */
   async failStale(staleSeconds: number): Promise<number> {
-    const rows: unknown[] = await this.ds.query(
+    const rows = await queryRows(this.ds,
       `UPDATE analysis.runs SET state = 'FAIL', message = 'Coordinator stopped unexpectedly', finished_at = now(), seq = seq + 1
        WHERE state IN ('NEW','RUNNING') AND heartbeat_at < now() - make_interval(secs => $1) RETURNING id`,
       [staleSeconds],

@@ -213,7 +213,7 @@ export class ServerService {
       return {
         ok: r.ok,
         error: r.ok ? null : (r.message ?? 'Connection failed'),
-        auth_failed: false,
+        auth_failed: r.errorKind === 'bad_credentials',
         sample_count: r.sampleTrackCount,
         path_format: (r.sampleTrackCount === 0 ? 'none' : r.pathsLookAbsolute ? 'absolute' : 'relative') as 'none' | 'absolute' | 'relative',
         libraries: r.libraries.map((l) => ({ id: l.id, name: l.name })),

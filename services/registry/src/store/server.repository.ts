@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { ConflictError, mapUniqueViolation } from '@polyphony/platform';
+import { ConflictError, mapUniqueViolation, queryRows } from '@polyphony/platform';
 import type { MusicServer } from '../domain/server';
 
 interface Row {
@@ -79,7 +79,7 @@ export class ServerRepository {
 
   async update(m: EntityManager, id: string, s: { name: string; type: string; creds: Record<string, string>; musicLibraries: string[] }): Promise<MusicServer> {
     try {
-      const rows: Row[] = await m.query(
+      const rows = await queryRows<Row>(m,
         `UPDATE registry.music_servers SET name = $2, server_type = $3, creds = $4::jsonb, music_libraries = $5::jsonb, updated_at = now() WHERE id = $1 RETURNING *`,
         [id, s.name, s.type, JSON.stringify(s.creds), JSON.stringify(s.musicLibraries)],
       );
@@ -108,7 +108,7 @@ export class ServerRepository {
 
   /** Removes the credential-less seed entry a fresh install starts with. */
   async deleteSeedEntries(m: EntityManager): Promise<number> {
-    const rows: unknown[] = await m.query(`DELETE FROM registry.music_servers WHERE creds = '{}'::jsonb RETURNING id`);
+    const rows = await queryRows(m, `DELETE FROM registry.music_servers WHERE creds = '{}'::jsonb RETURNING id`);
     return rows.length;
   }
 

@@ -1,0 +1,210 @@
+import request from 'supertest';
+import { Client } from 'pg';
+import { createTestDatabase, createFakeEmby, createFakeJellyfin, createFakeLyrion, createFakePlex, createFakePlexTv, createFakeSubsonic, syntheticCatalogue, type StartedFake, type TestDatabase } from '@polyphony/testkit';
+import type { Stack } from '../src/stack';
+import { API_TOKEN, loginCookie, startTestStack } from './helpers';
+
+/** Server registry through the gateway against fakes of all five kinds (issue: registry and Setup API). */
+describe('server registry (full stack, fake media servers)', () => {
+  let stack: Stack;
+  let db: TestDatabase;
+  let url: string;
+  const started: StartedFake[] = [];
+  const auth = { Authorization: `Bearer ${API_TOKEN}` };
+  const catalogue = syntheticCatalogue(30);
+  const jf = createFakeJellyfin({ catalogue, token: 'jf-secret-token' });
+  const emby = createFakeEmby({ catalogue, token: 'emby-secret-token' });
+  const sub = createFakeSubsonic({ catalogue, user: 'nav', password: 'nav-secret-pw' });
+  const lyr = createFakeLyrion({ catalogue });
+  const plex = createFakePlex({ catalogue, token: 'plex-secret-token' });
+  const plexTv = createFakePlexTv({ accountToken: 'linked-plex-token-123' });
+  const urls: Record<string, string> = {};
+  const SECRETS = ['jf-secret-token', 'emby-secret-token', 'nav-secret-pw', 'plex-secret-token', 'linked-plex-token-123'];
+
+  const sql = async (text: string, params: unknown[] = []) => {
+    const c = new Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      return (await c.query(text, params)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+  const noSecrets = (body: unknown) => {
+    const text = JSON.stringify(body);
+    for (const s of SECRETS) expect(text).not.toContain(s);
+  };
+
+  beforeAll(async () => {
+    for (const [k, f] of Object.entries({ jellyfin: jf, emby, navidrome: sub, lyrion: lyr, plex, plextv: plexTv })) {
+      const s = await f.start();
+      started.push(s);
+      urls[k] = s.url;
+    }
+    ({ stack, db, url } = await startTestStack({ PLEX_TV_URL: urls.plextv }));
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await db?.drop();
+    for (const s of started) await s.close();
+  });
+
+  const bodies = () => ({
+    jellyfin: { name: 'Jelly', server_type: 'jellyfin', creds: { url: urls.jellyfin, user_id: jf.userId, token: 'jf-secret-token' } },
+    emby: { name: 'Emby', server_type: 'emby', creds: { url: urls.emby, user_id: emby.userId, token: 'emby-secret-token' } },
+    navidrome: { name: 'Navi', server_type: 'navidrome', creds: { url: urls.navidrome, user: 'nav', password: 'nav-secret-pw' } },
+    lyrion: { name: 'Lyrion', server_type: 'lyrion', creds: { url: urls.lyrion } },
+    plex: { name: 'Plex', server_type: 'plex', creds: { url: urls.plex, token: 'plex-secret-token' } },
+  });
+
+  it('When each kind is tested before saving, then the test reports reachability, a sample and libraries without echoing secrets', async () => {
+    for (const b of Object.values(bodies())) {
+      const res = await request(url).post('/api/servers/test').set(auth).send({ server_type: b.server_type, creds: b.creds }).expect(200);
+      expect(res.body).toMatchObject({ ok: true, error: null, auth_failed: false });
+      expect(res.body.sample_count).toBeGreaterThan(0);
+      expect(res.body.libraries.length).toBeGreaterThan(0);
+      noSecrets(res.body);
+    }
+    const bad = await request(url).post('/api/servers/test').set(auth).send({ server_type: 'jellyfin', creds: { ...bodies().jellyfin.creds, token: 'wrong' } }).expect(200);
+    expect(bad.body).toMatchObject({ ok: false, auth_failed: true });
+    const down = await request(url).post('/api/servers/test').set(auth).send({ server_type: 'plex', creds: { url: 'http://127.0.0.1:9', token: 'x' } }).expect(200);
+    expect(down.body).toMatchObject({ ok: false, auth_failed: false });
+  });
+
+  it('When servers of all five kinds are added, then the first is the default and secrets are masked for admins and absent for users', async () => {
+    const ids: string[] = [];
+    for (const b of Object.values(bodies())) {
+      const res = await request(url).post('/api/servers').set(auth).send(b).expect(201);
+      noSecrets(res.body);
+      ids.push(res.body.id);
+    }
+    const list = await request(url).get('/api/servers').set(auth).expect(200);
+    noSecrets(list.body);
+    expect(list.body.servers).toHaveLength(5);
+    expect(list.body.servers.find((s: { id: string }) => s.id === ids[0]).is_default).toBe(true);
+    expect(list.body.default_id).toBe(ids[0]);
+    const jelly = list.body.servers.find((s: { name: string }) => s.name === 'Jelly');
+    expect(jelly.creds).toEqual({ url: urls.jellyfin, user_id: jf.userId, token: '__unchanged__' });
+    await request(url).post('/api/users').set(auth).send({ username: 'listener', password: 'listener-pass' }).expect(201);
+    const cookie = await loginCookie(url, 'listener', 'listener-pass');
+    const asUser = await request(url).get('/api/servers').set('Cookie', cookie).expect(200);
+    expect(asUser.body.servers.every((s: Record<string, unknown>) => !('creds' in s))).toBe(true);
+    await request(url).post('/api/servers').set('Cookie', cookie).send(bodies().lyrion).expect(403);
+  });
+
+  it('When bad input is sent, then it is a clear 4xx and nothing is written', async () => {
+    const before = (await sql(`SELECT count(*)::int AS n, max(updated_at) AS m FROM registry.music_servers`))[0];
+    const cases: Array<[unknown, RegExp]> = [
+      [{ name: 'X', server_type: 'winamp', creds: { url: 'http://a' } }, /server_type/],
+      [{ name: 'X', server_type: 'plex', creds: { url: urls.plex } }, /creds.token is required/],
+      [{ name: 'X', server_type: 'jellyfin', creds: { url: 'not a url', user_id: 'u', token: 't' } }, /not a valid URL/],
+      [{ ...bodies().lyrion, name: 'lyrion' }, /already exists/],
+      [{ name: '', server_type: 'lyrion', creds: { url: urls.lyrion } }, /name/],
+    ];
+    for (const [body, message] of cases) {
+      const res = await request(url).post('/api/servers').set(auth).send(body as object);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect(res.body.error.message).toMatch(message);
+    }
+    await request(url).put('/api/servers/00000000-0000-0000-0000-000000000000').set(auth).send({ name: 'Y' }).expect(404);
+    await request(url).delete('/api/servers/nope').set(auth).expect(404);
+    const after = (await sql(`SELECT count(*)::int AS n, max(updated_at) AS m FROM registry.music_servers`))[0];
+    expect(after).toEqual(before);
+  });
+
+  it('When a server is edited with a blank or masked secret, then the stored secret is kept; a new one replaces it', async () => {
+    const list = (await request(url).get('/api/servers').set(auth)).body.servers;
+    const plexRow = list.find((s: { name: string }) => s.name === 'Plex');
+    await request(url).put(`/api/servers/${plexRow.id}`).set(auth).send({ name: 'Plex Home', creds: { url: urls.plex, token: '' } }).expect(200);
+    await request(url).put(`/api/servers/${plexRow.id}`).set(auth).send({ creds: { url: urls.plex, token: '__unchanged__' } }).expect(200);
+    let [row] = await sql(`SELECT name, creds FROM registry.music_servers WHERE id = $1`, [plexRow.id]);
+    expect(row).toEqual({ name: 'Plex Home', creds: { url: urls.plex, token: 'plex-secret-token' } });
+    await request(url).put(`/api/servers/${plexRow.id}`).set(auth).send({ creds: { url: urls.plex, token: 'rotated-token' } }).expect(200);
+    [row] = await sql(`SELECT creds FROM registry.music_servers WHERE id = $1`, [plexRow.id]);
+    expect(row.creds.token).toBe('rotated-token');
+    await request(url).put(`/api/servers/${plexRow.id}`).set(auth).send({ creds: { url: urls.plex, token: 'plex-secret-token' } }).expect(200);
+  });
+
+  it('When the default is deleted, then it is refused; another server can be made default and the old one deleted', async () => {
+    const { servers, default_id } = (await request(url).get('/api/servers').set(auth)).body;
+    const del = await request(url).delete(`/api/servers/${default_id}`).set(auth).expect(409);
+    expect(del.body.error.code).toBe('default_server');
+    const other = servers.find((s: { id: string }) => s.id !== default_id);
+    await request(url).post(`/api/servers/${other.id}/default`).set(auth).expect(200);
+    await request(url).delete(`/api/servers/${default_id}`).set(auth).expect(200);
+    const now = (await request(url).get('/api/servers').set(auth)).body;
+    expect(now.default_id).toBe(other.id);
+    expect(now.servers).toHaveLength(4);
+  });
+
+  it('When many default changes race, then exactly one default remains', async () => {
+    const { servers } = (await request(url).get('/api/servers').set(auth)).body;
+    await Promise.all(servers.flatMap((s: { id: string }) => [request(url).post(`/api/servers/${s.id}/default`).set(auth), request(url).post(`/api/servers/${s.id}/default`).set(auth)]));
+    const [{ n }] = await sql(`SELECT count(*)::int AS n FROM registry.music_servers WHERE is_default`);
+    expect(n).toBe(1);
+    // The database itself refuses a second default or none at all.
+    await expect(sql(`UPDATE registry.music_servers SET is_default = true`)).rejects.toThrow();
+    await expect(sql(`UPDATE registry.music_servers SET is_default = false`)).rejects.toThrow(/exactly one default/);
+  });
+
+  it('When a server is selected by name or id, then the gateway resolves it; an unknown one is 400', async () => {
+    const { servers } = (await request(url).get('/api/servers').set(auth)).body;
+    const target = servers[1];
+    const byName = await request(url).get(`/api/analysis/exclusions?server=${encodeURIComponent(target.name.toUpperCase())}`).set(auth);
+    expect(byName.status).toBe(200);
+    await request(url).get(`/api/analysis/exclusions?server=${target.id}`).set(auth).expect(200);
+    await request(url).get('/api/analysis/exclusions?server=Ghost').set(auth).expect(400);
+  });
+
+  it('When libraries are listed for the form, then each kind returns its filter units', async () => {
+    const b = bodies();
+    for (const k of ['jellyfin', 'navidrome', 'plex', 'lyrion'] as const) {
+      const res = await request(url).post('/api/servers/libraries').set(auth).send({ server_type: b[k].server_type, creds: b[k].creds }).expect(200);
+      expect(res.body.libraries.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('When Plex PIN linking runs, then the code and link URL are returned and polling yields the token once approved', async () => {
+    const pin = await request(url).post('/api/plex/pin').set(auth).send({ client_id: 'browser-1' }).expect(200);
+    expect(pin.body.code).toMatch(/\w+/);
+    expect(pin.body.link_url).toMatch(/link/);
+    const pending = await request(url).get(`/api/plex/pin/${pin.body.id}?client_id=browser-1`).set(auth).expect(200);
+    expect(pending.body.token).toBeNull();
+    plexTv.approve(Number(pin.body.id));
+    const done = await request(url).get(`/api/plex/pin/${pin.body.id}?client_id=browser-1`).set(auth).expect(200);
+    expect(done.body.token).toBe('linked-plex-token-123');
+  });
+
+  it('When the classic config is read, then it is a projection of the default server without secrets', async () => {
+    const res = await request(url).get('/api/config').set(auth).expect(200);
+    expect(res.body.MEDIASERVER_TYPE).toBeDefined();
+    noSecrets(res.body);
+  });
+});
+
+describe('legacy install migration at first start', () => {
+  it('When an old install has media-server keys in app_config and env, then they become the default registry row and leave app_config', async () => {
+    const db = await createTestDatabase();
+    try {
+      const first = await startTestStack({}, db);
+      await first.stack.stop();
+      const c = new Client({ connectionString: db.url });
+      await c.connect();
+      await c.query(`INSERT INTO registry.app_config (key, value) VALUES ('MEDIASERVER_TYPE','navidrome'),('NAVIDROME_URL','http://nas:4533'),('NAVIDROME_USER','me'),('NAVIDROME_PASSWORD','pw-legacy'),('CLUSTER_ALGO','kmeans')`);
+      const second = await startTestStack({}, db);
+      const list = await request(second.url).get('/api/servers').set({ Authorization: `Bearer ${API_TOKEN}` }).expect(200);
+      expect(list.body.servers).toHaveLength(1);
+      expect(list.body.servers[0]).toMatchObject({ name: 'Navidrome', server_type: 'navidrome', is_default: true, creds: { url: 'http://nas:4533', user: 'me', password: '__unchanged__' } });
+      const left = (await c.query(`SELECT key FROM registry.app_config ORDER BY key`)).rows.map((r) => r.key);
+      expect(left).toEqual(['CLUSTER_ALGO']);
+      const cfg = await request(second.url).get('/api/config').set({ Authorization: `Bearer ${API_TOKEN}` }).expect(200);
+      expect(cfg.body).toMatchObject({ MEDIASERVER_TYPE: 'navidrome', NAVIDROME_URL: 'http://nas:4533', NAVIDROME_USER: 'me', CLUSTER_ALGO: 'kmeans' });
+      expect(cfg.body.NAVIDROME_PASSWORD).toBeUndefined();
+      await c.end();
+      await second.stack.stop();
+    } finally {
+      await db.drop();
+    }
+  });
+});

@@ -1,0 +1,26 @@
+export * from './pg';
+
+// Fake media servers and the real-Subsonic launcher (media-server client tests).
+export * as fakes from './fakes/all';
+export {
+  ArrayCatalogue,
+  SyntheticCatalogue,
+  syntheticCatalogue,
+  wesnothTracks,
+  wesnothFiles,
+  WESNOTH_MUSIC_DIR,
+  type FakeAlbum,
+  type FakeArtist,
+  type FakeCatalogue,
+  type FakeLibrary,
+  type FakeTrack,
+} from './fakes/catalogue';
+export { readOggVorbisInfo, type OggVorbisInfo } from './fakes/ogg';
+export { type RecordedRequest, type StartedFake } from './fakes/common';
+export { createFakeJellyfin, type FakeJellyfin, type FakeJellyfinOptions } from './fakes/jellyfin';
+export { createFakeEmby, type FakeEmby, type FakeEmbyOptions } from './fakes/emby';
+export { createFakeSubsonic, FakeSubsonic, type FakeSubsonicOptions } from './fakes/subsonic';
+export { createFakeLyrion, FakeLyrion, type FakeLyrionOptions, type FakeLyrionPlayer } from './fakes/lyrion';
+export { createFakePlex, FakePlex, type FakePlexOptions } from './fakes/plex';
+export { createFakePlexTv, FakePlexTv, type FakePlexTvOptions, type FakePin, type FakePlexTvServer } from './fakes/plextv';
+export { startSupysonic, type StartedSupysonic, type SupysonicOptions } from './supysonic';
