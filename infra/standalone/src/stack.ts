@@ -23,6 +23,11 @@ export interface StackOptions {
   /** Environment (first-boot seeds such as SERVICE_USER, API_TOKEN, JWT_SECRET). */
   env: Record<string, string | undefined>;
   logger: Logger;
+  /**
+   * Namespace of exchanges and queues on a shared broker (tests run several stacks against one
+   * RabbitMQ). Empty in production.
+   */
+  busNamespace?: string;
 }
 
 /**
@@ -33,13 +38,18 @@ export interface StackOptions {
 export async function startStack(options: StackOptions) {
   const internalSecret = randomBytes(32).toString('hex');
   const env = { ...options.env, DATABASE_URL: options.databaseUrl, AMQP_URL: options.amqpUrl, INTERNAL_SECRET: internalSecret, PORT: '0' };
-  const bus: Bus = createBus({ amqpUrl: options.amqpUrl, logger: options.logger.child({ component: 'bus' }) });
+  const ns = options.busNamespace;
+  const bus: Bus = createBus({
+    amqpUrl: options.amqpUrl,
+    logger: options.logger.child({ component: 'bus' }),
+    ...(ns ? { exchange: `polyphony.${ns}`, deadLetterExchange: `polyphony.${ns}.dlx` } : {}),
+  });
   const ports: Partial<Record<PeerName, number>> = {};
   const peers = () => {
     const url = (p: PeerName) => `http://127.0.0.1:${ports[p] ?? 0}`;
     return { registry: url('registry'), catalogue: url('catalogue'), analysis: url('analysis'), index: url('index'), playlist: url('playlist') };
   };
-  const common = { bus, peers, migrateOnStart: true };
+  const common = { bus, peers, migrateOnStart: true, queuePrefix: ns ? `${ns}.` : '' };
   const units: Array<[PeerName, Unit]> = [
     ['registry', buildRegistry(loadRegistryConfig(env), { ...common, logger: options.logger.child({ service: 'registry' }) })],
     ['catalogue', buildCatalogue(loadCatalogueConfig(env), { ...common, logger: options.logger.child({ service: 'catalogue-identity' }) })],

@@ -1,20 +1,25 @@
 import request from 'supertest';
 import { Client } from 'pg';
 import { signIdentity } from '@polyphony/platform';
-import { ADMIN, API_TOKEN, forgeToken, loginCookie, startTestStack } from './helpers';
+import { ADMIN, API_TOKEN, deleteBrokerNamespace, forgeToken, loginCookie, startTestStack } from './helpers';
 import type { Stack } from '../src/stack';
-import type { TestDatabase } from '@polyphony/testkit';
+import { testAmqpUrl, type TestDatabase } from '@polyphony/testkit';
 
-describe('gateway authentication (full stack, real PostgreSQL)', () => {
+// The same suite runs in the standalone wiring (in-process bus) and the distributed one (RabbitMQ).
+describe.each([
+  ['in-process bus', undefined],
+  ['RabbitMQ', testAmqpUrl()],
+])('gateway authentication (full stack, real PostgreSQL, %s)', (_name, amqpUrl) => {
   let stack: Stack;
   let db: TestDatabase;
   let url: string;
 
   beforeAll(async () => {
-    ({ stack, db, url } = await startTestStack());
+    ({ stack, db, url } = await startTestStack({}, undefined, { amqpUrl }));
   });
   afterAll(async () => {
     await stack?.stop();
+    if (amqpUrl) await deleteBrokerNamespace(`test-${db.name}`);
     await db?.drop();
   });
 

@@ -1,17 +1,21 @@
+import { execFile } from 'node:child_process';
+import * as amqp from 'amqplib';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { createLogger } from '@polyphony/platform';
-import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
+import { createTestDatabase, testAmqpUrl, type TestDatabase } from '@polyphony/testkit';
 import { startStack, type Stack } from '../src/stack';
 
 export const ADMIN = { username: 'admin', password: 'admin-password-1' };
 export const API_TOKEN = 'test-api-token-0123456789';
 
 /** Starts the whole product (gateway + services, in-process bus) against a fresh test database. */
-export async function startTestStack(env: Record<string, string | undefined> = {}, db?: TestDatabase): Promise<{ stack: Stack; db: TestDatabase; url: string }> {
+export async function startTestStack(env: Record<string, string | undefined> = {}, db?: TestDatabase, options: { amqpUrl?: string } = {}): Promise<{ stack: Stack; db: TestDatabase; url: string }> {
   const database = db ?? (await createTestDatabase());
   const stack = await startStack({
     databaseUrl: database.url,
+    amqpUrl: options.amqpUrl,
+    busNamespace: options.amqpUrl ? `test-${database.name}` : undefined,
     port: 0,
     host: '127.0.0.1',
     env: { SERVICE_USER: ADMIN.username, SERVICE_PASSWORD: ADMIN.password, API_TOKEN, ...env },
@@ -31,4 +35,22 @@ export async function loginCookie(url: string, username = ADMIN.username, passwo
 /** Signs a token with an arbitrary secret/algorithm (forgery tests). */
 export function forgeToken(payload: object, secret: string, options: jwt.SignOptions = {}): string {
   return jwt.sign(payload, secret, { algorithm: 'HS256', ...options });
+}
+
+/**
+ * Deletes the queues and exchanges a namespaced test stack declared on the shared RabbitMQ
+ * (names start with `<ns>.` or `polyphony.<ns>`), so repeated CI runs leave no clutter.
+ */
+export async function deleteBrokerNamespace(ns: string): Promise<void> {
+  const run = (args: string[]) => new Promise<string>((resolve) => execFile('rabbitmqctl', args, { timeout: 30_000 }, (_e, out) => resolve(String(out ?? ''))));
+  const queues = (await run(['list_queues', '-q', '--no-table-headers', 'name'])).split('\n').map((l) => l.trim()).filter((q) => q.startsWith(`${ns}.`));
+  for (const q of queues) await run(['delete_queue', q]);
+  const exchanges = (await run(['list_exchanges', '-q', '--no-table-headers', 'name'])).split('\n').map((l) => l.trim()).filter((x) => x.startsWith(`polyphony.${ns}`));
+  // rabbitmqctl has no delete_exchange; rabbitmqadmin may be absent, so exchanges go through AMQP.
+  if (exchanges.length) {
+    const conn = await amqp.connect(testAmqpUrl());
+    const ch = await conn.createChannel();
+    for (const x of exchanges) await ch.deleteExchange(x);
+    await conn.close();
+  }
 }

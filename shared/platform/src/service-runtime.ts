@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { Express } from 'express';
 import { z, type ZodRawShape } from 'zod';
 import type { DataSource } from 'typeorm';
-import { createBus } from './bus';
+import { createBus, InstrumentedBus } from './bus';
 import type { Bus } from './bus/types';
 import { baseEnvShape, databaseUrlFrom, parseConfig, readEnv } from './config';
 import { assertSchemaCurrent, createServiceDataSource, databaseReachable, migrateSchema, type MigrationClass } from './db';
@@ -64,6 +64,8 @@ export interface RuntimeDeps {
   logger?: Logger;
   /** A bus shared by the whole process (standalone) instead of one per service. */
   bus?: Bus;
+  /** Prefix of every queue this service consumes (isolates test stacks sharing one broker). */
+  queuePrefix?: string;
   /** Peer base URLs resolved late (standalone binds ports after building). */
   peers?: () => Record<PeerName, string>;
   migrateOnStart?: boolean;
@@ -97,7 +99,8 @@ export class ServiceRuntime {
     this.metrics = new Metrics(config.name);
     this.ds = createServiceDataSource({ url: config.databaseUrl, schema: config.schema, migrations, poolSize: config.dbPoolSize });
     this.ownsBus = !deps.bus;
-    this.bus = deps.bus ?? createBus({ amqpUrl: config.amqpUrl, logger: this.logger.child({ component: 'bus' }) });
+    const inner = deps.bus ?? createBus({ amqpUrl: config.amqpUrl, logger: this.logger.child({ component: 'bus' }) });
+    this.bus = new InstrumentedBus(inner, this.metrics, deps.queuePrefix ?? '');
     const http = createServiceHttp({
       service: config.name,
       logger: this.logger,
@@ -157,6 +160,7 @@ export class ServiceRuntime {
     }
     if (this.server) await closeServer(this.server);
     if (this.ownsBus) await this.bus.close();
+    else (this.bus as InstrumentedBus).stopSampling();
     if (this.ds.isInitialized) await this.ds.destroy();
   }
 }

@@ -25,3 +25,4 @@ export function createBus(options: CreateBusOptions = {}): Bus {
   if (amqpUrl) return new RabbitBus({ ...rest, url: amqpUrl });
   return new InMemoryBus(rest);
 }
+export { InstrumentedBus, PUBLISHED_AT_HEADER } from './instrumented';
