@@ -73,7 +73,7 @@ export async function startStack(options: StackOptions) {
     gateway = buildGateway(loadGatewayConfig({ ...env, PORT: String(options.port) }), { logger: options.logger.child({ service: 'gateway' }), targets: peers, migrateOnStart: true });
     await gateway.start();
     const port = await gateway.listen(options.port, options.host ?? '0.0.0.0');
-    return { port, gateway, bus, stop, peers };
+    return { port, gateway, bus, stop, peers, internalSecret };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;

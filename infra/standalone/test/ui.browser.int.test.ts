@@ -120,7 +120,7 @@ describe('web UI (chromium, full stack)', () => {
     await page.getByText(/Connection OK/).waitFor();
     await page.getByRole('button', { name: 'Save' }).click();
     await page.locator('table.servers tbody tr', { hasText: 'Second Navidrome' }).waitFor();
-    await page.getByLabel('Music server').waitFor({ state: 'visible' });
+    await page.getByRole('combobox', { name: 'Music server' }).waitFor({ state: 'visible' });
     expect(await page.locator('#server option').allTextContents()).toEqual(['Home Navidrome (default)', 'Second Navidrome']);
     await shot('setup-two-servers');
     await nav('Dashboard').click();
@@ -133,13 +133,14 @@ describe('web UI (chromium, full stack)', () => {
 
   it('When the second server is chosen, then feature calls carry server= and the choice survives a reload; the default sends none', async () => {
     const second = (await servers()).servers.find((s) => s.name === 'Second Navidrome')!;
-    await page.getByLabel('Music server').selectOption(second.id);
+    await page.getByRole('combobox', { name: 'Music server' }).selectOption(second.id);
     await nav('Similar songs').click();
     await page.getByRole('heading', { name: /Similar songs/ }).waitFor();
     expect(await page.locator('h1 .tag').textContent()).toBe('PER SERVER');
     const search = async () => {
-      const req = page.waitForRequest((r) => r.url().includes('/api/search_tracks'));
-      await page.getByLabel('Seed song').fill('song');
+      const req = page.waitForRequest((r) => r.url().includes('/api/search_tracks'), { timeout: 5000 });
+      req.catch(() => undefined); // awaited below; keeps a failing step from leaving it unhandled
+      await page.getByRole('searchbox', { name: 'Seed song' }).fill('song');
       await page.getByRole('button', { name: 'Search', exact: true }).click();
       return new URL((await req).url());
     };
@@ -147,13 +148,13 @@ describe('web UI (chromium, full stack)', () => {
     await shot('similar');
     await page.reload();
     await page.getByRole('heading', { name: /Similar songs/ }).waitFor();
-    expect(await page.getByLabel('Music server').inputValue()).toBe(second.id);
+    expect(await page.getByRole('combobox', { name: 'Music server' }).inputValue()).toBe(second.id);
     expect((await search()).searchParams.get('server')).toBe(second.id);
     const home = (await servers()).default_id;
-    await page.getByLabel('Music server').selectOption(home);
+    await page.getByRole('combobox', { name: 'Music server' }).selectOption(home);
     await page.getByRole('heading', { name: /Similar songs/ }).waitFor();
     expect((await search()).searchParams.has('server')).toBe(false);
-    await page.getByLabel('Music server').selectOption(second.id);
+    await page.getByRole('combobox', { name: 'Music server' }).selectOption(second.id);
   });
 
   it('When Plex is chosen in the add form and the PIN is approved, then the token field is filled', async () => {

@@ -45,6 +45,8 @@ export const baseEnvShape = {
   PGDATABASE: z.string().optional(),
   /** RabbitMQ URL; absent means the in-process bus (standalone mode only). */
   AMQP_URL: z.string().optional(),
+  /** Namespace of exchanges and queue names when several installs share one RabbitMQ vhost (default none). */
+  BUS_NAMESPACE: z.string().regex(/^[\w.-]{1,100}$/).optional(),
   /** Shared secret of the gateway's signed identity header (distributed mode). */
   INTERNAL_SECRET: z.string().min(16).optional(),
   /** HTTP port of this process (0 = any free port). */

@@ -36,6 +36,8 @@ export interface ServiceConfig {
   logPretty: boolean;
   dbPoolSize: number;
   busPrefetch: number;
+  /** Namespace of exchanges and queues on a shared broker (BUS_NAMESPACE). */
+  busNamespace?: string;
   peers: Record<PeerName, string>;
 }
 
@@ -56,6 +58,7 @@ export function loadServiceConfig(name: string, schema: string, env: Record<stri
     logPretty: e.LOG_FORMAT === 'pretty',
     dbPoolSize: e.DB_POOL_SIZE,
     busPrefetch: e.BUS_PREFETCH,
+    busNamespace: e.BUS_NAMESPACE,
     peers: { registry: e.REGISTRY_URL, catalogue: e.CATALOGUE_URL, analysis: e.ANALYSIS_URL, index: e.INDEX_URL, playlist: e.PLAYLIST_URL },
   };
 }
@@ -99,8 +102,15 @@ export class ServiceRuntime {
     this.metrics = new Metrics(config.name);
     this.ds = createServiceDataSource({ url: config.databaseUrl, schema: config.schema, migrations, poolSize: config.dbPoolSize });
     this.ownsBus = !deps.bus;
-    const inner = deps.bus ?? createBus({ amqpUrl: config.amqpUrl, logger: this.logger.child({ component: 'bus' }) });
-    this.bus = new InstrumentedBus(inner, this.metrics, deps.queuePrefix ?? '');
+    const ns = config.busNamespace;
+    const inner =
+      deps.bus ??
+      createBus({
+        amqpUrl: config.amqpUrl,
+        logger: this.logger.child({ component: 'bus' }),
+        ...(ns ? { exchange: `polyphony.${ns}`, deadLetterExchange: `polyphony.${ns}.dlx` } : {}),
+      });
+    this.bus = new InstrumentedBus(inner, this.metrics, deps.queuePrefix ?? (ns ? `${ns}.` : ''));
     const http = createServiceHttp({
       service: config.name,
       logger: this.logger,

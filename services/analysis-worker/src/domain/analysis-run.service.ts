@@ -143,18 +143,17 @@ export class AnalysisRunService {
         const mapped = await this.catalogue.mappedProviderIds(server.id, ids);
         const hashes = new Map(batch.map((t) => [t.id, metadataHash(toMessageTrack(t))]));
         const excluded = await this.runs.isExcluded(server.id, ids.filter((id) => !mapped.has(id)), hashes);
+        const toPublish: ProviderTrack[] = [];
         for (const t of batch) {
-          if (mapped.has(t.id)) {
-            c.skippedMapped++;
-            continue;
-          }
-          if (excluded.has(t.id)) {
-            c.failed++;
-            continue;
-          }
-          await this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId, serverId: server.id, track: toMessageTrack(t) } satisfies AnalysisTrackRequested);
-          enqueued++;
+          if (mapped.has(t.id)) c.skippedMapped++;
+          else if (excluded.has(t.id)) c.failed++;
+          else toPublish.push(t);
         }
+        // Publisher confirms cost a broker round trip each: keep a bounded number in flight.
+        for (let p = 0; p < toPublish.length; p += 32) {
+          await Promise.all(toPublish.slice(p, p + 32).map((t) => this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId, serverId: server.id, track: toMessageTrack(t) } satisfies AnalysisTrackRequested)));
+        }
+        enqueued += toPublish.length;
       }
       await this.runs.setEnqueued(taskId, server.id, enqueued);
       if (Date.now() - lastPublish > this.pollMs) {

@@ -1,0 +1,105 @@
+/**
+ * Real-music corpora for the audio benchmarks, taken from Debian data packages (all freely licensed game
+ * soundtracks). A track's group is its soundtrack: tracks composed and produced together for one game share
+ * instrumentation, production and style, which makes the soundtrack a reasonable "sounds alike" label for a
+ * retrieval benchmark, and different soundtracks are clearly different styles:
+ *
+ * | group        | package(s)                                              | style                          | tracks |
+ * |--------------|---------------------------------------------------------|--------------------------------|--------|
+ * | wesnoth      | wesnoth-1.16-music (installed with the project)         | orchestral / folk, acoustic    | 41     |
+ * | drascula     | drascula-music (bench only)                             | 90s adventure-game score       | 31     |
+ * | warzone2100  | warzone2100-music (bench only)                          | electronic / ambient rock      | 30     |
+ * | nexuiz       | nexuiz-music (bench only; Ogg files inside music.pk3)   | techno / industrial electronic | 18     |
+ * | fretsonfire  | fretsonfire-songs-muldjord, -sectoid (bench only)       | metal / rock band mixes        | 8      |
+ * | hedgewars    | hedgewars-data (bench only; Data/Music)                 | light game themes, several composers | 26 |
+ * | mars         | marsshooter-data (bench only; audio/music, Obsidian Shell) | symphonic metal / rock      | 10     |
+ * | asc          | asc-music (bench only)                                  | orchestral-electronic          | 3      |
+ *
+ * Install the bench-only packages with
+ *   apt-get install -y drascula-music warzone2100-music nexuiz-music fretsonfire-songs-muldjord \
+ *     fretsonfire-songs-sectoid hedgewars-data marsshooter-data asc-music
+ * Missing packages are skipped with a warning. Fretsonfire ships stems; only the full mix `song.ogg` is used.
+ * Drascula's per-language folders hold the same files as `audio/`; only `audio/` is used.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+
+/** One benchmark track. */
+export interface CorpusTrack {
+  path: string;
+  /** Soundtrack the track belongs to. */
+  group: string;
+  /** Short unique name, `<group>/<file stem>`. */
+  name: string;
+}
+
+/** Directory with the Wesnoth 1.16 music (Debian package wesnoth-1.16-music). */
+export const WESNOTH_MUSIC_DIR = '/usr/share/games/wesnoth/1.16/data/core/music';
+
+/** Scratch directory of the benchmarks (extracted archives, transcodes). */
+export const BENCH_SCRATCH_DIR = join(tmpdir(), 'polyphony-audio-bench');
+
+function listFiles(dir: string, pattern: RegExp, recursive = false): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const entry of readdirSync(dir).sort()) {
+    const full = join(dir, entry);
+    if (statSync(full).isDirectory()) {
+      if (recursive) out.push(...listFiles(full, pattern, true));
+    } else if (pattern.test(entry)) out.push(full);
+  }
+  return out;
+}
+
+function stem(path: string): string {
+  return basename(path).replace(/\.[^.]+$/, '');
+}
+
+/** The 41 Wesnoth tracks, sorted by file name. */
+export function wesnothTracks(): CorpusTrack[] {
+  return listFiles(WESNOTH_MUSIC_DIR, /\.ogg$/).map((path) => ({ path, group: 'wesnoth', name: `wesnoth/${stem(path)}` }));
+}
+
+/** Extracts nexuiz's music.pk3 (a zip) once into the scratch directory with python3's zipfile. */
+function nexuizTracks(): string[] {
+  const pk3 = '/usr/share/games/nexuiz/data/music.pk3';
+  if (!existsSync(pk3)) return [];
+  const target = join(BENCH_SCRATCH_DIR, 'nexuiz');
+  if (!existsSync(join(target, 'sound', 'cdtracks'))) {
+    mkdirSync(target, { recursive: true });
+    const r = spawnSync('python3', ['-c', 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', pk3, target], { stdio: 'inherit' });
+    if (r.status !== 0) return [];
+  }
+  return listFiles(join(target, 'sound', 'cdtracks'), /\.ogg$/);
+}
+
+/**
+ * All available corpus tracks, grouped by soundtrack, in a fixed order.
+ * @param log receives one line per missing corpus.
+ */
+export function loadCorpus(log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): CorpusTrack[] {
+  const groups: Array<[string, string[]]> = [
+    ['wesnoth', listFiles(WESNOTH_MUSIC_DIR, /\.ogg$/)],
+    ['drascula', listFiles('/usr/share/scummvm/drascula/audio', /\.ogg$/)],
+    ['warzone2100', listFiles('/usr/share/games/warzone2100/music', /\.opus$/, true)],
+    ['nexuiz', nexuizTracks()],
+    ['fretsonfire', listFiles('/usr/share/games/fretsonfire/data/songs', /^song\.ogg$/, true)],
+    ['hedgewars', listFiles('/usr/share/games/hedgewars/Data/Music', /\.ogg$/)],
+    ['mars', listFiles('/usr/share/games/marsshooter/audio/music', /\.ogg$/)],
+    ['asc', listFiles('/usr/share/games/asc/music', /\.mp3$/)],
+  ];
+  const tracks: CorpusTrack[] = [];
+  for (const [group, paths] of groups) {
+    if (paths.length === 0) {
+      log(`corpus ${group}: not installed, skipped`);
+      continue;
+    }
+    for (const path of paths) {
+      const name = group === 'fretsonfire' ? `${group}/${basename(dirname(path))}` : `${group}/${stem(path)}`;
+      tracks.push({ path, group, name });
+    }
+  }
+  return tracks;
+}

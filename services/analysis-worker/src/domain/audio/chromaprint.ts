@@ -1,0 +1,178 @@
+/**
+ * Chromaprint fingerprints through the system `fpcalc` (Debian package libchromaprint-tools) and their
+ * comparison.
+ *
+ * A raw Chromaprint fingerprint is a sequence of 32-bit words, one per ~0.1238 s of audio (the default
+ * algorithm 2 frames 11025 Hz audio with a hop of 4096/3 samples); each bit is the sign of one of 16 learned
+ * filters on the chroma image, 2 bits per filter (L. Lukas, "How does Chromaprint work?", 2011,
+ * https://oxygene.sk/2011/01/how-does-chromaprint-work/). Two prints of the same recording compare by
+ * aligning them and counting equal bits, i.e. 32 minus the popcount of the XOR of aligned words; this is
+ * how AcoustID's server and pg_acoustid's `acoustid_compare` score matches (bit error rate over the
+ * aligned overlap), and what the reference implementation's identity gate uses (best alignment over a
+ * small offset range, minimum overlap, agreement threshold 0.95).
+ */
+import { spawn } from 'node:child_process';
+import { AppError } from '@polyphony/platform';
+
+/** fpcalc could not fingerprint the file. HTTP 422 if surfaced; callers usually store no fingerprint. */
+export class ChromaprintError extends AppError {
+  constructor(
+    readonly filePath: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super('chromaprint_failed', `Cannot fingerprint ${filePath}: ${reason}`, 422, { reason }, options);
+  }
+}
+
+/** A raw Chromaprint fingerprint. */
+export interface Chromaprint {
+  /** Duration fpcalc reports for the whole file, seconds (from the container/decoder, rounded to 0.01 s). */
+  durationSeconds: number;
+  /** Raw fingerprint words (unsigned 32-bit), one per ~0.1238 s of the first `lengthSeconds` of audio. */
+  fingerprint: Uint32Array;
+}
+
+/** Options of {@link computeChromaprint}. */
+export interface ChromaprintOptions {
+  /** Seconds of audio fingerprinted from the start (fpcalc -length). Default 120 (fpcalc's default). */
+  lengthSeconds?: number;
+  /** Kill fpcalc after this long, ms. Default 120000 (the reference implementation's timeout). */
+  timeoutMs?: number;
+  /** fpcalc executable. Default 'fpcalc' on PATH. */
+  fpcalcPath?: string;
+}
+
+/**
+ * Runs `fpcalc -raw -json -length <s> <file>` and parses its output.
+ * fpcalc 1.5 exits with status 3 after "Error decoding audio frame (End of file)" although the print is
+ * complete; any run that printed a well-formed non-empty fingerprint is therefore accepted.
+ * @throws ChromaprintError when fpcalc is missing, times out, or prints no usable fingerprint.
+ */
+export function computeChromaprint(filePath: string, options: ChromaprintOptions = {}): Promise<Chromaprint> {
+  const lengthSeconds = options.lengthSeconds ?? 120;
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const args = ['-raw', '-json', '-length', String(lengthSeconds), filePath];
+  return new Promise<Chromaprint>((resolve, reject) => {
+    const out: Buffer[] = [];
+    let err = '';
+    let settled = false;
+    const child = spawn(options.fpcalcPath ?? 'fpcalc', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const timer = setTimeout(() => {
+      fail(`fpcalc timed out after ${timeoutMs} ms`);
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    function fail(reason: string, cause?: unknown): void {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(new ChromaprintError(filePath, reason, { cause }));
+    }
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => {
+      if (err.length < 4096) err += c.toString('utf8');
+    });
+    child.on('error', (e) => fail(`cannot run fpcalc: ${e.message}`, e));
+    child.on('close', (code) => {
+      if (settled) return;
+      const lastError = err.trim().split('\n').filter(Boolean).pop();
+      let parsed: Chromaprint | undefined;
+      try {
+        parsed = parseFpcalcJson(Buffer.concat(out).toString('utf8'));
+      } catch (e) {
+        fail(lastError ?? `unreadable fpcalc output (exit ${code})`, e);
+        return;
+      }
+      if (parsed.fingerprint.length === 0) {
+        fail(lastError ?? 'empty fingerprint');
+        return;
+      }
+      settled = true;
+      clearTimeout(timer);
+      resolve(parsed);
+    });
+  });
+}
+
+/**
+ * Parses fpcalc's `-raw -json` output `{"duration": 74.08, "fingerprint": [147046359, ...]}`.
+ * @throws Error when the text is not that shape or a word is not an integer in [-2^31, 2^32).
+ */
+export function parseFpcalcJson(text: string): Chromaprint {
+  const value = JSON.parse(text) as { duration?: unknown; fingerprint?: unknown };
+  if (typeof value.duration !== 'number' || !Array.isArray(value.fingerprint)) throw new Error('not an fpcalc -raw -json document');
+  const words = value.fingerprint as unknown[];
+  const fingerprint = new Uint32Array(words.length);
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i];
+    if (typeof w !== 'number' || !Number.isInteger(w) || w < -0x80000000 || w > 0xffffffff) throw new Error(`bad fingerprint word at ${i}`);
+    fingerprint[i] = w >>> 0; // accepts fpcalc -signed output too
+  }
+  return { durationSeconds: value.duration, fingerprint };
+}
+
+/** Number of set bits of a 32-bit word (SWAR popcount, Hacker's Delight 5-1). */
+export function popcount32(x: number): number {
+  let v = x >>> 0;
+  v = v - ((v >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  v = (v + (v >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(v, 0x01010101) >>> 24;
+}
+
+/** Options of {@link chromaprintAlignment} / {@link chromaprintSimilarity}. */
+export interface ChromaprintCompareOptions {
+  /** Largest shift tried in either direction, fingerprint words (1 word ~ 0.124 s). Default 20 (~2.5 s). */
+  maxOffset?: number;
+  /** Fewest overlapping words an offset must have to count. Default 40 (~5 s). */
+  minOverlap?: number;
+}
+
+/** Best alignment of two fingerprints. */
+export interface ChromaprintAlignment {
+  /** Fraction of equal bits over the overlap at the best offset, in [0, 1]. ~0.5 for unrelated audio. */
+  similarity: number;
+  /** Best shift: word i of `a` is compared with word i + offset of `b`. */
+  offset: number;
+  /** Words compared at that offset. */
+  overlap: number;
+}
+
+/**
+ * Tries every shift in [-maxOffset, maxOffset] and keeps the one with the highest fraction of equal bits
+ * (1 - popcount(a[i] XOR b[i+offset]) / 32, averaged over the overlap). Ties keep the smallest |offset|,
+ * then the negative one, so the result is deterministic.
+ * @returns the best alignment, or null when no shift overlaps by at least `minOverlap` words (the check
+ *   abstains, as the reference implementation's identity gate does for short prints).
+ */
+export function chromaprintAlignment(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  options: ChromaprintCompareOptions = {},
+): ChromaprintAlignment | null {
+  const maxOffset = options.maxOffset ?? 20;
+  const minOverlap = options.minOverlap ?? 40;
+  let best: ChromaprintAlignment | null = null;
+  for (let step = 0; step <= 2 * maxOffset; step++) {
+    // 0, -1, +1, -2, +2, ... so ties resolve toward the smallest shift.
+    const offset = step === 0 ? 0 : step % 2 === 1 ? -((step + 1) >> 1) : step >> 1;
+    const startA = Math.max(0, -offset);
+    const endA = Math.min(a.length, b.length - offset);
+    const overlap = endA - startA;
+    if (overlap < minOverlap || overlap <= 0) continue;
+    let differing = 0;
+    for (let i = startA; i < endA; i++) differing += popcount32((a[i]! ^ b[i + offset]!) >>> 0);
+    const similarity = 1 - differing / (32 * overlap);
+    if (best === null || similarity > best.similarity) best = { similarity, offset, overlap };
+  }
+  return best;
+}
+
+/**
+ * Best fraction of matching fingerprint bits over small alignment shifts; see {@link chromaprintAlignment}.
+ * @returns a value in [0, 1] (about 0.5 for unrelated audio, > 0.95 for the same recording in another
+ *   encoding), or null when the prints overlap too little to judge.
+ */
+export function chromaprintSimilarity(a: ArrayLike<number>, b: ArrayLike<number>, options: ChromaprintCompareOptions = {}): number | null {
+  return chromaprintAlignment(a, b, options)?.similarity ?? null;
+}

@@ -1,0 +1,163 @@
+/**
+ * Decoding of any audio file to mono float PCM with the system `ffmpeg`.
+ *
+ * Command: `ffmpeg -nostdin -v error -i <file> -vn -ac 1 -ar <rate> -f f32le -` : ffmpeg downmixes all
+ * channels to one (mean of the channels, as librosa's mono=True and the reference implementation do), resamples
+ * with its default swresample filter, and writes little-endian float32 samples to stdout. The stream is copied
+ * chunk by chunk into a Float32Array that grows by 1.5x, so no list of Buffers is ever concatenated and the
+ * peak memory is about 2.5x the final PCM size at worst.
+ */
+import { spawn } from 'node:child_process';
+import { endianness } from 'node:os';
+import { AppError } from '@polyphony/platform';
+
+/** The file could not be turned into PCM (missing, not audio, corrupt, or no samples). HTTP 422 if surfaced. */
+export class UndecodableAudioError extends AppError {
+  constructor(
+    readonly filePath: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super('undecodable_audio', `Cannot decode audio ${filePath}: ${reason}`, 422, { reason }, options);
+  }
+}
+
+/** Mono PCM. */
+export interface DecodedAudio {
+  /** Mono samples in [-1, 1] (float32, ffmpeg's scaling). May be a view on a larger buffer. */
+  samples: Float32Array;
+  /** Samples per second of `samples`, Hz. */
+  sampleRate: number;
+  /**
+   * Length of the whole decoded stream, seconds (total decoded samples / sampleRate). Never capped: when
+   * `maxStoredSeconds` cut the kept PCM short, this still counts every sample ffmpeg produced.
+   */
+  durationSeconds: number;
+  /** True when `samples` holds only the first `maxStoredSeconds` of the stream. */
+  truncated: boolean;
+}
+
+/** Options of {@link decodeToPcm}. */
+export interface DecodeOptions {
+  /** Output sample rate, Hz. Default 16000 (what the default embedder expects). */
+  sampleRate?: number;
+  /**
+   * Keep at most this many seconds of PCM in memory (the rest is decoded and counted for the duration but
+   * not stored). Default 3600 s (230 MB at 16 kHz); bounds memory on hour-long mixes.
+   */
+  maxStoredSeconds?: number;
+  /** Kill ffmpeg after this long, ms. Default 300000. */
+  timeoutMs?: number;
+  /** ffmpeg executable. Default 'ffmpeg' on PATH. */
+  ffmpegPath?: string;
+}
+
+const INITIAL_CAPACITY_SECONDS = 240;
+const STDERR_LIMIT_BYTES = 4096;
+/** f32le bytes can be viewed as a Float32Array directly only on little-endian hosts. */
+const HOST_IS_LITTLE_ENDIAN = endianness() === 'LE';
+
+/**
+ * Decodes `filePath` to mono float32 PCM at `sampleRate` (default 16 kHz).
+ * @returns samples, sample rate and the full decoded duration in seconds.
+ * @throws UndecodableAudioError when ffmpeg cannot be started, exits non-zero, times out, or yields no samples
+ *   (`reason` carries ffmpeg's last error line or the cause).
+ */
+export function decodeToPcm(filePath: string, options: DecodeOptions = {}): Promise<DecodedAudio> {
+  const sampleRate = options.sampleRate ?? 16000;
+  const maxStoredSeconds = options.maxStoredSeconds ?? 3600;
+  const timeoutMs = options.timeoutMs ?? 300_000;
+  if (!Number.isInteger(sampleRate) || sampleRate < 1000 || sampleRate > 384000) {
+    throw new RangeError(`sampleRate must be an integer in [1000, 384000] Hz, got ${sampleRate}`);
+  }
+  const maxStored = Math.max(1, Math.floor(maxStoredSeconds * sampleRate));
+  const args = ['-nostdin', '-v', 'error', '-i', filePath, '-vn', '-ac', '1', '-ar', String(sampleRate), '-f', 'f32le', '-'];
+
+  return new Promise<DecodedAudio>((resolve, reject) => {
+    let buffer = new Float32Array(Math.min(maxStored, INITIAL_CAPACITY_SECONDS * sampleRate));
+    let stored = 0;
+    let total = 0;
+    // Bytes of a sample split across two chunks.
+    const carry = Buffer.alloc(4);
+    let carryLength = 0;
+    let stderr = '';
+    let settled = false;
+
+    const child = spawn(options.ffmpegPath ?? 'ffmpeg', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const timer = setTimeout(() => {
+      fail(`ffmpeg timed out after ${timeoutMs} ms`);
+      child.kill('SIGKILL');
+    }, timeoutMs);
+
+    function fail(reason: string, cause?: unknown): void {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(new UndecodableAudioError(filePath, reason, { cause }));
+    }
+
+    function push(value: number): void {
+      total++;
+      if (stored >= maxStored) return;
+      if (stored === buffer.length) {
+        const grown = new Float32Array(Math.min(maxStored, Math.ceil(buffer.length * 1.5) + sampleRate));
+        grown.set(buffer);
+        buffer = grown;
+      }
+      buffer[stored++] = value;
+    }
+
+    child.stdout.on('data', (chunk: Buffer) => {
+      let pos = 0;
+      if (carryLength > 0) {
+        while (carryLength < 4 && pos < chunk.length) carry[carryLength++] = chunk[pos++]!;
+        if (carryLength < 4) return;
+        push(carry.readFloatLE(0));
+        carryLength = 0;
+      }
+      const whole = Math.floor((chunk.length - pos) / 4);
+      const needed = stored + whole;
+      if (needed > buffer.length && stored < maxStored) {
+        const grown = new Float32Array(Math.min(maxStored, Math.max(needed, Math.ceil(buffer.length * 1.5))));
+        grown.set(buffer.subarray(0, stored));
+        buffer = grown;
+      }
+      const room = Math.max(0, Math.min(whole, maxStored - stored));
+      if (room > 0) {
+        if (HOST_IS_LITTLE_ENDIAN && (chunk.byteOffset + pos) % 4 === 0) {
+          buffer.set(new Float32Array(chunk.buffer, chunk.byteOffset + pos, room), stored);
+        } else {
+          for (let i = 0; i < room; i++) buffer[stored + i] = chunk.readFloatLE(pos + 4 * i);
+        }
+        stored += room;
+      }
+      total += whole;
+      pos += whole * 4;
+      while (pos < chunk.length) carry[carryLength++] = chunk[pos++]!;
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < STDERR_LIMIT_BYTES) stderr += chunk.toString('utf8');
+    });
+    child.on('error', (err) => fail(`cannot run ffmpeg: ${err.message}`, err));
+    child.on('close', (code, signal) => {
+      if (settled) return;
+      const lastError = stderr.trim().split('\n').filter(Boolean).pop();
+      if (code !== 0) {
+        fail(lastError ?? `ffmpeg exited with ${code ?? signal}`);
+        return;
+      }
+      if (total === 0) {
+        fail(lastError ? `no audio samples (${lastError})` : 'no audio samples');
+        return;
+      }
+      settled = true;
+      clearTimeout(timer);
+      resolve({
+        samples: buffer.subarray(0, stored),
+        sampleRate,
+        durationSeconds: total / sampleRate,
+        truncated: total > stored,
+      });
+    });
+  });
+}
