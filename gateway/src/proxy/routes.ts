@@ -36,7 +36,7 @@ export function isAdminOnly(method: string, path: string): boolean {
 
 /** Paths reachable without authentication while no admin exists (first-run Setup). */
 export function isSetupPath(path: string): boolean {
-  return /^\/api\/(servers|setup|plex|config)(\/|$)/.test(path);
+  return /^\/api\/(servers|setup|plex|config|active_tasks|last_task|status|cancel)(\/|$)/.test(path);
 }
 
 /** Services whose requests carry a resolved `server` (the registry resolves its own ids). */

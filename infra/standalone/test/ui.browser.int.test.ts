@@ -34,6 +34,7 @@ describe('web UI (chromium, full stack)', () => {
   let page: Page;
   let profile: string;
   const auth = { Authorization: `Bearer ${API_TOKEN}` };
+  const scriptErrors: string[] = [];
 
   const sql = async (text: string, params: unknown[] = []) => {
     const c = new Client({ connectionString: db.url });
@@ -56,6 +57,7 @@ describe('web UI (chromium, full stack)', () => {
     context.setDefaultTimeout(10_000);
     page = context.pages()[0] ?? (await context.newPage());
     page.on('dialog', (d) => void d.accept());
+    context.on('weberror', (e) => scriptErrors.push(e.error().message));
   });
   afterAll(async () => {
     await context?.close();
@@ -131,6 +133,27 @@ describe('web UI (chromium, full stack)', () => {
     await shot('dashboard');
   });
 
+  it('When an hour passes on the dashboard, then the Music Server Status is fetched again', async () => {
+    const other = await context.newPage();
+    try {
+      await other.clock.install();
+      await other.goto(url + '/#/');
+      await other.getByRole('heading', { name: 'Music Server Status' }).waitFor();
+      let fetches = 0;
+      other.on('request', (r) => {
+        if (new URL(r.url()).pathname === '/api/servers') fetches++;
+      });
+      await other.clock.runFor('58:00');
+      await other.waitForTimeout(300);
+      expect(fetches).toBe(0);
+      const refetch = other.waitForRequest((r) => new URL(r.url()).pathname === '/api/servers', { timeout: 5000 });
+      await other.clock.runFor('03:00');
+      await refetch;
+    } finally {
+      await other.close();
+    }
+  });
+
   it('When the second server is chosen, then feature calls carry server= and the choice survives a reload; the default sends none', async () => {
     const second = (await servers()).servers.find((s) => s.name === 'Second Navidrome')!;
     await page.getByRole('combobox', { name: 'Music server' }).selectOption(second.id);
@@ -155,6 +178,31 @@ describe('web UI (chromium, full stack)', () => {
     await page.getByRole('heading', { name: /Similar songs/ }).waitFor();
     expect((await search()).searchParams.has('server')).toBe(false);
     await page.getByRole('combobox', { name: 'Music server' }).selectOption(second.id);
+  });
+
+  it('When the other pages are opened, then each shows its tag; Users creates an account only with the current password', async () => {
+    await nav('Song path').click();
+    await page.getByRole('heading', { name: /Song path/ }).waitFor();
+    expect(await page.locator('h1 .tag').textContent()).toBe('PER SERVER');
+    await page.getByRole('searchbox', { name: 'Start song' }).waitFor();
+    await nav('Analysis').click();
+    await page.getByRole('heading', { name: /Analysis/ }).first().waitFor();
+    expect(await page.locator('h1 .tag').textContent()).toBe('CATALOGUE');
+    await page.getByRole('button', { name: 'Start analysis' }).waitFor();
+    await shot('analysis');
+    await nav('Users').click();
+    await page.getByRole('heading', { name: 'Accounts' }).waitFor();
+    expect(await page.locator('h1 .tag').textContent()).toBe('CATALOGUE');
+    await page.getByLabel('Username', { exact: true }).fill('listener');
+    await page.getByLabel('Password', { exact: true }).fill('listener-pw-1');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('alert').filter({ hasText: /current_password/ }).waitFor();
+    await page.getByLabel('Your current password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.locator('tbody tr', { hasText: 'listener' }).waitFor();
+    await shot('users');
+    const users = (await request(url).get('/api/users').set(auth).expect(200)).body.users as Array<{ username: string; role: string }>;
+    expect(users.find((u) => u.username === 'listener')?.role).toBe('user');
   });
 
   it('When Plex is chosen in the add form and the PIN is approved, then the token field is filled', async () => {
@@ -216,10 +264,22 @@ describe('web UI (chromium, full stack)', () => {
     expect(list.map((s) => s.name)).toEqual(['Home Navidrome']);
   });
 
-  it('When the user logs out, then the session is gone and the root sends back to login', async () => {
+  it('When the user logs out, then the session is gone; a plain user then sees only the user pages', async () => {
     await page.getByRole('button', { name: 'Logout' }).click();
     await page.waitForURL('**/login');
     await page.goto(url + '/');
+    await page.waitForURL('**/login');
+    // A plain user sees neither Setup nor Users, and cannot start an analysis.
+    await page.getByLabel('Username').fill('listener');
+    await page.getByLabel('Password').fill('listener-pw-1');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: /Dashboard/ }).waitFor();
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Dashboard', 'Analysis', 'Similar songs', 'Song path']);
+    await nav('Analysis').click();
+    expect(await page.getByRole('button', { name: 'Start analysis' }).isDisabled()).toBe(true);
+    await page.goto(url + '/#/setup');
+    await page.getByText('This page needs the admin role.').waitFor();
+    await page.getByRole('button', { name: 'Logout' }).click();
     await page.waitForURL('**/login');
   });
 
@@ -238,5 +298,9 @@ describe('web UI (chromium, full stack)', () => {
     await nav('Users').waitFor();
     const [{ n }] = await sql(`SELECT count(*)::int AS n FROM auth.service_users WHERE role = 'admin' AND username = 'second-admin'`);
     expect(n).toBe(1);
+  });
+
+  it('When the whole walk-through is done, then no page threw an uncaught script error', () => {
+    expect(scriptErrors).toEqual([]);
   });
 });
