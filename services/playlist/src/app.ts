@@ -1,13 +1,53 @@
-import { ServiceRuntime, type RuntimeDeps } from '@polyphony/platform';
+import { createMediaServerClient } from '@polyphony/media-servers';
+import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
+import { consumeCancelRequests } from './bus/cancel.consumer';
+import { consumeServerDeleted } from './bus/server-deleted.consumer';
 import type { PlaylistConfig } from './config';
+import { ClusteringService, type ClusteringOptions } from './domain/clustering.service';
+import { PlaylistService as InstantPlaylistService } from './domain/playlist.service';
+import type { CataloguePort, MediaClientFactory, RegistryPort } from './domain/ports';
+import { clusteringRoutes } from './http/clustering.routes';
+import { playlistRoutes } from './http/playlist.routes';
+import { cataloguePort, registryPort } from './peers';
+import { ClusteringRunRepository } from './store/clustering-run.repository';
 import { playlistMigrations } from './store/migrations';
+import { PlaylistRepository } from './store/playlist.repository';
 
-export type PlaylistDeps = RuntimeDeps;
+export interface PlaylistDeps extends RuntimeDeps {
+  /** Media-server clients (default: createMediaServerClient with its default timeouts and retries). */
+  clientFactory?: MediaClientFactory;
+  /** Replace the HTTP adapters of the peers (unit tests); default: the registry and catalogue internal APIs. */
+  registry?: RegistryPort;
+  catalogue?: CataloguePort;
+  clustering?: ClusteringOptions;
+}
 
-/** Composition root of the playlist service. */
+/** Composition root of the playlist service: instant playlists, the list of our playlists, clustering. */
 export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
   const rt = new ServiceRuntime(config, playlistMigrations, deps);
+  const repo = new PlaylistRepository(rt.ds);
+  const runs = new ClusteringRunRepository(rt.ds);
+  const registry = deps.registry ?? registryPort(rt.client('registry', 30_000));
+  const catalogue = deps.catalogue ?? cataloguePort(rt.client('catalogue', 120_000));
+  const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
+  const playlists = new InstantPlaylistService(repo, registry, catalogue, clientFactory, rt.logger.child({ component: 'PlaylistService' }));
+  const clustering = new ClusteringService(runs, repo, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ClusteringService' }), rt.metrics, deps.clustering);
+  rt.app.use(playlistRoutes(playlists));
+  rt.app.use(clusteringRoutes(clustering));
   rt.finishRoutes();
-  return { name: 'playlist', runtime: rt, http: rt.app, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
+
+  const consumers: ConsumerHandle[] = [];
+  rt.onStart(async () => {
+    // A run left live by a process that died (no heartbeat for 10 minutes) is marked FAIL.
+    await runs.failStale(600);
+    consumers.push(await consumeCancelRequests(rt.bus, clustering));
+    consumers.push(await consumeServerDeleted(rt.bus, playlists));
+  });
+  rt.onStop(async () => {
+    for (const c of consumers) await c.stop();
+    // A live run stops at its next check and ends REVOKED (playlists written so far stay recorded).
+    await clustering.shutdown();
+  });
+  return { name: 'playlist', runtime: rt, http: rt.app, playlists, clustering, repo, runs, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
 }
 export type PlaylistService = ReturnType<typeof buildPlaylist>;

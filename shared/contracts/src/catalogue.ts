@@ -93,3 +93,77 @@ export const SnapshotTrack = z.object({
 });
 export type SnapshotTrack = z.infer<typeof SnapshotTrack>;
 export const SnapshotPage = z.object({ tracks: z.array(SnapshotTrack), next: z.string().nullable() });
+
+/** Mapping row of a track as GET /internal/tracks/:itemId returns it. */
+export const TrackMappingView = z.object({
+  serverId: z.string(),
+  providerId: z.string(),
+  filePath: z.string().nullable(),
+  artistId: z.string().nullable(),
+  matchTier: z.string(),
+  /** Metadata duration from the server's listing (duration back-fill), seconds. */
+  durationSeconds: z.number().nullable(),
+});
+export type TrackMappingView = z.infer<typeof TrackMappingView>;
+
+/** GET /internal/tracks/:itemId (404 when unknown); also the items of POST /internal/tracks/lookup. */
+export const TrackDetail = z.object({
+  itemId: z.string(),
+  title: z.string(),
+  artist: z.string(),
+  album: z.string().nullable(),
+  albumArtist: z.string().nullable(),
+  year: z.number().nullable(),
+  rating: z.number().nullable(),
+  durationSeconds: z.number().nullable(),
+  filePath: z.string().nullable(),
+  tempo: z.number().nullable(),
+  key: z.string().nullable(),
+  scale: z.string().nullable(),
+  energy: z.number().nullable(),
+  lyrics: z.string().nullable(),
+  embedderVersion: z.string(),
+  /** base64 of little-endian float32[200]; absent in lookups unless asked for. */
+  embedding: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  mappings: z.array(TrackMappingView),
+});
+export type TrackDetail = z.infer<typeof TrackDetail>;
+
+/** POST /internal/tracks/lookup: several tracks at once (unknown ids are absent). */
+export const TrackLookupRequest = z.object({ itemIds: z.array(z.string()).max(5000), includeEmbedding: z.boolean().default(false) });
+export const TrackLookupResponse = z.object({ tracks: z.array(TrackDetail) });
+
+/** POST /internal/durations/backfill: one whole-catalogue listing of a server (never per-id fetches). */
+export const DurationBackfillRequest = z.object({
+  serverId: z.string(),
+  tracks: z.array(z.object({ providerId: z.string(), durationSeconds: z.number() })).max(2_000_000),
+});
+export type DurationBackfillRequest = z.infer<typeof DurationBackfillRequest>;
+export const DurationBackfillResponse = z.object({
+  mappingsUpdated: z.number().int(),
+  scoresFilled: z.number().int(),
+  rejectedEntries: z.number().int(),
+  conflictingItems: z.number().int(),
+});
+export type DurationBackfillResponse = z.infer<typeof DurationBackfillResponse>;
+
+/**
+ * GET /internal/artists/resolve?serverId=&value=: `value` is a provider artist id of the server or an
+ * artist name. Unknown values pass through as the name with providerArtistId null.
+ */
+export const ArtistResolveResponse = z.object({ artistName: z.string(), providerArtistId: z.string().nullable() });
+export type ArtistResolveResponse = z.infer<typeof ArtistResolveResponse>;
+
+/** GET /internal/availability/:serverId/version: the change counter alone (cheap poll for the mask cache). */
+export const AvailabilityVersionResponse = z.object({ serverId: z.string(), version: z.number().int() });
+
+/**
+ * GET /internal/ids/relabel-map?toVersion=<v>&after=<oldId>&limit=<n<=5000>: old id -> new id of the
+ * relabel to scheme version v (written in the relabel's own transaction), keyset-paged by old id.
+ * kind 'merge' = the old song is a copy of the new id's song (drop its vector from an index).
+ */
+export const RelabelMapEntry = z.object({ oldId: z.string(), newId: z.string(), kind: z.enum(['relabel', 'merge', 'unsignable']) });
+export const RelabelMapPage = z.object({ toVersion: z.number().int(), entries: z.array(RelabelMapEntry), next: z.string().nullable() });
+export type RelabelMapPage = z.infer<typeof RelabelMapPage>;

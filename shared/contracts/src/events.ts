@@ -16,6 +16,7 @@ export const RoutingKeys = {
   serverCounted: 'catalogue.server.counted.v1',
   indexRebuildRequested: 'index.rebuild.requested.v1',
   indexRebuilt: 'index.rebuild.completed.v1',
+  idsRelabelled: 'catalogue.ids.relabelled.v1',
 } as const;
 
 export const ServerSavedEvent = z.object({ serverId: z.string(), action: z.enum(['created', 'updated', 'default_changed']) });
@@ -110,3 +111,17 @@ export type IndexRebuilt = z.infer<typeof IndexRebuilt>;
 /** Per-server counts reported by the catalogue after a sweep, analysis or the hourly refresh. */
 export const ServerCountedEvent = z.object({ serverId: z.string(), trackCount: z.number().int().nullable(), matchedCount: z.number().int().nullable() });
 export type ServerCountedEvent = z.infer<typeof ServerCountedEvent>;
+
+/**
+ * The catalogue relabelled its ids to a new scheme version (once, at start). The old -> new map is
+ * at GET /internal/ids/relabel-map?toVersion=<toVersion>; an index repoints its ids from it without
+ * moving vectors, or rebuilds when it cannot.
+ */
+export const IdsRelabelledEvent = z.object({
+  toVersion: z.number().int(),
+  relabelled: z.number().int(),
+  merged: z.number().int(),
+  unsignable: z.number().int(),
+  detachedMappings: z.number().int(),
+});
+export type IdsRelabelledEvent = z.infer<typeof IdsRelabelledEvent>;

@@ -5,3 +5,5 @@ export * from './events';
 export * from './servers';
 export * from './tasks';
 export * from './catalogue';
+export * from './features';
+export * from './playlists';

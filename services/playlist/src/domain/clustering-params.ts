@@ -1,0 +1,54 @@
+import type { ClusteringStartBody } from '@polyphony/contracts';
+
+/** Tunables of one clustering run (validated request values with defaults filled in). */
+export interface ClusteringParams {
+  /** Exact k per server (capped at the server's song count); undefined = automatic. */
+  numClusters?: number;
+  /** Bounds of the automatic k. */
+  minClusters: number;
+  maxClusters: number;
+  /** Songs per playlist, nearest to the centroid first. */
+  maxSongsPerPlaylist: number;
+  /** Clusters with fewer songs make no playlist. */
+  minSongsPerPlaylist: number;
+  /** Keep only the N largest clusters per server; undefined = all. */
+  topN?: number;
+  /** Seed of k-means++ (fixed, so a re-run over the same catalogue gives the same playlists). */
+  seed: number;
+}
+
+/** Default upper bound of the automatic k (reference implementation NUM_CLUSTERS_MAX = 100). */
+export const DEFAULT_MAX_CLUSTERS = 100;
+/** Default lower bound of the automatic k. */
+export const DEFAULT_MIN_CLUSTERS = 2;
+/** Default playlist length cap (the reference's auto-calibration targets at most 200 songs per playlist). */
+export const DEFAULT_MAX_SONGS_PER_PLAYLIST = 200;
+/** Default smallest cluster that becomes a playlist. */
+export const DEFAULT_MIN_SONGS_PER_PLAYLIST = 3;
+/** Fixed k-means++ seed. */
+export const DEFAULT_SEED = 0x5eed;
+
+/** Run parameters from a validated POST /api/clustering/start body (`k` is an alias of `num_clusters`). */
+export function clusteringParams(body: ClusteringStartBody): ClusteringParams {
+  const minClusters = body.num_clusters_min ?? DEFAULT_MIN_CLUSTERS;
+  const maxClusters = Math.max(minClusters, body.num_clusters_max ?? DEFAULT_MAX_CLUSTERS);
+  return {
+    numClusters: body.num_clusters ?? body.k,
+    minClusters,
+    maxClusters,
+    maxSongsPerPlaylist: body.max_songs_per_playlist ?? DEFAULT_MAX_SONGS_PER_PLAYLIST,
+    minSongsPerPlaylist: body.min_songs_per_playlist ?? DEFAULT_MIN_SONGS_PER_PLAYLIST,
+    topN: body.top_n_playlists,
+    seed: DEFAULT_SEED,
+  };
+}
+
+/**
+ * Number of clusters for `n` songs: the requested k, or round(sqrt(n / 2)) (the rule of thumb in
+ * K. V. Mardia, J. T. Kent, J. M. Bibby, "Multivariate Analysis", 1979) clamped to
+ * [minClusters, maxClusters]; never more than n. Requires n >= 1.
+ */
+export function chooseK(n: number, p: Pick<ClusteringParams, 'numClusters' | 'minClusters' | 'maxClusters'>): number {
+  const k = p.numClusters ?? Math.min(p.maxClusters, Math.max(p.minClusters, Math.round(Math.sqrt(n / 2))));
+  return Math.max(1, Math.min(n, k));
+}

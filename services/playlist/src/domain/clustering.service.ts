@@ -1,0 +1,421 @@
+import { randomUUID } from 'node:crypto';
+import { RoutingKeys, type ServerTaskCounts, type TaskState, type TaskUpdatedEvent } from '@polyphony/contracts';
+import { isMediaServerError, type MediaServerClient } from '@polyphony/media-servers';
+import { runWithContext, type Bus, type Logger, type Metrics } from '@polyphony/platform';
+import type { ClusteringRunRecord, ClusteringRunRepository } from '../store/clustering-run.repository';
+import type { PlaylistRepository, WrittenTrack } from '../store/playlist.repository';
+import { profileCluster, uniqueNames, type ClusterProfile } from './cluster-naming';
+import { chooseK, type ClusteringParams } from './clustering-params';
+import { kmeans, KMeansStoppedError, type KMeansOptions } from './kmeans';
+import type { CataloguePort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
+import { decodeEmbedding, normaliseInPlace } from './vectors';
+
+/** Suffix of every playlist a clustering run writes (reference implementation naming). */
+export const AUTOMATIC_SUFFIX = '_automatic';
+/** Task type reported to callers of POST /api/clustering/start (reference implementation name). */
+export const CLUSTERING_TASK_TYPE = 'main_clustering';
+
+export interface ClusteringOptions {
+  /** Least time between two progress snapshots inside a phase, ms (default 500). */
+  progressIntervalMs?: number;
+  /** Catalogue snapshot page size (default 1000). */
+  pageSize?: number;
+  /** k-means tuning (iterations, restarts, training sample). */
+  kmeans?: Pick<KMeansOptions, 'maxIterations' | 'restarts' | 'trainingSample'>;
+}
+
+/** What one server's part of a run did; published in the task's `details.clustering`. */
+export interface ServerClusteringReport {
+  serverId: string;
+  serverName: string;
+  status: 'pending' | 'running' | 'done' | 'skipped' | 'failed' | 'cancelled';
+  /** Songs in the server's availability-scoped set that were clustered. */
+  songs: number;
+  /** Songs mapped on the server left out (no usable embedding, or another embedder version). */
+  songsIgnored: number;
+  clusters: number;
+  playlistsDeleted: number;
+  playlistsCreated: number;
+  tracksWritten: number;
+  /** Cluster members the output mapping no longer found on the server (dropped, never sent). */
+  tracksUnavailable: number;
+  /** Names written (without the suffix). */
+  playlists: string[];
+  error?: string;
+}
+
+/** A song of the server's set, as clustering uses it. */
+interface Song {
+  itemId: string;
+  title: string;
+  artist: string;
+  tempo: number | null;
+  key: string | null;
+  scale: string | null;
+  energy: number | null;
+}
+
+/** A cluster turned into a playlist plan. */
+interface PlannedPlaylist {
+  name: string;
+  profile: ClusterProfile;
+  /** Members nearest to the centroid first, capped at maxSongsPerPlaylist. */
+  members: Song[];
+}
+
+type ServerOutcome = 'done' | 'skipped' | 'cancelled';
+
+/** Mutable state of the run being executed. */
+interface RunView {
+  taskId: string;
+  params: ClusteringParams;
+  counts: ServerTaskCounts[];
+  reports: ServerClusteringReport[];
+  log: string[];
+}
+
+/**
+ * The clustering task (spec: Batch tasks 1-3). One run at a time; it goes over every configured server
+ * in sequence, default first, and completes the whole pipeline for a server before the next begins:
+ * 1. the server's availability-scoped song set: catalogue snapshot songs that have a mapping row on
+ *    that server, with their embeddings (the majority embedder version only, so vectors are comparable);
+ * 2. k-means++ / Lloyd k-means over the unit-normalised embeddings (angular geometry);
+ * 3. each cluster named from its dominant descriptors (tempo band, scale, energy level), no AI naming;
+ * 4. the canonical ids of the members translated by the catalogue's output mapping to the server's
+ *    provider ids (members no longer on the server are dropped, never sent);
+ * 5. this service's previous `_automatic` playlists on that server deleted, found from our own records
+ *    (a user's playlists are never looked at, whatever their name), then the new `<name>_automatic`
+ *    playlists created and recorded.
+ * A server that fails is isolated and reported; the run continues. Progress is published as
+ * `task.status.updated.v1` snapshots with a monotonically increasing seq. Cancel (via
+ * `task.cancel.requested.v1`) stops at the next check: between pages, k-means iterations, servers and
+ * playlists; playlists written so far are kept and recorded.
+ */
+export class ClusteringService {
+  private readonly progressIntervalMs: number;
+  private readonly pageSize: number;
+  private active?: Promise<void>;
+  private activeTaskId?: string;
+
+  constructor(
+    private readonly runs: ClusteringRunRepository,
+    private readonly playlists: PlaylistRepository,
+    private readonly registry: RegistryPort,
+    private readonly catalogue: CataloguePort,
+    private readonly clientFactory: MediaClientFactory,
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+    private readonly metrics?: Metrics,
+    private readonly options: ClusteringOptions = {},
+  ) {
+    this.progressIntervalMs = options.progressIntervalMs ?? 500;
+    this.pageSize = options.pageSize ?? 1000;
+  }
+
+  /**
+   * Starts a run in the background and returns its record at once (the caller answers 202).
+   * @throws ConflictError (409, code task_already_running) while another run is live.
+   */
+  async start(params: ClusteringParams): Promise<ClusteringRunRecord> {
+    const run = await this.runs.create(randomUUID(), { ...params });
+    const view: RunView = { taskId: run.id, params, counts: [], reports: [], log: [] };
+    await this.publish(view, 'NEW', 0, 'Queued');
+    this.activeTaskId = run.id;
+    this.active = runWithContext({ requestId: `clustering-${run.id}` }, () => this.execute(view))
+      .catch((err: unknown) => {
+        this.logger.error('clustering run crashed', { taskId: run.id, err });
+      })
+      .finally(() => {
+        if (this.activeTaskId === run.id) this.activeTaskId = undefined;
+      });
+    return run;
+  }
+
+  /** Process shutdown: asks the live run of this process to stop and waits for it to end (REVOKED). */
+  async shutdown(): Promise<void> {
+    if (this.activeTaskId) await this.runs.requestCancel(this.activeTaskId);
+    await this.active;
+  }
+
+  /** Resolves when the current run (if any) has finished; for tests and graceful shutdown. */
+  async idle(): Promise<void> {
+    await this.active;
+  }
+
+  /** Asks a live run to stop (idempotent; unknown or finished runs are ignored). */
+  async cancel(taskId: string): Promise<void> {
+    await this.runs.requestCancel(taskId);
+  }
+
+  private note(view: RunView, line: string): void {
+    view.log.push(`${new Date().toISOString()} ${line}`);
+    if (view.log.length > 200) view.log.splice(0, view.log.length - 200);
+    this.logger.info('clustering', { taskId: view.taskId, line });
+  }
+
+  /** Saves the snapshot (bumping seq) and publishes it; a bus failure is logged, the next snapshot carries the full state. */
+  private async publish(view: RunView, state: TaskState, progress: number, message: string, finished = false): Promise<void> {
+    const { seq, startedAt } = await this.runs.save({
+      id: view.taskId,
+      state,
+      message,
+      progress,
+      servers: view.counts,
+      details: { clustering: view.reports },
+      log: view.log,
+      finished,
+    });
+    const event: TaskUpdatedEvent = {
+      taskId: view.taskId,
+      type: 'clustering',
+      owner: 'playlist',
+      state,
+      progress: Math.max(0, Math.min(100, progress)),
+      message: message.slice(0, 500),
+      servers: view.counts,
+      log: view.log.slice(-100),
+      details: { task_type: CLUSTERING_TASK_TYPE, clustering: view.reports, params: view.params },
+      startedAt: startedAt.toISOString(),
+      finishedAt: finished ? new Date().toISOString() : undefined,
+      seq,
+    };
+    try {
+      await this.bus.publish(RoutingKeys.taskUpdated, event);
+    } catch (err) {
+      this.logger.warn('task update not published', { taskId: view.taskId, seq, err: (err as Error).message });
+    }
+  }
+
+  private async execute(view: RunView): Promise<void> {
+    let servers: ServerInfo[];
+    try {
+      servers = await this.registry.listServers();
+    } catch (err) {
+      this.note(view, `cannot read the server registry: ${(err as Error).message}`);
+      await this.publish(view, 'FAIL', 0, 'Cannot read the server registry', true);
+      this.metrics?.tasks.inc({ task: 'clustering', outcome: 'FAIL' });
+      return;
+    }
+    // Default first, the others in registry order (Array.prototype.sort is stable).
+    servers = [...servers].sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
+    view.counts = servers.map((s) => ({ serverId: s.id, serverName: s.name, seen: 0, skippedMapped: 0, mappedExisting: 0, analyzed: 0, failed: 0, status: 'pending' }));
+    view.reports = servers.map((s) => ({
+      serverId: s.id,
+      serverName: s.name,
+      status: 'pending',
+      songs: 0,
+      songsIgnored: 0,
+      clusters: 0,
+      playlistsDeleted: 0,
+      playlistsCreated: 0,
+      tracksWritten: 0,
+      tracksUnavailable: 0,
+      playlists: [],
+    }));
+    await this.publish(view, 'RUNNING', 0, servers.length ? `Clustering ${servers.length} server(s)` : 'No servers configured');
+
+    let failed = 0;
+    let cancelled = false;
+    for (let i = 0; i < servers.length && !cancelled; i++) {
+      const server = servers[i]!;
+      const report = view.reports[i]!;
+      const counts = view.counts[i]!;
+      if (await this.runs.isCancelled(view.taskId)) {
+        cancelled = true;
+        break;
+      }
+      report.status = counts.status = 'running';
+      this.note(view, `server ${server.name}: started`);
+      let last = 0;
+      const progress = async (fraction: number, force = false) => {
+        if (!force && Date.now() - last < this.progressIntervalMs) return;
+        last = Date.now();
+        counts.seen = report.songs;
+        await this.publish(view, 'RUNNING', Math.min(99, ((i + Math.min(1, fraction)) / servers.length) * 100), `${server.name}: ${phaseText(report)}`);
+      };
+      await progress(0, true);
+      try {
+        const outcome = await this.clusterServer(view, server, report, progress);
+        report.status = outcome;
+        if (outcome === 'cancelled') cancelled = true;
+      } catch (err) {
+        if (err instanceof KMeansStoppedError) {
+          report.status = 'cancelled';
+          cancelled = true;
+        } else {
+          failed++;
+          report.status = 'failed';
+          report.error = (err as Error).message.slice(0, 300);
+          counts.error = report.error;
+        }
+      }
+      counts.status = report.status;
+      counts.seen = report.songs;
+      this.note(
+        view,
+        `server ${server.name}: ${report.status}${report.error ? ` (${report.error})` : ''}; ${report.songs} songs, ${report.clusters} clusters, ` +
+          `${report.playlistsDeleted} old playlists deleted, ${report.playlistsCreated} created, ${report.tracksWritten} tracks written, ${report.tracksUnavailable} unavailable`,
+      );
+      await progress(1, true);
+    }
+
+    if (cancelled) {
+      this.metrics?.tasks.inc({ task: 'clustering', outcome: 'REVOKED' });
+      await this.publish(view, 'REVOKED', 100, 'Cancelled; playlists written so far are kept', true);
+      return;
+    }
+    const allFailed = servers.length > 0 && failed === servers.length;
+    const state: TaskState = allFailed ? 'FAIL' : 'SUCCESS';
+    const created = view.reports.reduce((a, r) => a + r.playlistsCreated, 0);
+    this.metrics?.tasks.inc({ task: 'clustering', outcome: state });
+    await this.publish(view, state, 100, `${allFailed ? 'All servers failed' : 'Done'}: ${created} playlist(s) created${failed ? `, ${failed} server(s) failed` : ''}`, true);
+  }
+
+  /** The whole pipeline for one server; throws on a server failure (isolated by the caller). */
+  private async clusterServer(view: RunView, server: ServerInfo, report: ServerClusteringReport, progress: (fraction: number, force?: boolean) => Promise<void>): Promise<ServerOutcome> {
+    const { params, taskId } = view;
+    const loaded = await this.loadSongs(taskId, server.id, report);
+    if (loaded === 'cancelled') return 'cancelled';
+    const { songs, vectors, dimensions } = loaded;
+    report.songs = songs.length;
+    await progress(0.1, true);
+    if (songs.length < 2 || songs.length < params.minSongsPerPlaylist) {
+      this.note(view, `server ${server.name}: ${songs.length} song(s) with embeddings, too few to cluster; its playlists are left as they are`);
+      return 'skipped';
+    }
+
+    const k = chooseK(songs.length, params);
+    const maxIterations = this.options.kmeans?.maxIterations ?? 50;
+    const result = await kmeans(vectors, songs.length, dimensions, {
+      k,
+      seed: params.seed,
+      maxIterations,
+      restarts: this.options.kmeans?.restarts,
+      trainingSample: this.options.kmeans?.trainingSample,
+      shouldStop: () => this.runs.isCancelled(taskId),
+      onIteration: ({ restart, iteration }) => {
+        const restarts = this.options.kmeans?.restarts ?? 3;
+        return progress(0.1 + 0.5 * Math.min(1, (restart + iteration / maxIterations) / restarts));
+      },
+    });
+    report.clusters = k;
+
+    const plans = this.plan(songs, result.assignments, result.distances, k, params);
+    await progress(0.65, true);
+
+    // Output mapping, the single translation point: canonical ids -> this server's provider ids.
+    const providerIds = await this.catalogue.mapOutput(server.id, plans.flatMap((p) => p.members.map((s) => s.itemId)));
+    const writes = plans.map((p) => {
+      const tracks: WrittenTrack[] = [];
+      for (const s of p.members) {
+        const providerId = providerIds.get(s.itemId);
+        if (providerId === undefined) report.tracksUnavailable++;
+        else tracks.push({ itemId: s.itemId, providerId, title: s.title, author: s.artist });
+      }
+      return { name: `${p.name}${AUTOMATIC_SUFFIX}`, baseName: p.name, tracks };
+    });
+
+    if (await this.runs.isCancelled(taskId)) return 'cancelled';
+    const client = this.clientFactory(server.connection);
+    // Only playlists recorded as OURS are deleted; user playlists are never listed or matched by name.
+    for (const old of await this.playlists.listByServerAndKind(server.id, 'automatic')) {
+      await deletePlaylistOnServer(client, old.providerPlaylistId);
+      await this.playlists.remove(old.id);
+      report.playlistsDeleted++;
+    }
+    await progress(0.7, true);
+
+    const toWrite = writes.filter((w) => w.tracks.length > 0);
+    for (let j = 0; j < toWrite.length; j++) {
+      if (await this.runs.isCancelled(taskId)) return 'cancelled';
+      const w = toWrite[j]!;
+      const created = await client.createPlaylist(w.name, w.tracks.map((t) => t.providerId));
+      await this.playlists.record({ serverId: server.id, providerPlaylistId: created.id, name: w.name, kind: 'automatic', runId: taskId, tracks: w.tracks });
+      report.playlistsCreated++;
+      report.tracksWritten += w.tracks.length;
+      report.playlists.push(w.baseName);
+      await progress(0.7 + (0.3 * (j + 1)) / toWrite.length);
+    }
+    return 'done';
+  }
+
+  /**
+   * The server's availability-scoped song set from the catalogue snapshot: songs with a mapping row on
+   * the server and a usable embedding of the majority embedder version, sorted by canonical id (so the
+   * clustering is deterministic), packed row-major into one Float32Array of unit vectors.
+   */
+  private async loadSongs(taskId: string, serverId: string, report: ServerClusteringReport): Promise<'cancelled' | { songs: Song[]; vectors: Float32Array; dimensions: number }> {
+    const byVersion = new Map<string, Array<{ song: Song; vector: Float32Array }>>();
+    let mapped = 0;
+    for await (const page of this.catalogue.snapshotPages(this.pageSize)) {
+      if (await this.runs.isCancelled(taskId)) return 'cancelled';
+      for (const t of page) {
+        if (!t.mappings.some((m) => m.serverId === serverId)) continue;
+        mapped++;
+        const vector = decodeEmbedding(t.embedding);
+        if (!vector || !normaliseInPlace(vector)) continue;
+        const key = `${t.embedderVersion}\u0000${vector.length}`;
+        let group = byVersion.get(key);
+        if (!group) byVersion.set(key, (group = []));
+        group.push({
+          song: { itemId: t.itemId, title: t.title, artist: t.artist, tempo: t.tempo, key: t.key, scale: t.scale, energy: t.energy },
+          vector,
+        });
+      }
+    }
+    // Vectors of different embedders are not comparable: keep the largest group (ties: the later version name).
+    let chosen: Array<{ song: Song; vector: Float32Array }> = [];
+    let chosenKey = '';
+    for (const [key, group] of byVersion) {
+      if (group.length > chosen.length || (group.length === chosen.length && key > chosenKey)) {
+        chosen = group;
+        chosenKey = key;
+      }
+    }
+    byVersion.clear();
+    report.songsIgnored = mapped - chosen.length;
+    chosen.sort((a, b) => (a.song.itemId < b.song.itemId ? -1 : a.song.itemId > b.song.itemId ? 1 : 0));
+    const dimensions = chosen[0]?.vector.length ?? 0;
+    const vectors = new Float32Array(chosen.length * dimensions);
+    chosen.forEach((c, i) => vectors.set(c.vector, i * dimensions));
+    return { songs: chosen.map((c) => c.song), vectors, dimensions };
+  }
+
+  /**
+   * Playlist plans from a clustering: clusters below minSongsPerPlaylist are dropped, the rest ordered
+   * by size (largest first, then cluster index), cut to topN, named, and their members ordered nearest
+   * to the centroid first and capped at maxSongsPerPlaylist.
+   */
+  private plan(songs: Song[], assignments: Int32Array, distances: Float64Array, k: number, params: ClusteringParams): PlannedPlaylist[] {
+    const members: number[][] = Array.from({ length: k }, () => []);
+    for (let i = 0; i < songs.length; i++) members[assignments[i]!]!.push(i);
+    let clusters = members
+      .map((idx, c) => ({ c, idx }))
+      .filter((x) => x.idx.length >= params.minSongsPerPlaylist)
+      .sort((a, b) => b.idx.length - a.idx.length || a.c - b.c);
+    if (params.topN !== undefined) clusters = clusters.slice(0, params.topN);
+    const profiles = clusters.map((x) => profileCluster(x.idx.map((i) => songs[i]!)));
+    const names = uniqueNames(profiles);
+    return clusters.map((x, j) => {
+      const ordered = [...x.idx].sort((a, b) => distances[a]! - distances[b]! || a - b).slice(0, params.maxSongsPerPlaylist);
+      return { name: names[j]!, profile: profiles[j]!, members: ordered.map((i) => songs[i]!) };
+    });
+  }
+}
+
+/** Deletes a playlist on its server; one already gone (404 / Subsonic code 70) counts as deleted. */
+async function deletePlaylistOnServer(client: MediaServerClient, providerPlaylistId: string): Promise<void> {
+  try {
+    await client.deletePlaylist(providerPlaylistId);
+  } catch (err) {
+    if (isMediaServerError(err) && err.kind === 'not_found') return;
+    throw err;
+  }
+}
+
+function phaseText(r: ServerClusteringReport): string {
+  if (r.playlistsCreated || r.playlistsDeleted) return `${r.playlistsCreated} playlist(s) created, ${r.playlistsDeleted} old one(s) deleted`;
+  if (r.clusters) return `${r.songs} songs in ${r.clusters} clusters`;
+  if (r.songs) return `${r.songs} songs loaded`;
+  return 'loading songs';
+}

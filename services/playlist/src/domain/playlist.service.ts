@@ -1,0 +1,137 @@
+import { isMediaServerError } from '@polyphony/media-servers';
+import { UpstreamUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
+import type { PlaylistRepository, WrittenTrack } from '../store/playlist.repository';
+import type { CataloguePort, MediaClientFactory, RegistryPort, TrackTitle } from './ports';
+
+/** Suffix of every playlist written by create_playlist (reference implementation naming). */
+export const INSTANT_SUFFIX = '_instant';
+
+/** Outcome of {@link PlaylistService.createInstant}. */
+export interface InstantPlaylistResult {
+  serverId: string;
+  serverName: string;
+  /** The provider's id of the new playlist. */
+  playlistId: string;
+  /** Name as written on the server (`<name>_instant`). */
+  name: string;
+  /** Tracks written, in the caller's order (provider ids of the server). */
+  written: WrittenTrack[];
+  /** The caller's ids that are not on the server (dropped, never sent), in the caller's order. */
+  unavailable: string[];
+}
+
+/** One server's entry of GET /api/playlists. */
+export interface ServerPlaylists {
+  serverId: string;
+  serverName: string;
+  isDefault: boolean;
+  /** Playlist name -> tracks as `{itemId: provider id on that server, title, author}`. */
+  playlists: Record<string, Array<{ itemId: string; title: string; author: string }>>;
+}
+
+/**
+ * Playlists written on demand (spec: Selecting a server at runtime 4-7). Every id is first resolved by
+ * the catalogue's input resolver (a provider id of the selected server becomes its canonical id;
+ * canonical and unknown ids pass through), then the canonical ids are translated by the output mapping
+ * to the selected server's provider ids. Ids with no mapping on that server are dropped and counted,
+ * never sent with a foreign id. The playlist is created on that server and recorded as ours.
+ */
+export class PlaylistService {
+  constructor(
+    private readonly repo: PlaylistRepository,
+    private readonly registry: RegistryPort,
+    private readonly catalogue: CataloguePort,
+    private readonly clientFactory: MediaClientFactory,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Creates `<name>_instant` on the selected server with the given tracks (duplicates of one song kept once).
+   * @param serverId the gateway-resolved server; undefined when no server is configured.
+   * @throws ValidationError (400) without a server, for an unknown server, or when no track is on it.
+   * @throws UpstreamUnavailableError (502) when the media server fails or answers without a playlist id.
+   */
+  async createInstant(serverId: string | undefined, name: string, ids: readonly string[]): Promise<InstantPlaylistResult> {
+    if (!serverId) throw new ValidationError('No media server is configured');
+    const server = await this.registry.getServer(serverId);
+    if (!server) throw new ValidationError('Invalid server selection.');
+    const canonical = await this.catalogue.resolveInput(server.id, ids);
+    const firstInput = new Map<string, string>();
+    canonical.forEach((c, i) => {
+      if (!firstInput.has(c)) firstInput.set(c, ids[i]!);
+    });
+    const toProvider = await this.catalogue.mapOutput(server.id, [...firstInput.keys()]);
+    const written: WrittenTrack[] = [];
+    const unavailable: string[] = [];
+    for (const [itemId, input] of firstInput) {
+      const providerId = toProvider.get(itemId);
+      if (providerId === undefined) unavailable.push(input);
+      else written.push({ itemId, providerId });
+    }
+    if (written.length === 0) throw new ValidationError(`None of the ${firstInput.size} track(s) is available on server "${server.name}"`);
+
+    const fullName = `${name}${INSTANT_SUFFIX}`;
+    let playlistId: string;
+    try {
+      const created = await this.clientFactory(server.connection).createPlaylist(fullName, written.map((t) => t.providerId));
+      playlistId = created.id;
+    } catch (err) {
+      const reason = isMediaServerError(err) || err instanceof TypeError ? err.message : 'unexpected error';
+      throw new UpstreamUnavailableError(`Media server "${server.name}" did not create the playlist: ${reason}`, 502, { cause: err });
+    }
+    if (!playlistId) throw new UpstreamUnavailableError(`Media server "${server.name}" returned no playlist id`, 502);
+
+    const titles = await this.titlesOrEmpty(written.map((t) => t.itemId));
+    for (const t of written) {
+      const known = titles.get(t.itemId);
+      t.title = known?.title ?? null;
+      t.author = known?.author ?? null;
+    }
+    await this.repo.record({ serverId: server.id, providerPlaylistId: playlistId, name: fullName, kind: 'instant', tracks: written });
+    this.logger.info('instant playlist created', { serverId: server.id, playlistId, tracks: written.length, unavailable: unavailable.length });
+    return { serverId: server.id, serverName: server.name, playlistId, name: fullName, written, unavailable };
+  }
+
+  /**
+   * The playlists this service wrote, per configured server (default first, then registry order).
+   * Track ids are the provider ids written to that server; titles come from the catalogue, falling
+   * back to those recorded at write time when the lookup is unavailable. Two of our playlists with
+   * the same name on one server are listed as `name`, `name (2)`, ... oldest first.
+   */
+  async listWritten(): Promise<ServerPlaylists[]> {
+    const servers = [...(await this.registry.listServers())].sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
+    const records = await this.repo.listWithTracks();
+    const titles = await this.titlesOrEmpty(records.flatMap((p) => p.tracks.map((t) => t.itemId)));
+    return servers.map((s) => {
+      // A Map, then own properties only: a name such as `__proto__` or `constructor` stays an ordinary key.
+      const playlists = new Map<string, ServerPlaylists['playlists'][string]>();
+      for (const p of records.filter((r) => r.serverId === s.id)) {
+        let key = p.name;
+        for (let i = 2; playlists.has(key); i++) key = `${p.name} (${i})`;
+        playlists.set(
+          key,
+          p.tracks.map((t) => {
+            const fresh = titles.get(t.itemId);
+            return { itemId: t.providerId, title: fresh?.title ?? t.title ?? '', author: fresh?.author ?? t.author ?? '' };
+          }),
+        );
+      }
+      return { serverId: s.id, serverName: s.name, isDefault: s.isDefault, playlists: Object.fromEntries(playlists) };
+    });
+  }
+
+  /** Forgets our records of a server deleted from the registry (its playlists went with it). */
+  async forgetServer(serverId: string): Promise<number> {
+    return this.repo.removeServer(serverId);
+  }
+
+  private async titlesOrEmpty(itemIds: string[]): Promise<Map<string, TrackTitle>> {
+    if (itemIds.length === 0) return new Map();
+    try {
+      return await this.catalogue.lookupTitles(itemIds);
+    } catch (err) {
+      this.logger.warn('track titles unavailable from the catalogue', { err: (err as Error).message });
+      return new Map();
+    }
+  }
+}

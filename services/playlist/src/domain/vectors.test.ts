@@ -1,0 +1,25 @@
+import { decodeEmbedding, normaliseInPlace } from './vectors';
+
+const b64 = (values: number[]) => Buffer.from(new Float32Array(values).buffer).toString('base64');
+
+describe('embedding vectors', () => {
+  it('When base64 little-endian float32 is decoded, then the values come back', () => {
+    expect([...decodeEmbedding(b64([1.5, -2, 0.25]))!]).toEqual([1.5, -2, 0.25]);
+  });
+
+  it('When the value is empty, misaligned or holds NaN, then it is refused', () => {
+    expect(decodeEmbedding('')).toBeUndefined();
+    expect(decodeEmbedding(Buffer.from([1, 2, 3]).toString('base64'))).toBeUndefined();
+    expect(decodeEmbedding(b64([1, Number.NaN]))).toBeUndefined();
+  });
+
+  it('When normalised, then the length is 1; a zero vector is refused unchanged', () => {
+    const v = new Float32Array([3, 4]);
+    expect(normaliseInPlace(v)).toBe(true);
+    expect(v[0]).toBeCloseTo(0.6, 6);
+    expect(v[1]).toBeCloseTo(0.8, 6);
+    const z = new Float32Array(3);
+    expect(normaliseInPlace(z)).toBe(false);
+    expect([...z]).toEqual([0, 0, 0]);
+  });
+});

@@ -1,0 +1,57 @@
+import { Router } from 'express';
+import { playlistRoutes as defs, type CreatePlaylistResponse, type PlaylistsResponse } from '@polyphony/contracts';
+import { asyncRoute, parseOrThrow } from '@polyphony/platform';
+import type { InstantPlaylistResult, PlaylistService, ServerPlaylists } from '../domain/playlist.service';
+
+/** 201 body of POST /api/create_playlist (reference shape plus the unavailable ids). */
+export function toCreateDto(r: InstantPlaylistResult): CreatePlaylistResponse {
+  const dropped = r.unavailable.length;
+  return {
+    message: `Playlist "${r.name}" created on ${r.serverName} with ${r.written.length} track(s)${dropped ? `; ${dropped} not available on that server were skipped` : ''}`,
+    playlist_id: r.playlistId,
+    playlist_name: r.name,
+    server_id: r.serverId,
+    mapped: r.written.length,
+    skipped: dropped,
+    unavailable: dropped,
+    unavailable_ids: r.unavailable,
+  };
+}
+
+/** Body of GET /api/playlists (reference shape). */
+export function toPlaylistsDto(servers: ServerPlaylists[]): PlaylistsResponse {
+  return {
+    multi_server: true,
+    servers: servers.map((s) => ({
+      server_id: s.serverId,
+      server_name: s.serverName,
+      is_default: s.isDefault,
+      playlists: Object.fromEntries(Object.entries(s.playlists).map(([name, tracks]) => [name, tracks.map((t) => ({ item_id: t.itemId, title: t.title, author: t.author }))])),
+    })),
+  };
+}
+
+/**
+ * POST /api/create_playlist (any authenticated caller; the selected server is the gateway-resolved
+ * `identity.serverId`) -> 201; 400 for a malformed body, no server, or no track on the server; 502 when
+ * the media server fails. GET /api/playlists -> the playlists this service wrote, per server.
+ */
+export function playlistRoutes(service: PlaylistService): Router {
+  const r = Router();
+  r.post(
+    defs.createPlaylist.path,
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(defs.createPlaylist.body, req.body ?? {}, 'playlist request');
+      const ids = (body.track_ids ?? body.item_ids)!;
+      const result = await service.createInstant(req.identity?.serverId, body.playlist_name, ids);
+      res.status(201).json(toCreateDto(result));
+    }),
+  );
+  r.get(
+    defs.playlists.path,
+    asyncRoute(async (_req, res) => {
+      res.json(toPlaylistsDto(await service.listWritten()));
+    }),
+  );
+  return r;
+}

@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { queryRows } from '@polyphony/platform';
+
+/** instant: written by POST /api/create_playlist; automatic: written by a clustering run. */
+export type PlaylistKind = 'instant' | 'automatic';
+
+/** One track of a playlist we wrote: the canonical id and the provider id actually sent to the server. */
+export interface WrittenTrack {
+  itemId: string;
+  providerId: string;
+  /** Title/artist known at write time (null when unknown); refreshed from the catalogue on read. */
+  title?: string | null;
+  author?: string | null;
+}
+
+/** A playlist this service wrote on a media server. */
+export interface WrittenPlaylist {
+  id: string;
+  serverId: string;
+  providerPlaylistId: string;
+  /** Name as written on the server, suffix included (`Mix_instant`, `Fast_Major_High_automatic`). */
+  name: string;
+  kind: PlaylistKind;
+  runId: string | null;
+  trackCount: number;
+  createdAt: Date;
+}
+
+export interface WrittenPlaylistWithTracks extends WrittenPlaylist {
+  tracks: Array<{ itemId: string; providerId: string; title: string | null; author: string | null }>;
+}
+
+interface PlaylistRow {
+  id: string;
+  server_id: string;
+  provider_playlist_id: string;
+  name: string;
+  kind: PlaylistKind;
+  run_id: string | null;
+  track_count: number;
+  created_at: Date;
+}
+const toPlaylist = (r: PlaylistRow): WrittenPlaylist => ({
+  id: r.id,
+  serverId: r.server_id,
+  providerPlaylistId: r.provider_playlist_id,
+  name: r.name,
+  kind: r.kind,
+  runId: r.run_id,
+  trackCount: r.track_count,
+  createdAt: r.created_at,
+});
+
+/**
+ * Records of the playlists this service wrote (playlist.playlists + playlist.playlist_tracks). The
+ * only source used to decide what may be deleted on a server: names on the server are never scanned.
+ */
+export class PlaylistRepository {
+  constructor(private readonly ds: DataSource) {}
+
+  /**
+   * Records a playlist just created on a server, with its tracks in order, in one transaction. A stale
+   * record with the same provider playlist id on that server (the server reused an id after the playlist
+   * was deleted outside this service) is replaced.
+   */
+  async record(p: { serverId: string; providerPlaylistId: string; name: string; kind: PlaylistKind; runId?: string; tracks: WrittenTrack[] }): Promise<WrittenPlaylist> {
+    return this.ds.transaction(async (m) => {
+      await m.query(`DELETE FROM playlist.playlists WHERE server_id = $1 AND provider_playlist_id = $2`, [p.serverId, p.providerPlaylistId]);
+      const rows: PlaylistRow[] = await m.query(
+        `INSERT INTO playlist.playlists (id, server_id, provider_playlist_id, name, kind, run_id, track_count)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+        [randomUUID(), p.serverId, p.providerPlaylistId, p.name, p.kind, p.runId ?? null, p.tracks.length],
+      );
+      const row = rows[0]!;
+      if (p.tracks.length) {
+        // One statement for all tracks: parallel arrays unnested WITH ORDINALITY give the positions.
+        await m.query(
+          `INSERT INTO playlist.playlist_tracks (playlist_id, position, item_id, provider_id, title, author)
+           SELECT $1, t.ord - 1, t.item_id, t.provider_id, t.title, t.author
+             FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(item_id, provider_id, title, author, ord)`,
+          [row.id, p.tracks.map((t) => t.itemId), p.tracks.map((t) => t.providerId), p.tracks.map((t) => t.title ?? null), p.tracks.map((t) => t.author ?? null)],
+        );
+      }
+      return toPlaylist(row);
+    });
+  }
+
+  /** Our playlists of one kind on one server, oldest first. */
+  async listByServerAndKind(serverId: string, kind: PlaylistKind): Promise<WrittenPlaylist[]> {
+    const rows: PlaylistRow[] = await this.ds.query(`SELECT * FROM playlist.playlists WHERE server_id = $1 AND kind = $2 ORDER BY created_at, id`, [serverId, kind]);
+    return rows.map(toPlaylist);
+  }
+
+  /** Forgets one record (after the playlist was deleted on its server). Returns false when it did not exist. */
+  async remove(id: string): Promise<boolean> {
+    const rows = await queryRows(this.ds, `DELETE FROM playlist.playlists WHERE id = $1 RETURNING id`, [id]);
+    return rows.length > 0;
+  }
+
+  /** Forgets every record of a server (the server was deleted from the registry). Returns the count removed. */
+  async removeServer(serverId: string): Promise<number> {
+    const rows = await queryRows(this.ds, `DELETE FROM playlist.playlists WHERE server_id = $1 RETURNING id`, [serverId]);
+    return rows.length;
+  }
+
+  /** Every playlist we wrote with its tracks in order; playlists oldest first. */
+  async listWithTracks(): Promise<WrittenPlaylistWithTracks[]> {
+    const playlists: PlaylistRow[] = await this.ds.query(`SELECT * FROM playlist.playlists ORDER BY created_at, id`);
+    if (playlists.length === 0) return [];
+    const tracks: Array<{ playlist_id: string; item_id: string; provider_id: string; title: string | null; author: string | null }> = await this.ds.query(
+      `SELECT playlist_id, item_id, provider_id, title, author FROM playlist.playlist_tracks ORDER BY playlist_id, position`,
+    );
+    const byPlaylist = new Map<string, WrittenPlaylistWithTracks['tracks']>();
+    for (const t of tracks) {
+      let list = byPlaylist.get(t.playlist_id);
+      if (!list) byPlaylist.set(t.playlist_id, (list = []));
+      list.push({ itemId: t.item_id, providerId: t.provider_id, title: t.title, author: t.author });
+    }
+    return playlists.map((r) => ({ ...toPlaylist(r), tracks: byPlaylist.get(r.id) ?? [] }));
+  }
+}

@@ -1,0 +1,317 @@
+import { defineRoute } from './openapi';
+import { z } from './zod';
+
+/**
+ * Public API of the index service: similarity, path, alchemy, artists, fingerprint, search, map,
+ * sync and the external endpoints (reference-implementation.md section 3; plugin-calls.md).
+ *
+ * Rules every schema here follows, because existing plugins depend on them:
+ * - query schemas are `.passthrough()`: unknown parameters (`count`, `mood_pct`, `ef_search`,
+ *   `server`, ...) are accepted and ignored;
+ * - ids are JSON strings; `distance` is always a number;
+ * - list endpoints answer a bare JSON array.
+ * The optional `server` parameter is resolved by the gateway; services never read it.
+ */
+
+/** Empty strings in a query mean "absent". */
+const blankToUndefined = (v: unknown): unknown => (v === '' ? undefined : v);
+
+/** Optional integer query parameter in [min, max] (decimal text). */
+export function intParam(min: number, max: number) {
+  return z.preprocess(blankToUndefined, z.coerce.number().int().min(min).max(max).optional());
+}
+
+/** Optional number query/body parameter in [min, max]. */
+export function numberParam(min: number, max: number) {
+  return z.preprocess(blankToUndefined, z.coerce.number().min(min).max(max).optional());
+}
+
+/** Optional boolean query parameter: true/false, 1/0, yes/no, on/off (any case), or a JSON boolean. */
+export const boolParam = z.preprocess((v) => {
+  if (v === '' || v === undefined) return undefined;
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'number') return v !== 0;
+  if (typeof v === 'string') {
+    const s = v.trim().toLowerCase();
+    if (['true', '1', 'yes', 'on'].includes(s)) return true;
+    if (['false', '0', 'no', 'off'].includes(s)) return false;
+  }
+  return v;
+}, z.boolean().optional());
+
+/** Optional non-empty string parameter (max 1000 characters); numbers are turned into strings. */
+const textParam = z.preprocess((v) => (v === '' ? undefined : typeof v === 'number' ? String(v) : v), z.string().max(1000).optional());
+
+/** A track id as callers send it: provider id of the selected server or canonical id; numbers accepted. */
+const IdValue = z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().min(1).max(500));
+
+/** One track of a result list (plugin shape: `author` is the track artist). */
+export const TrackRowDto = z
+  .object({
+    item_id: z.string(),
+    title: z.string().nullable(),
+    author: z.string().nullable(),
+    album: z.string().nullable(),
+    album_artist: z.string().nullable(),
+    /** Cosine distance `1 - cos` to the query, in [0, 2]; never null. */
+    distance: z.number(),
+  })
+  .openapi('TrackRow');
+export type TrackRowDto = z.infer<typeof TrackRowDto>;
+
+/** A search hit (no distance). */
+export const SearchRowDto = z
+  .object({ item_id: z.string(), title: z.string().nullable(), author: z.string().nullable(), album: z.string().nullable(), album_artist: z.string().nullable() })
+  .openapi('SearchRow');
+export type SearchRowDto = z.infer<typeof SearchRowDto>;
+
+export const SimilarTracksQuery = z
+  .object({
+    item_id: textParam,
+    title: textParam,
+    artist: textParam,
+    /** Results wanted, 1-1000 (Jellyfin asks n=199), default 10. */
+    n: intParam(1, 1000),
+    /** Drop songs with the same title and artist as the seed or an earlier result (default true). */
+    eliminate_duplicates: boolParam,
+    /** At most this many songs per artist, 0 = unlimited (default 3). */
+    max_songs_per_artist: intParam(0, 1000),
+    /** Accepted for compatibility; results are always ordered by distance. */
+    radius_similarity: boolParam,
+  })
+  .passthrough();
+export type SimilarTracksQuery = z.infer<typeof SimilarTracksQuery>;
+
+export const FindPathQuery = z
+  .object({
+    start_song_id: IdValue,
+    end_song_id: IdValue,
+    /** Songs in the path including start and end, 2-200, default 25. */
+    max_steps: intParam(2, 200),
+  })
+  .passthrough();
+export type FindPathQuery = z.infer<typeof FindPathQuery>;
+
+export const FindPathResponse = z.object({ path: z.array(TrackRowDto), total_distance: z.number() }).openapi('FindPathResponse');
+export type FindPathResponse = z.infer<typeof FindPathResponse>;
+
+export const AlchemyItem = z
+  .object({
+    id: IdValue,
+    op: z.preprocess((v) => (typeof v === 'string' ? v.toUpperCase() : v), z.enum(['ADD', 'SUBTRACT'])),
+    type: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(['song', 'artist']).default('song')),
+  })
+  .passthrough();
+export type AlchemyItem = z.infer<typeof AlchemyItem>;
+
+export const AlchemyBody = z
+  .object({
+    items: z.array(AlchemyItem).min(1).max(1000),
+    /** Results wanted, 1-500, default 100. */
+    n: intParam(1, 500),
+    /** Softmax temperature over -distance; 0 = deterministic top-n. Default 1. */
+    temperature: numberParam(0, 100),
+    /** Cosine distance around each SUBTRACT song inside which results are dropped, default 0.2. */
+    subtract_distance: numberParam(0, 2),
+    /** Seed of the temperature sampling (default: random). */
+    seed: intParam(0, 2 ** 32 - 1),
+  })
+  .passthrough();
+export type AlchemyBody = z.infer<typeof AlchemyBody>;
+
+export const AlchemyPointDto = z.object({
+  item_id: z.string(),
+  type: z.enum(['song', 'artist']),
+  title: z.string().nullable(),
+  author: z.string().nullable(),
+  embedding_2d: z.tuple([z.number(), z.number()]),
+});
+export const AlchemyResponse = z
+  .object({
+    results: z.array(TrackRowDto.extend({ embedding_2d: z.tuple([z.number(), z.number()]).optional() })),
+    /** Candidates dropped for being within `subtract_distance` of a SUBTRACT item (at most 100 listed). */
+    filtered_out: z.array(TrackRowDto),
+    add_points: z.array(AlchemyPointDto),
+    sub_points: z.array(AlchemyPointDto),
+    centroid_2d: z.tuple([z.number(), z.number()]).nullable(),
+    /** Ids that matched nothing in the index (ignored). */
+    unresolved: z.array(z.string()),
+  })
+  .openapi('AlchemyResponse');
+export type AlchemyResponse = z.infer<typeof AlchemyResponse>;
+
+export const SimilarArtistsQuery = z
+  .object({
+    /** Artist name, or a provider artist id of the selected server (the Navidrome plugin sends its id here). */
+    artist: textParam,
+    /** Provider artist id of the selected server. */
+    artist_id: textParam,
+    n: intParam(1, 200),
+    include_component_matches: boolParam,
+  })
+  .passthrough();
+export type SimilarArtistsQuery = z.infer<typeof SimilarArtistsQuery>;
+
+const RepresentativeSong = z.object({ item_id: z.string(), title: z.string().nullable() });
+export const ComponentMatchDto = z.object({
+  artist1_representative_songs: z.array(RepresentativeSong),
+  artist2_representative_songs: z.array(RepresentativeSong),
+  /** Bhattacharyya distance between the two matched mixture components. */
+  distance: z.number(),
+});
+export const SimilarArtistDto = z
+  .object({
+    artist: z.string(),
+    /** Provider artist id on the selected server; null when the server gave none. */
+    artist_id: z.string().nullable(),
+    divergence: z.number(),
+    component_matches: z.array(ComponentMatchDto).optional(),
+  })
+  .openapi('SimilarArtist');
+export type SimilarArtistDto = z.infer<typeof SimilarArtistDto>;
+
+export const FingerprintParams = z
+  .object({
+    /** Results wanted including the seeds, 1-1000, default 100. */
+    n: intParam(1, 1000),
+    jellyfin_user_identifier: textParam,
+    jellyfin_token: textParam,
+    navidrome_user: textParam,
+    navidrome_password: textParam,
+  })
+  .passthrough();
+export type FingerprintParams = z.infer<typeof FingerprintParams>;
+
+export const SearchTracksQuery = z
+  .object({
+    search_query: textParam,
+    /** Legacy parameters (Jellyfin, Lyrion); combined into one query. */
+    title: textParam,
+    artist: textParam,
+    album: textParam,
+    start: intParam(0, 1_000_000),
+    end: intParam(0, 1_000_000),
+    /** Page size, 1-500, default 20. */
+    limit: intParam(1, 500),
+  })
+  .passthrough();
+export type SearchTracksQuery = z.infer<typeof SearchTracksQuery>;
+
+export const MapQuery = z
+  .object({
+    percent: z.preprocess(blankToUndefined, z.coerce.number().refine((p) => [25, 50, 75, 100].includes(p), 'percent must be 25, 50, 75 or 100').optional()),
+    n: intParam(1, 10_000_000),
+  })
+  .passthrough();
+export type MapQuery = z.infer<typeof MapQuery>;
+
+export const MapResponse = z
+  .object({
+    items: z.array(z.object({ item_id: z.string(), title: z.string().nullable(), author: z.string().nullable(), embedding_2d: z.tuple([z.number(), z.number()]) })),
+    projection: z.literal('pca'),
+  })
+  .openapi('MapResponse');
+export type MapResponse = z.infer<typeof MapResponse>;
+
+export const SyncQuery = z
+  .object({
+    /** Comma-separated ids of the selected server (at most 500). */
+    ids: z.preprocess(blankToUndefined, z.string().max(100_000).optional()),
+    after: textParam,
+    next_page: textParam,
+    /** Page size: at most 500 (1000 with fields=index), default 500. */
+    limit: intParam(1, 1000),
+    fields: textParam,
+    include_embeddings: boolParam,
+  })
+  .passthrough();
+export type SyncQuery = z.infer<typeof SyncQuery>;
+
+export const SyncTrackDto = z
+  .object({
+    id: z.string(),
+    fp: z.string(),
+    title: z.string().optional(),
+    artist: z.string().optional(),
+    album: z.string().nullable().optional(),
+    album_artist: z.string().nullable().optional(),
+    year: z.number().nullable().optional(),
+    rating: z.number().nullable().optional(),
+    duration: z.number().nullable().optional(),
+    tempo: z.number().nullable().optional(),
+    key: z.string().nullable().optional(),
+    scale: z.string().nullable().optional(),
+    energy: z.number().nullable().optional(),
+    umap_x: z.number().nullable().optional(),
+    umap_y: z.number().nullable().optional(),
+    /** base64 of little-endian float32[200]. */
+    embedding: z.string().optional(),
+  })
+  .openapi('SyncTrack');
+export const SyncResponse = z
+  .object({
+    tracks: z.array(SyncTrackDto),
+    total_tracks: z.number().int(),
+    provider_type: z.string().nullable(),
+    has_more: z.boolean(),
+    next_page: z.string().nullable(),
+  })
+  .openapi('SyncResponse');
+export type SyncResponse = z.infer<typeof SyncResponse>;
+
+export const ExternalIdQuery = z.object({ id: IdValue }).passthrough();
+export const ItemIdQuery = z.object({ item_id: IdValue }).passthrough();
+
+export const ScoreDto = z
+  .object({
+    item_id: z.string(),
+    title: z.string().nullable(),
+    author: z.string().nullable(),
+    album: z.string().nullable(),
+    album_artist: z.string().nullable(),
+    year: z.number().nullable(),
+    rating: z.number().nullable(),
+    duration: z.number().nullable(),
+    tempo: z.number().nullable(),
+    key: z.string().nullable(),
+    scale: z.string().nullable(),
+    energy: z.number().nullable(),
+  })
+  .openapi('Score');
+export type ScoreDto = z.infer<typeof ScoreDto>;
+
+export const EmbeddingDto = z.object({ item_id: z.string(), embedding: z.array(z.number()) }).openapi('Embedding');
+export const MaxDistanceDto = z.object({ max_distance: z.number(), farthest_item_id: z.string().nullable() }).openapi('MaxDistance');
+
+export const IndexRebuildAccepted = z.object({ task_id: z.string(), task_type: z.literal('index_build'), status: z.string(), coalesced: z.boolean() }).openapi('IndexRebuildAccepted');
+export const IndexStatusDto = z
+  .object({
+    generation: z.number().int(),
+    items: z.number().int(),
+    nlist: z.number().int(),
+    dim: z.number().int(),
+    built_at: z.string().nullable(),
+    building: z.boolean(),
+    task_id: z.string().nullable(),
+  })
+  .openapi('IndexStatus');
+
+const tags = ['similarity'];
+export const featureRoutes = {
+  similarTracks: defineRoute({ method: 'get', path: '/api/similar_tracks', summary: 'Songs nearest to a seed (by id, or title + artist), available on the selected server', tags, access: 'user', query: SimilarTracksQuery, response: z.array(TrackRowDto) }),
+  findPath: defineRoute({ method: 'get', path: '/api/find_path', summary: 'A path of songs between two songs through the embedding space', tags, access: 'user', query: FindPathQuery, response: FindPathResponse }),
+  alchemy: defineRoute({ method: 'post', path: '/api/alchemy', summary: 'Songs near the centroid of ADD items and away from SUBTRACT items', tags, access: 'user', body: AlchemyBody, response: AlchemyResponse }),
+  similarArtists: defineRoute({ method: 'get', path: '/api/similar_artists', summary: 'Artists ranked by the divergence between their song-embedding mixtures', tags, access: 'user', query: SimilarArtistsQuery, response: z.array(SimilarArtistDto) }),
+  fingerprintGet: defineRoute({ method: 'get', path: '/api/sonic_fingerprint/generate', summary: "Songs near the recency-weighted centroid of the selected server's listening history, seeds first", tags, access: 'user', query: FingerprintParams, response: z.array(TrackRowDto) }),
+  fingerprintPost: defineRoute({ method: 'post', path: '/api/sonic_fingerprint/generate', summary: 'Same as the GET form, parameters in the JSON body', tags, access: 'user', body: FingerprintParams, response: z.array(TrackRowDto) }),
+  searchTracks: defineRoute({ method: 'get', path: '/api/search_tracks', summary: 'Accent- and case-insensitive track search (title 3, artist 2, album 1)', tags: ['search'], access: 'user', query: SearchTracksQuery, response: z.array(SearchRowDto) }),
+  externalSearch: defineRoute({ method: 'get', path: '/external/search', summary: 'Same as /api/search_tracks', tags: ['external'], access: 'user', query: SearchTracksQuery, response: z.array(SearchRowDto) }),
+  map: defineRoute({ method: 'get', path: '/api/map', summary: '2-D PCA projection of the catalogue, filtered to the selected server', tags, access: 'user', query: MapQuery, response: MapResponse }),
+  sync: defineRoute({ method: 'get', path: '/api/sync', summary: "Tracks of the selected server under its own ids, paged", tags: ['external'], access: 'user', query: SyncQuery, response: SyncResponse }),
+  getScore: defineRoute({ method: 'get', path: '/external/get_score', summary: "Analysis row of a track, by the selected server's id", tags: ['external'], access: 'user', query: ExternalIdQuery, response: ScoreDto }),
+  getEmbedding: defineRoute({ method: 'get', path: '/external/get_embedding', summary: "Raw embedding of a track, by the selected server's id", tags: ['external'], access: 'user', query: ExternalIdQuery, response: EmbeddingDto }),
+  track: defineRoute({ method: 'get', path: '/api/track', summary: 'One track', tags, access: 'user', query: ItemIdQuery, response: ScoreDto }),
+  maxDistance: defineRoute({ method: 'get', path: '/api/max_distance', summary: 'Distance to the farthest song available on the selected server', tags, access: 'user', query: ItemIdQuery, response: MaxDistanceDto }),
+  rebuild: defineRoute({ method: 'post', path: '/api/index/rebuild', summary: 'Rebuild the shared index (202; requests during a build are coalesced)', tags: ['tasks'], access: 'admin', body: z.object({}).passthrough(), response: IndexRebuildAccepted, status: 202 }),
+  status: defineRoute({ method: 'get', path: '/api/index/status', summary: 'Live index generation and build state', tags: ['tasks'], access: 'user', response: IndexStatusDto }),
+};
