@@ -1,0 +1,126 @@
+/**
+ * Normalisation of the keys the sweep matches on (spec: Setup-time alignment 1; tier details from
+ * the reference implementation's matcher, reference-implementation.md section 5).
+ */
+
+/**
+ * Common mount prefixes stripped from the front of a path, longest first so `/mnt/media/music/`
+ * wins over `/mnt/`. Two servers that mount one library at different roots then agree.
+ */
+export const MOUNT_PREFIXES = [
+  '/mnt/media/music/',
+  '/media/music/',
+  '/mnt/music/',
+  '/mnt/data/',
+  '/data/music/',
+  '/home/music/',
+  '/storage/music/',
+  '/opt/music/',
+  '/nas/music/',
+  '/library/music/',
+  '/srv/music/',
+  '/volume1/music/',
+  '/share/music/',
+  '/media/',
+  '/mnt/',
+  '/data/',
+  '/music/',
+  '/share/',
+  '/volume1/',
+  '/srv/',
+];
+
+/**
+ * Normalised file path: `file://` URLs decoded, backslashes to slashes, a Windows drive letter
+ * dropped, lower case, the first matching mount prefix stripped, no leading slash. Empty for
+ * nothing usable.
+ */
+export function normalizePath(raw: string | undefined | null): string {
+  if (!raw) return '';
+  let p = raw.trim();
+  if (/^file:\/\//i.test(p)) {
+    p = p.replace(/^file:\/\/(localhost)?/i, '');
+    try {
+      p = decodeURIComponent(p);
+    } catch {
+      /* keep the raw text */
+    }
+  }
+  p = p.replace(/\\/g, '/').replace(/^[a-z]:\//i, '/').replace(/\/{2,}/g, '/').toLowerCase();
+  if (!p.startsWith('/')) p = `/${p}`;
+  for (const prefix of MOUNT_PREFIXES) {
+    if (p.startsWith(prefix)) {
+      p = p.slice(prefix.length - 1);
+      break;
+    }
+  }
+  return p.replace(/^\/+/, '');
+}
+
+/**
+ * The last `components` path components of a normalised path (default 3), or '' when the path has
+ * fewer than 2 components: a bare file name is too weak to match on.
+ */
+export function pathTail(normalized: string, components = 3): string {
+  const parts = normalized.split('/').filter(Boolean);
+  if (parts.length < 2) return '';
+  return parts.slice(-components).join('/');
+}
+
+/** Words that mark a version of a recording inside brackets: `(Remastered 2011)`, `[Live]`, `(feat. X)`. */
+export const NOISE_WORDS = ['remaster', 'remastered', 'feat', 'ft', 'featuring', 'explicit', 'clean', 'radio edit', 'radio version', 'single version', 'album version', 'extended', 'club mix', 'acoustic', 'live', 'demo', 'version', 'mix'];
+const NOISE_GROUP = new RegExp(`[(\\[][^)\\]]*\\b(${NOISE_WORDS.map((w) => w.replace(/ /g, '\\s+')).join('|')})\\b[^)\\]]*[)\\]]`, 'gi');
+
+/** Lower case, accents folded, whitespace collapsed (the exact-metadata tier). */
+export function exactMeta(s: string | undefined | null): string {
+  return (s ?? '')
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/**
+ * Metadata normalised for noise words: bracketed groups containing a noise word removed, a leading
+ * "the " dropped, punctuation to spaces, whitespace collapsed.
+ */
+export function normMeta(s: string | undefined | null): string {
+  return exactMeta((s ?? '').replace(NOISE_GROUP, ' '))
+    .replace(/^the\s+/, '')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** Key of the exact-metadata tier: title, artist and album all required. */
+export function exactMetaKey(title?: string | null, artist?: string | null, album?: string | null): string {
+  const t = exactMeta(title);
+  const a = exactMeta(artist);
+  const b = exactMeta(album);
+  return t && a && b ? `${t}\u0001${a}\u0001${b}` : '';
+}
+
+/** Key of the noise-normalised metadata tier. */
+export function normMetaKey(title?: string | null, artist?: string | null, album?: string | null): string {
+  const t = normMeta(title);
+  const a = normMeta(artist);
+  const b = normMeta(album);
+  return t && a && b ? `${t}\u0001${a}\u0001${b}` : '';
+}
+
+/**
+ * 53-bit FNV-1a-style hash of a key (two 32-bit lanes combined), so the slim index stores numbers
+ * instead of strings. Collision odds at 500k keys: about 500k^2 / 2^54 = 1.4e-5.
+ */
+export function hashKey(key: string): number {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193 ^ key.length;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+    h2 ^= h2 >>> 13;
+  }
+  return (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff);
+}
