@@ -1,3 +1,4 @@
+import http from 'node:http';
 import type { RequestHandler } from 'express';
 import { createProxyMiddleware, fixRequestBody } from 'http-proxy-middleware';
 import { IDENTITY_HEADER, REQUEST_ID_HEADER, SIGNATURE_HEADER, signIdentity, type Logger } from '@polyphony/platform';
@@ -12,6 +13,8 @@ import type { ServerResolver } from './server-resolver';
  */
 export function proxyDispatcher(config: GatewayConfig, targets: () => Record<ServiceName, string>, resolver: ServerResolver, logger: Logger): RequestHandler {
   const proxies = new Map<ServiceName, RequestHandler>();
+  // Keep-alive to the services: without an agent http-proxy opens (and closes) a connection per request.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const proxyFor = (service: ServiceName): RequestHandler => {
     let p = proxies.get(service);
     if (!p) {
@@ -19,6 +22,7 @@ export function proxyDispatcher(config: GatewayConfig, targets: () => Record<Ser
         router: () => targets()[service],
         target: targets()[service],
         changeOrigin: true,
+        agent,
         proxyTimeout: 10 * 60_000,
         on: {
           proxyReq: (proxyReq, req) => {

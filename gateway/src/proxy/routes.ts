@@ -9,7 +9,7 @@ export const ROUTES: Array<{ pattern: RegExp; service: ServiceName }> = [
   { pattern: /^\/api\/(catalogue|cleaning|mappings)(\/|$)/, service: 'catalogue' },
   { pattern: /^\/api\/analysis(\/|$)/, service: 'analysis' },
   { pattern: /^\/api\/(create_playlist|playlists|clustering|instant_playlist)(\/|$)/, service: 'playlist' },
-  { pattern: /^\/api\/(similar_tracks|find_path|alchemy|similar_artists|sonic_fingerprint|search_tracks|map|sync|index|track|artists)(\/|$)/, service: 'index' },
+  { pattern: /^\/api\/(similar_tracks|find_path|alchemy|similar_artists|sonic_fingerprint|search_tracks|search_artists|map|sync|index|track|artists|max_distance|artist_tracks)(\/|$)/, service: 'index' },
   { pattern: /^\/external\//, service: 'index' },
 ];
 

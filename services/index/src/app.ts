@@ -1,13 +1,134 @@
-import { ServiceRuntime, type RuntimeDeps } from '@polyphony/platform';
+import {
+  ArtistMapOutputResponse,
+  ArtistResolveResponse,
+  AvailabilityResponse,
+  AvailabilityVersionResponse,
+  MapOutputResponse,
+  ResolveInputResponse,
+  SnapshotPage,
+} from '@polyphony/contracts';
+import { createMediaServerClient } from '@polyphony/media-servers';
+import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
+import { consumeMappingChanges } from './bus/mapping-changed.consumer';
+import { consumeRebuildRequests } from './bus/rebuild-requested.consumer';
+import { consumeRelabels } from './bus/ids-relabelled.consumer';
 import type { IndexConfig } from './config';
+import { AlchemyService } from './domain/alchemy.service';
+import { ArtistService } from './domain/artist.service';
+import { AvailabilityCache, type AvailabilityOptions } from './domain/availability';
+import { FingerprintService } from './domain/fingerprint.service';
+import { IndexState, emptyGeneration } from './domain/generation';
+import { MapService } from './domain/map.service';
+import type { CataloguePort, MediaClientFactory, RegistryPort, ServerInfo } from './domain/ports';
+import { RebuildService, type RebuildOptions } from './domain/rebuild.service';
+import { SearchService } from './domain/search.service';
+import { SimilarityService } from './domain/similarity.service';
+import { SyncService } from './domain/sync.service';
+import { featureRoutes } from './http/features.routes';
+import { GenerationRepository } from './store/generation.repository';
 import { indexMigrations } from './store/migrations';
+import { TrackRepository } from './store/track.repository';
 
-export type IndexDeps = RuntimeDeps;
+export interface IndexDeps extends RuntimeDeps {
+  /** Media-server clients for the sonic fingerprint (default: @polyphony/media-servers). */
+  clientFactory?: MediaClientFactory;
+  /** Replaces the HTTP client of the catalogue's internal API (benchmarks). */
+  catalogue?: CataloguePort;
+  /** Replaces the HTTP client of the registry's internal API. */
+  registry?: RegistryPort;
+  availability?: AvailabilityOptions;
+  rebuild?: RebuildOptions;
+  /** Request a build at start when the database holds no live generation (default true). */
+  rebuildOnStart?: boolean;
+}
 
-/** Composition root of the index service. */
+/**
+ * Composition root of the index service: the shared similarity index (IVF generations persisted in the
+ * `index` schema, one live in memory), the availability masks, the interactive features and their routes,
+ * and the bus consumers (rebuild requests, mapping changes).
+ */
 export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const rt = new ServiceRuntime(config, indexMigrations, deps);
+  const catalogueClient = rt.client('catalogue', 120_000);
+  const registryClient = rt.client('registry', 30_000);
+  const catalogue: CataloguePort = deps.catalogue ?? {
+    async snapshotPage(after, limit) {
+      return SnapshotPage.parse(await catalogueClient.get('/internal/snapshot/tracks', { after: after ?? undefined, limit }));
+    },
+    async availability(serverId) {
+      const res = AvailabilityResponse.parse(await catalogueClient.get(`/internal/availability/${encodeURIComponent(serverId)}`));
+      return { version: res.version, itemIds: res.itemIds };
+    },
+    async resolveInput(serverId, ids) {
+      return ResolveInputResponse.parse(await catalogueClient.post('/internal/ids/resolve-input', { ...(serverId ? { serverId } : {}), ids })).ids;
+    },
+    async mapOutput(serverId, itemIds) {
+      return MapOutputResponse.parse(await catalogueClient.post('/internal/ids/map-output', { serverId, itemIds })).map;
+    },
+    async availabilityVersion(serverId) {
+      return AvailabilityVersionResponse.parse(await catalogueClient.get(`/internal/availability/${encodeURIComponent(serverId)}/version`)).version;
+    },
+    async resolveArtist(serverId, value) {
+      return ArtistResolveResponse.parse(await catalogueClient.get('/internal/artists/resolve', { serverId, value }));
+    },
+    async mapArtists(serverId, names) {
+      return ArtistMapOutputResponse.parse(await catalogueClient.post('/internal/artists/map-output', { serverId, names })).map;
+    },
+  };
+  const registry: RegistryPort = deps.registry ?? {
+    getServer: (id) => registryClient.get<ServerInfo>(`/internal/servers/${encodeURIComponent(id)}`),
+  };
+  const tracks = new TrackRepository(rt.ds);
+  const generations = new GenerationRepository(rt.ds, tracks);
+  const availability = new AvailabilityCache(catalogue, rt.logger.child({ component: 'AvailabilityCache' }), deps.availability);
+  // Empty until start() loads the stored generation (or a build publishes one).
+  const state = new IndexState(emptyGeneration());
+  const rebuild = new RebuildService(catalogue, tracks, generations, state, availability, rt.bus, rt.logger.child({ component: 'RebuildService' }), deps.rebuild);
+  const similarity = new SimilarityService(tracks);
+  const artists = new ArtistService(catalogue, rt.logger.child({ component: 'ArtistService' }));
+  const scopeDeps = { catalogue, availability, tracks };
+  const features = {
+    state,
+    scopeDeps,
+    similarity,
+    alchemy: new AlchemyService(artists),
+    artists,
+    fingerprint: new FingerprintService(registry, deps.clientFactory ?? ((conn) => createMediaServerClient(conn)), rt.logger.child({ component: 'FingerprintService' })),
+    search: new SearchService(tracks),
+    map: new MapService(),
+    sync: new SyncService(tracks, similarity),
+    rebuild,
+    registry,
+  };
+  rt.app.use(featureRoutes(features));
   rt.finishRoutes();
-  return { name: 'index', runtime: rt, http: rt.app, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
+
+  const consumers: ConsumerHandle[] = [];
+  rt.onStart(async () => {
+    const { loaded, interrupted } = await rebuild.loadLive();
+    consumers.push(await consumeRebuildRequests(rt.bus, rebuild));
+    consumers.push(await consumeMappingChanges(rt.bus, availability, config.busPrefetch));
+    consumers.push(await consumeRelabels(rt.bus, rebuild));
+    if ((!loaded || interrupted > 0) && deps.rebuildOnStart !== false) {
+      rebuild.request(loaded ? 'a build was interrupted by a restart' : 'start-up: no stored index generation');
+    }
+  });
+  rt.onStop(async () => {
+    for (const c of consumers) await c.stop();
+    await rebuild.stop();
+  });
+  return {
+    name: 'index',
+    runtime: rt,
+    http: rt.app,
+    state,
+    rebuild,
+    availability,
+    /** The domain services behind the routes (benchmarks call them in process). */
+    features,
+    start: () => rt.start(),
+    stop: () => rt.stop(),
+    listen: (port?: number, host?: string) => rt.listen(port, host),
+  };
 }
 export type IndexService = ReturnType<typeof buildIndex>;

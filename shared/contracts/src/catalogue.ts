@@ -167,3 +167,11 @@ export const AvailabilityVersionResponse = z.object({ serverId: z.string(), vers
 export const RelabelMapEntry = z.object({ oldId: z.string(), newId: z.string(), kind: z.enum(['relabel', 'merge', 'unsignable']) });
 export const RelabelMapPage = z.object({ toVersion: z.number().int(), entries: z.array(RelabelMapEntry), next: z.string().nullable() });
 export type RelabelMapPage = z.infer<typeof RelabelMapPage>;
+
+/**
+ * POST /internal/artists/map-output: artist names -> the server's provider artist id (matched by
+ * normalised name; names unknown on the server are absent from `map`). Used by the index for the
+ * `artist_id` of similar-artist results.
+ */
+export const ArtistMapOutputRequest = z.object({ serverId: z.string().min(1).max(200), names: z.array(z.string().max(1000)).max(50_000) });
+export const ArtistMapOutputResponse = z.object({ map: z.record(z.string()) });

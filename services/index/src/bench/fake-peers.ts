@@ -1,0 +1,239 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+import type { SnapshotTrack } from '@polyphony/contracts';
+import type { ServerConnection, ServerType } from '@polyphony/media-servers';
+
+/** A media server known to the fake registry, with its mapping rows. */
+export interface FakeServerEntry {
+  id: string;
+  name: string;
+  type: ServerType;
+  isDefault: boolean;
+  connection: ServerConnection;
+  /** canonical id -> provider track id. */
+  tracks: Map<string, string>;
+  /** canonical id -> provider artist id of the track's artist. */
+  artistIds: Map<string, string>;
+  /** provider track id -> canonical id. */
+  reverse: Map<string, string>;
+}
+
+/** A catalogue song as the fake holds it (mappings come from the servers). */
+export type FakeSong = Omit<SnapshotTrack, 'mappings'>;
+
+/**
+ * In-memory stand-in for the two peers the index calls: the catalogue-identity internal API
+ * (`/internal/snapshot/tracks`, `/internal/availability/:id`, `/internal/ids/resolve-input`,
+ * `/internal/ids/map-output`, shapes from shared/contracts/src/catalogue.ts) and the registry's
+ * `/internal/servers/:id`. One express app serves both, so tests and benchmarks pass its URL as both
+ * peers. It counts calls per endpoint so tests can check batching. It does not check signatures.
+ */
+export class FakePeers {
+  readonly songs = new Map<string, FakeSong>();
+  readonly servers = new Map<string, FakeServerEntry>();
+  readonly calls = { snapshot: 0, availability: 0, availabilityVersion: 0, resolveInput: 0, mapOutput: 0, server: 0, artists: 0 };
+  /** Bumped on every mapping change (the availability `version`). */
+  version = 1;
+  /** When true, the snapshot endpoint answers 503 (an unreachable catalogue, for failure tests). */
+  failSnapshot = false;
+  private server?: Server;
+  private sortedIds?: string[];
+
+  /** Adds or replaces a catalogue song. */
+  addSong(song: FakeSong): void {
+    this.songs.set(song.itemId, song);
+    this.sortedIds = undefined;
+  }
+
+  removeSong(itemId: string): void {
+    this.songs.delete(itemId);
+    for (const s of this.servers.values()) {
+      const p = s.tracks.get(itemId);
+      if (p !== undefined && s.reverse.get(p) === itemId) s.reverse.delete(p);
+      s.tracks.delete(itemId);
+      s.artistIds.delete(itemId);
+    }
+    this.sortedIds = undefined;
+    this.version++;
+  }
+
+  addServer(entry: Omit<FakeServerEntry, 'tracks' | 'artistIds' | 'reverse'>): FakeServerEntry {
+    const full: FakeServerEntry = { ...entry, tracks: new Map(), artistIds: new Map(), reverse: new Map() };
+    this.servers.set(entry.id, full);
+    return full;
+  }
+
+  /** Maps a canonical song on a server under `providerId` (and its artist under `artistId`). */
+  map(serverId: string, itemId: string, providerId: string, artistId?: string): void {
+    const s = this.servers.get(serverId);
+    if (!s) throw new Error(`unknown server ${serverId}`);
+    s.tracks.set(itemId, providerId);
+    if (!s.reverse.has(providerId)) s.reverse.set(providerId, itemId);
+    if (artistId) s.artistIds.set(itemId, artistId);
+    this.version++;
+  }
+
+  unmap(serverId: string, itemId: string): void {
+    const s = this.servers.get(serverId);
+    const p = s?.tracks.get(itemId);
+    if (s && p !== undefined) {
+      s.tracks.delete(itemId);
+      if (s.reverse.get(p) === itemId) s.reverse.delete(p);
+    }
+    this.version++;
+  }
+
+  /** Provider id of a canonical song on a server (throws when absent: test helper). */
+  providerId(serverId: string, itemId: string): string {
+    const p = this.servers.get(serverId)?.tracks.get(itemId);
+    if (!p) throw new Error(`${itemId} is not on ${serverId}`);
+    return p;
+  }
+
+  /** Canonical id behind a provider id of a server, or undefined. */
+  canonicalOf(serverId: string, providerId: string): string | undefined {
+    return this.servers.get(serverId)?.reverse.get(providerId);
+  }
+
+  /** The express app (exported for in-process use). */
+  app(): express.Express {
+    const app = express();
+    app.use(express.json({ limit: '50mb' }));
+    app.get('/internal/snapshot/tracks', (req, res) => {
+      this.calls.snapshot++;
+      if (this.failSnapshot) {
+        res.status(503).json({ error: { code: 'upstream_unavailable', message: 'catalogue database unavailable', requestId: 'fake' } });
+        return;
+      }
+      const after = typeof req.query.after === 'string' ? req.query.after : undefined;
+      const limit = Math.min(5000, Math.max(1, Number(req.query.limit ?? 1000)));
+      const ids = this.ids();
+      let start = 0;
+      if (after !== undefined) {
+        let lo = 0;
+        let hi = ids.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (ids[mid]! <= after) lo = mid + 1;
+          else hi = mid;
+        }
+        start = lo;
+      }
+      const page = ids.slice(start, start + limit);
+      const tracks: SnapshotTrack[] = page.map((id) => ({ ...this.songs.get(id)!, mappings: this.mappingsOf(id) }));
+      res.json({ tracks, next: start + limit < ids.length ? page[page.length - 1]! : null });
+    });
+    app.get('/internal/availability/:serverId/version', (req, res) => {
+      this.calls.availabilityVersion++;
+      res.json({ serverId: req.params.serverId, version: this.version });
+    });
+    app.get('/internal/availability/:serverId', (req, res) => {
+      this.calls.availability++;
+      const s = this.servers.get(req.params.serverId);
+      if (!s) {
+        res.status(404).json({ error: { code: 'not_found', message: 'unknown server', requestId: 'fake' } });
+        return;
+      }
+      res.json({ serverId: s.id, version: this.version, itemIds: [...s.tracks.keys()].filter((id) => this.songs.has(id)) });
+    });
+    app.post('/internal/ids/resolve-input', (req, res) => {
+      this.calls.resolveInput++;
+      const body = req.body as { serverId?: string; ids: string[] };
+      const s = body.serverId ? this.servers.get(body.serverId) : undefined;
+      res.json({ ids: body.ids.map((id) => s?.reverse.get(id) ?? id) });
+    });
+    app.post('/internal/ids/map-output', (req, res) => {
+      this.calls.mapOutput++;
+      const body = req.body as { serverId: string; itemIds: string[] };
+      const s = this.servers.get(body.serverId);
+      const map: Record<string, string> = {};
+      if (s) for (const id of body.itemIds) if (s.tracks.has(id) && this.songs.has(id)) map[id] = s.tracks.get(id)!;
+      res.json({ map });
+    });
+    // Artist links: from the provider artist ids recorded with `map` (the catalogue's artist_server_map).
+    app.get('/internal/artists/resolve', (req, res) => {
+      this.calls.artists++;
+      const s = this.servers.get(String(req.query.serverId));
+      const value = String(req.query.value ?? '');
+      if (s) {
+        for (const [itemId, artistId] of s.artistIds) {
+          if (artistId === value) {
+            res.json({ artistName: this.songs.get(itemId)?.artist ?? value, providerArtistId: artistId });
+            return;
+          }
+        }
+        for (const [itemId, artistId] of s.artistIds) {
+          if (this.songs.get(itemId)?.artist.toLowerCase() === value.toLowerCase()) {
+            res.json({ artistName: this.songs.get(itemId)!.artist, providerArtistId: artistId });
+            return;
+          }
+        }
+      }
+      res.json({ artistName: value, providerArtistId: null });
+    });
+    app.post('/internal/artists/map-output', (req, res) => {
+      this.calls.artists++;
+      const body = req.body as { serverId: string; names: string[] };
+      const s = this.servers.get(body.serverId);
+      const byName = new Map<string, string>();
+      if (s) for (const [itemId, artistId] of s.artistIds) {
+        const name = this.songs.get(itemId)?.artist.toLowerCase();
+        if (name !== undefined && (!byName.has(name) || artistId < byName.get(name)!)) byName.set(name, artistId);
+      }
+      const map: Record<string, string> = {};
+      for (const n of body.names) {
+        const id = byName.get(n.toLowerCase());
+        if (id !== undefined) map[n] = id;
+      }
+      res.json({ map });
+    });
+    // The gateway's server resolution (display name or id; absent = the default server).
+    app.get('/internal/servers/resolve', (req, res) => {
+      const want = typeof req.query.server === 'string' ? req.query.server : undefined;
+      const s = [...this.servers.values()].find((x) => (want === undefined ? x.isDefault : x.id === want || x.name.toLowerCase() === want.toLowerCase()));
+      res.json({ server: s ? { id: s.id, name: s.name, server_type: s.type } : null });
+    });
+    app.get('/internal/servers/:id', (req, res) => {
+      this.calls.server++;
+      const s = this.servers.get(req.params.id);
+      if (!s) {
+        res.status(404).json({ error: { code: 'not_found', message: `Server ${req.params.id} not found`, requestId: 'fake' } });
+        return;
+      }
+      res.json({ id: s.id, name: s.name, type: s.type, isDefault: s.isDefault, connection: s.connection });
+    });
+    return app;
+  }
+
+  /** Listens on 127.0.0.1 (port 0 = any); returns the base URL. */
+  async start(port = 0): Promise<string> {
+    const app = this.app();
+    await new Promise<void>((resolve) => {
+      this.server = app.listen(port, '127.0.0.1', () => resolve());
+    });
+    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    const s = this.server;
+    if (!s) return;
+    this.server = undefined;
+    s.closeAllConnections?.();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+
+  private ids(): string[] {
+    this.sortedIds ??= [...this.songs.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return this.sortedIds;
+  }
+
+  private mappingsOf(itemId: string): SnapshotTrack['mappings'] {
+    const out: SnapshotTrack['mappings'] = [];
+    for (const s of this.servers.values()) {
+      const p = s.tracks.get(itemId);
+      if (p) out.push({ serverId: s.id, providerId: p, artistId: s.artistIds.get(itemId) ?? null });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,170 @@
+import { randomInt } from 'node:crypto';
+import type { AlchemyItem, AlchemyResponse } from '@polyphony/contracts';
+import { NotFoundError, ValidationError } from '@polyphony/platform';
+import type { ArtistResolver } from './artist.service';
+import { SeededRandom } from './ivf/prng';
+import { dot, normaliseInto } from './ivf/vector-math';
+import { projectPoint } from './projection';
+import type { RankedRow, RequestScope } from './scope';
+
+/** Reference defaults (reference-implementation.md 2.7 "Alchemy"). */
+export const ALCHEMY_DEFAULT_N = 100;
+export const ALCHEMY_DEFAULT_TEMPERATURE = 1.0;
+/** Cosine distance around a SUBTRACT item inside which candidates are dropped (reference angular default). */
+export const ALCHEMY_DEFAULT_SUBTRACT_DISTANCE = 0.2;
+/** filtered_out lists at most this many rows. */
+export const ALCHEMY_FILTERED_LIST_MAX = 100;
+
+export interface AlchemyOptions {
+  n: number;
+  temperature: number;
+  subtractDistance: number;
+  /** Seed of the sampling; random when undefined. */
+  seed?: number;
+}
+
+interface Anchor {
+  input: AlchemyItem;
+  /** Unit vector of the anchor (song vector, or normalised artist centroid). */
+  vector: Float32Array;
+  /** Rows the anchor stands for (the song, or the artist's songs). */
+  rows: number[];
+  title: string | null;
+  author: string | null;
+}
+
+/**
+ * Song alchemy (reference "Alchemy", reference-implementation.md 2.7):
+ *  1. every ADD item becomes one anchor: a song's unit embedding, or an artist's mixture centroid
+ *     (normalised); the query is the normalised mean of the ADD anchors, each weighted 1;
+ *  2. candidates: the `max(3n, n + 50)` nearest available songs to the centroid, plus, with several ADD
+ *     anchors, the `max(ceil(n/4), ceil(3n/p))` nearest to each anchor (p = anchors); ADD songs excluded;
+ *  3. SUBTRACT: a candidate within `subtractDistance` (cosine) of any SUBTRACT song (an artist counts as
+ *     all its songs) is dropped and listed in `filtered_out`;
+ *  4. sampling: n candidates without replacement with probability ∝ exp(-distance / T), using the
+ *     Gumbel-top-k trick (keys -d/T + Gumbel noise, keep the n largest; Kool, van Hoof & Welling,
+ *     "Stochastic Beams and Where to Find Them", ICML 2019), seeded; T = 0 is the deterministic top n.
+ *     Results are returned nearest first.
+ * Unknown ids are ignored and listed in `unresolved`.
+ */
+export class AlchemyService {
+  constructor(private readonly artists: ArtistResolver) {}
+
+  /**
+   * @throws ValidationError when no ADD item is given
+   * @throws NotFoundError when none of the ADD items is in the index
+   */
+  async run(scope: RequestScope, items: readonly AlchemyItem[], options: AlchemyOptions): Promise<AlchemyResponse> {
+    if (!items.some((i) => i.op === 'ADD')) throw new ValidationError('Alchemy needs at least one ADD item');
+    const gen = scope.gen;
+    const index = gen.index;
+    const songItems = items.filter((i) => i.type === 'song');
+    const songRows = await scope.rowsOfInput(songItems.map((i) => i.id));
+    const rowOfSong = new Map<AlchemyItem, number>();
+    songItems.forEach((item, i) => rowOfSong.set(item, songRows[i]!));
+    const songMeta = await scope.metadata(songRows.filter((r) => r >= 0).map((r) => scope.idOf(r)));
+    const unresolved: string[] = [];
+    const add: Anchor[] = [];
+    const sub: Anchor[] = [];
+    for (const item of items) {
+      let anchor: Anchor | undefined;
+      if (item.type === 'song') {
+        const row = rowOfSong.get(item)!;
+        if (row >= 0) {
+          const m = songMeta.get(scope.idOf(row));
+          anchor = { input: item, vector: index.getVector(row), rows: [row], title: m?.title ?? null, author: m?.artist ?? null };
+        }
+      } else {
+        const a = await this.artists.resolve(scope, item.id);
+        if (a >= 0) {
+          const v = gen.artists.centroid(a);
+          const unit = new Float32Array(v.length);
+          normaliseInto(v, 0, unit, 0, v.length);
+          const name = gen.artists.names[a]!;
+          anchor = { input: item, vector: unit, rows: [...gen.artists.rows(a)], title: name, author: name };
+        }
+      }
+      if (!anchor) unresolved.push(item.id);
+      else (item.op === 'ADD' ? add : sub).push(anchor);
+    }
+    if (add.length === 0) throw new NotFoundError('None of the ADD items is in the index');
+
+    const dim = index.dim;
+    const centroid = new Float32Array(dim);
+    {
+      const sum = new Float32Array(dim);
+      for (const a of add) for (let d = 0; d < dim; d++) sum[d]! += a.vector[d]!;
+      if (!(normaliseInto(sum, 0, centroid, 0, dim) > 0)) centroid.set(add[0]!.vector);
+    }
+    const mask = await scope.mask();
+    const exclude = new Set<number>();
+    for (const a of add) if (a.input.type === 'song') for (const r of a.rows) exclude.add(r);
+    const n = options.n;
+    const candidates = new Set<number>();
+    if (mask.count > 0) {
+      const k = Math.min(Math.max(3 * n, n + 50), mask.count);
+      for (const h of index.search(centroid, { k, mask, exclude })) candidates.add(h.row);
+      if (add.length > 1) {
+        const per = Math.min(Math.max(Math.ceil(n / 4), Math.ceil((3 * n) / add.length)), mask.count);
+        for (const a of add) for (const h of index.search(a.vector, { k: per, mask, exclude })) candidates.add(h.row);
+      }
+    }
+    const subRows: number[] = [];
+    for (const s of sub) subRows.push(...s.rows);
+    const subVectors = subRows.map((r) => index.getVector(r));
+    const kept: RankedRow[] = [];
+    const filtered: RankedRow[] = [];
+    for (const row of candidates) {
+      const v = index.getVector(row);
+      const distance = Math.max(0, 1 - dot(centroid, 0, v, 0, dim));
+      const tooClose = subVectors.some((s) => 1 - dot(s, 0, v, 0, dim) < options.subtractDistance);
+      (tooClose ? filtered : kept).push({ row, distance });
+    }
+    kept.sort((a, b) => a.distance - b.distance || a.row - b.row);
+    filtered.sort((a, b) => a.distance - b.distance || a.row - b.row);
+    const chosen = sampleRows(kept, n, options.temperature, options.seed ?? randomInt(0, 2 ** 32 - 1));
+    const shownFiltered = filtered.slice(0, ALCHEMY_FILTERED_LIST_MAX);
+    // One metadata and one output-mapping call for results and filtered rows together.
+    const presented = await scope.presentRanked([...chosen, ...shownFiltered]);
+    const chosenRows = new Set(chosen.map((c) => c.row));
+    const coords = gen.coords;
+    const results = presented
+      .filter((p) => chosenRows.has(p.row))
+      .map((p) => (coords.length ? { ...p.dto, embedding_2d: [coords[2 * p.row]!, coords[2 * p.row + 1]!] as [number, number] } : p.dto));
+    const filteredRows = presented.filter((p) => !chosenRows.has(p.row)).map((p) => p.dto);
+    const point = (a: Anchor) => ({
+      item_id: a.input.id,
+      type: a.input.type,
+      title: a.title,
+      author: a.author,
+      embedding_2d: gen.pca ? projectPoint(gen.pca, a.vector) : ([0, 0] as [number, number]),
+    });
+    return {
+      results,
+      filtered_out: filteredRows,
+      add_points: add.map(point),
+      sub_points: sub.map(point),
+      centroid_2d: gen.pca ? projectPoint(gen.pca, centroid) : null,
+      unresolved,
+    };
+  }
+}
+
+/**
+ * n of the ranked rows (ascending distance): the first n when temperature is 0, otherwise a sample
+ * without replacement with P ∝ exp(-d / T) via Gumbel-top-k; returned in ascending distance.
+ */
+export function sampleRows(ranked: readonly RankedRow[], n: number, temperature: number, seed: number): RankedRow[] {
+  if (temperature <= 0 || ranked.length <= n) return ranked.slice(0, n);
+  const rng = new SeededRandom(seed);
+  const keyed = ranked.map((r) => {
+    // Gumbel(0,1) = -ln(-ln U), U in (0, 1).
+    const u = Math.min(1 - 1e-12, Math.max(1e-12, rng.nextFloat()));
+    return { r, key: -r.distance / temperature - Math.log(-Math.log(u)) };
+  });
+  keyed.sort((a, b) => b.key - a.key);
+  return keyed
+    .slice(0, n)
+    .map((k) => k.r)
+    .sort((a, b) => a.distance - b.distance || a.row - b.row);
+}

@@ -1,0 +1,134 @@
+import { ArtistModel } from './artist-model';
+import { IdTableBuilder } from './ivf/id-table';
+import { DEFAULT_DIM } from './ivf/ivf-build';
+import { DEFAULT_NPROBE, IvfIndex } from './ivf/ivf-index';
+import type { PcaBasis } from './projection';
+
+/**
+ * Provider artist ids per server, taken from the catalogue snapshot's mapping rows at build time
+ * (`mappings[].artistId`). For every (server, artist) the most frequent provider id wins.
+ */
+export class ArtistLinks {
+  private readonly byKey = new Map<string, Map<string, string>>();
+  private readonly byProvider = new Map<string, Map<string, string>>();
+
+  /** Records that on `serverId`, the artist with folded name `key` has provider id `providerId`. */
+  set(serverId: string, key: string, providerId: string): void {
+    let k = this.byKey.get(serverId);
+    if (!k) this.byKey.set(serverId, (k = new Map()));
+    k.set(key, providerId);
+    let p = this.byProvider.get(serverId);
+    if (!p) this.byProvider.set(serverId, (p = new Map()));
+    p.set(providerId, key);
+  }
+
+  /** Provider artist id of `key` on the server, or undefined. */
+  providerIdOf(serverId: string | undefined, key: string): string | undefined {
+    return serverId === undefined ? undefined : this.byKey.get(serverId)?.get(key);
+  }
+
+  /** Folded artist name behind a provider artist id of the server, or undefined. */
+  keyOfProviderId(serverId: string | undefined, providerId: string): string | undefined {
+    return serverId === undefined ? undefined : this.byProvider.get(serverId)?.get(providerId);
+  }
+
+  /** Every (server, key, provider id) triple, for persistence. */
+  *entries(): Generator<{ serverId: string; key: string; providerId: string }> {
+    for (const [serverId, m] of this.byKey) for (const [key, providerId] of m) yield { serverId, key, providerId };
+  }
+}
+
+/**
+ * Counts provider artist ids per (server, artist key) while the snapshot streams, then keeps the most
+ * frequent one (ties: the smaller id, so the result does not depend on page order).
+ */
+export class ArtistLinkCounter {
+  private readonly counts = new Map<string, Map<string, Map<string, number>>>();
+
+  add(serverId: string, key: string, providerId: string): void {
+    let s = this.counts.get(serverId);
+    if (!s) this.counts.set(serverId, (s = new Map()));
+    let a = s.get(key);
+    if (!a) s.set(key, (a = new Map()));
+    a.set(providerId, (a.get(providerId) ?? 0) + 1);
+  }
+
+  finish(): ArtistLinks {
+    const links = new ArtistLinks();
+    for (const [serverId, s] of this.counts) {
+      for (const [key, ids] of s) {
+        let best: string | undefined;
+        let bestN = 0;
+        for (const [id, n] of ids) if (n > bestN || (n === bestN && best !== undefined && id < best)) [best, bestN] = [id, n];
+        if (best !== undefined) links.set(serverId, key, best);
+      }
+    }
+    return links;
+  }
+}
+
+/**
+ * Everything one index generation consists of in memory. Immutable once published: a request takes
+ * one snapshot (`IndexState.current()`) and uses it throughout, so rows, masks, artists and map
+ * coordinates always belong to the same generation.
+ */
+export interface Generation {
+  /** 0 = nothing built yet. */
+  readonly generation: number;
+  readonly index: IvfIndex;
+  readonly artists: ArtistModel;
+  readonly links: ArtistLinks;
+  /** 2-D basis; undefined for an empty index. */
+  readonly pca: PcaBasis | undefined;
+  /** Map coordinates, 2 floats per row. */
+  readonly coords: Float32Array;
+  readonly builtAt: Date | null;
+}
+
+/** The generation served before any build exists: an empty index (built synchronously). */
+export function emptyGeneration(dim = DEFAULT_DIM): Generation {
+  const index = new IvfIndex({
+    dim,
+    nlist: 0,
+    generation: 0,
+    defaultNprobe: DEFAULT_NPROBE,
+    centroids: new Float32Array(0),
+    cellOffsets: new Int32Array(1),
+    vectors: new Float32Array(0),
+    rowOfSlot: new Int32Array(0),
+    slotOfRow: new Int32Array(0),
+    ids: new IdTableBuilder(16).finish(0),
+  });
+  return { generation: 0, index, artists: ArtistModel.empty(dim, 0), links: new ArtistLinks(), pca: undefined, coords: new Float32Array(0), builtAt: null };
+}
+
+/**
+ * Holds the live generation. `swap` is one reference assignment, so every request is answered entirely
+ * by the old or entirely by the new generation; the old one is garbage-collected when the last request
+ * holding it finishes.
+ */
+export class IndexState {
+  private live: Generation;
+  private readonly listeners: Array<(g: Generation) => void> = [];
+
+  constructor(initial: Generation) {
+    this.live = initial;
+  }
+
+  current(): Generation {
+    return this.live;
+  }
+
+  /** Publishes `next`; returns the previous generation. Listeners run synchronously after the swap. */
+  swap(next: Generation): Generation {
+    const previous = this.live;
+    this.live = next;
+    for (const l of this.listeners) l(next);
+    return previous;
+  }
+
+  /** Called after every swap (caches keyed by generation drop their old entries). */
+  onSwap(listener: (g: Generation) => void): void {
+    this.listeners.push(listener);
+  }
+}

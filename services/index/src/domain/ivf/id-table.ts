@@ -1,0 +1,192 @@
+import { IvfCorruptStoreError, IvfDuplicateIdError, IvfInputError } from './errors';
+import { hashString32 } from './prng';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const EMPTY = -1;
+
+/**
+ * Canonical id string table of one index generation: row number <-> canonical id.
+ *
+ * Ids are stored UTF-8 encoded in one byte buffer (no per-id JavaScript string is kept alive), with an
+ * open-addressing hash table (linear probing, FNV-1a keys, load factor <= 0.5) for `rowOf`.
+ * Memory at 1M ids of 54 characters (`fp_4` + 50 hex): 54 MB of bytes + 4 MB offsets + 8 MB hash slots.
+ * Immutable; build it with `IdTableBuilder`.
+ */
+export class IdTable {
+  /** @internal use IdTableBuilder */
+  constructor(
+    readonly size: number,
+    private readonly bytes: Uint8Array,
+    /** `size + 1` byte offsets: id of row r is `bytes[offsets[r] .. offsets[r + 1])`. */
+    private readonly offsets: Uint32Array,
+    private readonly slots: Int32Array,
+  ) {}
+
+  /**
+   * Canonical id of `row`.
+   * @throws IvfInputError when row is not in [0, size).
+   */
+  idOf(row: number): string {
+    if (!Number.isInteger(row) || row < 0 || row >= this.size) throw new IvfInputError(`row ${row} outside [0, ${this.size})`);
+    return decoder.decode(this.bytes.subarray(this.offsets[row]!, this.offsets[row + 1]!));
+  }
+
+  /** Row of canonical `id`, or -1 when the id is not in this generation. Average O(id length). */
+  rowOf(id: string): number {
+    return lookup(id, this.slots, this.bytes, this.offsets, this.offsets, 1);
+  }
+}
+
+/**
+ * Accumulates (row, id) pairs in any order, then freezes them into an IdTable.
+ * Every row in [0, size) must be set exactly once and ids must be unique.
+ */
+export class IdTableBuilder {
+  private bytes: Uint8Array;
+  private used = 0;
+  private starts: Uint32Array;
+  private ends: Uint32Array;
+  private slots: Int32Array;
+  private count = 0;
+  private capacity: number;
+
+  /** @param capacityHint expected number of ids (arrays grow by 1.5x when exceeded) */
+  constructor(capacityHint = 1024) {
+    this.capacity = Math.max(16, Math.ceil(capacityHint));
+    this.bytes = new Uint8Array(this.capacity * 56);
+    this.starts = new Uint32Array(this.capacity);
+    this.ends = new Uint32Array(this.capacity);
+    this.slots = new Int32Array(slotCountFor(this.capacity)).fill(EMPTY);
+  }
+
+  /** Number of ids added so far. */
+  get size(): number {
+    return this.count;
+  }
+
+  /**
+   * Records `id` for `row`.
+   * @throws IvfDuplicateIdError when `id` is already present
+   * @throws IvfInputError when `id` is empty, or when row is negative or non-integer
+   */
+  set(row: number, id: string): void {
+    if (typeof id !== 'string' || id.length === 0) throw new IvfInputError(`row ${row} has an empty canonical id`);
+    if (!Number.isInteger(row) || row < 0) throw new IvfInputError(`invalid row ${row}`);
+    if (row >= this.capacity) this.grow(row + 1);
+    if (this.count + 1 > this.slots.length >>> 1) this.rehash(this.slots.length * 2);
+    if (lookup(id, this.slots, this.bytes, this.starts, this.ends, 0) !== EMPTY) throw new IvfDuplicateIdError(id);
+    if (this.ends[row]! !== 0) throw new IvfCorruptStoreError(`row ${row} was given two ids`);
+    const maxBytes = id.length * 3;
+    if (this.used + maxBytes > this.bytes.length) {
+      const next = new Uint8Array(Math.max(this.bytes.length * 1.5, this.used + maxBytes) | 0);
+      next.set(this.bytes.subarray(0, this.used));
+      this.bytes = next;
+    }
+    const { written } = encoder.encodeInto(id, this.bytes.subarray(this.used));
+    this.starts[row] = this.used;
+    this.used += written;
+    this.ends[row] = this.used;
+    insert(this.slots, hashString32(id), row);
+    this.count++;
+  }
+
+  /**
+   * Freezes the table for rows [0, size).
+   * @throws IvfCorruptStoreError when some row in [0, size) has no id or rows >= size were set.
+   */
+  finish(size: number): IdTable {
+    if (this.count !== size) throw new IvfCorruptStoreError(`id table holds ${this.count} ids for ${size} rows`);
+    for (let r = 0; r < size; r++) {
+      if (this.ends[r]! === 0) throw new IvfCorruptStoreError(`row ${r} has no canonical id`);
+    }
+    // Lay the bytes out in row order (already the case when rows were added in order) so that one offset
+    // array replaces the start/end pair, and trim the over-allocation.
+    const offsets = new Uint32Array(size + 1);
+    let inOrder = true;
+    for (let r = 0; r < size; r++) {
+      offsets[r + 1] = offsets[r]! + (this.ends[r]! - this.starts[r]!);
+      if (this.starts[r] !== offsets[r]) inOrder = false;
+    }
+    let bytes: Uint8Array;
+    if (inOrder) {
+      bytes = this.bytes.length > this.used * 1.1 ? this.bytes.slice(0, this.used) : this.bytes;
+    } else {
+      bytes = new Uint8Array(offsets[size]!);
+      for (let r = 0; r < size; r++) bytes.set(this.bytes.subarray(this.starts[r]!, this.ends[r]!), offsets[r]!);
+    }
+    // The slots hold rows, which did not change: keep them unless grossly oversized for `size`.
+    let slots = this.slots;
+    if (slots.length > slotCountFor(size) * 2) {
+      slots = new Int32Array(slotCountFor(size)).fill(EMPTY);
+      for (let r = 0; r < size; r++) insert(slots, hashString32(decoder.decode(bytes.subarray(offsets[r]!, offsets[r + 1]!))), r);
+    }
+    return new IdTable(size, bytes, offsets, slots);
+  }
+
+  private grow(minCapacity: number): void {
+    const cap = Math.max(minCapacity, Math.ceil(this.capacity * 1.5));
+    const starts = new Uint32Array(cap);
+    starts.set(this.starts);
+    const ends = new Uint32Array(cap);
+    ends.set(this.ends);
+    this.starts = starts;
+    this.ends = ends;
+    this.capacity = cap;
+  }
+
+  private rehash(slotCount: number): void {
+    const slots = new Int32Array(slotCount).fill(EMPTY);
+    for (let i = 0; i < this.slots.length; i++) {
+      const row = this.slots[i]!;
+      if (row === EMPTY) continue;
+      insert(slots, hashString32(decoder.decode(this.bytes.subarray(this.starts[row]!, this.ends[row]!))), row);
+    }
+    this.slots = slots;
+  }
+}
+
+function slotCountFor(n: number): number {
+  let s = 16;
+  while (s < n * 2) s *= 2;
+  return s;
+}
+
+function insert(slots: Int32Array, hash: number, row: number): void {
+  const mask = slots.length - 1;
+  let i = hash & mask;
+  while (slots[i]! !== EMPTY) i = (i + 1) & mask;
+  slots[i] = row;
+}
+
+/** Probes for `id`; the id of row r spans `bytes[starts[r] .. ends[r + endShift])`. */
+function lookup(id: string, slots: Int32Array, bytes: Uint8Array, starts: Uint32Array, ends: Uint32Array, endShift: number): number {
+  const mask = slots.length - 1;
+  let i = hashString32(id) & mask;
+  for (;;) {
+    const row = slots[i]!;
+    if (row === EMPTY) return EMPTY;
+    if (equalsStored(id, bytes, starts[row]!, ends[row + endShift]!)) return row;
+    i = (i + 1) & mask;
+  }
+}
+
+/** Compares a JS string with stored UTF-8 bytes; ASCII fast path, decode fallback otherwise. */
+function equalsStored(id: string, bytes: Uint8Array, start: number, end: number): boolean {
+  const len = end - start;
+  if (len === id.length) {
+    let ascii = true;
+    for (let j = 0; j < len; j++) {
+      const b = bytes[start + j]!;
+      if (b >= 0x80) {
+        ascii = false;
+        break;
+      }
+      if (b !== id.charCodeAt(j)) return false;
+    }
+    if (ascii) return true;
+  } else if (len < id.length) {
+    return false; // UTF-8 never uses fewer bytes than UTF-16 code units
+  }
+  return decoder.decode(bytes.subarray(start, end)) === id;
+}

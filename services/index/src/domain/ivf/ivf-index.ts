@@ -1,0 +1,523 @@
+import { AvailabilityMask } from './availability-mask';
+import type { CooperativeScheduler } from './cooperative';
+import { IvfCorruptStoreError, IvfInputError } from './errors';
+import { IdTable, IdTableBuilder } from './id-table';
+import { Neighbour, TopK } from './top-k';
+import { dot, normaliseInto } from './vector-math';
+
+export type { Neighbour } from './top-k';
+
+/**
+ * Default number of cells probed per query. Tuned with `src/bench/ivf-1m.ts` on a 1M-item, 200-d
+ * clustered mixture (nlist 8000): see services/index/src/domain/ivf/README.md for the recall/latency table.
+ */
+export const DEFAULT_NPROBE = 64;
+
+/** Options of `IvfIndex.search` / `exactSearch`. */
+export interface SearchOptions {
+  /** Number of neighbours wanted, integer >= 1. Fewer are returned only when fewer rows qualify. */
+  k: number;
+  /** Cells to probe (IVF only); default: the index's `defaultNprobe`. Clamped to [1, nlist]. */
+  nprobe?: number;
+  /** Availability mask of the generation being queried; rows not set are never scored nor returned. */
+  mask?: AvailabilityMask;
+  /** Rows never returned (e.g. the seed song). */
+  exclude?: Iterable<number>;
+  /** When given, filled with what the query did (for benchmarks, tests and metrics). */
+  stats?: SearchStats;
+}
+
+/** What one query did. */
+export interface SearchStats {
+  /** 'ivf' = cell probing; 'exact' = brute-force scan (exactSearch, or the sparse-mask fallback). */
+  mode: 'ivf' | 'exact';
+  /** Cells whose members were scanned. */
+  cellsProbed: number;
+  /** Rows whose distance to the query was computed (after the mask). */
+  distanceComputations: number;
+  /** Centroid distances computed (nlist for an IVF query, 0 for an exact scan). */
+  centroidComputations: number;
+}
+
+/** Everything an index generation consists of; produced by the build or by `IvfIndex.restore`. */
+export interface IvfIndexParts {
+  dim: number;
+  nlist: number;
+  generation: number;
+  defaultNprobe: number;
+  /** `nlist * dim` unit centroids (float32). */
+  centroids: Float32Array;
+  /** `nlist + 1` slot offsets: cell `c` holds slots `[cellOffsets[c], cellOffsets[c+1])`. */
+  cellOffsets: Int32Array;
+  /** `size * dim` unit vectors in slot (cell) order. */
+  vectors: Float32Array;
+  /** Row stored in each slot. */
+  rowOfSlot: Int32Array;
+  /** Slot holding each row (inverse of rowOfSlot). */
+  slotOfRow: Int32Array;
+  ids: IdTable;
+}
+
+/** One stored cell as the persistence layer hands it back to `IvfIndex.restore`. */
+export interface StoredCell {
+  cellId: number;
+  /** Rows of the generation held by the cell. */
+  rowIds: ArrayLike<number>;
+  /** Canonical id of each of those rows, same order. */
+  ids: readonly string[];
+  /** `rowIds.length * dim` vectors, same order (re-normalised on load). */
+  vectors: Float32Array;
+}
+
+/** Input of `IvfIndex.restore`. */
+export interface RestoreInput {
+  dim: number;
+  /** Number of rows of the stored generation. */
+  count: number;
+  /** `nlist * dim` stored centroids. */
+  centroids: Float32Array;
+  /** Every stored cell exactly once, in any order; cells with no rows may be omitted. */
+  cells: AsyncIterable<StoredCell> | Iterable<StoredCell>;
+  generation?: number;
+  defaultNprobe?: number;
+}
+
+/**
+ * One immutable generation of the shared similarity index: IVF-Flat (inverted file with exact float32
+ * vectors, FAISS `IndexIVFFlat` terminology) over unit vectors with cosine distance `1 - dot`.
+ *
+ * Items are addressed by a dense row number in [0, size) plus the canonical id table (`idOf`, `rowOf`).
+ * Rows are only meaningful within one generation: masks and results must be built and read against the
+ * same instance (take one snapshot from `LiveIvfIndex.current()` per request).
+ *
+ * Memory: `size * dim * 4` bytes of vectors (800 MB at 1M x 200-d) + `nlist * dim * 4` centroids +
+ * 8 bytes per row of slot maps + the id table (~70 bytes per `fp_` id).
+ *
+ * Query algorithm (`search`):
+ *  1. normalise the query; rank all centroids by dot product (nlist * dim multiply-adds);
+ *  2. sparse-mask fallback: when the mask leaves at most `nlist + size * nprobe / nlist` rows (what an
+ *     unmasked query would score anyway), scan exactly those rows instead: the cost is no higher and the
+ *     answer is exact, so a server holding 1% of the catalogue still gets its true k nearest songs (the
+ *     available vectors are copied once into a contiguous block cached with the mask, see `scanMask`);
+ *  3. otherwise probe the best `nprobe / density` cells (density = available / size, capped at nlist), so
+ *     the expected number of available candidates matches an unmasked query; the mask is tested before
+ *     any distance is computed (spec "Shared index" 1);
+ *  4. adaptive probing: while fewer than k (+ excluded) available candidates were seen, probe the next
+ *     cells in centroid order;
+ *  5. keep the k best by exact float32 distance, drop excluded rows.
+ * Cost: O(nlist * dim + candidates * dim + candidates * log k).
+ */
+export class IvfIndex {
+  readonly dim: number;
+  readonly nlist: number;
+  readonly size: number;
+  readonly generation: number;
+  readonly defaultNprobe: number;
+  private readonly centroids: Float32Array;
+  private readonly cellOffsets: Int32Array;
+  private readonly vectors: Float32Array;
+  private readonly rowOfSlot: Int32Array;
+  private readonly slotOfRow: Int32Array;
+  private readonly ids: IdTable;
+  private readonly centroidScores: Float64Array;
+  /** Slot-ordered copies of the available rows of sparse masks (see `scanMask`), dropped with the mask. */
+  private readonly compactMasks = new WeakMap<AvailabilityMask, { rows: Int32Array; vectors: Float32Array }>();
+
+  /** Wraps finished parts (see `buildIvfIndex` / `IvfIndex.restore`); checks their shapes. */
+  constructor(parts: IvfIndexParts) {
+    const n = parts.rowOfSlot.length;
+    if (parts.centroids.length !== parts.nlist * parts.dim) throw new IvfCorruptStoreError('centroid matrix does not match nlist * dim');
+    if (parts.cellOffsets.length !== parts.nlist + 1 || parts.cellOffsets[parts.nlist] !== n) throw new IvfCorruptStoreError('cell offsets do not cover every row');
+    if (parts.vectors.length < n * parts.dim || parts.slotOfRow.length !== n || parts.ids.size !== n) throw new IvfCorruptStoreError('index arrays disagree on the number of rows');
+    this.dim = parts.dim;
+    this.nlist = parts.nlist;
+    this.size = n;
+    this.generation = parts.generation;
+    this.defaultNprobe = parts.defaultNprobe;
+    this.centroids = parts.centroids;
+    this.cellOffsets = parts.cellOffsets;
+    this.vectors = parts.vectors.length === n * parts.dim ? parts.vectors : parts.vectors.subarray(0, n * parts.dim);
+    this.rowOfSlot = parts.rowOfSlot;
+    this.slotOfRow = parts.slotOfRow;
+    this.ids = parts.ids;
+    this.centroidScores = new Float64Array(parts.nlist);
+  }
+
+  /**
+   * Rebuilds a generation from what a build emitted (`onTrained` centroids + every `onCell` payload),
+   * without re-clustering. Cells may arrive in any order; rows keep their stored numbers.
+   * Memory: the final index plus `size` bytes; vectors are placed by row, then permuted in place into cell order.
+   * @throws IvfCorruptStoreError when a row is missing or repeated, a cell id is out of range, or sizes disagree
+   * @throws IvfDuplicateIdError when two rows carry the same canonical id
+   */
+  static async restore(input: RestoreInput): Promise<IvfIndex> {
+    const { dim, count, centroids } = input;
+    if (!Number.isInteger(dim) || dim < 1) throw new IvfInputError(`dim must be a positive integer, got ${dim}`);
+    if (!Number.isInteger(count) || count < 0) throw new IvfInputError(`count must be a non-negative integer, got ${count}`);
+    if (centroids.length % dim !== 0) throw new IvfCorruptStoreError('centroid matrix length is not a multiple of dim');
+    const nlist = centroids.length / dim;
+    if (count > 0 && nlist === 0) throw new IvfCorruptStoreError('rows without centroids');
+    const unitCentroids = new Float32Array(centroids.length);
+    for (let c = 0; c < nlist; c++) normaliseInto(centroids, c * dim, unitCentroids, c * dim, dim);
+    const vectors = new Float32Array(count * dim);
+    const cellOfRow = new Int32Array(count).fill(-1);
+    const ids = new IdTableBuilder(count);
+    const seenCells = new Uint8Array(nlist);
+    for await (const cell of input.cells) {
+      const { cellId, rowIds } = cell;
+      if (!Number.isInteger(cellId) || cellId < 0 || cellId >= nlist) throw new IvfCorruptStoreError(`cell id ${cellId} outside [0, ${nlist})`);
+      if (seenCells[cellId]) throw new IvfCorruptStoreError(`cell ${cellId} stored twice`);
+      seenCells[cellId] = 1;
+      if (cell.ids.length !== rowIds.length || cell.vectors.length !== rowIds.length * dim) throw new IvfCorruptStoreError(`cell ${cellId}: rows, ids and vectors disagree in length`);
+      for (let i = 0; i < rowIds.length; i++) {
+        const row = rowIds[i]!;
+        if (!Number.isInteger(row) || row < 0 || row >= count) throw new IvfCorruptStoreError(`cell ${cellId}: row ${row} outside [0, ${count})`);
+        if (cellOfRow[row] !== -1) throw new IvfCorruptStoreError(`row ${row} stored in two cells`);
+        cellOfRow[row] = cellId;
+        const norm = normaliseInto(cell.vectors, i * dim, vectors, row * dim, dim);
+        if (!Number.isFinite(norm)) throw new IvfCorruptStoreError(`row ${row} has a non-finite vector`);
+        ids.set(row, cell.ids[i]!);
+      }
+    }
+    for (let r = 0; r < count; r++) if (cellOfRow[r] === -1) throw new IvfCorruptStoreError(`row ${r} is in no stored cell`);
+    const layout = await arrangeByCell(vectors, count, dim, cellOfRow, nlist);
+    return new IvfIndex({
+      dim,
+      nlist,
+      generation: input.generation ?? 0,
+      defaultNprobe: input.defaultNprobe ?? DEFAULT_NPROBE,
+      centroids: unitCentroids,
+      vectors,
+      ...layout,
+      ids: ids.finish(count),
+    });
+  }
+
+  /** Canonical id of a row. @throws IvfInputError for a row outside [0, size). */
+  idOf(row: number): string {
+    return this.ids.idOf(row);
+  }
+
+  /** Row of a canonical id in this generation, or -1 when absent. */
+  rowOf(id: string): number {
+    return this.ids.rowOf(id);
+  }
+
+  /** Availability mask of this generation from canonical ids; ids not in the index are ignored. O(#ids). */
+  maskFromIds(ids: Iterable<string>): AvailabilityMask {
+    const rows: number[] = [];
+    for (const id of ids) {
+      const row = this.ids.rowOf(id);
+      if (row >= 0) rows.push(row);
+    }
+    return AvailabilityMask.fromRows(this.size, rows);
+  }
+
+  /** A copy of the stored unit vector of `row` (dim floats). @throws IvfInputError for a bad row. */
+  getVector(row: number): Float32Array {
+    this.checkRow(row);
+    const o = this.slotOfRow[row]! * this.dim;
+    return this.vectors.slice(o, o + this.dim);
+  }
+
+  /** Cell holding `row`. O(log nlist). @throws IvfInputError for a bad row. */
+  cellOf(row: number): number {
+    this.checkRow(row);
+    const slot = this.slotOfRow[row]!;
+    let lo = 0;
+    let hi = this.nlist - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.cellOffsets[mid]! <= slot) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /** Rows of cell `cellId` (a copy). */
+  cellRows(cellId: number): Int32Array {
+    if (!Number.isInteger(cellId) || cellId < 0 || cellId >= this.nlist) throw new IvfInputError(`cell ${cellId} outside [0, ${this.nlist})`);
+    return this.rowOfSlot.slice(this.cellOffsets[cellId]!, this.cellOffsets[cellId + 1]!);
+  }
+
+  /** Unit centroid of a cell (a copy, dim floats). */
+  centroid(cellId: number): Float32Array {
+    if (!Number.isInteger(cellId) || cellId < 0 || cellId >= this.nlist) throw new IvfInputError(`cell ${cellId} outside [0, ${this.nlist})`);
+    return this.centroids.slice(cellId * this.dim, (cellId + 1) * this.dim);
+  }
+
+  /** Number of rows in every cell (length nlist). */
+  cellSizes(): Int32Array {
+    const out = new Int32Array(this.nlist);
+    for (let c = 0; c < this.nlist; c++) out[c] = this.cellOffsets[c + 1]! - this.cellOffsets[c]!;
+    return out;
+  }
+
+  /**
+   * Approximate k nearest rows to `query` by cosine distance (algorithm in the class comment).
+   * @param query dim floats, any non-zero finite norm (normalised internally)
+   * @returns at most k neighbours, ascending distance (ties: lower row first)
+   * @throws IvfInputError on a wrong dimension, zero or non-finite query, bad k or a mask of another size
+   */
+  search(query: Float32Array, options: SearchOptions): Neighbour[] {
+    const q = this.prepareQuery(query);
+    const { k, mask } = this.checkOptions(options);
+    const exclude = toSet(options.exclude);
+    const stats = options.stats;
+    const available = mask ? mask.count : this.size;
+    if (available === 0 || this.nlist === 0) return finish(new TopK(0), exclude, k, stats, 'ivf', 0, 0, 0);
+    const nprobe = clampInt(options.nprobe ?? this.defaultNprobe, 1, this.nlist);
+    if (mask && available <= this.nlist + Math.ceil((this.size * nprobe) / this.nlist)) {
+      return this.scanMask(q, mask, k, exclude, stats);
+    }
+    const want = k + exclude.size;
+    const heap = new TopK(Math.min(want, this.size));
+    const dim = this.dim;
+    const scores = this.centroidScores;
+    for (let c = 0; c < this.nlist; c++) scores[c] = dot(this.centroids, c * dim, q, 0, dim);
+    const probe = mask ? clampInt(Math.ceil((nprobe * this.size) / available), 1, this.nlist) : nprobe;
+    const order = topCells(scores, probe);
+    let candidates = 0;
+    let cellsProbed = 0;
+    for (let i = 0; i < order.length; i++) {
+      candidates += this.scanCell(order[i]!, q, mask, heap);
+      cellsProbed++;
+    }
+    if (candidates < want && probe < this.nlist) {
+      // Adaptive probing: continue in centroid order until enough available candidates were seen.
+      const rest = remainingCells(scores, order);
+      for (let i = 0; i < rest.length && candidates < want; i++) {
+        candidates += this.scanCell(rest[i]!, q, mask, heap);
+        cellsProbed++;
+      }
+    }
+    return finish(heap, exclude, k, stats, 'ivf', cellsProbed, candidates, this.nlist);
+  }
+
+  /**
+   * Like `search` with the stored vector of `row` as the query and `row` itself excluded
+   * (the similar-songs case). @throws IvfInputError for a bad row.
+   */
+  searchByRow(row: number, options: SearchOptions): Neighbour[] {
+    const exclude = toSet(options.exclude);
+    exclude.add(row);
+    return this.search(this.getVector(row), { ...options, exclude });
+  }
+
+  /**
+   * Exact k nearest rows by brute force over every (available) row: the recall reference for tests and
+   * benchmarks. Same arguments and result shape as `search` (nprobe is ignored). O(size * dim).
+   */
+  exactSearch(query: Float32Array, options: SearchOptions): Neighbour[] {
+    const q = this.prepareQuery(query);
+    const { k, mask } = this.checkOptions(options);
+    const exclude = toSet(options.exclude);
+    if (mask) return this.scanMask(q, mask, k, exclude, options.stats);
+    const heap = new TopK(Math.min(k + exclude.size, this.size));
+    const dim = this.dim;
+    for (let s = 0; s < this.size; s++) heap.push(this.rowOfSlot[s]!, 1 - dot(this.vectors, s * dim, q, 0, dim));
+    return finish(heap, exclude, k, options.stats, 'exact', 0, this.size, 0);
+  }
+
+  /**
+   * Exact scan of the available rows. Available rows of a sparse mask are scattered over the whole vector
+   * matrix, and a scattered row costs ~1 us (cache and TLB misses) against ~0.15 us in sequence (measured at
+   * 1M x 200-d). So for masks small enough for the sparse fallback at the default nprobe (at most
+   * `nlist + size * defaultNprobe / nlist` rows, 12.8 MB of copies at 1M) the first query copies the
+   * available vectors into one contiguous block cached with the mask object (WeakMap: it goes away with the
+   * mask); later queries on the same mask scan it sequentially.
+   */
+  private scanMask(q: Float32Array, mask: AvailabilityMask, k: number, exclude: Set<number>, stats?: SearchStats): Neighbour[] {
+    const heap = new TopK(Math.min(k + exclude.size, mask.count));
+    const dim = this.dim;
+    const compact = this.compactRows(mask);
+    if (compact) {
+      const { rows, vectors } = compact;
+      for (let i = 0; i < rows.length; i++) heap.push(rows[i]!, 1 - dot(vectors, i * dim, q, 0, dim));
+    } else {
+      const vectors = this.vectors;
+      const slotOfRow = this.slotOfRow;
+      mask.forEachRow((row) => {
+        heap.push(row, 1 - dot(vectors, slotOfRow[row]! * dim, q, 0, dim));
+      });
+    }
+    return finish(heap, exclude, k, stats, 'exact', 0, mask.count, 0);
+  }
+
+  private compactRows(mask: AvailabilityMask): { rows: Int32Array; vectors: Float32Array } | undefined {
+    const cached = this.compactMasks.get(mask);
+    if (cached) return cached;
+    if (this.nlist === 0 || mask.count > this.nlist + Math.ceil((this.size * this.defaultNprobe) / this.nlist)) return undefined;
+    const dim = this.dim;
+    const slots = new Int32Array(mask.count);
+    let n = 0;
+    mask.forEachRow((row) => {
+      slots[n++] = this.slotOfRow[row]!;
+    });
+    slots.sort();
+    const rows = new Int32Array(n);
+    const vectors = new Float32Array(n * dim);
+    for (let i = 0; i < n; i++) {
+      const s = slots[i]!;
+      rows[i] = this.rowOfSlot[s]!;
+      vectors.set(this.vectors.subarray(s * dim, s * dim + dim), i * dim);
+    }
+    const compact = { rows, vectors };
+    this.compactMasks.set(mask, compact);
+    return compact;
+  }
+
+  /** Scores the available members of one cell into `heap`; returns how many were available. */
+  private scanCell(cell: number, q: Float32Array, mask: AvailabilityMask | undefined, heap: TopK): number {
+    const dim = this.dim;
+    const start = this.cellOffsets[cell]!;
+    const end = this.cellOffsets[cell + 1]!;
+    const vectors = this.vectors;
+    const rowOfSlot = this.rowOfSlot;
+    if (!mask) {
+      for (let s = start; s < end; s++) heap.push(rowOfSlot[s]!, 1 - dot(vectors, s * dim, q, 0, dim));
+      return end - start;
+    }
+    let n = 0;
+    for (let s = start; s < end; s++) {
+      const row = rowOfSlot[s]!;
+      if (((mask.wordAt(row >>> 5) >>> (row & 31)) & 1) === 0) continue;
+      n++;
+      heap.push(row, 1 - dot(vectors, s * dim, q, 0, dim));
+    }
+    return n;
+  }
+
+  private prepareQuery(query: Float32Array): Float32Array {
+    if (!(query instanceof Float32Array) || query.length !== this.dim) throw new IvfInputError(`query must be a Float32Array of ${this.dim} values`);
+    const q = new Float32Array(this.dim);
+    const norm = normaliseInto(query, 0, q, 0, this.dim);
+    if (!(norm > 0) || !Number.isFinite(norm)) throw new IvfInputError('query vector must be finite and non-zero');
+    return q;
+  }
+
+  private checkOptions(options: SearchOptions): { k: number; mask?: AvailabilityMask } {
+    const { k, mask } = options;
+    if (!Number.isInteger(k) || k < 1) throw new IvfInputError(`k must be an integer >= 1, got ${k}`);
+    if (mask && mask.size !== this.size) throw new IvfInputError(`mask covers ${mask.size} rows but the index generation has ${this.size}`);
+    if (options.nprobe !== undefined && !(options.nprobe >= 1)) throw new IvfInputError(`nprobe must be >= 1, got ${options.nprobe}`);
+    return mask ? { k, mask } : { k };
+  }
+
+  private checkRow(row: number): void {
+    if (!Number.isInteger(row) || row < 0 || row >= this.size) throw new IvfInputError(`row ${row} outside [0, ${this.size})`);
+  }
+}
+
+/**
+ * Reorders a row-ordered vector matrix in place into cell order (counting sort by cell, stable within a
+ * cell) and returns the slot maps. Memory: `size` bytes of visited flags + 2 vectors of scratch.
+ * Permutation by cycle following: every vector moves exactly once. O(size * dim).
+ * With a scheduler it yields to the event loop between cycles (a long cycle runs to its end first).
+ */
+export async function arrangeByCell(
+  vectors: Float32Array,
+  size: number,
+  dim: number,
+  cellOfRow: Int32Array,
+  nlist: number,
+  scheduler?: CooperativeScheduler,
+): Promise<{ cellOffsets: Int32Array; rowOfSlot: Int32Array; slotOfRow: Int32Array }> {
+  const cellOffsets = new Int32Array(nlist + 1);
+  for (let r = 0; r < size; r++) cellOffsets[cellOfRow[r]! + 1]!++;
+  for (let c = 0; c < nlist; c++) cellOffsets[c + 1]! += cellOffsets[c]!;
+  const fill = cellOffsets.slice(0, nlist);
+  const slotOfRow = new Int32Array(size);
+  const rowOfSlot = new Int32Array(size);
+  for (let r = 0; r < size; r++) {
+    const s = fill[cellOfRow[r]!]!++;
+    slotOfRow[r] = s;
+    rowOfSlot[s] = r;
+  }
+  const done = new Uint8Array(size);
+  let carry = new Float32Array(dim);
+  let spare = new Float32Array(dim);
+  for (let start = 0; start < size; start++) {
+    if (done[start]) continue;
+    if (scheduler && (start & 1023) === 0) await scheduler.maybeYield();
+    done[start] = 1;
+    if (slotOfRow[start] === start) continue;
+    // Position p initially holds row p. Walk the cycle start -> slotOfRow[start] -> ...
+    const so = start * dim;
+    for (let d = 0; d < dim; d++) carry[d] = vectors[so + d]!;
+    let r = start;
+    for (;;) {
+      const t = slotOfRow[r]!;
+      const to = t * dim;
+      if (t === start) {
+        for (let d = 0; d < dim; d++) vectors[to + d] = carry[d]!;
+        break;
+      }
+      for (let d = 0; d < dim; d++) {
+        spare[d] = vectors[to + d]!;
+        vectors[to + d] = carry[d]!;
+      }
+      const tmp = carry;
+      carry = spare;
+      spare = tmp;
+      done[t] = 1;
+      r = t;
+    }
+  }
+  return { cellOffsets, rowOfSlot, slotOfRow };
+}
+
+/** Cells with the `count` highest scores, best first (ties: lower cell id). O(nlist log count). */
+function topCells(scores: Float64Array, count: number): Int32Array {
+  const heap = new TopK(count);
+  for (let c = 0; c < scores.length; c++) heap.push(c, -scores[c]!);
+  const sorted = heap.sorted();
+  const out = new Int32Array(sorted.length);
+  for (let i = 0; i < sorted.length; i++) out[i] = sorted[i]!.row;
+  return out;
+}
+
+/** Every cell not in `taken`, best score first. */
+function remainingCells(scores: Float64Array, taken: Int32Array): number[] {
+  const used = new Uint8Array(scores.length);
+  for (let i = 0; i < taken.length; i++) used[taken[i]!] = 1;
+  const rest: number[] = [];
+  for (let c = 0; c < scores.length; c++) if (!used[c]) rest.push(c);
+  rest.sort((a, b) => scores[b]! - scores[a]! || a - b);
+  return rest;
+}
+
+function finish(
+  heap: TopK,
+  exclude: Set<number>,
+  k: number,
+  stats: SearchStats | undefined,
+  mode: 'ivf' | 'exact',
+  cellsProbed: number,
+  distanceComputations: number,
+  centroidComputations: number,
+): Neighbour[] {
+  if (stats) {
+    stats.mode = mode;
+    stats.cellsProbed = cellsProbed;
+    stats.distanceComputations = distanceComputations;
+    stats.centroidComputations = centroidComputations;
+  }
+  const sorted = heap.sorted();
+  const out: Neighbour[] = [];
+  for (const hit of sorted) {
+    if (exclude.has(hit.row)) continue;
+    out.push(hit);
+    if (out.length === k) break;
+  }
+  return out;
+}
+
+function toSet(rows: Iterable<number> | undefined): Set<number> {
+  return rows ? new Set(rows) : new Set();
+}
+
+function clampInt(v: number, lo: number, hi: number): number {
+  const r = Math.floor(v);
+  return r < lo ? lo : r > hi ? hi : r;
+}

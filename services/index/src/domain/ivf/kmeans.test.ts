@@ -1,0 +1,148 @@
+import { CooperativeScheduler } from './cooperative';
+import { CentroidTree, PointSet, TrainOptions, allocateProportionally, sphericalLloyd, trainCentroids } from './kmeans';
+import { SeededRandom } from './prng';
+import { nearestOfFour, normaliseInto } from './vector-math';
+
+const DIM = 200;
+
+/** `clusters` tight blobs around random unit centres, points interleaved across clusters. */
+function separatedClusters(clusters: number, perCluster: number, seed: number): { set: PointSet; labels: Int32Array } {
+  const rng = new SeededRandom(seed);
+  const centres = new Float32Array(clusters * DIM);
+  for (let c = 0; c < clusters; c++) {
+    for (let d = 0; d < DIM; d++) centres[c * DIM + d] = rng.nextGaussian();
+    normaliseInto(centres, c * DIM, centres, c * DIM, DIM);
+  }
+  const n = clusters * perCluster;
+  const data = new Float32Array(n * DIM);
+  const labels = new Int32Array(n);
+  const raw = new Float32Array(DIM);
+  for (let i = 0; i < n; i++) {
+    const c = i % clusters;
+    labels[i] = c;
+    for (let d = 0; d < DIM; d++) raw[d] = centres[c * DIM + d]! + 0.01 * rng.nextGaussian();
+    normaliseInto(raw, 0, data, i * DIM, DIM);
+  }
+  return { set: { data, dim: DIM, rows: Int32Array.from({ length: n }, (_, i) => i) }, labels };
+}
+
+function options(seed: number, overrides: Partial<TrainOptions> = {}): TrainOptions {
+  return {
+    seed,
+    maxIterations: 20,
+    tolerance: 0,
+    batchSize: 256,
+    scheduler: new CooperativeScheduler(1000),
+    twoLevelMinCells: 256,
+    coarseCellsPerSqrtNlist: 1,
+    coarsePointsPerCentroid: 256,
+    fineSeedingTrials: 3,
+    refineIterations: 0,
+    searchGroups: 4,
+    ...overrides,
+  };
+}
+
+/** True when the clustering is a bijection with the true labels (every cluster pure, every label once). */
+function recoversLabels(assignment: Int32Array, labels: Int32Array, k: number): boolean {
+  const labelOf = new Int32Array(k).fill(-1);
+  const used = new Set<number>();
+  for (let i = 0; i < labels.length; i++) {
+    const c = assignment[i]!;
+    if (labelOf[c] === -1) {
+      if (used.has(labels[i]!)) return false;
+      labelOf[c] = labels[i]!;
+      used.add(labels[i]!);
+    } else if (labelOf[c] !== labels[i]) return false;
+  }
+  return used.size === k;
+}
+
+function bruteNearest(centroids: Float32Array, k: number, data: Float32Array, row: number): number {
+  const best = new Int32Array(4);
+  const scores = new Float64Array(4);
+  const o = row * DIM;
+  nearestOfFour(data, o, o, o, o, centroids, k, DIM, best, scores);
+  return best[0]!;
+}
+
+describe(sphericalLloyd.name, () => {
+  it.each([1, 2, 3, 4, 5])('When clusters are well separated (seed %i), then k-means recovers them exactly', async (seed) => {
+    const { set, labels } = separatedClusters(8, 60, 100 + seed);
+    const result = await sphericalLloyd(set, 8, options(seed));
+    expect(recoversLabels(result.assignment, labels, 8)).toBe(true);
+    expect(result.iterations).toBeLessThanOrEqual(20);
+    expect(result.lastChangedFraction).toBe(0);
+  });
+
+  it('When the seed is fixed, then two runs give bit-identical centroids; another seed differs', async () => {
+    const { set } = separatedClusters(20, 30, 9);
+    const a = await sphericalLloyd(set, 12, options(5));
+    const b = await sphericalLloyd(set, 12, options(5));
+    const c = await sphericalLloyd(set, 12, options(6));
+    expect(Buffer.from(a.centroids.buffer).equals(Buffer.from(b.centroids.buffer))).toBe(true);
+    expect(Buffer.from(a.centroids.buffer).equals(Buffer.from(c.centroids.buffer))).toBe(false);
+  });
+
+  it('When k exceeds the number of points, then it throws', async () => {
+    const { set } = separatedClusters(2, 2, 1);
+    await expect(sphericalLloyd(set, 5, options(1))).rejects.toThrow(RangeError);
+  });
+});
+
+describe(trainCentroids.name, () => {
+  it('When two-level training runs on 120 separated clusters, then every true cluster gets its own centroid', async () => {
+    const { set, labels } = separatedClusters(120, 12, 77);
+    const trained = await trainCentroids(set, 120, options(3, { twoLevelMinCells: 64 }));
+    expect(trained.groupCount).toBe(11); // round(1 * sqrt(120))
+    const assignment = new Int32Array(set.rows.length);
+    for (let i = 0; i < assignment.length; i++) assignment[i] = bruteNearest(trained.centroids, 120, set.data, i);
+    expect(recoversLabels(assignment, labels, 120)).toBe(true);
+  });
+});
+
+describe(CentroidTree.name, () => {
+  it('When searching all groups, then the answer equals brute force and prunes some work', async () => {
+    const { set } = separatedClusters(200, 8, 11);
+    const trained = await trainCentroids(set, 150, options(4, { twoLevelMinCells: 64 }));
+    const tree = new CentroidTree(trained.centroids, 150, DIM, trained.groupOf, trained.groupCount);
+    const rng = new SeededRandom(12);
+    const probe = new Float32Array(DIM);
+    const probes = 300;
+    for (let i = 0; i < probes; i++) {
+      // half dataset points, half random directions (the bound must hold for any unit vector)
+      if (i % 2 === 0) probe.set(set.data.subarray(i * DIM, i * DIM + DIM));
+      else {
+        for (let d = 0; d < DIM; d++) probe[d] = rng.nextGaussian();
+        normaliseInto(probe, 0, probe, 0, DIM);
+      }
+      expect(tree.nearest(probe, 0)).toBe(bruteNearest(trained.centroids, 150, probe, 0));
+    }
+    expect(tree.dotProducts).toBeLessThan(probes * 150);
+  });
+});
+
+describe(allocateProportionally.name, () => {
+  it('When shares divide evenly, then allocation is exactly proportional', () => {
+    expect([...allocateProportionally(Int32Array.from([100, 300, 0, 600]), 10)]).toEqual([1, 3, 0, 6]);
+  });
+
+  it('When sizes are uneven, then the total is met and every group gets between 1 and its size', () => {
+    const rng = new SeededRandom(3);
+    for (let trial = 0; trial < 50; trial++) {
+      const sizes = Int32Array.from({ length: 30 }, () => (rng.nextFloat() < 0.1 ? 0 : 1 + rng.nextInt(200)));
+      const nonEmpty = sizes.filter((s) => s > 0).length;
+      const sum = sizes.reduce((a, b) => a + b, 0);
+      const total = nonEmpty + rng.nextInt(sum - nonEmpty + 1);
+      const out = allocateProportionally(sizes, total);
+      expect(out.reduce((a, b) => a + b, 0)).toBe(total);
+      sizes.forEach((s, g) => {
+        if (s === 0) expect(out[g]).toBe(0);
+        else {
+          expect(out[g]).toBeGreaterThanOrEqual(1);
+          expect(out[g]).toBeLessThanOrEqual(s);
+        }
+      });
+    }
+  });
+});

@@ -1,0 +1,568 @@
+import { CooperativeScheduler } from './cooperative';
+import { SeededRandom } from './prng';
+import { dot, nearestOfFour, normaliseSumInto } from './vector-math';
+
+/**
+ * Spherical k-means for the IVF coarse quantiser.
+ *
+ * All vectors are unit length and "nearest" means largest dot product (= smallest cosine distance).
+ * Centroids are re-normalised after every update (spherical k-means, Dhillon & Modha, "Concept
+ * decompositions for large sparse text data using clustering", Machine Learning 42, 2001; FAISS
+ * `Clustering` with `spherical=true` does the same), so ranking centroids by dot product ranks them by cosine.
+ */
+
+/** A subset of rows of a unit-vector matrix. `rows[i]` is a row of `data` (offset `rows[i] * dim`). */
+export interface PointSet {
+  readonly data: Float32Array;
+  readonly dim: number;
+  readonly rows: Int32Array;
+}
+
+/** Tunables of one Lloyd run. */
+export interface LloydOptions {
+  /** PRNG seed of the k-means++ initialisation. */
+  seed: number;
+  /** Maximum Lloyd iterations (one iteration = assign every point, then move every centroid). */
+  maxIterations: number;
+  /** Stop early once at most this fraction of points changed centroid in an iteration. */
+  tolerance: number;
+  /** Points processed between two event-loop checks; the sample is streamed in batches of this size. */
+  batchSize: number;
+  scheduler: CooperativeScheduler;
+  /** k-means++ candidates per seeding step (default greedy `2 + floor(ln k)`; 1 = plain k-means++). */
+  seedingTrials?: number;
+}
+
+/** Outcome of one Lloyd run. */
+export interface LloydResult {
+  /** `k * dim` unit centroids. */
+  centroids: Float32Array;
+  k: number;
+  /** Lloyd iterations executed (>= 1 when there is at least one point). */
+  iterations: number;
+  /** Fraction of points that changed centroid in the last iteration (1 on the first). */
+  lastChangedFraction: number;
+  /** Centroid of every point (index into `points.rows`) from the last assignment step. */
+  assignment: Int32Array;
+  /** Centroids that went empty and were re-seeded on a far point. */
+  reseeds: number;
+  /** Dot products computed. */
+  dotProducts: number;
+}
+
+/**
+ * Lloyd's algorithm (Lloyd 1982, "Least squares quantization in PCM") on unit vectors, exact brute-force
+ * assignment with 4x2 register tiling.
+ *
+ * Initialisation: k-means++ (`kMeansPlusPlus`), greedy by default (about `3 + ln k` Lloyd iterations of
+ * work), plain with `seedingTrials: 1` (one iteration of work). Every run here has
+ * k of the order of sqrt(nlist) (two-level training), so it stays cheap even at nlist = 8192.
+ * Empty clusters are re-seeded on the points farthest from their centroid (sklearn's relocation rule).
+ * The point set is streamed `batchSize` points at a time: memory is `k * dim * 8` bytes of sums plus
+ * `12 * n` bytes of per-point state, whatever the data size.
+ *
+ * @param k number of centroids, 1 <= k <= points.rows.length
+ * Complexity O(iterations * n * k * dim).
+ * @throws RangeError when k is out of range.
+ */
+export async function sphericalLloyd(points: PointSet, k: number, options: LloydOptions): Promise<LloydResult> {
+  const { data, dim, rows } = points;
+  const n = rows.length;
+  if (!Number.isInteger(k) || k < 1 || k > n) throw new RangeError(`k-means needs 1 <= k <= ${n}, got k=${k}`);
+  const trials = options.seedingTrials ?? 2 + Math.floor(Math.log(k));
+  const centroids = await kMeansPlusPlus(points, k, new SeededRandom(options.seed), trials, options.scheduler);
+  let dotProducts = n * k * (trials === 1 ? 1 : trials + 1);
+  await options.scheduler.maybeYield();
+
+  const assignment = new Int32Array(n).fill(-1);
+  const scores = new Float32Array(n);
+  const sums = new Float64Array(k * dim);
+  const counts = new Int32Array(k);
+  const best = new Int32Array(4);
+  const bestScore = new Float64Array(4);
+  let iterations = 0;
+  let lastChangedFraction = 1;
+  let reseeds = 0;
+
+  while (iterations < options.maxIterations) {
+    iterations++;
+    sums.fill(0);
+    counts.fill(0);
+    let changed = 0;
+    for (let start = 0; start < n; start += options.batchSize) {
+      const end = Math.min(n, start + options.batchSize);
+      for (let i = start; i < end; i += 4) {
+        const m = Math.min(4, end - i);
+        const o0 = rows[i]! * dim;
+        const o1 = m > 1 ? rows[i + 1]! * dim : o0;
+        const o2 = m > 2 ? rows[i + 2]! * dim : o0;
+        const o3 = m > 3 ? rows[i + 3]! * dim : o0;
+        nearestOfFour(data, o0, o1, o2, o3, centroids, k, dim, best, bestScore);
+        for (let t = 0; t < m; t++) {
+          const c = best[t]!;
+          const p = i + t;
+          if (assignment[p] !== c) changed++;
+          assignment[p] = c;
+          scores[p] = bestScore[t]!;
+          counts[c]!++;
+          const so = c * dim;
+          const xo = rows[p]! * dim;
+          for (let d = 0; d < dim; d++) sums[so + d]! += data[xo + d]!;
+        }
+      }
+      dotProducts += (end - start) * k;
+      await options.scheduler.maybeYield();
+    }
+    let empties = 0;
+    for (let c = 0; c < k; c++) {
+      if (counts[c]! > 0) normaliseSumInto(sums, c * dim, centroids, c * dim, dim);
+      else empties++;
+    }
+    if (empties > 0) {
+      // Relocate each empty centroid onto the worst-served point not used yet (lowest dot to its centroid).
+      for (let c = 0; c < k; c++) {
+        if (counts[c]! > 0) continue;
+        let worst = -1;
+        let worstScore = Infinity;
+        for (let p = 0; p < n; p++) {
+          if (scores[p]! < worstScore) {
+            worstScore = scores[p]!;
+            worst = p;
+          }
+        }
+        if (worst < 0) break;
+        scores[worst] = Infinity;
+        centroids.set(data.subarray(rows[worst]! * dim, rows[worst]! * dim + dim), c * dim);
+        reseeds++;
+      }
+    }
+    lastChangedFraction = changed / n;
+    if (empties === 0 && lastChangedFraction <= options.tolerance) break;
+  }
+  return { centroids, k, iterations, lastChangedFraction, assignment, reseeds, dotProducts };
+}
+
+/**
+ * Greedy k-means++ seeding (Arthur & Vassilvitskii, "k-means++: the advantages of careful seeding",
+ * SODA 2007, with the greedy local trials sklearn uses by default: `2 + floor(ln k)` candidates per step).
+ * The first centroid is a uniformly drawn point; at each next step `trials` points are drawn with
+ * probability proportional to their squared distance to the nearest centroid chosen so far, and the one
+ * that lowers the total squared distance most is kept. For unit vectors the squared Euclidean distance is
+ * `2 (1 - dot)`, so the weight is `1 - max dot`. Plain k-means++ (1 trial) often seeds two centroids in one
+ * of several well-separated clusters when the clusters hold many points; the local trials make that rare.
+ * Deterministic for a given PRNG state. Cost O((trials + 1) * n * k * dim) (O(n k dim) for 1 trial);
+ * memory 8n bytes. Yields to the event loop between seeding steps when a scheduler is given.
+ */
+export async function kMeansPlusPlus(
+  points: PointSet,
+  k: number,
+  rng: SeededRandom,
+  trials = 2 + Math.floor(Math.log(k)),
+  scheduler?: CooperativeScheduler,
+): Promise<Float32Array> {
+  const { data, dim, rows } = points;
+  const n = rows.length;
+  const centroids = new Float32Array(k * dim);
+  const weight = new Float64Array(n).fill(Infinity);
+  let pick = rng.nextInt(n);
+  for (let j = 0; j < k; j++) {
+    const po = rows[pick]! * dim;
+    centroids.set(data.subarray(po, po + dim), j * dim);
+    if (j === k - 1) break;
+    if (scheduler) await scheduler.maybeYield();
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      const w = weight[i]!;
+      if (w > 0) {
+        const d = 1 - dot(data, rows[i]! * dim, data, po, dim);
+        const v = d > 0 ? (d < w ? d : w) : 0;
+        weight[i] = v;
+        total += v;
+      }
+    }
+    if (!(total > 0)) {
+      // Every point coincides with a chosen centroid (duplicates): fall back to a uniform draw.
+      pick = rng.nextInt(n);
+      continue;
+    }
+    let bestPotential = Infinity;
+    for (let t = 0; t < trials; t++) {
+      let u = rng.nextFloat() * total;
+      let candidate = -1;
+      for (let i = 0; i < n; i++) {
+        const w = weight[i]!;
+        if (w <= 0) continue;
+        candidate = i;
+        u -= w;
+        if (u < 0) break;
+      }
+      if (candidate < 0) break;
+      if (trials === 1) {
+        pick = candidate;
+        break;
+      }
+      const co = rows[candidate]! * dim;
+      let potential = 0;
+      for (let i = 0; i < n && potential < bestPotential; i++) {
+        const w = weight[i]!;
+        if (w <= 0) continue;
+        const d = 1 - dot(data, rows[i]! * dim, data, co, dim);
+        potential += d < w ? (d > 0 ? d : 0) : w;
+      }
+      if (potential < bestPotential) {
+        bestPotential = potential;
+        pick = candidate;
+      }
+    }
+  }
+  return centroids;
+}
+
+/**
+ * Nearest-centroid search (maximum inner product over unit centroids) with pruning; exact when all
+ * groups may be visited, approximate when `nearest` is limited to the most promising groups.
+ *
+ * The centroids are split into groups (the coarse clusters of the two-level training). Each group has a
+ * unit axis `a`; every centroid `c` stores its angle `theta_c = angle(a, c)`. For a unit query `x` with
+ * `phi = angle(a, x)`, the triangle inequality on the sphere gives `angle(x, c) >= |phi - theta_c|`, hence
+ *     dot(x, c) <= cos(phi - theta_c) = cos(phi) cos(theta_c) + sin(phi) sin(theta_c),
+ * and for the whole group `dot(x, c) <= cos(dist(phi, [thetaMin, thetaMax]))`.
+ * Groups are visited by decreasing bound and a group or centroid is skipped only when its bound is below
+ * the best dot product found so far (minus 1e-6 slack for float rounding), so with no group limit the answer
+ * is the same as a brute-force scan (ties go to the lower centroid index). This is a cone-bound variant of the
+ * ball-tree / branch-and-bound maximum-inner-product search (Ram & Gray, "Maximum inner-product search
+ * using cone trees", KDD 2012). Worst case (no pruning) costs `groups + nlist` dot products.
+ */
+export class CentroidTree {
+  readonly nlist: number;
+  readonly groupCount: number;
+  /** Dot products computed by `nearest` since construction (for benchmarks). */
+  dotProducts = 0;
+  private readonly dim: number;
+  private readonly axes: Float32Array;
+  private readonly ordered: Float32Array;
+  private readonly orderedId: Int32Array;
+  private readonly groupStart: Int32Array;
+  private readonly cosTheta: Float64Array;
+  private readonly sinTheta: Float64Array;
+  private readonly theta: Float64Array;
+  private readonly thetaMin: Float64Array;
+  private readonly thetaMax: Float64Array;
+  private readonly alpha: Float64Array;
+  private readonly phi: Float64Array;
+  private readonly bound: Float64Array;
+  /** Dot product of the last `nearest` answer. */
+  lastScore = -Infinity;
+
+  /**
+   * @param centroids `nlist * dim` unit centroids
+   * @param groupOf   group index in [0, groupCount) for every centroid
+   */
+  constructor(centroids: Float32Array, nlist: number, dim: number, groupOf: Int32Array, groupCount: number) {
+    this.nlist = nlist;
+    this.dim = dim;
+    this.groupCount = groupCount;
+    const sizes = new Int32Array(groupCount);
+    for (let c = 0; c < nlist; c++) sizes[groupOf[c]!]!++;
+    this.groupStart = new Int32Array(groupCount + 1);
+    for (let g = 0; g < groupCount; g++) this.groupStart[g + 1] = this.groupStart[g]! + sizes[g]!;
+    // Axis of a group: normalised mean of its centroids (any unit vector keeps the bound valid).
+    this.axes = new Float32Array(groupCount * dim);
+    const acc = new Float64Array(groupCount * dim);
+    for (let c = 0; c < nlist; c++) {
+      const g = groupOf[c]!;
+      for (let d = 0; d < dim; d++) acc[g * dim + d]! += centroids[c * dim + d]!;
+    }
+    for (let g = 0; g < groupCount; g++) normaliseSumInto(acc, g * dim, this.axes, g * dim, dim);
+    const theta = new Float64Array(nlist);
+    for (let c = 0; c < nlist; c++) theta[c] = Math.acos(clamp1(dot(this.axes, groupOf[c]! * dim, centroids, c * dim, dim)));
+    // Members of each group contiguous, by decreasing angle from the axis.
+    const byGroup: number[][] = Array.from({ length: groupCount }, () => []);
+    for (let c = 0; c < nlist; c++) byGroup[groupOf[c]!]!.push(c);
+    this.orderedId = new Int32Array(nlist);
+    this.ordered = new Float32Array(nlist * dim);
+    this.cosTheta = new Float64Array(nlist);
+    this.sinTheta = new Float64Array(nlist);
+    this.theta = new Float64Array(nlist);
+    this.thetaMin = new Float64Array(groupCount);
+    this.thetaMax = new Float64Array(groupCount);
+    let pos = 0;
+    for (let g = 0; g < groupCount; g++) {
+      const members = byGroup[g]!.sort((a, b) => theta[b]! - theta[a]! || a - b);
+      this.thetaMax[g] = members.length > 0 ? theta[members[0]!]! : 0;
+      this.thetaMin[g] = members.length > 0 ? theta[members[members.length - 1]!]! : 0;
+      for (const c of members) {
+        this.orderedId[pos] = c;
+        this.ordered.set(centroids.subarray(c * dim, c * dim + dim), pos * dim);
+        this.theta[pos] = theta[c]!;
+        this.cosTheta[pos] = Math.cos(theta[c]!);
+        this.sinTheta[pos] = Math.sin(theta[c]!);
+        pos++;
+      }
+    }
+    this.alpha = new Float64Array(groupCount);
+    this.phi = new Float64Array(groupCount);
+    this.bound = new Float64Array(groupCount);
+  }
+
+  /**
+   * Index of the centroid with the largest dot product with the unit vector `x[xo .. xo+dim)`;
+   * its dot product is left in `lastScore`.
+   * @param maxGroups visit at most this many groups, in decreasing bound order. Infinity (default) gives
+   *   the brute-force answer; a small number (the build uses 4) gives the nearest centroid inside the most
+   *   promising groups, i.e. an approximate answer (98.5-99.5% identical in the benchmarks) at a fraction
+   *   of the cost, because in 200-d the cone bounds alone prune only ~40% of the centroids.
+   */
+  nearest(x: Float32Array, xo: number, maxGroups = Infinity): number {
+    const dim = this.dim;
+    const G = this.groupCount;
+    for (let g = 0; g < G; g++) {
+      const a = clamp1(dot(this.axes, g * dim, x, xo, dim));
+      const phi = Math.acos(a);
+      this.alpha[g] = a;
+      this.phi[g] = phi;
+      const lo = this.thetaMin[g]!;
+      const hi = this.thetaMax[g]!;
+      const empty = this.groupStart[g + 1] === this.groupStart[g];
+      this.bound[g] = empty ? -Infinity : phi > hi ? Math.cos(phi - hi) : phi < lo ? Math.cos(lo - phi) : 1;
+    }
+    let dots = G;
+    let best = -Infinity;
+    let bestId = -1;
+    const SLACK = 1e-6;
+    const visits = Math.min(G, maxGroups);
+    for (let visited = 0; visited < visits; visited++) {
+      let g = -1;
+      let gb = -Infinity;
+      for (let h = 0; h < G; h++) {
+        if (this.bound[h]! > gb) {
+          gb = this.bound[h]!;
+          g = h;
+        }
+      }
+      if (g < 0 || gb + SLACK <= best) break;
+      this.bound[g] = -Infinity;
+      const a = this.alpha[g]!;
+      const s = Math.sqrt(Math.max(0, 1 - a * a));
+      const phi = this.phi[g]!;
+      const end = this.groupStart[g + 1]!;
+      for (let p = this.groupStart[g]!; p < end; p++) {
+        const ub = a * this.cosTheta[p]! + s * this.sinTheta[p]!;
+        if (ub + SLACK <= best) {
+          // Members are sorted by decreasing theta: once theta < phi the bound only shrinks further.
+          if (this.theta[p]! <= phi) break;
+          continue;
+        }
+        const v = dot(this.ordered, p * dim, x, xo, dim);
+        dots++;
+        const id = this.orderedId[p]!;
+        if (v > best || (v === best && id < bestId)) {
+          best = v;
+          bestId = id;
+        }
+      }
+    }
+    this.dotProducts += dots;
+    this.lastScore = best;
+    return bestId;
+  }
+}
+
+/** Tunables of `trainCentroids`. */
+export interface TrainOptions extends LloydOptions {
+  /** Use two-level training when nlist is at least this (below it a flat Lloyd run is cheap). */
+  twoLevelMinCells: number;
+  /** First-level centroids = round(coarseCellsPerSqrtNlist * sqrt(nlist)). */
+  coarseCellsPerSqrtNlist: number;
+  /** First-level training points per coarse centroid (FAISS warns below 39 and subsamples above 256). */
+  coarsePointsPerCentroid: number;
+  /** k-means++ trials of the second-level runs (1 = plain k-means++; the first level stays greedy). */
+  fineSeedingTrials: number;
+  /** Global Lloyd refinement iterations over all nlist centroids after the two-level training. */
+  refineIterations: number;
+  /** Coarse groups searched per point by the refinement's `CentroidTree.nearest` (Infinity = exact). */
+  searchGroups: number;
+}
+
+/** Trained coarse quantiser. */
+export interface TrainedCentroids {
+  /** `nlist * dim` unit centroids. */
+  centroids: Float32Array;
+  nlist: number;
+  /** Group of every centroid for `CentroidTree` (all zeros for flat training). */
+  groupOf: Int32Array;
+  groupCount: number;
+  /** Lloyd iterations summed over all runs (coarse + every fine group + refinement). */
+  iterations: number;
+  /** Dot products spent on training. */
+  dotProducts: number;
+  /** Centroids re-seeded because their cluster went empty. */
+  reseeds: number;
+}
+
+/**
+ * Trains `nlist` unit centroids on `points` (the training sample, ordered so that every prefix is itself a
+ * uniform sample).
+ *
+ * - `nlist < twoLevelMinCells`: one flat spherical Lloyd run.
+ * - otherwise two-level clustering as in FAISS `contrib/clustering.py: two_level_clustering` (rebalance on):
+ *   `k1 = round(coarseCellsPerSqrtNlist * sqrt(nlist))` coarse centroids are trained on the first `coarsePointsPerCentroid * k1`
+ *   points, every training point is assigned to its coarse cluster, each coarse cluster `g` gets
+ *   `k2_g` fine centroids in proportion to its share of points (largest remainder, at least 1, at most its
+ *   size, summing to nlist), and a flat Lloyd run inside each coarse cluster trains them on all of its
+ *   points. A second-level Lloyd iteration costs about `n * (nlist / k1) * dim` instead of `n * nlist * dim`
+ *   for a flat run. Measured at 1M items (nlist 8000, 400k training points, k1 179): 368M dot products for
+ *   the whole training, against 3.2G for a single flat Lloyd iteration. Optional `refineIterations` global
+ *   Lloyd iterations over all centroids (assignment by `CentroidTree.nearest` with `searchGroups`) smooth the
+ *   borders between coarse clusters; off by default because they did not move recall measurably.
+ *
+ * @param nlist 1 <= nlist <= points.rows.length
+ */
+export async function trainCentroids(points: PointSet, nlist: number, options: TrainOptions): Promise<TrainedCentroids> {
+  const { dim, rows, data } = points;
+  const n = rows.length;
+  if (nlist < options.twoLevelMinCells) {
+    const flat = await sphericalLloyd(points, nlist, options);
+    return {
+      centroids: flat.centroids,
+      nlist,
+      groupOf: new Int32Array(nlist),
+      groupCount: 1,
+      iterations: flat.iterations,
+      dotProducts: flat.dotProducts,
+      reseeds: flat.reseeds,
+    };
+  }
+  const k1 = Math.min(nlist, Math.max(2, Math.round(options.coarseCellsPerSqrtNlist * Math.sqrt(nlist))));
+  const coarseSet: PointSet = { data, dim, rows: rows.subarray(0, Math.min(n, options.coarsePointsPerCentroid * k1)) };
+  const coarse = await sphericalLloyd(coarseSet, k1, { ...options, seed: mixSeed(options.seed, 0x0c0a75e) });
+  let iterations = coarse.iterations;
+  let dotProducts = coarse.dotProducts;
+  let reseeds = coarse.reseeds;
+
+  // Coarse assignment of the full training sample.
+  const groupOfPoint = new Int32Array(n);
+  const best = new Int32Array(4);
+  const bestScore = new Float64Array(4);
+  for (let i = 0; i < n; i += 4) {
+    const m = Math.min(4, n - i);
+    const o0 = rows[i]! * dim;
+    nearestOfFour(data, o0, m > 1 ? rows[i + 1]! * dim : o0, m > 2 ? rows[i + 2]! * dim : o0, m > 3 ? rows[i + 3]! * dim : o0, coarse.centroids, k1, dim, best, bestScore);
+    for (let t = 0; t < m; t++) groupOfPoint[i + t] = best[t]!;
+    if ((i & 1023) === 0) await options.scheduler.maybeYield();
+  }
+  dotProducts += n * k1;
+  const sizes = new Int32Array(k1);
+  for (let i = 0; i < n; i++) sizes[groupOfPoint[i]!]!++;
+  const k2 = allocateProportionally(sizes, nlist);
+
+  const members: Int32Array[] = [];
+  const fill = new Int32Array(k1);
+  for (let g = 0; g < k1; g++) members.push(new Int32Array(sizes[g]!));
+  for (let i = 0; i < n; i++) {
+    const g = groupOfPoint[i]!;
+    members[g]![fill[g]!++] = rows[i]!;
+  }
+
+  const centroids = new Float32Array(nlist * dim);
+  const groupOf = new Int32Array(nlist);
+  let base = 0;
+  for (let g = 0; g < k1; g++) {
+    const kg = k2[g]!;
+    if (kg === 0) continue;
+    const fine = await sphericalLloyd({ data, dim, rows: members[g]! }, kg, {
+      ...options,
+      seed: mixSeed(options.seed, g + 1),
+      seedingTrials: options.fineSeedingTrials,
+    });
+    centroids.set(fine.centroids, base * dim);
+    groupOf.fill(g, base, base + kg);
+    base += kg;
+    iterations += fine.iterations;
+    dotProducts += fine.dotProducts;
+    reseeds += fine.reseeds;
+  }
+
+  for (let it = 0; it < options.refineIterations; it++) {
+    const tree = new CentroidTree(centroids, nlist, dim, groupOf, k1);
+    const sums = new Float64Array(nlist * dim);
+    const counts = new Int32Array(nlist);
+    for (let i = 0; i < n; i++) {
+      const xo = rows[i]! * dim;
+      const c = tree.nearest(data, xo, options.searchGroups);
+      counts[c]!++;
+      const so = c * dim;
+      for (let d = 0; d < dim; d++) sums[so + d]! += data[xo + d]!;
+      if ((i & 255) === 0) await options.scheduler.maybeYield();
+    }
+    // An emptied centroid keeps its previous position (it still partitions space; cells may be empty).
+    for (let c = 0; c < nlist; c++) if (counts[c]! > 0) normaliseSumInto(sums, c * dim, centroids, c * dim, dim);
+    iterations++;
+    dotProducts += tree.dotProducts;
+  }
+  return { centroids, nlist, groupOf, groupCount: k1, iterations, dotProducts, reseeds };
+}
+
+/**
+ * Splits `total` slots over groups in proportion to `sizes` by largest remainder, giving every non-empty
+ * group at least 1 and at most its size. Requires `total` between the number of non-empty groups and the
+ * sum of sizes.
+ */
+export function allocateProportionally(sizes: Int32Array, total: number): Int32Array {
+  const G = sizes.length;
+  let n = 0;
+  for (let g = 0; g < G; g++) n += sizes[g]!;
+  const out = new Int32Array(G);
+  const quota = new Float64Array(G);
+  let assigned = 0;
+  for (let g = 0; g < G; g++) {
+    const s = sizes[g]!;
+    if (s === 0) continue;
+    quota[g] = (total * s) / n;
+    out[g] = Math.min(s, Math.max(1, Math.floor(quota[g]!)));
+    assigned += out[g]!;
+  }
+  while (assigned < total) {
+    let pick = -1;
+    let bestGap = -Infinity;
+    for (let g = 0; g < G; g++) {
+      if (out[g]! >= sizes[g]!) continue;
+      const gap = quota[g]! - out[g]!;
+      if (gap > bestGap) {
+        bestGap = gap;
+        pick = g;
+      }
+    }
+    if (pick < 0) break;
+    out[pick]!++;
+    assigned++;
+  }
+  while (assigned > total) {
+    let pick = -1;
+    let bestGap = Infinity;
+    for (let g = 0; g < G; g++) {
+      if (out[g]! <= 1) continue;
+      const gap = quota[g]! - out[g]!;
+      if (gap < bestGap) {
+        bestGap = gap;
+        pick = g;
+      }
+    }
+    if (pick < 0) break;
+    out[pick]!--;
+    assigned--;
+  }
+  return out;
+}
+
+/** Derives an independent 32-bit seed for a sub-task. */
+export function mixSeed(seed: number, salt: number): number {
+  let h = (seed ^ Math.imul(salt + 0x632be5ab, 0x9e3779b1)) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function clamp1(v: number): number {
+  return v > 1 ? 1 : v < -1 ? -1 : v;
+}

@@ -1,0 +1,104 @@
+/**
+ * Seeded pseudo-random numbers for the IVF build and the synthetic benchmark data.
+ *
+ * Generator: xoshiro128** (Blackman & Vigna, "Scrambled linear pseudorandom number generators",
+ * ACM TOMS 2021; reference C code at https://prng.di.unimi.it/xoshiro128starstar.c), seeded from one
+ * 32-bit integer through splitmix32 so that nearby seeds give unrelated streams.
+ * Not cryptographic. Identical seeds give identical sequences on every platform (integer arithmetic only,
+ * floats are derived from the top 24 bits).
+ */
+export class SeededRandom {
+  private s0: number;
+  private s1: number;
+  private s2: number;
+  private s3: number;
+  private spareGaussian: number | null = null;
+
+  /** @param seed any 32-bit integer (other numbers are truncated with `>>> 0`). */
+  constructor(seed: number) {
+    let x = seed >>> 0;
+    const next = (): number => {
+      // splitmix32 step (Steele, Lea & Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014).
+      x = (x + 0x9e3779b9) >>> 0;
+      let z = x;
+      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+      return (z ^ (z >>> 16)) >>> 0;
+    };
+    this.s0 = next();
+    this.s1 = next();
+    this.s2 = next();
+    this.s3 = next();
+    if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1; // the all-zero state is a fixed point
+  }
+
+  /** Next unsigned 32-bit integer in [0, 2^32). */
+  nextUint32(): number {
+    const result = Math.imul(rotl(Math.imul(this.s1, 5), 7), 9) >>> 0;
+    const t = this.s1 << 9;
+    this.s2 ^= this.s0;
+    this.s3 ^= this.s1;
+    this.s1 ^= this.s2;
+    this.s0 ^= this.s3;
+    this.s2 ^= t;
+    this.s3 = rotl(this.s3, 11);
+    return result;
+  }
+
+  /** Uniform float in [0, 1) with 24 bits of resolution. */
+  nextFloat(): number {
+    return (this.nextUint32() >>> 8) / 16777216;
+  }
+
+  /**
+   * Uniform integer in [0, n), unbiased (rejection sampling).
+   * @throws RangeError when n is not an integer in [1, 2^32].
+   */
+  nextInt(n: number): number {
+    if (!Number.isInteger(n) || n < 1 || n > 4294967296) throw new RangeError(`nextInt bound must be an integer in [1, 2^32], got ${n}`);
+    const limit = 4294967296 - (4294967296 % n);
+    for (;;) {
+      const r = this.nextUint32();
+      if (r < limit) return r % n;
+    }
+  }
+
+  /** Standard normal deviate N(0, 1) by the Box-Muller transform (one spare value is cached). */
+  nextGaussian(): number {
+    if (this.spareGaussian !== null) {
+      const g = this.spareGaussian;
+      this.spareGaussian = null;
+      return g;
+    }
+    let u = 0;
+    while (u === 0) u = this.nextFloat();
+    const v = this.nextFloat();
+    const r = Math.sqrt(-2 * Math.log(u));
+    this.spareGaussian = r * Math.sin(2 * Math.PI * v);
+    return r * Math.cos(2 * Math.PI * v);
+  }
+}
+
+function rotl(x: number, k: number): number {
+  return ((x << k) | (x >>> (32 - k))) >>> 0;
+}
+
+/**
+ * 32-bit FNV-1a hash of a string's UTF-16 code units, mixed with a seed and finalised with the
+ * murmur3 fmix32 avalanche step. Used to pick the deterministic k-means training sample
+ * (the rows whose ids have the smallest keys) and by the id table's hash lookup.
+ * FNV-1a: Fowler, Noll & Vo, http://www.isthe.com/chongo/tech/comp/fnv/ ; fmix32: Appleby, MurmurHash3.
+ */
+export function hashString32(text: string, seed = 0): number {
+  let h = (0x811c9dc5 ^ seed) >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}

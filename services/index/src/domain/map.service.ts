@@ -1,0 +1,67 @@
+import type { MapQuery, MapResponse } from '@polyphony/contracts';
+import type { Generation } from './generation';
+import type { AvailabilityMask } from './ivf/availability-mask';
+import { hashString32 } from './ivf/prng';
+import type { RequestScope } from './scope';
+
+/** Seed of the hash that picks the 25/50/75 % subsets (fixed, so a subset is stable per generation). */
+const MAP_SUBSET_SEED = 0x6d61_7070;
+/** Responses kept in memory (per server, generation and subset). */
+const CACHE_ENTRIES = 8;
+
+interface CacheEntry {
+  gen: Generation;
+  mask: AvailabilityMask;
+  response: MapResponse;
+}
+
+/**
+ * The 2-D map (reference `/api/map`): the PCA coordinates computed once per generation at build time
+ * (projection.ts, persisted in `index.map_projections`), restricted to the songs available on the selected
+ * server and shown under its ids. `percent` (25/50/75/100, default 100) keeps the songs whose seeded id
+ * hash falls in the first `percent` of 100 buckets; `n` keeps the n available songs with the smallest hash.
+ * Whole responses are cached per (server, generation, subset) and recomputed when the server's
+ * availability mask changes.
+ */
+export class MapService {
+  private readonly cache = new Map<string, CacheEntry>();
+
+  async map(scope: RequestScope, q: MapQuery): Promise<MapResponse> {
+    const gen = scope.gen;
+    const mask = await scope.mask();
+    const key = `${scope.serverId ?? ''}|${q.percent ?? ''}|${q.n ?? ''}`;
+    const hit = this.cache.get(key);
+    if (hit && hit.gen === gen && hit.mask === mask) return hit.response;
+    let rows: number[] = [];
+    if (q.n !== undefined) {
+      const keyed: Array<{ row: number; h: number }> = [];
+      mask.forEachRow((row) => keyed.push({ row, h: hashString32(gen.index.idOf(row), MAP_SUBSET_SEED) }));
+      keyed.sort((a, b) => a.h - b.h || a.row - b.row);
+      rows = keyed.slice(0, q.n).map((k) => k.row);
+    } else {
+      const percent = q.percent ?? 100;
+      mask.forEachRow((row) => {
+        if (percent >= 100 || hashString32(gen.index.idOf(row), MAP_SUBSET_SEED) % 100 < percent) rows.push(row);
+      });
+    }
+    const ids = rows.map((r) => gen.index.idOf(r));
+    const [meta, mapped] = await Promise.all([scope.metadata(ids), scope.mapOutput(ids)]);
+    const items: MapResponse['items'] = [];
+    rows.forEach((row, i) => {
+      const id = ids[i]!;
+      const p = mapped.get(id);
+      const m = meta.get(id);
+      if (!p || !m || gen.coords.length < 2 * (row + 1)) return;
+      items.push({ item_id: p, title: m.title, author: m.artist, embedding_2d: [round4(gen.coords[2 * row]!), round4(gen.coords[2 * row + 1]!)] });
+    });
+    const response: MapResponse = { items, projection: 'pca' };
+    this.cache.delete(key);
+    this.cache.set(key, { gen, mask, response });
+    while (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+    return response;
+  }
+}
+
+function round4(x: number): number {
+  return Math.round(x * 1e4) / 1e4;
+}

@@ -1,0 +1,41 @@
+import type { SnapshotTrack } from '@polyphony/contracts';
+import type { MediaServerClient, ServerConnection, ServerType } from '@polyphony/media-servers';
+
+/**
+ * What the index needs from the catalogue-identity service (its internal API,
+ * shared/contracts/src/catalogue.ts). Every call is one HTTP round trip; callers batch ids per request.
+ */
+export interface CataloguePort {
+  /** One keyset page of the catalogue snapshot (`after` = last item id of the previous page, null first). */
+  snapshotPage(after: string | null, limit: number): Promise<{ tracks: SnapshotTrack[]; next: string | null }>;
+  /** Canonical ids mapped on the server, with the catalogue's change counter. */
+  availability(serverId: string): Promise<{ version: number; itemIds: string[] }>;
+  /** Provider ids of the server -> canonical ids; canonical and unknown ids pass through (same order). */
+  resolveInput(serverId: string | undefined, ids: string[]): Promise<string[]>;
+  /** Canonical ids -> provider ids of the server; ids not on the server are absent. */
+  mapOutput(serverId: string, itemIds: string[]): Promise<Record<string, string>>;
+  /** The availability change counter alone (cheap revalidation of a cached mask). */
+  availabilityVersion(serverId: string): Promise<number>;
+  /** A provider artist id of the server or an artist name -> the artist's name (unknown values come back as given). */
+  resolveArtist(serverId: string, value: string): Promise<{ artistName: string; providerArtistId: string | null }>;
+  /** Artist names -> provider artist ids of the server; names unknown there are absent. */
+  mapArtists(serverId: string, names: string[]): Promise<Record<string, string>>;
+}
+
+/** A registry row as the registry's internal API returns it (credentials included). */
+export interface ServerInfo {
+  id: string;
+  name: string;
+  type: ServerType;
+  isDefault: boolean;
+  connection: ServerConnection;
+}
+
+/** What the index needs from the registry. */
+export interface RegistryPort {
+  /** @throws AppError 404 when the server does not exist */
+  getServer(id: string): Promise<ServerInfo>;
+}
+
+/** Creates a media-server client for a connection (tests pass a factory for fakes). */
+export type MediaClientFactory = (conn: ServerConnection) => MediaServerClient;

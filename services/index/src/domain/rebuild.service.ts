@@ -1,0 +1,364 @@
+import { randomUUID } from 'node:crypto';
+import { RoutingKeys, type IndexRebuilt, type TaskState, type TaskUpdatedEvent } from '@polyphony/contracts';
+import type { Bus, Logger } from '@polyphony/platform';
+import type { CellRecord, GenerationRepository } from '../store/generation.repository';
+import type { TrackRepository } from '../store/track.repository';
+import { VECTOR_DIM } from '../store/track.repository';
+import { ArtistModel } from './artist-model';
+import type { AvailabilityCache } from './availability';
+import { ArtistLinkCounter, ArtistLinks, type Generation, type IndexState } from './generation';
+import { CooperativeScheduler } from './ivf/cooperative';
+import { buildIvfIndex, type VectorBatch } from './ivf/ivf-build';
+import { IvfIndex } from './ivf/ivf-index';
+import type { CataloguePort } from './ports';
+import { decodeBasis, encodeBasis, fitPca, projectAll } from './projection';
+import { artistKey } from './text';
+
+/** Tunables of the rebuild. */
+export interface RebuildOptions {
+  /** Tracks per catalogue snapshot page (the contract allows up to 5000). Default 5000. */
+  snapshotPageSize?: number;
+  /** Rows per vector batch streamed from the catalogue copy into the build. Default 2000. */
+  vectorBatchSize?: number;
+  /** Completed cells are written when this many bytes of vectors are buffered. Default 4 MiB. */
+  cellFlushBytes?: number;
+}
+
+interface Job {
+  taskId: string;
+  /** Task ids of the requesters (e.g. the analysis or cleaning task), echoed in index.rebuild.completed.v1. */
+  requesters: string[];
+  reasons: string[];
+  seq: number;
+  startedAt?: string;
+  log: string[];
+}
+
+/** What a finished build reports. */
+export interface RebuildOutcome {
+  generation: number;
+  items: number;
+  nlist: number;
+  deletedTracks: number;
+  skippedTracks: number;
+  timingsMs: { snapshot: number; build: number; projection: number; artists: number; activate: number; total: number };
+}
+
+/**
+ * Rebuilds the shared index from the catalogue (spec "Shared index" 2; issue 6 "Index"):
+ *  1. snapshot: every page of `GET /internal/snapshot/tracks` is upserted into the catalogue copy
+ *     (`index.tracks`), marked with the new generation; provider artist ids are counted per server;
+ *  2. build: the marked vectors stream from the copy in canonical-id order, in batches, into the IVF
+ *     build (ivf/ivf-build.ts); every completed cell is written to `index.cells` as it is emitted;
+ *  3. the 2-D PCA projection and the artist mixtures of the new generation are computed and stored;
+ *  4. activation: one transaction flips `live` to the new generation, deletes tracks that vanished from
+ *     the catalogue and every other generation's rows; then the in-memory reference is swapped.
+ * Queries keep being answered from the old generation until step 4 (the build yields to the event loop).
+ *
+ * One build at a time: a request while one runs is coalesced into a single follow-up build (which sees
+ * every change made meanwhile); every requester's task id is reported on completion. A failed build
+ * leaves the previous generation live and is reported on the task board (state FAIL).
+ */
+export class RebuildService {
+  private running?: { job: Job; done: Promise<void>; abort: AbortController };
+  private pending?: Job;
+  private readonly snapshotPageSize: number;
+  private readonly vectorBatchSize: number;
+  private readonly cellFlushBytes: number;
+  /** Outcome of the last successful build (for status and benchmarks). */
+  lastOutcome?: RebuildOutcome;
+  lastError?: string;
+
+  constructor(
+    private readonly catalogue: CataloguePort,
+    private readonly tracks: TrackRepository,
+    private readonly generations: GenerationRepository,
+    private readonly state: IndexState,
+    private readonly availability: AvailabilityCache,
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+    options: RebuildOptions = {},
+  ) {
+    this.snapshotPageSize = options.snapshotPageSize ?? 5000;
+    this.vectorBatchSize = options.vectorBatchSize ?? 2000;
+    this.cellFlushBytes = options.cellFlushBytes ?? 4 * 1024 * 1024;
+  }
+
+  /**
+   * Requests a rebuild. Starts one now when idle; otherwise joins the single pending follow-up build.
+   * @returns the task id of the build that will serve the request, and whether it was coalesced
+   */
+  request(reason: string, requesterTaskId?: string): { taskId: string; coalesced: boolean } {
+    if (!this.running) {
+      const job = this.newJob(reason, requesterTaskId);
+      this.start(job);
+      return { taskId: job.taskId, coalesced: false };
+    }
+    if (this.pending) {
+      this.pending.reasons.push(reason);
+      if (requesterTaskId && !this.pending.requesters.includes(requesterTaskId)) this.pending.requesters.push(requesterTaskId);
+      return { taskId: this.pending.taskId, coalesced: true };
+    }
+    this.pending = this.newJob(reason, requesterTaskId);
+    void this.publishTask(this.pending, 'NEW', 0, 'queued behind the running index build');
+    return { taskId: this.pending.taskId, coalesced: true };
+  }
+
+  /** True while a build runs or waits. */
+  get busy(): boolean {
+    return this.running !== undefined || this.pending !== undefined;
+  }
+
+  /** Task id of the running build, if any. */
+  get runningTaskId(): string | undefined {
+    return this.running?.job.taskId;
+  }
+
+  /** Resolves when no build runs or waits (tests, benchmarks, shutdown). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running.done;
+  }
+
+  /** Aborts the running build (the previous generation stays live) and drops the pending one. */
+  async stop(): Promise<void> {
+    this.pending = undefined;
+    if (this.running) {
+      this.running.abort.abort();
+      await this.running.done;
+    }
+  }
+
+  /**
+   * Start-up: marks builds interrupted by a dead process as failed, then loads the live generation from
+   * the database into memory (no rebuild). A stored generation that cannot be restored is logged and
+   * treated as absent.
+   * @returns whether a generation was loaded and how many interrupted builds were found
+   */
+  async loadLive(): Promise<{ loaded: boolean; interrupted: number }> {
+    const interrupted = await this.generations.failInterrupted();
+    if (interrupted.length) this.logger.warn('index builds were interrupted by a restart', { generations: interrupted });
+    const live = await this.generations.live();
+    if (!live || live.dim === null || live.itemCount === null || live.centroids === null) return { loaded: false, interrupted: interrupted.length };
+    const t0 = performance.now();
+    try {
+      const index = await IvfIndex.restore({ dim: live.dim, count: live.itemCount, centroids: live.centroids, cells: this.generations.cells(live.generation), generation: live.generation });
+      const pca = live.pca ? decodeBasis(live.pca) : undefined;
+      let coords = await this.generations.projection(live.generation);
+      if (!coords || coords.length !== index.size * 2) coords = pca ? await projectAll(index, pca) : new Float32Array(index.size * 2);
+      const artists = ArtistModel.fromRecords(live.dim, index.size, await this.generations.artists(live.generation));
+      const links = new ArtistLinks();
+      for (const l of await this.generations.links(live.generation)) links.set(l.serverId, l.key, l.providerId);
+      const gen: Generation = { generation: live.generation, index, artists, links, pca, coords, builtAt: live.finishedAt ?? live.createdAt };
+      this.state.swap(gen);
+      this.availability.retain(gen);
+      this.logger.info('index generation loaded', { generation: live.generation, items: index.size, nlist: index.nlist, artists: artists.count, ms: Math.round(performance.now() - t0) });
+      return { loaded: true, interrupted: interrupted.length };
+    } catch (err) {
+      this.logger.error('stored index generation could not be loaded', { generation: live.generation, err: (err as Error).message });
+      return { loaded: false, interrupted: interrupted.length };
+    }
+  }
+
+  private newJob(reason: string, requesterTaskId?: string): Job {
+    return { taskId: randomUUID(), requesters: requesterTaskId ? [requesterTaskId] : [], reasons: [reason], seq: 0, log: [] };
+  }
+
+  private start(job: Job): void {
+    const abort = new AbortController();
+    const done = this.run(job, abort.signal).finally(() => {
+      this.running = undefined;
+      const next = this.pending;
+      this.pending = undefined;
+      if (next) this.start(next);
+    });
+    this.running = { job, done, abort };
+  }
+
+  private async run(job: Job, signal: AbortSignal): Promise<void> {
+    job.startedAt = new Date().toISOString();
+    let generation: number | undefined;
+    try {
+      await this.publishTask(job, 'RUNNING', 0, 'reading the catalogue snapshot');
+      generation = await this.generations.createBuild(job.taskId, job.reasons.join('; '));
+      const outcome = await this.build(job, generation, signal);
+      this.lastOutcome = outcome;
+      this.lastError = undefined;
+      const requesters = job.requesters.length ? job.requesters : [undefined];
+      for (const taskId of requesters) {
+        const payload: IndexRebuilt = { generation: outcome.generation, items: outcome.items, ...(taskId ? { taskId } : {}) };
+        await this.safePublish(RoutingKeys.indexRebuilt, payload);
+      }
+      this.note(job, `generation ${outcome.generation} live: ${outcome.items} songs, ${outcome.nlist} cells, ${Math.round(outcome.timingsMs.total)} ms`);
+      await this.publishTask(job, 'SUCCESS', 100, 'index rebuilt', { ...outcome, requesters: job.requesters });
+    } catch (err) {
+      const message = (err as Error).message ?? String(err);
+      this.lastError = message;
+      this.logger.error('index build failed', { taskId: job.taskId, generation, err: message });
+      if (generation !== undefined) await this.generations.markFailed(generation, message).catch(() => undefined);
+      this.note(job, `failed: ${message}`);
+      await this.publishTask(job, signal.aborted ? 'REVOKED' : 'FAIL', 100, `index build failed: ${message}`.slice(0, 500), { requesters: job.requesters });
+    }
+  }
+
+  private async build(job: Job, generation: number, signal: AbortSignal): Promise<RebuildOutcome> {
+    const t0 = performance.now();
+    // 1. snapshot -> catalogue copy
+    const links = new ArtistLinkCounter();
+    let synced = 0;
+    let skipped = 0;
+    // The next page is fetched while the current one is written (one page of look-ahead).
+    let nextPage = this.catalogue.snapshotPage(null, this.snapshotPageSize);
+    for (;;) {
+      if (signal.aborted) {
+        nextPage.catch(() => undefined);
+        throw new Error('index build aborted');
+      }
+      const page = await nextPage;
+      if (page.next && page.tracks.length > 0) nextPage = this.catalogue.snapshotPage(page.next, this.snapshotPageSize);
+      const res = await this.tracks.upsertSnapshot(page.tracks, generation);
+      synced += res.written;
+      skipped += res.skipped.length;
+      if (res.skipped.length) this.logger.warn('snapshot tracks skipped (embedding is not 200 float32 values)', { count: res.skipped.length, first: res.skipped[0] });
+      for (const t of page.tracks) {
+        const key = artistKey(t.artist);
+        for (const m of t.mappings) if (m.artistId) links.add(m.serverId, key, m.artistId);
+      }
+      await this.publishTask(job, 'RUNNING', Math.min(29, 1 + Math.floor(synced / 10_000)), `catalogue snapshot: ${synced} songs`);
+      if (!page.next || page.tracks.length === 0) break;
+    }
+    const tSnapshot = performance.now();
+    this.note(job, `snapshot: ${synced} songs (${skipped} skipped)`);
+
+    // 2. IVF build, cells written as they complete
+    const expected = await this.tracks.countSeen(generation);
+    const keyToArtist = new Map<string, number>();
+    const artistKeys: string[] = [];
+    const artistNames: string[] = [];
+    let artistOfRow = new Int32Array(Math.max(1, expected));
+    let rowCount = 0;
+    const tracks = this.tracks;
+    const batchSize = this.vectorBatchSize;
+    async function* source(): AsyncGenerator<VectorBatch> {
+      for await (const b of tracks.streamVectors(generation, batchSize)) {
+        if (rowCount + b.ids.length > artistOfRow.length) {
+          const grown = new Int32Array(Math.max(rowCount + b.ids.length, artistOfRow.length * 2));
+          grown.set(artistOfRow);
+          artistOfRow = grown;
+        }
+        b.artistKeys.forEach((key, i) => {
+          let a = keyToArtist.get(key);
+          if (a === undefined) {
+            a = artistKeys.length;
+            keyToArtist.set(key, a);
+            artistKeys.push(key);
+            artistNames.push(b.artistNames[i]!);
+          }
+          artistOfRow[rowCount + i] = key ? a : -1;
+        });
+        rowCount += b.ids.length;
+        yield { ids: b.ids, vectors: b.vectors };
+      }
+    }
+    let buffered: CellRecord[] = [];
+    let bufferedBytes = 0;
+    const flush = async () => {
+      if (buffered.length === 0) return;
+      const cells = buffered;
+      buffered = [];
+      bufferedBytes = 0;
+      await this.generations.saveCells(generation, cells);
+    };
+    let lastPercent = -1;
+    const { index, report } = await buildIvfIndex(source(), {
+      dim: VECTOR_DIM,
+      expectedCount: expected,
+      generation,
+      signal,
+      onTrained: async (info) => {
+        await this.generations.saveTrained(generation, info.dim, info.nlist, info.count, info.centroids);
+        this.note(job, `trained ${info.nlist} cells on ${info.sampleSize} songs`);
+      },
+      onCell: async (cellId, rowIds, vectors, ids) => {
+        buffered.push({ cellId, rowIds: rowIds.slice(), ids: [...ids], vectors: vectors.slice() });
+        bufferedBytes += vectors.byteLength + rowIds.byteLength;
+        if (bufferedBytes >= this.cellFlushBytes) await flush();
+      },
+      onProgress: (p) => {
+        const base = { ingest: 30, train: 45, assign: 55, arrange: 70, emit: 70 }[p.phase];
+        const span = { ingest: 15, train: 10, assign: 15, arrange: 0, emit: 10 }[p.phase];
+        const percent = Math.floor(base + (p.total > 0 ? (span * p.done) / p.total : 0));
+        if (percent !== lastPercent) {
+          lastPercent = percent;
+          void this.publishTask(job, 'RUNNING', percent, `building the index: ${p.phase}`);
+        }
+      },
+    });
+    await flush();
+    const tBuild = performance.now();
+    if (index.size !== rowCount) throw new Error(`build holds ${index.size} rows but ${rowCount} were streamed`);
+
+    // 3. projection and artists
+    const scheduler = new CooperativeScheduler(10, signal);
+    const pca = await fitPca(index, scheduler);
+    const coords = pca ? await projectAll(index, pca, scheduler) : new Float32Array(0);
+    await this.generations.saveProjection(generation, coords, pca ? encodeBasis(pca) : null);
+    const tProjection = performance.now();
+    await this.publishTask(job, 'RUNNING', 82, 'fitting artist mixtures');
+    const artists = pca ? await ArtistModel.fit(index, artistOfRow.subarray(0, rowCount), artistKeys, artistNames, pca.variance, scheduler) : ArtistModel.empty(VECTOR_DIM, index.size);
+    const records = Array.from({ length: artists.count }, (_, a) => artists.record(a));
+    await this.generations.saveArtists(generation, records);
+    const artistLinks = links.finish();
+    await this.generations.saveLinks(generation, artistLinks.entries());
+    const tArtists = performance.now();
+
+    // 4. activation
+    await this.publishTask(job, 'RUNNING', 95, 'activating the new generation');
+    if (signal.aborted) throw new Error('index build aborted');
+    const deleted = await this.generations.activate(generation);
+    const gen: Generation = { generation, index, artists, links: artistLinks, pca, coords, builtAt: new Date() };
+    this.state.swap(gen);
+    this.availability.retain(gen);
+    const tEnd = performance.now();
+    this.logger.info('index generation live', { generation, items: index.size, nlist: index.nlist, artists: artists.count, deletedTracks: deleted, ms: Math.round(tEnd - t0) });
+    return {
+      generation,
+      items: index.size,
+      nlist: report.nlist,
+      deletedTracks: deleted,
+      skippedTracks: skipped,
+      timingsMs: { snapshot: tSnapshot - t0, build: tBuild - tSnapshot, projection: tProjection - tBuild, artists: tArtists - tProjection, activate: tEnd - tArtists, total: tEnd - t0 },
+    };
+  }
+
+  private note(job: Job, line: string): void {
+    job.log.push(`${new Date().toISOString()} ${line}`);
+    if (job.log.length > 200) job.log.splice(0, job.log.length - 200);
+  }
+
+  private async publishTask(job: Job, state: TaskState, progress: number, message: string, details: Record<string, unknown> = {}): Promise<void> {
+    const event: TaskUpdatedEvent = {
+      taskId: job.taskId,
+      type: 'index_build',
+      owner: 'index',
+      state,
+      progress,
+      message: message.slice(0, 500),
+      servers: [],
+      log: job.log.slice(-200),
+      details: { reasons: job.reasons.slice(0, 20), ...details },
+      ...(job.startedAt ? { startedAt: job.startedAt } : {}),
+      ...(state === 'SUCCESS' || state === 'FAIL' || state === 'REVOKED' ? { finishedAt: new Date().toISOString() } : {}),
+      seq: job.seq++,
+    };
+    await this.safePublish(RoutingKeys.taskUpdated, event);
+  }
+
+  /** Bus failures never fail a build: the index is what matters, the task board is informative. */
+  private async safePublish(key: string, payload: unknown): Promise<void> {
+    try {
+      await this.bus.publish(key, payload);
+    } catch (err) {
+      this.logger.warn('bus publish failed', { key, err: (err as Error).message });
+    }
+  }
+}

@@ -1,0 +1,52 @@
+import type { SearchRowDto, SearchTracksQuery } from '@polyphony/contracts';
+import { ValidationError } from '@polyphony/platform';
+import type { TrackRepository } from '../store/track.repository';
+import type { RequestScope } from './scope';
+import { searchTokens } from './text';
+
+/** Default and largest page size (reference: 20 and 500). */
+export const SEARCH_DEFAULT_LIMIT = 20;
+export const SEARCH_MAX_LIMIT = 500;
+/**
+ * Matches ranked in the database per query before the availability filter. A query matching more songs
+ * than this (e.g. one letter) is answered from its best-scoring SEARCH_MATCH_CAP matches.
+ */
+export const SEARCH_MATCH_CAP = 20_000;
+
+/**
+ * Track search (reference `search_tracks`): the query (or the legacy `artist`, `title`, `album`
+ * parameters joined in that order) is folded (accents, case, punctuation) and split into tokens; a track
+ * matches when every token starts a word of its folded "title artist album" text; ranked by title 3 /
+ * artist 2 / album 1 per token (full weight for a whole-word match, half for a word-prefix match; see
+ * TrackRepository.search), best first. Only tracks available on the selected server, under its ids.
+ * Paging: `start` (default 0) and either `end` (exclusive) or `limit` (default 20, max 500).
+ */
+export class SearchService {
+  constructor(private readonly tracks: TrackRepository) {}
+
+  /** @throws ValidationError when end <= start */
+  async search(scope: RequestScope, q: SearchTracksQuery): Promise<SearchRowDto[]> {
+    const text = q.search_query ?? [q.artist, q.title, q.album].filter((v) => v).join(' ');
+    const tokens = searchTokens(text);
+    const start = q.start ?? 0;
+    let limit = q.limit ?? SEARCH_DEFAULT_LIMIT;
+    if (q.end !== undefined) {
+      if (q.end <= start) throw new ValidationError('end must be greater than start');
+      limit = q.end - start;
+    }
+    limit = Math.min(limit, SEARCH_MAX_LIMIT);
+    if (tokens.length === 0) return [];
+    const hits = await this.tracks.search(tokens, SEARCH_MATCH_CAP);
+    const mask = await scope.mask();
+    const available = hits.filter((h) => mask.has(scope.gen.index.rowOf(h.itemId)));
+    const page = available.slice(start, start + limit).map((h) => h.itemId);
+    const [meta, mapped] = await Promise.all([scope.metadata(page), scope.mapOutput(page)]);
+    const out: SearchRowDto[] = [];
+    for (const id of page) {
+      const m = meta.get(id);
+      const p = mapped.get(id);
+      if (m && p) out.push({ item_id: p, title: m.title, author: m.artist, album: m.album, album_artist: m.albumArtist });
+    }
+    return out;
+  }
+}

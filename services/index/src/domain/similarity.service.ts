@@ -1,0 +1,235 @@
+import type { FindPathResponse, TrackRowDto } from '@polyphony/contracts';
+import { NotFoundError, ValidationError } from '@polyphony/platform';
+import type { TrackMeta, TrackRepository } from '../store/track.repository';
+import { dot } from './ivf/vector-math';
+import type { RankedRow, RequestScope } from './scope';
+import { roundDistance } from './scope';
+import { artistKey, foldText, songKey } from './text';
+
+/** Reference defaults (reference-implementation.md 2.7, "Similar songs" and "Path"). */
+export const DEFAULT_SIMILAR_N = 10;
+export const DEFAULT_MAX_SONGS_PER_ARTIST = 3;
+export const DEFAULT_PATH_STEPS = 25;
+/** Candidates examined around each path waypoint (reference PATH_CANDIDATES_PER_STEP). */
+export const PATH_CANDIDATES_PER_STEP = 25;
+
+/** Options of `similarTracks`. */
+export interface SimilarOptions {
+  n: number;
+  /** Drop songs with the same folded title and artist as the seed or an earlier result. */
+  eliminateDuplicates: boolean;
+  /** At most this many results per (folded) artist; 0 = unlimited. */
+  maxPerArtist: number;
+}
+
+/** How a seed is given: an id (provider id of the selected server, or canonical), or title + artist. */
+export interface SeedInput {
+  itemId?: string;
+  title?: string;
+  artist?: string;
+}
+
+/**
+ * Similar songs, farthest song, single-track lookups and song paths over the shared index.
+ * Every method takes the request's scope (generation snapshot, server, mask, id translation).
+ */
+export class SimilarityService {
+  constructor(private readonly tracks: TrackRepository) {}
+
+  /**
+   * Row of a seed in the scope's generation.
+   * With an id: resolved through the catalogue's input resolver. With title + artist: exact match on the
+   * folded title and artist; among several copies, one available on the selected server is preferred.
+   * @throws ValidationError when neither an id nor both title and artist are given
+   * @throws NotFoundError when the seed is not in the index
+   */
+  async seedRow(scope: RequestScope, seed: SeedInput): Promise<number> {
+    if (seed.itemId) {
+      const [row] = await scope.rowsOfInput([seed.itemId]);
+      if (row === undefined || row < 0) throw new NotFoundError('Target track not found in index');
+      return row;
+    }
+    if (!seed.title || !seed.artist) throw new ValidationError('Give item_id, or both title and artist');
+    const ids = await this.tracks.findByTitleArtist(foldText(seed.title), foldText(seed.artist));
+    const rows = ids.map((id) => scope.gen.index.rowOf(id)).filter((r) => r >= 0);
+    if (rows.length === 0) throw new NotFoundError('Target track not found in index');
+    const mask = await scope.mask();
+    return rows.find((r) => mask.has(r)) ?? rows[0]!;
+  }
+
+  /**
+   * The n songs nearest to the seed that are available on the selected server, nearest first, with the
+   * seed itself, duplicates (same folded title + artist, when asked) and songs beyond the per-artist cap
+   * removed. Candidate pool as in the reference (`n + max(20, 3n) + 1` with filtering, else
+   * `n + max(3, 0.2n) + 1`), grown 4x while the filters leave fewer than n songs and more candidates exist.
+   * @throws NotFoundError / ValidationError from `seedRow`
+   */
+  async similarTracks(scope: RequestScope, seed: SeedInput, options: SimilarOptions): Promise<TrackRowDto[]> {
+    const seedRow = await this.seedRow(scope, seed);
+    const mask = await scope.mask();
+    const index = scope.gen.index;
+    const seedId = scope.idOf(seedRow);
+    const filtering = options.eliminateDuplicates || options.maxPerArtist > 0;
+    let pool = filtering ? options.n + Math.max(20, 3 * options.n) + 1 : options.n + Math.max(3, Math.ceil(0.2 * options.n)) + 1;
+    let selected: RankedRow[] = [];
+    let first = true;
+    for (;;) {
+      const k = Math.max(1, Math.min(pool, mask.count));
+      const hits = mask.count === 0 ? [] : index.searchByRow(seedRow, { k, mask });
+      // Metadata and output mapping of every candidate in one concurrent pair of calls (the seed's metadata rides along).
+      await scope.describe(first ? [seedId, ...hits.map((h) => scope.idOf(h.row))] : hits.map((h) => scope.idOf(h.row)));
+      first = false;
+      selected = selectRows(scope, hits, scope.metaOf(seedId), options);
+      if (selected.length >= options.n || hits.length < k || k >= mask.count) break;
+      pool *= 4;
+    }
+    return scope.present(selected);
+  }
+
+  /**
+   * The song available on the selected server farthest from the seed (exact scan of the server's songs:
+   * the farthest from q is the nearest to -q, since 1 - cos(q, v) = 2 - (1 - cos(-q, v))).
+   * @returns max_distance 0 and farthest_item_id null when the server has no other song
+   */
+  async maxDistance(scope: RequestScope, itemId: string): Promise<{ max_distance: number; farthest_item_id: string | null }> {
+    const row = await this.seedRow(scope, { itemId });
+    const mask = await scope.mask();
+    const index = scope.gen.index;
+    const q = index.getVector(row);
+    for (let d = 0; d < q.length; d++) q[d] = -q[d]!;
+    if (mask.count === 0) return { max_distance: 0, farthest_item_id: null };
+    const hits = index.exactSearch(q, { k: 2, mask, exclude: [row] });
+    const far = hits[0];
+    if (!far) return { max_distance: 0, farthest_item_id: null };
+    const id = scope.idOf(far.row);
+    const mapped = await scope.mapOutput([id]);
+    return { max_distance: roundDistance(2 - far.distance), farthest_item_id: mapped.get(id) ?? null };
+  }
+
+  /**
+   * Canonical id of an input id and the id to report for it: the caller's own id when it was a provider id
+   * of the selected server, otherwise the server's provider id. 404 when the track is unknown or not on the server.
+   */
+  async locate(scope: RequestScope, inputId: string): Promise<{ canonical: string; reportedId: string }> {
+    const [canonical] = await scope.resolveInput([inputId]);
+    if (!canonical) throw new NotFoundError('Track not found');
+    const mapped = await scope.mapOutput([canonical]);
+    const provider = mapped.get(canonical);
+    if (!provider) throw new NotFoundError('Track not found on the selected server');
+    return { canonical, reportedId: canonical !== inputId ? inputId : provider };
+  }
+
+  /**
+   * Song path (reference "Path", reference-implementation.md 2.7): `steps` songs from start to end.
+   * Waypoints are spherically interpolated (slerp) between the two unit embeddings at t = i / (steps - 1);
+   * at each interior waypoint the nearest available song not used yet (and, by folded title + artist, not
+   * a duplicate of one used) is taken from its PATH_CANDIDATES_PER_STEP nearest; a waypoint with no
+   * unused candidate is skipped, so the path may be shorter than `steps`. Start and end are included.
+   * Each row's distance is the cosine distance to the previous song of the path (0 for the start);
+   * total_distance is their sum.
+   * @throws NotFoundError when start or end is unknown
+   */
+  async findPath(scope: RequestScope, startId: string, endId: string, steps: number): Promise<FindPathResponse> {
+    const [startRow, endRow] = await scope.rowsOfInput([startId, endId]);
+    if (startRow === undefined || startRow < 0) throw new NotFoundError('Start song not found in index');
+    if (endRow === undefined || endRow < 0) throw new NotFoundError('End song not found in index');
+    const index = scope.gen.index;
+    const mask = await scope.mask();
+    const u0 = index.getVector(startRow);
+    const u1 = index.getVector(endRow);
+    const candidateLists: number[][] = [];
+    if (startRow !== endRow) {
+      for (let i = 1; i < steps - 1; i++) {
+        const w = slerp(u0, u1, i / (steps - 1));
+        const hits = mask.count === 0 ? [] : index.search(w, { k: Math.min(PATH_CANDIDATES_PER_STEP, mask.count), mask, exclude: [startRow, endRow] });
+        candidateLists.push(hits.map((h) => h.row));
+      }
+    }
+    const allRows = [...new Set([startRow, endRow, ...candidateLists.flat()])];
+    await scope.describe(allRows.map((r) => scope.idOf(r)));
+    const keyOf = (row: number): string => {
+      const m = scope.metaOf(scope.idOf(row));
+      return m ? songKey(m.title, m.artist) : `row:${row}`;
+    };
+    const usedRows = new Set<number>([startRow, endRow]);
+    const usedKeys = new Set<string>([keyOf(startRow), keyOf(endRow)]);
+    const pathRows: number[] = [startRow];
+    for (const list of candidateLists) {
+      const pick = list.find((r) => !usedRows.has(r) && !usedKeys.has(keyOf(r)) && scope.providerOf(scope.idOf(r)) !== undefined);
+      if (pick === undefined) continue;
+      usedRows.add(pick);
+      usedKeys.add(keyOf(pick));
+      pathRows.push(pick);
+    }
+    if (endRow !== startRow) pathRows.push(endRow);
+    const ranked: RankedRow[] = [];
+    let total = 0;
+    let prev: Float32Array | undefined;
+    for (const row of pathRows) {
+      const v = index.getVector(row);
+      const d = prev ? Math.max(0, 1 - dot(prev, 0, v, 0, v.length)) : 0;
+      total += d;
+      ranked.push({ row, distance: d });
+      prev = v;
+    }
+    const path = await scope.present(ranked);
+    return { path, total_distance: roundDistance(total) };
+  }
+}
+
+/**
+ * The first n candidates (ascending distance) that are on the selected server and pass the duplicate and
+ * per-artist filters. Candidates must have been `describe`d.
+ */
+function selectRows(scope: RequestScope, hits: readonly RankedRow[], seedMeta: TrackMeta | undefined, options: SimilarOptions): RankedRow[] {
+  const seen = new Set<string>();
+  if (options.eliminateDuplicates && seedMeta) seen.add(songKey(seedMeta.title, seedMeta.artist));
+  const perArtist = new Map<string, number>();
+  const out: RankedRow[] = [];
+  for (const h of hits) {
+    const id = scope.idOf(h.row);
+    const m = scope.metaOf(id);
+    if (!m || !scope.providerOf(id)) continue;
+    if (options.eliminateDuplicates) {
+      const key = songKey(m.title, m.artist);
+      if (seen.has(key)) continue;
+      seen.add(key);
+    }
+    if (options.maxPerArtist > 0) {
+      const a = artistKey(m.artist);
+      const c = perArtist.get(a) ?? 0;
+      if (c >= options.maxPerArtist) continue;
+      perArtist.set(a, c + 1);
+    }
+    out.push(h);
+    if (out.length >= options.n) break;
+  }
+  return out;
+}
+
+/**
+ * Spherical linear interpolation between unit vectors a and b at t in [0, 1] (Shoemake, "Animating
+ * rotation with quaternion curves", SIGGRAPH 1985). Falls back to normalised linear interpolation when the
+ * angle is ~0 or ~π (sin Ω ≈ 0).
+ */
+export function slerp(a: Float32Array, b: Float32Array, t: number): Float32Array {
+  const dim = a.length;
+  const c = Math.max(-1, Math.min(1, dot(a, 0, b, 0, dim)));
+  const omega = Math.acos(c);
+  const s = Math.sin(omega);
+  const out = new Float32Array(dim);
+  if (s < 1e-6) {
+    let norm = 0;
+    for (let d = 0; d < dim; d++) {
+      out[d] = (1 - t) * a[d]! + t * b[d]!;
+      norm += out[d]! * out[d]!;
+    }
+    if (norm > 0) for (let d = 0; d < dim; d++) out[d]! /= Math.sqrt(norm);
+    else out.set(a);
+    return out;
+  }
+  const wa = Math.sin((1 - t) * omega) / s;
+  const wb = Math.sin(t * omega) / s;
+  for (let d = 0; d < dim; d++) out[d] = wa * a[d]! + wb * b[d]!;
+  return out;
+}

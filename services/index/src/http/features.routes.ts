@@ -1,0 +1,171 @@
+import { Router, type Request } from 'express';
+import { featureRoutes as routes, AlchemyBody, FingerprintParams } from '@polyphony/contracts';
+import { asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { ALCHEMY_DEFAULT_N, ALCHEMY_DEFAULT_SUBTRACT_DISTANCE, ALCHEMY_DEFAULT_TEMPERATURE, type AlchemyService } from '../domain/alchemy.service';
+import type { ArtistService } from '../domain/artist.service';
+import { FINGERPRINT_DEFAULT_N, type FingerprintService } from '../domain/fingerprint.service';
+import type { IndexState } from '../domain/generation';
+import type { MapService } from '../domain/map.service';
+import type { RegistryPort } from '../domain/ports';
+import type { RebuildService } from '../domain/rebuild.service';
+import { RequestScope, type ScopeDeps } from '../domain/scope';
+import type { SearchService } from '../domain/search.service';
+import { DEFAULT_MAX_SONGS_PER_ARTIST, DEFAULT_PATH_STEPS, DEFAULT_SIMILAR_N, type SimilarityService } from '../domain/similarity.service';
+import type { SyncService } from '../domain/sync.service';
+
+/** Everything the feature routes call. */
+export interface FeatureRouteDeps {
+  state: IndexState;
+  scopeDeps: ScopeDeps;
+  similarity: SimilarityService;
+  alchemy: AlchemyService;
+  artists: ArtistService;
+  fingerprint: FingerprintService;
+  search: SearchService;
+  map: MapService;
+  sync: SyncService;
+  rebuild: RebuildService;
+  registry: RegistryPort;
+}
+
+/**
+ * The public endpoints of the index service (shapes: shared/contracts/src/features.ts). Thin: parse with
+ * the contract schema (unknown parameters pass), build the request scope (generation snapshot + the
+ * server the gateway resolved into `req.identity.serverId`; the `server` parameter itself is never read
+ * here), call the domain, answer 200 with the plugin shape. Errors map through the platform handler
+ * (400 validation, 404 unknown id, 502/503 upstream).
+ */
+export function featureRoutes(d: FeatureRouteDeps): Router {
+  const r = Router();
+  const scopeOf = (req: Request) => new RequestScope(d.state.current(), req.identity?.serverId, d.scopeDeps);
+
+  r.get(
+    routes.similarTracks.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(routes.similarTracks.query, req.query, 'query');
+      const rows = await d.similarity.similarTracks(
+        scopeOf(req),
+        { itemId: q.item_id, title: q.title, artist: q.artist },
+        { n: q.n ?? DEFAULT_SIMILAR_N, eliminateDuplicates: q.eliminate_duplicates ?? true, maxPerArtist: q.max_songs_per_artist ?? DEFAULT_MAX_SONGS_PER_ARTIST },
+      );
+      res.status(200).json(rows);
+    }),
+  );
+
+  r.get(
+    routes.findPath.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(routes.findPath.query, req.query, 'query');
+      res.status(200).json(await d.similarity.findPath(scopeOf(req), q.start_song_id, q.end_song_id, q.max_steps ?? DEFAULT_PATH_STEPS));
+    }),
+  );
+
+  r.post(
+    routes.alchemy.path,
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(AlchemyBody, req.body ?? {}, 'body');
+      const out = await d.alchemy.run(scopeOf(req), body.items, {
+        n: body.n ?? ALCHEMY_DEFAULT_N,
+        temperature: body.temperature ?? ALCHEMY_DEFAULT_TEMPERATURE,
+        subtractDistance: body.subtract_distance ?? ALCHEMY_DEFAULT_SUBTRACT_DISTANCE,
+        seed: body.seed,
+      });
+      res.status(200).json(out);
+    }),
+  );
+
+  r.get(
+    routes.similarArtists.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(routes.similarArtists.query, req.query, 'query');
+      res.status(200).json(await d.artists.similarArtists(scopeOf(req), { artist: q.artist, artistId: q.artist_id }, q.n ?? 10, q.include_component_matches ?? false));
+    }),
+  );
+
+  const fingerprint = asyncRoute(async (req, res) => {
+    const body = req.method === 'POST' && req.body && typeof req.body === 'object' ? (req.body as Record<string, unknown>) : {};
+    const params = parseOrThrow(FingerprintParams, { ...req.query, ...body }, 'parameters');
+    res.status(200).json(await d.fingerprint.generate(scopeOf(req), params, params.n ?? FINGERPRINT_DEFAULT_N));
+  });
+  r.get(routes.fingerprintGet.path, fingerprint);
+  r.post(routes.fingerprintPost.path, fingerprint);
+
+  const search = asyncRoute(async (req, res) => {
+    const q = parseOrThrow(routes.searchTracks.query, req.query, 'query');
+    res.status(200).json(await d.search.search(scopeOf(req), q));
+  });
+  r.get(routes.searchTracks.path, search);
+  r.get(routes.externalSearch.path, search);
+
+  r.get(
+    routes.map.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(routes.map.query, req.query, 'query');
+      res.status(200).json(await d.map.map(scopeOf(req), q));
+    }),
+  );
+
+  r.get(
+    routes.sync.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(routes.sync.query, req.query, 'query');
+      const scope = scopeOf(req);
+      const providerType = scope.serverId === undefined ? null : (await d.registry.getServer(scope.serverId)).type;
+      res.status(200).json(await d.sync.sync(scope, q, providerType));
+    }),
+  );
+
+  r.get(
+    routes.getScore.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(routes.getScore.query, req.query, 'query');
+      res.status(200).json(await d.sync.score(scopeOf(req), q.id));
+    }),
+  );
+  r.get(
+    routes.getEmbedding.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(routes.getEmbedding.query, req.query, 'query');
+      res.status(200).json(await d.sync.embedding(scopeOf(req), q.id));
+    }),
+  );
+  r.get(
+    routes.track.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(routes.track.query, req.query, 'query');
+      res.status(200).json(await d.sync.score(scopeOf(req), q.item_id));
+    }),
+  );
+  r.get(
+    routes.maxDistance.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(routes.maxDistance.query, req.query, 'query');
+      res.status(200).json(await d.similarity.maxDistance(scopeOf(req), q.item_id));
+    }),
+  );
+
+  r.post(
+    routes.rebuild.path,
+    requireRole('admin'),
+    asyncRoute(async (_req, res) => {
+      const { taskId, coalesced } = d.rebuild.request('requested through the API');
+      res.status(202).json({ task_id: taskId, task_type: 'index_build', status: coalesced ? 'NEW' : 'RUNNING', coalesced });
+    }),
+  );
+  r.get(
+    routes.status.path,
+    asyncRoute(async (_req, res) => {
+      const gen = d.state.current();
+      res.status(200).json({
+        generation: gen.generation,
+        items: gen.index.size,
+        nlist: gen.index.nlist,
+        dim: gen.index.dim,
+        built_at: gen.builtAt ? gen.builtAt.toISOString() : null,
+        building: d.rebuild.busy,
+        task_id: d.rebuild.runningTaskId ?? null,
+      });
+    }),
+  );
+  return r;
+}

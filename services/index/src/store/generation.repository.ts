@@ -1,0 +1,223 @@
+import type { DataSource } from 'typeorm';
+import type { ArtistProfileRecord } from '../domain/artist-model';
+import type { StoredCell } from '../domain/ivf/ivf-index';
+import { bufferToF32, bufferToI32, bytesOf, packBlobs, typedToBuffer } from './codec';
+import type { TrackRepository } from './track.repository';
+
+/** A build row (`index.builds`). */
+export interface BuildRecord {
+  generation: number;
+  state: 'building' | 'live' | 'retired' | 'failed';
+  taskId: string | null;
+  dim: number | null;
+  nlist: number | null;
+  itemCount: number | null;
+  centroids: Float32Array | null;
+  pca: Float32Array | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+/** One completed cell as the build hands it over (copied: the build reuses its arrays). */
+export interface CellRecord {
+  cellId: number;
+  rowIds: Int32Array;
+  ids: string[];
+  vectors: Float32Array;
+}
+
+const S = '"index"';
+
+/**
+ * Persistence of index generations: build rows, centroids, cells (written as they complete), the map
+ * projection, artist profiles and artist links. Exactly one build is `live` (partial unique index);
+ * `activate` flips it in one transaction together with the catalogue-copy cleanup.
+ */
+export class GenerationRepository {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly tracks: TrackRepository,
+  ) {}
+
+  /** Inserts a `building` row and returns its generation number (a bigserial, so numbers only grow). */
+  async createBuild(taskId: string, reason: string): Promise<number> {
+    const rows: Array<{ generation: string }> = await this.ds.query(
+      `INSERT INTO ${S}.builds (state, task_id, reason) VALUES ('building', $1, $2) RETURNING generation`,
+      [taskId, reason.slice(0, 500)],
+    );
+    return Number(rows[0]!.generation);
+  }
+
+  /** Records the trained centroids and sizes of a build. */
+  async saveTrained(generation: number, dim: number, nlist: number, count: number, centroids: Float32Array): Promise<void> {
+    await this.ds.query(`UPDATE ${S}.builds SET dim = $2, nlist = $3, item_count = $4, centroids = $5 WHERE generation = $1`, [
+      generation,
+      dim,
+      nlist,
+      count,
+      typedToBuffer(centroids),
+    ]);
+  }
+
+  /**
+   * Writes completed cells in one multi-row INSERT: row ids and vectors travel as two binary parameters
+   * cut per cell by offset/length; item ids as one newline-joined text per cell (canonical ids never
+   * contain newlines; unnest cannot take an array of arrays of varying length).
+   */
+  async saveCells(generation: number, cells: readonly CellRecord[]): Promise<void> {
+    if (cells.length === 0) return;
+    const rows = packBlobs(cells.map((c) => bytesOf(c.rowIds)));
+    const vecs = packBlobs(cells.map((c) => bytesOf(c.vectors)));
+    await this.ds.query(
+      `INSERT INTO ${S}.cells (generation, cell_id, row_ids, item_ids, vectors)
+       SELECT $1, u.cell_id, substring($2::bytea FROM u.ro FOR u.rl), string_to_array(u.ids, E'\\n'), substring($3::bytea FROM u.vo FOR u.vl)
+         FROM unnest($4::int[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[]) AS u(cell_id, ro, rl, vo, vl, ids)`,
+      [generation, rows.blob, vecs.blob, cells.map((c) => c.cellId), rows.offsets, rows.lengths, vecs.offsets, vecs.lengths, cells.map((c) => c.ids.join('\n'))],
+    );
+  }
+
+  /** Stores the map projection (2 floats per row) and the PCA basis of a generation. */
+  async saveProjection(generation: number, coords: Float32Array, basis: Float32Array | null): Promise<void> {
+    await this.ds.query(`INSERT INTO ${S}.map_projections (generation, coords) VALUES ($1, $2) ON CONFLICT (generation) DO UPDATE SET coords = EXCLUDED.coords`, [
+      generation,
+      typedToBuffer(coords),
+    ]);
+    await this.ds.query(`UPDATE ${S}.builds SET pca = $2 WHERE generation = $1`, [generation, basis ? typedToBuffer(basis) : null]);
+  }
+
+  /** Stores artist profiles of a generation, `ordinal` = artist number; batches of 2000 rows, arrays as packed binary parameters. */
+  async saveArtists(generation: number, records: readonly ArtistProfileRecord[]): Promise<void> {
+    for (let i = 0; i < records.length; i += 2000) {
+      const chunk = records.slice(i, i + 2000);
+      const fields = (['weights', 'means', 'variances', 'songRows', 'componentSizes'] as const).map((k) => packBlobs(chunk.map((r) => bytesOf(r[k]))));
+      const params: unknown[] = [generation, chunk.map((_, j) => i + j), chunk.map((r) => r.key), chunk.map((r) => r.name)];
+      for (const f of fields) params.push(f.blob, f.offsets, f.lengths);
+      await this.ds.query(
+        `INSERT INTO ${S}.artist_profiles (generation, ordinal, artist_key, artist_name, weights, means, variances, song_rows, component_sizes)
+         SELECT $1, u.ordinal, u.k, u.n, substring($5::bytea FROM u.o1 FOR u.l1), substring($8::bytea FROM u.o2 FOR u.l2), substring($11::bytea FROM u.o3 FOR u.l3),
+                substring($14::bytea FROM u.o4 FOR u.l4), substring($17::bytea FROM u.o5 FOR u.l5)
+           FROM unnest($2::int[], $3::text[], $4::text[], $6::int[], $7::int[], $9::int[], $10::int[], $12::int[], $13::int[], $15::int[], $16::int[], $18::int[], $19::int[])
+                AS u(ordinal, k, n, o1, l1, o2, l2, o3, l3, o4, l4, o5, l5)`,
+        params,
+      );
+    }
+  }
+
+  /** Stores the provider artist links of a generation; batches of 5000. */
+  async saveLinks(generation: number, links: Iterable<{ serverId: string; key: string; providerId: string }>): Promise<void> {
+    let batch: Array<{ serverId: string; key: string; providerId: string }> = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      await this.ds.query(
+        `INSERT INTO ${S}.artist_links (generation, server_id, artist_key, provider_artist_id)
+         SELECT $1, u.* FROM unnest($2::text[], $3::text[], $4::text[]) AS u ON CONFLICT DO NOTHING`,
+        [generation, batch.map((l) => l.serverId), batch.map((l) => l.key), batch.map((l) => l.providerId)],
+      );
+      batch = [];
+    };
+    for (const l of links) {
+      batch.push(l);
+      if (batch.length >= 5000) await flush();
+    }
+    await flush();
+  }
+
+  /** Marks a build failed (its partial rows are removed by the next successful activation). */
+  async markFailed(generation: number, error: string): Promise<void> {
+    await this.ds.query(`UPDATE ${S}.builds SET state = 'failed', finished_at = now(), error = $2 WHERE generation = $1 AND state = 'building'`, [
+      generation,
+      error.slice(0, 2000),
+    ]);
+  }
+
+  /**
+   * Makes `generation` the live one in a single transaction: the previous live build is retired, the
+   * catalogue copy loses every track the build did not see, and every other generation's rows (retired,
+   * failed, abandoned) are deleted (cells, projections and artists go by cascade).
+   * @returns number of catalogue-copy rows deleted
+   */
+  async activate(generation: number): Promise<number> {
+    return this.ds.transaction(async (m) => {
+      await m.query(`UPDATE ${S}.builds SET state = 'retired' WHERE state = 'live'`);
+      await m.query(`UPDATE ${S}.builds SET state = 'live', finished_at = now() WHERE generation = $1`, [generation]);
+      const deleted = await this.tracks.deleteNotSeen(m, generation);
+      await m.query(`DELETE FROM ${S}.builds WHERE generation <> $1`, [generation]);
+      return deleted;
+    });
+  }
+
+  /** Marks builds left `building` by a process that died as failed; returns their generations. */
+  async failInterrupted(): Promise<number[]> {
+    const res: unknown = await this.ds.query(
+      `UPDATE ${S}.builds SET state = 'failed', finished_at = now(), error = 'interrupted (process stopped during the build)' WHERE state = 'building' RETURNING generation`,
+    );
+    // TypeORM answers UPDATE ... RETURNING with [rows, affectedCount].
+    const rows = (Array.isArray(res) && Array.isArray(res[0]) ? res[0] : res) as Array<{ generation: string }>;
+    return rows.map((r) => Number(r.generation));
+  }
+
+  /** The live build, or undefined. */
+  async live(): Promise<BuildRecord | undefined> {
+    const rows: Array<Record<string, unknown>> = await this.ds.query(`SELECT * FROM ${S}.builds WHERE state = 'live'`);
+    const r = rows[0];
+    if (!r) return undefined;
+    return {
+      generation: Number(r.generation),
+      state: r.state as BuildRecord['state'],
+      taskId: (r.task_id as string | null) ?? null,
+      dim: (r.dim as number | null) ?? null,
+      nlist: (r.nlist as number | null) ?? null,
+      itemCount: (r.item_count as number | null) ?? null,
+      centroids: r.centroids ? bufferToF32(r.centroids as Buffer) : null,
+      pca: r.pca ? bufferToF32(r.pca as Buffer) : null,
+      createdAt: r.created_at as Date,
+      finishedAt: (r.finished_at as Date | null) ?? null,
+    };
+  }
+
+  /** Streams the stored cells of a generation, 64 per query, in cell order. */
+  async *cells(generation: number): AsyncGenerator<StoredCell> {
+    let after = -1;
+    for (;;) {
+      const rows: Array<{ cell_id: number; row_ids: Buffer; item_ids: string[]; vectors: Buffer }> = await this.ds.query(
+        `SELECT cell_id, row_ids, item_ids, vectors FROM ${S}.cells WHERE generation = $1 AND cell_id > $2 ORDER BY cell_id LIMIT 64`,
+        [generation, after],
+      );
+      if (rows.length === 0) return;
+      for (const r of rows) yield { cellId: r.cell_id, rowIds: bufferToI32(r.row_ids), ids: r.item_ids, vectors: bufferToF32(r.vectors) };
+      after = rows[rows.length - 1]!.cell_id;
+    }
+  }
+
+  /** Stored map coordinates of a generation, or undefined. */
+  async projection(generation: number): Promise<Float32Array | undefined> {
+    const rows: Array<{ coords: Buffer }> = await this.ds.query(`SELECT coords FROM ${S}.map_projections WHERE generation = $1`, [generation]);
+    return rows[0] ? bufferToF32(rows[0].coords) : undefined;
+  }
+
+  /** Stored artist profiles of a generation, in artist order. */
+  async artists(generation: number): Promise<ArtistProfileRecord[]> {
+    const rows: Array<Record<string, Buffer | string>> = await this.ds.query(
+      `SELECT artist_key, artist_name, weights, means, variances, song_rows, component_sizes FROM ${S}.artist_profiles WHERE generation = $1 ORDER BY ordinal`,
+      [generation],
+    );
+    return rows.map((r) => ({
+      key: String(r.artist_key),
+      name: String(r.artist_name),
+      weights: bufferToF32(r.weights as Buffer),
+      means: bufferToF32(r.means as Buffer),
+      variances: bufferToF32(r.variances as Buffer),
+      songRows: bufferToI32(r.song_rows as Buffer),
+      componentSizes: bufferToI32(r.component_sizes as Buffer),
+    }));
+  }
+
+  /** Stored artist links of a generation. */
+  async links(generation: number): Promise<Array<{ serverId: string; key: string; providerId: string }>> {
+    const rows: Array<{ server_id: string; artist_key: string; provider_artist_id: string }> = await this.ds.query(
+      `SELECT server_id, artist_key, provider_artist_id FROM ${S}.artist_links WHERE generation = $1`,
+      [generation],
+    );
+    return rows.map((r) => ({ serverId: r.server_id, key: r.artist_key, providerId: r.provider_artist_id }));
+  }
+}
