@@ -1,0 +1,23 @@
+import { RoutingKeys, ServerDeletedEvent } from '@polyphony/contracts';
+import type { Bus, ConsumerHandle, Logger } from '@polyphony/platform';
+import type { MappingChangedPublisher } from '../service/mapping-events';
+import type { MappingRepository } from '../store/mapping.repository';
+
+/**
+ * registry.server.deleted.v1: removes the server's mapping, Chromaprint and artist rows (never score
+ * rows; songs mapped nowhere else become orphans) and publishes catalogue.mapping.changed.v1 for it at
+ * once. Idempotent, so a redelivered event is harmless.
+ */
+export function consumeServerDeleted(bus: Bus, mappings: MappingRepository, events: MappingChangedPublisher, logger: Logger, prefetch: number): Promise<ConsumerHandle> {
+  return bus.consume({
+    queue: 'catalogue.server-deleted',
+    bindings: [RoutingKeys.serverDeleted],
+    schema: ServerDeletedEvent,
+    prefetch,
+    handler: async (e) => {
+      const result = await mappings.deleteServer(e.serverId);
+      logger.info('server mappings removed', { serverId: e.serverId, ...result });
+      await events.now({ serverId: e.serverId, reason: 'server_deleted' });
+    },
+  });
+}

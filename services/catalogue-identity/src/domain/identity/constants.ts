@@ -1,0 +1,131 @@
+/**
+ * Tunable defaults of the content-identity decision, in one place.
+ *
+ * PROVISIONAL UNTIL CALIBRATED. The cosine threshold is the figure the reference implementation
+ * uses with its MusiCNN embedder (reference-implementation.md section 2.6). This project's embedder
+ * (services/analysis-worker/src/domain/audio/) is a different model, so the distances it gives for
+ * two copies of one recording, and for two different recordings, must be measured with its
+ * calibration script (services/analysis-worker/src/bench/identity-calibration.ts) and the value set
+ * here with the measurement written next to it. Each constant says where its value comes from.
+ *
+ * The spec's configuration names (service-spec.md "Resources and their fields") map one-to-one on
+ * the fields of {@link IdentityConfig}; the service's config loader reads the stored values and
+ * falls back to these defaults.
+ */
+
+/**
+ * Id-scheme version written into new ids (`fp_<version>...`). Spec "Versioning" 2; the reference is
+ * at 4. Supported: 2, 3, 4 (see scheme.ts).
+ */
+export const CATALOGUE_ID_SCHEME_VERSION = 4;
+
+/**
+ * Largest Hamming distance (bits out of 200) between two signatures for the stored song to be
+ * considered a candidate at all. Reference value (section 2.6: SIGNATURE_MATCH_MAX_HAMMING = 10).
+ * It only widens or narrows the candidate set; the gates below decide. PROVISIONAL: the calibration
+ * should confirm that copies of one recording stay within it for this project's embedder.
+ */
+export const SIGNATURE_MATCH_MAX_HAMMING = 10;
+
+/**
+ * Largest cosine distance (1 - cos, dimensionless, on the raw embeddings) for two tracks to be the
+ * same song. PROVISIONAL: reference value 0.01 for MusiCNN 200-d embeddings (section 2.6); to be
+ * replaced by the figure measured on this project's embedder.
+ */
+export const DUPLICATE_DISTANCE_THRESHOLD_COSINE = 0.01;
+
+/**
+ * Largest difference, in seconds, between two track durations for them to be the same song. Reference
+ * value 1.0 s, the "tightened" tolerance that scheme fp_4 re-verifies merges with (section 2.6,
+ * issues #762/#773). Not embedder dependent.
+ */
+export const DURATION_TOLERANCE_SECONDS = 1.0;
+
+/** Whether the Chromaprint gate votes when both tracks have a fingerprint. Reference default: on. */
+export const CHROMAPRINT_GATE_ENABLED = true;
+
+/**
+ * Smallest best-alignment bit agreement (fraction of equal bits, 0..1) between two raw Chromaprint
+ * fingerprints for the gate to pass. Reference value 0.95 (section 2.6), confirmed on real audio by
+ * src/bench/chromaprint-calibration.ts (fpcalc 1.5.1, the 41 Wesnoth Ogg tracks, offsets +-12,
+ * min overlap 40): same recording re-encoded as MP3 128k min 0.9926 / p50 0.9952, Opus 64k min
+ * 0.9766 / p50 0.9850, 0.5 s delayed min 0.9920; 780 pairs of different recordings p50 0.5185,
+ * p99 0.6004, max 0.7620. At 0.95: 0/120 same-recording pairs split, 0/780 different pairs merged.
+ * One 5.5 s track abstained (fewer than 40 overlapping items). Not embedder dependent.
+ */
+export const CHROMAPRINT_MATCH_THRESHOLD = 0.95;
+
+/**
+ * Alignment search range, in fingerprint items (one item = 4096/3 samples at 11025 Hz, about
+ * 0.124 s): offsets -12..+12, about +-1.5 s. Reference value (section 2.6).
+ */
+export const CHROMAPRINT_MAX_ALIGN_OFFSET = 12;
+
+/**
+ * Fewest overlapping items (about 5 s) an alignment needs to count; with fewer at every offset the
+ * gate abstains. Reference value (section 2.6).
+ */
+export const CHROMAPRINT_MIN_OVERLAP = 40;
+
+/**
+ * Every knob of the identity decision. Field names follow the spec's configuration names in camel
+ * case; units are in the docstrings.
+ */
+export interface IdentityConfig {
+  /** CATALOGUE_ID_SCHEME_VERSION: 2, 3 or 4. */
+  readonly schemeVersion: number;
+  /** Candidate radius in bits (0..200). */
+  readonly signatureMaxHamming: number;
+  /** DUPLICATE_DISTANCE_THRESHOLD_COSINE: cosine distance, 0..2. */
+  readonly duplicateDistanceThresholdCosine: number;
+  /** DURATION_TOLERANCE_SECONDS: seconds, >= 0. */
+  readonly durationToleranceSeconds: number;
+  /** CHROMAPRINT_GATE_ENABLED. */
+  readonly chromaprintGateEnabled: boolean;
+  /** Bit agreement 0..1. */
+  readonly chromaprintMatchThreshold: number;
+  /** Fingerprint items, >= 0. */
+  readonly chromaprintMaxAlignOffset: number;
+  /** Fingerprint items, >= 1. */
+  readonly chromaprintMinOverlap: number;
+}
+
+/** The defaults above as one frozen config object. */
+export const DEFAULT_IDENTITY_CONFIG: IdentityConfig = Object.freeze({
+  schemeVersion: CATALOGUE_ID_SCHEME_VERSION,
+  signatureMaxHamming: SIGNATURE_MATCH_MAX_HAMMING,
+  duplicateDistanceThresholdCosine: DUPLICATE_DISTANCE_THRESHOLD_COSINE,
+  durationToleranceSeconds: DURATION_TOLERANCE_SECONDS,
+  chromaprintGateEnabled: CHROMAPRINT_GATE_ENABLED,
+  chromaprintMatchThreshold: CHROMAPRINT_MATCH_THRESHOLD,
+  chromaprintMaxAlignOffset: CHROMAPRINT_MAX_ALIGN_OFFSET,
+  chromaprintMinOverlap: CHROMAPRINT_MIN_OVERLAP,
+});
+
+/**
+ * Checks every field's range and returns the list of problems (empty when valid), so a config loader
+ * can report all invalid keys at once.
+ */
+export function identityConfigProblems(config: IdentityConfig): string[] {
+  const problems: string[] = [];
+  if (![2, 3, 4].includes(config.schemeVersion)) problems.push('schemeVersion must be 2, 3 or 4');
+  if (!Number.isInteger(config.signatureMaxHamming) || config.signatureMaxHamming < 0 || config.signatureMaxHamming > 30) {
+    problems.push('signatureMaxHamming must be an integer in 0..30');
+  }
+  if (!(config.duplicateDistanceThresholdCosine >= 0 && config.duplicateDistanceThresholdCosine <= 2)) {
+    problems.push('duplicateDistanceThresholdCosine must be in 0..2');
+  }
+  if (!(config.durationToleranceSeconds >= 0) || !Number.isFinite(config.durationToleranceSeconds)) {
+    problems.push('durationToleranceSeconds must be a finite number >= 0');
+  }
+  if (!(config.chromaprintMatchThreshold >= 0 && config.chromaprintMatchThreshold <= 1)) {
+    problems.push('chromaprintMatchThreshold must be in 0..1');
+  }
+  if (!Number.isInteger(config.chromaprintMaxAlignOffset) || config.chromaprintMaxAlignOffset < 0) {
+    problems.push('chromaprintMaxAlignOffset must be an integer >= 0');
+  }
+  if (!Number.isInteger(config.chromaprintMinOverlap) || config.chromaprintMinOverlap < 1) {
+    problems.push('chromaprintMinOverlap must be an integer >= 1');
+  }
+  return problems;
+}

@@ -1,0 +1,209 @@
+/**
+ * Internal HTTP API of the catalogue (service to service; the gateway never routes /internal). Every
+ * request carries the signed identity header (checked by the shared middleware); writes need the admin
+ * role that service clients sign with. Shapes: @polyphony/contracts catalogue.ts.
+ */
+import express, { Router } from 'express';
+import {
+  ArtistResolveResponse,
+  AvailabilityResponse,
+  DurationBackfillRequest,
+  MapOutputRequest,
+  MappingLookupRequest,
+  RelabelMapPage,
+  ResolveIdentityRequest,
+  ResolveInputRequest,
+  StoreLyricsRequest,
+  TrackLookupRequest,
+  z,
+} from '@polyphony/contracts';
+import { NotFoundError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import type { DataSource } from 'typeorm';
+import type { IdentityService } from '../service/identity.service';
+import type { MappingChangedPublisher } from '../service/mapping-events';
+import type { CatalogueSettings } from '../settings';
+import type { ArtistRepository } from '../store/artist.repository';
+import type { MappingRepository } from '../store/mapping.repository';
+import { relabelMapPage, RELABEL_MAP_MAX_LIMIT } from '../store/scheme.store';
+import { SNAPSHOT_MAX_LIMIT, type TrackRepository } from '../store/track.repository';
+
+/**
+ * Content type of a duration back-fill larger than the shared 10 MB JSON limit (a whole-catalogue
+ * listing of a big server): the same JSON document, parsed by this route with a 512 MB limit.
+ */
+export const LARGE_JSON_CONTENT_TYPE = 'application/vnd.polyphony.large+json';
+
+const ItemParams = z.object({ itemId: z.string().min(1).max(500) });
+const ServerParams = z.object({ serverId: z.string().min(1).max(200) });
+const SnapshotQuery = z.object({ after: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(SNAPSHOT_MAX_LIMIT).default(1000) });
+const ArtistQuery = z.object({ serverId: z.string().min(1).max(200), value: z.string().max(1000) });
+const ArtistMapRequest = z.object({ serverId: z.string().min(1).max(200), names: z.array(z.string().max(1000)).max(50_000) });
+const RelabelMapQuery = z.object({
+  toVersion: z.coerce.number().int().min(0).max(9),
+  after: z.string().max(500).optional(),
+  limit: z.coerce.number().int().min(1).max(RELABEL_MAP_MAX_LIMIT).default(1000),
+});
+const TrackQuery = z.object({ embedding: z.enum(['0', '1', 'true', 'false']).optional() });
+
+/** Dependencies of the routes. */
+export interface InternalRouteDeps {
+  identity: IdentityService;
+  mappings: MappingRepository;
+  tracks: TrackRepository;
+  artists: ArtistRepository;
+  settings: CatalogueSettings;
+  events: MappingChangedPublisher;
+  ds: DataSource;
+}
+
+/** All /internal routes of the catalogue. */
+export function internalRoutes(d: InternalRouteDeps): Router {
+  const r = Router();
+  const admin = requireRole('admin');
+
+  r.post(
+    '/internal/identity/resolve',
+    admin,
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(ResolveIdentityRequest, req.body, 'identity request');
+      const { itemId, outcome } = await d.identity.resolve(body);
+      res.json({ itemId, outcome });
+    }),
+  );
+
+  r.get(
+    '/internal/identity/state',
+    asyncRoute(async (_req, res) => {
+      const scheme = d.identity.activeScheme;
+      const tunables = await d.settings.get();
+      res.json({
+        schemeVersion: scheme?.version ?? null,
+        bandLayoutId: scheme?.layout.id ?? null,
+        configuredSchemeVersion: tunables.identity.schemeVersion,
+        duplicateDistanceThresholdCosine: tunables.identity.duplicateDistanceThresholdCosine,
+        durationToleranceSeconds: tunables.identity.durationToleranceSeconds,
+        chromaprintGateEnabled: tunables.identity.chromaprintGateEnabled,
+        signatureMaxHamming: tunables.identity.signatureMaxHamming,
+        cleaningCatalogue: tunables.cleaningCatalogue,
+      });
+    }),
+  );
+
+  r.post(
+    '/internal/tracks/lookup',
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(TrackLookupRequest, req.body, 'track lookup');
+      res.json({ tracks: await d.tracks.findMany(body.itemIds, body.includeEmbedding) });
+    }),
+  );
+
+  r.post(
+    '/internal/tracks/:itemId/lyrics',
+    admin,
+    asyncRoute(async (req, res) => {
+      const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
+      const body = parseOrThrow(StoreLyricsRequest, req.body, 'lyrics');
+      if (!(await d.tracks.setLyrics(itemId, body.lyrics))) throw new NotFoundError(`Track ${itemId} not found`);
+      res.status(204).end();
+    }),
+  );
+
+  r.get(
+    '/internal/tracks/:itemId',
+    asyncRoute(async (req, res) => {
+      const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
+      const q = parseOrThrow(TrackQuery, req.query, 'query');
+      const track = await d.tracks.find(itemId, q.embedding !== '0' && q.embedding !== 'false');
+      if (!track) throw new NotFoundError(`Track ${itemId} not found`);
+      res.json(track);
+    }),
+  );
+
+  r.post(
+    '/internal/mappings/lookup',
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(MappingLookupRequest, req.body, 'mapping lookup');
+      res.json({ mapped: await d.mappings.lookupMapped(body.serverId, body.providerIds) });
+    }),
+  );
+
+  r.post(
+    '/internal/ids/resolve-input',
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(ResolveInputRequest, req.body, 'id list');
+      res.json({ ids: await d.mappings.resolveInput(body.serverId, body.ids) });
+    }),
+  );
+
+  r.post(
+    '/internal/ids/map-output',
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(MapOutputRequest, req.body, 'id list');
+      res.json({ map: await d.mappings.mapOutput(body.serverId, body.itemIds) });
+    }),
+  );
+
+  r.get(
+    '/internal/ids/relabel-map',
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(RelabelMapQuery, req.query, 'query');
+      const page = await relabelMapPage(d.ds, q.toVersion, q.after, q.limit);
+      res.json({ toVersion: q.toVersion, ...page } satisfies RelabelMapPage);
+    }),
+  );
+
+  r.get(
+    '/internal/availability/:serverId/version',
+    asyncRoute(async (req, res) => {
+      const { serverId } = parseOrThrow(ServerParams, req.params, 'path');
+      res.json({ serverId, version: await d.mappings.availabilityVersion(serverId) });
+    }),
+  );
+
+  r.get(
+    '/internal/availability/:serverId',
+    asyncRoute(async (req, res) => {
+      const { serverId } = parseOrThrow(ServerParams, req.params, 'path');
+      const a = await d.mappings.availability(serverId);
+      res.json({ serverId, version: a.version, itemIds: a.itemIds } satisfies z.infer<typeof AvailabilityResponse>);
+    }),
+  );
+
+  r.get(
+    '/internal/snapshot/tracks',
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(SnapshotQuery, req.query, 'query');
+      res.json(await d.tracks.snapshot(q.after, q.limit));
+    }),
+  );
+
+  r.get(
+    '/internal/artists/resolve',
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(ArtistQuery, req.query, 'query');
+      res.json((await d.artists.resolve(q.serverId, q.value)) satisfies ArtistResolveResponse);
+    }),
+  );
+
+  r.post(
+    '/internal/artists/map-output',
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(ArtistMapRequest, req.body, 'artist names');
+      res.json({ map: await d.artists.mapNames(body.serverId, body.names) });
+    }),
+  );
+
+  r.post(
+    '/internal/durations/backfill',
+    admin,
+    express.json({ type: LARGE_JSON_CONTENT_TYPE, limit: '512mb' }),
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(DurationBackfillRequest, req.body, 'duration listing');
+      const tunables = await d.settings.get();
+      const result = await d.mappings.backfillDurations(body.serverId, body.tracks, tunables.identity.durationToleranceSeconds);
+      res.json(result);
+    }),
+  );
+
+  return r;
+}

@@ -1,0 +1,136 @@
+/**
+ * Reads of score rows for other services: one track with its mappings, several at once, the keyset-paged
+ * snapshot the index builds its projections from; and the lyrics write of new content.
+ */
+import type { DataSource } from 'typeorm';
+import type { SnapshotTrack, TrackDetail, TrackMappingView } from '@polyphony/contracts';
+import { returnedRows } from './sql';
+
+interface ScoreRow {
+  item_id: string;
+  title: string;
+  artist: string;
+  album: string | null;
+  album_artist: string | null;
+  year: number | null;
+  rating: number | null;
+  duration_seconds: number | null;
+  file_path: string | null;
+  tempo: number | null;
+  key: string | null;
+  scale: string | null;
+  energy: number | null;
+  lyrics: string | null;
+  embedder_version: string;
+  created_at: Date;
+  updated_at: Date;
+  vector?: Buffer | null;
+  mappings: Array<{ serverId: string; providerId: string; filePath: string | null; artistId: string | null; matchTier: string; durationSeconds: number | null }>;
+}
+
+const MAPPINGS_JSON = `COALESCE((SELECT json_agg(json_build_object('serverId', m.server_id, 'providerId', m.provider_id, 'filePath', m.file_path,
+    'artistId', m.artist_id, 'matchTier', m.match_tier, 'durationSeconds', m.duration_seconds) ORDER BY m.server_id, m.provider_id)
+    FROM catalogue.track_server_map m WHERE m.item_id = s.item_id), '[]'::json)`;
+
+function toDetail(r: ScoreRow, includeEmbedding: boolean): TrackDetail {
+  const detail: TrackDetail = {
+    itemId: r.item_id,
+    title: r.title,
+    artist: r.artist,
+    album: r.album,
+    albumArtist: r.album_artist,
+    year: r.year,
+    rating: r.rating,
+    durationSeconds: r.duration_seconds,
+    filePath: r.file_path,
+    tempo: r.tempo,
+    key: r.key,
+    scale: r.scale,
+    energy: r.energy,
+    lyrics: r.lyrics,
+    embedderVersion: r.embedder_version,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    mappings: r.mappings as TrackMappingView[],
+  };
+  if (includeEmbedding && r.vector) detail.embedding = r.vector.toString('base64');
+  return detail;
+}
+
+/** Largest snapshot page. */
+export const SNAPSHOT_MAX_LIMIT = 5000;
+
+/** Reads of the score table. */
+export class TrackRepository {
+  constructor(private readonly ds: DataSource) {}
+
+  /** One track with its mappings (and its embedding as base64 float32 LE when asked), or undefined. */
+  async find(itemId: string, includeEmbedding = true): Promise<TrackDetail | undefined> {
+    return (await this.findMany([itemId], includeEmbedding))[0];
+  }
+
+  /** Several tracks, in the order asked; unknown ids are left out. */
+  async findMany(itemIds: readonly string[], includeEmbedding = false): Promise<TrackDetail[]> {
+    if (itemIds.length === 0) return [];
+    const rows: ScoreRow[] = await this.ds.query(
+      `SELECT s.*, ${includeEmbedding ? 'e.vector' : 'NULL::bytea AS vector'}, ${MAPPINGS_JSON} AS mappings
+         FROM catalogue.score s LEFT JOIN catalogue.embedding e ON e.item_id = s.item_id
+        WHERE s.item_id = ANY($1::text[])`,
+      [[...new Set(itemIds)]],
+    );
+    const byId = new Map(rows.map((r) => [r.item_id, toDetail(r, includeEmbedding)]));
+    const out: TrackDetail[] = [];
+    const seen = new Set<string>();
+    for (const id of itemIds) {
+      const d = byId.get(id);
+      if (d && !seen.has(id)) {
+        out.push(d);
+        seen.add(id);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * One snapshot page: songs with an embedding whose id sorts after `after` (the database's text order, which the primary key index serves), at most `limit`,
+   * with their mappings. `next` is the last id of the page, or null at the end. Orphans are included
+   * (the availability masks hide them).
+   */
+  async snapshot(after: string | undefined, limit: number): Promise<{ tracks: SnapshotTrack[]; next: string | null }> {
+    const n = Math.max(1, Math.min(SNAPSHOT_MAX_LIMIT, Math.floor(limit)));
+    const rows: Array<ScoreRow & { vector: Buffer; embedding_version: string; map_rows: Array<{ serverId: string; providerId: string; artistId: string | null }> }> = await this.ds.query(
+      `SELECT s.item_id, s.title, s.artist, s.album, s.album_artist, s.year, s.rating, s.duration_seconds, s.tempo, s.key, s.scale, s.energy,
+              e.vector, e.embedder_version AS embedding_version,
+              COALESCE((SELECT json_agg(json_build_object('serverId', m.server_id, 'providerId', m.provider_id, 'artistId', m.artist_id) ORDER BY m.server_id, m.provider_id)
+                        FROM catalogue.track_server_map m WHERE m.item_id = s.item_id), '[]'::json) AS map_rows
+         FROM catalogue.score s JOIN catalogue.embedding e ON e.item_id = s.item_id
+        WHERE ($1::text IS NULL OR s.item_id > $1::text)
+        ORDER BY s.item_id LIMIT $2`,
+      [after ?? null, n],
+    );
+    const tracks: SnapshotTrack[] = rows.map((r) => ({
+      itemId: r.item_id,
+      embedding: r.vector.toString('base64'),
+      embedderVersion: r.embedding_version,
+      title: r.title,
+      artist: r.artist,
+      album: r.album,
+      albumArtist: r.album_artist,
+      year: r.year,
+      rating: r.rating,
+      durationSeconds: r.duration_seconds,
+      tempo: r.tempo,
+      key: r.key,
+      scale: r.scale,
+      energy: r.energy,
+      mappings: r.map_rows,
+    }));
+    return { tracks, next: rows.length === n ? (rows[rows.length - 1] as ScoreRow).item_id : null };
+  }
+
+  /** Stores the lyrics of a song. @returns false when the song does not exist. */
+  async setLyrics(itemId: string, lyrics: string): Promise<boolean> {
+    const rows = returnedRows(await this.ds.query(`UPDATE catalogue.score SET lyrics = $2, updated_at = now() WHERE item_id = $1 RETURNING 1`, [itemId, lyrics]));
+    return rows.length > 0;
+  }
+}
