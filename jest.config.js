@@ -10,7 +10,7 @@ const moduleNameMapper = {
   '^@polyphony/gateway$': '<rootDir>/gateway/src',
   '^@polyphony/(registry|catalogue-identity|analysis-worker|index|playlist)$': '<rootDir>/services/$1/src',
 };
-const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: '<rootDir>/tsconfig.jest.json' }] };
+const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }] };
 const common = {
   rootDir: __dirname,
   moduleNameMapper,
