@@ -11,6 +11,8 @@ export class CooperativeScheduler {
   private last = performance.now();
   /** Number of times control was handed back to the event loop. */
   yields = 0;
+  /** Longest stretch between two yields seen so far, in ms (wall clock, so it includes preemption). */
+  longestSliceMs = 0;
 
   constructor(
     private readonly sliceMs: number = 10,
@@ -25,6 +27,7 @@ export class CooperativeScheduler {
 
   /** Unconditionally yields one macrotask turn. */
   async yieldNow(): Promise<void> {
+    this.longestSliceMs = Math.max(this.longestSliceMs, performance.now() - this.last);
     this.throwIfAborted();
     await new Promise<void>((resolve) => setImmediate(resolve));
     this.yields++;

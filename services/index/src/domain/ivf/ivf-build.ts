@@ -122,6 +122,8 @@ export interface IvfBuildReport {
   largestCell: number;
   /** Times the build handed the event loop back to other work. */
   yields: number;
+  /** Longest computation between two event-loop turns, ms (wall clock, includes preemption by other processes). */
+  longestSliceMs: number;
   timingsMs: { ingest: number; train: number; assign: number; arrange: number; emit: number; total: number };
 }
 
@@ -194,6 +196,7 @@ export async function buildIvfIndex(source: VectorSource, options: IvfBuildOptio
       if (!Number.isFinite(norm)) throw new IvfInputError(`vector of ${id} has a non-finite component`);
       ids.set(row, id);
       keys[row] = hashString32(id, seed);
+      if ((i & 1023) === 1023) await scheduler.maybeYield();
     }
     count += n;
     progress?.({ phase: 'ingest', done: count, total: options.expectedCount ?? count });
@@ -242,8 +245,8 @@ export async function buildIvfIndex(source: VectorSource, options: IvfBuildOptio
     const tree = new CentroidTree(centroids, nlist, dim, trained.groupOf, trained.groupCount);
     for (let r = 0; r < count; r++) {
       cellOfRow[r] = tree.nearest(vectors, r * dim, trainOptions.searchGroups);
-      if ((r & 255) === 255) {
-        progress?.({ phase: 'assign', done: r + 1, total: count });
+      if ((r & 63) === 63) {
+        if ((r & 4095) === 4095) progress?.({ phase: 'assign', done: r + 1, total: count });
         await scheduler.maybeYield();
       }
     }
@@ -313,6 +316,7 @@ export async function buildIvfIndex(source: VectorSource, options: IvfBuildOptio
       emptyCells,
       largestCell,
       yields: scheduler.yields,
+      longestSliceMs: scheduler.longestSliceMs,
       timingsMs: {
         ingest: tIngest - t0,
         train: tTrain - tIngest,

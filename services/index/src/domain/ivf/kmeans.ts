@@ -59,7 +59,7 @@ export interface LloydResult {
  * k of the order of sqrt(nlist) (two-level training), so it stays cheap even at nlist = 8192.
  * Empty clusters are re-seeded on the points farthest from their centroid (sklearn's relocation rule).
  * The point set is streamed `batchSize` points at a time: memory is `k * dim * 8` bytes of sums plus
- * `12 * n` bytes of per-point state, whatever the data size.
+ * `8 * n` bytes of per-point state, whatever the data size.
  *
  * @param k number of centroids, 1 <= k <= points.rows.length
  * Complexity O(iterations * n * k * dim).
@@ -92,6 +92,8 @@ export async function sphericalLloyd(points: PointSet, k: number, options: Lloyd
     for (let start = 0; start < n; start += options.batchSize) {
       const end = Math.min(n, start + options.batchSize);
       for (let i = start; i < end; i += 4) {
+        // Cost per point is k * dim: check the clock often enough when k is large.
+        if (((i - start) & 63) === 0) await options.scheduler.maybeYield();
         const m = Math.min(4, end - i);
         const o0 = rows[i]! * dim;
         const o1 = m > 1 ? rows[i + 1]! * dim : o0;
@@ -449,7 +451,7 @@ export async function trainCentroids(points: PointSet, nlist: number, options: T
     const o0 = rows[i]! * dim;
     nearestOfFour(data, o0, m > 1 ? rows[i + 1]! * dim : o0, m > 2 ? rows[i + 2]! * dim : o0, m > 3 ? rows[i + 3]! * dim : o0, coarse.centroids, k1, dim, best, bestScore);
     for (let t = 0; t < m; t++) groupOfPoint[i + t] = best[t]!;
-    if ((i & 1023) === 0) await options.scheduler.maybeYield();
+    if ((i & 63) === 0) await options.scheduler.maybeYield();
   }
   dotProducts += n * k1;
   const sizes = new Int32Array(k1);
