@@ -109,7 +109,7 @@ describe('analysis end to end (supysonic + fake Jellyfin, full stack)', () => {
     expect(status.state).toBe('SUCCESS');
     const servers = (status.details as { servers: Array<Record<string, unknown>> }).servers;
     const jelly = servers.find((s) => s.serverId === created.body.id)!;
-    expect(jelly).toMatchObject({ seen: 44, mappedExisting: 41, analyzed: 3, failed: 0 });
+    expect(jelly).toMatchObject({ seen: 44, skippedMapped: 0, mappedExisting: 41, analyzed: 3, failed: 0 });
     const supy = servers.find((s) => s.serverId !== created.body.id)!;
     expect(supy).toMatchObject({ seen: 41, skippedMapped: 41, analyzed: 0 });
     const after = (await sql(`SELECT count(*)::int AS n FROM catalogue.score`))[0].n;

@@ -21,7 +21,7 @@ describe.each([
     await stack?.stop();
     if (amqpUrl) await deleteBrokerNamespace(`test-${db.name}`);
     await db?.drop();
-  });
+  }, 120_000);
 
   const sql = async (text: string, params: unknown[] = []) => {
     const c = new Client({ connectionString: db.url });

@@ -42,15 +42,18 @@ export function forgeToken(payload: object, secret: string, options: jwt.SignOpt
  * (names start with `<ns>.` or `polyphony.<ns>`), so repeated CI runs leave no clutter.
  */
 export async function deleteBrokerNamespace(ns: string): Promise<void> {
-  const run = (args: string[]) => new Promise<string>((resolve) => execFile('rabbitmqctl', args, { timeout: 30_000 }, (_e, out) => resolve(String(out ?? ''))));
-  const queues = (await run(['list_queues', '-q', '--no-table-headers', 'name'])).split('\n').map((l) => l.trim()).filter((q) => q.startsWith(`${ns}.`));
-  for (const q of queues) await run(['delete_queue', q]);
-  const exchanges = (await run(['list_exchanges', '-q', '--no-table-headers', 'name'])).split('\n').map((l) => l.trim()).filter((x) => x.startsWith(`polyphony.${ns}`));
-  // rabbitmqctl has no delete_exchange; rabbitmqadmin may be absent, so exchanges go through AMQP.
-  if (exchanges.length) {
-    const conn = await amqp.connect(testAmqpUrl());
+  const list = (what: string) =>
+    new Promise<string[]>((resolve) =>
+      execFile('rabbitmqctl', [what, '-q', '--no-table-headers', 'name'], { timeout: 30_000 }, (_e, out) => resolve(String(out ?? '').split('\n').map((l) => l.trim()).filter(Boolean))),
+    );
+  const [queues, exchanges] = await Promise.all([list('list_queues'), list('list_exchanges')]);
+  const conn = await amqp.connect(testAmqpUrl());
+  try {
     const ch = await conn.createChannel();
-    for (const x of exchanges) await ch.deleteExchange(x);
+    for (const q of queues.filter((q) => q.startsWith(`${ns}.`))) await ch.deleteQueue(q);
+    for (const x of exchanges.filter((x) => x.startsWith(`polyphony.${ns}`))) await ch.deleteExchange(x);
+    await ch.close();
+  } finally {
     await conn.close();
   }
 }

@@ -168,7 +168,7 @@ describe(judgeCandidates.name, () => {
     b[100] = (b[100] as number) + 24e-3;
     expect(hammingDistance(sigOf(a), sigOf(b))).toBe(12);
     const candidate = { canonicalId: 'fp_4' + '0'.repeat(50), embedding: b, durationSeconds: 200, chromaprint: null, files: [] };
-    const j = judgeCandidates(track(a, 200, file('s', 'p', null)), sigOf(a), [candidate], config());
+    const j = judgeCandidates(track(a, 200, file('s', 'p', null)), sigOf(a), [candidate], config({ signatureMaxHamming: 10 }));
     expect(j.chosen).toBeNull();
     expect(j.verdicts).toEqual([{ canonicalId: candidate.canonicalId, hamming: 12, gates: null, dropped: 'outside-tolerance' }]);
     const wide = judgeCandidates(track(a, 200, file('s', 'p', null)), sigOf(a), [candidate], config({ signatureMaxHamming: 12 }));
