@@ -4,6 +4,7 @@ import {
   AvailabilityResponse,
   AvailabilityVersionResponse,
   MapOutputResponse,
+  RelabelMapPage,
   ResolveInputResponse,
   SnapshotPage,
 } from '@polyphony/contracts';
@@ -12,6 +13,7 @@ import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphon
 import { consumeMappingChanges } from './bus/mapping-changed.consumer';
 import { consumeRebuildRequests } from './bus/rebuild-requested.consumer';
 import { consumeRelabels } from './bus/ids-relabelled.consumer';
+import { RepointService, type RelabelMapSource } from './domain/repoint.service';
 import type { IndexConfig } from './config';
 import { AlchemyService } from './domain/alchemy.service';
 import { ArtistService } from './domain/artist.service';
@@ -38,6 +40,8 @@ export interface IndexDeps extends RuntimeDeps {
   registry?: RegistryPort;
   availability?: AvailabilityOptions;
   rebuild?: RebuildOptions;
+  /** Relabel-map pages (tests); defaults to the catalogue's GET /internal/ids/relabel-map. */
+  relabelMap?: RelabelMapSource;
   /** Request a build at start when the database holds no live generation (default true). */
   rebuildOnStart?: boolean;
 }
@@ -84,6 +88,12 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   // Empty until start() loads the stored generation (or a build publishes one).
   const state = new IndexState(emptyGeneration());
   const rebuild = new RebuildService(catalogue, tracks, generations, state, availability, rt.bus, rt.logger.child({ component: 'RebuildService' }), deps.rebuild);
+  const repoint = new RepointService(
+    rt.ds,
+    rebuild,
+    deps.relabelMap ?? (async (toVersion, after) => RelabelMapPage.parse(await catalogueClient.get('/internal/ids/relabel-map', { toVersion, after: after ?? undefined, limit: 5000 }))),
+    rt.logger.child({ component: 'RepointService' }),
+  );
   const similarity = new SimilarityService(tracks);
   const artists = new ArtistService(catalogue, rt.logger.child({ component: 'ArtistService' }));
   const scopeDeps = { catalogue, availability, tracks };
@@ -108,7 +118,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     const { loaded, interrupted } = await rebuild.loadLive();
     consumers.push(await consumeRebuildRequests(rt.bus, rebuild));
     consumers.push(await consumeMappingChanges(rt.bus, availability, config.busPrefetch));
-    consumers.push(await consumeRelabels(rt.bus, rebuild));
+    consumers.push(await consumeRelabels(rt.bus, rebuild, repoint));
     if ((!loaded || interrupted > 0) && deps.rebuildOnStart !== false) {
       rebuild.request(loaded ? 'a build was interrupted by a restart' : 'start-up: no stored index generation');
     }
@@ -123,6 +133,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     http: rt.app,
     state,
     rebuild,
+    repoint,
     availability,
     /** The domain services behind the routes (benchmarks call them in process). */
     features,

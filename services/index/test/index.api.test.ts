@@ -1,3 +1,4 @@
+import { RepointService } from '../src/domain/repoint.service';
 import request from 'supertest';
 import { RoutingKeys, TaskUpdatedEvent, IndexRebuilt, buildOpenApiDocument, type TrackRowDto } from '@polyphony/contracts';
 import { syntheticItemId } from '../src/bench/synthetic-catalogue';
@@ -676,7 +677,32 @@ describe('availability and rebuilds', () => {
     await h2.stop();
   }, 90_000);
 
-  it('When the catalogue relabels its ids, then the index rebuilds from the relabelled snapshot', async () => {
+  it('When the relabel map renames ids one to one, then the live generation is repointed in place (same generation, no rebuild)', async () => {
+    const live = f.svc.state.current();
+    const gen = live.generation;
+    const olds = [0, 1, 2].map((r) => live.index.idOf(r));
+    const renamed = olds.map((id) => `${id}-renamed`);
+    const snapshotsBefore = f.peers.calls.snapshot;
+    const make = (from: string[], to: string[]) =>
+      new RepointService(f.svc.runtime.ds, f.svc.rebuild, async () => ({ entries: from.map((oldId, i) => ({ oldId, newId: to[i]!, kind: 'relabel' as const })), next: null }), f.svc.runtime.logger);
+    expect(await make(olds, renamed).repoint(4)).toEqual({ outcome: 'repointed', renamed: 3 });
+    const now = f.svc.state.current();
+    expect(now.generation).toBe(gen);
+    expect(f.peers.calls.snapshot).toBe(snapshotsBefore);
+    for (const [i, id] of renamed.entries()) {
+      expect(now.index.rowOf(id)).toBeGreaterThanOrEqual(0);
+      expect(now.index.rowOf(olds[i]!)).toBe(-1);
+    }
+    const rows = await f.svc.runtime.ds.query(`SELECT count(*)::int AS n FROM "index".tracks WHERE item_id = ANY($1)`, [renamed]);
+    expect(rows[0].n).toBe(3);
+    // A map that merges two songs cannot be repointed: the caller rebuilds instead.
+    const merge = new RepointService(f.svc.runtime.ds, f.svc.rebuild, async () => ({ entries: [{ oldId: renamed[0]!, newId: 'x', kind: 'merge' as const }], next: null }), f.svc.runtime.logger);
+    expect((await merge.repoint(4)).outcome).toBe('rebuild');
+    expect(await make(renamed, olds).repoint(4)).toEqual({ outcome: 'repointed', renamed: 3 });
+    expect(f.svc.state.current().index.rowOf(olds[0]!)).toBeGreaterThanOrEqual(0);
+  }, 60_000);
+
+  it('When the catalogue relabels its ids and the map cannot be read, then the index rebuilds from the relabelled snapshot', async () => {
     const gen = f.svc.state.current().generation;
     const before = f.peers.calls.snapshot;
     await f.bus.publish(RoutingKeys.idsRelabelled, { toVersion: 4, relabelled: 3, merged: 0, unsignable: 0, detachedMappings: 0 });

@@ -1,21 +1,24 @@
 import { IdsRelabelledEvent, RoutingKeys } from '@polyphony/contracts';
 import type { Bus, ConsumerHandle } from '@polyphony/platform';
 import type { RebuildService } from '../domain/rebuild.service';
+import type { RepointService } from '../domain/repoint.service';
 
 /**
- * `catalogue.ids.relabelled.v1` (the catalogue relabelled canonical ids to a new scheme version) -> a
- * rebuild from the relabelled snapshot. Until it is live, ids resolved to the new scheme are unknown to
- * the old generation (404 for a seed, nothing lost: the next generation has them). Repointing the live
- * generation in place from `GET /internal/ids/relabel-map` is not implemented.
+ * `catalogue.ids.relabelled.v1` (the catalogue relabelled canonical ids to a new scheme version): the
+ * index's stored ids are repointed in place from `GET /internal/ids/relabel-map` (no vectors moved, no
+ * re-clustering). When that is impossible (the relabel merged songs, or the rewrite failed) a rebuild
+ * from the relabelled snapshot is requested instead.
  */
-export function consumeRelabels(bus: Bus, rebuild: RebuildService): Promise<ConsumerHandle> {
+export function consumeRelabels(bus: Bus, rebuild: RebuildService, repoint: RepointService): Promise<ConsumerHandle> {
   return bus.consume({
     queue: 'index.ids-relabelled',
     bindings: [RoutingKeys.idsRelabelled],
     schema: IdsRelabelledEvent,
     prefetch: 1,
     handler: async (event) => {
-      if (event.relabelled + event.merged + event.unsignable > 0) rebuild.request(`catalogue ids relabelled to scheme version ${event.toVersion}`);
+      if (event.relabelled + event.merged + event.unsignable === 0) return;
+      const result = await repoint.repoint(event.toVersion);
+      if (result.outcome === 'rebuild') rebuild.request(`catalogue ids relabelled to scheme version ${event.toVersion} (${result.reason ?? 'not repointable'})`);
     },
   });
 }
