@@ -91,7 +91,7 @@ async function main(): Promise<void> {
   for (const g of sizes.keys()) {
     const rest = features.filter((f) => f.group !== g).map((f) => f.raw);
     const { mean, std } = computeNormalisation(rest, DSP_V1_DIMENSIONS);
-    const e = new DefaultEmbedder({ version: 'dsp-v1-logo', derivedFrom: `without ${g}`, tracks: rest.length, mean, std });
+    const e = new DefaultEmbedder({ version: 'dsp-v1-logo', derivedFrom: `without ${g}`, tracks: rest.length, mean, std, weight: DSP_V1_NORMALISATION.weight });
     logo.set(g, features.map((f) => e.normalise(Float64Array.from(f.raw))));
   }
   process.stdout.write(line('(d)  DefaultEmbedder, leave-one-group-out', precisionAtK(features, (q) => logo.get(features[q]!.group)!)) + '\n');

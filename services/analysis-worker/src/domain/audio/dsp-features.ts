@@ -16,22 +16,24 @@
  * | loudness     | 6    | RMS dB of audible frames: mean, ln std, p10, p50, p90, fraction below p90 - 20 dB |
  * | chroma_dft   | 6    | |DFT_k| k = 1..6 of the mean chroma scaled to sum 1 (transposition invariant) |
  * | intervals    | 6    | mean over frames of the circular autocorrelation of the sum-1 chroma at 1..6 semitones |
- * | chroma_sort  | 12   | mean chroma scaled to sum 1, sorted descending |
+ * | mfcc_texture | 12   | ln(std + 1e-3) over ~1 s texture windows (32 frames) of the window-mean MFCC 0..11 |
  * | frame_sort   | 12   | mean over frames of each sum-1 chroma frame sorted descending |
  * | tonality     | 5    | key strength, major-minor margin, chroma flux mean and ln std, chroma entropy mean |
- * | onset        | 3    | ln mean, ln std of onset strength, onsets per second |
- * | tempo        | 2    | log2 raw tempo (BPM), pulse clarity |
+ * | onset        | 3    | ln mean, ln std of onset strength, pulse clarity (autocorrelation at the tempo lag) |
+ * | tempo        | 2    | soft circular tempo (rhythm.ts circularTempo): tempo on a circle where doubling is a full |
+ * |              |      | turn, averaged over all candidate lags, so octave errors and close tempo peaks do not jump |
  * | onset_acf    | 16   | onset autocorrelation at 16 log-spaced lags from 0.125 s to 2 s |
  * | modulation   | 16   | log10 modulation power of 4 mel-band groups (bands 0-15, 16-31, 32-47, 48-63) in 0.5-1, 1-2, 2-4, 4-8 Hz |
  * Transposition-invariant harmony features are used instead of raw chroma, so that two performances in
  * different keys, or an unstable key estimate, do not move the vector; MFCC/contrast/modulation statistics
  * follow G. Tzanetakis & P. Cook, "Musical genre classification of audio signals", IEEE TSAP 2002, and the
+ * long-term "texture window" variability follows Tzanetakis & Cook's texture windows; the
  * modulation features T. Lidy & A. Rauber, "Evaluation of feature extractors and psycho-acoustic
  * transformations for music genre classification", ISMIR 2005 (rhythm patterns).
  */
 import { ANALYSIS_PARAMS, AudioAnalysis, FRAME_GATE_DB, N_CONTRAST } from './analysis';
 import { hannWindow, RealFft } from './fft';
-import { countOnsetPeaks, sampleAutocorrelation } from './rhythm';
+import { circularTempo, sampleAutocorrelation } from './rhythm';
 import { chromaFrames, MAX_RHYTHM_LAG_SECONDS, onsetAutocorrelation, trackKey, trackTempo } from './track-summary';
 
 /** A named range of descriptor dimensions. */
@@ -52,7 +54,7 @@ const BLOCK_SIZES: ReadonlyArray<readonly [string, number]> = [
   ['loudness', 6],
   ['chroma_dft', 6],
   ['intervals', 6],
-  ['chroma_sort', 12],
+  ['mfcc_texture', 12],
   ['frame_sort', 12],
   ['tonality', 5],
   ['onset', 3],
@@ -85,6 +87,8 @@ const MOD_BANDS_HZ: ReadonlyArray<readonly [number, number]> = [
 ];
 const MOD_GROUPS = 4;
 const ACF_LAGS = 16;
+const TEXTURE_FRAMES = 32;
+const TEXTURE_COEFFS = 12;
 const ACF_MIN_LAG_SECONDS = 0.125;
 
 /** Running mean and variance (Welford), deterministic for a fixed insertion order. */
@@ -201,9 +205,9 @@ export function dspV1RawFeatures(analysis: AudioAnalysis): Float64Array {
   const loud = new Moments();
   const loudValues = new Float64Array(totalFrames);
   let nLoud = 0;
+  const texture = Array.from({ length: TEXTURE_COEFFS }, () => new Moments());
+  const textureSum = new Float64Array(TEXTURE_COEFFS);
   const onsetMoments = new Moments();
-  let onsetPeaks = 0;
-  let onsetSeconds = 0;
   const modulation = new ModulationSpectrum(analysis.frameRate);
 
   for (const r of analysis.regions) {
@@ -229,9 +233,18 @@ export function dspV1RawFeatures(analysis: AudioAnalysis): Float64Array {
       loud.add(r.rmsDb[t]!);
       loudValues[nLoud++] = r.rmsDb[t]!;
     }
+    for (let s = 0; s + TEXTURE_FRAMES <= r.nFrames; s += TEXTURE_FRAMES) {
+      textureSum.fill(0);
+      let n = 0;
+      for (let t = s; t < s + TEXTURE_FRAMES; t++) {
+        if (!keep(r, t)) continue;
+        n++;
+        for (let j = 0; j < TEXTURE_COEFFS; j++) textureSum[j] = textureSum[j]! + r.mfcc[t * nMfcc + j]!;
+      }
+      if (n * 2 <= TEXTURE_FRAMES) continue;
+      for (let j = 0; j < TEXTURE_COEFFS; j++) texture[j]!.add(textureSum[j]! / n);
+    }
     for (let t = 1; t < r.nFrames; t++) onsetMoments.add(r.onset[t]!);
-    onsetPeaks += countOnsetPeaks(r.onset, 1, r.nFrames);
-    onsetSeconds += r.nFrames / analysis.frameRate;
     modulation.addRegion(r.logMel, r.nFrames, nMels);
   }
 
@@ -311,8 +324,7 @@ export function dspV1RawFeatures(analysis: AudioAnalysis): Float64Array {
   }
   const nc = Math.max(1, chroma.count);
   for (let l = 0; l < 6; l++) put(chroma.count > 0 ? intervals[l]! / nc : 1 / 12);
-  const meanSorted = Float64Array.from(mHat).sort().reverse();
-  for (let p = 0; p < 12; p++) put(meanSorted[p]!);
+  for (const m of texture) put(lnStd(m));
   for (let p = 0; p < 12; p++) put(chroma.count > 0 ? frameSorted[p]! / nc : 1 / 12);
   const key = trackKey(chroma);
   put(key.strength);
@@ -322,13 +334,14 @@ export function dspV1RawFeatures(analysis: AudioAnalysis): Float64Array {
   put(chroma.count > 0 ? entropy.mean : 1);
 
   // Rhythm.
-  put(Math.log(onsetMoments.mean + STD_EPS));
-  put(lnStd(onsetMoments));
-  put(onsetSeconds > 0 ? onsetPeaks / onsetSeconds : 0);
   const acf = onsetAutocorrelation(analysis);
   const tempo = trackTempo(analysis, acf);
-  put(Math.log2(tempo ? tempo.bpm : 120));
+  put(Math.log(onsetMoments.mean + STD_EPS));
+  put(lnStd(onsetMoments));
   put(tempo ? tempo.pulseClarity : 0);
+  const [tempoCos, tempoSin] = acf ? circularTempo(acf, analysis.frameRate) : [0, 0];
+  put(tempoCos);
+  put(tempoSin);
   const maxLagSeconds = MAX_RHYTHM_LAG_SECONDS;
   for (let i = 0; i < ACF_LAGS; i++) {
     const lagSeconds = ACF_MIN_LAG_SECONDS * Math.pow(maxLagSeconds / ACF_MIN_LAG_SECONDS, i / (ACF_LAGS - 1));

@@ -79,9 +79,10 @@ export class RealFft {
     const wc = this.splitCos;
     const ws = this.splitSin;
     for (let k = 0; k <= m; k++) {
-      const a = zr[k === m ? 0 : k]!;
-      const b = zi[k === m ? 0 : k]!;
-      const j = k === 0 ? 0 : m - k;
+      const kk = k & (m - 1);
+      const a = zr[kk]!;
+      const b = zi[kk]!;
+      const j = (m - k) & (m - 1);
       const c = zr[j]!;
       const d = zi[j]!;
       const er = 0.5 * (a + c);
@@ -108,10 +109,10 @@ export class RealFft {
     const wc = this.splitCos;
     const ws = this.splitSin;
     for (let k = 0; k <= m; k++) {
-      const kk = k === m ? 0 : k;
+      const kk = k & (m - 1); // k mod m: Z[m] = Z[0]
       const a = zr[kk]!;
       const b = zi[kk]!;
-      const j = k === 0 ? 0 : m - k;
+      const j = (m - k) & (m - 1); // (m - k) mod m
       const c = zr[j]!;
       const d = zi[j]!;
       const er = 0.5 * (a + c);
@@ -137,9 +138,41 @@ export class RealFft {
       re[r] = input[offset + 2 * j]!;
       im[r] = input[offset + 2 * j + 1]!;
     }
+    // Stage 1 (length-2 butterflies, twiddle 1) and stage 2 (length 4, twiddles 1 and -i) without multiplies.
+    for (let p = 0; p + 1 < m; p += 2) {
+      const ar = re[p]!;
+      const ai = im[p]!;
+      const br = re[p + 1]!;
+      const bi = im[p + 1]!;
+      re[p] = ar + br;
+      im[p] = ai + bi;
+      re[p + 1] = ar - br;
+      im[p + 1] = ai - bi;
+    }
+    if (m >= 4) {
+      for (let p = 0; p < m; p += 4) {
+        const ar = re[p]!;
+        const ai = im[p]!;
+        const cr = re[p + 2]!;
+        const ci = im[p + 2]!;
+        re[p] = ar + cr;
+        im[p] = ai + ci;
+        re[p + 2] = ar - cr;
+        im[p + 2] = ai - ci;
+        // Twiddle exp(-i pi/2) = -i: (x + iy)(-i) = y - ix.
+        const br = re[p + 1]!;
+        const bi = im[p + 1]!;
+        const dr = im[p + 3]!;
+        const di = -re[p + 3]!;
+        re[p + 1] = br + dr;
+        im[p + 1] = bi + di;
+        re[p + 3] = br - dr;
+        im[p + 3] = bi - di;
+      }
+    }
     const cosT = this.cosTable;
     const sinT = this.sinTable;
-    for (let len = 2; len <= m; len <<= 1) {
+    for (let len = 8; len <= m; len <<= 1) {
       const halfLen = len >>> 1;
       const step = m / len;
       for (let start = 0; start < m; start += len) {

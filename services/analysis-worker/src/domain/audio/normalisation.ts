@@ -13,8 +13,13 @@ export interface NormalisationConstants {
   tracks: number;
   /** Per-dimension mean of the raw descriptor. */
   mean: number[];
-  /** Per-dimension scale (robust standard deviation, > 0). */
+  /** Per-dimension scale (population standard deviation, > 0). */
   std: number[];
+  /**
+   * Per-dimension reliability weight in (0, 1]: how reproducible the dimension is within a track relative to
+   * its spread between tracks (see {@link reliabilityWeights}).
+   */
+  weight: number[];
 }
 
 /**
@@ -22,12 +27,13 @@ export interface NormalisationConstants {
  * @throws Error naming the first problem.
  */
 export function assertValidNormalisation(c: NormalisationConstants, dimensions: number): void {
-  if (c.mean.length !== dimensions || c.std.length !== dimensions) {
-    throw new Error(`normalisation ${c.version} has ${c.mean.length}/${c.std.length} values, expected ${dimensions}`);
+  if (c.mean.length !== dimensions || c.std.length !== dimensions || c.weight.length !== dimensions) {
+    throw new Error(`normalisation ${c.version} has ${c.mean.length}/${c.std.length}/${c.weight.length} values, expected ${dimensions}`);
   }
   for (let i = 0; i < dimensions; i++) {
     if (!Number.isFinite(c.mean[i]!)) throw new Error(`normalisation ${c.version}: mean[${i}] is not finite`);
     if (!(c.std[i]! > 0) || !Number.isFinite(c.std[i]!)) throw new Error(`normalisation ${c.version}: std[${i}] must be finite and > 0`);
+    if (!(c.weight[i]! > 0) || !(c.weight[i]! <= 1)) throw new Error(`normalisation ${c.version}: weight[${i}] must be in (0, 1]`);
   }
 }
 
@@ -52,4 +58,41 @@ export function computeNormalisation(vectors: ReadonlyArray<ArrayLike<number>>, 
     std[i] = Math.max(s, 1e-6 * Math.max(1, Math.abs(mean[i]!)));
   }
   return { mean, std };
+}
+
+/** Lower bound of a reliability weight, so no dimension is switched off entirely. */
+export const MIN_RELIABILITY_WEIGHT = 0.05;
+
+/**
+ * Reliability weights from pairs of descriptors of the SAME track (e.g. its first and second half analysed
+ * separately), already mapped to the normalised space by `transform`.
+ * For dimension i: icc_i = 1 - within_i / total_i with within_i = mean over tracks of (a_i - b_i)^2 / 2 and
+ * total_i the variance of all halves, i.e. the intraclass correlation ICC(1) with the track as the class
+ * (Shrout & Fleiss, "Intraclass correlations", Psychological Bulletin 1979). The weight is
+ * clamp(icc_i, MIN_RELIABILITY_WEIGHT, 1) ^ power: dimensions that change within a song as much as between
+ * songs (noisy statistics) count less in cosine distance. No group labels are involved.
+ * @throws RangeError with fewer than 2 pairs.
+ */
+export function reliabilityWeights(
+  pairs: ReadonlyArray<readonly [ArrayLike<number>, ArrayLike<number>]>,
+  dimensions: number,
+  power = 2,
+): number[] {
+  if (pairs.length < 2) throw new RangeError('reliabilityWeights needs at least 2 pairs');
+  const mean = new Array<number>(dimensions).fill(0);
+  for (const [a, b] of pairs) for (let i = 0; i < dimensions; i++) mean[i] = mean[i]! + (a[i]! + b[i]!) / (2 * pairs.length);
+  const weights: number[] = [];
+  for (let i = 0; i < dimensions; i++) {
+    let within = 0;
+    let total = 0;
+    for (const [a, b] of pairs) {
+      within += (a[i]! - b[i]!) ** 2 / 2;
+      total += (a[i]! - mean[i]!) ** 2 + (b[i]! - mean[i]!) ** 2;
+    }
+    within /= pairs.length;
+    total /= 2 * pairs.length;
+    const icc = total > 0 ? 1 - within / total : 0;
+    weights.push(Math.pow(Math.min(1, Math.max(MIN_RELIABILITY_WEIGHT, icc)), power));
+  }
+  return weights;
 }

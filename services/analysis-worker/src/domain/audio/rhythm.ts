@@ -122,22 +122,28 @@ export function sampleAutocorrelation(r: ArrayLike<number>, lag: number): number
 }
 
 /**
- * Counts onsets: local maxima of the envelope (strictly above the previous frame, not below the next) that
- * exceed mean + 1 standard deviation of the envelope range.
+ * Soft, octave-invariant tempo summary: the weighted circular mean of theta(l) = 2 pi log2(bpm(l) / 120) over
+ * the lags l of 30..300 BPM, with weights (max(0, r[l]) * prior(bpm(l)))^2 and the same log-normal prior as
+ * {@link tempoFromAutocorrelation}. Doubling or halving a tempo is a full turn, so octave errors vanish, and
+ * because every lag contributes smoothly, a small change of the autocorrelation (a re-encoded copy of the
+ * song) moves the result a little instead of jumping between competing tempo peaks like an argmax does.
+ * @returns [cos, sin] of the mean direction scaled by the mean resultant length (0..1, how concentrated the
+ *   candidate tempi are); [0, 0] without any positive autocorrelation.
  */
-export function countOnsetPeaks(envelope: ArrayLike<number>, from = 0, to = envelope.length): number {
-  const n = to - from;
-  if (n < 3) return 0;
-  let mean = 0;
-  for (let t = from; t < to; t++) mean += envelope[t]!;
-  mean /= n;
-  let v = 0;
-  for (let t = from; t < to; t++) v += (envelope[t]! - mean) ** 2;
-  const threshold = mean + Math.sqrt(v / n);
-  let count = 0;
-  for (let t = from + 1; t < to - 1; t++) {
-    const x = envelope[t]!;
-    if (x > threshold && x > envelope[t - 1]! && x >= envelope[t + 1]!) count++;
+export function circularTempo(r: ArrayLike<number>, frameRate: number): [number, number] {
+  const minLag = Math.max(1, Math.floor((60 * frameRate) / 300));
+  const maxLag = Math.min(r.length - 1, Math.ceil((60 * frameRate) / 30));
+  let c = 0;
+  let s = 0;
+  let total = 0;
+  for (let l = minLag; l <= maxLag; l++) {
+    const bpm = (60 * frameRate) / l;
+    const z = Math.log2(bpm / 120);
+    const score = Math.max(0, r[l]!) * Math.exp(-0.5 * z * z);
+    const w = score * score;
+    c += w * Math.cos(2 * Math.PI * z);
+    s += w * Math.sin(2 * Math.PI * z);
+    total += w;
   }
-  return count;
+  return total > 0 ? [c / total, s / total] : [0, 0];
 }
