@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Benchmarks: scripts that print figures (speed and memory goals are met here, not in timed tests).
+# Usage: bash scripts/bench.sh [name ...]   (no name = the quick set; `all` = everything)
+# Run `npm run build` first. Heavy ones (1M vectors / signatures, 500k sweep) take minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+declare -A BENCH=(
+  [enumerate]="node shared/media-servers/dist/bench/enumerate-100k.js 100000"
+  [bus]="node shared/platform/dist/bus/bus.bench.js"
+  [embed]="node services/analysis-worker/dist/bench/timing.js"
+  [retrieval]="node services/analysis-worker/dist/bench/retrieval.js"
+  [identity-calibration]="node services/analysis-worker/dist/bench/identity-calibration.js"
+  [neural]="node services/analysis-worker/dist/bench/neural-embed.js"
+  [identity-1m]="node --expose-gc services/catalogue-identity/dist/bench/identity-1m.js"
+  [identity-store]="node --expose-gc services/catalogue-identity/dist/bench/store-bench.js resolve 100000"
+  [ivf-1m]="node --max-old-space-size=4096 services/index/dist/bench/ivf-1m.js"
+  [index-rebuild]="node services/index/dist/bench/rebuild-100k.js"
+  [gateway-similar]="node services/index/dist/bench/gateway-similar.js"
+  [kmeans]="node services/playlist/dist/bench/kmeans.js"
+  [sweep-500k]="node --expose-gc services/catalogue-identity/dist/bench/sweep-500k.js"
+)
+QUICK=(enumerate bus embed retrieval kmeans)
+names=("$@")
+if [[ ${#names[@]} -eq 0 ]]; then names=("${QUICK[@]}"); fi
+if [[ "${names[0]}" == "all" ]]; then names=("${!BENCH[@]}"); fi
+for n in "${names[@]}"; do
+  cmd="${BENCH[$n]:-}"
+  if [[ -z "$cmd" ]]; then echo "unknown benchmark: $n (known: ${!BENCH[*]})" >&2; exit 2; fi
+  echo "=== $n: $cmd"
+  $cmd
+done
