@@ -1,29 +1,51 @@
 import { RoutingKeys, type ServerCountedEvent } from '@polyphony/contracts';
+import { createMediaServerClient } from '@polyphony/media-servers';
 import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
+import { consumeSweepRequests, consumeTaskCancels } from './bus/batch.consumers';
 import { consumeServerDeleted } from './bus/server-deleted.consumer';
 import type { CatalogueConfig } from './config';
+import { cleaningRoutes } from './http/cleaning.routes';
 import { internalRoutes } from './http/internal.routes';
+import { BatchRunner } from './service/batch-runner';
+import { CleaningExecutor } from './service/cleaning.service';
 import { IdentityService } from './service/identity.service';
 import { MappingChangedPublisher } from './service/mapping-events';
+import { HttpIndexPort, HttpRegistryPort, type IndexPort, type MediaClientFactory, type RegistryPort } from './service/ports';
 import { SchemeService, type SchemeStartReport } from './service/scheme.service';
+import { SweepExecutor, type SweepHooks } from './service/sweep.service';
+import { TaskBoard } from './service/task-run';
 import { CatalogueSettings } from './settings';
 import { ArtistRepository } from './store/artist.repository';
+import { BatchTaskRepository } from './store/batch-task.repository';
 import { IdentityStore } from './store/identity.store';
 import { MappingRepository } from './store/mapping.repository';
 import { catalogueMigrations } from './store/migrations';
+import { SweepStore } from './store/sweep.store';
 import { TrackRepository } from './store/track.repository';
 
-export type CatalogueDeps = RuntimeDeps;
+/** Dependencies of the catalogue; the optional ports replace the HTTP peers and media-server clients (tests, benchmarks). */
+export interface CatalogueDeps extends RuntimeDeps {
+  /** Media-server clients of the sweeps and the cleaning (default createMediaServerClient). */
+  clientFactory?: MediaClientFactory;
+  /** Server list (default: the registry's GET /internal/servers). */
+  registryPort?: RegistryPort;
+  /** Inline index rebuild of the cleaning (default: the index's HTTP API). */
+  indexPort?: IndexPort;
+  /** Instrumentation of the sweep (tests and benchmarks). */
+  sweepHooks?: SweepHooks;
+}
 
 /**
  * Composition root of the catalogue-identity service: settings (seeded from the environment on first
  * start), the start-time id-scheme check / relabel, identity resolution, id translation, availability,
- * snapshot, the registry.server.deleted.v1 consumer, and catalogue.mapping.changed.v1 /
- * catalogue.server.counted.v1 after mapping changes.
+ * snapshot, the registry.server.deleted.v1 consumer, catalogue.mapping.changed.v1 /
+ * catalogue.server.counted.v1 after mapping changes, and the batch lane: sweeps and alignments
+ * (registry.sweep.requested.v1), cleaning (POST /api/cleaning/start and its schedule), their cancels
+ * (task.cancel.requested.v1) and their task-board snapshots.
  *
  * Start order: database (and migrations when asked) -> settings seed -> scheme check (relabel if the
- * configured version is newer) -> resolver activated -> bus consumers. Stop flushes pending
- * mapping.changed events.
+ * configured version is newer) -> resolver activated -> bus consumers -> batch lane. Stop ends the
+ * consumers, stops the batch lane (a running task is re-queued) and flushes pending mapping.changed events.
  */
 export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}) {
   const rt = new ServiceRuntime(config, catalogueMigrations, deps);
@@ -45,7 +67,31 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     concurrency: config.relabelConcurrency,
     poolSize: config.dbPoolSize,
   });
+  // Batch lane: sweeps, alignments and cleanings, one at a time (service/batch-runner.ts).
+  const registryPort = deps.registryPort ?? new HttpRegistryPort(rt.client('registry', 30_000));
+  const indexPort = deps.indexPort ?? new HttpIndexPort(rt.client('index', 30_000), rt.client('registry', 30_000));
+  const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
+  const sweepStore = new SweepStore(rt.ds);
+  const batchTasks = new BatchTaskRepository(rt.ds);
+  const board = new TaskBoard(batchTasks, rt.bus, log.child({ component: 'TaskBoard' }));
+  const sweeps = new SweepExecutor(sweepStore, registryPort, clientFactory, settings, events, rt.bus, log.child({ component: 'SweepExecutor' }), {
+    chunkSize: config.sweepChunkSize,
+    refreshChunkSize: config.sweepRefreshChunkSize,
+    hooks: deps.sweepHooks,
+  });
+  const cleanings = new CleaningExecutor(sweepStore, registryPort, clientFactory, indexPort, settings, events, rt.bus, log.child({ component: 'CleaningExecutor' }), {
+    chunkSize: config.sweepRefreshChunkSize,
+    indexTimeoutMs: config.indexRebuildTimeoutMs,
+    indexPollMs: config.indexRebuildPollMs,
+  });
+  const batch = new BatchRunner(rt.ds, batchTasks, board, sweeps, cleanings, settings, log.child({ component: 'BatchRunner' }), {
+    recheckMs: config.batchRecheckMs,
+    scheduleCheckMs: config.cleaningScheduleCheckMs,
+    progressIntervalMs: config.taskProgressIntervalMs,
+  });
+
   rt.app.use(internalRoutes({ identity, mappings, tracks, artists, settings, events, ds: rt.ds }));
+  rt.app.use(cleaningRoutes(batch));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];
@@ -56,9 +102,13 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     identity.activate(schemeReport.active);
     log.info('catalogue id scheme', { version: schemeReport.active.version, action: schemeReport.action, elapsedMs: schemeReport.elapsedMs });
     consumers.push(await consumeServerDeleted(rt.bus, mappings, events, log.child({ component: 'server-deleted' }), config.busPrefetch));
+    consumers.push(await consumeSweepRequests(rt.bus, batch, config.busPrefetch));
+    consumers.push(await consumeTaskCancels(rt.bus, batch, config.busPrefetch));
+    batch.start();
   });
   rt.onStop(async () => {
     for (const c of consumers) await c.stop();
+    await batch.stop();
     await events.flush();
   });
   return {
@@ -70,6 +120,9 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     tracks,
     settings,
     scheme,
+    /** The batch lane (sweeps, alignments, cleanings). */
+    batch,
+    batchTasks,
     /** What the start-time scheme check did (undefined before start). */
     schemeReport: () => schemeReport,
     start: () => rt.start(),

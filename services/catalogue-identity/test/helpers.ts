@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import type { ResolveIdentityRequest } from '@polyphony/contracts';
 import { InMemoryBus, signIdentity, type Bus, type Role } from '@polyphony/platform';
 import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
-import { buildCatalogue, loadCatalogueConfig, type CatalogueService } from '../src';
+import { buildCatalogue, loadCatalogueConfig, type CatalogueDeps, type CatalogueService } from '../src';
 
 export const INTERNAL_SECRET = 'catalogue-test-secret-0123456789';
 
@@ -26,9 +26,10 @@ export interface StartedCatalogue {
 
 /**
  * Builds and starts the catalogue on `db` (a fresh database when absent) with migrations, an in-process
- * bus (shared when given) and mapping.changed published without debounce.
+ * bus (shared when given) and mapping.changed published without debounce. `deps` adds peers, media
+ * clients or hooks (the batch-task tests).
  */
-export async function startCatalogue(env: Record<string, string> = {}, db?: TestDatabase, bus?: Bus): Promise<StartedCatalogue> {
+export async function startCatalogue(env: Record<string, string> = {}, db?: TestDatabase, bus?: Bus, deps: Omit<CatalogueDeps, 'bus' | 'migrateOnStart'> = {}): Promise<StartedCatalogue> {
   const database = db ?? (await createTestDatabase('catalogue_test'));
   const theBus = bus ?? new InMemoryBus();
   const config = loadCatalogueConfig({
@@ -39,7 +40,7 @@ export async function startCatalogue(env: Record<string, string> = {}, db?: Test
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
     ...env,
   });
-  const svc = buildCatalogue(config, { migrateOnStart: true, bus: theBus });
+  const svc = buildCatalogue(config, { ...deps, migrateOnStart: true, bus: theBus });
   await svc.start();
   const headers = (role: Role = 'admin') => signIdentity({ sub: 'service:test', username: 'test', role, via: 'internal' }, INTERNAL_SECRET);
   return {

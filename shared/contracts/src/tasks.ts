@@ -15,11 +15,33 @@ export const TaskStatusDto = z
   })
   .openapi('TaskStatus');
 
+/** Body of POST /api/cleaning/start: `{}` follows the CLEANING_CATALOGUE setting; `clean_catalogue` decides orphan deletion for this run. */
+export const CleaningStartRequest = z
+  .object({ clean_catalogue: z.boolean().optional().openapi({ description: 'Delete orphans (songs mapped on no server) in this run; absent = the CLEANING_CATALOGUE setting. Refused anyway unless every server was read completely and orphans are fewer than half the catalogue.' }) })
+  .passthrough()
+  .openapi('CleaningStartRequest');
+export type CleaningStartRequest = z.infer<typeof CleaningStartRequest>;
+
+/** 202 answer of POST /api/cleaning/start (progress and the summary: GET /api/status/<task_id>). */
+export const CleaningStartAccepted = z
+  .object({ task_id: z.string(), task_type: z.literal('cleaning'), status: z.literal('NEW') })
+  .openapi('CleaningStartAccepted');
+export type CleaningStartAccepted = z.infer<typeof CleaningStartAccepted>;
+
 export const taskRoutes = {
   status: defineRoute({ method: 'get', path: '/api/status/:id', summary: 'State, progress, per-server counts and log of a task', tags: ['tasks'], access: 'user', params: z.object({ id: z.string() }), response: TaskStatusDto }),
   cancel: defineRoute({ method: 'post', path: '/api/cancel/:id', summary: 'Cancel a task; work done so far is kept', tags: ['tasks'], access: 'admin', params: z.object({ id: z.string() }) }),
   active: defineRoute({ method: 'get', path: '/api/active_tasks', summary: 'Running tasks (plugin shape)', tags: ['tasks'], access: 'user' }),
   last: defineRoute({ method: 'get', path: '/api/last_task', summary: 'Most recent task (plugin shape)', tags: ['tasks'], access: 'user' }),
   analysisStart: defineRoute({ method: 'post', path: '/api/analysis/start', summary: 'Start one analysis over all servers (202; 409 while one runs)', tags: ['tasks'], access: 'admin', body: z.object({}).passthrough(), status: 202 }),
-  cleaningStart: defineRoute({ method: 'post', path: '/api/cleaning/start', summary: 'Start cleaning over all servers', tags: ['tasks'], access: 'admin', body: z.object({ clean_catalogue: z.boolean().optional() }).passthrough(), status: 202 }),
+  cleaningStart: defineRoute({
+    method: 'post',
+    path: '/api/cleaning/start',
+    summary: 'Start cleaning over all servers (202; 409 while a cleaning or a sweep is queued or running). Removes stale mappings per server, reports orphans, deletes them only when asked and safe, ends with the full index rebuild',
+    tags: ['tasks'],
+    access: 'admin',
+    body: CleaningStartRequest,
+    response: CleaningStartAccepted,
+    status: 202,
+  }),
 };

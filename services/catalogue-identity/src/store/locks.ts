@@ -11,6 +11,9 @@
  *   on that key and the second sees the first's row; tracks that share no band never block each other.
  *   Keys are taken in sorted order, so two resolves never deadlock.
  * - unsignable key: the fp_0 id of an unsignable track (per provider file).
+ * - batch keys (service/batch-runner.ts): the runner key is held at SESSION level by the one process
+ *   executing sweeps and cleanings (one at a time across replicas); the admission key serialises
+ *   enqueueing, coalescing and cancelling; the schedule key makes one process start a scheduled cleaning.
  */
 import { createHash } from 'node:crypto';
 import type { Queryable } from './sql';
@@ -20,12 +23,20 @@ const NS_GLOBAL = 0x43480000;
 const NS_SERVER = 0x43480001;
 const NS_BAND = 0x43490000; // + band number (< 256)
 const NS_UNSIGNABLE = 0x434a0000;
+const NS_BATCH = 0x434b0000;
 
 /** A two-int4 advisory lock key. */
 export type LockKey = readonly [number, number];
 
 /** The catalogue-wide write lock. */
 export const CATALOGUE_WRITE_LOCK: LockKey = [NS_GLOBAL, 0];
+
+/** Session-level lock of the process that executes batch tasks (sweeps, alignments, cleanings). */
+export const BATCH_RUNNER_LOCK: LockKey = [NS_BATCH, 1];
+/** Transaction-level lock around batch-task admission (enqueue, coalesce, cancel-running). */
+export const BATCH_ADMISSION_LOCK: LockKey = [NS_BATCH, 2];
+/** Transaction-level lock of the cleaning schedule check. */
+export const CLEANING_SCHEDULE_LOCK: LockKey = [NS_BATCH, 3];
 
 /** Signed 32-bit hash of a text (first 4 bytes of its SHA-256). */
 export function hash32(text: string): number {

@@ -110,8 +110,9 @@ export function normMetaKey(title?: string | null, artist?: string | null, album
 }
 
 /**
- * 53-bit FNV-1a-style hash of a key (two 32-bit lanes combined), so the slim index stores numbers
- * instead of strings. Collision odds at 500k keys: about 500k^2 / 2^54 = 1.4e-5.
+ * 53-bit FNV-1a-style hash of a key (two 32-bit lanes combined) as one JS number. The slim index uses
+ * the full 64-bit form of the same lanes (compact.ts `hash64`, allocation-free); this number form is
+ * kept for callers that want a single Map key. Collision odds at 500k keys: about 500k^2 / 2^54 = 1.4e-5.
  */
 export function hashKey(key: string): number {
   let h1 = 0x811c9dc5;
@@ -123,4 +124,21 @@ export function hashKey(key: string): number {
     h2 ^= h2 >>> 13;
   }
   return (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff);
+}
+
+/** `<disc>-<track>` at the start of a file name: `1-03 Song.flac`, `02.11_title.mp3` (reference section 5). */
+const DISC_TRACK = /^(\d+)[\s._-]+(\d+)/;
+
+/**
+ * The (disc, track) pair parsed from the file name of a path, as `"<disc>.<track>"` with leading zeros
+ * dropped (`"1.3"` for `01-03 Song.flac`), or '' when the name does not start with two numbers. Used
+ * only to break ties between metadata matches (reference implementation section 5: "ties on a
+ * metadata key are broken by the (disc, track) parsed from the filename", `^(\d+)[\s._-]+(\d+)`).
+ */
+export function discTrackOf(path: string | undefined | null): string {
+  if (!path) return '';
+  const p = path.replace(/\\/g, '/');
+  const name = p.slice(p.lastIndexOf('/') + 1);
+  const m = DISC_TRACK.exec(name);
+  return m ? `${Number(m[1])}.${Number(m[2])}` : '';
 }

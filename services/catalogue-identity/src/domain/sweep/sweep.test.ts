@@ -1,6 +1,6 @@
 import type { ProviderTrack } from '@polyphony/media-servers';
 import { SweepMatcher, pruneAllowed, type LocalSong } from './matcher';
-import { exactMetaKey, hashKey, normMeta, normMetaKey, normalizePath, pathTail } from './normalize';
+import { discTrackOf, exactMetaKey, hashKey, normMeta, normMetaKey, normalizePath, pathTail } from './normalize';
 import { RemoteIndex } from './remote-index';
 
 const remoteTrack = (id: string, over: Partial<ProviderTrack> = {}): ProviderTrack => ({ id, title: `Song ${id}`, artist: 'Band', album: 'Album', ...over });
@@ -29,6 +29,15 @@ describe('sweep key normalisation', () => {
     expect(normMetaKey('Song (Live)', 'The Band', 'Album')).toBe(normMetaKey('song', 'band', 'ALBUM'));
     expect(exactMetaKey('Song', 'Band', undefined)).toBe('');
     expect(exactMetaKey('Café', 'Band', 'A')).toBe(exactMetaKey('cafe', 'band', 'a'));
+  });
+
+  it('When a file name starts with two numbers, then they are its (disc, track); anything else has none', () => {
+    expect(discTrackOf('/music/Band/Double/1-03 Song.flac')).toBe('1.3');
+    expect(discTrackOf('02.11_title.mp3')).toBe('2.11');
+    expect(discTrackOf('C:\\Music\\01 - 07 Song.flac')).toBe('1.7');
+    expect(discTrackOf('/music/03 - Song.flac')).toBe('');
+    expect(discTrackOf('/music/1-03/Song.flac')).toBe('');
+    expect(discTrackOf(undefined)).toBe('');
   });
 
   it('When different keys are hashed, then they do not collide (53-bit hash)', () => {
@@ -104,6 +113,63 @@ describe(SweepMatcher.name, () => {
     r.add([remoteTrack('p1', { title: 'Renamed on server', path: 'file:///volume1/music/Band/Album/01%20Song.mp3' })]);
     const { write } = new SweepMatcher(r, new Set(), new Set()).matchChunk([local('i1', { title: 'Song', paths: ['/mnt/media/music/Band/Album/01 Song.mp3'] })]);
     expect(write).toEqual([expect.objectContaining({ itemId: 'i1', tier: 'path' })]);
+  });
+
+  it('When remote tracks share a metadata key, then the (disc, track) of the song\'s file name picks one of them', () => {
+    const r = new RemoteIndex();
+    r.add([
+      remoteTrack('d1', { title: 'Intro', album: 'Double', path: '/srv/Band/Double/1-01 Intro.flac' }),
+      remoteTrack('d2', { title: 'Intro', album: 'Double', path: '/srv/Band/Double/2-01 Intro.flac' }),
+    ]);
+    const m = new SweepMatcher(r, new Set(), new Set());
+    const { write } = m.matchChunk([
+      local('disc2', { title: 'Intro', album: 'Double', paths: ['/old/x/2-01 Intro.mp3'] }),
+      local('noDt', { title: 'Intro', album: 'Double', paths: ['/old/x/Intro.mp3'] }),
+    ]);
+    expect(write).toEqual([expect.objectContaining({ itemId: 'disc2', providerId: 'd2', tier: 'exact_meta' })]);
+    expect(m.conflicts).toBe(1);
+  });
+
+  it('When two songs claim one remote track on metadata, then the one whose (disc, track) matches the remote file wins, in any chunk order', () => {
+    const build = () => {
+      const r = new RemoteIndex();
+      r.add([remoteTrack('e', { title: 'Echo', path: '/srv/Band/Album/1-04 Echo.flac' })]);
+      return new SweepMatcher(r, new Set(), new Set());
+    };
+    const a = local('dt3', { title: 'Echo', paths: ['/x/1-03 Echo.mp3'] });
+    const b = local('dt4', { title: 'Echo', paths: ['/x/1-04 Echo.mp3'] });
+    const first = build();
+    first.matchChunk([a]);
+    const later = first.matchChunk([b]);
+    expect(later.write).toEqual([expect.objectContaining({ itemId: 'dt4' })]);
+    expect(later.retract).toEqual([expect.objectContaining({ itemId: 'dt3' })]);
+    const second = build();
+    second.matchChunk([b]);
+    expect(second.matchChunk([a])).toEqual({ write: [], retract: [] });
+    expect(second.matched).toBe(1);
+  });
+
+  it('When a song\'s paths name different remote tracks, then it is not matched at all', () => {
+    const r = new RemoteIndex();
+    r.add([remoteTrack('x', { title: 'A', path: '/srv/Band/Album/a.flac' }), remoteTrack('y', { title: 'B', path: '/srv/Band/Album/b.flac' })]);
+    const m = new SweepMatcher(r, new Set(), new Set());
+    expect(m.matchChunk([local('both', { title: 'A', paths: ['/mnt/music/Band/Album/a.flac', '/data/Band/Album/b.flac'] })]).write).toEqual([]);
+    expect(m.conflicts).toBe(1);
+  });
+
+  it('When provider ids are flagged as mapped in the index, then the matcher leaves them alone', () => {
+    const r = new RemoteIndex();
+    r.add([remoteTrack('p1', { title: 'A' }), remoteTrack('p2', { title: 'B' })]);
+    expect(r.markMapped('p1')).toBe(true);
+    expect(r.markMapped('gone')).toBe(false);
+    const { write } = new SweepMatcher(r, r.mappedView(), new Set()).matchChunk([local('i1', { title: 'A' }), local('i2', { title: 'B' })]);
+    expect(write.map((w) => w.providerId)).toEqual(['p2']);
+  });
+
+  it('When artists are listed, then each provider artist id keeps its first name', () => {
+    const r = new RemoteIndex();
+    r.add([remoteTrack('1', { artistId: 'ar1', artist: 'One' }), remoteTrack('2', { artistId: 'ar1', artist: 'One (alias)' }), remoteTrack('3', { artist: 'No Id' })]);
+    expect([...r.artistLinks()]).toEqual([['ar1', 'One']]);
   });
 
   it('When the fetch holds fewer tracks than half the stored mappings, then pruning is refused (exactly half is allowed)', () => {

@@ -1,0 +1,26 @@
+/**
+ * Public cleaning endpoint (the gateway routes /api/cleaning* here; admin only, enforced there and here):
+ * POST /api/cleaning/start, body `{}` or `{clean_catalogue?: boolean}` -> 202 {task_id, task_type:
+ * 'cleaning', status: 'NEW'}; 409 while a cleaning, sweep or alignment is queued or running. Progress and
+ * the summary are on the task board (GET /api/status/<task_id>).
+ */
+import { Router } from 'express';
+import { CleaningStartAccepted, taskRoutes } from '@polyphony/contracts';
+import { asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import type { BatchRunner } from '../service/batch-runner';
+
+/** The cleaning routes. */
+export function cleaningRoutes(runner: BatchRunner): Router {
+  const r = Router();
+  const route = taskRoutes.cleaningStart;
+  r.post(
+    route.path,
+    requireRole('admin'),
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(route.body, req.body ?? {}, 'cleaning request');
+      const task = await runner.startCleaning(body.clean_catalogue ?? null);
+      res.status(202).json({ task_id: task.id, task_type: 'cleaning', status: 'NEW' } satisfies CleaningStartAccepted);
+    }),
+  );
+  return r;
+}

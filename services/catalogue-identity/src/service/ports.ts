@@ -1,0 +1,137 @@
+/**
+ * What the catalogue's batch tasks need from other services, as ports with HTTP implementations over the
+ * platform's signed ServiceClient: the server registry (server list with connections, which server is
+ * the default) and the index service (the inline full rebuild that ends a cleaning run).
+ */
+import { IndexRebuildAccepted, IndexStatusDto, z } from '@polyphony/contracts';
+import type { MediaServerClient, ServerConnection, ServerType } from '@polyphony/media-servers';
+import type { ServiceClient } from '@polyphony/platform';
+
+/** A configured media server as the registry reports it to internal callers (with credentials). */
+export interface ServerInfo {
+  id: string;
+  name: string;
+  type: ServerType;
+  isDefault: boolean;
+  connection: ServerConnection;
+}
+
+/** The registry, as the sweeps and the cleaning use it. */
+export interface RegistryPort {
+  /** Every configured server (all are active). */
+  listServers(): Promise<ServerInfo[]>;
+}
+
+/** Builds the media-server client of a connection (createMediaServerClient in production). */
+export type MediaClientFactory = (connection: ServerConnection) => MediaServerClient;
+
+/** How an inline index rebuild ended. */
+export interface IndexRebuildResult {
+  /** SUCCESS: the build serving this request went live; FAIL: it failed; TIMEOUT: still not done at the deadline. */
+  readonly state: 'SUCCESS' | 'FAIL' | 'TIMEOUT';
+  /** Task id of the index build that served the request. */
+  readonly buildTaskId: string;
+  /** Live generation and its song count after the wait. */
+  readonly generation: number;
+  readonly items: number;
+  readonly waitedMs: number;
+}
+
+/** The index service, as the cleaning uses it. */
+export interface IndexPort {
+  /**
+   * Requests a full rebuild and waits until the build that serves the request has finished (a request
+   * during a running build is coalesced by the index into one follow-up build, which is the one
+   * awaited). Never waits past `timeoutMs`.
+   * @throws when the index cannot be reached at the start (the caller reports it).
+   */
+  rebuildAndWait(options: { timeoutMs: number; pollMs: number }): Promise<IndexRebuildResult>;
+}
+
+const ServersResponse = z.object({
+  servers: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      type: z.string(),
+      isDefault: z.boolean(),
+      connection: z.object({ type: z.string(), creds: z.record(z.string().optional()), musicLibraries: z.array(z.string()).optional() }),
+    }),
+  ),
+});
+
+/** {@link RegistryPort} over `GET /internal/servers`. */
+export class HttpRegistryPort implements RegistryPort {
+  constructor(private readonly client: ServiceClient) {}
+
+  async listServers(): Promise<ServerInfo[]> {
+    const res = ServersResponse.parse(await this.client.get('/internal/servers'));
+    return res.servers.map((s) => ({ id: s.id, name: s.name, type: s.type as ServerType, isDefault: s.isDefault, connection: s.connection as ServerConnection }));
+  }
+}
+
+const BoardStatus = z.object({ state: z.string() }).passthrough();
+const TERMINAL = new Set(['SUCCESS', 'FAIL', 'REVOKED']);
+
+/**
+ * {@link IndexPort} over the index's `POST /api/index/rebuild` and `GET /api/index/status`, and the
+ * registry's task board (`GET /api/status/<id>`) for the build's outcome.
+ *
+ * Completion: the build `X` named by the 202 is done when the index is no longer building, or when it
+ * was seen running and now another build runs. Outcome: the task board's final state of `X` (the index
+ * publishes SUCCESS or FAIL there; a failed build never sends index.rebuild.completed.v1); when the
+ * board has no final state within a grace period, a live generation newer than the one before the
+ * request counts as success.
+ */
+export class HttpIndexPort implements IndexPort {
+  constructor(
+    private readonly index: ServiceClient,
+    private readonly registry: ServiceClient,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+    /** How long to wait for the task board's final state after the build stopped, ms. */
+    private readonly boardGraceMs = 10_000,
+  ) {}
+
+  async rebuildAndWait(options: { timeoutMs: number; pollMs: number }): Promise<IndexRebuildResult> {
+    const t0 = Date.now();
+    const before = IndexStatusDto.parse(await this.index.get('/api/index/status'));
+    const accepted = IndexRebuildAccepted.parse(await this.index.post('/api/index/rebuild', {}));
+    const buildId = accepted.task_id;
+    const deadline = t0 + options.timeoutMs;
+    let seenRunning = false;
+    for (;;) {
+      let status: z.infer<typeof IndexStatusDto> | undefined;
+      try {
+        status = IndexStatusDto.parse(await this.index.get('/api/index/status'));
+      } catch {
+        status = undefined; // transient: keep polling until the deadline
+      }
+      if (status) {
+        if (status.task_id === buildId) seenRunning = true;
+        const finished = !status.building || (seenRunning && status.task_id !== buildId);
+        if (finished) {
+          const board = await this.finalBoardState(buildId, Math.min(this.boardGraceMs, Math.max(0, deadline - Date.now())), options.pollMs);
+          const state = board === 'SUCCESS' ? 'SUCCESS' : board !== undefined ? 'FAIL' : status.generation > before.generation ? 'SUCCESS' : 'FAIL';
+          return { state, buildTaskId: buildId, generation: status.generation, items: status.items, waitedMs: Date.now() - t0 };
+        }
+      }
+      if (Date.now() >= deadline) return { state: 'TIMEOUT', buildTaskId: buildId, generation: status?.generation ?? before.generation, items: status?.items ?? before.items, waitedMs: Date.now() - t0 };
+      await this.sleep(options.pollMs);
+    }
+  }
+
+  /** The board's final state of a task, polled for up to `graceMs`; undefined when none. */
+  private async finalBoardState(taskId: string, graceMs: number, pollMs: number): Promise<string | undefined> {
+    const until = Date.now() + graceMs;
+    for (;;) {
+      try {
+        const s = BoardStatus.parse(await this.registry.get(`/api/status/${encodeURIComponent(taskId)}`));
+        if (TERMINAL.has(s.state)) return s.state;
+      } catch {
+        /* not on the board (yet) */
+      }
+      if (Date.now() >= until) return undefined;
+      await this.sleep(Math.min(pollMs, 500));
+    }
+  }
+}

@@ -1,0 +1,369 @@
+/**
+ * Sweeps and alignments end to end inside the catalogue service: real PostgreSQL, the in-process bus,
+ * fake media servers of every kind over HTTP (testkit), the registry and index faked over HTTP.
+ * Matching tiers with ties and ambiguity, the metadata refresh, pruning and its guards, cancel, and the
+ * save-during-a-sweep rule.
+ */
+import { RoutingKeys, ServerCountedEvent, type TaskCancelRequestedEvent } from '@polyphony/contracts';
+import { InMemoryBus } from '@polyphony/platform';
+import { ArrayCatalogue, createTestDatabase, createFakeEmby, createFakeJellyfin, createFakeLyrion, createFakePlex, createFakeSubsonic, type FakeTrack, type StartedFake } from '@polyphony/testkit';
+import type { SweepHooks } from '../src';
+import { Board, FakePeers, LIBRARIES, downloadRequests, fakeTrack, mappingsOf, quickClients, requestSweep, resetCatalogue, seedSongs } from './batch-helpers';
+import { startCatalogue, type StartedCatalogue } from './helpers';
+
+describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
+  jest.setTimeout(120_000);
+  const bus = new InMemoryBus();
+  const board = new Board();
+  const peers = new FakePeers(board);
+  const counted: ServerCountedEvent[] = [];
+  const fakes: StartedFake[] = [];
+  let c: StartedCatalogue;
+  let afterChunk: SweepHooks['afterChunk'];
+
+  beforeAll(async () => {
+    await board.attach(bus);
+    await bus.consume({ queue: 'test.counted', bindings: [RoutingKeys.serverCounted], schema: ServerCountedEvent, handler: async (e) => void counted.push(e) });
+    await peers.start();
+    c = await startCatalogue({ SWEEP_CHUNK_SIZE: '3', TASK_PROGRESS_INTERVAL_MS: '0', BATCH_RECHECK_MS: '200' }, undefined, bus, {
+      peers: () => peers.peers(),
+      clientFactory: quickClients,
+      sweepHooks: { afterChunk: (info) => (afterChunk ? afterChunk(info) : Promise.resolve()) },
+    });
+  });
+  afterAll(async () => {
+    await c?.stop();
+    await c?.db.drop();
+    await peers.close();
+    for (const f of fakes) await f.close();
+  });
+  beforeEach(async () => {
+    afterChunk = undefined;
+    counted.length = 0;
+    peers.servers = [];
+    await resetCatalogue(c);
+  });
+
+  async function jellyfin(tracks: FakeTrack[], serverId = 'jf', isDefault = false, musicLibraries?: string[]) {
+    const fake = createFakeJellyfin({ catalogue: new ArrayCatalogue(LIBRARIES, tracks) });
+    const started = await fake.start();
+    fakes.push(started);
+    const info = { id: serverId, name: `Jellyfin ${serverId}`, type: 'jellyfin' as const, isDefault, connection: { type: 'jellyfin' as const, creds: { url: started.url, user_id: fake.userId, token: fake.token }, musicLibraries } };
+    return { fake, started, info };
+  }
+
+  async function sweep(serverId?: string, over: { fullRefresh?: boolean } = {}) {
+    const taskId = await requestSweep(bus, { serverId, ...over });
+    return board.waitFor(taskId);
+  }
+
+  it('When a server is swept, then each tier maps its songs in order, ties break on (disc, track), and ambiguous or unmatched songs stay unmapped', async () => {
+    await seedSongs(c, [
+      { id: 'path-1', title: 'Path Song', originPath: '/mnt/music/music/Band/Album/Path Song.flac' },
+      { id: 'tail-1', title: 'Tail Song', originPath: '/home/alice/Collection/Band/Album/Tail Song.flac' },
+      { id: 'exact-1', title: 'Exact Song' },
+      { id: 'norm-1', title: 'Norm Song', artist: 'The Band' },
+      { id: 'none-1', title: 'Nothing Like It' },
+      { id: 'twin-1', title: 'Twin' },
+      { id: 'intro-2', title: 'Intro', album: 'Double', originPath: '/old/lib/Double/2-01 Intro.mp3' },
+      { id: 'dup-a', title: 'Dup' },
+      { id: 'dup-b', title: 'Dup' },
+      { id: 'echo-3', title: 'Echo', album: 'Echoes', originPath: '/old/x/1-03 Echo.mp3' },
+      { id: 'echo-4', title: 'Echo', album: 'Echoes', originPath: '/old/x/1-04 Echo.mp3' },
+    ]);
+    const tracks = [
+      fakeTrack('b-path', { title: 'Path Song Renamed', path: '/srv/music/music/Band/Album/Path Song.flac' }),
+      fakeTrack('b-tail', { title: 'Tail Song Renamed', path: '/srv/music/music/Band/Album/Tail Song.flac' }),
+      fakeTrack('b-exact', { title: 'Exact Song', path: '/srv/music/music/Band/Album/x-exact.flac' }),
+      fakeTrack('b-norm', { title: 'Norm Song (Remastered 2011)', path: '/srv/music/music/Band/Album/x-norm.flac' }),
+      fakeTrack('b-twin-a', { title: 'Twin', path: '/srv/music/music/Band/Album/Twin A.flac' }),
+      fakeTrack('b-twin-b', { title: 'Twin', path: '/srv/music/music/Band/Album/Twin B.flac' }),
+      fakeTrack('b-intro-1', { title: 'Intro', album: 'Double', path: '/srv/music/music/Band/Double/1-01 Intro.flac' }),
+      fakeTrack('b-intro-2', { title: 'Intro', album: 'Double', path: '/srv/music/music/Band/Double/2-01 Intro.flac' }),
+      fakeTrack('b-dup', { title: 'Dup', path: '/srv/music/music/Band/Album/x-dup.flac' }),
+      fakeTrack('b-echo', { title: 'Echo', album: 'Echoes', path: '/srv/music/music/Band/Echoes/1-04 Echo.flac' }),
+      fakeTrack('b-only', { title: 'Only On B', path: '/srv/music/music/Band/Album/Only On B.flac' }),
+    ];
+    const { fake, info } = await jellyfin(tracks);
+    peers.servers = [info];
+    const done = await sweep('jf');
+    expect(done).toMatchObject({ state: 'SUCCESS', type: 'sweep', owner: 'catalogue', progress: 100 });
+    const got = await mappingsOf(c, 'jf');
+    const byProvider = (id: string) => got.get(fake.idOf(id));
+    expect(byProvider('b-path')).toMatchObject({ itemId: 'path-1', tier: 'path' });
+    expect(byProvider('b-tail')).toMatchObject({ itemId: 'tail-1', tier: 'tail' });
+    expect(byProvider('b-exact')).toMatchObject({ itemId: 'exact-1', tier: 'exact_meta' });
+    expect(byProvider('b-norm')).toMatchObject({ itemId: 'norm-1', tier: 'norm_meta' });
+    expect(byProvider('b-intro-2')).toMatchObject({ itemId: 'intro-2', tier: 'exact_meta' });
+    expect(byProvider('b-echo')).toMatchObject({ itemId: 'echo-4', tier: 'exact_meta' });
+    // Never guessed: two remote Twins, two local Dups, the unmatched song, the remote-only track.
+    for (const id of ['b-twin-a', 'b-twin-b', 'b-intro-1', 'b-dup', 'b-only']) expect(byProvider(id)).toBeUndefined();
+    expect(got.size).toBe(6);
+    expect([...got.values()].map((m) => m.itemId)).not.toEqual(expect.arrayContaining(['none-1']));
+    // Mapping rows carry the server's own path; nothing was downloaded.
+    expect(byProvider('b-exact')?.filePath).toBe('/srv/music/music/Band/Album/x-exact.flac');
+    expect(downloadRequests(fake.requests)).toEqual([]);
+    const details = done.details as { per_server: Array<Record<string, unknown>> };
+    expect(details.per_server[0]).toMatchObject({ fetched: 11, matched: 6, byTier: { path: 1, tail: 1, exact_meta: 3, norm_meta: 1 } });
+    expect(counted).toContainEqual({ serverId: 'jf', trackCount: 11, matchedCount: 6 });
+  });
+
+  it('When one alignment covers servers of every kind, then each is mapped from its own listing, default first, without any download', async () => {
+    const songs = ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo One', 'Foxtrot'];
+    await seedSongs(c, songs.map((title, i) => ({ id: `s-${i}`, title, originPath: `/mnt/music/music/Band/Album/${title}.flac` })));
+    const catalogue = new ArrayCatalogue(LIBRARIES, songs.map((title, i) => fakeTrack(`t-${i}`, { title, trackNumber: i + 1, discNumber: 1 })));
+    const emby = createFakeEmby({ catalogue });
+    const subsonic = createFakeSubsonic({ catalogue });
+    const lyrion = createFakeLyrion({ catalogue });
+    const plex = createFakePlex({ catalogue });
+    const [e, s, l, p] = await Promise.all([emby.start(), subsonic.start(), lyrion.start(), plex.start()]);
+    fakes.push(e, s, l, p);
+    peers.servers = [
+      { id: 'emby', name: 'Emby', type: 'emby', isDefault: false, connection: { type: 'emby', creds: { url: e.url, user_id: emby.userId, token: emby.token } } },
+      { id: 'navi', name: 'Navidrome', type: 'navidrome', isDefault: false, connection: { type: 'navidrome', creds: { url: s.url, user: subsonic.user, password: subsonic.password } } },
+      { id: 'lms', name: 'Lyrion', type: 'lyrion', isDefault: false, connection: { type: 'lyrion', creds: { url: l.url } } },
+      { id: 'plex', name: 'Plex', type: 'plex', isDefault: true, connection: { type: 'plex', creds: { url: p.url, token: plex.token } } },
+    ];
+    const done = await sweep(undefined);
+    expect(done).toMatchObject({ state: 'SUCCESS', type: 'alignment' });
+    const servers = (done.details as { per_server: Array<{ serverId: string; matched: number; byTier: Record<string, number> }> }).per_server;
+    expect(servers.map((x) => x.serverId)).toEqual(['plex', 'emby', 'navi', 'lms']);
+    for (const id of ['emby', 'navi', 'lms', 'plex']) {
+      const got = await mappingsOf(c, id);
+      expect([id, [...got.values()].map((m) => m.itemId).sort()]).toEqual([id, songs.map((_, i) => `s-${i}`)]);
+    }
+    // Absolute paths match on the path tier; Navidrome's default (relative, renamed) paths fall back to metadata.
+    expect(servers.find((x) => x.serverId === 'emby')?.byTier.path).toBe(6);
+    expect(servers.find((x) => x.serverId === 'navi')?.byTier.exact_meta).toBe(6);
+    for (const f of [emby, subsonic, lyrion, plex]) expect(downloadRequests(f.requests)).toEqual([]);
+    for (const id of ['emby', 'navi', 'lms', 'plex']) expect(counted).toContainEqual({ serverId: id, trackCount: 6, matchedCount: 6 });
+  });
+
+  it('When the library moved to another mount prefix, then the songs still match on the path tier', async () => {
+    await seedSongs(c, [
+      { id: 'm-1', title: 'Local Title 1', filePath: 'file:///mnt/media/music/Artist/Record/01%20First.flac' },
+      { id: 'm-2', title: 'Local Title 2', originPath: 'D:\\Music\\Artist\\Record\\02 Second.flac' },
+    ]);
+    const { fake, info } = await jellyfin([
+      fakeTrack('x1', { title: 'Server Title 1', path: '/volume1/music/Artist/Record/01 First.flac' }),
+      fakeTrack('x2', { title: 'Server Title 2', path: '/data/music/Artist/Record/02 Second.flac' }),
+    ]);
+    peers.servers = [info];
+    expect((await sweep('jf')).state).toBe('SUCCESS');
+    const got = await mappingsOf(c, 'jf');
+    expect(got.get(fake.idOf('x1'))).toMatchObject({ itemId: 'm-1', tier: 'path' });
+    expect(got.get(fake.idOf('x2'))).toMatchObject({ itemId: 'm-2', tier: 'path' });
+  });
+
+  it('When songs are mapped on a server, then album, album artist, year, rating and durations are refreshed from it, the file path only from the default server, and its artist links are upserted', async () => {
+    await seedSongs(c, [
+      { id: 'r-1', title: 'Refresh One', album: 'Album', filePath: '/old/path/one.flac', durationSeconds: null },
+      { id: 'r-2', title: 'Refresh Two', album: 'Album', filePath: '/old/path/two.flac', durationSeconds: 150 },
+    ]);
+    const tracks = [
+      fakeTrack('f1', { title: 'Refresh One', albumArtist: 'Various', year: 1999, rating: 5, durationSeconds: 123.5 }),
+      fakeTrack('f2', { title: 'Refresh Two', albumArtist: 'Various', year: 1999, rating: 3, durationSeconds: 150.5 }),
+    ];
+    const other = await jellyfin(tracks, 'other', false);
+    peers.servers = [other.info];
+    expect((await sweep('other')).state).toBe('SUCCESS');
+    let rows = await c.sql<{ item_id: string; album_artist: string; year: number; rating: number; file_path: string; duration_seconds: number | null }>(
+      `SELECT item_id, album_artist, year, rating, file_path, duration_seconds FROM catalogue.score ORDER BY item_id`,
+    );
+    expect(rows).toEqual([
+      { item_id: 'r-1', album_artist: 'Various', year: 1999, rating: 5, file_path: '/old/path/one.flac', duration_seconds: 123.5 },
+      { item_id: 'r-2', album_artist: 'Various', year: 1999, rating: 3, file_path: '/old/path/two.flac', duration_seconds: 150 },
+    ]);
+    const artists = await c.sql<{ artist_name: string }>(`SELECT artist_name FROM catalogue.artist_server_map WHERE server_id = 'other'`);
+    expect(artists.map((a) => a.artist_name)).toContain('Band');
+
+    const def = await jellyfin(tracks.map((t) => ({ ...t, rating: 1 })), 'default', true);
+    peers.servers = [other.info, def.info];
+    expect((await sweep('default')).state).toBe('SUCCESS');
+    rows = await c.sql(`SELECT item_id, album_artist, year, rating, file_path, duration_seconds FROM catalogue.score ORDER BY item_id`);
+    expect(rows.map((r) => [r.item_id, r.rating, r.file_path])).toEqual([
+      ['r-1', 1, tracks[0]!.path],
+      ['r-2', 1, tracks[1]!.path],
+    ]);
+  });
+
+  describe('pruning', () => {
+    const ten = () => Array.from({ length: 10 }, (_, i) => fakeTrack(`p${i}`, { title: `Prune ${i}`, library: i < 6 ? 'lib-music' : 'lib-extras' }));
+
+    async function mappedTen() {
+      await seedSongs(c, Array.from({ length: 10 }, (_, i) => ({ id: `ps-${i}`, title: `Prune ${i}` })));
+      const jf = await jellyfin(ten());
+      peers.servers = [jf.info];
+      expect((await sweep('jf')).state).toBe('SUCCESS');
+      expect((await mappingsOf(c, 'jf')).size).toBe(10);
+      return jf;
+    }
+
+    it('When the fetch fails part-way, then the server is reported, nothing is pruned and nothing changes', async () => {
+      const jf = await mappedTen();
+      jf.fake.failAfterPages(0);
+      const done = await sweep('jf');
+      jf.fake.failAfterPages(null);
+      expect(done.state).toBe('FAIL');
+      const s = (done.details as { per_server: Array<Record<string, unknown>> }).per_server[0]!;
+      expect(s).toMatchObject({ status: 'failed', pruned: 0 });
+      expect(String(s.error)).toMatch(/500|fail/i);
+      expect((await mappingsOf(c, 'jf')).size).toBe(10);
+    });
+
+    it('When a library is filtered out, then its mappings are pruned only when the fetch holds at least half the stored mappings', async () => {
+      const jf = await mappedTen();
+      // Only "Extras" (4 of 10 stored): looks partial -> refused.
+      peers.servers = [{ ...jf.info, connection: { ...jf.info.connection, musicLibraries: [jf.fake.viewIdOf('lib-extras')] } }];
+      let done = await sweep('jf');
+      expect((done.details as { per_server: Array<Record<string, unknown>> }).per_server[0]).toMatchObject({ fetched: 4, pruned: 0, pruneSkipped: 'partial_fetch' });
+      expect((await mappingsOf(c, 'jf')).size).toBe(10);
+      // Only "Music" (6 of 10): complete enough -> the 4 Extras rows go, the songs stay.
+      peers.servers = [{ ...jf.info, connection: { ...jf.info.connection, musicLibraries: [jf.fake.viewIdOf('lib-music')] } }];
+      done = await sweep('jf');
+      expect((done.details as { per_server: Array<Record<string, unknown>> }).per_server[0]).toMatchObject({ fetched: 6, pruned: 4 });
+      const left = await mappingsOf(c, 'jf');
+      expect([...left.values()].map((m) => m.itemId).sort()).toEqual(['ps-0', 'ps-1', 'ps-2', 'ps-3', 'ps-4', 'ps-5']);
+      expect((await c.sql(`SELECT 1 FROM catalogue.score`)).length).toBe(10);
+      expect(counted).toContainEqual({ serverId: 'jf', trackCount: 6, matchedCount: 6 });
+    });
+
+    it('When tracks are gone from the server, then a full refresh prunes them and a sweep without full refresh does not', async () => {
+      const jf = await mappedTen();
+      const smaller = await jellyfin(ten().slice(0, 7), 'jf');
+      peers.servers = [smaller.info];
+      let done = await sweep('jf', { fullRefresh: false });
+      expect((done.details as { per_server: Array<Record<string, unknown>> }).per_server[0]).toMatchObject({ pruned: 0, pruneSkipped: 'not_full_refresh' });
+      expect((await mappingsOf(c, 'jf')).size).toBe(10);
+      done = await sweep('jf');
+      expect((done.details as { per_server: Array<Record<string, unknown>> }).per_server[0]).toMatchObject({ pruned: 3 });
+      expect([...(await mappingsOf(c, 'jf')).keys()].sort()).toEqual(ten().slice(0, 7).map((t) => jf.fake.idOf(t.id)).sort());
+    });
+  });
+
+  describe('cancel and save', () => {
+    async function tenMatching() {
+      await seedSongs(c, Array.from({ length: 10 }, (_, i) => ({ id: `cs-${i}`, title: `Cancel ${i}` })));
+      const jf = await jellyfin(Array.from({ length: 10 }, (_, i) => fakeTrack(`c${i}`, { title: `Cancel ${i}` })));
+      peers.servers = [jf.info];
+      return jf;
+    }
+    const waitForFlag = async (taskId: string) => {
+      for (let i = 0; i < 500; i++) {
+        const r = await c.sql<{ cancel_requested: boolean }>(`SELECT cancel_requested FROM catalogue.batch_task WHERE id = $1`, [taskId]);
+        if (r[0]?.cancel_requested) return;
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      throw new Error('cancel flag never set');
+    };
+
+    it('When a sweep is cancelled mid-way, then it ends REVOKED and keeps the matches written so far', async () => {
+      await tenMatching();
+      let taskId = '';
+      afterChunk = async (info) => {
+        if (info.chunk !== 2) return;
+        await bus.publish(RoutingKeys.taskCancelRequested, { taskId, type: 'sweep' } satisfies TaskCancelRequestedEvent);
+        await waitForFlag(taskId);
+      };
+      taskId = await requestSweep(bus, { serverId: 'jf' });
+      const done = await board.waitFor(taskId);
+      expect(done.state).toBe('REVOKED');
+      expect(done.message).toMatch(/kept/);
+      expect((await mappingsOf(c, 'jf')).size).toBe(6);
+      afterChunk = undefined;
+      const again = await sweep('jf');
+      expect((again.details as { per_server: Array<Record<string, unknown>> }).per_server[0]).toMatchObject({ matched: 4, storedMappings: 6 });
+      expect((await mappingsOf(c, 'jf')).size).toBe(10);
+    });
+
+    it('When a server is saved during a sweep, then the running sweep is cancelled keeping its matches, queued ones are revoked, and one alignment runs', async () => {
+      await tenMatching();
+      let first = '';
+      let queued = '';
+      let save = '';
+      afterChunk = async (info) => {
+        if (info.taskId !== first || info.chunk !== 1) return;
+        queued = await requestSweep(bus, { serverId: 'jf' });
+        await board.waitFor(queued, ['NEW']);
+        save = await requestSweep(bus, { cancelRunning: true });
+        await waitForFlag(first);
+      };
+      first = await requestSweep(bus, { serverId: 'jf' });
+      const cancelled = await board.waitFor(first);
+      expect(cancelled.state).toBe('REVOKED');
+      expect((cancelled.details as { matched: number }).matched).toBe(3);
+      expect((await board.waitFor(queued)).state).toBe('REVOKED');
+      const aligned = await board.waitFor(save);
+      expect(aligned).toMatchObject({ state: 'SUCCESS', type: 'alignment' });
+      // The 3 kept matches were not written again: the alignment added the other 7.
+      expect((aligned.details as { per_server: Array<Record<string, unknown>> }).per_server[0]).toMatchObject({ storedMappings: 3, matched: 7 });
+      expect((await mappingsOf(c, 'jf')).size).toBe(10);
+    });
+
+    it('When alignments are requested while one is queued, then they are coalesced into it and every requester sees its outcome', async () => {
+      await tenMatching();
+      let first = '';
+      const extra: string[] = [];
+      afterChunk = async (info) => {
+        if (info.taskId !== first || info.chunk !== 1) return;
+        for (const over of [{}, {}, { serverId: 'jf' }]) {
+          const id = await requestSweep(bus, over);
+          extra.push(id);
+          await board.waitFor(id, ['NEW']);
+        }
+      };
+      first = await requestSweep(bus, { serverId: 'jf' });
+      expect((await board.waitFor(first)).state).toBe('SUCCESS');
+      for (const id of extra) expect((await board.waitFor(id)).state).toBe('SUCCESS');
+      const rows = await c.sql<{ id: string; type: string; aliases: string[] }>(`SELECT id, type, aliases FROM catalogue.batch_task ORDER BY created_at`);
+      expect(rows).toEqual([
+        { id: first, type: 'sweep', aliases: [] },
+        { id: extra[0], type: 'alignment', aliases: [extra[1], extra[2]] },
+      ]);
+      expect((board.tasks.get(extra[1]!)?.details as { coalescedInto?: string }).coalescedInto).toBe(extra[0]);
+    });
+  });
+
+  describe('restarts', () => {
+    it('When the service stops during a sweep, then the sweep goes back to the queue and another process finishes it; a task left running by a dead process fails', async () => {
+      const db = await createTestDatabase('catalogue_restart');
+      const rBus = new InMemoryBus();
+      const rBoard = new Board();
+      await rBoard.attach(rBus);
+      const jf = await jellyfin(Array.from({ length: 9 }, (_, i) => fakeTrack(`r${i}`, { title: `Restart ${i}` })));
+      peers.servers = [jf.info];
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let reached!: () => void;
+      const atChunk = new Promise<void>((r) => (reached = r));
+      const env = { SWEEP_CHUNK_SIZE: '3', TASK_PROGRESS_INTERVAL_MS: '0', BATCH_RECHECK_MS: '100' };
+      const base = { peers: () => peers.peers(), clientFactory: quickClients };
+      const one = await startCatalogue(env, db, rBus, { ...base, sweepHooks: { afterChunk: async () => { reached(); await held; } } });
+      let two: StartedCatalogue | undefined;
+      try {
+        await seedSongs(one, Array.from({ length: 9 }, (_, i) => ({ id: `rs-${i}`, title: `Restart ${i}` })));
+        // A task some process left RUNNING when it died.
+        await one.sql(`INSERT INTO catalogue.batch_task (id, type, state, started_at) VALUES ('ghost', 'alignment', 'RUNNING', now() - interval '1 hour')`);
+        const taskId = await requestSweep(rBus, { serverId: 'jf' });
+        await atChunk;
+        const stopping = one.stop();
+        release();
+        await stopping;
+        const row = await one.sql<{ state: string; cancel_requested: boolean }>(`SELECT state, cancel_requested FROM catalogue.batch_task WHERE id = $1`, [taskId]);
+        expect(row[0]).toEqual({ state: 'NEW', cancel_requested: false });
+        expect((await one.sql(`SELECT 1 FROM catalogue.track_server_map WHERE server_id = 'jf'`)).length).toBe(3);
+        two = await startCatalogue(env, db, rBus, base);
+        const done = await rBoard.waitFor(taskId, ['SUCCESS', 'FAIL', 'REVOKED']);
+        expect(done.state).toBe('SUCCESS');
+        expect((done.details as { per_server: Array<Record<string, unknown>> }).per_server[0]).toMatchObject({ storedMappings: 3, matched: 6 });
+        const ghost = await two.sql<{ state: string; message: string }>(`SELECT state, message FROM catalogue.batch_task WHERE id = 'ghost'`);
+        expect(ghost[0]).toMatchObject({ state: 'FAIL', message: expect.stringMatching(/Interrupted/) });
+        expect(rBoard.tasks.get('ghost')?.state).toBe('FAIL');
+      } finally {
+        await two?.stop();
+        await one.stop();
+        await db.drop();
+      }
+    });
+  });
+});
