@@ -9,7 +9,10 @@ export default tseslint.config(
     files: ['**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
-      'import-x/resolver': { typescript: { project: ['shared/*/tsconfig.json', 'gateway/tsconfig.json', 'services/*/tsconfig.json', 'infra/standalone/tsconfig.json'] } },
+      // Relative imports resolve to .ts sources; @polyphony/* workspace packages to their built dist (npm test builds first).
+      'import-x/resolver': { node: { extensions: ['.ts', '.js', '.d.ts'] } },
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
     },
     rules: {
       'import-x/no-cycle': ['error', { maxDepth: 10, ignoreExternal: true }],

@@ -91,6 +91,35 @@ describe('analysis end to end (supysonic + fake Jellyfin, full stack)', () => {
     }
   });
 
+  it('When the features are called through the gateway on the analyzed music, then each answers in the server\'s own ids', async () => {
+    const mapped: Array<{ provider_id: string }> = await sql(`SELECT provider_id FROM catalogue.track_server_map ORDER BY provider_id`);
+    const ids = new Set(mapped.map((m) => m.provider_id));
+    const [a, b] = [mapped[0]!.provider_id, mapped[mapped.length - 1]!.provider_id];
+    const path = await request(url).get(`/api/find_path?start_song_id=${a}&end_song_id=${b}&max_steps=8&count=25`).set(auth).expect(200);
+    expect(path.body.path[0].item_id).toBe(a);
+    expect(path.body.path.at(-1).item_id).toBe(b);
+    expect(typeof path.body.total_distance).toBe('number');
+    const alchemy = await request(url).post('/api/alchemy').set(auth).send({ items: [{ id: a, op: 'ADD', type: 'song' }, { id: b, op: 'SUBTRACT', type: 'song' }], n: 5 }).expect(200);
+    expect(alchemy.body.results.length).toBeGreaterThan(0);
+    for (const r of alchemy.body.results) expect(ids.has(r.item_id)).toBe(true);
+    const search = await request(url).get('/api/search_tracks?title=battle').set(auth).expect(200);
+    expect(search.body.length).toBeGreaterThan(0);
+    for (const r of search.body) expect(ids.has(r.item_id)).toBe(true);
+    const artists = await request(url).get('/api/similar_artists?artist=Wesnoth&n=3').set(auth);
+    expect([200, 404]).toContain(artists.status);
+    const map = await request(url).get('/api/map?percent=100').set(auth).expect(200);
+    expect(map.body.items).toHaveLength(41);
+    const sync = await request(url).get('/api/sync?limit=100').set(auth).expect(200);
+    expect(sync.body.provider_type).toBe('navidrome');
+    expect(sync.body.tracks.map((t: { id: string }) => t.id).sort()).toEqual([...ids].sort());
+    const score = await request(url).get(`/external/get_score?id=${a}`).set(auth).expect(200);
+    expect(JSON.stringify(score.body)).toContain(a);
+    expect(JSON.stringify(score.body)).not.toMatch(/"fp_\d/);
+    await request(url).get('/api/sonic_fingerprint/generate?n=5').set(auth).expect(200);
+    const created = await request(url).post('/api/create_playlist').set(auth).send({ playlist_name: 'E2E mix', track_ids: [a, b, 'not-on-this-server'] }).expect(201);
+    expect(created.body).toMatchObject({ mapped: 2, unavailable: 1 });
+  });
+
   it('When a second server with mp3 transcodes plus 3 own songs is analyzed, then the transcodes map to existing songs and only 3 are new', async () => {
     const wes = wesnothTracks();
     const originals = [...wes];
