@@ -1,11 +1,15 @@
 import request from 'supertest';
 import { Client } from 'pg';
-import { createTestDatabase, createFakeEmby, createFakeJellyfin, createFakeLyrion, createFakePlex, createFakePlexTv, createFakeSubsonic, syntheticCatalogue, type StartedFake, type TestDatabase } from '@polyphony/testkit';
+import { testAmqpUrl, createTestDatabase, createFakeEmby, createFakeJellyfin, createFakeLyrion, createFakePlex, createFakePlexTv, createFakeSubsonic, syntheticCatalogue, type StartedFake, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
-import { API_TOKEN, loginCookie, startTestStack } from './helpers';
+import { API_TOKEN, deleteBrokerNamespace, loginCookie, startTestStack } from './helpers';
 
 /** Server registry through the gateway against fakes of all five kinds (issue: registry and Setup API). */
-describe('server registry (full stack, fake media servers)', () => {
+// Standalone wiring (in-process bus) and distributed wiring (RabbitMQ) run the same suite.
+describe.each([
+  ['in-process bus', undefined],
+  ['RabbitMQ', testAmqpUrl()],
+])('server registry (full stack, fake media servers, %s)', (_bus, amqpUrl) => {
   let stack: Stack;
   let db: TestDatabase;
   let url: string;
@@ -41,10 +45,11 @@ describe('server registry (full stack, fake media servers)', () => {
       started.push(s);
       urls[k] = s.url;
     }
-    ({ stack, db, url } = await startTestStack({ PLEX_TV_URL: urls.plextv }));
+    ({ stack, db, url } = await startTestStack({ PLEX_TV_URL: urls.plextv }, undefined, { amqpUrl }));
   });
   afterAll(async () => {
     await stack?.stop();
+    if (amqpUrl && db) await deleteBrokerNamespace(`test-${db.name}`);
     await db?.drop();
     for (const s of started) await s.close();
   });
