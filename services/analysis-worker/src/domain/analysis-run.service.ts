@@ -62,8 +62,7 @@ export class AnalysisRunService {
   }
 
   private async publish(taskId: string, state: TaskState, progress: number, message: string, servers: ServerTaskCounts[], log: string[], finished = false): Promise<void> {
-    const seq = await this.runs.save({ id: taskId, state, message, progress, servers, log, finished });
-    const run = await this.runs.find(taskId);
+    const { seq, startedAt } = await this.runs.save({ id: taskId, state, message, progress, servers, log, finished });
     const event: TaskUpdatedEvent = {
       taskId,
       type: 'analysis',
@@ -74,7 +73,7 @@ export class AnalysisRunService {
       servers,
       log: log.slice(-100),
       details: {},
-      startedAt: run?.startedAt.toISOString(),
+      startedAt: startedAt?.toISOString(),
       finishedAt: finished ? new Date().toISOString() : undefined,
       seq,
     };
@@ -162,21 +161,18 @@ export class AnalysisRunService {
       }
     }
     await this.runs.setEnqueued(taskId, server.id, enqueued);
-    const preFailed = c.failed;
+    // Counts from the enumeration (mapped before enqueueing, excluded); worker outcomes add to them.
+    const enumerated = { skippedMapped: c.skippedMapped, failed: c.failed };
     // Wait until every enqueued track has an outcome (workers record them idempotently).
     for (;;) {
       const o = await this.runs.outcomeCounts(taskId, server.id);
       const done = o.analyzed + o.mapped_existing + o.skipped_mapped + o.failed + o.excluded + o.cancelled;
       c.analyzed = o.analyzed;
       c.mappedExisting = o.mapped_existing;
-      c.skippedMapped += 0;
-      c.failed = preFailed + o.failed + o.excluded;
-      const skippedLate = o.skipped_mapped;
+      c.skippedMapped = enumerated.skippedMapped + o.skipped_mapped;
+      c.failed = enumerated.failed + o.failed + o.excluded;
       await progress(enqueued ? 0.05 + 0.95 * (done / enqueued) : 1);
-      if (done >= enqueued) {
-        c.skippedMapped += skippedLate;
-        return o.cancelled > 0 || (await this.runs.isCancelled(taskId));
-      }
+      if (done >= enqueued) return o.cancelled > 0 || (await this.runs.isCancelled(taskId));
       if (await this.runs.isCancelled(taskId)) return true;
       await new Promise((r) => setTimeout(r, this.pollMs));
     }

@@ -72,14 +72,14 @@ export class RunRepository {
     return rows[0] && toRun(rows[0]);
   }
 
-  /** Saves the coordinator's view and bumps seq; returns the new seq. */
-  async save(run: { id: string; state: TaskState; message: string; progress: number; servers: ServerTaskCounts[]; log: string[]; finished?: boolean }): Promise<number> {
-    const rows = await queryRows<{ seq: number }>(this.ds,
+  /** Saves the coordinator's view and bumps seq; returns the new seq and the run's start time. */
+  async save(run: { id: string; state: TaskState; message: string; progress: number; servers: ServerTaskCounts[]; log: string[]; finished?: boolean }): Promise<{ seq: number; startedAt?: Date }> {
+    const rows = await queryRows<{ seq: number; started_at: Date }>(this.ds,
       `UPDATE analysis.runs SET state = $2, message = $3, progress = $4, servers = $5::jsonb, log = $6::jsonb, seq = seq + 1, heartbeat_at = now(),
-         finished_at = CASE WHEN $7 THEN now() ELSE finished_at END WHERE id = $1 RETURNING seq`,
+         finished_at = CASE WHEN $7 THEN now() ELSE finished_at END WHERE id = $1 RETURNING seq, started_at`,
       [run.id, run.state, run.message.slice(0, 500), run.progress, JSON.stringify(run.servers), JSON.stringify(run.log.slice(-100)), Boolean(run.finished)],
     );
-    return rows[0]?.seq ?? 0;
+    return { seq: rows[0]?.seq ?? 0, startedAt: rows[0]?.started_at };
   }
 
   async requestCancel(id: string): Promise<void> {
