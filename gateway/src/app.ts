@@ -6,17 +6,14 @@ import {
   Metrics,
   ServiceClient,
   SettingsStore,
-  accessLogMiddleware,
   assertSchemaCurrent,
   closeServer,
   createLogger,
+  createServiceHttp,
   createServiceDataSource,
   databaseReachable,
-  errorHandler,
   listen,
   migrateSchema,
-  notFoundHandler,
-  requestIdMiddleware,
   type Logger,
 } from '@polyphony/platform';
 import type { Server } from 'node:http';
@@ -54,28 +51,17 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   const resolver = new ServerResolver(registryClient);
   const publicDir = path.resolve(__dirname, '../public');
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('trust proxy', true);
-  app.use(requestIdMiddleware());
-  app.use(accessLogMiddleware(logger));
-  app.use(metrics.httpMiddleware());
+  const http = createServiceHttp({
+    service: 'gateway',
+    logger,
+    metrics,
+    // The gateway authenticates callers itself; it has no internal signature to check.
+    internalSecret: undefined,
+    readiness: [{ name: 'database', check: () => databaseReachable(ds) }],
+  });
+  const app = http.app;
   app.use(cookieParser());
-  app.use(express.json({ limit: '10mb' }));
-  app.use(express.urlencoded({ extended: false, limit: '1mb' }));
 
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok', service: 'gateway' });
-  });
-  app.get('/readyz', (_req, res) => {
-    databaseReachable(ds).then(
-      (ok) => res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: { database: ok } }),
-      () => res.status(503).json({ status: 'not_ready', checks: { database: false } }),
-    );
-  });
-  app.get('/metrics', (_req, res, next) => {
-    metrics.registry.metrics().then((body) => res.type(metrics.registry.contentType).send(body), next);
-  });
   app.get('/api/health', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -93,8 +79,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   app.use(userRoutes(auth));
   app.use(proxyDispatcher(config, targets, resolver, logger));
   app.use(express.static(publicDir, { index: 'index.html' }));
-  app.use(notFoundHandler());
-  app.use(errorHandler(logger));
+  http.finish();
 
   let server: Server | undefined;
   return {

@@ -85,9 +85,4 @@ export class UserRepository {
       return 'deleted';
     });
   }
-
-  /** Changes a role (used by tests and by admins). */
-  async setRole(id: string, role: 'admin' | 'user'): Promise<void> {
-    await this.ds.query(`UPDATE auth.service_users SET role = $2 WHERE id = $1`, [id, role]);
-  }
 }
