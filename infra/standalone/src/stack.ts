@@ -3,7 +3,7 @@ import { buildAnalysis, loadAnalysisConfig } from '@polyphony/analysis-worker';
 import { buildCatalogue, loadCatalogueConfig } from '@polyphony/catalogue-identity';
 import { buildGateway, loadGatewayConfig, type Gateway } from '@polyphony/gateway';
 import { buildIndex, loadIndexConfig } from '@polyphony/index';
-import { createBus, type Bus, type Logger, type PeerName } from '@polyphony/platform';
+import { busNamespace, createBus, type Bus, type Logger, type PeerName } from '@polyphony/platform';
 import { buildPlaylist, loadPlaylistConfig } from '@polyphony/playlist';
 import { buildRegistry, loadRegistryConfig } from '@polyphony/registry';
 
@@ -38,18 +38,14 @@ export interface StackOptions {
 export async function startStack(options: StackOptions) {
   const internalSecret = randomBytes(32).toString('hex');
   const env = { ...options.env, DATABASE_URL: options.databaseUrl, AMQP_URL: options.amqpUrl, INTERNAL_SECRET: internalSecret, PORT: '0' };
-  const ns = options.busNamespace;
-  const bus: Bus = createBus({
-    amqpUrl: options.amqpUrl,
-    logger: options.logger.child({ component: 'bus' }),
-    ...(ns ? { exchange: `polyphony.${ns}`, deadLetterExchange: `polyphony.${ns}.dlx` } : {}),
-  });
+  const ns = busNamespace(options.busNamespace);
+  const bus: Bus = createBus({ amqpUrl: options.amqpUrl, logger: options.logger.child({ component: 'bus' }), ...ns.exchangeOptions });
   const ports: Partial<Record<PeerName, number>> = {};
   const peers = () => {
     const url = (p: PeerName) => `http://127.0.0.1:${ports[p] ?? 0}`;
     return { registry: url('registry'), catalogue: url('catalogue'), analysis: url('analysis'), index: url('index'), playlist: url('playlist') };
   };
-  const common = { bus, peers, migrateOnStart: true, queuePrefix: ns ? `${ns}.` : '' };
+  const common = { bus, peers, migrateOnStart: true, queuePrefix: ns.queuePrefix };
   const units: Array<[PeerName, Unit]> = [
     ['registry', buildRegistry(loadRegistryConfig(env), { ...common, logger: options.logger.child({ service: 'registry' }) })],
     ['catalogue', buildCatalogue(loadCatalogueConfig(env), { ...common, logger: options.logger.child({ service: 'catalogue-identity' }) })],

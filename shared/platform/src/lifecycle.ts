@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import net from 'node:net';
 import type { Logger } from './logger';
 
 /** What a composition root returns: an HTTP app plus start/stop of consumers and connections. */
@@ -62,4 +63,16 @@ export function onShutdownSignal(logger: Logger, shutdown: () => Promise<void>):
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
+}
+
+/** A free TCP port on 127.0.0.1 (bound, then released; callers retry if another process takes it first). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
 }

@@ -22,6 +22,14 @@ export const serviceUrlShape = {
   PLAYLIST_URL: z.string().url().default('http://playlist:8080'),
 } satisfies ZodRawShape;
 
+/**
+ * Exchange names and queue prefix of a bus namespace (several installs or test stacks sharing one
+ * RabbitMQ vhost). No namespace: the default `polyphony` exchange and unprefixed queues.
+ */
+export function busNamespace(ns: string | undefined): { exchangeOptions: { exchange?: string; deadLetterExchange?: string }; queuePrefix: string } {
+  return ns ? { exchangeOptions: { exchange: `polyphony.${ns}`, deadLetterExchange: `polyphony.${ns}.dlx` }, queuePrefix: `${ns}.` } : { exchangeOptions: {}, queuePrefix: '' };
+}
+
 export type PeerName = 'registry' | 'catalogue' | 'analysis' | 'index' | 'playlist';
 
 /** Configuration shared by every service process. */
@@ -102,15 +110,9 @@ export class ServiceRuntime {
     this.metrics = new Metrics(config.name);
     this.ds = createServiceDataSource({ url: config.databaseUrl, schema: config.schema, migrations, poolSize: config.dbPoolSize });
     this.ownsBus = !deps.bus;
-    const ns = config.busNamespace;
-    const inner =
-      deps.bus ??
-      createBus({
-        amqpUrl: config.amqpUrl,
-        logger: this.logger.child({ component: 'bus' }),
-        ...(ns ? { exchange: `polyphony.${ns}`, deadLetterExchange: `polyphony.${ns}.dlx` } : {}),
-      });
-    this.bus = new InstrumentedBus(inner, this.metrics, deps.queuePrefix ?? (ns ? `${ns}.` : ''));
+    const ns = busNamespace(config.busNamespace);
+    const inner = deps.bus ?? createBus({ amqpUrl: config.amqpUrl, logger: this.logger.child({ component: 'bus' }), ...ns.exchangeOptions });
+    this.bus = new InstrumentedBus(inner, this.metrics, deps.queuePrefix ?? ns.queuePrefix);
     const http = createServiceHttp({
       service: config.name,
       logger: this.logger,

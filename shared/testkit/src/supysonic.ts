@@ -18,10 +18,10 @@
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '@polyphony/platform';
 
 const execFileAsync = promisify(execFile);
 
@@ -47,19 +47,6 @@ export interface StartedSupysonic {
   pid: number;
   /** Stops the server (SIGTERM, then SIGKILL after 5 s) and removes the temp directory. */
   close(): Promise<void>;
-}
-
-/** A free TCP port on 127.0.0.1 (bound then released; a small race is handled by retrying). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function stopProcess(child: ChildProcess): Promise<void> {
