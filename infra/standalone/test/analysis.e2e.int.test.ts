@@ -1,5 +1,4 @@
 import request from 'supertest';
-import { Client } from 'pg';
 import { ArrayCatalogue, createFakeJellyfin, startSupysonic, wesnothTracks, WESNOTH_MUSIC_DIR, type FakeTrack, type StartedFake, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, startTestStack } from './helpers';
@@ -21,15 +20,7 @@ describe('analysis end to end (supysonic + fake Jellyfin, full stack)', () => {
   let url: string;
   const auth = { Authorization: `Bearer ${API_TOKEN}` };
 
-  const sql = async (text: string, params: unknown[] = []) => {
-    const c = new Client({ connectionString: db.url });
-    await c.connect();
-    try {
-      return (await c.query(text, params)).rows;
-    } finally {
-      await c.end();
-    }
-  };
+  const sql = (text: string, params: unknown[] = []) => db.query(text, params);
 
   async function runAnalysis(): Promise<Record<string, unknown>> {
     const start = await request(url).post('/api/analysis/start').set(auth).send({}).expect(202);

@@ -1,5 +1,4 @@
 import request from 'supertest';
-import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
 import { ADMIN, loginCookie, startTestStack } from './helpers';
 
@@ -12,15 +11,7 @@ describe('gateway authentication across restarts', () => {
   afterAll(async () => {
     await db.drop();
   });
-  const sql = async (text: string) => {
-    const c = new Client({ connectionString: db.url });
-    await c.connect();
-    try {
-      return (await c.query(text)).rows;
-    } finally {
-      await c.end();
-    }
-  };
+  const sql = (text: string, params: unknown[] = []) => db.query(text, params);
 
   it('When JWT_SECRET is configured, then sessions survive a restart; when it is not, they end', async () => {
     const withSecret = await createTestDatabase();

@@ -1,5 +1,4 @@
 import request from 'supertest';
-import { Client } from 'pg';
 import { signIdentity } from '@polyphony/platform';
 import { ADMIN, API_TOKEN, deleteBrokerNamespace, forgeToken, loginCookie, startTestStack } from './helpers';
 import type { Stack } from '../src/stack';
@@ -23,15 +22,7 @@ describe.each([
     await db?.drop();
   }, 120_000);
 
-  const sql = async (text: string, params: unknown[] = []) => {
-    const c = new Client({ connectionString: db.url });
-    await c.connect();
-    try {
-      return (await c.query(text, params)).rows;
-    } finally {
-      await c.end();
-    }
-  };
+  const sql = (text: string, params: unknown[] = []) => db.query(text, params);
 
   it('When /api/health is called without credentials, then it answers 200', async () => {
     await request(url).get('/api/health').expect(200, { status: 'ok' });

@@ -25,15 +25,7 @@ describe.each([
   const urls: Record<string, string> = {};
   const SECRETS = ['jf-secret-token', 'emby-secret-token', 'nav-secret-pw', 'plex-secret-token', 'linked-plex-token-123'];
 
-  const sql = async (text: string, params: unknown[] = []) => {
-    const c = new Client({ connectionString: db.url });
-    await c.connect();
-    try {
-      return (await c.query(text, params)).rows;
-    } finally {
-      await c.end();
-    }
-  };
+  const sql = (text: string, params: unknown[] = []) => db.query(text, params);
   const noSecrets = (body: unknown) => {
     const text = JSON.stringify(body);
     for (const s of SECRETS) expect(text).not.toContain(s);

@@ -1,5 +1,4 @@
 import request from 'supertest';
-import { Client } from 'pg';
 import { ArrayCatalogue, createFakeJellyfin, createFakeSubsonic, wesnothTracks, type FakeSubsonic, type StartedFake, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, startTestStack } from './helpers';
@@ -24,15 +23,7 @@ describe('alignment and cleaning end to end (fake Jellyfin + fake Subsonic, full
   const wes = wesnothTracks();
   const five = [...wes].slice(0, 5);
 
-  const sql = async <T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> => {
-    const c = new Client({ connectionString: db.url });
-    await c.connect();
-    try {
-      return (await c.query(text, params)).rows as T[];
-    } finally {
-      await c.end();
-    }
-  };
+  const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> => db.query<T>(text, params);
 
   async function waitForTask(taskId: string, timeoutMs = 10 * 60_000): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;

@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import request from 'supertest';
 import { RoutingKeys, type TaskUpdatedEvent } from '@polyphony/contracts';
@@ -36,15 +35,7 @@ describe('web UI (chromium, full stack)', () => {
   const auth = { Authorization: `Bearer ${API_TOKEN}` };
   const scriptErrors: string[] = [];
 
-  const sql = async (text: string, params: unknown[] = []) => {
-    const c = new Client({ connectionString: db.url });
-    await c.connect();
-    try {
-      return (await c.query(text, params)).rows;
-    } finally {
-      await c.end();
-    }
-  };
+  const sql = (text: string, params: unknown[] = []) => db.query(text, params);
   const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
   const shot = (name: string) => page.screenshot({ path: `/tmp/ui-${name}.png`, fullPage: true });
   const servers = async () => (await request(url).get('/api/servers').set(auth).expect(200)).body as { servers: Array<{ id: string; name: string; is_default: boolean }>; default_id: string };

@@ -13,6 +13,8 @@ export interface TestDatabase {
   /** URL of the fresh database. */
   url: string;
   name: string;
+  /** Runs one parameterised query on its own connection and returns the rows (assertions in tests). */
+  query<T = any>(text: string, params?: unknown[]): Promise<T[]>;
   /** Drops the database (terminating leftover connections). */
   drop(): Promise<void>;
 }
@@ -35,6 +37,15 @@ export async function createTestDatabase(prefix = 'polyphony_test'): Promise<Tes
   return {
     url: url.toString(),
     name,
+    async query(text: string, params: unknown[] = []) {
+      const c = new Client({ connectionString: url.toString() });
+      await c.connect();
+      try {
+        return (await c.query(text, params)).rows;
+      } finally {
+        await c.end();
+      }
+    },
     async drop() {
       const c = new Client({ connectionString: adminDatabaseUrl() });
       await c.connect();
