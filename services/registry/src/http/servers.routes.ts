@@ -57,19 +57,14 @@ export function serverRoutes(servers: ServerService, config: ConfigService, plex
       res.status(202).json({ enqueued: true, task_id: taskId });
     }),
   );
-  r.put(
-    '/api/servers/:id',
-    admin,
-    asyncRoute(async (req, res) => {
-      const { id } = parseOrThrow(IdParams, req.params, 'path');
-      const body = parseOrThrow(ServerUpdate, req.body, 'server');
-      res.json(toView(await servers.update(id, { ...body, creds: body.creds as Record<string, string> | undefined }), true));
-    }),
-  );
-  r.patch('/api/servers/:id', admin, (req, res, next) => {
-    req.method = 'PUT';
-    next('route');
+  // PUT and PATCH (the reference accepts both) share one handler: a partial update either way.
+  const updateServer = asyncRoute(async (req, res) => {
+    const { id } = parseOrThrow(IdParams, req.params, 'path');
+    const body = parseOrThrow(ServerUpdate, req.body, 'server');
+    res.json(toView(await servers.update(id, { ...body, creds: body.creds as Record<string, string> | undefined }), true));
   });
+  r.put('/api/servers/:id', admin, updateServer);
+  r.patch('/api/servers/:id', admin, updateServer);
   r.delete(
     '/api/servers/:id',
     admin,
