@@ -96,3 +96,33 @@ export function recentlyPlayed(cat: FakeCatalogue, n: number): FakeTrack[] {
 export function mostPlayed(cat: FakeCatalogue, n: number): FakeTrack[] {
   return [...cat].filter((t) => t.playCount > 0).sort((a, b) => b.playCount - a.playCount).slice(0, n);
 }
+
+/** What every fake media server offers that the shared hooks need. */
+export interface StartableFake {
+  start(): Promise<{ url: string; close(): Promise<void> }>;
+  failAfterPages(pages: number | null): void;
+}
+
+/**
+ * Registers the hooks every client-vs-fake suite needs: a fake over the small (real-music) catalogue
+ * and one over the big synthetic catalogue, started before the suite, closed after it, and with
+ * injected page failures reset after each test. Read the started pair from `current` in a later hook.
+ */
+export function useFakePair<F extends StartableFake>(make: (catalogue: FakeCatalogue) => F, small: FakeCatalogue, big: FakeCatalogue) {
+  const pair = {} as { fake: F; server: { url: string; close(): Promise<void> }; bigFake: F; bigServer: { url: string; close(): Promise<void> } };
+  beforeAll(async () => {
+    pair.fake = make(small);
+    pair.server = await pair.fake.start();
+    pair.bigFake = make(big);
+    pair.bigServer = await pair.bigFake.start();
+  });
+  afterAll(async () => {
+    await pair.server?.close();
+    await pair.bigServer?.close();
+  });
+  afterEach(() => {
+    pair.fake?.failAfterPages(null);
+    pair.bigFake?.failAfterPages(null);
+  });
+  return { current: pair };
+}

@@ -23,6 +23,7 @@ import {
   expectTrack,
   recentlyPlayed,
   tempDir,
+  useFakePair,
 } from './helpers';
 
 describe('JellyfinClient against the fake Jellyfin', () => {
@@ -41,19 +42,9 @@ describe('JellyfinClient against the fake Jellyfin', () => {
   const client = (over: Partial<ServerConnection> = {}): MediaServerClient => createMediaServerClient(conn(fake, server, over), TEST_CLIENT_OPTIONS);
   const bigClient = (over: Partial<ServerConnection> = {}): MediaServerClient => createMediaServerClient(conn(bigFake, bigServer, over), TEST_CLIENT_OPTIONS);
 
-  beforeAll(async () => {
-    fake = createFakeJellyfin({ catalogue: wesnoth });
-    server = await fake.start();
-    bigFake = createFakeJellyfin({ catalogue: synthetic });
-    bigServer = await bigFake.start();
-  });
-  afterAll(async () => {
-    await server.close();
-    await bigServer.close();
-  });
-  afterEach(() => {
-    fake.failAfterPages(null);
-    bigFake.failAfterPages(null);
+  const pair = useFakePair((catalogue) => createFakeJellyfin({ catalogue }), wesnoth, synthetic);
+  beforeAll(() => {
+    ({ fake, server, bigFake, bigServer } = pair.current);
   });
 
   it('When the credentials are right, then testConnection is ok with both music libraries and absolute paths', async () => {

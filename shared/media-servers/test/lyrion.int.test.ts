@@ -24,6 +24,7 @@ import {
   expectTrack,
   mostPlayed,
   tempDir,
+  useFakePair,
 } from './helpers';
 
 describe('LyrionClient against the fake Lyrion Music Server', () => {
@@ -40,19 +41,11 @@ describe('LyrionClient against the fake Lyrion Music Server', () => {
   const bigClient = (over: Partial<ServerConnection> = {}, opts: ClientOptions = {}): MediaServerClient =>
     createMediaServerClient(conn(bigServer, over), { ...TEST_CLIENT_OPTIONS, ...opts });
 
-  beforeAll(async () => {
-    fake = createFakeLyrion({ catalogue: wesnoth });
-    server = await fake.start();
-    bigFake = createFakeLyrion({ catalogue: synthetic });
-    bigServer = await bigFake.start();
-  });
-  afterAll(async () => {
-    await server.close();
-    await bigServer.close();
+  const pair = useFakePair((catalogue) => createFakeLyrion({ catalogue }), wesnoth, synthetic);
+  beforeAll(() => {
+    ({ fake, server, bigFake, bigServer } = pair.current);
   });
   afterEach(() => {
-    fake.failAfterPages(null);
-    bigFake.failAfterPages(null);
     bigFake.players = [];
   });
 

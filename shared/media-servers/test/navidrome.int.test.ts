@@ -24,6 +24,7 @@ import {
   expectTrack,
   recentlyPlayed,
   tempDir,
+  useFakePair,
 } from './helpers';
 
 describe('NavidromeClient against the fake Navidrome', () => {
@@ -42,19 +43,11 @@ describe('NavidromeClient against the fake Navidrome', () => {
   const client = (over: Partial<ServerConnection> = {}): MediaServerClient => createMediaServerClient(conn(server, over), TEST_CLIENT_OPTIONS);
   const bigClient = (over: Partial<ServerConnection> = {}): MediaServerClient => createMediaServerClient(conn(bigServer, over), TEST_CLIENT_OPTIONS);
 
-  beforeAll(async () => {
-    fake = createFakeSubsonic({ catalogue: wesnoth });
-    server = await fake.start();
-    bigFake = createFakeSubsonic({ catalogue: synthetic });
-    bigServer = await bigFake.start();
-  });
-  afterAll(async () => {
-    await server.close();
-    await bigServer.close();
+  const pair = useFakePair((catalogue) => createFakeSubsonic({ catalogue }), wesnoth, synthetic);
+  beforeAll(() => {
+    ({ fake, server, bigFake, bigServer } = pair.current);
   });
   afterEach(() => {
-    fake.failAfterPages(null);
-    bigFake.failAfterPages(null);
     fake.enableDownloads = true;
   });
 

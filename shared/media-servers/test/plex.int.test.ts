@@ -26,6 +26,7 @@ import {
   expectTrack,
   recentlyPlayed,
   tempDir,
+  useFakePair,
 } from './helpers';
 
 describe('PlexClient against the fake Plex Media Server', () => {
@@ -40,19 +41,9 @@ describe('PlexClient against the fake Plex Media Server', () => {
   const client = (over: Partial<ServerConnection> = {}): MediaServerClient => createMediaServerClient(conn(fake, server, over), TEST_CLIENT_OPTIONS);
   const bigClient = (over: Partial<ServerConnection> = {}): MediaServerClient => createMediaServerClient(conn(bigFake, bigServer, over), TEST_CLIENT_OPTIONS);
 
-  beforeAll(async () => {
-    fake = createFakePlex({ catalogue: wesnoth });
-    server = await fake.start();
-    bigFake = createFakePlex({ catalogue: synthetic });
-    bigServer = await bigFake.start();
-  });
-  afterAll(async () => {
-    await server.close();
-    await bigServer.close();
-  });
-  afterEach(() => {
-    fake.failAfterPages(null);
-    bigFake.failAfterPages(null);
+  const pair = useFakePair((catalogue) => createFakePlex({ catalogue }), wesnoth, synthetic);
+  beforeAll(() => {
+    ({ fake, server, bigFake, bigServer } = pair.current);
   });
 
   it('When the token is right, then testConnection is ok with the artist sections and absolute paths', async () => {
