@@ -19,6 +19,7 @@ export interface StartedCatalogue {
   headers(role?: Role): Record<string, string>;
   post(path: string, body: unknown, role?: Role): request.Test;
   get(path: string, role?: Role): request.Test;
+  put(path: string, body: unknown, role?: Role): request.Test;
   /** Runs SQL on the test database (own connection). */
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   stop(): Promise<void>;
@@ -50,6 +51,7 @@ export async function startCatalogue(env: Record<string, string> = {}, db?: Test
     headers,
     post: (path, body, role) => request(svc.http).post(path).set(headers(role)).send(body as object),
     get: (path, role) => request(svc.http).get(path).set(headers(role)),
+    put: (path, body, role) => request(svc.http).put(path).set(headers(role)).send(body as object),
     async sql<T>(text: string, params: unknown[] = []): Promise<T[]> {
       const c = new Client({ connectionString: database.url });
       await c.connect();

@@ -4,7 +4,7 @@
  * deletion, orphan re-bind, snapshot, lyrics, duration back-fill, artists, auth and validation.
  */
 import request from 'supertest';
-import { RoutingKeys, MappingChangedEvent, ServerCountedEvent, type MappingChangedEvent as MappingChanged, type ServerCountedEvent as ServerCounted } from '@polyphony/contracts';
+import { MSD_TAGS, moodVectorOf, RoutingKeys, MappingChangedEvent, ServerCountedEvent, type MappingChangedEvent as MappingChanged, type ServerCountedEvent as ServerCounted } from '@polyphony/contracts';
 import { DEFAULT_IDENTITY_CONFIG } from '../src/domain/identity/constants';
 import { cosineDistance } from '../src/domain/identity/gates';
 import { computeSignature, formatCanonicalId, nextCode, signatureToHex, unsignableCanonicalId } from '../src/domain/identity/signature';
@@ -347,6 +347,63 @@ describe('catalogue identity (PostgreSQL, HTTP API)', () => {
       const back = await resolve(resolveRequest('srv-new', 'n-1', copyOf(e, 4)));
       expect(back).toEqual({ itemId: orphan.itemId, outcome: 'existing' });
       expect((await c.get('/internal/availability/srv-new').expect(200)).body.itemIds).toEqual([orphan.itemId]);
+    });
+  });
+
+  describe('learned features (MusiCNN tags, mood_vector, other_features)', () => {
+    const msd = MSD_TAGS.map((_, i) => (i === 23 ? 0.91 : i === 28 ? 0.62 : i / 1000));
+    const learned = {
+      tagsModel: 'musicnn-msd@412a832c',
+      tags: { msd },
+      moodVector: moodVectorOf(msd),
+      otherFeatures: 'danceable:0.100,aggressive:0.020,happy:0.300,party:0.050,relaxed:0.700,sad:0.200',
+    };
+
+    it('When a new song arrives with learned features, then the track and the snapshot carry them; without them they are null', async () => {
+      const withTags = await resolve(resolveRequest('srv-ml', 'ml-1', songEmbedding(900), { learned }));
+      const plain = await resolve(resolveRequest('srv-ml', 'ml-2', songEmbedding(901)));
+      const t = (await c.get(`/internal/tracks/${withTags.itemId}?embedding=0`).expect(200)).body;
+      expect(t.learned).toEqual({ ...learned, tags: { msd: msd.map((p) => expect.closeTo(p, 12)) } });
+      expect(t.learned.moodVector.startsWith('instrumental:0.910,ambient:0.620,')).toBe(true);
+      expect((await c.get(`/internal/tracks/${plain.itemId}?embedding=0`).expect(200)).body.learned).toBeNull();
+      const lookup = (await c.post('/internal/tracks/lookup', { itemIds: [withTags.itemId, plain.itemId] }).expect(200)).body.tracks;
+      expect(lookup.map((x: { learned: unknown }) => x.learned === null)).toEqual([false, true]);
+      const snap: Array<{ itemId: string; learned: unknown }> = [];
+      for (let after: string | null = null; ; ) {
+        const page: { tracks: typeof snap; next: string | null } = (await c.get(`/internal/snapshot/tracks?limit=5000${after ? `&after=${after}` : ''}`).expect(200)).body;
+        snap.push(...page.tracks);
+        if (!page.next) break;
+        after = page.next;
+      }
+      expect(snap.find((x) => x.itemId === withTags.itemId)?.learned).toMatchObject({ tagsModel: learned.tagsModel, moodVector: learned.moodVector });
+      expect(snap.find((x) => x.itemId === plain.itemId)?.learned).toBeNull();
+    });
+
+    it('When an existing song is re-analysed, then PUT learned replaces its features and leaves id, mappings and embedding alone', async () => {
+      const e = songEmbedding(902);
+      const r = await resolve(resolveRequest('srv-ml', 'ml-3', e));
+      const before = (await c.get(`/internal/tracks/${r.itemId}`).expect(200)).body;
+      await c.put(`/internal/tracks/${r.itemId}/learned`, learned).expect(204);
+      const after = (await c.get(`/internal/tracks/${r.itemId}`).expect(200)).body;
+      expect(after.learned.otherFeatures).toBe(learned.otherFeatures);
+      expect(after.embedding).toBe(before.embedding);
+      expect(after.mappings).toEqual(before.mappings);
+      expect((await c.put(`/internal/tracks/fp_4${'f'.repeat(50)}/learned`, learned).expect(404)).body.error.code).toBe('not_found');
+    });
+
+    it('When learned features are malformed, then resolve and PUT answer 400 and store nothing', async () => {
+      const r = await resolve(resolveRequest('srv-ml', 'ml-4', songEmbedding(903)));
+      for (const bad of [
+        { ...learned, tags: { msd: msd.slice(0, 49) } },
+        { ...learned, tags: { msd: msd.map(() => 1.5) } },
+        { ...learned, moodVector: 'rock=0.5' },
+        { ...learned, otherFeatures: 'happy:2' },
+      ]) {
+        expect((await c.put(`/internal/tracks/${r.itemId}/learned`, bad).expect(400)).body.error.code).toBe('validation_failed');
+        await c.post('/internal/identity/resolve', resolveRequest('srv-ml', 'ml-5', songEmbedding(904), { learned: bad })).expect(400);
+      }
+      expect((await c.get(`/internal/tracks/${r.itemId}?embedding=0`).expect(200)).body.learned).toBeNull();
+      await c.put(`/internal/tracks/${r.itemId}/learned`, learned, 'user').expect(403);
     });
   });
 

@@ -1,3 +1,4 @@
+import { LearnedFeatures } from './learned';
 import { z } from './zod';
 
 /**
@@ -41,6 +42,8 @@ export const ResolveIdentityRequest = z.object({
   chromaprint: z.array(z.number().int()).max(20000).optional(),
   metadata: TrackMetadata,
   descriptors: Descriptors.default({}),
+  /** MusiCNN tags, moods and other features when the learned model is installed (stored with a new song). */
+  learned: LearnedFeatures.optional(),
 });
 export type ResolveIdentityRequest = z.infer<typeof ResolveIdentityRequest>;
 
@@ -88,6 +91,8 @@ export const SnapshotTrack = z.object({
   key: z.string().nullable(),
   scale: z.string().nullable(),
   energy: z.number().nullable(),
+  /** MusiCNN tags, mood_vector, other_features; null (or absent from older producers) = not analysed with the learned model. */
+  learned: LearnedFeatures.nullish(),
   /** Mapping rows: one per provider file. */
   mappings: z.array(z.object({ serverId: z.string(), providerId: z.string(), artistId: z.string().nullable() })),
 });
@@ -122,6 +127,8 @@ export const TrackDetail = z.object({
   scale: z.string().nullable(),
   energy: z.number().nullable(),
   lyrics: z.string().nullable(),
+  /** MusiCNN tags, mood_vector, other_features; null = not analysed with the learned model. */
+  learned: LearnedFeatures.nullish(),
   embedderVersion: z.string(),
   /** base64 of little-endian float32[200]; absent in lookups unless asked for. */
   embedding: z.string().optional(),

@@ -4,6 +4,7 @@ export * from './auth';
 export * from './events';
 export * from './servers';
 export * from './tasks';
+export * from './learned';
 export * from './catalogue';
 export * from './features';
 export * from './playlists';

@@ -13,6 +13,7 @@ import {
   RelabelMapPage,
   ResolveIdentityRequest,
   ResolveInputRequest,
+  StoreLearnedFeaturesRequest,
   StoreLyricsRequest,
   TrackLookupRequest,
   z,
@@ -104,6 +105,17 @@ export function internalRoutes(d: InternalRouteDeps): Router {
       const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
       const body = parseOrThrow(StoreLyricsRequest, req.body, 'lyrics');
       if (!(await d.tracks.setLyrics(itemId, body.lyrics))) throw new NotFoundError(`Track ${itemId} not found`);
+      res.status(204).end();
+    }),
+  );
+
+  r.put(
+    '/internal/tracks/:itemId/learned',
+    admin,
+    asyncRoute(async (req, res) => {
+      const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
+      const body = parseOrThrow(StoreLearnedFeaturesRequest, req.body, 'learned features');
+      if (!(await d.tracks.setLearned(itemId, body))) throw new NotFoundError(`Track ${itemId} not found`);
       res.status(204).end();
     }),
   );

@@ -18,6 +18,7 @@
  */
 import type { DataSource } from 'typeorm';
 import type { ResolveIdentityRequest } from '@polyphony/contracts';
+import { learnedParams } from './learned';
 import { ConflictError } from '@polyphony/platform';
 import { type BandLayout, bandKeys } from '../domain/identity/bands';
 import type { IdentityConfig } from '../domain/identity/constants';
@@ -214,11 +215,12 @@ export class IdentityStore {
     const d = req.descriptors ?? {};
     const inserted: Array<{ song_no: string }> = await m.query(
       `INSERT INTO catalogue.score (item_id, title, artist, album, album_artist, year, rating, duration_seconds, file_path,
-         tempo, key, scale, energy, embedder_version, source_server_id, source_provider_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+         tempo, key, scale, energy, embedder_version, source_server_id, source_provider_id, mood_vector, other_features, tag_scores, tags_model)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19::jsonb, $20)
        ON CONFLICT (item_id) DO NOTHING RETURNING song_no`,
       [itemId, md.title, md.artist, md.album ?? null, md.albumArtist ?? null, md.year ?? null, md.rating ?? null, req.durationSeconds ?? null, md.filePath ?? null,
-        d.tempo ?? null, d.key ?? null, d.scale ?? null, d.energy ?? null, req.embedderVersion, req.serverId, req.providerId],
+        d.tempo ?? null, d.key ?? null, d.scale ?? null, d.energy ?? null, req.embedderVersion, req.serverId, req.providerId,
+        ...learnedParams(req.learned)],
     );
     const songNo = inserted[0]?.song_no;
     if (songNo === undefined) throw new RetryDecision(`id ${itemId} taken concurrently`);

@@ -3,10 +3,11 @@
  * snapshot the index builds its projections from; and the lyrics write of new content.
  */
 import type { DataSource } from 'typeorm';
-import type { SnapshotTrack, TrackDetail, TrackMappingView } from '@polyphony/contracts';
+import type { LearnedFeatures, SnapshotTrack, TrackDetail, TrackMappingView } from '@polyphony/contracts';
+import { learnedFromRow, learnedParams, LEARNED_COLUMNS_SQL, type LearnedColumns } from './learned';
 import { returnedRows } from './sql';
 
-interface ScoreRow {
+interface ScoreRow extends LearnedColumns {
   item_id: string;
   title: string;
   artist: string;
@@ -48,6 +49,7 @@ function toDetail(r: ScoreRow, includeEmbedding: boolean): TrackDetail {
     scale: r.scale,
     energy: r.energy,
     lyrics: r.lyrics,
+    learned: learnedFromRow(r),
     embedderVersion: r.embedder_version,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
@@ -99,7 +101,7 @@ export class TrackRepository {
   async snapshot(after: string | undefined, limit: number): Promise<{ tracks: SnapshotTrack[]; next: string | null }> {
     const n = Math.max(1, Math.min(SNAPSHOT_MAX_LIMIT, Math.floor(limit)));
     const rows: Array<ScoreRow & { vector: Buffer; embedding_version: string; map_rows: Array<{ serverId: string; providerId: string; artistId: string | null }> }> = await this.ds.query(
-      `SELECT s.item_id, s.title, s.artist, s.album, s.album_artist, s.year, s.rating, s.duration_seconds, s.tempo, s.key, s.scale, s.energy,
+      `SELECT s.item_id, s.title, s.artist, s.album, s.album_artist, s.year, s.rating, s.duration_seconds, s.tempo, s.key, s.scale, s.energy, ${LEARNED_COLUMNS_SQL},
               e.vector, e.embedder_version AS embedding_version,
               COALESCE((SELECT json_agg(json_build_object('serverId', m.server_id, 'providerId', m.provider_id, 'artistId', m.artist_id) ORDER BY m.server_id, m.provider_id)
                         FROM catalogue.track_server_map m WHERE m.item_id = s.item_id), '[]'::json) AS map_rows
@@ -123,9 +125,25 @@ export class TrackRepository {
       key: r.key,
       scale: r.scale,
       energy: r.energy,
+      learned: learnedFromRow(r),
       mappings: r.map_rows,
     }));
     return { tracks, next: rows.length === n ? (rows[rows.length - 1] as ScoreRow).item_id : null };
+  }
+
+  /**
+   * Replaces the learned features (tags, mood_vector, other_features, tags model) of an existing song, e.g.
+   * after a re-analysis once the model is installed. Song id, mappings and embedding are untouched.
+   * @returns false when the song does not exist.
+   */
+  async setLearned(itemId: string, learned: LearnedFeatures): Promise<boolean> {
+    const rows = returnedRows(
+      await this.ds.query(
+        `UPDATE catalogue.score SET mood_vector = $2, other_features = $3, tag_scores = $4::jsonb, tags_model = $5, updated_at = now() WHERE item_id = $1 RETURNING 1`,
+        [itemId, ...learnedParams(learned)],
+      ),
+    );
+    return rows.length > 0;
   }
 
   /** Stores the lyrics of a song. @returns false when the song does not exist. */
