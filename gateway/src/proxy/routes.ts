@@ -5,7 +5,7 @@ import type { ServiceName } from '../config';
  * nothing is a 404 at the gateway.
  */
 export const ROUTES: Array<{ pattern: RegExp; service: ServiceName }> = [
-  { pattern: /^\/api\/(servers|config|setup\/servers|plex|dashboard|tasks|status|cancel|active_tasks|last_task)(\/|$)/, service: 'registry' },
+  { pattern: /^\/api\/(servers|config|setup\/servers|plex|dashboard|tasks|status|cancel|cancel_all|active_tasks|last_task|cron|backup)(\/|$)/, service: 'registry' },
   { pattern: /^\/api\/(catalogue|cleaning|mappings)(\/|$)/, service: 'catalogue' },
   { pattern: /^\/api\/analysis(\/|$)/, service: 'analysis' },
   { pattern: /^\/api\/(create_playlist|playlists|clustering|instant_playlist)(\/|$)/, service: 'playlist' },
@@ -25,7 +25,8 @@ const ADMIN_ONLY: Array<{ methods: string[]; pattern: RegExp }> = [
   { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/servers(\/|$)/ },
   { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/config(\/|$)/ },
   { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/plex(\/|$)/ },
-  { methods: ['POST'], pattern: /^\/api\/(analysis|cleaning|clustering|cancel|index)(\/|$)/ },
+  { methods: ['POST'], pattern: /^\/api\/(analysis|cleaning|clustering|cancel|cancel_all|index)(\/|$)/ },
+  { methods: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/(cron|backup|tasks)(\/|$)/ },
   { methods: ['GET', 'POST', 'DELETE'], pattern: /^\/api\/users\/?$/ },
   { methods: ['DELETE'], pattern: /^\/api\/users\/[^/]+$/ },
 ];

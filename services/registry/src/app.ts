@@ -1,15 +1,44 @@
-import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
+import type { ScheduleKind } from '@polyphony/contracts';
+import { ServiceRuntime, type ConsumerHandle, type PeerName, type RuntimeDeps } from '@polyphony/platform';
 import { consumeServerCounts } from './bus/server-counts.consumer';
 import { consumeTaskUpdates } from './bus/task-updated.consumer';
 import { GENERAL_CONFIG_KEYS, type RegistryConfig } from './config';
 import { ConfigService } from './domain/config.service';
+import { BackupService } from './domain/backup.service';
 import { PlexLinkService } from './domain/plex-link.service';
+import { ScheduleService } from './domain/schedule.service';
 import { ServerService, type ClientFactory } from './domain/server.service';
+import { opsRoutesRouter } from './http/ops.routes';
 import { serverRoutes } from './http/servers.routes';
 import { taskRoutes } from './http/tasks.routes';
+import { BackupStore } from './store/backup.store';
 import { registryMigrations } from './store/migrations';
+import { PgScheduleStore } from './store/schedule.store';
 import { ServerRepository } from './store/server.repository';
 import { TaskRepository } from './store/task.repository';
+
+/** Version written into backup headers. */
+const APP_VERSION = '0.1.0';
+
+/** Where a scheduled kind is started (the owning service's public start route). */
+const SCHEDULED_STARTS: Record<Exclude<ScheduleKind, 'backup' | 'sweep'>, { peer: PeerName; path: string }> = {
+  analysis: { peer: 'analysis', path: '/api/analysis/start' },
+  clustering: { peer: 'playlist', path: '/api/clustering/start' },
+  cleaning: { peer: 'catalogue', path: '/api/cleaning/start' },
+  index_rebuild: { peer: 'index', path: '/api/index/rebuild' },
+  radios: { peer: 'index', path: '/api/radios/run' },
+};
+
+/** Task-board types that make a schedule of a kind skip ("skipped: busy"). */
+const BUSY_TYPES: Record<ScheduleKind, string[]> = {
+  analysis: ['analysis'],
+  clustering: ['clustering'],
+  cleaning: ['cleaning'],
+  sweep: ['sweep', 'alignment'],
+  radios: ['radios'],
+  index_rebuild: ['index_build'],
+  backup: ['backup', 'restore'],
+};
 
 export interface RegistryDeps extends RuntimeDeps {
   clientFactory?: ClientFactory;
@@ -23,8 +52,19 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const servers = new ServerService(serverRepo, rt.bus, rt.logger.child({ component: 'ServerService' }), deps.clientFactory);
   const configService = new ConfigService(rt.ds, serverRepo, rt.logger.child({ component: 'ConfigService' }));
   const plex = new PlexLinkService(async () => (await configService.all()).PLEX_TV_URL ?? 'https://plex.tv');
+  const backups = new BackupService(new BackupStore(rt.ds), tasks, { dir: config.backupDir, appVersion: APP_VERSION, requestIndexRebuild: async () => (await rt.client('index').post<{ task_id?: string }>('/api/index/rebuild', {}))?.task_id ?? null }, rt.logger.child({ component: 'BackupService' }));
+  const startTask = async (kind: ScheduleKind, params: Record<string, unknown>): Promise<string | null> => {
+    if (kind === 'backup') return (await backups.start({ keep: typeof params.keep === 'number' ? params.keep : undefined })).task_id;
+    if (kind === 'sweep') return servers.requestAlignment(false);
+    const target = SCHEDULED_STARTS[kind];
+    const answer = await rt.client(target.peer).post<{ task_id?: string } | undefined>(target.path, params);
+    return answer?.task_id ?? null;
+  };
+  const busy = async (kind: ScheduleKind) => (await tasks.active()).some((t) => BUSY_TYPES[kind].includes(t.type));
+  const schedules = new ScheduleService(new PgScheduleStore(rt.ds), startTask, busy, rt.logger.child({ component: 'Scheduler' }));
   rt.app.use(serverRoutes(servers, configService, plex));
   rt.app.use(taskRoutes(tasks, rt.bus));
+  rt.app.use(opsRoutesRouter(schedules, backups));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];
@@ -32,10 +72,14 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
     await configService.migrateAtStart(config.seedEnv, GENERAL_CONFIG_KEYS);
     consumers.push(await consumeTaskUpdates(rt.bus, tasks, config.busPrefetch));
     consumers.push(await consumeServerCounts(rt.bus, serverRepo, config.busPrefetch));
+    await new BackupStore(rt.ds).failAbandoned();
+    schedules.startLoop(config.schedulerTickMs);
   });
   rt.onStop(async () => {
+    await schedules.stopLoop();
+    await backups.idle();
     for (const c of consumers) await c.stop();
   });
-  return { name: 'registry', runtime: rt, http: rt.app, servers, tasks, configService, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
+  return { name: 'registry', runtime: rt, http: rt.app, servers, tasks, configService, schedules, backups, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
 }
 export type Registry = ReturnType<typeof buildRegistry>;

@@ -1,4 +1,6 @@
-import { loadServiceConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
+import { join } from 'node:path';
+import { loadServiceConfig, parseConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
+import { z } from '@polyphony/contracts';
 import { LEGACY_MEDIA_KEYS } from './domain/config.service';
 
 /** General (non-media) keys imported from the environment into app_config on first start. */
@@ -7,12 +9,23 @@ export const GENERAL_CONFIG_KEYS = ['TZ', 'PLEX_TV_URL', 'CLEANING_CATALOGUE', '
 export interface RegistryConfig extends ServiceConfig {
   /** Raw environment subset for first-start seeding and the legacy migration. */
   seedEnv: Record<string, string | undefined>;
+  /** Directory of backup archives (a persistent volume in containers). */
+  backupDir: string;
+  /** Scheduler pass interval, milliseconds (schedules have a one-second resolution). */
+  schedulerTickMs: number;
 }
 
-/** Registry configuration: connection settings plus the first-start seed values. */
+const OpsEnv = z.object({
+  BACKUP_DIR: z.string().min(1).optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  SCHEDULER_TICK_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+});
+
+/** Registry configuration: connection settings, first-start seed values, backup directory, scheduler interval. */
 export function loadRegistryConfig(env: Record<string, string | undefined> = readEnv()): RegistryConfig {
   const base = loadServiceConfig('registry', 'registry', env);
+  const ops = parseConfig(OpsEnv, env);
   const seedEnv: Record<string, string | undefined> = {};
   for (const k of [...GENERAL_CONFIG_KEYS, ...LEGACY_MEDIA_KEYS]) seedEnv[k] = env[k];
-  return { ...base, seedEnv };
+  return { ...base, seedEnv, backupDir: ops.BACKUP_DIR ?? join(ops.DATA_DIR, 'backups'), schedulerTickMs: ops.SCHEDULER_TICK_MS };
 }

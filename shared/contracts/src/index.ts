@@ -8,3 +8,4 @@ export * from './learned';
 export * from './catalogue';
 export * from './features';
 export * from './playlists';
+export * from './ops';

@@ -1,8 +1,8 @@
 import { Router } from 'express';
-import { RoutingKeys, z, type TaskCancelRequestedEvent } from '@polyphony/contracts';
+import { RoutingKeys, TaskHistoryQuery, z, type TaskCancelRequestedEvent } from '@polyphony/contracts';
 import { NotFoundError, asyncRoute, parseOrThrow, requireRole, type Bus } from '@polyphony/platform';
 import { toStatusDto } from '../domain/task-board';
-import type { TaskRepository } from '../store/task.repository';
+import type { TaskRecord, TaskRepository } from '../store/task.repository';
 
 /**
  * Task board endpoints: `/api/status/<id>`, `/api/cancel/<id>`, `/api/active_tasks`,
@@ -11,6 +11,10 @@ import type { TaskRepository } from '../store/task.repository';
  */
 export function taskRoutes(tasks: TaskRepository, bus: Bus): Router {
   const r = Router();
+  const cancel = async (t: TaskRecord) => {
+    await bus.publish(RoutingKeys.taskCancelRequested, { taskId: t.taskId, type: t.type } satisfies TaskCancelRequestedEvent);
+    await tasks.markRevoked(t.taskId);
+  };
   r.get(
     '/api/status/:id',
     asyncRoute(async (req, res) => {
@@ -29,11 +33,37 @@ export function taskRoutes(tasks: TaskRepository, bus: Bus): Router {
       const { id } = parseOrThrow(z.object({ id: z.string().min(1).max(100) }), req.params, 'path');
       const t = await tasks.find(id);
       if (!t) throw new NotFoundError(`Task ${id} not found`);
-      if (t.state === 'NEW' || t.state === 'RUNNING') {
-        await bus.publish(RoutingKeys.taskCancelRequested, { taskId: id, type: t.type } satisfies TaskCancelRequestedEvent);
-        await tasks.markRevoked(id);
-      }
-      res.json({ message: 'Cancellation requested', task_id: id, cancelled_jobs_count: t.state === 'NEW' || t.state === 'RUNNING' ? 1 : 0 });
+      const live = t.state === 'NEW' || t.state === 'RUNNING';
+      if (live) await cancel(t);
+      res.json({ message: 'Cancellation requested', task_id: id, cancelled_jobs_count: live ? 1 : 0 });
+    }),
+  );
+  // Cancel every live task, or those whose type starts with the prefix (the Jellyfin plugin posts
+  // `/api/cancel_all/<type>` with an empty body). Work done so far is kept, as with one cancel.
+  const cancelAll = asyncRoute(async (req, res) => {
+    const { type } = parseOrThrow(z.object({ type: z.string().max(100).optional() }), req.params, 'path');
+    const live = (await tasks.active()).filter((t) => !type || t.type.startsWith(type) || `main_${t.type}`.startsWith(type));
+    for (const t of live) await cancel(t);
+    res.json({ message: live.length ? `Cancellation requested for ${live.length} task(s)` : 'No live task to cancel', task_ids: live.map((t) => t.taskId), cancelled_jobs_count: live.length });
+  });
+  r.post('/api/cancel_all', requireRole('admin'), cancelAll);
+  r.post('/api/cancel_all/:type', requireRole('admin'), cancelAll);
+  r.get(
+    '/api/tasks',
+    requireRole('admin'),
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(TaskHistoryQuery, req.query, 'query');
+      const list = await tasks.history({ kind: q.kind, state: q.state, limit: q.limit });
+      res.json({
+        tasks: list.map((t) => ({
+          ...toStatusDto(t),
+          servers: t.servers,
+          created_at: t.createdAt.toISOString(),
+          started_at: t.startedAt?.toISOString() ?? null,
+          finished_at: t.finishedAt?.toISOString() ?? null,
+          duration_seconds: t.startedAt ? Math.round(((t.finishedAt ?? new Date()).getTime() - t.startedAt.getTime()) / 100) / 10 : null,
+        })),
+      });
     }),
   );
   r.get(

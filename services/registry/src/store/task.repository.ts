@@ -65,6 +65,15 @@ export class TaskRepository {
     return rows.map(toTask);
   }
 
+  /** Task history, newest first, optionally of one type prefix and one state. */
+  async history(f: { kind?: string; state?: string; limit: number }): Promise<TaskRecord[]> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT * FROM registry.tasks WHERE ($1::text IS NULL OR type LIKE $1 || '%') AND ($2::text IS NULL OR state = $2) ORDER BY created_at DESC LIMIT $3`,
+      [f.kind ?? null, f.state ?? null, f.limit],
+    );
+    return rows.map(toTask);
+  }
+
   async last(): Promise<TaskRecord | undefined> {
     const rows: Row[] = await this.ds.query(`SELECT * FROM registry.tasks ORDER BY created_at DESC LIMIT 1`);
     return rows[0] && toTask(rows[0]);

@@ -1,0 +1,169 @@
+import request from 'supertest';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { createHash } from 'node:crypto';
+import type { TestDatabase } from '@polyphony/testkit';
+import type { Stack } from '../src/stack';
+import { ADMIN, API_TOKEN, loginCookie, startTestStack } from './helpers';
+
+/** Operations through the gateway: schedules, backups (format checks), task control. */
+describe('operations API (full stack)', () => {
+  let stack: Stack;
+  let db: TestDatabase;
+  let url: string;
+  let userCookie: string;
+  const auth = { Authorization: `Bearer ${API_TOKEN}` };
+  const sql = (text: string, params: unknown[] = []) => db.query(text, params);
+  const backupDir = `/tmp/polyphony-ops-test-${process.pid}-${Date.now()}`;
+
+  beforeAll(async () => {
+    ({ stack, db, url } = await startTestStack({ BACKUP_DIR: backupDir, SCHEDULER_TICK_MS: '200' }));
+    const admin = await loginCookie(url);
+    await request(url).post('/api/users').set('Cookie', admin).send({ username: 'listener', password: 'listener-pass-1', role: 'user', current_password: ADMIN.password }).expect(201);
+    userCookie = await loginCookie(url, 'listener', 'listener-pass-1');
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await db?.drop();
+  });
+
+  async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const v = await probe();
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  it('When a schedule has a bad expression, time zone or kind, then 400 says why and nothing is stored', async () => {
+    const base = { name: 'nightly', kind: 'analysis', cron: '0 3 * * *', timezone: 'UTC' };
+    const badCron = await request(url).post('/api/cron').set(auth).send({ ...base, cron: '61 3 * * *' }).expect(400);
+    expect(badCron.body.error.message).toMatch(/Invalid cron expression '61 3 \* \* \*'.*minute/);
+    const badTz = await request(url).post('/api/cron').set(auth).send({ ...base, timezone: 'Mars/Olympus' }).expect(400);
+    expect(badTz.body.error.message).toMatch(/Unknown time zone 'Mars\/Olympus'/);
+    const badKind = await request(url).post('/api/cron').set(auth).send({ ...base, kind: 'format_disk' }).expect(400);
+    expect(badKind.body.error.message).toMatch(/kind/);
+    await request(url).post('/api/cron').set(auth).send({ ...base, extra: 1 }).expect(400);
+    expect((await request(url).get('/api/cron').set(auth).expect(200)).body.schedules).toEqual([]);
+    expect(await sql('SELECT * FROM registry.schedules')).toEqual([]);
+  });
+
+  it('When an admin adds, previews, edits and deletes a schedule, then each answer shows next run and history; a user is refused', async () => {
+    const preview = await request(url).post('/api/cron/preview').set(auth).send({ cron: '0 3 * * *', timezone: 'Europe/Berlin', count: 3 }).expect(200);
+    expect(preview.body.next).toHaveLength(3);
+    expect(preview.body.next.every((t: string) => ['01', '02'].includes(t.slice(11, 13)))).toBe(true);
+    const created = await request(url).post('/api/cron').set(auth).send({ name: 'Nightly analysis', kind: 'analysis', cron: '0 3 * * *', timezone: 'Europe/Berlin' }).expect(201);
+    expect(created.body).toMatchObject({ name: 'Nightly analysis', kind: 'analysis', enabled: true, last_result: null, history: [] });
+    expect(Date.parse(created.body.next_run_at)).toBeGreaterThan(Date.now());
+    await request(url).post('/api/cron').set(auth).send({ name: 'nightly ANALYSIS', kind: 'cleaning', cron: '0 4 * * *' }).expect(409);
+    const edited = await request(url).put(`/api/cron/${created.body.id}`).set(auth).send({ name: 'Nightly analysis', kind: 'analysis', cron: '30 2 * * 1-5', timezone: 'UTC', enabled: false }).expect(200);
+    expect(edited.body).toMatchObject({ cron: '30 2 * * 1-5', enabled: false, next_run_at: null });
+    await request(url).get('/api/cron').set('Cookie', userCookie).expect(403);
+    await request(url).post('/api/cron').set('Cookie', userCookie).set('origin', url).send({ name: 'x', kind: 'analysis', cron: '* * * * *' }).expect(403);
+    await request(url).delete(`/api/cron/${created.body.id}`).set(auth).expect(200);
+    await request(url).delete(`/api/cron/${created.body.id}`).set(auth).expect(404);
+    await request(url).put('/api/cron/not-a-uuid').set(auth).send({ name: 'x', kind: 'analysis', cron: '* * * * *' }).expect(400);
+  });
+
+  it('When a seconds schedule of backups is due, then the scheduler starts one backup per firing and records the outcome', async () => {
+    const s = await request(url).post('/api/cron').set(auth).send({ name: 'backup every 2 s', kind: 'backup', cron: '*/2 * * * * *', params: { keep: 1 } }).expect(201);
+    const fired = await waitFor('a started firing', async () => {
+      const list = (await request(url).get('/api/cron').set(auth).expect(200)).body.schedules;
+      const row = list.find((x: { id: string }) => x.id === s.body.id);
+      return row?.history.find((h: { outcome: string }) => h.outcome === 'started') ? row : undefined;
+    });
+    expect(fired.last_task_id).toEqual(expect.any(String));
+    await request(url).put(`/api/cron/${s.body.id}`).set(auth).send({ name: 'backup every 2 s', kind: 'backup', cron: '*/2 * * * * *', enabled: false }).expect(200);
+    const done = await waitFor('the scheduled backup', async () => {
+      const st = await request(url).get(`/api/status/${fired.last_task_id}`).set(auth);
+      return st.body.state === 'SUCCESS' ? st.body : undefined;
+    });
+    expect(done.status_message).toMatch(/ready/);
+    // keep: 1 leaves one ready archive however many fired.
+    const ready = (await request(url).get('/api/backup').set(auth).expect(200)).body.backups.filter((b: { status: string }) => b.status === 'ready');
+    expect(ready.length).toBeGreaterThanOrEqual(1);
+    await request(url).delete(`/api/cron/${s.body.id}`).set(auth).expect(200);
+    // A firing claimed just before the disable may still be writing: let it finish.
+    await waitFor('no backup running', async () => ((await request(url).get('/api/backup').set(auth)).body.backups.some((b: { status: string }) => b.status === 'running') ? undefined : true));
+  });
+
+  async function backup(passphrase?: string): Promise<{ id: string; archive: Buffer }> {
+    const started = await request(url).post('/api/backup').set(auth).send(passphrase ? { passphrase } : {}).expect(202);
+    const b = await waitFor('backup ready', async () => {
+      const list = (await request(url).get('/api/backup').set(auth).expect(200)).body.backups;
+      const row = list.find((x: { id: string }) => x.id === started.body.backup_id);
+      return row?.status === 'ready' ? row : undefined;
+    });
+    const dl = await request(url).get(`/api/backup/${b.id}`).set(auth).buffer(true).parse((res, cb) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => cb(null, Buffer.concat(chunks)));
+    }).expect(200);
+    expect(dl.headers['content-type']).toBe('application/gzip');
+    const archive = dl.body as Buffer;
+    expect(archive.length).toBe(b.size_bytes);
+    const lines = gunzipSync(archive).toString('utf8').trimEnd().split('\n');
+    const trailer = JSON.parse(lines.at(-1)!);
+    expect(trailer.sha256).toBe(createHash('sha256').update(lines.slice(0, -1).map((l) => `${l}\n`).join('')).digest('hex'));
+    expect(b.sha256).toBe(trailer.sha256);
+    return { id: b.id, archive };
+  }
+
+  it('When a backup is made without a passphrase, then it holds users and servers but no secret; with one, secrets are encrypted', async () => {
+    await sql(`INSERT INTO registry.music_servers (name, server_type, creds, is_default) VALUES ('Home', 'navidrome', '{"url":"http://nas:4533","user":"me","password":"very-secret-pw"}', true)`);
+    const plain = await backup();
+    const text = gunzipSync(plain.archive).toString('utf8');
+    const header = JSON.parse(text.split('\n')[0]!);
+    expect(header).toMatchObject({ format: 'polyphony-backup', version: 1, secrets: 'excluded' });
+    expect(Object.keys(header.schemas)).toEqual(expect.arrayContaining(['auth', 'registry', 'catalogue', 'analysis', 'index', 'playlist']));
+    expect(text).toContain('"table":"auth.service_users"');
+    expect(text).toContain('"table":"catalogue.score"');
+    expect(text).toContain('http://nas:4533');
+    expect(text).not.toContain('very-secret-pw');
+    expect(text).not.toContain(API_TOKEN);
+    expect(text).not.toContain('"table":"index.cells"');
+    const sealed = await backup('a long passphrase');
+    const sealedText = gunzipSync(sealed.archive).toString('utf8');
+    expect(sealedText).not.toContain('very-secret-pw');
+    expect(sealedText).toContain('"$enc"');
+  });
+
+  it('When a corrupted, truncated, foreign or wrongly unlocked archive is restored, then 400 says why and nothing changes', async () => {
+    const { id, archive } = await backup('a long passphrase');
+    const before = await sql(`SELECT name, creds FROM registry.music_servers ORDER BY name`);
+    await sql(`INSERT INTO registry.music_servers (name, server_type, creds) VALUES ('Second', 'lyrion', '{"url":"http://lms:9000"}')`);
+    const lines = gunzipSync(archive).toString('utf8').split('\n');
+    const tampered = gzipSync(Buffer.from(lines.map((l) => l.replace('http://nas:4533', 'http://evil:4533')).join('\n')));
+    const truncated = gzipSync(Buffer.from(lines.slice(0, -2).join('\n')));
+    const foreign = gzipSync(Buffer.from('{"hello":"world"}\n'));
+    const upload = (body: Buffer, q = '') => request(url).post(`/api/backup/restore${q}`).set(auth).set('content-type', 'application/gzip').send(body);
+    expect((await upload(tampered, '?passphrase=a%20long%20passphrase').expect(400)).body.error.message).toMatch(/checksum/);
+    expect((await upload(truncated, '?passphrase=a%20long%20passphrase').expect(400)).body.error.message).toMatch(/truncated/);
+    expect((await upload(foreign).expect(400)).body.error.message).toMatch(/Not a polyphony backup/);
+    expect((await upload(Buffer.from('not gzip at all')).expect(400)).body.error.message).toMatch(/unreadable/);
+    expect((await upload(archive).expect(400)).body.error.message).toMatch(/passphrase/);
+    expect((await request(url).post(`/api/backup/restore?id=${id}`).set(auth).set('x-backup-passphrase', 'wrong passphrase').expect(400)).body.error.message).toMatch(/Wrong passphrase/);
+    const after = await sql(`SELECT name FROM registry.music_servers ORDER BY name`);
+    expect(after.map((r: { name: string }) => r.name)).toEqual(['Home', 'Second']);
+    // The right passphrase restores the archive's state: the second server is gone, the secret is back.
+    const ok = await request(url).post(`/api/backup/restore?id=${id}`).set(auth).set('x-backup-passphrase', 'a long passphrase').expect(200);
+    expect(ok.body.restored.rows).toBeGreaterThan(0);
+    expect(await sql(`SELECT name, creds FROM registry.music_servers ORDER BY name`)).toEqual(before);
+    await request(url).get('/api/backup').set('Cookie', userCookie).expect(403);
+  });
+
+  it('When cancel_all is posted with an empty body, then every live task is revoked and the history lists tasks with durations', async () => {
+    await sql(`INSERT INTO registry.tasks (id, type, owner, state, started_at) VALUES ('t-live-1', 'clustering', 'playlist', 'RUNNING', now() - interval '5 seconds'), ('t-live-2', 'cleaning', 'catalogue', 'NEW', now())`);
+    const some = await request(url).post('/api/cancel_all/main_clustering').set(auth).expect(200);
+    expect(some.body).toMatchObject({ cancelled_jobs_count: 1, task_ids: ['t-live-1'] });
+    const all = await request(url).post('/api/cancel_all').set(auth).expect(200);
+    expect(all.body).toMatchObject({ cancelled_jobs_count: 1, task_ids: ['t-live-2'] });
+    expect((await request(url).get('/api/active_tasks').set(auth).expect(200)).body).toEqual({});
+    const hist = await request(url).get('/api/tasks?kind=clustering&limit=5').set(auth).expect(200);
+    expect(hist.body.tasks).toEqual([expect.objectContaining({ task_id: 't-live-1', state: 'REVOKED', duration_seconds: expect.any(Number) })]);
+    expect(hist.body.tasks[0].duration_seconds).toBeGreaterThanOrEqual(5);
+    await request(url).get('/api/tasks?limit=0').set(auth).expect(400);
+    await request(url).get('/api/tasks').set('Cookie', userCookie).expect(403);
+  });
+});

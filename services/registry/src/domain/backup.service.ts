@@ -1,0 +1,267 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BackupDto, TaskUpdatedEvent } from '@polyphony/contracts';
+import { ConflictError, NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
+import { ArchiveReader, ArchiveWriter, BACKUP_FORMAT, BACKUP_FORMAT_VERSION, CREDENTIAL_SECRET_KEYS, SECRET_SETTING, SecretCipher, type BackupHeader } from './backup-format';
+import type { BackupStore } from '../store/backup.store';
+
+/** Where task snapshots go (the registry's own task board). */
+export interface TaskBoardWriter {
+  upsert(e: TaskUpdatedEvent): Promise<void>;
+  active(): Promise<Array<{ taskId: string; type: string }>>;
+}
+
+export interface BackupOptions {
+  dir: string;
+  appVersion: string;
+  /** Asks the index service for a full rebuild after a restore; returns its task id when it has one. */
+  requestIndexRebuild: () => Promise<string | null>;
+}
+
+const FILE_SUFFIX = '.polyphony-backup.gz';
+
+/**
+ * Backups and restores of everything the user owns (songs, embeddings of every version, tags,
+ * lyrics, mappings, servers, settings, schedules, anchors, radios, playlist metadata, users with
+ * password hashes) as one consistent snapshot across every schema. Archives are written to the
+ * backup volume through a temporary name and renamed when complete, so a listed `ready` backup is
+ * always whole. Restore is all or nothing, and the index is rebuilt afterwards.
+ */
+export class BackupService {
+  private running: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly store: BackupStore,
+    private readonly tasks: TaskBoardWriter,
+    private readonly options: BackupOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  list(): Promise<BackupDto[]> {
+    return this.store.listBackups().then((rows) => rows.map(({ file_name: _f, ...dto }) => dto));
+  }
+
+  /**
+   * Starts a backup in the background; returns its ids at once (202). With a passphrase, secret
+   * values are kept encrypted; without, they are left out. `keep` (scheduled backups) deletes the
+   * oldest ready backups beyond that many once this one is complete.
+   */
+  async start(opts: { passphrase?: string; keep?: number } = {}): Promise<{ backup_id: string; task_id: string }> {
+    if (this.running) throw new ConflictError('A backup or restore is already running');
+    const id = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').toLowerCase()}-${randomUUID().slice(0, 8)}`;
+    const taskId = randomUUID();
+    const fileName = `${id}${FILE_SUFFIX}`;
+    const secrets = opts.passphrase ? 'encrypted' : 'excluded';
+    await this.store.insertBackup({ id, fileName, formatVersion: BACKUP_FORMAT_VERSION, secrets, taskId });
+    await this.report(taskId, 'backup', 'RUNNING', 0, 'Backup started', 1);
+    this.running = this.write(id, fileName, taskId, opts).finally(() => {
+      this.running = undefined;
+    });
+    return { backup_id: id, task_id: taskId };
+  }
+
+  /** Waits for a backup or restore in progress (tests, shutdown). */
+  async idle(): Promise<void> {
+    await this.running?.catch(() => undefined);
+  }
+
+  private async write(id: string, fileName: string, taskId: string, opts: { passphrase?: string; keep?: number }): Promise<void> {
+    await mkdir(this.options.dir, { recursive: true, mode: 0o700 });
+    const tmp = join(this.options.dir, `.${fileName}.partial`);
+    const writer = new ArchiveWriter(tmp);
+    try {
+      const cipher = opts.passphrase ? SecretCipher.create(opts.passphrase) : undefined;
+      const sha256 = await this.store.snapshot(async (read) => {
+        const header: BackupHeader = { format: BACKUP_FORMAT, version: BACKUP_FORMAT_VERSION, createdAt: new Date().toISOString(), appVersion: this.options.appVersion, schemas: await read.schemaVersions(), secrets: cipher ? 'encrypted' : 'excluded', kdf: cipher?.kdf };
+        await writer.header(header);
+        const tables = await read.tables();
+        let done = 0;
+        for (const t of tables) {
+          await writer.table({ table: t.name, columns: t.columns });
+          for await (const row of read.rows(t.name)) {
+            const sealed = sealRow(t.name, row, cipher);
+            if (sealed) await writer.row(sealed);
+          }
+          done++;
+          await this.report(taskId, 'backup', 'RUNNING', Math.min(99, Math.round((done / tables.length) * 100)), `Backed up ${t.name}`, done + 1);
+        }
+        return writer.finish();
+      });
+      await rename(tmp, join(this.options.dir, fileName));
+      const size = (await stat(join(this.options.dir, fileName))).size;
+      await this.store.finishBackup(id, { status: 'ready', sizeBytes: size, sha256, rows: writer.rows, message: `${writer.rows} rows in ${writer.tables} tables` });
+      await this.report(taskId, 'backup', 'SUCCESS', 100, `Backup ${id} ready: ${writer.rows} rows, ${size} bytes`, 10_000);
+      this.logger.info('backup written', { backupId: id, rows: writer.rows, bytes: size });
+      if (opts.keep) await this.prune(opts.keep);
+    } catch (err) {
+      await writer.abort();
+      await rm(tmp, { force: true });
+      const message = `Backup failed: ${(err as Error).message}`;
+      await this.store.finishBackup(id, { status: 'failed', message }).catch(() => undefined);
+      await this.report(taskId, 'backup', 'FAIL', 100, message, 10_000).catch(() => undefined);
+      this.logger.error('backup failed', { backupId: id, error: (err as Error).message });
+    }
+  }
+
+  /** Deletes the oldest ready backups beyond `keep` (retention of scheduled backups). */
+  async prune(keep: number): Promise<number> {
+    const ready = (await this.store.listBackups()).filter((b) => b.status === 'ready');
+    let removed = 0;
+    for (const b of ready.slice(keep)) {
+      await this.remove(b.id);
+      removed++;
+    }
+    return removed;
+  }
+
+  /** Path of a ready archive (404 when unknown or not ready). */
+  async archivePath(id: string): Promise<{ path: string; fileName: string; size: number }> {
+    const b = (await this.store.listBackups()).find((x) => x.id === id);
+    if (!b || b.status !== 'ready') throw new NotFoundError(`Backup ${id} not found`);
+    const path = join(this.options.dir, b.file_name);
+    try {
+      return { path, fileName: b.file_name, size: (await stat(path)).size };
+    } catch {
+      throw new NotFoundError(`Backup ${id} is listed but its file is missing from the backup volume`);
+    }
+  }
+
+  openArchive(path: string) {
+    return createReadStream(path);
+  }
+
+  async remove(id: string): Promise<void> {
+    const b = (await this.store.listBackups()).find((x) => x.id === id);
+    if (!b) throw new NotFoundError(`Backup ${id} not found`);
+    if (b.status === 'running') throw new ConflictError(`Backup ${id} is still being written`);
+    await rm(join(this.options.dir, b.file_name), { force: true });
+    await this.store.deleteBackup(id);
+  }
+
+  /** A temporary path on the backup volume for an uploaded archive. */
+  async uploadPath(): Promise<string> {
+    const dir = join(this.options.dir, 'uploads');
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    return join(dir, `${randomUUID()}.upload.gz`);
+  }
+
+  /**
+   * Restores an archive (a stored backup's file or an upload) all or nothing. Checks format,
+   * version, checksum, schema compatibility and the passphrase before changing anything
+   * (ValidationError 400); refuses while a task runs (409). Secrets the archive left out are kept
+   * from the current install (same server id, same setting key). Then requests an index rebuild.
+   */
+  async restore(path: string, passphrase?: string): Promise<{ tables: number; rows: number; index_rebuild_task_id: string | null }> {
+    if (this.running) throw new ConflictError('A backup or restore is already running');
+    const reader = new ArchiveReader(path);
+    const header = await reader.verify();
+    const current = await this.store.schemaVersions();
+    for (const [schema, names] of Object.entries(header.schemas)) {
+      const here = current[schema] ?? [];
+      const unknown = names.filter((n) => !here.includes(n));
+      if (unknown.length) throw new ValidationError(`Backup was made by a newer version (schema ${schema} has migrations this install lacks: ${unknown.join(', ')}); upgrade first`);
+    }
+    let cipher: SecretCipher | undefined;
+    if (header.secrets === 'encrypted' && header.kdf) {
+      if (!passphrase) throw new ValidationError('This backup keeps its secrets encrypted: give the passphrase it was made with');
+      cipher = SecretCipher.open(passphrase, header.kdf);
+    }
+    const live = (await this.tasks.active()).filter((t) => t.type !== 'restore');
+    if (live.length) throw new ConflictError(`A ${live[0]!.type} task is running; cancel it or wait before restoring`);
+    const taskId = randomUUID();
+    await this.report(taskId, 'restore', 'RUNNING', 0, 'Restore started', 1);
+    const job = (async () => {
+      const result = await this.store.restore(reader.items(), {
+        before: async (qr) => keepSecrets(qr),
+        transform: (table, row) => openRow(table, row, cipher),
+        after: async (qr, kept) => restoreKeptSecrets(qr, kept as KeptSecrets),
+      });
+      this.logger.info('backup restored', { createdAt: header.createdAt, ...result });
+      let rebuild: string | null = null;
+      try {
+        rebuild = await this.options.requestIndexRebuild();
+      } catch (err) {
+        this.logger.warn('index rebuild after restore could not be requested; run it from the UI', { error: (err as Error).message });
+      }
+      await this.report(taskId, 'restore', 'SUCCESS', 100, `Restored ${result.rows} rows in ${result.tables} tables`, 10_000);
+      return { ...result, index_rebuild_task_id: rebuild };
+    })();
+    this.running = job.catch(() => undefined);
+    try {
+      return await job;
+    } catch (err) {
+      await this.report(taskId, 'restore', 'FAIL', 100, `Restore failed, nothing changed: ${(err as Error).message}`, 10_000).catch(() => undefined);
+      throw err;
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  private async report(taskId: string, type: 'backup' | 'restore', state: TaskUpdatedEvent['state'], progress: number, message: string, seq: number): Promise<void> {
+    const now = new Date().toISOString();
+    await this.tasks.upsert({ taskId, type, owner: 'registry', state, progress, message, servers: [], log: [message], details: {}, seq, startedAt: state === 'RUNNING' && seq === 1 ? now : undefined, finishedAt: state === 'RUNNING' ? undefined : now });
+  }
+}
+
+/** Secret setting rows and credential secrets of the current install, read before a restore empties the tables. */
+interface KeptSecrets {
+  settings: Array<{ table: string; key: string; value: string }>;
+  creds: Array<{ id: string; creds: Record<string, string> }>;
+}
+
+const SETTINGS_TABLES = ['auth.settings', 'registry.app_config', 'registry.settings'];
+
+async function keepSecrets(qr: { query(sql: string, p?: unknown[]): Promise<unknown> }): Promise<KeptSecrets> {
+  const settings: KeptSecrets['settings'] = [];
+  for (const table of SETTINGS_TABLES) {
+    const exists = (await qr.query(`SELECT to_regclass($1) AS t`, [table])) as Array<{ t: string | null }>;
+    if (!exists[0]?.t) continue;
+    const rows = (await qr.query(`SELECT key, value FROM ${table}`)) as Array<{ key: string; value: string }>;
+    for (const r of rows) if (SECRET_SETTING.test(r.key)) settings.push({ table, key: r.key, value: r.value });
+  }
+  const creds = (await qr.query(`SELECT id::text AS id, creds FROM registry.music_servers`)) as KeptSecrets['creds'];
+  return { settings, creds };
+}
+
+async function restoreKeptSecrets(qr: { query(sql: string, p?: unknown[]): Promise<unknown> }, kept: KeptSecrets): Promise<void> {
+  for (const s of kept.settings) await qr.query(`INSERT INTO ${s.table} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [s.key, s.value]);
+  for (const c of kept.creds) {
+    const secrets = Object.fromEntries(Object.entries(c.creds).filter(([k]) => CREDENTIAL_SECRET_KEYS.includes(k)));
+    if (!Object.keys(secrets).length) continue;
+    // Only fills keys the restored row lacks (an archive without secrets), never overrides restored ones.
+    await qr.query(`UPDATE registry.music_servers SET creds = $2::jsonb || creds WHERE id::text = $1`, [c.id, JSON.stringify(secrets)]);
+  }
+}
+
+/** Seals a row's secrets for the archive (encrypted, or removed without a cipher); undefined drops the row. */
+function sealRow(table: string, row: Record<string, unknown>, cipher: SecretCipher | undefined): Record<string, unknown> | undefined {
+  if (SETTINGS_TABLES.includes(table) && typeof row.key === 'string' && SECRET_SETTING.test(row.key)) {
+    return cipher ? { ...row, value: { $enc: cipher.encrypt(String(row.value)) } } : undefined;
+  }
+  if (row.creds && typeof row.creds === 'object') {
+    const creds = { ...(row.creds as Record<string, unknown>) };
+    for (const k of CREDENTIAL_SECRET_KEYS) {
+      if (creds[k] === undefined || creds[k] === null || creds[k] === '') continue;
+      if (cipher) creds[k] = { $enc: cipher.encrypt(String(creds[k])) };
+      else delete creds[k];
+    }
+    return { ...row, creds };
+  }
+  return row;
+}
+
+/** Opens sealed values of an archive row (the inverse of sealRow). */
+function openRow(table: string, row: Record<string, unknown>, cipher: SecretCipher | undefined): Record<string, unknown> | undefined {
+  const open = (v: unknown): unknown => {
+    if (v && typeof v === 'object' && '$enc' in (v as object)) {
+      if (!cipher) throw new ValidationError('Backup archive holds encrypted values but its header says secrets are excluded');
+      return cipher.decrypt(String((v as { $enc: string }).$enc));
+    }
+    return v;
+  };
+  if (SETTINGS_TABLES.includes(table) && 'value' in row) return { ...row, value: open(row.value) };
+  if (row.creds && typeof row.creds === 'object') return { ...row, creds: Object.fromEntries(Object.entries(row.creds as Record<string, unknown>).map(([k, v]) => [k, open(v)])) };
+  return row;
+}

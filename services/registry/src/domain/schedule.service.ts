@@ -1,0 +1,207 @@
+import { Cron } from 'croner';
+import type { ScheduleBody, ScheduleDto, ScheduleKind } from '@polyphony/contracts';
+import { AppError, ConflictError, NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
+
+/** A stored schedule (times as Date). */
+export interface Schedule extends Omit<ScheduleBody, 'params'> {
+  id: string;
+  params: Record<string, unknown>;
+  nextRunAt: Date | null;
+  lastRunAt: Date | null;
+  lastResult: string | null;
+  lastTaskId: string | null;
+}
+
+export interface ScheduleRun {
+  firedAt: Date;
+  outcome: string;
+  taskId: string | null;
+  message: string;
+}
+
+/** A schedule whose due time this scheduler claimed (one firing, recorded as a run row). */
+export interface ClaimedFiring {
+  schedule: Schedule;
+  runId: string;
+}
+
+/** Persistence port of the scheduler (registry.schedules, registry.schedule_runs). */
+export interface ScheduleStore {
+  list(): Promise<Schedule[]>;
+  find(id: string): Promise<Schedule | undefined>;
+  insert(body: ScheduleBody, nextRunAt: Date | null): Promise<Schedule>;
+  update(id: string, body: ScheduleBody, nextRunAt: Date | null): Promise<Schedule | undefined>;
+  remove(id: string): Promise<boolean>;
+  history(ids: string[], perSchedule: number): Promise<Map<string, ScheduleRun[]>>;
+  /**
+   * Claims every enabled schedule due at `now`, at most once across all replicas: under a
+   * transaction-level advisory lock, each due row's `next_run_at` is moved to `next(schedule)`
+   * (computed from `now`, so a schedule missed while the service was down fires once, never in a
+   * burst) and a pending run row is written. Returns nothing when another replica holds the lock.
+   */
+  claimDue(now: Date, next: (s: Schedule) => Date | null): Promise<ClaimedFiring[]>;
+  recordOutcome(firing: ClaimedFiring, outcome: string, taskId: string | null, message: string): Promise<void>;
+}
+
+/** Starts one task of a kind over every server; returns its task id. Throws ConflictError (409) when one of its kind is live. */
+export type TaskStarter = (kind: ScheduleKind, params: Record<string, unknown>) => Promise<string | null>;
+/** Whether a task of this kind is live (NEW or RUNNING) right now. */
+export type BusyCheck = (kind: ScheduleKind) => Promise<boolean>;
+
+/**
+ * Parses and checks a cron expression in a time zone with croner (5 fields, or 6 with seconds
+ * first). Throws ValidationError (400) carrying the parser's message.
+ */
+export function parseCron(expression: string, timezone: string): Cron {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+  } catch {
+    throw new ValidationError(`Unknown time zone '${timezone}' (use an IANA name such as Europe/Berlin)`);
+  }
+  try {
+    const cron = new Cron(expression, { timezone, paused: true });
+    return cron;
+  } catch (err) {
+    throw new ValidationError(`Invalid cron expression '${expression}': ${(err as Error).message}`);
+  }
+}
+
+/** The next run strictly after `from` (null when the expression never fires again). */
+export function nextRun(expression: string, timezone: string, from: Date): Date | null {
+  return parseCron(expression, timezone).nextRun(from) ?? null;
+}
+
+/**
+ * Schedules: CRUD with validation, and the scheduler loop. Every replica may run the loop; the
+ * store's claim (advisory lock + compare-and-set on `next_run_at`) makes each due time fire exactly
+ * once. A firing never starts a task while one of its kind runs: it records `skipped: busy`.
+ */
+export class ScheduleService {
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: ScheduleStore,
+    private readonly start: TaskStarter,
+    private readonly busy: BusyCheck,
+    private readonly logger: Logger,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  async list(): Promise<ScheduleDto[]> {
+    const schedules = await this.store.list();
+    const history = await this.store.history(schedules.map((s) => s.id), 10);
+    return schedules.map((s) => toDto(s, history.get(s.id) ?? []));
+  }
+
+  async create(body: ScheduleBody): Promise<ScheduleDto> {
+    const next = body.enabled ? nextRun(body.cron, body.timezone, this.clock()) : (parseCron(body.cron, body.timezone), null);
+    try {
+      return toDto(await this.store.insert(body, next), []);
+    } catch (err) {
+      throw uniqueName(err, body.name);
+    }
+  }
+
+  async update(id: string, body: ScheduleBody): Promise<ScheduleDto> {
+    const next = body.enabled ? nextRun(body.cron, body.timezone, this.clock()) : (parseCron(body.cron, body.timezone), null);
+    let s: Schedule | undefined;
+    try {
+      s = await this.store.update(id, body, next);
+    } catch (err) {
+      throw uniqueName(err, body.name);
+    }
+    if (!s) throw new NotFoundError(`Schedule ${id} not found`);
+    const history = await this.store.history([id], 10);
+    return toDto(s, history.get(id) ?? []);
+  }
+
+  async remove(id: string): Promise<void> {
+    if (!(await this.store.remove(id))) throw new NotFoundError(`Schedule ${id} not found`);
+  }
+
+  /** Next `count` run times of an expression, ISO strings (for the editor's preview). */
+  preview(expression: string, timezone: string, count: number): string[] {
+    return parseCron(expression, timezone)
+      .nextRuns(count, this.clock())
+      .map((d) => d.toISOString());
+  }
+
+  /** One scheduler pass: claim what is due and fire it. Returns the firings' outcomes (tests). */
+  async tick(): Promise<Array<{ scheduleId: string; outcome: string; taskId: string | null }>> {
+    const now = this.clock();
+    const claimed = await this.store.claimDue(now, (s) => nextRun(s.cron, s.timezone, now));
+    const out: Array<{ scheduleId: string; outcome: string; taskId: string | null }> = [];
+    for (const firing of claimed) {
+      const { schedule } = firing;
+      let outcome = 'started';
+      let taskId: string | null = null;
+      let message = '';
+      try {
+        if (await this.busy(schedule.kind)) {
+          outcome = 'skipped: busy';
+          message = `a ${schedule.kind} task is already running`;
+        } else {
+          taskId = await this.start(schedule.kind, schedule.params);
+          message = taskId ? `task ${taskId} started` : 'started';
+        }
+      } catch (err) {
+        if (err instanceof ConflictError || (err instanceof AppError && err.httpStatus === 409)) {
+          outcome = 'skipped: busy';
+          message = (err as Error).message;
+        } else {
+          outcome = 'failed';
+          message = (err as Error).message;
+        }
+      }
+      this.logger.info('schedule fired', { scheduleId: schedule.id, name: schedule.name, kind: schedule.kind, outcome, taskId });
+      await this.store.recordOutcome(firing, outcome, taskId, message);
+      out.push({ scheduleId: schedule.id, outcome, taskId });
+    }
+    return out;
+  }
+
+  /** Starts the loop (one pass every `intervalMs`; passes never overlap). */
+  startLoop(intervalMs: number): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.ticking) return;
+      this.ticking = this.tick()
+        .then(() => undefined)
+        .catch((err: Error) => void this.logger.warn('scheduler pass failed; retrying at the next pass', { error: err.message }))
+        .finally(() => {
+          this.ticking = undefined;
+        });
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the loop and waits for a pass in progress. */
+  async stopLoop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.ticking;
+  }
+}
+
+function uniqueName(err: unknown, name: string): Error {
+  if ((err as { code?: string }).code === '23505') return new ConflictError(`A schedule named '${name}' exists`);
+  return err as Error;
+}
+
+function toDto(s: Schedule, history: ScheduleRun[]): ScheduleDto {
+  return {
+    id: s.id,
+    name: s.name,
+    kind: s.kind,
+    cron: s.cron,
+    timezone: s.timezone,
+    enabled: s.enabled,
+    params: s.params,
+    next_run_at: s.nextRunAt?.toISOString() ?? null,
+    last_run_at: s.lastRunAt?.toISOString() ?? null,
+    last_result: s.lastResult,
+    last_task_id: s.lastTaskId,
+    history: history.map((h) => ({ fired_at: h.firedAt.toISOString(), outcome: h.outcome, task_id: h.taskId, message: h.message })),
+  };
+}

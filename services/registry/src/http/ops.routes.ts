@@ -1,0 +1,100 @@
+import { Router, type Request } from 'express';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+import { BackupStartBody, CronPreviewBody, ScheduleBody, opsRoutes, z } from '@polyphony/contracts';
+import { AppError, ValidationError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import type { BackupService } from '../domain/backup.service';
+import type { ScheduleService } from '../domain/schedule.service';
+
+const IdParam = z.object({ id: z.string().uuid() });
+const BackupIdParam = opsRoutes.backupDownload.params;
+const RestoreQuery = z.object({ id: z.string().regex(/^[0-9a-z-]{1,80}$/).optional(), passphrase: z.string().max(1000).optional() });
+
+/** Largest archive accepted as an upload (bytes, compressed); stored backups of any size restore by id. */
+export const RESTORE_UPLOAD_LIMIT_BYTES = 4 * 1024 ** 3;
+
+/**
+ * Schedules (`/api/cron`) and backups (`/api/backup`), admin only (the gateway enforces it too).
+ * Errors: 400 for an invalid expression, time zone, kind, archive or passphrase (nothing stored or
+ * changed), 404 unknown ids, 409 name taken or a backup/restore/task already running, 413 an
+ * upload above RESTORE_UPLOAD_LIMIT_BYTES.
+ */
+export function opsRoutesRouter(schedules: ScheduleService, backups: BackupService): Router {
+  const r = Router();
+  r.use(['/api/cron', '/api/backup'], requireRole('admin'));
+
+  r.get('/api/cron', asyncRoute(async (_req, res) => void res.json({ schedules: await schedules.list() })));
+  r.post('/api/cron/preview', asyncRoute(async (req, res) => {
+    const b = parseOrThrow(CronPreviewBody, req.body, 'cron preview');
+    res.json({ next: schedules.preview(b.cron, b.timezone, b.count) });
+  }));
+  r.post('/api/cron', asyncRoute(async (req, res) => void res.status(201).json(await schedules.create(parseOrThrow(ScheduleBody, req.body, 'schedule')))));
+  r.put('/api/cron/:id', asyncRoute(async (req, res) => {
+    const { id } = parseOrThrow(IdParam, req.params, 'path');
+    res.json(await schedules.update(id, parseOrThrow(ScheduleBody, req.body, 'schedule')));
+  }));
+  r.delete('/api/cron/:id', asyncRoute(async (req, res) => {
+    const { id } = parseOrThrow(IdParam, req.params, 'path');
+    await schedules.remove(id);
+    res.json({ deleted: id });
+  }));
+
+  r.get('/api/backup', asyncRoute(async (_req, res) => void res.json({ backups: await backups.list() })));
+  r.post('/api/backup', asyncRoute(async (req, res) => {
+    const b = parseOrThrow(BackupStartBody, req.body ?? {}, 'backup');
+    res.status(202).json(await backups.start({ passphrase: b.passphrase }));
+  }));
+  r.post('/api/backup/restore', asyncRoute(async (req, res) => {
+    const q = parseOrThrow(RestoreQuery, req.query, 'query');
+    const passphrase = headerValue(req, 'x-backup-passphrase') ?? q.passphrase;
+    if (q.id) {
+      const { path } = await backups.archivePath(q.id);
+      res.json({ restored: await backups.restore(path, passphrase) });
+      return;
+    }
+    const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (!['application/gzip', 'application/x-gzip', 'application/octet-stream'].includes(type)) throw new ValidationError('Send the archive as an application/gzip body, or give ?id=<backup id>');
+    const path = await backups.uploadPath();
+    try {
+      await receive(req, path, RESTORE_UPLOAD_LIMIT_BYTES);
+      res.json({ restored: await backups.restore(path, passphrase) });
+    } finally {
+      await rm(path, { force: true });
+    }
+  }));
+  r.get('/api/backup/:id', asyncRoute(async (req, res) => {
+    const { id } = parseOrThrow(BackupIdParam!, req.params, 'path') as { id: string };
+    const { path, fileName, size } = await backups.archivePath(id);
+    res.setHeader('content-type', 'application/gzip');
+    res.setHeader('content-length', String(size));
+    res.setHeader('content-disposition', `attachment; filename="${fileName}"`);
+    await pipeline(backups.openArchive(path), res);
+  }));
+  r.delete('/api/backup/:id', asyncRoute(async (req, res) => {
+    const { id } = parseOrThrow(BackupIdParam!, req.params, 'path') as { id: string };
+    await backups.remove(id);
+    res.json({ deleted: id });
+  }));
+  return r;
+}
+
+function headerValue(req: Request, name: string): string | undefined {
+  const v = req.headers[name];
+  return typeof v === 'string' && v.length ? v : undefined;
+}
+
+/** Streams the request body to `path`, refusing (413) more than `limit` bytes. */
+async function receive(req: Request, path: string, limit: number): Promise<void> {
+  let seen = 0;
+  const guard = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      seen += chunk.length;
+      if (seen > limit) cb(new AppError('payload_too_large', `Archive larger than ${limit} bytes`, 413));
+      else cb(null, chunk);
+    },
+  });
+  await pipeline(req, guard, createWriteStream(path, { mode: 0o600 }));
+  if (seen === 0) throw new ValidationError('The upload is empty');
+}
