@@ -132,6 +132,16 @@ export function lyricsToPlain(text: string | undefined | null): string | undefin
   return out === '' ? undefined : out;
 }
 
+/**
+ * A time budget shared by the requests of one operation (e.g. a lyrics lookup that needs two
+ * calls): returns a function giving the milliseconds left, at least 1 (so a late call still gets
+ * a tiny timeout and fails as a timeout instead of running unbounded).
+ */
+export function timeBudget(totalMs: number): () => number {
+  const end = Date.now() + totalMs;
+  return () => Math.max(1, end - Date.now());
+}
+
 /** Splits `items` into consecutive slices of at most `size`. */
 export function chunk<T>(items: ReadonlyArray<T>, size: number): T[][] {
   const out: T[][] = [];

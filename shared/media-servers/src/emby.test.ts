@@ -1,5 +1,5 @@
 import { EmbyClient } from './emby';
-import { BadCredentialsError } from './errors';
+import { BadCredentialsError, UnreachableError } from './errors';
 import type { ProviderTrack } from './types';
 import { sendJson, startStub, type Stub } from './__tests__/stub-server';
 
@@ -92,9 +92,22 @@ describe(EmbyClient.name, () => {
     expect(stub.requests[0]?.query.get('ParentId')).toBe('lib1');
   });
 
-  it('When asked for lyrics, then undefined without a request (Emby has no lyrics endpoint)', async () => {
-    stub = await startStub((_req, res) => sendJson(res, {}));
-    await expect(make(stub.url).getLyrics('1')).resolves.toBeUndefined();
-    expect(stub.requests).toHaveLength(0);
+  it('When asked for lyrics, then /emby/Audio/{id}/Lyrics is read once; 404 or an empty list gives undefined', async () => {
+    stub = await startStub((req, res) =>
+      req.path === '/emby/Audio/7/Lyrics' ? sendJson(res, { Lyrics: [{ Text: '[00:01.00]one' }, { Text: 'two' }] }) : sendJson(res, {}, 404),
+    );
+    await expect(make(stub.url).getLyrics('7')).resolves.toBe('one\ntwo');
+    await expect(make(stub.url).getLyrics('8')).resolves.toBeUndefined();
+    expect(stub.requests.map((q) => q.path)).toEqual(['/emby/Audio/7/Lyrics', '/emby/Audio/8/Lyrics']);
+    expect(stub.requests[0]?.headers['x-emby-token']).toBeDefined();
+  });
+
+  it('When the lyrics endpoint does not answer within the lyrics timeout, then UnreachableError after one attempt', async () => {
+    stub = await startStub(() => undefined);
+    const c = new EmbyClient({ type: 'emby', creds: { url: stub.url, user_id: UID, token: 'tok' } }, { retries: 3, backoffMs: 1, lyricsTimeoutMs: 150 });
+    const t0 = Date.now();
+    await expect(c.getLyrics('9')).rejects.toBeInstanceOf(UnreachableError);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(stub.requests).toHaveLength(1);
   });
 });

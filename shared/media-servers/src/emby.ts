@@ -76,9 +76,4 @@ export class EmbyClient extends JellyfinFamilyClient {
   protected deleteItemRequest(id: string): Promise<void> {
     return this.http.send('POST', '/Items/Delete', { query: { Ids: id }, idempotent: true });
   }
-
-  /** Emby exposes lyrics only as subtitle streams; not supported here. */
-  async getLyrics(_trackId: string): Promise<string | undefined> {
-    return undefined;
-  }
 }

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { inspect } from 'node:util';
 import {
   BadCredentialsError,
   NotFoundError,
@@ -8,7 +9,7 @@ import {
   ProtocolError,
   UnreachableError,
 } from './errors';
-import { HttpClient, buildUrl, parseRetryAfter, redactUrl, type MediaServerLogger } from './http';
+import { HttpClient, buildUrl, mayCarryCredentials, parseRetryAfter, redactUrl, type MediaServerLogger } from './http';
 import { closedPort, sendJson, startStub, type Stub } from './__tests__/stub-server';
 
 describe('redactUrl', () => {
@@ -36,6 +37,17 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(inFuture)).toBeGreaterThan(3000);
     expect(parseRetryAfter('nonsense')).toBeUndefined();
     expect(parseRetryAfter(null)).toBeUndefined();
+  });
+});
+
+describe('mayCarryCredentials', () => {
+  it('When the target is the same origin or https on the same host, then credentials may go; otherwise not', () => {
+    const from = new URL('http://nas:8096/jellyfin/Items');
+    expect(mayCarryCredentials(from, new URL('http://nas:8096/other'))).toBe(true);
+    expect(mayCarryCredentials(from, new URL('https://nas:8920/jellyfin/Items'))).toBe(true);
+    expect(mayCarryCredentials(from, new URL('http://nas:9999/x'))).toBe(false);
+    expect(mayCarryCredentials(from, new URL('http://evil.example/x'))).toBe(false);
+    expect(mayCarryCredentials(new URL('https://nas/x'), new URL('http://nas/x'))).toBe(false);
   });
 });
 
@@ -145,6 +157,77 @@ describe(HttpClient.name, () => {
     expect(err).toBeInstanceOf(ProtocolError);
     expect(err.message).not.toContain('hunter2-token');
     expect(err.message).toContain('api_key=***');
+  });
+
+  describe('redirects', () => {
+    let other: Stub | undefined;
+    afterEach(async () => {
+      await other?.close();
+      other = undefined;
+    });
+    const redirect = (res: import('node:http').ServerResponse, status: number, location: string): void => {
+      res.writeHead(status, { Location: location });
+      res.end();
+    };
+
+    it('When the server redirects within its origin, then the request follows with its credentials', async () => {
+      stub = await startStub((req, res) => (req.path === '/old' ? redirect(res, 301, '/new?x=1') : sendJson(res, { at: req.path, token: req.headers['x-plex-token'] })));
+      const c = client(stub.url, { headers: { 'X-Plex-Token': 'tok-123' } });
+      await expect(c.getJson('/old')).resolves.toEqual({ at: '/new', token: 'tok-123' });
+      expect(stub.requests.map((q) => q.path)).toEqual(['/old', '/new']);
+    });
+
+    it('When the server redirects to another origin, then nothing is sent there and the error names the origin, not the secret', async () => {
+      other = await startStub((_req, res) => sendJson(res, { stolen: true }));
+      const target = `${other.url}/steal`;
+      stub = await startStub((_req, res) => redirect(res, 302, target));
+      const c = client(stub.url, { headers: { 'X-Emby-Token': 'emby-secret' }, secrets: ['emby-secret', 'query-secret'] });
+      const err = (await c.getJson('/Items', { query: { api_key: 'query-secret' } }).catch((e: unknown) => e)) as Error;
+      expect(err).toBeInstanceOf(ProtocolError);
+      expect(err.message).toContain('another origin');
+      expect(err.message).toContain(other.url);
+      expect(inspect(err, { depth: 10 })).not.toMatch(/emby-secret|query-secret/);
+      expect(other.requests).toHaveLength(0);
+      expect(stub.requests).toHaveLength(1);
+    });
+
+    it('When a download redirects to another origin, then it is refused and no file is written', async () => {
+      other = await startStub((_req, res) => sendJson(res, { stolen: true }));
+      stub = await startStub((_req, res) => redirect(res, 307, `${other?.url}/file`));
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ms-http-'));
+      try {
+        const dest = path.join(dir, 'x.flac');
+        await expect(client(stub.url, { headers: { 'X-Plex-Token': 'plex-secret' } }).download('/f', dest)).rejects.toBeInstanceOf(ProtocolError);
+        expect(other.requests).toHaveLength(0);
+        expect(fs.existsSync(dest)).toBe(false);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('When redirects loop, then the client stops after a bounded number of hops', async () => {
+      stub = await startStub((_req, res) => redirect(res, 302, '/again'));
+      await expect(client(stub.url).getJson('/x')).rejects.toThrow(/redirected more than 5 times/);
+      expect(stub.requests).toHaveLength(6);
+    });
+  });
+
+  it('When a request fails on the network, then neither the message, the cause nor the logs hold a secret', async () => {
+    const port = await closedPort();
+    const lines: string[] = [];
+    const logger: MediaServerLogger = { warn: (m, meta) => lines.push(`${m} ${JSON.stringify(meta)}`) };
+    const c = client(`http://127.0.0.1:${port}`, { retries: 1, logger, headers: { Authorization: 'MediaBrowser Token="hdr-secret"' }, secrets: ['hdr-secret', 'q-secret'] });
+    const err = await c.getJson('/x', { query: { ApiKey: 'q-secret' } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnreachableError);
+    const dump = `${inspect(err, { depth: 20 })} ${JSON.stringify(err)} ${lines.join('\n')}`;
+    expect(dump).not.toMatch(/hdr-secret|q-secret/);
+    expect(lines).toHaveLength(1);
+  });
+
+  it('When a request sets retries 0, then a transient failure is not retried', async () => {
+    stub = await startStub((_req, res) => sendJson(res, {}, 503));
+    await expect(client(stub.url).getJson('/x', { retries: 0 })).rejects.toBeInstanceOf(UnreachableError);
+    expect(stub.requests).toHaveLength(1);
   });
 
   describe('download', () => {

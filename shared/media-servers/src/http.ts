@@ -1,22 +1,31 @@
 /**
- * Small fetch-based HTTP helper shared by the provider clients (Node 20 global fetch / undici).
+ * The HTTP client shared by the provider clients: axios (Node http adapter) with axios-retry.
  *
- * - Every attempt has its own timeout (`AbortSignal.timeout`), combined with the caller's signal.
- * - Transient failures are retried with exponential backoff and jitter: network errors and
- *   timeouts, HTTP 429 / 502 / 503 / 504. Requests marked non-idempotent are retried only when
- *   the server cannot have acted on them (connection refused / DNS failure, HTTP 429 / 503).
- * - Statuses map to the typed errors of errors.ts (401 -> BadCredentialsError, 403 ->
- *   PermissionDeniedError, 404 -> NotFoundError, 5xx/429/network after retries -> UnreachableError,
- *   any other non-2xx or an unparsable body -> ProtocolError).
- * - Downloads stream to disk through `stream.pipeline(Readable.fromWeb(body), fs.createWriteStream)`
- *   with an inactivity timeout; a failed download deletes its partial file.
- * - Messages and log lines quote URLs only through {@link redactUrl}, and scrub every configured
- *   secret value, so tokens and passwords never reach logs.
+ * - Timeouts: every attempt has its own timeout (axios `timeout`, reset per retry); downloads use
+ *   it as an inactivity timeout (headers, then every gap between chunks). A caller's AbortSignal
+ *   cancels at once and is never retried.
+ * - Retries (axios-retry, bounded by `retries`, exponential backoff with jitter, `Retry-After`
+ *   honoured up to 3 × `maxBackoffMs`): network errors, timeouts and HTTP 429/502/503/504 for
+ *   idempotent requests (GET/HEAD/PUT/DELETE, or `idempotent: true`). Non-idempotent requests are
+ *   retried only when the server cannot have acted (connection refused, DNS failure, 429, 503).
+ * - Redirects are never followed by axios (`maxRedirects: 0`). This client follows at most
+ *   {@link MAX_REDIRECTS} redirects itself, and only to the same origin or to `https:` on the same
+ *   host; a redirect anywhere else is a ProtocolError and nothing is sent there, so tokens in
+ *   headers (`X-Plex-Token`, `X-Emby-Token`, `Authorization`) or in the query (Subsonic `t`/`s`,
+ *   `apiKey`) never reach another origin.
+ * - Statuses map to the typed errors of errors.ts (401 BadCredentials, 403 PermissionDenied,
+ *   404 NotFound, 5xx/429/network after retries Unreachable, anything else or an unparsable body
+ *   Protocol).
+ * - Redaction: messages and log lines quote URLs only through {@link redactUrl} and scrub every
+ *   configured secret (raw and percent-encoded). Axios errors (which hold the request config, its
+ *   headers and the full URL) are never attached as `cause`: the cause is a plain Error with the
+ *   scrubbed message and the network code.
  */
 import * as fs from 'node:fs';
-import { Readable, Transform } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, type AxiosResponse, type RawAxiosRequestHeaders } from 'axios';
+import axiosRetry, { type IAxiosRetryConfig } from 'axios-retry';
 import {
   BadCredentialsError,
   MediaServerError,
@@ -47,15 +56,13 @@ export interface HttpClientOptions {
   retries?: number;
   /** First backoff delay in ms; doubles per attempt, with 50-100 % jitter. Default 500. */
   backoffMs?: number;
-  /** Upper bound of one backoff delay (and of an honoured `Retry-After`) in ms. Default 10 000. */
+  /** Upper bound of one backoff delay in ms (an honoured `Retry-After` up to 3×). Default 10 000. */
   maxBackoffMs?: number;
   /** Headers sent with every request (auth headers go here). */
   headers?: Record<string, string>;
   /** Secret values to scrub from any message (tokens, passwords). */
   secrets?: ReadonlyArray<string | undefined>;
   logger?: MediaServerLogger;
-  /** Injected fetch (tests); defaults to the global fetch. */
-  fetch?: typeof fetch;
 }
 
 export interface RequestOptions {
@@ -73,6 +80,24 @@ export interface RequestOptions {
   idempotent?: boolean;
   /** Overrides the client's per-attempt timeout. */
   timeoutMs?: number;
+  /** Overrides the client's retry count (e.g. 0 for lyrics lookups bounded by their own timeout). */
+  retries?: number;
+}
+
+/** A response read whole, as text. */
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | undefined>;
+  body: string;
+}
+
+/** What a download validator sees before any byte is written. */
+export interface DownloadResponse {
+  status: number;
+  /** The `Content-Type` header, '' when absent. */
+  contentType: string;
+  /** Reads the whole body as text (then nothing is written to disk). */
+  text(): Promise<string>;
 }
 
 export interface DownloadOptions extends RequestOptions {
@@ -80,8 +105,13 @@ export interface DownloadOptions extends RequestOptions {
    * Called with the 2xx response before any byte is written; may throw (e.g. a Subsonic server
    * answering `download` with a JSON error envelope instead of audio).
    */
-  validate?: (res: Response) => Promise<void>;
+  validate?: (res: DownloadResponse) => Promise<void>;
 }
+
+/** Redirect hops followed (same origin or https upgrade on the same host only). */
+export const MAX_REDIRECTS = 5;
+/** Largest body read into memory for a non-download response: 64 MiB (a 1,000-track Plex page is about 2 MB). */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 /** Query parameter names whose values are secrets (compared case-insensitively). */
 const SECRET_PARAMS = new Set([
@@ -127,12 +157,35 @@ export function buildUrl(baseUrl: string, path: string, query?: Query): URL {
   return url;
 }
 
+/**
+ * Whether credentials for `from` may be sent to `to`: the same origin, or `https:` on the same
+ * host name (an http → https upgrade behind a reverse proxy). Anything else is another origin.
+ */
+export function mayCarryCredentials(from: URL, to: URL): boolean {
+  if (to.origin === from.origin) return true;
+  return to.protocol === 'https:' && to.hostname === from.hostname;
+}
+
 /** Statuses retried as transient. */
 const TRANSIENT_STATUSES = new Set([429, 502, 503, 504]);
 /** Statuses retried even for non-idempotent requests: the server refused before acting. */
 const REFUSED_STATUSES = new Set([429, 503]);
 /** Network error codes meaning the request never reached the server. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** Error codes produced by the local file system rather than the network. */
+const FS_CODES = new Set(['ENOSPC', 'EACCES', 'EPERM', 'EROFS', 'EISDIR', 'ENOTDIR', 'EMFILE', 'ENFILE', 'EDQUOT', 'ENOENT']);
+/** Axios codes of its own timeout. */
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNABORTED']);
+
+/** Per-request state read by the retry hooks (kept on the axios config). */
+interface AttemptMeta {
+  idempotent: boolean;
+  method: string;
+  /** Already redacted. */
+  url: string;
+  timeoutMs: number;
+}
+type MetaConfig = AxiosRequestConfig & { polyphony?: AttemptMeta };
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
@@ -151,8 +204,8 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-/** The `code` of a network error, looking through undici's `TypeError('fetch failed', {cause})`. */
-function networkCode(err: unknown): string | undefined {
+/** The system `code` of an error, looking through causes. */
+function errorCode(err: unknown): string | undefined {
   let cur: unknown = err;
   for (let i = 0; i < 5 && cur && typeof cur === 'object'; i++) {
     const code = (cur as { code?: unknown }).code;
@@ -162,13 +215,13 @@ function networkCode(err: unknown): string | undefined {
   return undefined;
 }
 
-class TimeoutMarker extends Error {}
-
-/** Outcome of one failed attempt, used by the retry loop. */
-interface AttemptFailure {
-  error: MediaServerError;
-  retriable: boolean;
-  retryAfterMs?: number;
+/** Whether an axios failure is worth another attempt (see the module comment). */
+function isRetriable(err: AxiosError): boolean {
+  const meta = (err.config as MetaConfig | undefined)?.polyphony;
+  if (!meta || err.code === 'ERR_CANCELED') return false;
+  const status = err.response?.status;
+  if (status !== undefined) return TRANSIENT_STATUSES.has(status) && (meta.idempotent || REFUSED_STATUSES.has(status));
+  return meta.idempotent || NOT_SENT_CODES.has(err.code ?? '');
 }
 
 /** HTTP client bound to one server root. Create one per media-server client. */
@@ -182,7 +235,7 @@ export class HttpClient {
   private readonly headers: Record<string, string>;
   private readonly secrets: string[];
   private readonly logger?: MediaServerLogger;
-  private readonly fetchImpl: typeof fetch;
+  private readonly axios: AxiosInstance;
 
   constructor(opts: HttpClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -194,7 +247,26 @@ export class HttpClient {
     this.headers = { ...(opts.headers ?? {}) };
     this.secrets = (opts.secrets ?? []).filter((s): s is string => typeof s === 'string' && s.length >= 3);
     this.logger = opts.logger;
-    this.fetchImpl = opts.fetch ?? fetch;
+    this.axios = axios.create({
+      maxRedirects: 0,
+      maxContentLength: MAX_BODY_BYTES,
+      transformResponse: [(data: unknown) => data],
+      transitional: { clarifyTimeoutError: true, silentJSONParsing: true, forcedJSONParsing: false },
+      proxy: false,
+    });
+    axiosRetry(this.axios, {
+      retries: this.retries,
+      shouldResetTimeout: true,
+      retryCondition: isRetriable,
+      retryDelay: (count, err) => this.backoff(count - 1, parseRetryAfter(headerOf(err.response, 'retry-after') ?? null)),
+      onRetry: (count, err) => {
+        const meta = (err.config as MetaConfig | undefined)?.polyphony;
+        this.logger?.warn('media-server request failed, retrying', {
+          server: this.label, method: meta?.method, url: meta?.url, attempt: count,
+          reason: this.describe(err, meta),
+        });
+      },
+    });
   }
 
   /** Absolute URL for `path` under the base URL. */
@@ -214,40 +286,53 @@ export class HttpClient {
   }
 
   /**
-   * Sends a request and returns the 2xx response with its body unread (the caller must consume
-   * or cancel it). Throws the typed errors described in the module comment.
+   * Sends a request and returns the 2xx response with its body as text. Throws the typed errors
+   * described in the module comment; a caller's abort rejects with the signal's reason.
    */
-  async request(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
-    const url = this.url(path, opts.query);
-    const idempotent = opts.idempotent ?? method.toUpperCase() !== 'POST';
+  async request(method: string, path: string, opts: RequestOptions = {}): Promise<HttpResponse> {
+    let url = this.url(path, opts.query);
+    const first = url;
+    let verb = method.toUpperCase();
+    const idempotent = opts.idempotent ?? verb !== 'POST';
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const headers: Record<string, string> = { ...this.headers, ...(opts.headers ?? {}) };
-    let body: string | URLSearchParams | undefined = opts.body;
+    let data: string | URLSearchParams | undefined = opts.body;
     if (opts.json !== undefined) {
-      body = JSON.stringify(opts.json);
+      data = JSON.stringify(opts.json);
       headers['Content-Type'] = 'application/json';
     }
-
-    for (let attempt = 0; ; attempt++) {
+    for (let hop = 0; ; hop++) {
       if (opts.signal?.aborted) throw opts.signal.reason;
-      const timeoutSignal = AbortSignal.timeout(timeoutMs);
-      const signal = opts.signal ? AbortSignal.any([timeoutSignal, opts.signal]) : timeoutSignal;
-      let failure: AttemptFailure;
+      const config: MetaConfig & IAxiosRetryConfigHolder = {
+        method: verb,
+        url: url.toString(),
+        headers: headers as RawAxiosRequestHeaders,
+        data,
+        timeout: timeoutMs,
+        timeoutErrorMessage: `timed out after ${timeoutMs} ms`,
+        responseType: 'text',
+        responseEncoding: 'utf8',
+        signal: opts.signal,
+        polyphony: { idempotent, method: verb, url: redactUrl(url), timeoutMs },
+        'axios-retry': opts.retries === undefined ? undefined : { retries: Math.max(0, opts.retries) },
+      };
       try {
-        const res = await this.fetchImpl(url, { method, headers, body, signal });
-        if (res.ok) return res;
-        failure = await this.statusFailure(method, url, res, idempotent);
+        const res = await this.axios.request<string>(config);
+        return { status: res.status, headers: flatHeaders(res), body: typeof res.data === 'string' ? res.data : String(res.data ?? '') };
       } catch (err) {
         if (opts.signal?.aborted) throw opts.signal.reason;
-        failure = this.networkFailure(method, url, err, timeoutSignal.aborted, timeoutMs, idempotent);
+        if (!(err instanceof AxiosError)) throw err;
+        const next = this.redirectTarget(verb, first, url, err.response, hop);
+        if (next) {
+          url = next;
+          if (err.response?.status === 303) {
+            verb = 'GET';
+            data = undefined;
+          }
+          continue;
+        }
+        throw this.toError(verb, url, err, timeoutMs);
       }
-      if (!failure.retriable || attempt >= this.retries) throw failure.error;
-      const delay = this.backoff(attempt, failure.retryAfterMs);
-      this.logger?.warn('media-server request failed, retrying', {
-        server: this.label, method, url: redactUrl(url), attempt: attempt + 1, delayMs: delay,
-        reason: failure.error.message,
-      });
-      await sleep(delay, opts.signal);
     }
   }
 
@@ -255,10 +340,9 @@ export class HttpClient {
   async requestJson<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const headers = { Accept: 'application/json', ...(opts.headers ?? {}) };
     const res = await this.request(method, path, { ...opts, headers });
-    const text = await this.readBody(method, path, res);
-    if (text.trim() === '') return undefined as T;
+    if (res.body.trim() === '') return undefined as T;
     try {
-      return JSON.parse(text) as T;
+      return JSON.parse(res.body) as T;
     } catch (err) {
       throw new ProtocolError(
         `${this.label}: ${method} ${redactUrl(this.url(path))} returned a body that is not JSON`,
@@ -275,14 +359,12 @@ export class HttpClient {
 
   /** `request` + body as text. */
   async requestText(method: string, path: string, opts: RequestOptions = {}): Promise<string> {
-    const res = await this.request(method, path, opts);
-    return this.readBody(method, path, res);
+    return (await this.request(method, path, opts)).body;
   }
 
-  /** Sends a request whose response body does not matter (204 writes); the body is discarded. */
+  /** Sends a request whose response body does not matter (204 writes). */
   async send(method: string, path: string, opts: RequestOptions = {}): Promise<void> {
-    const res = await this.request(method, path, opts);
-    await res.body?.cancel().catch(() => undefined);
+    await this.request(method, path, opts);
   }
 
   /**
@@ -294,6 +376,7 @@ export class HttpClient {
   async download(path: string, destPath: string, opts: DownloadOptions = {}): Promise<number> {
     const url = this.url(path, opts.query);
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+    const retries = opts.retries ?? this.retries;
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.downloadOnce(url, destPath, timeoutMs, opts);
@@ -301,32 +384,67 @@ export class HttpClient {
         await fs.promises.rm(destPath, { force: true }).catch(() => undefined);
         if (opts.signal?.aborted) throw opts.signal.reason;
         const retriable = err instanceof UnreachableError && (err.status === undefined || TRANSIENT_STATUSES.has(err.status));
-        if (!retriable || attempt >= this.retries) throw err;
+        if (!retriable || attempt >= retries) throw err;
         const delay = this.backoff(attempt);
         this.logger?.warn('media-server download failed, retrying', {
-          server: this.label, url: redactUrl(url), attempt: attempt + 1, delayMs: delay,
+          server: this.label, url: redactUrl(url), attempt: attempt + 1, delayMs: delay, reason: (err as Error).message,
         });
         await sleep(delay, opts.signal);
       }
     }
   }
 
-  private async downloadOnce(url: URL, destPath: string, timeoutMs: number, opts: DownloadOptions): Promise<number> {
-    const controller = new AbortController();
-    const signal = opts.signal ? AbortSignal.any([controller.signal, opts.signal]) : controller.signal;
-    const watchdog = setTimeout(() => controller.abort(new TimeoutMarker('idle timeout')), timeoutMs);
+  private async downloadOnce(start: URL, destPath: string, timeoutMs: number, opts: DownloadOptions): Promise<number> {
+    const idle = new AbortController();
+    const signal = opts.signal ? AbortSignal.any([idle.signal, opts.signal]) : idle.signal;
+    const watchdog = setTimeout(() => idle.abort(new Error('idle timeout')), timeoutMs);
     const headers = { ...this.headers, ...(opts.headers ?? {}) };
     let bytes = 0;
+    let url = start;
     try {
-      let res: Response;
-      try {
-        res = await this.fetchImpl(url, { method: 'GET', headers, signal });
-      } catch (err) {
-        throw this.networkFailure('GET', url, err, controller.signal.aborted, timeoutMs, true).error;
+      let res: AxiosResponse<Readable>;
+      for (let hop = 0; ; hop++) {
+        try {
+          res = await this.axios.request<Readable>({
+            method: 'GET',
+            url: url.toString(),
+            headers,
+            responseType: 'stream',
+            signal,
+            'axios-retry': { retries: 0 },
+          } as AxiosRequestConfig & IAxiosRetryConfigHolder);
+          break;
+        } catch (err) {
+          if (opts.signal?.aborted) throw opts.signal.reason;
+          if (!(err instanceof AxiosError)) throw err;
+          const stream = err.response?.data as Readable | undefined;
+          const next = this.redirectTarget('GET', start, url, err.response, hop);
+          if (next) {
+            stream?.destroy();
+            url = next;
+            continue;
+          }
+          if (err.response && stream && typeof stream.on === 'function') {
+            err.response.data = await readSnippet(stream);
+          }
+          if (idle.signal.aborted) throw this.timeoutError('GET', url, timeoutMs);
+          throw this.toError('GET', url, err, timeoutMs);
+        }
       }
-      if (!res.ok) throw (await this.statusFailure('GET', url, res, true)).error;
-      if (opts.validate) await opts.validate(res);
-      if (!res.body) throw new ProtocolError(`${this.label}: GET ${redactUrl(url)} returned no body`, { status: res.status });
+      const body = res.data;
+      if (opts.validate) {
+        let consumed = false;
+        await opts.validate({
+          status: res.status,
+          contentType: headerOf(res, 'content-type') ?? '',
+          text: async () => {
+            consumed = true;
+            return readAll(body);
+          },
+        });
+        if (consumed) throw new ProtocolError(`${this.label}: GET ${redactUrl(url)} returned a document instead of audio`, { status: res.status });
+      }
+      watchdog.refresh();
       const counter = new Transform({
         transform(chunk: Buffer, _enc, cb) {
           bytes += chunk.length;
@@ -335,26 +453,48 @@ export class HttpClient {
         },
       });
       try {
-        await pipeline(
-          Readable.fromWeb(res.body as unknown as NodeReadableStream<Uint8Array>),
-          counter,
-          fs.createWriteStream(destPath),
-          { signal },
-        );
+        await pipeline(body, counter, fs.createWriteStream(destPath), { signal });
       } catch (err) {
         if (err instanceof MediaServerError) throw err;
         if (opts.signal?.aborted) throw opts.signal.reason;
-        const code = networkCode(err);
-        if (code !== undefined && isFsCode(code)) {
-          // Local disk problem (ENOSPC, EACCES...): not the server's fault, not retriable.
-          throw err;
-        }
-        throw this.networkFailure('GET', url, err, controller.signal.aborted, timeoutMs, true).error;
+        if (idle.signal.aborted) throw this.timeoutError('GET', url, timeoutMs);
+        const code = errorCode(err);
+        // Local disk problem (ENOSPC, EACCES...): not the server's fault, not retriable.
+        if (code !== undefined && FS_CODES.has(code)) throw err;
+        throw new UnreachableError(`${this.label}: GET ${redactUrl(url)} failed while reading the body: ${code ?? this.scrub(String((err as Error)?.message ?? err))}`, {
+          cause: this.safeCause(err),
+        });
       }
       return bytes;
     } finally {
       clearTimeout(watchdog);
     }
+  }
+
+  /**
+   * The next URL when `res` is a redirect this client may follow, else undefined. Throws
+   * ProtocolError for a redirect to another origin (credentials are never sent there) or after
+   * {@link MAX_REDIRECTS} hops.
+   */
+  private redirectTarget(method: string, first: URL, current: URL, res: AxiosResponse | undefined, hop: number): URL | undefined {
+    if (!res || res.status < 300 || res.status >= 400 || res.status === 304) return undefined;
+    const location = headerOf(res, 'location');
+    const where = `${this.label}: ${method} ${redactUrl(current)}`;
+    if (!location) throw new ProtocolError(`${where} answered HTTP ${res.status} without a Location`, { status: res.status });
+    let next: URL;
+    try {
+      next = new URL(location, current);
+    } catch {
+      throw new ProtocolError(`${where} redirected to an invalid Location`, { status: res.status });
+    }
+    if (!mayCarryCredentials(first, next)) {
+      throw new ProtocolError(
+        `${where} redirected to another origin (${next.origin}); not followed, so the credentials are not sent there. Use that address as the server URL if it is right.`,
+        { status: res.status },
+      );
+    }
+    if (hop >= MAX_REDIRECTS) throw new ProtocolError(`${where} redirected more than ${MAX_REDIRECTS} times`, { status: res.status });
+    return next;
   }
 
   private backoff(attempt: number, retryAfterMs?: number): number {
@@ -363,65 +503,99 @@ export class HttpClient {
     return Math.round(exp * (0.5 + Math.random() * 0.5));
   }
 
-  private async readBody(method: string, path: string, res: Response): Promise<string> {
-    try {
-      return await res.text();
-    } catch (err) {
-      throw new UnreachableError(
-        `${this.label}: ${method} ${redactUrl(this.url(path))} failed while reading the response body`,
-        { status: res.status, cause: err },
-      );
-    }
+  private timeoutError(method: string, url: URL, timeoutMs: number): UnreachableError {
+    return new UnreachableError(`${this.label}: ${method} ${redactUrl(url)} timed out after ${timeoutMs} ms`);
   }
 
-  private async statusFailure(method: string, url: URL, res: Response, idempotent: boolean): Promise<AttemptFailure> {
-    let snippet = '';
-    try {
-      snippet = (await res.text()).replace(/\s+/g, ' ').trim().slice(0, 200);
-    } catch {
-      /* body unreadable: keep the status only */
-    }
+  /** A plain Error standing in for an axios/network error: scrubbed message and code, no config. */
+  private safeCause(err: unknown): Error {
+    const cause = new Error(this.scrub(String((err as Error)?.message ?? err)));
+    const code = errorCode(err);
+    if (code) (cause as Error & { code?: string }).code = code;
+    return cause;
+  }
+
+  /** Short reason of an axios failure, for retry log lines. */
+  private describe(err: AxiosError, meta: AttemptMeta | undefined): string {
+    if (err.response) return `HTTP ${err.response.status}`;
+    if (TIMEOUT_CODES.has(err.code ?? '')) return `timed out after ${meta?.timeoutMs ?? this.timeoutMs} ms`;
+    return err.code ?? this.scrub(err.message);
+  }
+
+  /** Maps a final axios failure (after retries) to the typed errors. */
+  private toError(method: string, url: URL, err: AxiosError, timeoutMs: number): MediaServerError {
     const where = `${this.label}: ${method} ${redactUrl(url)}`;
+    const res = err.response;
+    if (!res) {
+      if (TIMEOUT_CODES.has(err.code ?? '')) return this.timeoutError(method, url, timeoutMs);
+      if (err.code === 'ERR_BAD_RESPONSE' && /maxContentLength/i.test(err.message)) {
+        return new ProtocolError(`${where} returned a body larger than ${MAX_BODY_BYTES} bytes`);
+      }
+      const code = errorCode(err);
+      return new UnreachableError(`${where} failed: ${code ?? this.scrub(err.message)}`, { cause: this.safeCause(err) });
+    }
     const status = res.status;
+    const snippet = typeof res.data === 'string' ? res.data.replace(/\s+/g, ' ').trim().slice(0, 200) : '';
     const detail = snippet ? `: ${this.scrub(snippet)}` : '';
-    if (status === 401) {
-      return { retriable: false, error: new BadCredentialsError(`${where} was refused (HTTP 401): credentials not accepted`, { status }) };
-    }
-    if (status === 403) {
-      return { retriable: false, error: new PermissionDeniedError(`${where} is not permitted for this user (HTTP 403)${detail}`, { status }) };
-    }
-    if (status === 404) {
-      return { retriable: false, error: new NotFoundError(`${where} not found (HTTP 404)`, { status }) };
-    }
-    if (status >= 500 || status === 429) {
-      const transient = TRANSIENT_STATUSES.has(status);
-      const retriable = transient && (idempotent || REFUSED_STATUSES.has(status));
-      return {
-        retriable,
-        retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
-        error: new UnreachableError(`${where} failed with HTTP ${status}${detail}`, { status }),
-      };
-    }
-    return { retriable: false, error: new ProtocolError(`${where} failed with unexpected HTTP ${status}${detail}`, { status }) };
-  }
-
-  private networkFailure(method: string, url: URL, err: unknown, timedOut: boolean, timeoutMs: number, idempotent: boolean): AttemptFailure {
-    const where = `${this.label}: ${method} ${redactUrl(url)}`;
-    if (timedOut) {
-      return { retriable: idempotent, error: new UnreachableError(`${where} timed out after ${timeoutMs} ms`) };
-    }
-    const code = networkCode(err);
-    const notSent = code !== undefined && NOT_SENT_CODES.has(code);
-    return {
-      retriable: idempotent || notSent,
-      error: new UnreachableError(`${where} failed: ${code ?? this.scrub(String((err as Error)?.message ?? err))}`, { cause: err }),
-    };
+    if (status === 401) return new BadCredentialsError(`${where} was refused (HTTP 401): credentials not accepted`, { status });
+    if (status === 403) return new PermissionDeniedError(`${where} is not permitted for this user (HTTP 403)${detail}`, { status });
+    if (status === 404) return new NotFoundError(`${where} not found (HTTP 404)`, { status });
+    if (status >= 500 || status === 429) return new UnreachableError(`${where} failed with HTTP ${status}${detail}`, { status });
+    return new ProtocolError(`${where} failed with unexpected HTTP ${status}${detail}`, { status });
   }
 }
 
-/** Error codes produced by the local file system rather than the network. */
-function isFsCode(code: string): boolean {
-  return ['ENOSPC', 'EACCES', 'EPERM', 'EROFS', 'EISDIR', 'ENOTDIR', 'EMFILE', 'ENFILE', 'EDQUOT', 'ENOENT'].includes(code);
+/** axios-retry's per-request override key. */
+interface IAxiosRetryConfigHolder {
+  'axios-retry'?: IAxiosRetryConfig;
+}
+
+/** One response header as a string (first value of a list). */
+function headerOf(res: AxiosResponse | undefined, name: string): string | undefined {
+  const v = (res?.headers as Record<string, unknown> | undefined)?.[name];
+  if (Array.isArray(v)) return v[0] === undefined ? undefined : String(v[0]);
+  return v === undefined || v === null ? undefined : String(v);
+}
+
+function flatHeaders(res: AxiosResponse): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const key of Object.keys(res.headers ?? {})) out[key.toLowerCase()] = headerOf(res, key);
+  return out;
+}
+
+/** Reads at most 4 KiB of an error body, then drops the stream. */
+async function readSnippet(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  try {
+    for await (const chunk of stream) {
+      const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+      chunks.push(b);
+      n += b.length;
+      if (n >= 4096) break;
+    }
+  } catch {
+    /* body unreadable: keep what arrived */
+  } finally {
+    stream.destroy();
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Reads a whole (small) response stream as UTF-8, capped at {@link MAX_BODY_BYTES}. */
+async function readAll(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const chunk of stream) {
+    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    n += b.length;
+    if (n > MAX_BODY_BYTES) {
+      stream.destroy();
+      throw new ProtocolError(`response body larger than ${MAX_BODY_BYTES} bytes`);
+    }
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** `Retry-After` as ms: delta-seconds or an HTTP date; undefined when absent or invalid. */

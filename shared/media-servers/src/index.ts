@@ -10,11 +10,15 @@ export {
   type HttpClientOptions,
   type RequestOptions,
   type DownloadOptions,
+  type DownloadResponse,
+  type HttpResponse,
+  mayCarryCredentials,
+  MAX_REDIRECTS,
   type Query,
   type QueryValue,
   type MediaServerLogger,
 } from './http';
-export { CLIENT_NAME, CLIENT_VERSION, DEFAULT_LYRICS_TIMEOUT_MS, type ClientOptions } from './options';
+export { CLIENT_NAME, CLIENT_VERSION, DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
 export {
   ABSOLUTE_PATH_RATIO,
   SAMPLE_TRACK_COUNT,

@@ -8,6 +8,7 @@ import {
   chunk,
   dedupeTracks,
   isoFromText,
+  lyricsToPlain,
   num,
   positive,
   runConnectionTest,
@@ -15,8 +16,8 @@ import {
   str,
 } from './common';
 import { NotFoundError, PermissionDeniedError, ProtocolError } from './errors';
-import { HttpClient, type Query } from './http';
-import { DEFAULT_LYRICS_TIMEOUT_MS, type ClientOptions } from './options';
+import type { HttpClient, Query } from './http';
+import { DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
 import type {
   ConnectionTestResult,
   LibraryInfo,
@@ -133,14 +134,7 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
     this.userId = conn.creds.user_id ?? '';
     this.libraryFilter = (conn.musicLibraries ?? []).filter((l) => l !== '');
     this.lyricsTimeoutMs = opts.lyricsTimeoutMs ?? DEFAULT_LYRICS_TIMEOUT_MS;
-    this.http = new HttpClient({
-      baseUrl: url.replace(/\/+$/, '') + dialect.prefix,
-      label: dialect.type,
-      timeoutMs: opts.timeoutMs,
-      retries: opts.retries,
-      backoffMs: opts.backoffMs,
-      logger: opts.logger,
-      fetch: opts.fetch,
+    this.http = providerHttp(dialect.type, url.replace(/\/+$/, '') + dialect.prefix, opts, {
       headers: { Accept: 'application/json', ...dialect.authHeaders(token) },
       secrets: [token],
     });
@@ -159,7 +153,24 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
   /** Deletes an item (playlist). */
   protected abstract deleteItemRequest(id: string): Promise<void>;
   /** Lyrics lookup; Emby has no lyrics endpoint. */
-  abstract getLyrics(trackId: string): Promise<string | undefined>;
+  /**
+   * `GET /Audio/{id}/Lyrics` (Jellyfin 10.9+; under `/emby` for Emby) → `Lyrics[].Text` joined by
+   * newlines, LRC tags removed. 404 (no lyrics, or a server without the endpoint) → undefined.
+   * One attempt within the lyrics timeout.
+   */
+  async getLyrics(trackId: string): Promise<string | undefined> {
+    try {
+      const res = await this.http.getJson<{ Lyrics?: Array<{ Text?: string }> }>(`/Audio/${encodeURIComponent(trackId)}/Lyrics`, {
+        timeoutMs: this.lyricsTimeoutMs,
+        retries: 0,
+      });
+      const lines = (Array.isArray(res?.Lyrics) ? res.Lyrics : []).map((l) => l?.Text ?? '').filter((t) => t !== '');
+      return lyricsToPlain(lines.join('\n'));
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    }
+  }
   /** Identity probe: server name and version from `/System/Info/Public`. */
   protected async probe(): Promise<{ serverName?: string; version?: string }> {
     const info = await this.http.getJson<{ ServerName?: string; Version?: string }>('/System/Info/Public');

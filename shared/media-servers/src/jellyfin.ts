@@ -2,8 +2,8 @@
  * Jellyfin client (10.x / 12.x), per media-server-apis.md §2 and reference-implementation.md §4.
  * Auth: `Authorization: MediaBrowser Token="…"` (Jellyfin 12 disables the legacy `X-Emby-Token`).
  */
-import { lyricsToPlain, str } from './common';
-import { NotFoundError, ProtocolError } from './errors';
+import { str } from './common';
+import { ProtocolError } from './errors';
 import type { Query } from './http';
 import { JellyfinFamilyClient, type JfItem } from './jellyfin-family';
 import { CLIENT_NAME, CLIENT_VERSION, type ClientOptions } from './options';
@@ -64,20 +64,5 @@ export class JellyfinClient extends JellyfinFamilyClient {
 
   protected deleteItemRequest(id: string): Promise<void> {
     return this.http.send('DELETE', `/Items/${encodeURIComponent(id)}`);
-  }
-
-  /** `GET /Audio/{id}/Lyrics` → `Lyrics[].Text` joined by newlines; 404 → undefined. */
-  async getLyrics(trackId: string): Promise<string | undefined> {
-    try {
-      const res = await this.http.getJson<{ Lyrics?: Array<{ Text?: string }> }>(
-        `/Audio/${encodeURIComponent(trackId)}/Lyrics`,
-        { timeoutMs: this.lyricsTimeoutMs },
-      );
-      const lines = (res?.Lyrics ?? []).map((l) => l.Text ?? '').filter((t) => t !== '');
-      return lyricsToPlain(lines.join('\n'));
-    } catch (err) {
-      if (err instanceof NotFoundError) return undefined;
-      throw err;
-    }
   }
 }

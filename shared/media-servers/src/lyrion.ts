@@ -18,8 +18,8 @@ import {
   underAnyPrefix,
 } from './common';
 import { ProtocolError } from './errors';
-import { HttpClient, basicAuthHeader } from './http';
-import { DEFAULT_LYRICS_TIMEOUT_MS, type ClientOptions } from './options';
+import { basicAuthHeader, type HttpClient } from './http';
+import { DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
 import type {
   ConnectionTestResult,
   LibraryInfo,
@@ -111,17 +111,7 @@ export class LyrionClient implements MediaServerClient {
     this.prefixes = (conn.musicLibraries ?? []).filter((l) => l !== '').map(normalisePrefix);
     this.lyricsTimeoutMs = opts.lyricsTimeoutMs ?? DEFAULT_LYRICS_TIMEOUT_MS;
     this.playlistMode = opts.lyrionPlaylistMode ?? 'edit';
-    this.http = new HttpClient({
-      baseUrl: conn.creds.url ?? '',
-      label: 'lyrion',
-      timeoutMs: opts.timeoutMs,
-      retries: opts.retries,
-      backoffMs: opts.backoffMs,
-      logger: opts.logger,
-      fetch: opts.fetch,
-      headers,
-      secrets: [password],
-    });
+    this.http = providerHttp('lyrion', conn.creds.url ?? '', opts, { headers, secrets: [password] });
   }
 
   /**
@@ -130,12 +120,13 @@ export class LyrionClient implements MediaServerClient {
    * without `result` is a ProtocolError; LMS signals bad commands by closing the connection,
    * which surfaces as UnreachableError.
    */
-  async rpc(cmd: Array<string | number>, opts: { player?: string; idempotent?: boolean; timeoutMs?: number } = {}): Promise<RpcResult> {
+  async rpc(cmd: Array<string | number>, opts: { player?: string; idempotent?: boolean; timeoutMs?: number; retries?: number } = {}): Promise<RpcResult> {
     const id = ++this.rpcId;
     const body = await this.http.requestJson<{ result?: unknown; error?: unknown }>('POST', '/jsonrpc.js', {
       json: { id, method: 'slim.request', params: [opts.player ?? '', cmd] },
       idempotent: opts.idempotent ?? true,
       timeoutMs: opts.timeoutMs,
+      retries: opts.retries,
     });
     const name = String(cmd[0]);
     if (!body || typeof body !== 'object') throw new ProtocolError(`lyrion: ${name} returned an empty reply`);
@@ -350,7 +341,7 @@ export class LyrionClient implements MediaServerClient {
 
   /** `songinfo 0 100 track_id:<id> tags:w` → the `lyrics` entry of `songinfo_loop`. */
   async getLyrics(trackId: string): Promise<string | undefined> {
-    const r = await this.rpc(['songinfo', 0, 100, `track_id:${trackId}`, 'tags:w'], { timeoutMs: this.lyricsTimeoutMs });
+    const r = await this.rpc(['songinfo', 0, 100, `track_id:${trackId}`, 'tags:w'], { timeoutMs: this.lyricsTimeoutMs, retries: 0 });
     const loop = Array.isArray(r.songinfo_loop) ? (r.songinfo_loop as Array<Record<string, unknown>>) : [];
     for (const entry of loop) {
       if (typeof entry.lyrics === 'string') return lyricsToPlain(entry.lyrics);

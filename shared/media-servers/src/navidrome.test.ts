@@ -250,6 +250,26 @@ describe(NavidromeClient.name, () => {
     await expect(make(stub.url).getLyrics('none')).resolves.toBeUndefined();
   });
 
+  it('When the server lacks getLyricsBySongId (HTTP 404), then getLyrics?artist&title is used, from getSong or the hint, and remembered', async () => {
+    stub = await startStub(subsonic({}, (req, res) => {
+      if (req.path === '/rest/getLyricsBySongId.view') {
+        sendJson(res, failed(0, 'Unknown method'), 404);
+      } else if (req.path === '/rest/getSong.view') {
+        sendJson(res, ok({ song: { id: req.query.get('id'), title: 'Song One', artist: 'Band', isDir: false } }));
+      } else if (req.path === '/rest/getLyrics.view') {
+        const hit = req.query.get('artist') === 'Band' && req.query.get('title') === 'Song One';
+        sendJson(res, ok({ lyrics: hit ? { artist: 'Band', title: 'Song One', value: 'la la\nla' } : {} }));
+      } else return false;
+      return true;
+    }));
+    const c = make(stub.url);
+    await expect(c.getLyrics('s1')).resolves.toBe('la la\nla');
+    expect(stub.requests.map((q) => q.path)).toEqual(['/rest/getLyricsBySongId.view', '/rest/getSong.view', '/rest/getLyrics.view']);
+    stub.requests.length = 0;
+    await expect(c.getLyrics('s2', { artist: 'Band', title: 'Other' })).resolves.toBeUndefined();
+    expect(stub.requests.map((q) => q.path)).toEqual(['/rest/getLyrics.view']);
+  });
+
   it('When fetching history, then recent albums are expanded and songs sorted by played, newest first', async () => {
     stub = await startStub(subsonic({}, (req, res) => {
       if (req.path === '/rest/getAlbumList2.view') {

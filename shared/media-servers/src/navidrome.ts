@@ -3,7 +3,9 @@
  * Every call is `GET {url}/rest/{method}.view` with `u`, `t = md5(password + s)`, a fresh random
  * salt `s`, `v=1.16.1`, `c=polyphony`, `f=json`; the `subsonic-response` envelope is unwrapped and a
  * `status:"failed"` envelope (always HTTP 200) is mapped to a typed error. Servers that refuse token
- * auth (code 41, or code 10 from servers that only know `p`) get `p=enc:<hex>` instead.
+ * auth (code 41, or code 10 from servers that only know `p`) get `p=enc:<hex>` instead. Creds
+ * `{url, api_key}` use the OpenSubsonic `apiKeyAuthentication` extension instead: `apiKey=<key>`
+ * and no `u` (error 43 if both are sent, 44 for a bad key; Navidrome itself lacks the extension).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
@@ -17,6 +19,7 @@ import {
   runConnectionTest,
   stars,
   str,
+  timeBudget,
 } from './common';
 import {
   BadCredentialsError,
@@ -25,11 +28,12 @@ import {
   PermissionDeniedError,
   ProtocolError,
 } from './errors';
-import { HttpClient, type Query } from './http';
-import { CLIENT_NAME, DEFAULT_LYRICS_TIMEOUT_MS, type ClientOptions } from './options';
+import type { DownloadResponse, HttpClient, Query } from './http';
+import { CLIENT_NAME, DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
 import type {
   ConnectionTestResult,
   LibraryInfo,
+  LyricsHint,
   MediaServerClient,
   ProviderArtist,
   ProviderPlaylist,
@@ -130,6 +134,8 @@ export class NavidromeClient implements MediaServerClient {
   private passwordAuth = false;
   private readonly folders: string[];
   private readonly lyricsTimeoutMs: number;
+  /** False once the server has shown it lacks `getLyricsBySongId`. */
+  private lyricsBySongId = true;
 
   constructor(conn: ServerConnection, opts: ClientOptions = {}) {
     this.user = conn.creds.user ?? '';
@@ -137,16 +143,7 @@ export class NavidromeClient implements MediaServerClient {
     if (!this.user && conn.creds.api_key) this.apiKey = conn.creds.api_key;
     this.folders = (conn.musicLibraries ?? []).filter((l) => l !== '');
     this.lyricsTimeoutMs = opts.lyricsTimeoutMs ?? DEFAULT_LYRICS_TIMEOUT_MS;
-    this.http = new HttpClient({
-      baseUrl: conn.creds.url ?? '',
-      label: 'navidrome',
-      timeoutMs: opts.timeoutMs,
-      retries: opts.retries,
-      backoffMs: opts.backoffMs,
-      logger: opts.logger,
-      fetch: opts.fetch,
-      secrets: [this.password, this.apiKey],
-    });
+    this.http = providerHttp('navidrome', conn.creds.url ?? '', opts, { secrets: [this.password, this.apiKey] });
   }
 
   /**
@@ -200,12 +197,13 @@ export class NavidromeClient implements MediaServerClient {
   }
 
   /** Calls one Subsonic method and returns the unwrapped envelope. */
-  async call(method: string, params: Query = {}, opts: { idempotent?: boolean; timeoutMs?: number } = {}): Promise<Envelope> {
+  async call(method: string, params: Query = {}, opts: { idempotent?: boolean; timeoutMs?: number; retries?: number } = {}): Promise<Envelope> {
     return this.withAuthFallback(async () => {
       const body = await this.http.requestJson('GET', this.path(method), {
         query: { ...this.authQuery(), ...params },
         idempotent: opts.idempotent ?? true,
         timeoutMs: opts.timeoutMs,
+        retries: opts.retries,
       });
       return this.unwrap(method, body);
     });
@@ -280,8 +278,8 @@ export class NavidromeClient implements MediaServerClient {
   }
 
   /** Rejects a JSON/XML error document served instead of audio bytes. */
-  private async rejectEnvelope(method: string, res: Response): Promise<void> {
-    const type = res.headers.get('content-type') ?? '';
+  private async rejectEnvelope(method: string, res: DownloadResponse): Promise<void> {
+    const type = res.contentType;
     if (!/json|xml/i.test(type)) return;
     const text = await res.text();
     if (/json/i.test(type)) {
@@ -403,24 +401,49 @@ export class NavidromeClient implements MediaServerClient {
   }
 
   /**
-   * OpenSubsonic `getLyricsBySongId` (songLyrics extension): the first structured lyrics entry,
-   * lines joined by newlines. Undefined when the song has none or the server lacks the call
-   * (error 70, HTTP 404/410/501).
+   * Lyrics in the order the reference uses: OpenSubsonic `getLyricsBySongId` (songLyrics
+   * extension; the first unsynced structured entry, else the first, lines joined); when the server
+   * lacks that call (HTTP 404/410/501, as supysonic and pre-OpenSubsonic servers answer), the
+   * Subsonic `getLyrics?artist=&title=` (artist and title from `hint`, else from `getSong`), and
+   * this client remembers to go straight there next time. A song unknown to the server (error 70)
+   * or without lyrics → undefined. The whole lookup shares one lyrics timeout, without retries.
    */
-  async getLyrics(trackId: string): Promise<string | undefined> {
+  async getLyrics(trackId: string, hint: LyricsHint = {}): Promise<string | undefined> {
+    const left = timeBudget(this.lyricsTimeoutMs);
+    const quick = (): { timeoutMs: number; retries: number } => ({ timeoutMs: left(), retries: 0 });
     try {
-      const env = await this.call('getLyricsBySongId', { id: trackId }, { timeoutMs: this.lyricsTimeoutMs });
-      const list = asArray((env.lyricsList as { structuredLyrics?: unknown } | undefined)?.structuredLyrics) as Array<{
-        synced?: boolean;
-        line?: Array<{ value?: string }> | { value?: string };
-      }>;
-      const entry = list.find((l) => !l.synced) ?? list[0];
-      if (!entry) return undefined;
-      return lyricsToPlain(asArray(entry.line).map((l) => l.value ?? '').join('\n'));
+      if (this.lyricsBySongId) {
+        try {
+          const env = await this.call('getLyricsBySongId', { id: trackId }, quick());
+          const list = asArray((env.lyricsList as { structuredLyrics?: unknown } | undefined)?.structuredLyrics) as Array<{
+            synced?: boolean;
+            line?: Array<{ value?: string }> | { value?: string };
+          }>;
+          const entry = list.find((l) => !l.synced) ?? list[0];
+          return entry ? lyricsToPlain(asArray(entry.line).map((l) => l.value ?? '').join('\n')) : undefined;
+        } catch (err) {
+          if (!isMissingMethod(err)) throw err;
+          this.lyricsBySongId = false;
+        }
+      }
+      let { artist, title } = hint;
+      if (!artist || !title) {
+        const song = (await this.call('getSong', { id: trackId }, quick())).song as SubsonicSong | undefined;
+        artist ||= str(song?.artist);
+        title ||= str(song?.title);
+      }
+      if (!artist || !title) return undefined;
+      const env = await this.call('getLyrics', { artist, title }, quick());
+      return lyricsToPlain(str((env.lyrics as { value?: unknown } | undefined)?.value));
     } catch (err) {
-      if (err instanceof NotFoundError) return undefined;
-      if (err instanceof ProtocolError && (err.status === 410 || err.status === 501)) return undefined;
+      if (err instanceof NotFoundError && err.code === 70) return undefined;
+      if (isMissingMethod(err)) return undefined;
       throw err;
     }
   }
+}
+
+/** A Subsonic method the server does not implement: HTTP 404 (supysonic), 410 or 501 (Navidrome). */
+function isMissingMethod(err: unknown): boolean {
+  return err instanceof MediaServerError && err.code === undefined && (err.status === 404 || err.status === 410 || err.status === 501);
 }

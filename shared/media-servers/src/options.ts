@@ -1,4 +1,4 @@
-import type { MediaServerLogger } from './http';
+import { HttpClient, type MediaServerLogger } from './http';
 
 /** Tuning shared by every client; all optional. */
 export interface ClientOptions {
@@ -11,8 +11,6 @@ export interface ClientOptions {
   /** Timeout of a lyrics lookup in ms. Default 2 500 (reference `MUSICSERVER_LYRICS_TIMEOUT`). */
   lyricsTimeoutMs?: number;
   logger?: MediaServerLogger;
-  /** Injected fetch (tests). */
-  fetch?: typeof fetch;
   /** Plex: stable `X-Plex-Client-Identifier`. Default `polyphony`. */
   plexClientId?: string;
   /**
@@ -32,3 +30,25 @@ export const CLIENT_NAME = 'polyphony';
 export const CLIENT_VERSION = '0.1.0';
 /** Default lyrics timeout (AudioMuse-AI `MUSICSERVER_LYRICS_TIMEOUT` = 2.5 s). */
 export const DEFAULT_LYRICS_TIMEOUT_MS = 2_500;
+
+/**
+ * The HttpClient of one provider client: the shared tuning of `opts` plus the kind's base URL,
+ * message label, auth headers and the secret values to scrub from messages.
+ */
+export function providerHttp(
+  label: string,
+  baseUrl: string,
+  opts: ClientOptions,
+  auth: { headers?: Record<string, string>; secrets?: ReadonlyArray<string | undefined> } = {},
+): HttpClient {
+  return new HttpClient({
+    baseUrl,
+    label,
+    timeoutMs: opts.timeoutMs,
+    retries: opts.retries,
+    backoffMs: opts.backoffMs,
+    logger: opts.logger,
+    headers: auth.headers,
+    secrets: auth.secrets,
+  });
+}

@@ -19,7 +19,6 @@ export interface PlexPinOptions {
   timeoutMs?: number;
   /** Extra attempts for transient failures. Default 2. */
   retries?: number;
-  fetch?: typeof fetch;
 }
 
 /** A freshly created PIN. */
@@ -59,7 +58,6 @@ function pinClient(clientId: string, baseUrl: string, opts: PlexPinOptions): Htt
     label: 'plex.tv',
     timeoutMs: opts.timeoutMs ?? 10_000,
     retries: opts.retries ?? 2,
-    fetch: opts.fetch,
     headers: {
       Accept: 'application/json',
       'X-Plex-Product': opts.product ?? CLIENT_NAME,

@@ -14,10 +14,11 @@ import {
   runConnectionTest,
   stars,
   str,
+  timeBudget,
 } from './common';
 import { NotFoundError, ProtocolError } from './errors';
-import { HttpClient, type Query } from './http';
-import { CLIENT_NAME, CLIENT_VERSION, DEFAULT_LYRICS_TIMEOUT_MS, type ClientOptions } from './options';
+import type { HttpClient, Query } from './http';
+import { CLIENT_NAME, CLIENT_VERSION, DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
 import type {
   ConnectionTestResult,
   LibraryInfo,
@@ -110,14 +111,7 @@ export class PlexClient implements MediaServerClient {
     const token = conn.creds.token ?? '';
     this.sectionFilter = (conn.musicLibraries ?? []).filter((l) => l !== '');
     this.lyricsTimeoutMs = opts.lyricsTimeoutMs ?? DEFAULT_LYRICS_TIMEOUT_MS;
-    this.http = new HttpClient({
-      baseUrl: conn.creds.url ?? '',
-      label: 'plex',
-      timeoutMs: opts.timeoutMs,
-      retries: opts.retries,
-      backoffMs: opts.backoffMs,
-      logger: opts.logger,
-      fetch: opts.fetch,
+    this.http = providerHttp('plex', conn.creds.url ?? '', opts, {
       headers: {
         'X-Plex-Token': token,
         Accept: 'application/json',
@@ -129,7 +123,7 @@ export class PlexClient implements MediaServerClient {
     });
   }
 
-  private async container(method: string, path: string, opts: { query?: Query; headers?: Record<string, string>; idempotent?: boolean; timeoutMs?: number } = {}): Promise<Container> {
+  private async container(method: string, path: string, opts: { query?: Query; headers?: Record<string, string>; idempotent?: boolean; timeoutMs?: number; retries?: number } = {}): Promise<Container> {
     const body = await this.http.requestJson<{ MediaContainer?: Container }>(method, path, opts);
     const c = body?.MediaContainer;
     if (!c || typeof c !== 'object') throw new ProtocolError(`plex: ${method} ${path} returned no MediaContainer`);
@@ -234,8 +228,8 @@ export class PlexClient implements MediaServerClient {
     return [...out.values()];
   }
 
-  private async trackMetadata(trackId: string, timeoutMs?: number): Promise<PlexTrack> {
-    const c = await this.container('GET', `/library/metadata/${encodeURIComponent(trackId)}`, { timeoutMs });
+  private async trackMetadata(trackId: string, timeoutMs?: number, retries?: number): Promise<PlexTrack> {
+    const c = await this.container('GET', `/library/metadata/${encodeURIComponent(trackId)}`, { timeoutMs, retries });
     const m = (Array.isArray(c.Metadata) ? c.Metadata[0] : undefined) as PlexTrack | undefined;
     if (!m) throw new NotFoundError(`plex: track ${trackId} not found`);
     return m;
@@ -331,9 +325,10 @@ export class PlexClient implements MediaServerClient {
    * fetched by its `key`; LRC time tags are stripped. Undefined when there is none.
    */
   async getLyrics(trackId: string): Promise<string | undefined> {
+    const left = timeBudget(this.lyricsTimeoutMs);
     let m: PlexTrack;
     try {
-      m = await this.trackMetadata(trackId, this.lyricsTimeoutMs);
+      m = await this.trackMetadata(trackId, left(), 0);
     } catch (err) {
       if (err instanceof NotFoundError) return undefined;
       throw err;
@@ -346,7 +341,7 @@ export class PlexClient implements MediaServerClient {
     }
     if (!key) return undefined;
     try {
-      const text = await this.http.requestText('GET', key, { timeoutMs: this.lyricsTimeoutMs, headers: { Accept: '*/*' } });
+      const text = await this.http.requestText('GET', key, { timeoutMs: left(), retries: 0, headers: { Accept: '*/*' } });
       return lyricsToPlain(text);
     } catch (err) {
       if (err instanceof NotFoundError) return undefined;

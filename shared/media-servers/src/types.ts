@@ -50,6 +50,9 @@ export interface ProviderTrack {
   lastPlayed?: string;
 }
 
+/** What a caller may know of a song to help a lyrics lookup. */
+export interface LyricsHint { artist?: string; title?: string }
+
 export interface ProviderArtist { id: string; name: string }
 export interface ProviderPlaylist { id: string; name: string; trackCount?: number }
 
@@ -86,6 +89,13 @@ export interface MediaServerClient {
   deletePlaylist(playlistId: string): Promise<void>;
   /** Most played / recent history, newest first, with lastPlayed where the kind offers it. */
   getListeningHistory(limit: number): Promise<ProviderTrack[]>;
-  /** Plain-text lyrics, or undefined where the kind or the track has none. */
-  getLyrics(trackId: string): Promise<string | undefined>;
+  /**
+   * Plain-text lyrics (LRC time tags removed), or undefined where the kind or the track has none.
+   * The whole lookup is bounded by `lyricsTimeoutMs` (default 2.5 s, reference
+   * `MUSICSERVER_LYRICS_TIMEOUT`) and never retried; a timeout or an unreachable server throws
+   * UnreachableError, so a backfill can tell "no lyrics" (undefined) from "could not ask" (throws).
+   * `hint` (the song's artist and title, when the caller knows them) saves a lookup on servers
+   * that search lyrics by artist and title (Subsonic `getLyrics`).
+   */
+  getLyrics(trackId: string, hint?: LyricsHint): Promise<string | undefined>;
 }

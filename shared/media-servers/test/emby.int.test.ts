@@ -182,11 +182,11 @@ describe('EmbyClient against the fake Emby', () => {
     expect(history.map((t) => t.lastPlayed)).toEqual(expected.map((t) => t.lastPlayed));
   });
 
-  it('When lyrics are asked, then the answer is undefined (Emby has no lyrics endpoint) and nothing is requested', async () => {
+  it('When a track has lyrics, then /emby/Audio/{id}/Lyrics gives them as plain text; otherwise undefined', async () => {
     const withLyrics = wesnoth.update('wes-love-theme', { lyrics: 'First line of the song\nSecond line' });
-    fake.core.clearRequests();
-    await expect(client().getLyrics(fake.idOf(withLyrics))).resolves.toBeUndefined();
-    expect(fake.requests).toHaveLength(0);
+    const c = client();
+    await expect(c.getLyrics(fake.idOf(withLyrics))).resolves.toBe('First line of the song\nSecond line');
+    await expect(c.getLyrics(fake.idOf('wes-battle'))).resolves.toBeUndefined();
   });
 
   it('When the URL already ends in /emby, then the client still reaches the server', async () => {

@@ -14,7 +14,9 @@
  *   `{Id, Name, ItemAddedCount}`; `POST /Playlists/{id}/Items?Ids=` → `{ItemAddedCount}`;
  *   `POST /Items/Delete?Ids=` and `DELETE /Items/{id}` → 204. More than `maxIdsPerRequest`
  *   (default 100) ids → 400; request lines over 8 KiB → 414 (unverified for Emby's HTTP stack).
- * - No lyrics endpoint (Emby exposes lyrics only as subtitle streams).
+ * - Lyrics: `GET /Audio/{id}/Lyrics` as in the Jellyfin fake (`{Metadata, Lyrics:[{Text}]}`, 404 when
+ *   none). Real Emby 4.8 documents lyrics only as subtitle streams (unverified whether it serves this
+ *   route); the client treats a 404 as "no lyrics".
  * - A catalogue page (for `failAfterPages`) is any item query with `IncludeItemTypes` containing Audio.
  */
 import type { Request, Router } from 'express';

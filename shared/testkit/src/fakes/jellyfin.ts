@@ -126,14 +126,6 @@ export function createFakeJellyfin(opts: FakeJellyfinOptions): FakeJellyfin {
           const items = f.views().map((v) => ({ Name: v.name, ServerId: f.serverId, Id: v.id, Type: 'CollectionFolder', CollectionType: v.collectionType, IsFolder: true }));
           res.json(f.queryResult(items, items.length, 0));
         });
-        r.get('/Audio/:id/Lyrics', (req, res) => {
-          const t = f.trackFor(String(req.params.id));
-          if (!t || !t.lyrics) {
-            res.status(404).end();
-            return;
-          }
-          res.json({ Metadata: { IsSynced: false }, Lyrics: t.lyrics.split('\n').map((Text) => ({ Text })) });
-        });
         r.post('/Playlists', (req, res) => {
           const body = (req.body ?? {}) as { Name?: string; Ids?: string[]; UserId?: string; MediaType?: string; IsPublic?: boolean };
           const q = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');

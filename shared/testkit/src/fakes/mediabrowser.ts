@@ -704,6 +704,15 @@ export class MediaBrowserFake {
     };
     r.get('/Audio/:id/stream', stream);
     r.get('/Audio/:id/stream.:ext', stream);
+    // Jellyfin 10.9+ LyricDto; served by the Emby fake too (the brief's contract for both kinds).
+    r.get('/Audio/:id/Lyrics', (req, res) => {
+      const t = this.trackFor(String(req.params.id));
+      if (!t || !t.lyrics) {
+        res.status(404).end();
+        return;
+      }
+      res.json({ Metadata: { IsSynced: false }, Lyrics: t.lyrics.split('\n').map((Text) => ({ Text })) });
+    });
     r.get(['/Artists', '/Artists/AlbumArtists'], (req, res) => {
       const cq = q(req);
       const start = Math.max(0, cq.int('StartIndex') ?? 0);

@@ -4,8 +4,11 @@
  *
  * - `/rest/<method>` and `/rest/<method>.view`, GET query or POST form (`formPost`).
  * - Auth: `u` plus `t = md5(password + s)` with `s`, or `p` (clear or `enc:<hex>`). Missing
- *   `u`/`v`/`c` or missing credentials → code 10; wrong → code 40. `apiKey` is not implemented
- *   (Navidrome), so it only helps if `u` and a password are sent too. Errors are HTTP 200 with
+ *   `u`/`v`/`c` or missing credentials → code 10; wrong → code 40. By default `apiKey` is not
+ *   implemented (Navidrome), so it only helps if `u` and a password are sent too. With the
+ *   `apiKey` option the fake is an OpenSubsonic server with the `apiKeyAuthentication` extension:
+ *   `apiKey=<key>` without `u` authenticates as the user, `u` together with `apiKey` → code 43, an
+ *   unknown key → code 44 (OpenSubsonic spec, media-server-apis.md §4.1). Errors are HTTP 200 with
  *   `status:"failed"` and `error{code,message}`; `getOpenSubsonicExtensions` needs no auth.
  * - Output: JSON with `f=json`, JSONP with `f=jsonp`, otherwise XML (the Subsonic default).
  * - Zero/empty values are left out (`omitempty`); `duration` is whole seconds (truncated);
@@ -47,6 +50,8 @@ export interface FakeSubsonicOptions {
   maxIdsPerRequest?: number | null;
   /** Request-target byte limit → HTTP 431 (default 1 MiB, Go's DefaultMaxHeaderBytes). */
   maxRequestBytes?: number;
+  /** Accept this OpenSubsonic API key (`apiKeyAuthentication` extension). Default: none (Navidrome). */
+  apiKey?: string;
 }
 
 const API_VERSION = '1.16.1';
@@ -60,6 +65,8 @@ export const SUBSONIC_ERRORS = {
   generic: 0,
   missingParameter: 10,
   wrongCredentials: 40,
+  conflictingAuth: 43,
+  invalidApiKey: 44,
   notAuthorized: 50,
   notFound: 70,
 } as const;
@@ -93,6 +100,8 @@ export class FakeSubsonic {
   reportRealPath: boolean;
   enableDownloads: boolean;
   maxIdsPerRequest: number | null;
+  /** The accepted OpenSubsonic API key, if the fake offers `apiKeyAuthentication`. */
+  readonly apiKey?: string;
   private readonly maxRequestBytes: number;
   private readonly ids = new HexIds('navidrome');
   private readonly playlistMap = new Map<number, SubPlaylist>();
@@ -110,6 +119,7 @@ export class FakeSubsonic {
     this.enableDownloads = opts.enableDownloads ?? true;
     this.maxIdsPerRequest = opts.maxIdsPerRequest === undefined ? 40 : opts.maxIdsPerRequest;
     this.maxRequestBytes = opts.maxRequestBytes ?? 1024 * 1024;
+    if (opts.apiKey) this.apiKey = opts.apiKey;
     this.app = this.build();
   }
 
@@ -309,6 +319,13 @@ export class FakeSubsonic {
   }
 
   private authenticate(params: URLSearchParams): void {
+    const key = params.get('apiKey');
+    if (this.apiKey !== undefined && key !== null) {
+      if (params.get('u') !== null) throw new SubsonicError(SUBSONIC_ERRORS.conflictingAuth, 'Multiple conflicting authentication mechanisms provided');
+      if (!params.get('v') || !params.get('c')) throw new SubsonicError(SUBSONIC_ERRORS.missingParameter, 'Missing required parameter');
+      if (key !== this.apiKey) throw new SubsonicError(SUBSONIC_ERRORS.invalidApiKey, 'Invalid API key');
+      return;
+    }
     const u = params.get('u');
     if (!u || !params.get('v') || !params.get('c')) throw new SubsonicError(SUBSONIC_ERRORS.missingParameter, 'Missing required parameter');
     const p = params.get('p');
@@ -658,6 +675,7 @@ export class FakeSubsonic {
             openSubsonicExtensions: [
               { name: 'formPost', versions: [1] },
               { name: 'songLyrics', versions: [1] },
+              ...(this.apiKey === undefined ? [] : [{ name: 'apiKeyAuthentication', versions: [1] }]),
             ],
           });
           return;
