@@ -24,6 +24,7 @@ export function serviceFor(path: string): ServiceName | undefined {
 const ADMIN_ONLY: Array<{ methods: string[]; pattern: RegExp }> = [
   { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/servers(\/|$)/ },
   { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/config(\/|$)/ },
+  { methods: ['GET'], pattern: /^\/api\/config\/settings\/?$/ },
   { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/plex(\/|$)/ },
   { methods: ['POST'], pattern: /^\/api\/(analysis|cleaning|clustering|cancel|cancel_all|index)(\/|$)/ },
   { methods: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/(cron|backup|tasks)(\/|$)/ },

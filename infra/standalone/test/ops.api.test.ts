@@ -16,7 +16,7 @@ describe('operations API (full stack)', () => {
   const backupDir = `/tmp/polyphony-ops-test-${process.pid}-${Date.now()}`;
 
   beforeAll(async () => {
-    ({ stack, db, url } = await startTestStack({ BACKUP_DIR: backupDir, SCHEDULER_TICK_MS: '200' }));
+    ({ stack, db, url } = await startTestStack({ BACKUP_DIR: backupDir, SCHEDULER_TICK_MS: '200', DURATION_TOLERANCE_SECONDS: '2' }));
     const admin = await loginCookie(url);
     await request(url).post('/api/users').set('Cookie', admin).send({ username: 'listener', password: 'listener-pass-1', role: 'user', current_password: ADMIN.password }).expect(201);
     userCookie = await loginCookie(url, 'listener', 'listener-pass-1');
@@ -151,6 +151,40 @@ describe('operations API (full stack)', () => {
     expect(ok.body.restored.rows).toBeGreaterThan(0);
     expect(await sql(`SELECT name, creds FROM registry.music_servers ORDER BY name`)).toEqual(before);
     await request(url).get('/api/backup').set('Cookie', userCookie).expect(403);
+  });
+
+  it('When an admin changes settings, then values are validated, secrets stay write-only, sources show, and the owning service applies them live', async () => {
+    const list = async () => (await request(url).get('/api/config/settings').set(auth).expect(200)).body.settings as Array<Record<string, unknown>>;
+    const get = async (key: string) => (await list()).find((s) => s.key === key)!;
+    expect(await get('DURATION_TOLERANCE_SECONDS')).toMatchObject({ value: 2, source: 'env', owner: 'catalogue', live: true });
+    expect(await get('DUPLICATE_DISTANCE_THRESHOLD_COSINE')).toMatchObject({ value: 0.04, source: 'default' });
+    expect(await get('OPENAI_API_KEY')).toMatchObject({ value: null, secret: true });
+    const bad = await request(url).put('/api/config').set(auth).send({ DUPLICATE_DISTANCE_THRESHOLD_COSINE: 0.05, NO_SUCH_SETTING: 1, CHROMAPRINT_GATE_ENABLED: 'maybe', AI_MODEL_PROVIDER: 'SKYNET' }).expect(400);
+    expect(bad.body.error.message).toMatch(/NO_SUCH_SETTING: unknown setting/);
+    expect(bad.body.error.message).toMatch(/CHROMAPRINT_GATE_ENABLED/);
+    expect(bad.body.error.message).toMatch(/AI_MODEL_PROVIDER/);
+    expect(await get('DUPLICATE_DISTANCE_THRESHOLD_COSINE')).toMatchObject({ value: 0.04, source: 'default' });
+    await request(url).put('/api/config').set(auth).send({ DURATION_TOLERANCE_SECONDS: -1 }).expect(400);
+    await request(url).put('/api/config').set(auth).send(['not', 'an', 'object']).expect(400);
+
+    const ok = await request(url).put('/api/config').set(auth).send({ DUPLICATE_DISTANCE_THRESHOLD_COSINE: 0.05, CATALOGUE_ID_SCHEME_VERSION: 4, OPENAI_API_KEY: 'sk-settings-secret-123', AI_MODEL_PROVIDER: 'OPENAI' }).expect(200);
+    expect(ok.body.updated.sort()).toEqual(['AI_MODEL_PROVIDER', 'CATALOGUE_ID_SCHEME_VERSION', 'DUPLICATE_DISTANCE_THRESHOLD_COSINE', 'OPENAI_API_KEY']);
+    expect(ok.body.restart_required).toEqual(['CATALOGUE_ID_SCHEME_VERSION']);
+    expect(JSON.stringify(ok.body)).not.toContain('sk-settings-secret-123');
+    expect(await get('DUPLICATE_DISTANCE_THRESHOLD_COSINE')).toMatchObject({ value: 0.05, source: 'database' });
+    expect(await get('OPENAI_API_KEY')).toMatchObject({ value: '__unchanged__', source: 'database' });
+    // The catalogue owns the identity threshold: it receives it over the bus into its own settings.
+    await waitFor('catalogue setting', async () => {
+      const rows = await sql(`SELECT value FROM catalogue.settings WHERE key = 'DUPLICATE_DISTANCE_THRESHOLD_COSINE'`);
+      return rows[0]?.value === '0.05' ? true : undefined;
+    });
+    // The mask keeps a secret; null resets a value to its default (also in the owning service).
+    await request(url).put('/api/config').set(auth).send({ OPENAI_API_KEY: '__unchanged__', DUPLICATE_DISTANCE_THRESHOLD_COSINE: null }).expect(200);
+    expect(await sql(`SELECT value FROM registry.app_config WHERE key = 'OPENAI_API_KEY'`)).toEqual([{ value: 'sk-settings-secret-123' }]);
+    expect(await get('DUPLICATE_DISTANCE_THRESHOLD_COSINE')).toMatchObject({ value: 0.04, source: 'default' });
+    await waitFor('catalogue reset', async () => ((await sql(`SELECT value FROM catalogue.settings WHERE key = 'DUPLICATE_DISTANCE_THRESHOLD_COSINE'`)).length === 0 ? true : undefined));
+    await request(url).get('/api/config/settings').set('Cookie', userCookie).expect(403);
+    await request(url).put('/api/config').set('Cookie', userCookie).set('origin', url).send({ AI_MODEL_PROVIDER: 'NONE' }).expect(403);
   });
 
   it('When cancel_all is posted with an empty body, then every live task is revoked and the history lists tasks with durations', async () => {

@@ -3,6 +3,7 @@ import { createMediaServerClient } from '@polyphony/media-servers';
 import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
 import { consumeSweepRequests, consumeTaskCancels } from './bus/batch.consumers';
 import { consumeServerDeleted } from './bus/server-deleted.consumer';
+import { consumeSettingsChanged } from './bus/settings.consumer';
 import type { CatalogueConfig } from './config';
 import { cleaningRoutes } from './http/cleaning.routes';
 import { internalRoutes } from './http/internal.routes';
@@ -104,6 +105,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     consumers.push(await consumeServerDeleted(rt.bus, mappings, events, log.child({ component: 'server-deleted' }), config.busPrefetch));
     consumers.push(await consumeSweepRequests(rt.bus, batch, config.busPrefetch));
     consumers.push(await consumeTaskCancels(rt.bus, batch, config.busPrefetch));
+    consumers.push(await consumeSettingsChanged(rt.bus, settings, log.child({ component: 'settings' }), config.busPrefetch));
     batch.start();
   });
   rt.onStop(async () => {

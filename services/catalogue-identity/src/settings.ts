@@ -161,6 +161,12 @@ export class CatalogueSettings {
     this.cached = undefined;
   }
 
+  /** Removes a stored value (back to the default) and drops the cache. */
+  async reset(key: CatalogueSettingKey): Promise<void> {
+    await this.store.remove(key);
+    this.cached = undefined;
+  }
+
   /** Forgets the cached values. */
   invalidate(): void {
     this.cached = undefined;

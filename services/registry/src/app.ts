@@ -7,6 +7,7 @@ import { ConfigService } from './domain/config.service';
 import { BackupService } from './domain/backup.service';
 import { PlexLinkService } from './domain/plex-link.service';
 import { ScheduleService } from './domain/schedule.service';
+import { SettingsService } from './domain/settings.service';
 import { ServerService, type ClientFactory } from './domain/server.service';
 import { opsRoutesRouter } from './http/ops.routes';
 import { serverRoutes } from './http/servers.routes';
@@ -14,6 +15,7 @@ import { taskRoutes } from './http/tasks.routes';
 import { BackupStore } from './store/backup.store';
 import { registryMigrations } from './store/migrations';
 import { PgScheduleStore } from './store/schedule.store';
+import { PgSettingsStore } from './store/settings.store';
 import { ServerRepository } from './store/server.repository';
 import { TaskRepository } from './store/task.repository';
 
@@ -64,7 +66,7 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const schedules = new ScheduleService(new PgScheduleStore(rt.ds), startTask, busy, rt.logger.child({ component: 'Scheduler' }));
   rt.app.use(serverRoutes(servers, configService, plex));
   rt.app.use(taskRoutes(tasks, rt.bus));
-  rt.app.use(opsRoutesRouter(schedules, backups));
+  rt.app.use(opsRoutesRouter(schedules, backups, new SettingsService(new PgSettingsStore(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }))));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

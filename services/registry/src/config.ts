@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { loadServiceConfig, parseConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
-import { z } from '@polyphony/contracts';
+import { SETTINGS, z } from '@polyphony/contracts';
 import { LEGACY_MEDIA_KEYS } from './domain/config.service';
 
 /** General (non-media) keys imported from the environment into app_config on first start. */
-export const GENERAL_CONFIG_KEYS = ['TZ', 'PLEX_TV_URL', 'CLEANING_CATALOGUE', 'DUPLICATE_DISTANCE_THRESHOLD_COSINE', 'DURATION_TOLERANCE_SECONDS', 'CHROMAPRINT_GATE_ENABLED', 'CATALOGUE_ID_SCHEME_VERSION'];
+export const GENERAL_CONFIG_KEYS = [...new Set(['TZ', ...SETTINGS.map((s) => s.key)])];
 
 export interface RegistryConfig extends ServiceConfig {
   /** Raw environment subset for first-start seeding and the legacy migration. */

@@ -17,6 +17,7 @@ export const RoutingKeys = {
   indexRebuildRequested: 'index.rebuild.requested.v1',
   indexRebuilt: 'index.rebuild.completed.v1',
   idsRelabelled: 'catalogue.ids.relabelled.v1',
+  settingsChanged: 'registry.settings.changed.v1',
 } as const;
 
 export const ServerSavedEvent = z.object({ serverId: z.string(), action: z.enum(['created', 'updated', 'default_changed']) });

@@ -9,3 +9,4 @@ export * from './catalogue';
 export * from './features';
 export * from './playlists';
 export * from './ops';
+export * from './settings';

@@ -117,6 +117,10 @@ export class SettingsStore {
     );
   }
 
+  async remove(key: string): Promise<void> {
+    await this.ds.query(`DELETE FROM "${this.schema}".settings WHERE key = $1`, [key]);
+  }
+
   /**
    * First-start import: for every key in `seed` that has a value, insert it when the key is absent.
    * Existing rows are never overwritten, so a later environment change does not override the database.

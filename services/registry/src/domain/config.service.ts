@@ -58,7 +58,7 @@ export class ConfigService {
       if (seeded.length === 0) {
         for (const key of generalKeys) {
           const v = env[key];
-          if (v !== undefined) await m.query(`INSERT INTO registry.app_config (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [key, v]);
+          if (v !== undefined) await m.query(`INSERT INTO registry.app_config (key, value, source) VALUES ($1, $2, 'env') ON CONFLICT (key) DO NOTHING`, [key, v]);
         }
       }
       await this.migrateLegacyServer(m, env, seeded.length === 0);

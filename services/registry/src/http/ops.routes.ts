@@ -3,10 +3,11 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import { BackupStartBody, CronPreviewBody, ScheduleBody, opsRoutes, z } from '@polyphony/contracts';
+import { BackupStartBody, CronPreviewBody, ScheduleBody, SettingsUpdateBody, opsRoutes, z } from '@polyphony/contracts';
 import { AppError, ValidationError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import type { BackupService } from '../domain/backup.service';
 import type { ScheduleService } from '../domain/schedule.service';
+import type { SettingsService } from '../domain/settings.service';
 
 const IdParam = z.object({ id: z.string().uuid() });
 const BackupIdParam = opsRoutes.backupDownload.params;
@@ -16,14 +17,20 @@ const RestoreQuery = z.object({ id: z.string().regex(/^[0-9a-z-]{1,80}$/).option
 export const RESTORE_UPLOAD_LIMIT_BYTES = 4 * 1024 ** 3;
 
 /**
- * Schedules (`/api/cron`) and backups (`/api/backup`), admin only (the gateway enforces it too).
+ * Schedules (`/api/cron`), backups (`/api/backup`) and settings (`PUT /api/config`, `GET /api/config/settings`), admin only (the gateway enforces it too).
  * Errors: 400 for an invalid expression, time zone, kind, archive or passphrase (nothing stored or
  * changed), 404 unknown ids, 409 name taken or a backup/restore/task already running, 413 an
  * upload above RESTORE_UPLOAD_LIMIT_BYTES.
  */
-export function opsRoutesRouter(schedules: ScheduleService, backups: BackupService): Router {
+export function opsRoutesRouter(schedules: ScheduleService, backups: BackupService, settings: SettingsService): Router {
   const r = Router();
-  r.use(['/api/cron', '/api/backup'], requireRole('admin'));
+  r.use(['/api/cron', '/api/backup', '/api/config/settings'], requireRole('admin'));
+
+  r.get('/api/config/settings', asyncRoute(async (_req, res) => void res.json({ settings: await settings.list() })));
+  r.put('/api/config', requireRole('admin'), asyncRoute(async (req, res) => {
+    const result = await settings.update(parseOrThrow(SettingsUpdateBody, req.body, 'settings'));
+    res.json({ ...result, settings: await settings.list() });
+  }));
 
   r.get('/api/cron', asyncRoute(async (_req, res) => void res.json({ schedules: await schedules.list() })));
   r.post('/api/cron/preview', asyncRoute(async (req, res) => {

@@ -1,5 +1,6 @@
 import { CreateRegistry1732100000000 } from './1732100000000-CreateRegistry';
 import { CreateOperations1732700000000 } from './1732700000000-CreateOperations';
+import { ConfigSource1732700000001 } from './1732700000001-ConfigSource';
 
 /** Migrations of the registry schema, in order. */
-export const registryMigrations = [CreateRegistry1732100000000, CreateOperations1732700000000];
+export const registryMigrations = [CreateRegistry1732100000000, CreateOperations1732700000000, ConfigSource1732700000001];

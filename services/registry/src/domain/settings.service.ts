@@ -1,0 +1,88 @@
+import { RoutingKeys, SETTINGS, SETTING_SECRET_MASK, type SettingDto, type SettingSpec, type SettingsChangedEvent } from '@polyphony/contracts';
+import { ValidationError, formatZodError, type Bus, type Logger } from '@polyphony/platform';
+
+/** A stored config value and where it came from. */
+export interface StoredSetting {
+  key: string;
+  value: string;
+  source: 'env' | 'database';
+}
+
+/** Port: the registry's config store (registry.app_config). */
+export interface SettingsStorePort {
+  read(keys: string[]): Promise<StoredSetting[]>;
+  /** Writes values (null deletes the row: back to the default) in one transaction. */
+  write(values: Record<string, string | null>): Promise<void>;
+}
+
+const BY_KEY = new Map(SETTINGS.map((s) => [s.key, s]));
+
+/**
+ * Admin settings: every setting with its value, source and whether it applies live (secrets masked),
+ * and validated updates. A value owned by another service is published on the bus
+ * (`registry.settings.changed.v1`) and written into that service's own settings table.
+ */
+export class SettingsService {
+  constructor(
+    private readonly store: SettingsStorePort,
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+  ) {}
+
+  async list(): Promise<SettingDto[]> {
+    const stored = new Map((await this.store.read(SETTINGS.map((s) => s.key))).map((r) => [r.key, r]));
+    return SETTINGS.map((spec) => {
+      const row = stored.get(spec.key);
+      const value = row ? typed(spec, row.value) : spec.default;
+      return {
+        key: spec.key,
+        value: spec.secret ? (row && row.value !== '' ? SETTING_SECRET_MASK : null) : value,
+        source: row ? row.source : 'default',
+        owner: spec.owner,
+        secret: Boolean(spec.secret),
+        live: spec.live,
+        description: spec.description,
+      };
+    });
+  }
+
+  /**
+   * Validates every key first (unknown keys and wrong types: ValidationError, nothing stored), then
+   * stores them together. A secret sent back as the mask (or blank) keeps its stored value.
+   * @returns the keys changed and those that need a restart to take effect.
+   */
+  async update(patch: Record<string, string | number | boolean | null>): Promise<{ updated: string[]; restart_required: string[] }> {
+    const values: Record<string, string | null> = {};
+    const problems: string[] = [];
+    for (const [key, raw] of Object.entries(patch)) {
+      const spec = BY_KEY.get(key);
+      if (!spec) {
+        problems.push(`${key}: unknown setting`);
+        continue;
+      }
+      if (spec.secret && (raw === SETTING_SECRET_MASK || raw === '')) continue;
+      if (raw === null) {
+        values[key] = null;
+        continue;
+      }
+      const parsed = spec.schema.safeParse(raw);
+      if (!parsed.success) problems.push(`${key}: ${formatZodError(parsed.error)}`);
+      else values[key] = String(parsed.data);
+    }
+    if (problems.length) throw new ValidationError(`Invalid settings: ${problems.join('; ')}`);
+    const keys = Object.keys(values);
+    if (!keys.length) return { updated: [], restart_required: [] };
+    await this.store.write(values);
+    const foreign = Object.fromEntries(keys.filter((k) => BY_KEY.get(k)!.owner !== 'registry').map((k) => [k, values[k] ?? null]));
+    if (Object.keys(foreign).length) await this.bus.publish(RoutingKeys.settingsChanged, { values: foreign } satisfies SettingsChangedEvent);
+    // Names only: values may be secrets.
+    this.logger.info('settings changed', { keys });
+    return { updated: keys, restart_required: keys.filter((k) => !BY_KEY.get(k)!.live) };
+  }
+}
+
+function typed(spec: SettingSpec, value: string): string | number | boolean {
+  if (typeof spec.default === 'number') return Number(value);
+  if (typeof spec.default === 'boolean') return value === 'true';
+  return value;
+}
