@@ -7,7 +7,10 @@ import { api, busy, field, h, say, state } from '../lib.js';
 const KINDS = {
   jellyfin: { label: 'Jellyfin', fields: [['url', 'Server URL'], ['user_id', 'User ID'], ['token', 'API token', 'secret']] },
   emby: { label: 'Emby', fields: [['url', 'Server URL'], ['user_id', 'User ID'], ['token', 'API token', 'secret']] },
-  navidrome: { label: 'Navidrome', fields: [['url', 'Server URL'], ['user', 'Username'], ['password', 'Password', 'secret']] },
+  navidrome: {
+    label: 'Navidrome',
+    fields: [['url', 'Server URL'], ['user', 'Username', 'optional'], ['password', 'Password', 'secret optional'], ['api_key', 'API key (OpenSubsonic; replaces the two fields above)', 'secret optional']],
+  },
   lyrion: { label: 'Lyrion', fields: [['url', 'Server URL'], ['user', 'Username (optional)', 'optional'], ['password', 'Password (optional)', 'secret optional']] },
   plex: { label: 'Plex', fields: [['url', 'Server URL'], ['token', 'Plex token', 'secret']] },
 };
@@ -177,6 +180,7 @@ export default {
         });
         credsBox.replaceChildren(h('legend', { text: 'Connection' }), ...nodes);
         if (type.value === 'plex') credsBox.append(plexSignIn());
+        if (type.value === 'jellyfin' || type.value === 'emby') credsBox.append(passwordSignIn());
         known = null;
         if (!editing) selected = new Set();
         drawLibs();
@@ -220,6 +224,38 @@ export default {
           }),
         );
         return h('div', { class: 'pin-box' }, button, status);
+      };
+
+      /**
+       * Jellyfin/Emby sign-in with username and password: POST /api/servers/signin stores the
+       * token and user id the server hands out (never the password) and saves the server.
+       */
+      const passwordSignIn = () => {
+        const status = h('p', { class: 'msg', role: 'status' });
+        const user = h('input', { name: 'signin.username', autocomplete: 'off' });
+        const pass = h('input', { name: 'signin.password', type: 'password', autocomplete: 'new-password' });
+        const button = h('button', { type: 'button', text: 'Sign in and save' });
+        button.addEventListener('click', () =>
+          busy(button, status, async () => {
+            const body = { server_type: type.value, url: inputs.url.value.trim(), username: user.value.trim(), password: pass.value, music_libraries: libraries() };
+            const saved = editing
+              ? await api('/api/servers/signin', { method: 'POST', body: { ...body, server_id: server.id } })
+              : await api('/api/servers/signin', { method: 'POST', body: { ...body, name: name.value.trim() } });
+            pass.value = '';
+            close();
+            await reload(`${saved.name} signed in and saved${saved.is_default ? ' (default server)' : ''}. Matching runs in the background.`);
+            kickTasks();
+          }),
+        );
+        return h(
+          'div',
+          { class: 'pin-box' },
+          h('p', { class: 'muted small', text: 'Or sign in with a user name and password instead of a user id and token:' }),
+          field('Sign-in user name', user),
+          field('Sign-in password', pass, 'Used once to obtain a token; not stored.'),
+          button,
+          status,
+        );
       };
 
       const collectCreds = () => {

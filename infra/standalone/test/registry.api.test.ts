@@ -1,8 +1,26 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { Client } from 'pg';
 import { testAmqpUrl, createTestDatabase, createFakeEmby, createFakeJellyfin, createFakeLyrion, createFakePlex, createFakePlexTv, createFakeSubsonic, syntheticCatalogue, type StartedFake, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, deleteBrokerNamespace, loginCookie, startTestStack } from './helpers';
+
+/** A plain HTTP server that records every request and answers 500 with a marker body (an "upstream" we must never echo). */
+async function startRecorder(): Promise<{ url: string; seen: IncomingMessage[]; close(): Promise<void> }> {
+  const seen: IncomingMessage[] = [];
+  const server: Server = createServer((req, res) => {
+    seen.push(req);
+    res.writeHead(500, { 'Content-Type': 'text/plain' });
+    res.end('UPSTREAM-BODY-MARKER internal details');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
 
 /** Server registry through the gateway against fakes of all five kinds (issue: registry and Setup API). */
 // Standalone wiring (in-process bus) and distributed wiring (RabbitMQ) run the same suite.
@@ -19,11 +37,14 @@ describe.each([
   const jf = createFakeJellyfin({ catalogue, token: 'jf-secret-token' });
   const emby = createFakeEmby({ catalogue, token: 'emby-secret-token' });
   const sub = createFakeSubsonic({ catalogue, user: 'nav', password: 'nav-secret-pw' });
+  const subKey = createFakeSubsonic({ catalogue, user: 'keyed', password: 'unused-pw-1', apiKey: 'nav-api-key-secret' });
+  const jfLogin = createFakeJellyfin({ catalogue, token: 'jf-signin-token', userName: 'jfuser', password: 'jf-login-pw' });
+  const embyLogin = createFakeEmby({ catalogue, token: 'emby-signin-token', userName: 'embyuser', password: 'emby-login-pw' });
   const lyr = createFakeLyrion({ catalogue });
   const plex = createFakePlex({ catalogue, token: 'plex-secret-token' });
   const plexTv = createFakePlexTv({ accountToken: 'linked-plex-token-123' });
   const urls: Record<string, string> = {};
-  const SECRETS = ['jf-secret-token', 'emby-secret-token', 'nav-secret-pw', 'plex-secret-token', 'linked-plex-token-123'];
+  const SECRETS = ['jf-secret-token', 'emby-secret-token', 'nav-secret-pw', 'plex-secret-token', 'linked-plex-token-123', 'nav-api-key-secret', 'jf-signin-token', 'emby-signin-token', 'jf-login-pw', 'emby-login-pw'];
 
   const sql = (text: string, params: unknown[] = []) => db.query(text, params);
   const noSecrets = (body: unknown) => {
@@ -32,7 +53,7 @@ describe.each([
   };
 
   beforeAll(async () => {
-    for (const [k, f] of Object.entries({ jellyfin: jf, emby, navidrome: sub, lyrion: lyr, plex, plextv: plexTv })) {
+    for (const [k, f] of Object.entries({ jellyfin: jf, emby, navidrome: sub, navkey: subKey, jflogin: jfLogin, embylogin: embyLogin, lyrion: lyr, plex, plextv: plexTv })) {
       const s = await f.start();
       started.push(s);
       urls[k] = s.url;
@@ -55,17 +76,21 @@ describe.each([
   });
 
   it('When each kind is tested before saving, then the test reports reachability, a sample and libraries without echoing secrets', async () => {
+    const KEYS = ['auth_failed', 'error', 'error_class', 'libraries', 'library_count', 'ok', 'path_format', 'reachable', 'sample_count', 'server_name', 'server_type', 'version', 'warnings'];
     for (const b of Object.values(bodies())) {
       const res = await request(url).post('/api/servers/test').set(auth).send({ server_type: b.server_type, creds: b.creds }).expect(200);
-      expect(res.body).toMatchObject({ ok: true, error: null, auth_failed: false });
+      expect(Object.keys(res.body).sort()).toEqual(KEYS);
+      expect(res.body).toMatchObject({ ok: true, reachable: true, server_type: b.server_type, error: null, error_class: null, auth_failed: false });
       expect(res.body.sample_count).toBeGreaterThan(0);
       expect(res.body.libraries.length).toBeGreaterThan(0);
+      expect(res.body.library_count).toBe(res.body.libraries.length);
+      expect(typeof res.body.version).toBe('string');
       noSecrets(res.body);
     }
     const bad = await request(url).post('/api/servers/test').set(auth).send({ server_type: 'jellyfin', creds: { ...bodies().jellyfin.creds, token: 'wrong' } }).expect(200);
-    expect(bad.body).toMatchObject({ ok: false, auth_failed: true });
+    expect(bad.body).toMatchObject({ ok: false, reachable: true, auth_failed: true, error_class: 'bad_credentials' });
     const down = await request(url).post('/api/servers/test').set(auth).send({ server_type: 'plex', creds: { url: 'http://127.0.0.1:9', token: 'x' } }).expect(200);
-    expect(down.body).toMatchObject({ ok: false, auth_failed: false });
+    expect(down.body).toMatchObject({ ok: false, reachable: false, auth_failed: false, error_class: 'unreachable' });
   });
 
   it('When servers of all five kinds are added, then the first is the default and secrets are masked for admins and absent for users', async () => {
@@ -177,6 +202,133 @@ describe.each([
     const res = await request(url).get('/api/config').set(auth).expect(200);
     expect(res.body.MEDIASERVER_TYPE).toBeDefined();
     noSecrets(res.body);
+  });
+
+  it('When the test action reaches a server that answers with its own text, then only the structured result comes back (no upstream body)', async () => {
+    const rec = await startRecorder();
+    try {
+      for (const [server_type, creds] of [
+        ['jellyfin', { url: rec.url, user_id: 'u', token: 'some-token' }],
+        ['navidrome', { url: rec.url, user: 'u', password: 'some-password' }],
+        ['lyrion', { url: rec.url }],
+      ] as const) {
+        const res = await request(url).post('/api/servers/test').set(auth).send({ server_type, creds }).expect(200);
+        expect(JSON.stringify(res.body)).not.toContain('UPSTREAM-BODY-MARKER');
+        expect(res.body).toMatchObject({ ok: false, error_class: expect.any(String), server_type });
+        expect(typeof res.body.error).toBe('string');
+      }
+      expect(rec.seen.length).toBeGreaterThan(0);
+    } finally {
+      await rec.close();
+    }
+  });
+
+  it('When an existing server is tested, listed or edited with a new url and its stored secret, then 400 and the secret never reaches the new url', async () => {
+    const { servers } = (await request(url).get('/api/servers').set(auth)).body;
+    const plexRow = servers.find((s: { server_type: string }) => s.server_type === 'plex');
+    const naviRow = servers.find((s: { server_type: string }) => s.server_type === 'navidrome');
+    const rec = await startRecorder();
+    try {
+      for (const [path, body] of [
+        ['/api/servers/test', { server_type: 'plex', server_id: plexRow.id, creds: { url: rec.url, token: '__unchanged__' } }],
+        ['/api/servers/test', { server_type: 'plex', server_id: plexRow.id, creds: { url: rec.url, token: '' } }],
+        ['/api/servers/libraries', { server_type: 'plex', server_id: plexRow.id, creds: { url: rec.url, token: '__unchanged__' } }],
+        ['/api/servers/test', { server_type: 'navidrome', server_id: naviRow.id, creds: { url: `${rec.url}/rest`, user: 'nav', password: '__unchanged__' } }],
+      ] as const) {
+        const res = await request(url).post(path).set(auth).send(body).expect(400);
+        expect(res.body.error.message).toMatch(/re-enter creds\.(token|password)/);
+        noSecrets(res.body);
+      }
+      const put = await request(url).put(`/api/servers/${plexRow.id}`).set(auth).send({ creds: { url: rec.url, token: '__unchanged__' } }).expect(400);
+      expect(put.body.error.message).toMatch(/re-enter creds\.token/);
+      await request(url).put(`/api/servers/${plexRow.id}`).set(auth).send({ creds: { url: rec.url } }).expect(400);
+      expect(rec.seen).toHaveLength(0);
+      const [row] = await sql(`SELECT creds FROM registry.music_servers WHERE id = $1`, [plexRow.id]);
+      expect(row.creds).toEqual({ url: urls.plex, token: 'plex-secret-token' });
+
+      // The saved url (trailing slash and host case aside) still gets the stored secret.
+      const same = await request(url).post('/api/servers/test').set(auth).send({ server_type: 'plex', server_id: plexRow.id, creds: { url: `${urls.plex}/`, token: '__unchanged__' } }).expect(200);
+      expect(same.body).toMatchObject({ ok: true, error_class: null });
+      // A re-entered secret may go to the new url: it is the caller's own, not the stored one.
+      const fresh = await request(url).post('/api/servers/test').set(auth).send({ server_type: 'plex', server_id: plexRow.id, creds: { url: rec.url, token: 'typed-again' } }).expect(200);
+      expect(fresh.body.ok).toBe(false);
+      expect(rec.seen.length).toBeGreaterThan(0);
+      expect(rec.seen.every((q) => q.headers['x-plex-token'] === 'typed-again')).toBe(true);
+      await request(url).post('/api/servers/test').set(auth).send({ server_type: 'plex', server_id: '00000000-0000-0000-0000-000000000000', creds: { url: urls.plex, token: '__unchanged__' } }).expect(404);
+    } finally {
+      await rec.close();
+    }
+  });
+
+  it('When the media server behind /api/servers/libraries is unreachable or refuses the credentials, then 502 or 400 with a clear message, never 500', async () => {
+    const down = await request(url).post('/api/servers/libraries').set(auth).send({ server_type: 'jellyfin', creds: { url: 'http://127.0.0.1:9', user_id: 'u', token: 'x' } }).expect(502);
+    expect(down.body.error).toMatchObject({ code: 'upstream_unavailable', message: expect.stringMatching(/could not be reached/) });
+    const rec = await startRecorder();
+    try {
+      const broken = await request(url).post('/api/servers/libraries').set(auth).send({ server_type: 'plex', creds: { url: rec.url, token: 'x' } }).expect(502);
+      expect(JSON.stringify(broken.body)).not.toContain('UPSTREAM-BODY-MARKER');
+    } finally {
+      await rec.close();
+    }
+    const refused = await request(url).post('/api/servers/libraries').set(auth).send({ server_type: 'plex', creds: { url: urls.plex, token: 'wrong' } }).expect(400);
+    expect(refused.body.error).toMatchObject({ code: 'media_server_auth_failed', message: expect.stringMatching(/refused the credentials/) });
+  });
+
+  it('When a Navidrome server uses an OpenSubsonic API key, then it is tested, added, listed masked and switched from user + password', async () => {
+    const creds = { url: urls.navkey, api_key: 'nav-api-key-secret' };
+    const t = await request(url).post('/api/servers/test').set(auth).send({ server_type: 'navidrome', creds }).expect(200);
+    expect(t.body).toMatchObject({ ok: true, error_class: null });
+    expect(t.body.sample_count).toBeGreaterThan(0);
+    const wrong = await request(url).post('/api/servers/test').set(auth).send({ server_type: 'navidrome', creds: { ...creds, api_key: 'not-the-key' } }).expect(200);
+    expect(wrong.body).toMatchObject({ ok: false, error_class: 'bad_credentials', auth_failed: true });
+    const libs = await request(url).post('/api/servers/libraries').set(auth).send({ server_type: 'navidrome', creds }).expect(200);
+    expect(libs.body.libraries.length).toBeGreaterThan(0);
+    const created = await request(url).post('/api/servers').set(auth).send({ name: 'Navi key', server_type: 'navidrome', creds }).expect(201);
+    expect(created.body.creds).toEqual({ url: urls.navkey, api_key: '__unchanged__' });
+    const [row] = await sql(`SELECT creds FROM registry.music_servers WHERE id = $1`, [created.body.id]);
+    expect(row.creds).toEqual(creds);
+    const mixed = await request(url).post('/api/servers').set(auth).send({ name: 'Mixed', server_type: 'navidrome', creds: { ...creds, user: 'nav', password: 'pw' } }).expect(400);
+    expect(mixed.body.error.message).toMatch(/not both/);
+    const none = await request(url).post('/api/servers').set(auth).send({ name: 'None', server_type: 'navidrome', creds: { url: urls.navkey } }).expect(400);
+    expect(none.body.error.message).toBe('creds.api_key is required for navidrome (or give url, user, password)');
+    // Switching the password server to an API key replaces the stored user + password.
+    const navi = (await request(url).get('/api/servers').set(auth)).body.servers.find((s: { name: string }) => s.name === 'Navi');
+    await request(url).put(`/api/servers/${navi.id}`).set(auth).send({ creds: { url: urls.navidrome, api_key: 'switched-key' } }).expect(200);
+    const [switched] = await sql(`SELECT creds FROM registry.music_servers WHERE id = $1`, [navi.id]);
+    expect(switched.creds).toEqual({ url: urls.navidrome, api_key: 'switched-key' });
+    await request(url).put(`/api/servers/${navi.id}`).set(auth).send({ creds: { url: urls.navidrome, user: 'nav', password: 'nav-secret-pw' } }).expect(200);
+    const [back] = await sql(`SELECT creds FROM registry.music_servers WHERE id = $1`, [navi.id]);
+    expect(back.creds).toEqual({ url: urls.navidrome, user: 'nav', password: 'nav-secret-pw' });
+    await request(url).delete(`/api/servers/${created.body.id}`).set(auth).expect(200);
+  });
+
+  it('When a Jellyfin or Emby user signs in with username and password, then only the obtained token and user id are stored', async () => {
+    for (const [server_type, fake, name, user, pw, token] of [
+      ['jellyfin', jfLogin, 'Jelly signed', 'jfuser', 'jf-login-pw', 'jf-signin-token'],
+      ['emby', embyLogin, 'Emby signed', 'embyuser', 'emby-login-pw', 'emby-signin-token'],
+    ] as const) {
+      const target = server_type === 'jellyfin' ? urls.jflogin : urls.embylogin;
+      const refused = await request(url).post('/api/servers/signin').set(auth).send({ server_type, url: target, username: user, password: 'wrong-pw', name }).expect(400);
+      expect(refused.body.error.code).toBe('media_server_auth_failed');
+      const res = await request(url).post('/api/servers/signin').set(auth).send({ server_type, url: target, username: user, password: pw, name }).expect(201);
+      noSecrets(res.body);
+      expect(res.body.creds).toEqual({ url: target, user_id: fake.userId, token: '__unchanged__' });
+      const [row] = await sql(`SELECT creds FROM registry.music_servers WHERE id = $1`, [res.body.id]);
+      expect(row.creds).toEqual({ url: target, user_id: fake.userId, token });
+      expect(JSON.stringify(row)).not.toContain(pw);
+      const t = await request(url).post('/api/servers/test').set(auth).send({ server_type, server_id: res.body.id, creds: { url: target, user_id: fake.userId, token: '__unchanged__' } }).expect(200);
+      expect(t.body.ok).toBe(true);
+      // Signing in again on the existing server replaces its credentials (200).
+      const again = await request(url).post('/api/servers/signin').set(auth).send({ server_type, url: target, username: user, password: pw, server_id: res.body.id }).expect(200);
+      expect(again.body.id).toBe(res.body.id);
+      await request(url).delete(`/api/servers/${res.body.id}`).set(auth).expect(200);
+    }
+    const down = await request(url).post('/api/servers/signin').set(auth).send({ server_type: 'jellyfin', url: 'http://127.0.0.1:9', username: 'a', password: 'b', name: 'Nowhere' }).expect(502);
+    expect(down.body.error.code).toBe('upstream_unavailable');
+    await request(url).post('/api/servers/signin').set(auth).send({ server_type: 'jellyfin', url: urls.jflogin, username: 'jfuser', password: 'jf-login-pw' }).expect(400);
+    await request(url).post('/api/servers/signin').set(auth).send({ server_type: 'plex', url: urls.plex, username: 'a', password: 'b', name: 'P' }).expect(400);
+    const cookie = await loginCookie(url, 'listener', 'listener-pass');
+    await request(url).post('/api/servers/signin').set('Cookie', cookie).send({ server_type: 'jellyfin', url: urls.jflogin, username: 'jfuser', password: 'jf-login-pw', name: 'X' }).expect(403);
   });
 });
 

@@ -3,15 +3,25 @@ import { z } from './zod';
 
 export const ServerTypeSchema = z.enum(['jellyfin', 'emby', 'navidrome', 'lyrion', 'plex']);
 
-/** Credential keys per server kind (reference implementation's names, so existing setups carry over). */
-export const REQUIRED_CREDS: Record<z.infer<typeof ServerTypeSchema>, string[]> = {
-  jellyfin: ['url', 'user_id', 'token'],
-  emby: ['url', 'user_id', 'token'],
-  navidrome: ['url', 'user', 'password'],
-  lyrion: ['url'],
-  plex: ['url', 'token'],
+type Kind = z.infer<typeof ServerTypeSchema>;
+
+/**
+ * Accepted credential key sets per server kind (reference implementation's names, so existing
+ * setups carry over): a server's creds must hold every key of exactly one set. Navidrome also takes
+ * `{url, api_key}` (OpenSubsonic API-key authentication, `apiKey=` parameter; reference section 4).
+ */
+export const CREDENTIAL_SETS: Record<Kind, string[][]> = {
+  jellyfin: [['url', 'user_id', 'token']],
+  emby: [['url', 'user_id', 'token']],
+  navidrome: [['url', 'user', 'password'], ['url', 'api_key']],
+  lyrion: [['url']],
+  plex: [['url', 'token']],
 };
-export const OPTIONAL_CREDS: Record<z.infer<typeof ServerTypeSchema>, string[]> = {
+/** The first (classic) credential set per kind, as the reference's single-server settings hold it. */
+export const REQUIRED_CREDS: Record<Kind, string[]> = Object.fromEntries(
+  Object.entries(CREDENTIAL_SETS).map(([k, sets]) => [k, sets[0] as string[]]),
+) as Record<Kind, string[]>;
+export const OPTIONAL_CREDS: Record<Kind, string[]> = {
   jellyfin: [],
   emby: [],
   navidrome: [],
@@ -23,7 +33,7 @@ export const SECRET_KEYS = ['token', 'password', 'api_key'];
 /** What a secret looks like in a response (never the stored value). */
 export const SECRET_MASK = '__unchanged__';
 
-const Creds = z.record(z.string().max(2000)).openapi({ description: 'Credential keys per kind: jellyfin/emby url,user_id,token; navidrome url,user,password; lyrion url (+user,password); plex url,token' });
+const Creds = z.record(z.string().max(2000)).openapi({ description: 'Credential keys per kind: jellyfin/emby url,user_id,token (or POST /api/servers/signin); navidrome url,user,password or url,api_key; lyrion url (+user,password); plex url,token' });
 
 export const ServerInput = z
   .object({
@@ -58,21 +68,48 @@ export const ServerDto = z
 export const ServerListDto = z.object({ servers: z.array(ServerDto), default_id: z.string().nullable(), multi_server_enabled: z.literal(true) }).openapi('ServerList');
 
 export const ServerTestBody = z
-  .object({ server_type: ServerTypeSchema, creds: Creds, music_libraries: z.array(z.string()).optional(), server_id: z.string().optional() })
+  .object({
+    server_type: ServerTypeSchema,
+    creds: Creds,
+    music_libraries: z.array(z.string()).optional(),
+    server_id: z.string().max(100).optional().openapi({ description: 'Test an existing server: blank or masked secrets are taken from it, but only while the url is the one it was saved with' }),
+  })
   .openapi('ServerTestBody');
+
+/** Why a connection test or library listing failed (the media-server client's error kinds). */
+export const MediaServerErrorClass = z.enum(['bad_credentials', 'permission_denied', 'unreachable', 'protocol', 'not_found']);
 
 export const ServerTestResult = z
   .object({
     ok: z.boolean(),
-    error: z.string().nullable(),
-    auth_failed: z.boolean(),
-    sample_count: z.number(),
-    path_format: z.enum(['absolute', 'relative', 'none']),
-    libraries: z.array(z.object({ id: z.string(), name: z.string() })),
+    reachable: z.boolean().openapi({ description: 'The server answered HTTP at all (false: refused, DNS, timeout, 5xx)' }),
+    server_type: ServerTypeSchema,
     server_name: z.string().nullable(),
+    version: z.string().nullable(),
+    library_count: z.number().int(),
+    libraries: z.array(z.object({ id: z.string(), name: z.string() })),
+    sample_count: z.number().int(),
+    path_format: z.enum(['absolute', 'relative', 'none']),
+    error_class: MediaServerErrorClass.nullable(),
+    error: z.string().nullable().openapi({ description: 'A fixed sentence per error_class (never text from the media server)' }),
+    auth_failed: z.boolean(),
     warnings: z.array(z.string()),
   })
   .openapi('ServerTestResult');
+
+export const ServerSignInBody = z
+  .object({
+    server_type: z.enum(['jellyfin', 'emby']),
+    url: z.string().min(1).max(2000),
+    username: z.string().min(1).max(200),
+    password: z.string().max(1000),
+    server_id: z.string().max(100).optional().openapi({ description: 'Store the obtained token on this existing server (url, user_id and token are replaced)' }),
+    name: z.string().trim().min(1).max(100).optional().openapi({ description: 'Name of the new server (required without server_id)' }),
+    music_libraries: z.array(z.string().min(1).max(1000)).max(500).optional(),
+    make_default: z.boolean().optional(),
+  })
+  .strict()
+  .openapi('ServerSignInBody');
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
@@ -82,8 +119,9 @@ export const serverRoutes = {
   update: defineRoute({ method: 'put', path: '/api/servers/:id', summary: 'Edit a server; a blank or masked secret keeps the stored one', tags: ['servers'], access: 'admin', params: IdParams, body: ServerUpdate, response: ServerDto }),
   remove: defineRoute({ method: 'delete', path: '/api/servers/:id', summary: 'Delete a server and its mapping rows (never analyzed songs); the default is refused', tags: ['servers'], access: 'admin', params: IdParams }),
   makeDefault: defineRoute({ method: 'post', path: '/api/servers/:id/default', summary: 'Make this server the default', tags: ['servers'], access: 'admin', params: IdParams, response: ServerDto }),
-  test: defineRoute({ method: 'post', path: '/api/servers/test', summary: 'Test a connection before saving', tags: ['servers'], access: 'admin', body: ServerTestBody, response: ServerTestResult }),
-  libraries: defineRoute({ method: 'post', path: '/api/servers/libraries', summary: 'Libraries / sections / music folders / paths for the filter', tags: ['servers'], access: 'admin', body: ServerTestBody }),
+  test: defineRoute({ method: 'post', path: '/api/servers/test', summary: 'Test a connection before saving: a structured result only (no upstream text); a stored secret is only sent to the url it was saved with', tags: ['servers'], access: 'admin', body: ServerTestBody, response: ServerTestResult }),
+  libraries: defineRoute({ method: 'post', path: '/api/servers/libraries', summary: 'Libraries / sections / music folders / paths for the filter (502 when the media server is unreachable or misbehaves)', tags: ['servers'], access: 'admin', body: ServerTestBody }),
+  signIn: defineRoute({ method: 'post', path: '/api/servers/signin', summary: 'Jellyfin/Emby username+password sign-in (AuthenticateByName): stores the obtained token and user id on a new or existing server; the password is never stored', tags: ['servers'], access: 'admin', body: ServerSignInBody, response: ServerDto }),
   sweep: defineRoute({ method: 'post', path: '/api/servers/:id/sweep', summary: 'Enqueue the metadata matching sweep for one server', tags: ['servers'], access: 'admin', params: IdParams, status: 202 }),
   align: defineRoute({ method: 'post', path: '/api/servers/align', summary: 'Enqueue one alignment over every server', tags: ['servers'], access: 'admin', status: 202 }),
   plexPin: defineRoute({ method: 'post', path: '/api/plex/pin', summary: 'Start Plex PIN account linking: returns the code and link URL', tags: ['servers'], access: 'admin', body: z.object({ client_id: z.string().min(1).max(200) }) }),

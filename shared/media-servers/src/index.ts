@@ -51,3 +51,4 @@ export {
   type CredsProblem,
   type CreateClientOptions,
 } from './factory';
+export { signInWithPassword, type SignInResult } from './signin';

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { ServerInput, ServerTestBody, ServerUpdate, z } from '@polyphony/contracts';
+import { ServerInput, ServerSignInBody, ServerTestBody, ServerUpdate, z } from '@polyphony/contracts';
 import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import type { ConfigService } from '../domain/config.service';
 import type { PlexLinkService } from '../domain/plex-link.service';
@@ -38,6 +38,15 @@ export function serverRoutes(servers: ServerService, config: ConfigService, plex
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ServerTestBody, req.body, 'connection test');
       res.json(await servers.test({ ...body, creds: body.creds as Record<string, string> }));
+    }),
+  );
+  r.post(
+    '/api/servers/signin',
+    admin,
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(ServerSignInBody, req.body, 'sign-in');
+      const saved = await servers.signIn(body);
+      res.status(body.server_id ? 200 : 201).json(toView(saved, true));
     }),
   );
   r.post(
