@@ -1,7 +1,7 @@
 import path from 'node:path';
 import cookieParser from 'cookie-parser';
 import express from 'express';
-import { buildOpenApiDocument } from '@polyphony/contracts';
+import { APP_VERSION, buildOpenApiDocument } from '@polyphony/contracts';
 import {
   Metrics,
   ServiceClient,
@@ -66,7 +66,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     res.json({ status: 'ok' });
   });
   app.get('/api/openapi.json', (_req, res) => {
-    res.json(buildOpenApiDocument('0.1.0'));
+    res.json(buildOpenApiDocument(APP_VERSION));
   });
   app.get('/api/docs', (_req, res) => {
     res.type('html').send(docsPage());
@@ -75,7 +75,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     res.sendFile(path.join(publicDir, 'login.html'));
   });
   app.use(loginRoutes(auth));
-  app.use(['/api', '/external'], authenticate(auth));
+  app.use(['/api', '/external', '/chat/api'], authenticate(auth));
   app.use(userRoutes(auth));
   app.use(proxyDispatcher(config, targets, resolver, logger));
   app.use(express.static(publicDir, { index: 'index.html' }));

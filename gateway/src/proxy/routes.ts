@@ -1,15 +1,18 @@
 import type { ServiceName } from '../config';
 
 /**
- * Which service owns a path. First match wins; anything under /api or /external that matches
+ * Which service owns a path. First match wins; anything under /api, /external or /chat that matches
  * nothing is a 404 at the gateway.
  */
 export const ROUTES: Array<{ pattern: RegExp; service: ServiceName }> = [
-  { pattern: /^\/api\/(servers|config|setup\/servers|plex|dashboard|tasks|status|cancel|cancel_all|active_tasks|last_task|cron|backup)(\/|$)/, service: 'registry' },
+  { pattern: /^\/api\/(servers|config|version|setup\/servers|plex|dashboard|tasks|status|cancel|cancel_all|active_tasks|last_task|cron|backup)(\/|$)/, service: 'registry' },
+  { pattern: /^\/chat\/api\/config_defaults$/, service: 'registry' },
+  // Feature probes answered from the catalogue's counts (songs with learned tags, with lyrics).
+  { pattern: /^\/api\/((clap|lyrics|sem_grove)\/stats|models)$/, service: 'catalogue' },
   { pattern: /^\/api\/(catalogue|cleaning|mappings)(\/|$)/, service: 'catalogue' },
   { pattern: /^\/api\/analysis(\/|$)/, service: 'analysis' },
   { pattern: /^\/api\/(create_playlist|playlists|clustering|instant_playlist)(\/|$)/, service: 'playlist' },
-  { pattern: /^\/api\/(similar_tracks|find_path|alchemy|similar_artists|sonic_fingerprint|search_tracks|search_artists|map|sync|index|track|artists|max_distance|artist_tracks)(\/|$)/, service: 'index' },
+  { pattern: /^\/api\/(similar_tracks|find_path|alchemy|similar_artists|sonic_fingerprint|search_tracks|search_artists|search_playlists|map|map_cache_status|rebuild_map_cache|sync|index|track|artists|max_distance|artist_tracks|artist_projections|build_artist_projection)(\/|$)/, service: 'index' },
   { pattern: /^\/external\//, service: 'index' },
 ];
 
@@ -26,7 +29,7 @@ const ADMIN_ONLY: Array<{ methods: string[]; pattern: RegExp }> = [
   { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/config(\/|$)/ },
   { methods: ['GET'], pattern: /^\/api\/config\/settings\/?$/ },
   { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/plex(\/|$)/ },
-  { methods: ['POST'], pattern: /^\/api\/(analysis|cleaning|clustering|cancel|cancel_all|index)(\/|$)/ },
+  { methods: ['POST'], pattern: /^\/api\/(analysis|cleaning|clustering|cancel|cancel_all|index|rebuild_map_cache|build_artist_projection)(\/|$)/ },
   { methods: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/(cron|backup|tasks)(\/|$)/ },
   { methods: ['GET', 'POST', 'DELETE'], pattern: /^\/api\/users\/?$/ },
   { methods: ['DELETE'], pattern: /^\/api\/users\/[^/]+$/ },

@@ -198,10 +198,13 @@ describe.each([
     expect(done.body.token).toBe('linked-plex-token-123');
   });
 
-  it('When the classic config is read, then it is a projection of the default server without secrets', async () => {
-    const res = await request(url).get('/api/config').set(auth).expect(200);
+  it('When the classic config is read by a session admin, then it is a projection of the default server without secrets; a token gets only the public fields', async () => {
+    const res = await request(url).get('/api/config').set({ Cookie: await loginCookie(url) }).expect(200);
     expect(res.body.MEDIASERVER_TYPE).toBeDefined();
     noSecrets(res.body);
+    const token = await request(url).get('/api/config').set(auth).expect(200);
+    expect(token.body.MEDIASERVER_TYPE).toBeUndefined();
+    expect(token.body.ai_model_provider).toBe('NONE');
   });
 
   it('When the test action reaches a server that answers with its own text, then only the structured result comes back (no upstream body)', async () => {
@@ -347,7 +350,7 @@ describe('legacy install migration at first start', () => {
       expect(list.body.servers[0]).toMatchObject({ name: 'Navidrome', server_type: 'navidrome', is_default: true, creds: { url: 'http://nas:4533', user: 'me', password: '__unchanged__' } });
       const left = (await c.query(`SELECT key FROM registry.app_config ORDER BY key`)).rows.map((r) => r.key);
       expect(left).toEqual(['CLUSTER_ALGO']);
-      const cfg = await request(second.url).get('/api/config').set({ Authorization: `Bearer ${API_TOKEN}` }).expect(200);
+      const cfg = await request(second.url).get('/api/config').set({ Cookie: await loginCookie(second.url) }).expect(200);
       expect(cfg.body).toMatchObject({ MEDIASERVER_TYPE: 'navidrome', NAVIDROME_URL: 'http://nas:4533', NAVIDROME_USER: 'me', CLUSTER_ALGO: 'kmeans' });
       expect(cfg.body.NAVIDROME_PASSWORD).toBeUndefined();
       await c.end();

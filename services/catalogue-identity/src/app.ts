@@ -6,6 +6,8 @@ import { consumeServerDeleted } from './bus/server-deleted.consumer';
 import { consumeSettingsChanged } from './bus/settings.consumer';
 import type { CatalogueConfig } from './config';
 import { cleaningRoutes } from './http/cleaning.routes';
+import { probeRoutes } from './http/probes.routes';
+import { CoverageRepository } from './store/coverage.repository';
 import { internalRoutes } from './http/internal.routes';
 import { BatchRunner } from './service/batch-runner';
 import { CleaningExecutor } from './service/cleaning.service';
@@ -93,6 +95,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
 
   rt.app.use(internalRoutes({ identity, mappings, tracks, artists, settings, events, ds: rt.ds }));
   rt.app.use(cleaningRoutes(batch));
+  rt.app.use(probeRoutes(new CoverageRepository(rt.ds)));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

@@ -4,12 +4,13 @@ import {
   AvailabilityResponse,
   AvailabilityVersionResponse,
   MapOutputResponse,
+  PlaylistTracksResponse,
   RelabelMapPage,
   ResolveInputResponse,
   SnapshotPage,
 } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
+import { AppError, ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
 import { consumeMappingChanges } from './bus/mapping-changed.consumer';
 import { consumeRebuildRequests } from './bus/rebuild-requested.consumer';
 import { consumeRelabels } from './bus/ids-relabelled.consumer';
@@ -18,10 +19,11 @@ import type { IndexConfig } from './config';
 import { AlchemyService } from './domain/alchemy.service';
 import { ArtistService } from './domain/artist.service';
 import { AvailabilityCache, type AvailabilityOptions } from './domain/availability';
+import { BrowseService } from './domain/browse.service';
 import { FingerprintService } from './domain/fingerprint.service';
 import { IndexState, emptyGeneration } from './domain/generation';
 import { MapService } from './domain/map.service';
-import type { CataloguePort, MediaClientFactory, RegistryPort, ServerInfo } from './domain/ports';
+import type { CataloguePort, MediaClientFactory, PlaylistPort, RegistryPort, ServerInfo } from './domain/ports';
 import { RebuildService, type RebuildOptions } from './domain/rebuild.service';
 import { SearchService } from './domain/search.service';
 import { SimilarityService } from './domain/similarity.service';
@@ -36,6 +38,8 @@ export interface IndexDeps extends RuntimeDeps {
   clientFactory?: MediaClientFactory;
   /** Replaces the HTTP client of the catalogue's internal API (benchmarks). */
   catalogue?: CataloguePort;
+  /** Replaces the HTTP client of the playlist service's internal API. */
+  playlists?: PlaylistPort;
   /** Replaces the HTTP client of the registry's internal API. */
   registry?: RegistryPort;
   availability?: AvailabilityOptions;
@@ -82,6 +86,17 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const registry: RegistryPort = deps.registry ?? {
     getServer: (id) => registryClient.get<ServerInfo>(`/internal/servers/${encodeURIComponent(id)}`),
   };
+  const playlistClient = rt.client('playlist', 30_000);
+  const playlists: PlaylistPort = deps.playlists ?? {
+    async playlistTracks(serverId, playlist) {
+      try {
+        return PlaylistTracksResponse.parse(await playlistClient.get('/internal/playlists/tracks', { serverId, playlist }));
+      } catch (err) {
+        if (err instanceof AppError && err.httpStatus === 404) return undefined;
+        throw err;
+      }
+    },
+  };
   const tracks = new TrackRepository(rt.ds);
   const generations = new GenerationRepository(rt.ds, tracks);
   const availability = new AvailabilityCache(catalogue, rt.logger.child({ component: 'AvailabilityCache' }), deps.availability);
@@ -97,16 +112,18 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const similarity = new SimilarityService(tracks);
   const artists = new ArtistService(catalogue, rt.logger.child({ component: 'ArtistService' }));
   const scopeDeps = { catalogue, availability, tracks };
+  const clientFactory: MediaClientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const features = {
     state,
     scopeDeps,
     similarity,
-    alchemy: new AlchemyService(artists),
+    alchemy: new AlchemyService(artists, playlists),
     artists,
-    fingerprint: new FingerprintService(registry, deps.clientFactory ?? ((conn) => createMediaServerClient(conn)), rt.logger.child({ component: 'FingerprintService' })),
+    fingerprint: new FingerprintService(registry, clientFactory, rt.logger.child({ component: 'FingerprintService' })),
     search: new SearchService(tracks),
     map: new MapService(),
     sync: new SyncService(tracks, similarity),
+    browse: new BrowseService(artists, registry, clientFactory, rt.logger.child({ component: 'BrowseService' })),
     rebuild,
     registry,
   };

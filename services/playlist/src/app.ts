@@ -32,7 +32,7 @@ export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const playlists = new InstantPlaylistService(repo, registry, catalogue, clientFactory, rt.logger.child({ component: 'PlaylistService' }));
   const clustering = new ClusteringService(runs, repo, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ClusteringService' }), rt.metrics, deps.clustering);
-  rt.app.use(playlistRoutes(playlists));
+  rt.app.use(playlistRoutes(playlists, repo));
   rt.app.use(clusteringRoutes(clustering));
   rt.finishRoutes();
 

@@ -1,4 +1,4 @@
-import type { ScheduleKind } from '@polyphony/contracts';
+import { APP_VERSION, type ScheduleKind } from '@polyphony/contracts';
 import { ServiceRuntime, type ConsumerHandle, type PeerName, type RuntimeDeps } from '@polyphony/platform';
 import { consumeServerCounts } from './bus/server-counts.consumer';
 import { consumeTaskUpdates } from './bus/task-updated.consumer';
@@ -10,6 +10,7 @@ import { ScheduleService } from './domain/schedule.service';
 import { SettingsService } from './domain/settings.service';
 import { ServerService, type ClientFactory } from './domain/server.service';
 import { opsRoutesRouter } from './http/ops.routes';
+import { probeRoutesRouter } from './http/probes.routes';
 import { serverRoutes } from './http/servers.routes';
 import { taskRoutes } from './http/tasks.routes';
 import { BackupStore } from './store/backup.store';
@@ -18,9 +19,6 @@ import { PgScheduleStore } from './store/schedule.store';
 import { PgSettingsStore } from './store/settings.store';
 import { ServerRepository } from './store/server.repository';
 import { TaskRepository } from './store/task.repository';
-
-/** Version written into backup headers. */
-const APP_VERSION = '0.1.0';
 
 /** Where a scheduled kind is started (the owning service's public start route). */
 const SCHEDULED_STARTS: Record<Exclude<ScheduleKind, 'backup' | 'sweep'>, { peer: PeerName; path: string }> = {
@@ -54,7 +52,7 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const servers = new ServerService(serverRepo, rt.bus, rt.logger.child({ component: 'ServerService' }), deps.clientFactory);
   const configService = new ConfigService(rt.ds, serverRepo, rt.logger.child({ component: 'ConfigService' }));
   const plex = new PlexLinkService(async () => (await configService.all()).PLEX_TV_URL ?? 'https://plex.tv');
-  const backups = new BackupService(new BackupStore(rt.ds), tasks, { dir: config.backupDir, appVersion: APP_VERSION, requestIndexRebuild: async () => (await rt.client('index').post<{ task_id?: string }>('/api/index/rebuild', {}))?.task_id ?? null }, rt.logger.child({ component: 'BackupService' }));
+  const backups = new BackupService(new BackupStore(rt.ds), tasks, { dir: config.backupDir, appVersion: APP_VERSION /* version written into backup headers */, requestIndexRebuild: async () => (await rt.client('index').post<{ task_id?: string }>('/api/index/rebuild', {}))?.task_id ?? null }, rt.logger.child({ component: 'BackupService' }));
   const startTask = async (kind: ScheduleKind, params: Record<string, unknown>): Promise<string | null> => {
     if (kind === 'backup') return (await backups.start({ keep: typeof params.keep === 'number' ? params.keep : undefined })).task_id;
     if (kind === 'sweep') return servers.requestAlignment(false);
@@ -64,7 +62,8 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   };
   const busy = async (kind: ScheduleKind) => (await tasks.active()).some((t) => BUSY_TYPES[kind].includes(t.type));
   const schedules = new ScheduleService(new PgScheduleStore(rt.ds), startTask, busy, rt.logger.child({ component: 'Scheduler' }));
-  rt.app.use(serverRoutes(servers, configService, plex));
+  rt.app.use(serverRoutes(servers, plex));
+  rt.app.use(probeRoutesRouter(servers, configService));
   rt.app.use(taskRoutes(tasks, rt.bus));
   rt.app.use(opsRoutesRouter(schedules, backups, new SettingsService(new PgSettingsStore(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }))));
   rt.finishRoutes();

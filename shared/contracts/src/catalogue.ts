@@ -93,6 +93,8 @@ export const SnapshotTrack = z.object({
   energy: z.number().nullable(),
   /** MusiCNN tags, mood_vector, other_features; null (or absent from older producers) = not analysed with the learned model. */
   learned: LearnedFeatures.nullish(),
+  /** Whether the song has stored lyrics (absent from older producers = unknown, read as false). */
+  hasLyrics: z.boolean().optional(),
   /** Mapping rows: one per provider file. */
   mappings: z.array(z.object({ serverId: z.string(), providerId: z.string(), artistId: z.string().nullable() })),
 });

@@ -39,8 +39,21 @@ describe('feature query schemas', () => {
     expect(SyncQuery.safeParse({ limit: '1001' }).success).toBe(false);
   });
 
+  it('When search names an index, then only the known index names pass, with a message listing them', () => {
+    expect(SearchTracksQuery.parse({ search_query: 'a', index: 'sem_grove' }).index).toBe('sem_grove');
+    expect(SearchTracksQuery.parse({ search_query: 'a', index: '' }).index).toBeUndefined();
+    const bad = SearchTracksQuery.safeParse({ search_query: 'a', index: 'clapx' });
+    expect(bad.success).toBe(false);
+    expect(bad.error?.issues[0]?.message).toMatch(/musicnn, clap, sem_grove, lyrics, neural/);
+  });
+
+  it('When sync gets a page number, then it is a positive integer', () => {
+    expect(SyncQuery.parse({ page: '3', limit: '10' })).toMatchObject({ page: 3, limit: 10 });
+    for (const page of ['0', '-1', 'x', '1.5']) expect(SyncQuery.safeParse({ page }).success).toBe(false);
+  });
+
   it('When a result row has a null distance or a numeric id, then the row schema refuses it', () => {
-    const ok = { item_id: '1', title: null, author: 'a', album: null, album_artist: null, distance: 0.1 };
+    const ok = { item_id: '1', title: null, author: 'a', album: null, album_artist: null, distance: 0.1, mood_vector: 'rock:0.512,pop:0.301', other_features: null };
     expect(TrackRowDto.safeParse(ok).success).toBe(true);
     expect(TrackRowDto.safeParse({ ...ok, distance: null }).success).toBe(false);
     expect(TrackRowDto.safeParse({ ...ok, item_id: 1 }).success).toBe(false);

@@ -55,6 +55,10 @@ export const TrackRowDto = z
     album_artist: z.string().nullable(),
     /** Cosine distance `1 - cos` to the query, in [0, 2]; never null. */
     distance: z.number(),
+    /** Reference `mood_vector` (`label:prob,...`, top MSD tags); null when the song has no learned features. */
+    mood_vector: z.string().nullable(),
+    /** Reference `other_features` (`danceable:p,aggressive:p,happy:p,party:p,relaxed:p,sad:p`); null likewise. */
+    other_features: z.string().nullable(),
   })
   .openapi('TrackRow');
 export type TrackRowDto = z.infer<typeof TrackRowDto>;
@@ -95,11 +99,16 @@ export type FindPathQuery = z.infer<typeof FindPathQuery>;
 export const FindPathResponse = z.object({ path: z.array(TrackRowDto), total_distance: z.number() }).openapi('FindPathResponse');
 export type FindPathResponse = z.infer<typeof FindPathResponse>;
 
+/** Alchemy item kinds this service accepts. */
+export const ALCHEMY_ITEM_TYPES = ['song', 'artist', 'playlist'] as const;
+export type AlchemyItemType = (typeof ALCHEMY_ITEM_TYPES)[number];
+
 export const AlchemyItem = z
   .object({
     id: IdValue,
     op: z.preprocess((v) => (typeof v === 'string' ? v.toUpperCase() : v), z.enum(['ADD', 'SUBTRACT'])),
-    type: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(['song', 'artist']).default('song')),
+    /** song (track id), artist (name or provider artist id), playlist (a playlist this service wrote on the selected server: its id or name). */
+    type: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(ALCHEMY_ITEM_TYPES).default('song')),
   })
   .passthrough();
 export type AlchemyItem = z.infer<typeof AlchemyItem>;
@@ -121,7 +130,7 @@ export type AlchemyBody = z.infer<typeof AlchemyBody>;
 
 export const AlchemyPointDto = z.object({
   item_id: z.string(),
-  type: z.enum(['song', 'artist']),
+  type: z.enum(ALCHEMY_ITEM_TYPES),
   title: z.string().nullable(),
   author: z.string().nullable(),
   embedding_2d: z.tuple([z.number(), z.number()]),
@@ -182,6 +191,10 @@ export const FingerprintParams = z
   .passthrough();
 export type FingerprintParams = z.infer<typeof FingerprintParams>;
 
+/** Index names `search_tracks?index=` accepts. */
+export const SEARCH_INDEXES = ['musicnn', 'clap', 'sem_grove', 'lyrics', 'neural'] as const;
+export type SearchIndex = (typeof SEARCH_INDEXES)[number];
+
 export const SearchTracksQuery = z
   .object({
     search_query: textParam,
@@ -189,10 +202,17 @@ export const SearchTracksQuery = z
     title: textParam,
     artist: textParam,
     album: textParam,
+    /** 0-based first result (default 0). */
     start: intParam(0, 1_000_000),
+    /** Exclusive end: `end - start` results, at most 500; `end < start` is a 400, `end = start` an empty page. */
     end: intParam(0, 1_000_000),
-    /** Page size, 1-500, default 20. */
+    /** Page size when `end` is absent, 1-500, default 20. */
     limit: intParam(1, 500),
+    /**
+     * Only songs the named index holds (empty when it is not built): `musicnn`/`clap` = songs with learned
+     * tags, `sem_grove`/`lyrics` = songs with lyrics, `neural` = songs embedded by a neural (TensorFlow.js) model.
+     */
+    index: z.preprocess(blankToUndefined, z.enum(SEARCH_INDEXES, { errorMap: () => ({ message: `index must be one of ${SEARCH_INDEXES.join(', ')}` }) }).optional()),
   })
   .passthrough();
 export type SearchTracksQuery = z.infer<typeof SearchTracksQuery>;
@@ -207,7 +227,16 @@ export type MapQuery = z.infer<typeof MapQuery>;
 
 export const MapResponse = z
   .object({
-    items: z.array(z.object({ item_id: z.string(), title: z.string().nullable(), author: z.string().nullable(), embedding_2d: z.tuple([z.number(), z.number()]) })),
+    items: z.array(
+      z.object({
+        item_id: z.string(),
+        title: z.string().nullable(),
+        author: z.string().nullable(),
+        embedding_2d: z.tuple([z.number(), z.number()]),
+        mood_vector: z.string().nullable(),
+        other_features: z.string().nullable(),
+      }),
+    ),
     projection: z.literal('pca'),
   })
   .openapi('MapResponse');
@@ -219,6 +248,8 @@ export const SyncQuery = z
     ids: z.preprocess(blankToUndefined, z.string().max(100_000).optional()),
     after: textParam,
     next_page: textParam,
+    /** 1-based page number (reference paging); pages are `limit` rows of the server's tracks in a stable order. Not with next_page/after. */
+    page: intParam(1, 100_000_000),
     /** Page size: at most 500 (1000 with fields=index), default 500. */
     limit: intParam(1, 1000),
     fields: textParam,
@@ -242,6 +273,9 @@ export const SyncTrackDto = z
     key: z.string().nullable().optional(),
     scale: z.string().nullable().optional(),
     energy: z.number().nullable().optional(),
+    /** Reference format `label:prob,...`; null when the song has no learned features. */
+    mood_vector: z.string().nullable().optional(),
+    other_features: z.string().nullable().optional(),
     umap_x: z.number().nullable().optional(),
     umap_y: z.number().nullable().optional(),
     /** base64 of little-endian float32[200]. */
@@ -254,7 +288,11 @@ export const SyncResponse = z
     total_tracks: z.number().int(),
     provider_type: z.string().nullable(),
     has_more: z.boolean(),
+    /** Opaque cursor of the next page (pass it back as `next_page`); null on the last page. Also given in page mode. */
     next_page: z.string().nullable(),
+    /** Page mode only: the page answered and the number of pages at this page size. */
+    page: z.number().int().optional(),
+    total_pages: z.number().int().optional(),
   })
   .openapi('SyncResponse');
 export type SyncResponse = z.infer<typeof SyncResponse>;
@@ -276,6 +314,10 @@ export const ScoreDto = z
     key: z.string().nullable(),
     scale: z.string().nullable(),
     energy: z.number().nullable(),
+    /** Reference `mood_vector` (`label:prob,...`); null when the song has no learned features. */
+    mood_vector: z.string().nullable(),
+    /** Reference `other_features`; null when the song has no learned features. */
+    other_features: z.string().nullable(),
   })
   .openapi('Score');
 export type ScoreDto = z.infer<typeof ScoreDto>;
@@ -314,4 +356,75 @@ export const featureRoutes = {
   maxDistance: defineRoute({ method: 'get', path: '/api/max_distance', summary: 'Distance to the farthest song available on the selected server', tags, access: 'user', query: ItemIdQuery, response: MaxDistanceDto }),
   rebuild: defineRoute({ method: 'post', path: '/api/index/rebuild', summary: 'Rebuild the shared index (202; requests during a build are coalesced)', tags: ['tasks'], access: 'admin', body: z.object({}).passthrough(), response: IndexRebuildAccepted, status: 202 }),
   status: defineRoute({ method: 'get', path: '/api/index/status', summary: 'Live index generation and build state', tags: ['tasks'], access: 'user', response: IndexStatusDto }),
+};
+
+/** Autocomplete paging shared by the artist and playlist searches (reference `start`/`end`, default 20 rows). */
+export const AutocompleteQuery = z
+  .object({
+    /** Part of the name (folded: case, accents and punctuation are ignored); empty = no results. */
+    query: textParam,
+    /** Alias of `query`. */
+    search_query: textParam,
+    start: intParam(0, 1_000_000),
+    /** Exclusive end: at most 500 rows per page; `end < start` is a 400. */
+    end: intParam(0, 1_000_000),
+  })
+  .passthrough();
+export type AutocompleteQuery = z.infer<typeof AutocompleteQuery>;
+
+export const SearchArtistDto = z
+  .object({
+    artist: z.string(),
+    /** Provider artist id on the selected server; null when the server gave none. */
+    artist_id: z.string().nullable(),
+    /** Songs of the artist available on the selected server. */
+    track_count: z.number().int(),
+  })
+  .openapi('SearchArtist');
+
+export const SearchPlaylistDto = z
+  .object({ id: z.string(), name: z.string(), count: z.number().int().nullable() })
+  .openapi('SearchPlaylist');
+
+export const ArtistTracksQuery = z.object({ artist: textParam, artist_id: textParam }).passthrough();
+export const ArtistTrackDto = z.object({ item_id: z.string(), title: z.string().nullable(), author: z.string().nullable() }).openapi('ArtistTrack');
+
+export const ArtistProjectionsResponse = z
+  .object({
+    components: z.array(
+      z.object({
+        /** Provider artist id on the selected server, else the artist name (accepted by similar_artists). */
+        artist_id: z.string(),
+        artist_name: z.string(),
+        component_idx: z.number().int(),
+        weight: z.number(),
+        /** The component mean in the map's 2-D PCA frame. */
+        projection: z.tuple([z.number(), z.number()]),
+      }),
+    ),
+    count: z.number().int(),
+  })
+  .openapi('ArtistProjections');
+export const ArtistProjectionBuilt = z.object({ status: z.literal('success'), message: z.string(), count: z.number().int() }).openapi('ArtistProjectionBuilt');
+
+export const MapCacheStatusDto = z
+  .object({
+    ok: z.boolean(),
+    /** Present when ok is false: why nothing is cached. */
+    reason: z.string().optional(),
+    /** Cached map answers of the selected server, keyed by percent ('25', '50', '75', '100'). */
+    buckets: z.record(z.object({ count: z.number().int(), json_bytes: z.number().int(), projection: z.string() })),
+  })
+  .openapi('MapCacheStatus');
+export const MapCacheRebuilt = z.object({ ok: z.literal(true), message: z.string(), buckets: MapCacheStatusDto.shape.buckets }).openapi('MapCacheRebuilt');
+
+const artistTags = ['artists'];
+export const parityRoutes = {
+  searchArtists: defineRoute({ method: 'get', path: '/api/search_artists', summary: 'Artists with songs on the selected server whose folded name contains the query, most songs first', tags: artistTags, access: 'user', query: AutocompleteQuery, response: z.array(SearchArtistDto) }),
+  searchPlaylists: defineRoute({ method: 'get', path: '/api/search_playlists', summary: "The selected server's playlists whose name contains the query, by name", tags: ['playlists'], access: 'user', query: AutocompleteQuery, response: z.array(SearchPlaylistDto) }),
+  artistTracks: defineRoute({ method: 'get', path: '/api/artist_tracks', summary: "Songs of an artist (name or provider artist id) available on the selected server", tags: artistTags, access: 'user', query: ArtistTracksQuery, response: z.array(ArtistTrackDto) }),
+  artistProjections: defineRoute({ method: 'get', path: '/api/artist_projections', summary: "2-D projections of the artists' mixture components (artists with songs on the selected server)", tags: artistTags, access: 'user', response: ArtistProjectionsResponse }),
+  buildArtistProjection: defineRoute({ method: 'post', path: '/api/build_artist_projection', summary: 'Recompute the artist component projections of the live index generation', tags: artistTags, access: 'admin', body: z.object({}).passthrough(), response: ArtistProjectionBuilt }),
+  mapCacheStatus: defineRoute({ method: 'get', path: '/api/map_cache_status', summary: "Map answers cached for the selected server", tags, access: 'user', response: MapCacheStatusDto }),
+  rebuildMapCache: defineRoute({ method: 'post', path: '/api/rebuild_map_cache', summary: 'Recompute the 25/50/75/100 % map answers of the selected server', tags, access: 'admin', body: z.object({}).passthrough(), response: MapCacheRebuilt }),
 };

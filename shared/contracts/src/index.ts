@@ -10,3 +10,4 @@ export * from './features';
 export * from './playlists';
 export * from './ops';
 export * from './settings';
+export * from './probes';

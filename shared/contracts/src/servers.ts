@@ -1,4 +1,4 @@
-import { defineRoute, ServerParam } from './openapi';
+import { defineRoute } from './openapi';
 import { z } from './zod';
 
 export const ServerTypeSchema = z.enum(['jellyfin', 'emby', 'navidrome', 'lyrion', 'plex']);
@@ -126,5 +126,4 @@ export const serverRoutes = {
   align: defineRoute({ method: 'post', path: '/api/servers/align', summary: 'Enqueue one alignment over every server', tags: ['servers'], access: 'admin', status: 202 }),
   plexPin: defineRoute({ method: 'post', path: '/api/plex/pin', summary: 'Start Plex PIN account linking: returns the code and link URL', tags: ['servers'], access: 'admin', body: z.object({ client_id: z.string().min(1).max(200) }) }),
   plexPinPoll: defineRoute({ method: 'get', path: '/api/plex/pin/:id', summary: 'Poll a Plex PIN until its token appears', tags: ['servers'], access: 'admin', params: IdParams, query: z.object({ client_id: z.string().min(1).max(200) }) }),
-  config: defineRoute({ method: 'get', path: '/api/config', summary: 'General config values (media-server values are a read-only projection of the default server; no secrets)', tags: ['config'], access: 'user', query: z.object({ server: ServerParam }) }),
 };

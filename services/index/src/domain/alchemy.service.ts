@@ -5,6 +5,7 @@ import type { ArtistResolver } from './artist.service';
 import { SeededRandom } from './ivf/prng';
 import { dot, normaliseInto } from './ivf/vector-math';
 import { projectPoint } from './projection';
+import type { PlaylistPort } from './ports';
 import type { RankedRow, RequestScope } from './scope';
 
 /** Reference defaults (reference-implementation.md 2.7 "Alchemy"). */
@@ -14,6 +15,8 @@ export const ALCHEMY_DEFAULT_TEMPERATURE = 1.0;
 export const ALCHEMY_DEFAULT_SUBTRACT_DISTANCE = 0.2;
 /** filtered_out lists at most this many rows. */
 export const ALCHEMY_FILTERED_LIST_MAX = 100;
+/** Songs of a playlist item taken into account (reference ALCHEMY_PLAYLIST_MAX_SONGS). */
+export const ALCHEMY_PLAYLIST_MAX_SONGS = 500;
 
 export interface AlchemyOptions {
   n: number;
@@ -35,8 +38,9 @@ interface Anchor {
 
 /**
  * Song alchemy (reference "Alchemy", reference-implementation.md 2.7):
- *  1. every ADD item becomes one anchor: a song's unit embedding, or an artist's mixture centroid
- *     (normalised); the query is the normalised mean of the ADD anchors, each weighted 1;
+ *  1. every ADD item becomes one anchor: a song's unit embedding, an artist's mixture centroid
+ *     (normalised), or a playlist's mean direction (see playlistAnchor); the query is the normalised mean
+ *     of the ADD anchors, each weighted 1;
  *  2. candidates: the `max(3n, n + 50)` nearest available songs to the centroid, plus, with several ADD
  *     anchors, the `max(ceil(n/4), ceil(3n/p))` nearest to each anchor (p = anchors); ADD songs excluded;
  *  3. SUBTRACT: a candidate within `subtractDistance` (cosine) of any SUBTRACT song (an artist counts as
@@ -48,7 +52,33 @@ interface Anchor {
  * Unknown ids are ignored and listed in `unresolved`.
  */
 export class AlchemyService {
-  constructor(private readonly artists: ArtistResolver) {}
+  constructor(
+    private readonly artists: ArtistResolver,
+    private readonly playlists?: PlaylistPort,
+  ) {}
+
+  /**
+   * A playlist item: the playlist (written by this service on the selected server, by id or name) stands
+   * for its first ALCHEMY_PLAYLIST_MAX_SONGS songs that are in the index; its vector is the normalised mean
+   * of their unit embeddings (one centroid; the reference splits large playlists into up to 10). Undefined
+   * when the playlist is unknown or none of its songs is indexed.
+   */
+  private async playlistAnchor(scope: RequestScope, item: AlchemyItem): Promise<Anchor | undefined> {
+    if (!this.playlists || scope.serverId === undefined) return undefined;
+    const found = await this.playlists.playlistTracks(scope.serverId, item.id);
+    if (!found) return undefined;
+    const index = scope.gen.index;
+    const rows = [...new Set(found.itemIds.map((id) => index.rowOf(id)).filter((r) => r >= 0))].slice(0, ALCHEMY_PLAYLIST_MAX_SONGS);
+    if (rows.length === 0) return undefined;
+    const sum = new Float32Array(index.dim);
+    for (const r of rows) {
+      const v = index.getVector(r);
+      for (let d = 0; d < sum.length; d++) sum[d]! += v[d]!;
+    }
+    const unit = new Float32Array(index.dim);
+    if (!(normaliseInto(sum, 0, unit, 0, unit.length) > 0)) return undefined;
+    return { input: item, vector: unit, rows, title: found.name, author: null };
+  }
 
   /**
    * @throws ValidationError when no ADD item is given
@@ -74,6 +104,8 @@ export class AlchemyService {
           const m = songMeta.get(scope.idOf(row));
           anchor = { input: item, vector: index.getVector(row), rows: [row], title: m?.title ?? null, author: m?.artist ?? null };
         }
+      } else if (item.type === 'playlist') {
+        anchor = await this.playlistAnchor(scope, item);
       } else {
         const a = await this.artists.resolve(scope, item.id);
         if (a >= 0) {
@@ -98,7 +130,8 @@ export class AlchemyService {
     }
     const mask = await scope.mask();
     const exclude = new Set<number>();
-    for (const a of add) if (a.input.type === 'song') for (const r of a.rows) exclude.add(r);
+    // Seed songs (a song item, or the songs of a playlist item) never come back as results.
+    for (const a of add) if (a.input.type === 'song' || a.input.type === 'playlist') for (const r of a.rows) exclude.add(r);
     const n = options.n;
     const candidates = new Set<number>();
     if (mask.count > 0) {

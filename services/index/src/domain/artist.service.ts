@@ -59,7 +59,7 @@ export class ArtistService implements ArtistResolver {
    * Provider artist ids on the selected server of the given artists (one catalogue call,
    * `POST /internal/artists/map-output`), falling back to the generation's snapshot links.
    */
-  private async artistIds(scope: RequestScope, list: number[]): Promise<Map<number, string | null>> {
+  async providerArtistIds(scope: RequestScope, list: number[]): Promise<Map<number, string | null>> {
     const artists = scope.gen.artists;
     const out = new Map<number, string | null>();
     let mapped: Record<string, string> = {};
@@ -113,7 +113,7 @@ export class ArtistService implements ArtistResolver {
     const scored = candidates.map((a) => ({ a, ...mixtureDivergence(targetView, artists.view(a)) }));
     scored.sort((x, y) => x.divergence - y.divergence || x.a - y.a);
     const top = scored.slice(0, n);
-    const idsPromise = this.artistIds(scope, top.map((s) => s.a));
+    const idsPromise = this.providerArtistIds(scope, top.map((s) => s.a));
     if (!includeMatches) {
       const ids = await idsPromise;
       return top.map((s) => ({ artist: artists.names[s.a]!, artist_id: ids.get(s.a) ?? null, divergence: roundDistance(s.divergence) }));

@@ -37,5 +37,11 @@ export interface RegistryPort {
   getServer(id: string): Promise<ServerInfo>;
 }
 
+/** What the index needs from the playlist service. */
+export interface PlaylistPort {
+  /** Canonical ids, in order, of a playlist this service wrote on the server (by provider id or name); undefined when none. */
+  playlistTracks(serverId: string, playlist: string): Promise<{ name: string; itemIds: string[] } | undefined>;
+}
+
 /** Creates a media-server client for a connection (tests pass a factory for fakes). */
 export type MediaClientFactory = (conn: ServerConnection) => MediaServerClient;

@@ -144,7 +144,7 @@ export class RequestScope {
   }
 }
 
-/** The plugin row shape (`author` = track artist); distance rounded to 6 decimals, never null. */
+/** The plugin row shape (`author` = track artist) with the reference's mood fields; distance rounded to 6 decimals, never null. */
 export function toRow(providerId: string, m: TrackMeta, distance: number): TrackRowDto {
   return {
     item_id: providerId,
@@ -153,6 +153,8 @@ export function toRow(providerId: string, m: TrackMeta, distance: number): Track
     album: m.album,
     album_artist: m.albumArtist,
     distance: roundDistance(distance),
+    mood_vector: m.moodVector,
+    other_features: m.otherFeatures,
   };
 }
 

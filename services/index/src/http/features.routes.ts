@@ -1,8 +1,9 @@
 import { Router, type Request } from 'express';
-import { featureRoutes as routes, AlchemyBody, FingerprintParams } from '@polyphony/contracts';
+import { featureRoutes as routes, parityRoutes, AlchemyBody, FingerprintParams } from '@polyphony/contracts';
 import { asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import { ALCHEMY_DEFAULT_N, ALCHEMY_DEFAULT_SUBTRACT_DISTANCE, ALCHEMY_DEFAULT_TEMPERATURE, type AlchemyService } from '../domain/alchemy.service';
 import type { ArtistService } from '../domain/artist.service';
+import type { BrowseService } from '../domain/browse.service';
 import { FINGERPRINT_DEFAULT_N, type FingerprintService } from '../domain/fingerprint.service';
 import type { IndexState } from '../domain/generation';
 import type { MapService } from '../domain/map.service';
@@ -24,6 +25,7 @@ export interface FeatureRouteDeps {
   search: SearchService;
   map: MapService;
   sync: SyncService;
+  browse: BrowseService;
   rebuild: RebuildService;
   registry: RegistryPort;
 }
@@ -141,6 +143,56 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.maxDistance.query, req.query, 'query');
       res.status(200).json(await d.similarity.maxDistance(scopeOf(req), q.item_id));
+    }),
+  );
+
+  r.get(
+    parityRoutes.searchArtists.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(parityRoutes.searchArtists.query, req.query, 'query');
+      res.status(200).json(await d.browse.searchArtists(scopeOf(req), q));
+    }),
+  );
+  r.get(
+    parityRoutes.searchPlaylists.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(parityRoutes.searchPlaylists.query, req.query, 'query');
+      res.status(200).json(await d.browse.searchPlaylists(scopeOf(req), q));
+    }),
+  );
+  r.get(
+    parityRoutes.artistTracks.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(parityRoutes.artistTracks.query, req.query, 'query');
+      res.status(200).json(await d.browse.artistTracks(scopeOf(req), q));
+    }),
+  );
+  r.get(
+    parityRoutes.artistProjections.path,
+    asyncRoute(async (req, res) => {
+      res.status(200).json(await d.browse.artistProjections(scopeOf(req)));
+    }),
+  );
+  r.post(
+    parityRoutes.buildArtistProjection.path,
+    requireRole('admin'),
+    asyncRoute(async (_req, res) => {
+      const count = d.browse.buildProjections(d.state.current());
+      res.status(200).json({ status: 'success', message: `Artist component projection built: ${count} components`, count });
+    }),
+  );
+  r.get(
+    parityRoutes.mapCacheStatus.path,
+    asyncRoute(async (req, res) => {
+      const buckets = await d.map.status(scopeOf(req));
+      res.status(200).json(Object.keys(buckets).length ? { ok: true, buckets } : { ok: false, reason: 'empty_cache', buckets });
+    }),
+  );
+  r.post(
+    parityRoutes.rebuildMapCache.path,
+    requireRole('admin'),
+    asyncRoute(async (req, res) => {
+      res.status(200).json({ ok: true, message: 'map cache rebuilt', buckets: await d.map.rebuild(scopeOf(req)) });
     }),
   );
 

@@ -11,6 +11,10 @@ export interface TrackMeta {
   artist: string;
   album: string | null;
   albumArtist: string | null;
+  /** Reference `mood_vector`: top MSD tags as `label:prob,...`; null without the learned model. */
+  moodVector: string | null;
+  /** Reference `other_features`: `danceable:p,...,sad:p`; null without the learned model. */
+  otherFeatures: string | null;
 }
 
 /** Everything stored about a track except its vector. */
@@ -24,6 +28,9 @@ export interface TrackDetails extends TrackMeta {
   energy: number | null;
   fp: string;
   embedderVersion: string;
+  /** Learned-model id of the mood fields (null = analysed without it). */
+  tagsModel: string | null;
+  hasLyrics: boolean;
 }
 
 /** One batch of the vector stream feeding a build, in canonical-id order (byte order, COLLATE "C"). */
@@ -47,6 +54,16 @@ export const VECTOR_DIM = 200;
 
 const T = '"index".tracks';
 
+/** Subsets of the catalogue a search can be limited to (see `search`). */
+export type TrackFilter = 'learned' | 'lyrics' | 'neural';
+/** Embedder versions of neural (TensorFlow.js) models start with this prefix (analysis-worker NeuralEmbedder). */
+export const NEURAL_EMBEDDER_PREFIX = 'tfjs:';
+const FILTER_SQL: Record<TrackFilter, string> = {
+  learned: 'tags_model IS NOT NULL',
+  lyrics: 'has_lyrics',
+  neural: `embedder_version LIKE '${NEURAL_EMBEDDER_PREFIX}%'`,
+};
+
 /**
  * The index service's copy of the catalogue (`index.tracks`): vectors, display metadata and the folded
  * search columns. Written only by the rebuild (snapshot sync), read by every feature.
@@ -61,7 +78,7 @@ export class TrackRepository {
    * One INSERT ... SELECT FROM unnest(...) statement per call; the vectors go as one binary parameter.
    */
   async upsertSnapshot(tracks: SnapshotTrack[], build: number): Promise<{ written: number; skipped: string[] }> {
-    const cols: unknown[][] = Array.from({ length: 18 }, () => []);
+    const cols: unknown[][] = Array.from({ length: 22 }, () => []);
     const vectors: Buffer[] = [];
     const skipped: string[] = [];
     for (const t of tracks) {
@@ -79,9 +96,11 @@ export class TrackRepository {
       const titleN = foldText(t.title);
       const artistN = foldText(t.artist);
       const albumN = foldText(t.album);
+      const learned = t.learned ?? null;
+      // Changes whenever the analysis a client stores changes (reference: md5 of mood_vector|energy|other_features|tempo|key|scale).
       const fp = createHash('md5')
         .update(vector)
-        .update(`|${t.embedderVersion}|${t.tempo ?? ''}|${t.key ?? ''}|${t.scale ?? ''}|${t.energy ?? ''}`)
+        .update(`|${t.embedderVersion}|${t.tempo ?? ''}|${t.key ?? ''}|${t.scale ?? ''}|${t.energy ?? ''}|${learned?.moodVector ?? ''}|${learned?.otherFeatures ?? ''}`)
         .digest('hex')
         .slice(0, 16);
       vectors.push(vector);
@@ -104,6 +123,10 @@ export class TrackRepository {
         albumN,
         ` ${titleN} ${artistN} ${albumN}`.trimEnd(),
         fp,
+        learned?.moodVector ?? null,
+        learned?.otherFeatures ?? null,
+        learned?.tagsModel ?? null,
+        t.hasLyrics ?? false,
       ];
       values.forEach((v, i) => cols[i]!.push(v));
     }
@@ -112,19 +135,22 @@ export class TrackRepository {
     const blob = Buffer.concat(vectors);
     await this.ds.query(
       `INSERT INTO ${T} (item_id, vector, embedder_version, title, artist, album, album_artist, year, rating, duration, tempo, key, scale, energy,
-                         title_n, artist_n, album_n, search_text, fp, seen_build, updated_at)
-       SELECT u.item_id, substring($19::bytea FROM ((u.ord - 1) * ${VECTOR_DIM * 4} + 1)::int FOR ${VECTOR_DIM * 4}), u.ev, u.title, u.artist, u.album, u.album_artist,
-              u.year, u.rating, u.duration, u.tempo, u.key, u.scale, u.energy, u.title_n, u.artist_n, u.album_n, u.search_text, u.fp, $20::bigint, now()
+                         title_n, artist_n, album_n, search_text, fp, mood_vector, other_features, tags_model, has_lyrics, seen_build, updated_at)
+       SELECT u.item_id, substring($23::bytea FROM ((u.ord - 1) * ${VECTOR_DIM * 4} + 1)::int FOR ${VECTOR_DIM * 4}), u.ev, u.title, u.artist, u.album, u.album_artist,
+              u.year, u.rating, u.duration, u.tempo, u.key, u.scale, u.energy, u.title_n, u.artist_n, u.album_n, u.search_text, u.fp,
+              u.mood_vector, u.other_features, u.tags_model, u.has_lyrics, $24::bigint, now()
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::real[], $9::float8[], $10::real[],
-                     $11::text[], $12::text[], $13::real[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+                     $11::text[], $12::text[], $13::real[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
+                     $19::text[], $20::text[], $21::text[], $22::boolean[])
               WITH ORDINALITY AS u(item_id, ev, title, artist, album, album_artist, year, rating, duration, tempo, key, scale, energy,
-                                   title_n, artist_n, album_n, search_text, fp, ord)
+                                   title_n, artist_n, album_n, search_text, fp, mood_vector, other_features, tags_model, has_lyrics, ord)
        ON CONFLICT (item_id) DO UPDATE SET
          vector = EXCLUDED.vector, embedder_version = EXCLUDED.embedder_version, title = EXCLUDED.title, artist = EXCLUDED.artist,
          album = EXCLUDED.album, album_artist = EXCLUDED.album_artist, year = EXCLUDED.year, rating = EXCLUDED.rating,
          duration = EXCLUDED.duration, tempo = EXCLUDED.tempo, key = EXCLUDED.key, scale = EXCLUDED.scale, energy = EXCLUDED.energy,
          title_n = EXCLUDED.title_n, artist_n = EXCLUDED.artist_n, album_n = EXCLUDED.album_n, search_text = EXCLUDED.search_text,
-         fp = EXCLUDED.fp, seen_build = EXCLUDED.seen_build, updated_at = now()`,
+         fp = EXCLUDED.fp, mood_vector = EXCLUDED.mood_vector, other_features = EXCLUDED.other_features, tags_model = EXCLUDED.tags_model,
+         has_lyrics = EXCLUDED.has_lyrics, seen_build = EXCLUDED.seen_build, updated_at = now()`,
       [...cols, blob, build],
     );
     return { written: cols[0]!.length, skipped };
@@ -171,11 +197,11 @@ export class TrackRepository {
     const out = new Map<string, TrackMeta>();
     for (let i = 0; i < ids.length; i += 10_000) {
       const chunk = ids.slice(i, i + 10_000);
-      const rows: Array<{ item_id: string; title: string; artist: string; album: string | null; album_artist: string | null }> = await this.ds.query(
-        `SELECT item_id, title, artist, album, album_artist FROM ${T} WHERE item_id = ANY($1::text[])`,
-        [chunk],
-      );
-      for (const r of rows) out.set(r.item_id, { itemId: r.item_id, title: r.title, artist: r.artist, album: r.album, albumArtist: r.album_artist });
+      const rows: Array<{ item_id: string; title: string; artist: string; album: string | null; album_artist: string | null; mood_vector: string | null; other_features: string | null }> =
+        await this.ds.query(`SELECT item_id, title, artist, album, album_artist, mood_vector, other_features FROM ${T} WHERE item_id = ANY($1::text[])`, [chunk]);
+      for (const r of rows) {
+        out.set(r.item_id, { itemId: r.item_id, title: r.title, artist: r.artist, album: r.album, albumArtist: r.album_artist, moodVector: r.mood_vector, otherFeatures: r.other_features });
+      }
     }
     return out;
   }
@@ -185,7 +211,8 @@ export class TrackRepository {
     const out = new Map<string, TrackDetails>();
     if (ids.length === 0) return out;
     const rows: Array<Record<string, unknown>> = await this.ds.query(
-      `SELECT item_id, title, artist, album, album_artist, year, rating, duration, tempo, key, scale, energy, fp, embedder_version
+      `SELECT item_id, title, artist, album, album_artist, year, rating, duration, tempo, key, scale, energy, fp, embedder_version,
+              mood_vector, other_features, tags_model, has_lyrics
          FROM ${T} WHERE item_id = ANY($1::text[])`,
       [ids],
     );
@@ -205,6 +232,10 @@ export class TrackRepository {
         energy: (r.energy as number | null) ?? null,
         fp: String(r.fp),
         embedderVersion: String(r.embedder_version),
+        moodVector: (r.mood_vector as string | null) ?? null,
+        otherFeatures: (r.other_features as string | null) ?? null,
+        tagsModel: (r.tags_model as string | null) ?? null,
+        hasLyrics: r.has_lyrics === true,
       });
     }
     return out;
@@ -234,9 +265,10 @@ export class TrackRepository {
    * weights title 3 / artist 2 / album 1 (reference ranking): the full weight when the token is a whole
    * word of the field, half when it only starts one. Best first, then folded title, then id; at most
    * `limit`. Tokens are folded text (letters and digits), so no LIKE escaping is needed. The filter
-   * uses the trigram GIN index on `search_text` where the migration could create it.
+   * uses the trigram GIN index on `search_text` where the migration could create it. `filter` keeps only
+   * songs with learned tags, with lyrics, or embedded by a neural model.
    */
-  async search(tokens: readonly string[], limit: number): Promise<SearchHit[]> {
+  async search(tokens: readonly string[], limit: number, filter?: TrackFilter): Promise<SearchHit[]> {
     if (tokens.length === 0) return [];
     const params: unknown[] = [];
     const where: string[] = [];
@@ -250,6 +282,7 @@ export class TrackRepository {
         score.push(`(CASE WHEN (' ' || ${col} || ' ') LIKE ${exact} THEN ${w} WHEN (' ' || ${col}) LIKE ${prefix} THEN ${w / 2} ELSE 0 END)`);
       }
     }
+    if (filter) where.push(FILTER_SQL[filter]);
     params.push(limit);
     const rows: Array<{ item_id: string; score: number }> = await this.ds.query(
       `SELECT item_id, (${score.join(' + ')})::float8 AS score FROM ${T} WHERE ${where.join(' AND ')}

@@ -1,6 +1,7 @@
 import { Router } from 'express';
-import { playlistRoutes as defs, type CreatePlaylistResponse, type PlaylistsResponse } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow } from '@polyphony/platform';
+import { PlaylistTracksQuery, PlaylistTracksResponse, playlistRoutes as defs, type CreatePlaylistResponse, type PlaylistsResponse } from '@polyphony/contracts';
+import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow } from '@polyphony/platform';
+import type { PlaylistRepository } from '../store/playlist.repository';
 import type { InstantPlaylistResult, PlaylistService, ServerPlaylists } from '../domain/playlist.service';
 
 /** 201 body of POST /api/create_playlist (reference shape plus the unavailable ids). */
@@ -36,8 +37,19 @@ export function toPlaylistsDto(servers: ServerPlaylists[]): PlaylistsResponse {
  * `identity.serverId`) -> 201; 400 for a malformed body, no server, or no track on the server; 502 when
  * the media server fails. GET /api/playlists -> the playlists this service wrote, per server.
  */
-export function playlistRoutes(service: PlaylistService): Router {
+export function playlistRoutes(service: PlaylistService, repo: PlaylistRepository): Router {
   const r = Router();
+  // Internal: the tracks of a playlist we wrote (alchemy items of type playlist). Signed internal callers only.
+  r.get(
+    '/internal/playlists/tracks',
+    asyncRoute(async (req, res) => {
+      if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
+      const q = parseOrThrow(PlaylistTracksQuery, req.query, 'query');
+      const found = await repo.trackIdsOf(q.serverId, q.playlist);
+      if (!found) throw new NotFoundError(`No playlist "${q.playlist}" written by this service on that server`);
+      res.json(PlaylistTracksResponse.parse(found));
+    }),
+  );
   r.post(
     defs.createPlaylist.path,
     asyncRoute(async (req, res) => {

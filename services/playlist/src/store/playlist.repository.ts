@@ -104,6 +104,24 @@ export class PlaylistRepository {
     return rows.length;
   }
 
+  /**
+   * Canonical ids, in order, of the newest playlist we wrote on a server whose provider playlist id or
+   * name equals `key` (names compared case-insensitively, with or without the `_instant`/`_automatic`
+   * suffix). Undefined when no such playlist was written by this service.
+   */
+  async trackIdsOf(serverId: string, key: string): Promise<{ name: string; itemIds: string[] } | undefined> {
+    const rows: Array<{ id: string; name: string }> = await this.ds.query(
+      `SELECT id, name FROM playlist.playlists
+        WHERE server_id = $1 AND (provider_playlist_id = $2 OR lower(name) = lower($2) OR lower(name) IN (lower($2) || '_instant', lower($2) || '_automatic'))
+        ORDER BY (provider_playlist_id = $2) DESC, created_at DESC, id LIMIT 1`,
+      [serverId, key],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const tracks: Array<{ item_id: string }> = await this.ds.query(`SELECT item_id FROM playlist.playlist_tracks WHERE playlist_id = $1 ORDER BY position`, [row.id]);
+    return { name: row.name, itemIds: tracks.map((t) => t.item_id) };
+  }
+
   /** Every playlist we wrote with its tracks in order; playlists oldest first. */
   async listWithTracks(): Promise<WrittenPlaylistWithTracks[]> {
     const playlists: PlaylistRow[] = await this.ds.query(`SELECT * FROM playlist.playlists ORDER BY created_at, id`);

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { REQUIRED_CREDS } from '@polyphony/contracts';
+import { APP_VERSION, MOOD_LABELS, REQUIRED_CREDS, SERVICE_DEFAULTS, SETTINGS, type PublicConfigDto } from '@polyphony/contracts';
 import { SERVER_TYPES, type ServerType } from '@polyphony/media-servers';
 import type { Logger } from '@polyphony/platform';
 import type { ServerRepository } from '../store/server.repository';
@@ -16,6 +16,27 @@ const LEGACY_KEYS: Record<ServerType, Record<string, string>> = {
   plex: { PLEX_URL: 'url', PLEX_TOKEN: 'token' },
 };
 const LIBRARY_KEY = 'MUSIC_LIBRARIES';
+/**
+ * AI provider settings of the public answers (values in app_config, edited with PUT /api/config; defaults
+ * from the SETTINGS table). Model names and the provider only: keys and server URLs are never part of a
+ * public answer.
+ */
+export const AI_CONFIG_KEYS = ['AI_MODEL_PROVIDER', 'OLLAMA_MODEL_NAME', 'OPENAI_MODEL_NAME', 'GEMINI_MODEL_NAME', 'MISTRAL_MODEL_NAME'] as const;
+
+/** Default of a setting from the SETTINGS table (text). */
+function settingDefault(key: string): string {
+  const d = SETTINGS.find((s) => s.key === key)?.default;
+  return d === null || d === undefined ? '' : String(d);
+}
+
+/** The AI provider and default model name per provider in effect (app_config values over SERVICE_DEFAULTS). */
+export interface AiDefaults {
+  provider: string;
+  ollama: string;
+  openai: string;
+  gemini: string;
+  mistral: string;
+}
 export const LEGACY_MEDIA_KEYS = ['MEDIASERVER_TYPE', LIBRARY_KEY, ...Object.values(LEGACY_KEYS).flatMap((m) => Object.keys(m))];
 
 /** Keys of the classic config that the projection of the default server answers (read-only). */
@@ -86,6 +107,53 @@ export class ConfigService {
       await m.query(`DELETE FROM registry.app_config WHERE key = ANY($1)`, [LEGACY_MEDIA_KEYS]);
       this.logger.info('legacy media-server keys removed from app_config', { keys: rows.map((r) => r.key) });
     }
+  }
+
+  /** The AI provider and model names in effect: app_config values when set, the SETTINGS defaults otherwise. */
+  async aiDefaults(): Promise<AiDefaults> {
+    const rows: Array<{ key: string; value: string }> = await this.ds.query(`SELECT key, value FROM registry.app_config WHERE key = ANY($1)`, [AI_CONFIG_KEYS]);
+    const stored = Object.fromEntries(rows.map((r) => [r.key, r.value.trim()]).filter(([, value]) => value !== ''));
+    const v = (key: (typeof AI_CONFIG_KEYS)[number]) => stored[key] ?? settingDefault(key);
+    return {
+      provider: (v('AI_MODEL_PROVIDER') || 'NONE').toUpperCase(),
+      ollama: v('OLLAMA_MODEL_NAME'),
+      openai: v('OPENAI_MODEL_NAME'),
+      gemini: v('GEMINI_MODEL_NAME'),
+      mistral: v('MISTRAL_MODEL_NAME'),
+    };
+  }
+
+  /**
+   * The public `/api/config` answer (reference field names, values this service applies): safe for
+   * every authenticated caller, so it carries no media-server value, no URL and no secret.
+   */
+  async publicView(): Promise<PublicConfigDto> {
+    const ai = await this.aiDefaults();
+    const d = SERVICE_DEFAULTS;
+    return {
+      ai_model_provider: ai.provider,
+      ollama_model_name: ai.ollama,
+      openai_model_name: ai.openai,
+      gemini_model_name: ai.gemini,
+      mistral_model_name: ai.mistral,
+      mood_labels: [...MOOD_LABELS],
+      top_n_moods: d.topNMoods,
+      max_songs_per_artist: d.maxSongsPerArtist,
+      cluster_algorithm: d.clusterAlgorithm,
+      num_clusters_min: d.numClustersMin,
+      num_clusters_max: d.numClustersMax,
+      max_songs_per_cluster: d.maxSongsPerClusterPlaylist,
+      top_n_clustering_playlist: d.topNClusteringPlaylist,
+      enable_clustering_embeddings: d.enableClusteringEmbeddings,
+      path_distance_metric: d.pathDistanceMetric,
+      path_default_length: d.pathDefaultLength,
+      alchemy_default_n_results: d.alchemyDefaultN,
+      alchemy_max_n_results: d.alchemyMaxN,
+      alchemy_temperature: d.alchemyTemperature,
+      alchemy_subtract_distance_angular: d.alchemySubtractDistanceAngular,
+      alchemy_subtract_distance_euclid: d.alchemySubtractDistanceEuclid,
+      app_version: APP_VERSION,
+    };
   }
 
   /** Classic config values: app_config plus the read-only projection of the default server (no secrets). */

@@ -1,7 +1,6 @@
 import { Router } from 'express';
 import { ServerInput, ServerSignInBody, ServerTestBody, ServerUpdate, z } from '@polyphony/contracts';
 import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
-import type { ConfigService } from '../domain/config.service';
 import type { PlexLinkService } from '../domain/plex-link.service';
 import { toView, type ServerService } from '../domain/server.service';
 
@@ -11,7 +10,7 @@ const IdParams = z.object({ id: z.string().min(1).max(100) });
  * Server registry endpoints (spec: Endpoints, server registry). Listing: any authenticated caller,
  * credentials masked, none at all for non-admins. Mutations: admin (the gateway enforces it too).
  */
-export function serverRoutes(servers: ServerService, config: ConfigService, plex: PlexLinkService): Router {
+export function serverRoutes(servers: ServerService, plex: PlexLinkService): Router {
   const r = Router();
   const admin = requireRole('admin');
 
@@ -98,12 +97,6 @@ export function serverRoutes(servers: ServerService, config: ConfigService, plex
       const { id } = parseOrThrow(IdParams, req.params, 'path');
       const taskId = await servers.requestSweep(id);
       res.status(202).json({ enqueued: true, task_id: taskId, server_id: id });
-    }),
-  );
-  r.get(
-    '/api/config',
-    asyncRoute(async (_req, res) => {
-      res.json(await config.view());
     }),
   );
   r.post(

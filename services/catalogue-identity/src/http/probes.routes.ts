@@ -1,0 +1,84 @@
+/**
+ * Feature probes answered from the catalogue's counts (shapes: @polyphony/contracts probes.ts). Each
+ * answers 200 also before anything is analysed (`loaded: false`, `song_count: 0`):
+ * - `GET /api/clap/stats`: text search ranks songs by their learned MusiCNN tags (issue 14), so it is
+ *   loaded when at least one song has tags; `song_count` = songs with tags; `embedding_dimension` = the
+ *   number of tag probabilities per song it ranks on (the 50 MSD tags; 0 when not loaded).
+ * - `GET /api/lyrics/stats`: lyrics search is full-text over stored lyrics: loaded when a song has lyrics,
+ *   `song_count` = songs with lyrics, `embedding_dimension` 0 (no fixed-size lyrics vector).
+ * - `GET /api/sem_grove/stats`: SemGrove merges lyrics and audio similarity; it holds the songs that have
+ *   both (every song has audio): `song_count` = songs with lyrics (the same set `search_tracks?index=sem_grove`
+ *   keeps); `audio_dim` = the embedding size, `lyrics_dim` 0 (no fixed-size lyrics vector); weights are the
+ *   reference's 0.25 audio / 0.75 lyrics.
+ * - `GET /api/models`: per learned model, coverage over the catalogue and over the selected server.
+ * Counts are cached for PROBE_CACHE_MS, so a burst of client start-ups costs one scan.
+ */
+import { Router, type Request } from 'express';
+import { MSD_TAGS, probeRoutes as routes, type ModelsDto } from '@polyphony/contracts';
+import { asyncRoute } from '@polyphony/platform';
+import type { CoverageCounts, CoverageRepository } from '../store/coverage.repository';
+
+/** How long probe counts are reused (ms). */
+export const PROBE_CACHE_MS = 5_000;
+/** Dimension of the stored audio embedding (contract: 200-d vectors). */
+export const AUDIO_DIM = 200;
+/** SemGrove merge weights (reference: 0.25 audio, 0.75 lyrics). */
+export const SEM_GROVE_WEIGHTS = { audio: 0.25, lyrics: 0.75 } as const;
+
+/** Coverage of `count` songs among `total` (percentage with one decimal). */
+export function coverage(count: number, total: number): { count: number; total: number; percentage: number } {
+  return { count, total, percentage: total > 0 ? Math.round((1000 * count) / total) / 10 : 0 };
+}
+
+export function probeRoutes(repo: CoverageRepository): Router {
+  const r = Router();
+  const cache = new Map<string, { at: number; value: Promise<CoverageCounts> }>();
+  const counts = (serverId?: string): Promise<CoverageCounts> => {
+    const key = serverId ?? '';
+    const hit = cache.get(key);
+    if (hit && Date.now() - hit.at < PROBE_CACHE_MS) return hit.value;
+    const value = serverId === undefined ? repo.global() : repo.forServer(serverId);
+    value.catch(() => cache.delete(key));
+    if (cache.size > 100) cache.clear();
+    cache.set(key, { at: Date.now(), value });
+    return value;
+  };
+  const serverOf = (req: Request): string | undefined => req.identity?.serverId;
+
+  r.get(
+    routes.clapStats.path,
+    asyncRoute(async (_req, res) => {
+      const c = await counts();
+      const loaded = c.tagged > 0;
+      res.json({ clap_enabled: loaded, loaded, song_count: c.tagged, embedding_dimension: loaded ? MSD_TAGS.length : 0 });
+    }),
+  );
+  r.get(
+    routes.lyricsStats.path,
+    asyncRoute(async (_req, res) => {
+      const c = await counts();
+      res.json({ lyrics_enabled: true, loaded: c.lyrics > 0, song_count: c.lyrics, embedding_dimension: 0 });
+    }),
+  );
+  r.get(
+    routes.semGroveStats.path,
+    asyncRoute(async (_req, res) => {
+      const c = await counts();
+      const loaded = c.lyrics > 0;
+      res.json({ loaded, song_count: c.lyrics, audio_dim: AUDIO_DIM, lyrics_dim: 0, w_audio: SEM_GROVE_WEIGHTS.audio, w_lyrics: SEM_GROVE_WEIGHTS.lyrics });
+    }),
+  );
+  r.get(
+    routes.models.path,
+    asyncRoute(async (req, res) => {
+      const serverId = serverOf(req);
+      const [g, l] = await Promise.all([counts(), serverId === undefined ? Promise.resolve(undefined) : counts(serverId)]);
+      const out: ModelsDto = {
+        musicnn: { enabled: g.tagged > 0, global: coverage(g.tagged, g.songs), ...(l ? { local: coverage(l.tagged, l.songs) } : {}) },
+        lyrics: { enabled: g.lyrics > 0, global: coverage(g.lyrics, g.songs), ...(l ? { local: coverage(l.lyrics, l.songs) } : {}) },
+      };
+      res.json(out);
+    }),
+  );
+  return r;
+}

@@ -1,0 +1,45 @@
+import type { DataSource } from 'typeorm';
+
+/** Song counts behind the feature probes: all songs, songs with learned tags, songs with lyrics. */
+export interface CoverageCounts {
+  songs: number;
+  tagged: number;
+  lyrics: number;
+}
+
+/**
+ * Counts of catalogue.score rows for the readiness probes (`/api/clap/stats`, `/api/lyrics/stats`,
+ * `/api/sem_grove/stats`, `/api/models`). One aggregate scan of the score table (with the mapping table
+ * for one server), so a probe costs one query.
+ */
+export class CoverageRepository {
+  constructor(private readonly ds: DataSource) {}
+
+  /** Counts over every song of the catalogue. */
+  async global(): Promise<CoverageCounts> {
+    const rows: Array<{ songs: string; tagged: string; lyrics: string }> = await this.ds.query(
+      `SELECT count(*) AS songs,
+              count(*) FILTER (WHERE s.tags_model IS NOT NULL) AS tagged,
+              count(*) FILTER (WHERE s.lyrics IS NOT NULL AND btrim(s.lyrics) <> '') AS lyrics
+         FROM catalogue.score s`,
+    );
+    return toCounts(rows[0]);
+  }
+
+  /** Counts over the songs mapped on one server (each song once, however many files map to it). */
+  async forServer(serverId: string): Promise<CoverageCounts> {
+    const rows: Array<{ songs: string; tagged: string; lyrics: string }> = await this.ds.query(
+      `SELECT count(*) AS songs,
+              count(*) FILTER (WHERE s.tags_model IS NOT NULL) AS tagged,
+              count(*) FILTER (WHERE s.lyrics IS NOT NULL AND btrim(s.lyrics) <> '') AS lyrics
+         FROM catalogue.score s
+        WHERE EXISTS (SELECT 1 FROM catalogue.track_server_map m WHERE m.server_id = $1 AND m.item_id = s.item_id)`,
+      [serverId],
+    );
+    return toCounts(rows[0]);
+  }
+}
+
+function toCounts(r: { songs: string; tagged: string; lyrics: string } | undefined): CoverageCounts {
+  return { songs: Number(r?.songs ?? 0), tagged: Number(r?.tagged ?? 0), lyrics: Number(r?.lyrics ?? 0) };
+}

@@ -1,0 +1,63 @@
+import { Router, type Request } from 'express';
+import { APP_VERSION, probeRoutes as routes } from '@polyphony/contracts';
+import { asyncRoute, parseOrThrow, ValidationError } from '@polyphony/platform';
+import type { ConfigService } from '../domain/config.service';
+import type { ServerService } from '../domain/server.service';
+
+/** A session admin (not a token, not the first-run window): the only caller that sees config-store values and media-server users. */
+function isSessionAdmin(req: Request): boolean {
+  return req.identity?.role === 'admin' && (req.identity.via === 'cookie' || req.identity.via === 'anonymous');
+}
+
+/**
+ * Configuration and probe endpoints owned by the registry (shapes: shared/contracts/src/probes.ts):
+ * - `GET /api/config`: the public fields for every authenticated caller; a session admin also gets the
+ *   general config store with the read-only projection of the default server (ConfigService.view).
+ *   Bearer tokens and non-admins never see a media-server URL or user.
+ * - `GET /api/config/defaults`: kind and default user of the selected server (`server` = name or id;
+ *   400 when unknown); the user fields are null unless the caller is a session admin.
+ * - `GET /chat/api/config_defaults`: provider and default model names (no keys, no URLs).
+ * - `GET /api/version`.
+ */
+export function probeRoutesRouter(servers: ServerService, config: ConfigService): Router {
+  const r = Router();
+  r.get(
+    routes.config.path,
+    asyncRoute(async (req, res) => {
+      parseOrThrow(routes.config.query, req.query, 'query');
+      const pub = await config.publicView();
+      res.json(isSessionAdmin(req) ? { ...(await config.view()), ...pub } : pub);
+    }),
+  );
+  r.get(
+    routes.configDefaults.path,
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(routes.configDefaults.query, req.query, 'query');
+      const s = await servers.resolve(q.server);
+      if (!s && q.server !== undefined) throw new ValidationError(`Unknown server "${q.server}": give a configured server's display name or id`);
+      const admin = isSessionAdmin(req);
+      res.json({
+        server_type: s?.type ?? null,
+        default_user_id: admin && s?.creds.user_id ? s.creds.user_id : null,
+        default_user: admin && s?.creds.user ? s.creds.user : null,
+      });
+    }),
+  );
+  r.get(
+    routes.chatConfigDefaults.path,
+    asyncRoute(async (_req, res) => {
+      const ai = await config.aiDefaults();
+      res.json({
+        default_ai_provider: ai.provider,
+        default_ollama_model_name: ai.ollama,
+        default_openai_model_name: ai.openai,
+        default_gemini_model_name: ai.gemini,
+        default_mistral_model_name: ai.mistral,
+      });
+    }),
+  );
+  r.get(routes.version.path, (_req, res) => {
+    res.json({ app_version: APP_VERSION });
+  });
+  return r;
+}
