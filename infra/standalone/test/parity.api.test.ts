@@ -213,6 +213,22 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       expect(JSON.stringify(admin.body)).not.toContain('nav-secret-pw');
     });
 
+    it('When an admin sets the AI provider and a key, then config and chat defaults follow it and the key is never answered', async () => {
+      await request(url).put('/api/config').set(bearer).send({ AI_MODEL_PROVIDER: 'OLLAMA', OLLAMA_MODEL_NAME: 'llama3.2:3b', OPENAI_API_KEY: 'sk-parity-secret-42' }).expect(200);
+      try {
+        for (const [, h] of [...callers(), ['admin cookie', { Cookie: adminCookie }] as [string, Record<string, string>]]) {
+          const cfg = (await get('/api/config', h).expect(200)).body;
+          expect(cfg).toMatchObject({ ai_model_provider: 'OLLAMA', ollama_model_name: 'llama3.2:3b' });
+          expect(JSON.stringify(cfg)).not.toContain('sk-parity-secret-42');
+          const chat = (await get('/chat/api/config_defaults', h).expect(200)).body;
+          expect(chat).toMatchObject({ default_ai_provider: 'OLLAMA', default_ollama_model_name: 'llama3.2:3b' });
+          expect(JSON.stringify(chat)).not.toContain('sk-parity-secret-42');
+        }
+      } finally {
+        await request(url).put('/api/config').set(bearer).send({ AI_MODEL_PROVIDER: null, OLLAMA_MODEL_NAME: null, OPENAI_API_KEY: null }).expect(200);
+      }
+    });
+
     it('When /api/config/defaults is read, then it names the selected server kind; the default user only for a session admin', async () => {
       for (const [, h] of callers()) {
         expect((await get('/api/config/defaults', h).expect(200)).body).toEqual({ server_type: 'navidrome', default_user_id: null, default_user: null });

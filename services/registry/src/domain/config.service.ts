@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { APP_VERSION, MOOD_LABELS, REQUIRED_CREDS, SERVICE_DEFAULTS, SETTINGS, type PublicConfigDto } from '@polyphony/contracts';
+import { APP_VERSION, MOOD_LABELS, REQUIRED_CREDS, SERVICE_DEFAULTS, SETTINGS, SETTING_SECRET_MASK, type PublicConfigDto } from '@polyphony/contracts';
 import { SERVER_TYPES, type ServerType } from '@polyphony/media-servers';
 import type { Logger } from '@polyphony/platform';
 import type { ServerRepository } from '../store/server.repository';
@@ -154,6 +154,17 @@ export class ConfigService {
       alchemy_subtract_distance_euclid: d.alchemySubtractDistanceEuclid,
       app_version: APP_VERSION,
     };
+  }
+
+  /**
+   * What a session admin reads from `GET /api/config` besides the public fields: the classic view with every
+   * secret setting (SETTINGS `secret: true`, e.g. OPENAI_API_KEY) replaced by the mask when set, so no
+   * secret is ever returned.
+   */
+  async adminView(): Promise<Record<string, string>> {
+    const out = await this.view();
+    for (const spec of SETTINGS) if (spec.secret && spec.key in out) out[spec.key] = out[spec.key] ? SETTING_SECRET_MASK : '';
+    return out;
   }
 
   /** Classic config values: app_config plus the read-only projection of the default server (no secrets). */

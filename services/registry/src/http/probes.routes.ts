@@ -12,7 +12,8 @@ function isSessionAdmin(req: Request): boolean {
 /**
  * Configuration and probe endpoints owned by the registry (shapes: shared/contracts/src/probes.ts):
  * - `GET /api/config`: the public fields for every authenticated caller; a session admin also gets the
- *   general config store with the read-only projection of the default server (ConfigService.view).
+ *   general config store with the read-only projection of the default server, secrets masked
+ *   (ConfigService.adminView).
  *   Bearer tokens and non-admins never see a media-server URL or user.
  * - `GET /api/config/defaults`: kind and default user of the selected server (`server` = name or id;
  *   400 when unknown); the user fields are null unless the caller is a session admin.
@@ -26,7 +27,7 @@ export function probeRoutesRouter(servers: ServerService, config: ConfigService)
     asyncRoute(async (req, res) => {
       parseOrThrow(routes.config.query, req.query, 'query');
       const pub = await config.publicView();
-      res.json(isSessionAdmin(req) ? { ...(await config.view()), ...pub } : pub);
+      res.json(isSessionAdmin(req) ? { ...(await config.adminView()), ...pub } : pub);
     }),
   );
   r.get(
