@@ -24,3 +24,4 @@ export { createFakeLyrion, FakeLyrion, type FakeLyrionOptions, type FakeLyrionPl
 export { createFakePlex, FakePlex, type FakePlexOptions } from './fakes/plex';
 export { createFakePlexTv, FakePlexTv, type FakePlexTvOptions, type FakePin, type FakePlexTvServer } from './fakes/plextv';
 export { startSupysonic, type StartedSupysonic, type SupysonicOptions } from './supysonic';
+export { createFakeLlm, FakeLlm, type FakeTurn } from './fakes/llm';

@@ -1,0 +1,3 @@
+export * from './provider';
+export * from './adapters';
+export * from './naming';
