@@ -14,6 +14,8 @@ export const ROUTES: Array<{ pattern: RegExp; service: ServiceName }> = [
   { pattern: /^\/api\/(create_playlist|playlists|clustering|instant_playlist)(\/|$)/, service: 'playlist' },
   { pattern: /^\/api\/(similar_tracks|find_path|alchemy|similar_artists|sonic_fingerprint|search_tracks|search_artists|search_playlists|map|map_cache_status|rebuild_map_cache|sync|index|track|artists|max_distance|artist_tracks|artist_projections|build_artist_projection)(\/|$)/, service: 'index' },
   { pattern: /^\/external\//, service: 'index' },
+  { pattern: /^\/chat\/api\/(chatPlaylist|chatPlaylistStream)$/, service: 'index' },
+  { pattern: /^\/chat\/api\/create_playlist$/, service: 'playlist' },
 ];
 
 export function serviceFor(path: string): ServiceName | undefined {

@@ -28,7 +28,11 @@ import { RebuildService, type RebuildOptions } from './domain/rebuild.service';
 import { SearchService } from './domain/search.service';
 import { SimilarityService } from './domain/similarity.service';
 import { SyncService } from './domain/sync.service';
+import { AiSettingsDto } from '@polyphony/contracts';
+import { InstantPlaylistService } from './domain/chat/instant-playlist.service';
+import { chatRoutesRouter } from './http/chat.routes';
 import { featureRoutes } from './http/features.routes';
+import { PgChatCatalog } from './store/chat.store';
 import { GenerationRepository } from './store/generation.repository';
 import { indexMigrations } from './store/migrations';
 import { TrackRepository } from './store/track.repository';
@@ -128,6 +132,12 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     registry,
   };
   rt.app.use(featureRoutes(features));
+  const instant = new InstantPlaylistService(
+    { similarity, search: features.search, alchemy: features.alchemy, artists, catalog: new PgChatCatalog(rt.ds) },
+    async () => AiSettingsDto.parse(await registryClient.get('/internal/settings/ai')),
+    rt.logger.child({ component: 'InstantPlaylist' }),
+  );
+  rt.app.use(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

@@ -11,3 +11,4 @@ export * from './playlists';
 export * from './ops';
 export * from './settings';
 export * from './probes';
+export * from './chat';

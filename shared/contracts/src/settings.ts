@@ -49,8 +49,10 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'OLLAMA_SERVER_URL', owner: 'registry', schema: url, default: 'http://localhost:11434', live: true, description: 'Ollama server URL (native API)' },
   { key: 'OLLAMA_MODEL_NAME', owner: 'registry', schema: text(200), default: 'qwen3.5:9b', live: true, description: 'Ollama model name' },
   { key: 'GEMINI_API_KEY', owner: 'registry', schema: text(1000), default: null, secret: true, live: true, description: 'Google Gemini API key' },
+  { key: 'GEMINI_SERVER_URL', owner: 'registry', schema: url, default: null, live: true, description: 'Gemini API base URL (blank: Google)' },
   { key: 'GEMINI_MODEL_NAME', owner: 'registry', schema: text(200), default: 'gemini-2.5-flash', live: true, description: 'Gemini model name' },
   { key: 'MISTRAL_API_KEY', owner: 'registry', schema: text(1000), default: null, secret: true, live: true, description: 'Mistral API key' },
+  { key: 'MISTRAL_SERVER_URL', owner: 'registry', schema: url, default: null, live: true, description: 'Mistral API base URL (blank: https://api.mistral.ai)' },
   { key: 'MISTRAL_MODEL_NAME', owner: 'registry', schema: text(200), default: 'mistral-small-latest', live: true, description: 'Mistral model name' },
   // Media-server linking.
   { key: 'PLEX_TV_URL', owner: 'registry', schema: url, default: 'https://plex.tv', live: true, description: 'plex.tv base URL used by the Plex PIN sign-in' },

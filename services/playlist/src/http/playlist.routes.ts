@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { PlaylistTracksQuery, PlaylistTracksResponse, playlistRoutes as defs, type CreatePlaylistResponse, type PlaylistsResponse } from '@polyphony/contracts';
+import { PlaylistTracksQuery, PlaylistTracksResponse, chatRoutes, playlistRoutes as defs, type CreatePlaylistResponse, type PlaylistsResponse } from '@polyphony/contracts';
 import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow } from '@polyphony/platform';
 import type { PlaylistRepository } from '../store/playlist.repository';
 import type { InstantPlaylistResult, PlaylistService, ServerPlaylists } from '../domain/playlist.service';
@@ -50,15 +50,15 @@ export function playlistRoutes(service: PlaylistService, repo: PlaylistRepositor
       res.json(PlaylistTracksResponse.parse(found));
     }),
   );
-  r.post(
-    defs.createPlaylist.path,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(defs.createPlaylist.body, req.body ?? {}, 'playlist request');
-      const ids = (body.track_ids ?? body.item_ids)!;
-      const result = await service.createInstant(req.identity?.serverId, body.playlist_name, ids);
-      res.status(201).json(toCreateDto(result));
-    }),
-  );
+  // The chat page saves its result through /chat/api/create_playlist: same body, same answer.
+  const create = asyncRoute(async (req, res) => {
+    const body = parseOrThrow(defs.createPlaylist.body, req.body ?? {}, 'playlist request');
+    const ids = (body.track_ids ?? body.item_ids)!;
+    const result = await service.createInstant(req.identity?.serverId, body.playlist_name, ids);
+    res.status(201).json(toCreateDto(result));
+  });
+  r.post(defs.createPlaylist.path, create);
+  r.post(chatRoutes.chatCreatePlaylist.path, create);
   r.get(
     defs.playlists.path,
     asyncRoute(async (_req, res) => {

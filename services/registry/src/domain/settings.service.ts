@@ -1,4 +1,4 @@
-import { RoutingKeys, SETTINGS, SETTING_SECRET_MASK, type SettingDto, type SettingSpec, type SettingsChangedEvent } from '@polyphony/contracts';
+import { RoutingKeys, SETTINGS, SETTING_SECRET_MASK, type AiSettingsDto, type SettingDto, type SettingSpec, type SettingsChangedEvent } from '@polyphony/contracts';
 import { ValidationError, formatZodError, type Bus, type Logger } from '@polyphony/platform';
 
 /** A stored config value and where it came from. */
@@ -46,6 +46,22 @@ export class SettingsService {
     });
   }
 
+  /** The AI provider settings with their keys (for the services' internal use only; never routed publicly). */
+  async aiSettings(): Promise<AiSettingsDto> {
+    const keys = SETTINGS.filter((s) => /^(AI_|OPENAI_|OLLAMA_|GEMINI_|MISTRAL_)/.test(s.key)).map((s) => s.key);
+    const stored = new Map((await this.store.read(keys)).map((r) => [r.key, r]));
+    const v = (k: string) => effective(stored, k);
+    const opt = (k: string) => v(k) || undefined;
+    return {
+      provider: (v('AI_MODEL_PROVIDER') || 'NONE').toUpperCase() as AiSettingsDto['provider'],
+      timeoutSeconds: Number(v('AI_REQUEST_TIMEOUT_SECONDS')) || 60,
+      openai: { url: v('OPENAI_SERVER_URL'), model: v('OPENAI_MODEL_NAME'), apiKey: opt('OPENAI_API_KEY') },
+      ollama: { url: v('OLLAMA_SERVER_URL'), model: v('OLLAMA_MODEL_NAME') },
+      gemini: { model: v('GEMINI_MODEL_NAME'), apiKey: opt('GEMINI_API_KEY'), url: opt('GEMINI_SERVER_URL') },
+      mistral: { model: v('MISTRAL_MODEL_NAME'), apiKey: opt('MISTRAL_API_KEY'), url: opt('MISTRAL_SERVER_URL') },
+    };
+  }
+
   /**
    * Validates every key first (unknown keys and wrong types: ValidationError, nothing stored), then
    * stores them together. A secret sent back as the mask (or blank) keeps its stored value.
@@ -79,6 +95,14 @@ export class SettingsService {
     this.logger.info('settings changed', { keys });
     return { updated: keys, restart_required: keys.filter((k) => !BY_KEY.get(k)!.live) };
   }
+}
+
+/** Effective value of a key: stored, else the default ('' when neither). */
+function effective(stored: Map<string, StoredSetting>, key: string): string {
+  const row = stored.get(key);
+  if (row) return row.value;
+  const d = BY_KEY.get(key)?.default;
+  return d === null || d === undefined ? '' : String(d);
 }
 
 function typed(spec: SettingSpec, value: string): string | number | boolean {

@@ -4,7 +4,8 @@ import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { BackupStartBody, CronPreviewBody, ScheduleBody, SettingsUpdateBody, opsRoutes, z } from '@polyphony/contracts';
-import { AppError, ValidationError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { createLlmProvider, testLlmProvider, LlmError } from '@polyphony/llm';
+import { AppError, ForbiddenError, ValidationError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import type { BackupService } from '../domain/backup.service';
 import type { ScheduleService } from '../domain/schedule.service';
 import type { SettingsService } from '../domain/settings.service';
@@ -30,6 +31,26 @@ export function opsRoutesRouter(schedules: ScheduleService, backups: BackupServi
   r.put('/api/config', requireRole('admin'), asyncRoute(async (req, res) => {
     const result = await settings.update(parseOrThrow(SettingsUpdateBody, req.body, 'settings'));
     res.json({ ...result, settings: await settings.list() });
+  }));
+  r.post('/api/config/ai/test', requireRole('admin'), asyncRoute(async (_req, res) => {
+    const ai = await settings.aiSettings();
+    let provider;
+    try {
+      provider = createLlmProvider(ai, { attempts: 1 });
+    } catch (err) {
+      res.json({ ok: false, provider: ai.provider, model: null, latency_ms: 0, error: (err as LlmError).message });
+      return;
+    }
+    if (!provider) {
+      res.json({ ok: false, provider: 'NONE', model: null, latency_ms: 0, error: 'No AI provider is configured (AI_MODEL_PROVIDER is NONE)' });
+      return;
+    }
+    res.json(await testLlmProvider(provider));
+  }));
+  // Services only (the gateway never routes /internal): the provider settings with their keys.
+  r.get('/internal/settings/ai', asyncRoute(async (req, res) => {
+    if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
+    res.json(await settings.aiSettings());
   }));
 
   r.get('/api/cron', asyncRoute(async (_req, res) => void res.json({ schedules: await schedules.list() })));
