@@ -1,4 +1,5 @@
 import { defineRoute } from './openapi';
+import { SERVICE_DEFAULTS } from './probes';
 import { z } from './zod';
 
 /**
@@ -116,8 +117,8 @@ export type AlchemyItem = z.infer<typeof AlchemyItem>;
 export const AlchemyBody = z
   .object({
     items: z.array(AlchemyItem).min(1).max(1000),
-    /** Results wanted, 1-500, default 100. */
-    n: intParam(1, 500),
+    /** Results wanted, 1-500 (SERVICE_DEFAULTS.alchemyMaxN), default 100. */
+    n: intParam(1, SERVICE_DEFAULTS.alchemyMaxN),
     /** Softmax temperature over -distance; 0 = deterministic top-n. Default 1. */
     temperature: numberParam(0, 100),
     /** Cosine distance around each SUBTRACT song inside which results are dropped, default 0.2. */

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { AlchemyItem, AlchemyResponse } from '@polyphony/contracts';
+import { SERVICE_DEFAULTS, type AlchemyItem, type AlchemyResponse } from '@polyphony/contracts';
 import { NotFoundError, ValidationError } from '@polyphony/platform';
 import type { ArtistResolver } from './artist.service';
 import { SeededRandom } from './ivf/prng';
@@ -9,10 +9,10 @@ import type { PlaylistPort } from './ports';
 import type { RankedRow, RequestScope } from './scope';
 
 /** Reference defaults (reference-implementation.md 2.7 "Alchemy"). */
-export const ALCHEMY_DEFAULT_N = 100;
-export const ALCHEMY_DEFAULT_TEMPERATURE = 1.0;
+export const ALCHEMY_DEFAULT_N = SERVICE_DEFAULTS.alchemyDefaultN;
+export const ALCHEMY_DEFAULT_TEMPERATURE = SERVICE_DEFAULTS.alchemyTemperature;
 /** Cosine distance around a SUBTRACT item inside which candidates are dropped (reference angular default). */
-export const ALCHEMY_DEFAULT_SUBTRACT_DISTANCE = 0.2;
+export const ALCHEMY_DEFAULT_SUBTRACT_DISTANCE = SERVICE_DEFAULTS.alchemySubtractDistanceAngular;
 /** filtered_out lists at most this many rows. */
 export const ALCHEMY_FILTERED_LIST_MAX = 100;
 /** Songs of a playlist item taken into account (reference ALCHEMY_PLAYLIST_MAX_SONGS). */

@@ -1,4 +1,4 @@
-import type { FindPathResponse, TrackRowDto } from '@polyphony/contracts';
+import { SERVICE_DEFAULTS, type FindPathResponse, type TrackRowDto } from '@polyphony/contracts';
 import { NotFoundError, ValidationError } from '@polyphony/platform';
 import type { TrackMeta, TrackRepository } from '../store/track.repository';
 import { dot } from './ivf/vector-math';
@@ -8,8 +8,8 @@ import { artistKey, foldText, songKey } from './text';
 
 /** Reference defaults (reference-implementation.md 2.7, "Similar songs" and "Path"). */
 export const DEFAULT_SIMILAR_N = 10;
-export const DEFAULT_MAX_SONGS_PER_ARTIST = 3;
-export const DEFAULT_PATH_STEPS = 25;
+export const DEFAULT_MAX_SONGS_PER_ARTIST = SERVICE_DEFAULTS.maxSongsPerArtist;
+export const DEFAULT_PATH_STEPS = SERVICE_DEFAULTS.pathDefaultLength;
 /** Candidates examined around each path waypoint (reference PATH_CANDIDATES_PER_STEP). */
 export const PATH_CANDIDATES_PER_STEP = 25;
 

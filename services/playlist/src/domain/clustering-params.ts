@@ -1,4 +1,4 @@
-import type { ClusteringStartBody } from '@polyphony/contracts';
+import { SERVICE_DEFAULTS, type ClusteringStartBody } from '@polyphony/contracts';
 
 /** Tunables of one clustering run (validated request values with defaults filled in). */
 export interface ClusteringParams {
@@ -18,11 +18,11 @@ export interface ClusteringParams {
 }
 
 /** Default upper bound of the automatic k (reference implementation NUM_CLUSTERS_MAX = 100). */
-export const DEFAULT_MAX_CLUSTERS = 100;
+export const DEFAULT_MAX_CLUSTERS = SERVICE_DEFAULTS.numClustersMax;
 /** Default lower bound of the automatic k. */
-export const DEFAULT_MIN_CLUSTERS = 2;
+export const DEFAULT_MIN_CLUSTERS = SERVICE_DEFAULTS.numClustersMin;
 /** Default playlist length cap (the reference's auto-calibration targets at most 200 songs per playlist). */
-export const DEFAULT_MAX_SONGS_PER_PLAYLIST = 200;
+export const DEFAULT_MAX_SONGS_PER_PLAYLIST = SERVICE_DEFAULTS.maxSongsPerClusterPlaylist;
 /** Default smallest cluster that becomes a playlist. */
 export const DEFAULT_MIN_SONGS_PER_PLAYLIST = 3;
 /** Fixed k-means++ seed. */
