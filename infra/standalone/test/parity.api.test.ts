@@ -412,6 +412,18 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       expect(badKind.body.error.code).toBe('validation_failed');
     });
 
+    it('When find_path ends are given, then each end is exactly one of song, mood or anchor; other combinations are a 400 with a message', async () => {
+      for (const [, h] of callers()) {
+        const path = (await get(`/api/find_path?start_song_id=${pid(0)}&end_song_id=${pid(40)}&max_steps=6&count=25`, h).expect(200)).body;
+        expect(path.path[0].item_id).toBe(pid(0));
+        expect(path.path[path.path.length - 1].item_id).toBe(pid(40));
+        for (const r of path.path) expectShape(r, { item_id: 'string', distance: 'number', mood_vector: 'string|null' });
+      }
+      expect((await get(`/api/find_path?end_song_id=${pid(1)}`).expect(400)).body.error.message).toMatch(/exactly one of start_song_id, start_mood or start_anchor/);
+      expect((await get(`/api/find_path?start_song_id=${pid(0)}&start_mood=happy&end_song_id=${pid(1)}`).expect(400)).body.error.message).toMatch(/exactly one/);
+      expect((await get(`/api/find_path?start_mood=grumpy&end_song_id=${pid(1)}`).expect(400)).body.error.message).toMatch(/mood must be one of/);
+    });
+
     it('When a non-admin calls every read route the reference serves, then none answers 404 or 5xx', async () => {
       const paths = [
         '/api/config',

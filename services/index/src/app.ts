@@ -23,7 +23,7 @@ import { BrowseService } from './domain/browse.service';
 import { FingerprintService } from './domain/fingerprint.service';
 import { IndexState, emptyGeneration } from './domain/generation';
 import { MapService } from './domain/map.service';
-import type { CataloguePort, MediaClientFactory, PlaylistPort, RegistryPort, ServerInfo } from './domain/ports';
+import type { CataloguePort, MediaClientFactory, NamedSeedSource, PlaylistPort, RegistryPort, ServerInfo } from './domain/ports';
 import { RebuildService, type RebuildOptions } from './domain/rebuild.service';
 import { SearchService } from './domain/search.service';
 import { SimilarityService } from './domain/similarity.service';
@@ -101,6 +101,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
       }
     },
   };
+  const seeds: NamedSeedSource = {};
   const tracks = new TrackRepository(rt.ds);
   const generations = new GenerationRepository(rt.ds, tracks);
   const availability = new AvailabilityCache(catalogue, rt.logger.child({ component: 'AvailabilityCache' }), deps.availability);
@@ -121,12 +122,13 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     state,
     scopeDeps,
     similarity,
-    alchemy: new AlchemyService(artists, playlists),
+    alchemy: new AlchemyService(artists, playlists, seeds),
     artists,
     fingerprint: new FingerprintService(registry, clientFactory, rt.logger.child({ component: 'FingerprintService' })),
     search: new SearchService(tracks),
     map: new MapService(),
     sync: new SyncService(tracks, similarity),
+    seeds,
     browse: new BrowseService(artists, registry, clientFactory, rt.logger.child({ component: 'BrowseService' })),
     rebuild,
     registry,

@@ -87,10 +87,22 @@ export const SimilarTracksQuery = z
   .passthrough();
 export type SimilarTracksQuery = z.infer<typeof SimilarTracksQuery>;
 
+/** The moods the reference accepts as seeds (`find_path?start_mood`, alchemy `type: mood`). */
+export const PATH_MOODS = ['happy', 'sad', 'aggressive', 'relaxed', 'danceable'] as const;
+const PathMood = z.preprocess(
+  (v) => (v === '' ? undefined : typeof v === 'string' ? v.trim().toLowerCase() : v),
+  z.enum(PATH_MOODS, { errorMap: () => ({ message: `mood must be one of ${PATH_MOODS.join(', ')}` }) }).optional(),
+);
+
+/** Each end is exactly one of a song id, a mood or an anchor id (checked by the route: 400 otherwise). */
 export const FindPathQuery = z
   .object({
-    start_song_id: IdValue,
-    end_song_id: IdValue,
+    start_song_id: z.preprocess(blankToUndefined, IdValue.optional()),
+    end_song_id: z.preprocess(blankToUndefined, IdValue.optional()),
+    start_mood: PathMood,
+    end_mood: PathMood,
+    start_anchor: textParam,
+    end_anchor: textParam,
     /** Songs in the path including start and end, 2-200, default 25. */
     max_steps: intParam(2, 200),
   })
@@ -100,15 +112,18 @@ export type FindPathQuery = z.infer<typeof FindPathQuery>;
 export const FindPathResponse = z.object({ path: z.array(TrackRowDto), total_distance: z.number() }).openapi('FindPathResponse');
 export type FindPathResponse = z.infer<typeof FindPathResponse>;
 
-/** Alchemy item kinds this service accepts. */
-export const ALCHEMY_ITEM_TYPES = ['song', 'artist', 'playlist'] as const;
+/** Alchemy item kinds (reference): mood and anchor items need the semantic features (else 400). */
+export const ALCHEMY_ITEM_TYPES = ['song', 'artist', 'playlist', 'mood', 'anchor'] as const;
 export type AlchemyItemType = (typeof ALCHEMY_ITEM_TYPES)[number];
 
 export const AlchemyItem = z
   .object({
     id: IdValue,
     op: z.preprocess((v) => (typeof v === 'string' ? v.toUpperCase() : v), z.enum(['ADD', 'SUBTRACT'])),
-    /** song (track id), artist (name or provider artist id), playlist (a playlist this service wrote on the selected server: its id or name). */
+    /**
+     * song (track id), artist (name or provider artist id), playlist (a playlist this service wrote on the
+     * selected server: its id or name), mood (happy, sad, aggressive, relaxed, danceable), anchor (anchor id).
+     */
     type: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(ALCHEMY_ITEM_TYPES).default('song')),
   })
   .passthrough();

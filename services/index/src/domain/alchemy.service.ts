@@ -5,7 +5,7 @@ import type { ArtistResolver } from './artist.service';
 import { SeededRandom } from './ivf/prng';
 import { dot, normaliseInto } from './ivf/vector-math';
 import { projectPoint } from './projection';
-import type { PlaylistPort } from './ports';
+import type { NamedSeedSource, PlaylistPort } from './ports';
 import type { RankedRow, RequestScope } from './scope';
 
 /** Reference defaults (reference-implementation.md 2.7 "Alchemy"). */
@@ -40,7 +40,7 @@ interface Anchor {
  * Song alchemy (reference "Alchemy", reference-implementation.md 2.7):
  *  1. every ADD item becomes one anchor: a song's unit embedding, an artist's mixture centroid
  *     (normalised), or a playlist's mean direction (see playlistAnchor); the query is the normalised mean
- *     of the ADD anchors, each weighted 1;
+ *     of the ADD anchors, each weighted 1; a mood or anchor item is its unit vector (NamedSeedSource);
  *  2. candidates: the `max(3n, n + 50)` nearest available songs to the centroid, plus, with several ADD
  *     anchors, the `max(ceil(n/4), ceil(3n/p))` nearest to each anchor (p = anchors); ADD songs excluded;
  *  3. SUBTRACT: a candidate within `subtractDistance` (cosine) of any SUBTRACT song (an artist counts as
@@ -55,6 +55,7 @@ export class AlchemyService {
   constructor(
     private readonly artists: ArtistResolver,
     private readonly playlists?: PlaylistPort,
+    private readonly seeds: NamedSeedSource = {},
   ) {}
 
   /**
@@ -106,6 +107,13 @@ export class AlchemyService {
         }
       } else if (item.type === 'playlist') {
         anchor = await this.playlistAnchor(scope, item);
+      } else if (item.type === 'mood') {
+        if (!this.seeds.mood) throw new ValidationError('Mood items are not available: no mood centroids in this deployment');
+        anchor = { input: item, vector: await this.seeds.mood(gen, item.id), rows: [], title: item.id, author: null };
+      } else if (item.type === 'anchor') {
+        if (!this.seeds.anchor) throw new ValidationError('Anchor items are not available: no anchors in this deployment');
+        const a = await this.seeds.anchor(item.id);
+        anchor = { input: item, vector: a.vector, rows: [], title: a.name, author: null };
       } else {
         const a = await this.artists.resolve(scope, item.id);
         if (a >= 0) {
@@ -142,9 +150,12 @@ export class AlchemyService {
         for (const a of add) for (const h of index.search(a.vector, { k: per, mask, exclude })) candidates.add(h.row);
       }
     }
-    const subRows: number[] = [];
-    for (const s of sub) subRows.push(...s.rows);
-    const subVectors = subRows.map((r) => index.getVector(r));
+    // A song, artist or playlist subtracts around each of its songs; a mood or anchor around its point.
+    const subVectors: Float32Array[] = [];
+    for (const s of sub) {
+      if (s.rows.length === 0) subVectors.push(s.vector);
+      else for (const r of s.rows) subVectors.push(index.getVector(r));
+    }
     const kept: RankedRow[] = [];
     const filtered: RankedRow[] = [];
     for (const row of candidates) {

@@ -1,4 +1,5 @@
 import type { SnapshotTrack } from '@polyphony/contracts';
+import type { Generation } from './generation';
 import type { MediaServerClient, ServerConnection, ServerType } from '@polyphony/media-servers';
 
 /**
@@ -41,6 +42,17 @@ export interface RegistryPort {
 export interface PlaylistPort {
   /** Canonical ids, in order, of a playlist this service wrote on the server (by provider id or name); undefined when none. */
   playlistTracks(serverId: string, playlist: string): Promise<{ name: string; itemIds: string[] } | undefined>;
+}
+
+/**
+ * Seeds that are points of the embedding space rather than songs: mood centroids and anchors (built by
+ * the semantic features). A missing method means that seed kind is not available in this deployment.
+ */
+export interface NamedSeedSource {
+  /** Unit vector of a mood's centroid in the generation. @throws AppError (4xx/503) when the mood has no centroid */
+  mood?(gen: Generation, mood: string): Promise<Float32Array>;
+  /** Unit vector and name of a saved anchor. @throws AppError (404) for an unknown anchor */
+  anchor?(anchorId: string): Promise<{ vector: Float32Array; name: string }>;
 }
 
 /** Creates a media-server client for a connection (tests pass a factory for fakes). */

@@ -22,6 +22,12 @@ export interface SimilarOptions {
   maxPerArtist: number;
 }
 
+/**
+ * One end of a path: a song (provider id of the selected server, or canonical), or a point of the embedding
+ * space (a mood centroid or an anchor; `label` names it in errors).
+ */
+export type PathEnd = { songId: string } | { vector: Float32Array; label: string };
+
 /** How a seed is given: an id (provider id of the selected server, or canonical), or title + artist. */
 export interface SeedInput {
   itemId?: string;
@@ -130,11 +136,33 @@ export class SimilarityService {
    * @throws NotFoundError when start or end is unknown
    */
   async findPath(scope: RequestScope, startId: string, endId: string, steps: number): Promise<FindPathResponse> {
-    const [startRow, endRow] = await scope.rowsOfInput([startId, endId]);
-    if (startRow === undefined || startRow < 0) throw new NotFoundError('Start song not found in index');
-    if (endRow === undefined || endRow < 0) throw new NotFoundError('End song not found in index');
+    return this.findPathBetween(scope, { songId: startId }, { songId: endId }, steps);
+  }
+
+  /**
+   * `findPath` between any two ends. A point end (mood centroid, anchor) is replaced by the available song
+   * nearest to it (other than the other end's song), so the path always starts and ends with songs of the
+   * selected server.
+   * @throws NotFoundError when a song end is unknown, or no song is available near a point end
+   */
+  async findPathBetween(scope: RequestScope, start: PathEnd, end: PathEnd, steps: number): Promise<FindPathResponse> {
+    const songIds = [start, end].flatMap((e) => ('songId' in e ? [e.songId] : []));
+    const songRows = await scope.rowsOfInput(songIds);
     const index = scope.gen.index;
     const mask = await scope.mask();
+    let next = 0;
+    const rowOfEnd = (e: PathEnd, which: 'Start' | 'End', other: number): number => {
+      if ('songId' in e) {
+        const r = songRows[next++];
+        if (r === undefined || r < 0) throw new NotFoundError(`${which} song not found in index`);
+        return r;
+      }
+      const hit = mask.count === 0 ? undefined : index.search(e.vector, { k: 1, mask, exclude: other >= 0 ? [other] : [] })[0];
+      if (!hit) throw new NotFoundError(`No song available near the ${which.toLowerCase()} ${e.label}`);
+      return hit.row;
+    };
+    const startRow = rowOfEnd(start, 'Start', -1);
+    const endRow = rowOfEnd(end, 'End', startRow);
     const u0 = index.getVector(startRow);
     const u1 = index.getVector(endRow);
     const candidateLists: number[][] = [];

@@ -7,7 +7,8 @@ import type { BrowseService } from '../domain/browse.service';
 import { FINGERPRINT_DEFAULT_N, type FingerprintService } from '../domain/fingerprint.service';
 import type { IndexState } from '../domain/generation';
 import type { MapService } from '../domain/map.service';
-import type { RegistryPort } from '../domain/ports';
+import { pathEndOf } from '../domain/named-seeds';
+import type { NamedSeedSource, RegistryPort } from '../domain/ports';
 import type { RebuildService } from '../domain/rebuild.service';
 import { RequestScope, type ScopeDeps } from '../domain/scope';
 import type { SearchService } from '../domain/search.service';
@@ -26,6 +27,8 @@ export interface FeatureRouteDeps {
   map: MapService;
   sync: SyncService;
   browse: BrowseService;
+  /** Mood and anchor seeds (semantic features); empty when not available. */
+  seeds: NamedSeedSource;
   rebuild: RebuildService;
   registry: RegistryPort;
 }
@@ -58,7 +61,10 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
     routes.findPath.path,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.findPath.query, req.query, 'query');
-      res.status(200).json(await d.similarity.findPath(scopeOf(req), q.start_song_id, q.end_song_id, q.max_steps ?? DEFAULT_PATH_STEPS));
+      const scope = scopeOf(req);
+      const start = await pathEndOf('start', { songId: q.start_song_id, mood: q.start_mood, anchor: q.start_anchor }, scope.gen, d.seeds);
+      const end = await pathEndOf('end', { songId: q.end_song_id, mood: q.end_mood, anchor: q.end_anchor }, scope.gen, d.seeds);
+      res.status(200).json(await d.similarity.findPathBetween(scope, start, end, q.max_steps ?? DEFAULT_PATH_STEPS));
     }),
   );
 
