@@ -4,7 +4,7 @@
  * and the common shape of `testConnection`.
  */
 import { MediaServerError, type MediaServerErrorKind } from './errors';
-import type { ConnectionTestResult, LibraryInfo, ProviderTrack } from './types';
+import type { ConnectionTestResult, LibraryInfo, ProviderPlaylist, ProviderTrack } from './types';
 
 /** Number of tracks `testConnection` reads to prove credentials and inspect paths. */
 export const SAMPLE_TRACK_COUNT = 50;
@@ -140,6 +140,23 @@ export function lyricsToPlain(text: string | undefined | null): string | undefin
 export function timeBudget(totalMs: number): () => number {
   const end = Date.now() + totalMs;
   return () => Math.max(1, end - Date.now());
+}
+
+/**
+ * Normalises provider playlist records: `id` (string or number) and `name` read through the
+ * given keys, `trackCount` when the count key holds a number. Records without an id are dropped.
+ */
+export function mapPlaylists(items: ReadonlyArray<Record<string, unknown>>, keys: { id: string; name: string; count: string }): ProviderPlaylist[] {
+  const out: ProviderPlaylist[] = [];
+  for (const p of items) {
+    const id = str(p[keys.id]);
+    if (!id) continue;
+    const pl: ProviderPlaylist = { id, name: typeof p[keys.name] === 'string' ? (p[keys.name] as string) : '' };
+    const count = num(p[keys.count]);
+    if (count !== undefined) pl.trackCount = count;
+    out.push(pl);
+  }
+  return out;
 }
 
 /** Splits `items` into consecutive slices of at most `size`. */

@@ -9,6 +9,7 @@ import {
   dedupeTracks,
   isoFromText,
   lyricsToPlain,
+  mapPlaylists,
   num,
   positive,
   runConnectionTest,
@@ -152,7 +153,7 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
   protected abstract addToPlaylistRequest(playlistId: string, ids: string[]): Promise<void>;
   /** Deletes an item (playlist). */
   protected abstract deleteItemRequest(id: string): Promise<void>;
-  /** Lyrics lookup; Emby has no lyrics endpoint. */
+
   /**
    * `GET /Audio/{id}/Lyrics` (Jellyfin 10.9+; under `/emby` for Emby) → `Lyrics[].Text` joined by
    * newlines, LRC tags removed. 404 (no lyrics, or a server without the endpoint) → undefined.
@@ -171,6 +172,7 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
       throw err;
     }
   }
+
   /** Identity probe: server name and version from `/System/Info/Public`. */
   protected async probe(): Promise<{ serverName?: string; version?: string }> {
     const info = await this.http.getJson<{ ServerName?: string; Version?: string }>('/System/Info/Public');
@@ -338,14 +340,7 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
     const out: ProviderPlaylist[] = [];
     const pages = this.pageItems((s, l) => ({ IncludeItemTypes: 'Playlist', Recursive: true, Fields: 'ChildCount', StartIndex: s, Limit: l }));
     for await (const items of pages) {
-      for (const p of items) {
-        const id = str(p.Id);
-        if (!id) continue;
-        const pl: ProviderPlaylist = { id, name: p.Name ?? '' };
-        const count = num(p.ChildCount);
-        if (count !== undefined) pl.trackCount = count;
-        out.push(pl);
-      }
+      out.push(...mapPlaylists(items as Array<Record<string, unknown>>, { id: 'Id', name: 'Name', count: 'ChildCount' }));
     }
     return out;
   }

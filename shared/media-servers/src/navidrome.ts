@@ -14,6 +14,7 @@ import {
   dedupeTracks,
   isoFromText,
   lyricsToPlain,
+  mapPlaylists,
   num,
   positive,
   runConnectionTest,
@@ -351,15 +352,8 @@ export class NavidromeClient implements MediaServerClient {
   /** `getPlaylists` → `{id, name, trackCount: songCount}`. */
   async listPlaylists(): Promise<ProviderPlaylist[]> {
     const env = await this.call('getPlaylists');
-    const list = asArray((env.playlists as { playlist?: unknown } | undefined)?.playlist) as Array<{ id?: unknown; name?: string; songCount?: unknown }>;
-    return list
-      .filter((p) => str(p.id))
-      .map((p) => {
-        const pl: ProviderPlaylist = { id: str(p.id) as string, name: p.name ?? '' };
-        const count = num(p.songCount);
-        if (count !== undefined) pl.trackCount = count;
-        return pl;
-      });
+    const list = asArray((env.playlists as { playlist?: unknown } | undefined)?.playlist) as Array<Record<string, unknown>>;
+    return mapPlaylists(list, { id: 'id', name: 'name', count: 'songCount' });
   }
 
   async deletePlaylist(playlistId: string): Promise<void> {

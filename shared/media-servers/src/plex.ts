@@ -9,6 +9,7 @@ import {
   dedupeTracks,
   isoFromEpochSeconds,
   lyricsToPlain,
+  mapPlaylists,
   num,
   positive,
   runConnectionTest,
@@ -288,15 +289,8 @@ export class PlexClient implements MediaServerClient {
   /** `GET /playlists?playlistType=audio` → `{id: ratingKey, name: title, trackCount: leafCount}`. */
   async listPlaylists(): Promise<ProviderPlaylist[]> {
     const c = await this.container('GET', '/playlists', { query: { playlistType: 'audio' } });
-    const items = (Array.isArray(c.Metadata) ? c.Metadata : []) as Array<{ ratingKey?: unknown; title?: string; leafCount?: unknown }>;
-    return items
-      .filter((p) => str(p.ratingKey))
-      .map((p) => {
-        const pl: ProviderPlaylist = { id: str(p.ratingKey) as string, name: p.title ?? '' };
-        const count = num(p.leafCount);
-        if (count !== undefined) pl.trackCount = count;
-        return pl;
-      });
+    const items = (Array.isArray(c.Metadata) ? c.Metadata : []) as Array<Record<string, unknown>>;
+    return mapPlaylists(items, { id: 'ratingKey', name: 'title', count: 'leafCount' });
   }
 
   async deletePlaylist(playlistId: string): Promise<void> {
