@@ -25,7 +25,8 @@ describe('playlist service (API, real PostgreSQL, fake media servers)', () => {
   const SECRET = 'playlist-api-test-internal-secret-0123456789';
   const catalogue = syntheticCatalogue(38);
   const jf = createFakeJellyfin({ catalogue, token: 'jf-token' });
-  const sub = createFakeSubsonic({ catalogue, user: 'nav', password: 'nav-pw' });
+  // The Navidrome-kind server authenticates with an OpenSubsonic API key ({url, api_key}).
+  const sub = createFakeSubsonic({ catalogue, user: 'nav', password: 'nav-pw', apiKey: 'nav-api-key' });
   const started: StartedFake[] = [];
   let peers: FakePeers;
   let db: TestDatabase;
@@ -77,7 +78,7 @@ describe('playlist service (API, real PostgreSQL, fake media servers)', () => {
     const jfUrl = (await jf.start().then((s) => (started.push(s), s))).url;
     const subUrl = (await sub.start().then((s) => (started.push(s), s))).url;
     jfConn = { type: 'jellyfin', creds: { url: jfUrl, user_id: jf.userId, token: 'jf-token' } };
-    subConn = { type: 'navidrome', creds: { url: subUrl, user: 'nav', password: 'nav-pw' } };
+    subConn = { type: 'navidrome', creds: { url: subUrl, api_key: 'nav-api-key' } };
     // Registry order puts the default last, so "default first" is visible in the run's order.
     const servers: ServerInfo[] = [
       { id: 'srv-bad', name: 'Broken', type: 'jellyfin', isDefault: false, connection: { type: 'jellyfin', creds: { url: jfUrl, user_id: jf.userId, token: 'wrong-token' } } },
@@ -149,6 +150,8 @@ describe('playlist service (API, real PostgreSQL, fake media servers)', () => {
       expect(onServer[0]).toMatchObject({ id: res.body.playlist_id, name: 'Road Mix_instant', trackIds: expected });
       const sent = idsSentToNavi();
       expect(sent.length).toBeGreaterThan(0);
+      // API-key authentication: every call carries apiKey and no user/password/token.
+      expect(sub.requests.every((r) => r.query.apiKey === 'nav-api-key' && r.query.u === undefined && r.query.p === undefined && r.query.t === undefined)).toBe(true);
       expect(sent.every((id) => range(36).filter(onNavi).map(subId).includes(id))).toBe(true);
       expect(jf.playlists()).toHaveLength(0);
       const rows = await sql(`SELECT server_id, provider_playlist_id, name, kind, track_count FROM playlist.playlists`);
