@@ -12,19 +12,25 @@ import {
   createServiceHttp,
   createServiceDataSource,
   databaseReachable,
+  handleClientErrors,
   listen,
+  metricsHandler,
   migrateSchema,
+  UnauthorizedError,
   type Logger,
 } from '@polyphony/platform';
 import type { Server } from 'node:http';
 import { AuthService } from './auth/auth.service';
 import { authenticate } from './auth/authenticate.middleware';
+import { loginRateLimiters } from './auth/rate-limit';
 import type { GatewayConfig, ServiceName } from './config';
 import { loginRoutes, userRoutes } from './http/users.routes';
 import { docsPage } from './http/docs.page';
+import { bodyParsing, csrfGuard, loginOriginGuard, securityHeaders } from './http/security';
 import { proxyDispatcher } from './proxy/proxy';
 import { ServerResolver } from './proxy/server-resolver';
 import { authMigrations } from './store/migrations';
+import { SessionRepository } from './store/session.repository';
 import { UserRepository } from './store/user.repository';
 
 export interface GatewayDeps {
@@ -38,13 +44,19 @@ export interface GatewayDeps {
 /**
  * Composition root of the gateway: auth schema, user re-validation, server resolution, proxy
  * to the owning services, OpenAPI document, login page and the web UI.
+ *
+ * Middleware order (security-relevant): request id, access log, metrics timer, /healthz /readyz,
+ * malformed-URL guard (400), security headers, cookies; public pages; the credential routes
+ * (origin check, per-address rate limit, 4 kB body, per-account rate limit); then for /api and
+ * /external authentication BEFORE any body is read, CSRF guard for cookie callers, body parsing
+ * with per-route limits (413), and only then the routes and the proxy.
  */
 export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   const logger = deps.logger ?? createLogger({ service: 'gateway', level: config.logLevel, pretty: config.logPretty });
   if (!config.databaseUrl) throw new Error('gateway: no database URL configured');
   const ds = createServiceDataSource({ url: config.databaseUrl, schema: 'auth', migrations: authMigrations, poolSize: config.dbPoolSize });
   const users = new UserRepository(ds);
-  const auth = new AuthService(users, new SettingsStore(ds, 'auth'), config.sessionTtlSeconds, logger.child({ component: 'AuthService' }));
+  const auth = new AuthService(users, new SessionRepository(ds), new SettingsStore(ds, 'auth'), { ttlSeconds: config.sessionTtlSeconds, maxSeconds: config.sessionMaxSeconds }, logger.child({ component: 'AuthService' }));
   const metrics = new Metrics('gateway');
   const targets = deps.targets ?? (() => config.services);
   const registryClient = new ServiceClient(() => targets().registry, config.internalSecret, 'gateway', 10_000);
@@ -58,9 +70,22 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     // The gateway authenticates callers itself; it has no internal signature to check.
     internalSecret: undefined,
     readiness: [{ name: 'database', check: () => databaseReachable(ds) }],
+    // Bodies are parsed after authentication, with per-route limits (below).
+    parseBodies: false,
+    serveMetrics: false,
+    trustProxy: config.trustProxy,
   });
   const app = http.app;
+  app.use(securityHeaders());
   app.use(cookieParser());
+
+  // Metrics: on the internal METRICS_PORT when configured, else here behind the bearer token.
+  if (config.metricsPort === undefined) {
+    app.get('/metrics', (req, _res, next) => {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(req.header('authorization') ?? '');
+      next(m && auth.authenticateBearer(m[1]!) ? undefined : new UnauthorizedError('Metrics need the bearer API token (or set METRICS_PORT)'));
+    }, metricsHandler(metrics));
+  }
 
   app.get('/api/health', (_req, res) => {
     res.json({ status: 'ok' });
@@ -74,14 +99,21 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   app.get('/login', (_req, res) => {
     res.sendFile(path.join(publicDir, 'login.html'));
   });
+  const limiters = loginRateLimiters(ds, config.loginRate, logger.child({ component: 'rate-limit' }));
+  app.post(['/login', '/auth', '/logout'], loginOriginGuard());
+  app.post(['/login', '/auth'], limiters.byIp, bodyParsing(), limiters.byAccount);
   app.use(loginRoutes(auth));
   app.use(['/api', '/external', '/chat/api'], authenticate(auth));
+  app.post('/api/setup/admin', limiters.byIp);
+  app.use(['/api', '/external', '/chat/api'], csrfGuard(), bodyParsing());
   app.use(userRoutes(auth));
   app.use(proxyDispatcher(config, targets, resolver, logger));
   app.use(express.static(publicDir, { index: 'index.html' }));
   http.finish();
 
   let server: Server | undefined;
+  let metricsServer: Server | undefined;
+  let metricsPortBound: number | undefined;
   return {
     name: 'gateway',
     http: app,
@@ -94,17 +126,33 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
       await ds.initialize();
       if (deps.migrateOnStart) await migrateSchema(ds);
       await assertSchemaCurrent(ds);
-      await auth.init(config.seeds);
+      await auth.init(config.seeds, config.secrets);
     },
     /** Starts listening on config.port; returns the bound port. */
     async listen(port = config.port, host = config.host): Promise<number> {
       const bound = await listen(app, port, host);
       server = bound.server;
+      handleClientErrors(server, logger);
+      if (config.metricsPort !== undefined && !metricsServer) {
+        const internal = express();
+        internal.disable('x-powered-by');
+        internal.get('/metrics', metricsHandler(metrics));
+        const m = await listen(internal, config.metricsPort, host);
+        metricsServer = m.server;
+        metricsPortBound = m.port;
+        logger.info('metrics listening', { port: m.port });
+      }
       return bound.port;
+    },
+    /** Port of the internal metrics listener (METRICS_PORT), once listening. */
+    get metricsPort(): number | undefined {
+      return metricsPortBound;
     },
     async stop(): Promise<void> {
       if (server) await closeServer(server);
       server = undefined;
+      if (metricsServer) await closeServer(metricsServer);
+      metricsServer = undefined;
       if (ds.isInitialized) await ds.destroy();
     },
   };

@@ -14,8 +14,23 @@ const Env = z.object({
   SERVICE_PASSWORD: z.string().min(1).optional(),
   API_TOKEN: z.string().min(8).optional(),
   JWT_SECRET: z.string().min(16).optional(),
-  /** Session lifetime in hours. */
+  /** Verify-only previous session signing secret (rotation: sessions signed with it stay valid until they refresh). */
+  JWT_SECRET_PREVIOUS: z.string().min(16).optional(),
+  /** Idle session lifetime in hours: a session unused this long ends; each use in its second half extends it. */
   SESSION_TTL_HOURS: z.coerce.number().positive().max(24 * 365).default(24 * 7),
+  /** Absolute session lifetime in hours, however often it is used. */
+  SESSION_MAX_HOURS: z.coerce.number().positive().max(24 * 365).default(24 * 30),
+  /**
+   * Which peers may set X-Forwarded-For/-Proto/-Host: unset or `false` = nobody; otherwise a
+   * comma-separated list of addresses, CIDR subnets or the keywords loopback, linklocal, uniquelocal.
+   */
+  TRUST_PROXY: z.string().optional(),
+  /** When set, /metrics is served only on this port (bind it to an internal interface); else /metrics needs the bearer token. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Failed logins allowed per client address and per account in LOGIN_RATE_WINDOW_MINUTES. */
+  LOGIN_RATE_IP_MAX: z.coerce.number().int().positive().default(30),
+  LOGIN_RATE_ACCOUNT_MAX: z.coerce.number().int().positive().default(10),
+  LOGIN_RATE_WINDOW_MINUTES: z.coerce.number().positive().default(15),
   /** Owning services (distributed mode); the standalone launcher passes them directly. */
   REGISTRY_URL: z.string().url().default('http://registry:8080'),
   CATALOGUE_URL: z.string().url().default('http://catalogue-identity:8080'),
@@ -38,12 +53,16 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = read
     /** Random per process when not configured: only valid for the standalone mode. */
     internalSecret: e.INTERNAL_SECRET ?? randomBytes(32).toString('hex'),
     sessionTtlSeconds: Math.round(e.SESSION_TTL_HOURS * 3600),
+    sessionMaxSeconds: Math.round(Math.max(e.SESSION_MAX_HOURS, e.SESSION_TTL_HOURS) * 3600),
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    metricsPort: e.METRICS_PORT,
+    loginRate: { perIp: e.LOGIN_RATE_IP_MAX, perAccount: e.LOGIN_RATE_ACCOUNT_MAX, windowMs: Math.round(e.LOGIN_RATE_WINDOW_MINUTES * 60_000) },
+    /** Environment secrets: when given they win over the stored ones at every start (rotation). */
+    secrets: { apiToken: e.API_TOKEN, jwtSecret: e.JWT_SECRET, jwtSecretPrevious: e.JWT_SECRET_PREVIOUS },
     seeds: {
       AUTH_ENABLED: authEnabledSeed,
       SERVICE_USER: e.SERVICE_USER,
       SERVICE_PASSWORD: e.SERVICE_PASSWORD,
-      API_TOKEN: e.API_TOKEN,
-      JWT_SECRET: e.JWT_SECRET,
     },
     services: {
       registry: e.REGISTRY_URL,
@@ -53,6 +72,16 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = read
       playlist: e.PLAYLIST_URL,
     },
   });
+}
+/**
+ * TRUST_PROXY to an express `trust proxy` value: unset/`false`/empty = trust nobody; `true` is
+ * refused (anyone could then forge X-Forwarded-For and dodge the login rate limit).
+ */
+export function parseTrustProxy(value: string | undefined): false | string[] {
+  const v = value?.trim() ?? '';
+  if (v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true' || v === '*') throw new Error('TRUST_PROXY=true would trust X-Forwarded-* from anyone: list the proxy addresses or subnets (or loopback)');
+  return v.split(',').map((x) => x.trim()).filter(Boolean);
 }
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
 export type ServiceName = keyof GatewayConfig['services'];

@@ -1,16 +1,43 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError, SettingsStore, UnauthorizedError, ValidationError, type CallerIdentity, type Logger } from '@polyphony/platform';
+import type { SessionRepository } from '../store/session.repository';
 import type { UserRecord, UserRepository } from '../store/user.repository';
 import { signSession, verifySession } from './jwt';
 import { constantTimeEquals, hashPassword, verifyPassword } from './password';
 
-/** Auth settings as stored in auth.settings (seeded from the environment on first start). */
+/** Auth settings as loaded at start (auth.settings, with environment secrets winning). */
 export interface AuthSettings {
   authEnabled: boolean;
-  apiToken?: string;
-  /** Signing secret of session cookies; a fresh random one per start when not configured. */
-  jwtSecret: string;
+  /** `sha256:<hex>` of the API token; the token itself is never stored. */
+  apiTokenHash?: string;
+  /** Session signing secrets: the first signs, every one verifies (rotation). Random per start when none is configured. */
+  jwtSecrets: string[];
   jwtSecretIsEphemeral: boolean;
+}
+
+/** Secrets given in the environment; each one, when present, replaces the stored value at start. */
+export interface EnvSecrets {
+  apiToken?: string;
+  jwtSecret?: string;
+  /** Verify-only previous signing secret (never stored). */
+  jwtSecretPrevious?: string;
+}
+
+/** Session lifetimes in seconds: idle (extended by use) and absolute. */
+export interface SessionLifetimes {
+  ttlSeconds: number;
+  maxSeconds: number;
+}
+
+/** A signed session token and when it expires (epoch ms). */
+export interface IssuedSession {
+  token: string;
+  expiresAt: number;
+}
+
+/** Stored form of the API token: SHA-256 is enough for a high-entropy token (no dictionary to try). */
+export function hashApiToken(token: string): string {
+  return `sha256:${createHash('sha256').update(token, 'utf8').digest('hex')}`;
 }
 
 export interface PublicUser {
@@ -31,18 +58,21 @@ export const toPublicUser = (u: UserRecord): PublicUser => ({
 
 /**
  * Authentication and user management (spec: Authentication 1-8).
- * Cookie sessions are re-validated against service_users on every request: a deleted user is
- * refused at once, a token issued before password_changed_at is refused, and the database role
- * overrides the token's claim. Bearer API_TOKEN callers are admin-equivalent and exempt from
- * current_password.
+ * Every cookie names a server-side session (auth.sessions) that is looked up with its user on every
+ * request: logout deletes it, a password or role change deletes every session of the user, deleting
+ * the user cascades, and the database role overrides the token's claim. Sessions end after
+ * `ttlSeconds` unused (a request in the second half of that window extends it and re-issues the
+ * cookie) and after `maxSeconds` in any case. Bearer API_TOKEN callers are admin-equivalent and
+ * exempt from current_password.
  */
 export class AuthService {
   private settings!: AuthSettings;
 
   constructor(
     private readonly users: UserRepository,
+    private readonly sessions: SessionRepository,
     private readonly store: SettingsStore,
-    private readonly ttlSeconds: number,
+    private readonly lifetimes: SessionLifetimes,
     private readonly logger: Logger,
   ) {}
 
@@ -52,7 +82,7 @@ export class AuthService {
    * the recovery procedure re-seeded them). Throws when no admin exists and no admin seed is known on
    * a fresh install, because SERVICE_USER and SERVICE_PASSWORD are mandatory.
    */
-  async init(seeds: Record<string, string | undefined>): Promise<void> {
+  async init(seeds: Record<string, string | undefined>, secrets: EnvSecrets = {}): Promise<void> {
     const fresh = (await this.store.get('installed_at')) === undefined;
     await this.store.seedOnce(seeds);
     const all = await this.store.all();
@@ -72,9 +102,43 @@ export class AuthService {
     }
     if (fresh) await this.store.set('installed_at', new Date().toISOString());
     const authEnabled = all.AUTH_ENABLED === undefined ? true : all.AUTH_ENABLED === 'true';
-    const apiToken = all.API_TOKEN || undefined;
-    const jwtSecret = all.JWT_SECRET || undefined;
-    this.settings = { authEnabled, apiToken, jwtSecret: jwtSecret ?? randomBytes(48).toString('hex'), jwtSecretIsEphemeral: !jwtSecret };
+    const apiTokenHash = await this.loadApiToken(all.API_TOKEN || undefined, secrets.apiToken);
+    const jwtSecret = await this.loadJwtSecret(all.JWT_SECRET || undefined, secrets.jwtSecret);
+    const jwtSecrets = [jwtSecret ?? randomBytes(48).toString('hex'), ...(secrets.jwtSecretPrevious ? [secrets.jwtSecretPrevious] : [])];
+    this.settings = { authEnabled, apiTokenHash, jwtSecrets, jwtSecretIsEphemeral: !jwtSecret };
+  }
+
+  /**
+   * The API token hash in force: the environment's token wins over the stored one (an operator
+   * rotating a Kubernetes Secret), and is stored as its hash; a plain token stored by an older
+   * version is replaced by its hash. Logged without the value.
+   */
+  private async loadApiToken(stored: string | undefined, fromEnv: string | undefined): Promise<string | undefined> {
+    if (fromEnv !== undefined) {
+      const hash = hashApiToken(fromEnv);
+      if (stored !== hash) {
+        await this.store.set('API_TOKEN', hash);
+        this.logger.info(stored ? 'API_TOKEN from the environment replaces the stored token' : 'API_TOKEN from the environment stored (as a hash)');
+      }
+      return hash;
+    }
+    if (stored && !stored.startsWith('sha256:')) {
+      const hash = hashApiToken(stored);
+      await this.store.set('API_TOKEN', hash);
+      this.logger.info('stored API_TOKEN converted to a hash');
+      return hash;
+    }
+    return stored;
+  }
+
+  /** The signing secret in force: the environment's wins over the stored one and replaces it (logged without the value). */
+  private async loadJwtSecret(stored: string | undefined, fromEnv: string | undefined): Promise<string | undefined> {
+    if (fromEnv === undefined) return stored;
+    if (stored !== fromEnv) {
+      await this.store.set('JWT_SECRET', fromEnv);
+      if (stored) this.logger.info('JWT_SECRET from the environment replaces the stored secret');
+    }
+    return fromEnv;
   }
 
   get authEnabled(): boolean {
@@ -86,39 +150,53 @@ export class AuthService {
     return (await this.users.countAdmins()) === 0;
   }
 
-  /** Checks a Bearer token against API_TOKEN in constant time; undefined when wrong or none configured. */
+  /** Checks a Bearer token against the stored API token hash in constant time; undefined when wrong or none configured. */
   authenticateBearer(token: string): CallerIdentity | undefined {
-    const expected = this.settings.apiToken;
-    if (!expected || !constantTimeEquals(token, expected)) return undefined;
+    const expected = this.settings.apiTokenHash;
+    if (!expected || !constantTimeEquals(hashApiToken(token), expected)) return undefined;
     return { sub: 'api-token', username: 'api-token', role: 'admin', via: 'bearer', iat: Date.now() };
   }
 
-  /** Validates a session cookie against the users table; undefined when invalid for any reason. */
-  async authenticateCookie(token: string): Promise<CallerIdentity | undefined> {
-    const claims = verifySession(token, this.settings.jwtSecret);
+  /**
+   * Validates a session cookie: signature, mandatory `exp`, and a live session row of an existing
+   * user (one query). Returns the caller and, when the session was past half its idle lifetime, a
+   * refreshed token to set as the new cookie. Undefined when invalid for any reason.
+   */
+  async authenticateCookie(token: string): Promise<{ identity: CallerIdentity; refreshed?: IssuedSession } | undefined> {
+    const claims = verifySession(token, this.settings.jwtSecrets);
     if (!claims) return undefined;
-    const user = await this.users.findById(claims.sub);
-    if (!user) return undefined;
-    if (claims.iat_ms < user.passwordChangedAt) return undefined;
-    return { sub: user.id, username: user.username, role: user.role, via: 'cookie', iat: Date.now() };
+    const session = await this.sessions.findLive(claims.sid);
+    if (!session || session.user.id !== claims.sub) return undefined;
+    const { user } = session;
+    const identity: CallerIdentity = { sub: user.id, username: user.username, role: user.role, via: 'cookie', iat: Date.now() };
+    let refreshed: IssuedSession | undefined;
+    const ttlMs = this.lifetimes.ttlSeconds * 1000;
+    if (session.expiresAt - Date.now() < ttlMs / 2 && session.expiresAt < session.maxExpiresAt) {
+      const expiresAt = await this.sessions.extend(session.id, this.lifetimes.ttlSeconds);
+      if (expiresAt) refreshed = { token: signSession({ sub: user.id, sid: session.id, role: user.role }, this.settings.jwtSecrets[0]!, expiresAt), expiresAt };
+    }
+    return { identity, refreshed };
   }
 
-  /** Verifies username/password; returns the user and a fresh session token. 401 on any mismatch. */
-  async login(username: string, password: string): Promise<{ user: UserRecord; token: string }> {
+  /** Verifies username/password; returns the user and a fresh session. 401 on any mismatch. */
+  async login(username: string, password: string): Promise<{ user: UserRecord; session: IssuedSession }> {
     const user = await this.users.findByUsername(username);
     // Hash anyway when the user is unknown so timing does not reveal which usernames exist.
     const ok = user ? await verifyPassword(password, user.passwordHash) : (await hashPassword(password), false);
     if (!user || !ok) throw new UnauthorizedError('Invalid username or password');
-    return { user, token: this.issue(user) };
+    return { user, session: await this.issue(user) };
   }
 
-  /** Issues a session token for `user`, stamped at or after its password change. */
-  issue(user: UserRecord): string {
-    return signSession({ sub: user.id, role: user.role, iat_ms: Math.max(Date.now(), user.passwordChangedAt) }, this.settings.jwtSecret, this.ttlSeconds);
+  /** Opens a session for `user` and signs its token. */
+  async issue(user: UserRecord): Promise<IssuedSession> {
+    const { id, expiresAt } = await this.sessions.create(user.id, this.lifetimes.ttlSeconds, this.lifetimes.maxSeconds);
+    return { token: signSession({ sub: user.id, sid: id, role: user.role }, this.settings.jwtSecrets[0]!, expiresAt), expiresAt };
   }
 
-  get sessionTtlSeconds(): number {
-    return this.ttlSeconds;
+  /** Ends the session a cookie names (logout); a cookie that does not verify ends nothing. */
+  async logout(token: string | undefined): Promise<void> {
+    const claims = token ? verifySession(token, this.settings.jwtSecrets) : undefined;
+    if (claims) await this.sessions.revoke(claims.sid);
   }
 
   private async requireCurrentPassword(actor: CallerIdentity, currentPassword: string | undefined): Promise<void> {
@@ -145,15 +223,17 @@ export class AuthService {
    * Changes a password (own, or any as admin). Sets password_changed_at, which ends every session
    * issued before it. Returns a fresh token when the actor changed their own password.
    */
-  async changePassword(actor: CallerIdentity, targetId: string, input: { password: string; current_password?: string }): Promise<{ freshToken?: string }> {
+  async changePassword(actor: CallerIdentity, targetId: string, input: { password: string; current_password?: string }): Promise<{ fresh?: IssuedSession }> {
     const self = actor.sub === targetId;
     if (!self && actor.role !== 'admin') throw new ForbiddenError('Only admins can change other users’ passwords');
     const target = await this.users.findById(targetId);
     if (!target) throw new NotFoundError(`User ${targetId} not found`);
     await this.requireCurrentPassword(actor, input.current_password);
-    const changedAt = await this.users.setPassword(target.id, await hashPassword(input.password));
+    // The update ends every session of the user (trigger); the caller's own gets a fresh one.
+    await this.users.setPassword(target.id, await hashPassword(input.password));
+    await this.sessions.revokeAllOf(target.id);
     this.logger.info('password changed', { userId: target.id, self });
-    return self && actor.via === 'cookie' ? { freshToken: this.issue({ ...target, passwordChangedAt: changedAt }) } : {};
+    return self && actor.via === 'cookie' ? { fresh: await this.issue(target) } : {};
   }
 
   /** Deletes a user (admin only; current_password for cookie callers); the last admin is refused (409). */
@@ -167,9 +247,9 @@ export class AuthService {
   }
 
   /** First-run window only: creates the first admin. 409 once an admin exists. */
-  async createFirstAdmin(username: string, password: string): Promise<{ user: UserRecord; token: string }> {
+  async createFirstAdmin(username: string, password: string): Promise<{ user: UserRecord; session: IssuedSession }> {
     if (!(await this.setupWindowOpen())) throw new ConflictError('An admin already exists', 'setup_closed');
     const user = await this.users.create(username, 'admin', await hashPassword(password));
-    return { user, token: this.issue(user) };
+    return { user, session: await this.issue(user) };
   }
 }

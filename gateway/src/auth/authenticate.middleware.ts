@@ -1,20 +1,29 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { ForbiddenError, UnauthorizedError, currentContext } from '@polyphony/platform';
-import type { AuthService } from './auth.service';
+import type { AuthService, IssuedSession } from './auth.service';
 import { isAdminOnly, isSetupPath } from '../proxy/routes';
 
 export const SESSION_COOKIE = 'polyphony_session';
 
 /**
+ * Sets the HttpOnly, SameSite=Strict session cookie, expiring with the session; Secure when the
+ * request came over HTTPS (directly, or per X-Forwarded-Proto from a TRUST_PROXY address).
+ */
+export function setSessionCookie(res: Response, session: IssuedSession, secure: boolean): void {
+  res.cookie(SESSION_COOKIE, session.token, { httpOnly: true, sameSite: 'strict', secure, path: '/', expires: new Date(session.expiresAt) });
+}
+
+/**
  * Authenticates every /api and /external request (public paths are mounted before it):
  * 1. AUTH_ENABLED off: anonymous admin-equivalent caller.
  * 2. An Authorization header must be `Bearer <API_TOKEN>`; anything else there is 401 (no fallback).
- * 3. Else the session cookie, re-validated against the users table.
+ * 3. Else the session cookie, re-validated against its session row and user (a refreshed cookie
+ *    is set when the session was extended).
  * 4. Else, while no admin exists, the Setup paths are open (first-run window).
  * Then the admin-only route table is enforced (403).
  */
 export function authenticate(auth: AuthService): RequestHandler {
-  return (req, _res, next) => {
+  return (req, res, next) => {
     // Mounted under /api and /external: req.path is relative to the mount point.
     const fullPath = req.baseUrl + req.path;
     (async () => {
@@ -29,7 +38,11 @@ export function authenticate(auth: AuthService): RequestHandler {
           req.identity = identity;
         } else {
           const cookie = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
-          if (cookie) req.identity = await auth.authenticateCookie(cookie);
+          const checked = cookie ? await auth.authenticateCookie(cookie) : undefined;
+          if (checked) {
+            req.identity = checked.identity;
+            if (checked.refreshed) setSessionCookie(res, checked.refreshed, req.secure);
+          }
           if (!req.identity && isSetupPath(fullPath) && (await auth.setupWindowOpen())) {
             req.identity = { sub: 'setup', username: 'setup', role: 'admin', via: 'setup', iat: Date.now() };
           }

@@ -1,29 +1,36 @@
 import jwt from 'jsonwebtoken';
 
-/** Claims of the session cookie. `iat_ms` has millisecond precision for the password_changed_at check. */
+/** Claims of the session cookie: the user, the server-side session row, and the standard `exp`. */
 export interface SessionClaims {
   sub: string;
+  /** auth.sessions id, looked up on every request (logout and credential changes delete it). */
+  sid: string;
   role: 'admin' | 'user';
-  iat_ms: number;
 }
 
-/** Signs a session token (HS256) valid for `ttlSeconds`. */
-export function signSession(claims: SessionClaims, secret: string, ttlSeconds: number): string {
-  return jwt.sign(claims, secret, { algorithm: 'HS256', expiresIn: ttlSeconds });
+/** Signs a session token (HS256) expiring at `expiresAtMs` (epoch milliseconds). */
+export function signSession(claims: SessionClaims, secret: string, expiresAtMs: number): string {
+  return jwt.sign({ ...claims, exp: Math.floor(expiresAtMs / 1000) }, secret, { algorithm: 'HS256' });
 }
 
 /**
- * Verifies a session token: HS256 only (so `alg: none` and algorithm confusion are refused),
- * signature, expiry and claim shape. Returns undefined for anything invalid.
+ * Verifies a session token against each of `secrets` (the current key first, then verify-only
+ * previous keys): HS256 only (so `alg: none` and algorithm confusion are refused), signature,
+ * a mandatory numeric `exp` in the future, and the claim shape. Returns undefined for anything invalid.
  */
-export function verifySession(token: string, secret: string): SessionClaims | undefined {
-  try {
-    const payload = jwt.verify(token, secret, { algorithms: ['HS256'] });
+export function verifySession(token: string, secrets: readonly string[]): SessionClaims | undefined {
+  for (const secret of secrets) {
+    let payload: unknown;
+    try {
+      payload = jwt.verify(token, secret, { algorithms: ['HS256'] });
+    } catch {
+      continue;
+    }
     if (typeof payload !== 'object' || payload === null) return undefined;
-    const { sub, role, iat_ms } = payload as Record<string, unknown>;
-    if (typeof sub !== 'string' || (role !== 'admin' && role !== 'user') || typeof iat_ms !== 'number') return undefined;
-    return { sub, role, iat_ms };
-  } catch {
-    return undefined;
+    const { sub, sid, role, exp } = payload as Record<string, unknown>;
+    if (typeof exp !== 'number') return undefined;
+    if (typeof sub !== 'string' || typeof sid !== 'string' || (role !== 'admin' && role !== 'user')) return undefined;
+    return { sub, sid, role };
   }
+  return undefined;
 }

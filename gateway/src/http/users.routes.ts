@@ -1,20 +1,15 @@
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import { ChangePasswordBody, CreateUserBody, DeleteUserBody, IdParam, LoginBody, AuthAliasBody } from '@polyphony/contracts';
 import { UnauthorizedError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import type { AuthService } from '../auth/auth.service';
-import { SESSION_COOKIE } from '../auth/authenticate.middleware';
-
-/** Sets the HttpOnly, SameSite=Strict session cookie; Secure when the request came over HTTPS. */
-export function setSessionCookie(res: Response, token: string, secure: boolean, ttlSeconds: number): void {
-  res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure, path: '/', maxAge: ttlSeconds * 1000 });
-}
+import { SESSION_COOKIE, setSessionCookie } from '../auth/authenticate.middleware';
 
 /** Login, logout and the `/auth` alias (public). */
 export function loginRoutes(auth: AuthService): Router {
   const r = Router();
-  const doLogin = async (username: string, password: string, req: import('express').Request, res: Response) => {
-    const { user, token } = await auth.login(username, password);
-    setSessionCookie(res, token, req.secure, auth.sessionTtlSeconds);
+  const doLogin = async (username: string, password: string, req: import('express').Request, res: import('express').Response) => {
+    const { user, session } = await auth.login(username, password);
+    setSessionCookie(res, session, req.secure);
     return user;
   };
   r.post(
@@ -37,10 +32,15 @@ export function loginRoutes(auth: AuthService): Router {
       res.json({ ok: true, user: { username: user.username, role: user.role } });
     }),
   );
-  r.post('/logout', (_req, res) => {
-    res.clearCookie(SESSION_COOKIE, { path: '/' });
-    res.json({ ok: true });
-  });
+  r.post(
+    '/logout',
+    asyncRoute(async (req, res) => {
+      // Ends the server-side session, so a copy of the cookie is worthless afterwards.
+      await auth.logout((req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE]);
+      res.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'strict' });
+      res.json({ ok: true });
+    }),
+  );
   return r;
 }
 
@@ -70,8 +70,8 @@ export function userRoutes(auth: AuthService): Router {
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(IdParam, req.params, 'path');
       const body = parseOrThrow(ChangePasswordBody, req.body, 'password change');
-      const { freshToken } = await auth.changePassword(req.identity!, id, body);
-      if (freshToken) setSessionCookie(res, freshToken, req.secure, auth.sessionTtlSeconds);
+      const { fresh } = await auth.changePassword(req.identity!, id, body);
+      if (fresh) setSessionCookie(res, fresh, req.secure);
       res.json({ ok: true });
     }),
   );
@@ -89,8 +89,8 @@ export function userRoutes(auth: AuthService): Router {
     asyncRoute(async (req, res) => {
       if (req.identity?.via !== 'setup') throw new UnauthorizedError('The first-run window is closed');
       const body = parseOrThrow(LoginBody, req.body, 'admin');
-      const { user, token } = await auth.createFirstAdmin(body.username, body.password);
-      setSessionCookie(res, token, req.secure, auth.sessionTtlSeconds);
+      const { user, session } = await auth.createFirstAdmin(body.username, body.password);
+      setSessionCookie(res, session, req.secure);
       res.status(201).json({ ok: true, user: { username: user.username, role: user.role } });
     }),
   );

@@ -37,6 +37,11 @@ export function proxyDispatcher(config: GatewayConfig, targets: () => Record<Ser
           },
           error: (err, req, res) => {
             const r = req as import('express').Request;
+            if (r.socket?.destroyed || (res as import('http').ServerResponse).destroyed) {
+              // The caller went away (client abort): not a service failure.
+              logger.debug('client aborted a proxied request', { service, err: (err as Error).message });
+              return;
+            }
             logger.error('upstream unavailable', { service, err: (err as Error).message });
             const out = res as import('http').ServerResponse;
             if (!out.headersSent && typeof out.writeHead === 'function') {

@@ -6,6 +6,9 @@ interface Resolved {
   server_type: string;
 }
 
+/** Longest accepted `server` value (display names are at most 100 characters, ids are UUIDs). */
+const MAX_SERVER_PARAM = 200;
+
 /**
  * Resolves the optional `server` parameter (display name or internal id) to the registry's
  * internal id, once per request at the gateway. Absent means the default server. Results are
@@ -21,6 +24,8 @@ export class ServerResolver {
 
   /** Returns the resolved server, undefined when none is configured (only when `server` is absent); 400 for an unknown server. */
   async resolve(server: string | undefined): Promise<Resolved | undefined> {
+    // A display name or id is short; anything longer is refused here rather than forwarded.
+    if (server !== undefined && server.length > MAX_SERVER_PARAM) throw new ValidationError(`The server parameter is longer than ${MAX_SERVER_PARAM} characters`);
     const key = server ?? '';
     const hit = this.cache.get(key);
     let value: Resolved | null;

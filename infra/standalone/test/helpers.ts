@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import * as amqp from 'amqplib';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { createLogger } from '@polyphony/platform';
+import { createLogger, type Logger } from '@polyphony/platform';
 import { createTestDatabase, testAmqpUrl, type TestDatabase } from '@polyphony/testkit';
 import { startStack, type Stack } from '../src/stack';
 
@@ -10,7 +10,11 @@ export const ADMIN = { username: 'admin', password: 'admin-password-1' };
 export const API_TOKEN = 'test-api-token-0123456789';
 
 /** Starts the whole product (gateway + services, in-process bus) against a fresh test database. */
-export async function startTestStack(env: Record<string, string | undefined> = {}, db?: TestDatabase, options: { amqpUrl?: string } = {}): Promise<{ stack: Stack; db: TestDatabase; url: string }> {
+export async function startTestStack(
+  env: Record<string, string | undefined> = {},
+  db?: TestDatabase,
+  options: { amqpUrl?: string; logger?: Logger } = {},
+): Promise<{ stack: Stack; db: TestDatabase; url: string }> {
   const database = db ?? (await createTestDatabase());
   const stack = await startStack({
     databaseUrl: database.url,
@@ -18,8 +22,9 @@ export async function startTestStack(env: Record<string, string | undefined> = {
     busNamespace: options.amqpUrl ? `test-${database.name}` : undefined,
     port: 0,
     host: '127.0.0.1',
-    env: { SERVICE_USER: ADMIN.username, SERVICE_PASSWORD: ADMIN.password, API_TOKEN, ...env },
-    logger: createLogger({ service: 'test', level: process.env.LOG_LEVEL ?? 'error' }),
+    // TRUST_PROXY=loopback: the tests stand in for a reverse proxy on the same host (X-Forwarded-Proto).
+    env: { SERVICE_USER: ADMIN.username, SERVICE_PASSWORD: ADMIN.password, API_TOKEN, TRUST_PROXY: 'loopback', ...env },
+    logger: options.logger ?? createLogger({ service: 'test', level: process.env.LOG_LEVEL ?? 'error' }),
   });
   return { stack, db: database, url: `http://127.0.0.1:${stack.port}` };
 }

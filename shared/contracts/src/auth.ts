@@ -27,7 +27,8 @@ export const ChangePasswordBody = z
   .openapi('ChangePasswordBody');
 
 export const DeleteUserBody = z.object({ current_password: z.string().max(1000).optional() }).openapi('DeleteUserBody');
-export const IdParam = z.object({ id: z.string().min(1).max(200) });
+/** A user id: the UUID of auth.service_users (anything else is a 400, never a database error). */
+export const IdParam = z.object({ id: z.string().uuid('a user id (UUID)') });
 
 export const authRoutes = {
   login: defineRoute({ method: 'post', path: '/login', summary: 'Log in (JSON or form); sets the HttpOnly session cookie', tags: ['auth'], access: 'public', body: LoginBody, response: z.object({ ok: z.literal(true), user: UserDto.pick({ username: true, role: true }) }) }),

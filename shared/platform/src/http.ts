@@ -56,7 +56,7 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
       logger.info('http request', {
         requestId: req.requestId,
         method: req.method,
-        path: req.path,
+        path: req.path.length > 512 ? `${req.path.slice(0, 512)}…` : req.path,
         status: res.statusCode,
         durationMs: Math.round(ms * 10) / 10,
         userId: req.identity?.sub,
@@ -66,7 +66,12 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
   };
 }
 
-/** The single error-to-HTTP mapping: `{ error: { code, message, requestId } }`; unknown errors are 500 without internals. */
+/**
+ * The single error-to-HTTP mapping: `{ error: { code, message, requestId } }`; unknown errors are 500 without internals.
+ * Errors of the HTTP plumbing (body-parser, serve-static, express's path decoding: objects with a 4xx
+ * `status`) and URIError from a malformed %-escape are the caller's fault and become 4xx with a fixed
+ * message; a client that went away (`request.aborted`) is logged at debug, not as an error.
+ */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const requestId = req.requestId ?? currentContext()?.requestId ?? 'unknown';
@@ -82,10 +87,24 @@ export function errorHandler(logger: Logger) {
       status = 400;
       code = 'validation_failed';
       message = `Invalid request: ${formatZodError(err)}`;
-    } else if (isBodyParserError(err)) {
-      status = err.status ?? 400;
-      code = status === 413 ? 'payload_too_large' : 'malformed_body';
-      message = status === 413 ? 'Request body too large' : 'Malformed request body (expected JSON)';
+    } else if (isClientAbort(err, req)) {
+      logger.debug('client aborted the request', { requestId, method: req.method, path: safePath(req) });
+      status = 400;
+      code = 'request_aborted';
+      message = 'The client aborted the request';
+    } else if (isHttpClientError(err)) {
+      ({ status, code, message } = describeClientError(err));
+    } else if (err instanceof URIError) {
+      status = 400;
+      code = 'malformed_request';
+      message = 'Malformed percent-encoding in the request';
+    } else if (isPgDataException(err)) {
+      // SQLSTATE class 22 (data exception: invalid UUID/number syntax, NUL, value out of range) is a
+      // value the caller sent that a route did not validate: a 400, logged so the gap gets a schema.
+      logger.warn('database refused a request value', { requestId, sqlstate: pgCode(err), path: safePath(req) });
+      status = 400;
+      code = 'invalid_value';
+      message = 'A request value is not valid for its field';
     } else {
       logger.error('unhandled error', { requestId, err });
     }
@@ -94,10 +113,160 @@ export function errorHandler(logger: Logger) {
   };
 }
 
-function isBodyParserError(err: unknown): err is { status?: number; type: string } {
+function pgCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = e?.driverError?.code ?? e?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** A PostgreSQL data exception (SQLSTATE class 22) from pg or TypeORM's QueryFailedError. */
+function isPgDataException(err: unknown): boolean {
+  const code = pgCode(err);
+  return code !== undefined && /^22[0-9A-Z]{3}$/.test(code);
+}
+
+/** An http-errors style error (body-parser, serve-static, express router) with a 4xx status. */
+function isHttpClientError(err: unknown): err is { status: number; type?: string } {
   if (typeof err !== 'object' || err === null) return false;
-  const type = (err as { type?: unknown }).type;
-  return typeof type === 'string' && 'status' in err && /parse|too\.large|encoding/.test(type);
+  const status = (err as { status?: unknown }).status;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/** True for a request the client abandoned (body-parser's `request.aborted`, a reset while reading). */
+export function isClientAbort(err: unknown, req: { socket?: { destroyed?: boolean } | null }): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { type?: unknown; code?: unknown };
+  return e.type === 'request.aborted' || ((e.code === 'ECONNRESET' || e.code === 'ECONNABORTED') && req.socket?.destroyed === true);
+}
+
+/** Fixed code and message per kind of plumbing error (the library's own message may quote the input). */
+function describeClientError(err: { status: number; type?: string }): { status: number; code: string; message: string } {
+  const status = err.status;
+  switch (err.type) {
+    case 'entity.too.large':
+      return { status: 413, code: 'payload_too_large', message: 'Request body too large for this route' };
+    case 'charset.unsupported':
+      return { status: 415, code: 'unsupported_media_type', message: 'Unsupported charset (use utf-8)' };
+    case 'encoding.unsupported':
+      return { status: 415, code: 'unsupported_media_type', message: 'Unsupported content encoding (use identity, gzip or deflate)' };
+    case 'entity.parse.failed':
+      return { status: 400, code: 'malformed_body', message: 'Malformed request body (expected JSON)' };
+    case 'request.size.invalid':
+      return { status: 400, code: 'malformed_body', message: 'Request body length does not match Content-Length' };
+    case 'parameters.too.many':
+      return { status: 413, code: 'payload_too_large', message: 'Too many form parameters' };
+    default:
+      if (status === 413) return { status, code: 'payload_too_large', message: 'Request body too large for this route' };
+      if (status === 415) return { status, code: 'unsupported_media_type', message: 'Unsupported media type' };
+      if (status === 404) return { status, code: 'not_found', message: 'Not found' };
+      if (status === 405) return { status, code: 'method_not_allowed', message: 'Method not allowed' };
+      return { status, code: 'malformed_request', message: 'Malformed request' };
+  }
+}
+
+function safePath(req: Request): string {
+  try {
+    return req.path;
+  } catch {
+    return '(malformed)';
+  }
+}
+
+/** Largest nesting depth accepted in a JSON body; real bodies nest fewer than 8 levels. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether the nesting depth of a JSON text, counted over `[` and `{` outside strings, exceeds
+ * `limit` (linear, no recursion: a 10,000-deep body cannot overflow the stack here or later).
+ */
+export function jsonDepthExceeds(buf: Buffer, limit = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i]!;
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
+ * express.json with a size `limit` (413 above it, checked against Content-Length before reading)
+ * and the depth check run before JSON.parse (400 deeper than MAX_JSON_DEPTH). Charsets other than
+ * utf-8 are refused by body-parser itself (415).
+ */
+export function jsonBody(limit: string | number): RequestHandler {
+  return express.json({
+    limit,
+    verify: (_req, _res, buf) => {
+      if (jsonDepthExceeds(buf)) throw Object.assign(new ValidationError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), { status: 400 });
+    },
+  });
+}
+
+/** True when `value` (any JSON-like value) holds a NUL character in a string or key, at any depth. */
+export function containsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (value === null || typeof value !== 'object' || depth > MAX_JSON_DEPTH) return false;
+  if (Array.isArray(value)) return value.some((v) => containsNul(v, depth + 1));
+  for (const [k, v] of Object.entries(value)) if (k.includes('\u0000') || containsNul(v, depth + 1)) return true;
+  return false;
+}
+
+/**
+ * Refuses, before routing, URLs no route can expect: a path with a malformed %-escape or a NUL,
+ * a query string value with a NUL (PostgreSQL cannot store NUL in text, so it would surface as a
+ * database error). 400 `malformed_request`.
+ */
+export function rejectMalformedUrl(): RequestHandler {
+  return (req, _res, next) => {
+    let path: string;
+    try {
+      path = decodeURIComponent(req.path);
+    } catch {
+      next(new AppError('malformed_request', 'Malformed percent-encoding in the path', 400));
+      return;
+    }
+    if (path.includes('\u0000')) return next(new AppError('malformed_request', 'NUL character in the path', 400));
+    if (containsNul(req.query)) return next(new AppError('malformed_request', 'NUL character in a query parameter', 400));
+    next();
+  };
+}
+
+/** Refuses a parsed body holding a NUL character in any string or key (400 `malformed_request`). */
+export function rejectNulInBody(): RequestHandler {
+  return (req, _res, next) => {
+    if (req.body !== undefined && containsNul(req.body)) return next(new AppError('malformed_request', 'NUL character in the request body', 400));
+    next();
+  };
+}
+
+/**
+ * Answers HTTP parser errors (request line or headers too large: 431, anything else unparsable:
+ * 400) in the common error shape instead of Node's bare status line, then closes the connection.
+ */
+export function handleClientErrors(server: import('node:http').Server, logger?: Logger): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? 431 : 400;
+    const body = JSON.stringify({
+      error: { code: tooLarge ? 'headers_too_large' : 'malformed_request', message: tooLarge ? 'Request line or headers too large' : 'Malformed HTTP request', requestId: randomUUID() },
+    });
+    logger?.debug('malformed HTTP request', { code: err.code });
+    socket.end(`HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
 }
 
 /** 404 in the common error shape for unmatched routes. */
@@ -142,19 +311,32 @@ export interface ServiceHttpOptions {
   internalSecret?: string;
   /** Readiness probes (database, bus); `/readyz` is 503 when any throws or returns false. */
   readiness: Array<{ name: string; check: () => Promise<boolean> | boolean }>;
-  /** JSON body limit (default 10 MB: batch id lists). */
+  /** JSON body limit (default 10 MB: batch id lists between services). */
   bodyLimit?: string;
+  /**
+   * Parse JSON and form bodies for every route (default true). The gateway passes false and parses
+   * after authentication with per-route limits.
+   */
+  parseBodies?: boolean;
+  /** Serve `/metrics` on this app (default true). The gateway serves it behind the bearer or on an internal port. */
+  serveMetrics?: boolean;
+  /**
+   * express `trust proxy` (which peers may set X-Forwarded-For/-Proto/-Host): false (default, trust
+   * nobody), or addresses/subnets/keywords such as `loopback` (https://expressjs.com/en/guide/behind-proxies.html).
+   */
+  trustProxy?: boolean | string | string[];
 }
 
 /**
  * Builds the express app every service shares: request id, access log, metrics, `/healthz`,
- * `/readyz`, `/metrics`, JSON body parsing, internal auth. Mount routes on the returned `api`
- * router, then call `finish()` to add the 404 and error handlers.
+ * `/readyz`, `/metrics`, the malformed-URL guard, internal auth, then JSON body parsing (so an
+ * unsigned caller never gets a body parsed). Mount routes on the returned app, then call
+ * `finish()` to add the 404 and error handlers.
  */
 export function createServiceHttp(options: ServiceHttpOptions): { app: Express; finish(): void } {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', true);
+  app.set('trust proxy', options.trustProxy ?? false);
   app.use(requestIdMiddleware());
   app.use(accessLogMiddleware(options.logger));
   app.use(options.metrics.httpMiddleware());
@@ -176,16 +358,14 @@ export function createServiceHttp(options: ServiceHttpOptions): { app: Express; 
       res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: results });
     }),
   );
-  app.get(
-    '/metrics',
-    asyncRoute(async (_req, res) => {
-      res.setHeader('Content-Type', options.metrics.registry.contentType);
-      res.send(await options.metrics.registry.metrics());
-    }),
-  );
-  app.use(express.json({ limit: options.bodyLimit ?? '10mb' }));
-  app.use(express.urlencoded({ extended: false, limit: '1mb' }));
+  if (options.serveMetrics !== false) app.get('/metrics', metricsHandler(options.metrics));
+  app.use(rejectMalformedUrl());
   if (options.internalSecret) app.use(internalAuthMiddleware(options.internalSecret));
+  if (options.parseBodies !== false) {
+    app.use(jsonBody(options.bodyLimit ?? '10mb'));
+    app.use(express.urlencoded({ extended: false, limit: '1mb' }));
+    app.use(rejectNulInBody());
+  }
   return {
     app,
     finish() {
@@ -193,4 +373,12 @@ export function createServiceHttp(options: ServiceHttpOptions): { app: Express; 
       app.use(errorHandler(options.logger));
     },
   };
+}
+
+/** The Prometheus text exposition of `metrics`. */
+export function metricsHandler(metrics: Metrics): RequestHandler {
+  return asyncRoute(async (_req, res) => {
+    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
+  });
 }

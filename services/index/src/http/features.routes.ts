@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import { featureRoutes as routes, parityRoutes, AlchemyBody, FingerprintParams } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import { ALCHEMY_DEFAULT_N, ALCHEMY_DEFAULT_SUBTRACT_DISTANCE, ALCHEMY_DEFAULT_TEMPERATURE, type AlchemyService } from '../domain/alchemy.service';
 import type { ArtistService } from '../domain/artist.service';
 import type { BrowseService } from '../domain/browse.service';
@@ -93,7 +93,20 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
   const fingerprint = asyncRoute(async (req, res) => {
     const body = req.method === 'POST' && req.body && typeof req.body === 'object' ? (req.body as Record<string, unknown>) : {};
     const params = parseOrThrow(FingerprintParams, { ...req.query, ...body }, 'parameters');
-    res.status(200).json(await d.fingerprint.generate(scopeOf(req), params, params.n ?? FINGERPRINT_DEFAULT_N));
+    const admin = req.identity?.role === 'admin';
+    // Picking another media-server user with the stored (admin) credentials would let any user
+    // probe which media-server accounts exist: non-admins must bring that user's own secret.
+    if (!admin && ((params.jellyfin_user_identifier && !params.jellyfin_token) || (params.navidrome_user && !params.navidrome_password))) {
+      throw new ForbiddenError("Choosing another media-server user needs that user's own token or password, or an admin");
+    }
+    try {
+      res.status(200).json(await d.fingerprint.generate(scopeOf(req), params, params.n ?? FINGERPRINT_DEFAULT_N));
+    } catch (err) {
+      // The upstream message may name hosts and users of the media server: admins only.
+      if (!admin && err instanceof AppError && err.httpStatus >= 500) throw new UpstreamUnavailableError('The media server could not be read', err.httpStatus);
+      if (!admin && err instanceof NotFoundError) throw new NotFoundError('No such media-server user');
+      throw err;
+    }
   });
   r.get(routes.fingerprintGet.path, fingerprint);
   r.post(routes.fingerprintPost.path, fingerprint);
