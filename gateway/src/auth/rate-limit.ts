@@ -93,6 +93,10 @@ export function loginRateLimiters(ds: DataSource, options: LoginRateOptions, log
       keyGenerator: (req) => keyOf(req)!,
       // TRUST_PROXY is validated by the gateway config; the library's own X-Forwarded-For check would log to the console.
       validate: { xForwardedForHeader: false },
+      logger: {
+        error: (err, message) => logger.warn(message ?? 'rate limit store error', { err: err instanceof Error ? err.message : String(err) }),
+        warn: (err, message) => logger.warn(message ?? 'rate limit warning', { err: err instanceof Error ? err.message : String(err) }),
+      },
       handler: (req, res, _next, used) => {
         const resetTime = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
         const retryAfter = Math.max(1, Math.ceil(((resetTime?.getTime() ?? Date.now() + used.windowMs) - Date.now()) / 1000));

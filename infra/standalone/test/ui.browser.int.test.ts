@@ -49,6 +49,10 @@ describe('web UI (chromium, full stack)', () => {
     page = context.pages()[0] ?? (await context.newPage());
     page.on('dialog', (d) => void d.accept());
     context.on('weberror', (e) => scriptErrors.push(e.error().message));
+    // A Content-Security-Policy violation (inline script or style, foreign origin) shows up as a console error.
+    context.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) scriptErrors.push(m.text());
+    });
   });
   afterAll(async () => {
     await context?.close();
