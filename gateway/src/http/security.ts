@@ -44,6 +44,20 @@ export const BODY_LIMITS: Array<{ pattern: RegExp; bytes: number }> = [
   { pattern: /^\/api\/alchemy$/, bytes: 256 * 1024 },
   { pattern: /^\/api\/create_playlist$/, bytes: 4 * 1024 * 1024 },
 ];
+/**
+ * Routes taking a streamed upload of these media types: the gateway neither parses nor buffers the
+ * body, the owning service enforces its own size limit while streaming (restore: RESTORE_UPLOAD_LIMIT_BYTES).
+ * None of these types can be sent cross-site without a CORS preflight, which the gateway never grants.
+ */
+export const STREAMED_UPLOADS: Array<{ pattern: RegExp; types: string[] }> = [
+  { pattern: /^\/api\/backup\/restore$/, types: ['application/gzip', 'application/x-gzip', 'application/octet-stream'] },
+];
+
+function isStreamedUpload(req: import('express').Request, path: string): boolean {
+  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return STREAMED_UPLOADS.some((u) => u.pattern.test(path) && u.types.includes(type));
+}
+
 /** Every other JSON body (server settings, searches, task starts): 16 kB. */
 export const DEFAULT_BODY_LIMIT = 16 * 1024;
 
@@ -59,7 +73,8 @@ function hasBody(req: import('express').Request): boolean {
 /**
  * JSON body parsing with the per-route limit (413 `payload_too_large` before reading), the depth
  * limit and the NUL check. A body of any other media type is refused (415), except a form on
- * `/login` (the login page's no-script fallback), which is parsed with the same small limit.
+ * `/login` (the login page's no-script fallback), parsed with the same small limit, and the
+ * STREAMED_UPLOADS, passed through unread.
  * Mount after authentication: an unauthenticated caller never gets a body parsed, except on the
  * public credential routes, which are rate-limited per address first.
  */
@@ -75,6 +90,7 @@ export function bodyParsing(): RequestHandler {
   return (req, res, next) => {
     if (!hasBody(req)) return next();
     const path = req.baseUrl + req.path;
+    if (isStreamedUpload(req, path)) return next();
     let parser: RequestHandler;
     const limit = path === '/login' || path === '/auth' ? bodyLimitFor('/login') : bodyLimitFor(path);
     const declared = Number(req.headers['content-length']);
@@ -122,7 +138,7 @@ export function csrfGuard(): RequestHandler {
   return (req, _res, next) => {
     if (SAFE_METHODS.has(req.method) || req.identity?.via !== 'cookie') return next();
     if (!sameOrigin(req)) return next(new AppError('csrf_rejected', 'Cross-site request refused', 403));
-    if (req.headers['content-type'] !== undefined && !req.is('application/json')) {
+    if (req.headers['content-type'] !== undefined && !req.is('application/json') && !isStreamedUpload(req, req.baseUrl + req.path)) {
       return next(new AppError('csrf_rejected', 'Cookie-authenticated changes must send application/json', 403));
     }
     next();
