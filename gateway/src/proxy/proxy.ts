@@ -14,7 +14,10 @@ import type { ServerResolver } from './server-resolver';
 export function proxyDispatcher(config: GatewayConfig, targets: () => Record<ServiceName, string>, resolver: ServerResolver, logger: Logger): RequestHandler {
   const proxies = new Map<ServiceName, RequestHandler>();
   // Keep-alive to the services: without an agent http-proxy opens (and closes) a connection per request.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  // An idle socket is dropped after 4 s, before the services' 5 s keep-alive timeout (Node's default)
+  // closes it from their side: reusing a socket the server is closing fails with "socket hang up"
+  // (a spurious 503). Found by the fuzz suite. Requests in flight use proxyTimeout instead.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256, timeout: 4000 });
   const proxyFor = (service: ServiceName): RequestHandler => {
     let p = proxies.get(service);
     if (!p) {
