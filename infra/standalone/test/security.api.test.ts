@@ -329,3 +329,32 @@ describe('security hardening (full stack, real PostgreSQL)', () => {
     expect(capture.leaks(secrets)).toEqual([]);
   });
 });
+
+describe('proxies and metrics port (full stack, TRUST_PROXY unset, METRICS_PORT set)', () => {
+  let stack: Stack;
+  let db: TestDatabase;
+  let url: string;
+
+  beforeAll(async () => {
+    ({ stack, db, url } = await startTestStack({ TRUST_PROXY: undefined, METRICS_PORT: '0', LOGIN_RATE_IP_MAX: '3' }));
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await db?.drop();
+  }, 120_000);
+
+  it('When X-Forwarded-* come from an address not in TRUST_PROXY, then they are ignored: no Secure cookie, no way around the address limit', async () => {
+    const res = await request(url).post('/login').set('X-Forwarded-Proto', 'https').send(ADMIN).expect(200);
+    expect([res.headers['set-cookie']].flat()[0]).not.toMatch(/Secure/i);
+    for (let i = 0; i < 3; i++) await request(url).post('/login').set('X-Forwarded-For', `198.51.100.${i + 10}`).send({ username: `x-${i}`, password: 'wrong-wrong' }).expect(401);
+    await request(url).post('/login').set('X-Forwarded-For', '198.51.100.99').send(ADMIN).expect(429);
+  });
+
+  it('When METRICS_PORT is set, then /metrics is served there and not on the public port', async () => {
+    await request(url).get('/metrics').set('Authorization', `Bearer ${API_TOKEN}`).expect(404);
+    const port = stack.gateway.metricsPort;
+    expect(port).toBeGreaterThan(0);
+    const m = await request(`http://127.0.0.1:${port}`).get('/metrics').expect(200);
+    expect(m.text).toMatch(/http_request_duration_seconds/);
+  });
+});
