@@ -11,7 +11,7 @@ import { API_TOKEN, startTestStack } from './helpers';
  * gateway with a bearer token: the rule-based interpreter without an LLM, then the real OpenAI
  * adapter against a scripted fake LLM (tool use, invalid and looping calls, timeouts, 429).
  */
-describe('instant playlist from a chat (real analysis, fake LLM)', () => {
+describe('instant playlist from a chat and clustering (real analysis, fake LLM)', () => {
   jest.setTimeout(15 * 60_000);
   const auth = { Authorization: `Bearer ${API_TOKEN}` };
   let supysonic: StartedSupysonic;
@@ -179,5 +179,55 @@ describe('instant playlist from a chat (real analysis, fake LLM)', () => {
     expect(refused.body).toMatchObject({ ok: false, error: expect.stringMatching(/refused the credentials/) });
     await request(url).put('/api/config').set(auth).send({ AI_MODEL_PROVIDER: 'NONE' }).expect(200);
     expect((await request(url).post('/api/config/ai/test').set(auth).send({}).expect(200)).body).toMatchObject({ ok: false, provider: 'NONE' });
+  });
+
+  async function cluster(body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const start = await request(url).post('/api/clustering/start').set(auth).send(body).expect(202);
+    for (const until = Date.now() + 5 * 60_000; Date.now() < until; ) {
+      const s = await request(url).get(`/api/status/${start.body.task_id}`).set(auth);
+      if (['SUCCESS', 'FAIL', 'REVOKED'].includes(s.body.state)) return s.body;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error('clustering did not finish');
+  }
+  const supysonicPlaylists = async (): Promise<Array<{ name: string; songCount: number }>> => {
+    const res = await fetch(`${supysonic.url}/rest/getPlaylists.view?u=alice&p=alice-pass&v=1.16.1&c=test&f=json`);
+    const body = (await res.json()) as { 'subsonic-response': { playlists?: { playlist?: Array<{ name: string; songCount: number }> } } };
+    return body['subsonic-response'].playlists?.playlist ?? [];
+  };
+
+  it.each(['kmeans', 'gmm', 'dbscan'])('When the library is clustered with %s, then named _automatic playlists appear on supysonic and the results list names and sizes', async (method) => {
+    const status = await cluster({ clustering_method: method, num_clusters_min: 2, num_clusters_max: 4, min_songs_per_playlist: 2, dbscan_min_samples: 2 });
+    expect(status.state).toBe('SUCCESS');
+    const [report] = (status.details as { clustering: Array<Record<string, unknown>> }).clustering;
+    expect(report).toMatchObject({ status: 'done', algorithm: method, naming: 'descriptors' });
+    expect(report!.candidatesTried as number).toBeGreaterThanOrEqual(1);
+    const names = report!.playlists as string[];
+    const sizes = report!.playlistSizes as number[];
+    expect(names.length).toBeGreaterThanOrEqual(1);
+    expect(sizes).toHaveLength(names.length);
+    const onServer = await supysonicPlaylists();
+    for (const [i, name] of names.entries()) {
+      expect(onServer).toContainEqual(expect.objectContaining({ name: `${name}_automatic`, songCount: sizes[i] }));
+    }
+    // A re-run replaces our playlists; nothing else is there to lose, and no duplicates pile up.
+    expect(onServer.filter((p) => p.name.endsWith('_automatic'))).toHaveLength(names.length);
+  });
+
+  it('When an LLM is configured, then clusters are named by it, and invalid or duplicate names fall back to descriptor names', async () => {
+    await request(url).put('/api/config').set(auth).send({ AI_MODEL_PROVIDER: 'OPENAI', OPENAI_SERVER_URL: `${llmServer.url}/v1`, OPENAI_MODEL_NAME: 'fake-gpt', OPENAI_API_KEY: 'sk-fake-chat-key' }).expect(200);
+    llm.setScript([{ content: '"Moonlit Strings."' }, { content: '<b>bad</b>' }, { content: 'Moonlit Strings' }]);
+    const status = await cluster({ clustering_method: 'kmeans', num_clusters: 3, min_songs_per_playlist: 1 });
+    expect(status.state).toBe('SUCCESS');
+    const [report] = (status.details as { clustering: Array<Record<string, unknown>> }).clustering;
+    expect(report!.naming).toBe('llm');
+    const names = report!.playlists as string[];
+    expect(names[0]).toBe('Moonlit Strings');
+    expect(names.slice(1).some((n) => n === 'Moonlit Strings')).toBe(false);
+    expect(new Set(names.map((n) => n.toLowerCase())).size).toBe(names.length);
+    const prompt = JSON.stringify(llm.bodies.at(-1));
+    expect(prompt).toMatch(/Songs:/);
+    expect((await supysonicPlaylists()).map((p) => p.name)).toContain('Moonlit Strings_automatic');
+    await request(url).put('/api/config').set(auth).send({ AI_MODEL_PROVIDER: 'NONE' }).expect(200);
   });
 });

@@ -1,4 +1,6 @@
 import { createMediaServerClient } from '@polyphony/media-servers';
+import { AiSettingsDto } from '@polyphony/contracts';
+import { createLlmProvider } from '@polyphony/llm';
 import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
 import { consumeCancelRequests } from './bus/cancel.consumer';
 import { consumeServerDeleted } from './bus/server-deleted.consumer';
@@ -31,7 +33,17 @@ export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
   const catalogue = deps.catalogue ?? cataloguePort(rt.client('catalogue', 120_000));
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const playlists = new InstantPlaylistService(repo, registry, catalogue, clientFactory, rt.logger.child({ component: 'PlaylistService' }));
-  const clustering = new ClusteringService(runs, repo, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ClusteringService' }), rt.metrics, deps.clustering);
+  const registryClient = rt.client('registry', 30_000);
+  // Playlist names from the configured LLM when there is one (settings read per server of a run).
+  const namer = async () => {
+    try {
+      return createLlmProvider(AiSettingsDto.parse(await registryClient.get('/internal/settings/ai')));
+    } catch (err) {
+      rt.logger.warn('AI naming unavailable; descriptor names are used', { error: (err as Error).message });
+      return null;
+    }
+  };
+  const clustering = new ClusteringService(runs, repo, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ClusteringService' }), rt.metrics, deps.clustering, namer);
   rt.app.use(playlistRoutes(playlists, repo));
   rt.app.use(clusteringRoutes(clustering));
   rt.finishRoutes();

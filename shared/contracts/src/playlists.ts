@@ -99,6 +99,15 @@ export const ClusteringStartBody = z
     min_songs_per_playlist: optionalInt(1, 1000),
     /** Keep only the N largest clusters per server (default: all). */
     top_n_playlists: optionalInt(1, CLUSTERS_MAX),
+    /** kmeans (default), gmm (diagonal Gaussian mixture) or dbscan (reference CLUSTER_ALGORITHM). */
+    clustering_method: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(['kmeans', 'gmm', 'dbscan'])).optional(),
+    /** DBSCAN radius (cosine distance) and core size; absent = searched over 0.1-0.5 and 5-20. */
+    dbscan_eps: z.coerce.number().min(0.01).max(1).optional(),
+    dbscan_min_samples: optionalInt(2, 100),
+    /** Principal components kept before clustering (0 = none; default 0). */
+    pca_components: optionalInt(0, 199),
+    /** Candidate clusterings the parameter search may evaluate per server (default 6, at most 20). */
+    search_runs: optionalInt(1, 20),
   })
   .passthrough()
   .refine((b) => b.num_clusters_min === undefined || b.num_clusters_max === undefined || b.num_clusters_min <= b.num_clusters_max, {

@@ -1,3 +1,5 @@
+import { MSD_TAGS } from '@polyphony/contracts';
+
 /**
  * Names of clustering playlists from the clusters' dominant descriptors (no AI naming): tempo band of
  * the median tempo, majority scale, and energy level of the mean energy, e.g. `Upbeat_Major_High`.
@@ -53,7 +55,12 @@ export interface ClusterProfile {
   scale: string | null;
   /** Mean energy of the members that have one. */
   energy: number | null;
-  /** `<Tempo>_<Scale>_<Energy>`; parts without data are left out; `Mix` when nothing is known. */
+  /** Top learned tags of the cluster (mean MSD probability), best first; empty without tags. */
+  tags: Array<{ label: string; score: number }>;
+  /**
+   * With tags: `<Tag>_<Tag>_<Tempo>` (e.g. `Chillout_Ambient_Slow`, the reference's fallback style);
+   * without: `<Tempo>_<Scale>_<Energy>`. Parts without data are left out; `Mix` when nothing is known.
+   */
   name: string;
   /** The name with the majority key before the scale, used to tell apart clusters of the same name. */
   keyedName: string;
@@ -83,8 +90,27 @@ function median(values: number[]): number | null {
 
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1).toLowerCase();
 
-/** Profile (dominant descriptors and names) of a cluster from its members' descriptors. */
-export function profileCluster(members: readonly SongDescriptors[]): ClusterProfile {
+/**
+ * MSD tags that describe a sound rather than an era or a listener (left out of names): decades and
+ * vocalist gender tags say little about a playlist's mood.
+ */
+const UNNAMEABLE_TAGS = new Set(['00s', '90s', '80s', '70s', '60s', 'female vocalists', 'male vocalists', 'female vocalist', 'beautiful', 'sexy', 'catchy']);
+
+/** Mean MSD tag probabilities over the members that have tags, best first (at most 8), nameable tags only. */
+export function topClusterTags(memberTags: ReadonlyArray<readonly number[] | null>): Array<{ label: string; score: number }> {
+  const rows = memberTags.filter((t): t is readonly number[] => Array.isArray(t) && t.length === MSD_TAGS.length);
+  if (!rows.length) return [];
+  const mean = MSD_TAGS.map((_l, i) => rows.reduce((s, r) => s + r[i]!, 0) / rows.length);
+  return MSD_TAGS.map((label, i) => ({ label: label as string, score: mean[i]! }))
+    .filter((t) => !UNNAMEABLE_TAGS.has(t.label))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, 8);
+}
+
+const tagWord = (label: string) => label.split(/[\s-]+/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+
+/** Profile (dominant descriptors, top tags and names) of a cluster from its members' descriptors and tags. */
+export function profileCluster(members: readonly SongDescriptors[], tags: Array<{ label: string; score: number }> = []): ClusterProfile {
   const tempos = members.map((m) => m.tempo).filter((v): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0);
   const energies = members.map((m) => m.energy).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
   const tempo = median(tempos);
@@ -95,7 +121,11 @@ export function profileCluster(members: readonly SongDescriptors[]): ClusterProf
   const tempoPart = tempo === null ? null : tempoBand(tempo);
   const energyPart = energy === null ? null : energyLevel(energy);
   const join = (parts: Array<string | null>) => parts.filter((p): p is string => !!p).join('_') || 'Mix';
-  return { tempo, key, scale, energy, name: join([tempoPart, scale, energyPart]), keyedName: join([tempoPart, key && scale ? key : null, scale, energyPart]) };
+  if (tags.length >= 2) {
+    const [a, b] = [tagWord(tags[0]!.label), tagWord(tags[1]!.label)];
+    return { tempo, key, scale, energy, tags, name: join([a, b, tempoPart]), keyedName: join([a, b, tempoPart, energyPart, key && scale ? key : null]) };
+  }
+  return { tempo, key, scale, energy, tags, name: join([tempoPart, scale, energyPart]), keyedName: join([tempoPart, key && scale ? key : null, scale, energyPart]) };
 }
 
 /**

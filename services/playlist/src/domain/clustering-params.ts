@@ -1,4 +1,5 @@
 import { SERVICE_DEFAULTS, type ClusteringStartBody } from '@polyphony/contracts';
+import type { ClusterAlgorithm } from './cluster-algorithms';
 
 /** Tunables of one clustering run (validated request values with defaults filled in). */
 export interface ClusteringParams {
@@ -15,7 +16,17 @@ export interface ClusteringParams {
   topN?: number;
   /** Seed of k-means++ (fixed, so a re-run over the same catalogue gives the same playlists). */
   seed: number;
+  algorithm: ClusterAlgorithm;
+  dbscanEps?: number;
+  dbscanMinSamples?: number;
+  /** Principal components kept before clustering; 0 = none. */
+  pcaComponents: number;
+  /** Candidate clusterings evaluated per server by the parameter search. */
+  searchRuns: number;
 }
+
+/** Default parameter-search budget per server (candidates; early stop after 3 without improvement). */
+export const DEFAULT_SEARCH_RUNS = 6;
 
 /** Default upper bound of the automatic k (reference implementation NUM_CLUSTERS_MAX = 100). */
 export const DEFAULT_MAX_CLUSTERS = SERVICE_DEFAULTS.numClustersMax;
@@ -40,6 +51,11 @@ export function clusteringParams(body: ClusteringStartBody): ClusteringParams {
     minSongsPerPlaylist: body.min_songs_per_playlist ?? DEFAULT_MIN_SONGS_PER_PLAYLIST,
     topN: body.top_n_playlists,
     seed: DEFAULT_SEED,
+    algorithm: body.clustering_method ?? 'kmeans',
+    dbscanEps: body.dbscan_eps,
+    dbscanMinSamples: body.dbscan_min_samples,
+    pcaComponents: body.pca_components ?? 0,
+    searchRuns: body.search_runs ?? DEFAULT_SEARCH_RUNS,
   };
 }
 

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { RoutingKeys, type ServerTaskCounts, type TaskState, type TaskUpdatedEvent } from '@polyphony/contracts';
 import { isMediaServerError, type MediaServerClient } from '@polyphony/media-servers';
+import { nameClusterWithLlm, type LlmProvider } from '@polyphony/llm';
 import { runWithContext, type Bus, type Logger, type Metrics } from '@polyphony/platform';
 import type { ClusteringRunRecord, ClusteringRunRepository } from '../store/clustering-run.repository';
 import type { PlaylistRepository, WrittenTrack } from '../store/playlist.repository';
-import { profileCluster, uniqueNames, type ClusterProfile } from './cluster-naming';
+import { profileCluster, topClusterTags, uniqueNames, type ClusterProfile } from './cluster-naming';
+import { reduceWithPca, searchClustering, type SongLabels } from './cluster-algorithms';
 import { chooseK, type ClusteringParams } from './clustering-params';
-import { kmeans, KMeansStoppedError, type KMeansOptions } from './kmeans';
+import { KMeansStoppedError, type KMeansOptions } from './kmeans';
 import type { CataloguePort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
 import { decodeEmbedding, normaliseInPlace } from './vectors';
 
@@ -41,6 +43,15 @@ export interface ServerClusteringReport {
   tracksUnavailable: number;
   /** Names written (without the suffix). */
   playlists: string[];
+  /** Songs written per playlist, in the order of `playlists`. */
+  playlistSizes: number[];
+  /** Algorithm and parameters chosen by the search, its score (purity + 2 x diversity) and candidates tried. */
+  algorithm?: string;
+  parameters?: Record<string, number>;
+  score?: number;
+  candidatesTried?: number;
+  /** Where the names came from: the configured LLM, or tags and descriptors. */
+  naming?: 'llm' | 'descriptors';
   error?: string;
 }
 
@@ -53,6 +64,8 @@ interface Song {
   key: string | null;
   scale: string | null;
   energy: number | null;
+  /** MSD tag probabilities (learned model), or null when the song has none. */
+  tags: number[] | null;
 }
 
 /** A cluster turned into a playlist plan. */
@@ -107,6 +120,8 @@ export class ClusteringService {
     private readonly logger: Logger,
     private readonly metrics?: Metrics,
     private readonly options: ClusteringOptions = {},
+    /** The configured LLM for playlist names, or null (descriptor names); read once per server. */
+    private readonly namer?: () => Promise<LlmProvider | null>,
   ) {
     this.progressIntervalMs = options.progressIntervalMs ?? 500;
     this.pageSize = options.pageSize ?? 1000;
@@ -211,6 +226,7 @@ export class ClusteringService {
       tracksWritten: 0,
       tracksUnavailable: 0,
       playlists: [],
+      playlistSizes: [],
     }));
     await this.publish(view, 'RUNNING', 0, servers.length ? `Clustering ${servers.length} server(s)` : 'No servers configured');
 
@@ -284,23 +300,34 @@ export class ClusteringService {
       return 'skipped';
     }
 
-    const k = chooseK(songs.length, params);
+    const reduced = reduceWithPca(vectors, songs.length, dimensions, params.pcaComponents);
+    const labels: SongLabels[] = songs.map((song) => ({ topTag: argmax(song.tags), profile: profileCluster([song]).name }));
     const maxIterations = this.options.kmeans?.maxIterations ?? 50;
-    const result = await kmeans(vectors, songs.length, dimensions, {
-      k,
+    const shouldStop = () => this.runs.isCancelled(taskId);
+    const { best, score, tried } = await searchClustering(reduced.vectors, songs.length, reduced.dim, labels, {
+      algorithm: params.algorithm,
+      k: params.numClusters !== undefined ? chooseK(songs.length, params) : undefined,
+      minK: Math.min(songs.length, params.minClusters),
+      maxK: chooseK(songs.length, { ...params, maxClusters: Math.min(params.maxClusters, Math.max(params.minClusters, Math.round(Math.sqrt(songs.length) * 2))) }),
+      eps: params.dbscanEps,
+      minSamples: params.dbscanMinSamples,
+      maxRuns: params.searchRuns,
       seed: params.seed,
-      maxIterations,
-      restarts: this.options.kmeans?.restarts,
-      trainingSample: this.options.kmeans?.trainingSample,
-      shouldStop: () => this.runs.isCancelled(taskId),
-      onIteration: ({ restart, iteration }) => {
-        const restarts = this.options.kmeans?.restarts ?? 3;
-        return progress(0.1 + 0.5 * Math.min(1, (restart + iteration / maxIterations) / restarts));
-      },
+      shouldStop,
+      kmeans: { maxIterations, restarts: this.options.kmeans?.restarts, trainingSample: this.options.kmeans?.trainingSample, shouldStop },
     });
+    if (await this.runs.isCancelled(taskId)) return 'cancelled';
+    await progress(0.6, true);
+    const k = best.k;
+    const result = best;
     report.clusters = k;
+    report.algorithm = best.algorithm;
+    report.parameters = best.params;
+    report.score = Math.round(score * 1000) / 1000;
+    report.candidatesTried = tried;
+    this.note(view, `server ${server.name}: ${best.algorithm} ${JSON.stringify(best.params)} chosen from ${tried} candidate(s), score ${report.score}`);
 
-    const plans = this.plan(songs, result.assignments, result.distances, k, params);
+    const plans = await this.plan(songs, result.assignments, result.distances, k, params, report);
     await progress(0.65, true);
 
     // Output mapping, the single translation point: canonical ids -> this server's provider ids.
@@ -334,6 +361,7 @@ export class ClusteringService {
       report.playlistsCreated++;
       report.tracksWritten += w.tracks.length;
       report.playlists.push(w.baseName);
+      report.playlistSizes.push(w.tracks.length);
       await progress(0.7 + (0.3 * (j + 1)) / toWrite.length);
     }
     return 'done';
@@ -358,7 +386,7 @@ export class ClusteringService {
         let group = byVersion.get(key);
         if (!group) byVersion.set(key, (group = []));
         group.push({
-          song: { itemId: t.itemId, title: t.title, artist: t.artist, tempo: t.tempo, key: t.key, scale: t.scale, energy: t.energy },
+          song: { itemId: t.itemId, title: t.title, artist: t.artist, tempo: t.tempo, key: t.key, scale: t.scale, energy: t.energy, tags: t.learned?.tags.msd ?? null },
           vector,
         });
       }
@@ -386,21 +414,54 @@ export class ClusteringService {
    * by size (largest first, then cluster index), cut to topN, named, and their members ordered nearest
    * to the centroid first and capped at maxSongsPerPlaylist.
    */
-  private plan(songs: Song[], assignments: Int32Array, distances: Float64Array, k: number, params: ClusteringParams): PlannedPlaylist[] {
+  private async plan(songs: Song[], assignments: Int32Array, distances: Float64Array, k: number, params: ClusteringParams, report: ServerClusteringReport): Promise<PlannedPlaylist[]> {
     const members: number[][] = Array.from({ length: k }, () => []);
-    for (let i = 0; i < songs.length; i++) members[assignments[i]!]!.push(i);
+    // DBSCAN noise (-1) joins no playlist.
+    for (let i = 0; i < songs.length; i++) if (assignments[i]! >= 0) members[assignments[i]!]!.push(i);
     let clusters = members
       .map((idx, c) => ({ c, idx }))
       .filter((x) => x.idx.length >= params.minSongsPerPlaylist)
       .sort((a, b) => b.idx.length - a.idx.length || a.c - b.c);
     if (params.topN !== undefined) clusters = clusters.slice(0, params.topN);
-    const profiles = clusters.map((x) => profileCluster(x.idx.map((i) => songs[i]!)));
-    const names = uniqueNames(profiles);
-    return clusters.map((x, j) => {
-      const ordered = [...x.idx].sort((a, b) => distances[a]! - distances[b]! || a - b).slice(0, params.maxSongsPerPlaylist);
-      return { name: names[j]!, profile: profiles[j]!, members: ordered.map((i) => songs[i]!) };
+    const profiles = clusters.map((x) => {
+      const list = x.idx.map((i) => songs[i]!);
+      return profileCluster(list, topClusterTags(list.map((s) => s.tags)));
     });
+    const ordered = clusters.map((x) => [...x.idx].sort((a, b) => distances[a]! - distances[b]! || a - b).slice(0, params.maxSongsPerPlaylist));
+    let names = uniqueNames(profiles);
+    report.naming = 'descriptors';
+    const llm = await this.namer?.();
+    if (llm) {
+      const taken = new Set<string>();
+      const fromModel: Array<string | null> = [];
+      for (let j = 0; j < clusters.length; j++) {
+        let name: string | null = null;
+        try {
+          name = j < MAX_LLM_NAMED_CLUSTERS ? await nameClusterWithLlm(llm, { tags: profiles[j]!.tags, tempo: profiles[j]!.tempo, energy: profiles[j]!.energy, songs: ordered[j]!.slice(0, 25).map((i) => `${songs[i]!.title} - ${songs[i]!.artist}`) }, taken) : null;
+        } catch (err) {
+          this.logger.warn('cluster naming by the model failed; descriptor name kept', { error: (err as Error).message });
+        }
+        if (name) taken.add(name.toLowerCase());
+        fromModel.push(name);
+      }
+      if (fromModel.some(Boolean)) {
+        report.naming = 'llm';
+        names = names.map((fallback, j) => fromModel[j] ?? (taken.has(fallback.toLowerCase()) ? `${fallback}_${j + 1}` : fallback));
+      }
+    }
+    return clusters.map((_x, j) => ({ name: names[j]!, profile: profiles[j]!, members: ordered[j]!.map((i) => songs[i]!) }));
   }
+}
+
+/** At most this many clusters per server are named by the model (one request each); the rest keep descriptor names. */
+export const MAX_LLM_NAMED_CLUSTERS = 30;
+
+/** Index of the largest value, or -1 for no values. */
+function argmax(values: number[] | null): number {
+  if (!values?.length) return -1;
+  let best = 0;
+  for (let i = 1; i < values.length; i++) if (values[i]! > values[best]!) best = i;
+  return best;
 }
 
 /** Deletes a playlist on its server; one already gone (404 / Subsonic code 70) counts as deleted. */
