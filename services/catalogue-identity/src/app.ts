@@ -21,6 +21,7 @@ import { CatalogueSettings } from './settings';
 import { ArtistRepository } from './store/artist.repository';
 import { BatchTaskRepository } from './store/batch-task.repository';
 import { IdentityStore } from './store/identity.store';
+import { MappingLogRepository } from './store/mapping-log.repository';
 import { MappingRepository } from './store/mapping.repository';
 import { catalogueMigrations } from './store/migrations';
 import { SweepStore } from './store/sweep.store';
@@ -55,6 +56,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   const log = rt.logger;
   const settings = new CatalogueSettings(rt.ds, (problem) => log.warn('invalid catalogue setting ignored', { problem }));
   const mappings = new MappingRepository(rt.ds);
+  const mappingLog = new MappingLogRepository(rt.ds);
   // After each (debounced) mapping.changed of a server, report its matched-song count to the registry
   // (catalogue.server.counted.v1; trackCount null keeps the count of the last full fetch).
   const reportCounts = async (serverId: string): Promise<void> => {
@@ -93,12 +95,13 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     progressIntervalMs: config.taskProgressIntervalMs,
   });
 
-  rt.app.use(internalRoutes({ identity, mappings, tracks, artists, settings, events, ds: rt.ds }));
+  rt.app.use(internalRoutes({ identity, mappings, log: mappingLog, tracks, artists, settings, events, ds: rt.ds }));
   rt.app.use(cleaningRoutes(batch));
   rt.app.use(probeRoutes(new CoverageRepository(rt.ds)));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];
+  let pruneTimer: NodeJS.Timeout | undefined;
   let schemeReport: SchemeStartReport | undefined;
   rt.onStart(async () => {
     await settings.seed(config.seedEnv);
@@ -110,8 +113,18 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     consumers.push(await consumeTaskCancels(rt.bus, batch, config.busPrefetch));
     consumers.push(await consumeSettingsChanged(rt.bus, settings, log.child({ component: 'settings' }), config.busPrefetch));
     batch.start();
+    // Mapping-log retention (index replicas further behind reload their maps in full): at start, then hourly.
+    const prune = () =>
+      mappingLog.prune().then(
+        (n) => n > 0 && log.info('mapping log pruned', { entries: n }),
+        (err: unknown) => log.warn('mapping log prune failed', { err: (err as Error).message }),
+      );
+    void prune();
+    pruneTimer = setInterval(() => void prune(), 3600_000);
+    pruneTimer.unref();
   });
   rt.onStop(async () => {
+    if (pruneTimer) clearInterval(pruneTimer);
     for (const c of consumers) await c.stop();
     await batch.stop();
     await events.flush();
@@ -122,6 +135,8 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     http: rt.app,
     identity,
     mappings,
+    /** The mapping change log (index replicas follow it). */
+    mappingLog,
     tracks,
     settings,
     scheme,

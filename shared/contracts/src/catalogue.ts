@@ -184,3 +184,32 @@ export type RelabelMapPage = z.infer<typeof RelabelMapPage>;
  */
 export const ArtistMapOutputRequest = z.object({ serverId: z.string().min(1).max(200), names: z.array(z.string().max(1000)).max(50_000) });
 export const ArtistMapOutputResponse = z.object({ map: z.record(z.string()) });
+
+/** Largest page of the mapping endpoints below. */
+export const MAPPING_PAGE_MAX = 20_000;
+
+/**
+ * GET /internal/mappings/rows?after=<cursor>&limit=<n<=20000>: every track mapping, keyset-paged by
+ * (server id, provider id); a row is `[serverId, providerId, itemId]` (arrays, not objects: 3M rows at
+ * 1M songs x 3 servers). `seq` is the mapping-log position read before the page: the page is at least as
+ * new as the log up to `seq`, so a reader that loads every page and then applies the log after the first
+ * page's `seq` holds the current maps (log entries carry the key's new state, so replaying is idempotent).
+ */
+export const MappingRowsPage = z.object({ seq: z.number().int(), rows: z.array(z.tuple([z.string(), z.string(), z.string()])), next: z.string().nullable() });
+export type MappingRowsPage = z.infer<typeof MappingRowsPage>;
+
+/**
+ * GET /internal/mappings/changes?after=<seq>&limit=<n<=20000>: mapping-log entries with seq > after, in
+ * commit order; a change is `[seq, serverId, providerId, itemId | null]` (null = the mapping was removed).
+ * `seq` = the position to ask after next time (the last entry's seq, or `after` when none);
+ * `more` = further entries exist; `reset` = entries after `after` were pruned by retention: reload the
+ * maps from `/internal/mappings/rows`.
+ */
+export const MappingChangesPage = z.object({
+  reset: z.boolean(),
+  seq: z.number().int(),
+  more: z.boolean(),
+  changes: z.array(z.tuple([z.number().int(), z.string(), z.string(), z.string().nullable()])),
+});
+export type MappingChangesPage = z.infer<typeof MappingChangesPage>;
+

@@ -13,6 +13,7 @@ export const RoutingKeys = {
   analysisTrackRequested: 'analysis.track.requested.v1',
   analysisTrackCompleted: 'analysis.track.completed.v1',
   mappingChanged: 'catalogue.mapping.changed.v1',
+  mappingsLogged: 'catalogue.mappings.logged.v1',
   serverCounted: 'catalogue.server.counted.v1',
   indexRebuildRequested: 'index.rebuild.requested.v1',
   indexRebuilt: 'index.rebuild.completed.v1',
@@ -102,6 +103,14 @@ export type AnalysisTrackCompleted = z.infer<typeof AnalysisTrackCompleted>;
 
 export const MappingChangedEvent = z.object({ serverId: z.string().optional(), reason: z.string() });
 export type MappingChangedEvent = z.infer<typeof MappingChangedEvent>;
+
+/**
+ * catalogue.mappings.logged.v1: the catalogue's mapping log (GET /internal/mappings/changes) advanced,
+ * published within a few ms of every mapping write (not debounced like mapping.changed). A nudge: an
+ * index replica pulls the log after its own cursor, so a lost or reordered nudge only delays, never corrupts.
+ */
+export const MappingsLoggedEvent = z.object({ reason: z.string(), serverId: z.string().optional() });
+export type MappingsLoggedEvent = z.infer<typeof MappingsLoggedEvent>;
 
 export const IndexRebuildRequested = z.object({ reason: z.string(), taskId: z.string().optional() });
 export type IndexRebuildRequested = z.infer<typeof IndexRebuildRequested>;

@@ -8,7 +8,10 @@ import {
   ArtistResolveResponse,
   AvailabilityResponse,
   DurationBackfillRequest,
+  MAPPING_PAGE_MAX,
   MapOutputRequest,
+  type MappingChangesPage,
+  type MappingRowsPage,
   MappingLookupRequest,
   RelabelMapPage,
   ResolveIdentityRequest,
@@ -18,12 +21,13 @@ import {
   TrackLookupRequest,
   z,
 } from '@polyphony/contracts';
-import { NotFoundError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { NotFoundError, ValidationError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import type { DataSource } from 'typeorm';
 import type { IdentityService } from '../service/identity.service';
 import type { MappingChangedPublisher } from '../service/mapping-events';
 import type { CatalogueSettings } from '../settings';
 import type { ArtistRepository } from '../store/artist.repository';
+import { decodeCursor, type MappingLogRepository } from '../store/mapping-log.repository';
 import type { MappingRepository } from '../store/mapping.repository';
 import { relabelMapPage, RELABEL_MAP_MAX_LIMIT } from '../store/scheme.store';
 import { SNAPSHOT_MAX_LIMIT, type TrackRepository } from '../store/track.repository';
@@ -44,12 +48,16 @@ const RelabelMapQuery = z.object({
   after: z.string().max(500).optional(),
   limit: z.coerce.number().int().min(1).max(RELABEL_MAP_MAX_LIMIT).default(1000),
 });
+const MappingRowsQuery = z.object({ after: z.string().max(2000).optional(), limit: z.coerce.number().int().min(1).max(MAPPING_PAGE_MAX).default(MAPPING_PAGE_MAX) });
+const MappingChangesQuery = z.object({ after: z.coerce.number().int().min(0), limit: z.coerce.number().int().min(1).max(MAPPING_PAGE_MAX).default(MAPPING_PAGE_MAX) });
 const TrackQuery = z.object({ embedding: z.enum(['0', '1', 'true', 'false']).optional() });
 
 /** Dependencies of the routes. */
 export interface InternalRouteDeps {
   identity: IdentityService;
   mappings: MappingRepository;
+  /** The mapping change log and full-map paging (index replicas). */
+  log: MappingLogRepository;
   tracks: TrackRepository;
   artists: ArtistRepository;
   settings: CatalogueSettings;
@@ -178,6 +186,23 @@ export function internalRoutes(d: InternalRouteDeps): Router {
       const { serverId } = parseOrThrow(ServerParams, req.params, 'path');
       const a = await d.mappings.availability(serverId);
       res.json({ serverId, version: a.version, itemIds: a.itemIds } satisfies z.infer<typeof AvailabilityResponse>);
+    }),
+  );
+
+  r.get(
+    '/internal/mappings/rows',
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(MappingRowsQuery, req.query, 'query');
+      if (q.after !== undefined && decodeCursor(q.after) === undefined) throw new ValidationError('after is not a cursor of this endpoint');
+      res.json((await d.log.rows(q.after, q.limit)) satisfies MappingRowsPage);
+    }),
+  );
+
+  r.get(
+    '/internal/mappings/changes',
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(MappingChangesQuery, req.query, 'query');
+      res.json((await d.log.changes(q.after, q.limit)) satisfies MappingChangesPage);
     }),
   );
 

@@ -2,10 +2,12 @@ import { RoutingKeys } from '@polyphony/contracts';
 import { createLogger, type Bus } from '@polyphony/platform';
 import { MappingChangedPublisher } from './mapping-events';
 
-function fakeBus(): { bus: Bus; sent: Array<[string, unknown]> } {
+/** Records mapping.changed events in `sent` and mappings.logged nudges in `nudges`. */
+function fakeBus(): { bus: Bus; sent: Array<[string, unknown]>; nudges: unknown[] } {
   const sent: Array<[string, unknown]> = [];
-  const bus = { publish: async (k: string, p: unknown) => void sent.push([k, p]) } as unknown as Bus;
-  return { bus, sent };
+  const nudges: unknown[] = [];
+  const bus = { publish: async (k: string, p: unknown) => void (k === RoutingKeys.mappingsLogged ? nudges.push(p) : sent.push([k, p])) } as unknown as Bus;
+  return { bus, sent, nudges };
 }
 const logger = createLogger({ service: 'test', level: 'error' });
 
@@ -47,5 +49,20 @@ describe('MappingChangedPublisher', () => {
     p.changed('s1', 'x');
     await p.now({ reason: 'relabel' });
     expect(sent.map(([, e]) => e)).toEqual([{ serverId: 's1', reason: 'x' }, { reason: 'relabel' }]);
+  });
+
+  it('When many changes come within the nudge window, then one mappings.logged nudge goes out at its end, long before the debounced event', async () => {
+    const { bus, sent, nudges } = fakeBus();
+    const p = new MappingChangedPublisher(bus, 1000, logger, undefined, 10);
+    for (let i = 0; i < 20; i++) p.changed('s1', 'analysis');
+    expect(nudges).toEqual([]);
+    jest.advanceTimersByTime(10);
+    await Promise.resolve();
+    expect(nudges).toEqual([{ reason: 'analysis', serverId: 's1' }]);
+    expect(sent).toEqual([]);
+    p.changed('s2', 'sweep');
+    jest.advanceTimersByTime(10);
+    await Promise.resolve();
+    expect(nudges).toHaveLength(2);
   });
 });
