@@ -1,25 +1,17 @@
-import {
-  ArtistMapOutputResponse,
-  ArtistResolveResponse,
-  AvailabilityResponse,
-  AvailabilityVersionResponse,
-  MapOutputResponse,
-  PlaylistTracksResponse,
-  RelabelMapPage,
-  ResolveInputResponse,
-  SnapshotPage,
-} from '@polyphony/contracts';
+import { ArtistMapOutputResponse, ArtistResolveResponse, PlaylistTracksResponse, RelabelMapPage, RoutingKeys, SnapshotPage, type IndexRebuilt } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { AppError, ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
-import { consumeMappingChanges } from './bus/mapping-changed.consumer';
+import { consumeReplicaEvents, replicaQueueName } from './bus/replica.consumer';
 import { consumeRebuildRequests } from './bus/rebuild-requested.consumer';
 import { consumeRelabels } from './bus/ids-relabelled.consumer';
 import { RepointService, type RelabelMapSource } from './domain/repoint.service';
 import type { IndexConfig } from './config';
 import { AlchemyService } from './domain/alchemy.service';
 import { ArtistService } from './domain/artist.service';
-import { AvailabilityCache, type AvailabilityOptions } from './domain/availability';
 import { BrowseService } from './domain/browse.service';
+import { MapFollower } from './domain/maps/generation-maps';
+import { parseMappingChanges, parseMappingRows } from './domain/maps/wire';
+import { ServerInfoCache } from './domain/server-info';
 import { FingerprintService } from './domain/fingerprint.service';
 import { IndexState, emptyGeneration } from './domain/generation';
 import { MapService } from './domain/map.service';
@@ -46,7 +38,8 @@ export interface IndexDeps extends RuntimeDeps {
   playlists?: PlaylistPort;
   /** Replaces the HTTP client of the registry's internal API. */
   registry?: RegistryPort;
-  availability?: AvailabilityOptions;
+  /** Safety poll of the catalogue's mapping log when no nudge arrives, ms (default 5000; 0 = off). */
+  mapPollMs?: number;
   rebuild?: RebuildOptions;
   /** Relabel-map pages (tests); defaults to the catalogue's GET /internal/ids/relabel-map. */
   relabelMap?: RelabelMapSource;
@@ -67,18 +60,11 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     async snapshotPage(after, limit) {
       return SnapshotPage.parse(await catalogueClient.get('/internal/snapshot/tracks', { after: after ?? undefined, limit }));
     },
-    async availability(serverId) {
-      const res = AvailabilityResponse.parse(await catalogueClient.get(`/internal/availability/${encodeURIComponent(serverId)}`));
-      return { version: res.version, itemIds: res.itemIds };
+    async mappingRows(after) {
+      return parseMappingRows(await catalogueClient.get('/internal/mappings/rows', { after: after ?? undefined }));
     },
-    async resolveInput(serverId, ids) {
-      return ResolveInputResponse.parse(await catalogueClient.post('/internal/ids/resolve-input', { ...(serverId ? { serverId } : {}), ids })).ids;
-    },
-    async mapOutput(serverId, itemIds) {
-      return MapOutputResponse.parse(await catalogueClient.post('/internal/ids/map-output', { serverId, itemIds })).map;
-    },
-    async availabilityVersion(serverId) {
-      return AvailabilityVersionResponse.parse(await catalogueClient.get(`/internal/availability/${encodeURIComponent(serverId)}/version`)).version;
+    async mappingChanges(after) {
+      return parseMappingChanges(await catalogueClient.get('/internal/mappings/changes', { after }));
     },
     async resolveArtist(serverId, value) {
       return ArtistResolveResponse.parse(await catalogueClient.get('/internal/artists/resolve', { serverId, value }));
@@ -87,7 +73,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
       return ArtistMapOutputResponse.parse(await catalogueClient.post('/internal/artists/map-output', { serverId, names })).map;
     },
   };
-  const registry: RegistryPort = deps.registry ?? {
+  const registryHttp: RegistryPort = deps.registry ?? {
     getServer: (id) => registryClient.get<ServerInfo>(`/internal/servers/${encodeURIComponent(id)}`),
   };
   const playlistClient = rt.client('playlist', 30_000);
@@ -102,12 +88,15 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     },
   };
   const seeds: NamedSeedSource = {};
+  // Server descriptions are cached until registry.server.saved/deleted (no registry call per /api/sync).
+  const servers = new ServerInfoCache(registryHttp);
+  const registry: RegistryPort = servers;
   const tracks = new TrackRepository(rt.ds);
   const generations = new GenerationRepository(rt.ds, tracks);
-  const availability = new AvailabilityCache(catalogue, rt.logger.child({ component: 'AvailabilityCache' }), deps.availability);
+  const maps = new MapFollower(catalogue, rt.logger.child({ component: 'MapFollower' }));
   // Empty until start() loads the stored generation (or a build publishes one).
   const state = new IndexState(emptyGeneration());
-  const rebuild = new RebuildService(catalogue, tracks, generations, state, availability, rt.bus, rt.logger.child({ component: 'RebuildService' }), deps.rebuild);
+  const rebuild = new RebuildService(catalogue, tracks, generations, state, maps, rt.bus, rt.logger.child({ component: 'RebuildService' }), deps.rebuild);
   const repoint = new RepointService(
     rt.ds,
     rebuild,
@@ -116,7 +105,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   );
   const similarity = new SimilarityService(tracks);
   const artists = new ArtistService(catalogue, rt.logger.child({ component: 'ArtistService' }));
-  const scopeDeps = { catalogue, availability, tracks };
+  const scopeDeps = { tracks };
   const clientFactory: MediaClientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const features = {
     state,
@@ -143,16 +132,56 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];
+  const log = rt.logger.child({ component: 'replica' });
+  // Readiness (issue 19): the stored generation is loaded (or none exists) and its maps were caught up with
+  // the catalogue's mapping log at least once. Stopping turns it off first, so balancers drain this replica.
+  let ready = false;
+  rt.addReadiness('index', () => ready);
+  const catchUp = async (): Promise<void> => {
+    await maps.catchUp(state.current().maps);
+  };
+  let pollTimer: NodeJS.Timeout | undefined;
   rt.onStart(async () => {
+    // Subscribe before loading, so no change logged during the load is missed (catch-ups are idempotent).
+    consumers.push(
+      await consumeReplicaEvents(
+        rt.bus,
+        replicaQueueName(),
+        {
+          mappingsChanged: catchUp,
+          generationPublished: async (event: IndexRebuilt) => {
+            if (event.generation === state.current().generation && !event.repointed) return;
+            if (rebuild.busy && event.generation <= state.current().generation) return;
+            log.info('generation published by another replica; loading it', { generation: event.generation, serving: state.current().generation });
+            await rebuild.loadLive();
+          },
+          serverChanged: (serverId) => servers.invalidate(serverId),
+        },
+        log,
+      ),
+    );
     const { loaded, interrupted } = await rebuild.loadLive();
     consumers.push(await consumeRebuildRequests(rt.bus, rebuild));
-    consumers.push(await consumeMappingChanges(rt.bus, availability, config.busPrefetch));
-    consumers.push(await consumeRelabels(rt.bus, rebuild, repoint));
+    consumers.push(
+      await consumeRelabels(rt.bus, rebuild, repoint, async () => {
+        const g = state.current();
+        await rt.bus.publish(RoutingKeys.indexRebuilt, { generation: g.generation, items: g.index.size, repointed: true } satisfies IndexRebuilt);
+      }),
+    );
     if ((!loaded || interrupted > 0) && deps.rebuildOnStart !== false) {
       rebuild.request(loaded ? 'a build was interrupted by a restart' : 'start-up: no stored index generation');
     }
+    if (!loaded) await catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message }));
+    ready = true;
+    const pollMs = deps.mapPollMs ?? 5000;
+    if (pollMs > 0) {
+      pollTimer = setInterval(() => void catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message })), pollMs);
+      pollTimer.unref();
+    }
   });
   rt.onStop(async () => {
+    ready = false;
+    if (pollTimer) clearInterval(pollTimer);
     for (const c of consumers) await c.stop();
     await rebuild.stop();
   });
@@ -163,7 +192,12 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     state,
     rebuild,
     repoint,
-    availability,
+    /** Loads and follows the provider <-> canonical maps of each generation. */
+    maps,
+    /** Server descriptions cached until registry events. */
+    servers,
+    /** False until the generation and its maps are loaded; false again once stopping. */
+    isReady: () => ready,
     /** The domain services behind the routes (benchmarks call them in process). */
     features,
     start: () => rt.start(),

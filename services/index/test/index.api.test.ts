@@ -614,32 +614,50 @@ describe('GET /api/sync and /external/*', () => {
 });
 
 describe('availability and rebuilds', () => {
-  it('When a song is unmapped from a server, then it is never returned there, and the mask reloads after the mapping event', async () => {
+  it('When a mapping is removed or added in the catalogue, then the next query after its event reflects it: no rebuild, no catalogue call per query', async () => {
+    const generation = f.svc.state.current().generation;
+    const snapshots = f.peers.calls.snapshot;
+    const perQuery = () => f.peers.calls.resolveInput + f.peers.calls.mapOutput + f.peers.calls.availability + f.peers.calls.availabilityVersion;
+    const perQueryBefore = perQuery();
     const seedRes = await get(`/api/similar_tracks?item_id=${lyrionId(0)}&n=3`, LYRION);
     const victim = (seedRes.body as TrackRowDto[])[0]!.item_id;
     const canonical = f.peers.canonicalOf(LYRION, victim)!;
     f.peers.unmap(LYRION, canonical);
-    // Before the event: the stale mask still lists it, but the output mapping drops it.
-    await get(`/api/similar_tracks?item_id=${f.jellyId(1)}&n=5`); // the Jellyfin mask is loaded
-    const before = await get(`/api/similar_tracks?item_id=${lyrionId(0)}&n=50`, LYRION);
-    expect((before.body as TrackRowDto[]).map((r) => r.item_id)).not.toContain(victim);
-    expect(before.body).toHaveLength(10);
-    const loads = f.svc.availability.loads;
-    await f.bus.publish(RoutingKeys.mappingChanged, { serverId: LYRION, reason: 'test' });
-    await waitFor(async () => {
-      await get(`/api/similar_tracks?item_id=${lyrionId(0)}&n=50`, LYRION);
-      return f.svc.availability.loads > loads;
-    });
+    await f.bus.publish(RoutingKeys.mappingsLogged, { reason: 'test', serverId: LYRION });
+    await waitFor(async () => f.svc.state.current().maps.seq === f.peers.seq);
     const after = await get(`/api/similar_tracks?item_id=${lyrionId(0)}&n=50`, LYRION);
     expect(after.body).toHaveLength(10);
     expect((after.body as TrackRowDto[]).map((r) => r.item_id)).not.toContain(victim);
-    // Another server's mask is untouched by this server's event.
-    const jellyLoads = f.svc.availability.loads;
-    await get(`/api/similar_tracks?item_id=${f.jellyId(1)}&n=5`);
-    expect(f.svc.availability.loads).toBe(jellyLoads);
+    expect((await get(`/api/similar_tracks?item_id=${victim}&n=3`, LYRION)).status).toBe(404);
+    // Added back (catalogue.mapping.changed.v1 also triggers the catch-up).
     f.peers.map(LYRION, canonical, victim);
     await f.bus.publish(RoutingKeys.mappingChanged, { reason: 'all servers' });
-    await waitFor(async () => ((await get(`/api/similar_tracks?item_id=${lyrionId(0)}&n=50`, LYRION)).body as unknown[]).length === 11);
+    await waitFor(async () => f.svc.state.current().maps.seq === f.peers.seq);
+    const again = await get(`/api/similar_tracks?item_id=${lyrionId(0)}&n=50`, LYRION);
+    expect(again.body).toHaveLength(11);
+    expect((again.body as TrackRowDto[]).map((r) => r.item_id)).toContain(victim);
+    expect((await get(`/api/similar_tracks?item_id=${victim}&n=3`, LYRION)).status).toBe(200);
+    expect(f.svc.state.current().generation).toBe(generation);
+    expect(f.peers.calls.snapshot).toBe(snapshots);
+    expect(perQuery()).toBe(perQueryBefore);
+    expect(perQueryBefore).toBe(0);
+  });
+
+  it('When the mapping log was pruned past the replica, then it reloads every mapping and stays correct', async () => {
+    const canonical = syntheticItemId(300);
+    f.peers.unmap(LYRION, canonical);
+    f.peers.map(LYRION, canonical, 'lyr-new-300');
+    f.peers.prunedThrough = f.peers.seq;
+    f.peers.log.length = 0;
+    const rowsBefore = f.peers.calls.mappingRows;
+    await f.bus.publish(RoutingKeys.mappingsLogged, { reason: 'test' });
+    await waitFor(async () => f.peers.calls.mappingRows > rowsBefore && f.svc.state.current().maps.seq === f.peers.seq);
+    const res = await get(`/api/similar_tracks?item_id=lyr-new-300&n=3`, LYRION);
+    expect(res.status).toBe(200);
+    expect((await get('/api/index/status')).body).toMatchObject({ map_seq: f.peers.seq });
+    f.peers.map(LYRION, canonical, lyrionId(300));
+    await f.bus.publish(RoutingKeys.mappingsLogged, { reason: 'test' });
+    await waitFor(async () => f.svc.state.current().maps.seq === f.peers.seq);
   });
 
   it('When a rebuild is requested on the bus, then queries keep working during it and the new generation reflects the catalogue', async () => {

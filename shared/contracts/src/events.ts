@@ -115,7 +115,13 @@ export type MappingsLoggedEvent = z.infer<typeof MappingsLoggedEvent>;
 export const IndexRebuildRequested = z.object({ reason: z.string(), taskId: z.string().optional() });
 export type IndexRebuildRequested = z.infer<typeof IndexRebuildRequested>;
 
-export const IndexRebuilt = z.object({ generation: z.number().int(), items: z.number().int(), taskId: z.string().optional() });
+export const IndexRebuilt = z.object({
+  generation: z.number().int(),
+  items: z.number().int(),
+  taskId: z.string().optional(),
+  /** True when the live generation's stored ids were rewritten in place (relabel): every replica reloads it. */
+  repointed: z.boolean().optional(),
+});
 export type IndexRebuilt = z.infer<typeof IndexRebuilt>;
 
 /** Per-server counts reported by the catalogue after a sweep, analysis or the hourly refresh. */

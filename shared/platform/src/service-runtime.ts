@@ -100,6 +100,7 @@ export class ServiceRuntime {
   private readonly stopHooks: Array<() => Promise<void>> = [];
   private server?: Server;
   private stopped = false;
+  private readonly readiness: Array<{ name: string; check: () => Promise<boolean> | boolean }>;
 
   constructor(
     readonly config: ServiceConfig,
@@ -113,15 +114,16 @@ export class ServiceRuntime {
     const ns = busNamespace(config.busNamespace);
     const inner = deps.bus ?? createBus({ amqpUrl: config.amqpUrl, logger: this.logger.child({ component: 'bus' }), ...ns.exchangeOptions });
     this.bus = new InstrumentedBus(inner, this.metrics, deps.queuePrefix ?? ns.queuePrefix);
+    this.readiness = [
+      { name: 'database', check: () => databaseReachable(this.ds) },
+      { name: 'bus', check: () => this.bus.isHealthy() },
+    ];
     const http = createServiceHttp({
       service: config.name,
       logger: this.logger,
       metrics: this.metrics,
       internalSecret: config.internalSecret,
-      readiness: [
-        { name: 'database', check: () => databaseReachable(this.ds) },
-        { name: 'bus', check: () => this.bus.isHealthy() },
-      ],
+      readiness: this.readiness,
     });
     this.app = http.app;
     this.finishHttp = http.finish;
@@ -130,6 +132,11 @@ export class ServiceRuntime {
   /** A client for a peer service, signing requests with the internal secret. */
   client(peer: PeerName, timeoutMs?: number): ServiceClient {
     return new ServiceClient(() => (this.deps.peers ?? (() => this.config.peers))()[peer], this.config.internalSecret, this.config.name, timeoutMs);
+  }
+
+  /** Adds a readiness check of the service's own (`/readyz` is 503 while it returns false or throws). */
+  addReadiness(name: string, check: () => Promise<boolean> | boolean): void {
+    this.readiness.push({ name, check });
   }
 
   onStart(hook: () => Promise<void>): void {

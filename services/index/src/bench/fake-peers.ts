@@ -24,15 +24,21 @@ export type FakeSong = Omit<SnapshotTrack, 'mappings'>;
 
 /**
  * In-memory stand-in for the two peers the index calls: the catalogue-identity internal API
- * (`/internal/snapshot/tracks`, `/internal/availability/:id`, `/internal/ids/resolve-input`,
- * `/internal/ids/map-output`, shapes from shared/contracts/src/catalogue.ts) and the registry's
+ * (`/internal/snapshot/tracks`, `/internal/mappings/rows`, `/internal/mappings/changes` with a mapping log
+ * written by `map`/`unmap`/`removeSong`; the per-query translation endpoints `/internal/availability/:id`,
+ * `/internal/ids/resolve-input`, `/internal/ids/map-output` are still served and counted, so tests can show
+ * the index no longer calls them; shapes from shared/contracts/src/catalogue.ts) and the registry's
  * `/internal/servers/:id`. One express app serves both, so tests and benchmarks pass its URL as both
  * peers. It counts calls per endpoint so tests can check batching. It does not check signatures.
  */
 export class FakePeers {
   readonly songs = new Map<string, FakeSong>();
   readonly servers = new Map<string, FakeServerEntry>();
-  readonly calls = { snapshot: 0, availability: 0, availabilityVersion: 0, resolveInput: 0, mapOutput: 0, server: 0, artists: 0 };
+  readonly calls = { snapshot: 0, availability: 0, availabilityVersion: 0, resolveInput: 0, mapOutput: 0, server: 0, artists: 0, mappingRows: 0, mappingChanges: 0 };
+  /** The mapping log (`/internal/mappings/changes`): [seq, serverId, providerId, itemId | null]. */
+  readonly log: Array<[number, string, string, string | null]> = [];
+  /** Entries with seq <= this were "pruned" (a reader behind it gets `reset`). */
+  prunedThrough = 0;
   /** Bumped on every mapping change (the availability `version`). */
   version = 1;
   /** When true, the snapshot endpoint answers 503 (an unreachable catalogue, for failure tests). */
@@ -50,6 +56,7 @@ export class FakePeers {
     this.songs.delete(itemId);
     for (const s of this.servers.values()) {
       const p = s.tracks.get(itemId);
+      if (p !== undefined) this.logChange(s.id, p, null);
       if (p !== undefined && s.reverse.get(p) === itemId) s.reverse.delete(p);
       s.tracks.delete(itemId);
       s.artistIds.delete(itemId);
@@ -68,7 +75,13 @@ export class FakePeers {
   map(serverId: string, itemId: string, providerId: string, artistId?: string): void {
     const s = this.servers.get(serverId);
     if (!s) throw new Error(`unknown server ${serverId}`);
+    const old = s.tracks.get(itemId);
+    if (old !== undefined && old !== providerId) {
+      this.logChange(serverId, old, null);
+      if (s.reverse.get(old) === itemId) s.reverse.delete(old);
+    }
     s.tracks.set(itemId, providerId);
+    this.logChange(serverId, providerId, itemId);
     if (!s.reverse.has(providerId)) s.reverse.set(providerId, itemId);
     if (artistId) s.artistIds.set(itemId, artistId);
     this.version++;
@@ -78,10 +91,27 @@ export class FakePeers {
     const s = this.servers.get(serverId);
     const p = s?.tracks.get(itemId);
     if (s && p !== undefined) {
+      this.logChange(serverId, p, null);
       s.tracks.delete(itemId);
       if (s.reverse.get(p) === itemId) s.reverse.delete(p);
     }
     this.version++;
+  }
+
+  /** Highest log position. */
+  get seq(): number {
+    return this.log.length ? this.log[this.log.length - 1]![0] : this.prunedThrough;
+  }
+
+  private logChange(serverId: string, providerId: string, itemId: string | null): void {
+    this.log.push([this.seq + 1, serverId, providerId, itemId]);
+  }
+
+  /** Every current mapping [serverId, providerId, itemId] in key order (what /internal/mappings/rows pages). */
+  mappingRows(): Array<[string, string, string]> {
+    const rows: Array<[string, string, string]> = [];
+    for (const s of this.servers.values()) for (const [itemId, p] of s.tracks) if (this.songs.has(itemId)) rows.push([s.id, p, itemId]);
+    return rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
   }
 
   /** Provider id of a canonical song on a server (throws when absent: test helper). */
@@ -123,6 +153,29 @@ export class FakePeers {
       const page = ids.slice(start, start + limit);
       const tracks: SnapshotTrack[] = page.map((id) => ({ ...this.songs.get(id)!, mappings: this.mappingsOf(id) }));
       res.json({ tracks, next: start + limit < ids.length ? page[page.length - 1]! : null });
+    });
+    let rowsCache: { seq: number; rows: Array<[string, string, string]> } | undefined;
+    app.get('/internal/mappings/rows', (req, res) => {
+      this.calls.mappingRows++;
+      const seq = this.seq;
+      if (req.query.after === undefined || rowsCache?.seq !== seq) rowsCache = { seq, rows: this.mappingRows() };
+      const rows = rowsCache.rows;
+      const start = req.query.after === undefined ? 0 : Number(req.query.after);
+      const limit = Math.min(20_000, Math.max(1, Number(req.query.limit ?? 20_000)));
+      const end = Math.min(rows.length, start + limit);
+      res.json({ seq, rows: rows.slice(start, end), next: end < rows.length ? String(end) : null });
+    });
+    app.get('/internal/mappings/changes', (req, res) => {
+      this.calls.mappingChanges++;
+      const after = Number(req.query.after ?? 0);
+      const limit = Math.min(20_000, Math.max(1, Number(req.query.limit ?? 20_000)));
+      if (after < this.prunedThrough) {
+        res.json({ reset: true, seq: after, more: false, changes: [] });
+        return;
+      }
+      const entries = this.log.filter((e) => e[0] > after);
+      const page = entries.slice(0, limit);
+      res.json({ reset: false, seq: page.length ? page[page.length - 1]![0] : after, more: entries.length > limit, changes: page });
     });
     app.get('/internal/availability/:serverId/version', (req, res) => {
       this.calls.availabilityVersion++;

@@ -7,9 +7,10 @@ import type { RepointService } from '../domain/repoint.service';
  * `catalogue.ids.relabelled.v1` (the catalogue relabelled canonical ids to a new scheme version): the
  * index's stored ids are repointed in place from `GET /internal/ids/relabel-map` (no vectors moved, no
  * re-clustering). When that is impossible (the relabel merged songs, or the rewrite failed) a rebuild
- * from the relabelled snapshot is requested instead.
+ * from the relabelled snapshot is requested instead. Competing consumers: one replica rewrites the stored
+ * ids, then announces it so every other replica reloads.
  */
-export function consumeRelabels(bus: Bus, rebuild: RebuildService, repoint: RepointService): Promise<ConsumerHandle> {
+export function consumeRelabels(bus: Bus, rebuild: RebuildService, repoint: RepointService, announceRepointed?: () => Promise<void>): Promise<ConsumerHandle> {
   return bus.consume({
     queue: 'index.ids-relabelled',
     bindings: [RoutingKeys.idsRelabelled],
@@ -18,6 +19,8 @@ export function consumeRelabels(bus: Bus, rebuild: RebuildService, repoint: Repo
     handler: async (event) => {
       if (event.relabelled + event.merged + event.unsignable === 0) return;
       const result = await repoint.repoint(event.toVersion);
+      // Other replicas reload the repointed generation (index.rebuild.completed.v1 with repointed: true).
+      if (result.outcome === 'repointed' && result.renamed > 0) await announceRepointed?.();
       if (result.outcome === 'rebuild') rebuild.request(`catalogue ids relabelled to scheme version ${event.toVersion} (${result.reason ?? 'not repointable'})`);
     },
   });

@@ -2,6 +2,7 @@ import { ArtistModel } from './artist-model';
 import { IdTableBuilder } from './ivf/id-table';
 import { DEFAULT_DIM } from './ivf/ivf-build';
 import { DEFAULT_NPROBE, IvfIndex } from './ivf/ivf-index';
+import { GenerationMaps } from './maps/generation-maps';
 import type { PcaBasis } from './projection';
 
 /**
@@ -83,6 +84,8 @@ export interface Generation {
   /** Map coordinates, 2 floats per row. */
   readonly coords: Float32Array;
   readonly builtAt: Date | null;
+  /** Provider <-> canonical maps and availability per server over this generation's rows (kept current from the catalogue's mapping log). */
+  readonly maps: GenerationMaps;
 }
 
 /** The generation served before any build exists: an empty index (built synchronously). */
@@ -99,7 +102,7 @@ export function emptyGeneration(dim = DEFAULT_DIM): Generation {
     slotOfRow: new Int32Array(0),
     ids: new IdTableBuilder(16).finish(0),
   });
-  return { generation: 0, index, artists: ArtistModel.empty(dim, 0), links: new ArtistLinks(), pca: undefined, coords: new Float32Array(0), builtAt: null };
+  return { generation: 0, index, artists: ArtistModel.empty(dim, 0), links: new ArtistLinks(), pca: undefined, coords: new Float32Array(0), builtAt: null, maps: new GenerationMaps(index) };
 }
 
 /**

@@ -1,22 +1,16 @@
 import type { SnapshotTrack } from '@polyphony/contracts';
 import type { Generation } from './generation';
+import type { MappingSource } from './maps/generation-maps';
 import type { MediaServerClient, ServerConnection, ServerType } from '@polyphony/media-servers';
 
 /**
  * What the index needs from the catalogue-identity service (its internal API,
- * shared/contracts/src/catalogue.ts). Every call is one HTTP round trip; callers batch ids per request.
+ * shared/contracts/src/catalogue.ts). Every call is one HTTP round trip. Track id translation and
+ * availability are not here: they come from the mapping rows and log (`MappingSource`) into memory.
  */
-export interface CataloguePort {
+export interface CataloguePort extends MappingSource {
   /** One keyset page of the catalogue snapshot (`after` = last item id of the previous page, null first). */
   snapshotPage(after: string | null, limit: number): Promise<{ tracks: SnapshotTrack[]; next: string | null }>;
-  /** Canonical ids mapped on the server, with the catalogue's change counter. */
-  availability(serverId: string): Promise<{ version: number; itemIds: string[] }>;
-  /** Provider ids of the server -> canonical ids; canonical and unknown ids pass through (same order). */
-  resolveInput(serverId: string | undefined, ids: string[]): Promise<string[]>;
-  /** Canonical ids -> provider ids of the server; ids not on the server are absent. */
-  mapOutput(serverId: string, itemIds: string[]): Promise<Record<string, string>>;
-  /** The availability change counter alone (cheap revalidation of a cached mask). */
-  availabilityVersion(serverId: string): Promise<number>;
   /** A provider artist id of the server or an artist name -> the artist's name (unknown values come back as given). */
   resolveArtist(serverId: string, value: string): Promise<{ artistName: string; providerArtistId: string | null }>;
   /** Artist names -> provider artist ids of the server; names unknown there are absent. */

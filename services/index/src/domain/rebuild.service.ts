@@ -5,11 +5,11 @@ import type { CellRecord, GenerationRepository } from '../store/generation.repos
 import type { TrackRepository } from '../store/track.repository';
 import { VECTOR_DIM } from '../store/track.repository';
 import { ArtistModel } from './artist-model';
-import type { AvailabilityCache } from './availability';
 import { ArtistLinkCounter, ArtistLinks, type Generation, type IndexState } from './generation';
 import { CooperativeScheduler } from './ivf/cooperative';
 import { buildIvfIndex, type VectorBatch } from './ivf/ivf-build';
 import { IvfIndex } from './ivf/ivf-index';
+import type { MapFollower } from './maps/generation-maps';
 import type { CataloguePort } from './ports';
 import { decodeBasis, encodeBasis, fitPca, projectAll } from './projection';
 import { artistKey } from './text';
@@ -74,7 +74,7 @@ export class RebuildService {
     private readonly tracks: TrackRepository,
     private readonly generations: GenerationRepository,
     private readonly state: IndexState,
-    private readonly availability: AvailabilityCache,
+    private readonly maps: MapFollower,
     private readonly bus: Bus,
     private readonly logger: Logger,
     options: RebuildOptions = {},
@@ -140,6 +140,7 @@ export class RebuildService {
     const live = await this.generations.live();
     if (!live || live.dim === null || live.itemCount === null || live.centroids === null) return { loaded: false, interrupted: interrupted.length };
     const t0 = performance.now();
+    let restored: Omit<Generation, 'maps'>;
     try {
       const index = await IvfIndex.restore({ dim: live.dim, count: live.itemCount, centroids: live.centroids, cells: this.generations.cells(live.generation), generation: live.generation });
       const pca = live.pca ? decodeBasis(live.pca) : undefined;
@@ -148,15 +149,28 @@ export class RebuildService {
       const artists = ArtistModel.fromRecords(live.dim, index.size, await this.generations.artists(live.generation));
       const links = new ArtistLinks();
       for (const l of await this.generations.links(live.generation)) links.set(l.serverId, l.key, l.providerId);
-      const gen: Generation = { generation: live.generation, index, artists, links, pca, coords, builtAt: live.finishedAt ?? live.createdAt };
-      this.state.swap(gen);
-      this.availability.retain(gen);
-      this.logger.info('index generation loaded', { generation: live.generation, items: index.size, nlist: index.nlist, artists: artists.count, ms: Math.round(performance.now() - t0) });
-      return { loaded: true, interrupted: interrupted.length };
+      restored = { generation: live.generation, index, artists, links, pca, coords, builtAt: live.finishedAt ?? live.createdAt };
     } catch (err) {
       this.logger.error('stored index generation could not be loaded', { generation: live.generation, err: (err as Error).message });
       return { loaded: false, interrupted: interrupted.length };
     }
+    // The maps are loaded and caught up before the swap: the generation is never served with older maps.
+    // A catalogue that stays unreachable fails the start (the replica never becomes ready).
+    const tMaps = performance.now();
+    const maps = await this.maps.load(restored.index);
+    const gen: Generation = { ...restored, maps };
+    this.state.swap(gen);
+    void this.maps.catchUp(maps).catch(() => undefined);
+    this.logger.info('index generation loaded', {
+      generation: live.generation,
+      items: gen.index.size,
+      nlist: gen.index.nlist,
+      artists: gen.artists.count,
+      ms: Math.round(performance.now() - t0),
+      mapsMs: Math.round(performance.now() - tMaps),
+      mapSeq: maps.seq,
+    });
+    return { loaded: true, interrupted: interrupted.length };
   }
 
   private newJob(reason: string, requesterTaskId?: string): Job {
@@ -314,10 +328,13 @@ export class RebuildService {
     // 4. activation
     await this.publishTask(job, 'RUNNING', 95, 'activating the new generation');
     if (signal.aborted) throw new Error('index build aborted');
+    const maps = await this.maps.load(index);
+    if (signal.aborted) throw new Error('index build aborted');
     const deleted = await this.generations.activate(generation);
-    const gen: Generation = { generation, index, artists, links: artistLinks, pca, coords, builtAt: new Date() };
+    const gen: Generation = { generation, index, artists, links: artistLinks, pca, coords, builtAt: new Date(), maps };
     this.state.swap(gen);
-    this.availability.retain(gen);
+    // Changes logged while the activation committed.
+    void this.maps.catchUp(maps).catch(() => undefined);
     const tEnd = performance.now();
     this.logger.info('index generation live', { generation, items: index.size, nlist: index.nlist, artists: artists.count, deletedTracks: deleted, ms: Math.round(tEnd - t0) });
     return {

@@ -1,18 +1,10 @@
 import type { TrackRowDto } from '@polyphony/contracts';
-import { UpstreamUnavailableError } from '@polyphony/platform';
 import type { TrackMeta, TrackRepository } from '../store/track.repository';
-import type { AvailabilityCache } from './availability';
 import type { Generation } from './generation';
 import type { AvailabilityMask } from './ivf/availability-mask';
-import type { CataloguePort } from './ports';
-
-/** Largest id list per catalogue call (the contract's `.max(50_000)`). */
-export const MAX_IDS_PER_CALL = 50_000;
 
 /** Shared collaborators of every request scope. */
 export interface ScopeDeps {
-  catalogue: CataloguePort;
-  availability: AvailabilityCache;
   tracks: TrackRepository;
 }
 
@@ -25,17 +17,19 @@ export interface RankedRow {
 /**
  * One request's view of the index (spec "Selecting a server at runtime" 5-7): the generation snapshot
  * taken when the request started, the selected server (resolved by the gateway; undefined when no server
- * is configured), its availability mask, and the two id translations, each one batched catalogue call:
+ * is configured), its availability mask, and the two id translations, all answered from the generation's
+ * in-memory maps (`gen.maps`, kept current from the catalogue's mapping log; issue 19), so a request makes
+ * no call to the catalogue:
  *  input  provider id of the server -> canonical id (canonical and unknown ids pass through);
  *  output canonical id -> provider id of the server (absent = not on the server: the row is dropped).
- * Output never contains a canonical id or another server's id: rows are emitted only under the id
- * the catalogue returned for this server.
+ * Output never contains a canonical id or another server's id: rows are emitted only under the id the
+ * maps hold for this server. The one remaining I/O is the display metadata of the result rows: one
+ * batched query per request (`describe`).
  */
 export class RequestScope {
-  private maskPromise?: Promise<AvailabilityMask>;
-  /** Per-request caches filled by `describe` (null = known to be absent). */
+  /** Per-request cache filled by `describe` (null = known to be absent). */
   private readonly metaCache = new Map<string, TrackMeta | null>();
-  private readonly mapCache = new Map<string, string | null>();
+  private maskSnapshot?: AvailabilityMask;
 
   constructor(
     readonly gen: Generation,
@@ -43,48 +37,47 @@ export class RequestScope {
     private readonly deps: ScopeDeps,
   ) {}
 
-  /** The selected server's availability mask over this generation (loaded once per request). */
+  /**
+   * The selected server's availability mask over this generation, taken once per request (a mapping
+   * change during the request does not change the rows it ranks over). Async for the callers' convenience.
+   */
   mask(): Promise<AvailabilityMask> {
-    this.maskPromise ??= this.deps.availability.maskFor(this.serverId, this.gen);
-    return this.maskPromise;
+    return Promise.resolve(this.maskNow());
   }
 
-  /** Canonical ids of the given input ids (same order), one catalogue call. */
+  /** Synchronous form of `mask`. */
+  maskNow(): AvailabilityMask {
+    this.maskSnapshot ??= this.gen.maps.mask(this.serverId);
+    return this.maskSnapshot;
+  }
+
+  /** Canonical ids of the given input ids (same order): provider ids of the server are translated, others pass through. */
   async resolveInput(ids: readonly string[]): Promise<string[]> {
-    const out: string[] = [];
-    for (let i = 0; i < ids.length; i += MAX_IDS_PER_CALL) {
-      const chunk = ids.slice(i, i + MAX_IDS_PER_CALL);
-      const resolved = await this.deps.catalogue.resolveInput(this.serverId, chunk);
-      if (resolved.length !== chunk.length) throw new UpstreamUnavailableError(`resolve-input answered ${resolved.length} ids for ${chunk.length}`, 502);
-      out.push(...resolved);
-    }
-    return out;
+    return ids.map((id) => {
+      const row = this.gen.maps.rowOfProvider(this.serverId, id);
+      return row >= 0 ? this.gen.index.idOf(row) : id;
+    });
   }
 
-  /** Rows of the given input ids in this generation (-1 when unknown), via resolveInput. */
+  /** Rows of the given input ids in this generation (-1 when unknown). */
   async rowsOfInput(ids: readonly string[]): Promise<number[]> {
-    const canonical = await this.resolveInput(ids);
-    return canonical.map((id) => this.gen.index.rowOf(id));
+    return ids.map((id) => {
+      const row = this.gen.maps.rowOfProvider(this.serverId, id);
+      return row >= 0 ? row : this.gen.index.rowOf(id);
+    });
   }
 
   /** Provider ids on the selected server of the given canonical ids; absent = not available there. */
   async mapOutput(canonicalIds: readonly string[]): Promise<Map<string, string>> {
-    if (this.serverId === undefined || canonicalIds.length === 0) return new Map();
-    const unique = [...new Set(canonicalIds)];
     const out = new Map<string, string>();
-    // The internal API takes at most MAX_IDS_PER_CALL ids per call.
-    for (let i = 0; i < unique.length; i += MAX_IDS_PER_CALL) {
-      const chunk = unique.slice(i, i + MAX_IDS_PER_CALL);
-      const map = await this.deps.catalogue.mapOutput(this.serverId, chunk);
-      for (const id of chunk) {
-        const p = map[id];
-        if (typeof p === 'string' && p.length > 0) out.set(id, p);
-      }
+    for (const id of canonicalIds) {
+      const p = this.providerOf(id);
+      if (p !== undefined) out.set(id, p);
     }
     return out;
   }
 
-  /** Display metadata of canonical ids. */
+  /** Display metadata of canonical ids (one query). */
   metadata(canonicalIds: readonly string[]): Promise<Map<string, TrackMeta>> {
     return this.deps.tracks.metadata(canonicalIds);
   }
@@ -94,20 +87,12 @@ export class RequestScope {
     return this.gen.index.idOf(row);
   }
 
-  /**
-   * Fetches, for the ids not seen yet in this request, their metadata (database) and their provider ids
-   * on the selected server (catalogue) concurrently, and keeps both for the rest of the request, so a
-   * request costs one metadata query and one output-mapping call per batch of new candidates.
-   */
+  /** Fetches the metadata of the ids not seen yet in this request (one batched query) and keeps it for the request. */
   async describe(canonicalIds: readonly string[]): Promise<void> {
     const needMeta = [...new Set(canonicalIds.filter((id) => !this.metaCache.has(id)))];
-    const needMap = [...new Set(canonicalIds.filter((id) => !this.mapCache.has(id)))];
-    const [meta, mapped] = await Promise.all([
-      needMeta.length ? this.metadata(needMeta) : Promise.resolve(new Map<string, TrackMeta>()),
-      needMap.length ? this.mapOutput(needMap) : Promise.resolve(new Map<string, string>()),
-    ]);
+    if (needMeta.length === 0) return;
+    const meta = await this.metadata(needMeta);
     for (const id of needMeta) this.metaCache.set(id, meta.get(id) ?? null);
-    for (const id of needMap) this.mapCache.set(id, mapped.get(id) ?? null);
   }
 
   /** Metadata of an id fetched by `describe` (undefined when unknown or not fetched). */
@@ -115,9 +100,10 @@ export class RequestScope {
     return this.metaCache.get(canonicalId) ?? undefined;
   }
 
-  /** Provider id on the selected server of an id fetched by `describe` (undefined when not on it or not fetched). */
+  /** Provider id on the selected server of a canonical id (undefined when not on it or not in the generation). */
   providerOf(canonicalId: string): string | undefined {
-    return this.mapCache.get(canonicalId) ?? undefined;
+    const row = this.gen.index.rowOf(canonicalId);
+    return row < 0 ? undefined : this.gen.maps.providerOf(this.serverId, row);
   }
 
   /**
@@ -128,14 +114,14 @@ export class RequestScope {
     return (await this.presentRanked(ranked)).map((p) => p.dto);
   }
 
-  /** Like `present`, keeping each surviving row's index row next to its DTO. At most one metadata and one mapping call. */
+  /** Like `present`, keeping each surviving row's index row next to its DTO. At most one metadata query. */
   async presentRanked(ranked: readonly RankedRow[]): Promise<Array<{ row: number; dto: TrackRowDto }>> {
     const ids = ranked.map((r) => this.idOf(r.row));
     await this.describe(ids);
     const out: Array<{ row: number; dto: TrackRowDto }> = [];
     ranked.forEach((r, i) => {
       const id = ids[i]!;
-      const provider = this.providerOf(id);
+      const provider = this.gen.maps.providerOf(this.serverId, r.row);
       const m = this.metaOf(id);
       if (!provider || !m) return;
       out.push({ row: r.row, dto: toRow(provider, m, r.distance) });

@@ -235,6 +235,10 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
         built_at: gen.builtAt ? gen.builtAt.toISOString() : null,
         building: d.rebuild.busy,
         task_id: d.rebuild.runningTaskId ?? null,
+        // Mapping-log position applied to the live generation's maps and when it was last at the catalogue's head.
+        map_seq: gen.maps.seq,
+        maps_current_at: gen.maps.currentAt ? new Date(gen.maps.currentAt).toISOString() : null,
+        servers: gen.maps.summary().map((s) => ({ server_id: s.serverId, available: s.available, mappings: s.mappings })),
       });
     }),
   );

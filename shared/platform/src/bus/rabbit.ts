@@ -468,17 +468,18 @@ export class RabbitBus implements Bus {
   }
 
   /** Declares exchanges, `<queue>`, `<queue>.retry`, `<queue>.dlq` and the bindings (idempotent). */
-  async declareTopology(ch: Channel, queue: string, bindings: readonly string[]): Promise<void> {
+  async declareTopology(ch: Channel, queue: string, bindings: readonly string[], expiresMs?: number): Promise<void> {
     await this.declareExchanges(ch);
-    await ch.assertQueue(`${queue}.dlq`, { durable: true });
+    const expires = expiresMs === undefined ? {} : { 'x-expires': expiresMs };
+    await ch.assertQueue(`${queue}.dlq`, { durable: true, arguments: { ...expires } });
     await ch.bindQueue(`${queue}.dlq`, this.deadLetterExchange, queue);
     await ch.assertQueue(`${queue}.retry`, {
       durable: true,
-      arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue },
+      arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue, ...expires },
     });
     await ch.assertQueue(queue, {
       durable: true,
-      arguments: { 'x-dead-letter-exchange': this.deadLetterExchange, 'x-dead-letter-routing-key': queue },
+      arguments: { 'x-dead-letter-exchange': this.deadLetterExchange, 'x-dead-letter-routing-key': queue, ...expires },
     });
     for (const b of bindings) await ch.bindQueue(queue, this.exchange, b);
   }
@@ -546,7 +547,7 @@ class RabbitConsumer {
       }
     });
     try {
-      await this.bus.declareTopology(ch, this.queue, this.options.bindings);
+      await this.bus.declareTopology(ch, this.queue, this.options.bindings, this.options.expiresMs);
       await ch.prefetch(this.retry.prefetch, false);
       if (this.stopped) throw new BusClosedError('consumer stopped');
       this.channel = ch;

@@ -41,6 +41,12 @@ export interface ConsumeOptions<T> {
   prefetch?: number;
   /** Attempts before a failing message goes to the dead-letter queue (default 5). */
   maxAttempts?: number;
+  /**
+   * A per-process queue (e.g. one per index replica): the broker deletes it, with its retry and
+   * dead-letter companions, this many ms after its last consumer went away (RabbitMQ `x-expires`).
+   * Undefined = a lasting work queue. The in-process bus keeps queues for the bus object's life anyway.
+   */
+  expiresMs?: number;
   handler: (payload: T, ctx: MessageContext) => Promise<void>;
 }
 
