@@ -35,7 +35,11 @@ const Env = z.object({
   REGISTRY_URL: z.string().url().default('http://registry:8080'),
   CATALOGUE_URL: z.string().url().default('http://catalogue-identity:8080'),
   ANALYSIS_URL: z.string().url().default('http://analysis-worker:8080'),
-  INDEX_URL: z.string().url().default('http://index:8080'),
+  /** One URL, or several comma-separated replicas (balanced over the ready ones, with failover; proxy/upstream-pool.ts). */
+  INDEX_URL: z
+    .string()
+    .refine((v) => v.split(',').every((u) => u.trim() === '' || URL.canParse(u.trim())) && v.split(',').some((u) => u.trim() !== ''), 'a URL or a comma-separated list of URLs')
+    .default('http://index:8080'),
   PLAYLIST_URL: z.string().url().default('http://playlist:8080'),
 });
 

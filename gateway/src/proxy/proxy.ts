@@ -5,6 +5,16 @@ import { IDENTITY_HEADER, REQUEST_ID_HEADER, SIGNATURE_HEADER, signIdentity, typ
 import type { GatewayConfig, ServiceName } from '../config';
 import { needsServerResolution, serviceFor } from './routes';
 import type { ServerResolver } from './server-resolver';
+import { UpstreamPool, isConnectionFailure } from './upstream-pool';
+
+/** Per-request proxy state: replicas already tried (a pooled service retries on another replica). */
+interface Attempt {
+  service: ServiceName;
+  tried: Set<string>;
+  target?: string;
+}
+const ATTEMPT = Symbol('upstream-attempt');
+type WithAttempt = import('express').Request & { [ATTEMPT]?: Attempt };
 
 /**
  * Forwards /api and /external requests to their owning service with http-proxy-middleware.
@@ -13,6 +23,26 @@ import type { ServerResolver } from './server-resolver';
  */
 export function proxyDispatcher(config: GatewayConfig, targets: () => Record<ServiceName, string>, resolver: ServerResolver, logger: Logger): RequestHandler {
   const proxies = new Map<ServiceName, RequestHandler>();
+  // A service URL with commas is a list of replicas (e.g. INDEX_URL for several index replicas).
+  const pools = new Map<string, UpstreamPool>();
+  const poolFor = (service: ServiceName): UpstreamPool | undefined => {
+    const value = targets()[service];
+    if (!value.includes(',')) return undefined;
+    let pool = pools.get(value);
+    if (!pool) {
+      pool = new UpstreamPool(UpstreamPool.parse(value), logger.child({ component: 'UpstreamPool', service }));
+      pool.start();
+      pools.set(value, pool);
+    }
+    return pool;
+  };
+  const targetOf = (service: ServiceName, req: WithAttempt): string => {
+    const pool = poolFor(service);
+    if (!pool) return targets()[service];
+    const attempt = (req[ATTEMPT] ??= { service, tried: new Set() });
+    attempt.target = pool.pick(attempt.tried) ?? pool.urls[0]!;
+    return attempt.target;
+  };
   // Keep-alive to the services: without an agent http-proxy opens (and closes) a connection per request.
   // An idle socket is dropped after 4 s, before the services' 5 s keep-alive timeout (Node's default)
   // closes it from their side: reusing a socket the server is closing fails with "socket hang up"
@@ -22,8 +52,8 @@ export function proxyDispatcher(config: GatewayConfig, targets: () => Record<Ser
     let p = proxies.get(service);
     if (!p) {
       p = createProxyMiddleware({
-        router: () => targets()[service],
-        target: targets()[service],
+        router: (req) => targetOf(service, req as WithAttempt),
+        target: UpstreamPool.parse(targets()[service])[0],
         changeOrigin: true,
         agent,
         proxyTimeout: 10 * 60_000,
@@ -39,11 +69,24 @@ export function proxyDispatcher(config: GatewayConfig, targets: () => Record<Ser
             fixRequestBody(proxyReq, r);
           },
           error: (err, req, res) => {
-            const r = req as import('express').Request;
+            const r = req as WithAttempt;
             if (r.socket?.destroyed || (res as import('http').ServerResponse).destroyed) {
               // The caller went away (client abort): not a service failure.
               logger.debug('client aborted a proxied request', { service, err: (err as Error).message });
               return;
+            }
+            // A replica of a pooled service that refused or dropped the connection: mark it down and send the
+            // request to the next replica (queries are read-only; the body is re-sent from req.body).
+            const attempt = r[ATTEMPT];
+            const pool = poolFor(service);
+            const out0 = res as import('http').ServerResponse;
+            if (pool && attempt?.target && !out0.headersSent && isConnectionFailure(err)) {
+              pool.markDown(attempt.target);
+              attempt.tried.add(attempt.target);
+              if (attempt.tried.size < pool.size) {
+                proxyFor(service)(r, res as import('express').Response, () => undefined);
+                return;
+              }
             }
             logger.error('upstream unavailable', { service, err: (err as Error).message });
             const out = res as import('http').ServerResponse;
