@@ -23,11 +23,13 @@ type WithAttempt = import('express').Request & { [ATTEMPT]?: Attempt };
  */
 export function proxyDispatcher(config: GatewayConfig, targets: () => Record<ServiceName, string>, resolver: ServerResolver, logger: Logger): RequestHandler {
   const proxies = new Map<ServiceName, RequestHandler>();
-  // A service URL with commas is a list of replicas (e.g. INDEX_URL for several index replicas).
+  // A service URL with commas is a list of replicas (e.g. INDEX_URL for several index replicas). The index
+  // always gets a pool, so even behind one Kubernetes Service URL a request whose connection was refused or
+  // reset (a pod stopping) is sent once more on a fresh connection, which the Service routes to a ready pod.
   const pools = new Map<string, UpstreamPool>();
   const poolFor = (service: ServiceName): UpstreamPool | undefined => {
     const value = targets()[service];
-    if (!value.includes(',')) return undefined;
+    if (!value.includes(',') && service !== 'index') return undefined;
     let pool = pools.get(value);
     if (!pool) {
       pool = new UpstreamPool(UpstreamPool.parse(value), logger.child({ component: 'UpstreamPool', service }));
@@ -83,7 +85,7 @@ export function proxyDispatcher(config: GatewayConfig, targets: () => Record<Ser
             if (pool && attempt?.target && !out0.headersSent && isConnectionFailure(err)) {
               pool.markDown(attempt.target);
               attempt.tried.add(attempt.target);
-              if (attempt.tried.size < pool.size) {
+              if (attempt.tried.size < Math.max(2, pool.size)) {
                 proxyFor(service)(r, res as import('express').Response, () => undefined);
                 return;
               }
