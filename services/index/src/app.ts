@@ -153,7 +153,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
             if (event.generation === state.current().generation && !event.repointed) return;
             if (rebuild.busy && event.generation <= state.current().generation) return;
             log.info('generation published by another replica; loading it', { generation: event.generation, serving: state.current().generation });
-            await rebuild.loadLive();
+            await rebuild.loadLive({ markInterrupted: false });
           },
           serverChanged: (serverId) => servers.invalidate(serverId),
         },

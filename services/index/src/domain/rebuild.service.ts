@@ -134,8 +134,9 @@ export class RebuildService {
    * treated as absent.
    * @returns whether a generation was loaded and how many interrupted builds were found
    */
-  async loadLive(): Promise<{ loaded: boolean; interrupted: number }> {
-    const interrupted = await this.generations.failInterrupted();
+  async loadLive(options: { markInterrupted?: boolean } = {}): Promise<{ loaded: boolean; interrupted: number }> {
+    // A replica loading a generation another replica published must not fail that replica's running build.
+    const interrupted = options.markInterrupted === false ? [] : await this.generations.failInterrupted();
     if (interrupted.length) this.logger.warn('index builds were interrupted by a restart', { generations: interrupted });
     const live = await this.generations.live();
     if (!live || live.dim === null || live.itemCount === null || live.centroids === null) return { loaded: false, interrupted: interrupted.length };
