@@ -1,4 +1,4 @@
-import { MappingLookupResponse, ResolveIdentityResponse, type ResolveIdentityRequest } from '@polyphony/contracts';
+import { LyricsPendingPage, MappingLookupResponse, ResolveIdentityResponse, type ResolveIdentityRequest } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
 import { consumeCancelRequests } from './bus/cancel.consumer';
@@ -7,6 +7,7 @@ import type { AnalysisConfig } from './config';
 import { AnalysisRunService, type AnalysisRunOptions } from './domain/analysis-run.service';
 import { DefaultEmbedder } from './domain/audio/embedder';
 import type { CataloguePort, MediaClientFactory, RegistryPort, ServerInfo } from './domain/ports';
+import { LyricsBackfillService } from './domain/lyrics-backfill.service';
 import { TrackProcessor } from './domain/track-processor';
 import { analysisRoutes } from './http/analysis.routes';
 import { analysisMigrations } from './store/migrations';
@@ -40,14 +41,18 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     async resolve(request: ResolveIdentityRequest) {
       return ResolveIdentityResponse.parse(await catalogueClient.post('/internal/identity/resolve', request));
     },
-    async storeLyrics(itemId, lyrics) {
-      await catalogueClient.post(`/internal/tracks/${encodeURIComponent(itemId)}/lyrics`, { lyrics });
+    async storeLyrics(itemId, outcome) {
+      await catalogueClient.request('PUT', `/internal/tracks/${encodeURIComponent(itemId)}/lyrics`, outcome);
+    },
+    async pendingLyrics(after, limit) {
+      return LyricsPendingPage.parse(await catalogueClient.get('/internal/lyrics/pending', { after, limit }));
     },
   };
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const service = new AnalysisRunService(runs, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'AnalysisRunService' }), rt.metrics, deps.runOptions);
   const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, new DefaultEmbedder(), rt.logger.child({ component: 'TrackProcessor' }));
-  rt.app.use(analysisRoutes(service, runs));
+  const lyricsBackfill = new LyricsBackfillService(catalogue, registry, clientFactory, rt.bus, rt.logger.child({ component: 'LyricsBackfill' }));
+  rt.app.use(analysisRoutes(service, runs, lyricsBackfill));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];
@@ -59,7 +64,8 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
   });
   rt.onStop(async () => {
     for (const c of consumers) await c.stop();
+    await lyricsBackfill.stop();
   });
-  return { name: 'analysis-worker', runtime: rt, http: rt.app, service, processor, runs, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
+  return { name: 'analysis-worker', runtime: rt, http: rt.app, service, processor, runs, lyricsBackfill, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
 }
 export type AnalysisService = ReturnType<typeof buildAnalysis>;

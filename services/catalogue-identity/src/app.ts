@@ -9,6 +9,7 @@ import { cleaningRoutes } from './http/cleaning.routes';
 import { probeRoutes } from './http/probes.routes';
 import { CoverageRepository } from './store/coverage.repository';
 import { internalRoutes } from './http/internal.routes';
+import { lyricsRoutes } from './http/lyrics.routes';
 import { BatchRunner } from './service/batch-runner';
 import { CleaningExecutor } from './service/cleaning.service';
 import { IdentityService } from './service/identity.service';
@@ -22,6 +23,7 @@ import { ArtistRepository } from './store/artist.repository';
 import { BatchTaskRepository } from './store/batch-task.repository';
 import { IdentityStore } from './store/identity.store';
 import { MappingLogRepository } from './store/mapping-log.repository';
+import { LyricsRepository } from './store/lyrics.repository';
 import { MappingRepository } from './store/mapping.repository';
 import { catalogueMigrations } from './store/migrations';
 import { SweepStore } from './store/sweep.store';
@@ -98,6 +100,8 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   rt.app.use(internalRoutes({ identity, mappings, log: mappingLog, tracks, artists, settings, events, ds: rt.ds }));
   rt.app.use(cleaningRoutes(batch));
   rt.app.use(probeRoutes(new CoverageRepository(rt.ds)));
+  const lyrics = new LyricsRepository(rt.ds);
+  rt.app.use(lyricsRoutes(lyrics));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];
@@ -138,6 +142,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     /** The mapping change log (index replicas follow it). */
     mappingLog,
     tracks,
+    lyrics,
     settings,
     scheme,
     /** The batch lane (sweeps, alignments, cleanings). */

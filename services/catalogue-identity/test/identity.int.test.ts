@@ -410,11 +410,15 @@ describe('catalogue identity (PostgreSQL, HTTP API)', () => {
   describe('lyrics, durations, artists', () => {
     it('When lyrics are stored, then the track shows them; an unknown track is 404', async () => {
       const r = await resolve(resolveRequest('srv-ly', 'l-1', songEmbedding(700)));
-      await c.post(`/internal/tracks/${r.itemId}/lyrics`, { lyrics: 'la la la' }).expect(204);
+      await c.put(`/internal/tracks/${r.itemId}/lyrics`, { status: 'found', text: 'la la la', sourceServerId: 'srv-ly', sourceKind: 'navidrome' }).expect(204);
       expect((await c.get(`/internal/tracks/${r.itemId}?embedding=0`).expect(200)).body).toMatchObject({ lyrics: 'la la la' });
       expect((await c.get(`/internal/tracks/${r.itemId}?embedding=0`).expect(200)).body.embedding).toBeUndefined();
-      const missing = await c.post(`/internal/tracks/fp_4${'e'.repeat(50)}/lyrics`, { lyrics: 'x' }).expect(404);
+      const missing = await c.put(`/internal/tracks/fp_4${'e'.repeat(50)}/lyrics`, { status: 'found', text: 'x' }).expect(404);
       expect(missing.body.error.code).toBe('not_found');
+      // A later lookup replaces the earlier one; text without status found is refused.
+      await c.put(`/internal/tracks/${r.itemId}/lyrics`, { status: 'none' }).expect(204);
+      expect((await c.get(`/internal/tracks/${r.itemId}?embedding=0`).expect(200)).body.lyrics).toBeNull();
+      await c.put(`/internal/tracks/${r.itemId}/lyrics`, { status: 'none', text: 'x' }).expect(400);
     });
 
     it('When a listing is back-filled, then mapping durations are set and songs without a duration get one', async () => {

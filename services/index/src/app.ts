@@ -1,4 +1,4 @@
-import { ArtistMapOutputResponse, ArtistResolveResponse, PlaylistTracksResponse, RelabelMapPage, RoutingKeys, SnapshotPage, type IndexRebuilt } from '@polyphony/contracts';
+import { ArtistMapOutputResponse, ArtistResolveResponse, LyricsSimilarResponse, PlaylistTracksResponse, RelabelMapPage, RoutingKeys, SnapshotPage, type IndexRebuilt } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { AppError, ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
 import { consumeReplicaEvents, replicaQueueName } from './bus/replica.consumer';
@@ -25,6 +25,9 @@ import { InstantPlaylistService } from './domain/chat/instant-playlist.service';
 import { chatRoutesRouter } from './http/chat.routes';
 import { featureRoutes } from './http/features.routes';
 import { PgChatCatalog } from './store/chat.store';
+import { semanticRoutes } from './http/semantic.routes';
+import { SemanticService, type LyricsPort } from './domain/semantic/semantic.service';
+import { SemanticRepository } from './store/semantic.repository';
 import { GenerationRepository } from './store/generation.repository';
 import { indexMigrations } from './store/migrations';
 import { TrackRepository } from './store/track.repository';
@@ -43,6 +46,8 @@ export interface IndexDeps extends RuntimeDeps {
   rebuild?: RebuildOptions;
   /** Relabel-map pages (tests); defaults to the catalogue's GET /internal/ids/relabel-map. */
   relabelMap?: RelabelMapSource;
+  /** Lyrics similarity of SemGrove (default: the catalogue's POST /internal/lyrics/similar). */
+  lyrics?: LyricsPort;
   /** Request a build at start when the database holds no live generation (default true). */
   rebuildOnStart?: boolean;
 }
@@ -107,8 +112,15 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const artists = new ArtistService(catalogue, rt.logger.child({ component: 'ArtistService' }));
   const scopeDeps = { tracks };
   const clientFactory: MediaClientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
+  const lyrics: LyricsPort = deps.lyrics ?? {
+    async similar(itemId, serverId, limit) {
+      return LyricsSimilarResponse.parse(await catalogueClient.post('/internal/lyrics/similar', { itemId, serverId, limit }));
+    },
+  };
+  const semantic = new SemanticService(state, new SemanticRepository(rt.ds), lyrics, rt.logger.child({ component: 'SemanticService' }));
   const features = {
     state,
+    semantic,
     scopeDeps,
     similarity,
     alchemy: new AlchemyService(artists, playlists, seeds),
@@ -129,6 +141,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     rt.logger.child({ component: 'InstantPlaylist' }),
   );
   rt.app.use(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
+  rt.app.use(semanticRoutes(state, scopeDeps, semantic));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

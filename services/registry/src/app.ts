@@ -5,12 +5,14 @@ import { consumeTaskUpdates } from './bus/task-updated.consumer';
 import { GENERAL_CONFIG_KEYS, type RegistryConfig } from './config';
 import { ConfigService } from './domain/config.service';
 import { BackupService } from './domain/backup.service';
+import { DashboardService } from './domain/dashboard.service';
 import { PlexLinkService } from './domain/plex-link.service';
 import { ScheduleService } from './domain/schedule.service';
 import { SettingsService } from './domain/settings.service';
 import { ServerService, type ClientFactory } from './domain/server.service';
 import { opsRoutesRouter } from './http/ops.routes';
 import { probeRoutesRouter } from './http/probes.routes';
+import { dashboardRoutes } from './http/dashboard.routes';
 import { serverRoutes } from './http/servers.routes';
 import { taskRoutes } from './http/tasks.routes';
 import { BackupStore } from './store/backup.store';
@@ -66,6 +68,8 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   rt.app.use(probeRoutesRouter(servers, configService));
   rt.app.use(taskRoutes(tasks, rt.bus));
   rt.app.use(opsRoutesRouter(schedules, backups, new SettingsService(new PgSettingsStore(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }))));
+  const dashboard = new DashboardService(serverRepo, tasks, rt.client('catalogue', 15_000), rt.client('index', 15_000), rt.logger.child({ component: 'DashboardService' }));
+  rt.app.use(dashboardRoutes(dashboard));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

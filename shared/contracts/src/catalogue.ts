@@ -54,9 +54,6 @@ export const ResolveIdentityResponse = z.object({
 });
 export type ResolveIdentityResponse = z.infer<typeof ResolveIdentityResponse>;
 
-/** POST /internal/tracks/:itemId/lyrics: store lyrics of new content. */
-export const StoreLyricsRequest = z.object({ lyrics: z.string().max(200_000) });
-
 /** POST /internal/mappings/lookup: which of these provider ids already have a mapping on the server. */
 export const MappingLookupRequest = z.object({ serverId: z.string(), providerIds: z.array(z.string()).max(50_000) });
 export const MappingLookupResponse = z.object({ mapped: z.array(z.string()) });

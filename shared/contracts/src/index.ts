@@ -12,3 +12,4 @@ export * from './ops';
 export * from './settings';
 export * from './probes';
 export * from './chat';
+export * from './semantic';

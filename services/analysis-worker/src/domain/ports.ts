@@ -1,4 +1,4 @@
-import type { ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
+import type { LyricsPendingPage, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
 import type { MediaServerClient, ServerConnection, ServerType } from '@polyphony/media-servers';
 
 /** A configured media server as the registry reports it to internal callers (with credentials). */
@@ -22,7 +22,10 @@ export interface CataloguePort {
   /** Provider ids among `providerIds` that already have a mapping on the server. */
   mappedProviderIds(serverId: string, providerIds: string[]): Promise<Set<string>>;
   resolve(request: ResolveIdentityRequest): Promise<ResolveIdentityResponse>;
-  storeLyrics(itemId: string, lyrics: string): Promise<void>;
+  /** Stores the outcome of a lyrics lookup (PUT /internal/tracks/:itemId/lyrics). */
+  storeLyrics(itemId: string, outcome: PutLyricsRequest): Promise<void>;
+  /** Songs without a lyrics lookup yet (GET /internal/lyrics/pending), for the backfill. */
+  pendingLyrics(after: string | undefined, limit: number): Promise<LyricsPendingPage>;
 }
 
 export type MediaClientFactory = (conn: ServerConnection) => MediaServerClient;

@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { AnalysisTrackRequested } from '@polyphony/contracts';
+import type { AnalysisTrackRequested, ResolveIdentityRequest } from '@polyphony/contracts';
 import type { MediaServerClient } from '@polyphony/media-servers';
 import type { Logger } from '@polyphony/platform';
 import type { RunRepository, TrackOutcome } from '../store/run.repository';
 import { computeChromaprint } from './audio/chromaprint';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
 import { DefaultEmbedder, InsufficientAudioError } from './audio/embedder';
+import { fetchAndStoreLyrics, isInstrumental } from './lyrics';
 import type { CataloguePort, MediaClientFactory, RegistryPort } from './ports';
 
 /** Stable hash of the metadata that, when changed, lifts a file's exclusion (title, artist, album, duration, path). */
@@ -110,7 +111,7 @@ export class TrackProcessor {
       const t4 = performance.now();
       this.lastTimings = { downloadMs: t1 - t0, decodeMs: t2 - t1, embedMs: t3 - t2, fingerprintMs: t4 - t3 };
       const d = analysis.descriptors;
-      const resolved = await this.catalogue.resolve({
+      const request: ResolveIdentityRequest = {
         serverId,
         providerId: track.id,
         embedding: Array.from(analysis.embedding),
@@ -128,11 +129,9 @@ export class TrackProcessor {
           filePath: track.path,
         },
         descriptors: { tempo: d.tempoBpm ?? undefined, key: d.key, scale: d.scale, energy: d.energy },
-      });
-      if (resolved.outcome === 'new') {
-        const lyrics = await client.getLyrics(track.id).catch(() => undefined);
-        if (lyrics) await this.catalogue.storeLyrics(resolved.itemId, lyrics);
-      }
+      };
+      const resolved = await this.catalogue.resolve(request);
+      if (resolved.outcome === 'new') await fetchAndStoreLyrics(this.catalogue, client, serverId, track.id, resolved.itemId, isInstrumental(request.learned), this.logger, { artist: track.artist, title: track.title });
       return this.record(msg, { outcome: resolved.outcome === 'new' ? 'analyzed' : 'mapped_existing', itemId: resolved.itemId });
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -2,14 +2,18 @@ import { Router } from 'express';
 import { z } from '@polyphony/contracts';
 import { asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import type { AnalysisRunService } from '../domain/analysis-run.service';
+import type { LyricsBackfillService } from '../domain/lyrics-backfill.service';
 import type { RunRepository } from '../store/run.repository';
 
 /**
  * POST /api/analysis/start (admin or bearer; JSON body, `{}` accepted; unknown fields such as the
  * reference's num_recent_albums are tolerated) -> 202 {task_id, task_type, status}; 409 while a
  * run is live. GET /api/analysis/exclusions lists files excluded as undecodable/unreadable.
+ * POST /api/analysis/lyrics_backfill (admin) -> 202 {task_id, task_type: 'lyrics_backfill', status: 'NEW'}:
+ * looks up lyrics of songs analyzed before lyrics were kept (resumable; progress on the task board);
+ * 409 while one runs.
  */
-export function analysisRoutes(service: AnalysisRunService, runs: RunRepository): Router {
+export function analysisRoutes(service: AnalysisRunService, runs: RunRepository, backfill?: LyricsBackfillService): Router {
   const r = Router();
   r.post(
     '/api/analysis/start',
@@ -20,6 +24,17 @@ export function analysisRoutes(service: AnalysisRunService, runs: RunRepository)
       res.status(202).json({ task_id: run.id, task_type: 'main_analysis', status: 'NEW' });
     }),
   );
+  if (backfill) {
+    r.post(
+      '/api/analysis/lyrics_backfill',
+      requireRole('admin'),
+      asyncRoute(async (req, res) => {
+        parseOrThrow(z.object({}).passthrough(), req.body ?? {}, 'lyrics backfill request');
+        const { taskId } = backfill.start();
+        res.status(202).json({ task_id: taskId, task_type: 'lyrics_backfill', status: 'NEW' });
+      }),
+    );
+  }
   r.get(
     '/api/analysis/exclusions',
     asyncRoute(async (req, res) => {

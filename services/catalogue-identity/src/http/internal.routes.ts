@@ -17,7 +17,6 @@ import {
   ResolveIdentityRequest,
   ResolveInputRequest,
   StoreLearnedFeaturesRequest,
-  StoreLyricsRequest,
   TrackLookupRequest,
   z,
 } from '@polyphony/contracts';
@@ -106,16 +105,6 @@ export function internalRoutes(d: InternalRouteDeps): Router {
     }),
   );
 
-  r.post(
-    '/internal/tracks/:itemId/lyrics',
-    admin,
-    asyncRoute(async (req, res) => {
-      const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
-      const body = parseOrThrow(StoreLyricsRequest, req.body, 'lyrics');
-      if (!(await d.tracks.setLyrics(itemId, body.lyrics))) throw new NotFoundError(`Track ${itemId} not found`);
-      res.status(204).end();
-    }),
-  );
 
   r.put(
     '/internal/tracks/:itemId/learned',

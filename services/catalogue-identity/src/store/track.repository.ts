@@ -1,6 +1,6 @@
 /**
  * Reads of score rows for other services: one track with its mappings, several at once, the keyset-paged
- * snapshot the index builds its projections from; and the lyrics write of new content.
+ * snapshot the index builds its projections from. Lyrics live in lyrics.repository.ts.
  */
 import type { DataSource } from 'typeorm';
 import type { LearnedFeatures, SnapshotTrack, TrackDetail, TrackMappingView } from '@polyphony/contracts';
@@ -75,7 +75,7 @@ export class TrackRepository {
   async findMany(itemIds: readonly string[], includeEmbedding = false): Promise<TrackDetail[]> {
     if (itemIds.length === 0) return [];
     const rows: ScoreRow[] = await this.ds.query(
-      `SELECT s.*, ${includeEmbedding ? 'e.vector' : 'NULL::bytea AS vector'}, ${MAPPINGS_JSON} AS mappings
+      `SELECT s.*, (SELECT l.body FROM catalogue.lyrics l WHERE l.item_id = s.item_id) AS lyrics, ${includeEmbedding ? 'e.vector' : 'NULL::bytea AS vector'}, ${MAPPINGS_JSON} AS mappings
          FROM catalogue.score s LEFT JOIN catalogue.embedding e ON e.item_id = s.item_id
         WHERE s.item_id = ANY($1::text[])`,
       [[...new Set(itemIds)]],
@@ -148,9 +148,4 @@ export class TrackRepository {
     return rows.length > 0;
   }
 
-  /** Stores the lyrics of a song. @returns false when the song does not exist. */
-  async setLyrics(itemId: string, lyrics: string): Promise<boolean> {
-    const rows = returnedRows(await this.ds.query(`UPDATE catalogue.score SET lyrics = $2, updated_at = now() WHERE item_id = $1 RETURNING 1`, [itemId, lyrics]));
-    return rows.length > 0;
-  }
 }

@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { featureRoutes as routes, parityRoutes, AlchemyBody, FingerprintParams } from '@polyphony/contracts';
+import { featureRoutes as routes, parityRoutes, AlchemyBody, FingerprintParams, MoodParam } from '@polyphony/contracts';
 import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import { ALCHEMY_DEFAULT_N, ALCHEMY_DEFAULT_SUBTRACT_DISTANCE, ALCHEMY_DEFAULT_TEMPERATURE, type AlchemyService } from '../domain/alchemy.service';
 import type { ArtistService } from '../domain/artist.service';
@@ -12,6 +12,7 @@ import type { NamedSeedSource, RegistryPort } from '../domain/ports';
 import type { RebuildService } from '../domain/rebuild.service';
 import { RequestScope, type ScopeDeps } from '../domain/scope';
 import type { SearchService } from '../domain/search.service';
+import type { SemanticService } from '../domain/semantic/semantic.service';
 import { DEFAULT_MAX_SONGS_PER_ARTIST, DEFAULT_PATH_STEPS, DEFAULT_SIMILAR_N, type SimilarityService } from '../domain/similarity.service';
 import type { SyncService } from '../domain/sync.service';
 
@@ -31,6 +32,8 @@ export interface FeatureRouteDeps {
   seeds: NamedSeedSource;
   rebuild: RebuildService;
   registry: RegistryPort;
+  /** Mood seeds (`similar_tracks?mood=`); absent in benchmarks that do not need them. */
+  semantic?: SemanticService;
 }
 
 /**
@@ -48,6 +51,12 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
     routes.similarTracks.path,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.similarTracks.query, req.query, 'query');
+      if (req.query.mood !== undefined && req.query.mood !== '' && d.semantic && !q.item_id && !q.title) {
+        // Mood seed: songs nearest to the mood centroid (unknown mood -> 400, no tags -> 503).
+        const mood = parseOrThrow(MoodParam, req.query.mood, 'mood');
+        res.status(200).json(await d.semantic.similarToMood(scopeOf(req), mood, q.n ?? DEFAULT_SIMILAR_N, q.max_songs_per_artist ?? DEFAULT_MAX_SONGS_PER_ARTIST));
+        return;
+      }
       const rows = await d.similarity.similarTracks(
         scopeOf(req),
         { itemId: q.item_id, title: q.title, artist: q.artist },

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SnapshotTrack } from '@polyphony/contracts';
+import { MSD_TAGS, MTT_TAGS, OTHER_FEATURE_LABELS, parseLabelScores, type LearnedFeatures, type SnapshotTrack } from '@polyphony/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
 import { foldText } from '../domain/text';
 import { bufferToF32 } from './codec';
@@ -49,6 +49,26 @@ export interface SearchHit {
   score: number;
 }
 
+/** Tag bytes per tagged song: MSD then MTT probabilities, round(p * 255) each (migration 1732810000001). */
+export const TAG_COUNT = MSD_TAGS.length + MTT_TAGS.length;
+
+/** base64 of the quantised tag bytes, or null when the song has no tags (MTT absent = zeros). */
+export function encodeTags(learned: LearnedFeatures | null | undefined): string | null {
+  if (!learned) return null;
+  const out = Buffer.alloc(TAG_COUNT);
+  const put = (values: readonly number[] | undefined, offset: number) => values?.forEach((p, i) => (out[offset + i] = Math.max(0, Math.min(255, Math.round(p * 255)))));
+  put(learned.tags.msd, 0);
+  put(learned.tags.mtt, MSD_TAGS.length);
+  return out.toString('base64');
+}
+
+/** `danceable,aggressive,happy,party,relaxed,sad` probabilities as a comma list (real[] text), or null without tags. */
+export function otherFeaturesOf(learned: LearnedFeatures | null | undefined): string | null {
+  if (!learned) return null;
+  const pairs = new Map(parseLabelScores(learned.otherFeatures) ?? []);
+  return OTHER_FEATURE_LABELS.map((l) => String(pairs.get(l) ?? 0)).join(',');
+}
+
 /** Dimension of the embeddings the index holds (the contract's 200-d MusiCNN vectors). */
 export const VECTOR_DIM = 200;
 
@@ -78,7 +98,7 @@ export class TrackRepository {
    * One INSERT ... SELECT FROM unnest(...) statement per call; the vectors go as one binary parameter.
    */
   async upsertSnapshot(tracks: SnapshotTrack[], build: number): Promise<{ written: number; skipped: string[] }> {
-    const cols: unknown[][] = Array.from({ length: 22 }, () => []);
+    const cols: unknown[][] = Array.from({ length: 24 }, () => []);
     const vectors: Buffer[] = [];
     const skipped: string[] = [];
     for (const t of tracks) {
@@ -127,6 +147,8 @@ export class TrackRepository {
         learned?.otherFeatures ?? null,
         learned?.tagsModel ?? null,
         t.hasLyrics ?? false,
+        encodeTags(t.learned),
+        otherFeaturesOf(t.learned),
       ];
       values.forEach((v, i) => cols[i]!.push(v));
     }
@@ -135,22 +157,24 @@ export class TrackRepository {
     const blob = Buffer.concat(vectors);
     await this.ds.query(
       `INSERT INTO ${T} (item_id, vector, embedder_version, title, artist, album, album_artist, year, rating, duration, tempo, key, scale, energy,
-                         title_n, artist_n, album_n, search_text, fp, mood_vector, other_features, tags_model, has_lyrics, seen_build, updated_at)
-       SELECT u.item_id, substring($23::bytea FROM ((u.ord - 1) * ${VECTOR_DIM * 4} + 1)::int FOR ${VECTOR_DIM * 4}), u.ev, u.title, u.artist, u.album, u.album_artist,
+                         title_n, artist_n, album_n, search_text, fp, mood_vector, other_features, tags_model, has_lyrics, tags, other_scores, seen_build, updated_at)
+       SELECT u.item_id, substring($25::bytea FROM ((u.ord - 1) * ${VECTOR_DIM * 4} + 1)::int FOR ${VECTOR_DIM * 4}), u.ev, u.title, u.artist, u.album, u.album_artist,
               u.year, u.rating, u.duration, u.tempo, u.key, u.scale, u.energy, u.title_n, u.artist_n, u.album_n, u.search_text, u.fp,
-              u.mood_vector, u.other_features, u.tags_model, u.has_lyrics, $24::bigint, now()
+              u.mood_vector, u.other_features, u.tags_model, u.has_lyrics,
+              CASE WHEN u.tags IS NULL THEN NULL ELSE decode(u.tags, 'base64') END,
+              CASE WHEN u.other IS NULL THEN NULL ELSE string_to_array(u.other, ',')::real[] END, $26::bigint, now()
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::real[], $9::float8[], $10::real[],
                      $11::text[], $12::text[], $13::real[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
-                     $19::text[], $20::text[], $21::text[], $22::boolean[])
+                     $19::text[], $20::text[], $21::text[], $22::boolean[], $23::text[], $24::text[])
               WITH ORDINALITY AS u(item_id, ev, title, artist, album, album_artist, year, rating, duration, tempo, key, scale, energy,
-                                   title_n, artist_n, album_n, search_text, fp, mood_vector, other_features, tags_model, has_lyrics, ord)
+                                   title_n, artist_n, album_n, search_text, fp, mood_vector, other_features, tags_model, has_lyrics, tags, other, ord)
        ON CONFLICT (item_id) DO UPDATE SET
          vector = EXCLUDED.vector, embedder_version = EXCLUDED.embedder_version, title = EXCLUDED.title, artist = EXCLUDED.artist,
          album = EXCLUDED.album, album_artist = EXCLUDED.album_artist, year = EXCLUDED.year, rating = EXCLUDED.rating,
          duration = EXCLUDED.duration, tempo = EXCLUDED.tempo, key = EXCLUDED.key, scale = EXCLUDED.scale, energy = EXCLUDED.energy,
          title_n = EXCLUDED.title_n, artist_n = EXCLUDED.artist_n, album_n = EXCLUDED.album_n, search_text = EXCLUDED.search_text,
          fp = EXCLUDED.fp, mood_vector = EXCLUDED.mood_vector, other_features = EXCLUDED.other_features, tags_model = EXCLUDED.tags_model,
-         has_lyrics = EXCLUDED.has_lyrics, seen_build = EXCLUDED.seen_build, updated_at = now()`,
+         has_lyrics = EXCLUDED.has_lyrics, tags = EXCLUDED.tags, other_scores = EXCLUDED.other_scores, seen_build = EXCLUDED.seen_build, updated_at = now()`,
       [...cols, blob, build],
     );
     return { written: cols[0]!.length, skipped };

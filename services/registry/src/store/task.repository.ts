@@ -79,6 +79,12 @@ export class TaskRepository {
     return rows[0] && toTask(rows[0]);
   }
 
+  /** The most recent task of every type (dashboard). */
+  async lastPerType(): Promise<TaskRecord[]> {
+    const rows: Row[] = await this.ds.query(`SELECT DISTINCT ON (type) * FROM registry.tasks ORDER BY type, created_at DESC`);
+    return rows.map(toTask);
+  }
+
   /** Shows a cancel at once; the owner's final snapshot (higher seq) follows when it has stopped. */
   async markRevoked(id: string): Promise<void> {
     await this.ds.query(`UPDATE registry.tasks SET state = 'REVOKED', message = 'Cancel requested', finished_at = now(), updated_at = now() WHERE id = $1 AND state IN ('NEW','RUNNING')`, [id]);

@@ -1,0 +1,84 @@
+/**
+ * Lyrics and content-count endpoints of the catalogue (the owner of the lyrics texts and of the mappings):
+ *
+ * - POST /api/lyrics/search/text `{query (3-500 chars), limit 1-500 (50)}` -> `{query, count, results:[{item_id,
+ *   title, author, album, album_artist, score, snippet}]}` on the server the gateway resolved (its provider
+ *   ids; songs not mapped there never appear); 404 with a message when nothing matches (the Lyrion plugin
+ *   reads 404 as "no match"); 400 on a short query or a limit outside 1-500.
+ * - PUT /internal/tracks/:itemId/lyrics (service callers): the outcome of one lookup; 204, 404 unknown song.
+ * - GET /internal/lyrics/pending?after=&limit=1-1000: songs without a lookup (the backfill's work list).
+ * - POST /internal/lyrics/similar: TF-IDF lyrics neighbours of a song on a server (SemGrove).
+ * - GET /internal/stats: content counts of the dashboard.
+ */
+import { Router } from 'express';
+import { LYRICS_DEFAULT_LIMIT, LyricsSimilarRequest, PutLyricsRequest, semanticRoutes, z, type LyricsSearchResponse } from '@polyphony/contracts';
+import { NotFoundError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import type { LyricsRepository } from '../store/lyrics.repository';
+
+const ItemParams = z.object({ itemId: z.string().min(1).max(500) });
+const PendingQuery = z.object({ after: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(1000).default(200) });
+
+/** The lyrics routes (public search and internal). */
+export function lyricsRoutes(lyrics: LyricsRepository): Router {
+  const r = Router();
+  const route = semanticRoutes.lyricsSearch;
+
+  r.post(
+    route.path,
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(route.body, req.body ?? {}, 'body');
+      const serverId = req.identity?.serverId;
+      const hits = serverId ? await lyrics.search(serverId, body.query, body.limit ?? LYRICS_DEFAULT_LIMIT) : [];
+      if (hits.length === 0) throw new NotFoundError(`No lyrics match "${body.query}" on this server`);
+      const out: LyricsSearchResponse = {
+        query: body.query,
+        count: hits.length,
+        results: hits.map((h) => ({
+          item_id: h.providerId,
+          title: h.title,
+          author: h.artist,
+          album: h.album,
+          album_artist: h.albumArtist,
+          score: Math.round((h.score / (1 + h.score)) * 1e6) / 1e6,
+          snippet: h.snippet,
+        })),
+      };
+      res.status(200).json(out);
+    }),
+  );
+
+  r.put(
+    '/internal/tracks/:itemId/lyrics',
+    requireRole('admin'),
+    asyncRoute(async (req, res) => {
+      const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
+      const body = parseOrThrow(PutLyricsRequest, req.body, 'lyrics');
+      if (!(await lyrics.put(itemId, body))) throw new NotFoundError(`Track ${itemId} not found`);
+      res.status(204).end();
+    }),
+  );
+
+  r.get(
+    '/internal/lyrics/pending',
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(PendingQuery, req.query, 'query');
+      res.json(await lyrics.pending(q.after, q.limit));
+    }),
+  );
+
+  r.post(
+    '/internal/lyrics/similar',
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(LyricsSimilarRequest, req.body, 'lyrics similarity request');
+      res.json(await lyrics.similar(body.itemId, body.serverId, body.limit));
+    }),
+  );
+
+  r.get(
+    '/internal/stats',
+    asyncRoute(async (_req, res) => {
+      res.json(await lyrics.stats());
+    }),
+  );
+  return r;
+}

@@ -1,0 +1,163 @@
+/**
+ * The learned features of one index generation in row order, with the per-column normalisation of the
+ * text search and the mood centroids. Built from `index.tracks` (tags, other_features, tempo, energy) the
+ * first time a generation is used and again for every new generation (SemanticTables listens to swaps),
+ * so mood centroids are recomputed with each index generation.
+ */
+import { MOOD_NAMES, OTHER_FEATURE_LABELS, type MoodName } from '@polyphony/contracts';
+import type { Generation } from '../generation';
+import { FEATURE_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
+
+/**
+ * Smallest probability spread a column is normalised over (see `norm`): a tag whose probabilities only range
+ * 0.02-0.06 over the library (never really present) then scores at most 0.16, not 1.
+ */
+export const MIN_SPREAD = 0.25;
+
+/** Rows of the sample the per-column percentiles are estimated from. */
+const NORM_SAMPLE = 20_000;
+
+/**
+ * Songs per mood centroid: the `max(5, min(200, ceil(5% of tagged songs)))` songs with the highest score for
+ * the mood (other_features column; for "danceable" etc. directly, see MOOD_COLUMN). Fewer when fewer songs
+ * are tagged.
+ */
+export function moodCentroidSize(tagged: number): number {
+  return Math.min(tagged, Math.max(5, Math.min(200, Math.ceil(0.05 * tagged))));
+}
+
+/** Feature column of each mood seed: the other_features label of the same name. */
+export const MOOD_COLUMN: Record<MoodName, number> = Object.fromEntries(MOOD_NAMES.map((m) => [m, OTHER_OFFSET + OTHER_FEATURE_LABELS.indexOf(m)])) as Record<MoodName, number>;
+
+/** One row of the tracks table as the loader reads it. */
+export interface SemanticRowSource {
+  itemId: string;
+  /** 100 quantised tag bytes (null = untagged). */
+  tags: Buffer | null;
+  other: number[] | null;
+  tempo: number | null;
+  energy: number | null;
+}
+
+export interface MoodCentroid {
+  mood: MoodName;
+  /** Unit vector (index dim). */
+  vector: Float32Array;
+  songs: number;
+  minScore: number;
+}
+
+export class SemanticTable {
+  /** FEATURE_COLUMNS values per row, each in [0, 1]; NaN rows = untagged. */
+  readonly features: Float32Array;
+  readonly tagged: Uint8Array;
+  readonly taggedCount: number;
+  readonly tempo: Float32Array;
+  readonly energy: Float32Array;
+  /** Per column: low = 5th percentile over tagged songs, high = max(99th percentile, low + MIN_SPREAD); normalised value clamp((p - low) / (high - low)). */
+  readonly low: Float32Array;
+  readonly high: Float32Array;
+  /** 5th / 95th percentiles of energy (dB) and tempo (BPM) over analysed songs. */
+  readonly energyRange: [number, number];
+  readonly moods: Map<MoodName, MoodCentroid>;
+
+  private constructor(readonly generation: number, size: number, rows: SemanticRowSource[], rowOf: (id: string) => number, vectorOf: (row: number) => Float32Array) {
+    this.features = new Float32Array(size * FEATURE_COLUMNS).fill(Number.NaN);
+    this.tagged = new Uint8Array(size);
+    this.tempo = new Float32Array(size).fill(Number.NaN);
+    this.energy = new Float32Array(size).fill(Number.NaN);
+    let tagged = 0;
+    for (const r of rows) {
+      const row = rowOf(r.itemId);
+      if (row < 0) continue;
+      if (r.tempo !== null) this.tempo[row] = r.tempo;
+      if (r.energy !== null) this.energy[row] = r.energy;
+      if (!r.tags || r.tags.length !== OTHER_OFFSET) continue;
+      const o = row * FEATURE_COLUMNS;
+      for (let c = 0; c < OTHER_OFFSET; c++) this.features[o + c] = r.tags[c]! / 255;
+      for (let c = 0; c < FEATURE_COLUMNS - OTHER_OFFSET; c++) this.features[o + OTHER_OFFSET + c] = Math.max(0, Math.min(1, r.other?.[c] ?? 0));
+      this.tagged[row] = 1;
+      tagged++;
+    }
+    this.taggedCount = tagged;
+    this.low = new Float32Array(FEATURE_COLUMNS);
+    this.high = new Float32Array(FEATURE_COLUMNS).fill(1);
+    const taggedRows: number[] = [];
+    for (let r = 0; r < size; r++) if (this.tagged[r]) taggedRows.push(r);
+    const stride = Math.max(1, Math.ceil(taggedRows.length / NORM_SAMPLE));
+    const sample = taggedRows.filter((_, i) => i % stride === 0);
+    for (let c = 0; c < FEATURE_COLUMNS; c++) {
+      const values = Float32Array.from(sample, (r) => this.features[r * FEATURE_COLUMNS + c]!).sort();
+      if (values.length === 0) continue;
+      const lo = percentile(values, 0.05);
+      const hi = percentile(values, 0.99);
+      // A column that barely varies over this catalogue must not turn its noise into full scores: the
+      // spread is at least MIN_SPREAD of probability.
+      this.low[c] = lo;
+      this.high[c] = Math.max(hi, lo + MIN_SPREAD);
+    }
+    const energies = Float32Array.from(this.energy.filter(Number.isFinite)).sort();
+    this.energyRange = energies.length ? [percentile(energies, 0.05), percentile(energies, 0.95)] : [0, 1];
+    this.moods = new Map();
+    const k = moodCentroidSize(tagged);
+    if (k > 0) {
+      for (const mood of MOOD_NAMES) {
+        const col = MOOD_COLUMN[mood];
+        const ranked = taggedRows.map((r) => [r, this.features[r * FEATURE_COLUMNS + col]!] as const).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k);
+        const sum = new Float64Array(vectorOf(ranked[0]![0]).length);
+        for (const [r] of ranked) {
+          const v = vectorOf(r);
+          for (let d = 0; d < v.length; d++) sum[d]! += v[d]!;
+        }
+        let norm = 0;
+        for (let d = 0; d < sum.length; d++) norm += sum[d]! * sum[d]!;
+        norm = Math.sqrt(norm);
+        if (norm === 0) continue;
+        const vector = Float32Array.from(sum, (x) => x / norm);
+        this.moods.set(mood, { mood, vector, songs: ranked.length, minScore: ranked[ranked.length - 1]![1] });
+      }
+    }
+  }
+
+  /** Builds the table of a generation from its tracks' rows. */
+  static build(gen: Generation, rows: SemanticRowSource[]): SemanticTable {
+    return new SemanticTable(gen.generation, gen.index.size, rows, (id) => gen.index.rowOf(id), (r) => gen.index.getVector(r));
+  }
+
+  /** Normalised value in [0, 1] of column c for a row (0 when untagged). */
+  norm(row: number, c: number): number {
+    const p = this.features[row * FEATURE_COLUMNS + c]!;
+    if (Number.isNaN(p)) return 0;
+    const lo = this.low[c]!;
+    const hi = this.high[c]!;
+    return Math.max(0, Math.min(1, (p - lo) / (hi - lo)));
+  }
+
+  /** Raw probability of column c (NaN when untagged). */
+  raw(row: number, c: number): number {
+    return this.features[row * FEATURE_COLUMNS + c]!;
+  }
+
+  /** Mean raw score of each other feature over tagged songs (the dashboard's moods_coverage). */
+  moodsCoverage(): Array<{ label: string; score: number }> {
+    return OTHER_FEATURE_LABELS.map((label, i) => {
+      let sum = 0;
+      for (let r = 0; r < this.tagged.length; r++) if (this.tagged[r]) sum += this.features[r * FEATURE_COLUMNS + OTHER_OFFSET + i]!;
+      return { label, score: this.taggedCount ? Math.round((sum / this.taggedCount) * 1000) / 1000 : 0 };
+    });
+  }
+
+  /** MSD probability of column i (tests). */
+  msd(row: number, i: number): number {
+    return this.raw(row, MSD_OFFSET + i);
+  }
+}
+
+/** Linear-interpolated percentile of sorted values, q in [0, 1]. */
+export function percentile(sorted: Float32Array, q: number): number {
+  if (sorted.length === 1) return sorted[0]!;
+  const pos = q * (sorted.length - 1);
+  const i = Math.floor(pos);
+  const f = pos - i;
+  return sorted[i]! + f * ((sorted[Math.min(i + 1, sorted.length - 1)] ?? sorted[i]!) - sorted[i]!);
+}

@@ -1,0 +1,237 @@
+import { defineRoute } from './openapi';
+import { z } from './zod';
+
+/**
+ * Text and mood search, lyrics search, SemGrove, mood centroids and the dashboard
+ * summary (issue 14; reference-implementation.md sections 2.3-2.4 and 3; plugin-calls.md L2, L7, L9,
+ * L10, L15, L16, P11; anchors and radios, L17, are not built yet). Response shapes are the ones the Lyrion and Jellyfin plugins read: ids are
+ * JSON strings (provider ids of the selected server), numbers are numbers.
+ */
+
+/** Integer body/query value in [min, max]; numeric strings accepted (plugins send both). */
+function intIn(min: number, max: number) {
+  return z.preprocess((v) => (v === '' || v === null ? undefined : v), z.coerce.number().int().min(min).max(max).optional());
+}
+
+/** Free text of a search: trimmed, at least 3 characters (reference), at most 500. */
+const QueryText = z.preprocess((v) => (typeof v === 'string' ? v.trim() : v), z.string().min(3, 'query must have at least 3 characters').max(500));
+
+/** Track id as callers send it (provider id of the selected server or canonical id); numbers accepted. */
+const IdValue = z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().min(1).max(500));
+
+/** Mood names the reference accepts as a seed (`similar_tracks?mood=`, `find_path?start_mood`, alchemy `type: mood`). */
+export const MOOD_NAMES = ['happy', 'sad', 'aggressive', 'relaxed', 'danceable'] as const;
+export type MoodName = (typeof MOOD_NAMES)[number];
+export const MoodParam = z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(MOOD_NAMES, { errorMap: () => ({ message: `mood must be one of ${MOOD_NAMES.join(', ')}` }) }));
+
+// ---------------------------------------------------------------------------------------------------
+// Text search (/api/clap/*)
+
+/** Default and largest `limit` of /api/clap/search (reference: 100, at most 500). */
+export const CLAP_DEFAULT_LIMIT = 100;
+export const CLAP_MAX_LIMIT = 500;
+
+export const ClapSearchBody = z.object({ query: QueryText, limit: intIn(1, CLAP_MAX_LIMIT) }).passthrough();
+export type ClapSearchBody = z.infer<typeof ClapSearchBody>;
+
+export const ClapResultRow = z
+  .object({
+    item_id: z.string(),
+    title: z.string().nullable(),
+    author: z.string().nullable(),
+    album: z.string().nullable(),
+    album_artist: z.string().nullable(),
+    /** Documented text-match score in [0, 1] (docs/architecture.md "Text search"); higher is better. */
+    similarity: z.number(),
+  })
+  .openapi('ClapResultRow');
+export const ClapSearchResponse = z
+  .object({
+    query: z.string(),
+    count: z.number().int(),
+    results: z.array(ClapResultRow),
+    /** Query words the scorer understood (tag labels, synonyms, descriptors, metadata matches). */
+    understood: z.array(z.string()),
+    /** Query words it ignored. */
+    ignored: z.array(z.string()),
+  })
+  .openapi('ClapSearchResponse');
+export type ClapSearchResponse = z.infer<typeof ClapSearchResponse>;
+
+export const ClapWarmupResponse = z
+  .object({ status: z.enum(['ready', 'no_tags']), scorer: z.string(), tagged_songs: z.number().int(), message: z.string() })
+  .openapi('ClapWarmupResponse');
+export const TopQueriesResponse = z.object({ queries: z.array(z.string()) }).openapi('TopQueriesResponse');
+
+// ---------------------------------------------------------------------------------------------------
+// Lyrics
+
+export const LYRICS_DEFAULT_LIMIT = 50;
+export const LYRICS_MAX_LIMIT = 500;
+
+export const LyricsSearchBody = z.object({ query: QueryText, limit: intIn(1, LYRICS_MAX_LIMIT) }).passthrough();
+export const LyricsResultRow = z
+  .object({
+    item_id: z.string(),
+    title: z.string().nullable(),
+    author: z.string().nullable(),
+    album: z.string().nullable(),
+    album_artist: z.string().nullable(),
+    /** PostgreSQL ts_rank_cd of the match (cover density, normalised by document length: rank/(rank+1)), in [0, 1). */
+    score: z.number(),
+    /** A few words around the match, matched words in <b>…</b>. */
+    snippet: z.string(),
+  })
+  .openapi('LyricsResultRow');
+export const LyricsSearchResponse = z.object({ query: z.string(), count: z.number().int(), results: z.array(LyricsResultRow) }).openapi('LyricsSearchResponse');
+export type LyricsSearchResponse = z.infer<typeof LyricsSearchResponse>;
+
+/** How a song's lyrics lookup ended: text found, nothing found, or skipped because the song is tagged instrumental. */
+export const LyricsStatus = z.enum(['found', 'none', 'instrumental']);
+export type LyricsStatus = z.infer<typeof LyricsStatus>;
+
+/** PUT /internal/tracks/:itemId/lyrics: the outcome of one lookup (replaces an earlier one). 204; 404 unknown song. */
+export const PutLyricsRequest = z
+  .object({
+    status: LyricsStatus,
+    /** Plain text (LRC time tags removed); required when status = found. */
+    text: z.string().min(1).max(200_000).optional(),
+    /** Registry id and kind of the server the text came from. */
+    sourceServerId: z.string().max(200).optional(),
+    sourceKind: z.string().max(40).optional(),
+  })
+  .refine((v) => (v.status === 'found') === (v.text !== undefined), { message: 'text is required exactly when status is found' });
+export type PutLyricsRequest = z.infer<typeof PutLyricsRequest>;
+
+/** GET /internal/lyrics/pending?after=&limit=: songs without a lyrics lookup yet (backfill), keyset-paged by item id. */
+export const LyricsPendingPage = z.object({
+  items: z.array(
+    z.object({
+      itemId: z.string(),
+      title: z.string(),
+      artist: z.string(),
+      /** True when the song's top MusiCNN tags include "instrumental" (no lookup needed). */
+      instrumental: z.boolean(),
+      mappings: z.array(z.object({ serverId: z.string(), providerId: z.string() })),
+    }),
+  ),
+  next: z.string().nullable(),
+  /** Songs still without a lookup (all pages). */
+  remaining: z.number().int(),
+});
+export type LyricsPendingPage = z.infer<typeof LyricsPendingPage>;
+
+/** POST /internal/lyrics/similar: songs whose lyrics are closest to the seed's (TF-IDF cosine), on one server. */
+export const LyricsSimilarRequest = z.object({ itemId: z.string().min(1).max(500), serverId: z.string().min(1).max(200), limit: z.number().int().min(1).max(5000) });
+export const LyricsSimilarResponse = z.object({
+  /** False when the seed has no lyrics text (SemGrove then falls back to audio alone). */
+  seedHasLyrics: z.boolean(),
+  /** Canonical ids with their cosine in [0, 1], best first. */
+  matches: z.array(z.object({ itemId: z.string(), similarity: z.number() })),
+});
+export type LyricsSimilarResponse = z.infer<typeof LyricsSimilarResponse>;
+
+/** GET /internal/stats (catalogue): content counts of the dashboard. */
+export const CatalogueStats = z.object({
+  songs: z.number().int(),
+  analyzed: z.number().int(),
+  tagged: z.number().int(),
+  lyrics: z.number().int(),
+  distinct_albums: z.number().int(),
+  distinct_artists: z.number().int(),
+});
+export type CatalogueStats = z.infer<typeof CatalogueStats>;
+
+/** GET /internal/stats (index): what the live generation holds. */
+export const IndexStats = z.object({
+  generation: z.number().int(),
+  items: z.number().int(),
+  /** Songs the text search can rank by tags. */
+  clap_indexed: z.number().int(),
+  /** Artists with a fitted song mixture (similar artists). */
+  gmm_indexed: z.number().int(),
+  /** Per mood: mean of the mood score over tagged songs, in [0, 1]. */
+  moods_coverage: z.array(z.object({ label: z.string(), score: z.number() })),
+});
+export type IndexStats = z.infer<typeof IndexStats>;
+
+// ---------------------------------------------------------------------------------------------------
+// SemGrove
+
+export const SEM_GROVE_DEFAULT_LIMIT = 50;
+export const SEM_GROVE_MAX_LIMIT = 500;
+export const SemGroveBody = z.object({ item_id: IdValue, limit: intIn(1, SEM_GROVE_MAX_LIMIT) }).passthrough();
+export const SemGroveRow = z
+  .object({
+    item_id: z.string(),
+    title: z.string().nullable(),
+    author: z.string().nullable(),
+    album: z.string().nullable(),
+    album_artist: z.string().nullable(),
+    /** 1 - merged similarity, in [0, 1]. */
+    distance: z.number(),
+    /** Merged similarity: 0.75 lyrics + 0.25 audio (audio alone when the seed has no lyrics). */
+    similarity: z.number(),
+    lyrics_similarity: z.number().nullable(),
+    audio_similarity: z.number(),
+    is_seed: z.boolean(),
+  })
+  .openapi('SemGroveRow');
+export const SemGroveResponse = z.object({ results: z.array(SemGroveRow), count: z.number().int(), mode: z.enum(['lyrics+audio', 'audio']) }).openapi('SemGroveResponse');
+export type SemGroveResponse = z.infer<typeof SemGroveResponse>;
+
+// ---------------------------------------------------------------------------------------------------
+// Moods
+
+export const MoodCentroidsResponse = z
+  .object({
+    generation: z.number().int(),
+    centroids: z.array(
+      z.object({
+        mood: z.string(),
+        /** Songs whose mean embedding the centroid is. */
+        songs: z.number().int(),
+        /** Lowest mood score among those songs. */
+        min_score: z.number(),
+        embedding_2d: z.tuple([z.number(), z.number()]).nullable(),
+      }),
+    ),
+  })
+  .openapi('MoodCentroidsResponse');
+
+// ---------------------------------------------------------------------------------------------------
+// Dashboard
+
+export const DashboardSummary = z
+  .object({
+    content: z.object({
+      distinct_albums: z.number().int(),
+      distinct_artists: z.number().int(),
+      songs: z.number().int(),
+      analyzed: z.number().int(),
+      tagged: z.number().int(),
+      lyrics: z.number().int(),
+      clap_indexed: z.number().int(),
+      gmm_indexed: z.number().int(),
+      moods_coverage: z.array(z.object({ label: z.string(), score: z.number() })),
+    }),
+    servers: z.array(z.object({ server_id: z.string(), name: z.string(), server_type: z.string(), is_default: z.boolean(), track_count: z.number().int().nullable(), matched_count: z.number().int().nullable() })),
+    tasks: z.record(z.object({ task_id: z.string(), status: z.string(), progress: z.number(), updated_at: z.string().nullable() })),
+    /** Parts that could not be read (a service down); their numbers are 0. */
+    unavailable: z.array(z.string()),
+    generated_at: z.string(),
+  })
+  .openapi('DashboardSummary');
+export type DashboardSummary = z.infer<typeof DashboardSummary>;
+
+const tags = ['semantic'];
+const ok = z.object({}).passthrough();
+export const semanticRoutes = {
+  clapSearch: defineRoute({ method: 'post', path: '/api/clap/search', summary: 'Songs matching a free-text description (tags, synonyms, descriptors, metadata), available on the selected server', tags, access: 'user', body: ClapSearchBody, response: ClapSearchResponse }),
+  clapWarmup: defineRoute({ method: 'post', path: '/api/clap/warmup', summary: 'Readies the text scorer (answers at once)', tags, access: 'user', body: ok, response: ClapWarmupResponse }),
+  clapTopQueries: defineRoute({ method: 'get', path: '/api/clap/top_queries', summary: 'The most frequent past text queries (counts only, no user)', tags, access: 'user', response: TopQueriesResponse }),
+  lyricsSearch: defineRoute({ method: 'post', path: '/api/lyrics/search/text', summary: 'Songs whose lyrics match the query (PostgreSQL full-text search); 404 when nothing matches', tags, access: 'user', body: LyricsSearchBody, response: LyricsSearchResponse }),
+  semGrove: defineRoute({ method: 'post', path: '/api/sem_grove/search', summary: 'Songs close to the seed in lyrics and audio, seed first (is_seed)', tags, access: 'user', body: SemGroveBody, response: SemGroveResponse }),
+  moodCentroids: defineRoute({ method: 'get', path: '/api/mood_centroids', summary: 'The mood centroids of the live index generation', tags, access: 'user', response: MoodCentroidsResponse }),
+  dashboardSummary: defineRoute({ method: 'get', path: '/api/dashboard/summary', summary: 'Library summary: content counts, servers, last task per kind (cached 30 s)', tags, access: 'user', response: DashboardSummary }),
+};
