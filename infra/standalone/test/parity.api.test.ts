@@ -158,7 +158,7 @@ describe('reference API parity through the gateway (bearer token and non-admin c
           ...(learnedSong(i) ? { learned: learnedOf(i) } : {}),
         });
         canonical.set(i, res.itemId);
-        if (lyricsSong(i)) await catalogue.post(`/internal/tracks/${encodeURIComponent(res.itemId)}/lyrics`, { lyrics: `words of song ${i}` });
+        if (lyricsSong(i)) await catalogue.request('PUT', `/internal/tracks/${encodeURIComponent(res.itemId)}/lyrics`, { status: 'found', text: `words of song ${i}` });
       }
       expect(new Set(canonical.values()).size).toBe(N);
       const before = (await get('/api/index/status').expect(200)).body.generation as number;

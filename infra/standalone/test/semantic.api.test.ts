@@ -14,7 +14,7 @@ import { API_TOKEN, startTestStack } from './helpers';
  * Song 4 is tagged instrumental. Song 7 has French lyrics.
  */
 describe('semantic endpoints through the gateway (seeded catalogue)', () => {
-  jest.setTimeout(120_000);
+  jest.setTimeout(300_000);
   let stack: Stack;
   let db: TestDatabase;
   let url: string;
@@ -102,17 +102,36 @@ describe('semantic endpoints through the gateway (seeded catalogue)', () => {
     const b = await request(url).post('/api/servers').set(auth).send({ name: 'Beta', server_type: 'jellyfin', creds: { url: 'http://127.0.0.1:9', user_id: 'u', token: 't' } }).expect(201);
     alphaId = a.body.id;
     betaId = b.body.id;
-    for (let i = 0; i < N; i++) {
-      const tags = tagsFor(i);
-      await db.query(
-        `INSERT INTO catalogue.score (item_id, title, artist, album, year, tempo, energy, embedder_version, mood_vector, other_features, tag_scores, tags_model)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'test-v1', $8, $9, $10::jsonb, 'test-model')`,
-        [itemId(i), `${['Storm', 'Ocean', 'Groove'][styleOf(i)]} Song ${i}`, `Artist ${i % 6}`, `Album ${styleOf(i)}`, 1990 + (i % 20), [160, 70, 124][styleOf(i)], [-8, -30, -12][styleOf(i)], moodVectorOf(tags.msd), otherFor(i), JSON.stringify(tags)],
-      );
-      await db.query(`INSERT INTO catalogue.embedding (item_id, vector, embedder_version) VALUES ($1, $2, 'test-v1')`, [itemId(i), vectorFor(i)]);
-      if (onAlpha(i)) await db.query(`INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id) VALUES ($1, $2, $3)`, [alphaId, `a-${i}`, itemId(i)]);
-      if (onBeta(i)) await db.query(`INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id) VALUES ($1, $2, $3)`, [betaId, `b-${i}`, itemId(i)]);
-    }
+    const all = Array.from({ length: N }, (_, i) => i);
+    const tags = all.map(tagsFor);
+    await db.query(
+      `INSERT INTO catalogue.score (item_id, title, artist, album, year, tempo, energy, embedder_version, mood_vector, other_features, tag_scores, tags_model)
+       SELECT u.id, u.title, u.artist, u.album, u.year, u.tempo, u.energy, 'test-v1', u.mv, u.ofs, u.tags::jsonb, 'test-model'
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::real[], $7::real[], $8::text[], $9::text[], $10::text[])
+           AS u(id, title, artist, album, year, tempo, energy, mv, ofs, tags)`,
+      [
+        all.map(itemId),
+        all.map((i) => `${['Storm', 'Ocean', 'Groove'][styleOf(i)]} Song ${i}`),
+        all.map((i) => `Artist ${i % 6}`),
+        all.map((i) => `Album ${styleOf(i)}`),
+        all.map((i) => 1990 + (i % 20)),
+        all.map((i) => [160, 70, 124][styleOf(i)]),
+        all.map((i) => [-8, -30, -12][styleOf(i)]),
+        all.map((i) => moodVectorOf(tags[i]!.msd)),
+        all.map(otherFor),
+        all.map((i) => JSON.stringify(tags[i])),
+      ],
+    );
+    await db.query(`INSERT INTO catalogue.embedding (item_id, vector, embedder_version) SELECT id, decode(v, 'base64'), 'test-v1' FROM unnest($1::text[], $2::text[]) AS u(id, v)`, [
+      all.map(itemId),
+      all.map((i) => vectorFor(i).toString('base64')),
+    ]);
+    const maps = [...all.filter(onAlpha).map((i) => [alphaId, `a-${i}`, itemId(i)]), ...all.filter(onBeta).map((i) => [betaId, `b-${i}`, itemId(i)])];
+    await db.query(`INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])`, [
+      maps.map((m) => m[0]),
+      maps.map((m) => m[1]),
+      maps.map((m) => m[2]),
+    ]);
     for (let i = 0; i < N; i++) {
       if (i === 4) {
         await internal('put', `/internal/tracks/${itemId(i)}/lyrics`, { status: 'instrumental' }).expect(204);
@@ -122,7 +141,7 @@ describe('semantic endpoints through the gateway (seeded catalogue)', () => {
       await internal('put', `/internal/tracks/${itemId(i)}/lyrics`, { status: 'found', text, sourceServerId: alphaId, sourceKind: 'navidrome' }).expect(204);
     }
     await rebuildIndex(N);
-  });
+  }, 300_000);
   afterAll(async () => {
     await stack?.stop();
     await db?.drop();

@@ -20,7 +20,7 @@ export class CoverageRepository {
     const rows: Array<{ songs: string; tagged: string; lyrics: string }> = await this.ds.query(
       `SELECT count(*) AS songs,
               count(*) FILTER (WHERE s.tags_model IS NOT NULL) AS tagged,
-              count(*) FILTER (WHERE s.lyrics IS NOT NULL AND btrim(s.lyrics) <> '') AS lyrics
+              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM catalogue.lyrics l WHERE l.item_id = s.item_id AND l.status = 'found')) AS lyrics
          FROM catalogue.score s`,
     );
     return toCounts(rows[0]);
@@ -31,7 +31,7 @@ export class CoverageRepository {
     const rows: Array<{ songs: string; tagged: string; lyrics: string }> = await this.ds.query(
       `SELECT count(*) AS songs,
               count(*) FILTER (WHERE s.tags_model IS NOT NULL) AS tagged,
-              count(*) FILTER (WHERE s.lyrics IS NOT NULL AND btrim(s.lyrics) <> '') AS lyrics
+              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM catalogue.lyrics l WHERE l.item_id = s.item_id AND l.status = 'found')) AS lyrics
          FROM catalogue.score s
         WHERE EXISTS (SELECT 1 FROM catalogue.track_server_map m WHERE m.server_id = $1 AND m.item_id = s.item_id)`,
       [serverId],

@@ -102,7 +102,7 @@ export class TrackRepository {
     const n = Math.max(1, Math.min(SNAPSHOT_MAX_LIMIT, Math.floor(limit)));
     const rows: Array<ScoreRow & { vector: Buffer; embedding_version: string; has_lyrics: boolean; map_rows: Array<{ serverId: string; providerId: string; artistId: string | null }> }> = await this.ds.query(
       `SELECT s.item_id, s.title, s.artist, s.album, s.album_artist, s.year, s.rating, s.duration_seconds, s.tempo, s.key, s.scale, s.energy, ${LEARNED_COLUMNS_SQL},
-              (s.lyrics IS NOT NULL AND btrim(s.lyrics) <> '') AS has_lyrics,
+              EXISTS (SELECT 1 FROM catalogue.lyrics l WHERE l.item_id = s.item_id AND l.status = 'found') AS has_lyrics,
               e.vector, e.embedder_version AS embedding_version,
               COALESCE((SELECT json_agg(json_build_object('serverId', m.server_id, 'providerId', m.provider_id, 'artistId', m.artist_id) ORDER BY m.server_id, m.provider_id)
                         FROM catalogue.track_server_map m WHERE m.item_id = s.item_id), '[]'::json) AS map_rows
