@@ -6,7 +6,7 @@ import { consumeTrackRequests } from './bus/track-requested.consumer';
 import type { AnalysisConfig } from './config';
 import { AnalysisRunService, type AnalysisRunOptions } from './domain/analysis-run.service';
 import { DefaultEmbedder } from './domain/audio/embedder';
-import type { CataloguePort, MediaClientFactory, RegistryPort, ServerInfo } from './domain/ports';
+import type { CataloguePort, IndexPort, MediaClientFactory, RegistryPort, ServerInfo } from './domain/ports';
 import { LyricsBackfillService } from './domain/lyrics-backfill.service';
 import { TrackProcessor } from './domain/track-processor';
 import { analysisRoutes } from './http/analysis.routes';
@@ -16,6 +16,8 @@ import { RunRepository } from './store/run.repository';
 export interface AnalysisDeps extends RuntimeDeps {
   clientFactory?: MediaClientFactory;
   runOptions?: AnalysisRunOptions;
+  /** Replaces the index service's GET /internal/index/live (tests). */
+  index?: IndexPort;
   /** Tracks processed at once by this process (default 2: one decodes in ffmpeg while one embeds). */
   concurrency?: number;
 }
@@ -48,8 +50,12 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
       return LyricsPendingPage.parse(await catalogueClient.get('/internal/lyrics/pending', { after, limit }));
     },
   };
+  const indexClient = rt.client('index', 30_000);
+  const index: IndexPort = deps.index ?? {
+    live: () => indexClient.get<{ generation: number; items: number; buildStartedAt: string | null }>('/internal/index/live'),
+  };
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
-  const service = new AnalysisRunService(runs, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'AnalysisRunService' }), rt.metrics, deps.runOptions);
+  const service = new AnalysisRunService(runs, registry, catalogue, index, clientFactory, rt.bus, rt.logger.child({ component: 'AnalysisRunService' }), rt.metrics, deps.runOptions);
   const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, new DefaultEmbedder(), rt.logger.child({ component: 'TrackProcessor' }));
   const lyricsBackfill = new LyricsBackfillService(catalogue, registry, clientFactory, rt.bus, rt.logger.child({ component: 'LyricsBackfill' }));
   rt.app.use(analysisRoutes(service, runs, lyricsBackfill));
@@ -57,12 +63,16 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
 
   const consumers: ConsumerHandle[] = [];
   rt.onStart(async () => {
-    // A run left live by a process that died (no heartbeat for 10 minutes) is marked FAIL.
-    await runs.failStale(600);
-    consumers.push(await consumeTrackRequests(rt.bus, processor, deps.concurrency ?? 2, rt.metrics));
+    consumers.push(await consumeTrackRequests(rt.bus, processor, deps.concurrency ?? 2, rt.metrics, rt.logger.child({ component: 'TrackConsumer' })));
     consumers.push(await consumeCancelRequests(rt.bus, service));
+    // Any replica resumes a run whose coordinator's lease expired (died, lost the database, stopped).
+    service.host.startScanning();
   });
   rt.onStop(async () => {
+    // Graceful shutdown: stop coordinating (the lease is handed back so another replica resumes at
+    // once), stop taking tracks; in-flight tracks finish and are acked (or, past the grace period,
+    // are redelivered by the broker when the connection closes).
+    await service.host.stop();
     for (const c of consumers) await c.stop();
     await lyricsBackfill.stop();
   });

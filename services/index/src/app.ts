@@ -16,6 +16,7 @@ import { FingerprintService } from './domain/fingerprint.service';
 import { IndexState, emptyGeneration } from './domain/generation';
 import { MapService } from './domain/map.service';
 import type { CataloguePort, MediaClientFactory, NamedSeedSource, PlaylistPort, RegistryPort, ServerInfo } from './domain/ports';
+import { liveGenerationRoutes } from './http/live.routes';
 import { RebuildService, type RebuildOptions } from './domain/rebuild.service';
 import { SearchService } from './domain/search.service';
 import { SimilarityService } from './domain/similarity.service';
@@ -142,6 +143,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   );
   rt.app.use(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
   rt.app.use(semanticRoutes(state, scopeDeps, semantic));
+  rt.app.use(liveGenerationRoutes(state, generations));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

@@ -10,3 +10,5 @@ export * from './lifecycle';
 export * from './service-client';
 export * from './bus';
 export * from './service-runtime';
+export * from './faults';
+export * from './task-run';

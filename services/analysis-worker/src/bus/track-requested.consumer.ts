@@ -1,28 +1,46 @@
 import { AnalysisTrackRequested, RoutingKeys } from '@polyphony/contracts';
-import type { Bus, ConsumerHandle, Metrics } from '@polyphony/platform';
+import { isTransientFault, withTransientRetry, type Bus, type ConsumerHandle, type Logger, type Metrics } from '@polyphony/platform';
 import type { TrackProcessor } from '../domain/track-processor';
 
 /** Queue shared by every analysis-worker process (competing consumers). */
 export const TRACK_QUEUE = 'analysis.tracks';
-/** Delivery attempts before a track is recorded as failed (the last attempt never throws). */
+/** Delivery attempts for a failure that is not classified transient, before the track is recorded as failed. */
 export const TRACK_MAX_ATTEMPTS = 4;
+/**
+ * Delivery attempts for transient failures (database or broker connection lost, media server or
+ * catalogue unreachable/5xx): the bus waits 1, 2, 4 ... 60 s (jittered) between them, about 12
+ * minutes in all, so outages of that length end in analyzed tracks rather than failures or dead letters.
+ */
+export const TRACK_TRANSIENT_MAX_ATTEMPTS = 18;
 
 /**
  * Consumes one track per message. A worker killed mid-track never acks, so the broker redelivers
- * the message; the processor is idempotent (an already-mapped provider id is skipped, outcomes are
- * recorded once).
+ * the message; the processor is idempotent (a track with a recorded outcome or an already-mapped
+ * provider id does no work, outcomes are recorded once). Short blips are retried in place (cockatiel,
+ * 3 attempts with jittered backoff); longer outages go through the bus retry queue. On the last
+ * attempt the track is recorded as failed so the run never waits for a dead letter.
  */
-export function consumeTrackRequests(bus: Bus, processor: TrackProcessor, prefetch: number, metrics: Metrics): Promise<ConsumerHandle> {
+export function consumeTrackRequests(bus: Bus, processor: TrackProcessor, prefetch: number, metrics: Metrics, logger?: Logger): Promise<ConsumerHandle> {
   return bus.consume({
     queue: TRACK_QUEUE,
     bindings: [RoutingKeys.analysisTrackRequested],
     schema: AnalysisTrackRequested,
     prefetch,
     maxAttempts: TRACK_MAX_ATTEMPTS,
+    transientMaxAttempts: TRACK_TRANSIENT_MAX_ATTEMPTS,
     handler: async (msg, ctx) => {
       const attempt = typeof ctx.headers.attempt === 'number' ? ctx.headers.attempt : 1;
-      const result = await processor.process(msg, attempt >= TRACK_MAX_ATTEMPTS);
-      metrics.tasks.inc({ task: 'analysis_track', outcome: result.outcome });
+      try {
+        const result = await withTransientRetry(() => processor.process(msg, attempt >= TRACK_TRANSIENT_MAX_ATTEMPTS), { maxAttempts: 3, initialDelayMs: 250, maxDelayMs: 2000 });
+        metrics.tasks.inc({ task: 'analysis_track', outcome: result.outcome });
+        logger?.info('track done', { taskId: msg.taskId, serverId: msg.serverId, providerId: msg.track.id, outcome: result.outcome, attempt });
+      } catch (err) {
+        const last = attempt >= (isTransientFault(err) ? TRACK_TRANSIENT_MAX_ATTEMPTS : TRACK_MAX_ATTEMPTS);
+        if (!last) throw err;
+        // Recorded as the track's outcome and acked; if even that fails the message is dead-lettered (replayable).
+        await processor.recordFailure(msg, `gave up after ${attempt} attempts: ${(err as Error).message}`);
+        metrics.tasks.inc({ task: 'analysis_track', outcome: 'failed' });
+      }
     },
   });
 }

@@ -1,37 +1,108 @@
-import { randomUUID } from 'node:crypto';
-import { RoutingKeys, type AnalysisTrackRequested, type IndexRebuildRequested, type ServerTaskCounts, type TaskState, type TaskUpdatedEvent } from '@polyphony/contracts';
+import { RoutingKeys, type AnalysisTrackRequested, type IndexRebuildRequested, type ServerTaskCounts } from '@polyphony/contracts';
 import type { ProviderTrack } from '@polyphony/media-servers';
-import { runWithContext, type Bus, type Logger, type Metrics } from '@polyphony/platform';
-import type { RunRecord, RunRepository } from '../store/run.repository';
-import type { CataloguePort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
+import {
+  LeaseLostError,
+  TaskRunHost,
+  isTransientFault,
+  jitteredBackoffMs,
+  leaseOwnerName,
+  runWithContext,
+  toTaskEvent,
+  withTransientRetry,
+  type Bus,
+  type LeaseKeeper,
+  type Logger,
+  type Metrics,
+  type TaskRun,
+} from '@polyphony/platform';
+import type { OutcomeCounts, RunRecord, RunRepository, RunServerRow } from '../store/run.repository';
+import type { CataloguePort, IndexPort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
 import { metadataHash } from './track-processor';
 
+/**
+ * Consecutive failed attempts to read a server's catalogue after which the server is marked failed
+ * for the run (every successfully read page resets the count). With the default backoff the attempts
+ * are about 2, 4 and 8 s apart, so a media server has to be unreadable for roughly 15-30 s in a row.
+ * A track's own error (download, decode) never counts here: it is that track's outcome.
+ */
+export const SERVER_FAILURE_THRESHOLD = 3;
+
 export interface AnalysisRunOptions {
-  /** How often the coordinator refreshes counts and publishes progress, ms. */
+  /** How often the coordinator refreshes counts and publishes progress, ms (default 1000). */
   pollMs?: number;
-  /** Provider ids looked up per catalogue call. */
+  /** Provider ids looked up per catalogue call (default 500). */
   lookupBatch?: number;
+  /** Coordinator lease TTL, ms (default 15000). */
+  leaseTtlMs?: number;
+  /** How often a replica looks for runs whose lease expired, ms (default 5000). */
+  takeoverScanMs?: number;
+  /** First delay between attempts to read a failing server, ms (default 2000; doubles, jittered). */
+  serverRetryDelayMs?: number;
+  /** Bound on waiting for the index generation holding the run's songs, ms (default 30 min). */
+  indexWaitMs?: number;
+  /** The rebuild request is repeated when no newer generation went live for this long, ms (default 5 min). */
+  indexRerequestMs?: number;
+  /** Consecutive failures before a server is marked failed (default {@link SERVER_FAILURE_THRESHOLD}). */
+  serverFailureThreshold?: number;
 }
 
+/** Media-server failure while enumerating (counts towards the server's consecutive failures). */
+class ServerReadError extends Error {
+  constructor(readonly inner: unknown) {
+    super((inner as Error)?.message ?? String(inner));
+    this.name = 'ServerReadError';
+  }
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
 /**
- * The analysis task (spec: Analysis across servers, Batch tasks). One run at a time over every
- * configured server, sequentially, default first. For each server the full catalogue is enumerated
- * page by page; tracks whose provider id is already mapped are skipped, excluded files (undecodable,
- * same metadata) are skipped, and every other track becomes one `analysis.track.requested.v1`
- * message for the competing analysis workers. The coordinator waits until every message of the
- * server has an outcome before the next server starts. A failing server is isolated and reported.
- * At the end one index rebuild is requested. Cancel stops enqueueing at once; queued messages of a
- * cancelled run are acknowledged without work; everything finished so far is kept.
+ * The analysis task (spec: Analysis across servers, Batch tasks), coordinated through the platform
+ * task-run module so that no single process owns a run:
+ *
+ * - The run row (`analysis.runs`) is the one model of the run; every status-board snapshot is built
+ *   from it after a write. The coordinating process holds a lease renewed by heartbeat; when it dies,
+ *   loses the database for longer than the TTL or is stopped (SIGTERM hands the lease back), another
+ *   replica (or the same one later) takes the run over and resumes it. Every write is fenced by the
+ *   lease generation.
+ * - Every configured server in turn, default first, in an order fixed at the start (`run_servers`).
+ *   The full catalogue is enumerated page by page; mapped provider ids and excluded files are
+ *   skipped; every other track gets a durable `queued` row, then one `analysis.track.requested.v1`
+ *   message, then `published = true`. A resumed enumeration starts over but enqueues only tracks
+ *   without a row, and republishes queued rows never confirmed.
+ * - Progress is derived from the durable per-track rows; a server is done when it has no queued row.
+ * - A server is marked failed only after {@link SERVER_FAILURE_THRESHOLD} consecutive failed reads;
+ *   the run continues with the next server.
+ * - At the end one index rebuild is requested and the run ends SUCCESS only when the index serves a
+ *   generation whose build started after that request (the songs are queryable). The generation is
+ *   reported in `details.indexGeneration`.
+ * - Cancel ends the run in the database at once (REVOKED) whatever its coordinator's state; queued
+ *   messages of a cancelled run are acknowledged without work.
  */
 export class AnalysisRunService {
   private readonly pollMs: number;
   private readonly lookupBatch: number;
-  private active?: Promise<void>;
+  private readonly serverRetryDelayMs: number;
+  private readonly indexWaitMs: number;
+  private readonly indexRerequestMs: number;
+  private readonly failureThreshold: number;
+  readonly host: TaskRunHost;
 
   constructor(
     private readonly runs: RunRepository,
     private readonly registry: RegistryPort,
     private readonly catalogue: CataloguePort,
+    private readonly index: IndexPort,
     private readonly clientFactory: MediaClientFactory,
     private readonly bus: Bus,
     private readonly logger: Logger,
@@ -40,142 +111,348 @@ export class AnalysisRunService {
   ) {
     this.pollMs = options.pollMs ?? 1000;
     this.lookupBatch = options.lookupBatch ?? 500;
+    this.serverRetryDelayMs = options.serverRetryDelayMs ?? 2000;
+    this.indexWaitMs = options.indexWaitMs ?? 30 * 60_000;
+    this.indexRerequestMs = options.indexRerequestMs ?? 5 * 60_000;
+    this.failureThreshold = options.serverFailureThreshold ?? SERVER_FAILURE_THRESHOLD;
+    this.host = new TaskRunHost(runs.tasks, leaseOwnerName('analysis'), (run, keeper, stop) => this.coordinate(run, keeper, stop), logger, {
+      ttlMs: options.leaseTtlMs,
+      scanMs: options.takeoverScanMs,
+    });
   }
 
-  /** Starts a run; 409 ConflictError while another is live. Returns the task id at once (202). */
+  /** Starts a run coordinated by this process; 409 ConflictError while another is live. Returns at once (202). */
   async start(): Promise<RunRecord> {
-    const run = await this.runs.create(randomUUID());
-    await this.publish(run.id, 'NEW', 0, 'Queued', [], []);
-    this.active = runWithContext({ requestId: `analysis-${run.id}` }, () => this.execute(run.id)).catch((err: unknown) => {
-      this.logger.error('analysis run crashed', { taskId: run.id, err });
-    });
+    const run = await this.host.startNew();
+    await this.announce(run);
     return run;
   }
 
-  /** Resolves when the current run (if any) has finished; for tests and graceful shutdown. */
+  /** Resolves when no run is coordinated by this process (tests). */
   async idle(): Promise<void> {
-    await this.active;
+    await this.host.idle();
   }
 
+  /**
+   * Ends a live run as REVOKED at once (database first, so it holds even when the coordinator is
+   * dead or the broker is down), then tells the status board.
+   */
   async cancel(taskId: string): Promise<void> {
-    await this.runs.requestCancel(taskId);
+    const run = await this.runs.tasks.cancel(taskId);
+    if (run) {
+      this.metrics?.tasks.inc({ task: 'analysis', outcome: 'REVOKED' });
+      await this.announce(run);
+    }
   }
 
-  private async publish(taskId: string, state: TaskState, progress: number, message: string, servers: ServerTaskCounts[], log: string[], finished = false): Promise<void> {
-    const { seq, startedAt } = await this.runs.save({ id: taskId, state, message, progress, servers, log, finished });
-    const event: TaskUpdatedEvent = {
-      taskId,
-      type: 'analysis',
-      owner: 'analysis',
-      state,
-      progress,
-      message,
-      servers,
-      log: log.slice(-100),
-      details: {},
-      startedAt: startedAt?.toISOString(),
-      finishedAt: finished ? new Date().toISOString() : undefined,
-      seq,
-    };
-    await this.bus.publish(RoutingKeys.taskUpdated, event);
+  /** Publishes the run's row to the status board (snapshot; a newer seq always wins there). Never throws. */
+  private async announce(run: TaskRun, persistent = false): Promise<void> {
+    const send = () => this.bus.publish(RoutingKeys.taskUpdated, toTaskEvent(run, 'analysis', 'analysis'));
+    try {
+      if (persistent) await withTransientRetry(send, { maxAttempts: 12, initialDelayMs: 500, maxDelayMs: 15_000 });
+      else await send();
+    } catch (err) {
+      this.logger.warn('status board update not published (the next snapshot carries it)', { taskId: run.id, err: (err as Error).message });
+    }
   }
 
-  private async execute(taskId: string): Promise<void> {
-    const log: string[] = [];
+  private async coordinate(initial: TaskRun, keeper: LeaseKeeper, stop: AbortSignal): Promise<void> {
+    const lease = keeper.lease;
+    const taskId = initial.id;
+    const abort = AbortSignal.any([keeper.signal, stop]);
+    const log: string[] = [...initial.log];
     const note = (line: string) => {
       log.push(`${new Date().toISOString()} ${line}`);
       this.logger.info('analysis', { taskId, line });
     };
-    let servers: ServerInfo[];
-    try {
-      servers = await this.registry.listServers();
-    } catch (err) {
-      note(`cannot read the server registry: ${(err as Error).message}`);
-      await this.publish(taskId, 'FAIL', 0, 'Cannot read the server registry', [], log, true);
-      return;
-    }
-    servers.sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
-    const counts: ServerTaskCounts[] = servers.map((s) => ({ serverId: s.id, serverName: s.name, seen: 0, skippedMapped: 0, mappedExisting: 0, analyzed: 0, failed: 0, status: 'pending' }));
-    await this.publish(taskId, 'RUNNING', 0, servers.length ? `Analyzing ${servers.length} server(s)` : 'No servers configured', counts, log);
-    let failedServers = 0;
-    let cancelled = false;
-    for (let i = 0; i < servers.length && !cancelled; i++) {
-      const server = servers[i]!;
-      const c = counts[i]!;
-      c.status = 'running';
-      note(`server ${server.name}: started`);
-      try {
-        cancelled = await this.analyzeServer(taskId, server, c, (p) => this.publish(taskId, 'RUNNING', Math.min(99, ((i + p) / servers.length) * 100), `${server.name}: ${c.seen} seen, ${c.analyzed} analyzed, ${c.mappedExisting} mapped, ${c.failed} failed`, counts, log));
-        c.status = cancelled ? 'cancelled' : 'done';
-        note(`server ${server.name}: ${c.status} (seen ${c.seen}, skipped ${c.skippedMapped}, mapped ${c.mappedExisting}, analyzed ${c.analyzed}, failed ${c.failed})`);
-      } catch (err) {
-        failedServers++;
-        c.status = 'failed';
-        c.error = (err as Error).message.slice(0, 300);
-        note(`server ${server.name}: failed: ${c.error}`);
+    const check = () => {
+      if (abort.aborted) throw abort.reason instanceof Error ? abort.reason : new LeaseLostError(taskId);
+    };
+    await runWithContext({ requestId: `analysis-${taskId}` }, async () => {
+      if (initial.leaseGeneration > 1) note(`resumed by ${lease.owner} (lease generation ${lease.generation})`);
+      let rows = await this.runs.servers(taskId);
+      if (rows.length === 0) {
+        let servers: ServerInfo[];
+        try {
+          servers = await withTransientRetry(() => this.registry.listServers(), { maxAttempts: 6, signal: abort });
+        } catch (err) {
+          check();
+          note(`cannot read the server registry: ${(err as Error).message}`);
+          await this.finish(keeper, 'FAIL', 'Cannot read the server registry', [], log, {});
+          return;
+        }
+        servers.sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
+        await this.runs.initServers(lease, servers.map((s) => ({ id: s.id, name: s.name })));
+        rows = await this.runs.servers(taskId);
       }
-    }
-    if (cancelled) {
-      await this.publish(taskId, 'REVOKED', counts.length ? 100 : 0, 'Cancelled; work done so far is kept', counts, log, true);
-      return;
-    }
-    await this.bus.publish(RoutingKeys.indexRebuildRequested, { reason: 'analysis', taskId } satisfies IndexRebuildRequested);
-    note('index rebuild requested');
-    const allFailed = servers.length > 0 && failedServers === servers.length;
-    const state: TaskState = allFailed ? 'FAIL' : 'SUCCESS';
-    const summary = counts.reduce((a, c) => ({ analyzed: a.analyzed + c.analyzed, mapped: a.mapped + c.mappedExisting, failed: a.failed + c.failed }), { analyzed: 0, mapped: 0, failed: 0 });
-    this.metrics?.tasks.inc({ task: 'analysis', outcome: state });
-    await this.publish(taskId, state, 100, `${allFailed ? 'All servers failed' : 'Done'}: ${summary.analyzed} analyzed, ${summary.mapped} mapped to existing songs, ${summary.failed} failed${failedServers ? `, ${failedServers} server(s) failed` : ''}`, counts, log, true);
+      await this.progress(keeper, rows, log, `Analyzing ${rows.length} server(s)`);
+      for (const row of rows) {
+        check();
+        if (row.status === 'done' || row.status === 'failed' || row.status === 'cancelled') continue;
+        await this.runServer(keeper, row, rows, log, note, abort);
+      }
+      check();
+      const final = await this.runs.servers(taskId);
+      const failedServers = final.filter((s) => s.status === 'failed').length;
+      const allFailed = final.length > 0 && failedServers === final.length;
+      let details: Record<string, unknown> = {};
+      if (!allFailed && final.length > 0) {
+        const waited = await this.waitForIndex(keeper, final, log, note, abort);
+        if (!waited.ok) {
+          await this.finish(keeper, 'FAIL', `Analysis done but the index was not rebuilt: ${waited.reason}`, final, log, waited.details);
+          return;
+        }
+        details = waited.details;
+      }
+      const counts = await this.counts(taskId, final);
+      const summary = counts.reduce((a, c) => ({ analyzed: a.analyzed + c.analyzed, mapped: a.mapped + c.mappedExisting, failed: a.failed + c.failed }), { analyzed: 0, mapped: 0, failed: 0 });
+      const state = allFailed ? 'FAIL' : 'SUCCESS';
+      await this.finish(
+        keeper,
+        state,
+        `${allFailed ? 'All servers failed' : 'Done'}: ${summary.analyzed} analyzed, ${summary.mapped} mapped to existing songs, ${summary.failed} failed${failedServers ? `, ${failedServers} server(s) failed` : ''}`,
+        final,
+        log,
+        details,
+      );
+    });
   }
 
-  /** Enumerates one server and waits for its messages; returns true when the run was cancelled. */
-  private async analyzeServer(taskId: string, server: ServerInfo, c: ServerTaskCounts, progress: (fraction: number) => Promise<void>): Promise<boolean> {
+  /** Enumerates (or resumes) one server and waits until every queued track of it has an outcome. */
+  private async runServer(keeper: LeaseKeeper, row: RunServerRow, rows: RunServerRow[], log: string[], note: (l: string) => void, abort: AbortSignal): Promise<void> {
+    const lease = keeper.lease;
+    const taskId = lease.runId;
+    row.status = 'running';
+    await this.runs.updateServer(lease, row.serverId, { status: 'running' });
+    note(`server ${row.serverName}: ${row.enumerated ? 'waiting for its tracks' : 'started'}`);
+    let server: ServerInfo | undefined;
+    while (!row.enumerated) {
+      if (abort.aborted) return;
+      try {
+        server ??= await this.registry.getServer(row.serverId);
+        await this.enumerate(keeper, server, row, rows, log, abort);
+        row.enumerated = true;
+        await this.runs.updateServer(lease, row.serverId, { enumerated: true, failures: 0 });
+      } catch (err) {
+        if (abort.aborted) return;
+        const serverFault = err instanceof ServerReadError || (err as { httpStatus?: number }).httpStatus === 404;
+        if (!serverFault) {
+          // Our own infrastructure (database, catalogue, broker): not the server's fault; retry after a pause.
+          this.logger.warn('analysis enumeration interrupted, retrying', { taskId, serverId: row.serverId, transient: isTransientFault(err), err: (err as Error).message });
+          await sleep(jitteredBackoffMs(2, this.serverRetryDelayMs, 30_000), abort);
+          continue;
+        }
+        row.failures++;
+        const message = (err as Error).message.slice(0, 300);
+        await this.runs.updateServer(lease, row.serverId, { failures: row.failures, error: message });
+        if (row.failures >= this.failureThreshold) {
+          row.status = 'failed';
+          row.error = message;
+          await this.runs.updateServer(lease, row.serverId, { status: 'failed', error: message });
+          note(`server ${row.serverName}: failed after ${row.failures} consecutive failures: ${message}`);
+          await this.progress(keeper, rows, log);
+          return;
+        }
+        note(`server ${row.serverName}: read failed (${row.failures}/${this.failureThreshold}), retrying: ${message}`);
+        await sleep(jitteredBackoffMs(row.failures, this.serverRetryDelayMs, 60_000), abort);
+      }
+    }
+    // Wait until every queued track of the server has an outcome (workers record them idempotently).
+    for (;;) {
+      if (abort.aborted) return;
+      try {
+        const republished = await this.republishUnconfirmed(taskId, row.serverId, server);
+        if (republished) note(`server ${row.serverName}: ${republished} unconfirmed message(s) published again`);
+        const counts = (await this.runs.outcomeCounts(taskId)).get(row.serverId);
+        if (!counts || counts.queued === 0) break;
+        await this.progress(keeper, rows, log);
+      } catch (err) {
+        if (err instanceof LeaseLostError) throw err;
+        this.logger.warn('analysis progress check failed, retrying', { taskId, err: (err as Error).message });
+      }
+      await sleep(this.pollMs, abort);
+    }
+    if (abort.aborted) return;
+    row.status = 'done';
+    await this.runs.updateServer(lease, row.serverId, { status: 'done' });
+    const c = (await this.counts(taskId, rows)).find((x) => x.serverId === row.serverId);
+    note(`server ${row.serverName}: done (seen ${c?.seen}, skipped ${c?.skippedMapped}, mapped ${c?.mappedExisting}, analyzed ${c?.analyzed}, failed ${c?.failed})`);
+    await this.progress(keeper, rows, log);
+  }
+
+  /** One pass over the server's catalogue (see class doc); throws ServerReadError for the server's own failures. */
+  private async enumerate(keeper: LeaseKeeper, server: ServerInfo, row: RunServerRow, rows: RunServerRow[], log: string[], abort: AbortSignal): Promise<void> {
+    const lease = keeper.lease;
+    const taskId = lease.runId;
     const client = this.clientFactory(server.connection);
-    let enqueued = 0;
-    let lastPublish = Date.now();
-    for await (const page of client.iterateTracks()) {
-      if (await this.runs.isCancelled(taskId)) return true;
+    row.seen = 0;
+    row.skippedMapped = 0;
+    row.excluded = 0;
+    await this.runs.updateServer(lease, row.serverId, { seen: 0, skippedMapped: 0, excluded: 0 });
+    const pages = client.iterateTracks()[Symbol.asyncIterator]();
+    let lastPublish = 0;
+    for (;;) {
+      if (abort.aborted) return;
+      let next: IteratorResult<ProviderTrack[]>;
+      try {
+        next = await pages.next();
+      } catch (err) {
+        throw new ServerReadError(err);
+      }
+      if (next.done) break;
+      if (row.failures > 0) {
+        row.failures = 0;
+        await this.runs.updateServer(lease, row.serverId, { failures: 0 });
+      }
+      const page = next.value;
       for (let off = 0; off < page.length; off += this.lookupBatch) {
         const batch = page.slice(off, off + this.lookupBatch);
-        c.seen += batch.length;
         const ids = batch.map((t) => t.id);
-        const mapped = await this.catalogue.mappedProviderIds(server.id, ids);
+        const [mapped, inRun] = await Promise.all([this.catalogue.mappedProviderIds(server.id, ids), this.runs.inRun(taskId, server.id, ids)]);
         const hashes = new Map(batch.map((t) => [t.id, metadataHash(toMessageTrack(t))]));
-        const excluded = await this.runs.isExcluded(server.id, ids.filter((id) => !mapped.has(id)), hashes);
-        const toPublish: ProviderTrack[] = [];
+        const excluded = await this.runs.isExcluded(server.id, ids.filter((id) => !mapped.has(id) && !inRun.has(id)), hashes);
+        const candidates: ProviderTrack[] = [];
         for (const t of batch) {
-          if (mapped.has(t.id)) c.skippedMapped++;
-          else if (excluded.has(t.id)) c.failed++;
-          else toPublish.push(t);
+          if (inRun.has(t.id)) continue; // this run's own work (queued or finished): counted by its row
+          if (mapped.has(t.id)) row.skippedMapped++;
+          else if (excluded.has(t.id)) row.excluded++;
+          else candidates.push(t);
         }
-        // Publisher confirms cost a broker round trip each: keep a bounded number in flight.
-        for (let p = 0; p < toPublish.length; p += 32) {
-          await Promise.all(toPublish.slice(p, p + 32).map((t) => this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId, serverId: server.id, track: toMessageTrack(t) } satisfies AnalysisTrackRequested)));
-        }
-        enqueued += toPublish.length;
+        row.seen += batch.length;
+        const fresh = new Set(await this.runs.enqueue(taskId, server.id, candidates.map((t) => t.id)));
+        await this.publishTracks(taskId, server.id, candidates.filter((t) => fresh.has(t.id)));
       }
-      await this.runs.setEnqueued(taskId, server.id, enqueued);
+      await this.runs.updateServer(lease, row.serverId, { seen: row.seen, skippedMapped: row.skippedMapped, excluded: row.excluded });
       if (Date.now() - lastPublish > this.pollMs) {
         lastPublish = Date.now();
-        await progress(0.05);
+        await this.progress(keeper, rows, log);
       }
     }
-    await this.runs.setEnqueued(taskId, server.id, enqueued);
-    // Counts from the enumeration (mapped before enqueueing, excluded); worker outcomes add to them.
-    const enumerated = { skippedMapped: c.skippedMapped, failed: c.failed };
-    // Wait until every enqueued track has an outcome (workers record them idempotently).
-    for (;;) {
-      const o = await this.runs.outcomeCounts(taskId, server.id);
-      const done = o.analyzed + o.mapped_existing + o.skipped_mapped + o.failed + o.excluded + o.cancelled;
-      c.analyzed = o.analyzed;
-      c.mappedExisting = o.mapped_existing;
-      c.skippedMapped = enumerated.skippedMapped + o.skipped_mapped;
-      c.failed = enumerated.failed + o.failed + o.excluded;
-      await progress(enqueued ? 0.05 + 0.95 * (done / enqueued) : 1);
-      if (done >= enqueued) return o.cancelled > 0 || (await this.runs.isCancelled(taskId));
-      if (await this.runs.isCancelled(taskId)) return true;
-      await new Promise((r) => setTimeout(r, this.pollMs));
+    await this.republishUnconfirmed(taskId, server.id, server);
+  }
+
+  /** Publishes track messages (bounded number of confirms in flight), then marks them published. */
+  private async publishTracks(taskId: string, serverId: string, tracks: ProviderTrack[]): Promise<void> {
+    for (let p = 0; p < tracks.length; p += 32) {
+      const slice = tracks.slice(p, p + 32);
+      await Promise.all(slice.map((t) => this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId, serverId, track: toMessageTrack(t) } satisfies AnalysisTrackRequested)));
+      await this.runs.markPublished(taskId, serverId, slice.map((t) => t.id));
     }
+  }
+
+  /**
+   * Queued rows whose publish was never confirmed (the previous coordinator stopped in between):
+   * their tracks are looked up on the server again and published. Returns how many.
+   */
+  private async republishUnconfirmed(taskId: string, serverId: string, server: ServerInfo | undefined): Promise<number> {
+    const ids = await this.runs.unpublished(taskId, serverId, 5000);
+    if (ids.length === 0) return 0;
+    server ??= await this.registry.getServer(serverId);
+    const want = new Set(ids);
+    const found: ProviderTrack[] = [];
+    for await (const page of this.clientFactory(server.connection).iterateTracks()) {
+      for (const t of page) if (want.has(t.id)) found.push(t);
+      if (found.length === want.size) break;
+    }
+    await this.publishTracks(taskId, serverId, found);
+    // Tracks no longer on the server: nothing to analyze.
+    const missing = ids.filter((id) => !found.some((t) => t.id === id));
+    for (const id of missing) await this.runs.recordOutcome(taskId, serverId, id, 'failed', undefined, 'no longer on the server');
+    return found.length;
+  }
+
+  /**
+   * Requests one index rebuild (once per run: the request time is kept in the run's details) and
+   * waits until the index serves a generation whose build started after it.
+   */
+  private async waitForIndex(keeper: LeaseKeeper, rows: RunServerRow[], log: string[], note: (l: string) => void, abort: AbortSignal): Promise<{ ok: true; details: Record<string, unknown> } | { ok: false; reason: string; details: Record<string, unknown> }> {
+    const taskId = keeper.lease.runId;
+    const run = await this.runs.find(taskId);
+    let requestedAt = typeof run?.details.indexRequestedAt === 'string' ? new Date(run.details.indexRequestedAt) : undefined;
+    const request = async () => {
+      requestedAt = await this.runs.now();
+      await this.bus.publish(RoutingKeys.indexRebuildRequested, { reason: 'analysis', taskId } satisfies IndexRebuildRequested);
+      await this.progress(keeper, rows, log, 'Waiting for the index rebuild', { indexRequestedAt: requestedAt.toISOString() });
+      note('index rebuild requested');
+    };
+    if (!requestedAt) await withTransientRetry(request, { maxAttempts: 8, signal: abort });
+    const started = Date.now();
+    let lastRequest = Date.now();
+    let lastSeen: { generation: number; items: number } | undefined;
+    while (Date.now() - started < this.indexWaitMs) {
+      if (abort.aborted) throw abort.reason instanceof Error ? abort.reason : new LeaseLostError(taskId);
+      try {
+        const live = await this.index.live();
+        lastSeen = { generation: live.generation, items: live.items };
+        if (live.buildStartedAt && requestedAt && new Date(live.buildStartedAt).getTime() >= requestedAt.getTime()) {
+          note(`index generation ${live.generation} (${live.items} songs) is live`);
+          return { ok: true, details: { indexRequestedAt: requestedAt.toISOString(), indexGeneration: live.generation, indexItems: live.items } };
+        }
+        if (Date.now() - lastRequest > this.indexRerequestMs) {
+          lastRequest = Date.now();
+          await request();
+        }
+      } catch (err) {
+        if (err instanceof LeaseLostError) throw err;
+        this.logger.warn('index generation check failed, retrying', { taskId, err: (err as Error).message });
+      }
+      await sleep(Math.max(250, Math.min(this.pollMs, 2000)), abort);
+    }
+    return { ok: false, reason: `no index generation built after ${requestedAt?.toISOString()} went live within ${Math.round(this.indexWaitMs / 1000)} s`, details: { indexRequestedAt: requestedAt?.toISOString(), lastLiveGeneration: lastSeen?.generation } };
+  }
+
+  /** Per-server counts for the board: durable enumeration counters plus per-track outcome rows. */
+  private async counts(taskId: string, rows: RunServerRow[]): Promise<Array<ServerTaskCounts & { queued: number }>> {
+    const outcomes = await this.runs.outcomeCounts(taskId);
+    return rows.map((r) => {
+      const o: OutcomeCounts = outcomes.get(r.serverId) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
+      return {
+        serverId: r.serverId,
+        serverName: r.serverName,
+        seen: Math.max(r.seen, o.analyzed + o.mapped_existing + o.skipped_mapped + o.failed + o.excluded + o.cancelled + o.queued + r.skippedMapped + r.excluded),
+        skippedMapped: r.skippedMapped + o.skipped_mapped,
+        mappedExisting: o.mapped_existing,
+        analyzed: o.analyzed,
+        failed: r.excluded + o.failed + o.excluded,
+        status: r.status,
+        ...(r.error && r.status === 'failed' ? { error: r.error } : {}),
+        queued: o.queued,
+      };
+    });
+  }
+
+  /** Saves a fenced snapshot (progress derived from durable rows) and announces it. */
+  private async progress(keeper: LeaseKeeper, rows: RunServerRow[], log: string[], message?: string, details?: Record<string, unknown>): Promise<void> {
+    const taskId = keeper.lease.runId;
+    const counts = await this.counts(taskId, rows);
+    let sum = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      const c = counts[i]!;
+      if (r.status === 'done' || r.status === 'failed' || r.status === 'cancelled') sum += 1;
+      else if (r.status === 'running') {
+        const total = c.seen - r.skippedMapped - r.excluded;
+        const finished = total - c.queued;
+        sum += r.enumerated ? 0.05 + 0.95 * (total > 0 ? finished / total : 1) : 0.05 * Math.min(1, c.seen / Math.max(1, c.seen + 1000));
+      }
+    }
+    const progress = rows.length ? Math.min(95, (sum / rows.length) * 95) : 95;
+    const current = rows.find((r) => r.status === 'running');
+    const cur = current && counts.find((c) => c.serverId === current.serverId);
+    const text = message ?? (cur ? `${current!.serverName}: ${cur.seen} seen, ${cur.analyzed} analyzed, ${cur.mappedExisting} mapped, ${cur.failed} failed` : 'Analyzing');
+    const prev = details ? { ...((await this.runs.find(taskId))?.details ?? {}), ...details } : undefined;
+    const saved = await this.runs.tasks.save(keeper.lease, { message: text, progress, servers: counts.map(({ queued: _q, ...c }) => c), log, details: prev });
+    await this.announce(saved);
+  }
+
+  private async finish(keeper: LeaseKeeper, state: 'SUCCESS' | 'FAIL', message: string, rows: RunServerRow[], log: string[], details: Record<string, unknown>): Promise<void> {
+    const taskId = keeper.lease.runId;
+    const counts = rows.length ? await this.counts(taskId, rows) : [];
+    const prev = (await this.runs.find(taskId))?.details ?? {};
+    const saved = await this.runs.tasks.finish(keeper.lease, state, { message, progress: 100, servers: counts.map(({ queued: _q, ...c }) => c), log, details: { ...prev, ...details } });
+    this.metrics?.tasks.inc({ task: 'analysis', outcome: state });
+    this.logger.info('analysis run ended', { taskId, state, message });
+    await this.announce(saved, true);
   }
 }
 

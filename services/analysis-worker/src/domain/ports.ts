@@ -29,3 +29,9 @@ export interface CataloguePort {
 }
 
 export type MediaClientFactory = (conn: ServerConnection) => MediaServerClient;
+
+/** What the analysis needs from the index service: the generation it serves (GET /internal/index/live). */
+export interface IndexPort {
+  /** `buildStartedAt`: ISO time the live generation's build began (null: nothing built). */
+  live(): Promise<{ generation: number; items: number; buildStartedAt: string | null }>;
+}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AnalysisTrackRequested, ResolveIdentityRequest } from '@polyphony/contracts';
 import type { MediaServerClient } from '@polyphony/media-servers';
-import type { Logger } from '@polyphony/platform';
+import { isTransientFault, type Logger } from '@polyphony/platform';
 import type { RunRepository, TrackOutcome } from '../store/run.repository';
 import { computeChromaprint } from './audio/chromaprint';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
@@ -73,6 +73,10 @@ export class TrackProcessor {
   async process(msg: AnalysisTrackRequested, finalAttempt: boolean, signal?: AbortSignal): Promise<ProcessResult> {
     const { taskId, serverId, track } = msg;
     if (await this.runs.isCancelled(taskId)) return this.record(msg, { outcome: 'cancelled' });
+    // A duplicate message (redelivery after its outcome was recorded, or a republish by a coordinator
+    // that took the run over) does no work.
+    const done = await this.runs.outcomeOf(taskId, serverId, track.id);
+    if (done) return { outcome: done };
     const mapped = await this.catalogue.mappedProviderIds(serverId, [track.id]);
     if (mapped.has(track.id)) return this.record(msg, { outcome: 'skipped_mapped' });
     const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
@@ -138,6 +142,11 @@ export class TrackProcessor {
     }
   }
 
+  /** Records a track as failed after its last delivery attempt (no exclusion: the cause may pass). */
+  async recordFailure(msg: AnalysisTrackRequested, reason: string): Promise<void> {
+    await this.record(msg, { outcome: 'failed', error: reason });
+  }
+
   private async fail(msg: AnalysisTrackRequested, reason: string, exclude: boolean): Promise<ProcessResult> {
     if (exclude) await this.runs.exclude(msg.serverId, msg.track.id, metadataHash(msg.track), reason);
     this.logger.warn('track failed', { serverId: msg.serverId, providerId: msg.track.id, reason });
@@ -150,8 +159,10 @@ export class TrackProcessor {
   }
 }
 
-/** Network failures, timeouts and 5xx/429 are worth retrying; bad credentials, 404 and protocol errors are not. */
+/**
+ * Network failures, timeouts and 5xx/429 are worth retrying; bad credentials, 404 and protocol errors
+ * are not (the platform's fault classification, faults.ts).
+ */
 export function isTransient(err: unknown): boolean {
-  const name = (err as { name?: string })?.name ?? '';
-  return name === 'UnreachableError' || name === 'AbortError' || name === 'TimeoutError' || name === 'UpstreamUnavailableError';
+  return isTransientFault(err);
 }

@@ -1,132 +1,170 @@
 import type { DataSource } from 'typeorm';
-import type { ServerTaskCounts, TaskState } from '@polyphony/contracts';
-import { ConflictError, mapUniqueViolation, queryRows } from '@polyphony/platform';
+import { TaskRunStore, type Lease, type TaskRun } from '@polyphony/platform';
 
+/** Final outcomes of one track in one run; `queued` = enqueued, no outcome yet. */
 export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'failed' | 'excluded' | 'cancelled';
 
-export interface RunRecord {
-  id: string;
-  state: TaskState;
-  message: string;
-  progress: number;
-  servers: ServerTaskCounts[];
-  log: string[];
-  seq: number;
-  cancelRequested: boolean;
-  startedAt: Date;
-  finishedAt?: Date;
+export type RunRecord = TaskRun;
+
+/** Durable per-server state of a run (one row per server, in analysis order). */
+export interface RunServerRow {
+  serverId: string;
+  serverName: string;
+  position: number;
+  status: 'pending' | 'running' | 'done' | 'failed' | 'cancelled';
+  /** Tracks listed so far by the enumeration (reset when an interrupted enumeration starts over). */
+  seen: number;
+  /** Tracks skipped by the enumeration because their provider id was already mapped. */
+  skippedMapped: number;
+  /** Tracks skipped by the enumeration because they are excluded (undecodable, same metadata). */
+  excluded: number;
+  enumerated: boolean;
+  /** Consecutive failed attempts to read the server's catalogue (reset by every page read). */
+  failures: number;
+  error?: string;
 }
 
-interface Row {
-  id: string;
-  state: TaskState;
-  message: string;
-  progress: number;
-  servers: ServerTaskCounts[];
-  log: string[];
-  seq: number;
-  cancel_requested: boolean;
-  started_at: Date;
-  finished_at: Date | null;
-}
-const toRun = (r: Row): RunRecord => ({
-  id: r.id,
-  state: r.state,
-  message: r.message,
-  progress: r.progress,
-  servers: r.servers,
-  log: r.log,
-  seq: r.seq,
-  cancelRequested: r.cancel_requested,
-  startedAt: r.started_at,
-  finishedAt: r.finished_at ?? undefined,
-});
+/** Per-outcome counts of the tracks of one server in one run (`queued`: enqueued, not finished). */
+export type OutcomeCounts = Record<TrackOutcome | 'queued', number>;
 
-/** Persistence of analysis runs, per-track outcomes and exclusions. */
+/**
+ * Persistence of analysis runs (the platform task-run table `analysis.runs`), their durable
+ * per-server state, per-track outcomes (one row per run, server and provider file, so a redelivered
+ * message never counts twice) and exclusions.
+ */
 export class RunRepository {
-  constructor(private readonly ds: DataSource) {}
+  /** The platform task-run store of `analysis.runs`. */
+  readonly tasks: TaskRunStore;
 
-  /** Creates a run in NEW; ConflictError (409) when another run is live (unique partial index). */
-  async create(id: string): Promise<RunRecord> {
-    try {
-      const rows: Row[] = await this.ds.query(`INSERT INTO analysis.runs (id, state, message) VALUES ($1, 'NEW', 'Queued') RETURNING *`, [id]);
-      return toRun(rows[0]!);
-    } catch (err) {
-      try {
-        mapUniqueViolation(err, 'An analysis is already running');
-      } catch (mapped) {
-        if (mapped instanceof ConflictError) throw new ConflictError('An analysis is already running', 'task_already_running');
-        throw mapped;
-      }
-    }
+  constructor(private readonly ds: DataSource) {
+    this.tasks = new TaskRunStore(ds, 'analysis', 'runs', 'An analysis is already running');
   }
 
-  async find(id: string): Promise<RunRecord | undefined> {
-    if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
-    const rows: Row[] = await this.ds.query(`SELECT * FROM analysis.runs WHERE id = $1`, [id]);
-    return rows[0] && toRun(rows[0]);
+  find(id: string): Promise<RunRecord | undefined> {
+    return this.tasks.find(id);
   }
 
-  async live(): Promise<RunRecord | undefined> {
-    const rows: Row[] = await this.ds.query(`SELECT * FROM analysis.runs WHERE state IN ('NEW','RUNNING') LIMIT 1`);
-    return rows[0] && toRun(rows[0]);
+  isCancelled(id: string): Promise<boolean> {
+    return this.tasks.isCancelled(id);
   }
 
-  /** Saves the coordinator's view and bumps seq; returns the new seq and the run's start time. */
-  async save(run: { id: string; state: TaskState; message: string; progress: number; servers: ServerTaskCounts[]; log: string[]; finished?: boolean }): Promise<{ seq: number; startedAt?: Date }> {
-    const rows = await queryRows<{ seq: number; started_at: Date }>(this.ds,
-      `UPDATE analysis.runs SET state = $2, message = $3, progress = $4, servers = $5::jsonb, log = $6::jsonb, seq = seq + 1, heartbeat_at = now(),
-         finished_at = CASE WHEN $7 THEN now() ELSE finished_at END WHERE id = $1 RETURNING seq, started_at`,
-      [run.id, run.state, run.message.slice(0, 500), run.progress, JSON.stringify(run.servers), JSON.stringify(run.log.slice(-100)), Boolean(run.finished)],
-    );
-    return { seq: rows[0]?.seq ?? 0, startedAt: rows[0]?.started_at };
+  /** Database clock (the index compares its build start with it). */
+  async now(): Promise<Date> {
+    const rows: Array<{ now: Date }> = await this.ds.query('SELECT now() AS now');
+    return rows[0]!.now;
   }
 
-  async requestCancel(id: string): Promise<void> {
-    await this.ds.query(`UPDATE analysis.runs SET cancel_requested = true WHERE id = $1`, [id]);
-  }
-
-  async isCancelled(id: string): Promise<boolean> {
-    const rows: Array<{ c: boolean; state: string }> = await this.ds.query(`SELECT cancel_requested AS c, state FROM analysis.runs WHERE id = $1`, [id]);
-    return !rows[0] || rows[0].c || rows[0].state === 'REVOKED';
-  }
-
-  /** Marks runs left live by a process that died (no heartbeat for `staleSeconds`) as FAIL. */
-  async failStale(staleSeconds: number): Promise<number> {
-    const rows = await queryRows(this.ds,
-      `UPDATE analysis.runs SET state = 'FAIL', message = 'Coordinator stopped unexpectedly', finished_at = now(), seq = seq + 1
-       WHERE state IN ('NEW','RUNNING') AND heartbeat_at < now() - make_interval(secs => $1) RETURNING id`,
-      [staleSeconds],
-    );
-    return rows.length;
-  }
-
-  async setEnqueued(runId: string, serverId: string, enqueued: number): Promise<void> {
+  /** Creates the per-server rows once (a takeover finds them and keeps the original order). */
+  async initServers(lease: Lease, servers: Array<{ id: string; name: string }>): Promise<void> {
     await this.ds.query(
-      `INSERT INTO analysis.run_servers (run_id, server_id, enqueued) VALUES ($1, $2, $3)
-       ON CONFLICT (run_id, server_id) DO UPDATE SET enqueued = EXCLUDED.enqueued`,
-      [runId, serverId, enqueued],
+      `INSERT INTO analysis.run_servers (run_id, server_id, server_name, position)
+       SELECT $1, u.id, u.name, u.pos FROM unnest($2::text[], $3::text[], $4::int[]) AS u(id, name, pos)
+        WHERE EXISTS (SELECT 1 FROM analysis.runs r WHERE r.id = $1 AND r.lease_generation = $5)
+       ON CONFLICT (run_id, server_id) DO NOTHING`,
+      [lease.runId, servers.map((s) => s.id), servers.map((s) => s.name), servers.map((_, i) => i), lease.generation],
     );
   }
 
-  /** Records a track's outcome once (a redelivered message does not count twice). Returns false when already recorded. */
+  async servers(runId: string): Promise<RunServerRow[]> {
+    const rows: Array<{ server_id: string; server_name: string | null; position: number; status: RunServerRow['status']; seen: number; skipped_mapped: number; excluded: number; enumerated: boolean; failures: number; error: string | null }> =
+      await this.ds.query(`SELECT * FROM analysis.run_servers WHERE run_id = $1 ORDER BY position, server_id`, [runId]);
+    return rows.map((r) => ({
+      serverId: r.server_id,
+      serverName: r.server_name ?? r.server_id,
+      position: r.position,
+      status: r.status,
+      seen: r.seen,
+      skippedMapped: r.skipped_mapped,
+      excluded: r.excluded,
+      enumerated: r.enumerated,
+      failures: r.failures,
+      error: r.error ?? undefined,
+    }));
+  }
+
+  /** Updates a server row (fenced by the run's lease generation). */
+  async updateServer(lease: Lease, serverId: string, patch: Partial<Pick<RunServerRow, 'status' | 'seen' | 'skippedMapped' | 'excluded' | 'enumerated' | 'failures' | 'error'>>): Promise<void> {
+    await this.ds.query(
+      `UPDATE analysis.run_servers s SET status = COALESCE($3, s.status), seen = COALESCE($4, s.seen), skipped_mapped = COALESCE($5, s.skipped_mapped),
+              excluded = COALESCE($6, s.excluded), enumerated = COALESCE($7, s.enumerated), failures = COALESCE($8, s.failures), error = COALESCE($9, s.error)
+        WHERE s.run_id = $1 AND s.server_id = $2 AND EXISTS (SELECT 1 FROM analysis.runs r WHERE r.id = $1 AND r.lease_generation = $10)`,
+      [lease.runId, serverId, patch.status ?? null, patch.seen ?? null, patch.skippedMapped ?? null, patch.excluded ?? null, patch.enumerated ?? null, patch.failures ?? null, patch.error?.slice(0, 300) ?? null, lease.generation],
+    );
+  }
+
+  /** Provider ids among `providerIds` that already have a row (queued or finished) in this run. */
+  async inRun(runId: string, serverId: string, providerIds: string[]): Promise<Set<string>> {
+    if (providerIds.length === 0) return new Set();
+    const rows: Array<{ provider_id: string }> = await this.ds.query(
+      `SELECT provider_id FROM analysis.run_tracks WHERE run_id = $1 AND server_id = $2 AND provider_id = ANY($3)`,
+      [runId, serverId, providerIds],
+    );
+    return new Set(rows.map((r) => r.provider_id));
+  }
+
+  /** Records tracks as queued (not yet published); returns the provider ids that were new. */
+  async enqueue(runId: string, serverId: string, providerIds: string[]): Promise<string[]> {
+    if (providerIds.length === 0) return [];
+    const rows: Array<{ provider_id: string }> = await this.ds.query(
+      `INSERT INTO analysis.run_tracks (run_id, server_id, provider_id, outcome, published)
+       SELECT $1, $2, p, 'queued', false FROM unnest($3::text[]) AS p ON CONFLICT DO NOTHING RETURNING provider_id`,
+      [runId, serverId, providerIds],
+    );
+    return rows.map((r) => r.provider_id);
+  }
+
+  /** Marks queued tracks as published (the broker confirmed their messages). */
+  async markPublished(runId: string, serverId: string, providerIds: string[]): Promise<void> {
+    if (providerIds.length === 0) return;
+    await this.ds.query(`UPDATE analysis.run_tracks SET published = true WHERE run_id = $1 AND server_id = $2 AND provider_id = ANY($3)`, [runId, serverId, providerIds]);
+  }
+
+  /** Queued tracks whose message was never confirmed (a coordinator stopped between insert and publish). */
+  async unpublished(runId: string, serverId: string, limit: number): Promise<string[]> {
+    const rows: Array<{ provider_id: string }> = await this.ds.query(
+      `SELECT provider_id FROM analysis.run_tracks WHERE run_id = $1 AND server_id = $2 AND outcome = 'queued' AND NOT published LIMIT $3`,
+      [runId, serverId, limit],
+    );
+    return rows.map((r) => r.provider_id);
+  }
+
+  /**
+   * Records a track's final outcome once: a queued row becomes final, an absent row is inserted, a
+   * final row is never changed (a redelivered message does not count twice). Returns false when a
+   * final outcome was already recorded.
+   */
   async recordOutcome(runId: string, serverId: string, providerId: string, outcome: TrackOutcome, itemId?: string, error?: string): Promise<boolean> {
     const rows: unknown[] = await this.ds.query(
-      `INSERT INTO analysis.run_tracks (run_id, server_id, provider_id, outcome, item_id, error) VALUES ($1,$2,$3,$4,$5,$6)
-       ON CONFLICT DO NOTHING RETURNING 1`,
+      `INSERT INTO analysis.run_tracks AS t (run_id, server_id, provider_id, outcome, item_id, error) VALUES ($1,$2,$3,$4,$5,$6)
+       ON CONFLICT (run_id, server_id, provider_id) DO UPDATE SET outcome = EXCLUDED.outcome, item_id = EXCLUDED.item_id, error = EXCLUDED.error, finished_at = now()
+        WHERE t.outcome = 'queued' RETURNING 1`,
       [runId, serverId, providerId, outcome, itemId ?? null, error?.slice(0, 1000) ?? null],
     );
     return rows.length > 0;
   }
 
-  /** Outcome counts of one server in one run. */
-  async outcomeCounts(runId: string, serverId: string): Promise<Record<TrackOutcome, number>> {
-    const rows: Array<{ outcome: TrackOutcome; n: number }> = await this.ds.query(
-      `SELECT outcome, count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 AND server_id = $2 GROUP BY outcome`,
-      [runId, serverId],
+  /** The final outcome of a track in a run, if recorded (a duplicate message then does no work). */
+  async outcomeOf(runId: string, serverId: string, providerId: string): Promise<TrackOutcome | undefined> {
+    const rows: Array<{ outcome: string }> = await this.ds.query(
+      `SELECT outcome FROM analysis.run_tracks WHERE run_id = $1 AND server_id = $2 AND provider_id = $3`,
+      [runId, serverId, providerId],
     );
-    const out = { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, failed: 0, excluded: 0, cancelled: 0 };
-    for (const r of rows) out[r.outcome] = r.n;
+    const o = rows[0]?.outcome;
+    return o && o !== 'queued' ? (o as TrackOutcome) : undefined;
+  }
+
+  /** Outcome counts per server of one run. */
+  async outcomeCounts(runId: string): Promise<Map<string, OutcomeCounts>> {
+    const rows: Array<{ server_id: string; outcome: TrackOutcome | 'queued'; n: number }> = await this.ds.query(
+      `SELECT server_id, outcome, count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 GROUP BY server_id, outcome`,
+      [runId],
+    );
+    const out = new Map<string, OutcomeCounts>();
+    for (const r of rows) {
+      const c = out.get(r.server_id) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
+      c[r.outcome] = r.n;
+      out.set(r.server_id, c);
+    }
     return out;
   }
 

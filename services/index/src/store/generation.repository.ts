@@ -147,6 +147,12 @@ export class GenerationRepository {
   }
 
   /** Marks builds left `building` by a process that died as failed; returns their generations. */
+  /** When the build of `generation` started (its snapshot began after this instant); undefined when unknown. */
+  async buildStartedAt(generation: number): Promise<Date | undefined> {
+    const rows: Array<{ created_at: Date }> = await this.ds.query(`SELECT created_at FROM ${S}.builds WHERE generation = $1`, [generation]);
+    return rows[0]?.created_at;
+  }
+
   async failInterrupted(): Promise<number[]> {
     const res: unknown = await this.ds.query(
       `UPDATE ${S}.builds SET state = 'failed', finished_at = now(), error = 'interrupted (process stopped during the build)' WHERE state = 'building' RETURNING generation`,

@@ -1,23 +1,8 @@
+import { pluginStatus as platformPluginStatus } from '@polyphony/platform';
 import type { TaskRecord } from '../store/task.repository';
 
-/**
- * Plugin vocabulary for a task's `status` (Celery-style, as existing plugins read it: the Lyrion
- * plugin counts a task as active only when status is PENDING, STARTED or PROGRESS).
- */
-export function pluginStatus(state: TaskRecord['state']): string {
-  switch (state) {
-    case 'NEW':
-      return 'PENDING';
-    case 'RUNNING':
-      return 'PROGRESS';
-    case 'SUCCESS':
-      return 'SUCCESS';
-    case 'FAIL':
-      return 'FAILURE';
-    case 'REVOKED':
-      return 'REVOKED';
-  }
-}
+/** Plugin vocabulary for a task's `status`: the platform task-run module's one definition. */
+export const pluginStatus = (state: TaskRecord['state']): string => platformPluginStatus(state);
 
 /** Task as `/api/status/<id>`, `/api/active_tasks` and `/api/last_task` answer it (reference and plugin shapes). */
 export function toStatusDto(t: TaskRecord, now = Date.now()) {

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { currentContext } from '../context';
+import { classifyFault } from '../faults';
 import type { MessageHeaders, RetryOptions } from './types';
 
 /** Defaults shared by both bus implementations. */
 export const BUS_DEFAULTS = {
   prefetch: 10,
   maxAttempts: 5,
+  /** Attempts for a transient fault (database or broker connection, peer 5xx): delays 1, 2, 4 ... 60 s, about 12 minutes in all. */
+  transientMaxAttempts: 18,
   retryDelayMs: 1000,
   maxRetryDelayMs: 60_000,
 } as const;
@@ -38,15 +41,19 @@ export const INTERNAL_HEADERS = new Set(['x-routing-key', 'x-last-error', 'x-dea
 export interface ResolvedRetry {
   prefetch: number;
   maxAttempts: number;
+  /** Attempts when the failure is classified transient (see faults.ts classifyFault); never below maxAttempts. */
+  transientMaxAttempts: number;
   retryDelayMs: number;
   maxRetryDelayMs: number;
 }
 
 /** Fills bus-level defaults, then consumer-level overrides; validates ranges (throws RangeError). */
-export function resolveRetry(bus: RetryOptions, consumer: { prefetch?: number; maxAttempts?: number }): ResolvedRetry {
+export function resolveRetry(bus: RetryOptions, consumer: { prefetch?: number; maxAttempts?: number; transientMaxAttempts?: number }): ResolvedRetry {
+  const maxAttempts = consumer.maxAttempts ?? bus.maxAttempts ?? BUS_DEFAULTS.maxAttempts;
   const r: ResolvedRetry = {
     prefetch: consumer.prefetch ?? bus.prefetch ?? BUS_DEFAULTS.prefetch,
-    maxAttempts: consumer.maxAttempts ?? bus.maxAttempts ?? BUS_DEFAULTS.maxAttempts,
+    maxAttempts,
+    transientMaxAttempts: Math.max(maxAttempts, consumer.transientMaxAttempts ?? bus.transientMaxAttempts ?? BUS_DEFAULTS.transientMaxAttempts),
     retryDelayMs: bus.retryDelayMs ?? BUS_DEFAULTS.retryDelayMs,
     maxRetryDelayMs: bus.maxRetryDelayMs ?? BUS_DEFAULTS.maxRetryDelayMs,
   };
@@ -62,12 +69,22 @@ export function resolveRetry(bus: RetryOptions, consumer: { prefetch?: number; m
 
 /**
  * Delay before attempt `attempt + 1`, in ms: `retryDelayMs * 2^(attempt-1)`, capped at `maxRetryDelayMs`.
- * attempt 1 failed -> retryDelayMs, attempt 2 failed -> 2x, ... (plain exponential backoff, no jitter:
- * retries of different messages are already spread by their arrival times).
+ * attempt 1 failed -> retryDelayMs, attempt 2 failed -> 2x, ... With `jitter`, uniform in [d/2, d], so
+ * messages that failed together (a database outage) do not all come back in the same instant.
  */
-export function retryDelayMs(attempt: number, r: ResolvedRetry): number {
+export function retryDelayMs(attempt: number, r: ResolvedRetry, jitter = false): number {
   const exp = Math.min(Math.max(attempt - 1, 0), 30);
-  return Math.min(r.retryDelayMs * 2 ** exp, r.maxRetryDelayMs);
+  const d = Math.min(r.retryDelayMs * 2 ** exp, r.maxRetryDelayMs);
+  return jitter ? Math.round(d / 2 + (Math.random() * d) / 2) : d;
+}
+
+/**
+ * Attempts allowed for a failure: transient faults (connection lost, peer 5xx, timeouts) get
+ * `transientMaxAttempts`, everything else `maxAttempts`.
+ */
+export function attemptBudget(err: unknown, r: ResolvedRetry): { limit: number; transient: boolean } {
+  const transient = classifyFault(err) === 'transient';
+  return { limit: transient ? r.transientMaxAttempts : r.maxAttempts, transient };
 }
 
 /** JSON text of a payload; throws TypeError when the value has no JSON form (undefined, function, symbol). */

@@ -1,5 +1,5 @@
 import type { Metrics } from '../metrics';
-import type { Bus, ConsumeOptions, ConsumerHandle, PublishOptions } from './types';
+import type { Bus, ConsumeOptions, ConsumerHandle, DeadLetterInfo, PublishOptions } from './types';
 
 /** Header carrying the publish time (epoch ms) for the consumer-lag gauge. */
 export const PUBLISHED_AT_HEADER = 'publishedAt';
@@ -45,6 +45,17 @@ export class InstrumentedBus implements Bus {
 
   isHealthy(): boolean {
     return this.inner.isHealthy();
+  }
+
+  /** Dead letters of `queue` (prefixed like consumers' queues); [] when the bus cannot list them. */
+  async listDeadLetters(queue: string, limit: number): Promise<DeadLetterInfo[]> {
+    const list = (await this.inner.listDeadLetters?.(`${this.queuePrefix}${queue}`, limit)) ?? [];
+    return list.map((d) => ({ ...d, queue }));
+  }
+
+  /** Replays dead letters of `queue` (prefixed); 0 when the bus cannot replay. */
+  async replayDeadLetters(queue: string, limit: number, messageIds?: ReadonlySet<string>): Promise<number> {
+    return (await this.inner.replayDeadLetters?.(`${this.queuePrefix}${queue}`, limit, messageIds)) ?? 0;
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import { runWithContext } from '../context';
 import {
+  attemptBudget,
   attemptOf,
   BusClosedError,
   encodePayload,
@@ -22,6 +23,7 @@ import {
   type MessageHeaders,
   noopBusLogger,
   PermanentMessageError,
+  type DeadLetterInfo,
   type PublishOptions,
   type RetryOptions,
 } from './types';
@@ -162,6 +164,31 @@ export class InMemoryBus implements Bus {
     return [...(this.queues.get(queue)?.dead ?? [])];
   }
 
+  /** Dead letters of `queue` in the shape every bus reports (see {@link Bus.listDeadLetters}). */
+  async listDeadLetters(queue: string, limit: number): Promise<DeadLetterInfo[]> {
+    return this.deadLetters(queue)
+      .slice(0, limit)
+      .map((d) => ({ queue, messageId: d.messageId, routingKey: d.routingKey, attempt: typeof d.headers.attempt === 'number' ? d.headers.attempt : 1, error: d.error, payload: d.payload }));
+  }
+
+  /** Moves dead letters of `queue` back to its ready list with attempt 1 (see {@link Bus.replayDeadLetters}). */
+  async replayDeadLetters(queue: string, limit: number, messageIds?: ReadonlySet<string>): Promise<number> {
+    const q = this.queues.get(queue);
+    if (!q) return 0;
+    const keep: DeadLetter[] = [];
+    let moved = 0;
+    for (const d of q.dead) {
+      if (moved < limit && (!messageIds || messageIds.has(d.messageId))) {
+        const body = typeof d.payload === 'string' && d.reason === 'invalid' ? d.payload : JSON.stringify(d.payload);
+        q.ready.push({ routingKey: d.routingKey, messageId: d.messageId, body, headers: { ...d.headers, attempt: 1 } });
+        moved++;
+      } else keep.push(d);
+    }
+    q.dead = keep;
+    if (moved) this.scheduleDispatch(q);
+    return moved;
+  }
+
   /** True until `close()`. */
   isHealthy(): boolean {
     return !this.closed;
@@ -249,7 +276,7 @@ export class InMemoryBus implements Bus {
       );
     } catch (err) {
       if (err instanceof PermanentMessageError) return this.deadLetter(c, m, data, 'permanent', errorText(err));
-      if (attempt >= c.retry.maxAttempts) return this.deadLetter(c, m, data, 'max-attempts', errorText(err));
+      if (attempt >= attemptBudget(err, c.retry).limit) return this.deadLetter(c, m, data, 'max-attempts', errorText(err));
       this.scheduleRetry(c, m, attempt, err);
     }
   }

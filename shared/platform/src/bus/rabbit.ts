@@ -3,6 +3,7 @@ import * as amqp from 'amqplib';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message, Options } from 'amqplib';
 import { runWithContext } from '../context';
 import {
+  attemptBudget,
   attemptOf,
   BusClosedError,
   BusUnavailableError,
@@ -23,6 +24,7 @@ import {
   type BusLogger,
   type ConsumeOptions,
   type ConsumerHandle,
+  type DeadLetterInfo,
   type DeadLetterReason,
   noopBusLogger,
   PermanentMessageError,
@@ -59,6 +61,28 @@ interface Connected {
   model: ChannelModel;
   publisher: ConfirmChannel;
   generation: number;
+}
+
+/** A dead letter's description from its AMQP properties (x-death gives the first routing key). */
+function describeDeadLetter(queue: string, msg: Message): DeadLetterInfo {
+  const headers = (msg.properties.headers ?? {}) as Record<string, unknown>;
+  const deaths = Array.isArray(headers['x-death']) ? (headers['x-death'] as Array<{ 'routing-keys'?: string[] }>) : [];
+  const routingKey = typeof headers['x-routing-key'] === 'string' ? headers['x-routing-key'] : (deaths[deaths.length - 1]?.['routing-keys']?.[0] ?? msg.fields.routingKey);
+  const text = msg.content.toString('utf8');
+  let payload: unknown = text;
+  try {
+    payload = JSON.parse(text);
+  } catch {
+    /* keep the text */
+  }
+  return {
+    queue,
+    messageId: typeof msg.properties.messageId === 'string' ? msg.properties.messageId : `sha256:${createHash('sha256').update(msg.content).digest('hex')}`,
+    routingKey,
+    attempt: attemptOf(headers),
+    error: typeof headers['x-last-error'] === 'string' ? headers['x-last-error'] : undefined,
+    payload,
+  };
 }
 
 /** A publish the broker returned as unroutable (`mandatory` and no queue matched). */
@@ -242,6 +266,65 @@ export class RabbitBus implements Bus {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Up to `limit` messages of `<queue>.dlq`, read with `basic.get` without ack and given back when the
+   * reading channel closes (RabbitMQ requeues them in place). Throws {@link BusUnavailableError} while
+   * disconnected.
+   */
+  async listDeadLetters(queue: string, limit: number): Promise<DeadLetterInfo[]> {
+    const conn = this.current;
+    if (!conn || this.closing) throw new BusUnavailableError('RabbitMQ is not connected');
+    return this.withChannel(conn.model, async (ch) => {
+      const out: DeadLetterInfo[] = [];
+      while (out.length < limit) {
+        const msg = await ch.get(`${queue}.dlq`, { noAck: false });
+        if (!msg) break;
+        out.push(describeDeadLetter(queue, msg));
+      }
+      return out;
+    });
+  }
+
+  /**
+   * Moves up to `limit` messages of `<queue>.dlq` (only `messageIds` when given) back into `<queue>`
+   * through the default exchange (so no other queue bound to the routing key sees them again), with
+   * `attempt` 1 and the original routing key in `x-routing-key`; each is acked in the DLQ only after
+   * the broker confirmed the republish. Messages not selected are given back untouched.
+   */
+  async replayDeadLetters(queue: string, limit: number, messageIds?: ReadonlySet<string>): Promise<number> {
+    const conn = this.current;
+    if (!conn || this.closing) throw new BusUnavailableError('RabbitMQ is not connected');
+    return this.withChannel(conn.model, async (ch) => {
+      let moved = 0;
+      const seen = new Set<string>();
+      while (moved < limit) {
+        const msg = await ch.get(`${queue}.dlq`, { noAck: false });
+        if (!msg) break;
+        const info = describeDeadLetter(queue, msg);
+        // A message seen twice means the whole queue was walked (unselected ones are requeued at the head).
+        if (seen.has(info.messageId)) {
+          ch.nack(msg, false, true);
+          break;
+        }
+        seen.add(info.messageId);
+        if (messageIds && !messageIds.has(info.messageId)) continue; // stays unacked, requeued when the channel closes
+        const headers: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries((msg.properties.headers ?? {}) as Record<string, unknown>)) if (!INTERNAL_HEADERS.has(k)) headers[k] = v;
+        headers.attempt = 1;
+        headers['x-routing-key'] = info.routingKey;
+        await this.confirmPublish(conn.publisher, '', queue, msg.content, {
+          persistent: true,
+          contentType: msg.properties.contentType as string | undefined,
+          messageId: info.messageId,
+          headers,
+        }, Date.now() + this.publishTimeoutMs);
+        ch.ack(msg);
+        moved++;
+      }
+      return moved;
+    });
   }
 
   /** True while connected and not closing. */
@@ -620,7 +703,7 @@ class RabbitConsumer {
       );
     } catch (err) {
       if (err instanceof PermanentMessageError) return this.deadLetter(ch, msg, messageId, 'permanent', errorText(err));
-      if (attempt >= this.retry.maxAttempts) return this.deadLetter(ch, msg, messageId, 'max-attempts', errorText(err));
+      if (attempt >= attemptBudget(err, this.retry).limit) return this.deadLetter(ch, msg, messageId, 'max-attempts', errorText(err));
       return this.retryLater(ch, generation, msg, { raw, attempt, routingKey, messageId, err });
     }
     this.settle(ch, msg, 'ack');
@@ -632,7 +715,7 @@ class RabbitConsumer {
     msg: ConsumeMessage,
     m: { raw: Record<string, unknown>; attempt: number; routingKey: string; messageId: string; err: unknown },
   ): Promise<void> {
-    const delay = retryDelayMs(m.attempt, this.retry);
+    const delay = retryDelayMs(m.attempt, this.retry, true);
     const conn = this.bus.connectionOf(generation);
     if (!conn || this.bus.closedChannels.has(ch)) {
       // Connection gone: the broker redelivers the original (same attempt) after the reconnect.

@@ -47,6 +47,11 @@ export interface ConsumeOptions<T> {
    * Undefined = a lasting work queue. The in-process bus keeps queues for the bus object's life anyway.
    */
   expiresMs?: number;
+  /**
+   * Attempts when the failure is transient (faults.ts `classifyFault`: lost database or broker
+   * connection, peer 5xx, timeouts; default 18, about 12 minutes of backoff with 1 s doubling to 60 s).
+   */
+  transientMaxAttempts?: number;
   handler: (payload: T, ctx: MessageContext) => Promise<void>;
 }
 
@@ -83,6 +88,8 @@ export interface RetryOptions {
   maxRetryDelayMs?: number;
   /** Default `maxAttempts` when a consumer does not set one (default 5). */
   maxAttempts?: number;
+  /** Default `transientMaxAttempts` when a consumer does not set one (default 18). */
+  transientMaxAttempts?: number;
   /** Default `prefetch` when a consumer does not set one (default 10). */
   prefetch?: number;
 }
@@ -103,6 +110,28 @@ export interface Bus {
    * consuming, so messages published from now on are kept until a consumer starts.
    */
   declareQueue?(queue: string, bindings: string[]): Promise<void>;
+  /** Up to `limit` dead letters of `queue`, oldest first; they stay where they are. */
+  listDeadLetters?(queue: string, limit: number): Promise<DeadLetterInfo[]>;
+  /**
+   * Moves up to `limit` dead letters of `queue` back into `queue` alone (attempt 1, original routing
+   * key kept for the handler); returns how many were moved. Optionally only the given message ids.
+   */
+  replayDeadLetters?(queue: string, limit: number, messageIds?: ReadonlySet<string>): Promise<number>;
+}
+
+/** One dead letter as `listDeadLetters` reports it (the message stays in the dead-letter queue). */
+export interface DeadLetterInfo {
+  /** The work queue the message was dead-lettered from (without the `.dlq` suffix). */
+  queue: string;
+  messageId: string;
+  /** Routing key it was first published with. */
+  routingKey: string;
+  /** Delivery attempt it had reached. */
+  attempt: number;
+  /** Last handler error, when known. */
+  error?: string;
+  /** Parsed JSON payload (raw text when not JSON). */
+  payload: unknown;
 }
 
 export interface ConsumerHandle {
