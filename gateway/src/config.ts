@@ -43,9 +43,18 @@ const Env = z.object({
   PLAYLIST_URL: z.string().url().default('http://playlist:8080'),
 });
 
-/** Parsed gateway configuration (environment holds connection settings and first-boot seeds only). */
-export function loadGatewayConfig(env: Record<string, string | undefined> = readEnv()) {
+/**
+ * Parsed gateway configuration (environment holds connection settings and first-boot seeds only).
+ * `mode: 'distributed'` (the gateway's own entry point, one of several processes or replicas) refuses
+ * to start without INTERNAL_SECRET: the services verify the identity header with it, so an invented
+ * value would be rejected by every service (or, worse, differ between gateway replicas).
+ * @throws Error with a message naming the missing variable
+ */
+export function loadGatewayConfig(env: Record<string, string | undefined> = readEnv(), mode: 'standalone' | 'distributed' = 'standalone') {
   const e = parseConfig(Env, env);
+  if (mode === 'distributed' && !e.INTERNAL_SECRET) {
+    throw new Error('gateway: INTERNAL_SECRET is required in the distributed mode (every service verifies the signed identity header with it). Set the same random value (32+ characters) on the gateway and every service, e.g. from the polyphony-secrets Secret.');
+  }
   const authEnabledSeed = e.AUTH_ENABLED === undefined ? undefined : String(envBool(true).parse(e.AUTH_ENABLED));
   return Object.freeze({
     port: e.PORT,
@@ -54,7 +63,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = read
     logLevel: e.LOG_LEVEL,
     logPretty: e.LOG_FORMAT === 'pretty',
     dbPoolSize: e.DB_POOL_SIZE,
-    /** Random per process when not configured: only valid for the standalone mode. */
+    /** Random per process when not configured: only reachable in the standalone mode (see `mode`). */
     internalSecret: e.INTERNAL_SECRET ?? randomBytes(32).toString('hex'),
     sessionTtlSeconds: Math.round(e.SESSION_TTL_HOURS * 3600),
     sessionMaxSeconds: Math.round(Math.max(e.SESSION_MAX_HOURS, e.SESSION_TTL_HOURS) * 3600),

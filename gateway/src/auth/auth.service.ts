@@ -145,6 +145,11 @@ export class AuthService {
     return this.settings.authEnabled;
   }
 
+  /** True when no JWT_SECRET is configured (env seed or auth.settings) and sessions use a per-process key. */
+  get sessionKeyIsEphemeral(): boolean {
+    return this.settings.jwtSecretIsEphemeral;
+  }
+
   /** True while no admin account exists (first run / after admin recovery). */
   async setupWindowOpen(): Promise<boolean> {
     return (await this.users.countAdmins()) === 0;

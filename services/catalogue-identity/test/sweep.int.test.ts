@@ -155,6 +155,33 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
     expect(got.get(fake.idOf('x2'))).toMatchObject({ itemId: 'm-2', tier: 'path' });
   });
 
+  it('When songs already have copies on two servers, then a third server holding the same files under other paths maps every one of them (one song with many mappings is one candidate per key)', async () => {
+    const titles = Array.from({ length: 8 }, (_, i) => `Three Way ${i}`);
+    await seedSongs(c, titles.map((title, i) => ({ id: `tw-${i}`, title, album: 'Wesnoth', originPath: `/usr/share/games/wesnoth/1.16/data/core/music/${title}.ogg` })));
+    // Server B already holds copies of half of them (transcodes, another layout and file name).
+    await c.sql(
+      `INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id, file_path, match_tier) SELECT 'b', 'b-' || id, id, p, 'analysis' FROM unnest($1::text[], $2::text[]) AS t(id, p)`,
+      [titles.slice(0, 4).map((_, i) => `tw-${i}`), titles.slice(0, 4).map((t) => `/transcoded/wesnoth/core/${t}.mp3`)],
+    );
+    // Server C: the same files as A under other paths (neither the full path nor the last three components agree).
+    const { fake, info } = await jellyfin(titles.map((title, i) => fakeTrack(`c-${i}`, { title, album: 'Wesnoth', path: `/srv/other/${title}.ogg` })), 'c');
+    peers.servers = [info];
+    expect((await sweep('c')).state).toBe('SUCCESS');
+    const got = await mappingsOf(c, 'c');
+    for (let i = 0; i < titles.length; i++) expect([i, got.get(fake.idOf(`c-${i}`))?.itemId]).toEqual([i, `tw-${i}`]);
+    expect(got.size).toBe(titles.length);
+    // Copies of one song on several servers never make it ambiguous; two different songs sharing a key do.
+    await resetCatalogue(c);
+    await seedSongs(c, [
+      { id: 'same-1', title: 'Shared Key', album: 'Wesnoth', originPath: '/a/x/y/one.ogg' },
+      { id: 'same-2', title: 'Shared Key', album: 'Wesnoth', originPath: '/a/x/y/two.ogg' },
+    ]);
+    const amb = await jellyfin([fakeTrack('c-amb', { title: 'Shared Key', album: 'Wesnoth', path: '/srv/other/three.ogg' })], 'c2');
+    peers.servers = [amb.info];
+    expect((await sweep('c2')).state).toBe('SUCCESS');
+    expect((await mappingsOf(c, 'c2')).size).toBe(0);
+  });
+
   it('When songs are mapped on a server, then album, album artist, year, rating and durations are refreshed from it, the file path only from the default server, and its artist links are upserted', async () => {
     await seedSongs(c, [
       { id: 'r-1', title: 'Refresh One', album: 'Album', filePath: '/old/path/one.flac', durationSeconds: null },

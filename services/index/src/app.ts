@@ -59,7 +59,8 @@ export interface IndexDeps extends RuntimeDeps {
  * and the bus consumers (rebuild requests, mapping changes).
  */
 export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
-  const rt = new ServiceRuntime(config, indexMigrations, deps);
+  // Queries need the database and the in-memory generation, not the broker: stay ready through a broker restart.
+  const rt = new ServiceRuntime(config, indexMigrations, { readyWithoutBus: true, ...deps });
   const catalogueClient = rt.client('catalogue', 120_000);
   const registryClient = rt.client('registry', 30_000);
   const catalogue: CataloguePort = deps.catalogue ?? {

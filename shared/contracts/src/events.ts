@@ -21,6 +21,25 @@ export const RoutingKeys = {
   settingsChanged: 'registry.settings.changed.v1',
 } as const;
 
+/**
+ * Every durable work queue the services consume (without the BUS_NAMESPACE prefix); each has a
+ * `<queue>.dlq` dead-letter queue. The dead-letter endpoints list and replay these.
+ */
+export const ConsumerQueues = [
+  'analysis.tracks',
+  'analysis.task-cancel',
+  'catalogue.sweep-requests',
+  'catalogue.task-cancel',
+  'catalogue.server-deleted',
+  'index.rebuild-requests',
+  'index.mapping-changes',
+  'index.ids-relabelled',
+  'playlist.server-deleted',
+  'playlist.task-cancel',
+  'registry.task-board',
+  'registry.server-counts',
+] as const;
+
 export const ServerSavedEvent = z.object({ serverId: z.string(), action: z.enum(['created', 'updated', 'default_changed']) });
 export type ServerSavedEvent = z.infer<typeof ServerSavedEvent>;
 

@@ -28,7 +28,20 @@ export const CleaningStartAccepted = z
   .openapi('CleaningStartAccepted');
 export type CleaningStartAccepted = z.infer<typeof CleaningStartAccepted>;
 
+/** Body of POST /api/tasks/dead-letters/replay: which dead letters to put back in their queue. */
+export const DeadLetterReplayRequest = z
+  .object({
+    queue: z.string().min(1).max(100).optional().openapi({ description: 'Only this queue (default: every queue)' }),
+    message_ids: z.array(z.string().min(1).max(200)).max(1000).optional().openapi({ description: 'Only these messages (default: all, up to limit)' }),
+    limit: z.number().int().min(1).max(10000).default(1000),
+  })
+  .strict()
+  .openapi('DeadLetterReplayRequest');
+export type DeadLetterReplayRequest = z.infer<typeof DeadLetterReplayRequest>;
+
 export const taskRoutes = {
+  deadLetters: defineRoute({ method: 'get', path: '/api/tasks/dead-letters', summary: 'Messages every retry gave up on, per queue (they stay until replayed)', tags: ['tasks'], access: 'admin' }),
+  deadLettersReplay: defineRoute({ method: 'post', path: '/api/tasks/dead-letters/replay', summary: 'Put dead letters back in their queue (attempt 1)', tags: ['tasks'], access: 'admin', body: DeadLetterReplayRequest }),
   status: defineRoute({ method: 'get', path: '/api/status/:id', summary: 'State, progress, per-server counts and log of a task', tags: ['tasks'], access: 'user', params: z.object({ id: z.string() }), response: TaskStatusDto }),
   cancel: defineRoute({ method: 'post', path: '/api/cancel/:id', summary: 'Cancel a task; work done so far is kept', tags: ['tasks'], access: 'admin', params: z.object({ id: z.string() }) }),
   active: defineRoute({ method: 'get', path: '/api/active_tasks', summary: 'Running tasks (plugin shape)', tags: ['tasks'], access: 'user' }),

@@ -80,6 +80,24 @@ export async function assertSchemaCurrent(ds: DataSource): Promise<void> {
   if (exists.length === 0 || (await ds.showMigrations())) throw new SchemaBehindError(schema);
 }
 
+/**
+ * Keeps a process alive when PostgreSQL drops connections (restart, failover, outage): node-postgres
+ * emits 'error' on the pool for an idle client that lost its connection, and an 'error' event with no
+ * listener would end the process. The error is logged; the pool replaces the client on the next
+ * checkout, queries in flight fail with a transient error (retried by their callers), and `/readyz`
+ * reports the database unreachable until it is back. Idempotent.
+ */
+export function guardPoolErrors(ds: DataSource, logger: { warn(msg: string, meta?: Record<string, unknown>): void }): void {
+  const pool = (ds.driver as unknown as { master?: { on?: (ev: string, fn: (err: Error) => void) => void; __polyphonyGuard?: boolean } }).master;
+  if (!pool?.on || pool.__polyphonyGuard) return;
+  pool.__polyphonyGuard = true;
+  pool.on('error', (err: Error) => logger.warn('database connection lost (the pool reconnects on demand)', { err: err.message }));
+  // Clients checked out when the connection drops emit 'error' themselves.
+  pool.on('connect', ((client: { on(ev: string, fn: (err: Error) => void): void }) => {
+    client.on('error', (err: Error) => logger.warn('database client error', { err: err.message }));
+  }) as unknown as (err: Error) => void);
+}
+
 /** Readiness probe: a trivial round trip. */
 export async function databaseReachable(ds: DataSource): Promise<boolean> {
   if (!ds.isInitialized) return false;

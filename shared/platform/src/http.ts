@@ -309,9 +309,13 @@ export interface ServiceHttpOptions {
   metrics: Metrics;
   /** Shared secret of the gateway's signed header; when undefined the check is off (unit tests only). */
   internalSecret?: string;
-  /** Readiness probes (database, bus); `/readyz` is 503 when any throws or returns false. */
-  readiness: Array<{ name: string; check: () => Promise<boolean> | boolean }>;
-  /** JSON body limit (default 10 MB: batch id lists between services). */
+  /**
+   * Readiness probes (database, bus); `/readyz` is 503 when a required one throws or returns false.
+   * An `optional` probe is reported in `checks` but does not take the pod out of rotation (a service
+   * that answers queries without the broker stays ready through a broker restart).
+   */
+  readiness: Array<{ name: string; check: () => Promise<boolean> | boolean; optional?: boolean }>;
+  /** JSON body limit (default 10 MB: batch id lists). */
   bodyLimit?: string;
   /**
    * Parse JSON and form bodies for every route (default true). The gateway passes false and parses
@@ -354,7 +358,7 @@ export function createServiceHttp(options: ServiceHttpOptions): { app: Express; 
           results[probe.name] = false;
         }
       }
-      const ok = Object.values(results).every(Boolean);
+      const ok = options.readiness.every((p) => p.optional || results[p.name]);
       res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: results });
     }),
   );

@@ -42,9 +42,11 @@ export function closeServer(server: Server, graceMs = 10_000): Promise<void> {
 
 /**
  * Wires SIGTERM and SIGINT to `shutdown` once: a second signal forces exit. Exit code 0 after a
- * clean stop, 1 when stopping threw.
+ * clean stop, 1 when stopping threw. The stop is bounded by `SHUTDOWN_TIMEOUT_MS` (default 25000, to
+ * stay below Kubernetes' default 30 s grace period): past it the process exits 1 and the broker
+ * hands unacknowledged messages to another consumer.
  */
-export function onShutdownSignal(logger: Logger, shutdown: () => Promise<void>): void {
+export function onShutdownSignal(logger: Logger, shutdown: () => Promise<void>, timeoutMs = Number(process.env.SHUTDOWN_TIMEOUT_MS) || 25_000): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -53,6 +55,10 @@ export function onShutdownSignal(logger: Logger, shutdown: () => Promise<void>):
     }
     stopping = true;
     logger.info('shutting down', { signal });
+    setTimeout(() => {
+      logger.error('graceful stop took too long, exiting', { timeoutMs });
+      process.exit(1);
+    }, timeoutMs).unref();
     shutdown().then(
       () => process.exit(0),
       (err: unknown) => {

@@ -6,7 +6,7 @@ import type { DataSource } from 'typeorm';
 import { createBus, InstrumentedBus } from './bus';
 import type { Bus } from './bus/types';
 import { baseEnvShape, databaseUrlFrom, parseConfig, readEnv } from './config';
-import { assertSchemaCurrent, createServiceDataSource, databaseReachable, migrateSchema, type MigrationClass } from './db';
+import { assertSchemaCurrent, createServiceDataSource, databaseReachable, guardPoolErrors, migrateSchema, type MigrationClass } from './db';
 import { createServiceHttp } from './http';
 import { closeServer, listen } from './lifecycle';
 import { createLogger, type Logger } from './logger';
@@ -80,6 +80,11 @@ export interface RuntimeDeps {
   /** Peer base URLs resolved late (standalone binds ports after building). */
   peers?: () => Record<PeerName, string>;
   migrateOnStart?: boolean;
+  /**
+   * The service answers its queries without the broker (index): the bus is reported by `/readyz` but
+   * a broker outage does not make the pod unready. Default false (the bus is required).
+   */
+  readyWithoutBus?: boolean;
 }
 
 /**
@@ -100,7 +105,7 @@ export class ServiceRuntime {
   private readonly stopHooks: Array<() => Promise<void>> = [];
   private server?: Server;
   private stopped = false;
-  private readonly readiness: Array<{ name: string; check: () => Promise<boolean> | boolean }>;
+  private readonly readiness: Array<{ name: string; check: () => Promise<boolean> | boolean; optional?: boolean }>;
 
   constructor(
     readonly config: ServiceConfig,
@@ -116,7 +121,7 @@ export class ServiceRuntime {
     this.bus = new InstrumentedBus(inner, this.metrics, deps.queuePrefix ?? ns.queuePrefix);
     this.readiness = [
       { name: 'database', check: () => databaseReachable(this.ds) },
-      { name: 'bus', check: () => this.bus.isHealthy() },
+      { name: 'bus', check: () => this.bus.isHealthy(), optional: deps.readyWithoutBus === true },
     ];
     const http = createServiceHttp({
       service: config.name,
@@ -153,6 +158,7 @@ export class ServiceRuntime {
 
   async start(): Promise<void> {
     await this.ds.initialize();
+    guardPoolErrors(this.ds, this.logger);
     if (this.deps.migrateOnStart) {
       const applied = await migrateSchema(this.ds);
       if (applied.length) this.logger.info('migrations applied', { schema: this.config.schema, applied });

@@ -1,6 +1,24 @@
 import { Router } from 'express';
-import { RoutingKeys, TaskHistoryQuery, z, type TaskCancelRequestedEvent } from '@polyphony/contracts';
-import { NotFoundError, asyncRoute, parseOrThrow, requireRole, type Bus } from '@polyphony/platform';
+import { ConsumerQueues, DeadLetterReplayRequest, RoutingKeys, TaskHistoryQuery, z, type TaskCancelRequestedEvent } from '@polyphony/contracts';
+import { NotFoundError, UpstreamUnavailableError, ValidationError, asyncRoute, parseOrThrow, requireRole, type Bus } from '@polyphony/platform';
+
+/** Dead-letter access of the bus; 503 when the bus cannot list them or the broker is unreachable. */
+function deadLetters(bus: Bus) {
+  const wrap = async <T>(fn: () => Promise<T> | undefined): Promise<T> => {
+    try {
+      const r = await fn();
+      if (r === undefined) throw new UpstreamUnavailableError('This bus cannot list dead letters');
+      return r;
+    } catch (err) {
+      if (err instanceof UpstreamUnavailableError) throw err;
+      throw new UpstreamUnavailableError(`Message broker unavailable: ${(err as Error).message}`, 503, { cause: err });
+    }
+  };
+  return {
+    list: (queue: string, limit: number) => wrap(() => bus.listDeadLetters?.(queue, limit)),
+    replay: (queue: string, limit: number, ids?: ReadonlySet<string>) => wrap(() => bus.replayDeadLetters?.(queue, limit, ids)),
+  };
+}
 import { toStatusDto } from '../domain/task-board';
 import type { TaskRecord, TaskRepository } from '../store/task.repository';
 
@@ -64,6 +82,43 @@ export function taskRoutes(tasks: TaskRepository, bus: Bus): Router {
           duration_seconds: t.startedAt ? Math.round(((t.finishedAt ?? new Date()).getTime() - t.startedAt.getTime()) / 100) / 10 : null,
         })),
       });
+    }),
+  );
+  /**
+   * GET /api/tasks/dead-letters?queue=&limit= (admin): `{ queues: [{ queue, count, messages: [{ messageId,
+   * routingKey, attempt, error, payload }] }] }` over every work queue (ConsumerQueues) or one; 503 while
+   * the broker is unreachable. POST /api/tasks/dead-letters/replay (admin, DeadLetterReplayRequest):
+   * puts them back in their own queue with attempt 1 -> `{ replayed: { <queue>: n }, total }`.
+   */
+  r.get(
+    '/api/tasks/dead-letters',
+    requireRole('admin'),
+    asyncRoute(async (req, res) => {
+      const q = parseOrThrow(z.object({ queue: z.enum(ConsumerQueues).optional(), limit: z.coerce.number().int().min(1).max(1000).default(100) }), req.query, 'query');
+      const out = [];
+      for (const queue of q.queue ? [q.queue] : ConsumerQueues) {
+        const messages = await deadLetters(bus).list(queue, q.limit);
+        out.push({ queue, count: messages.length, messages });
+      }
+      res.json({ queues: out });
+    }),
+  );
+  r.post(
+    '/api/tasks/dead-letters/replay',
+    requireRole('admin'),
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(DeadLetterReplayRequest, req.body ?? {}, 'replay request');
+      if (body.queue && !(ConsumerQueues as readonly string[]).includes(body.queue)) throw new ValidationError(`Unknown queue ${body.queue}`);
+      const ids = body.message_ids ? new Set(body.message_ids) : undefined;
+      const replayed: Record<string, number> = {};
+      let total = 0;
+      for (const queue of body.queue ? [body.queue] : ConsumerQueues) {
+        if (total >= body.limit) break;
+        const n = await deadLetters(bus).replay(queue, body.limit - total, ids);
+        replayed[queue] = n;
+        total += n;
+      }
+      res.json({ replayed, total });
     }),
   );
   r.get(

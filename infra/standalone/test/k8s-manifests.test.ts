@@ -1,0 +1,70 @@
+/**
+ * Kubernetes manifests (k8s/, kustomize) parsed as YAML and checked for the operational rules of
+ * issue 12: migrations run before any pod of a unit serves (init container, same image, idempotent
+ * migrate command), required secrets fail the pod instead of being invented, liveness never touches
+ * the database or broker, every Deployment has a PodDisruptionBudget, graceful stop fits the grace
+ * period, and every resource kustomize lists exists.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+
+const K8S = path.resolve(__dirname, '../../../k8s');
+type Doc = { kind: string; metadata: { name: string }; spec: any };
+
+function load(file: string): Doc[] {
+  return parseAllDocuments(readFileSync(path.join(K8S, file), 'utf8')).map((d) => d.toJS() as Doc).filter(Boolean);
+}
+const kustomization = load('kustomization.yaml')[0] as unknown as { resources: string[] };
+const docs = kustomization.resources.flatMap(load);
+const deployments = docs.filter((d) => d.kind === 'Deployment');
+const config = docs.find((d) => d.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+
+describe('Kubernetes manifests', () => {
+  it('When kustomize builds the install, then it has the six units and no standalone migrate Job left to order by hand', () => {
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['analysis-worker', 'catalogue-identity', 'gateway', 'index', 'playlist', 'registry']);
+    expect(docs.filter((d) => d.kind === 'Job')).toEqual([]);
+  });
+
+  it.each(['gateway', 'registry', 'catalogue-identity', 'analysis-worker', 'index', 'playlist'])('When a %s pod starts, then its schema migration runs first, from the same image, with its own migrate command', (name) => {
+    const d = deployments.find((x) => x.metadata.name === name)!;
+    const pod = d.spec.template.spec;
+    const [init] = pod.initContainers;
+    const [main] = pod.containers;
+    expect(init.name).toBe('migrate');
+    expect(init.image).toBe(main.image);
+    const entry = main.command[main.command.length - 1] as string;
+    expect(init.command).toEqual(['node', entry.replace(/main\.js$/, 'migrate.js')]);
+  });
+
+  it.each(['gateway', 'registry', 'catalogue-identity', 'analysis-worker', 'index', 'playlist'])('When %s is deployed, then INTERNAL_SECRET is a required secret key (a missing one fails the pod), liveness is /healthz and readiness /readyz', (name) => {
+    const main = deployments.find((x) => x.metadata.name === name)!.spec.template.spec.containers[0];
+    const secret = main.env.find((e: { name: string }) => e.name === 'INTERNAL_SECRET');
+    expect(secret.valueFrom.secretKeyRef).toEqual({ name: 'polyphony-secrets', key: 'INTERNAL_SECRET' });
+    expect(secret.valueFrom.secretKeyRef.optional).toBeUndefined();
+    expect(main.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(main.readinessProbe.httpGet.path).toBe('/readyz');
+  });
+
+  it('When the gateway runs several replicas, then JWT_SECRET is required from the secret (sessions valid on every replica)', () => {
+    const gw = deployments.find((x) => x.metadata.name === 'gateway')!;
+    expect(gw.spec.replicas).toBeGreaterThan(1);
+    const jwt = gw.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'JWT_SECRET');
+    expect(jwt.valueFrom.secretKeyRef).toEqual({ name: 'polyphony-secrets', key: 'JWT_SECRET' });
+  });
+
+  it('When a node is drained, then every Deployment keeps at least one pod (a PodDisruptionBudget selects it)', () => {
+    const pdbs = docs.filter((d) => d.kind === 'PodDisruptionBudget');
+    for (const d of deployments) {
+      const labels = d.spec.template.metadata.labels;
+      const pdb = pdbs.find((p) => Object.entries(p.spec.selector.matchLabels).every(([k, v]) => labels[k] === v));
+      expect([d.metadata.name, pdb?.spec.minAvailable]).toEqual([d.metadata.name, 1]);
+    }
+  });
+
+  it('When a pod gets SIGTERM, then the graceful stop bound is shorter than its grace period', () => {
+    const timeoutMs = Number(config.data.SHUTDOWN_TIMEOUT_MS);
+    expect(timeoutMs).toBeGreaterThan(0);
+    for (const d of deployments) expect([d.metadata.name, timeoutMs < d.spec.template.spec.terminationGracePeriodSeconds * 1000]).toEqual([d.metadata.name, true]);
+  });
+});
