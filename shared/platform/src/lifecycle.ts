@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import net from 'node:net';
 import type { Logger } from './logger';
+import { readEnv } from './config';
 
 /** What a composition root returns: an HTTP app plus start/stop of consumers and connections. */
 export interface ServiceUnit {
@@ -46,7 +47,7 @@ export function closeServer(server: Server, graceMs = 10_000): Promise<void> {
  * stay below Kubernetes' default 30 s grace period): past it the process exits 1 and the broker
  * hands unacknowledged messages to another consumer.
  */
-export function onShutdownSignal(logger: Logger, shutdown: () => Promise<void>, timeoutMs = Number(process.env.SHUTDOWN_TIMEOUT_MS) || 25_000): void {
+export function onShutdownSignal(logger: Logger, shutdown: () => Promise<void>, timeoutMs = Number(readEnv().SHUTDOWN_TIMEOUT_MS) || 25_000): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) {
