@@ -13,6 +13,7 @@ import {
   createServiceDataSource,
   databaseReachable,
   handleClientErrors,
+  guardPoolErrors,
   listen,
   metricsHandler,
   migrateSchema,
@@ -124,6 +125,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     /** Connects, migrates or checks the schema, seeds auth settings. */
     async start(): Promise<void> {
       await ds.initialize();
+      guardPoolErrors(ds, logger);
       if (deps.migrateOnStart) await migrateSchema(ds);
       await assertSchemaCurrent(ds);
       await auth.init(config.seeds, config.secrets);

@@ -28,6 +28,8 @@ export interface StackOptions {
    * RabbitMQ). Empty in production.
    */
   busNamespace?: string;
+  /** Services run in this process (default all); the others run elsewhere (fault tests run analysis workers as their own processes). */
+  units?: PeerName[];
 }
 
 /**
@@ -53,6 +55,10 @@ export async function startStack(options: StackOptions) {
     ['analysis', buildAnalysis(loadAnalysisConfig(env), { ...common, logger: options.logger.child({ service: 'analysis-worker' }) })],
     ['playlist', buildPlaylist(loadPlaylistConfig(env), { ...common, logger: options.logger.child({ service: 'playlist' }) })],
   ];
+  if (options.units) {
+    const keep = new Set(options.units);
+    units.splice(0, units.length, ...units.filter(([peer]) => keep.has(peer)));
+  }
   for (const [peer, unit] of units) ports[peer] = await unit.listen(0, '127.0.0.1');
   const started: Unit[] = [];
   let gateway: Gateway | undefined;

@@ -68,3 +68,19 @@ describe('Kubernetes manifests', () => {
     for (const d of deployments) expect([d.metadata.name, timeoutMs < d.spec.template.spec.terminationGracePeriodSeconds * 1000]).toEqual([d.metadata.name, true]);
   });
 });
+
+describe('docker compose', () => {
+  const text = readFileSync(path.resolve(__dirname, '../../../docker-compose.yml'), 'utf8');
+  const compose = parseAllDocuments(text, { merge: true })[0]!.toJS({ maxAliasCount: -1 }) as { services: Record<string, { command?: string[]; depends_on?: Record<string, { condition: string }>; environment?: Record<string, string> }> };
+  const units = Object.entries(compose.services).filter(([, s]) => s.command?.[1]?.endsWith('/main.js'));
+
+  it('When the stack starts, then every unit waits for the migrate service to complete first', () => {
+    expect(units.map(([n]) => n).sort()).toEqual(['analysis-worker', 'catalogue-identity', 'gateway', 'index', 'playlist', 'registry']);
+    for (const [name, s] of units) expect([name, s.depends_on?.migrate?.condition]).toEqual([name, 'service_completed_successfully']);
+  });
+
+  it('When INTERNAL_SECRET or JWT_SECRET is missing from .env, then compose refuses to start instead of inventing one', () => {
+    expect(text).toMatch(/INTERNAL_SECRET: \$\{INTERNAL_SECRET:\?/);
+    expect(text).toMatch(/JWT_SECRET: \$\{JWT_SECRET:\?/);
+  });
+});

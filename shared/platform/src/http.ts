@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ZodError, type ZodType, type ZodTypeDef } from 'zod';
 import { REQUEST_ID_HEADER, currentContext, runWithContext } from './context';
+import { isTransientFault } from './faults';
 import { AppError, ForbiddenError, UnauthorizedError, ValidationError } from './errors';
 import { type CallerIdentity, type Role, verifyIdentity } from './internal-auth';
 import type { Logger } from './logger';
@@ -105,6 +106,12 @@ export function errorHandler(logger: Logger) {
       status = 400;
       code = 'invalid_value';
       message = 'A request value is not valid for its field';
+    } else if (isTransientFault(err)) {
+      // Our database (or a peer) is unreachable: a 503 the caller may retry, not a bug.
+      status = 503;
+      code = 'upstream_unavailable';
+      message = 'A backing service is temporarily unavailable; retry shortly';
+      logger.warn('request failed: backing service unavailable', { requestId, err: (err as Error).message });
     } else {
       logger.error('unhandled error', { requestId, err });
     }

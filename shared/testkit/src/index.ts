@@ -25,3 +25,4 @@ export { createFakePlex, FakePlex, type FakePlexOptions } from './fakes/plex';
 export { createFakePlexTv, FakePlexTv, type FakePlexTvOptions, type FakePin, type FakePlexTvServer } from './fakes/plextv';
 export { startSupysonic, type StartedSupysonic, type SupysonicOptions } from './supysonic';
 export { createFakeLlm, FakeLlm, type FakeTurn } from './fakes/llm';
+export * from './private-infra';

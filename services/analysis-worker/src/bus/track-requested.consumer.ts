@@ -32,8 +32,9 @@ export function consumeTrackRequests(bus: Bus, processor: TrackProcessor, prefet
       const attempt = typeof ctx.headers.attempt === 'number' ? ctx.headers.attempt : 1;
       try {
         const result = await withTransientRetry(() => processor.process(msg, attempt >= TRACK_TRANSIENT_MAX_ATTEMPTS), { maxAttempts: 3, initialDelayMs: 250, maxDelayMs: 2000 });
-        metrics.tasks.inc({ task: 'analysis_track', outcome: result.outcome });
-        logger?.info('track done', { taskId: msg.taskId, serverId: msg.serverId, providerId: msg.track.id, outcome: result.outcome, attempt });
+        const outcome = result.duplicate ? 'duplicate' : result.outcome;
+        metrics.tasks.inc({ task: 'analysis_track', outcome });
+        logger?.info('track done', { taskId: msg.taskId, serverId: msg.serverId, providerId: msg.track.id, outcome, attempt });
       } catch (err) {
         const last = attempt >= (isTransientFault(err) ? TRACK_TRANSIENT_MAX_ATTEMPTS : TRACK_MAX_ATTEMPTS);
         if (!last) throw err;

@@ -22,10 +22,11 @@ import { metadataHash } from './track-processor';
 /**
  * Consecutive failed attempts to read a server's catalogue after which the server is marked failed
  * for the run (every successfully read page resets the count). With the default backoff the attempts
- * are about 2, 4 and 8 s apart, so a media server has to be unreadable for roughly 15-30 s in a row.
+ * are about 2, 4, 8 and 16 s apart (jittered down to half), so a media server has to be unreadable
+ * for roughly 15-30 s in a row; a shorter outage only delays the run.
  * A track's own error (download, decode) never counts here: it is that track's outcome.
  */
-export const SERVER_FAILURE_THRESHOLD = 3;
+export const SERVER_FAILURE_THRESHOLD = 5;
 
 export interface AnalysisRunOptions {
   /** How often the coordinator refreshes counts and publishes progress, ms (default 1000). */

@@ -22,6 +22,8 @@ export function metadataHash(t: AnalysisTrackRequested['track']): string {
 
 export interface ProcessResult {
   outcome: TrackOutcome;
+  /** The track already had an outcome in this run (redelivered or republished message): no work was done. */
+  duplicate?: boolean;
   itemId?: string;
   error?: string;
 }
@@ -76,7 +78,7 @@ export class TrackProcessor {
     // A duplicate message (redelivery after its outcome was recorded, or a republish by a coordinator
     // that took the run over) does no work.
     const done = await this.runs.outcomeOf(taskId, serverId, track.id);
-    if (done) return { outcome: done };
+    if (done) return { outcome: done, duplicate: true };
     const mapped = await this.catalogue.mappedProviderIds(serverId, [track.id]);
     if (mapped.has(track.id)) return this.record(msg, { outcome: 'skipped_mapped' });
     const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
