@@ -11,10 +11,8 @@ import type { RunRepository } from '../store/run.repository';
  * run is live. GET /api/analysis/exclusions lists files excluded as undecodable/unreadable.
  * POST /api/analysis/lyrics_backfill (admin) -> 202 {task_id, task_type: 'lyrics_backfill', status: 'NEW'}:
  * looks up lyrics of songs analyzed before lyrics were kept (resumable; progress on the task board);
- * 409 while one runs.
- * run is live (a run always ends: cancel ends it in the database, a dead coordinator's lease expires
- * and another replica finishes it). GET /api/analysis/exclusions lists files excluded as
- * undecodable/unreadable.
+ * 409 while one runs. An analysis run always ends: cancel ends it in the database, a dead
+ * coordinator's lease expires and another replica finishes it.
  */
 export function analysisRoutes(service: AnalysisRunService, runs: RunRepository, backfill?: LyricsBackfillService): Router {
   const r = Router();
