@@ -33,7 +33,7 @@ export interface AnalysisRunOptions {
   pollMs?: number;
   /** Provider ids looked up per catalogue call (default 500). */
   lookupBatch?: number;
-  /** Coordinator lease TTL, ms (default 15000). */
+  /** Coordinator lease TTL, ms (default 60000, platform DEFAULT_LEASE_TTL_MS). */
   leaseTtlMs?: number;
   /** How often a replica looks for runs whose lease expired, ms (default 5000). */
   takeoverScanMs?: number;
