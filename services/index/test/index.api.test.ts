@@ -39,7 +39,7 @@ afterAll(async () => {
   await f?.close();
 });
 
-const get = (path: string, server: string | null = JELLY) => request(f.svc.http).get(path).set(f.as(server));
+const get = (path: string, server: string | null = JELLY, role: 'admin' | 'user' = 'user') => request(f.svc.http).get(path).set(f.as(server, role));
 const post = (path: string, body: unknown, server: string | null = JELLY, role: 'admin' | 'user' = 'user') => request(f.svc.http).post(path).set(f.as(server, role)).send(body as object);
 
 /** Canonical index of a song from a server's provider id. */
@@ -219,8 +219,11 @@ describe('plugin calls (plugin-calls.md)', () => {
   });
 
   it('jellyfin.fingerprint_task: GET /api/sonic_fingerprint/generate?jellyfin_user_identifier=<username> answers rows with numeric distances, seeds first', async () => {
-    const res = await get(`/api/sonic_fingerprint/generate?jellyfin_user_identifier=${f.jellyfin.userName}`);
+    // Plugins call with the API token (admin-equivalent): a user name is looked up with the stored token.
+    const res = await get(`/api/sonic_fingerprint/generate?jellyfin_user_identifier=${f.jellyfin.userName}`, JELLY, 'admin');
     expect(res.status).toBe(200);
+    // A non-admin may not probe media-server user names with the stored credentials.
+    expect((await get(`/api/sonic_fingerprint/generate?jellyfin_user_identifier=${f.jellyfin.userName}`)).status).toBe(403);
     const rows = res.body as TrackRowDto[];
     expect(rows.length).toBe(100);
     expectRowTypes(rows);
@@ -244,7 +247,7 @@ describe('plugin calls (plugin-calls.md)', () => {
     const viaPost = await post('/api/sonic_fingerprint/generate', { n: 12, jellyfin_user_identifier: f.jellyfin.userId });
     expect(viaPost.status).toBe(200);
     expect(viaPost.body).toEqual(res.body);
-    const unknown = await get('/api/sonic_fingerprint/generate?jellyfin_user_identifier=mallory');
+    const unknown = await get('/api/sonic_fingerprint/generate?jellyfin_user_identifier=mallory', JELLY, 'admin');
     expect(unknown.status).toBe(404);
   });
 

@@ -103,9 +103,10 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
     const body = req.method === 'POST' && req.body && typeof req.body === 'object' ? (req.body as Record<string, unknown>) : {};
     const params = parseOrThrow(FingerprintParams, { ...req.query, ...body }, 'parameters');
     const admin = req.identity?.role === 'admin';
-    // Picking another media-server user with the stored (admin) credentials would let any user
-    // probe which media-server accounts exist: non-admins must bring that user's own secret.
-    if (!admin && ((params.jellyfin_user_identifier && !params.jellyfin_token) || (params.navidrome_user && !params.navidrome_password))) {
+    // Looking up another media-server user by name with the stored (admin) credentials would let
+    // any user probe which media-server accounts exist: non-admins must bring that user's own secret.
+    const byName = params.jellyfin_user_identifier !== undefined && !/^[0-9a-f]{32}$/i.test(params.jellyfin_user_identifier.replace(/-/g, ''));
+    if (!admin && ((byName && !params.jellyfin_token) || (params.navidrome_user && !params.navidrome_password))) {
       throw new ForbiddenError("Choosing another media-server user needs that user's own token or password, or an admin");
     }
     try {
