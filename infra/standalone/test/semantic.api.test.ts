@@ -272,6 +272,29 @@ describe('semantic endpoints through the gateway (seeded catalogue)', () => {
     expect(bad.body.error.message).toMatch(/mood must be one of/);
   });
 
+  it('Mood seeds: find_path from a mood to a song and alchemy with a mood item answer songs of the selected server', async () => {
+    const end = [...betaIds][0]!;
+    const path = await request(url).get(`/api/find_path?start_mood=relaxed&end_song_id=${end}&max_steps=6&server=Beta`).set(auth).expect(200);
+    expect(path.body.path.length).toBeGreaterThan(1);
+    expect(path.body.path.at(-1).item_id).toBe(end);
+    for (const r of path.body.path) expect(betaIds.has(r.item_id)).toBe(true);
+    const alchemy = await request(url).post('/api/alchemy?server=Beta').set(auth).send({ items: [{ id: 'relaxed', op: 'ADD', type: 'mood' }], n: 5, temperature: 0 }).expect(200);
+    expect(alchemy.body.results.length).toBe(5);
+    for (const r of alchemy.body.results) {
+      expect(betaIds.has(r.item_id)).toBe(true);
+      expect(styleOf(indexOf(r.item_id))).toBe(1);
+    }
+  });
+
+  it('Instant playlist: the text search tool serves mood words to the rule-based interpreter', async () => {
+    const res = await request(url).post('/chat/api/chatPlaylist?server=Beta').set(auth).send({ userInput: 'some relaxed music' }).expect(200);
+    expect(res.body.response.ai_provider_used).toBe('NONE');
+    expect(res.body.response.tool_calls.map((c: { tool: string }) => c.tool)).toContain('text_search');
+    const fromText = res.body.response.tool_calls.find((c: { tool: string }) => c.tool === 'text_search');
+    expect(fromText.songs).toBeGreaterThan(0);
+    for (const r of res.body.response.query_results) expect(betaIds.has(r.item_id)).toBe(true);
+  });
+
   it('lyrion.dashboard_summary: GET /api/dashboard/summary answers content counts, moods coverage, servers and last tasks', async () => {
     const res = await request(url).get('/api/dashboard/summary').set(auth).expect(200);
     expect(res.body.content).toMatchObject({ songs: N, analyzed: N, tagged: N, lyrics: N - 1, clap_indexed: N, distinct_artists: 6, distinct_albums: 6 });

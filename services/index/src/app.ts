@@ -21,13 +21,13 @@ import { RebuildService, type RebuildOptions } from './domain/rebuild.service';
 import { SearchService } from './domain/search.service';
 import { SimilarityService } from './domain/similarity.service';
 import { SyncService } from './domain/sync.service';
-import { AiSettingsDto } from '@polyphony/contracts';
+import { AiSettingsDto, MoodParam } from '@polyphony/contracts';
 import { InstantPlaylistService } from './domain/chat/instant-playlist.service';
 import { chatRoutesRouter } from './http/chat.routes';
 import { featureRoutes } from './http/features.routes';
 import { PgChatCatalog } from './store/chat.store';
 import { semanticRoutes } from './http/semantic.routes';
-import { SemanticService, type LyricsPort } from './domain/semantic/semantic.service';
+import { SemanticService, TagsUnavailableError, type LyricsPort } from './domain/semantic/semantic.service';
 import { SemanticRepository } from './store/semantic.repository';
 import { GenerationRepository } from './store/generation.repository';
 import { indexMigrations } from './store/migrations';
@@ -120,6 +120,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     },
   };
   const semantic = new SemanticService(state, new SemanticRepository(rt.ds), lyrics, rt.logger.child({ component: 'SemanticService' }));
+  // Moods as seeds of find_path and alchemy: the centroid of the generation's mood (503 without tags).
+  seeds.mood = (gen, mood) => semantic.moodVector(gen, MoodParam.parse(mood));
   const features = {
     state,
     semantic,
@@ -138,7 +140,24 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   };
   rt.app.use(featureRoutes(features));
   const instant = new InstantPlaylistService(
-    { similarity, search: features.search, alchemy: features.alchemy, artists, catalog: new PgChatCatalog(rt.ds) },
+    {
+      similarity,
+      search: features.search,
+      alchemy: features.alchemy,
+      artists,
+      catalog: new PgChatCatalog(rt.ds),
+      // The text/mood search tool; a library without learned tags answers it with no songs.
+      text: {
+        async search(scope, query, limit) {
+          try {
+            return (await semantic.textSearch(scope, query, limit)).results.map((r) => ({ item_id: r.item_id, title: r.title, author: r.author, album: r.album ?? null }));
+          } catch (err) {
+            if (err instanceof TagsUnavailableError) return [];
+            throw err;
+          }
+        },
+      },
+    },
     async () => AiSettingsDto.parse(await registryClient.get('/internal/settings/ai')),
     rt.logger.child({ component: 'InstantPlaylist' }),
   );
