@@ -220,8 +220,15 @@ describe('fuzzing every OpenAPI operation through the gateway (fast-check)', () 
       req.end(r.body);
     });
 
+  /**
+   * Documented "not ready" answers that depend on the install's state, not on the input: a feature
+   * that needs learned tags answers 503 `tags_unavailable` with its reason while no song has tags
+   * (this suite's install has none). Any other 5xx is a bug.
+   */
+  const NOT_READY_CODES = new Set(['tags_unavailable']);
   const ok = (status: number, body: string, contentType: string): boolean => {
     if (status === -1) return true; // connection closed by the server after its answer (oversized body)
+    if (status === 503 && contentType.includes('application/json') && NOT_READY_CODES.has((JSON.parse(body) as { error?: { code?: string } }).error?.code ?? '')) return true;
     if (status >= 500) return false;
     if (status < 400) return true;
     if (!contentType.includes('application/json')) return false;
