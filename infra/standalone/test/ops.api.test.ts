@@ -150,6 +150,9 @@ describe('operations API (full stack)', () => {
     const ok = await request(url).post(`/api/backup/restore?id=${id}`).set(auth).set('x-backup-passphrase', 'a long passphrase').expect(200);
     expect(ok.body.restored.rows).toBeGreaterThan(0);
     expect(await sql(`SELECT name, creds FROM registry.music_servers ORDER BY name`)).toEqual(before);
+    // Restoring the users ends every session of this install; the restored user logs in again.
+    await request(url).get('/api/backup').set('Cookie', userCookie).expect(401);
+    userCookie = await loginCookie(url, 'listener', 'listener-pass-1');
     await request(url).get('/api/backup').set('Cookie', userCookie).expect(403);
   });
 

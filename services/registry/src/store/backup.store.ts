@@ -20,6 +20,13 @@ export const BACKUP_EXCLUDED_TABLES = [
   'analysis.run_servers',
   'analysis.run_tracks',
   'catalogue.batch_task',
+  // The mapping change log is written by triggers while the restore inserts mappings; the index
+  // reloads its maps with the rebuild that follows a restore.
+  'catalogue.mapping_log',
+  'catalogue.mapping_log_state',
+  // Sessions and login counters belong to this install's gateway, not to the archive.
+  'auth.sessions',
+  'auth.rate_limits',
   'playlist.clustering_runs',
   'registry.tasks',
   'registry.backups',
