@@ -1,3 +1,4 @@
+import { SearchRowDto } from './features';
 import { defineRoute } from './openapi';
 import { z } from './zod';
 
@@ -34,17 +35,11 @@ export const CLAP_MAX_LIMIT = 500;
 export const ClapSearchBody = z.object({ query: QueryText, limit: intIn(1, CLAP_MAX_LIMIT) }).passthrough();
 export type ClapSearchBody = z.infer<typeof ClapSearchBody>;
 
-export const ClapResultRow = z
-  .object({
-    item_id: z.string(),
-    title: z.string().nullable(),
-    author: z.string().nullable(),
-    album: z.string().nullable(),
-    album_artist: z.string().nullable(),
-    /** Documented text-match score in [0, 1] (docs/architecture.md "Text search"); higher is better. */
-    similarity: z.number(),
-  })
-  .openapi('ClapResultRow');
+/** A search row (features.ts SearchRowDto) with its text-match score. */
+export const ClapResultRow = SearchRowDto.extend({
+  /** Documented text-match score in [0, 1] (docs/architecture.md "Text search"); higher is better. */
+  similarity: z.number(),
+}).openapi('ClapResultRow');
 export const ClapSearchResponse = z
   .object({
     query: z.string(),
