@@ -2,7 +2,9 @@ import { AvailabilityMask } from './availability-mask';
 import type { CooperativeScheduler } from './cooperative';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { IdTable, IdTableBuilder } from './id-table';
+import type { Quantiser } from './quantiser';
 import { Neighbour, TopK } from './top-k';
+import type { VectorFile } from './vector-file';
 import { dot, normaliseInto } from './vector-math';
 
 export type { Neighbour } from './top-k';
@@ -25,6 +27,28 @@ export interface SearchOptions {
   exclude?: Iterable<number>;
   /** When given, filled with what the query did (for benchmarks, tests and metrics). */
   stats?: SearchStats;
+  /**
+   * Quantised modes only: size of the short list re-ranked with exact float vectors read from disk.
+   * Default `max(QUANTISED_RERANK_MIN, QUANTISED_RERANK_FACTOR * (k + excluded))`.
+   */
+  rerank?: number;
+}
+
+/** How a generation holds its vectors: `float` = float32 in memory; `int8` / `pq` = codes in memory, floats on disk. */
+export type VectorMode = 'float' | 'int8' | 'pq';
+
+/** Smallest re-ranking short list of a quantised query (tuned with src/bench/ivf-1m.ts, see the README table). */
+export const QUANTISED_RERANK_MIN = 100;
+/** Short list = this many candidates per wanted result when that is more than QUANTISED_RERANK_MIN. */
+export const QUANTISED_RERANK_FACTOR = 4;
+
+/** The quantised part of a generation (see `quantised-store.ts`). */
+export interface QuantisedParts {
+  quantiser: Quantiser;
+  /** `size * quantiser.codeSize` bytes in slot (cell) order: the code of the residual `x - centroid(cell)`. */
+  codes: Uint8Array;
+  /** The exact unit vectors in row order, on disk. */
+  file: VectorFile;
 }
 
 /** What one query did. */
@@ -37,6 +61,8 @@ export interface SearchStats {
   distanceComputations: number;
   /** Centroid distances computed (nlist for an IVF query, 0 for an exact scan). */
   centroidComputations: number;
+  /** Quantised modes: exact float vectors read from disk to re-rank the short list. */
+  reranked?: number;
 }
 
 /** Everything an index generation consists of; produced by the build or by `IvfIndex.restore`. */
@@ -49,8 +75,10 @@ export interface IvfIndexParts {
   centroids: Float32Array;
   /** `nlist + 1` slot offsets: cell `c` holds slots `[cellOffsets[c], cellOffsets[c+1])`. */
   cellOffsets: Int32Array;
-  /** `size * dim` unit vectors in slot (cell) order. */
+  /** `size * dim` unit vectors in slot (cell) order (empty in a quantised generation). */
   vectors: Float32Array;
+  /** Present in the int8 / pq modes: codes in memory, exact vectors on disk. */
+  quantised?: QuantisedParts;
   /** Row stored in each slot. */
   rowOfSlot: Int32Array;
   /** Slot holding each row (inverse of rowOfSlot). */
@@ -120,6 +148,15 @@ export class IvfIndex {
   private readonly slotOfRow: Int32Array;
   private readonly ids: IdTable;
   private readonly centroidScores: Float64Array;
+  /** float | int8 | pq. */
+  readonly mode: VectorMode;
+  private readonly q?: QuantisedParts;
+  /** Scratch of the approximate scores of one cell (quantised modes; searches are synchronous). */
+  private readonly cellScores: Float64Array;
+  private readonly queryTable: Float32Array;
+  private readonly scratchVector: Float32Array;
+  /** Slot-ordered codes of the available rows of sparse masks (quantised modes), dropped with the mask. */
+  private readonly compactCodes = new WeakMap<AvailabilityMask, { rows: Int32Array; cells: Int32Array; codes: Uint8Array }>();
   /** Slot-ordered copies of the available rows of sparse masks (see `scanMask`), dropped with the mask. */
   private readonly compactMasks = new WeakMap<AvailabilityMask, { rows: Int32Array; vectors: Float32Array }>();
 
@@ -128,7 +165,8 @@ export class IvfIndex {
     const n = parts.rowOfSlot.length;
     if (parts.centroids.length !== parts.nlist * parts.dim) throw new IvfCorruptStoreError('centroid matrix does not match nlist * dim');
     if (parts.cellOffsets.length !== parts.nlist + 1 || parts.cellOffsets[parts.nlist] !== n) throw new IvfCorruptStoreError('cell offsets do not cover every row');
-    if (parts.vectors.length < n * parts.dim || parts.slotOfRow.length !== n || parts.ids.size !== n) throw new IvfCorruptStoreError('index arrays disagree on the number of rows');
+    if ((!parts.quantised && parts.vectors.length < n * parts.dim) || parts.slotOfRow.length !== n || parts.ids.size !== n) throw new IvfCorruptStoreError('index arrays disagree on the number of rows');
+    if (parts.quantised && (parts.quantised.codes.length !== n * parts.quantised.quantiser.codeSize || parts.quantised.file.count !== n)) throw new IvfCorruptStoreError('quantised codes or vector file do not cover every row');
     this.dim = parts.dim;
     this.nlist = parts.nlist;
     this.size = n;
@@ -136,7 +174,14 @@ export class IvfIndex {
     this.defaultNprobe = parts.defaultNprobe;
     this.centroids = parts.centroids;
     this.cellOffsets = parts.cellOffsets;
-    this.vectors = parts.vectors.length === n * parts.dim ? parts.vectors : parts.vectors.subarray(0, n * parts.dim);
+    this.vectors = parts.quantised ? new Float32Array(0) : parts.vectors.length === n * parts.dim ? parts.vectors : parts.vectors.subarray(0, n * parts.dim);
+    this.q = parts.quantised;
+    this.mode = parts.quantised ? parts.quantised.quantiser.kind : 'float';
+    let largest = 0;
+    for (let c = 0; c < parts.nlist; c++) largest = Math.max(largest, parts.cellOffsets[c + 1]! - parts.cellOffsets[c]!);
+    this.cellScores = new Float64Array(parts.quantised ? largest : 0);
+    this.queryTable = new Float32Array(parts.quantised ? parts.quantised.quantiser.tableSize : 0);
+    this.scratchVector = new Float32Array(parts.dim);
     this.rowOfSlot = parts.rowOfSlot;
     this.slotOfRow = parts.slotOfRow;
     this.ids = parts.ids;
@@ -193,6 +238,31 @@ export class IvfIndex {
     });
   }
 
+  /**
+   * The parts of this generation (shared, not copied) - for `quantiseIndex`, which re-packs a float
+   * generation into a quantised one. @internal
+   */
+  parts(): IvfIndexParts {
+    return {
+      dim: this.dim,
+      nlist: this.nlist,
+      generation: this.generation,
+      defaultNprobe: this.defaultNprobe,
+      centroids: this.centroids,
+      cellOffsets: this.cellOffsets,
+      vectors: this.vectors,
+      rowOfSlot: this.rowOfSlot,
+      slotOfRow: this.slotOfRow,
+      ids: this.ids,
+      ...(this.q ? { quantised: this.q } : {}),
+    };
+  }
+
+  /** Bytes held in memory by the vectors or codes of this generation (not the id table). */
+  get vectorBytes(): number {
+    return this.q ? this.q.codes.byteLength : this.vectors.byteLength;
+  }
+
   /** Canonical id of a row. @throws IvfInputError for a row outside [0, size). */
   idOf(row: number): string {
     return this.ids.idOf(row);
@@ -216,6 +286,11 @@ export class IvfIndex {
   /** A copy of the stored unit vector of `row` (dim floats). @throws IvfInputError for a bad row. */
   getVector(row: number): Float32Array {
     this.checkRow(row);
+    if (this.q) {
+      const out = new Float32Array(this.dim);
+      this.q.file.readRow(row, out);
+      return out;
+    }
     const o = this.slotOfRow[row]! * this.dim;
     return this.vectors.slice(o, o + this.dim);
   }
@@ -268,8 +343,9 @@ export class IvfIndex {
     if (available === 0 || this.nlist === 0) return finish(new TopK(0), exclude, k, stats, 'ivf', 0, 0, 0);
     const nprobe = clampInt(options.nprobe ?? this.defaultNprobe, 1, this.nlist);
     if (mask && available <= this.nlist + Math.ceil((this.size * nprobe) / this.nlist)) {
-      return this.scanMask(q, mask, k, exclude, stats);
+      return this.q ? this.scanMaskQuantised(this.q, q, mask, k, exclude, stats, options.rerank) : this.scanMask(q, mask, k, exclude, stats);
     }
+    if (this.q) return this.searchQuantised(this.q, q, k, nprobe, mask, exclude, stats, options.rerank);
     const want = k + exclude.size;
     const heap = new TopK(Math.min(want, this.size));
     const dim = this.dim;
@@ -312,11 +388,170 @@ export class IvfIndex {
     const q = this.prepareQuery(query);
     const { k, mask } = this.checkOptions(options);
     const exclude = toSet(options.exclude);
-    if (mask) return this.scanMask(q, mask, k, exclude, options.stats);
+    if (mask && !this.q) return this.scanMask(q, mask, k, exclude, options.stats);
     const heap = new TopK(Math.min(k + exclude.size, this.size));
     const dim = this.dim;
+    if (this.q) {
+      // Exact scan of the disk copy, 4096 rows per read.
+      const chunk = new Float32Array(4096 * dim);
+      let scanned = 0;
+      for (let r0 = 0; r0 < this.size; r0 += 4096) {
+        const rows = Math.min(4096, this.size - r0);
+        this.q.file.readRows(r0, rows, chunk);
+        for (let i = 0; i < rows; i++) {
+          const row = r0 + i;
+          if (mask && !mask.has(row)) continue;
+          scanned++;
+          heap.push(row, 1 - dot(chunk, i * dim, q, 0, dim));
+        }
+      }
+      return finish(heap, exclude, k, options.stats, 'exact', 0, scanned, 0);
+    }
     for (let s = 0; s < this.size; s++) heap.push(this.rowOfSlot[s]!, 1 - dot(this.vectors, s * dim, q, 0, dim));
     return finish(heap, exclude, k, options.stats, 'exact', 0, this.size, 0);
+  }
+
+  /** Short-list size of a quantised query. */
+  private shortList(want: number, rerank: number | undefined): number {
+    const r = rerank ?? Math.max(QUANTISED_RERANK_MIN, QUANTISED_RERANK_FACTOR * want);
+    return Math.min(this.size, Math.max(want, Math.floor(r)));
+  }
+
+  /**
+   * IVF search over quantised codes: same probing as the float path, candidates ranked by their
+   * approximate dot product (ADC with a per-query table), then the best `shortList` re-ranked by the exact
+   * float distance read from the vector file.
+   */
+  private searchQuantised(
+    qp: QuantisedParts,
+    q: Float32Array,
+    k: number,
+    nprobe: number,
+    mask: AvailabilityMask | undefined,
+    exclude: Set<number>,
+    stats: SearchStats | undefined,
+    rerank: number | undefined,
+  ): Neighbour[] {
+    const want = k + exclude.size;
+    const approx = new TopK(this.shortList(want, rerank));
+    const dim = this.dim;
+    const scores = this.centroidScores;
+    for (let c = 0; c < this.nlist; c++) scores[c] = dot(this.centroids, c * dim, q, 0, dim);
+    const constant = qp.quantiser.prepare(q, this.queryTable);
+    const available = mask ? mask.count : this.size;
+    const probe = mask ? clampInt(Math.ceil((nprobe * this.size) / available), 1, this.nlist) : nprobe;
+    const order = topCells(scores, probe);
+    let candidates = 0;
+    let cellsProbed = 0;
+    for (let i = 0; i < order.length; i++) {
+      candidates += this.scanCellCodes(qp, order[i]!, scores[order[i]!]! + constant, mask, approx);
+      cellsProbed++;
+    }
+    if (candidates < want && probe < this.nlist) {
+      const rest = remainingCells(scores, order);
+      for (let i = 0; i < rest.length && candidates < want; i++) {
+        candidates += this.scanCellCodes(qp, rest[i]!, scores[rest[i]!]! + constant, mask, approx);
+        cellsProbed++;
+      }
+    }
+    const exact = this.rerankExact(qp, q, approx, want);
+    if (stats) stats.reranked = approx.size;
+    return finish(exact, exclude, k, stats, 'ivf', cellsProbed, candidates, this.nlist);
+  }
+
+  /** Approximate scores of the available members of one cell into `heap` (distance = 1 - approximate dot). */
+  private scanCellCodes(qp: QuantisedParts, cell: number, base: number, mask: AvailabilityMask | undefined, heap: TopK): number {
+    const start = this.cellOffsets[cell]!;
+    const count = this.cellOffsets[cell + 1]! - start;
+    if (count === 0) return 0;
+    const out = this.cellScores;
+    qp.quantiser.scoreRange(qp.codes, start, count, this.queryTable, out);
+    const rowOfSlot = this.rowOfSlot;
+    if (!mask) {
+      for (let i = 0; i < count; i++) heap.push(rowOfSlot[start + i]!, 1 - (base + out[i]!));
+      return count;
+    }
+    let n = 0;
+    for (let i = 0; i < count; i++) {
+      const row = rowOfSlot[start + i]!;
+      if (((mask.wordAt(row >>> 5) >>> (row & 31)) & 1) === 0) continue;
+      n++;
+      heap.push(row, 1 - (base + out[i]!));
+    }
+    return n;
+  }
+
+  /** Exact distances of the short list (vectors read from disk in ascending row order); the best `want`. */
+  private rerankExact(qp: QuantisedParts, q: Float32Array, approx: TopK, want: number): TopK {
+    const list = approx.sorted();
+    const rows = new Int32Array(list.length);
+    for (let i = 0; i < list.length; i++) rows[i] = list[i]!.row;
+    rows.sort();
+    const exact = new TopK(Math.min(want, rows.length));
+    const v = this.scratchVector;
+    for (let i = 0; i < rows.length; i++) {
+      qp.file.readRow(rows[i]!, v);
+      exact.push(rows[i]!, 1 - dot(v, 0, q, 0, this.dim));
+    }
+    return exact;
+  }
+
+  /**
+   * Sparse-mask fallback of the quantised modes: the codes of the available rows are copied once into a
+   * contiguous block cached with the mask (`codeSize` bytes per row: 2 MB for a 1% mask at 1M x 200-d int8),
+   * every one of them is scored approximately, and the short list is re-ranked exactly.
+   */
+  private scanMaskQuantised(
+    qp: QuantisedParts,
+    q: Float32Array,
+    mask: AvailabilityMask,
+    k: number,
+    exclude: Set<number>,
+    stats: SearchStats | undefined,
+    rerank: number | undefined,
+  ): Neighbour[] {
+    const want = k + exclude.size;
+    const dim = this.dim;
+    const scores = this.centroidScores;
+    for (let c = 0; c < this.nlist; c++) scores[c] = dot(this.centroids, c * dim, q, 0, dim);
+    const constant = qp.quantiser.prepare(q, this.queryTable);
+    const compact = this.compactCodesOf(qp, mask);
+    const approx = new TopK(this.shortList(want, rerank));
+    const out = new Float64Array(1024);
+    for (let first = 0; first < compact.rows.length; first += 1024) {
+      const count = Math.min(1024, compact.rows.length - first);
+      qp.quantiser.scoreRange(compact.codes, first, count, this.queryTable, out);
+      for (let i = 0; i < count; i++) approx.push(compact.rows[first + i]!, 1 - (scores[compact.cells[first + i]!]! + constant + out[i]!));
+    }
+    const exact = this.rerankExact(qp, q, approx, want);
+    if (stats) stats.reranked = approx.size;
+    return finish(exact, exclude, k, stats, 'exact', 0, mask.count, this.nlist);
+  }
+
+  private compactCodesOf(qp: QuantisedParts, mask: AvailabilityMask): { rows: Int32Array; cells: Int32Array; codes: Uint8Array } {
+    const cached = this.compactCodes.get(mask);
+    if (cached) return cached;
+    const cs = qp.quantiser.codeSize;
+    const slots = new Int32Array(mask.count);
+    let n = 0;
+    mask.forEachRow((row) => {
+      slots[n++] = this.slotOfRow[row]!;
+    });
+    slots.sort();
+    const rows = new Int32Array(n);
+    const cells = new Int32Array(n);
+    const codes = new Uint8Array(n * cs);
+    let cell = 0;
+    for (let i = 0; i < n; i++) {
+      const s = slots[i]!;
+      while (this.cellOffsets[cell + 1]! <= s) cell++;
+      rows[i] = this.rowOfSlot[s]!;
+      cells[i] = cell;
+      codes.set(qp.codes.subarray(s * cs, s * cs + cs), i * cs);
+    }
+    const compact = { rows, cells, codes };
+    this.compactCodes.set(mask, compact);
+    return compact;
   }
 
   /**

@@ -1,0 +1,211 @@
+import { CooperativeScheduler } from './cooperative';
+import { IvfCorruptStoreError, IvfInputError } from './errors';
+import { IdTableBuilder } from './id-table';
+import { DEFAULT_NPROBE, IvfIndex, type RestoreInput, type VectorMode } from './ivf-index';
+import { ProductQuantiser, ScalarQuantiser, type Quantiser } from './quantiser';
+import { VectorFile } from './vector-file';
+import { normaliseInto } from './vector-math';
+
+/** PQ sub-spaces by default: 25 sub-spaces of 8 dimensions for 200-d vectors (25 bytes per vector). */
+export const DEFAULT_PQ_M = 25;
+/** Training sample of the int8 ranges (rows, evenly spaced). */
+export const INT8_TRAIN_SAMPLE = 65536;
+/** Training sample of the PQ codebooks (rows): 32 points per centroid, ~4e9 multiply-adds at 200-d. */
+export const PQ_TRAIN_SAMPLE = 8192;
+
+/** How to quantise a generation (`VectorMode` other than float). */
+export interface QuantiseOptions {
+  mode: Exclude<VectorMode, 'float'>;
+  /** PQ sub-spaces; must divide dim (default DEFAULT_PQ_M). */
+  pqM?: number;
+  /** Rows of the training sample (default INT8_TRAIN_SAMPLE / PQ_TRAIN_SAMPLE). */
+  sampleSize?: number;
+  /** Directory of the disk copy of the float vectors (default `$TMPDIR/polyphony-index`). */
+  dir?: string;
+  seed?: number;
+  /** Time slicing / abort (default: 10 ms slices, no abort). */
+  scheduler?: CooperativeScheduler;
+  /** Progress of the encoding, rows. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** Trains the quantiser of `mode` on `n` residual vectors. */
+async function trainQuantiser(sample: Float32Array, n: number, dim: number, options: QuantiseOptions, scheduler: CooperativeScheduler): Promise<Quantiser> {
+  if (options.mode === 'int8') return ScalarQuantiser.train(sample, n, dim);
+  const m = options.pqM ?? DEFAULT_PQ_M;
+  if (n < 256) {
+    // Tiny generation: repeat the sample so that every centroid has a point (exact codes for these rows).
+    const grown = new Float32Array(256 * dim);
+    for (let i = 0; i < 256; i++) grown.set(sample.subarray((i % Math.max(1, n)) * dim, ((i % Math.max(1, n)) + 1) * dim), i * dim);
+    return ProductQuantiser.train(grown, 256, dim, m, { seed: options.seed ?? 0x5eed, maybeYield: () => scheduler.maybeYield() });
+  }
+  return ProductQuantiser.train(sample, n, dim, m, { seed: options.seed ?? 0x5eed, maybeYield: () => scheduler.maybeYield() });
+}
+
+function sampleStride(count: number, sampleSize: number): number {
+  return Math.max(1, Math.floor(count / Math.max(1, sampleSize)));
+}
+
+/**
+ * Re-packs a float generation into a quantised one (used after a build): writes the unit vectors to a
+ * vector file in row order, trains the quantiser on the residuals of an evenly spaced row sample, encodes
+ * every residual in slot order. The float index is not modified; drop it afterwards to free its memory.
+ * Cost: int8 `~3 * N * dim`, PQ `256 * N * dim` multiply-adds (the encoding dominates).
+ */
+export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): Promise<IvfIndex> {
+  const parts = index.parts();
+  if (parts.quantised) throw new IvfInputError('index is already quantised');
+  const { dim, nlist, centroids, cellOffsets, vectors, rowOfSlot, slotOfRow } = parts;
+  const size = rowOfSlot.length;
+  const scheduler = options.scheduler ?? new CooperativeScheduler(10);
+  const file = new VectorFile(dim, size, options.dir);
+  const chunk = new Float32Array(1024 * dim);
+  for (let r0 = 0; r0 < size; r0 += 1024) {
+    const rows = Math.min(1024, size - r0);
+    for (let i = 0; i < rows; i++) {
+      const s = slotOfRow[r0 + i]!;
+      chunk.set(vectors.subarray(s * dim, s * dim + dim), i * dim);
+    }
+    file.writeRows(r0, chunk, 0, rows);
+    await scheduler.maybeYield();
+  }
+  const cellOfSlot = (slot: number): number => {
+    let lo = 0;
+    let hi = nlist - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (cellOffsets[mid]! <= slot) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const wanted = options.sampleSize ?? (options.mode === 'int8' ? INT8_TRAIN_SAMPLE : PQ_TRAIN_SAMPLE);
+  const stride = sampleStride(size, wanted);
+  const n = Math.min(wanted, Math.ceil(size / stride));
+  const sample = new Float32Array(Math.max(1, n) * dim);
+  for (let i = 0; i < n; i++) {
+    const s = slotOfRow[i * stride]!;
+    const c = cellOfSlot(s);
+    for (let d = 0; d < dim; d++) sample[i * dim + d] = vectors[s * dim + d]! - centroids[c * dim + d]!;
+  }
+  const quantiser = size === 0 ? new ScalarQuantiser(dim, new Float32Array(dim), new Float32Array(dim).fill(1)) : await trainQuantiser(sample, n, dim, options, scheduler);
+  const codes = new Uint8Array(size * quantiser.codeSize);
+  const residual = new Float32Array(dim);
+  let done = 0;
+  for (let c = 0; c < nlist; c++) {
+    for (let s = cellOffsets[c]!; s < cellOffsets[c + 1]!; s++) {
+      for (let d = 0; d < dim; d++) residual[d] = vectors[s * dim + d]! - centroids[c * dim + d]!;
+      quantiser.encode(residual, 0, codes, s * quantiser.codeSize);
+      if ((++done & 255) === 0) {
+        options.onProgress?.(done, size);
+        await scheduler.maybeYield();
+      }
+    }
+  }
+  return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, codes, file } });
+}
+
+/**
+ * `IvfIndex.restore` for the quantised modes, in bounded memory: the float vectors never sit in memory
+ * all at once. Pass 1 streams the stored cells, writes every normalised vector to the vector file at its
+ * row and keeps the residuals of an evenly spaced row sample; the quantiser is trained on the sample;
+ * pass 2 reads the file back sequentially (4096 rows at a time) and encodes every residual into its slot.
+ * Memory: codes + id table + 12 bytes per row of maps + the sample (`sampleSize * dim * 4` bytes).
+ * Same validation and errors as `IvfIndex.restore`.
+ */
+export async function restoreQuantised(input: RestoreInput, options: QuantiseOptions): Promise<IvfIndex> {
+  const { dim, count, centroids } = input;
+  if (!Number.isInteger(dim) || dim < 1) throw new IvfInputError(`dim must be a positive integer, got ${dim}`);
+  if (!Number.isInteger(count) || count < 0) throw new IvfInputError(`count must be a non-negative integer, got ${count}`);
+  if (centroids.length % dim !== 0) throw new IvfCorruptStoreError('centroid matrix length is not a multiple of dim');
+  const nlist = centroids.length / dim;
+  if (count > 0 && nlist === 0) throw new IvfCorruptStoreError('rows without centroids');
+  const scheduler = options.scheduler ?? new CooperativeScheduler(10);
+  const unit = new Float32Array(centroids.length);
+  for (let c = 0; c < nlist; c++) normaliseInto(centroids, c * dim, unit, c * dim, dim);
+  const file = new VectorFile(dim, count, options.dir);
+  const cellOfRow = new Int32Array(count).fill(-1);
+  const ids = new IdTableBuilder(count);
+  const seenCells = new Uint8Array(nlist);
+  const wanted = options.sampleSize ?? (options.mode === 'int8' ? INT8_TRAIN_SAMPLE : PQ_TRAIN_SAMPLE);
+  const stride = sampleStride(count, wanted);
+  const n = Math.min(wanted, Math.ceil(count / stride));
+  const sample = new Float32Array(Math.max(1, n) * dim);
+  const v = new Float32Array(dim);
+  try {
+    for await (const cell of input.cells) {
+      const { cellId, rowIds } = cell;
+      if (!Number.isInteger(cellId) || cellId < 0 || cellId >= nlist) throw new IvfCorruptStoreError(`cell id ${cellId} outside [0, ${nlist})`);
+      if (seenCells[cellId]) throw new IvfCorruptStoreError(`cell ${cellId} stored twice`);
+      seenCells[cellId] = 1;
+      if (cell.ids.length !== rowIds.length || cell.vectors.length !== rowIds.length * dim) throw new IvfCorruptStoreError(`cell ${cellId}: rows, ids and vectors disagree in length`);
+      for (let i = 0; i < rowIds.length; i++) {
+        const row = rowIds[i]!;
+        if (!Number.isInteger(row) || row < 0 || row >= count) throw new IvfCorruptStoreError(`cell ${cellId}: row ${row} outside [0, ${count})`);
+        if (cellOfRow[row] !== -1) throw new IvfCorruptStoreError(`row ${row} stored in two cells`);
+        cellOfRow[row] = cellId;
+        const norm = normaliseInto(cell.vectors, i * dim, v, 0, dim);
+        if (!Number.isFinite(norm)) throw new IvfCorruptStoreError(`row ${row} has a non-finite vector`);
+        file.writeRows(row, v, 0, 1);
+        if (row % stride === 0 && row / stride < n) {
+          const o = (row / stride) * dim;
+          for (let d = 0; d < dim; d++) sample[o + d] = v[d]! - unit[cellId * dim + d]!;
+        }
+        ids.set(row, cell.ids[i]!);
+      }
+      await scheduler.maybeYield();
+    }
+    for (let r = 0; r < count; r++) if (cellOfRow[r] === -1) throw new IvfCorruptStoreError(`row ${r} is in no stored cell`);
+    // Layout: counting sort of rows by cell (the vectors stay in the file, in row order).
+    const cellOffsets = new Int32Array(nlist + 1);
+    for (let r = 0; r < count; r++) cellOffsets[cellOfRow[r]! + 1]!++;
+    for (let c = 0; c < nlist; c++) cellOffsets[c + 1]! += cellOffsets[c]!;
+    const fill = cellOffsets.slice(0, nlist);
+    const slotOfRow = new Int32Array(count);
+    const rowOfSlot = new Int32Array(count);
+    for (let r = 0; r < count; r++) {
+      const s = fill[cellOfRow[r]!]!++;
+      slotOfRow[r] = s;
+      rowOfSlot[s] = r;
+    }
+    const quantiser = count === 0 ? new ScalarQuantiser(dim, new Float32Array(dim), new Float32Array(dim).fill(1)) : await trainQuantiser(sample, n, dim, options, scheduler);
+    const codes = new Uint8Array(count * quantiser.codeSize);
+    const chunk = new Float32Array(4096 * dim);
+    for (let r0 = 0; r0 < count; r0 += 4096) {
+      const rows = Math.min(4096, count - r0);
+      file.readRows(r0, rows, chunk);
+      for (let i = 0; i < rows; i++) {
+        const row = r0 + i;
+        const c = cellOfRow[row]!;
+        for (let d = 0; d < dim; d++) v[d] = chunk[i * dim + d]! - unit[c * dim + d]!;
+        quantiser.encode(v, 0, codes, slotOfRow[row]! * quantiser.codeSize);
+        if ((i & 255) === 255) await scheduler.maybeYield();
+      }
+      options.onProgress?.(r0 + rows, count);
+    }
+    return new IvfIndex({
+      dim,
+      nlist,
+      generation: input.generation ?? 0,
+      defaultNprobe: input.defaultNprobe ?? DEFAULT_NPROBE,
+      centroids: unit,
+      cellOffsets,
+      vectors: new Float32Array(0),
+      rowOfSlot,
+      slotOfRow,
+      ids: ids.finish(count),
+      quantised: { quantiser, codes, file },
+    });
+  } catch (err) {
+    file.close();
+    throw err;
+  }
+}
+
+/** Parses a vector-mode setting (`float`, `int8`, `pq`); undefined/empty = `fallback`. @throws IvfInputError otherwise */
+export function parseVectorMode(value: string | undefined, fallback: VectorMode = 'float'): VectorMode {
+  if (value === undefined || value.trim() === '') return fallback;
+  const v = value.trim().toLowerCase();
+  if (v === 'float' || v === 'int8' || v === 'pq') return v;
+  throw new IvfInputError(`vector mode must be float, int8 or pq, got ${value}`);
+}
