@@ -103,7 +103,10 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const maps = new MapFollower(catalogue, rt.logger.child({ component: 'MapFollower' }));
   // Empty until start() loads the stored generation (or a build publishes one).
   const state = new IndexState(emptyGeneration());
-  const rebuild = new RebuildService(catalogue, tracks, generations, state, maps, rt.bus, rt.logger.child({ component: 'RebuildService' }), deps.rebuild);
+  const rebuild = new RebuildService(catalogue, tracks, generations, state, maps, rt.bus, rt.logger.child({ component: 'RebuildService' }), {
+    vectors: config.vectors,
+    ...deps.rebuild,
+  });
   const repoint = new RepointService(
     rt.ds,
     rebuild,

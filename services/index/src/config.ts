@@ -1,8 +1,32 @@
 import { loadServiceConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
+import { DEFAULT_PQ_M, parseVectorMode } from './domain/ivf/quantised-store';
+import type { VectorMode } from './domain/ivf/ivf-index';
 
-export type IndexConfig = ServiceConfig;
+/** How index generations hold their vectors in memory (issue 19 "Bounded memory"). */
+export interface VectorStoreSettings {
+  /** `INDEX_VECTOR_MODE`: float | int8 (default) | pq. */
+  mode: VectorMode;
+  /** `INDEX_VECTOR_DIR`: directory of the on-disk float copy of quantised generations (default `$TMPDIR/polyphony-index`). */
+  dir?: string;
+  /** `INDEX_PQ_M`: PQ sub-spaces, must divide 200 (default 25). */
+  pqM: number;
+}
 
-/** Index service configuration: connection settings only (tunables live in its settings table). */
+export type IndexConfig = ServiceConfig & { vectors: VectorStoreSettings };
+
+/**
+ * Index service configuration: connection settings plus the vector store settings
+ * (`INDEX_VECTOR_MODE`, `INDEX_VECTOR_DIR`, `INDEX_PQ_M`; other tunables live in its settings table).
+ * @throws IvfInputError (at start) on an unknown mode or an m that does not divide 200
+ */
 export function loadIndexConfig(env: Record<string, string | undefined> = readEnv()): IndexConfig {
-  return loadServiceConfig('index', 'index', env);
+  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env) };
+}
+
+/** Parses the vector store settings from the environment. */
+export function vectorSettingsFrom(env: Record<string, string | undefined>): VectorStoreSettings {
+  const mode = parseVectorMode(env.INDEX_VECTOR_MODE, 'int8');
+  const pqM = env.INDEX_PQ_M ? Number(env.INDEX_PQ_M) : DEFAULT_PQ_M;
+  if (!Number.isInteger(pqM) || pqM < 1 || 200 % pqM !== 0) throw new Error(`INDEX_PQ_M must be a divisor of 200, got ${env.INDEX_PQ_M}`);
+  return { mode, pqM, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}) };
 }

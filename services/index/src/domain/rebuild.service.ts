@@ -9,6 +9,8 @@ import { ArtistLinkCounter, ArtistLinks, type Generation, type IndexState } from
 import { CooperativeScheduler } from './ivf/cooperative';
 import { buildIvfIndex, type VectorBatch } from './ivf/ivf-build';
 import { IvfIndex } from './ivf/ivf-index';
+import { quantiseIndex, restoreQuantised } from './ivf/quantised-store';
+import type { VectorStoreSettings } from '../config';
 import type { MapFollower } from './maps/generation-maps';
 import type { CataloguePort } from './ports';
 import { decodeBasis, encodeBasis, fitPca, projectAll } from './projection';
@@ -22,6 +24,8 @@ export interface RebuildOptions {
   vectorBatchSize?: number;
   /** Completed cells are written when this many bytes of vectors are buffered. Default 4 MiB. */
   cellFlushBytes?: number;
+  /** How generations hold their vectors (default: float in memory). */
+  vectors?: VectorStoreSettings;
 }
 
 interface Job {
@@ -65,6 +69,7 @@ export class RebuildService {
   private readonly snapshotPageSize: number;
   private readonly vectorBatchSize: number;
   private readonly cellFlushBytes: number;
+  private readonly vectors: VectorStoreSettings;
   /** Outcome of the last successful build (for status and benchmarks). */
   lastOutcome?: RebuildOutcome;
   lastError?: string;
@@ -82,6 +87,7 @@ export class RebuildService {
     this.snapshotPageSize = options.snapshotPageSize ?? 5000;
     this.vectorBatchSize = options.vectorBatchSize ?? 2000;
     this.cellFlushBytes = options.cellFlushBytes ?? 4 * 1024 * 1024;
+    this.vectors = options.vectors ?? { mode: 'float', pqM: 25 };
   }
 
   /**
@@ -143,7 +149,10 @@ export class RebuildService {
     const t0 = performance.now();
     let restored: Omit<Generation, 'maps'>;
     try {
-      const index = await IvfIndex.restore({ dim: live.dim, count: live.itemCount, centroids: live.centroids, cells: this.generations.cells(live.generation), generation: live.generation });
+      const input = { dim: live.dim, count: live.itemCount, centroids: live.centroids, cells: this.generations.cells(live.generation), generation: live.generation };
+      const v = this.vectors;
+      // Quantised modes restore in bounded memory: the float vectors go to the on-disk copy, codes stay in memory.
+      const index = v.mode === 'float' ? await IvfIndex.restore(input) : await restoreQuantised(input, { mode: v.mode, pqM: v.pqM, ...(v.dir ? { dir: v.dir } : {}) });
       const pca = live.pca ? decodeBasis(live.pca) : undefined;
       let coords = await this.generations.projection(live.generation);
       if (!coords || coords.length !== index.size * 2) coords = pca ? await projectAll(index, pca) : new Float32Array(index.size * 2);
@@ -326,13 +335,21 @@ export class RebuildService {
     await this.generations.saveLinks(generation, artistLinks.entries());
     const tArtists = performance.now();
 
-    // 4. activation
+    // 4. quantisation (int8 / pq modes): the float generation is re-packed and dropped.
+    let served = index;
+    if (this.vectors.mode !== 'float') {
+      await this.publishTask(job, 'RUNNING', 90, `quantising the vectors (${this.vectors.mode})`);
+      const v = this.vectors;
+      served = await quantiseIndex(index, { mode: v.mode as 'int8' | 'pq', pqM: v.pqM, scheduler, ...(v.dir ? { dir: v.dir } : {}) });
+    }
+
+    // 5. activation
     await this.publishTask(job, 'RUNNING', 95, 'activating the new generation');
     if (signal.aborted) throw new Error('index build aborted');
-    const maps = await this.maps.load(index);
+    const maps = await this.maps.load(served);
     if (signal.aborted) throw new Error('index build aborted');
     const deleted = await this.generations.activate(generation);
-    const gen: Generation = { generation, index, artists, links: artistLinks, pca, coords, builtAt: new Date(), maps };
+    const gen: Generation = { generation, index: served, artists, links: artistLinks, pca, coords, builtAt: new Date(), maps };
     this.state.swap(gen);
     // Changes logged while the activation committed.
     void this.maps.catchUp(maps).catch(() => undefined);
