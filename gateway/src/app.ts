@@ -27,6 +27,7 @@ import { loginRateLimiters } from './auth/rate-limit';
 import type { GatewayConfig, ServiceName } from './config';
 import { loginRoutes, userRoutes } from './http/users.routes';
 import { docsPage } from './http/docs.page';
+import { webUi } from './http/web-ui';
 import { bodyParsing, csrfGuard, loginOriginGuard, securityHeaders } from './http/security';
 import { proxyDispatcher } from './proxy/proxy';
 import { ServerResolver } from './proxy/server-resolver';
@@ -63,6 +64,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   const registryClient = new ServiceClient(() => targets().registry, config.internalSecret, 'gateway', 10_000);
   const resolver = new ServerResolver(registryClient);
   const publicDir = path.resolve(__dirname, '../public');
+  const ui = webUi(path.resolve(__dirname, '../dist/public'));
 
   const http = createServiceHttp({
     service: 'gateway',
@@ -97,9 +99,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   app.get('/api/docs', (_req, res) => {
     res.type('html').send(docsPage());
   });
-  app.get('/login', (_req, res) => {
-    res.sendFile(path.join(publicDir, 'login.html'));
-  });
+  app.get('/login', ui.page('login.html'));
   const limiters = loginRateLimiters(ds, config.loginRate, logger.child({ component: 'rate-limit' }));
   app.post(['/login', '/auth', '/logout'], loginOriginGuard());
   app.post(['/login', '/auth'], limiters.byIp, bodyParsing(), limiters.byAccount);
@@ -109,7 +109,9 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   app.use(['/api', '/external', '/chat/api'], csrfGuard(), bodyParsing());
   app.use(userRoutes(auth));
   app.use(proxyDispatcher(config, targets, resolver, logger));
-  app.use(express.static(publicDir, { index: 'index.html' }));
+  app.use('/assets', ui.assets);
+  app.get(['/', '/index.html'], ui.page('index.html'));
+  app.use(express.static(publicDir, { index: false }));
   http.finish();
 
   let server: Server | undefined;

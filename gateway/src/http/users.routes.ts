@@ -49,7 +49,7 @@ export function userRoutes(auth: AuthService): Router {
   const r = Router();
   r.get('/api/me', (req, res) => {
     const id = req.identity!;
-    res.json({ username: id.username, role: id.role, via: id.via });
+    res.json({ id: id.sub, username: id.username, role: id.role, via: id.via });
   });
   r.get(
     '/api/users',

@@ -60,7 +60,7 @@ describe.each([
   it('When the cookie is valid, then /api/me answers with the database user', async () => {
     const cookie = await loginCookie(url);
     const res = await request(url).get('/api/me').set('Cookie', cookie).expect(200);
-    expect(res.body).toEqual({ username: ADMIN.username, role: 'admin', via: 'cookie' });
+    expect(res.body).toEqual({ id: expect.any(String), username: ADMIN.username, role: 'admin', via: 'cookie' });
   });
 
   it('When the bearer token is right, then the caller is admin-equivalent; wrong, malformed or empty bearer is 401', async () => {

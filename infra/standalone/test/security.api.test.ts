@@ -271,7 +271,10 @@ describe('security hardening (full stack, real PostgreSQL)', () => {
 
   describe('9. security headers', () => {
     it('When the UI, the login page and the docs page are served, then CSP, frame and nosniff headers are set and no page has an inline script', async () => {
-      for (const path of ['/', '/login', '/api/docs', '/app.js']) {
+      const index = await api.get('/').expect(200);
+      const mainJs = /src="(\/assets\/main-[\w-]+\.js)"/.exec(index.text)?.[1];
+      expect(mainJs).toBeDefined();
+      for (const path of ['/', '/login', '/api/docs', mainJs!]) {
         const res = await api.get(path).expect(200);
         const csp = String(res.headers['content-security-policy']);
         expect(csp).toContain("script-src 'self'");
@@ -285,6 +288,21 @@ describe('security hardening (full stack, real PostgreSQL)', () => {
           expect(res.text).not.toMatch(/\son[a-z]+=/i);
         }
       }
+    });
+  });
+
+  describe('9b. web UI caching', () => {
+    it('When the UI is served, then the pages are no-cache and the hashed assets are cached for a year (immutable); an unknown asset is a 404', async () => {
+      for (const page of ['/', '/login']) expect((await api.get(page).expect(200)).headers['cache-control']).toBe('no-cache');
+      const index = await api.get('/').expect(200);
+      const assets = [...index.text.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+      expect(assets.length).toBeGreaterThanOrEqual(2);
+      for (const a of assets) {
+        const res = await api.get(a).expect(200);
+        expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+        expect(a).toMatch(/-[A-Z0-9]{8}\.(js|css)$/);
+      }
+      await api.get('/assets/main-NOTTHERE.js').expect(404);
     });
   });
 

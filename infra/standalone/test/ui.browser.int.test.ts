@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -15,8 +15,11 @@ import { ADMIN, API_TOKEN, startTestStack } from './helpers';
  * the dashboard's Music Server Status, pick the second server and see feature calls carry
  * `server=`, link Plex by PIN, edit with a blank password (secret kept), follow and cancel a
  * running task, delete the second server, log out, and finally the first-run admin creation.
- * Screenshots land in /tmp/ui-*.png.
+ * Screenshots land in artifacts/ui-screenshots/ (kept by CI as an artifact).
  */
+/** Screenshots of every step: a CI artifact folder (gitignored). */
+const SCREENSHOTS = path.resolve(__dirname, '../../../artifacts/ui-screenshots');
+
 describe('web UI (chromium, full stack)', () => {
   jest.setTimeout(90_000);
   const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -37,12 +40,13 @@ describe('web UI (chromium, full stack)', () => {
 
   const sql = (text: string, params: unknown[] = []) => db.query(text, params);
   const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
-  const shot = (name: string) => page.screenshot({ path: `/tmp/ui-${name}.png`, fullPage: true });
+  const shot = (name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
   const servers = async () => (await request(url).get('/api/servers').set(auth).expect(200)).body as { servers: Array<{ id: string; name: string; is_default: boolean }>; default_id: string };
 
   beforeAll(async () => {
     for (const f of [fake1, fake2, plexTv]) started.push(await f.start());
     ({ stack, db, url } = await startTestStack({ PLEX_TV_URL: started[2]!.url }));
+    mkdirSync(SCREENSHOTS, { recursive: true });
     profile = mkdtempSync(path.join(os.tmpdir(), 'ui-chromium-'));
     context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 860 } });
     context.setDefaultTimeout(10_000);
@@ -100,7 +104,7 @@ describe('web UI (chromium, full stack)', () => {
     await page.getByText(/Connection OK.*sample tracks/).waitFor();
     expect(await page.locator('.libs input[type=checkbox]').count()).toBeGreaterThan(0);
     await shot('setup-form');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     const row = page.locator('table.servers tbody tr', { hasText: 'Home Navidrome' });
     await row.waitFor();
     expect(await row.locator('.badge').textContent()).toBe('default');
@@ -115,14 +119,14 @@ describe('web UI (chromium, full stack)', () => {
     await fillNavidrome('Second Navidrome', started[1]!.url, NAV2);
     await page.getByRole('button', { name: 'Test connection' }).click();
     await page.getByText(/Connection OK/).waitFor();
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.locator('table.servers tbody tr', { hasText: 'Second Navidrome' }).waitFor();
     await page.getByRole('combobox', { name: 'Music server' }).waitFor({ state: 'visible' });
     expect(await page.locator('#server option').allTextContents()).toEqual(['Home Navidrome (default)', 'Second Navidrome']);
     await shot('setup-two-servers');
     await nav('Dashboard').click();
     await page.getByRole('heading', { name: 'Music Server Status' }).waitFor();
-    const rows = page.locator('section table tbody tr');
+    const rows = page.locator('section', { has: page.getByRole('heading', { name: 'Music Server Status' }) }).locator('table tbody tr');
     expect(await rows.count()).toBe(2);
     expect(await rows.first().textContent()).toContain('Home Navidrome');
     await shot('dashboard');
@@ -228,7 +232,7 @@ describe('web UI (chromium, full stack)', () => {
     await page.getByRole('button', { name: 'Test connection' }).click(); // blank secret: the stored one is used
     await page.getByText(/Connection OK/).waitFor();
     await page.getByLabel('Name', { exact: true }).fill('Second Renamed');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.locator('table.servers tbody tr', { hasText: 'Second Renamed' }).waitFor();
     const [row] = await sql(`SELECT name, creds FROM registry.music_servers WHERE id = $1`, [second.id]);
     expect(row).toEqual({ name: 'Second Renamed', creds: { url: started[1]!.url, user: NAV2.user, password: NAV2.password } });
@@ -269,7 +273,7 @@ describe('web UI (chromium, full stack)', () => {
     await page.getByLabel('Password').fill('listener-pw-1');
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('heading', { name: /Dashboard/ }).waitFor();
-    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Dashboard', 'Analysis', 'Similar songs', 'Song path']);
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Dashboard', 'Analysis', 'Similar songs', 'Song path', 'Users']);
     await nav('Analysis').click();
     expect(await page.getByRole('button', { name: 'Start analysis' }).isDisabled()).toBe(true);
     await page.goto(url + '/#/setup');

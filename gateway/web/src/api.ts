@@ -1,0 +1,96 @@
+/**
+ * Typed API client of the web UI. Every call names a contracts route (`defineRoute` object from
+ * @polyphony/contracts); its params, query and body are typed from the route's zod schemas
+ * (z.input) and its answer from the response schema (z.output). No path is written by hand here
+ * or in the pages.
+ *
+ * When shared/contracts exports its own browser-safe `call()` (branch `routes`), this module is
+ * the one place to switch over.
+ */
+import type { z } from 'zod';
+import { buildRequest, errorMessage } from './request';
+
+/** What a route definition from @polyphony/contracts looks like to the client. */
+export interface RouteLike {
+  method: string;
+  path: string;
+  params?: z.ZodTypeAny;
+  query?: z.ZodTypeAny;
+  body?: z.ZodTypeAny;
+  response?: z.ZodTypeAny;
+}
+
+type Params<R> = R extends { params: z.ZodTypeAny } ? { params: z.input<R['params']> } : { params?: undefined };
+type Query<R> = R extends { query: z.ZodTypeAny } ? { query?: z.input<R['query']> } : { query?: undefined };
+type Body<R> = R extends { body: z.ZodTypeAny } ? { body?: z.input<R['body']> } : { body?: undefined };
+/** Input of a call: `params` required when the path has some; query and body optional (the server validates). */
+export type CallInput<R> = Params<R> & Query<R> & Body<R>;
+/** The parsed answer: the route's response schema output, `unknown` where the contract declares none. */
+export type CallOutput<R> = R extends { response: z.ZodTypeAny } ? z.output<R['response']> : unknown;
+
+/** An API failure: `message` is the server's error.message (errors are {error:{code,message,requestId}}). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface CallOptions {
+  /** Add the sidebar's selected (non-default) server as `server`. */
+  scoped?: boolean;
+  /** Do not send the page to /login on a 401. */
+  allow401?: boolean;
+  signal?: AbortSignal;
+}
+
+let onUnauthorized: () => void = () => undefined;
+/** Called on any 401 (except calls made with allow401); the shell sends the browser to /login. */
+export function setUnauthorizedHandler(fn: () => void): void {
+  onUnauthorized = fn;
+}
+
+let serverParamOf: () => string | undefined = () => undefined;
+/** Where scoped calls get the `server` value from (the shell's sidebar state). */
+export function setServerSource(fn: () => string | undefined): void {
+  serverParamOf = fn;
+}
+
+/** Sends a call and returns the raw Response (for streams and downloads); errors as in call(). */
+export async function send<R extends RouteLike>(route: R, input: CallInput<R>, opts: CallOptions = {}): Promise<Response> {
+  const i = input as { params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown };
+  const req = buildRequest(route, i, opts.scoped ? serverParamOf() : undefined);
+  const res = await fetch(req.url, {
+    method: req.method,
+    credentials: 'same-origin',
+    headers: req.body !== undefined ? { 'content-type': 'application/json', accept: 'application/json' } : { accept: 'application/json' },
+    body: req.body !== undefined ? JSON.stringify(req.body) : undefined,
+    signal: opts.signal,
+  });
+  if (!res.ok) {
+    const text = await res.text();
+    let data: unknown = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      data = null;
+    }
+    if (res.status === 401 && !opts.allow401) onUnauthorized();
+    const e = errorMessage(res.status, data);
+    throw new ApiError(res.status, e.message, e.code);
+  }
+  return res;
+}
+
+/**
+ * JSON call of a contracts route. Resolves to the parsed body (typed by the route's response
+ * schema; null for an empty body); rejects with ApiError carrying the server's error.message.
+ */
+export async function call<R extends RouteLike>(route: R, input: CallInput<R>, opts: CallOptions = {}): Promise<CallOutput<R>> {
+  const res = await send(route, input, opts);
+  const text = await res.text();
+  return (text ? JSON.parse(text) : null) as CallOutput<R>;
+}
