@@ -26,8 +26,8 @@ export default tseslint.config(
     },
   },
   {
-    // tfjs-node is optional: loaded with require() inside try/catch when present.
-    files: ['services/analysis-worker/src/domain/neural/**/*.ts'],
+    // tfjs-node is optional (require() inside try/catch when present); jsfive is loaded with require().
+    files: ['services/analysis-worker/src/domain/musicnn/**/*.ts'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {

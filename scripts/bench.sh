@@ -10,7 +10,6 @@ declare -A BENCH=(
   [embed]="node services/analysis-worker/dist/bench/timing.js"
   [retrieval]="node services/analysis-worker/dist/bench/retrieval.js"
   [identity-calibration]="node services/analysis-worker/dist/bench/identity-calibration.js"
-  [neural]="node services/analysis-worker/dist/bench/neural-embed.js"
   [identity-1m]="node --expose-gc services/catalogue-identity/dist/bench/identity-1m.js"
   [identity-store]="node --expose-gc services/catalogue-identity/dist/bench/store-bench.js resolve 100000"
   [ivf-1m]="node --max-old-space-size=4096 services/index/dist/bench/ivf-1m.js"

@@ -3,7 +3,10 @@
 #   system programs (Debian packages): ffmpeg (decode), fpcalc (Chromaprint), and for the tests
 #   supysonic + waitress (a real Subsonic server), wesnoth-1.16-music (real music), chromium (UI tests),
 #   python3-numpy (independent reference for the mel front end);
-#   Node packages: npm ci from package-lock.json.
+#   Node packages: npm ci from package-lock.json;
+#   learned-model files: MusiCNN MSD and MTT weights into $MODELS_DIR/musicnn (default ./data/models, the
+#   standalone default <DATA_DIR>/models), from upstream musicnn_keras at a pinned commit, sha256-checked.
+#   Without network it says so once and continues (the service then runs without tags).
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,3 +29,36 @@ fi
 if [[ ! -d node_modules ]] || [[ package-lock.json -nt node_modules/.package-lock.json ]]; then
   npm ci --no-audit --no-fund
 fi
+
+# MusiCNN weights (data, never committed): github.com/Quint-e/musicnn_keras, musicnn_keras/keras_checkpoints/.
+MODELS_DIR="${MODELS_DIR:-${DATA_DIR:-./data}/models}"
+MUSICNN_COMMIT=8e2d042f3a7bc560f825626144ae0f4ee20199ae
+MUSICNN_BASE="https://raw.githubusercontent.com/Quint-e/musicnn_keras/${MUSICNN_COMMIT}/musicnn_keras/keras_checkpoints"
+declare -A MUSICNN_SHA256=(
+  [MSD_musicnn.h5]=412a832c8527a813e084ba6f2cc7d068ecbbf1b68bda8c1de2e7de0d1f5fe7d1
+  [MTT_musicnn.h5]=1a66a2e58e862e894c088bd7789b05874becf994f275c54d9575dab83fab4ebe
+)
+mkdir -p "$MODELS_DIR/musicnn"
+for f in MSD_musicnn.h5 MTT_musicnn.h5; do
+  target="$MODELS_DIR/musicnn/$f"
+  want="${MUSICNN_SHA256[$f]}"
+  if [[ -f "$target" ]]; then
+    have=$(sha256sum "$target" | cut -d' ' -f1)
+    if [[ "$have" == "$want" ]]; then continue; fi
+    echo "$target has sha256 $have, expected $want: replacing it" >&2
+  fi
+  tmp="$target.part"
+  if ! curl -fsSL --connect-timeout 10 --max-time 120 -o "$tmp" "$MUSICNN_BASE/$f"; then
+    rm -f "$tmp"
+    echo "No network (or upstream unavailable): MusiCNN weights not fetched into $MODELS_DIR/musicnn; continuing without tags. Place $f there (sha256 $want) to enable them."
+    break
+  fi
+  have=$(sha256sum "$tmp" | cut -d' ' -f1)
+  if [[ "$have" != "$want" ]]; then
+    rm -f "$tmp"
+    echo "Downloaded $f has sha256 $have, expected $want: not installed" >&2
+    exit 1
+  fi
+  mv "$tmp" "$target"
+  echo "Installed $target"
+done

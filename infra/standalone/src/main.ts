@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { baseEnvShape, createLogger, databaseUrlFrom, onShutdownSignal, parseConfig, readEnv } from '@polyphony/platform';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-db';
@@ -10,6 +11,8 @@ const Env = z.object({
   HOST: z.string().default('0.0.0.0'),
   /** Where the embedded PostgreSQL keeps its data (when no database URL is configured). */
   DATA_DIR: z.string().default('./data'),
+  /** Learned-model files (musicnn/MSD_musicnn.h5 ...); default <DATA_DIR>/models. */
+  MODELS_DIR: z.string().optional(),
 });
 
 /**
@@ -20,6 +23,7 @@ const Env = z.object({
 async function main(): Promise<void> {
   const raw = readEnv();
   const env = parseConfig(Env, raw);
+  raw.MODELS_DIR = env.MODELS_DIR ?? join(env.DATA_DIR, 'models');
   const logger = createLogger({ service: 'polyphony', level: env.LOG_LEVEL, pretty: env.LOG_FORMAT === 'pretty' || process.stdout.isTTY });
   let db: EmbeddedDatabase | undefined;
   let databaseUrl = databaseUrlFrom(env);

@@ -8,6 +8,7 @@ import { AnalysisRunService, type AnalysisRunOptions } from './domain/analysis-r
 import { DefaultEmbedder } from './domain/audio/embedder';
 import type { CataloguePort, IndexPort, MediaClientFactory, RegistryPort, ServerInfo } from './domain/ports';
 import { LyricsBackfillService } from './domain/lyrics-backfill.service';
+import { LearnedModel } from './domain/musicnn/model-state';
 import { TrackProcessor } from './domain/track-processor';
 import { analysisRoutes } from './http/analysis.routes';
 import { analysisMigrations } from './store/migrations';
@@ -43,6 +44,9 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     async resolve(request: ResolveIdentityRequest) {
       return ResolveIdentityResponse.parse(await catalogueClient.post('/internal/identity/resolve', request));
     },
+    async storeLearned(itemId, learned) {
+      await catalogueClient.request('PUT', `/internal/tracks/${encodeURIComponent(itemId)}/learned`, learned);
+    },
     async storeLyrics(itemId, outcome) {
       await catalogueClient.request('PUT', `/internal/tracks/${encodeURIComponent(itemId)}/lyrics`, outcome);
     },
@@ -56,13 +60,16 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
   };
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const service = new AnalysisRunService(runs, registry, catalogue, index, clientFactory, rt.bus, rt.logger.child({ component: 'AnalysisRunService' }), rt.metrics, deps.runOptions);
-  const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, new DefaultEmbedder(), rt.logger.child({ component: 'TrackProcessor' }));
+  const learned = new LearnedModel(config.modelsDir, config.musicnnPatches, rt.logger.child({ component: 'LearnedModel' }));
+  const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, new DefaultEmbedder(), rt.logger.child({ component: 'TrackProcessor' }), undefined, learned);
   const lyricsBackfill = new LyricsBackfillService(catalogue, registry, clientFactory, rt.bus, rt.logger.child({ component: 'LyricsBackfill' }));
-  rt.app.use(analysisRoutes(service, runs, lyricsBackfill));
+  rt.app.use(analysisRoutes(service, runs, lyricsBackfill, learned));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];
   rt.onStart(async () => {
+    // Before consuming, so the first tracks already get tags when the model is installed.
+    await learned.load();
     consumers.push(await consumeTrackRequests(rt.bus, processor, deps.concurrency ?? 2, rt.metrics, rt.logger.child({ component: 'TrackConsumer' })));
     consumers.push(await consumeCancelRequests(rt.bus, service));
     // Any replica resumes a run whose coordinator's lease expired (died, lost the database, stopped).
@@ -75,7 +82,8 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     await service.host.stop();
     for (const c of consumers) await c.stop();
     await lyricsBackfill.stop();
+    learned.dispose();
   });
-  return { name: 'analysis-worker', runtime: rt, http: rt.app, service, processor, runs, lyricsBackfill, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
+  return { name: 'analysis-worker', runtime: rt, http: rt.app, service, processor, runs, lyricsBackfill, learned, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
 }
 export type AnalysisService = ReturnType<typeof buildAnalysis>;

@@ -1,8 +1,19 @@
-import { loadServiceConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
+import { z } from 'zod';
+import { loadServiceConfig, parseConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
 
-export type AnalysisConfig = ServiceConfig;
+/** Analysis service configuration: connection settings, the learned-model folder and its patch budget. */
+export interface AnalysisConfig extends ServiceConfig {
+  /** MODELS_DIR: folder holding `musicnn/MSD_musicnn.h5` (+ MTT); undefined = learned model off. */
+  modelsDir?: string;
+  /** MUSICNN_PATCHES: 3-second patches run per track, spread evenly over it (docs/musicnn.md: cost and precision). */
+  musicnnPatches: number;
+}
 
-/** Analysis service configuration: connection settings only (tunables live in its settings table). */
+/** Default patches per track (docs/musicnn.md, "Cost"). */
+export const DEFAULT_MUSICNN_PATCHES = 16;
+
+/** Analysis service configuration from the environment (tunables live in its settings table). */
 export function loadAnalysisConfig(env: Record<string, string | undefined> = readEnv()): AnalysisConfig {
-  return loadServiceConfig('analysis-worker', 'analysis', env);
+  const e = parseConfig(z.object({ MODELS_DIR: z.string().min(1).optional(), MUSICNN_PATCHES: z.coerce.number().int().min(1).max(1000).default(DEFAULT_MUSICNN_PATCHES) }), env);
+  return { ...loadServiceConfig('analysis-worker', 'analysis', env), modelsDir: e.MODELS_DIR, musicnnPatches: e.MUSICNN_PATCHES };
 }

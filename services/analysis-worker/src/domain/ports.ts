@@ -1,4 +1,4 @@
-import type { LyricsPendingPage, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
+import type { LearnedFeatures, LyricsPendingPage, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
 import type { MediaServerClient, ServerConnection, ServerType } from '@polyphony/media-servers';
 
 /** A configured media server as the registry reports it to internal callers (with credentials). */
@@ -22,6 +22,8 @@ export interface CataloguePort {
   /** Provider ids among `providerIds` that already have a mapping on the server. */
   mappedProviderIds(serverId: string, providerIds: string[]): Promise<Set<string>>;
   resolve(request: ResolveIdentityRequest): Promise<ResolveIdentityResponse>;
+  /** Replaces a song's learned features (PUT /internal/tracks/:itemId/learned). */
+  storeLearned(itemId: string, learned: LearnedFeatures): Promise<void>;
   /** Stores the outcome of a lyrics lookup (PUT /internal/tracks/:itemId/lyrics). */
   storeLyrics(itemId: string, outcome: PutLyricsRequest): Promise<void>;
   /** Songs without a lyrics lookup yet (GET /internal/lyrics/pending), for the backfill. */

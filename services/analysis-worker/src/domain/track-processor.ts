@@ -10,6 +10,8 @@ import { computeChromaprint } from './audio/chromaprint';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
 import { DefaultEmbedder, InsufficientAudioError } from './audio/embedder';
 import { fetchAndStoreLyrics, isInstrumental } from './lyrics';
+import { learnedFeatures } from './musicnn/learned';
+import type { LearnedModel } from './musicnn/model-state';
 import type { CataloguePort, MediaClientFactory, RegistryPort } from './ports';
 
 /** Stable hash of the metadata that, when changed, lifts a file's exclusion (title, artist, album, duration, path). */
@@ -33,13 +35,15 @@ export interface StageTimings {
   downloadMs: number;
   decodeMs: number;
   embedMs: number;
+  /** MusiCNN front end + networks (0 without the learned model). */
+  learnedMs: number;
   fingerprintMs: number;
 }
 
 /**
  * Analyzes one provider track (the work of one bus message): skip if already mapped (idempotent
  * redelivery), download to a temp directory (streamed), decode to 16 kHz mono with ffmpeg,
- * embed and describe, Chromaprint with fpcalc, resolve identity in the catalogue, and for new
+ * embed and describe, MusiCNN tags when the learned model is installed, Chromaprint with fpcalc, resolve identity in the catalogue, and for new
  * content fetch lyrics from the server. The temp directory is removed on every path.
  * Undecodable or unreadable files are excluded until their metadata changes.
  */
@@ -55,6 +59,8 @@ export class TrackProcessor {
     private readonly embedder: DefaultEmbedder,
     private readonly logger: Logger,
     private readonly tempRoot = tmpdir(),
+    /** The MusiCNN model when installed (tags, moods, other features); absent = DSP only. */
+    private readonly learned?: LearnedModel,
   ) {}
 
   /** The media-server client of a server, cached for a minute so credential edits take effect soon. */
@@ -109,13 +115,25 @@ export class TrackProcessor {
         throw err;
       }
       const t3 = performance.now();
+      // Tags are an addition: an inference failure leaves the song without them rather than failing it.
+      const analyser = this.learned?.analyser;
+      const learned = analyser
+        ? await analyser.analyse(pcm.samples).then(
+            (out) => learnedFeatures(out, analyser.modelId),
+            (err: unknown) => {
+              this.logger.warn('MusiCNN analysis failed; song stored without tags', { serverId, providerId: track.id, err: (err as Error).message });
+              return undefined;
+            },
+          )
+        : undefined;
+      const t3b = performance.now();
       // A missing print only makes the Chromaprint gate abstain.
       const print = await computeChromaprint(file).catch((err: unknown) => {
         this.logger.warn('chromaprint failed', { serverId, providerId: track.id, err: (err as Error).message });
         return undefined;
       });
       const t4 = performance.now();
-      this.lastTimings = { downloadMs: t1 - t0, decodeMs: t2 - t1, embedMs: t3 - t2, fingerprintMs: t4 - t3 };
+      this.lastTimings = { downloadMs: t1 - t0, decodeMs: t2 - t1, embedMs: t3 - t2, learnedMs: t3b - t3, fingerprintMs: t4 - t3b };
       const d = analysis.descriptors;
       const request: ResolveIdentityRequest = {
         serverId,
@@ -135,8 +153,12 @@ export class TrackProcessor {
           filePath: track.path,
         },
         descriptors: { tempo: d.tempoBpm ?? undefined, key: d.key, scale: d.scale, energy: d.energy },
+        learned,
       };
       const resolved = await this.catalogue.resolve(request);
+      // Same content already stored (e.g. from another server, possibly before the model was installed):
+      // its tags are replaced by this file's, so a song gains tags when any of its files is analysed.
+      if (resolved.outcome === 'existing' && learned) await this.catalogue.storeLearned(resolved.itemId, learned);
       if (resolved.outcome === 'new') await fetchAndStoreLyrics(this.catalogue, client, serverId, track.id, resolved.itemId, isInstrumental(request.learned), this.logger, { artist: track.artist, title: track.title });
       return this.record(msg, { outcome: resolved.outcome === 'new' ? 'analyzed' : 'mapped_existing', itemId: resolved.itemId });
     } finally {

@@ -3,6 +3,7 @@ import { z } from '@polyphony/contracts';
 import { asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import type { AnalysisRunService } from '../domain/analysis-run.service';
 import type { LyricsBackfillService } from '../domain/lyrics-backfill.service';
+import type { LearnedModel } from '../domain/musicnn/model-state';
 import type { RunRepository } from '../store/run.repository';
 
 /**
@@ -13,9 +14,13 @@ import type { RunRepository } from '../store/run.repository';
  * looks up lyrics of songs analyzed before lyrics were kept (resumable; progress on the task board);
  * 409 while one runs. An analysis run always ends: cancel ends it in the database, a dead
  * coordinator's lease expires and another replica finishes it.
+ * GET /api/analysis/model (any user) -> 200 ModelStatus: whether the MusiCNN model is loaded
+ * (status ready | missing | error | loading, model id, backend, patches per track) and, when it is
+ * not, the reason and how to install it.
  */
-export function analysisRoutes(service: AnalysisRunService, runs: RunRepository, backfill?: LyricsBackfillService): Router {
+export function analysisRoutes(service: AnalysisRunService, runs: RunRepository, backfill?: LyricsBackfillService, learned?: LearnedModel): Router {
   const r = Router();
+  if (learned) r.get('/api/analysis/model', (_req, res) => void res.json(learned.status()));
   r.post(
     '/api/analysis/start',
     requireRole('admin'),

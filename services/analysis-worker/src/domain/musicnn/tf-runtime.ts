@@ -1,5 +1,5 @@
 /**
- * TensorFlow.js runtime selection for the neural embedder.
+ * TensorFlow.js runtime selection for the MusiCNN network.
  *
  * Order for `auto`: `@tensorflow/tfjs-node` ('tensorflow' backend, native TF) when it can be required,
  * else `@tensorflow/tfjs` on the WebAssembly backend (`@tensorflow/tfjs-backend-wasm`, binaries read from
@@ -12,7 +12,7 @@
  */
 import { dirname, sep } from 'node:path';
 import type * as Tf from '@tensorflow/tfjs';
-import { NeuralModelError } from './fs-io-handler';
+import { MusicnnModelError } from './weights';
 
 /** A tfjs backend this module can select. */
 export type NeuralBackend = 'tensorflow' | 'wasm' | 'cpu';
@@ -81,7 +81,7 @@ async function attempt(name: NeuralBackend, load: ModuleLoader): Promise<TfRunti
  * @param preference 'auto' (default) or an explicit backend
  * @param load module loader (tests inject one that fails for a package to simulate its absence)
  * @returns the tfjs namespace and the backend actually active
- * @throws NeuralModelError when an explicitly requested backend is unavailable (auto always ends at cpu)
+ * @throws MusicnnModelError when an explicitly requested backend is unavailable (auto always ends at cpu)
  */
 export async function loadTfRuntime(preference: BackendPreference = 'auto', load: ModuleLoader = defaultLoader): Promise<TfRuntime> {
   const order: NeuralBackend[] = preference === 'auto' ? ['tensorflow', 'wasm', 'cpu'] : [preference];
@@ -89,12 +89,12 @@ export async function loadTfRuntime(preference: BackendPreference = 'auto', load
     const rt = await attempt(name, load);
     if (rt) return rt;
   }
-  throw new NeuralModelError(`TensorFlow.js backend '${preference}' is not available in this installation`);
+  throw new MusicnnModelError(`TensorFlow.js backend '${preference}' is not available in this installation`);
 }
 
 /** Re-activates `rt.backend` if something else switched the process-global tfjs backend since. */
 export async function ensureBackend(rt: TfRuntime): Promise<void> {
   if (rt.tf.getBackend() !== rt.backend && !(await trySet(rt.tf, rt.backend))) {
-    throw new NeuralModelError(`cannot re-activate TensorFlow.js backend '${rt.backend}'`);
+    throw new MusicnnModelError(`cannot re-activate TensorFlow.js backend '${rt.backend}'`);
   }
 }

@@ -1,0 +1,146 @@
+/**
+ * MusiCNN track analysis: log-mel front end (mel.ts) + the MSD network, and the MTT network when its file
+ * is installed, run with TensorFlow.js (tf-runtime.ts: tfjs-node when installed, else wasm). Per track the
+ * analyser returns the per-patch outputs of each network; learned.ts turns them into tags, moods and the
+ * "other features", embedding.ts into the stored embedding.
+ *
+ * Model files live under `<MODELS_DIR>/musicnn/` (MSD_musicnn.h5 required, MTT_musicnn.h5 optional) and are
+ * checked against the pinned sha256 of upstream musicnn_keras (MUSICNN_FILES).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type * as Tf from '@tensorflow/tfjs';
+import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges, patchStarts, patchTensorData } from './mel';
+import { MusicnnNetwork, type PatchOutputs } from './network';
+import { type BackendPreference, type TfRuntime, ensureBackend, loadTfRuntime } from './tf-runtime';
+import { MusicnnModelError, loadMusicnnFile } from './weights';
+
+/**
+ * Upstream files (github.com/Quint-e/musicnn_keras, commit 8e2d042f3a7bc560f825626144ae0f4ee20199ae,
+ * musicnn_keras/keras_checkpoints/) and their sha256 (../shared/models/musicnn/README.md). scripts/setup.sh
+ * pins the same values.
+ */
+export const MUSICNN_FILES = Object.freeze({
+  msd: { file: 'MSD_musicnn.h5', sha256: '412a832c8527a813e084ba6f2cc7d068ecbbf1b68bda8c1de2e7de0d1f5fe7d1' },
+  mtt: { file: 'MTT_musicnn.h5', sha256: '1a66a2e58e862e894c088bd7789b05874becf994f275c54d9575dab83fab4ebe' },
+});
+
+/** Where the model files are expected, for messages: `<modelsDir>/musicnn/MSD_musicnn.h5`. */
+export function musicnnPath(modelsDir: string, which: keyof typeof MUSICNN_FILES): string {
+  return join(modelsDir, 'musicnn', MUSICNN_FILES[which].file);
+}
+
+/** Options of {@link MusicnnAnalyser.load}. */
+export interface MusicnnOptions {
+  /** MODELS_DIR: the folder holding `musicnn/`. */
+  modelsDir: string;
+  /** tfjs backend (default 'auto'). */
+  backend?: BackendPreference;
+  /** Patches run per track, spread evenly (mel.ts patchStarts); default all. */
+  maxPatches?: number;
+  /** Load the MTT network too when its file is present (default true). */
+  useMtt?: boolean;
+}
+
+/** Per-track outputs of the networks. */
+export interface MusicnnTrackOutputs {
+  /** Start frames of the patches run. */
+  starts: number[];
+  msd: PatchOutputs;
+  mtt?: PatchOutputs;
+  /** Milliseconds spent in the front end and in the networks. */
+  melMs: number;
+  networkMs: number;
+}
+
+/** Loaded MusiCNN networks. One per process (tfjs is process-global); analyse() calls are serialised. */
+export class MusicnnAnalyser {
+  private readonly mel = new MusicnnMelFrontend();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly rt: TfRuntime,
+    private readonly msd: MusicnnNetwork,
+    private readonly mtt: MusicnnNetwork | undefined,
+    /** `musicnn-msd@<sha8>[+mtt@<sha8>]`: the tags_model stored with the features. */
+    readonly modelId: string,
+    readonly maxPatches: number,
+  ) {}
+
+  /** The tfjs backend in use ('tensorflow', 'wasm' or 'cpu'). */
+  get backend(): string {
+    return this.rt.backend;
+  }
+
+  /** True when the MTT network is loaded. */
+  get hasMtt(): boolean {
+    return this.mtt !== undefined;
+  }
+
+  /**
+   * Loads the networks.
+   * @throws MusicnnModelError when MSD_musicnn.h5 is missing, unreadable or has another sha256
+   */
+  static async load(opts: MusicnnOptions): Promise<MusicnnAnalyser> {
+    const msdPath = musicnnPath(opts.modelsDir, 'msd');
+    if (!existsSync(msdPath)) throw new MusicnnModelError(`${msdPath} is missing`);
+    const msd = await loadMusicnnFile(msdPath, MUSICNN_FILES.msd.sha256);
+    const mttPath = musicnnPath(opts.modelsDir, 'mtt');
+    const mtt = opts.useMtt !== false && existsSync(mttPath) ? await loadMusicnnFile(mttPath, MUSICNN_FILES.mtt.sha256) : undefined;
+    const rt = await loadTfRuntime(opts.backend ?? 'auto');
+    const id = `musicnn-msd@${msd.sha256.slice(0, 8)}${mtt ? `+mtt@${mtt.sha256.slice(0, 8)}` : ''}`;
+    return new MusicnnAnalyser(rt, new MusicnnNetwork(rt.tf, msd.weights), mtt ? new MusicnnNetwork(rt.tf, mtt.weights) : undefined, id, opts.maxPatches ?? Infinity);
+  }
+
+  /** The tfjs namespace (tests and benchmarks). */
+  get tf(): typeof Tf {
+    return this.rt.tf;
+  }
+
+  /**
+   * Runs the networks on a track.
+   * @param pcm mono float PCM at 16 kHz (more than 256 samples; shorter than one patch is tiled)
+   * @param maxPatches overrides the analyser's patch budget for this call
+   */
+  analyse(pcm: Float32Array, maxPatches = this.maxPatches): Promise<MusicnnTrackOutputs> {
+    const run = this.queue.then(() => this.run(pcm, maxPatches));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async run(pcm: Float32Array, maxPatches: number): Promise<MusicnnTrackOutputs> {
+    if (pcm.length <= MUSICNN_INPUT.nFft / 2) throw new RangeError(`audio of ${pcm.length} samples is too short for MusiCNN`);
+    const t0 = performance.now();
+    const frames = 1 + Math.floor(pcm.length / MUSICNN_INPUT.hopSamples);
+    const starts = patchStarts(frames, maxPatches);
+    const mel = this.mel.compute(pcm, patchFrameRanges(starts));
+    const input = patchTensorData(mel, starts);
+    const t1 = performance.now();
+    await ensureBackend(this.rt);
+    const msd = await this.batched(this.msd, input, starts.length);
+    const mtt = this.mtt ? await this.batched(this.mtt, input, starts.length) : undefined;
+    return { starts, msd, mtt, melMs: t1 - t0, networkMs: performance.now() - t1 };
+  }
+
+  /** Runs the network in batches of 8 patches (bounds peak memory: ~150 MB of activations per batch). */
+  private async batched(net: MusicnnNetwork, input: Float32Array, n: number): Promise<PatchOutputs> {
+    const per = MUSICNN_INPUT.patchFrames * MUSICNN_INPUT.nMels;
+    const tags = new Float32Array(n * 50);
+    const pen = new Float32Array(n * 200);
+    for (let i = 0; i < n; i += BATCH) {
+      const m = Math.min(BATCH, n - i);
+      const out = await net.predict(input.subarray(i * per, (i + m) * per), m);
+      tags.set(out.tags, i * 50);
+      pen.set(out.penultimate, i * 200);
+    }
+    return { patches: n, tags, penultimate: pen };
+  }
+
+  /** Frees the networks' tensors. */
+  dispose(): void {
+    this.msd.dispose();
+    this.mtt?.dispose();
+  }
+}
+
+const BATCH = 8;
