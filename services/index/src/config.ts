@@ -10,6 +10,8 @@ export interface VectorStoreSettings {
   dir?: string;
   /** `INDEX_PQ_M`: PQ sub-spaces, must divide 200 (default 25). */
   pqM: number;
+  /** `INDEX_BUILD_WORKERS`: worker threads of a build (default 2; 0 = build on the main thread). */
+  buildWorkers: number;
 }
 
 export type IndexConfig = ServiceConfig & { vectors: VectorStoreSettings };
@@ -28,5 +30,7 @@ export function vectorSettingsFrom(env: Record<string, string | undefined>): Vec
   const mode = parseVectorMode(env.INDEX_VECTOR_MODE, 'int8');
   const pqM = env.INDEX_PQ_M ? Number(env.INDEX_PQ_M) : DEFAULT_PQ_M;
   if (!Number.isInteger(pqM) || pqM < 1 || 200 % pqM !== 0) throw new Error(`INDEX_PQ_M must be a divisor of 200, got ${env.INDEX_PQ_M}`);
-  return { mode, pqM, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}) };
+  const buildWorkers = env.INDEX_BUILD_WORKERS ? Number(env.INDEX_BUILD_WORKERS) : 2;
+  if (!Number.isInteger(buildWorkers) || buildWorkers < 0 || buildWorkers > 64) throw new Error(`INDEX_BUILD_WORKERS must be an integer in [0, 64], got ${env.INDEX_BUILD_WORKERS}`);
+  return { mode, pqM, buildWorkers, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}) };
 }

@@ -87,7 +87,7 @@ export class RebuildService {
     this.snapshotPageSize = options.snapshotPageSize ?? 5000;
     this.vectorBatchSize = options.vectorBatchSize ?? 2000;
     this.cellFlushBytes = options.cellFlushBytes ?? 4 * 1024 * 1024;
-    this.vectors = options.vectors ?? { mode: 'float', pqM: 25 };
+    this.vectors = options.vectors ?? { mode: 'float', pqM: 25, buildWorkers: 0 };
   }
 
   /**
@@ -298,6 +298,7 @@ export class RebuildService {
       expectedCount: expected,
       generation,
       signal,
+      workers: this.vectors.buildWorkers,
       onTrained: async (info) => {
         await this.generations.saveTrained(generation, info.dim, info.nlist, info.count, info.centroids);
         this.note(job, `trained ${info.nlist} cells on ${info.sampleSize} songs`);

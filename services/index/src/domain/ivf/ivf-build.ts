@@ -5,6 +5,7 @@ import { DEFAULT_NPROBE, IvfIndex, arrangeByCell } from './ivf-index';
 import { CentroidTree, PointSet, TrainOptions, trainCentroids } from './kmeans';
 import { hashString32 } from './prng';
 import { nearestOfFour, normaliseInto } from './vector-math';
+import { IvfWorkerPool } from './worker-pool';
 
 /** Reference constants (reference-implementation.md 1.4, `tasks/paged_ivf.py`). */
 export const IVF_NLIST_MAX = 8192;
@@ -101,6 +102,12 @@ export interface IvfBuildOptions {
   generation?: number;
   /** Longest stretch of computation between two event-loop turns, in ms (default 10). */
   sliceMs?: number;
+  /**
+   * Worker threads for training and assignment (default 0 = everything on the calling thread). With
+   * workers the vectors are held in a SharedArrayBuffer the workers read in place; the result is
+   * bit-identical to the in-thread build. The calling thread only waits meanwhile, so it keeps serving.
+   */
+  workers?: number;
   signal?: AbortSignal;
   onTrained?: (info: TrainedInfo) => void | Promise<void>;
   onCell?: CellSink;
@@ -175,7 +182,8 @@ export async function buildIvfIndex(source: VectorSource, options: IvfBuildOptio
 
   // 1. ingest
   let capacity = Math.max(1024, Math.ceil(options.expectedCount ?? 65536));
-  let vectors: Float32Array = new Float32Array(capacity * dim);
+  const shared = (options.workers ?? 0) > 0;
+  let vectors: Float32Array = allocate(capacity * dim, shared);
   let keys: Uint32Array = new Uint32Array(capacity);
   const ids = new IdTableBuilder(capacity);
   let count = 0;
@@ -184,7 +192,7 @@ export async function buildIvfIndex(source: VectorSource, options: IvfBuildOptio
     if (batch.vectors.length !== n * dim) throw new IvfInputError(`batch of ${n} ids carries ${batch.vectors.length} floats, expected ${n * dim}`);
     if (count + n > capacity) {
       capacity = Math.max(count + n, Math.ceil(capacity * 1.5));
-      vectors = grow(vectors, capacity * dim, count * dim);
+      vectors = grow(vectors, capacity * dim, count * dim, shared);
       const k2 = new Uint32Array(capacity);
       k2.set(keys.subarray(0, count));
       keys = k2;
@@ -204,7 +212,7 @@ export async function buildIvfIndex(source: VectorSource, options: IvfBuildOptio
   }
   if (capacity - count > capacity / 8) {
     // Give back a badly over-estimated buffer (transiently needs both copies).
-    vectors = vectors.slice(0, count * dim);
+    vectors = grow(vectors, count * dim, count * dim, shared);
   }
   const idTable = ids.finish(count);
   const tIngest = performance.now();
@@ -231,17 +239,52 @@ export async function buildIvfIndex(source: VectorSource, options: IvfBuildOptio
   };
   progress?.({ phase: 'train', done: 0, total: nlist });
   const points: PointSet = { data: vectors, dim, rows: sample };
-  const trained =
-    nlist === 0
-      ? { centroids: new Float32Array(0), groupOf: new Int32Array(0), groupCount: 0, iterations: 0, dotProducts: 0 }
-      : await trainCentroids(points, nlist, trainOptions);
-  const centroids = trained.centroids;
-  const tTrain = performance.now();
-
-  // 4. assign every row
-  let cellOfRow = new Int32Array(count);
+  // Workers only pay off for two-level training (flat training means a small catalogue).
+  const pool = shared && nlist >= trainOptions.twoLevelMinCells ? new IvfWorkerPool(Math.floor(options.workers!), options.signal) : undefined;
+  let trained: { centroids: Float32Array; groupOf: Int32Array; groupCount: number; iterations: number; dotProducts: number };
+  let cellOfRow: Int32Array = new Int32Array(count);
   let assignmentDotProducts = 0;
-  if (nlist > 0 && trained.groupCount > 1) {
+  let tTrain: number;
+  try {
+    if (pool) {
+      await pool.share(vectors, dim);
+      trainOptions.pool = pool;
+    }
+    trained =
+      nlist === 0
+        ? { centroids: new Float32Array(0), groupOf: new Int32Array(0), groupCount: 0, iterations: 0, dotProducts: 0 }
+        : await trainCentroids(points, nlist, trainOptions);
+    tTrain = performance.now();
+    if (pool && trained.groupCount > 1) {
+      // 4. assign every row, in parallel: row ranges, results written into a shared array.
+      const cells = new SharedArrayBuffer(count * 4);
+      const chunk = Math.max(4096, Math.ceil(count / (8 * pool.size)));
+      const tasks: Promise<unknown>[] = [];
+      let doneRows = 0;
+      for (let from = 0; from < count; from += chunk) {
+        const to = Math.min(count, from + chunk);
+        tasks.push(
+          pool
+            .run({ type: 'assign', from, to, treeKey: seed, centroids: trained.centroids, nlist, groupOf: trained.groupOf, groupCount: trained.groupCount, searchGroups: trainOptions.searchGroups, cellOfRow: cells })
+            .then((r) => {
+              if (r.type === 'assign') assignmentDotProducts += r.dotProducts;
+              doneRows += to - from;
+              progress?.({ phase: 'assign', done: doneRows, total: count });
+            }),
+        );
+      }
+      await Promise.all(tasks);
+      cellOfRow = new Int32Array(cells);
+    }
+  } finally {
+    if (pool) await pool.close();
+  }
+  const centroids = trained.centroids;
+
+  // 4. assign every row (in-thread)
+  if (pool && trained.groupCount > 1) {
+    // done above
+  } else if (nlist > 0 && trained.groupCount > 1) {
     const tree = new CentroidTree(centroids, nlist, dim, trained.groupOf, trained.groupCount);
     for (let r = 0; r < count; r++) {
       cellOfRow[r] = tree.nearest(vectors, r * dim, trainOptions.searchGroups);
@@ -359,8 +402,12 @@ function radixSortByKey(rows: Int32Array, keys: Uint32Array, shift: number): Int
   return out;
 }
 
-function grow(a: Float32Array, length: number, used: number): Float32Array {
-  const next = new Float32Array(length);
+function allocate(length: number, shared: boolean): Float32Array {
+  return shared ? new Float32Array(new SharedArrayBuffer(length * 4)) : new Float32Array(length);
+}
+
+function grow(a: Float32Array, length: number, used: number, shared = false): Float32Array {
+  const next = allocate(length, shared);
   next.set(a.subarray(0, used));
   return next;
 }

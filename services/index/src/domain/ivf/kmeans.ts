@@ -1,3 +1,4 @@
+import type { IvfWorkerPool, WorkerReply } from './worker-pool';
 import { CooperativeScheduler } from './cooperative';
 import { SeededRandom } from './prng';
 import { dot, nearestOfFour, normaliseSumInto } from './vector-math';
@@ -384,6 +385,8 @@ export interface TrainOptions extends LloydOptions {
   refineIterations: number;
   /** Coarse groups searched per point by the refinement's `CentroidTree.nearest` (Infinity = exact). */
   searchGroups: number;
+  /** Worker threads for the coarse assignment and the second-level runs (same results as without). */
+  pool?: IvfWorkerPool;
 }
 
 /** Trained coarse quantiser. */
@@ -443,10 +446,24 @@ export async function trainCentroids(points: PointSet, nlist: number, options: T
   let reseeds = coarse.reseeds;
 
   // Coarse assignment of the full training sample.
-  const groupOfPoint = new Int32Array(n);
+  let groupOfPoint = new Int32Array(n);
   const best = new Int32Array(4);
   const bestScore = new Float64Array(4);
-  for (let i = 0; i < n; i += 4) {
+  const pool = options.pool;
+  if (pool) {
+    const chunk = Math.max(4096, Math.ceil(n / (4 * pool.size)));
+    const parts: Promise<WorkerReply>[] = [];
+    for (let i = 0; i < n; i += chunk) parts.push(pool.run({ type: 'nearest', rows: rows.slice(i, Math.min(n, i + chunk)), centroids: coarse.centroids, k: k1 }));
+    const replies = await Promise.all(parts);
+    groupOfPoint = new Int32Array(n);
+    let o = 0;
+    for (const r of replies) {
+      if (r.type !== 'nearest') throw new Error('unexpected worker reply');
+      groupOfPoint.set(r.nearest, o);
+      o += r.nearest.length;
+    }
+  }
+  for (let i = 0; !pool && i < n; i += 4) {
     const m = Math.min(4, n - i);
     const o0 = rows[i]! * dim;
     nearestOfFour(data, o0, m > 1 ? rows[i + 1]! * dim : o0, m > 2 ? rows[i + 2]! * dim : o0, m > 3 ? rows[i + 3]! * dim : o0, coarse.centroids, k1, dim, best, bestScore);
@@ -469,7 +486,27 @@ export async function trainCentroids(points: PointSet, nlist: number, options: T
   const centroids = new Float32Array(nlist * dim);
   const groupOf = new Int32Array(nlist);
   let base = 0;
-  for (let g = 0; g < k1; g++) {
+  if (pool) {
+    // Largest groups first, so the last task to finish is a small one.
+    const order = Array.from({ length: k1 }, (_, g) => g).filter((g) => k2[g]! > 0);
+    order.sort((a, b) => sizes[b]! * k2[b]! - sizes[a]! * k2[a]! || a - b);
+    const lloyd = { maxIterations: options.maxIterations, tolerance: options.tolerance, batchSize: options.batchSize, seedingTrials: options.fineSeedingTrials };
+    const results = new Map<number, Promise<WorkerReply>>();
+    for (const g of order) results.set(g, pool.run({ type: 'lloyd', rows: members[g]!, k: k2[g]!, options: { ...lloyd, seed: mixSeed(options.seed, g + 1) } }));
+    for (let g = 0; g < k1; g++) {
+      const kg = k2[g]!;
+      if (kg === 0) continue;
+      const fine = await results.get(g)!;
+      if (fine.type !== 'lloyd') throw new Error('unexpected worker reply');
+      centroids.set(fine.centroids, base * dim);
+      groupOf.fill(g, base, base + kg);
+      base += kg;
+      iterations += fine.iterations;
+      dotProducts += fine.dotProducts;
+      reseeds += fine.reseeds;
+    }
+  }
+  for (let g = 0; !pool && g < k1; g++) {
     const kg = k2[g]!;
     if (kg === 0) continue;
     const fine = await sphericalLloyd({ data, dim, rows: members[g]! }, kg, {

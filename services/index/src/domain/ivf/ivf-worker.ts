@@ -1,0 +1,60 @@
+/**
+ * Worker-thread side of the parallel IVF build (`worker-pool.ts`). Receives the shared vector matrix
+ * once (a Float32Array over a SharedArrayBuffer: no copy), then runs tasks:
+ *  - `lloyd`: one second-level spherical Lloyd run over given rows (two-level training);
+ *  - `nearest`: brute-force nearest centroid of given rows (coarse assignment of the training sample, flat builds);
+ *  - `assign`: nearest centroid via `CentroidTree` of the rows [from, to), written into a shared Int32Array.
+ * Same kernels and seeds as the in-thread build, so the parallel build is bit-identical to it.
+ */
+import { parentPort } from 'node:worker_threads';
+import { CooperativeScheduler } from './cooperative';
+import { CentroidTree, sphericalLloyd } from './kmeans';
+import { nearestOfFour } from './vector-math';
+import type { WorkerReply, WorkerTask } from './worker-pool';
+
+let data: Float32Array = new Float32Array(0);
+let dim = 0;
+let tree: { key: number; tree: CentroidTree } | undefined;
+// A worker has no queries to serve: one slice per task.
+const scheduler = new CooperativeScheduler(1e12);
+
+async function run(task: WorkerTask): Promise<WorkerReply> {
+  switch (task.type) {
+    case 'init':
+      data = new Float32Array(task.vectors);
+      dim = task.dim;
+      tree = undefined;
+      return { id: task.id, type: 'init' };
+    case 'lloyd': {
+      const r = await sphericalLloyd({ data, dim, rows: task.rows }, task.k, { ...task.options, scheduler });
+      return { id: task.id, type: 'lloyd', centroids: r.centroids, iterations: r.iterations, dotProducts: r.dotProducts, reseeds: r.reseeds };
+    }
+    case 'nearest': {
+      const rows = task.rows;
+      const out = new Int32Array(rows.length);
+      const best = new Int32Array(4);
+      const score = new Float64Array(4);
+      for (let i = 0; i < rows.length; i += 4) {
+        const m = Math.min(4, rows.length - i);
+        const o0 = rows[i]! * dim;
+        nearestOfFour(data, o0, m > 1 ? rows[i + 1]! * dim : o0, m > 2 ? rows[i + 2]! * dim : o0, m > 3 ? rows[i + 3]! * dim : o0, task.centroids, task.k, dim, best, score);
+        for (let t = 0; t < m; t++) out[i + t] = best[t]!;
+      }
+      return { id: task.id, type: 'nearest', nearest: out };
+    }
+    case 'assign': {
+      if (!tree || tree.key !== task.treeKey) tree = { key: task.treeKey, tree: new CentroidTree(task.centroids, task.nlist, dim, task.groupOf, task.groupCount) };
+      const out = new Int32Array(task.cellOfRow);
+      const before = tree.tree.dotProducts;
+      for (let r = task.from; r < task.to; r++) out[r] = tree.tree.nearest(data, r * dim, task.searchGroups);
+      return { id: task.id, type: 'assign', dotProducts: tree.tree.dotProducts - before };
+    }
+  }
+}
+
+parentPort!.on('message', (task: WorkerTask) => {
+  run(task).then(
+    (reply) => parentPort!.postMessage(reply),
+    (err: unknown) => parentPort!.postMessage({ id: task.id, type: 'error', message: (err as Error).message ?? String(err) } satisfies WorkerReply),
+  );
+});
