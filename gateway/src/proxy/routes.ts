@@ -12,7 +12,7 @@ export const ROUTES: Array<{ pattern: RegExp; service: ServiceName }> = [
   { pattern: /^\/api\/(catalogue|cleaning|mappings|lyrics)(\/|$)/, service: 'catalogue' },
   { pattern: /^\/api\/analysis(\/|$)/, service: 'analysis' },
   { pattern: /^\/api\/(create_playlist|playlists|clustering|instant_playlist)(\/|$)/, service: 'playlist' },
-  { pattern: /^\/api\/(similar_tracks|find_path|alchemy|similar_artists|sonic_fingerprint|search_tracks|search_artists|search_playlists|map|map_cache_status|rebuild_map_cache|sync|index|track|artists|max_distance|artist_tracks|artist_projections|build_artist_projection|clap|sem_grove|mood_centroids)(\/|$)/, service: 'index' },
+  { pattern: /^\/api\/(similar_tracks|find_path|alchemy|similar_artists|sonic_fingerprint|search_tracks|search_artists|search_playlists|map|map_cache_status|rebuild_map_cache|sync|index|track|artists|max_distance|artist_tracks|artist_projections|build_artist_projection|clap|sem_grove|mood_centroids|anchors|radios)(\/|$)/, service: 'index' },
   { pattern: /^\/external\//, service: 'index' },
   { pattern: /^\/chat\/api\/(chatPlaylist|chatPlaylistStream)$/, service: 'index' },
   { pattern: /^\/chat\/api\/create_playlist$/, service: 'playlist' },

@@ -55,6 +55,28 @@ function learnedOf(i: number): LearnedFeatures {
   };
 }
 
+/** Cosine distance of two vectors. */
+function cosineDistance(a: number[], b: number[]): number {
+  let s = 0;
+  let na = 0;
+  let nb = 0;
+  for (let d = 0; d < a.length; d++) {
+    s += a[d]! * b[d]!;
+    na += a[d]! * a[d]!;
+    nb += b[d]! * b[d]!;
+  }
+  return 1 - s / Math.sqrt(na * nb);
+}
+
+/** Polls until the check holds (at most 60 s). */
+async function waitUntil(check: () => Promise<boolean>, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 type FieldType = 'string' | 'number' | 'boolean' | 'array' | 'object' | 'string|null' | 'number|null';
 /** Asserts that `obj` has exactly these JSON types for these fields (extra fields allowed). */
 function expectShape(obj: unknown, shape: Record<string, FieldType>): void {
@@ -84,6 +106,8 @@ describe('reference API parity through the gateway (bearer token and non-admin c
   /** Provider (Navidrome) id of song i. */
   const pid = (i: number) => sub.idOf(fakeCatalogue.trackAt(i)!);
   const canonical = new Map<number, string>();
+  const vectors = embeddings();
+  const indexOfPid = (id: string) => Array.from({ length: N }, (_, i) => i).find((i) => pid(i) === id) ?? -1;
 
   /** The two kinds of caller every read route must serve. */
   const callers = () => [
@@ -145,7 +169,6 @@ describe('reference API parity through the gateway (bearer token and non-admin c
   describe('with an analyzed catalogue', () => {
     beforeAll(async () => {
       const catalogue = new ServiceClient(() => stack.peers().catalogue, stack.internalSecret, 'parity-test', 30_000);
-      const vectors = embeddings();
       for (let i = 0; i < N; i++) {
         const res = await catalogue.post<{ itemId: string }>('/internal/identity/resolve', {
           serverId,
@@ -427,6 +450,159 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       expect((await get(`/api/find_path?start_mood=grumpy&end_song_id=${pid(1)}`).expect(400)).body.error.message).toMatch(/mood must be one of/);
     });
 
+    it('When anchors are saved (recipe or ready centroid), then they seed similar_tracks, find_path and alchemy with their exclusions; bad input is a 4xx with a message', async () => {
+      // Artist 6 (songs 30-34) minus song 30 with a 0.5 radius: the artist's other songs lie within ~0.3 of song 30.
+      const artist6 = new Set([30, 31, 32, 33, 34].map(pid));
+      const farFrom30 = (id: string) => cosineDistance(vectors[indexOfPid(id)]!, vectors[30]!) >= 0.5;
+      const ids: number[] = [];
+      for (const [who, h] of callers()) {
+        const made = await post('/api/anchors', { name: `Artist six without 30 (${who})`, subtract_distance: 0.5, items: [{ id: 'Artist 6', op: 'ADD', type: 'artist' }, { id: 'happy', op: 'ADD', type: 'mood' }, { id: pid(30), op: 'SUBTRACT', type: 'song' }, { id: 'no-such-song', op: 'ADD', type: 'song' }] }, h).expect(200);
+        expectShape(made.body.anchor, { id: 'number', name: 'string', points: 'number', exclusions: 'number', items: 'array', dim: 'number', created_at: 'string' });
+        expect(made.body.anchor).toMatchObject({ points: 2, exclusions: 1, dim: 200, unresolved: ['no-such-song'] });
+        // Songs of the recipe are stored by canonical id, never the caller's provider id.
+        expect(made.body.anchor.items).toContainEqual({ id: canonical.get(30), op: 'SUBTRACT', type: 'song' });
+        const id = made.body.anchor.id as number;
+        ids.push(id);
+        expect((await get(`/api/anchors/${id}`, h).expect(200)).body.anchor.name).toBe(`Artist six without 30 (${who})`);
+
+        const similar = (await get(`/api/similar_tracks?anchor_id=${id}&n=8&max_songs_per_artist=0`, h).expect(200)).body as Array<Record<string, unknown>>;
+        expect(similar).toHaveLength(8);
+        for (const r of similar) {
+          expectShape(r, { item_id: 'string', title: 'string|null', author: 'string|null', distance: 'number', mood_vector: 'string|null', other_features: 'string|null' });
+          expect(artist6.has(r.item_id as string)).toBe(false);
+          expect(farFrom30(r.item_id as string)).toBe(true);
+        }
+        // By name as well.
+        expect((await get(`/api/similar_tracks?anchor_id=${encodeURIComponent(`artist six WITHOUT 30 (${who})`)}&n=8&max_songs_per_artist=0`, h).expect(200)).body).toEqual(similar);
+
+        const blend = (await post('/api/alchemy', { items: [{ id: String(id), op: 'ADD', type: 'anchor' }], n: 6, temperature: 0 }, h).expect(200)).body;
+        expect(blend.add_points[0]).toMatchObject({ item_id: String(id), type: 'anchor', title: `Artist six without 30 (${who})` });
+        expect(blend.results).toHaveLength(6);
+        for (const r of blend.results) expect(artist6.has(r.item_id)).toBe(false);
+
+        const from = (await get(`/api/find_path?start_anchor=${id}&end_song_id=${pid(0)}&max_steps=5`, h).expect(200)).body;
+        expect(from.path.at(-1).item_id).toBe(pid(0));
+        const to = (await get(`/api/find_path?start_song_id=${pid(0)}&end_anchor=${id}&max_steps=5`, h).expect(200)).body;
+        expect(to.path[0].item_id).toBe(pid(0));
+        for (const r of [...from.path, ...to.path]) expect(typeof r.item_id).toBe('string');
+      }
+      const listed = (await get('/api/anchors', { Cookie: userCookie }).expect(200)).body.anchors as Array<{ id: number; name: string }>;
+      expect(listed.map((a) => a.id).sort()).toEqual([...ids].sort());
+
+      // A ready centroid, as the reference UI saves one (here: song 5's own vector).
+      const ready = (await post('/api/anchors', { name: 'Song five', centroid: vectors[5], exclusions: [{ vector: vectors[30], distance: 0.1 }] }).expect(200)).body.anchor;
+      expect(ready).toMatchObject({ points: 0, exclusions: 1, items: null });
+      expect((await get(`/api/similar_tracks?anchor_id=${ready.id}&n=1`).expect(200)).body[0].item_id).toBe(pid(5));
+
+      // Bad input: unknown anchor, two seeds, too many points, wrong dimension, taken name, bad ids.
+      expect((await get('/api/similar_tracks?anchor_id=987654').expect(404)).body.error.message).toMatch(/Anchor "987654" not found/);
+      expect((await get(`/api/find_path?start_anchor=987654&end_song_id=${pid(1)}`).expect(404)).body.error.message).toMatch(/not found/);
+      expect((await post('/api/alchemy', { items: [{ id: '987654', op: 'ADD', type: 'anchor' }] }).expect(404)).body.error.message).toMatch(/not found/);
+      expect((await get(`/api/similar_tracks?anchor_id=${ids[0]}&item_id=${pid(1)}`).expect(400)).body.error.message).toMatch(/one seed/);
+      const tooMany = Array.from({ length: 17 }, (_, i) => ({ id: pid(i), op: 'ADD', type: 'song' }));
+      expect((await post('/api/anchors', { name: 'too many', items: tooMany }).expect(400)).body.error.message).toMatch(/at most 16 anchor points/);
+      expect((await post('/api/anchors', { name: 'short', centroid: [1, 2, 3] }).expect(400)).body.error.message).toMatch(/200 numbers/);
+      expect((await post('/api/anchors', { name: 'both', centroid: vectors[1], items: [{ id: pid(1), op: 'ADD' }] }).expect(400)).body.error.message).toMatch(/either items/);
+      expect((await post('/api/anchors', { items: [{ id: pid(1), op: 'ADD' }] }).expect(400)).body.error.message).toMatch(/name/);
+      expect((await post('/api/anchors', { name: 'SONG FIVE', centroid: vectors[5] }).expect(409)).body.error.message).toMatch(/exists/);
+      expect((await post('/api/anchors', { name: 'nothing known', items: [{ id: 'nope', op: 'ADD' }] }).expect(404)).body.error.message).toMatch(/ADD items/);
+      expect((await get('/api/anchors/abc').expect(400)).body.error.code).toBe('validation_failed');
+      expect((await get('/api/anchors/987654').expect(404)).body.error.message).toMatch(/not found/);
+      // Rename, delete.
+      expect((await request(url).put(`/api/anchors/${ready.id}`).set(bearer).send({ name: 'Song 5 renamed' }).expect(200)).body.anchor.name).toBe('Song 5 renamed');
+      await request(url).put(`/api/anchors/${ready.id}`).set(bearer).send({ name: '' }).expect(400);
+      expect((await request(url).delete(`/api/anchors/${ready.id}`).set({ Cookie: userCookie }).expect(200)).body).toEqual({ deleted: true });
+      await request(url).delete(`/api/anchors/${ready.id}`).set(bearer).expect(404);
+      await get(`/api/similar_tracks?anchor_id=${ready.id}`).expect(404);
+    });
+
+    it('When a mood seed names a centroid_index, then that centroid of the mood is used; an index the mood lacks is a 400 with the valid range', async () => {
+      const centroids = (await get('/api/mood_centroids').expect(200)).body.centroids as Array<{ mood: string; clusters: Array<{ index: number; songs: number; top_tags: string[] }> }>;
+      const happy = centroids.find((c) => c.mood === 'happy')!;
+      expect(happy.clusters[0]).toMatchObject({ index: 0 });
+      for (const c of happy.clusters) expectShape(c, { index: 'number', songs: 'number', top_tags: 'array' });
+      for (const [, h] of callers()) {
+        const whole = (await get('/api/similar_tracks?mood=happy&n=5', h).expect(200)).body;
+        expect((await get('/api/similar_tracks?mood=happy&centroid_index=0&n=5', h).expect(200)).body).toEqual(whole);
+        expect(whole).toHaveLength(5);
+        for (const r of whole) expectShape(r, { item_id: 'string', distance: 'number', mood_vector: 'string|null', other_features: 'string|null' });
+      }
+      const last = happy.clusters.length - 1;
+      expect((await get(`/api/similar_tracks?mood=happy&centroid_index=${last + 1}`).expect(400)).body.error.message).toBe(`Invalid centroid_index ${last + 1} for mood 'happy' (0-${last})`);
+      expect((await get('/api/similar_tracks?mood=happy&centroid_index=-1').expect(400)).body.error.message).toMatch(/centroid_index/);
+      expect((await get('/api/similar_tracks?mood=happy&centroid_index=x').expect(400)).body.error.message).toMatch(/centroid_index/);
+      expect((await get('/api/similar_tracks?centroid_index=0').expect(400)).body.error.message).toMatch(/centroid_index needs mood/);
+      expect((await get('/api/similar_tracks?mood=gloomy&centroid_index=0').expect(400)).body.error.message).toMatch(/mood must be one of/);
+    });
+
+    it('When radios are saved and run, then each enabled radio replaces its own <name>_radio playlist with songs of the server and user playlists are untouched', async () => {
+      const anchor = (await post('/api/anchors', { name: 'Drive', items: [{ id: 'Artist 2', op: 'ADD', type: 'artist' }] }).expect(200)).body.anchor;
+      const radio = (await post('/api/radios', { anchor_id: anchor.id, n_results: 5, temperature: 0 }, { Cookie: userCookie }).expect(200)).body.radio;
+      expect(radio).toMatchObject({ anchor_id: anchor.id, name: 'Drive', n_results: 5, temperature: 0, enabled: true, playlist_name: 'Drive_radio' });
+      expect((await post('/api/radios', { anchor_id: anchor.id }).expect(409)).body.error.message).toMatch(/already has a radio/);
+      const evening = (await post('/api/radios', { name: 'Evening', items: [{ id: 'Artist 3', op: 'ADD', type: 'artist' }], n_results: 4 }).expect(200)).body.radio;
+      expect(evening).toMatchObject({ name: 'Evening', n_results: 4, temperature: 1, enabled: true });
+      await request(url).put(`/api/radios/${evening.id}`).set(bearer).send({ enabled: false }).expect(200);
+      expect((await request(url).put(`/api/radios/${evening.id}`).set(bearer).send({ n_results: 0 }).expect(400)).body.error.message).toMatch(/n_results must be between 1 and/);
+      await request(url).put('/api/radios/987654').set(bearer).send({ enabled: true }).expect(404);
+      expect((await post('/api/radios', { anchor_id: 987654 }).expect(404)).body.error.message).toMatch(/Anchor 987654 not found/);
+      expect((await post('/api/radios', { temperature: 1 }).expect(400)).body.error.message).toMatch(/anchor_id or a recipe/);
+      for (const [, h] of callers()) {
+        const list = (await get('/api/radios', h).expect(200)).body.radios as Array<Record<string, unknown>>;
+        for (const r of list) expectShape(r, { name: 'string', enabled: 'boolean', n_results: 'number', id: 'number', anchor_id: 'number', temperature: 'number' });
+        expect(list.map((r) => [r.name, r.enabled])).toEqual([['Drive', true], ['Evening', false]]);
+      }
+      // A user's own playlists, one even named like ours: never touched.
+      const subsonic = (method: string, params: Record<string, string | string[]>) => {
+        const q = new URLSearchParams({ u: 'nav-user', p: 'nav-secret-pw', v: '1.16.1', c: 'test', f: 'json' });
+        for (const [k, v] of Object.entries(params)) for (const x of [v].flat()) q.append(k, x);
+        return fetch(`${fake.url}/rest/${method}.view?${q}`).then((r) => r.json());
+      };
+      await subsonic('createPlaylist', { name: 'Drive_radio', songId: [pid(0), pid(1)] });
+      await subsonic('createPlaylist', { name: 'My favourites', songId: [pid(2)] });
+      const userLists = sub.playlists().map((p) => ({ id: p.id, trackIds: p.trackIds }));
+
+      const first = (await post('/api/radios/run', {}, { Cookie: userCookie }).expect(200)).body;
+      expectShape(first, { playlists_created: 'number', radios_enabled: 'number', message: 'string', task_id: 'string' });
+      expect(first).toMatchObject({ playlists_created: 1, radios_enabled: 1, servers_enabled: 1, failed: [], status: 'SUCCESS' });
+      const ours = () => sub.playlists().filter((p) => !userLists.some((u) => u.id === p.id));
+      expect(ours()).toHaveLength(1);
+      const written = ours()[0]!;
+      expect(written.name).toBe('Drive_radio');
+      expect(written.trackIds).toHaveLength(5);
+      const artist2 = new Set([10, 11, 12, 13, 14].map(pid));
+      expect(written.trackIds.filter((t) => artist2.has(t)).length).toBeGreaterThanOrEqual(4);
+      const second = (await post('/api/radios/run', {}).expect(200)).body;
+      expect(second.playlists_created).toBe(1);
+      expect(ours()).toHaveLength(1);
+      expect(ours()[0]!.id).not.toBe(written.id);
+      for (const u of userLists) expect(sub.playlists().find((p) => p.id === u.id)?.trackIds).toEqual(u.trackIds);
+      const listedOurs = (await get('/api/playlists').expect(200)).body.servers[0].playlists;
+      expect(Object.keys(listedOurs)).toContain('Drive_radio');
+      // The run is a task with progress on the board.
+      const status = (await get(`/api/status/${second.task_id}`).expect(200)).body;
+      expect(status).toMatchObject({ state: 'SUCCESS', progress: 100 });
+      // The scheduler's start (wait: false) answers 202 with the task id at once.
+      const started = (await post('/api/radios/run', { wait: false }).expect(202)).body;
+      expect(started).toMatchObject({ task_type: 'radios', task_id: expect.any(String) });
+      await waitUntil(async () => (await get(`/api/status/${started.task_id}`)).body.state === 'SUCCESS');
+      await request(url).delete(`/api/radios/${evening.id}`).set(bearer).expect(200);
+      await request(url).delete(`/api/radios/${evening.id}`).set(bearer).expect(404);
+    });
+
+    it('When a radios schedule is due, then the scheduler starts a radio run', async () => {
+      const s = (await post('/api/cron', { name: 'radios every 2 s', kind: 'radios', cron: '*/2 * * * * *', timezone: 'UTC' }).expect(201)).body;
+      let taskId: string | undefined;
+      await waitUntil(async () => {
+        const row = (await get('/api/cron').expect(200)).body.schedules.find((x: { id: string }) => x.id === s.id);
+        taskId = row?.history.find((h: { outcome: string }) => h.outcome === 'started')?.task_id;
+        return taskId !== undefined;
+      });
+      await request(url).delete(`/api/cron/${s.id}`).set(bearer).expect(200);
+      await waitUntil(async () => (await get(`/api/status/${taskId}`)).body.state === 'SUCCESS');
+      expect((await get(`/api/status/${taskId}`).expect(200)).body.status_message).toMatch(/Created 1 radio playlist/);
+    });
+
     it('When a non-admin calls every read route the reference serves, then none answers 404 or 5xx', async () => {
       const paths = [
         '/api/config',
@@ -442,6 +618,8 @@ describe('reference API parity through the gateway (bearer token and non-admin c
         '/api/artist_tracks?artist=Artist%202',
         '/api/artist_projections',
         '/api/map_cache_status',
+        '/api/anchors',
+        '/api/radios',
         `/api/sync?page=1&limit=5`,
         `/external/get_score?id=${pid(4)}`,
         `/api/search_tracks?search_query=song&index=sem_grove&start=0&end=20`,

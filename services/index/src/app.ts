@@ -1,6 +1,6 @@
-import { ArtistMapOutputResponse, ArtistResolveResponse, LyricsSimilarResponse, PlaylistTracksResponse, RelabelMapPage, RoutingKeys, SnapshotPage, type IndexRebuilt } from '@polyphony/contracts';
+import { ArtistMapOutputResponse, ArtistResolveResponse, LyricsSimilarResponse, PlaylistTracksResponse, RadioPlaylistResponse, TaskCancelRequestedEvent, RelabelMapPage, RoutingKeys, SnapshotPage, type IndexRebuilt } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { AppError, ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
+import { AppError, ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
 import { consumeReplicaEvents, replicaQueueName } from './bus/replica.consumer';
 import { consumeRebuildRequests } from './bus/rebuild-requested.consumer';
 import { consumeRelabels } from './bus/ids-relabelled.consumer';
@@ -27,6 +27,9 @@ import { chatRoutesRouter } from './http/chat.routes';
 import { featureRoutes } from './http/features.routes';
 import { PgChatCatalog } from './store/chat.store';
 import { semanticRoutes } from './http/semantic.routes';
+import { savedAlchemyRoutes } from './http/saved-alchemy.routes';
+import { AnchorService, RadioService } from './domain/saved-alchemy.service';
+import { SavedAlchemyRepository } from './store/saved-alchemy.repository';
 import { SemanticService, TagsUnavailableError, type LyricsPort } from './domain/semantic/semantic.service';
 import { SemanticRepository } from './store/semantic.repository';
 import { GenerationRepository } from './store/generation.repository';
@@ -123,14 +126,39 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     },
   };
   const semantic = new SemanticService(state, new SemanticRepository(rt.ds), lyrics, rt.logger.child({ component: 'SemanticService' }));
-  // Moods as seeds of find_path and alchemy: the centroid of the generation's mood (503 without tags).
-  seeds.mood = (gen, mood) => semantic.moodVector(gen, MoodParam.parse(mood));
+  // Moods as seeds of find_path, alchemy and similar_tracks: a centroid of the generation's mood (503 without tags).
+  seeds.mood = (gen, mood, centroidIndex) => semantic.moodVector(gen, parseOrThrow(MoodParam, mood, 'mood'), centroidIndex);
+  const alchemy = new AlchemyService(artists, playlists, seeds);
+  const saved = new SavedAlchemyRepository(rt.ds);
+  const anchors = new AnchorService(saved, alchemy);
+  // Saved anchors as seeds of alchemy, find_path and similar_tracks.
+  seeds.anchor = (idOrName, gen) => anchors.seed(idOrName, gen);
+  const radioStore = new TaskRunStore(rt.ds, 'index', 'radio_runs', 'A radio run is already running');
+  const radios = new RadioService(
+    saved,
+    anchors,
+    alchemy,
+    state,
+    scopeDeps,
+    {
+      async listServers() {
+        return (await registryClient.get<{ servers: Array<{ id: string; name: string }> }>('/internal/servers')).servers.map((s) => ({ id: s.id, name: s.name }));
+      },
+      async replaceRadio(serverId, name, ids, runId) {
+        return RadioPlaylistResponse.parse(await playlistClient.post('/internal/playlists/radio', { serverId, name, ids, runId }));
+      },
+    },
+    radioStore,
+    rt.bus,
+    rt.logger.child({ component: 'RadioService' }),
+  );
+  radios.host = new TaskRunHost(radioStore, leaseOwnerName('index-radios'), (run, keeper, stop) => radios.execute(run, keeper, stop), rt.logger.child({ component: 'RadioRuns' }));
   const features = {
     state,
     semantic,
     scopeDeps,
     similarity,
-    alchemy: new AlchemyService(artists, playlists, seeds),
+    alchemy,
     artists,
     fingerprint: new FingerprintService(registry, clientFactory, rt.logger.child({ component: 'FingerprintService' })),
     search: new SearchService(tracks),
@@ -166,6 +194,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   );
   rt.app.use(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
   rt.app.use(semanticRoutes(state, scopeDeps, semantic));
+  rt.app.use(savedAlchemyRoutes(state, scopeDeps, anchors, radios));
   rt.app.use(liveGenerationRoutes(state, generations));
   rt.finishRoutes();
 
@@ -206,6 +235,18 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
         await rt.bus.publish(RoutingKeys.indexRebuilt, { generation: g.generation, items: g.index.size, repointed: true } satisfies IndexRebuilt);
       }),
     );
+    // Radio runs: cancel requests from the task board, and takeover of runs whose coordinator died.
+    consumers.push(
+      await rt.bus.consume({
+        queue: 'index.task-cancel',
+        bindings: [RoutingKeys.taskCancelRequested],
+        schema: TaskCancelRequestedEvent,
+        handler: async (e) => {
+          if (e.type === 'radios') await radios.cancel(e.taskId);
+        },
+      }),
+    );
+    radios.host!.startScanning();
     if ((!loaded || interrupted > 0) && deps.rebuildOnStart !== false) {
       rebuild.request(loaded ? 'a build was interrupted by a restart' : 'start-up: no stored index generation');
     }
@@ -221,6 +262,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     ready = false;
     if (pollTimer) clearInterval(pollTimer);
     for (const c of consumers) await c.stop();
+    await radios.host!.stop();
     await rebuild.stop();
   });
   return {
@@ -238,6 +280,9 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     isReady: () => ready,
     /** The domain services behind the routes (benchmarks call them in process). */
     features,
+    /** Saved anchors and radios. */
+    anchors,
+    radios,
     start: () => rt.start(),
     stop: () => rt.stop(),
     listen: (port?: number, host?: string) => rt.listen(port, host),

@@ -23,12 +23,13 @@ import { ServerRepository } from './store/server.repository';
 import { TaskRepository } from './store/task.repository';
 
 /** Where a scheduled kind is started (the owning service's public start route). */
-const SCHEDULED_STARTS: Record<Exclude<ScheduleKind, 'backup' | 'sweep'>, { peer: PeerName; path: string }> = {
+const SCHEDULED_STARTS: Record<Exclude<ScheduleKind, 'backup' | 'sweep'>, { peer: PeerName; path: string; body?: Record<string, unknown> }> = {
   analysis: { peer: 'analysis', path: '/api/analysis/start' },
   clustering: { peer: 'playlist', path: '/api/clustering/start' },
   cleaning: { peer: 'catalogue', path: '/api/cleaning/start' },
   index_rebuild: { peer: 'index', path: '/api/index/rebuild' },
-  radios: { peer: 'index', path: '/api/radios/run' },
+  // The radio run answers 202 with its task id at once (the API's default waits for the summary).
+  radios: { peer: 'index', path: '/api/radios/run', body: { wait: false } },
 };
 
 /** Task-board types that make a schedule of a kind skip ("skipped: busy"). */
@@ -59,7 +60,7 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
     if (kind === 'backup') return (await backups.start({ keep: typeof params.keep === 'number' ? params.keep : undefined })).task_id;
     if (kind === 'sweep') return servers.requestAlignment(false);
     const target = SCHEDULED_STARTS[kind];
-    const answer = await rt.client(target.peer).post<{ task_id?: string } | undefined>(target.path, params);
+    const answer = await rt.client(target.peer).post<{ task_id?: string } | undefined>(target.path, { ...params, ...target.body });
     return answer?.task_id ?? null;
   };
   const busy = async (kind: ScheduleKind) => (await tasks.active()).some((t) => BUSY_TYPES[kind].includes(t.type));

@@ -83,6 +83,12 @@ export const SimilarTracksQuery = z
     max_songs_per_artist: intParam(0, 1000),
     /** Accepted for compatibility; results are always ordered by distance. */
     radius_similarity: boolParam,
+    /** Mood seed instead of a song (happy, sad, aggressive, relaxed, danceable); checked by the route (400 for another word). */
+    mood: textParam,
+    /** Which centroid of the mood (GET /api/mood_centroids `clusters[].index`; 0 = the whole mood, the default). */
+    centroid_index: z.preprocess(blankToUndefined, z.coerce.number({ invalid_type_error: 'centroid_index must be an integer' }).int('centroid_index must be an integer').min(0, 'centroid_index must be 0 or greater').max(1000).optional()),
+    /** Saved anchor seed (id, or name) instead of a song. */
+    anchor_id: textParam,
   })
   .passthrough();
 export type SimilarTracksQuery = z.infer<typeof SimilarTracksQuery>;

@@ -13,3 +13,4 @@ export * from './settings';
 export * from './probes';
 export * from './chat';
 export * from './semantic';
+export * from './anchors';

@@ -5,7 +5,7 @@ import { z } from './zod';
 /**
  * Text and mood search, lyrics search, SemGrove, mood centroids and the dashboard
  * summary (issue 14; reference-implementation.md sections 2.3-2.4 and 3; plugin-calls.md L2, L7, L9,
- * L10, L15, L16, P11; anchors and radios, L17, are not built yet). Response shapes are the ones the Lyrion and Jellyfin plugins read: ids are
+ * L10, L15, L16, P11; anchors and radios, L17, are in anchors.ts). Response shapes are the ones the Lyrion and Jellyfin plugins read: ids are
  * JSON strings (provider ids of the selected server), numbers are numbers.
  */
 
@@ -189,6 +189,11 @@ export const MoodCentroidsResponse = z
         /** Lowest mood score among those songs. */
         min_score: z.number(),
         embedding_2d: z.tuple([z.number(), z.number()]).nullable(),
+        /**
+         * The centroids `similar_tracks?mood=<mood>&centroid_index=<index>` picks: index 0 is the whole mood,
+         * 1.. the clusters of its songs (spherical k-means, at most 3, each at least 5 songs), largest first.
+         */
+        clusters: z.array(z.object({ index: z.number().int(), songs: z.number().int(), top_tags: z.array(z.string()), embedding_2d: z.tuple([z.number(), z.number()]).nullable() })),
       }),
     ),
   })

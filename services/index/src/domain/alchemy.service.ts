@@ -26,7 +26,17 @@ export interface AlchemyOptions {
   seed?: number;
 }
 
-interface Anchor {
+/** Points of an alchemy request (see AlchemyService.resolvePoints). */
+export interface ResolvedPoints {
+  add: AlchemyPoint[];
+  sub: AlchemyPoint[];
+  unresolved: string[];
+  /** Exclusions carried by ADD anchor items (distance null = the request's subtract_distance). */
+  exclusions: Array<{ vector: Float32Array; distance: number | null }>;
+}
+
+/** One resolved alchemy item. */
+export interface AlchemyPoint {
   input: AlchemyItem;
   /** Unit vector of the anchor (song vector, or normalised artist centroid). */
   vector: Float32Array;
@@ -64,7 +74,7 @@ export class AlchemyService {
    * of their unit embeddings (one centroid; the reference splits large playlists into up to 10). Undefined
    * when the playlist is unknown or none of its songs is indexed.
    */
-  private async playlistAnchor(scope: RequestScope, item: AlchemyItem): Promise<Anchor | undefined> {
+  private async playlistAnchor(scope: RequestScope, item: AlchemyItem): Promise<AlchemyPoint | undefined> {
     if (!this.playlists || scope.serverId === undefined) return undefined;
     const found = await this.playlists.playlistTracks(scope.serverId, item.id);
     if (!found) return undefined;
@@ -82,11 +92,12 @@ export class AlchemyService {
   }
 
   /**
-   * @throws ValidationError when no ADD item is given
-   * @throws NotFoundError when none of the ADD items is in the index
+   * Resolves alchemy items to points of the embedding space (step 1 above), without searching: ADD and
+   * SUBTRACT points, the ids that matched nothing, and the exclusions carried by ADD anchor items.
+   * @throws ValidationError for a mood or anchor item when that seed kind is not available; AppError
+   *   4xx from the seed source (unknown mood or anchor)
    */
-  async run(scope: RequestScope, items: readonly AlchemyItem[], options: AlchemyOptions): Promise<AlchemyResponse> {
-    if (!items.some((i) => i.op === 'ADD')) throw new ValidationError('Alchemy needs at least one ADD item');
+  async resolvePoints(scope: RequestScope, items: readonly AlchemyItem[]): Promise<ResolvedPoints> {
     const gen = scope.gen;
     const index = gen.index;
     const songItems = items.filter((i) => i.type === 'song');
@@ -95,10 +106,11 @@ export class AlchemyService {
     songItems.forEach((item, i) => rowOfSong.set(item, songRows[i]!));
     const songMeta = await scope.metadata(songRows.filter((r) => r >= 0).map((r) => scope.idOf(r)));
     const unresolved: string[] = [];
-    const add: Anchor[] = [];
-    const sub: Anchor[] = [];
+    const add: AlchemyPoint[] = [];
+    const sub: AlchemyPoint[] = [];
+    const exclusions: Array<{ vector: Float32Array; distance: number | null }> = [];
     for (const item of items) {
-      let anchor: Anchor | undefined;
+      let anchor: AlchemyPoint | undefined;
       if (item.type === 'song') {
         const row = rowOfSong.get(item)!;
         if (row >= 0) {
@@ -112,8 +124,10 @@ export class AlchemyService {
         anchor = { input: item, vector: await this.seeds.mood(gen, item.id), rows: [], title: item.id, author: null };
       } else if (item.type === 'anchor') {
         if (!this.seeds.anchor) throw new ValidationError('Anchor items are not available: no anchors in this deployment');
-        const a = await this.seeds.anchor(item.id);
+        const a = await this.seeds.anchor(item.id, gen);
         anchor = { input: item, vector: a.vector, rows: [], title: a.name, author: null };
+        // A saved anchor's exclusions come with it when it is added (reference: re-applied on use).
+        if (item.op === 'ADD') exclusions.push(...a.exclusions);
       } else {
         const a = await this.artists.resolve(scope, item.id);
         if (a >= 0) {
@@ -127,15 +141,39 @@ export class AlchemyService {
       if (!anchor) unresolved.push(item.id);
       else (item.op === 'ADD' ? add : sub).push(anchor);
     }
+    return { add, sub, unresolved, exclusions };
+  }
+
+  /** Unit vector of the ADD points' mean (each weighted 1); the first point when they cancel out. */
+  static centroidOf(add: readonly AlchemyPoint[], dim: number): Float32Array {
+    const centroid = new Float32Array(dim);
+    const sum = new Float32Array(dim);
+    for (const a of add) for (let d = 0; d < dim; d++) sum[d]! += a.vector[d]!;
+    if (!(normaliseInto(sum, 0, centroid, 0, dim) > 0)) centroid.set(add[0]!.vector);
+    return centroid;
+  }
+
+  /**
+   * The vectors a SUBTRACT point excludes around: each of its songs (a song, artist or playlist) or its
+   * own point (a mood or anchor).
+   */
+  static subtractVectors(scope: RequestScope, s: AlchemyPoint): Float32Array[] {
+    return s.rows.length === 0 ? [s.vector] : s.rows.map((r) => scope.gen.index.getVector(r));
+  }
+
+  /**
+   * @throws ValidationError when no ADD item is given
+   * @throws NotFoundError when none of the ADD items is in the index
+   */
+  async run(scope: RequestScope, items: readonly AlchemyItem[], options: AlchemyOptions): Promise<AlchemyResponse> {
+    if (!items.some((i) => i.op === 'ADD')) throw new ValidationError('Alchemy needs at least one ADD item');
+    const gen = scope.gen;
+    const index = gen.index;
+    const { add, sub, unresolved, exclusions } = await this.resolvePoints(scope, items);
     if (add.length === 0) throw new NotFoundError('None of the ADD items is in the index');
 
     const dim = index.dim;
-    const centroid = new Float32Array(dim);
-    {
-      const sum = new Float32Array(dim);
-      for (const a of add) for (let d = 0; d < dim; d++) sum[d]! += a.vector[d]!;
-      if (!(normaliseInto(sum, 0, centroid, 0, dim) > 0)) centroid.set(add[0]!.vector);
-    }
+    const centroid = AlchemyService.centroidOf(add, dim);
     const mask = await scope.mask();
     const exclude = new Set<number>();
     // Seed songs (a song item, or the songs of a playlist item) never come back as results.
@@ -150,18 +188,17 @@ export class AlchemyService {
         for (const a of add) for (const h of index.search(a.vector, { k: per, mask, exclude })) candidates.add(h.row);
       }
     }
-    // A song, artist or playlist subtracts around each of its songs; a mood or anchor around its point.
-    const subVectors: Float32Array[] = [];
-    for (const s of sub) {
-      if (s.rows.length === 0) subVectors.push(s.vector);
-      else for (const r of s.rows) subVectors.push(index.getVector(r));
-    }
+    // A song, artist or playlist subtracts around each of its songs; a mood or anchor around its point;
+    // an ADD anchor's saved exclusions around theirs, with their own radius.
+    const subVectors: Array<{ v: Float32Array; d: number }> = [];
+    for (const s of sub) for (const v of AlchemyService.subtractVectors(scope, s)) subVectors.push({ v, d: options.subtractDistance });
+    for (const e of exclusions) subVectors.push({ v: e.vector, d: e.distance ?? options.subtractDistance });
     const kept: RankedRow[] = [];
     const filtered: RankedRow[] = [];
     for (const row of candidates) {
       const v = index.getVector(row);
       const distance = Math.max(0, 1 - dot(centroid, 0, v, 0, dim));
-      const tooClose = subVectors.some((s) => 1 - dot(s, 0, v, 0, dim) < options.subtractDistance);
+      const tooClose = subVectors.some((s) => 1 - dot(s.v, 0, v, 0, dim) < s.d);
       (tooClose ? filtered : kept).push({ row, distance });
     }
     kept.sort((a, b) => a.distance - b.distance || a.row - b.row);
@@ -176,7 +213,7 @@ export class AlchemyService {
       .filter((p) => chosenRows.has(p.row))
       .map((p) => (coords.length ? { ...p.dto, embedding_2d: [coords[2 * p.row]!, coords[2 * p.row + 1]!] as [number, number] } : p.dto));
     const filteredRows = presented.filter((p) => !chosenRows.has(p.row)).map((p) => p.dto);
-    const point = (a: Anchor) => ({
+    const point = (a: AlchemyPoint) => ({
       item_id: a.input.id,
       type: a.input.type,
       title: a.title,

@@ -7,7 +7,7 @@ describe('find_path ends', () => {
   const unit = new Float32Array([1, 0]);
 
   it('When one end names exactly one seed, then it becomes a song end or a point end with a label', async () => {
-    const seeds = { mood: async () => unit, anchor: async () => ({ vector: unit, name: 'Night drive' }) };
+    const seeds = { mood: async () => unit, anchor: async () => ({ id: 7, vector: unit, name: 'Night drive', exclusions: [] }) };
     expect(await pathEndOf('start', { songId: 's1' }, gen, seeds)).toEqual({ songId: 's1' });
     expect(await pathEndOf('start', { mood: 'happy' }, gen, seeds)).toEqual({ vector: unit, label: 'mood "happy"' });
     expect(await pathEndOf('end', { anchor: '7' }, gen, seeds)).toEqual({ vector: unit, label: 'anchor "Night drive"' });

@@ -23,6 +23,6 @@ export async function pathEndOf(side: 'start' | 'end', q: PathEndQuery, gen: Gen
     return { vector: await seeds.mood(gen, q.mood), label: `mood "${q.mood}"` };
   }
   if (!seeds.anchor) throw new ValidationError('Anchor seeds are not available: no anchors in this deployment');
-  const a = await seeds.anchor(q.anchor!);
+  const a = await seeds.anchor(q.anchor!, gen);
   return { vector: a.vector, label: `anchor "${a.name}"` };
 }

@@ -43,11 +43,27 @@ export interface PlaylistPort {
  * the semantic features). A missing method means that seed kind is not available in this deployment.
  */
 export interface NamedSeedSource {
-  /** Unit vector of a mood's centroid in the generation. @throws AppError (4xx/503) when the mood has no centroid */
-  mood?(gen: Generation, mood: string): Promise<Float32Array>;
-  /** Unit vector and name of a saved anchor. @throws AppError (404) for an unknown anchor */
-  anchor?(anchorId: string): Promise<{ vector: Float32Array; name: string }>;
+  /**
+   * Unit vector of a mood's centroid in the generation (`centroidIndex` 0 or absent = the whole mood, i > 0
+   * one of its clusters). @throws AppError (4xx/503) when the mood has no such centroid
+   */
+  mood?(gen: Generation, mood: string, centroidIndex?: number): Promise<Float32Array>;
+  /**
+   * Unit vector, name and exclusions of a saved anchor (by id, or by name), checked against the
+   * generation's dimension. @throws AppError (404) for an unknown anchor, (409) for one saved in another
+   * embedding space
+   */
+  anchor?(anchorId: string, gen: Generation): Promise<NamedAnchor>;
 }
 
 /** Creates a media-server client for a connection (tests pass a factory for fakes). */
 export type MediaClientFactory = (conn: ServerConnection) => MediaServerClient;
+
+/** A saved anchor as a seed: unit centroid, and the exclusions re-applied where it is used. */
+export interface NamedAnchor {
+  id: number;
+  name: string;
+  vector: Float32Array;
+  /** Unit vectors with their radius (cosine distance; null = the caller's default). */
+  exclusions: Array<{ vector: Float32Array; distance: number | null }>;
+}

@@ -93,6 +93,34 @@ export class SimilarityService {
   }
 
   /**
+   * The n songs nearest to a point of the embedding space (a mood centroid or a saved anchor,
+   * `similar_tracks?mood=` / `?anchor_id=`) available on the selected server, nearest first, with the same
+   * duplicate and per-artist filters and candidate pool growth as `similarTracks`. Songs within an
+   * exclusion's radius (cosine distance < its distance) are dropped. An empty list when the server has no song.
+   */
+  async similarToPoint(scope: RequestScope, point: Float32Array, options: SimilarOptions, exclusions: ReadonlyArray<{ vector: Float32Array; distance: number }> = []): Promise<TrackRowDto[]> {
+    const mask = await scope.mask();
+    if (mask.count === 0) return [];
+    const index = scope.gen.index;
+    const dim = index.dim;
+    const filtering = options.eliminateDuplicates || options.maxPerArtist > 0 || exclusions.length > 0;
+    let pool = filtering ? options.n + Math.max(20, 3 * options.n) + 1 : options.n + Math.max(3, Math.ceil(0.2 * options.n)) + 1;
+    let selected: RankedRow[] = [];
+    for (;;) {
+      const k = Math.max(1, Math.min(pool, mask.count));
+      const hits = index.search(point, { k, mask }).filter((h) => {
+        const v = index.getVector(h.row);
+        return !exclusions.some((e) => 1 - dot(e.vector, 0, v, 0, dim) < e.distance);
+      });
+      await scope.describe(hits.map((h) => scope.idOf(h.row)));
+      selected = selectRows(scope, hits, undefined, options);
+      if (selected.length >= options.n || k >= mask.count) break;
+      pool *= 4;
+    }
+    return scope.present(selected);
+  }
+
+  /**
    * The song available on the selected server farthest from the seed (exact scan of the server's songs:
    * the farthest from q is the nearest to -q, since 1 - cos(q, v) = 2 - (1 - cos(-q, v))).
    * @returns max_distance 0 and farthest_item_id null when the server has no other song

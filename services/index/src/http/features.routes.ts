@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import { featureRoutes as routes, parityRoutes, AlchemyBody, FingerprintParams, MoodParam } from '@polyphony/contracts';
-import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, ValidationError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
 import { ALCHEMY_DEFAULT_N, ALCHEMY_DEFAULT_SUBTRACT_DISTANCE, ALCHEMY_DEFAULT_TEMPERATURE, type AlchemyService } from '../domain/alchemy.service';
 import type { ArtistService } from '../domain/artist.service';
 import type { BrowseService } from '../domain/browse.service';
@@ -12,7 +12,6 @@ import type { NamedSeedSource, RegistryPort } from '../domain/ports';
 import type { RebuildService } from '../domain/rebuild.service';
 import { RequestScope, type ScopeDeps } from '../domain/scope';
 import type { SearchService } from '../domain/search.service';
-import type { SemanticService } from '../domain/semantic/semantic.service';
 import { DEFAULT_MAX_SONGS_PER_ARTIST, DEFAULT_PATH_STEPS, DEFAULT_SIMILAR_N, type SimilarityService } from '../domain/similarity.service';
 import type { SyncService } from '../domain/sync.service';
 
@@ -32,8 +31,6 @@ export interface FeatureRouteDeps {
   seeds: NamedSeedSource;
   rebuild: RebuildService;
   registry: RegistryPort;
-  /** Mood seeds (`similar_tracks?mood=`); absent in benchmarks that do not need them. */
-  semantic?: SemanticService;
 }
 
 /**
@@ -51,16 +48,32 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
     routes.similarTracks.path,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.similarTracks.query, req.query, 'query');
-      if (req.query.mood !== undefined && req.query.mood !== '' && d.semantic && !q.item_id && !q.title) {
-        // Mood seed: songs nearest to the mood centroid (unknown mood -> 400, no tags -> 503).
-        const mood = parseOrThrow(MoodParam, req.query.mood, 'mood');
-        res.status(200).json(await d.semantic.similarToMood(scopeOf(req), mood, q.n ?? DEFAULT_SIMILAR_N, q.max_songs_per_artist ?? DEFAULT_MAX_SONGS_PER_ARTIST));
+      const options = { n: q.n ?? DEFAULT_SIMILAR_N, eliminateDuplicates: q.eliminate_duplicates ?? true, maxPerArtist: q.max_songs_per_artist ?? DEFAULT_MAX_SONGS_PER_ARTIST };
+      const bySong = q.item_id !== undefined || q.title !== undefined;
+      const seedKinds = [bySong, q.mood !== undefined, q.anchor_id !== undefined].filter(Boolean).length;
+      if (seedKinds > 1) throw new ValidationError('Give one seed: item_id (or title and artist), mood (with centroid_index), or anchor_id');
+      if (q.centroid_index !== undefined && q.mood === undefined) throw new ValidationError('centroid_index needs mood');
+      if (q.mood !== undefined) {
+        // Mood seed: songs nearest to the mood's centroid (unknown mood or centroid index -> 400, no tags -> 503).
+        if (!d.seeds.mood) throw new ValidationError('Mood seeds are not available: no mood centroids in this deployment');
+        const scope = scopeOf(req);
+        const mood = parseOrThrow(MoodParam, q.mood, 'mood');
+        res.status(200).json(await d.similarity.similarToPoint(scope, await d.seeds.mood(scope.gen, mood, q.centroid_index ?? 0), options));
+        return;
+      }
+      if (q.anchor_id !== undefined) {
+        // Anchor seed: songs nearest to the saved centroid, its exclusions applied (unknown anchor -> 404).
+        if (!d.seeds.anchor) throw new ValidationError('Anchor seeds are not available: no anchors in this deployment');
+        const scope = scopeOf(req);
+        const a = await d.seeds.anchor(q.anchor_id, scope.gen);
+        const exclusions = a.exclusions.map((e) => ({ vector: e.vector, distance: e.distance ?? ALCHEMY_DEFAULT_SUBTRACT_DISTANCE }));
+        res.status(200).json(await d.similarity.similarToPoint(scope, a.vector, options, exclusions));
         return;
       }
       const rows = await d.similarity.similarTracks(
         scopeOf(req),
         { itemId: q.item_id, title: q.title, artist: q.artist },
-        { n: q.n ?? DEFAULT_SIMILAR_N, eliminateDuplicates: q.eliminate_duplicates ?? true, maxPerArtist: q.max_songs_per_artist ?? DEFAULT_MAX_SONGS_PER_ARTIST },
+        options,
       );
       res.status(200).json(rows);
     }),

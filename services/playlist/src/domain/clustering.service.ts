@@ -465,7 +465,7 @@ function argmax(values: number[] | null): number {
 }
 
 /** Deletes a playlist on its server; one already gone (404 / Subsonic code 70) counts as deleted. */
-async function deletePlaylistOnServer(client: MediaServerClient, providerPlaylistId: string): Promise<void> {
+export async function deletePlaylistOnServer(client: MediaServerClient, providerPlaylistId: string): Promise<void> {
   try {
     await client.deletePlaylist(providerPlaylistId);
   } catch (err) {

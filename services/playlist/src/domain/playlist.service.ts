@@ -2,6 +2,8 @@ import { isMediaServerError } from '@polyphony/media-servers';
 import { UpstreamUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
 import type { PlaylistRepository, WrittenTrack } from '../store/playlist.repository';
 import type { CataloguePort, MediaClientFactory, RegistryPort, TrackTitle } from './ports';
+import { deletePlaylistOnServer } from './clustering.service';
+import { RADIO_SUFFIX } from '@polyphony/contracts';
 
 /** Suffix of every playlist written by create_playlist (reference implementation naming). */
 export const INSTANT_SUFFIX = '_instant';
@@ -90,6 +92,52 @@ export class PlaylistService {
     await this.repo.record({ serverId: server.id, providerPlaylistId: playlistId, name: fullName, kind: 'instant', tracks: written });
     this.logger.info('instant playlist created', { serverId: server.id, playlistId, tracks: written.length, unavailable: unavailable.length });
     return { serverId: server.id, serverName: server.name, playlistId, name: fullName, written, unavailable };
+  }
+
+  /**
+   * Replaces the radio playlist `<name>_radio` on one server (radio runs of the index service): the ids are
+   * resolved and mapped as in `createInstant` (ids not on the server dropped), every playlist recorded as a
+   * radio of that exact name on that server is deleted there (one already gone counts as deleted) and
+   * forgotten, then the new one is created and recorded (kind `radio`). User playlists are never touched:
+   * only our records are consulted.
+   * @throws ValidationError (400) for an unknown server or when no track is on it; UpstreamUnavailableError (502)
+   */
+  async replaceRadio(serverId: string, name: string, ids: readonly string[], runId?: string): Promise<{ playlistId: string; name: string; written: number; replaced: number }> {
+    const server = await this.registry.getServer(serverId);
+    if (!server) throw new ValidationError(`Unknown server ${serverId}`);
+    const canonical = await this.catalogue.resolveInput(server.id, ids);
+    const unique = [...new Set(canonical)];
+    const toProvider = await this.catalogue.mapOutput(server.id, unique);
+    const written: WrittenTrack[] = unique.flatMap((itemId) => {
+      const providerId = toProvider.get(itemId);
+      return providerId === undefined ? [] : [{ itemId, providerId }];
+    });
+    if (written.length === 0) throw new ValidationError(`None of the ${unique.length} track(s) is available on server "${server.name}"`);
+    const fullName = `${name}${RADIO_SUFFIX}`;
+    const client = this.clientFactory(server.connection);
+    let replaced = 0;
+    let playlistId: string;
+    try {
+      for (const old of await this.repo.listByServerAndKind(server.id, 'radio')) {
+        if (old.name.toLowerCase() !== fullName.toLowerCase()) continue;
+        await deletePlaylistOnServer(client, old.providerPlaylistId);
+        await this.repo.remove(old.id);
+        replaced++;
+      }
+      playlistId = (await client.createPlaylist(fullName, written.map((t) => t.providerId))).id;
+    } catch (err) {
+      const reason = isMediaServerError(err) || err instanceof TypeError ? err.message : 'unexpected error';
+      throw new UpstreamUnavailableError(`Media server "${server.name}" did not write the radio playlist: ${reason}`, 502, { cause: err });
+    }
+    if (!playlistId) throw new UpstreamUnavailableError(`Media server "${server.name}" returned no playlist id`, 502);
+    const titles = await this.titlesOrEmpty(written.map((t) => t.itemId));
+    for (const t of written) {
+      t.title = titles.get(t.itemId)?.title ?? null;
+      t.author = titles.get(t.itemId)?.author ?? null;
+    }
+    await this.repo.record({ serverId: server.id, providerPlaylistId: playlistId, name: fullName, kind: 'radio', runId, tracks: written });
+    this.logger.info('radio playlist written', { serverId: server.id, playlistId, name: fullName, tracks: written.length, replaced });
+    return { playlistId, name: fullName, written: written.length, replaced };
   }
 
   /**

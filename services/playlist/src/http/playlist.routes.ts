@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { PlaylistTracksQuery, PlaylistTracksResponse, chatRoutes, playlistRoutes as defs, type CreatePlaylistResponse, type PlaylistsResponse } from '@polyphony/contracts';
+import { PlaylistTracksQuery, PlaylistTracksResponse, RadioPlaylistRequest, chatRoutes, playlistRoutes as defs, type CreatePlaylistResponse, type PlaylistsResponse } from '@polyphony/contracts';
 import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow } from '@polyphony/platform';
 import type { PlaylistRepository } from '../store/playlist.repository';
 import type { InstantPlaylistResult, PlaylistService, ServerPlaylists } from '../domain/playlist.service';
@@ -48,6 +48,15 @@ export function playlistRoutes(service: PlaylistService, repo: PlaylistRepositor
       const found = await repo.trackIdsOf(q.serverId, q.playlist);
       if (!found) throw new NotFoundError(`No playlist "${q.playlist}" written by this service on that server`);
       res.json(PlaylistTracksResponse.parse(found));
+    }),
+  );
+  // Internal: replace a radio playlist (radio runs of the index service). Signed internal callers only.
+  r.post(
+    '/internal/playlists/radio',
+    asyncRoute(async (req, res) => {
+      if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
+      const body = parseOrThrow(RadioPlaylistRequest, req.body ?? {}, 'body');
+      res.json(await service.replaceRadio(body.serverId, body.name, body.ids, body.runId));
     }),
   );
   // The chat page saves its result through /chat/api/create_playlist: same body, same answer.

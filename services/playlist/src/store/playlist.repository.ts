@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { queryRows } from '@polyphony/platform';
 
-/** instant: written by POST /api/create_playlist; automatic: written by a clustering run. */
-export type PlaylistKind = 'instant' | 'automatic';
+/** instant: written by POST /api/create_playlist; automatic: written by a clustering run; radio: by a radio run (index service). */
+export type PlaylistKind = 'instant' | 'automatic' | 'radio';
 
 /** One track of a playlist we wrote: the canonical id and the provider id actually sent to the server. */
 export interface WrittenTrack {
@@ -106,13 +106,13 @@ export class PlaylistRepository {
 
   /**
    * Canonical ids, in order, of the newest playlist we wrote on a server whose provider playlist id or
-   * name equals `key` (names compared case-insensitively, with or without the `_instant`/`_automatic`
+   * name equals `key` (names compared case-insensitively, with or without the `_instant`/`_automatic`/`_radio`
    * suffix). Undefined when no such playlist was written by this service.
    */
   async trackIdsOf(serverId: string, key: string): Promise<{ name: string; itemIds: string[] } | undefined> {
     const rows: Array<{ id: string; name: string }> = await this.ds.query(
       `SELECT id, name FROM playlist.playlists
-        WHERE server_id = $1 AND (provider_playlist_id = $2 OR lower(name) = lower($2) OR lower(name) IN (lower($2) || '_instant', lower($2) || '_automatic'))
+        WHERE server_id = $1 AND (provider_playlist_id = $2 OR lower(name) = lower($2) OR lower(name) IN (lower($2) || '_instant', lower($2) || '_automatic', lower($2) || '_radio'))
         ORDER BY (provider_playlist_id = $2) DESC, created_at DESC, id LIMIT 1`,
       [serverId, key],
     );

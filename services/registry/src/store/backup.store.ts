@@ -16,6 +16,7 @@ export const BACKUP_EXCLUDED_TABLES = [
   'index.map_projections',
   'index.artist_profiles',
   'index.artist_links',
+  'index.radio_runs',
   'analysis.runs',
   'analysis.run_servers',
   'analysis.run_tracks',

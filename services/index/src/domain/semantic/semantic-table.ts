@@ -4,7 +4,7 @@
  * first time a generation is used and again for every new generation (SemanticTables listens to swaps),
  * so mood centroids are recomputed with each index generation.
  */
-import { MOOD_NAMES, OTHER_FEATURE_LABELS, type MoodName } from '@polyphony/contracts';
+import { MOOD_NAMES, MSD_TAGS, OTHER_FEATURE_LABELS, type MoodName } from '@polyphony/contracts';
 import type { Generation } from '../generation';
 import { FEATURE_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
 
@@ -45,7 +45,26 @@ export interface MoodCentroid {
   vector: Float32Array;
   songs: number;
   minScore: number;
+  /**
+   * Centroids of the mood that `centroid_index` picks: [0] is the whole mood (this vector), then the clusters
+   * of its songs (see moodClusters), largest first.
+   */
+  clusters: MoodCluster[];
 }
+
+/** One centroid of a mood: a unit vector, the songs it is the mean of, and their three strongest MSD tags. */
+export interface MoodCluster {
+  index: number;
+  vector: Float32Array;
+  songs: number;
+  topTags: string[];
+}
+
+/** Largest number of clusters per mood, and the fewest songs per cluster (fewer songs: the mood alone). */
+export const MOOD_MAX_CLUSTERS = 3;
+export const MOOD_CLUSTER_MIN_SONGS = 5;
+/** Lloyd iterations of the mood clusters (the mood's songs are at most 200). */
+const MOOD_CLUSTER_ITERATIONS = 15;
 
 export class SemanticTable {
   /** FEATURE_COLUMNS values per row, each in [0, 1]; NaN rows = untagged. */
@@ -114,7 +133,10 @@ export class SemanticTable {
         norm = Math.sqrt(norm);
         if (norm === 0) continue;
         const vector = Float32Array.from(sum, (x) => x / norm);
-        this.moods.set(mood, { mood, vector, songs: ranked.length, minScore: ranked[ranked.length - 1]![1] });
+        const rows = ranked.map(([r]) => r);
+        const clusters: MoodCluster[] = [{ index: 0, vector, songs: rows.length, topTags: this.topTags(rows) }];
+        for (const members of moodClusters(rows, vectorOf)) clusters.push({ index: clusters.length, vector: unitMean(members, vectorOf), songs: members.length, topTags: this.topTags(members) });
+        this.moods.set(mood, { mood, vector, songs: ranked.length, minScore: ranked[ranked.length - 1]![1], clusters });
       }
     }
   }
@@ -122,6 +144,19 @@ export class SemanticTable {
   /** Builds the table of a generation from its tracks' rows. */
   static build(gen: Generation, rows: SemanticRowSource[]): SemanticTable {
     return new SemanticTable(gen.generation, gen.index.size, rows, (id) => gen.index.rowOf(id), (r) => gen.index.getVector(r));
+  }
+
+  /** The three MSD tags with the highest mean probability over the rows. */
+  private topTags(rows: readonly number[]): string[] {
+    const means = MSD_TAGS.map((label, i) => {
+      let sum = 0;
+      for (const r of rows) sum += this.features[r * FEATURE_COLUMNS + MSD_OFFSET + i]!;
+      return { label, mean: sum / Math.max(1, rows.length) };
+    });
+    return means
+      .sort((a, b) => b.mean - a.mean || (a.label < b.label ? -1 : 1))
+      .slice(0, 3)
+      .map((m) => m.label);
   }
 
   /** Normalised value in [0, 1] of column c for a row (0 when untagged). */
@@ -160,4 +195,81 @@ export function percentile(sorted: Float32Array, q: number): number {
   const i = Math.floor(pos);
   const f = pos - i;
   return sorted[i]! + f * ((sorted[Math.min(i + 1, sorted.length - 1)] ?? sorted[i]!) - sorted[i]!);
+}
+
+/** Unit vector of the mean of the rows' vectors (zero vector when they cancel out). */
+function unitMean(rows: readonly number[], vectorOf: (row: number) => Float32Array): Float32Array {
+  const first = vectorOf(rows[0]!);
+  const sum = new Float64Array(first.length);
+  for (const r of rows) {
+    const v = vectorOf(r);
+    for (let d = 0; d < v.length; d++) sum[d]! += v[d]!;
+  }
+  let norm = 0;
+  for (let d = 0; d < sum.length; d++) norm += sum[d]! * sum[d]!;
+  norm = Math.sqrt(norm) || 1;
+  return Float32Array.from(sum, (x) => x / norm);
+}
+
+/**
+ * Clusters of a mood's songs (the reference keeps several centroids per mood; `centroid_index` picks one):
+ * spherical k-means with k = min(MOOD_MAX_CLUSTERS, floor(songs / MOOD_CLUSTER_MIN_SONGS)), deterministic
+ * farthest-point initialisation (the first row given, i.e. the song scoring highest for the mood, then each
+ * time the song least similar to every chosen seed), MOOD_CLUSTER_ITERATIONS Lloyd steps on cosine
+ * similarity. Clusters with fewer than MOOD_CLUSTER_MIN_SONGS songs are dropped; the rest come largest first
+ * (ties by their first row). Empty when k < 2: the mood is then only its whole centroid.
+ */
+export function moodClusters(rows: readonly number[], vectorOf: (row: number) => Float32Array): number[][] {
+  const k = Math.min(MOOD_MAX_CLUSTERS, Math.floor(rows.length / MOOD_CLUSTER_MIN_SONGS));
+  if (k < 2) return [];
+  const vecs = rows.map(vectorOf);
+  const cos = (a: Float32Array, b: Float32Array) => {
+    let s = 0;
+    let na = 0;
+    let nb = 0;
+    for (let d = 0; d < a.length; d++) {
+      s += a[d]! * b[d]!;
+      na += a[d]! * a[d]!;
+      nb += b[d]! * b[d]!;
+    }
+    return na > 0 && nb > 0 ? s / Math.sqrt(na * nb) : 0;
+  };
+  let centres: Float32Array[] = [vecs[0]!];
+  while (centres.length < k) {
+    let worst = -1;
+    let worstSim = Infinity;
+    vecs.forEach((v, i) => {
+      const best = Math.max(...centres.map((c) => cos(c, v)));
+      if (best < worstSim) {
+        worstSim = best;
+        worst = i;
+      }
+    });
+    centres.push(vecs[worst]!);
+  }
+  let assign = new Int32Array(vecs.length);
+  for (let it = 0; it < MOOD_CLUSTER_ITERATIONS; it++) {
+    const next = new Int32Array(vecs.length);
+    vecs.forEach((v, i) => {
+      let best = 0;
+      let bestSim = -Infinity;
+      centres.forEach((c, j) => {
+        const sim = cos(c, v);
+        if (sim > bestSim) {
+          bestSim = sim;
+          best = j;
+        }
+      });
+      next[i] = best;
+    });
+    const changed = it === 0 || next.some((a, i) => a !== assign[i]);
+    assign = next;
+    centres = centres.map((c, j) => {
+      const members = rows.filter((_, i) => assign[i] === j);
+      return members.length ? unitMean(members, vectorOf) : c;
+    });
+    if (!changed) break;
+  }
+  const groups = Array.from({ length: k }, (_, j) => rows.filter((_, i) => assign[i] === j));
+  return groups.filter((g) => g.length >= MOOD_CLUSTER_MIN_SONGS).sort((a, b) => b.length - a.length || a[0]! - b[0]!);
 }

@@ -10,15 +10,13 @@ import {
   type LyricsSimilarResponse,
   type MoodName,
   type SemGroveResponse,
-  type TrackRowDto,
 } from '@polyphony/contracts';
-import { AppError, NotFoundError, type Logger } from '@polyphony/platform';
+import { AppError, NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
 import type { SemanticRepository } from '../../store/semantic.repository';
 import type { Generation, IndexState } from '../generation';
 import { dot } from '../ivf/vector-math';
 import { projectPoint } from '../projection';
 import type { RankedRow, RequestScope } from '../scope';
-import { songKey } from '../text';
 import { SemanticTable } from './semantic-table';
 import { FEATURE_COLUMNS, parseQuery, type Concept, type Descriptor } from './vocabulary';
 
@@ -184,12 +182,18 @@ export class SemanticService {
       : { status: 'no_tags', scorer: 'tags+synonyms+descriptors+metadata', tagged_songs: 0, message: new TagsUnavailableError('Text search').message };
   }
 
-  /** The mood centroid of the scope's generation. @throws TagsUnavailableError without tags */
-  async moodVector(gen: Generation, mood: MoodName): Promise<Float32Array> {
+  /**
+   * A mood centroid of the scope's generation: `centroidIndex` 0 (default) = the whole mood, i > 0 = its
+   * i-th cluster (GET /api/mood_centroids lists them).
+   * @throws TagsUnavailableError without tags; ValidationError (400) for an index the mood does not have
+   */
+  async moodVector(gen: Generation, mood: MoodName, centroidIndex = 0): Promise<Float32Array> {
     const table = await this.table(gen);
     const c = table.moods.get(mood);
     if (!c) throw new TagsUnavailableError(`The mood "${mood}"`);
-    return c.vector;
+    const cluster = c.clusters[centroidIndex];
+    if (!cluster) throw new ValidationError(`Invalid centroid_index ${centroidIndex} for mood '${mood}' (0-${c.clusters.length - 1})`);
+    return cluster.vector;
   }
 
   /** Every mood centroid of the live generation, with its 2-D map position. */
@@ -203,34 +207,14 @@ export class SemanticService {
         songs: m.songs,
         min_score: Math.round(m.minScore * 1000) / 1000,
         embedding_2d: gen.pca ? (projectPoint(gen.pca, m.vector).map((x) => Math.round(x * 1e4) / 1e4) as [number, number]) : null,
+        clusters: m.clusters.map((c) => ({
+          index: c.index,
+          songs: c.songs,
+          top_tags: c.topTags,
+          embedding_2d: gen.pca ? (projectPoint(gen.pca, c.vector).map((x) => Math.round(x * 1e4) / 1e4) as [number, number]) : null,
+        })),
       })),
     };
-  }
-
-  /**
-   * Songs nearest to a mood centroid on the selected server (`similar_tracks?mood=`): n results, one per
-   * folded title + artist, at most `maxPerArtist` per artist (0 = no cap).
-   */
-  async similarToMood(scope: RequestScope, mood: MoodName, n: number, maxPerArtist: number): Promise<TrackRowDto[]> {
-    const v = await this.moodVector(scope.gen, mood);
-    const mask = await scope.mask();
-    if (mask.count === 0) return [];
-    const hits = scope.gen.index.search(v, { k: Math.min(mask.count, n * 4 + 20), mask });
-    const rows = await scope.presentRanked(hits.map((h) => ({ row: h.row, distance: h.distance })));
-    const seen = new Set<string>();
-    const perArtist = new Map<string, number>();
-    const out: TrackRowDto[] = [];
-    for (const { dto } of rows) {
-      const key = songKey(dto.title, dto.author);
-      if (seen.has(key)) continue;
-      const a = (dto.author ?? '').toLowerCase();
-      if (maxPerArtist > 0 && (perArtist.get(a) ?? 0) >= maxPerArtist) continue;
-      seen.add(key);
-      perArtist.set(a, (perArtist.get(a) ?? 0) + 1);
-      out.push(dto);
-      if (out.length >= n) break;
-    }
-    return out;
   }
 
   /**

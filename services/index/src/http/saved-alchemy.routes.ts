@@ -1,0 +1,89 @@
+import { Router, type Request } from 'express';
+import { AnchorCreateBody, AnchorIdParams, AnchorRenameBody, RadioCreateBody, RadioRunBody, RadioUpdateBody, savedAlchemyRoutes as routes } from '@polyphony/contracts';
+import { asyncRoute, parseOrThrow } from '@polyphony/platform';
+import type { IndexState } from '../domain/generation';
+import { RADIO_RUN_WAIT_MS, RadioService, type AnchorService } from '../domain/saved-alchemy.service';
+import { RequestScope, type ScopeDeps } from '../domain/scope';
+
+/**
+ * Anchors and radios (any authenticated caller, as in the reference; shapes shared/contracts/src/anchors.ts):
+ *  GET /api/anchors -> {anchors}; GET /api/anchors/:id -> {anchor}; POST /api/anchors -> 200 {anchor} (items
+ *  resolved on the selected server); PUT /api/anchors/:id {name} -> {anchor}; DELETE -> {deleted: true}.
+ *  GET /api/radios -> {radios:[{id, anchor_id, name, temperature, n_results, enabled, playlist_name}]};
+ *  POST /api/radios -> {radio}; PUT /api/radios/:id -> {radio}; DELETE -> {deleted: true};
+ *  POST /api/radios/run {} -> 200 {playlists_created, radios_enabled, servers_enabled, message, failed,
+ *  task_id, status} once the run ends (202 with the same fields so far when it takes longer than 170 s);
+ *  `{wait: false}` -> 202 {task_id, task_type: 'radios', status: 'NEW'} at once.
+ * Errors: 400 bad body or id, 404 unknown anchor/radio (or no ADD item in the index), 409 taken name, an
+ * anchor that already has a radio, or a run already live.
+ */
+export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anchors: AnchorService, radios: RadioService): Router {
+  const r = Router();
+  const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
+  const userOf = (req: Request) => req.identity?.username ?? null;
+  const idOf = (req: Request) => parseOrThrow(AnchorIdParams, req.params, 'path').id;
+
+  r.get(routes.listAnchors.path, asyncRoute(async (_req, res) => void res.json({ anchors: await anchors.list() })));
+  r.get(routes.getAnchor.path, asyncRoute(async (req, res) => void res.json({ anchor: await anchors.get(idOf(req)) })));
+  r.post(
+    routes.createAnchor.path,
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(AnchorCreateBody, req.body ?? {}, 'body');
+      res.status(200).json({ anchor: await anchors.create(scopeOf(req), body, userOf(req)) });
+    }),
+  );
+  r.put(
+    routes.renameAnchor.path,
+    asyncRoute(async (req, res) => {
+      const id = idOf(req);
+      const body = parseOrThrow(AnchorRenameBody, req.body ?? {}, 'body');
+      res.json({ anchor: await anchors.rename(id, body.name) });
+    }),
+  );
+  r.delete(
+    routes.deleteAnchor.path,
+    asyncRoute(async (req, res) => {
+      await anchors.remove(idOf(req));
+      res.json({ deleted: true });
+    }),
+  );
+
+  r.get(routes.listRadios.path, asyncRoute(async (_req, res) => void res.json({ radios: await radios.list() })));
+  // Before /api/radios/:id so "run" is never read as an id.
+  r.post(
+    routes.runRadios.path,
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(RadioRunBody, req.body ?? {}, 'body');
+      const run = await radios.start();
+      if (body.wait === false) {
+        res.status(202).json({ task_id: run.id, task_type: 'radios', status: 'NEW' });
+        return;
+      }
+      const last = (await radios.waitFor(run.id, RADIO_RUN_WAIT_MS)) ?? run;
+      res.status(last.state === 'NEW' || last.state === 'RUNNING' ? 202 : 200).json(RadioService.summary(last));
+    }),
+  );
+  r.post(
+    routes.createRadio.path,
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(RadioCreateBody, req.body ?? {}, 'body');
+      res.status(200).json({ radio: await radios.create(scopeOf(req), body, userOf(req)) });
+    }),
+  );
+  r.put(
+    routes.updateRadio.path,
+    asyncRoute(async (req, res) => {
+      const id = idOf(req);
+      const body = parseOrThrow(RadioUpdateBody, req.body ?? {}, 'body');
+      res.json({ radio: await radios.update(id, body) });
+    }),
+  );
+  r.delete(
+    routes.deleteRadio.path,
+    asyncRoute(async (req, res) => {
+      await radios.remove(idOf(req));
+      res.json({ deleted: true });
+    }),
+  );
+  return r;
+}
