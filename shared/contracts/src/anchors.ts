@@ -26,7 +26,14 @@ export const ANCHOR_MAX_EXCLUSION_VECTORS = 500;
 /** Suffix of every radio playlist on a media server (user playlists never carry it, so they are never replaced). */
 export const RADIO_SUFFIX = '_radio';
 
-const Name = z.preprocess((v) => (typeof v === 'string' ? v.trim() : v), z.string({ required_error: 'name is required' }).min(1, 'name is required').max(200));
+const Name = z.preprocess(
+  (v) => (typeof v === 'string' ? v.trim() : v),
+  z
+    .string({ required_error: 'name is required' })
+    .min(1, 'name is required')
+    .max(200)
+    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'name must not contain control characters'),
+);
 const Vector = z.array(z.number().finite()).min(1).max(4096);
 const PositiveId = z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v), z.number({ invalid_type_error: 'id must be a positive integer' }).int().positive().max(2 ** 31 - 1));
 

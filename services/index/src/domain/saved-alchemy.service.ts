@@ -142,6 +142,8 @@ export class AnchorService {
    */
   async seed(idOrName: string, gen: Generation): Promise<NamedAnchor> {
     const key = idOrName.trim();
+    // A NUL cannot be in a stored name (PostgreSQL text refuses it): unknown, not a database error.
+    if (key.includes('\u0000')) throw new NotFoundError('Anchor not found');
     const a = /^\d{1,9}$/.test(key) ? await this.repo.findAnchor(Number(key)) : await this.repo.findAnchorByName(key);
     if (!a) throw new NotFoundError(`Anchor ${JSON.stringify(key)} not found`);
     if (a.dim !== gen.index.dim) throw new ConflictError(`Anchor "${a.name}" was saved in a ${a.dim}-dimensional embedding space, the index now has ${gen.index.dim}: save it again`, 'anchor_dimension_mismatch');
