@@ -15,6 +15,7 @@ declare -A BENCH=(
   [ivf-1m]="node --max-old-space-size=4096 services/index/dist/bench/ivf-1m.js"
   [index-rebuild]="node services/index/dist/bench/rebuild-100k.js"
   [gateway-similar]="node services/index/dist/bench/gateway-similar.js"
+  [text-eval]="node services/index/dist/bench/text-search-eval.js"
   [kmeans]="node services/playlist/dist/bench/kmeans.js"
   [sweep-500k]="node --expose-gc services/catalogue-identity/dist/bench/sweep-500k.js"
 )
