@@ -45,6 +45,10 @@ export interface CallOptions {
   /** Do not send the page to /login on a 401. */
   allow401?: boolean;
   signal?: AbortSignal;
+  /** Send this body as is (an upload) instead of JSON. */
+  raw?: { body: Blob; contentType: string };
+  /** Extra request headers (e.g. a backup passphrase, never put in a URL). */
+  headers?: Record<string, string>;
 }
 
 let onUnauthorized: () => void = () => undefined;
@@ -62,12 +66,13 @@ export function setServerSource(fn: () => string | undefined): void {
 /** Sends a call and returns the raw Response (for streams and downloads); errors as in call(). */
 export async function send<R extends RouteLike>(route: R, input: CallInput<R>, opts: CallOptions = {}): Promise<Response> {
   const i = input as { params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown };
-  const req = buildRequest(route, i, opts.scoped ? serverParamOf() : undefined);
+  const req = buildRequest(route, opts.raw ? { ...i, body: undefined } : i, opts.scoped ? serverParamOf() : undefined);
+  const json = !opts.raw && req.body !== undefined;
   const res = await fetch(req.url, {
     method: req.method,
     credentials: 'same-origin',
-    headers: req.body !== undefined ? { 'content-type': 'application/json', accept: 'application/json' } : { accept: 'application/json' },
-    body: req.body !== undefined ? JSON.stringify(req.body) : undefined,
+    headers: { accept: 'application/json', ...(json ? { 'content-type': 'application/json' } : {}), ...(opts.raw ? { 'content-type': opts.raw.contentType } : {}), ...(opts.headers ?? {}) },
+    body: opts.raw ? opts.raw.body : json ? JSON.stringify(req.body) : undefined,
     signal: opts.signal,
   });
   if (!res.ok) {

@@ -47,3 +47,18 @@ export function fmtBytes(n: number | null | undefined): string {
   }
   return u === 0 ? `${v} B` : `${v.toFixed(1)} ${units[u]}`;
 }
+
+/**
+ * Splits a lyrics snippet whose matches are marked `<b>…</b>` into text parts (bold or not), so the
+ * page builds <b> elements itself and never parses server text as HTML.
+ */
+export function snippetParts(s: string): Array<{ text: string; bold: boolean }> {
+  const out: Array<{ text: string; bold: boolean }> = [];
+  let bold = false;
+  for (const piece of s.split(/(<\/?b>)/i)) {
+    if (/^<b>$/i.test(piece)) bold = true;
+    else if (/^<\/b>$/i.test(piece)) bold = false;
+    else if (piece) out.push({ text: piece, bold });
+  }
+  return out;
+}

@@ -100,6 +100,7 @@ export const opsRoutes = {
     summary: 'Restore a backup (`?id=<backup id>`, or the archive as an application/gzip upload body; `passphrase` header or query for encrypted secrets). All or nothing; the index is rebuilt after',
     tags: ['operations'],
     access: 'admin',
+    query: z.object({ id: z.string().regex(/^[0-9a-z-]{1,80}$/).optional(), passphrase: z.string().max(1000).optional() }),
     status: 200,
   }),
   cancelAll: defineRoute({ method: 'post', path: '/api/cancel_all', summary: 'Cancel every live task (work done is kept)', tags: ['tasks'], access: 'admin' }),

@@ -1,0 +1,263 @@
+/**
+ * Map (PER SERVER): the catalogue of the selected server as an interactive 2-D scatter from
+ * GET /api/map. One canvas, points written straight into an ImageData buffer (no DOM node per
+ * point), so 100k points redraw in a few milliseconds; a uniform grid finds the point under the
+ * pointer. Zoom (wheel, buttons, + / -), pan (drag, arrow keys), hover shows the track, colour by
+ * top tag, top mood or one mood's score; click (or Enter: the point nearest the centre) selects a
+ * track, with links to seed Similar songs or Alchemy with it.
+ */
+import { featureRoutes, type MapResponse } from '@polyphony/contracts';
+import { call } from '../api';
+import { busy, errText, field, h, msg, say, select } from '../dom';
+import { buildGrid, nearest, PALETTE, rampColor, rgba32, Viewport, boundsOf, type Grid } from '../map-logic';
+import type { Page } from '../page';
+import { parseLabelScores, similarHref, trackLabel } from '../track-format';
+
+type Item = MapResponse['items'][number];
+const MOODS = ['danceable', 'aggressive', 'happy', 'party', 'relaxed', 'sad'];
+
+/** A legend entry; the colour is set through the CSSOM (allowed by the CSP, unlike a style attribute). */
+function swatch(colour: string, text: string): HTMLSpanElement {
+  const el = h('span', { text });
+  el.style.setProperty('--c', colour);
+  return el;
+}
+
+const page: Page = {
+  title: 'Map',
+  tag: 'PER SERVER',
+  render(root) {
+    const out = msg();
+    const percent = select([['25', '25 %'], ['50', '50 %'], ['75', '75 %'], ['100', '100 %']], '100');
+    const colourBy = select([['tag', 'Top tag'], ['mood', 'Top mood'], ...MOODS.map((m): [string, string] => [`score:${m}`, `${m} score`])], 'tag');
+    const load = h('button', { type: 'button', text: 'Reload' });
+    const zoomIn = h('button', { type: 'button', text: 'Zoom in', 'aria-label': 'Zoom in' });
+    const zoomOut = h('button', { type: 'button', text: 'Zoom out', 'aria-label': 'Zoom out' });
+    const reset = h('button', { type: 'button', text: 'Reset view' });
+    const canvas = h('canvas', { tabindex: '0', role: 'img', 'aria-label': 'Map of the songs. Arrow keys pan, + and - zoom, 0 resets, Enter selects the song nearest the centre.' });
+    const tip = h('div', { class: 'map-tip', role: 'tooltip', hidden: true });
+    const legend = h('div', { class: 'legend', 'aria-label': 'Colour legend' });
+    const picked = h('div', { class: 'picked', 'aria-live': 'polite' });
+    const stats = h('p', { class: 'muted small' });
+    const wrap = h('div', { class: 'map-wrap' }, canvas, tip);
+    root.append(
+      h('div', { class: 'toolbar' }, field('Share of songs', percent), field('Colour by', colourBy), load, zoomIn, zoomOut, reset),
+      out,
+      wrap,
+      legend,
+      stats,
+      picked,
+    );
+
+    let items: Item[] = [];
+    let xs = new Float32Array(0);
+    let ys = new Float32Array(0);
+    let colours = new Uint32Array(0);
+    let grid: Grid | undefined;
+    const view = new Viewport(1, 1);
+    let dpr = 1;
+    let frame = 0;
+    let hover = -1;
+    let selected = -1;
+    let lastMs = 0;
+    const ctx = canvas.getContext('2d')!;
+
+    const recolour = () => {
+      const mode = colourBy.value;
+      colours = new Uint32Array(items.length);
+      if (mode.startsWith('score:')) {
+        const label = mode.slice(6);
+        const ramp = Array.from({ length: 11 }, (_, i) => rgba32(rampColor(i / 10)));
+        for (let i = 0; i < items.length; i++) {
+          const s = parseLabelScores(items[i]!.other_features).find((x) => x.label === label)?.score;
+          colours[i] = s === undefined ? rgba32('#9e9e9e') : ramp[Math.round(Math.min(1, Math.max(0, s)) * 10)]!;
+        }
+        legend.replaceChildren(...[0, 0.5, 1].map((t) => swatch(rampColor(t), `${label} ${Math.round(t * 100)}%`)), swatch('#9e9e9e', 'no score'));
+        return;
+      }
+      const labelOf = (it: Item) => parseLabelScores(mode === 'tag' ? it.mood_vector : it.other_features)[0]?.label ?? 'none';
+      const counts = new Map<string, number>();
+      const labels = items.map(labelOf);
+      for (const l of labels) counts.set(l, (counts.get(l) ?? 0) + 1);
+      const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, PALETTE.length - 1).map(([l]) => l);
+      const idx = new Map(top.map((l, i) => [l, i]));
+      const other = '#9e9e9e';
+      for (let i = 0; i < labels.length; i++) {
+        const k = idx.get(labels[i]!);
+        colours[i] = rgba32(k === undefined ? other : PALETTE[k]!);
+      }
+      legend.replaceChildren(...top.map((l, i) => swatch(PALETTE[i]!, `${l} (${counts.get(l)})`)), counts.size > top.length ? swatch(other, 'other') : '');
+    };
+
+    const draw = () => {
+      frame = 0;
+      const t0 = performance.now();
+      const w = canvas.width;
+      const hgt = canvas.height;
+      if (w === 0 || hgt === 0) return;
+      const img = ctx.createImageData(w, hgt);
+      const px = new Uint32Array(img.data.buffer);
+      const size = Math.max(2, Math.round(2 * dpr));
+      for (let i = 0; i < xs.length; i++) {
+        const sx = Math.round(view.toScreenX(xs[i]!) * dpr);
+        const sy = Math.round(view.toScreenY(ys[i]!) * dpr);
+        if (sx < 0 || sy < 0 || sx >= w - size || sy >= hgt - size) continue;
+        const c = colours[i]!;
+        for (let dy = 0; dy < size; dy++) {
+          const row = (sy + dy) * w + sx;
+          for (let dx = 0; dx < size; dx++) px[row + dx] = c;
+        }
+      }
+      ctx.putImageData(img, 0, 0);
+      for (const [i, colour] of [
+        [selected, '#d00'],
+        [hover, getComputedStyle(canvas).color || '#000'],
+      ] as Array<[number, string]>) {
+        if (i < 0) continue;
+        ctx.beginPath();
+        ctx.arc(view.toScreenX(xs[i]!) * dpr, view.toScreenY(ys[i]!) * dpr, 6 * dpr, 0, Math.PI * 2);
+        ctx.lineWidth = 2 * dpr;
+        ctx.strokeStyle = colour;
+        ctx.stroke();
+      }
+      lastMs = performance.now() - t0;
+      canvas.dataset.renderMs = lastMs.toFixed(1);
+      stats.textContent = `${items.length} songs · last redraw ${lastMs.toFixed(1)} ms`;
+    };
+    const schedule = () => {
+      if (!frame) frame = requestAnimationFrame(draw);
+    };
+    const resize = () => {
+      dpr = window.devicePixelRatio || 1;
+      const r = canvas.getBoundingClientRect();
+      const oldW = view.width;
+      canvas.width = Math.max(1, Math.round(r.width * dpr));
+      canvas.height = Math.max(1, Math.round(r.height * dpr));
+      view.width = r.width;
+      view.height = r.height;
+      if (oldW <= 1 && xs.length) view.fit(boundsOf(xs, ys));
+      schedule();
+    };
+    const ro = new ResizeObserver(resize);
+    ro.observe(canvas);
+
+    const showTip = (i: number, sx: number, sy: number) => {
+      if (i < 0) {
+        tip.hidden = true;
+        return;
+      }
+      const it = items[i]!;
+      const moods = parseLabelScores(it.mood_vector).slice(0, 3).map((m) => m.label).join(', ');
+      tip.replaceChildren(h('strong', { text: trackLabel(it) }), moods ? h('div', { class: 'muted', text: moods }) : '');
+      tip.hidden = false;
+      tip.style.left = `${Math.min(sx + 12, view.width - 200)}px`;
+      tip.style.top = `${sy + 12}px`;
+    };
+    const select_ = (i: number) => {
+      selected = i;
+      schedule();
+      if (i < 0) return picked.replaceChildren();
+      const it = items[i]!;
+      const alch = new URLSearchParams({ item_id: it.item_id, label: trackLabel(it) });
+      picked.replaceChildren('Selected: ', trackLabel(it), ' · ', h('a', { href: similarHref(it), text: 'Similar songs' }), ' · ', h('a', { href: `#/alchemy?${alch.toString()}`, text: 'Use in alchemy' }));
+    };
+    const hitAt = (sx: number, sy: number) => (grid ? nearest(grid, xs, ys, view.toDataX(sx), view.toDataY(sy), 8 / view.scale) : -1);
+
+    let drag: { x: number; y: number; moved: number } | undefined;
+    canvas.addEventListener('pointerdown', (e) => {
+      canvas.setPointerCapture(e.pointerId);
+      drag = { x: e.offsetX, y: e.offsetY, moved: 0 };
+    });
+    canvas.addEventListener('pointermove', (e) => {
+      if (drag) {
+        const dx = e.offsetX - drag.x;
+        const dy = e.offsetY - drag.y;
+        drag.moved += Math.abs(dx) + Math.abs(dy);
+        drag.x = e.offsetX;
+        drag.y = e.offsetY;
+        if (drag.moved > 3) {
+          view.panBy(dx, dy);
+          tip.hidden = true;
+          schedule();
+          return;
+        }
+      }
+      const i = hitAt(e.offsetX, e.offsetY);
+      if (i !== hover) {
+        hover = i;
+        schedule();
+      }
+      showTip(i, e.offsetX, e.offsetY);
+    });
+    canvas.addEventListener('pointerup', (e) => {
+      if (drag && drag.moved <= 3) select_(hitAt(e.offsetX, e.offsetY));
+      drag = undefined;
+    });
+    canvas.addEventListener('pointerleave', () => {
+      hover = -1;
+      tip.hidden = true;
+      schedule();
+    });
+    canvas.addEventListener(
+      'wheel',
+      (e) => {
+        e.preventDefault();
+        view.zoomAt(Math.exp(-e.deltaY * 0.0015), e.offsetX, e.offsetY);
+        tip.hidden = true;
+        schedule();
+      },
+      { passive: false },
+    );
+    canvas.addEventListener('keydown', (e) => {
+      const step = 40;
+      const keys: Record<string, () => void> = {
+        ArrowLeft: () => view.panBy(step, 0),
+        ArrowRight: () => view.panBy(-step, 0),
+        ArrowUp: () => view.panBy(0, step),
+        ArrowDown: () => view.panBy(0, -step),
+        '+': () => view.zoomAt(1.25, view.width / 2, view.height / 2),
+        '=': () => view.zoomAt(1.25, view.width / 2, view.height / 2),
+        '-': () => view.zoomAt(0.8, view.width / 2, view.height / 2),
+        '0': () => view.fit(boundsOf(xs, ys)),
+        Enter: () => select_(grid ? nearest(grid, xs, ys, view.cx, view.cy, 1e9) : -1),
+      };
+      const f = keys[e.key];
+      if (!f) return;
+      e.preventDefault();
+      f();
+      schedule();
+    });
+    zoomIn.addEventListener('click', () => (view.zoomAt(1.5, view.width / 2, view.height / 2), schedule()));
+    zoomOut.addEventListener('click', () => (view.zoomAt(1 / 1.5, view.width / 2, view.height / 2), schedule()));
+    reset.addEventListener('click', () => (view.fit(boundsOf(xs, ys)), schedule()));
+    colourBy.addEventListener('change', () => (recolour(), schedule()));
+
+    const fetchMap = () =>
+      busy(load, out, async () => {
+        say(out, 'Loading the map…');
+        const r = await call(featureRoutes.map, { query: { percent: Number(percent.value) } }, { scoped: true });
+        items = r.items;
+        xs = new Float32Array(items.length);
+        ys = new Float32Array(items.length);
+        items.forEach((it, i) => {
+          xs[i] = it.embedding_2d[0];
+          ys[i] = it.embedding_2d[1];
+        });
+        grid = buildGrid(xs, ys);
+        hover = -1;
+        select_(-1);
+        recolour();
+        view.fit(boundsOf(xs, ys));
+        say(out, items.length ? `${items.length} songs (${r.projection.toUpperCase()} projection).` : 'No analyzed song on this server yet.', items.length ? 'ok' : 'info');
+        schedule();
+      });
+    load.addEventListener('click', () => void fetchMap());
+    percent.addEventListener('change', () => void fetchMap());
+    void fetchMap().catch((err: unknown) => say(out, errText(err), 'error'));
+    return () => {
+      ro.disconnect();
+      if (frame) cancelAnimationFrame(frame);
+    };
+  },
+};
+export default page;
