@@ -112,6 +112,9 @@ describe('operations API (full stack)', () => {
 
   it('When a backup is made without a passphrase, then it holds users and servers but no secret; with one, secrets are encrypted', async () => {
     await sql(`INSERT INTO registry.music_servers (name, server_type, creds, is_default) VALUES ('Home', 'navidrome', '{"url":"http://nas:4533","user":"me","password":"very-secret-pw"}', true)`);
+    // Saved anchors and radios are user data: in the archive (their run bookkeeping is not).
+    await sql(`INSERT INTO "index".anchors (name, centroid, dim, items) VALUES ('Backed-up anchor', ARRAY[0.6, 0.8]::real[], 2, '[]'::jsonb)`);
+    await sql(`INSERT INTO "index".radios (anchor_id, temperature, n_results) SELECT id, 0.5, 7 FROM "index".anchors WHERE name = 'Backed-up anchor'`);
     const plain = await backup();
     const text = gunzipSync(plain.archive).toString('utf8');
     const header = JSON.parse(text.split('\n')[0]!);
@@ -123,6 +126,10 @@ describe('operations API (full stack)', () => {
     expect(text).not.toContain('very-secret-pw');
     expect(text).not.toContain(API_TOKEN);
     expect(text).not.toContain('"table":"index.cells"');
+    expect(text).toContain('"table":"index.anchors"');
+    expect(text).toContain('"table":"index.radios"');
+    expect(text).toContain('Backed-up anchor');
+    expect(text).not.toContain('"table":"index.radio_runs"');
     const sealed = await backup('a long passphrase');
     const sealedText = gunzipSync(sealed.archive).toString('utf8');
     expect(sealedText).not.toContain('very-secret-pw');
@@ -132,6 +139,9 @@ describe('operations API (full stack)', () => {
   it('When a corrupted, truncated, foreign or wrongly unlocked archive is restored, then 400 says why and nothing changes', async () => {
     const { id, archive } = await backup('a long passphrase');
     const before = await sql(`SELECT name, creds FROM registry.music_servers ORDER BY name`);
+    const anchorsBefore = await sql(`SELECT a.name, a.centroid, r.n_results FROM "index".anchors a JOIN "index".radios r ON r.anchor_id = a.id ORDER BY a.name`);
+    expect(anchorsBefore).toHaveLength(1);
+    await sql(`DELETE FROM "index".anchors`);
     await sql(`INSERT INTO registry.music_servers (name, server_type, creds) VALUES ('Second', 'lyrion', '{"url":"http://lms:9000"}')`);
     const lines = gunzipSync(archive).toString('utf8').split('\n');
     const tampered = gzipSync(Buffer.from(lines.map((l) => l.replace('http://nas:4533', 'http://evil:4533')).join('\n')));
@@ -150,6 +160,7 @@ describe('operations API (full stack)', () => {
     const ok = await request(url).post(`/api/backup/restore?id=${id}`).set(auth).set('x-backup-passphrase', 'a long passphrase').expect(200);
     expect(ok.body.restored.rows).toBeGreaterThan(0);
     expect(await sql(`SELECT name, creds FROM registry.music_servers ORDER BY name`)).toEqual(before);
+    expect(await sql(`SELECT a.name, a.centroid, r.n_results FROM "index".anchors a JOIN "index".radios r ON r.anchor_id = a.id ORDER BY a.name`)).toEqual(anchorsBefore);
     // Restoring the users ends every session of this install; the restored user logs in again.
     await request(url).get('/api/backup').set('Cookie', userCookie).expect(401);
     userCookie = await loginCookie(url, 'listener', 'listener-pass-1');
