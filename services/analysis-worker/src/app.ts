@@ -1,4 +1,4 @@
-import { LyricsPendingPage, MappingLookupResponse, ResolveIdentityResponse, type ResolveIdentityRequest } from '@polyphony/contracts';
+import { LyricsPendingPage, MappingLookupResponse, ResolveIdentityResponse, ResolveInputResponse, TrackLookupResponse, type ResolveIdentityRequest } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
 import { consumeCancelRequests } from './bus/cancel.consumer';
@@ -44,6 +44,22 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     async resolve(request: ResolveIdentityRequest) {
       return ResolveIdentityResponse.parse(await catalogueClient.post('/internal/identity/resolve', request));
     },
+    async songsNeedingTags(serverId, providerIds, model) {
+      const out = new Map<string, string>();
+      if (providerIds.length === 0) return out;
+      const { ids } = ResolveInputResponse.parse(await catalogueClient.post('/internal/ids/resolve-input', { serverId, ids: providerIds }));
+      const byItem = new Map<string, string>();
+      providerIds.forEach((p, i) => {
+        const item = ids[i]!;
+        if (item !== p && !byItem.has(item)) byItem.set(item, p);
+      });
+      const items = [...byItem.keys()];
+      for (let off = 0; off < items.length; off += 5000) {
+        const { tracks } = TrackLookupResponse.parse(await catalogueClient.post('/internal/tracks/lookup', { itemIds: items.slice(off, off + 5000) }));
+        for (const t of tracks) if ((t.learned?.tagsModel ?? null) !== model) out.set(byItem.get(t.itemId)!, t.itemId);
+      }
+      return out;
+    },
     async storeLearned(itemId, learned) {
       await catalogueClient.request('PUT', `/internal/tracks/${encodeURIComponent(itemId)}/learned`, learned);
     },
@@ -59,8 +75,11 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     live: () => indexClient.get<{ generation: number; items: number; buildStartedAt: string | null }>('/internal/index/live'),
   };
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
-  const service = new AnalysisRunService(runs, registry, catalogue, index, clientFactory, rt.bus, rt.logger.child({ component: 'AnalysisRunService' }), rt.metrics, deps.runOptions);
   const learned = new LearnedModel(config.modelsDir, config.musicnnPatches, rt.logger.child({ component: 'LearnedModel' }));
+  const service = new AnalysisRunService(runs, registry, catalogue, index, clientFactory, rt.bus, rt.logger.child({ component: 'AnalysisRunService' }), rt.metrics, {
+    learnedModel: () => learned.analyser?.modelId,
+    ...deps.runOptions,
+  });
   const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, new DefaultEmbedder(), rt.logger.child({ component: 'TrackProcessor' }), undefined, learned);
   const lyricsBackfill = new LyricsBackfillService(catalogue, registry, clientFactory, rt.bus, rt.logger.child({ component: 'LyricsBackfill' }));
   rt.app.use(analysisRoutes(service, runs, lyricsBackfill, learned));

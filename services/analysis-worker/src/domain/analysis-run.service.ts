@@ -43,6 +43,11 @@ export interface AnalysisRunOptions {
   indexWaitMs?: number;
   /** The rebuild request is repeated when no newer generation went live for this long, ms (default 5 min). */
   indexRerequestMs?: number;
+  /**
+   * The learned model this process would tag with (model id), or undefined without one. When set, mapped
+   * tracks whose song has no tags from this model are enqueued again (re-analysis for tags only).
+   */
+  learnedModel?: () => string | undefined;
   /** Consecutive failures before a server is marked failed (default {@link SERVER_FAILURE_THRESHOLD}). */
   serverFailureThreshold?: number;
 }
@@ -93,6 +98,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 export class AnalysisRunService {
   private readonly pollMs: number;
   private readonly lookupBatch: number;
+  private readonly learnedModel: () => string | undefined;
   private readonly serverRetryDelayMs: number;
   private readonly indexWaitMs: number;
   private readonly indexRerequestMs: number;
@@ -112,6 +118,7 @@ export class AnalysisRunService {
   ) {
     this.pollMs = options.pollMs ?? 1000;
     this.lookupBatch = options.lookupBatch ?? 500;
+    this.learnedModel = options.learnedModel ?? (() => undefined);
     this.serverRetryDelayMs = options.serverRetryDelayMs ?? 2000;
     this.indexWaitMs = options.indexWaitMs ?? 30 * 60_000;
     this.indexRerequestMs = options.indexRerequestMs ?? 5 * 60_000;
@@ -312,10 +319,14 @@ export class AnalysisRunService {
         const [mapped, inRun] = await Promise.all([this.catalogue.mappedProviderIds(server.id, ids), this.runs.inRun(taskId, server.id, ids)]);
         const hashes = new Map(batch.map((t) => [t.id, metadataHash(toMessageTrack(t))]));
         const excluded = await this.runs.isExcluded(server.id, ids.filter((id) => !mapped.has(id) && !inRun.has(id)), hashes);
+        // With the learned model installed, mapped songs lacking its tags are analysed again for tags only.
+        const model = this.learnedModel();
+        const retag = model && mapped.size > 0 ? await this.catalogue.songsNeedingTags(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id)), model) : new Map<string, string>();
         const candidates: ProviderTrack[] = [];
         for (const t of batch) {
           if (inRun.has(t.id)) continue; // this run's own work (queued or finished): counted by its row
-          if (mapped.has(t.id)) row.skippedMapped++;
+          if (retag.has(t.id)) candidates.push(t);
+          else if (mapped.has(t.id)) row.skippedMapped++;
           else if (excluded.has(t.id)) row.excluded++;
           else candidates.push(t);
         }
@@ -406,14 +417,15 @@ export class AnalysisRunService {
   private async counts(taskId: string, rows: RunServerRow[]): Promise<Array<ServerTaskCounts & { queued: number }>> {
     const outcomes = await this.runs.outcomeCounts(taskId);
     return rows.map((r) => {
-      const o: OutcomeCounts = outcomes.get(r.serverId) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
+      const o: OutcomeCounts = outcomes.get(r.serverId) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
       return {
         serverId: r.serverId,
         serverName: r.serverName,
-        seen: Math.max(r.seen, o.analyzed + o.mapped_existing + o.skipped_mapped + o.failed + o.excluded + o.cancelled + o.queued + r.skippedMapped + r.excluded),
+        seen: Math.max(r.seen, o.analyzed + o.retagged + o.mapped_existing + o.skipped_mapped + o.failed + o.excluded + o.cancelled + o.queued + r.skippedMapped + r.excluded),
         skippedMapped: r.skippedMapped + o.skipped_mapped,
         mappedExisting: o.mapped_existing,
-        analyzed: o.analyzed,
+        // songs re-analysed for MusiCNN tags count as analysed (the board has no separate column)
+        analyzed: o.analyzed + o.retagged,
         failed: r.excluded + o.failed + o.excluded,
         status: r.status,
         ...(r.error && r.status === 'failed' ? { error: r.error } : {}),

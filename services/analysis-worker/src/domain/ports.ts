@@ -22,6 +22,11 @@ export interface CataloguePort {
   /** Provider ids among `providerIds` that already have a mapping on the server. */
   mappedProviderIds(serverId: string, providerIds: string[]): Promise<Set<string>>;
   resolve(request: ResolveIdentityRequest): Promise<ResolveIdentityResponse>;
+  /**
+   * Of these mapped provider ids of a server, those whose song has no learned features from `model`
+   * (tagsModel differs or is null), one provider id per song: provider id -> song id.
+   */
+  songsNeedingTags(serverId: string, providerIds: string[], model: string): Promise<Map<string, string>>;
   /** Replaces a song's learned features (PUT /internal/tracks/:itemId/learned). */
   storeLearned(itemId: string, learned: LearnedFeatures): Promise<void>;
   /** Stores the outcome of a lyrics lookup (PUT /internal/tracks/:itemId/lyrics). */

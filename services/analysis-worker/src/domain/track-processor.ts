@@ -8,7 +8,7 @@ import { isTransientFault, type Logger } from '@polyphony/platform';
 import type { RunRepository, TrackOutcome } from '../store/run.repository';
 import { computeChromaprint } from './audio/chromaprint';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
-import { DefaultEmbedder, InsufficientAudioError } from './audio/embedder';
+import { DefaultEmbedder, InsufficientAudioError, MIN_AUDIO_SECONDS } from './audio/embedder';
 import { fetchAndStoreLyrics, isInstrumental } from './lyrics';
 import { learnedFeatures } from './musicnn/learned';
 import type { LearnedModel } from './musicnn/model-state';
@@ -86,7 +86,13 @@ export class TrackProcessor {
     const done = await this.runs.outcomeOf(taskId, serverId, track.id);
     if (done) return { outcome: done, duplicate: true };
     const mapped = await this.catalogue.mappedProviderIds(serverId, [track.id]);
-    if (mapped.has(track.id)) return this.record(msg, { outcome: 'skipped_mapped' });
+    if (mapped.has(track.id)) {
+      // Already a song: only its MusiCNN tags may be missing (model installed after it was analysed).
+      const analyser = this.learned?.analyser;
+      const itemId = analyser ? (await this.catalogue.songsNeedingTags(serverId, [track.id], analyser.modelId)).get(track.id) : undefined;
+      if (!analyser || !itemId) return this.record(msg, { outcome: 'skipped_mapped' });
+      return this.retag(msg, finalAttempt, itemId, signal);
+    }
     const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
     try {
       const client = await this.client(serverId);
@@ -161,6 +167,38 @@ export class TrackProcessor {
       if (resolved.outcome === 'existing' && learned) await this.catalogue.storeLearned(resolved.itemId, learned);
       if (resolved.outcome === 'new') await fetchAndStoreLyrics(this.catalogue, client, serverId, track.id, resolved.itemId, isInstrumental(request.learned), this.logger, { artist: track.artist, title: track.title });
       return this.record(msg, { outcome: resolved.outcome === 'new' ? 'analyzed' : 'mapped_existing', itemId: resolved.itemId });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Tags-only re-analysis of a mapped song: download, decode, MusiCNN, PUT the learned features. The song's
+   * id, mappings, embedding and playlists are untouched. Outcome `retagged`.
+   */
+  private async retag(msg: AnalysisTrackRequested, finalAttempt: boolean, itemId: string, signal?: AbortSignal): Promise<ProcessResult> {
+    const { serverId, track } = msg;
+    const analyser = this.learned!.analyser!;
+    const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
+    try {
+      const file = path.join(dir, 'audio');
+      try {
+        await (await this.client(serverId)).downloadTrack(track.id, file, signal);
+      } catch (err) {
+        if (!finalAttempt && isTransient(err)) throw err;
+        return this.fail(msg, `download failed: ${(err as Error).message}`, false);
+      }
+      let pcm;
+      try {
+        pcm = await decodeToPcm(file);
+      } catch (err) {
+        if (err instanceof UndecodableAudioError) return this.fail(msg, err.reason, false);
+        throw err;
+      }
+      if (pcm.samples.length < MIN_AUDIO_SECONDS * pcm.sampleRate) return this.fail(msg, 'audio too short for tags', false);
+      const learned = learnedFeatures(await analyser.analyse(pcm.samples), analyser.modelId);
+      await this.catalogue.storeLearned(itemId, learned);
+      return this.record(msg, { outcome: 'retagged', itemId });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -2,7 +2,8 @@ import type { DataSource } from 'typeorm';
 import { TaskRunStore, type Lease, type TaskRun } from '@polyphony/platform';
 
 /** Final outcomes of one track in one run; `queued` = enqueued, no outcome yet. */
-export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'failed' | 'excluded' | 'cancelled';
+/** `retagged`: an already-mapped song whose MusiCNN tags were missing or from another model got them (nothing else changed). */
+export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'retagged' | 'failed' | 'excluded' | 'cancelled';
 
 export type RunRecord = TaskRun;
 
@@ -161,7 +162,7 @@ export class RunRepository {
     );
     const out = new Map<string, OutcomeCounts>();
     for (const r of rows) {
-      const c = out.get(r.server_id) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
+      const c = out.get(r.server_id) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
       c[r.outcome] = r.n;
       out.set(r.server_id, c);
     }

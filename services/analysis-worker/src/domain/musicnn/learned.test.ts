@@ -14,7 +14,7 @@ describe('learned features from network outputs', () => {
     a[MSD_TAGS.indexOf('ambient')] = 0.9;
     b[MSD_TAGS.indexOf('ambient')] = 0.7;
     b[MSD_TAGS.indexOf('instrumental')] = 0.5;
-    const out: MusicnnTrackOutputs = { starts: [0, 187], msd: outputs([a, b]), melMs: 0, networkMs: 0 };
+    const out: MusicnnTrackOutputs = { starts: [0, 187], msd: outputs([a, b]), melMs: 0, networkMs: 0, mttMs: 0 };
     expect(trackTags(out.msd)[MSD_TAGS.indexOf('ambient')]).toBeCloseTo(0.8, 6);
     const f = learnedFeatures(out, 'musicnn-msd@x');
     const moods = parseLabelScores(f.moodVector)!;

@@ -1,0 +1,113 @@
+/**
+ * Per-patch MusiCNN outputs of the corpus, computed once and cached in the bench scratch directory
+ * (`musicnn-<patches>/<group>__<stem>.json`): for every track, REFERENCE_PATCHES patches spread evenly over
+ * the whole track (mel.ts patchStarts; all patches when the track has fewer), MSD and MTT penultimate
+ * vectors and tag probabilities per patch, and the mean/std of the 96 MusiCNN log-mel bands over all frames.
+ * Subsets of these patches (every 2nd, 4th ...) stand for smaller patch budgets in the benchmark.
+ *
+ * Run standalone to fill the cache: node services/analysis-worker/dist/bench/musicnn-cache.js
+ * (MODELS_DIR, else ../shared/models relative to the repository root).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { decodeToPcm } from '../domain/audio/decode';
+import { MusicnnAnalyser } from '../domain/musicnn/analyser';
+import { MUSICNN_INPUT, MusicnnMelFrontend } from '../domain/musicnn/mel';
+import { BENCH_SCRATCH_DIR, loadCorpus, type CorpusTrack } from './corpus';
+
+/** Patches kept per track (the "reference" budget of the benchmark, CPU-bounded on the shared machine). */
+export const REFERENCE_PATCHES = 8;
+
+/** Cached outputs of one track. */
+export interface MusicnnTrackCache {
+  name: string;
+  group: string;
+  durationSeconds: number;
+  /** Patches in the track (non-overlapping) and the start frames of those kept. */
+  totalPatches: number;
+  starts: number[];
+  msdPen: number[][];
+  mttPen: number[][];
+  msdTags: number[][];
+  mttTags: number[][];
+  /** mean of the 96 log-mel bands then their std, over all frames. */
+  melStats: number[];
+  timings: { decodeMs: number; melMs: number; msdMs: number; mttMs: number };
+}
+
+/** The weights folder benchmarks use: MODELS_DIR, else <repo>/../shared/models. */
+export function benchModelsDir(): string {
+  return process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../../..', 'shared', 'models');
+}
+
+function split(flat: Float32Array, n: number, dim: number): number[][] {
+  return Array.from({ length: n }, (_, i) => Array.from(flat.subarray(i * dim, (i + 1) * dim), (v) => Math.round(v * 1e5) / 1e5));
+}
+
+/** Cached outputs for `tracks`, computing the missing ones (slow: about 2 x 8 network patches per track). */
+export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) => void = () => undefined): Promise<MusicnnTrackCache[]> {
+  const dir = join(BENCH_SCRATCH_DIR, `musicnn-${REFERENCE_PATCHES}`);
+  mkdirSync(dir, { recursive: true });
+  let net: MusicnnAnalyser | undefined;
+  const mel = new MusicnnMelFrontend();
+  const out: MusicnnTrackCache[] = [];
+  for (const [i, t] of tracks.entries()) {
+    const file = join(dir, `${t.name.replace('/', '__')}.json`);
+    if (existsSync(file)) {
+      out.push(JSON.parse(readFileSync(file, 'utf8')) as MusicnnTrackCache);
+      continue;
+    }
+    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: 'wasm' });
+    const t0 = performance.now();
+    const pcm = await decodeToPcm(t.path);
+    const t1 = performance.now();
+    const full = mel.compute(pcm.samples);
+    const sum = new Float64Array(96);
+    const sq = new Float64Array(96);
+    for (let f = 0; f < full.frames; f++) {
+      for (let b = 0; b < 96; b++) {
+        const v = full.data[f * 96 + b]!;
+        sum[b]! += v;
+        sq[b]! += v * v;
+      }
+    }
+    const means = Array.from(sum, (s) => s / full.frames);
+    const melStats = [...means, ...Array.from(sq, (s, b) => Math.sqrt(Math.max(0, s / full.frames - means[b]! ** 2)))];
+    const a = await net.analyse(pcm.samples, REFERENCE_PATCHES);
+    const n = a.starts.length;
+    const rec: MusicnnTrackCache = {
+      name: t.name,
+      group: t.group,
+      durationSeconds: pcm.durationSeconds,
+      totalPatches: Math.max(1, Math.floor((1 + Math.floor(pcm.samples.length / MUSICNN_INPUT.hopSamples)) / MUSICNN_INPUT.patchFrames)),
+      starts: a.starts,
+      msdPen: split(a.msd.penultimate, n, 200),
+      mttPen: split(a.mtt!.penultimate, n, 200),
+      msdTags: split(a.msd.tags, n, 50),
+      mttTags: split(a.mtt!.tags, n, 50),
+      melStats,
+      timings: { decodeMs: t1 - t0, melMs: a.melMs, msdMs: a.networkMs - a.mttMs, mttMs: a.mttMs },
+    };
+    writeFileSync(file, JSON.stringify(rec));
+    out.push(rec);
+    log(`[${i + 1}/${tracks.length}] ${t.name} ${pcm.durationSeconds.toFixed(0)} s, ${n} patches, msd ${(a.networkMs - a.mttMs).toFixed(0)} ms, mtt ${a.mttMs.toFixed(0)} ms`);
+  }
+  net?.dispose();
+  return out;
+}
+
+/** Tracks in round-robin order over the groups, so a partly filled cache covers every soundtrack. */
+export function interleaved(tracks: CorpusTrack[]): CorpusTrack[] {
+  const groups = new Map<string, CorpusTrack[]>();
+  for (const t of tracks) groups.set(t.group, [...(groups.get(t.group) ?? []), t]);
+  const out: CorpusTrack[] = [];
+  for (let i = 0; out.length < tracks.length; i++) for (const g of groups.values()) if (g[i]) out.push(g[i]!);
+  return out;
+}
+
+if (require.main === module) {
+  musicnnCorpus(interleaved(loadCorpus()), (l) => process.stderr.write(`${l}\n`)).catch((err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}
