@@ -70,7 +70,7 @@ function modelStatus(): HTMLElement {
           : null,
         anyEnabled
           ? null
-          : h('p', { class: 'msg msg-info', text: 'No learned model is enabled: similarity uses the built-in audio embedding; moods, tags and the text search need learned features, which an analysis adds once a model is enabled (see docs/architecture.md, "Learned features"). Coverage per model is listed above when present.' })),
+          : h('p', { class: 'msg msg-info', text: 'No learned model is enabled: similarity uses the built-in audio features only; moods, tags and the text search need the MusiCNN model. Put musicnn/MSD_musicnn.h5 in the MODELS_DIR folder (scripts/setup.sh fetches it; standalone default <DATA_DIR>/models) and restart; the next analysis adds the learned features.' })),
       );
     })
     .catch((err: unknown) => body.replaceChildren(h('p', { class: 'msg msg-error', role: 'alert', text: errText(err) })));
