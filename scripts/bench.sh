@@ -16,6 +16,7 @@ declare -A BENCH=(
   [index-rebuild]="node services/index/dist/bench/rebuild-100k.js"
   [gateway-similar]="node services/index/dist/bench/gateway-similar.js"
   [text-eval]="node services/index/dist/bench/text-search-eval.js"
+  [text-eval-corpus]="node infra/standalone/dist/bench/text-eval-corpus.js ${TEXT_EVAL_CACHE:-/tmp/polyphony-audio-bench/musicnn-8}"
   [kmeans]="node services/playlist/dist/bench/kmeans.js"
   [sweep-500k]="node --expose-gc services/catalogue-identity/dist/bench/sweep-500k.js"
 )
