@@ -306,6 +306,16 @@ describe('semantic endpoints through the gateway (seeded catalogue)', () => {
     expect(res.body.unavailable).toEqual([]);
   });
 
+  it('When a radio runs over two servers whose media servers are down, then each server is tried on its own and both failures are reported', async () => {
+    const anchor = (await request(url).post('/api/anchors?server=Beta').set(auth).send({ name: 'Calm radio', items: [{ id: 'relaxed', op: 'ADD', type: 'mood' }, { id: 'b-13', op: 'ADD', type: 'song' }] }).expect(200)).body.anchor;
+    expect(anchor.items).toContainEqual({ id: itemId(13), op: 'ADD', type: 'song' });
+    await request(url).post('/api/radios').set(auth).send({ anchor_id: anchor.id, n_results: 5 }).expect(200);
+    const run = (await request(url).post('/api/radios/run').set(auth).send({}).expect(200)).body;
+    expect(run).toMatchObject({ playlists_created: 0, radios_enabled: 1, servers_enabled: 2, status: 'SUCCESS' });
+    expect([...run.failed].sort()).toEqual(['Calm radio@Alpha', 'Calm radio@Beta']);
+    expect(run.message).toMatch(/2 failed/);
+  });
+
   it('When no song has tags (model missing), then the tag-based endpoints answer 503 tags_unavailable with the reason', async () => {
     await db.query(`UPDATE catalogue.score SET tag_scores = NULL, mood_vector = NULL, other_features = NULL, tags_model = NULL`);
     await rebuildIndex(N);
