@@ -273,6 +273,19 @@ describe('web UI pages (chromium, real music)', () => {
     expect(await page.getByRole('list', { name: 'Ingredients' }).getByRole('listitem').count()).toBe(2);
     await page.getByRole('button', { name: 'Mix' }).click();
     await page.locator('table.tracks tbody tr').first().waitFor();
+    // The ingredients saved as an anchor and as a radio, then listed.
+    await page.getByLabel('Name', { exact: true }).fill('Calm anchor');
+    await page.getByRole('button', { name: 'Save as anchor' }).click();
+    await page.getByText(/Anchor "Calm anchor" saved \(2 points/).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('Calm radio');
+    await page.getByRole('button', { name: 'Save as radio' }).click();
+    await page.getByText(/Radio "Calm radio" saved/).waitFor();
+    await page.getByRole('table', { name: 'Radios' }).getByText('Calm radio_radio').waitFor();
+    // A saved anchor is an ingredient too.
+    await page.getByLabel('Kind').selectOption('anchor');
+    await page.getByLabel('Saved anchor').selectOption({ label: 'Calm anchor' });
+    await page.getByRole('button', { name: 'Add anchor' }).click();
+    expect(await page.getByRole('list', { name: 'Ingredients' }).getByRole('listitem').count()).toBe(3);
     await shot('alchemy');
 
     await open('Artist similarity', 'PER SERVER');

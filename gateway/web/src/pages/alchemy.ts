@@ -3,9 +3,9 @@
  * anchors; temperature and subtract radius; results near the ADD centroid and away from SUBTRACT
  * items (POST /api/alchemy), savable as a playlist on the selected server.
  */
-import { ALCHEMY_ITEM_TYPES, featureRoutes, MOOD_NAMES, parityRoutes, type AlchemyItemType, type AlchemyResponse } from '@polyphony/contracts';
+import { ALCHEMY_ITEM_TYPES, featureRoutes, MOOD_NAMES, parityRoutes, savedAlchemyRoutes, type AlchemyItemType, type AlchemyResponse } from '@polyphony/contracts';
 import { call } from '../api';
-import { busy, field, h, msg, numberInput, say, select } from '../dom';
+import { busy, errText, field, h, msg, numberInput, say, section, select, table } from '../dom';
 import { lookup } from '../lookup';
 import type { Page } from '../page';
 import { songPicker } from '../picker';
@@ -65,8 +65,14 @@ const page: Page = {
         const mood = select(MOOD_NAMES.map((m): [string, string] => [m, m]));
         chooser.replaceChildren(h('div', { class: 'toolbar' }, field('Mood', mood), h('button', { type: 'button', text: 'Add mood', onclick: () => add(mood.value, mood.value) })));
       } else {
-        const id = h('input', { autocomplete: 'off' });
-        chooser.replaceChildren(h('div', { class: 'toolbar' }, field('Anchor id', id), h('button', { type: 'button', text: 'Add anchor', onclick: () => id.value.trim() && add(id.value.trim(), id.value.trim()) })));
+        const anchor = h('select', {}, h('option', { value: '', text: 'Loading…' }));
+        const addAnchor = h('button', { type: 'button', text: 'Add anchor', onclick: () => anchor.value && add(anchor.value, anchor.selectedOptions[0]?.textContent ?? anchor.value) });
+        chooser.replaceChildren(h('div', { class: 'toolbar' }, field('Saved anchor', anchor), addAnchor));
+        call(savedAlchemyRoutes.listAnchors, {})
+          .then((r) => {
+            anchor.replaceChildren(...(r.anchors.length ? r.anchors.map((a) => h('option', { value: String(a.id), text: a.name })) : [h('option', { value: '', text: 'No saved anchor yet' })]));
+          })
+          .catch((err: unknown) => say(out, errText(err), 'error'));
       }
     };
     type.addEventListener('change', drawChooser);
@@ -84,14 +90,80 @@ const page: Page = {
         saver.show(a.results.length > 0);
       }),
     );
+    // Saved anchors (a named centroid of the ingredients, usable as a seed) and radios (an anchor
+    // written as "<name>_radio" on every server by the radios task).
+    const saveName = h('input', { maxlength: '200', autocomplete: 'off' });
+    const saveOut = msg();
+    const saveAnchor = h('button', { type: 'button', text: 'Save as anchor' });
+    const saveRadio = h('button', { type: 'button', text: 'Save as radio' });
+    const savedList = h('div');
+    const itemsBody = () => items.map(({ id, op, type }) => ({ id, op, type }));
+    saveAnchor.addEventListener('click', () =>
+      busy(saveAnchor, saveOut, async () => {
+        const r = await call(savedAlchemyRoutes.createAnchor, { body: { name: saveName.value.trim(), items: itemsBody(), subtract_distance: Number(radius.value) } }, { scoped: true });
+        say(saveOut, `Anchor "${r.anchor.name}" saved (${r.anchor.points} points, ${r.anchor.exclusions} exclusions)${r.anchor.unresolved?.length ? `; not found: ${r.anchor.unresolved.join(', ')}` : ''}.`, 'ok');
+        await drawSaved();
+      }),
+    );
+    saveRadio.addEventListener('click', () =>
+      busy(saveRadio, saveOut, async () => {
+        const r = await call(savedAlchemyRoutes.createRadio, { body: { name: saveName.value.trim(), items: itemsBody(), temperature: Number(temperature.value), n_results: Number(n.value), enabled: true } }, { scoped: true });
+        say(saveOut, `Radio "${r.radio.name}" saved: the radios task writes "${r.radio.playlist_name}" on every server.`, 'ok');
+        await drawSaved();
+      }),
+    );
+    const runRadios = h('button', { type: 'button', text: 'Run radios now' });
+    runRadios.addEventListener('click', () =>
+      busy(runRadios, saveOut, async () => {
+        const r = await call(savedAlchemyRoutes.runRadios, { body: {} });
+        say(saveOut, r.message, r.failed.length ? 'error' : 'ok');
+      }),
+    );
+    const drawSaved = async () => {
+      const [{ anchors }, { radios }] = await Promise.all([call(savedAlchemyRoutes.listAnchors, {}), call(savedAlchemyRoutes.listRadios, {})]);
+      const del = (label: string, fn: () => Promise<unknown>) => {
+        const b = h('button', { type: 'button', class: 'small danger', text: 'Delete', 'aria-label': `Delete ${label}` });
+        b.addEventListener('click', () =>
+          busy(b, saveOut, async () => {
+            if (!confirm(`Delete ${label}?`)) return;
+            await fn();
+            await drawSaved();
+          }),
+        );
+        return b;
+      };
+      savedList.replaceChildren(
+        anchors.length
+          ? table('Anchors', ['Name', 'Points', 'Exclusions', 'Actions'], anchors.map((a) => [a.name, String(a.points), String(a.exclusions), del(`anchor ${a.name}`, () => call(savedAlchemyRoutes.deleteAnchor, { params: { id: a.id } }))]))
+          : h('p', { class: 'muted', text: 'No saved anchor yet.' }),
+        radios.length
+          ? table(
+              'Radios',
+              ['Name', 'Playlist', 'Songs', 'Temperature', 'Enabled', 'Actions'],
+              radios.map((r) => {
+                const toggle = h('button', { type: 'button', class: 'small', text: r.enabled ? 'Disable' : 'Enable', 'aria-label': `${r.enabled ? 'Disable' : 'Enable'} radio ${r.name}` });
+                toggle.addEventListener('click', () =>
+                  busy(toggle, saveOut, async () => {
+                    await call(savedAlchemyRoutes.updateRadio, { params: { id: r.id }, body: { enabled: !r.enabled } });
+                    await drawSaved();
+                  }),
+                );
+                return [r.name, r.playlist_name, String(r.n_results), String(r.temperature), r.enabled ? 'yes' : 'no', h('div', { class: 'actions' }, toggle, del(`radio ${r.name}`, () => call(savedAlchemyRoutes.deleteRadio, { params: { id: r.id } })))];
+              }),
+            )
+          : h('p', { class: 'muted', text: 'No radio yet.' }),
+      );
+    };
     root.append(
       h('fieldset', {}, h('legend', { text: 'Ingredients' }), h('div', { class: 'toolbar' }, field('Operation', op), field('Kind', type)), chooser, chips),
       h('div', { class: 'toolbar' }, field('Songs', n), field('Temperature (0 = strict top)', temperature), field('Subtract radius', radius), run),
       out,
       results,
       saver.element,
+      section('Anchors and radios', h('div', { class: 'toolbar' }, field('Name', saveName, 'Saves the ingredients above'), saveAnchor, saveRadio, runRadios), saveOut, savedList),
     );
     drawChooser();
+    drawSaved().catch((err: unknown) => say(saveOut, errText(err), 'error'));
     const seed = params.get('item_id');
     if (seed) add(seed, params.get('label') ?? seed);
   },

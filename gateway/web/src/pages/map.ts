@@ -61,6 +61,8 @@ const page: Page = {
     let selected = -1;
     let lastMs = 0;
     const ctx = canvas.getContext('2d')!;
+    let img: ImageData | undefined;
+    let px: Uint32Array | undefined;
 
     const recolour = () => {
       const mode = colourBy.value;
@@ -75,7 +77,7 @@ const page: Page = {
         legend.replaceChildren(...[0, 0.5, 1].map((t) => swatch(rampColor(t), `${label} ${Math.round(t * 100)}%`)), swatch('#9e9e9e', 'no score'));
         return;
       }
-      const labelOf = (it: Item) => parseLabelScores(mode === 'tag' ? it.mood_vector : it.other_features)[0]?.label ?? 'none';
+      const labelOf = (it: Item) => parseLabelScores(mode === 'tag' ? it.mood_vector : it.other_features)[0]?.label ?? 'untagged';
       const counts = new Map<string, number>();
       const labels = items.map(labelOf);
       for (const l of labels) counts.set(l, (counts.get(l) ?? 0) + 1);
@@ -95,17 +97,24 @@ const page: Page = {
       const w = canvas.width;
       const hgt = canvas.height;
       if (w === 0 || hgt === 0) return;
-      const img = ctx.createImageData(w, hgt);
-      const px = new Uint32Array(img.data.buffer);
-      const size = Math.max(2, Math.round(2 * dpr));
+      // One pixel buffer per canvas size, cleared per frame (no 3 MB allocation per redraw).
+      if (!img || img.width !== w || img.height !== hgt) {
+        img = ctx.createImageData(w, hgt);
+        px = new Uint32Array(img.data.buffer);
+      } else px!.fill(0);
+      const pixels = px!;
+      // Point size by count: few points stay visible, 100k do not become one blob.
+      const base = xs.length < 1000 ? 6 : xs.length < 20_000 ? 3 : 2;
+      const size = Math.max(2, Math.round(base * dpr));
+      const half = Math.floor(size / 2);
       for (let i = 0; i < xs.length; i++) {
-        const sx = Math.round(view.toScreenX(xs[i]!) * dpr);
-        const sy = Math.round(view.toScreenY(ys[i]!) * dpr);
+        const sx = Math.round(view.toScreenX(xs[i]!) * dpr) - half;
+        const sy = Math.round(view.toScreenY(ys[i]!) * dpr) - half;
         if (sx < 0 || sy < 0 || sx >= w - size || sy >= hgt - size) continue;
         const c = colours[i]!;
         for (let dy = 0; dy < size; dy++) {
           const row = (sy + dy) * w + sx;
-          for (let dx = 0; dx < size; dx++) px[row + dx] = c;
+          for (let dx = 0; dx < size; dx++) pixels[row + dx] = c;
         }
       }
       ctx.putImageData(img, 0, 0);
