@@ -33,6 +33,7 @@ import { SavedAlchemyRepository } from './store/saved-alchemy.repository';
 import { SemanticService, TagsUnavailableError, type LyricsPort } from './domain/semantic/semantic.service';
 import { SemanticRepository } from './store/semantic.repository';
 import { GenerationRepository } from './store/generation.repository';
+import { PgBuildLock } from './store/build-lock';
 import { indexMigrations } from './store/migrations';
 import { TrackRepository } from './store/track.repository';
 
@@ -108,6 +109,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const state = new IndexState(emptyGeneration());
   const rebuild = new RebuildService(catalogue, tracks, generations, state, maps, rt.bus, rt.logger.child({ component: 'RebuildService' }), {
     vectors: config.vectors,
+    lock: new PgBuildLock(rt.ds),
     ...deps.rebuild,
   });
   const repoint = new RepointService(

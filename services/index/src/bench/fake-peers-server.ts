@@ -2,8 +2,8 @@ import { FakePeers } from './fake-peers';
 import { syntheticSongs, toSnapshotTrack } from './synthetic-catalogue';
 
 /**
- * Child process for the benchmarks: a FakePeers catalogue + registry with `songs` synthetic songs on two
- * servers, `srv-main` (every song, ids `m-<i>`) and `srv-sparse` (every `sparseEvery`-th song, ids
+ * Child process for the benchmarks: a FakePeers catalogue + registry with `songs` synthetic songs on three
+ * servers, `srv-main` (every song, ids `m-<i>`), `srv-half` (every 2nd song, ids `h-<i>`) and `srv-sparse` (every `sparseEvery`-th song, ids
  * `<100000000 + i>`), so the peer's CPU and memory stay out of the measured service process.
  * Usage: node dist/bench/fake-peers-server.js <songs> [sparseEvery=100]
  * Prints one JSON line `{"url": ...}` once listening; exits when its stdin closes.
@@ -13,6 +13,7 @@ async function main(): Promise<void> {
   const sparseEvery = Number(process.argv[3] ?? 100);
   const peers = new FakePeers();
   peers.addServer({ id: 'srv-main', name: 'Main', type: 'jellyfin', isDefault: true, connection: { type: 'jellyfin', creds: { url: 'http://127.0.0.1:9', user_id: '0'.repeat(32), token: 't' } } });
+  peers.addServer({ id: 'srv-half', name: 'Half', type: 'emby', isDefault: false, connection: { type: 'emby', creds: { url: 'http://127.0.0.1:9', user_id: '0'.repeat(32), token: 't' } } });
   peers.addServer({ id: 'srv-sparse', name: 'Sparse', type: 'navidrome', isDefault: false, connection: { type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } } });
   let i = 0;
   for (const s of syntheticSongs(songs, { songsPerArtist: 20, songsPerAlbum: 10, seed: 3 })) {
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
     peers.addSong(song);
     const artist = s.artist.split(' ')[1]!;
     peers.map('srv-main', s.itemId, `m-${i}`, `ma-${artist}`);
+    if (i % 2 === 0) peers.map('srv-half', s.itemId, `h-${i}`, `ha-${artist}`);
     if (i % sparseEvery === 0) peers.map('srv-sparse', s.itemId, String(100_000_000 + i), `sa-${artist}`);
     i++;
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { RoutingKeys, type IndexRebuilt, type TaskState, type TaskUpdatedEvent } from '@polyphony/contracts';
 import type { Bus, Logger } from '@polyphony/platform';
 import type { CellRecord, GenerationRepository } from '../store/generation.repository';
+import { LocalBuildLock, type BuildLock, type BuildLockHandle } from '../store/build-lock';
 import type { TrackRepository } from '../store/track.repository';
 import { VECTOR_DIM } from '../store/track.repository';
 import { ArtistModel } from './artist-model';
@@ -26,6 +27,8 @@ export interface RebuildOptions {
   cellFlushBytes?: number;
   /** How generations hold their vectors (default: float in memory). */
   vectors?: VectorStoreSettings;
+  /** Cross-replica build lock (default: in-process only). */
+  lock?: BuildLock;
 }
 
 interface Job {
@@ -33,6 +36,8 @@ interface Job {
   /** Task ids of the requesters (e.g. the analysis or cleaning task), echoed in index.rebuild.completed.v1. */
   requesters: string[];
   reasons: string[];
+  /** When the first request of this job arrived (a build that started later covers it). */
+  requestedAt: Date;
   seq: number;
   startedAt?: string;
   log: string[];
@@ -70,6 +75,7 @@ export class RebuildService {
   private readonly vectorBatchSize: number;
   private readonly cellFlushBytes: number;
   private readonly vectors: VectorStoreSettings;
+  private readonly lock: BuildLock;
   /** Outcome of the last successful build (for status and benchmarks). */
   lastOutcome?: RebuildOutcome;
   lastError?: string;
@@ -87,6 +93,7 @@ export class RebuildService {
     this.snapshotPageSize = options.snapshotPageSize ?? 5000;
     this.vectorBatchSize = options.vectorBatchSize ?? 2000;
     this.cellFlushBytes = options.cellFlushBytes ?? 4 * 1024 * 1024;
+    this.lock = options.lock ?? new LocalBuildLock();
     this.vectors = options.vectors ?? { mode: 'float', pqM: 25, buildWorkers: 0 };
   }
 
@@ -142,7 +149,18 @@ export class RebuildService {
    */
   async loadLive(options: { markInterrupted?: boolean } = {}): Promise<{ loaded: boolean; interrupted: number }> {
     // A replica loading a generation another replica published must not fail that replica's running build.
-    const interrupted = options.markInterrupted === false ? [] : await this.generations.failInterrupted();
+    // Builds left 'building' are interrupted only when no replica holds the build lock (else one is running).
+    let interrupted: number[] = [];
+    if (options.markInterrupted !== false) {
+      const free = await this.lock.tryAcquire();
+      if (free) {
+        try {
+          interrupted = await this.generations.failInterrupted();
+        } finally {
+          await free.release();
+        }
+      }
+    }
     if (interrupted.length) this.logger.warn('index builds were interrupted by a restart', { generations: interrupted });
     const live = await this.generations.live();
     if (!live || live.dim === null || live.itemCount === null || live.centroids === null) return { loaded: false, interrupted: interrupted.length };
@@ -184,7 +202,7 @@ export class RebuildService {
   }
 
   private newJob(reason: string, requesterTaskId?: string): Job {
-    return { taskId: randomUUID(), requesters: requesterTaskId ? [requesterTaskId] : [], reasons: [reason], seq: 0, log: [] };
+    return { taskId: randomUUID(), requesters: requesterTaskId ? [requesterTaskId] : [], reasons: [reason], requestedAt: new Date(), seq: 0, log: [] };
   }
 
   private start(job: Job): void {
@@ -201,7 +219,23 @@ export class RebuildService {
   private async run(job: Job, signal: AbortSignal): Promise<void> {
     job.startedAt = new Date().toISOString();
     let generation: number | undefined;
+    let lock: BuildLockHandle | undefined;
     try {
+      // One build at a time across replicas; a build that started after this request covers it.
+      lock = await this.lock.acquire(signal, () => {
+        this.note(job, 'waiting: another index replica is building');
+        void this.publishTask(job, 'RUNNING', 0, 'waiting for the index build of another replica');
+      });
+      const covering = await this.generations.liveStartedSince(job.requestedAt);
+      if (covering !== undefined) {
+        if (this.state.current().generation !== covering) await this.loadLive({ markInterrupted: false });
+        // Requesters waiting for index.rebuild.completed.v1 with their task id still get it.
+        const items = this.state.current().index.size;
+        for (const taskId of job.requesters) await this.safePublish(RoutingKeys.indexRebuilt, { generation: covering, items, taskId } satisfies IndexRebuilt);
+        this.note(job, `served by generation ${covering}, whose build started after this request`);
+        await this.publishTask(job, 'SUCCESS', 100, `index rebuilt (generation ${covering}, a build that started after this request)`, { generation: covering, requesters: job.requesters, coveredBy: covering });
+        return;
+      }
       await this.publishTask(job, 'RUNNING', 0, 'reading the catalogue snapshot');
       generation = await this.generations.createBuild(job.taskId, job.reasons.join('; '));
       const outcome = await this.build(job, generation, signal);
@@ -221,6 +255,8 @@ export class RebuildService {
       if (generation !== undefined) await this.generations.markFailed(generation, message).catch(() => undefined);
       this.note(job, `failed: ${message}`);
       await this.publishTask(job, signal.aborted ? 'REVOKED' : 'FAIL', 100, `index build failed: ${message}`.slice(0, 500), { requesters: job.requesters });
+    } finally {
+      await lock?.release();
     }
   }
 

@@ -162,6 +162,12 @@ export class GenerationRepository {
     return rows.map((r) => Number(r.generation));
   }
 
+  /** Generation of the live build when that build started at or after `since` (it then covers a request made at `since`). */
+  async liveStartedSince(since: Date): Promise<number | undefined> {
+    const rows: Array<{ generation: string }> = await this.ds.query(`SELECT generation FROM ${S}.builds WHERE state = 'live' AND created_at >= $1`, [since]);
+    return rows[0] ? Number(rows[0].generation) : undefined;
+  }
+
   /** The live build, or undefined. */
   async live(): Promise<BuildRecord | undefined> {
     const rows: Array<Record<string, unknown>> = await this.ds.query(`SELECT * FROM ${S}.builds WHERE state = 'live'`);

@@ -1,0 +1,50 @@
+import 'reflect-metadata';
+import { createBus, createLogger } from '@polyphony/platform';
+import { buildIndex } from '../app';
+import { loadIndexConfig } from '../config';
+
+/**
+ * One index replica in its own process, for the throughput benchmark (`index-throughput.ts`).
+ * argv[2] = JSON `{ dbUrl, secret, peersUrl, port, build, mode }`: starts the service on 127.0.0.1:`port`
+ * (0 = any), builds a generation first when `build`, else loads the stored one. Prints one JSON line
+ * `{ url, buildMs, loadMs, rssMb }` once ready. SIGTERM stops it gracefully (readiness off first, then
+ * in-flight requests finish), like `main.ts`; closing stdin does the same.
+ */
+async function main(): Promise<void> {
+  const o = JSON.parse(process.argv[2]!) as { dbUrl: string; secret: string; peersUrl: string; port: number; build: boolean; mode?: string; workers?: number };
+  const logger = createLogger({ service: 'index-replica', level: 'error' });
+  const bus = createBus({});
+  const peers = () => ({ registry: o.peersUrl, catalogue: o.peersUrl, analysis: o.peersUrl, index: o.peersUrl, playlist: o.peersUrl });
+  const env: Record<string, string> = { DATABASE_URL: o.dbUrl, INTERNAL_SECRET: o.secret, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: o.mode ?? 'int8', INDEX_BUILD_WORKERS: String(o.workers ?? 2) };
+  const svc = buildIndex(loadIndexConfig(env), { logger, bus, peers, migrateOnStart: true, rebuildOnStart: false });
+  const t0 = performance.now();
+  await svc.start();
+  const loadMs = performance.now() - t0;
+  let buildMs = 0;
+  if (o.build) {
+    const t = performance.now();
+    svc.rebuild.request('benchmark');
+    await svc.rebuild.idle();
+    buildMs = performance.now() - t;
+    if (!svc.rebuild.lastOutcome) throw new Error(`build failed: ${svc.rebuild.lastError}`);
+  }
+  const port = await svc.listen(o.port, '127.0.0.1');
+  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}`, buildMs, loadMs, rssMb: process.memoryUsage().rss / 1048576, generation: svc.state.current().generation })}\n`);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    void svc
+      .stop()
+      .then(() => bus.close())
+      .finally(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.stdin.resume();
+  process.stdin.on('end', stop);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

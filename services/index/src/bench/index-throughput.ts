@@ -1,0 +1,191 @@
+import 'reflect-metadata';
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { createBus, createLogger } from '@polyphony/platform';
+import { createBenchDatabase, startChild } from './bench-support';
+
+/**
+ * Query throughput through the gateway with 1 and 2 index replicas, and a rolling restart under load
+ * (issue 19 benchmarks). Loopback only; every part in its own process except the gateway:
+ *  - FakePeers (catalogue + registry internal APIs) child: N songs on 3 servers, `srv-main` (all), `srv-half`
+ *    (every 2nd) and `srv-sparse` (every 100th = 1%);
+ *  - index replicas = `index-replica.js` children on one database (INDEX_VECTOR_MODE = `mode`); the first
+ *    one builds the generation (build time printed), the second loads it (load time printed);
+ *  - the real gateway (@polyphony/gateway, bearer API token) in this process, INDEX_URL = the replica list
+ *    (switched between 1 and 2 replicas);
+ *  - autocannon in a child (`load-child.js`), `connections` clients for `seconds` per scenario.
+ * Scenarios: similar songs n=10 and n=199 (Jellyfin asks 199) on the main server, n=10 on the 1% server,
+ * search, sync (500-row pages); each with 1 and 2 replicas; then a rolling restart: under similar-songs
+ * load through 2 replicas, replica B gets SIGTERM, exits, and is started again on the same port; the
+ * failed-request count (errors + non-2xx) of that run is the figure.
+ * Load average is printed with every figure (the 2-core machine is shared).
+ * Needs `npx tsc -b gateway services/index`.
+ * Usage: node services/index/dist/bench/index-throughput.js [songs=100000] [seconds=10] [connections=16] [mode=int8]
+ */
+interface LoadResult {
+  requestsPerSec: number;
+  total: number;
+  latencyMs: { mean: number; p50: number; p97_5: number; p99: number; max: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+interface ReplicaInfo {
+  url: string;
+  buildMs: number;
+  loadMs: number;
+  rssMb: number;
+  generation: number;
+}
+
+function load(): string {
+  return loadavg()
+    .map((x) => x.toFixed(1))
+    .join('/');
+}
+
+async function startReplica(options: Record<string, unknown>): Promise<{ child: ChildProcess; info: ReplicaInfo }> {
+  const child = fork(path.join(__dirname, 'index-replica.js'), [JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
+  const info = await new Promise<ReplicaInfo>((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) resolve(JSON.parse(buf.slice(0, nl)) as ReplicaInfo);
+    });
+    child.on('exit', (code) => reject(new Error(`replica exited with ${code}`)));
+  });
+  return { child, info };
+}
+
+async function main(): Promise<void> {
+  const songs = Number(process.argv[2] ?? 100_000);
+  const seconds = Number(process.argv[3] ?? 10);
+  const connections = Number(process.argv[4] ?? 16);
+  const mode = process.argv[5] ?? 'int8';
+  const secret = randomBytes(32).toString('hex');
+  const apiToken = randomBytes(16).toString('hex');
+  const db = await createBenchDatabase('index_tp_bench');
+  const { child: peersChild, info: peers } = await startChild<{ url: string }>('fake-peers-server.js', [String(songs)]);
+  const logger = createLogger({ service: 'tp-bench', level: 'error' });
+  const bus = createBus({});
+  const replicas: Array<{ child: ChildProcess; info: ReplicaInfo }> = [];
+  let indexTarget = '';
+  const targets = () => ({ registry: peers.url, catalogue: peers.url, analysis: peers.url, index: indexTarget, playlist: peers.url });
+  const gw = require('@polyphony/gateway') as {
+    loadGatewayConfig(env: Record<string, string>): unknown;
+    buildGateway(config: unknown, deps: Record<string, unknown>): { start(): Promise<void>; listen(port: number, host: string): Promise<number>; stop(): Promise<void> };
+  };
+  const out: Record<string, unknown> = { songs, seconds, connections, mode, node: process.version, cores: cpus().length, startedAt: new Date().toISOString(), loadAtStart: load() };
+  let gateway: ReturnType<typeof gw.buildGateway> | undefined;
+  try {
+    const base = { dbUrl: db.url, secret, peersUrl: peers.url, mode };
+    const a = await startReplica({ ...base, port: 0, build: true });
+    replicas.push(a);
+    console.log(`replica A built generation ${a.info.generation} in ${(a.info.buildMs / 1000).toFixed(1)} s (RSS ${a.info.rssMb.toFixed(0)} MiB, load ${load()})`);
+    const b = await startReplica({ ...base, port: 0, build: false });
+    replicas.push(b);
+    console.log(`replica B loaded it in ${(b.info.loadMs / 1000).toFixed(1)} s (RSS ${b.info.rssMb.toFixed(0)} MiB, load ${load()})`);
+    out.build = { buildMs: a.info.buildMs, loadMs: b.info.loadMs, rssA: a.info.rssMb, rssB: b.info.rssMb };
+    indexTarget = a.info.url;
+    gateway = gw.buildGateway(
+      gw.loadGatewayConfig({ DATABASE_URL: db.url, INTERNAL_SECRET: secret, API_TOKEN: apiToken, SERVICE_USER: 'admin', SERVICE_PASSWORD: 'bench-password-1', PORT: '0', LOG_LEVEL: 'error' }),
+      { logger, targets, migrateOnStart: true },
+    );
+    await gateway.start();
+    const gatewayUrl = `http://127.0.0.1:${await gateway.listen(0, '127.0.0.1')}`;
+    const bearer = { authorization: `Bearer ${apiToken}` };
+    const seeds = (f: (i: number) => string) => Array.from({ length: 200 }, (_, i) => f(i));
+    const scenarios: Record<string, string[]> = {
+      similar10: seeds((i) => `/api/similar_tracks?item_id=m-${(i * 7919) % songs}&n=10`),
+      similar199: seeds((i) => `/api/similar_tracks?item_id=m-${(i * 7919) % songs}&n=199`),
+      similar10Sparse1pct: seeds((i) => `/api/similar_tracks?item_id=${100_000_000 + ((i * 100) % songs)}&n=10&server=Sparse`),
+      similar10Half: seeds((i) => `/api/similar_tracks?item_id=h-${((i * 7919) % (songs / 2)) * 2}&n=10&server=Half`),
+      search: seeds((i) => `/api/search_tracks?search_query=${encodeURIComponent(`song ${(i * 37) % 1000}`)}&limit=20`),
+      sync: seeds((i) => `/api/sync?page=${1 + (i % Math.max(1, Math.floor(songs / 500)))}&limit=500`),
+    };
+    for (const [name, paths] of Object.entries(scenarios)) {
+      const res = await fetch(gatewayUrl + paths[0]!, { headers: bearer });
+      const body = await res.text();
+      if (res.status !== 200) throw new Error(`sanity ${name}: ${res.status} ${body.slice(0, 300)}`);
+      if (name.startsWith('similar')) {
+        const rows = JSON.parse(body) as unknown[];
+        const want = name === 'similar199' ? 199 : 10;
+        if (rows.length !== want) throw new Error(`sanity ${name}: ${rows.length} rows, expected ${want}`);
+      }
+    }
+    const run = async (paths: string[], conns: number, secs: number): Promise<LoadResult> => {
+      const { info: r } = await startChild<LoadResult>('load-child.js', [JSON.stringify({ url: gatewayUrl, connections: conns, durationSec: secs, requests: paths.map((p) => ({ path: p, headers: bearer })) })]);
+      return r;
+    };
+    await run(scenarios.similar10!, connections, 3); // warm-up
+    const table: Array<Record<string, unknown>> = [];
+    for (const replicaCount of [1, 2]) {
+      indexTarget = replicas
+        .slice(0, replicaCount)
+        .map((r) => r.info.url)
+        .join(',');
+      await new Promise((r) => setTimeout(r, 1500)); // the gateway's readiness probe marks the replicas ready
+      await run(scenarios.similar10!, connections, 2);
+      for (const [name, paths] of Object.entries(scenarios)) {
+        const before = load();
+        const r = await run(paths, connections, seconds);
+        const row = { replicas: replicaCount, scenario: name, rps: Math.round(r.requestsPerSec), p50: r.latencyMs.p50, p99: r.latencyMs.p99, errors: r.errors + r.non2xx + r.timeouts, load: `${before} -> ${load()}` };
+        table.push(row);
+        console.log(JSON.stringify(row));
+      }
+    }
+    out.table = table;
+
+    // Rolling restart of replica B under load (2 replicas).
+    indexTarget = replicas.map((r) => r.info.url).join(',');
+    await new Promise((r) => setTimeout(r, 1500));
+    const port = Number(new URL(replicas[1]!.info.url).port);
+    const loadRun = run(scenarios.similar10!, connections, Math.max(20, seconds * 2));
+    await new Promise((r) => setTimeout(r, 4000));
+    const t0 = performance.now();
+    const old = replicas[1]!.child;
+    const exited = new Promise<void>((resolve) => old.once('exit', () => resolve()));
+    old.kill('SIGTERM');
+    await exited;
+    const stoppedMs = performance.now() - t0;
+    const again = await startReplica({ ...base, port, build: false });
+    replicas[1] = again;
+    const backMs = performance.now() - t0;
+    const r = await loadRun;
+    out.rollingRestart = {
+      rps: Math.round(r.requestsPerSec),
+      p50: r.latencyMs.p50,
+      p99: r.latencyMs.p99,
+      max: r.latencyMs.max,
+      total: r.total,
+      failed: r.errors + r.non2xx + r.timeouts,
+      replicaStoppedAfterMs: Math.round(stoppedMs),
+      replicaServingAgainAfterMs: Math.round(backMs),
+      load: load(),
+    };
+    console.log(`rolling restart: ${JSON.stringify(out.rollingRestart)}`);
+    console.log('\n| replicas | scenario | req/s | p50 ms | p99 ms | failed | load avg (1/5/15 min, before -> after) |');
+    console.log('| --- | --- | --- | --- | --- | --- | --- |');
+    for (const row of table) console.log(`| ${row.replicas} | ${row.scenario} | ${row.rps} | ${row.p50} | ${row.p99} | ${row.errors} | ${row.load} |`);
+    console.log(`SUMMARY ${JSON.stringify(out)}`);
+  } finally {
+    await gateway?.stop().catch(() => undefined);
+    for (const r of replicas) {
+      r.child.stdin?.end();
+      r.child.kill('SIGTERM');
+    }
+    await bus.close();
+    peersChild.stdin?.end();
+    peersChild.kill();
+    await new Promise((r) => setTimeout(r, 1000));
+    await db.drop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
