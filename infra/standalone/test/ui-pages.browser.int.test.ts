@@ -464,7 +464,7 @@ describe('web UI pages (chromium, real music)', () => {
     await shot('users');
   });
 
-  it('When the page is 360 px wide, then it reads without sideways scrolling of the page itself', async () => {
+  it('When the page is 360 px wide, then it reads without sideways scrolling of the page itself; the dark theme follows the system', async () => {
     await page.setViewportSize({ width: 360, height: 780 });
     try {
       for (const name of ['Dashboard', 'Similar songs', 'Setup']) {
@@ -472,6 +472,12 @@ describe('web UI pages (chromium, real music)', () => {
         expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(362);
       }
       await shot('narrow-setup');
+      // Dark theme follows the system setting.
+      await page.emulateMedia({ colorScheme: 'dark' });
+      const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      expect(bg).toBe('rgb(20, 23, 30)');
+      await shot('narrow-setup-dark');
+      await page.emulateMedia({ colorScheme: 'light' });
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 });
     }
