@@ -494,6 +494,17 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       expect(ready).toMatchObject({ points: 0, exclusions: 1, items: null });
       expect((await get(`/api/similar_tracks?anchor_id=${ready.id}&n=1`).expect(200)).body[0].item_id).toBe(pid(5));
 
+      // The reference UI's save flow: alchemy answers add_centroid_vector and exclusions, the anchor is saved from them.
+      const blended = (await post('/api/alchemy', { items: [{ id: pid(20), op: 'ADD' }, { id: 'happy:0', op: 'ADD', type: 'mood' }, { id: pid(21), op: 'SUBTRACT' }], n: 5, temperature: 0 }).expect(200)).body;
+      expect(blended.add_centroid_vector).toHaveLength(200);
+      expect(blended.exclusions).toHaveLength(1);
+      expect(blended.exclusions[0].distance).toBeCloseTo(0.2);
+      const saved = (await post('/api/anchors', { name: 'From the alchemy page', centroid: blended.add_centroid_vector, exclusions: blended.exclusions }).expect(200)).body.anchor;
+      const fromSaved = (await get(`/api/similar_tracks?anchor_id=${saved.id}&n=10&max_songs_per_artist=0`).expect(200)).body.map((r: { item_id: string }) => r.item_id);
+      expect(fromSaved).not.toContain(pid(21));
+      expect(fromSaved).toEqual(expect.arrayContaining(blended.results.map((r: { item_id: string }) => r.item_id).filter((id: string) => id !== pid(20))));
+      expect((await post('/api/alchemy', { items: [{ id: 'happy:7', op: 'ADD', type: 'mood' }] }).expect(400)).body.error.message).toMatch(/Invalid centroid_index 7 for mood 'happy'/);
+
       // Bad input: unknown anchor, two seeds, too many points, wrong dimension, taken name, bad ids.
       expect((await get('/api/similar_tracks?anchor_id=987654').expect(404)).body.error.message).toMatch(/Anchor "987654" not found/);
       expect((await get(`/api/find_path?start_anchor=987654&end_song_id=${pid(1)}`).expect(404)).body.error.message).toMatch(/not found/);

@@ -129,7 +129,11 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   };
   const semantic = new SemanticService(state, new SemanticRepository(rt.ds), lyrics, rt.logger.child({ component: 'SemanticService' }));
   // Moods as seeds of find_path, alchemy and similar_tracks: a centroid of the generation's mood (503 without tags).
-  seeds.mood = (gen, mood, centroidIndex) => semantic.moodVector(gen, parseOrThrow(MoodParam, mood, 'mood'), centroidIndex);
+  // An alchemy mood item may name a centroid as the reference does: "<mood>:<centroid index>".
+  seeds.mood = (gen, mood, centroidIndex) => {
+    const m = /^\s*([^:]+):\s*(\d{1,4})\s*$/.exec(mood);
+    return semantic.moodVector(gen, parseOrThrow(MoodParam, m ? m[1] : mood, 'mood'), m ? Number(m[2]) : centroidIndex);
+  };
   const alchemy = new AlchemyService(artists, playlists, seeds);
   const saved = new SavedAlchemyRepository(rt.ds);
   const anchors = new AnchorService(saved, alchemy);

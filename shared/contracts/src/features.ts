@@ -128,7 +128,8 @@ export const AlchemyItem = z
     op: z.preprocess((v) => (typeof v === 'string' ? v.toUpperCase() : v), z.enum(['ADD', 'SUBTRACT'])),
     /**
      * song (track id), artist (name or provider artist id), playlist (a playlist this service wrote on the
-     * selected server: its id or name), mood (happy, sad, aggressive, relaxed, danceable), anchor (anchor id).
+     * selected server: its id or name), mood (happy, sad, aggressive, relaxed, danceable; `<mood>:<centroid index>`
+     * as the reference sends it picks one of the mood's centroids), anchor (anchor id or name).
      */
     type: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(ALCHEMY_ITEM_TYPES).default('song')),
   })
@@ -167,6 +168,10 @@ export const AlchemyResponse = z
     centroid_2d: z.tuple([z.number(), z.number()]).nullable(),
     /** Ids that matched nothing in the index (ignored). */
     unresolved: z.array(z.string()),
+    /** Unit vector of the ADD centroid (reference field; POST /api/anchors accepts it as `centroid`). */
+    add_centroid_vector: z.array(z.number()).optional(),
+    /** The SUBTRACT regions applied (unit vector, cosine radius; at most 500 listed), as POST /api/anchors takes them. */
+    exclusions: z.array(z.object({ vector: z.array(z.number()), distance: z.number() })).optional(),
   })
   .openapi('AlchemyResponse');
 export type AlchemyResponse = z.infer<typeof AlchemyResponse>;

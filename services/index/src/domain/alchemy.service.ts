@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { SERVICE_DEFAULTS, type AlchemyItem, type AlchemyResponse } from '@polyphony/contracts';
+import { ANCHOR_MAX_EXCLUSION_VECTORS, SERVICE_DEFAULTS, type AlchemyItem, type AlchemyResponse } from '@polyphony/contracts';
 import { NotFoundError, ValidationError } from '@polyphony/platform';
 import type { ArtistResolver } from './artist.service';
 import { SeededRandom } from './ivf/prng';
@@ -15,6 +15,9 @@ export const ALCHEMY_DEFAULT_TEMPERATURE = SERVICE_DEFAULTS.alchemyTemperature;
 export const ALCHEMY_DEFAULT_SUBTRACT_DISTANCE = SERVICE_DEFAULTS.alchemySubtractDistanceAngular;
 /** filtered_out lists at most this many rows. */
 export const ALCHEMY_FILTERED_LIST_MAX = 100;
+/** Exclusions listed in the answer (the rest still apply); the bound of an anchor's stored exclusions. */
+export const ALCHEMY_EXCLUSIONS_LISTED_MAX = ANCHOR_MAX_EXCLUSION_VECTORS;
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 /** Songs of a playlist item taken into account (reference ALCHEMY_PLAYLIST_MAX_SONGS). */
 export const ALCHEMY_PLAYLIST_MAX_SONGS = 500;
 
@@ -226,6 +229,9 @@ export class AlchemyService {
       add_points: add.map(point),
       sub_points: sub.map(point),
       centroid_2d: gen.pca ? projectPoint(gen.pca, centroid) : null,
+      // What the reference UI saves as an anchor ({name, centroid: add_centroid_vector, exclusions}).
+      add_centroid_vector: Array.from(centroid, round6),
+      exclusions: subVectors.slice(0, ALCHEMY_EXCLUSIONS_LISTED_MAX).map((x) => ({ vector: Array.from(x.v, round6), distance: x.d })),
       unresolved,
     };
   }
