@@ -110,6 +110,18 @@ describe('operations API (full stack)', () => {
     return { id: b.id, archive };
   }
 
+  it('When many backups are requested at once, then exactly one starts (409 for the rest) and the registry keeps answering', async () => {
+    // Regression (fuzzing at 1,000 cases per route): concurrent starts all passed the "one at a
+    // time" check before its first await; six snapshot jobs then held the registry's whole
+    // connection pool waiting for progress writes, and every registry route hung.
+    const answers = await Promise.all(Array.from({ length: 8 }, () => request(url).post('/api/backup').set(auth).send({})));
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 409, 409, 409, 409, 409, 409, 409]);
+    expect(answers.find((a) => a.status === 409)!.body.error.message).toMatch(/already running/);
+    const started = answers.find((a) => a.status === 202)!.body.backup_id as string;
+    await waitFor('the one backup ready', async () => ((await request(url).get('/api/backup').set(auth).expect(200)).body.backups.find((b: { id: string; status: string }) => b.id === started && b.status === 'ready') ? true : undefined));
+    await request(url).get('/api/tasks').set(auth).expect(200);
+  });
+
   it('When a backup is made without a passphrase, then it holds users and servers but no secret; with one, secrets are encrypted', async () => {
     await sql(`INSERT INTO registry.music_servers (name, server_type, creds, is_default) VALUES ('Home', 'navidrome', '{"url":"http://nas:4533","user":"me","password":"very-secret-pw"}', true)`);
     // Saved anchors and radios are user data: in the archive (their run bookkeeping is not).

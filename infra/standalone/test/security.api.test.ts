@@ -175,6 +175,17 @@ describe('security hardening (full stack, real PostgreSQL)', () => {
       expect(res.status).toBe(431);
       expectErrorShape(res, 'headers_too_large');
     });
+
+    it('When the request line fits the gateway but not the service it is forwarded to (about 15 kB), then it is still 431 in the error shape', async () => {
+      // Regression (fuzzing at 1,000 cases per route): the gateway forwards the URL plus its own
+      // identity headers; the service's HTTP parser overflowed and answered a bare 431 with no body.
+      for (const size of [15_000, 15_500, 16_000, 16_300]) {
+        const res = await api.get(`/api/similar_tracks?item_id=1&title=${'t'.repeat(size)}`).set(bearer);
+        expect(res.status).toBeGreaterThanOrEqual(400);
+        expect(res.status).toBeLessThan(500);
+        expectErrorShape(res);
+      }
+    });
   });
 
   describe('6. non-admins see only what the UI needs', () => {

@@ -261,7 +261,10 @@ export function rejectNulInBody(): RequestHandler {
  * 400) in the common error shape instead of Node's bare status line, then closes the connection.
  */
 export function handleClientErrors(server: import('node:http').Server, logger?: Logger): void {
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {
+  // One answer per connection: a second call (the gateway adds its logger) replaces the first handler.
+  const previous = clientErrorHandlers.get(server);
+  if (previous) server.off('clientError', previous);
+  const handler = (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
@@ -273,8 +276,11 @@ export function handleClientErrors(server: import('node:http').Server, logger?: 
     });
     logger?.debug('malformed HTTP request', { code: err.code });
     socket.end(`HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-  });
+  };
+  clientErrorHandlers.set(server, handler);
+  server.on('clientError', handler);
 }
+const clientErrorHandlers = new WeakMap<import('node:http').Server, (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => void>();
 
 /** 404 in the common error shape for unmatched routes. */
 export function notFoundHandler(): RequestHandler {

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import net from 'node:net';
 import type { Logger } from './logger';
 import { readEnv } from './config';
+import { handleClientErrors } from './http';
 
 /** What a composition root returns: an HTTP app plus start/stop of consumers and connections. */
 export interface ServiceUnit {
@@ -13,10 +14,15 @@ export interface ServiceUnit {
   stop(): Promise<void>;
 }
 
-/** Listens on `port` (0 = any) on `host`; resolves with the server and the bound port. */
+/**
+ * Listens on `port` (0 = any) on `host`; resolves with the server and the bound port. HTTP parser
+ * errors (a request line or headers above Node's 16 KiB limit, which a long query forwarded by the
+ * gateway can reach) are answered in the common error shape (`handleClientErrors`).
+ */
 export function listen(app: import('express').Express, port: number, host = '0.0.0.0'): Promise<{ server: Server; port: number }> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
+    handleClientErrors(server);
     server.once('listening', () => {
       const addr = server.address();
       resolve({ server, port: typeof addr === 'object' && addr ? addr.port : port });

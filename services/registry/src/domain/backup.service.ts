@@ -30,7 +30,8 @@ const FILE_SUFFIX = '.polyphony-backup.gz';
  * always whole. Restore is all or nothing, and the index is rebuilt afterwards.
  */
 export class BackupService {
-  private running: Promise<unknown> | undefined;
+  /** The backup or restore in progress in this process (claimed synchronously, see `claim`). */
+  private running: Promise<void> | undefined;
 
   constructor(
     private readonly store: BackupStore,
@@ -49,22 +50,43 @@ export class BackupService {
    * oldest ready backups beyond that many once this one is complete.
    */
   async start(opts: { passphrase?: string; keep?: number } = {}): Promise<{ backup_id: string; task_id: string }> {
-    if (this.running) throw new ConflictError('A backup or restore is already running');
+    const release = this.claim();
     const id = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').toLowerCase()}-${randomUUID().slice(0, 8)}`;
     const taskId = randomUUID();
     const fileName = `${id}${FILE_SUFFIX}`;
     const secrets = opts.passphrase ? 'encrypted' : 'excluded';
-    await this.store.insertBackup({ id, fileName, formatVersion: BACKUP_FORMAT_VERSION, secrets, taskId });
-    await this.report(taskId, 'backup', 'RUNNING', 0, 'Backup started', 1);
-    this.running = this.write(id, fileName, taskId, opts).finally(() => {
-      this.running = undefined;
-    });
+    try {
+      await this.store.insertBackup({ id, fileName, formatVersion: BACKUP_FORMAT_VERSION, secrets, taskId });
+      await this.report(taskId, 'backup', 'RUNNING', 0, 'Backup started', 1);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    void this.write(id, fileName, taskId, opts)
+      .catch((err: unknown) => this.logger.error('backup failed', { backupId: id, error: (err as Error).message }))
+      .finally(release);
     return { backup_id: id, task_id: taskId };
+  }
+
+  /**
+   * Claims this process's one backup/restore slot before the first await, so concurrent requests
+   * cannot both pass the check (409 for the losers). Each job holds a snapshot or restore
+   * connection and needs a second one for its progress; several at once could take the whole
+   * pool and wait on each other. Returns the release function.
+   */
+  private claim(): () => void {
+    if (this.running) throw new ConflictError('A backup or restore is already running');
+    let done!: () => void;
+    this.running = new Promise<void>((resolve) => (done = resolve));
+    return () => {
+      this.running = undefined;
+      done();
+    };
   }
 
   /** Waits for a backup or restore in progress (tests, shutdown). */
   async idle(): Promise<void> {
-    await this.running?.catch(() => undefined);
+    await this.running;
   }
 
   private async write(id: string, fileName: string, taskId: string, opts: { passphrase?: string; keep?: number }): Promise<void> {
@@ -154,7 +176,15 @@ export class BackupService {
    * from the current install (same server id, same setting key). Then requests an index rebuild.
    */
   async restore(path: string, passphrase?: string): Promise<{ tables: number; rows: number; index_rebuild_task_id: string | null }> {
-    if (this.running) throw new ConflictError('A backup or restore is already running');
+    const release = this.claim();
+    try {
+      return await this.restoreClaimed(path, passphrase);
+    } finally {
+      release();
+    }
+  }
+
+  private async restoreClaimed(path: string, passphrase?: string): Promise<{ tables: number; rows: number; index_rebuild_task_id: string | null }> {
     const reader = new ArchiveReader(path);
     const header = await reader.verify();
     const current = await this.store.schemaVersions();
@@ -188,14 +218,11 @@ export class BackupService {
       await this.report(taskId, 'restore', 'SUCCESS', 100, `Restored ${result.rows} rows in ${result.tables} tables`, 10_000);
       return { ...result, index_rebuild_task_id: rebuild };
     })();
-    this.running = job.catch(() => undefined);
     try {
       return await job;
     } catch (err) {
       await this.report(taskId, 'restore', 'FAIL', 100, `Restore failed, nothing changed: ${(err as Error).message}`, 10_000).catch(() => undefined);
       throw err;
-    } finally {
-      this.running = undefined;
     }
   }
 
