@@ -35,13 +35,16 @@ export function securityHeaders(): RequestHandler {
 /**
  * Request body limits in bytes, first match wins (source: the largest legitimate body of each
  * route: credentials and settings are a few hundred bytes; an alchemy request holds at most 1000
- * items; a playlist at most CREATE_PLAYLIST_MAX_TRACKS = 10,000 track references of ~100-300 bytes).
+ * items; an anchor up to 500 exclusion vectors; a playlist at most CREATE_PLAYLIST_MAX_TRACKS = 10,000 track references of ~100-300 bytes).
  * Anything larger is refused with 413 before it is read.
  */
 export const BODY_LIMITS: Array<{ pattern: RegExp; bytes: number }> = [
   { pattern: /^\/(login|auth|logout)$/, bytes: 4 * 1024 },
   { pattern: /^\/api\/(users|setup|me)(\/|$)/, bytes: 4 * 1024 },
   { pattern: /^\/api\/alchemy$/, bytes: 256 * 1024 },
+  // A ready-centroid anchor carries up to ANCHOR_MAX_EXCLUSION_VECTORS = 500 exclusion vectors of the
+  // index's dimension (200 numbers of ~10 characters): about 1 MB.
+  { pattern: /^\/api\/anchors$/, bytes: 2 * 1024 * 1024 },
   { pattern: /^\/api\/create_playlist$/, bytes: 4 * 1024 * 1024 },
 ];
 /**

@@ -504,6 +504,11 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       expect(fromSaved).not.toContain(pid(21));
       expect(fromSaved).toEqual(expect.arrayContaining(blended.results.map((r: { item_id: string }) => r.item_id).filter((id: string) => id !== pid(20))));
       expect((await post('/api/alchemy', { items: [{ id: 'happy:7', op: 'ADD', type: 'mood' }] }).expect(400)).body.error.message).toMatch(/Invalid centroid_index 7 for mood 'happy'/);
+      // The largest anchor a client may save (500 exclusion vectors, about 1 MB of JSON) passes the gateway; more is a 400.
+      const many = Array.from({ length: 500 }, (_, i) => ({ vector: vectors[i % N]!.map((x) => Math.round(x * 1e6) / 1e6), distance: 0.01 }));
+      const big = (await post('/api/anchors', { name: 'Many exclusions', centroid: vectors[3], exclusions: many }).expect(200)).body.anchor;
+      expect(big.exclusions).toBe(500);
+      await post('/api/anchors', { name: 'Too many exclusions', centroid: vectors[3], exclusions: [...many, many[0]] }).expect(400);
 
       // Bad input: unknown anchor, two seeds, too many points, wrong dimension, taken name, bad ids.
       expect((await get('/api/similar_tracks?anchor_id=987654').expect(404)).body.error.message).toMatch(/Anchor "987654" not found/);
