@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { MTT_TAGS, OTHER_FEATURE_LABELS, formatLabelScores, moodVectorOf } from '@polyphony/contracts';
 import { createLogger } from '@polyphony/platform';
-import { EVAL_K, evaluateTextSearch, formatEvalReport, type EvalSong } from '@polyphony/index';
+import { evaluateInstall, formatEvalReport } from '@polyphony/index';
 import { startStack } from '../stack';
 
 /**
@@ -20,7 +20,8 @@ import { startStack } from '../stack';
  *
  * The whole product runs in this process on a scratch database (created and dropped here): the songs are
  * written to the catalogue, one server maps them, the index is rebuilt, and every evaluation query goes
- * through the gateway's `POST /api/clap/search` with the API token, so the figure is the shipped scorer's.
+ * through the gateway's `POST /api/clap/search` with the API token (evaluateInstall, the `text-eval` benchmark's
+ * code), so the figure is the shipped scorer's.
  * Ground truth and metric: services/index/src/domain/semantic/text-eval.ts.
  * Usage: node infra/standalone/dist/bench/text-eval-corpus.js <cache dir>
  *   (PG_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres; TEXT_EVAL_MIN_TRACKS, default 20)
@@ -51,6 +52,11 @@ function otherFeaturesRule(): ((msd: number[], mtt?: number[]) => Array<[string,
 async function main(): Promise<void> {
   const dir = process.argv[2];
   if (!dir) throw new Error('Usage: text-eval-corpus.js <musicnn cache dir>');
+  if (!existsSync(dir)) {
+    // `bench.sh all` runs every benchmark: without the analysis worker's cache, say so and stop cleanly.
+    console.log(`text-eval-corpus SKIPPED: no MusiCNN corpus cache at ${dir} (fill it with node services/analysis-worker/dist/bench/musicnn-cache.js)`);
+    return;
+  }
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
   const rule = otherFeaturesRule();
   const tracks = files.map((f, i) => {
@@ -117,9 +123,8 @@ async function main(): Promise<void> {
       if (Date.now() > deadline) throw new Error(`index not built: ${JSON.stringify(s)}`);
       await new Promise((r) => setTimeout(r, 300));
     }
-    const songs: EvalSong[] = tracks.map((t) => ({ id: t.provider, msd: t.msd, mtt: t.mtt, other: t.other }));
-    const report = await evaluateTextSearch(songs, async (query) => ((await call('POST', '/api/clap/search', { query, limit: EVAL_K })).results as Array<{ item_id: string }>).map((r) => r.item_id));
-    console.log(formatEvalReport(report));
+    // The same evaluation as `bench.sh text-eval` against any running install: tags read back from the catalogue.
+    console.log(formatEvalReport(await evaluateInstall({ databaseUrl: dbUrl.toString(), baseUrl: base, token, server: 'Corpus' })));
   } finally {
     await db.end();
     await stack.stop();

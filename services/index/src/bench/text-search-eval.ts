@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Client } from 'pg';
 import { OTHER_FEATURE_LABELS, parseLabelScores } from '@polyphony/contracts';
-import { EVAL_K, evaluateTextSearch, formatEvalReport, type EvalSong } from '../domain/semantic/text-eval';
+import { EVAL_K, evaluateTextSearch, formatEvalReport, type EvalReport, type EvalSong } from '../domain/semantic/text-eval';
 
 /**
  * Text-search evaluation (issue 14): precision@10 of `POST /api/clap/search` on an analyzed library,
@@ -13,20 +13,21 @@ import { EVAL_K, evaluateTextSearch, formatEvalReport, type EvalSong } from '../
  *   node services/index/dist/bench/text-search-eval.js [server name]
  * Prints one line per query and the mean P@10 (with the best reachable and a random order's expectation).
  */
-async function main(): Promise<void> {
-  const db = process.env.DATABASE_URL;
-  const base = process.env.POLYPHONY_URL ?? 'http://127.0.0.1:8000';
-  const token = process.env.API_TOKEN;
-  const serverName = process.argv[2];
-  if (!db || !token) throw new Error('Set DATABASE_URL and API_TOKEN (and POLYPHONY_URL when not http://127.0.0.1:8000)');
-  const pg = new Client({ connectionString: db });
+/**
+ * Evaluates the text search of a running install: ground truth from the tags of the songs on `server`
+ * (name or id; the default server when absent) read from the install's database, rankings from
+ * `POST <baseUrl>/api/clap/search?server=` with the API token.
+ * @throws Error when the server is unknown or none of its songs has tags
+ */
+export async function evaluateInstall(options: { databaseUrl: string; baseUrl: string; token: string; server?: string }): Promise<EvalReport> {
+  const pg = new Client({ connectionString: options.databaseUrl });
   await pg.connect();
   let songs: EvalSong[];
   let serverId: string;
   try {
-    const servers: Array<{ id: string; name: string; is_default: boolean }> = (await pg.query(`SELECT id::text AS id, name, is_default FROM registry.music_servers ORDER BY is_default DESC, lower(name)`)).rows;
-    const server = serverName ? servers.find((s) => s.name === serverName || s.id === serverName) : servers[0];
-    if (!server) throw new Error(`No server ${serverName ?? '(none configured)'}`);
+    const servers: Array<{ id: string; name: string }> = (await pg.query(`SELECT id::text AS id, name FROM registry.music_servers ORDER BY is_default DESC, lower(name)`)).rows;
+    const server = options.server ? servers.find((s) => s.name === options.server || s.id === options.server) : servers[0];
+    if (!server) throw new Error(`No server ${options.server ?? '(none configured)'}`);
     serverId = server.id;
     const rows: Array<{ provider_id: string; tag_scores: { msd?: number[]; mtt?: number[] }; other_features: string | null }> = (
       await pg.query(
@@ -44,19 +45,31 @@ async function main(): Promise<void> {
     await pg.end();
   }
   if (songs.length === 0) throw new Error('No song of that server has MusiCNN tags: analyze the library with the model first');
-  const report = await evaluateTextSearch(songs, async (query) => {
-    const res = await fetch(new URL(`/api/clap/search?server=${encodeURIComponent(serverId)}`, base), {
+  return evaluateTextSearch(songs, async (query) => {
+    const res = await fetch(new URL(`/api/clap/search?server=${encodeURIComponent(serverId)}`, options.baseUrl), {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ query, limit: EVAL_K }),
     });
     if (!res.ok) throw new Error(`clap/search answered ${res.status}: ${await res.text()}`);
     return ((await res.json()) as { results: Array<{ item_id: string }> }).results.map((r) => r.item_id);
   });
-  console.log(formatEvalReport(report));
 }
 
-main().catch((err: unknown) => {
-  console.error((err as Error).message);
-  process.exit(1);
-});
+async function main(): Promise<void> {
+  const db = process.env.DATABASE_URL;
+  const token = process.env.API_TOKEN;
+  if (!db || !token) {
+    // `bench.sh all` runs every benchmark: without an install to ask, say so and stop cleanly.
+    console.log('text-eval SKIPPED: set DATABASE_URL and API_TOKEN (and POLYPHONY_URL when not http://127.0.0.1:8000) to evaluate a running install');
+    return;
+  }
+  console.log(formatEvalReport(await evaluateInstall({ databaseUrl: db, baseUrl: process.env.POLYPHONY_URL ?? 'http://127.0.0.1:8000', token, server: process.argv[2] })));
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error((err as Error).message);
+    process.exit(1);
+  });
+}
