@@ -11,7 +11,7 @@ import { API_TOKEN, startTestStack } from './helpers';
  * MusiCNN through the whole product (issue 13): supysonic serves three short Wesnoth tracks.
  * 1. Without a model the worker runs DSP-only: songs are stored without tags and GET /api/analysis/model
  *    says the model is missing and how to install it.
- * 2. The model is installed (MODELS_DIR, MUSICNN_PATCHES=2 to keep CPU low) and the stack restarted on the
+ * 2. The model is installed (MODELS_DIR, MUSICNN_PATCHES=2 to keep CPU low, MUSICNN_MTT=1) and the stack restarted on the
  *    same database: the next normal analysis run re-analyses the three songs for tags only; song ids,
  *    mappings and embeddings are unchanged, every song gets 50 MSD + 50 MTT probabilities, a mood_vector
  *    and other_features.
@@ -73,7 +73,7 @@ d('MusiCNN end to end (supysonic, model installed on an existing catalogue)', ()
 
     await stack.stop();
     stack = undefined;
-    ({ stack, url } = await startTestStack({ MODELS_DIR: MODELS, MUSICNN_PATCHES: '2' }, db));
+    ({ stack, url } = await startTestStack({ MODELS_DIR: MODELS, MUSICNN_PATCHES: '2', MUSICNN_MTT: '1' }, db));
     const model1 = await request(url).get('/api/analysis/model').set(auth).expect(200);
     expect(model1.body).toMatchObject({ status: 'ready', model: 'musicnn-msd@412a832c+mtt@1a66a2e5', patchesPerTrack: 2, reason: null });
     const second = await runAnalysis();

@@ -75,7 +75,7 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     live: () => indexClient.get<{ generation: number; items: number; buildStartedAt: string | null }>('/internal/index/live'),
   };
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
-  const learned = new LearnedModel(config.modelsDir, config.musicnnPatches, rt.logger.child({ component: 'LearnedModel' }));
+  const learned = new LearnedModel(config.modelsDir, config.musicnnPatches, rt.logger.child({ component: 'LearnedModel' }), 'auto', config.musicnnMtt);
   const service = new AnalysisRunService(runs, registry, catalogue, index, clientFactory, rt.bus, rt.logger.child({ component: 'AnalysisRunService' }), rt.metrics, {
     learnedModel: () => learned.analyser?.modelId,
     ...deps.runOptions,

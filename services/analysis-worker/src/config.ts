@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { loadServiceConfig, parseConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
+import { envBool, loadServiceConfig, parseConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
 
 /** Analysis service configuration: connection settings, the learned-model folder and its patch budget. */
 export interface AnalysisConfig extends ServiceConfig {
@@ -7,13 +7,15 @@ export interface AnalysisConfig extends ServiceConfig {
   modelsDir?: string;
   /** MUSICNN_PATCHES: 3-second patches run per track, spread evenly over it (docs/musicnn.md: cost and precision). */
   musicnnPatches: number;
+  /** MUSICNN_MTT: also run the MTT network when its file is present (adds MTT tags; doubles network cost). */
+  musicnnMtt: boolean;
 }
 
 /** Default patches per track (docs/musicnn.md, "Cost"). */
-export const DEFAULT_MUSICNN_PATCHES = 16;
+export const DEFAULT_MUSICNN_PATCHES = 4;
 
 /** Analysis service configuration from the environment (tunables live in its settings table). */
 export function loadAnalysisConfig(env: Record<string, string | undefined> = readEnv()): AnalysisConfig {
-  const e = parseConfig(z.object({ MODELS_DIR: z.string().min(1).optional(), MUSICNN_PATCHES: z.coerce.number().int().min(1).max(1000).default(DEFAULT_MUSICNN_PATCHES) }), env);
-  return { ...loadServiceConfig('analysis-worker', 'analysis', env), modelsDir: e.MODELS_DIR, musicnnPatches: e.MUSICNN_PATCHES };
+  const e = parseConfig(z.object({ MODELS_DIR: z.string().min(1).optional(), MUSICNN_PATCHES: z.coerce.number().int().min(1).max(1000).default(DEFAULT_MUSICNN_PATCHES), MUSICNN_MTT: envBool(false) }), env);
+  return { ...loadServiceConfig('analysis-worker', 'analysis', env), modelsDir: e.MODELS_DIR, musicnnPatches: e.MUSICNN_PATCHES, musicnnMtt: e.MUSICNN_MTT };
 }

@@ -45,7 +45,7 @@ function split(flat: Float32Array, n: number, dim: number): number[][] {
 }
 
 /** Cached outputs for `tracks`, computing the missing ones (slow: about 2 x 8 network patches per track). */
-export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) => void = () => undefined): Promise<MusicnnTrackCache[]> {
+export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) => void = () => undefined, cachedOnly = false): Promise<MusicnnTrackCache[]> {
   const dir = join(BENCH_SCRATCH_DIR, `musicnn-${REFERENCE_PATCHES}`);
   mkdirSync(dir, { recursive: true });
   let net: MusicnnAnalyser | undefined;
@@ -57,6 +57,7 @@ export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) =
       out.push(JSON.parse(readFileSync(file, 'utf8')) as MusicnnTrackCache);
       continue;
     }
+    if (cachedOnly) continue;
     net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: 'wasm' });
     const t0 = performance.now();
     const pcm = await decodeToPcm(t.path);

@@ -28,6 +28,7 @@ export function precisionAtK(
   tracks: ReadonlyArray<{ name: string; group: string }>,
   vectorsFor: (query: number) => ReadonlyArray<ArrayLike<number>>,
   k = K,
+  minGroup = MIN_GROUP,
 ): { mean: number; byGroup: Map<string, number>; queries: number } {
   const sizes = new Map<string, number>();
   for (const t of tracks) sizes.set(t.group, (sizes.get(t.group) ?? 0) + 1);
@@ -36,7 +37,7 @@ export function precisionAtK(
   let queries = 0;
   for (let q = 0; q < tracks.length; q++) {
     const group = tracks[q]!.group;
-    if ((sizes.get(group) ?? 0) < MIN_GROUP) continue;
+    if ((sizes.get(group) ?? 0) < minGroup) continue;
     const vectors = vectorsFor(q);
     const ranked = tracks
       .map((t, i) => ({ i, name: t.name, d: i === q ? Infinity : cosineDistance(vectors[q]!, vectors[i]!) }))

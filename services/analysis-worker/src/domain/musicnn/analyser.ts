@@ -38,7 +38,7 @@ export interface MusicnnOptions {
   backend?: BackendPreference;
   /** Patches run per track, spread evenly (mel.ts patchStarts); default all. */
   maxPatches?: number;
-  /** Load the MTT network too when its file is present (default true). */
+  /** Load the MTT network too when its file is present (default true here; the worker's default is MUSICNN_MTT=false). */
   useMtt?: boolean;
 }
 
@@ -126,7 +126,7 @@ export class MusicnnAnalyser {
     return { starts, msd, mtt, melMs: t1 - t0, networkMs: t3 - t1, mttMs: t3 - t2 };
   }
 
-  /** Runs the network in batches of 8 patches (bounds peak memory: ~150 MB of activations per batch). */
+  /** Runs the network in batches of BATCH patches (bounds peak memory: the largest activation is 18 MB per patch). */
   private async batched(net: MusicnnNetwork, input: Float32Array, n: number): Promise<PatchOutputs> {
     const per = MUSICNN_INPUT.patchFrames * MUSICNN_INPUT.nMels;
     const tags = new Float32Array(n * 50);
@@ -147,4 +147,4 @@ export class MusicnnAnalyser {
   }
 }
 
-const BATCH = 8;
+const BATCH = 4;

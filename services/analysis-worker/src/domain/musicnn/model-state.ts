@@ -38,6 +38,8 @@ export class LearnedModel {
     private readonly maxPatches: number,
     private readonly logger: Logger,
     private readonly backend: BackendPreference = 'auto',
+    /** Run the MTT network too when its file is present (MUSICNN_MTT). */
+    private readonly useMtt = false,
   ) {
     this.state = { status: modelsDir ? 'loading' : 'missing', model: null, backend: null, patchesPerTrack: null, reason: modelsDir ? null : 'MODELS_DIR is not set', howToInstall: HOW_TO };
   }
@@ -59,7 +61,7 @@ export class LearnedModel {
       return;
     }
     try {
-      const a = await MusicnnAnalyser.load({ modelsDir: this.modelsDir, maxPatches: this.maxPatches, backend: this.backend });
+      const a = await MusicnnAnalyser.load({ modelsDir: this.modelsDir, maxPatches: this.maxPatches, backend: this.backend, useMtt: this.useMtt });
       this.analyserRef = a;
       this.state = { status: 'ready', model: a.modelId, backend: a.backend, patchesPerTrack: this.maxPatches, reason: null, howToInstall: HOW_TO };
       this.logger.info('learned model loaded', { model: a.modelId, backend: a.backend, patchesPerTrack: this.maxPatches });
