@@ -171,3 +171,17 @@ export function rampColor(t: number): string {
   const c = p.map((x, i) => Math.round(x + (q[i]! - x) * f));
   return '#' + c.map((x) => x.toString(16).padStart(2, '0')).join('');
 }
+
+/**
+ * A [0, 1] scale over the present values between their 5th and 95th percentiles (so a few
+ * outliers do not wash out the colours); undefined when no value is present.
+ */
+export function percentileScale(values: Array<number | null | undefined>): { lo: number; hi: number; t: (v: number) => number } | undefined {
+  const present = values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v)).sort((a, b) => a - b);
+  if (present.length === 0) return undefined;
+  const at = (q: number) => present[Math.min(present.length - 1, Math.max(0, Math.round(q * (present.length - 1))))]!;
+  const lo = at(0.05);
+  const hi = at(0.95);
+  const span = hi - lo;
+  return { lo, hi, t: (v: number) => (span > 0 ? Math.min(1, Math.max(0, (v - lo) / span)) : 0.5) };
+}

@@ -1,4 +1,4 @@
-import { boundsOf, buildGrid, nearest, rampColor, rgba32, Viewport } from './map-logic';
+import { boundsOf, buildGrid, nearest, percentileScale, rampColor, rgba32, Viewport } from './map-logic';
 import { SseParser } from './sse';
 import { snippetParts } from './track-format';
 
@@ -60,6 +60,20 @@ describe('map logic', () => {
     expect(rampColor(0)).toBe('#2166ac');
     expect(rampColor(1)).toBe('#e6550c');
     expect(rampColor(NaN)).toBe('#2166ac');
+  });
+});
+
+describe('map colour scale', () => {
+  it('When tempo values have outliers and gaps, then the scale spans the 5th-95th percentile and clamps', () => {
+    const values = [null, ...Array.from({ length: 99 }, (_, i) => 60 + i), 999];
+    const s = percentileScale(values)!;
+    expect(s.lo).toBe(65);
+    expect(s.hi).toBe(154);
+    expect(s.t(999)).toBe(1);
+    expect(s.t(0)).toBe(0);
+    expect(s.t(109.5)).toBeCloseTo(0.5, 6);
+    expect(percentileScale([null, undefined])).toBeUndefined();
+    expect(percentileScale([3, 3])!.t(3)).toBe(0.5);
   });
 });
 

@@ -344,6 +344,14 @@ describe('web UI pages (chromium, real music)', () => {
     const tipText = (await tip.textContent()) ?? '';
     expect(titles.some((t) => tipText.includes(t))).toBe(true);
     await shot('map');
+    // Colour by tempo: the map answer carries each song's tempo (BPM) from the analysis.
+    const map = (await request(url).get('/api/map?percent=100').set(bearer).expect(200)).body as { items: Array<{ tempo: number | null; energy: number | null }> };
+    for (const it of map.items) {
+      expect(typeof it.tempo).toBe('number');
+      expect(typeof it.energy).toBe('number');
+    }
+    await page.getByLabel('Colour by').selectOption('tempo');
+    await page.locator('.legend', { hasText: 'BPM' }).waitFor();
     await page.mouse.click(point!.x, point!.y);
     await page.locator('.picked', { hasText: 'Selected:' }).getByRole('link', { name: 'Similar songs' }).click();
     await page.getByText(/songs similar to/).waitFor();

@@ -262,6 +262,9 @@ export const MapResponse = z
         embedding_2d: z.tuple([z.number(), z.number()]),
         mood_vector: z.string().nullable(),
         other_features: z.string().nullable(),
+        /** Tempo in BPM and energy as stored by the analysis (for colouring the map); null when unknown. */
+        tempo: z.number().nullable().optional(),
+        energy: z.number().nullable().optional(),
       }),
     ),
     projection: z.literal('pca'),

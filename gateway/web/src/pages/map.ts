@@ -3,13 +3,13 @@
  * GET /api/map. One canvas, points written straight into an ImageData buffer (no DOM node per
  * point), so 100k points redraw in a few milliseconds; a uniform grid finds the point under the
  * pointer. Zoom (wheel, buttons, + / -), pan (drag, arrow keys), hover shows the track, colour by
- * top tag, top mood or one mood's score; click (or Enter: the point nearest the centre) selects a
+ * top tag, top mood, tempo, energy or one mood's score; click (or Enter: the point nearest the centre) selects a
  * track, with links to seed Similar songs or Alchemy with it.
  */
 import { featureRoutes, type MapResponse } from '@polyphony/contracts';
 import { call } from '../api';
 import { busy, errText, field, h, msg, say, select } from '../dom';
-import { buildGrid, nearest, PALETTE, rampColor, rgba32, Viewport, boundsOf, type Grid } from '../map-logic';
+import { buildGrid, nearest, PALETTE, percentileScale, rampColor, rgba32, Viewport, boundsOf, type Grid } from '../map-logic';
 import type { Page } from '../page';
 import { parseLabelScores, similarHref, trackLabel } from '../track-format';
 
@@ -29,7 +29,7 @@ const page: Page = {
   render(root) {
     const out = msg();
     const percent = select([['25', '25 %'], ['50', '50 %'], ['75', '75 %'], ['100', '100 %']], '100');
-    const colourBy = select([['tag', 'Top tag'], ['mood', 'Top mood'], ...MOODS.map((m): [string, string] => [`score:${m}`, `${m} score`])], 'tag');
+    const colourBy = select([['tag', 'Top tag'], ['mood', 'Top mood'], ['tempo', 'Tempo'], ['energy', 'Energy'], ...MOODS.map((m): [string, string] => [`score:${m}`, `${m} score`])], 'tag');
     const load = h('button', { type: 'button', text: 'Reload' });
     const zoomIn = h('button', { type: 'button', text: 'Zoom in', 'aria-label': 'Zoom in' });
     const zoomOut = h('button', { type: 'button', text: 'Zoom out', 'aria-label': 'Zoom out' });
@@ -67,6 +67,22 @@ const page: Page = {
     const recolour = () => {
       const mode = colourBy.value;
       colours = new Uint32Array(items.length);
+      if (mode === 'tempo' || mode === 'energy') {
+        const values = items.map((it) => it[mode] ?? null);
+        const scale = percentileScale(values);
+        const ramp = Array.from({ length: 11 }, (_, i) => rgba32(rampColor(i / 10)));
+        const none = rgba32('#9e9e9e');
+        for (let i = 0; i < items.length; i++) {
+          const v = values[i];
+          colours[i] = scale && typeof v === 'number' ? ramp[Math.round(scale.t(v) * 10)]! : none;
+        }
+        const fmt = (v: number) => (mode === 'tempo' ? `${Math.round(v)} BPM` : v.toPrecision(3));
+        legend.replaceChildren(
+          ...(scale ? [swatch(rampColor(0), `${mode} ≤ ${fmt(scale.lo)}`), swatch(rampColor(0.5), fmt((scale.lo + scale.hi) / 2)), swatch(rampColor(1), `≥ ${fmt(scale.hi)}`)] : []),
+          swatch('#9e9e9e', `no ${mode}`),
+        );
+        return;
+      }
       if (mode.startsWith('score:')) {
         const label = mode.slice(6);
         const ramp = Array.from({ length: 11 }, (_, i) => rgba32(rampColor(i / 10)));

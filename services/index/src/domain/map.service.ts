@@ -88,6 +88,8 @@ export class MapService {
         embedding_2d: [round4(gen.coords[2 * row]!), round4(gen.coords[2 * row + 1]!)],
         mood_vector: m.moodVector,
         other_features: m.otherFeatures,
+        tempo: m.tempo ?? null,
+        energy: m.energy ?? null,
       });
     });
     const response: MapResponse = { items, projection: 'pca' };

@@ -15,6 +15,10 @@ export interface TrackMeta {
   moodVector: string | null;
   /** Reference `other_features`: `danceable:p,...,sad:p`; null without the learned model. */
   otherFeatures: string | null;
+  /** Tempo in BPM (analysis DSP); null when unknown. Filled by `metadata()`. */
+  tempo?: number | null;
+  /** Energy as the analysis stores it (`energy` column); null when unknown. Filled by `metadata()`. */
+  energy?: number | null;
 }
 
 /** Everything stored about a track except its vector. */
@@ -221,10 +225,10 @@ export class TrackRepository {
     const out = new Map<string, TrackMeta>();
     for (let i = 0; i < ids.length; i += 10_000) {
       const chunk = ids.slice(i, i + 10_000);
-      const rows: Array<{ item_id: string; title: string; artist: string; album: string | null; album_artist: string | null; mood_vector: string | null; other_features: string | null }> =
-        await this.ds.query(`SELECT item_id, title, artist, album, album_artist, mood_vector, other_features FROM ${T} WHERE item_id = ANY($1::text[])`, [chunk]);
+      const rows: Array<{ item_id: string; title: string; artist: string; album: string | null; album_artist: string | null; mood_vector: string | null; other_features: string | null; tempo: number | null; energy: number | null }> =
+        await this.ds.query(`SELECT item_id, title, artist, album, album_artist, mood_vector, other_features, tempo, energy FROM ${T} WHERE item_id = ANY($1::text[])`, [chunk]);
       for (const r of rows) {
-        out.set(r.item_id, { itemId: r.item_id, title: r.title, artist: r.artist, album: r.album, albumArtist: r.album_artist, moodVector: r.mood_vector, otherFeatures: r.other_features });
+        out.set(r.item_id, { itemId: r.item_id, title: r.title, artist: r.artist, album: r.album, albumArtist: r.album_artist, moodVector: r.mood_vector, otherFeatures: r.other_features, tempo: r.tempo === null ? null : Number(r.tempo), energy: r.energy === null ? null : Number(r.energy) });
       }
     }
     return out;
