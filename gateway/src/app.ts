@@ -1,7 +1,7 @@
 import path from 'node:path';
 import cookieParser from 'cookie-parser';
 import express from 'express';
-import { APP_VERSION, buildOpenApiDocument } from '@polyphony/contracts';
+import { APP_VERSION, api, buildOpenApiDocument, routesOf } from '@polyphony/contracts';
 import {
   Metrics,
   ServiceClient,
@@ -16,11 +16,14 @@ import {
   guardPoolErrors,
   listen,
   metricsHandler,
+  mountRoutes,
+  routeHandlers,
   migrateSchema,
   UnauthorizedError,
   type Logger,
 } from '@polyphony/platform';
 import type { Server } from 'node:http';
+import type { RequestHandler } from 'express';
 import { AuthService } from './auth/auth.service';
 import { authenticate } from './auth/authenticate.middleware';
 import { loginRateLimiters } from './auth/rate-limit';
@@ -34,6 +37,11 @@ import { ServerResolver } from './proxy/server-resolver';
 import { authMigrations } from './store/migrations';
 import { SessionRepository } from './store/session.repository';
 import { UserRepository } from './store/user.repository';
+
+/** Runs `handler` for POST requests only (the credential routes' guards, mounted by path prefix). */
+function onlyPost(handler: RequestHandler): RequestHandler {
+  return (req, res, next) => (req.method === 'POST' && (req.path === '/' || req.path === '') ? handler(req, res, next) : next());
+}
 
 export interface GatewayDeps {
   logger?: Logger;
@@ -90,24 +98,29 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     }, metricsHandler(metrics));
   }
 
-  app.get('/api/health', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/api/openapi.json', (_req, res) => {
-    res.json(buildOpenApiDocument(APP_VERSION));
-  });
-  app.get('/api/docs', (_req, res) => {
-    res.type('html').send(docsPage());
-  });
+  // The gateway's own routes are in the contracts table (service 'gateway'): the public ones first,
+  // the rest after authentication; mountRoutes throws when one of them has no handler.
+  const own = routesOf('gateway');
+  const publicHandlers = routeHandlers()
+    .on(api.auth.health, (_req, res) => {
+      res.json({ status: 'ok' });
+    })
+    .on(api.auth.openapi, (_req, res) => {
+      res.json(buildOpenApiDocument(APP_VERSION));
+    })
+    .on(api.auth.docs, (_req, res) => {
+      res.type('html').send(docsPage());
+    });
+  // Pages of the web UI (/login, /, /index.html, /assets) are static files, not API routes.
   app.get('/login', ui.page('login.html'));
   const limiters = loginRateLimiters(ds, config.loginRate, logger.child({ component: 'rate-limit' }));
-  app.post(['/login', '/auth', '/logout'], loginOriginGuard());
-  app.post(['/login', '/auth'], limiters.byIp, bodyParsing(), limiters.byAccount);
-  app.use(loginRoutes(auth));
+  app.use(['/login', '/auth', '/logout'], onlyPost(loginOriginGuard()));
+  app.use(['/login', '/auth'], onlyPost(limiters.byIp), onlyPost(bodyParsing()), onlyPost(limiters.byAccount));
+  mountRoutes(app, own.filter((d) => d.access === 'public'), [publicHandlers, loginRoutes(auth)]);
   app.use(['/api', '/external', '/chat/api'], authenticate(auth));
-  app.post('/api/setup/admin', limiters.byIp);
+  app.use('/api/setup/admin', onlyPost(limiters.byIp));
   app.use(['/api', '/external', '/chat/api'], csrfGuard(), bodyParsing());
-  app.use(userRoutes(auth));
+  mountRoutes(app, own.filter((d) => d.access !== 'public'), userRoutes(auth));
   app.use(proxyDispatcher(config, targets, resolver, logger));
   app.use('/assets', ui.assets);
   app.get(['/', '/index.html'], ui.page('index.html'));

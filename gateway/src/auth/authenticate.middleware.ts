@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { ForbiddenError, UnauthorizedError, currentContext } from '@polyphony/platform';
 import type { AuthService, IssuedSession } from './auth.service';
-import { isAdminOnly, isSetupPath } from '../proxy/routes';
+import { isAdminOnly, isBearerOnly, isSetupPath } from '../proxy/routes';
 
 export const SESSION_COOKIE = 'polyphony_session';
 
@@ -20,7 +20,8 @@ export function setSessionCookie(res: Response, session: IssuedSession, secure: 
  * 3. Else the session cookie, re-validated against its session row and user (a refreshed cookie
  *    is set when the session was extended).
  * 4. Else, while no admin exists, the Setup paths are open (first-run window).
- * Then the admin-only route table is enforced (403).
+ * Then the route's access from the contracts route table is enforced (403): admin routes need the
+ * admin role, bearer routes the API token. Unknown routes pass here and are answered 404/405 by the dispatcher.
  */
 export function authenticate(auth: AuthService): RequestHandler {
   return (req, res, next) => {
@@ -43,7 +44,7 @@ export function authenticate(auth: AuthService): RequestHandler {
             req.identity = checked.identity;
             if (checked.refreshed) setSessionCookie(res, checked.refreshed, req.secure);
           }
-          if (!req.identity && isSetupPath(fullPath) && (await auth.setupWindowOpen())) {
+          if (!req.identity && isSetupPath(req.method, fullPath) && (await auth.setupWindowOpen())) {
             req.identity = { sub: 'setup', username: 'setup', role: 'admin', via: 'setup', iat: Date.now() };
           }
           if (!req.identity) throw new UnauthorizedError(cookie ? 'Session expired or revoked; log in again' : 'Authentication required');
@@ -51,7 +52,9 @@ export function authenticate(auth: AuthService): RequestHandler {
       }
       const ctx = currentContext();
       if (ctx) ctx.userId = req.identity.sub;
+      // Access from the route table (shared/contracts): admin routes need the admin role, bearer routes the API token.
       if (req.identity.role !== 'admin' && isAdminOnly(req.method, fullPath)) throw new ForbiddenError('Admin role required');
+      if (isBearerOnly(req.method, fullPath) && req.identity.via !== 'bearer' && req.identity.via !== 'anonymous') throw new ForbiddenError('This route takes the API token (Authorization: Bearer)');
     })().then(() => next(), next);
   };
 }

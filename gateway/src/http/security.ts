@@ -1,6 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { AppError, jsonBody, rejectNulInBody } from '@polyphony/platform';
+import { bodyLimitFor, uploadTypesFor } from '../proxy/routes';
 
 /**
  * Security headers (helmet) with a Content-Security-Policy the web UI passes: scripts and styles
@@ -33,39 +34,26 @@ export function securityHeaders(): RequestHandler {
 }
 
 /**
- * Request body limits in bytes, first match wins (source: the largest legitimate body of each
- * route: credentials and settings are a few hundred bytes; an alchemy request holds at most 1000
- * items; an anchor up to 500 exclusion vectors; a playlist at most CREATE_PLAYLIST_MAX_TRACKS = 10,000 track references of ~100-300 bytes).
- * Anything larger is refused with 413 before it is read.
+ * Request body limits come from the route table (`bodyLimit` of each route in shared/contracts:
+ * credentials and settings are a few hundred bytes, 4 kB; an alchemy request holds at most 1000
+ * items, 256 kB; an anchor up to 500 exclusion vectors, 2 MB; a playlist at most CREATE_PLAYLIST_MAX_TRACKS = 10,000 track references of
+ * ~100-300 bytes, 4 MB; everything else DEFAULT_BODY_LIMIT, 16 kB). Anything larger is refused with
+ * 413 before it is read.
+ *
+ * Routes with `uploadTypes` take a streamed upload of those media types: the gateway neither parses
+ * nor buffers the body, the owning service enforces its own size limit while streaming (restore:
+ * RESTORE_UPLOAD_LIMIT_BYTES). None of these types can be sent cross-site without a CORS preflight,
+ * which the gateway never grants.
  */
-export const BODY_LIMITS: Array<{ pattern: RegExp; bytes: number }> = [
-  { pattern: /^\/(login|auth|logout)$/, bytes: 4 * 1024 },
-  { pattern: /^\/api\/(users|setup|me)(\/|$)/, bytes: 4 * 1024 },
-  { pattern: /^\/api\/alchemy$/, bytes: 256 * 1024 },
-  // A ready-centroid anchor carries up to ANCHOR_MAX_EXCLUSION_VECTORS = 500 exclusion vectors of the
-  // index's dimension (200 numbers of ~10 characters): about 1 MB.
-  { pattern: /^\/api\/anchors$/, bytes: 2 * 1024 * 1024 },
-  { pattern: /^\/api\/create_playlist$/, bytes: 4 * 1024 * 1024 },
-];
-/**
- * Routes taking a streamed upload of these media types: the gateway neither parses nor buffers the
- * body, the owning service enforces its own size limit while streaming (restore: RESTORE_UPLOAD_LIMIT_BYTES).
- * None of these types can be sent cross-site without a CORS preflight, which the gateway never grants.
- */
-export const STREAMED_UPLOADS: Array<{ pattern: RegExp; types: string[] }> = [
-  { pattern: /^\/api\/backup\/restore$/, types: ['application/gzip', 'application/x-gzip', 'application/octet-stream'] },
-];
-
 function isStreamedUpload(req: import('express').Request, path: string): boolean {
   const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  return STREAMED_UPLOADS.some((u) => u.pattern.test(path) && u.types.includes(type));
+  return uploadTypesFor(req.method, path).includes(type);
 }
 
-/** Every other JSON body (server settings, searches, task starts): 16 kB. */
-export const DEFAULT_BODY_LIMIT = 16 * 1024;
-
-export function bodyLimitFor(path: string): number {
-  return BODY_LIMITS.find((l) => l.pattern.test(path))?.bytes ?? DEFAULT_BODY_LIMIT;
+/** The request path from the app's root, without a trailing slash (middleware mounted at `/login` sees `/`). */
+function fullPath(req: import('express').Request): string {
+  const p = req.baseUrl + req.path;
+  return p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
 }
 
 function hasBody(req: import('express').Request): boolean {
@@ -92,10 +80,10 @@ export function bodyParsing(): RequestHandler {
   const nul = rejectNulInBody();
   return (req, res, next) => {
     if (!hasBody(req)) return next();
-    const path = req.baseUrl + req.path;
+    const path = fullPath(req);
     if (isStreamedUpload(req, path)) return next();
     let parser: RequestHandler;
-    const limit = path === '/login' || path === '/auth' ? bodyLimitFor('/login') : bodyLimitFor(path);
+    const limit = bodyLimitFor(req.method, path);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
       // Refuse at once and close the connection instead of draining a body we will not use.
@@ -141,7 +129,7 @@ export function csrfGuard(): RequestHandler {
   return (req, _res, next) => {
     if (SAFE_METHODS.has(req.method) || req.identity?.via !== 'cookie') return next();
     if (!sameOrigin(req)) return next(new AppError('csrf_rejected', 'Cross-site request refused', 403));
-    if (req.headers['content-type'] !== undefined && !req.is('application/json') && !isStreamedUpload(req, req.baseUrl + req.path)) {
+    if (req.headers['content-type'] !== undefined && !req.is('application/json') && !isStreamedUpload(req, fullPath(req))) {
       return next(new AppError('csrf_rejected', 'Cookie-authenticated changes must send application/json', 403));
     }
     next();

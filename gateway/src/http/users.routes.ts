@@ -1,19 +1,17 @@
-import { Router } from 'express';
-import { ChangePasswordBody, CreateUserBody, DeleteUserBody, IdParam, LoginBody, AuthAliasBody } from '@polyphony/contracts';
-import { UnauthorizedError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { ChangePasswordBody, CreateUserBody, DeleteUserBody, IdParam, LoginBody, AuthAliasBody, api } from '@polyphony/contracts';
+import { UnauthorizedError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { AuthService } from '../auth/auth.service';
 import { SESSION_COOKIE, setSessionCookie } from '../auth/authenticate.middleware';
 
 /** Login, logout and the `/auth` alias (public). */
-export function loginRoutes(auth: AuthService): Router {
-  const r = Router();
+export function loginRoutes(auth: AuthService): RouteHandlers {
+  const r = routeHandlers();
   const doLogin = async (username: string, password: string, req: import('express').Request, res: import('express').Response) => {
     const { user, session } = await auth.login(username, password);
     setSessionCookie(res, session, req.secure);
     return user;
   };
-  r.post(
-    '/login',
+  r.on(api.auth.login,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(LoginBody, req.body, 'login');
       const user = await doLogin(body.username, body.password, req, res);
@@ -24,16 +22,14 @@ export function loginRoutes(auth: AuthService): Router {
       res.json({ ok: true, user: { username: user.username, role: user.role } });
     }),
   );
-  r.post(
-    '/auth',
+  r.on(api.auth.authAlias,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(AuthAliasBody, req.body, 'auth');
       const user = await doLogin(body.user, body.password, req, res);
       res.json({ ok: true, user: { username: user.username, role: user.role } });
     }),
   );
-  r.post(
-    '/logout',
+  r.on(api.auth.logout,
     asyncRoute(async (req, res) => {
       // Ends the server-side session, so a copy of the cookie is worthless afterwards.
       await auth.logout((req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE]);
@@ -45,28 +41,25 @@ export function loginRoutes(auth: AuthService): Router {
 }
 
 /** /api/me, /api/users and the first-run /api/setup/admin (after authentication). */
-export function userRoutes(auth: AuthService): Router {
-  const r = Router();
-  r.get('/api/me', (req, res) => {
+export function userRoutes(auth: AuthService): RouteHandlers {
+  const r = routeHandlers();
+  r.on(api.auth.me, (req, res) => {
     const id = req.identity!;
     res.json({ id: id.sub, username: id.username, role: id.role, via: id.via });
   });
-  r.get(
-    '/api/users',
+  r.on(api.auth.listUsers,
     requireRole('admin'),
     asyncRoute(async (_req, res) => {
       res.json({ users: await auth.listUsers() });
     }),
   );
-  r.post(
-    '/api/users',
+  r.on(api.auth.createUser,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(CreateUserBody, req.body, 'user');
       res.status(201).json(await auth.createUser(req.identity!, body));
     }),
   );
-  r.put(
-    '/api/users/:id/password',
+  r.on(api.auth.changePassword,
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(IdParam, req.params, 'path');
       const body = parseOrThrow(ChangePasswordBody, req.body, 'password change');
@@ -75,8 +68,7 @@ export function userRoutes(auth: AuthService): Router {
       res.json({ ok: true });
     }),
   );
-  r.delete(
-    '/api/users/:id',
+  r.on(api.auth.deleteUser,
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(IdParam, req.params, 'path');
       const body = parseOrThrow(DeleteUserBody, req.body ?? {}, 'delete');
@@ -84,8 +76,7 @@ export function userRoutes(auth: AuthService): Router {
       res.json({ ok: true });
     }),
   );
-  r.post(
-    '/api/setup/admin',
+  r.on(api.auth.setupAdmin,
     asyncRoute(async (req, res) => {
       if (req.identity?.via !== 'setup') throw new UnauthorizedError('The first-run window is closed');
       const body = parseOrThrow(LoginBody, req.body, 'admin');

@@ -1,9 +1,9 @@
 import http from 'node:http';
 import type { RequestHandler } from 'express';
 import { createProxyMiddleware, fixRequestBody } from 'http-proxy-middleware';
-import { IDENTITY_HEADER, REQUEST_ID_HEADER, SIGNATURE_HEADER, signIdentity, type Logger } from '@polyphony/platform';
+import { AppError, IDENTITY_HEADER, NotFoundError, REQUEST_ID_HEADER, SIGNATURE_HEADER, signIdentity, type Logger } from '@polyphony/platform';
 import type { GatewayConfig, ServiceName } from '../config';
-import { needsServerResolution, serviceFor } from './routes';
+import { isApiPath, matchRoute, needsServerResolution } from './routes';
 import type { ServerResolver } from './server-resolver';
 import { UpstreamPool, isConnectionFailure } from './upstream-pool';
 
@@ -17,7 +17,9 @@ const ATTEMPT = Symbol('upstream-attempt');
 type WithAttempt = import('express').Request & { [ATTEMPT]?: Attempt };
 
 /**
- * Forwards /api and /external requests to their owning service with http-proxy-middleware.
+ * Forwards /api, /external and /chat/api requests to the owning service of their route in the
+ * contracts table with http-proxy-middleware (404 for a path not in the table, 405 with `Allow` for a
+ * known path with another method).
  * The caller's cookie and Authorization header are stripped (services never see secrets);
  * the verified identity, with the resolved server id, travels in the signed internal header.
  */
@@ -105,11 +107,18 @@ export function proxyDispatcher(config: GatewayConfig, targets: () => Record<Ser
   };
 
   return (req, res, next) => {
-    const service = serviceFor(req.path);
-    if (!service) {
-      next();
-      return;
+    const path = req.baseUrl + req.path;
+    if (!isApiPath(path)) return next();
+    // Default deny: only routes of the contracts table are forwarded (never an `internal` one).
+    const match = matchRoute(req.method, path);
+    if (match.kind === 'none') return next(new NotFoundError(`No route for ${req.method} ${path}`));
+    if (match.kind === 'method') {
+      res.setHeader('Allow', match.allow.join(', '));
+      return next(new AppError('method_not_allowed', `${req.method} is not allowed on ${path} (allowed: ${match.allow.join(', ')})`, 405));
     }
+    // The gateway's own routes are mounted before the dispatcher; nothing to forward.
+    if (match.def.service === 'gateway') return next();
+    const service = match.def.service;
     (async () => {
       if (needsServerResolution(service)) {
         const fromQuery = typeof req.query.server === 'string' ? req.query.server : undefined;

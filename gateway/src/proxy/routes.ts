@@ -1,52 +1,68 @@
+import { DEFAULT_BODY_LIMIT, RouteMatcher, routeTable, type RouteDef, type RouteMatch } from '@polyphony/contracts';
 import type { ServiceName } from '../config';
 
 /**
- * Which service owns a path. First match wins; anything under /api, /external or /chat that matches
- * nothing is a 404 at the gateway.
+ * The gateway's routing and authorization, read from the contracts route table (no second table
+ * here): every route except the `internal` ones is reachable through the gateway; a path not in the
+ * table is 404 and a known path with another method is 405 (default deny). Owner, access
+ * (public/user/admin/bearer), the first-run window and the body limit come from each route's
+ * definition.
  */
-export const ROUTES: Array<{ pattern: RegExp; service: ServiceName }> = [
-  { pattern: /^\/api\/(servers|config|version|setup\/servers|plex|dashboard|tasks|status|cancel|cancel_all|active_tasks|last_task|cron|backup)(\/|$)/, service: 'registry' },
-  { pattern: /^\/chat\/api\/config_defaults$/, service: 'registry' },
-  // Feature probes answered from the catalogue's counts (songs with learned tags, with lyrics).
-  { pattern: /^\/api\/((clap|lyrics|sem_grove)\/stats|models)$/, service: 'catalogue' },
-  { pattern: /^\/api\/(catalogue|cleaning|mappings|lyrics)(\/|$)/, service: 'catalogue' },
-  { pattern: /^\/api\/analysis(\/|$)/, service: 'analysis' },
-  { pattern: /^\/api\/(create_playlist|playlists|clustering|instant_playlist)(\/|$)/, service: 'playlist' },
-  { pattern: /^\/api\/(similar_tracks|find_path|alchemy|similar_artists|sonic_fingerprint|search_tracks|search_artists|search_playlists|map|map_cache_status|rebuild_map_cache|sync|index|track|artists|max_distance|artist_tracks|artist_projections|build_artist_projection|clap|sem_grove|mood_centroids|anchors|radios)(\/|$)/, service: 'index' },
-  { pattern: /^\/external\//, service: 'index' },
-  { pattern: /^\/chat\/api\/(chatPlaylist|chatPlaylistStream)$/, service: 'index' },
-  { pattern: /^\/chat\/api\/create_playlist$/, service: 'playlist' },
-];
+let matcher: RouteMatcher | undefined;
 
-export function serviceFor(path: string): ServiceName | undefined {
-  return ROUTES.find((r) => r.pattern.test(path))?.service;
+/** The routes the gateway serves or forwards: the whole table minus `internal` routes. */
+export function gatewayRoutes(): RouteDef[] {
+  return routeTable().filter((d) => d.access !== 'internal');
 }
 
-/**
- * Admin-only mutations, enforced here by route and again by the owning service (defence in depth).
- * Everything else under /api needs any authenticated user.
- */
-const ADMIN_ONLY: Array<{ methods: string[]; pattern: RegExp }> = [
-  { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/servers(\/|$)/ },
-  { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/config(\/|$)/ },
-  { methods: ['GET'], pattern: /^\/api\/config\/settings\/?$/ },
-  { methods: ['POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/plex(\/|$)/ },
-  { methods: ['POST'], pattern: /^\/api\/(analysis|cleaning|clustering|cancel|cancel_all|index|rebuild_map_cache|build_artist_projection)(\/|$)/ },
-  { methods: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], pattern: /^\/api\/(cron|backup|tasks)(\/|$)/ },
-  { methods: ['GET', 'POST', 'DELETE'], pattern: /^\/api\/users\/?$/ },
-  { methods: ['DELETE'], pattern: /^\/api\/users\/[^/]+$/ },
-];
+/** Looks up a request in the table (HEAD is answered by GET). */
+export function matchRoute(method: string, path: string): RouteMatch {
+  matcher ??= new RouteMatcher(gatewayRoutes());
+  return matcher.match(method, path);
+}
 
+function found(method: string, path: string): RouteDef | undefined {
+  const m = matchRoute(method, path);
+  return m.kind === 'found' ? m.def : undefined;
+}
+
+/** Paths the gateway's dispatcher answers for (the API); anything else is the web UI's static files. */
+export function isApiPath(path: string): boolean {
+  return /^\/(api|external)(\/|$)|^\/chat\/api(\/|$)/.test(path);
+}
+
+/** The service a request is forwarded to; undefined for the gateway's own routes and unknown routes. */
+export function serviceFor(method: string, path: string): ServiceName | undefined {
+  const def = found(method, path);
+  return def && def.service !== 'gateway' ? def.service : undefined;
+}
+
+/** Whether the route needs the admin role (403 otherwise). The owning service checks again where it must. */
 export function isAdminOnly(method: string, path: string): boolean {
-  return ADMIN_ONLY.some((r) => r.methods.includes(method.toUpperCase()) && r.pattern.test(path));
+  return found(method, path)?.access === 'admin';
 }
 
-/** Paths reachable without authentication while no admin exists (first-run Setup). */
-export function isSetupPath(path: string): boolean {
-  return /^\/api\/(servers|setup|plex|config|active_tasks|last_task|status|cancel)(\/|$)/.test(path);
+/** Whether the route takes only the API token (`bearer` access). */
+export function isBearerOnly(method: string, path: string): boolean {
+  return found(method, path)?.access === 'bearer';
+}
+
+/** Whether the route is reachable without authentication while no admin exists (first-run Setup). */
+export function isSetupPath(method: string, path: string): boolean {
+  return found(method, path)?.firstRun === true;
 }
 
 /** Services whose requests carry a resolved `server` (the registry resolves its own ids). */
 export function needsServerResolution(service: ServiceName): boolean {
   return service !== 'registry';
+}
+
+/** The JSON body limit of a route in bytes (its `bodyLimit`, else DEFAULT_BODY_LIMIT). */
+export function bodyLimitFor(method: string, path: string): number {
+  return found(method, path)?.bodyLimit ?? DEFAULT_BODY_LIMIT;
+}
+
+/** The streamed-upload media types of a route (none for most). */
+export function uploadTypesFor(method: string, path: string): readonly string[] {
+  return found(method, path)?.uploadTypes ?? [];
 }

@@ -1,6 +1,6 @@
-import { LyricsPendingPage, MappingLookupResponse, ResolveIdentityResponse, ResolveInputResponse, TrackLookupResponse, type ResolveIdentityRequest } from '@polyphony/contracts';
+import { LyricsPendingPage, MappingLookupResponse, ResolveIdentityResponse, ResolveInputResponse, TrackLookupResponse, type ResolveIdentityRequest, routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
+import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeCancelRequests } from './bus/cancel.consumer';
 import { consumeTrackRequests } from './bus/track-requested.consumer';
 import type { AnalysisConfig } from './config';
@@ -82,7 +82,10 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
   });
   const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, new DefaultEmbedder(), rt.logger.child({ component: 'TrackProcessor' }), undefined, learned);
   const lyricsBackfill = new LyricsBackfillService(catalogue, registry, clientFactory, rt.bus, rt.logger.child({ component: 'LyricsBackfill' }));
-  rt.app.use(analysisRoutes(service, runs, lyricsBackfill, learned));
+  const routeSets: RouteHandlers[] = [];
+  routeSets.push(analysisRoutes(service, runs, lyricsBackfill, learned));
+  // Every route this service owns in the contracts table, with its handler (throws when one is missing).
+  mountRoutes(rt.app, routesOf('analysis'), routeSets);
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

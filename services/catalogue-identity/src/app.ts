@@ -1,6 +1,6 @@
-import { RoutingKeys, type ServerCountedEvent } from '@polyphony/contracts';
+import { RoutingKeys, type ServerCountedEvent, routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
+import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeSweepRequests, consumeTaskCancels } from './bus/batch.consumers';
 import { consumeServerDeleted } from './bus/server-deleted.consumer';
 import { consumeSettingsChanged } from './bus/settings.consumer';
@@ -97,11 +97,14 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     progressIntervalMs: config.taskProgressIntervalMs,
   });
 
-  rt.app.use(internalRoutes({ identity, mappings, log: mappingLog, tracks, artists, settings, events, ds: rt.ds }));
-  rt.app.use(cleaningRoutes(batch));
-  rt.app.use(probeRoutes(new CoverageRepository(rt.ds)));
+  const routeSets: RouteHandlers[] = [];
+  routeSets.push(internalRoutes({ identity, mappings, log: mappingLog, tracks, artists, settings, events, ds: rt.ds }));
+  routeSets.push(cleaningRoutes(batch));
+  routeSets.push(probeRoutes(new CoverageRepository(rt.ds)));
   const lyrics = new LyricsRepository(rt.ds);
-  rt.app.use(lyricsRoutes(lyrics));
+  routeSets.push(lyricsRoutes(lyrics));
+  // Every route this service owns in the contracts table, with its handler (throws when one is missing).
+  mountRoutes(rt.app, routesOf('catalogue'), routeSets);
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

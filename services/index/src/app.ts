@@ -1,6 +1,6 @@
-import { ArtistMapOutputResponse, ArtistResolveResponse, LyricsSimilarResponse, PlaylistTracksResponse, RadioPlaylistResponse, TaskCancelRequestedEvent, RelabelMapPage, RoutingKeys, SnapshotPage, type IndexRebuilt } from '@polyphony/contracts';
+import { ArtistMapOutputResponse, ArtistResolveResponse, LyricsSimilarResponse, PlaylistTracksResponse, RadioPlaylistResponse, TaskCancelRequestedEvent, RelabelMapPage, RoutingKeys, SnapshotPage, type IndexRebuilt, routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { AppError, ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
+import { AppError, ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeReplicaEvents, replicaQueueName } from './bus/replica.consumer';
 import { consumeRebuildRequests } from './bus/rebuild-requested.consumer';
 import { consumeRelabels } from './bus/ids-relabelled.consumer';
@@ -175,7 +175,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     rebuild,
     registry,
   };
-  rt.app.use(featureRoutes(features));
+  const routeSets: RouteHandlers[] = [];
+  routeSets.push(featureRoutes(features));
   const instant = new InstantPlaylistService(
     {
       similarity,
@@ -198,10 +199,12 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     async () => AiSettingsDto.parse(await registryClient.get('/internal/settings/ai')),
     rt.logger.child({ component: 'InstantPlaylist' }),
   );
-  rt.app.use(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
-  rt.app.use(semanticRoutes(state, scopeDeps, semantic));
-  rt.app.use(savedAlchemyRoutes(state, scopeDeps, anchors, radios));
-  rt.app.use(liveGenerationRoutes(state, generations));
+  routeSets.push(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
+  routeSets.push(semanticRoutes(state, scopeDeps, semantic));
+  routeSets.push(savedAlchemyRoutes(state, scopeDeps, anchors, radios));
+  routeSets.push(liveGenerationRoutes(state, generations));
+  // Every route this service owns in the contracts table, with its handler (throws when one is missing).
+  mountRoutes(rt.app, routesOf('index'), routeSets);
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

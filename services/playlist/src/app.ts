@@ -1,7 +1,7 @@
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { AiSettingsDto } from '@polyphony/contracts';
+import { AiSettingsDto, routesOf } from '@polyphony/contracts';
 import { createLlmProvider } from '@polyphony/llm';
-import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps } from '@polyphony/platform';
+import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeCancelRequests } from './bus/cancel.consumer';
 import { consumeServerDeleted } from './bus/server-deleted.consumer';
 import type { PlaylistConfig } from './config';
@@ -44,8 +44,11 @@ export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
     }
   };
   const clustering = new ClusteringService(runs, repo, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ClusteringService' }), rt.metrics, deps.clustering, namer);
-  rt.app.use(playlistRoutes(playlists, repo));
-  rt.app.use(clusteringRoutes(clustering));
+  const routeSets: RouteHandlers[] = [];
+  routeSets.push(playlistRoutes(playlists, repo));
+  routeSets.push(clusteringRoutes(clustering));
+  // Every route this service owns in the contracts table, with its handler (throws when one is missing).
+  mountRoutes(rt.app, routesOf('playlist'), routeSets);
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

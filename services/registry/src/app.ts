@@ -1,5 +1,5 @@
-import { APP_VERSION, type ScheduleKind } from '@polyphony/contracts';
-import { ServiceRuntime, type ConsumerHandle, type PeerName, type RuntimeDeps } from '@polyphony/platform';
+import { APP_VERSION, type ScheduleKind, routesOf } from '@polyphony/contracts';
+import { ServiceRuntime, type ConsumerHandle, type PeerName, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeServerCounts } from './bus/server-counts.consumer';
 import { consumeTaskUpdates } from './bus/task-updated.consumer';
 import { GENERAL_CONFIG_KEYS, type RegistryConfig } from './config';
@@ -65,12 +65,15 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   };
   const busy = async (kind: ScheduleKind) => (await tasks.active()).some((t) => BUSY_TYPES[kind].includes(t.type));
   const schedules = new ScheduleService(new PgScheduleStore(rt.ds), startTask, busy, rt.logger.child({ component: 'Scheduler' }));
-  rt.app.use(serverRoutes(servers, plex));
-  rt.app.use(probeRoutesRouter(servers, configService));
-  rt.app.use(taskRoutes(tasks, rt.bus));
-  rt.app.use(opsRoutesRouter(schedules, backups, new SettingsService(new PgSettingsStore(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }))));
+  const routeSets: RouteHandlers[] = [];
+  routeSets.push(serverRoutes(servers, plex));
+  routeSets.push(probeRoutesRouter(servers, configService));
+  routeSets.push(taskRoutes(tasks, rt.bus));
+  routeSets.push(opsRoutesRouter(schedules, backups, new SettingsService(new PgSettingsStore(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }))));
   const dashboard = new DashboardService(serverRepo, tasks, rt.client('catalogue', 15_000), rt.client('index', 15_000), rt.logger.child({ component: 'DashboardService' }));
-  rt.app.use(dashboardRoutes(dashboard));
+  routeSets.push(dashboardRoutes(dashboard));
+  // Every route this service owns in the contracts table, with its handler (throws when one is missing).
+  mountRoutes(rt.app, routesOf('registry'), routeSets);
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

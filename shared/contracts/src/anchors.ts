@@ -173,14 +173,15 @@ export type RadioPlaylistResponse = z.infer<typeof RadioPlaylistResponse>;
 const tags = ['alchemy'];
 const idParams = AnchorIdParams;
 export const savedAlchemyRoutes = {
-  listAnchors: defineRoute({ method: 'get', path: '/api/anchors', summary: 'Saved alchemy anchors (no vectors)', tags, access: 'user', response: AnchorListResponse }),
-  getAnchor: defineRoute({ method: 'get', path: '/api/anchors/:id', summary: 'One saved anchor', tags, access: 'user', params: idParams, response: AnchorResponse }),
-  createAnchor: defineRoute({ method: 'post', path: '/api/anchors', summary: 'Saves an anchor: the centroid of up to 16 songs/artists/moods/playlists with exclusions, or a ready centroid', tags, access: 'user', body: AnchorCreateBody, response: AnchorResponse }),
-  renameAnchor: defineRoute({ method: 'put', path: '/api/anchors/:id', summary: 'Renames an anchor', tags, access: 'user', params: idParams, body: AnchorRenameBody, response: AnchorResponse }),
-  deleteAnchor: defineRoute({ method: 'delete', path: '/api/anchors/:id', summary: 'Deletes an anchor (and its radio)', tags, access: 'user', params: idParams, response: z.object({ deleted: z.boolean() }) }),
-  listRadios: defineRoute({ method: 'get', path: '/api/radios', summary: 'Saved radios {name, enabled, n_results, ...}', tags, access: 'user', response: RadioListResponse }),
-  createRadio: defineRoute({ method: 'post', path: '/api/radios', summary: 'Saves a radio on an anchor (or on a new recipe)', tags, access: 'user', body: RadioCreateBody, response: RadioResponse }),
-  updateRadio: defineRoute({ method: 'put', path: '/api/radios/:id', summary: 'Changes temperature, n_results or enabled of a radio', tags, access: 'user', params: idParams, body: RadioUpdateBody, response: RadioResponse }),
-  deleteRadio: defineRoute({ method: 'delete', path: '/api/radios/:id', summary: 'Deletes a radio (its anchor stays)', tags, access: 'user', params: idParams, response: z.object({ deleted: z.boolean() }) }),
-  runRadios: defineRoute({ method: 'post', path: '/api/radios/run', summary: 'Creates or replaces `<name>_radio` on every server for each enabled radio (task `radios`)', tags, access: 'user', body: RadioRunBody, response: RadioRunSummary }),
+  listAnchors: defineRoute({ method: 'get', path: '/api/anchors', summary: 'Saved alchemy anchors (no vectors)', tags, access: 'user', service: 'index', response: AnchorListResponse }),
+  getAnchor: defineRoute({ method: 'get', path: '/api/anchors/:id', summary: 'One saved anchor', tags, access: 'user', service: 'index', params: idParams, response: AnchorResponse }),
+  // A ready-centroid anchor carries up to 500 exclusion vectors of the index's dimension (200 numbers of ~10 characters): about 1 MB.
+  createAnchor: defineRoute({ method: 'post', path: '/api/anchors', summary: 'Saves an anchor: the centroid of up to 16 songs/artists/moods/playlists with exclusions, or a ready centroid', tags, access: 'user', service: 'index', bodyLimit: 2 * 1024 * 1024, body: AnchorCreateBody, response: AnchorResponse }),
+  renameAnchor: defineRoute({ method: 'put', path: '/api/anchors/:id', summary: 'Renames an anchor', tags, access: 'user', service: 'index', params: idParams, body: AnchorRenameBody, response: AnchorResponse }),
+  deleteAnchor: defineRoute({ method: 'delete', path: '/api/anchors/:id', summary: 'Deletes an anchor (and its radio)', tags, access: 'user', service: 'index', params: idParams, response: z.object({ deleted: z.boolean() }) }),
+  listRadios: defineRoute({ method: 'get', path: '/api/radios', summary: 'Saved radios {name, enabled, n_results, ...}', tags, access: 'user', service: 'index', response: RadioListResponse }),
+  createRadio: defineRoute({ method: 'post', path: '/api/radios', summary: 'Saves a radio on an anchor (or on a new recipe)', tags, access: 'user', service: 'index', body: RadioCreateBody, response: RadioResponse }),
+  updateRadio: defineRoute({ method: 'put', path: '/api/radios/:id', summary: 'Changes temperature, n_results or enabled of a radio', tags, access: 'user', service: 'index', params: idParams, body: RadioUpdateBody, response: RadioResponse }),
+  deleteRadio: defineRoute({ method: 'delete', path: '/api/radios/:id', summary: 'Deletes a radio (its anchor stays)', tags, access: 'user', service: 'index', params: idParams, response: z.object({ deleted: z.boolean() }) }),
+  runRadios: defineRoute({ method: 'post', path: '/api/radios/run', summary: 'Creates or replaces `<name>_radio` on every server for each enabled radio (task `radios`)', tags, access: 'user', service: 'index', body: RadioRunBody, response: RadioRunSummary }),
 };

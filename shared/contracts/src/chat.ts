@@ -45,8 +45,8 @@ export type AiSettingsDto = z.infer<typeof AiSettingsDto>;
 export const AiTestResponse = z.object({ ok: z.boolean(), provider: z.string(), model: z.string().nullable(), latency_ms: z.number(), error: z.string().nullable() }).openapi('AiTestResult');
 
 export const chatRoutes = {
-  chatPlaylist: defineRoute({ method: 'post', path: '/chat/api/chatPlaylist', summary: 'Instant playlist from a chat message (LLM with tools, or the rule-based interpreter); songs of the selected server in its ids', tags: ['chat'], access: 'user', body: ChatPlaylistBody, response: ChatPlaylistResponse }),
-  chatPlaylistStream: defineRoute({ method: 'post', path: '/chat/api/chatPlaylistStream', summary: 'The same as server-sent events: `status` and `text` events while it works, then one `result` (or `error`) event', tags: ['chat'], access: 'user', body: ChatPlaylistBody }),
-  chatCreatePlaylist: defineRoute({ method: 'post', path: '/chat/api/create_playlist', summary: 'Save a chat result as a playlist on the selected server (name suffixed _instant)', tags: ['chat'], access: 'user', body: CreatePlaylistBody, response: CreatePlaylistResponse, status: 201 }),
-  aiTest: defineRoute({ method: 'post', path: '/api/config/ai/test', summary: 'Test the configured AI provider: reachability and latency of the model', tags: ['config'], access: 'admin', response: AiTestResponse }),
+  chatPlaylist: defineRoute({ method: 'post', path: '/chat/api/chatPlaylist', summary: 'Instant playlist from a chat message (LLM with tools, or the rule-based interpreter); songs of the selected server in its ids', tags: ['chat'], access: 'user', service: 'index', body: ChatPlaylistBody, response: ChatPlaylistResponse }),
+  chatPlaylistStream: defineRoute({ method: 'post', path: '/chat/api/chatPlaylistStream', summary: 'The same as server-sent events: `status` and `text` events while it works, then one `result` (or `error`) event', tags: ['chat'], access: 'user', service: 'index', body: ChatPlaylistBody }),
+  chatCreatePlaylist: defineRoute({ method: 'post', path: '/chat/api/create_playlist', summary: 'Save a chat result as a playlist on the selected server (name suffixed _instant)', tags: ['chat'], access: 'user', service: 'playlist', body: CreatePlaylistBody, response: CreatePlaylistResponse, status: 201 }),
+  aiTest: defineRoute({ method: 'post', path: '/api/config/ai/test', summary: 'Test the configured AI provider: reachability and latency of the model', tags: ['config'], access: 'admin', service: 'registry', firstRun: true, response: AiTestResponse }),
 };

@@ -14,3 +14,7 @@ export * from './probes';
 export * from './chat';
 export * from './semantic';
 export * from './anchors';
+export * from './internal';
+export * from './route-match';
+export * from './client';
+export * from './api';

@@ -20,14 +20,36 @@ apiRegistry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', s
 
 type Method = RouteConfig['method'];
 
+/** The unit that serves a route: one of the five services, or the gateway itself. */
+export type RouteService = 'registry' | 'catalogue' | 'analysis' | 'index' | 'playlist' | 'gateway';
+export const ROUTE_SERVICES: readonly RouteService[] = ['registry', 'catalogue', 'analysis', 'index', 'playlist', 'gateway'];
+
+/**
+ * Who may call a route:
+ * - `public`: anyone, no authentication (login, health, the OpenAPI document);
+ * - `user`: any authenticated caller (session cookie, API token, or AUTH_ENABLED off);
+ * - `admin`: an authenticated caller with the admin role (403 otherwise); the gateway enforces it from this table;
+ * - `bearer`: only the API token (`Authorization: Bearer`), never a session;
+ * - `internal`: service-to-service only (signed internal identity); the gateway never routes it and the
+ *   OpenAPI document leaves it out.
+ */
+export type RouteAccess = 'public' | 'user' | 'admin' | 'bearer' | 'internal';
+
 export interface RouteDef {
   method: Method;
   /** Express-style path (`/api/servers/:id`); converted to OpenAPI `{id}`. */
   path: string;
   summary: string;
   tags: string[];
-  /** admin | user | public */
-  access: 'admin' | 'user' | 'public';
+  /** The service that mounts the handler (the gateway proxies the route there). */
+  service: RouteService;
+  access: RouteAccess;
+  /** Reachable without authentication while no admin exists (the first-run Setup window). */
+  firstRun?: boolean;
+  /** Largest JSON body in bytes the gateway reads for this route (default DEFAULT_BODY_LIMIT, 16 kB). */
+  bodyLimit?: number;
+  /** Media types of a streamed upload body the gateway passes through unread (the service bounds its size). */
+  uploadTypes?: readonly string[];
   query?: z.AnyZodObject;
   params?: z.AnyZodObject;
   body?: z.ZodTypeAny;
@@ -35,16 +57,35 @@ export interface RouteDef {
   status?: number;
 }
 
-/** Registers a route in the OpenAPI registry and returns its definition (used by routers to validate). */
+/** Default JSON body limit at the gateway (server settings, searches, task starts): 16 kB. */
+export const DEFAULT_BODY_LIMIT = 16 * 1024;
+
+const table: RouteDef[] = [];
+
+/** `GET /api/servers/:id`: the identity of a route in the table (method upper-case, Express path). */
+export function routeKey(def: Pick<RouteDef, 'method' | 'path'>): string {
+  return `${def.method.toUpperCase()} ${def.path}`;
+}
+
+/**
+ * Adds a route to the one route table (and, unless internal, to the OpenAPI registry) and returns
+ * its definition. The gateway's routing and authorization, each service's mounted handlers
+ * (`mountRoutes`), the peer clients and the browser client are all read from this table.
+ * Throws when the same method and path are defined twice.
+ */
 export function defineRoute<T extends RouteDef>(def: T): T {
+  // Two services may each serve the same internal path (GET /internal/stats); a public path has one owner.
+  if (table.some((d) => routeKey(d) === routeKey(def) && !(d.access === 'internal' && def.access === 'internal' && d.service !== def.service))) throw new Error(`Route ${routeKey(def)} is defined twice`);
+  table.push(def);
+  if (def.access === 'internal') return def;
   const status = def.status ?? 200;
   apiRegistry.registerPath({
     method: def.method,
     path: def.path.replace(/:(\w+)/g, '{$1}'),
     summary: def.summary,
     tags: def.tags,
-    description: `Access: ${def.access}`,
-    security: def.access === 'public' ? [] : [{ cookieAuth: [] }, { bearerAuth: [] }],
+    description: `Access: ${def.access}${def.firstRun ? ' (open without authentication while no admin exists)' : ''}`,
+    security: def.access === 'public' ? [] : def.access === 'bearer' ? [{ bearerAuth: [] }] : [{ cookieAuth: [] }, { bearerAuth: [] }],
     request: {
       query: def.query,
       params: def.params,
@@ -57,6 +98,16 @@ export function defineRoute<T extends RouteDef>(def: T): T {
     },
   });
   return def;
+}
+
+/** Every route defined so far (all contracts modules are loaded by the package index). */
+export function routeTable(): readonly RouteDef[] {
+  return table;
+}
+
+/** The routes one service (or the gateway) serves. */
+export function routesOf(service: RouteService): RouteDef[] {
+  return table.filter((d) => d.service === service);
 }
 
 /** The OpenAPI 3 document of everything registered so far. */

@@ -136,12 +136,12 @@ export type ModelsDto = z.infer<typeof ModelsDto>;
 const ServerQuery = z.object({ server: ServerParam }).passthrough();
 const tags = ['probes'];
 export const probeRoutes = {
-  config: defineRoute({ method: 'get', path: '/api/config', summary: 'Public configuration (reference field names); session admins also get the general config store', tags, access: 'user', query: ServerQuery, response: PublicConfigDto }),
-  configDefaults: defineRoute({ method: 'get', path: '/api/config/defaults', summary: "The selected server's kind and default user", tags, access: 'user', query: ServerQuery, response: ConfigDefaultsDto }),
-  chatConfigDefaults: defineRoute({ method: 'get', path: '/chat/api/config_defaults', summary: 'Configured AI provider and default model names', tags, access: 'user', response: ChatConfigDefaultsDto }),
-  version: defineRoute({ method: 'get', path: '/api/version', summary: 'Product version', tags, access: 'user', response: VersionDto }),
-  clapStats: defineRoute({ method: 'get', path: '/api/clap/stats', summary: 'Text search readiness: songs it can rank', tags, access: 'user', response: ClapStatsDto }),
-  lyricsStats: defineRoute({ method: 'get', path: '/api/lyrics/stats', summary: 'Lyrics search readiness: songs with lyrics', tags, access: 'user', response: LyricsStatsDto }),
-  semGroveStats: defineRoute({ method: 'get', path: '/api/sem_grove/stats', summary: 'SemGrove readiness: songs with lyrics and audio', tags, access: 'user', response: SemGroveStatsDto }),
-  models: defineRoute({ method: 'get', path: '/api/models', summary: 'Coverage of each learned model over the catalogue and the selected server', tags, access: 'user', query: ServerQuery, response: ModelsDto }),
+  config: defineRoute({ method: 'get', path: '/api/config', summary: 'Public configuration (reference field names); session admins also get the general config store', tags, access: 'user', service: 'registry', firstRun: true, query: ServerQuery, response: PublicConfigDto }),
+  configDefaults: defineRoute({ method: 'get', path: '/api/config/defaults', summary: "The selected server's kind and default user", tags, access: 'user', service: 'registry', firstRun: true, query: ServerQuery, response: ConfigDefaultsDto }),
+  chatConfigDefaults: defineRoute({ method: 'get', path: '/chat/api/config_defaults', summary: 'Configured AI provider and default model names', tags, access: 'user', service: 'registry', response: ChatConfigDefaultsDto }),
+  version: defineRoute({ method: 'get', path: '/api/version', summary: 'Product version', tags, access: 'user', service: 'registry', response: VersionDto }),
+  clapStats: defineRoute({ method: 'get', path: '/api/clap/stats', summary: 'Text search readiness: songs it can rank', tags, access: 'user', service: 'catalogue', response: ClapStatsDto }),
+  lyricsStats: defineRoute({ method: 'get', path: '/api/lyrics/stats', summary: 'Lyrics search readiness: songs with lyrics', tags, access: 'user', service: 'catalogue', response: LyricsStatsDto }),
+  semGroveStats: defineRoute({ method: 'get', path: '/api/sem_grove/stats', summary: 'SemGrove readiness: songs with lyrics and audio', tags, access: 'user', service: 'catalogue', response: SemGroveStatsDto }),
+  models: defineRoute({ method: 'get', path: '/api/models', summary: 'Coverage of each learned model over the catalogue and the selected server', tags, access: 'user', service: 'catalogue', query: ServerQuery, response: ModelsDto }),
 };

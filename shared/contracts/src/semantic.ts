@@ -227,11 +227,11 @@ export type DashboardSummary = z.infer<typeof DashboardSummary>;
 const tags = ['semantic'];
 const ok = z.object({}).passthrough();
 export const semanticRoutes = {
-  clapSearch: defineRoute({ method: 'post', path: '/api/clap/search', summary: 'Songs matching a free-text description (tags, synonyms, descriptors, metadata), available on the selected server', tags, access: 'user', body: ClapSearchBody, response: ClapSearchResponse }),
-  clapWarmup: defineRoute({ method: 'post', path: '/api/clap/warmup', summary: 'Readies the text scorer (answers at once)', tags, access: 'user', body: ok, response: ClapWarmupResponse }),
-  clapTopQueries: defineRoute({ method: 'get', path: '/api/clap/top_queries', summary: 'The most frequent past text queries (counts only, no user)', tags, access: 'user', response: TopQueriesResponse }),
-  lyricsSearch: defineRoute({ method: 'post', path: '/api/lyrics/search/text', summary: 'Songs whose lyrics match the query (PostgreSQL full-text search); 404 when nothing matches', tags, access: 'user', body: LyricsSearchBody, response: LyricsSearchResponse }),
-  semGrove: defineRoute({ method: 'post', path: '/api/sem_grove/search', summary: 'Songs close to the seed in lyrics and audio, seed first (is_seed)', tags, access: 'user', body: SemGroveBody, response: SemGroveResponse }),
-  moodCentroids: defineRoute({ method: 'get', path: '/api/mood_centroids', summary: 'The mood centroids of the live index generation', tags, access: 'user', response: MoodCentroidsResponse }),
-  dashboardSummary: defineRoute({ method: 'get', path: '/api/dashboard/summary', summary: 'Library summary: content counts, servers, last task per kind (cached 30 s)', tags, access: 'user', response: DashboardSummary }),
+  clapSearch: defineRoute({ method: 'post', path: '/api/clap/search', summary: 'Songs matching a free-text description (tags, synonyms, descriptors, metadata), available on the selected server', tags, access: 'user', service: 'index', body: ClapSearchBody, response: ClapSearchResponse }),
+  clapWarmup: defineRoute({ method: 'post', path: '/api/clap/warmup', summary: 'Readies the text scorer (answers at once)', tags, access: 'user', service: 'index', body: ok, response: ClapWarmupResponse }),
+  clapTopQueries: defineRoute({ method: 'get', path: '/api/clap/top_queries', summary: 'The most frequent past text queries (counts only, no user)', tags, access: 'user', service: 'index', response: TopQueriesResponse }),
+  lyricsSearch: defineRoute({ method: 'post', path: '/api/lyrics/search/text', summary: 'Songs whose lyrics match the query (PostgreSQL full-text search); 404 when nothing matches', tags, access: 'user', service: 'catalogue', body: LyricsSearchBody, response: LyricsSearchResponse }),
+  semGrove: defineRoute({ method: 'post', path: '/api/sem_grove/search', summary: 'Songs close to the seed in lyrics and audio, seed first (is_seed)', tags, access: 'user', service: 'index', body: SemGroveBody, response: SemGroveResponse }),
+  moodCentroids: defineRoute({ method: 'get', path: '/api/mood_centroids', summary: 'The mood centroids of the live index generation', tags, access: 'user', service: 'index', response: MoodCentroidsResponse }),
+  dashboardSummary: defineRoute({ method: 'get', path: '/api/dashboard/summary', summary: 'Library summary: content counts, servers, last task per kind (cached 30 s)', tags, access: 'user', service: 'registry', response: DashboardSummary }),
 };

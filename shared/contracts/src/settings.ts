@@ -83,13 +83,13 @@ export const SettingsChangedEvent = z.object({ values: z.record(z.string().nulla
 export type SettingsChangedEvent = z.infer<typeof SettingsChangedEvent>;
 
 export const settingsRoutes = {
-  settingsList: defineRoute({ method: 'get', path: '/api/config/settings', summary: 'Every editable setting with value (secrets masked), source and whether it applies live', tags: ['config'], access: 'admin', response: z.object({ settings: z.array(SettingDto) }) }),
+  settingsList: defineRoute({ method: 'get', path: '/api/config/settings', summary: 'Every editable setting with value (secrets masked), source and whether it applies live', tags: ['config'], access: 'admin', service: 'registry', firstRun: true, response: z.object({ settings: z.array(SettingDto) }) }),
   settingsUpdate: defineRoute({
     method: 'put',
     path: '/api/config',
     summary: 'Change settings (validated; unknown keys or wrong types: 400 and nothing stored; secrets write-only, the mask keeps them)',
     tags: ['config'],
-    access: 'admin',
+    access: 'admin', service: 'registry', firstRun: true,
     body: SettingsUpdateBody,
     response: z.object({ updated: z.array(z.string()), restart_required: z.array(z.string()), settings: z.array(SettingDto) }),
   }),

@@ -12,3 +12,4 @@ export * from './bus';
 export * from './service-runtime';
 export * from './faults';
 export * from './task-run';
+export * from './routes';

@@ -1,6 +1,5 @@
-import { Router } from 'express';
-import { z } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { z, api } from '@polyphony/contracts';
+import { NotFoundError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { AnalysisRunService } from '../domain/analysis-run.service';
 import type { LyricsBackfillService } from '../domain/lyrics-backfill.service';
 import type { LearnedModel } from '../domain/musicnn/model-state';
@@ -18,11 +17,13 @@ import type { RunRepository } from '../store/run.repository';
  * (status ready | missing | error | loading, model id, backend, patches per track) and, when it is
  * not, the reason and how to install it.
  */
-export function analysisRoutes(service: AnalysisRunService, runs: RunRepository, backfill?: LyricsBackfillService, learned?: LearnedModel): Router {
-  const r = Router();
-  if (learned) r.get('/api/analysis/model', (_req, res) => void res.json(learned.status()));
-  r.post(
-    '/api/analysis/start',
+export function analysisRoutes(service: AnalysisRunService, runs: RunRepository, backfill?: LyricsBackfillService, learned?: LearnedModel): RouteHandlers {
+  const r = routeHandlers();
+  r.on(api.tasks.analysisModel, (_req, res, next) => {
+    if (!learned) return next(new NotFoundError('No learned model in this deployment'));
+    res.json(learned.status());
+  });
+  r.on(api.tasks.analysisStart,
     requireRole('admin'),
     asyncRoute(async (req, res) => {
       parseOrThrow(z.object({}).passthrough(), req.body ?? {}, 'analysis request');
@@ -30,19 +31,16 @@ export function analysisRoutes(service: AnalysisRunService, runs: RunRepository,
       res.status(202).json({ task_id: run.id, task_type: 'main_analysis', status: 'NEW' });
     }),
   );
-  if (backfill) {
-    r.post(
-      '/api/analysis/lyrics_backfill',
-      requireRole('admin'),
-      asyncRoute(async (req, res) => {
-        parseOrThrow(z.object({}).passthrough(), req.body ?? {}, 'lyrics backfill request');
-        const { taskId } = backfill.start();
-        res.status(202).json({ task_id: taskId, task_type: 'lyrics_backfill', status: 'NEW' });
-      }),
-    );
-  }
-  r.get(
-    '/api/analysis/exclusions',
+  r.on(api.tasks.lyricsBackfill,
+    requireRole('admin'),
+    asyncRoute(async (req, res) => {
+      parseOrThrow(z.object({}).passthrough(), req.body ?? {}, 'lyrics backfill request');
+      if (!backfill) throw new NotFoundError('No lyrics backfill in this deployment');
+      const { taskId } = backfill.start();
+      res.status(202).json({ task_id: taskId, task_type: 'lyrics_backfill', status: 'NEW' });
+    }),
+  );
+  r.on(api.tasks.analysisExclusions,
     asyncRoute(async (req, res) => {
       const serverId = req.identity?.serverId;
       res.json({ exclusions: await runs.exclusions(typeof req.query.all === 'string' ? undefined : serverId) });

@@ -4,17 +4,15 @@
  * 'cleaning', status: 'NEW'}; 409 while a cleaning, sweep or alignment is queued or running. Progress and
  * the summary are on the task board (GET /api/status/<task_id>).
  */
-import { Router } from 'express';
 import { CleaningStartAccepted, taskRoutes } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { BatchRunner } from '../service/batch-runner';
 
 /** The cleaning routes. */
-export function cleaningRoutes(runner: BatchRunner): Router {
-  const r = Router();
+export function cleaningRoutes(runner: BatchRunner): RouteHandlers {
+  const r = routeHandlers();
   const route = taskRoutes.cleaningStart;
-  r.post(
-    route.path,
+  r.on(route,
     requireRole('admin'),
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(route.body, req.body ?? {}, 'cleaning request');

@@ -3,7 +3,7 @@
  * request carries the signed identity header (checked by the shared middleware); writes need the admin
  * role that service clients sign with. Shapes: @polyphony/contracts catalogue.ts.
  */
-import express, { Router } from 'express';
+import express from 'express';
 import {
   ArtistResolveResponse,
   AvailabilityResponse,
@@ -18,9 +18,8 @@ import {
   ResolveInputRequest,
   StoreLearnedFeaturesRequest,
   TrackLookupRequest,
-  z,
-} from '@polyphony/contracts';
-import { NotFoundError, ValidationError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+  z, api } from '@polyphony/contracts';
+import { NotFoundError, ValidationError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { DataSource } from 'typeorm';
 import type { IdentityService } from '../service/identity.service';
 import type { MappingChangedPublisher } from '../service/mapping-events';
@@ -65,12 +64,11 @@ export interface InternalRouteDeps {
 }
 
 /** All /internal routes of the catalogue. */
-export function internalRoutes(d: InternalRouteDeps): Router {
-  const r = Router();
+export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
+  const r = routeHandlers();
   const admin = requireRole('admin');
 
-  r.post(
-    '/internal/identity/resolve',
+  r.on(api.internal.identityResolve,
     admin,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ResolveIdentityRequest, req.body, 'identity request');
@@ -79,8 +77,7 @@ export function internalRoutes(d: InternalRouteDeps): Router {
     }),
   );
 
-  r.get(
-    '/internal/identity/state',
+  r.on(api.internal.identityState,
     asyncRoute(async (_req, res) => {
       const scheme = d.identity.activeScheme;
       const tunables = await d.settings.get();
@@ -97,8 +94,7 @@ export function internalRoutes(d: InternalRouteDeps): Router {
     }),
   );
 
-  r.post(
-    '/internal/tracks/lookup',
+  r.on(api.internal.tracksLookup,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(TrackLookupRequest, req.body, 'track lookup');
       res.json({ tracks: await d.tracks.findMany(body.itemIds, body.includeEmbedding) });
@@ -106,8 +102,7 @@ export function internalRoutes(d: InternalRouteDeps): Router {
   );
 
 
-  r.put(
-    '/internal/tracks/:itemId/learned',
+  r.on(api.internal.trackLearned,
     admin,
     asyncRoute(async (req, res) => {
       const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
@@ -117,8 +112,7 @@ export function internalRoutes(d: InternalRouteDeps): Router {
     }),
   );
 
-  r.get(
-    '/internal/tracks/:itemId',
+  r.on(api.internal.trackGet,
     asyncRoute(async (req, res) => {
       const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
       const q = parseOrThrow(TrackQuery, req.query, 'query');
@@ -128,32 +122,28 @@ export function internalRoutes(d: InternalRouteDeps): Router {
     }),
   );
 
-  r.post(
-    '/internal/mappings/lookup',
+  r.on(api.internal.mappingsLookup,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(MappingLookupRequest, req.body, 'mapping lookup');
       res.json({ mapped: await d.mappings.lookupMapped(body.serverId, body.providerIds) });
     }),
   );
 
-  r.post(
-    '/internal/ids/resolve-input',
+  r.on(api.internal.idsResolveInput,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ResolveInputRequest, req.body, 'id list');
       res.json({ ids: await d.mappings.resolveInput(body.serverId, body.ids) });
     }),
   );
 
-  r.post(
-    '/internal/ids/map-output',
+  r.on(api.internal.idsMapOutput,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(MapOutputRequest, req.body, 'id list');
       res.json({ map: await d.mappings.mapOutput(body.serverId, body.itemIds) });
     }),
   );
 
-  r.get(
-    '/internal/ids/relabel-map',
+  r.on(api.internal.idsRelabelMap,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(RelabelMapQuery, req.query, 'query');
       const page = await relabelMapPage(d.ds, q.toVersion, q.after, q.limit);
@@ -161,16 +151,14 @@ export function internalRoutes(d: InternalRouteDeps): Router {
     }),
   );
 
-  r.get(
-    '/internal/availability/:serverId/version',
+  r.on(api.internal.availabilityVersion,
     asyncRoute(async (req, res) => {
       const { serverId } = parseOrThrow(ServerParams, req.params, 'path');
       res.json({ serverId, version: await d.mappings.availabilityVersion(serverId) });
     }),
   );
 
-  r.get(
-    '/internal/availability/:serverId',
+  r.on(api.internal.availability,
     asyncRoute(async (req, res) => {
       const { serverId } = parseOrThrow(ServerParams, req.params, 'path');
       const a = await d.mappings.availability(serverId);
@@ -178,8 +166,7 @@ export function internalRoutes(d: InternalRouteDeps): Router {
     }),
   );
 
-  r.get(
-    '/internal/mappings/rows',
+  r.on(api.internal.mappingRows,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(MappingRowsQuery, req.query, 'query');
       if (q.after !== undefined && decodeCursor(q.after) === undefined) throw new ValidationError('after is not a cursor of this endpoint');
@@ -187,40 +174,35 @@ export function internalRoutes(d: InternalRouteDeps): Router {
     }),
   );
 
-  r.get(
-    '/internal/mappings/changes',
+  r.on(api.internal.mappingChanges,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(MappingChangesQuery, req.query, 'query');
       res.json((await d.log.changes(q.after, q.limit)) satisfies MappingChangesPage);
     }),
   );
 
-  r.get(
-    '/internal/snapshot/tracks',
+  r.on(api.internal.snapshotTracks,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(SnapshotQuery, req.query, 'query');
       res.json(await d.tracks.snapshot(q.after, q.limit));
     }),
   );
 
-  r.get(
-    '/internal/artists/resolve',
+  r.on(api.internal.artistsResolve,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(ArtistQuery, req.query, 'query');
       res.json((await d.artists.resolve(q.serverId, q.value)) satisfies ArtistResolveResponse);
     }),
   );
 
-  r.post(
-    '/internal/artists/map-output',
+  r.on(api.internal.artistsMapOutput,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ArtistMapRequest, req.body, 'artist names');
       res.json({ map: await d.artists.mapNames(body.serverId, body.names) });
     }),
   );
 
-  r.post(
-    '/internal/durations/backfill',
+  r.on(api.internal.durationsBackfill,
     admin,
     express.json({ type: LARGE_JSON_CONTENT_TYPE, limit: '512mb' }),
     asyncRoute(async (req, res) => {

@@ -10,21 +10,19 @@
  * - POST /internal/lyrics/similar: TF-IDF lyrics neighbours of a song on a server (SemGrove).
  * - GET /internal/stats: content counts of the dashboard.
  */
-import { Router } from 'express';
-import { LYRICS_DEFAULT_LIMIT, LyricsSimilarRequest, PutLyricsRequest, semanticRoutes, z, type LyricsSearchResponse } from '@polyphony/contracts';
-import { NotFoundError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { LYRICS_DEFAULT_LIMIT, LyricsSimilarRequest, PutLyricsRequest, semanticRoutes, z, type LyricsSearchResponse, api } from '@polyphony/contracts';
+import { NotFoundError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { LyricsRepository } from '../store/lyrics.repository';
 
 const ItemParams = z.object({ itemId: z.string().min(1).max(500) });
 const PendingQuery = z.object({ after: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(1000).default(200) });
 
 /** The lyrics routes (public search and internal). */
-export function lyricsRoutes(lyrics: LyricsRepository): Router {
-  const r = Router();
+export function lyricsRoutes(lyrics: LyricsRepository): RouteHandlers {
+  const r = routeHandlers();
   const route = semanticRoutes.lyricsSearch;
 
-  r.post(
-    route.path,
+  r.on(route,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(route.body, req.body ?? {}, 'body');
       const serverId = req.identity?.serverId;
@@ -47,8 +45,7 @@ export function lyricsRoutes(lyrics: LyricsRepository): Router {
     }),
   );
 
-  r.put(
-    '/internal/tracks/:itemId/lyrics',
+  r.on(api.internal.trackLyrics,
     requireRole('admin'),
     asyncRoute(async (req, res) => {
       const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
@@ -58,24 +55,21 @@ export function lyricsRoutes(lyrics: LyricsRepository): Router {
     }),
   );
 
-  r.get(
-    '/internal/lyrics/pending',
+  r.on(api.internal.lyricsPending,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(PendingQuery, req.query, 'query');
       res.json(await lyrics.pending(q.after, q.limit));
     }),
   );
 
-  r.post(
-    '/internal/lyrics/similar',
+  r.on(api.internal.lyricsSimilar,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(LyricsSimilarRequest, req.body, 'lyrics similarity request');
       res.json(await lyrics.similar(body.itemId, body.serverId, body.limit));
     }),
   );
 
-  r.get(
-    '/internal/stats',
+  r.on(api.internal.catalogueStats,
     asyncRoute(async (_req, res) => {
       res.json(await lyrics.stats());
     }),

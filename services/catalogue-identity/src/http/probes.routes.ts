@@ -13,9 +13,9 @@
  * - `GET /api/models`: per learned model, coverage over the catalogue and over the selected server.
  * Counts are cached for PROBE_CACHE_MS, so a burst of client start-ups costs one scan.
  */
-import { Router, type Request } from 'express';
+import type { Request } from 'express';
 import { MSD_TAGS, probeRoutes as routes, type ModelsDto } from '@polyphony/contracts';
-import { asyncRoute } from '@polyphony/platform';
+import { asyncRoute, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { CoverageCounts, CoverageRepository } from '../store/coverage.repository';
 
 /** How long probe counts are reused (ms). */
@@ -30,8 +30,8 @@ export function coverage(count: number, total: number): { count: number; total: 
   return { count, total, percentage: total > 0 ? Math.round((1000 * count) / total) / 10 : 0 };
 }
 
-export function probeRoutes(repo: CoverageRepository): Router {
-  const r = Router();
+export function probeRoutes(repo: CoverageRepository): RouteHandlers {
+  const r = routeHandlers();
   const cache = new Map<string, { at: number; value: Promise<CoverageCounts> }>();
   const counts = (serverId?: string): Promise<CoverageCounts> => {
     const key = serverId ?? '';
@@ -45,31 +45,27 @@ export function probeRoutes(repo: CoverageRepository): Router {
   };
   const serverOf = (req: Request): string | undefined => req.identity?.serverId;
 
-  r.get(
-    routes.clapStats.path,
+  r.on(routes.clapStats,
     asyncRoute(async (_req, res) => {
       const c = await counts();
       const loaded = c.tagged > 0;
       res.json({ clap_enabled: loaded, loaded, song_count: c.tagged, embedding_dimension: loaded ? MSD_TAGS.length : 0 });
     }),
   );
-  r.get(
-    routes.lyricsStats.path,
+  r.on(routes.lyricsStats,
     asyncRoute(async (_req, res) => {
       const c = await counts();
       res.json({ lyrics_enabled: true, loaded: c.lyrics > 0, song_count: c.lyrics, embedding_dimension: 0 });
     }),
   );
-  r.get(
-    routes.semGroveStats.path,
+  r.on(routes.semGroveStats,
     asyncRoute(async (_req, res) => {
       const c = await counts();
       const loaded = c.lyrics > 0;
       res.json({ loaded, song_count: c.lyrics, audio_dim: AUDIO_DIM, lyrics_dim: 0, w_audio: SEM_GROVE_WEIGHTS.audio, w_lyrics: SEM_GROVE_WEIGHTS.lyrics });
     }),
   );
-  r.get(
-    routes.models.path,
+  r.on(routes.models,
     asyncRoute(async (req, res) => {
       const serverId = serverOf(req);
       const [g, l] = await Promise.all([counts(), serverId === undefined ? Promise.resolve(undefined) : counts(serverId)]);

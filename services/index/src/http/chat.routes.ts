@@ -1,6 +1,6 @@
-import { Router, type Request } from 'express';
+import type { Request } from 'express';
 import { chatRoutes as routes } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, type Logger } from '@polyphony/platform';
+import { asyncRoute, parseOrThrow, type Logger, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { InstantPlaylistService } from '../domain/chat/instant-playlist.service';
 import type { IndexState } from '../domain/generation';
 import { RequestScope, type ScopeDeps } from '../domain/scope';
@@ -10,20 +10,18 @@ import { RequestScope, type ScopeDeps } from '../domain/scope';
  * an empty or too long `userInput`); `chatPlaylistStream` sends the same as server-sent events
  * (`status`, `text`, then `result` or `error`). Songs are the selected server's, in its ids.
  */
-export function chatRoutesRouter(service: InstantPlaylistService, state: IndexState, scopeDeps: ScopeDeps, logger: Logger): Router {
-  const r = Router();
+export function chatRoutesRouter(service: InstantPlaylistService, state: IndexState, scopeDeps: ScopeDeps, logger: Logger): RouteHandlers {
+  const r = routeHandlers();
   const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
 
-  r.post(
-    routes.chatPlaylist.path,
+  r.on(routes.chatPlaylist,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(routes.chatPlaylist.body!, req.body ?? {}, 'chat request') as { userInput: string; n?: number };
       res.json(await service.run(scopeOf(req), body.userInput, body.n));
     }),
   );
 
-  r.post(
-    routes.chatPlaylistStream.path,
+  r.on(routes.chatPlaylistStream,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(routes.chatPlaylistStream.body!, req.body ?? {}, 'chat request') as { userInput: string; n?: number };
       res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');

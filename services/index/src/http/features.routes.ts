@@ -1,6 +1,6 @@
-import { Router, type Request } from 'express';
+import type { Request } from 'express';
 import { featureRoutes as routes, parityRoutes, AlchemyBody, FingerprintParams, MoodParam } from '@polyphony/contracts';
-import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, ValidationError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, ValidationError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import { ALCHEMY_DEFAULT_N, ALCHEMY_DEFAULT_SUBTRACT_DISTANCE, ALCHEMY_DEFAULT_TEMPERATURE, type AlchemyService } from '../domain/alchemy.service';
 import type { ArtistService } from '../domain/artist.service';
 import type { BrowseService } from '../domain/browse.service';
@@ -40,12 +40,11 @@ export interface FeatureRouteDeps {
  * here), call the domain, answer 200 with the plugin shape. Errors map through the platform handler
  * (400 validation, 404 unknown id, 502/503 upstream).
  */
-export function featureRoutes(d: FeatureRouteDeps): Router {
-  const r = Router();
+export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
+  const r = routeHandlers();
   const scopeOf = (req: Request) => new RequestScope(d.state.current(), req.identity?.serverId, d.scopeDeps);
 
-  r.get(
-    routes.similarTracks.path,
+  r.on(routes.similarTracks,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.similarTracks.query, req.query, 'query');
       const options = { n: q.n ?? DEFAULT_SIMILAR_N, eliminateDuplicates: q.eliminate_duplicates ?? true, maxPerArtist: q.max_songs_per_artist ?? DEFAULT_MAX_SONGS_PER_ARTIST };
@@ -79,8 +78,7 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
     }),
   );
 
-  r.get(
-    routes.findPath.path,
+  r.on(routes.findPath,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.findPath.query, req.query, 'query');
       const scope = scopeOf(req);
@@ -90,8 +88,7 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
     }),
   );
 
-  r.post(
-    routes.alchemy.path,
+  r.on(routes.alchemy,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(AlchemyBody, req.body ?? {}, 'body');
       const out = await d.alchemy.run(scopeOf(req), body.items, {
@@ -104,8 +101,7 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
     }),
   );
 
-  r.get(
-    routes.similarArtists.path,
+  r.on(routes.similarArtists,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.similarArtists.query, req.query, 'query');
       res.status(200).json(await d.artists.similarArtists(scopeOf(req), { artist: q.artist, artistId: q.artist_id }, q.n ?? 10, q.include_component_matches ?? false));
@@ -131,26 +127,24 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
       throw err;
     }
   });
-  r.get(routes.fingerprintGet.path, fingerprint);
-  r.post(routes.fingerprintPost.path, fingerprint);
+  r.on(routes.fingerprintGet, fingerprint);
+  r.on(routes.fingerprintPost, fingerprint);
 
   const search = asyncRoute(async (req, res) => {
     const q = parseOrThrow(routes.searchTracks.query, req.query, 'query');
     res.status(200).json(await d.search.search(scopeOf(req), q));
   });
-  r.get(routes.searchTracks.path, search);
-  r.get(routes.externalSearch.path, search);
+  r.on(routes.searchTracks, search);
+  r.on(routes.externalSearch, search);
 
-  r.get(
-    routes.map.path,
+  r.on(routes.map,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.map.query, req.query, 'query');
       res.status(200).json(await d.map.map(scopeOf(req), q));
     }),
   );
 
-  r.get(
-    routes.sync.path,
+  r.on(routes.sync,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.sync.query, req.query, 'query');
       const scope = scopeOf(req);
@@ -159,95 +153,82 @@ export function featureRoutes(d: FeatureRouteDeps): Router {
     }),
   );
 
-  r.get(
-    routes.getScore.path,
+  r.on(routes.getScore,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.getScore.query, req.query, 'query');
       res.status(200).json(await d.sync.score(scopeOf(req), q.id));
     }),
   );
-  r.get(
-    routes.getEmbedding.path,
+  r.on(routes.getEmbedding,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.getEmbedding.query, req.query, 'query');
       res.status(200).json(await d.sync.embedding(scopeOf(req), q.id));
     }),
   );
-  r.get(
-    routes.track.path,
+  r.on(routes.track,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.track.query, req.query, 'query');
       res.status(200).json(await d.sync.score(scopeOf(req), q.item_id));
     }),
   );
-  r.get(
-    routes.maxDistance.path,
+  r.on(routes.maxDistance,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.maxDistance.query, req.query, 'query');
       res.status(200).json(await d.similarity.maxDistance(scopeOf(req), q.item_id));
     }),
   );
 
-  r.get(
-    parityRoutes.searchArtists.path,
+  r.on(parityRoutes.searchArtists,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(parityRoutes.searchArtists.query, req.query, 'query');
       res.status(200).json(await d.browse.searchArtists(scopeOf(req), q));
     }),
   );
-  r.get(
-    parityRoutes.searchPlaylists.path,
+  r.on(parityRoutes.searchPlaylists,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(parityRoutes.searchPlaylists.query, req.query, 'query');
       res.status(200).json(await d.browse.searchPlaylists(scopeOf(req), q));
     }),
   );
-  r.get(
-    parityRoutes.artistTracks.path,
+  r.on(parityRoutes.artistTracks,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(parityRoutes.artistTracks.query, req.query, 'query');
       res.status(200).json(await d.browse.artistTracks(scopeOf(req), q));
     }),
   );
-  r.get(
-    parityRoutes.artistProjections.path,
+  r.on(parityRoutes.artistProjections,
     asyncRoute(async (req, res) => {
       res.status(200).json(await d.browse.artistProjections(scopeOf(req)));
     }),
   );
-  r.post(
-    parityRoutes.buildArtistProjection.path,
+  r.on(parityRoutes.buildArtistProjection,
     requireRole('admin'),
     asyncRoute(async (_req, res) => {
       const count = d.browse.buildProjections(d.state.current());
       res.status(200).json({ status: 'success', message: `Artist component projection built: ${count} components`, count });
     }),
   );
-  r.get(
-    parityRoutes.mapCacheStatus.path,
+  r.on(parityRoutes.mapCacheStatus,
     asyncRoute(async (req, res) => {
       const buckets = await d.map.status(scopeOf(req));
       res.status(200).json(Object.keys(buckets).length ? { ok: true, buckets } : { ok: false, reason: 'empty_cache', buckets });
     }),
   );
-  r.post(
-    parityRoutes.rebuildMapCache.path,
+  r.on(parityRoutes.rebuildMapCache,
     requireRole('admin'),
     asyncRoute(async (req, res) => {
       res.status(200).json({ ok: true, message: 'map cache rebuilt', buckets: await d.map.rebuild(scopeOf(req)) });
     }),
   );
 
-  r.post(
-    routes.rebuild.path,
+  r.on(routes.rebuild,
     requireRole('admin'),
     asyncRoute(async (_req, res) => {
       const { taskId, coalesced } = d.rebuild.request('requested through the API');
       res.status(202).json({ task_id: taskId, task_type: 'index_build', status: coalesced ? 'NEW' : 'RUNNING', coalesced });
     }),
   );
-  r.get(
-    routes.status.path,
+  r.on(routes.status,
     asyncRoute(async (_req, res) => {
       const gen = d.state.current();
       res.status(200).json({

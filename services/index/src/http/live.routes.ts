@@ -1,5 +1,5 @@
-import { Router } from 'express';
-import { asyncRoute } from '@polyphony/platform';
+import { api } from '@polyphony/contracts';
+import { asyncRoute, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IndexState } from '../domain/generation';
 import type { GenerationRepository } from '../store/generation.repository';
 
@@ -10,10 +10,9 @@ import type { GenerationRepository } from '../store/generation.repository';
  * that instant is queryable. Batch tasks (analysis) end SUCCESS only once it is later than their
  * rebuild request. `generation` 0 means nothing is built yet.
  */
-export function liveGenerationRoutes(state: IndexState, generations: GenerationRepository): Router {
-  const r = Router();
-  r.get(
-    '/internal/index/live',
+export function liveGenerationRoutes(state: IndexState, generations: GenerationRepository): RouteHandlers {
+  const r = routeHandlers();
+  r.on(api.internal.indexLive,
     asyncRoute(async (_req, res) => {
       const g = state.current();
       const startedAt = g.generation > 0 ? await generations.buildStartedAt(g.generation) : undefined;

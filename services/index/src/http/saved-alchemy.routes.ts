@@ -1,6 +1,6 @@
-import { Router, type Request } from 'express';
+import type { Request } from 'express';
 import { AnchorCreateBody, AnchorIdParams, AnchorRenameBody, RadioCreateBody, RadioRunBody, RadioUpdateBody, savedAlchemyRoutes as routes } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow } from '@polyphony/platform';
+import { asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IndexState } from '../domain/generation';
 import { RADIO_RUN_WAIT_MS, RadioService, type AnchorService } from '../domain/saved-alchemy.service';
 import { RequestScope, type ScopeDeps } from '../domain/scope';
@@ -17,41 +17,37 @@ import { RequestScope, type ScopeDeps } from '../domain/scope';
  * Errors: 400 bad body or id, 404 unknown anchor/radio (or no ADD item in the index), 409 taken name, an
  * anchor that already has a radio, or a run already live.
  */
-export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anchors: AnchorService, radios: RadioService): Router {
-  const r = Router();
+export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anchors: AnchorService, radios: RadioService): RouteHandlers {
+  const r = routeHandlers();
   const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
   const userOf = (req: Request) => req.identity?.username ?? null;
   const idOf = (req: Request) => parseOrThrow(AnchorIdParams, req.params, 'path').id;
 
-  r.get(routes.listAnchors.path, asyncRoute(async (_req, res) => void res.json({ anchors: await anchors.list() })));
-  r.get(routes.getAnchor.path, asyncRoute(async (req, res) => void res.json({ anchor: await anchors.get(idOf(req)) })));
-  r.post(
-    routes.createAnchor.path,
+  r.on(routes.listAnchors, asyncRoute(async (_req, res) => void res.json({ anchors: await anchors.list() })));
+  r.on(routes.getAnchor, asyncRoute(async (req, res) => void res.json({ anchor: await anchors.get(idOf(req)) })));
+  r.on(routes.createAnchor,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(AnchorCreateBody, req.body ?? {}, 'body');
       res.status(200).json({ anchor: await anchors.create(scopeOf(req), body, userOf(req)) });
     }),
   );
-  r.put(
-    routes.renameAnchor.path,
+  r.on(routes.renameAnchor,
     asyncRoute(async (req, res) => {
       const id = idOf(req);
       const body = parseOrThrow(AnchorRenameBody, req.body ?? {}, 'body');
       res.json({ anchor: await anchors.rename(id, body.name) });
     }),
   );
-  r.delete(
-    routes.deleteAnchor.path,
+  r.on(routes.deleteAnchor,
     asyncRoute(async (req, res) => {
       await anchors.remove(idOf(req));
       res.json({ deleted: true });
     }),
   );
 
-  r.get(routes.listRadios.path, asyncRoute(async (_req, res) => void res.json({ radios: await radios.list() })));
+  r.on(routes.listRadios, asyncRoute(async (_req, res) => void res.json({ radios: await radios.list() })));
   // Before /api/radios/:id so "run" is never read as an id.
-  r.post(
-    routes.runRadios.path,
+  r.on(routes.runRadios,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(RadioRunBody, req.body ?? {}, 'body');
       const run = await radios.start();
@@ -63,23 +59,20 @@ export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anch
       res.status(last.state === 'NEW' || last.state === 'RUNNING' ? 202 : 200).json(RadioService.summary(last));
     }),
   );
-  r.post(
-    routes.createRadio.path,
+  r.on(routes.createRadio,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(RadioCreateBody, req.body ?? {}, 'body');
       res.status(200).json({ radio: await radios.create(scopeOf(req), body, userOf(req)) });
     }),
   );
-  r.put(
-    routes.updateRadio.path,
+  r.on(routes.updateRadio,
     asyncRoute(async (req, res) => {
       const id = idOf(req);
       const body = parseOrThrow(RadioUpdateBody, req.body ?? {}, 'body');
       res.json({ radio: await radios.update(id, body) });
     }),
   );
-  r.delete(
-    routes.deleteRadio.path,
+  r.on(routes.deleteRadio,
     asyncRoute(async (req, res) => {
       await radios.remove(idOf(req));
       res.json({ deleted: true });

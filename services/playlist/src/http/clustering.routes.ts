@@ -1,6 +1,5 @@
-import { Router } from 'express';
 import { playlistRoutes as defs, type z, type TaskStartResponse } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import { clusteringParams } from '../domain/clustering-params';
 import { CLUSTERING_TASK_TYPE, type ClusteringService } from '../domain/clustering.service';
 
@@ -10,10 +9,9 @@ import { CLUSTERING_TASK_TYPE, type ClusteringService } from '../domain/clusteri
  * playlist and top_n_playlists are validated (400 when out of range). -> 202 {task_id, task_type:
  * 'main_clustering', status:'NEW'}; 409 while a run is live. Progress is on the registry's task board.
  */
-export function clusteringRoutes(service: ClusteringService): Router {
-  const r = Router();
-  r.post(
-    defs.clusteringStart.path,
+export function clusteringRoutes(service: ClusteringService): RouteHandlers {
+  const r = routeHandlers();
+  r.on(defs.clusteringStart,
     requireRole('admin'),
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(defs.clusteringStart.body, req.body ?? {}, 'clustering request');

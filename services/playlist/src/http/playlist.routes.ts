@@ -1,6 +1,5 @@
-import { Router } from 'express';
-import { PlaylistTracksQuery, PlaylistTracksResponse, RadioPlaylistRequest, chatRoutes, playlistRoutes as defs, type CreatePlaylistResponse, type PlaylistsResponse } from '@polyphony/contracts';
-import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow } from '@polyphony/platform';
+import { PlaylistTracksQuery, PlaylistTracksResponse, RadioPlaylistRequest, chatRoutes, playlistRoutes as defs, type CreatePlaylistResponse, type PlaylistsResponse, api } from '@polyphony/contracts';
+import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { PlaylistRepository } from '../store/playlist.repository';
 import type { InstantPlaylistResult, PlaylistService, ServerPlaylists } from '../domain/playlist.service';
 
@@ -37,11 +36,10 @@ export function toPlaylistsDto(servers: ServerPlaylists[]): PlaylistsResponse {
  * `identity.serverId`) -> 201; 400 for a malformed body, no server, or no track on the server; 502 when
  * the media server fails. GET /api/playlists -> the playlists this service wrote, per server.
  */
-export function playlistRoutes(service: PlaylistService, repo: PlaylistRepository): Router {
-  const r = Router();
+export function playlistRoutes(service: PlaylistService, repo: PlaylistRepository): RouteHandlers {
+  const r = routeHandlers();
   // Internal: the tracks of a playlist we wrote (alchemy items of type playlist). Signed internal callers only.
-  r.get(
-    '/internal/playlists/tracks',
+  r.on(api.internal.playlistTracks,
     asyncRoute(async (req, res) => {
       if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
       const q = parseOrThrow(PlaylistTracksQuery, req.query, 'query');
@@ -51,8 +49,7 @@ export function playlistRoutes(service: PlaylistService, repo: PlaylistRepositor
     }),
   );
   // Internal: replace a radio playlist (radio runs of the index service). Signed internal callers only.
-  r.post(
-    '/internal/playlists/radio',
+  r.on(api.internal.playlistRadio,
     asyncRoute(async (req, res) => {
       if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
       const body = parseOrThrow(RadioPlaylistRequest, req.body ?? {}, 'body');
@@ -66,10 +63,9 @@ export function playlistRoutes(service: PlaylistService, repo: PlaylistRepositor
     const result = await service.createInstant(req.identity?.serverId, body.playlist_name, ids);
     res.status(201).json(toCreateDto(result));
   });
-  r.post(defs.createPlaylist.path, create);
-  r.post(chatRoutes.chatCreatePlaylist.path, create);
-  r.get(
-    defs.playlists.path,
+  r.on(defs.createPlaylist, create);
+  r.on(chatRoutes.chatCreatePlaylist, create);
+  r.on(defs.playlists,
     asyncRoute(async (_req, res) => {
       res.json(toPlaylistsDto(await service.listWritten()));
     }),

@@ -1,11 +1,11 @@
-import { Router, type Request } from 'express';
+import type { Request } from 'express';
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import { BackupStartBody, CronPreviewBody, ScheduleBody, SettingsUpdateBody, opsRoutes, z } from '@polyphony/contracts';
+import { BackupStartBody, CronPreviewBody, ScheduleBody, SettingsUpdateBody, opsRoutes, z, api } from '@polyphony/contracts';
 import { createLlmProvider, testLlmProvider, LlmError } from '@polyphony/llm';
-import { AppError, ForbiddenError, ValidationError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { AppError, ForbiddenError, ValidationError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { BackupService } from '../domain/backup.service';
 import type { ScheduleService } from '../domain/schedule.service';
 import type { SettingsService } from '../domain/settings.service';
@@ -23,16 +23,16 @@ export const RESTORE_UPLOAD_LIMIT_BYTES = 4 * 1024 ** 3;
  * changed), 404 unknown ids, 409 name taken or a backup/restore/task already running, 413 an
  * upload above RESTORE_UPLOAD_LIMIT_BYTES.
  */
-export function opsRoutesRouter(schedules: ScheduleService, backups: BackupService, settings: SettingsService): Router {
-  const r = Router();
-  r.use(['/api/cron', '/api/backup', '/api/config/settings'], requireRole('admin'));
+export function opsRoutesRouter(schedules: ScheduleService, backups: BackupService, settings: SettingsService): RouteHandlers {
+  const r = routeHandlers();
+  const admin = requireRole('admin');
 
-  r.get('/api/config/settings', asyncRoute(async (_req, res) => void res.json({ settings: await settings.list() })));
-  r.put('/api/config', requireRole('admin'), asyncRoute(async (req, res) => {
+  r.on(api.settings.settingsList, admin, asyncRoute(async (_req, res) => void res.json({ settings: await settings.list() })));
+  r.on(api.settings.settingsUpdate, requireRole('admin'), asyncRoute(async (req, res) => {
     const result = await settings.update(parseOrThrow(SettingsUpdateBody, req.body, 'settings'));
     res.json({ ...result, settings: await settings.list() });
   }));
-  r.post('/api/config/ai/test', requireRole('admin'), asyncRoute(async (_req, res) => {
+  r.on(api.chat.aiTest, requireRole('admin'), asyncRoute(async (_req, res) => {
     const ai = await settings.aiSettings();
     let provider;
     try {
@@ -48,33 +48,33 @@ export function opsRoutesRouter(schedules: ScheduleService, backups: BackupServi
     res.json(await testLlmProvider(provider));
   }));
   // Services only (the gateway never routes /internal): the provider settings with their keys.
-  r.get('/internal/settings/ai', asyncRoute(async (req, res) => {
+  r.on(api.internal.aiSettings, asyncRoute(async (req, res) => {
     if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
     res.json(await settings.aiSettings());
   }));
 
-  r.get('/api/cron', asyncRoute(async (_req, res) => void res.json({ schedules: await schedules.list() })));
-  r.post('/api/cron/preview', asyncRoute(async (req, res) => {
+  r.on(api.ops.cronList, admin, asyncRoute(async (_req, res) => void res.json({ schedules: await schedules.list() })));
+  r.on(api.ops.cronPreview, admin, asyncRoute(async (req, res) => {
     const b = parseOrThrow(CronPreviewBody, req.body, 'cron preview');
     res.json({ next: schedules.preview(b.cron, b.timezone, b.count) });
   }));
-  r.post('/api/cron', asyncRoute(async (req, res) => void res.status(201).json(await schedules.create(parseOrThrow(ScheduleBody, req.body, 'schedule')))));
-  r.put('/api/cron/:id', asyncRoute(async (req, res) => {
+  r.on(api.ops.cronCreate, admin, asyncRoute(async (req, res) => void res.status(201).json(await schedules.create(parseOrThrow(ScheduleBody, req.body, 'schedule')))));
+  r.on(api.ops.cronUpdate, admin, asyncRoute(async (req, res) => {
     const { id } = parseOrThrow(IdParam, req.params, 'path');
     res.json(await schedules.update(id, parseOrThrow(ScheduleBody, req.body, 'schedule')));
   }));
-  r.delete('/api/cron/:id', asyncRoute(async (req, res) => {
+  r.on(api.ops.cronDelete, admin, asyncRoute(async (req, res) => {
     const { id } = parseOrThrow(IdParam, req.params, 'path');
     await schedules.remove(id);
     res.json({ deleted: id });
   }));
 
-  r.get('/api/backup', asyncRoute(async (_req, res) => void res.json({ backups: await backups.list() })));
-  r.post('/api/backup', asyncRoute(async (req, res) => {
+  r.on(api.ops.backupList, admin, asyncRoute(async (_req, res) => void res.json({ backups: await backups.list() })));
+  r.on(api.ops.backupCreate, admin, asyncRoute(async (req, res) => {
     const b = parseOrThrow(BackupStartBody, req.body ?? {}, 'backup');
     res.status(202).json(await backups.start({ passphrase: b.passphrase }));
   }));
-  r.post('/api/backup/restore', asyncRoute(async (req, res) => {
+  r.on(api.ops.backupRestore, admin, asyncRoute(async (req, res) => {
     const q = parseOrThrow(RestoreQuery, req.query, 'query');
     const passphrase = headerValue(req, 'x-backup-passphrase') ?? q.passphrase;
     if (q.id) {
@@ -92,7 +92,7 @@ export function opsRoutesRouter(schedules: ScheduleService, backups: BackupServi
       await rm(path, { force: true });
     }
   }));
-  r.get('/api/backup/:id', asyncRoute(async (req, res) => {
+  r.on(api.ops.backupDownload, admin, asyncRoute(async (req, res) => {
     const { id } = parseOrThrow(BackupIdParam!, req.params, 'path') as { id: string };
     const { path, fileName, size } = await backups.archivePath(id);
     res.setHeader('content-type', 'application/gzip');
@@ -100,7 +100,7 @@ export function opsRoutesRouter(schedules: ScheduleService, backups: BackupServi
     res.setHeader('content-disposition', `attachment; filename="${fileName}"`);
     await pipeline(backups.openArchive(path), res);
   }));
-  r.delete('/api/backup/:id', asyncRoute(async (req, res) => {
+  r.on(api.ops.backupDelete, admin, asyncRoute(async (req, res) => {
     const { id } = parseOrThrow(BackupIdParam!, req.params, 'path') as { id: string };
     await backups.remove(id);
     res.json({ deleted: id });

@@ -1,6 +1,6 @@
-import { Router, type Request } from 'express';
+import type { Request } from 'express';
 import { APP_VERSION, probeRoutes as routes } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, ValidationError } from '@polyphony/platform';
+import { asyncRoute, parseOrThrow, ValidationError, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { ConfigService } from '../domain/config.service';
 import type { ServerService } from '../domain/server.service';
 
@@ -20,18 +20,16 @@ function isSessionAdmin(req: Request): boolean {
  * - `GET /chat/api/config_defaults`: provider and default model names (no keys, no URLs).
  * - `GET /api/version`.
  */
-export function probeRoutesRouter(servers: ServerService, config: ConfigService): Router {
-  const r = Router();
-  r.get(
-    routes.config.path,
+export function probeRoutesRouter(servers: ServerService, config: ConfigService): RouteHandlers {
+  const r = routeHandlers();
+  r.on(routes.config,
     asyncRoute(async (req, res) => {
       parseOrThrow(routes.config.query, req.query, 'query');
       const pub = await config.publicView();
       res.json(isSessionAdmin(req) ? { ...(await config.adminView()), ...pub } : pub);
     }),
   );
-  r.get(
-    routes.configDefaults.path,
+  r.on(routes.configDefaults,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.configDefaults.query, req.query, 'query');
       const s = await servers.resolve(q.server);
@@ -44,8 +42,7 @@ export function probeRoutesRouter(servers: ServerService, config: ConfigService)
       });
     }),
   );
-  r.get(
-    routes.chatConfigDefaults.path,
+  r.on(routes.chatConfigDefaults,
     asyncRoute(async (_req, res) => {
       const ai = await config.aiDefaults();
       res.json({
@@ -57,7 +54,7 @@ export function probeRoutesRouter(servers: ServerService, config: ConfigService)
       });
     }),
   );
-  r.get(routes.version.path, (_req, res) => {
+  r.on(routes.version, (_req, res) => {
     res.json({ app_version: APP_VERSION });
   });
   return r;

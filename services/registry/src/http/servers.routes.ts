@@ -1,6 +1,5 @@
-import { Router } from 'express';
-import { ServerInput, ServerSignInBody, ServerTestBody, ServerUpdate, z } from '@polyphony/contracts';
-import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow, requireRole } from '@polyphony/platform';
+import { ServerInput, ServerSignInBody, ServerTestBody, ServerUpdate, z, api } from '@polyphony/contracts';
+import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { PlexLinkService } from '../domain/plex-link.service';
 import { toView, type ServerService } from '../domain/server.service';
 
@@ -10,20 +9,18 @@ const IdParams = z.object({ id: z.string().min(1).max(100) });
  * Server registry endpoints (spec: Endpoints, server registry). Listing: any authenticated caller,
  * credentials masked, none at all for non-admins. Mutations: admin (the gateway enforces it too).
  */
-export function serverRoutes(servers: ServerService, plex: PlexLinkService): Router {
-  const r = Router();
+export function serverRoutes(servers: ServerService, plex: PlexLinkService): RouteHandlers {
+  const r = routeHandlers();
   const admin = requireRole('admin');
 
-  r.get(
-    '/api/servers',
+  r.on(api.servers.list,
     asyncRoute(async (req, res) => {
       const list = await servers.list();
       const isAdmin = req.identity?.role === 'admin';
       res.json({ servers: list.map((s) => toView(s, isAdmin)), default_id: list.find((s) => s.isDefault)?.id ?? null, multi_server_enabled: true });
     }),
   );
-  r.post(
-    '/api/servers',
+  r.on(api.servers.create,
     admin,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ServerInput, req.body, 'server');
@@ -31,16 +28,14 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
       res.status(201).json(toView(created, true));
     }),
   );
-  r.post(
-    '/api/servers/test',
+  r.on(api.servers.test,
     admin,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ServerTestBody, req.body, 'connection test');
       res.json(await servers.test({ ...body, creds: body.creds as Record<string, string> }));
     }),
   );
-  r.post(
-    '/api/servers/signin',
+  r.on(api.servers.signIn,
     admin,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ServerSignInBody, req.body, 'sign-in');
@@ -48,8 +43,7 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
       res.status(body.server_id ? 200 : 201).json(toView(saved, true));
     }),
   );
-  r.post(
-    '/api/servers/libraries',
+  r.on(api.servers.libraries,
     admin,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ServerTestBody, req.body, 'libraries request');
@@ -57,8 +51,7 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
       res.json({ libraries: libs.map((l) => ({ id: l.id, name: l.name, path: l.path })) });
     }),
   );
-  r.post(
-    '/api/servers/align',
+  r.on(api.servers.align,
     admin,
     asyncRoute(async (_req, res) => {
       const taskId = await servers.requestAlignment(false);
@@ -71,10 +64,9 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
     const body = parseOrThrow(ServerUpdate, req.body, 'server');
     res.json(toView(await servers.update(id, { ...body, creds: body.creds as Record<string, string> | undefined }), true));
   });
-  r.put('/api/servers/:id', admin, updateServer);
-  r.patch('/api/servers/:id', admin, updateServer);
-  r.delete(
-    '/api/servers/:id',
+  r.on(api.servers.update, admin, updateServer);
+  r.on(api.servers.patch, admin, updateServer);
+  r.on(api.servers.remove,
     admin,
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(IdParams, req.params, 'path');
@@ -82,16 +74,14 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
       res.json({ deleted: id });
     }),
   );
-  r.post(
-    '/api/servers/:id/default',
+  r.on(api.servers.makeDefault,
     admin,
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(IdParams, req.params, 'path');
       res.json(toView(await servers.makeDefault(id), true));
     }),
   );
-  r.post(
-    '/api/servers/:id/sweep',
+  r.on(api.servers.sweep,
     admin,
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(IdParams, req.params, 'path');
@@ -99,16 +89,14 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
       res.status(202).json({ enqueued: true, task_id: taskId, server_id: id });
     }),
   );
-  r.post(
-    '/api/plex/pin',
+  r.on(api.servers.plexPin,
     admin,
     asyncRoute(async (req, res) => {
       const { client_id } = parseOrThrow(z.object({ client_id: z.string().min(1).max(200) }), req.body, 'PIN request');
       res.json(await plex.create(client_id));
     }),
   );
-  r.get(
-    '/api/plex/pin/:id',
+  r.on(api.servers.plexPinPoll,
     admin,
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(z.object({ id: z.string().regex(/^\d+$/, 'numeric PIN id') }), req.params, 'path');
@@ -123,8 +111,7 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
     if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
     next();
   });
-  r.get(
-    '/internal/servers/resolve',
+  r.on(api.internal.serversResolve,
     internalOnly,
     asyncRoute(async (req, res) => {
       const value = typeof req.query.server === 'string' ? req.query.server : undefined;
@@ -132,16 +119,14 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
       res.json({ server: s ? { id: s.id, name: s.name, server_type: s.type } : null });
     }),
   );
-  r.get(
-    '/internal/servers',
+  r.on(api.internal.serversList,
     internalOnly,
     asyncRoute(async (_req, res) => {
       const list = await servers.list();
       res.json({ servers: list.map((s) => ({ id: s.id, name: s.name, type: s.type, isDefault: s.isDefault, connection: servers.connection(s) })) });
     }),
   );
-  r.get(
-    '/internal/servers/:id',
+  r.on(api.internal.serverGet,
     internalOnly,
     asyncRoute(async (req, res) => {
       const s = await servers.resolve(String(req.params.id));

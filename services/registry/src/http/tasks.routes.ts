@@ -1,6 +1,5 @@
-import { Router } from 'express';
-import { ConsumerQueues, DeadLetterReplayRequest, RoutingKeys, TaskHistoryQuery, z, type TaskCancelRequestedEvent } from '@polyphony/contracts';
-import { NotFoundError, UpstreamUnavailableError, ValidationError, asyncRoute, parseOrThrow, requireRole, type Bus } from '@polyphony/platform';
+import { ConsumerQueues, DeadLetterReplayRequest, RoutingKeys, TaskHistoryQuery, z, type TaskCancelRequestedEvent, api } from '@polyphony/contracts';
+import { NotFoundError, UpstreamUnavailableError, ValidationError, asyncRoute, parseOrThrow, requireRole, type Bus, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 
 /** Dead-letter access of the bus; 503 when the bus cannot list them or the broker is unreachable. */
 function deadLetters(bus: Bus) {
@@ -27,14 +26,13 @@ import type { TaskRecord, TaskRepository } from '../store/task.repository';
  * `/api/last_task` in the shapes existing plugins read (`status` in PENDING/PROGRESS/...).
  * Cancel marks the task REVOKED at once and asks its owner to stop (work done is kept).
  */
-export function taskRoutes(tasks: TaskRepository, bus: Bus): Router {
-  const r = Router();
+export function taskRoutes(tasks: TaskRepository, bus: Bus): RouteHandlers {
+  const r = routeHandlers();
   const cancel = async (t: TaskRecord) => {
     await bus.publish(RoutingKeys.taskCancelRequested, { taskId: t.taskId, type: t.type } satisfies TaskCancelRequestedEvent);
     await tasks.markRevoked(t.taskId);
   };
-  r.get(
-    '/api/status/:id',
+  r.on(api.tasks.status,
     asyncRoute(async (req, res) => {
       const t = await tasks.find(String(req.params.id));
       if (!t) {
@@ -44,8 +42,7 @@ export function taskRoutes(tasks: TaskRepository, bus: Bus): Router {
       res.json(toStatusDto(t));
     }),
   );
-  r.post(
-    '/api/cancel/:id',
+  r.on(api.tasks.cancel,
     requireRole('admin'),
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(z.object({ id: z.string().min(1).max(100) }), req.params, 'path');
@@ -64,10 +61,9 @@ export function taskRoutes(tasks: TaskRepository, bus: Bus): Router {
     for (const t of live) await cancel(t);
     res.json({ message: live.length ? `Cancellation requested for ${live.length} task(s)` : 'No live task to cancel', task_ids: live.map((t) => t.taskId), cancelled_jobs_count: live.length });
   });
-  r.post('/api/cancel_all', requireRole('admin'), cancelAll);
-  r.post('/api/cancel_all/:type', requireRole('admin'), cancelAll);
-  r.get(
-    '/api/tasks',
+  r.on(api.ops.cancelAll, requireRole('admin'), cancelAll);
+  r.on(api.ops.cancelAllOfType, requireRole('admin'), cancelAll);
+  r.on(api.ops.taskHistory,
     requireRole('admin'),
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(TaskHistoryQuery, req.query, 'query');
@@ -90,8 +86,7 @@ export function taskRoutes(tasks: TaskRepository, bus: Bus): Router {
    * the broker is unreachable. POST /api/tasks/dead-letters/replay (admin, DeadLetterReplayRequest):
    * puts them back in their own queue with attempt 1 -> `{ replayed: { <queue>: n }, total }`.
    */
-  r.get(
-    '/api/tasks/dead-letters',
+  r.on(api.tasks.deadLetters,
     requireRole('admin'),
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(z.object({ queue: z.enum(ConsumerQueues).optional(), limit: z.coerce.number().int().min(1).max(1000).default(100) }), req.query, 'query');
@@ -103,8 +98,7 @@ export function taskRoutes(tasks: TaskRepository, bus: Bus): Router {
       res.json({ queues: out });
     }),
   );
-  r.post(
-    '/api/tasks/dead-letters/replay',
+  r.on(api.tasks.deadLettersReplay,
     requireRole('admin'),
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(DeadLetterReplayRequest, req.body ?? {}, 'replay request');
@@ -121,15 +115,13 @@ export function taskRoutes(tasks: TaskRepository, bus: Bus): Router {
       res.json({ replayed, total });
     }),
   );
-  r.get(
-    '/api/active_tasks',
+  r.on(api.tasks.active,
     asyncRoute(async (_req, res) => {
       const active = await tasks.active();
       res.json(active[0] ? toStatusDto(active[0]) : {});
     }),
   );
-  r.get(
-    '/api/last_task',
+  r.on(api.tasks.last,
     asyncRoute(async (_req, res) => {
       const t = await tasks.last();
       res.json(t ? toStatusDto(t) : {});

@@ -1,0 +1,33 @@
+import { savedAlchemyRoutes } from './anchors';
+import { authRoutes } from './auth';
+import { chatRoutes } from './chat';
+import { featureRoutes, parityRoutes } from './features';
+import { internalRoutes } from './internal';
+import { opsRoutes } from './ops';
+import { playlistRoutes } from './playlists';
+import { probeRoutes } from './probes';
+import { semanticRoutes } from './semantic';
+import { serverRoutes } from './servers';
+import { settingsRoutes } from './settings';
+import { taskRoutes } from './tasks';
+
+/**
+ * The route table by area, for handlers (`mountRoutes`), peer clients and the browser client:
+ * `api.features.similarTracks` is the definition of GET /api/similar_tracks. Importing this module
+ * loads every contracts module, so `routeTable()` is complete.
+ */
+export const api = {
+  anchors: savedAlchemyRoutes,
+  auth: authRoutes,
+  chat: chatRoutes,
+  features: featureRoutes,
+  parity: parityRoutes,
+  internal: internalRoutes,
+  ops: opsRoutes,
+  playlists: playlistRoutes,
+  probes: probeRoutes,
+  semantic: semanticRoutes,
+  servers: serverRoutes,
+  settings: settingsRoutes,
+  tasks: taskRoutes,
+};

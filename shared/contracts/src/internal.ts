@@ -1,0 +1,75 @@
+import { defineRoute } from './openapi';
+import { z } from './zod';
+import {
+  ArtistMapOutputRequest,
+  ArtistMapOutputResponse,
+  ArtistResolveResponse,
+  AvailabilityResponse,
+  AvailabilityVersionResponse,
+  DurationBackfillRequest,
+  DurationBackfillResponse,
+  MapOutputRequest,
+  MapOutputResponse,
+  MappingLookupRequest,
+  MappingLookupResponse,
+  RelabelMapPage,
+  ResolveIdentityRequest,
+  ResolveIdentityResponse,
+  ResolveInputRequest,
+  ResolveInputResponse,
+  SnapshotPage,
+  TrackLookupRequest,
+  TrackLookupResponse,
+} from './catalogue';
+import { StoreLearnedFeaturesRequest } from './learned';
+import { PlaylistTracksQuery, PlaylistTracksResponse } from './playlists';
+import { RadioPlaylistRequest, RadioPlaylistResponse } from './anchors';
+import { CatalogueStats, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse } from './semantic';
+import { AiSettingsDto } from './chat';
+
+/**
+ * Service-to-service routes (access `internal`): called with the signed internal identity by a
+ * peer service, never routed by the gateway and left out of the public OpenAPI document. The
+ * request and response schemas here are what the typed peer clients parse.
+ */
+const tags = ['internal'];
+const internal = 'internal' as const;
+
+/** The resolved `server` selector: the registry's id, display name and media-server type. */
+export const ResolvedServer = z.object({ id: z.string(), name: z.string(), server_type: z.string() });
+
+export const internalRoutes = {
+  // registry
+  serversResolve: defineRoute({ method: 'get', path: '/internal/servers/resolve', service: 'registry', access: internal, tags, summary: 'Resolve a `server` selector (display name or id; absent = default) to the server, or null', query: z.object({ server: z.string().max(200).optional() }), response: z.object({ server: ResolvedServer.nullable() }) }),
+  serversList: defineRoute({ method: 'get', path: '/internal/servers', service: 'registry', access: internal, tags, summary: 'Every configured server with its decrypted connection (internal callers only)' }),
+  serverGet: defineRoute({ method: 'get', path: '/internal/servers/:id', service: 'registry', access: internal, tags, summary: 'One server with its decrypted connection; 404 when unknown' }),
+  aiSettings: defineRoute({ method: 'get', path: '/internal/settings/ai', service: 'registry', access: internal, tags, summary: 'The AI provider settings (with secrets) for the chat and playlist services', response: AiSettingsDto }),
+  // catalogue
+  identityResolve: defineRoute({ method: 'post', path: '/internal/identity/resolve', service: 'catalogue', access: internal, tags, summary: 'Resolve a media-server track to its catalogue item (create or match)', body: ResolveIdentityRequest, response: ResolveIdentityResponse }),
+  identityState: defineRoute({ method: 'get', path: '/internal/identity/state', service: 'catalogue', access: internal, tags, summary: 'Identity scheme state (version, thresholds)' }),
+  tracksLookup: defineRoute({ method: 'post', path: '/internal/tracks/lookup', service: 'catalogue', access: internal, tags, summary: 'Track details of up to 5000 items', body: TrackLookupRequest, response: TrackLookupResponse }),
+  trackLearned: defineRoute({ method: 'put', path: '/internal/tracks/:itemId/learned', service: 'catalogue', access: internal, tags, summary: 'Store the learned features (MusiCNN tags, moods) of an item', body: StoreLearnedFeaturesRequest }),
+  trackGet: defineRoute({ method: 'get', path: '/internal/tracks/:itemId', service: 'catalogue', access: internal, tags, summary: 'One track detail (`embedding=1` includes the vector); 404 when unknown' }),
+  mappingsLookup: defineRoute({ method: 'post', path: '/internal/mappings/lookup', service: 'catalogue', access: internal, tags, summary: 'Which provider ids of a server are already mapped', body: MappingLookupRequest, response: MappingLookupResponse }),
+  idsResolveInput: defineRoute({ method: 'post', path: '/internal/ids/resolve-input', service: 'catalogue', access: internal, tags, summary: 'Client ids (provider ids of the server, or item ids) to item ids', body: ResolveInputRequest, response: ResolveInputResponse }),
+  idsMapOutput: defineRoute({ method: 'post', path: '/internal/ids/map-output', service: 'catalogue', access: internal, tags, summary: 'Item ids to the provider ids of a server (missing = not on that server)', body: MapOutputRequest, response: MapOutputResponse }),
+  idsRelabelMap: defineRoute({ method: 'get', path: '/internal/ids/relabel-map', service: 'catalogue', access: internal, tags, summary: 'Page of old → new item ids after an identity scheme change', response: RelabelMapPage }),
+  availabilityVersion: defineRoute({ method: 'get', path: '/internal/availability/:serverId/version', service: 'catalogue', access: internal, tags, summary: 'Version counter of a server availability set', response: AvailabilityVersionResponse }),
+  availability: defineRoute({ method: 'get', path: '/internal/availability/:serverId', service: 'catalogue', access: internal, tags, summary: 'Item ids available on a server', response: AvailabilityResponse }),
+  mappingRows: defineRoute({ method: 'get', path: '/internal/mappings/rows', service: 'catalogue', access: internal, tags, summary: 'Page of all mapping rows (index id maps, full load)' }),
+  mappingChanges: defineRoute({ method: 'get', path: '/internal/mappings/changes', service: 'catalogue', access: internal, tags, summary: 'Mapping log entries after a sequence number (index id maps, follow)' }),
+  snapshotTracks: defineRoute({ method: 'get', path: '/internal/snapshot/tracks', service: 'catalogue', access: internal, tags, summary: 'Page of analysed tracks with vectors (index builds)', response: SnapshotPage }),
+  artistsResolve: defineRoute({ method: 'get', path: '/internal/artists/resolve', service: 'catalogue', access: internal, tags, summary: 'Artist name or provider artist id of a server to the artist', response: ArtistResolveResponse }),
+  artistsMapOutput: defineRoute({ method: 'post', path: '/internal/artists/map-output', service: 'catalogue', access: internal, tags, summary: 'Artist names to the provider artist ids of a server', body: ArtistMapOutputRequest, response: ArtistMapOutputResponse }),
+  durationsBackfill: defineRoute({ method: 'post', path: '/internal/durations/backfill', service: 'catalogue', access: internal, tags, summary: 'Fill missing track durations from a media-server listing', body: DurationBackfillRequest, response: DurationBackfillResponse }),
+  trackLyrics: defineRoute({ method: 'put', path: '/internal/tracks/:itemId/lyrics', service: 'catalogue', access: internal, tags, summary: 'Store the lyrics (or none / instrumental) of an item' }),
+  lyricsPending: defineRoute({ method: 'get', path: '/internal/lyrics/pending', service: 'catalogue', access: internal, tags, summary: 'Page of items without a lyrics row (backfill)', response: LyricsPendingPage }),
+  lyricsSimilar: defineRoute({ method: 'post', path: '/internal/lyrics/similar', service: 'catalogue', access: internal, tags, summary: 'Items with the most similar lyrics (TF-IDF)', body: LyricsSimilarRequest, response: LyricsSimilarResponse }),
+  catalogueStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'catalogue', access: internal, tags, summary: 'Catalogue counts for the dashboard', response: CatalogueStats }),
+  // index
+  indexStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'index', access: internal, tags, summary: 'Index counts for the dashboard', response: IndexStats }),
+  indexLive: defineRoute({ method: 'get', path: '/internal/index/live', service: 'index', access: internal, tags, summary: "This replica's live generation" }),
+  // playlist
+  playlistTracks: defineRoute({ method: 'get', path: '/internal/playlists/tracks', service: 'playlist', access: internal, tags, summary: "Item ids of a server playlist (similar_tracks' playlist seed)", query: PlaylistTracksQuery, response: PlaylistTracksResponse }),
+  playlistRadio: defineRoute({ method: 'post', path: '/internal/playlists/radio', service: 'playlist', access: internal, tags, summary: "Create or replace a radio's `<name>_radio` playlist on a server (radio runs of the index)", body: RadioPlaylistRequest, response: RadioPlaylistResponse }),
+};
