@@ -170,7 +170,7 @@ export class RebuildService {
       const input = { dim: live.dim, count: live.itemCount, centroids: live.centroids, cells: this.generations.cells(live.generation), generation: live.generation };
       const v = this.vectors;
       // Quantised modes restore in bounded memory: the float vectors go to the on-disk copy, codes stay in memory.
-      const index = v.mode === 'float' ? await IvfIndex.restore(input) : await restoreQuantised(input, { mode: v.mode, pqM: v.pqM, ...(v.dir ? { dir: v.dir } : {}) });
+      const index = v.mode === 'float' ? await IvfIndex.restore(input) : await restoreQuantised(input, { mode: v.mode, pqM: v.pqM, workers: v.buildWorkers, ...(v.dir ? { dir: v.dir } : {}) });
       const pca = live.pca ? decodeBasis(live.pca) : undefined;
       let coords = await this.generations.projection(live.generation);
       if (!coords || coords.length !== index.size * 2) coords = pca ? await projectAll(index, pca) : new Float32Array(index.size * 2);
@@ -377,7 +377,7 @@ export class RebuildService {
     if (this.vectors.mode !== 'float') {
       await this.publishTask(job, 'RUNNING', 90, `quantising the vectors (${this.vectors.mode})`);
       const v = this.vectors;
-      served = await quantiseIndex(index, { mode: v.mode as 'int8' | 'pq', pqM: v.pqM, scheduler, ...(v.dir ? { dir: v.dir } : {}) });
+      served = await quantiseIndex(index, { mode: v.mode as 'int8' | 'pq', pqM: v.pqM, scheduler, workers: v.buildWorkers, ...(v.dir ? { dir: v.dir } : {}) });
     }
 
     // 5. activation

@@ -10,6 +10,8 @@ import { parentPort } from 'node:worker_threads';
 import { CooperativeScheduler } from './cooperative';
 import { CentroidTree, sphericalLloyd } from './kmeans';
 import { nearestOfFour } from './vector-math';
+import { ProductQuantiser, ScalarQuantiser } from './quantiser';
+import { readSync } from 'node:fs';
 import type { WorkerReply, WorkerTask } from './worker-pool';
 
 let data: Float32Array = new Float32Array(0);
@@ -41,6 +43,33 @@ async function run(task: WorkerTask): Promise<WorkerReply> {
         for (let t = 0; t < m; t++) out[i + t] = best[t]!;
       }
       return { id: task.id, type: 'nearest', nearest: out };
+    }
+    case 'encode': {
+      // Residuals of rows [from, to) read from the vector file, encoded into their slots.
+      const q = task.quantiser.kind === 'int8' ? ScalarQuantiser.fromParams(task.dim, task.quantiser.params) : ProductQuantiser.fromParams(task.dim, task.quantiser.params);
+      const d = task.dim;
+      const cellOfRow = new Int32Array(task.cellOfRow);
+      const slotOfRow = new Int32Array(task.slotOfRow);
+      const codes = new Uint8Array(task.codes);
+      const chunkRows = 1024;
+      const chunk = new Float32Array(chunkRows * d);
+      const bytes = Buffer.from(chunk.buffer);
+      const r = new Float32Array(d);
+      for (let r0 = task.from; r0 < task.to; r0 += chunkRows) {
+        const rows = Math.min(chunkRows, task.to - r0);
+        let done = 0;
+        while (done < rows * d * 4) {
+          const n = readSync(task.fd, bytes, done, rows * d * 4 - done, r0 * d * 4 + done);
+          if (n === 0) throw new Error('vector file truncated');
+          done += n;
+        }
+        for (let i = 0; i < rows; i++) {
+          const c = cellOfRow[r0 + i]!;
+          for (let t = 0; t < d; t++) r[t] = chunk[i * d + t]! - task.centroids[c * d + t]!;
+          q.encode(r, 0, codes, slotOfRow[r0 + i]! * q.codeSize);
+        }
+      }
+      return { id: task.id, type: 'encode', rows: task.to - task.from };
     }
     case 'assign': {
       if (!tree || tree.key !== task.treeKey) tree = { key: task.treeKey, tree: new CentroidTree(task.centroids, task.nlist, dim, task.groupOf, task.groupCount) };

@@ -33,6 +33,7 @@ describe('quantised IVF generations (int8, pq) with exact re-ranking from disk',
   const queries: number[] = [];
   let truth: { row: number; distance: number }[][];
 
+  jest.setTimeout(180_000);
   beforeAll(async () => {
     const built = await buildIvfIndex(batches(N), {
       expectedCount: N,
@@ -102,12 +103,25 @@ describe('quantised IVF generations (int8, pq) with exact re-ranking from disk',
         expect(index.exactSearch(index.getVector(q), { k: K, exclude: [q] }).map((h) => h.row)).toEqual(truth[2]!.map((h) => h.row));
       });
 
+      it('encodes in worker threads to the same codes as in-thread (quantise after a build)', async () => {
+        const quantisedParallel = await quantiseIndex(float, { mode, pqM: 25, sampleSize: 2000, workers: 2 });
+        expect(Buffer.from(quantisedParallel.parts().quantised!.codes).equals(Buffer.from(index.parts().quantised!.codes))).toBe(true);
+      }, 180_000);
+
       it('restores from stored cells in bounded memory to the same codes and answers', async () => {
         const shuffled = [...cells].reverse();
-        const restored = await restoreQuantised({ dim: 200, count: N, centroids, cells: shuffled }, { mode, pqM: 25, sampleSize: 2000 });
+        // With worker threads: same codes as the in-thread quantisation, hence the same answers.
+        const restored = await restoreQuantised({ dim: 200, count: N, centroids, cells: shuffled }, { mode, pqM: 25, sampleSize: 2000, workers: 2 });
+        // (re-normalising the stored unit vectors may move a value by one ulp: compare byte agreement)
+        const a = restored.parts().quantised!.codes;
+        const b = index.parts().quantised!.codes;
+        let same = 0;
+        for (let i = 0; i < a.length; i++) if (a[i] === b[i]) same++;
+        expect(a.length).toBe(b.length);
+        expect(same / a.length).toBeGreaterThan(0.999);
         expect(restored.mode).toBe(mode);
         for (const q of queries.slice(0, 10)) expect(restored.searchByRow(q, { k: K }).map((h) => h.row)).toEqual(index.searchByRow(q, { k: K }).map((h) => h.row));
-      });
+      }, 180_000);
     });
   }
 

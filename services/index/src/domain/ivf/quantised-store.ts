@@ -4,6 +4,7 @@ import { IdTableBuilder } from './id-table';
 import { DEFAULT_NPROBE, IvfIndex, type RestoreInput, type VectorMode } from './ivf-index';
 import { ProductQuantiser, ScalarQuantiser, type Quantiser } from './quantiser';
 import { VectorFile } from './vector-file';
+import { IvfWorkerPool } from './worker-pool';
 import { normaliseInto } from './vector-math';
 
 /** PQ sub-spaces by default: 25 sub-spaces of 8 dimensions for 200-d vectors (25 bytes per vector). */
@@ -25,6 +26,11 @@ export interface QuantiseOptions {
   seed?: number;
   /** Time slicing / abort (default: 10 ms slices, no abort). */
   scheduler?: CooperativeScheduler;
+  /**
+   * Worker threads for the encoding (default 0 = in-thread). The quantiser is trained in-thread; rows are
+   * encoded in parallel ranges straight from the vector file, codes written into shared memory.
+   */
+  workers?: number;
   /** Progress of the encoding, rows. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -89,6 +95,12 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
     for (let d = 0; d < dim; d++) sample[i * dim + d] = vectors[s * dim + d]! - centroids[c * dim + d]!;
   }
   const quantiser = size === 0 ? new ScalarQuantiser(dim, new Float32Array(dim), new Float32Array(dim).fill(1)) : await trainQuantiser(sample, n, dim, options, scheduler);
+  if ((options.workers ?? 0) > 0 && size >= 4096) {
+    const cellOfRow = new Int32Array(size);
+    for (let c = 0; c < nlist; c++) for (let s = cellOffsets[c]!; s < cellOffsets[c + 1]!; s++) cellOfRow[rowOfSlot[s]!] = c;
+    const shared = await encodeInWorkers(file, quantiser, centroids, cellOfRow, slotOfRow, options);
+    return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, codes: shared, file } });
+  }
   const codes = new Uint8Array(size * quantiser.codeSize);
   const residual = new Float32Array(dim);
   let done = 0;
@@ -169,6 +181,22 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
       rowOfSlot[s] = r;
     }
     const quantiser = count === 0 ? new ScalarQuantiser(dim, new Float32Array(dim), new Float32Array(dim).fill(1)) : await trainQuantiser(sample, n, dim, options, scheduler);
+    if ((options.workers ?? 0) > 0 && count >= 4096) {
+      const codes = await encodeInWorkers(file, quantiser, unit, cellOfRow, slotOfRow, options);
+      return new IvfIndex({
+        dim,
+        nlist,
+        generation: input.generation ?? 0,
+        defaultNprobe: input.defaultNprobe ?? DEFAULT_NPROBE,
+        centroids: unit,
+        cellOffsets,
+        vectors: new Float32Array(0),
+        rowOfSlot,
+        slotOfRow,
+        ids: ids.finish(count),
+        quantised: { quantiser, codes, file },
+      });
+    }
     const codes = new Uint8Array(count * quantiser.codeSize);
     const chunk = new Float32Array(4096 * dim);
     for (let r0 = 0; r0 < count; r0 += 4096) {
@@ -200,6 +228,47 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
     file.close();
     throw err;
   }
+}
+
+/** Encodes every row of `file` in `options.workers` threads; codes in slot order (shared memory). */
+async function encodeInWorkers(
+  file: VectorFile,
+  quantiser: Quantiser,
+  unit: Float32Array,
+  cellOfRow: Int32Array,
+  slotOfRow: Int32Array,
+  options: QuantiseOptions,
+): Promise<Uint8Array> {
+  const count = file.count;
+  const shareInt = (a: Int32Array): SharedArrayBuffer => {
+    const sab = new SharedArrayBuffer(a.byteLength);
+    new Int32Array(sab).set(a);
+    return sab;
+  };
+  const codes = new SharedArrayBuffer(count * quantiser.codeSize);
+  const cells = shareInt(cellOfRow);
+  const slots = shareInt(slotOfRow);
+  const pool = new IvfWorkerPool(Math.floor(options.workers!));
+  try {
+    const chunk = Math.max(4096, Math.ceil(count / (8 * pool.size)));
+    let done = 0;
+    const tasks: Promise<unknown>[] = [];
+    for (let from = 0; from < count; from += chunk) {
+      const to = Math.min(count, from + chunk);
+      tasks.push(
+        pool
+          .run({ type: 'encode', fd: file.descriptor, dim: file.dim, from, to, centroids: unit, cellOfRow: cells, slotOfRow: slots, quantiser: { kind: quantiser.kind, params: quantiser.toParams() }, codes })
+          .then(() => {
+            done += to - from;
+            options.onProgress?.(done, count);
+          }),
+      );
+    }
+    await Promise.all(tasks);
+  } finally {
+    await pool.close();
+  }
+  return new Uint8Array(codes);
 }
 
 /** Parses a vector-mode setting (`float`, `int8`, `pq`); undefined/empty = `fallback`. @throws IvfInputError otherwise */

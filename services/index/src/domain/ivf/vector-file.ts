@@ -52,6 +52,12 @@ export class VectorFile {
     closer.register(this, this.fd, this);
   }
 
+  /** The open descriptor (worker threads of this process may read it; never close it yourself). */
+  get descriptor(): number {
+    this.checkOpen();
+    return this.fd;
+  }
+
   /** Bytes the file occupies once every row was written. */
   get bytes(): number {
     return this.count * this.dim * 4;

@@ -22,6 +22,21 @@ export type WorkerTask =
       groupCount: number;
       searchGroups: number;
       cellOfRow: SharedArrayBuffer;
+    }
+  | {
+      id: number;
+      type: 'encode';
+      /** Descriptor of the VectorFile (descriptors are shared by the threads of a process). */
+      fd: number;
+      dim: number;
+      from: number;
+      to: number;
+      /** Unit centroids (`nlist * dim`). */
+      centroids: Float32Array;
+      cellOfRow: SharedArrayBuffer;
+      slotOfRow: SharedArrayBuffer;
+      quantiser: { kind: 'int8' | 'pq'; params: Float32Array };
+      codes: SharedArrayBuffer;
     };
 
 /** Replies of a build worker. */
@@ -30,6 +45,7 @@ export type WorkerReply =
   | { id: number; type: 'lloyd'; centroids: Float32Array; iterations: number; dotProducts: number; reseeds: number }
   | { id: number; type: 'nearest'; nearest: Int32Array }
   | { id: number; type: 'assign'; dotProducts: number }
+  | { id: number; type: 'encode'; rows: number }
   | { id: number; type: 'error'; message: string };
 
 type Pending = { resolve: (r: WorkerReply) => void; reject: (e: Error) => void };
