@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { MTT_TAGS, OTHER_FEATURE_LABELS, formatLabelScores, moodVectorOf } from '@polyphony/contracts';
 import { createLogger } from '@polyphony/platform';
-import { evaluateInstall, formatEvalReport } from '@polyphony/index';
+import { evaluateInstall, formatEvalReport, type EvalSong } from '@polyphony/index';
 import { startStack } from '../stack';
 
 /**
@@ -59,18 +59,32 @@ async function main(): Promise<void> {
   }
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
   const rule = otherFeaturesRule();
+  // TEXT_EVAL_MTT=0 stores MSD tags only, as an install with the default MUSICNN_MTT=false does; the ground
+  // truth still uses every tag of the cache.
+  const withMtt = process.env.TEXT_EVAL_MTT !== '0';
   const tracks = files.map((f, i) => {
     const c = JSON.parse(readFileSync(join(dir, f), 'utf8')) as CacheFile;
     const msd = mean(c.msdTags);
     const mtt = c.mttTags?.length ? mean(c.mttTags) : MTT_TAGS.map(() => 0);
-    const other = rule ? new Map(rule(msd, c.mttTags?.length ? mtt : undefined)) : new Map<string, number>();
+    const other = rule ? new Map(rule(msd, withMtt && c.mttTags?.length ? mtt : undefined)) : new Map<string, number>();
+    const truthOther = rule ? new Map(rule(msd, c.mttTags?.length ? mtt : undefined)) : other;
     const [group, stem] = c.name.includes('/') ? c.name.split('/', 2) : [c.group ?? 'corpus', c.name];
     const pen = c.msdPen?.length ? mean(c.msdPen) : msd;
-    return { id: `fp_eval${i.toString(16).padStart(8, '0')}`, provider: `t-${i}`, title: stem!.replace(/[-_]+/g, ' '), group: group!, msd, mtt, other: OTHER_FEATURE_LABELS.map((l) => other.get(l) ?? 0), pen };
+    return {
+      id: `fp_eval${i.toString(16).padStart(8, '0')}`,
+      provider: `t-${i}`,
+      title: stem!.replace(/[-_]+/g, ' '),
+      group: group!,
+      msd,
+      mtt,
+      other: OTHER_FEATURE_LABELS.map((l) => other.get(l) ?? 0),
+      truth: { id: `t-${i}`, msd, mtt, other: OTHER_FEATURE_LABELS.map((l) => truthOther.get(l) ?? 0) } satisfies EvalSong,
+      pen,
+    };
   });
   const minTracks = Number(process.env.TEXT_EVAL_MIN_TRACKS ?? 20);
   if (tracks.length < minTracks) throw new Error(`Only ${tracks.length} tracks in ${dir}: at least ${minTracks} are needed for a meaningful precision@10 (TEXT_EVAL_MIN_TRACKS)`);
-  console.log(`${tracks.length} tracks (${[...new Set(tracks.map((t) => t.group))].join(', ')}); other features: ${rule ? 'analysis rule' : 'not available (0)'}`);
+  console.log(`${tracks.length} tracks (${[...new Set(tracks.map((t) => t.group))].join(', ')}); stored tags: ${withMtt ? 'MSD + MTT' : 'MSD only (TEXT_EVAL_MTT=0)'}; other features: ${rule ? 'analysis rule' : 'not available (0)'}`);
 
   const adminUrl = process.env.PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const dbName = `polyphony_texteval_${randomBytes(4).toString('hex')}`;
@@ -107,7 +121,7 @@ async function main(): Promise<void> {
         tracks.map((t) => t.group),
         tracks.map((t) => moodVectorOf(t.msd)),
         tracks.map((t) => formatLabelScores(OTHER_FEATURE_LABELS.map((l, i) => [l, t.other[i]!] as const))),
-        tracks.map((t) => JSON.stringify({ msd: t.msd, mtt: t.mtt })),
+        tracks.map((t) => JSON.stringify(withMtt ? { msd: t.msd, mtt: t.mtt } : { msd: t.msd })),
       ],
     );
     await db.query(`INSERT INTO catalogue.embedding (item_id, vector, embedder_version) SELECT id, decode(v, 'base64'), 'musicnn-pen' FROM unnest($1::text[], $2::text[]) AS u(id, v)`, [
@@ -124,7 +138,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 300));
     }
     // The same evaluation as `bench.sh text-eval` against any running install: tags read back from the catalogue.
-    console.log(formatEvalReport(await evaluateInstall({ databaseUrl: dbUrl.toString(), baseUrl: base, token, server: 'Corpus' })));
+    console.log(formatEvalReport(await evaluateInstall({ databaseUrl: dbUrl.toString(), baseUrl: base, token, server: 'Corpus', truth: tracks.map((t) => t.truth) })));
   } finally {
     await db.end();
     await stack.stop();

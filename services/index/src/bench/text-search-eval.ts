@@ -16,10 +16,11 @@ import { EVAL_K, evaluateTextSearch, formatEvalReport, type EvalReport, type Eva
 /**
  * Evaluates the text search of a running install: ground truth from the tags of the songs on `server`
  * (name or id; the default server when absent) read from the install's database, rankings from
- * `POST <baseUrl>/api/clap/search?server=` with the API token.
+ * `POST <baseUrl>/api/clap/search?server=` with the API token. `truth` replaces the stored tags as ground
+ * truth (the corpus benchmark judges an MSD-only install with the MSD + MTT tags it holds).
  * @throws Error when the server is unknown or none of its songs has tags
  */
-export async function evaluateInstall(options: { databaseUrl: string; baseUrl: string; token: string; server?: string }): Promise<EvalReport> {
+export async function evaluateInstall(options: { databaseUrl: string; baseUrl: string; token: string; server?: string; truth?: EvalSong[] }): Promise<EvalReport> {
   const pg = new Client({ connectionString: options.databaseUrl });
   await pg.connect();
   let songs: EvalSong[];
@@ -45,6 +46,12 @@ export async function evaluateInstall(options: { databaseUrl: string; baseUrl: s
     await pg.end();
   }
   if (songs.length === 0) throw new Error('No song of that server has MusiCNN tags: analyze the library with the model first');
+  // A caller holding fuller tags than the install stores (MTT off) judges with those; same ids required.
+  if (options.truth) {
+    const ids = new Set(songs.map((x) => x.id));
+    if (options.truth.length !== songs.length || options.truth.some((x) => !ids.has(x.id))) throw new Error('truth must describe exactly the songs of the server');
+    songs = options.truth;
+  }
   return evaluateTextSearch(songs, async (query) => {
     const res = await fetch(new URL(`/api/clap/search?server=${encodeURIComponent(serverId)}`, options.baseUrl), {
       method: 'POST',
