@@ -29,7 +29,7 @@ export interface SearchOptions {
   stats?: SearchStats;
   /**
    * Quantised modes only: size of the short list re-ranked with exact float vectors read from disk.
-   * Default `max(QUANTISED_RERANK_MIN, QUANTISED_RERANK_FACTOR * (k + excluded))`.
+   * Default `max(QUANTISED_RERANK_MIN[mode], QUANTISED_RERANK_FACTOR * (k + excluded))`.
    */
   rerank?: number;
 }
@@ -37,9 +37,13 @@ export interface SearchOptions {
 /** How a generation holds its vectors: `float` = float32 in memory; `int8` / `pq` = codes in memory, floats on disk. */
 export type VectorMode = 'float' | 'int8' | 'pq';
 
-/** Smallest re-ranking short list of a quantised query (tuned with src/bench/ivf-1m.ts, see the README table). */
-export const QUANTISED_RERANK_MIN = 100;
-/** Short list = this many candidates per wanted result when that is more than QUANTISED_RERANK_MIN. */
+/**
+ * Smallest re-ranking short list per quantised mode (src/bench/ivf-modes.ts at 1M, README table): int8
+ * keeps recall@10 0.9975 from a list of 20, so 50 leaves margin; PQ (m = 25) needs 200 for >= 0.95 (0.984;
+ * 100 gives 0.946).
+ */
+export const QUANTISED_RERANK_MIN = { int8: 50, pq: 200 } as const;
+/** Short list = this many candidates per wanted result when that is more than the minimum. */
 export const QUANTISED_RERANK_FACTOR = 4;
 
 /** The quantised part of a generation (see `quantised-store.ts`). */
@@ -413,7 +417,7 @@ export class IvfIndex {
 
   /** Short-list size of a quantised query. */
   private shortList(want: number, rerank: number | undefined): number {
-    const r = rerank ?? Math.max(QUANTISED_RERANK_MIN, QUANTISED_RERANK_FACTOR * want);
+    const r = rerank ?? Math.max(QUANTISED_RERANK_MIN[this.mode === 'pq' ? 'pq' : 'int8'], QUANTISED_RERANK_FACTOR * want);
     return Math.min(this.size, Math.max(want, Math.floor(r)));
   }
 
