@@ -643,4 +643,43 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       for (const [, h] of callers()) for (const p of paths) expect({ p, status: (await get(p, h)).status }).toEqual({ p, status: 200 });
     });
   });
+
+  describe('admin-editable query defaults (issue "Operations": settings)', () => {
+    it('When an admin changes the similarity, path and alchemy defaults, then /api/config shows them and the index applies them within seconds; a request\'s own value still wins', async () => {
+      const put = (body: object) => request(url).put('/api/config').set(bearer).send(body);
+      expect((await put({ NUM_CLUSTERS_MIN: 0 }).expect(400)).body.error.message).toMatch(/NUM_CLUSTERS_MIN/);
+      expect((await put({ ALCHEMY_DEFAULT_N_RESULTS: 501 }).expect(400)).body.error.message).toMatch(/ALCHEMY_DEFAULT_N_RESULTS/);
+      const before = (await get(`/api/similar_tracks?item_id=${pid(0)}&n=20`).expect(200)).body as Array<{ author: string }>;
+      expect(Math.max(...Object.values(countBy(before.map((r) => r.author))))).toBe(3);
+      await put({ MAX_SONGS_PER_ARTIST: 1, PATH_DEFAULT_LENGTH: 5, ALCHEMY_DEFAULT_N_RESULTS: 4, TOP_N_CLUSTERING_PLAYLIST: 6 }).expect(200);
+      try {
+        const cfg = (await get('/api/config', { Cookie: userCookie }).expect(200)).body;
+        expect(cfg).toMatchObject({ max_songs_per_artist: 1, path_default_length: 5, alchemy_default_n_results: 4, top_n_clustering_playlist: 6 });
+        // The index reads its settings through a 5 s cache: wait for the change to arrive.
+        const deadline = Date.now() + 15_000;
+        let rows: Array<{ author: string }> = [];
+        while (Date.now() < deadline) {
+          rows = (await get(`/api/similar_tracks?item_id=${pid(0)}&n=20`).expect(200)).body;
+          if (Math.max(...Object.values(countBy(rows.map((r) => r.author)))) === 1) break;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        expect(Math.max(...Object.values(countBy(rows.map((r) => r.author))))).toBe(1);
+        const alchemy = (await post('/api/alchemy', { items: [{ id: pid(0), op: 'ADD', type: 'song' }], temperature: 0 }).expect(200)).body;
+        expect(alchemy.results).toHaveLength(4);
+        const path = (await get(`/api/find_path?start_song_id=${pid(0)}&end_song_id=${pid(40)}`).expect(200)).body;
+        expect(path.path.length).toBeLessThanOrEqual(5);
+        const own = (await get(`/api/similar_tracks?item_id=${pid(0)}&n=20&max_songs_per_artist=3`).expect(200)).body as Array<{ author: string }>;
+        expect(Math.max(...Object.values(countBy(own.map((r) => r.author))))).toBe(3);
+      } finally {
+        await put({ MAX_SONGS_PER_ARTIST: null, PATH_DEFAULT_LENGTH: null, ALCHEMY_DEFAULT_N_RESULTS: null, TOP_N_CLUSTERING_PLAYLIST: null }).expect(200);
+      }
+      expect((await get('/api/config').expect(200)).body).toMatchObject({ max_songs_per_artist: 3, path_default_length: 25, alchemy_default_n_results: 100 });
+    });
+  });
 });
+
+function countBy(values: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return out;
+}

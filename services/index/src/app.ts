@@ -1,6 +1,6 @@
-import { ArtistMapOutputResponse, ArtistResolveResponse, LyricsSimilarResponse, PlaylistTracksResponse, RadioPlaylistResponse, TaskCancelRequestedEvent, RelabelMapPage, RoutingKeys, SnapshotPage, type IndexRebuilt, routesOf } from '@polyphony/contracts';
+import { ArtistMapOutputResponse, ArtistResolveResponse, LyricsSimilarResponse, PlaylistTracksResponse, RadioPlaylistResponse, TaskCancelRequestedEvent, OwnerSettingsDto, RelabelMapPage, RoutingKeys, defaultSettingsOf, SnapshotPage, type IndexRebuilt, routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { AppError, ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
+import { AppError, ServiceRuntime, SettingsReader, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeReplicaEvents, replicaQueueName } from './bus/replica.consumer';
 import { consumeRebuildRequests } from './bus/rebuild-requested.consumer';
 import { consumeRelabels } from './bus/ids-relabelled.consumer';
@@ -19,7 +19,7 @@ import type { CataloguePort, MediaClientFactory, NamedSeedSource, PlaylistPort, 
 import { liveGenerationRoutes } from './http/live.routes';
 import { RebuildService, type RebuildOptions } from './domain/rebuild.service';
 import { SearchService } from './domain/search.service';
-import { SimilarityService } from './domain/similarity.service';
+import { STATIC_QUERY_DEFAULTS, SimilarityService } from './domain/similarity.service';
 import { SyncService } from './domain/sync.service';
 import { AiSettingsDto, MoodParam } from '@polyphony/contracts';
 import { InstantPlaylistService } from './domain/chat/instant-playlist.service';
@@ -67,6 +67,12 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const rt = new ServiceRuntime(config, indexMigrations, { readyWithoutBus: true, ...deps });
   const catalogueClient = rt.client('catalogue', 120_000);
   const registryClient = rt.client('registry', 30_000);
+  // Admin-editable defaults of this service (PUT /api/config), read through a 5 s cache.
+  const settings = new SettingsReader(
+    async () => OwnerSettingsDto.parse(await registryClient.get('/internal/settings/index')).values,
+    defaultSettingsOf('index'),
+    rt.logger.child({ component: 'SettingsReader' }),
+  );
   const catalogue: CataloguePort = deps.catalogue ?? {
     async snapshotPage(after, limit) {
       return SnapshotPage.parse(await catalogueClient.get('/internal/snapshot/tracks', { after: after ?? undefined, limit }));
@@ -174,6 +180,13 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     browse: new BrowseService(artists, registry, clientFactory, rt.logger.child({ component: 'BrowseService' })),
     rebuild,
     registry,
+    queryDefaults: async () => ({
+      maxSongsPerArtist: await settings.number('MAX_SONGS_PER_ARTIST', STATIC_QUERY_DEFAULTS.maxSongsPerArtist),
+      pathSteps: await settings.number('PATH_DEFAULT_LENGTH', STATIC_QUERY_DEFAULTS.pathSteps),
+      alchemyN: await settings.number('ALCHEMY_DEFAULT_N_RESULTS', STATIC_QUERY_DEFAULTS.alchemyN),
+      alchemyTemperature: await settings.number('ALCHEMY_TEMPERATURE', STATIC_QUERY_DEFAULTS.alchemyTemperature),
+      alchemySubtractDistance: await settings.number('ALCHEMY_SUBTRACT_DISTANCE_ANGULAR', STATIC_QUERY_DEFAULTS.alchemySubtractDistance),
+    }),
   };
   const routeSets: RouteHandlers[] = [];
   routeSets.push(featureRoutes(features));

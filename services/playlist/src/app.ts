@@ -1,11 +1,12 @@
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { AiSettingsDto, routesOf } from '@polyphony/contracts';
+import { AiSettingsDto, OwnerSettingsDto, defaultSettingsOf, routesOf } from '@polyphony/contracts';
 import { createLlmProvider } from '@polyphony/llm';
-import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
+import { ServiceRuntime, SettingsReader, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeCancelRequests } from './bus/cancel.consumer';
 import { consumeServerDeleted } from './bus/server-deleted.consumer';
 import type { PlaylistConfig } from './config';
 import { ClusteringService, type ClusteringOptions } from './domain/clustering.service';
+import { STATIC_CLUSTERING_DEFAULTS } from './domain/clustering-params';
 import { PlaylistService as InstantPlaylistService } from './domain/playlist.service';
 import type { CataloguePort, MediaClientFactory, RegistryPort } from './domain/ports';
 import { clusteringRoutes } from './http/clustering.routes';
@@ -44,9 +45,22 @@ export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
     }
   };
   const clustering = new ClusteringService(runs, repo, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ClusteringService' }), rt.metrics, deps.clustering, namer);
+  // Admin-editable clustering defaults (PUT /api/config), read through a 5 s cache.
+  const settings = new SettingsReader(
+    async () => OwnerSettingsDto.parse(await registryClient.get('/internal/settings/playlist')).values,
+    defaultSettingsOf('playlist'),
+    rt.logger.child({ component: 'SettingsReader' }),
+  );
   const routeSets: RouteHandlers[] = [];
   routeSets.push(playlistRoutes(playlists, repo));
-  routeSets.push(clusteringRoutes(clustering));
+  routeSets.push(
+    clusteringRoutes(clustering, async () => ({
+      minClusters: await settings.number('NUM_CLUSTERS_MIN', STATIC_CLUSTERING_DEFAULTS.minClusters),
+      maxClusters: await settings.number('NUM_CLUSTERS_MAX', STATIC_CLUSTERING_DEFAULTS.maxClusters),
+      maxSongsPerPlaylist: await settings.number('MAX_SONGS_PER_CLUSTER_PLAYLIST', STATIC_CLUSTERING_DEFAULTS.maxSongsPerPlaylist),
+      topN: await settings.number('TOP_N_CLUSTERING_PLAYLIST', STATIC_CLUSTERING_DEFAULTS.topN),
+    })),
+  );
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('playlist'), routeSets);
   rt.finishRoutes();

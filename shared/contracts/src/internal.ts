@@ -1,4 +1,5 @@
 import { defineRoute } from './openapi';
+import { OwnerSettingsDto, SettingsOwnerParam } from './settings';
 import { z } from './zod';
 import {
   ArtistMapOutputRequest,
@@ -44,6 +45,8 @@ export const internalRoutes = {
   serversList: defineRoute({ method: 'get', path: '/internal/servers', service: 'registry', access: internal, tags, summary: 'Every configured server with its decrypted connection (internal callers only)' }),
   serverGet: defineRoute({ method: 'get', path: '/internal/servers/:id', service: 'registry', access: internal, tags, summary: 'One server with its decrypted connection; 404 when unknown' }),
   aiSettings: defineRoute({ method: 'get', path: '/internal/settings/ai', service: 'registry', access: internal, tags, summary: 'The AI provider settings (with secrets) for the chat and playlist services', response: AiSettingsDto }),
+  // After aiSettings: `ai` is not an owner, so the fixed path must be matched first.
+  ownerSettings: defineRoute({ method: 'get', path: '/internal/settings/:owner', service: 'registry', access: internal, tags, params: SettingsOwnerParam, summary: 'Effective non-secret settings one service applies (index, playlist, catalogue, analysis); read through SettingsReader', response: OwnerSettingsDto }),
   // catalogue
   identityResolve: defineRoute({ method: 'post', path: '/internal/identity/resolve', service: 'catalogue', access: internal, tags, summary: 'Resolve a media-server track to its catalogue item (create or match)', body: ResolveIdentityRequest, response: ResolveIdentityResponse }),
   identityState: defineRoute({ method: 'get', path: '/internal/identity/state', service: 'catalogue', access: internal, tags, summary: 'Identity scheme state (version, thresholds)' }),

@@ -1,4 +1,5 @@
 import { defineRoute } from './openapi';
+import { SERVICE_DEFAULTS } from './probes';
 import { z } from './zod';
 
 /**
@@ -40,6 +41,17 @@ export const SETTINGS: readonly SettingSpec[] = [
   // Cleaning (catalogue).
   { key: 'CLEANING_CATALOGUE', owner: 'catalogue', schema: bool, default: false, live: true, description: 'Let cleaning delete orphan songs (only when every server was read and orphans are fewer than half)' },
   { key: 'CLEANING_SCHEDULE_HOURS', owner: 'catalogue', schema: num(0, 24 * 366), default: 24, live: true, description: 'Hours between the built-in cleaning runs; 0 switches them off (schedules in /api/cron are the general tool)' },
+  // Similarity defaults (index): what a request gets when it leaves the parameter out. Sources: reference-implementation.md 2.7.
+  { key: 'MAX_SONGS_PER_ARTIST', owner: 'index', schema: z.coerce.number().int().min(0).max(100), default: SERVICE_DEFAULTS.maxSongsPerArtist, live: true, description: 'Similar songs: at most this many songs per artist when the request does not say (0 = no limit)' },
+  { key: 'PATH_DEFAULT_LENGTH', owner: 'index', schema: z.coerce.number().int().min(2).max(200), default: SERVICE_DEFAULTS.pathDefaultLength, live: true, description: 'Song path: number of songs when max_steps is absent' },
+  { key: 'ALCHEMY_DEFAULT_N_RESULTS', owner: 'index', schema: z.coerce.number().int().min(1).max(SERVICE_DEFAULTS.alchemyMaxN), default: SERVICE_DEFAULTS.alchemyDefaultN, live: true, description: 'Song alchemy: results when n is absent' },
+  { key: 'ALCHEMY_TEMPERATURE', owner: 'index', schema: num(0, 10), default: SERVICE_DEFAULTS.alchemyTemperature, live: true, description: 'Song alchemy: softmax temperature when the request does not say (0 = plain nearest neighbours)' },
+  { key: 'ALCHEMY_SUBTRACT_DISTANCE_ANGULAR', owner: 'index', schema: num(0, 2), default: SERVICE_DEFAULTS.alchemySubtractDistanceAngular, live: true, description: 'Song alchemy: cosine distance around a SUBTRACT item inside which candidates drop, when the request does not say' },
+  // Clustering defaults (playlist): the values of a run whose request leaves them out.
+  { key: 'NUM_CLUSTERS_MIN', owner: 'playlist', schema: z.coerce.number().int().min(1).max(1000), default: SERVICE_DEFAULTS.numClustersMin, live: true, description: 'Clustering: lower bound of the automatic number of clusters' },
+  { key: 'NUM_CLUSTERS_MAX', owner: 'playlist', schema: z.coerce.number().int().min(1).max(1000), default: SERVICE_DEFAULTS.numClustersMax, live: true, description: 'Clustering: upper bound of the automatic number of clusters' },
+  { key: 'MAX_SONGS_PER_CLUSTER_PLAYLIST', owner: 'playlist', schema: z.coerce.number().int().min(1).max(10_000), default: SERVICE_DEFAULTS.maxSongsPerClusterPlaylist, live: true, description: 'Clustering: songs per playlist at most (nearest to the centroid first)' },
+  { key: 'TOP_N_CLUSTERING_PLAYLIST', owner: 'playlist', schema: z.coerce.number().int().min(0).max(1000), default: SERVICE_DEFAULTS.topNClusteringPlaylist, live: true, description: 'Clustering: keep only the N largest clusters per server (0 = all)' },
   // AI provider (chat playlists, cluster naming).
   { key: 'AI_MODEL_PROVIDER', owner: 'registry', schema: z.enum(['NONE', 'OPENAI', 'OLLAMA', 'GEMINI', 'MISTRAL']), default: 'NONE', live: true, description: 'LLM provider for instant playlists and cluster names' },
   { key: 'AI_REQUEST_TIMEOUT_SECONDS', owner: 'registry', schema: num(1, 600), default: 60, live: true, description: 'Timeout of one LLM request, seconds' },
@@ -94,3 +106,19 @@ export const settingsRoutes = {
     response: z.object({ updated: z.array(z.string()), restart_required: z.array(z.string()), settings: z.array(SettingDto) }),
   }),
 };
+
+/**
+ * GET /internal/settings/:owner (registry; services only, never routed by the gateway): the effective
+ * values (database, else first-start environment, else default) of the non-secret settings the
+ * service `owner` applies, typed like their defaults. Services read it through a short cache
+ * (`SettingsReader` in @polyphony/platform), so an admin's change applies within seconds on every replica.
+ */
+export const OwnerSettingsDto = z.object({ values: z.record(z.union([z.string(), z.number(), z.boolean(), z.null()])) });
+export type OwnerSettingsDto = z.infer<typeof OwnerSettingsDto>;
+/** Path parameter of GET /internal/settings/:owner. */
+export const SettingsOwnerParam = z.object({ owner: z.enum(['registry', 'catalogue', 'analysis', 'index', 'playlist']) });
+
+/** The settings of one owner as `{KEY: default}` (what a service applies when the registry cannot be reached). */
+export function defaultSettingsOf(owner: SettingSpec['owner']): Record<string, string | number | boolean | null> {
+  return Object.fromEntries(SETTINGS.filter((s) => s.owner === owner && !s.secret).map((s) => [s.key, s.default]));
+}

@@ -13,3 +13,4 @@ export * from './service-runtime';
 export * from './faults';
 export * from './task-run';
 export * from './routes';
+export * from './settings-reader';

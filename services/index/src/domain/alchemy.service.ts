@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { ANCHOR_MAX_EXCLUSION_VECTORS, SERVICE_DEFAULTS, type AlchemyItem, type AlchemyResponse } from '@polyphony/contracts';
+import { ANCHOR_MAX_EXCLUSION_VECTORS, type AlchemyItem, type AlchemyResponse } from '@polyphony/contracts';
 import { NotFoundError, ValidationError } from '@polyphony/platform';
 import type { ArtistResolver } from './artist.service';
 import { SeededRandom } from './ivf/prng';
@@ -8,11 +8,6 @@ import { projectPoint } from './projection';
 import type { NamedSeedSource, PlaylistPort } from './ports';
 import type { RankedRow, RequestScope } from './scope';
 
-/** Reference defaults (reference-implementation.md 2.7 "Alchemy"). */
-export const ALCHEMY_DEFAULT_N = SERVICE_DEFAULTS.alchemyDefaultN;
-export const ALCHEMY_DEFAULT_TEMPERATURE = SERVICE_DEFAULTS.alchemyTemperature;
-/** Cosine distance around a SUBTRACT item inside which candidates are dropped (reference angular default). */
-export const ALCHEMY_DEFAULT_SUBTRACT_DISTANCE = SERVICE_DEFAULTS.alchemySubtractDistanceAngular;
 /** filtered_out lists at most this many rows. */
 export const ALCHEMY_FILTERED_LIST_MAX = 100;
 /** Exclusions listed in the answer (the rest still apply); the bound of an anchor's stored exclusions. */

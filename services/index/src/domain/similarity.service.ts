@@ -8,8 +8,28 @@ import { artistKey, foldText, songKey } from './text';
 
 /** Reference defaults (reference-implementation.md 2.7, "Similar songs" and "Path"). */
 export const DEFAULT_SIMILAR_N = 10;
-export const DEFAULT_MAX_SONGS_PER_ARTIST = SERVICE_DEFAULTS.maxSongsPerArtist;
-export const DEFAULT_PATH_STEPS = SERVICE_DEFAULTS.pathDefaultLength;
+
+/**
+ * Defaults of query parameters a request leaves out. An admin changes them with PUT /api/config
+ * (settings MAX_SONGS_PER_ARTIST, PATH_DEFAULT_LENGTH, ALCHEMY_DEFAULT_N_RESULTS, ALCHEMY_TEMPERATURE,
+ * ALCHEMY_SUBTRACT_DISTANCE_ANGULAR); STATIC_QUERY_DEFAULTS holds the shipped values
+ * (reference-implementation.md 2.7).
+ */
+export interface QueryDefaults {
+  maxSongsPerArtist: number;
+  pathSteps: number;
+  alchemyN: number;
+  alchemyTemperature: number;
+  /** Cosine distance. */
+  alchemySubtractDistance: number;
+}
+export const STATIC_QUERY_DEFAULTS: QueryDefaults = {
+  maxSongsPerArtist: SERVICE_DEFAULTS.maxSongsPerArtist,
+  pathSteps: SERVICE_DEFAULTS.pathDefaultLength,
+  alchemyN: SERVICE_DEFAULTS.alchemyDefaultN,
+  alchemyTemperature: SERVICE_DEFAULTS.alchemyTemperature,
+  alchemySubtractDistance: SERVICE_DEFAULTS.alchemySubtractDistanceAngular,
+};
 /** Candidates examined around each path waypoint (reference PATH_CANDIDATES_PER_STEP). */
 export const PATH_CANDIDATES_PER_STEP = 25;
 

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { featureRoutes as routes, parityRoutes, AlchemyBody, FingerprintParams, MoodParam } from '@polyphony/contracts';
 import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, ValidationError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
-import { ALCHEMY_DEFAULT_N, ALCHEMY_DEFAULT_SUBTRACT_DISTANCE, ALCHEMY_DEFAULT_TEMPERATURE, type AlchemyService } from '../domain/alchemy.service';
+import type { AlchemyService } from '../domain/alchemy.service';
 import type { ArtistService } from '../domain/artist.service';
 import type { BrowseService } from '../domain/browse.service';
 import { FINGERPRINT_DEFAULT_N, type FingerprintService } from '../domain/fingerprint.service';
@@ -12,7 +12,7 @@ import type { NamedSeedSource, RegistryPort } from '../domain/ports';
 import type { RebuildService } from '../domain/rebuild.service';
 import { RequestScope, type ScopeDeps } from '../domain/scope';
 import type { SearchService } from '../domain/search.service';
-import { DEFAULT_MAX_SONGS_PER_ARTIST, DEFAULT_PATH_STEPS, DEFAULT_SIMILAR_N, type SimilarityService } from '../domain/similarity.service';
+import { DEFAULT_SIMILAR_N, type QueryDefaults, type SimilarityService } from '../domain/similarity.service';
 import type { SyncService } from '../domain/sync.service';
 
 /** Everything the feature routes call. */
@@ -31,6 +31,8 @@ export interface FeatureRouteDeps {
   seeds: NamedSeedSource;
   rebuild: RebuildService;
   registry: RegistryPort;
+  /** Defaults of parameters a request leaves out (admin settings, read through a short cache). */
+  queryDefaults: () => Promise<QueryDefaults>;
 }
 
 /**
@@ -47,7 +49,8 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   r.on(routes.similarTracks,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(routes.similarTracks.query, req.query, 'query');
-      const options = { n: q.n ?? DEFAULT_SIMILAR_N, eliminateDuplicates: q.eliminate_duplicates ?? true, maxPerArtist: q.max_songs_per_artist ?? DEFAULT_MAX_SONGS_PER_ARTIST };
+      const defaults = await d.queryDefaults();
+      const options = { n: q.n ?? DEFAULT_SIMILAR_N, eliminateDuplicates: q.eliminate_duplicates ?? true, maxPerArtist: q.max_songs_per_artist ?? defaults.maxSongsPerArtist };
       const bySong = q.item_id !== undefined || q.title !== undefined;
       const seedKinds = [bySong, q.mood !== undefined, q.anchor_id !== undefined].filter(Boolean).length;
       if (seedKinds > 1) throw new ValidationError('Give one seed: item_id (or title and artist), mood (with centroid_index), or anchor_id');
@@ -65,7 +68,7 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
         if (!d.seeds.anchor) throw new ValidationError('Anchor seeds are not available: no anchors in this deployment');
         const scope = scopeOf(req);
         const a = await d.seeds.anchor(q.anchor_id, scope.gen);
-        const exclusions = a.exclusions.map((e) => ({ vector: e.vector, distance: e.distance ?? ALCHEMY_DEFAULT_SUBTRACT_DISTANCE }));
+        const exclusions = a.exclusions.map((e) => ({ vector: e.vector, distance: e.distance ?? defaults.alchemySubtractDistance }));
         res.status(200).json(await d.similarity.similarToPoint(scope, a.vector, options, exclusions));
         return;
       }
@@ -84,17 +87,18 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
       const scope = scopeOf(req);
       const start = await pathEndOf('start', { songId: q.start_song_id, mood: q.start_mood, anchor: q.start_anchor }, scope.gen, d.seeds);
       const end = await pathEndOf('end', { songId: q.end_song_id, mood: q.end_mood, anchor: q.end_anchor }, scope.gen, d.seeds);
-      res.status(200).json(await d.similarity.findPathBetween(scope, start, end, q.max_steps ?? DEFAULT_PATH_STEPS));
+      res.status(200).json(await d.similarity.findPathBetween(scope, start, end, q.max_steps ?? (await d.queryDefaults()).pathSteps));
     }),
   );
 
   r.on(routes.alchemy,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(AlchemyBody, req.body ?? {}, 'body');
+      const defaults = await d.queryDefaults();
       const out = await d.alchemy.run(scopeOf(req), body.items, {
-        n: body.n ?? ALCHEMY_DEFAULT_N,
-        temperature: body.temperature ?? ALCHEMY_DEFAULT_TEMPERATURE,
-        subtractDistance: body.subtract_distance ?? ALCHEMY_DEFAULT_SUBTRACT_DISTANCE,
+        n: body.n ?? defaults.alchemyN,
+        temperature: body.temperature ?? defaults.alchemyTemperature,
+        subtractDistance: body.subtract_distance ?? defaults.alchemySubtractDistance,
         seed: body.seed,
       });
       res.status(200).json(out);

@@ -26,3 +26,15 @@ describe('clustering parameters', () => {
     expect(chooseK(30, p)).toBe(30);
   });
 });
+
+describe('clusteringParams with admin defaults', () => {
+  it('When the admin settings change the defaults, then a request that leaves them out gets them and its own values still win', () => {
+    const defaults = { minClusters: 5, maxClusters: 7, maxSongsPerPlaylist: 50, topN: 4 };
+    const p = clusteringParams(ClusteringStartBody.parse({}), defaults);
+    expect(p).toMatchObject({ minClusters: 5, maxClusters: 7, maxSongsPerPlaylist: 50, topN: 4 });
+    expect(chooseK(1000, p)).toBe(7);
+    const own = clusteringParams(ClusteringStartBody.parse({ num_clusters_max: 9, top_n_playlists: 2, max_songs_per_playlist: 10 }), defaults);
+    expect(own).toMatchObject({ minClusters: 5, maxClusters: 9, maxSongsPerPlaylist: 10, topN: 2 });
+    expect(clusteringParams(ClusteringStartBody.parse({}), { ...defaults, topN: 0 }).topN).toBeUndefined();
+  });
+});

@@ -39,17 +39,35 @@ export const DEFAULT_MIN_SONGS_PER_PLAYLIST = 3;
 /** Fixed k-means++ seed. */
 export const DEFAULT_SEED = 0x5eed;
 
-/** Run parameters from a validated POST /api/clustering/start body (`k` is an alias of `num_clusters`). */
-export function clusteringParams(body: ClusteringStartBody): ClusteringParams {
-  const minClusters = body.num_clusters_min ?? DEFAULT_MIN_CLUSTERS;
-  const maxClusters = Math.max(minClusters, body.num_clusters_max ?? DEFAULT_MAX_CLUSTERS);
+/**
+ * Defaults of a run whose request leaves them out: an admin changes them with PUT /api/config
+ * (NUM_CLUSTERS_MIN, NUM_CLUSTERS_MAX, MAX_SONGS_PER_CLUSTER_PLAYLIST, TOP_N_CLUSTERING_PLAYLIST).
+ */
+export interface ClusteringDefaults {
+  minClusters: number;
+  maxClusters: number;
+  maxSongsPerPlaylist: number;
+  /** 0 = keep every cluster. */
+  topN: number;
+}
+export const STATIC_CLUSTERING_DEFAULTS: ClusteringDefaults = {
+  minClusters: DEFAULT_MIN_CLUSTERS,
+  maxClusters: DEFAULT_MAX_CLUSTERS,
+  maxSongsPerPlaylist: DEFAULT_MAX_SONGS_PER_PLAYLIST,
+  topN: SERVICE_DEFAULTS.topNClusteringPlaylist,
+};
+
+/** Run parameters from a validated POST /api/clustering/start body (`k` is an alias of `num_clusters`), `defaults` filling what it leaves out. */
+export function clusteringParams(body: ClusteringStartBody, defaults: ClusteringDefaults = STATIC_CLUSTERING_DEFAULTS): ClusteringParams {
+  const minClusters = body.num_clusters_min ?? defaults.minClusters;
+  const maxClusters = Math.max(minClusters, body.num_clusters_max ?? defaults.maxClusters);
   return {
     numClusters: body.num_clusters ?? body.k,
     minClusters,
     maxClusters,
-    maxSongsPerPlaylist: body.max_songs_per_playlist ?? DEFAULT_MAX_SONGS_PER_PLAYLIST,
+    maxSongsPerPlaylist: body.max_songs_per_playlist ?? defaults.maxSongsPerPlaylist,
     minSongsPerPlaylist: body.min_songs_per_playlist ?? DEFAULT_MIN_SONGS_PER_PLAYLIST,
-    topN: body.top_n_playlists,
+    topN: body.top_n_playlists ?? (defaults.topN > 0 ? defaults.topN : undefined),
     seed: DEFAULT_SEED,
     algorithm: body.clustering_method ?? 'kmeans',
     dbscanEps: body.dbscan_eps,

@@ -130,6 +130,14 @@ export class ConfigService {
   async publicView(): Promise<PublicConfigDto> {
     const ai = await this.aiDefaults();
     const d = SERVICE_DEFAULTS;
+    // Defaults an admin can change (PUT /api/config): the values the index and playlist services apply.
+    const keys = ['MAX_SONGS_PER_ARTIST', 'PATH_DEFAULT_LENGTH', 'ALCHEMY_DEFAULT_N_RESULTS', 'ALCHEMY_TEMPERATURE', 'ALCHEMY_SUBTRACT_DISTANCE_ANGULAR', 'NUM_CLUSTERS_MIN', 'NUM_CLUSTERS_MAX', 'MAX_SONGS_PER_CLUSTER_PLAYLIST', 'TOP_N_CLUSTERING_PLAYLIST'];
+    const rows: Array<{ key: string; value: string }> = await this.ds.query(`SELECT key, value FROM registry.app_config WHERE key = ANY($1)`, [keys]);
+    const stored = new Map(rows.map((r) => [r.key, Number(r.value)]));
+    const n = (key: string): number => {
+      const v = stored.get(key);
+      return v !== undefined && Number.isFinite(v) ? v : Number(settingDefault(key));
+    };
     return {
       ai_model_provider: ai.provider,
       ollama_model_name: ai.ollama,
@@ -138,19 +146,19 @@ export class ConfigService {
       mistral_model_name: ai.mistral,
       mood_labels: [...MOOD_LABELS],
       top_n_moods: d.topNMoods,
-      max_songs_per_artist: d.maxSongsPerArtist,
+      max_songs_per_artist: n('MAX_SONGS_PER_ARTIST'),
       cluster_algorithm: d.clusterAlgorithm,
-      num_clusters_min: d.numClustersMin,
-      num_clusters_max: d.numClustersMax,
-      max_songs_per_cluster: d.maxSongsPerClusterPlaylist,
-      top_n_clustering_playlist: d.topNClusteringPlaylist,
+      num_clusters_min: n('NUM_CLUSTERS_MIN'),
+      num_clusters_max: n('NUM_CLUSTERS_MAX'),
+      max_songs_per_cluster: n('MAX_SONGS_PER_CLUSTER_PLAYLIST'),
+      top_n_clustering_playlist: n('TOP_N_CLUSTERING_PLAYLIST'),
       enable_clustering_embeddings: d.enableClusteringEmbeddings,
       path_distance_metric: d.pathDistanceMetric,
-      path_default_length: d.pathDefaultLength,
-      alchemy_default_n_results: d.alchemyDefaultN,
+      path_default_length: n('PATH_DEFAULT_LENGTH'),
+      alchemy_default_n_results: n('ALCHEMY_DEFAULT_N_RESULTS'),
       alchemy_max_n_results: d.alchemyMaxN,
-      alchemy_temperature: d.alchemyTemperature,
-      alchemy_subtract_distance_angular: d.alchemySubtractDistanceAngular,
+      alchemy_temperature: n('ALCHEMY_TEMPERATURE'),
+      alchemy_subtract_distance_angular: n('ALCHEMY_SUBTRACT_DISTANCE_ANGULAR'),
       alchemy_subtract_distance_euclid: d.alchemySubtractDistanceEuclid,
       app_version: APP_VERSION,
     };

@@ -63,6 +63,19 @@ export class SettingsService {
   }
 
   /**
+   * Effective values of the non-secret settings `owner` applies (stored, else default), typed like
+   * their defaults: the answer of GET /internal/settings/:owner.
+   */
+  async valuesOf(owner: SettingSpec['owner']): Promise<Record<string, string | number | boolean | null>> {
+    const specs = SETTINGS.filter((s) => s.owner === owner && !s.secret);
+    const stored = new Map((await this.store.read(specs.map((s) => s.key))).map((r) => [r.key, r]));
+    return Object.fromEntries(specs.map((spec) => {
+      const row = stored.get(spec.key);
+      return [spec.key, row ? typed(spec, row.value) : spec.default];
+    }));
+  }
+
+  /**
    * Validates every key first (unknown keys and wrong types: ValidationError, nothing stored), then
    * stores them together. A secret sent back as the mask (or blank) keeps its stored value.
    * @returns the keys changed and those that need a restart to take effect.

@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import { BackupStartBody, CronPreviewBody, ScheduleBody, SettingsUpdateBody, opsRoutes, z, api } from '@polyphony/contracts';
+import { BackupStartBody, CronPreviewBody, ScheduleBody, SettingsUpdateBody, opsRoutes, SettingsOwnerParam, z, api, type OwnerSettingsDto } from '@polyphony/contracts';
 import { createLlmProvider, testLlmProvider, LlmError } from '@polyphony/llm';
 import { AppError, ForbiddenError, ValidationError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { BackupService } from '../domain/backup.service';
@@ -51,6 +51,13 @@ export function opsRoutesRouter(schedules: ScheduleService, backups: BackupServi
   r.on(api.internal.aiSettings, asyncRoute(async (req, res) => {
     if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
     res.json(await settings.aiSettings());
+  }));
+
+  // Services only: the effective non-secret settings one service applies (index, playlist, catalogue, analysis).
+  r.on(api.internal.ownerSettings, asyncRoute(async (req, res) => {
+    if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
+    const { owner } = parseOrThrow(SettingsOwnerParam, req.params, 'path');
+    res.json({ values: await settings.valuesOf(owner) } satisfies OwnerSettingsDto);
   }));
 
   r.on(api.ops.cronList, admin, asyncRoute(async (_req, res) => void res.json({ schedules: await schedules.list() })));
