@@ -17,6 +17,8 @@ declare -A BENCH=(
   [identity-store]="node --expose-gc services/catalogue-identity/dist/bench/store-bench.js resolve 100000"
   [ivf-1m]="node --max-old-space-size=4096 services/index/dist/bench/ivf-1m.js"
   [index-rebuild]="node services/index/dist/bench/rebuild-100k.js"
+  [ivf-modes]="node services/index/dist/bench/ivf-modes.js 1000000 200 float,int8,pq 2"
+  [index-throughput]="node services/index/dist/bench/index-throughput.js 100000 10 16 int8"
   [gateway-similar]="node services/index/dist/bench/gateway-similar.js"
   [text-eval]="node services/index/dist/bench/text-search-eval.js"
   [text-eval-corpus]="node infra/standalone/dist/bench/text-eval-corpus.js ${TEXT_EVAL_CACHE:-/tmp/polyphony-audio-bench/musicnn-8}"
