@@ -60,6 +60,10 @@ d('MusiCNN end to end (supysonic, model installed on an existing catalogue)', ()
     const model0 = await request(url).get('/api/analysis/model').set(auth).expect(200);
     expect(model0.body).toMatchObject({ status: 'missing', reason: 'MODELS_DIR is not set' });
     expect(model0.body.howToInstall).toContain('MODELS_DIR');
+    const config0 = await request(url).get('/api/config').set(auth).expect(200);
+    expect(config0.body.learned_model).toMatchObject({ status: 'missing', model: null });
+    expect(config0.body.learned_model.howToInstall).toContain('scripts/setup.sh');
+    expect(config0.body.learned_model.reason).toBeUndefined(); // a token is not a session admin
     await request(url).post('/api/servers').set(auth).send({ name: 'Supysonic', server_type: 'navidrome', creds: { url: supysonic.url, user: 'alice', password: 'alice-pass' } }).expect(201);
     const first = await runAnalysis();
     expect(first.state).toBe('SUCCESS');
@@ -76,6 +80,7 @@ d('MusiCNN end to end (supysonic, model installed on an existing catalogue)', ()
     ({ stack, url } = await startTestStack({ MODELS_DIR: MODELS, MUSICNN_PATCHES: '2', MUSICNN_MTT: '1' }, db));
     const model1 = await request(url).get('/api/analysis/model').set(auth).expect(200);
     expect(model1.body).toMatchObject({ status: 'ready', model: 'musicnn-msd@412a832c+mtt@1a66a2e5', patchesPerTrack: 2, reason: null });
+    expect((await request(url).get('/api/config').set(auth).expect(200)).body.learned_model).toMatchObject({ status: 'ready', model: 'musicnn-msd@412a832c+mtt@1a66a2e5' });
     const second = await runAnalysis();
     expect(second.state).toBe('SUCCESS');
     const servers = (second.details as { servers: Array<Record<string, number>> }).servers;

@@ -67,7 +67,16 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const schedules = new ScheduleService(new PgScheduleStore(rt.ds), startTask, busy, rt.logger.child({ component: 'Scheduler' }));
   const routeSets: RouteHandlers[] = [];
   routeSets.push(serverRoutes(servers, plex));
-  routeSets.push(probeRoutesRouter(servers, configService));
+  // The learned-model status shown with /api/config (analysis worker GET /api/analysis/model), cached 10 s.
+  const analysisClient = rt.client('analysis', 2000);
+  let learnedCache: { at: number; value: unknown } | undefined;
+  const learnedModel = async (): Promise<unknown> => {
+    if (learnedCache && Date.now() - learnedCache.at < 10_000) return learnedCache.value;
+    const value = await analysisClient.get<unknown>('/api/analysis/model').catch(() => ({ status: 'unknown', reason: 'the analysis worker did not answer' }));
+    learnedCache = { at: Date.now(), value };
+    return value;
+  };
+  routeSets.push(probeRoutesRouter(servers, configService, learnedModel));
   routeSets.push(taskRoutes(tasks, rt.bus));
   routeSets.push(opsRoutesRouter(schedules, backups, new SettingsService(new PgSettingsStore(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }))));
   const dashboard = new DashboardService(serverRepo, tasks, rt.client('catalogue', 15_000), rt.client('index', 15_000), rt.logger.child({ component: 'DashboardService' }));

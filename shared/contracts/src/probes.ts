@@ -84,6 +84,12 @@ export const PublicConfigDto = z
     alchemy_subtract_distance_angular: z.number(),
     alchemy_subtract_distance_euclid: z.number(),
     app_version: z.string(),
+    /**
+     * The learned (MusiCNN) model as the analysis worker reports it (GET /api/analysis/model): status
+     * ready | missing | error | loading | unknown (worker unreachable), model id, and when missing the
+     * reason and how to install the files.
+     */
+    learned_model: z.object({ status: z.string(), model: z.string().nullish(), reason: z.string().nullish(), howToInstall: z.string().optional() }).passthrough().optional(),
   })
   .passthrough()
   .openapi('PublicConfig');

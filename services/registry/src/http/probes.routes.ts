@@ -19,14 +19,22 @@ function isSessionAdmin(req: Request): boolean {
  *   400 when unknown); the user fields are null unless the caller is a session admin.
  * - `GET /chat/api/config_defaults`: provider and default model names (no keys, no URLs).
  * - `GET /api/version`.
+ * `GET /api/config` also carries `learned_model`: the analysis worker's `GET /api/analysis/model` answer
+ * (status ready | missing | error | loading, model id, how to install the MusiCNN files, and for session
+ * admins the reason, which may name a server path), or
+ * `{status: 'unknown', reason}` when the worker does not answer within 2 s (cached 10 s).
  */
-export function probeRoutesRouter(servers: ServerService, config: ConfigService): RouteHandlers {
+export function probeRoutesRouter(servers: ServerService, config: ConfigService, learnedModel?: () => Promise<unknown>): RouteHandlers {
   const r = routeHandlers();
   r.on(routes.config,
     asyncRoute(async (req, res) => {
       parseOrThrow(routes.config.query, req.query, 'query');
-      const pub = await config.publicView();
-      res.json(isSessionAdmin(req) ? { ...(await config.adminView()), ...pub } : pub);
+      const admin = isSessionAdmin(req);
+      const learned = learnedModel ? ((await learnedModel()) as Record<string, unknown>) : undefined;
+      // The reason may name a server path: session admins only.
+      const learnedView = learned && (admin ? learned : { status: learned.status, model: learned.model ?? null, howToInstall: learned.howToInstall });
+      const pub = { ...(await config.publicView()), ...(learnedView ? { learned_model: learnedView } : {}) };
+      res.json(admin ? { ...(await config.adminView()), ...pub } : pub);
     }),
   );
   r.on(routes.configDefaults,
