@@ -53,6 +53,18 @@ describe('Kubernetes manifests', () => {
     expect(jwt.valueFrom.secretKeyRef).toEqual({ name: 'polyphony-secrets', key: 'JWT_SECRET' });
   });
 
+  it('When the registry writes backups, then BACKUP_DIR is a mounted persistent volume (archives outlive the pod)', () => {
+    const pod = deployments.find((d) => d.metadata.name === 'registry')!.spec.template.spec;
+    const [main] = pod.containers;
+    const dir = main.env.find((e: { name: string }) => e.name === 'BACKUP_DIR')?.value;
+    expect(dir).toBeDefined();
+    const mount = main.volumeMounts.find((m: { mountPath: string }) => m.mountPath === dir);
+    expect(mount).toBeDefined();
+    const volume = pod.volumes.find((v: { name: string }) => v.name === mount.name);
+    const claim = docs.find((d) => d.kind === 'PersistentVolumeClaim' && d.metadata.name === volume.persistentVolumeClaim.claimName);
+    expect(claim?.spec.resources.requests.storage).toMatch(/Gi$/);
+  });
+
   it('When a node is drained, then every Deployment keeps at least one pod (a PodDisruptionBudget selects it)', () => {
     const pdbs = docs.filter((d) => d.kind === 'PodDisruptionBudget');
     for (const d of deployments) {
