@@ -65,6 +65,16 @@ describe('Kubernetes manifests', () => {
     expect(claim?.spec.resources.requests.storage).toMatch(/Gi$/);
   });
 
+  it('When the index keeps quantised vectors, then INDEX_VECTOR_DIR is a disk scratch volume (emptyDir, not memory) with a size limit', () => {
+    const pod = deployments.find((d) => d.metadata.name === 'index')!.spec.template.spec;
+    const [main] = pod.containers;
+    const dir = main.env.find((e: { name: string }) => e.name === 'INDEX_VECTOR_DIR')?.value;
+    const mount = main.volumeMounts.find((m: { mountPath: string }) => m.mountPath === dir);
+    const volume = pod.volumes.find((v: { name: string }) => v.name === mount?.name);
+    expect(volume?.emptyDir?.medium).toBeUndefined();
+    expect(volume?.emptyDir?.sizeLimit).toMatch(/Gi$/);
+  });
+
   it('When a node is drained, then every Deployment keeps at least one pod (a PodDisruptionBudget selects it)', () => {
     const pdbs = docs.filter((d) => d.kind === 'PodDisruptionBudget');
     for (const d of deployments) {
