@@ -75,6 +75,16 @@ describe('Kubernetes manifests', () => {
     expect(volume?.emptyDir?.sizeLimit).toMatch(/Gi$/);
   });
 
+  it('When analysis workers start, then MODELS_DIR is a read-only mounted volume that every worker shares', () => {
+    const pod = deployments.find((d) => d.metadata.name === 'analysis-worker')!.spec.template.spec;
+    const [main] = pod.containers;
+    const dir = main.env.find((e: { name: string }) => e.name === 'MODELS_DIR')?.value;
+    const mount = main.volumeMounts.find((m: { mountPath: string }) => m.mountPath === dir);
+    expect(mount?.readOnly).toBe(true);
+    const claim = pod.volumes.find((v: { name: string }) => v.name === mount.name).persistentVolumeClaim.claimName;
+    expect(docs.find((d) => d.kind === 'PersistentVolumeClaim' && d.metadata.name === claim)?.spec.accessModes).toEqual(['ReadOnlyMany']);
+  });
+
   it('When a node is drained, then every Deployment keeps at least one pod (a PodDisruptionBudget selects it)', () => {
     const pdbs = docs.filter((d) => d.kind === 'PodDisruptionBudget');
     for (const d of deployments) {

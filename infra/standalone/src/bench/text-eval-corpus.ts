@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   }
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
   const rule = otherFeaturesRule();
-  // TEXT_EVAL_MTT=0 stores MSD tags only, as an install with the default MUSICNN_MTT=false does; the ground
+  // TEXT_EVAL_MTT=0 stores MSD tags only, as an install with MUSICNN_MTT=0 does; the ground
   // truth still uses every tag of the cache.
   const withMtt = process.env.TEXT_EVAL_MTT !== '0';
   const tracks = files.map((f, i) => {

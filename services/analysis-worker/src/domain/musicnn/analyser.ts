@@ -38,7 +38,7 @@ export interface MusicnnOptions {
   backend?: BackendPreference;
   /** Patches run per track, spread evenly (mel.ts patchStarts); default all. */
   maxPatches?: number;
-  /** Load the MTT network too when its file is present (default true here; the worker's default is MUSICNN_MTT=false). */
+  /** Load the MTT network too when its file is present (default true, as the worker's MUSICNN_MTT). */
   useMtt?: boolean;
 }
 
