@@ -4,11 +4,16 @@
  * (z.input) and its answer from the response schema (z.output). No path is written by hand here
  * or in the pages.
  *
- * When shared/contracts exports its own browser-safe `call()` (branch `routes`), this module is
- * the one place to switch over.
+ * JSON calls go through the contracts' browser-safe `call()` (shared/contracts/src/client.ts);
+ * this module adds what the UI needs around it: the sidebar's `server` (query for GET, JSON body
+ * otherwise), the redirect to /login on a 401, `{}` as the body of a bodiless mutation. `send()`
+ * (raw Response: the chat's event stream, archive uploads) builds the same request itself.
  */
 import type { z } from 'zod';
+import { ApiError, call as contractCall } from '@polyphony/contracts';
 import { buildRequest, errorMessage } from './request';
+
+export { ApiError };
 
 /** What a route definition from @polyphony/contracts looks like to the client. */
 export interface RouteLike {
@@ -27,17 +32,6 @@ type Body<R> = R extends { body: z.ZodTypeAny } ? { body?: z.input<R['body']> } 
 export type CallInput<R> = Params<R> & Query<R> & Body<R>;
 /** The parsed answer: the route's response schema output, `unknown` where the contract declares none. */
 export type CallOutput<R> = R extends { response: z.ZodTypeAny } ? z.output<R['response']> : unknown;
-
-/** An API failure: `message` is the server's error.message (errors are {error:{code,message,requestId}}). */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly code?: string,
-  ) {
-    super(message);
-  }
-}
 
 export interface CallOptions {
   /** Add the sidebar's selected (non-default) server as `server`. */
@@ -85,7 +79,7 @@ export async function send<R extends RouteLike>(route: R, input: CallInput<R>, o
     }
     if (res.status === 401 && !opts.allow401) onUnauthorized();
     const e = errorMessage(res.status, data);
-    throw new ApiError(res.status, e.message, e.code);
+    throw new ApiError(res.status, e.code ?? 'http_error', e.message);
   }
   return res;
 }
@@ -95,7 +89,19 @@ export async function send<R extends RouteLike>(route: R, input: CallInput<R>, o
  * schema; null for an empty body); rejects with ApiError carrying the server's error.message.
  */
 export async function call<R extends RouteLike>(route: R, input: CallInput<R>, opts: CallOptions = {}): Promise<CallOutput<R>> {
-  const res = await send(route, input, opts);
-  const text = await res.text();
-  return (text ? JSON.parse(text) : null) as CallOutput<R>;
+  if (opts.raw) {
+    const res = await send(route, input, opts);
+    const text = await res.text();
+    return (text ? JSON.parse(text) : null) as CallOutput<R>;
+  }
+  const i = input as { params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown };
+  const req = buildRequest(route, i, opts.scoped ? serverParamOf() : undefined);
+  const query = Object.fromEntries(new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : ''));
+  try {
+    const out = await contractCall(route as unknown as Parameters<typeof contractCall>[0], { params: i.params as Record<string, string>, query, body: req.body }, { signal: opts.signal, headers: opts.headers });
+    return (out === undefined ? null : out) as CallOutput<R>;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401 && !opts.allow401) onUnauthorized();
+    throw err;
+  }
 }
