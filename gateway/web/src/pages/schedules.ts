@@ -22,7 +22,8 @@ const page: Page = {
     const name = h('input', { required: true, maxlength: '100' });
     const kind = select(SCHEDULE_KINDS.map((k): [string, string] => [k, k]), 'analysis');
     const cron = h('input', { required: true, value: '0 3 * * *', spellcheck: 'false', autocomplete: 'off' });
-    const tz = h('input', { required: true, value: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' });
+    const defaultTz = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+    const tz = h('input', { required: true, value: defaultTz });
     const enabled = h('input', { type: 'checkbox', checked: true, id: 'sched-enabled' });
     const params = h('textarea', { rows: '2', spellcheck: 'false', placeholder: '{"keep": 7}' });
     const preview = h('ul', { class: 'plain', 'aria-label': 'Next runs' });
@@ -48,6 +49,7 @@ const page: Page = {
       editing = null;
       form.reset();
       cron.value = '0 3 * * *';
+      tz.value = defaultTz;
       enabled.checked = true;
       heading.textContent = 'New schedule';
       save.textContent = 'Add schedule';
