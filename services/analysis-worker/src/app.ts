@@ -1,4 +1,4 @@
-import { LyricsPendingPage, MappingLookupResponse, ResolveIdentityResponse, ResolveInputResponse, TrackLookupResponse, type ResolveIdentityRequest, routesOf } from '@polyphony/contracts';
+import { api, routesOf, type ResolveIdentityRequest } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeCancelRequests } from './bus/cancel.consumer';
@@ -6,7 +6,7 @@ import { consumeTrackRequests } from './bus/track-requested.consumer';
 import type { AnalysisConfig } from './config';
 import { AnalysisRunService, type AnalysisRunOptions } from './domain/analysis-run.service';
 import { DefaultEmbedder } from './domain/audio/embedder';
-import type { CataloguePort, IndexPort, MediaClientFactory, RegistryPort, ServerInfo } from './domain/ports';
+import type { CataloguePort, IndexPort, MediaClientFactory, RegistryPort } from './domain/ports';
 import { LyricsBackfillService } from './domain/lyrics-backfill.service';
 import { LearnedModel } from './domain/musicnn/model-state';
 import { TrackProcessor } from './domain/track-processor';
@@ -27,27 +27,28 @@ export interface AnalysisDeps extends RuntimeDeps {
 export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
   const rt = new ServiceRuntime(config, analysisMigrations, deps);
   const runs = new RunRepository(rt.ds);
-  const registryClient = rt.client('registry', 30_000);
-  const catalogueClient = rt.client('catalogue', 120_000);
+  // Typed peer calls from the contracts route table (answers parsed with each route's response schema).
+  const registryPeer = rt.peer('registry', 30_000);
+  const cataloguePeer = rt.peer('catalogue', 120_000);
   const registry: RegistryPort = {
     async listServers() {
-      return (await registryClient.get<{ servers: ServerInfo[] }>('/internal/servers')).servers;
+      return (await registryPeer.call(api.internal.serversList)).servers;
     },
-    getServer: (id) => registryClient.get<ServerInfo>(`/internal/servers/${encodeURIComponent(id)}`),
+    getServer: (id) => registryPeer.call(api.internal.serverGet, { params: { id } }),
   };
   const catalogue: CataloguePort = {
     async mappedProviderIds(serverId, providerIds) {
       if (providerIds.length === 0) return new Set();
-      const res = MappingLookupResponse.parse(await catalogueClient.post('/internal/mappings/lookup', { serverId, providerIds }));
+      const res = await cataloguePeer.call(api.internal.mappingsLookup, { body: { serverId, providerIds } });
       return new Set(res.mapped);
     },
     async resolve(request: ResolveIdentityRequest) {
-      return ResolveIdentityResponse.parse(await catalogueClient.post('/internal/identity/resolve', request));
+      return cataloguePeer.call(api.internal.identityResolve, { body: request });
     },
     async songsNeedingTags(serverId, providerIds, model) {
       const out = new Map<string, string>();
       if (providerIds.length === 0) return out;
-      const { ids } = ResolveInputResponse.parse(await catalogueClient.post('/internal/ids/resolve-input', { serverId, ids: providerIds }));
+      const { ids } = await cataloguePeer.call(api.internal.idsResolveInput, { body: { serverId, ids: providerIds } });
       const byItem = new Map<string, string>();
       providerIds.forEach((p, i) => {
         const item = ids[i]!;
@@ -55,24 +56,24 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
       });
       const items = [...byItem.keys()];
       for (let off = 0; off < items.length; off += 5000) {
-        const { tracks } = TrackLookupResponse.parse(await catalogueClient.post('/internal/tracks/lookup', { itemIds: items.slice(off, off + 5000) }));
+        const { tracks } = await cataloguePeer.call(api.internal.tracksLookup, { body: { itemIds: items.slice(off, off + 5000) } });
         for (const t of tracks) if ((t.learned?.tagsModel ?? null) !== model) out.set(byItem.get(t.itemId)!, t.itemId);
       }
       return out;
     },
     async storeLearned(itemId, learned) {
-      await catalogueClient.request('PUT', `/internal/tracks/${encodeURIComponent(itemId)}/learned`, learned);
+      await cataloguePeer.call(api.internal.trackLearned, { params: { itemId }, body: learned });
     },
     async storeLyrics(itemId, outcome) {
-      await catalogueClient.request('PUT', `/internal/tracks/${encodeURIComponent(itemId)}/lyrics`, outcome);
+      await cataloguePeer.call(api.internal.trackLyrics, { params: { itemId }, body: outcome });
     },
     async pendingLyrics(after, limit) {
-      return LyricsPendingPage.parse(await catalogueClient.get('/internal/lyrics/pending', { after, limit }));
+      return cataloguePeer.call(api.internal.lyricsPending, { query: { after, limit } });
     },
   };
-  const indexClient = rt.client('index', 30_000);
+  const indexPeer = rt.peer('index', 30_000);
   const index: IndexPort = deps.index ?? {
-    live: () => indexClient.get<{ generation: number; items: number; buildStartedAt: string | null }>('/internal/index/live'),
+    live: async () => (await indexPeer.call(api.internal.indexLive)) as { generation: number; items: number; buildStartedAt: string | null },
   };
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const learned = new LearnedModel(config.modelsDir, config.musicnnPatches, rt.logger.child({ component: 'LearnedModel' }), 'auto', config.musicnnMtt);

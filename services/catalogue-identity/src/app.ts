@@ -75,7 +75,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     poolSize: config.dbPoolSize,
   });
   // Batch lane: sweeps, alignments and cleanings, one at a time (service/batch-runner.ts).
-  const registryPort = deps.registryPort ?? new HttpRegistryPort(rt.client('registry', 30_000));
+  const registryPort = deps.registryPort ?? new HttpRegistryPort(rt.peer('registry', 30_000));
   const indexPort = deps.indexPort ?? new HttpIndexPort(rt.client('index', 30_000), rt.client('registry', 30_000));
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const sweepStore = new SweepStore(rt.ds);

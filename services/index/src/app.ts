@@ -1,4 +1,4 @@
-import { ArtistMapOutputResponse, ArtistResolveResponse, LyricsSimilarResponse, PlaylistTracksResponse, RadioPlaylistResponse, TaskCancelRequestedEvent, OwnerSettingsDto, RelabelMapPage, RoutingKeys, defaultSettingsOf, SnapshotPage, type IndexRebuilt, routesOf } from '@polyphony/contracts';
+import { TaskCancelRequestedEvent, RoutingKeys, api, defaultSettingsOf, type IndexRebuilt, routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { AppError, ServiceRuntime, SettingsReader, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeReplicaEvents, replicaQueueName } from './bus/replica.consumer';
@@ -15,13 +15,13 @@ import { ServerInfoCache } from './domain/server-info';
 import { FingerprintService } from './domain/fingerprint.service';
 import { IndexState, emptyGeneration } from './domain/generation';
 import { MapService } from './domain/map.service';
-import type { CataloguePort, MediaClientFactory, NamedSeedSource, PlaylistPort, RegistryPort, ServerInfo } from './domain/ports';
+import type { CataloguePort, MediaClientFactory, NamedSeedSource, PlaylistPort, RegistryPort } from './domain/ports';
 import { liveGenerationRoutes } from './http/live.routes';
 import { RebuildService, type RebuildOptions } from './domain/rebuild.service';
 import { SearchService } from './domain/search.service';
 import { STATIC_QUERY_DEFAULTS, SimilarityService } from './domain/similarity.service';
 import { SyncService } from './domain/sync.service';
-import { AiSettingsDto, MoodParam } from '@polyphony/contracts';
+import { MoodParam } from '@polyphony/contracts';
 import { InstantPlaylistService } from './domain/chat/instant-playlist.service';
 import { chatRoutesRouter } from './http/chat.routes';
 import { featureRoutes } from './http/features.routes';
@@ -65,39 +65,40 @@ export interface IndexDeps extends RuntimeDeps {
 export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   // Queries need the database and the in-memory generation, not the broker: stay ready through a broker restart.
   const rt = new ServiceRuntime(config, indexMigrations, { readyWithoutBus: true, ...deps });
-  const catalogueClient = rt.client('catalogue', 120_000);
-  const registryClient = rt.client('registry', 30_000);
+  // Typed peer calls from the contracts route table (answers parsed with each route's response schema).
+  const cataloguePeer = rt.peer('catalogue', 120_000);
+  const registryPeer = rt.peer('registry', 30_000);
   // Admin-editable defaults of this service (PUT /api/config), read through a 5 s cache.
   const settings = new SettingsReader(
-    async () => OwnerSettingsDto.parse(await registryClient.get('/internal/settings/index')).values,
+    async () => (await registryPeer.call(api.internal.ownerSettings, { params: { owner: 'index' } })).values,
     defaultSettingsOf('index'),
     rt.logger.child({ component: 'SettingsReader' }),
   );
   const catalogue: CataloguePort = deps.catalogue ?? {
     async snapshotPage(after, limit) {
-      return SnapshotPage.parse(await catalogueClient.get('/internal/snapshot/tracks', { after: after ?? undefined, limit }));
+      return cataloguePeer.call(api.internal.snapshotTracks, { query: { after: after ?? undefined, limit } });
     },
     async mappingRows(after) {
-      return parseMappingRows(await catalogueClient.get('/internal/mappings/rows', { after: after ?? undefined }));
+      return parseMappingRows(await cataloguePeer.call(api.internal.mappingRows, { query: { after: after ?? undefined } }));
     },
     async mappingChanges(after) {
-      return parseMappingChanges(await catalogueClient.get('/internal/mappings/changes', { after }));
+      return parseMappingChanges(await cataloguePeer.call(api.internal.mappingChanges, { query: { after } }));
     },
     async resolveArtist(serverId, value) {
-      return ArtistResolveResponse.parse(await catalogueClient.get('/internal/artists/resolve', { serverId, value }));
+      return cataloguePeer.call(api.internal.artistsResolve, { query: { serverId, value } });
     },
     async mapArtists(serverId, names) {
-      return ArtistMapOutputResponse.parse(await catalogueClient.post('/internal/artists/map-output', { serverId, names })).map;
+      return (await cataloguePeer.call(api.internal.artistsMapOutput, { body: { serverId, names } })).map;
     },
   };
   const registryHttp: RegistryPort = deps.registry ?? {
-    getServer: (id) => registryClient.get<ServerInfo>(`/internal/servers/${encodeURIComponent(id)}`),
+    getServer: (id) => registryPeer.call(api.internal.serverGet, { params: { id } }),
   };
-  const playlistClient = rt.client('playlist', 30_000);
+  const playlistPeer = rt.peer('playlist', 30_000);
   const playlists: PlaylistPort = deps.playlists ?? {
     async playlistTracks(serverId, playlist) {
       try {
-        return PlaylistTracksResponse.parse(await playlistClient.get('/internal/playlists/tracks', { serverId, playlist }));
+        return await playlistPeer.call(api.internal.playlistTracks, { query: { serverId, playlist } });
       } catch (err) {
         if (err instanceof AppError && err.httpStatus === 404) return undefined;
         throw err;
@@ -121,7 +122,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const repoint = new RepointService(
     rt.ds,
     rebuild,
-    deps.relabelMap ?? (async (toVersion, after) => RelabelMapPage.parse(await catalogueClient.get('/internal/ids/relabel-map', { toVersion, after: after ?? undefined, limit: 5000 }))),
+    deps.relabelMap ?? (async (toVersion, after) => cataloguePeer.call(api.internal.idsRelabelMap, { query: { toVersion, after: after ?? undefined, limit: 5000 } })),
     rt.logger.child({ component: 'RepointService' }),
   );
   const similarity = new SimilarityService(tracks);
@@ -130,7 +131,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const clientFactory: MediaClientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const lyrics: LyricsPort = deps.lyrics ?? {
     async similar(itemId, serverId, limit) {
-      return LyricsSimilarResponse.parse(await catalogueClient.post('/internal/lyrics/similar', { itemId, serverId, limit }));
+      return cataloguePeer.call(api.internal.lyricsSimilar, { body: { itemId, serverId, limit } });
     },
   };
   const semantic = new SemanticService(state, new SemanticRepository(rt.ds), lyrics, rt.logger.child({ component: 'SemanticService' }));
@@ -154,10 +155,10 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     scopeDeps,
     {
       async listServers() {
-        return (await registryClient.get<{ servers: Array<{ id: string; name: string }> }>('/internal/servers')).servers.map((s) => ({ id: s.id, name: s.name }));
+        return (await registryPeer.call(api.internal.serversList)).servers.map((s) => ({ id: s.id, name: s.name }));
       },
       async replaceRadio(serverId, name, ids, runId) {
-        return RadioPlaylistResponse.parse(await playlistClient.post('/internal/playlists/radio', { serverId, name, ids, runId }));
+        return playlistPeer.call(api.internal.playlistRadio, { body: { serverId, name, ids, runId } });
       },
     },
     radioStore,
@@ -209,7 +210,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
         },
       },
     },
-    async () => AiSettingsDto.parse(await registryClient.get('/internal/settings/ai')),
+    async () => registryPeer.call(api.internal.aiSettings),
     rt.logger.child({ component: 'InstantPlaylist' }),
   );
   routeSets.push(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));

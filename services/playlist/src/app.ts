@@ -1,5 +1,5 @@
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { AiSettingsDto, OwnerSettingsDto, defaultSettingsOf, routesOf } from '@polyphony/contracts';
+import { api, defaultSettingsOf, routesOf } from '@polyphony/contracts';
 import { createLlmProvider } from '@polyphony/llm';
 import { ServiceRuntime, SettingsReader, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeCancelRequests } from './bus/cancel.consumer';
@@ -30,15 +30,15 @@ export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
   const rt = new ServiceRuntime(config, playlistMigrations, deps);
   const repo = new PlaylistRepository(rt.ds);
   const runs = new ClusteringRunRepository(rt.ds);
-  const registry = deps.registry ?? registryPort(rt.client('registry', 30_000));
-  const catalogue = deps.catalogue ?? cataloguePort(rt.client('catalogue', 120_000));
+  const registry = deps.registry ?? registryPort(rt.peer('registry', 30_000));
+  const catalogue = deps.catalogue ?? cataloguePort(rt.peer('catalogue', 120_000));
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const playlists = new InstantPlaylistService(repo, registry, catalogue, clientFactory, rt.logger.child({ component: 'PlaylistService' }));
-  const registryClient = rt.client('registry', 30_000);
+  const registryPeer = rt.peer('registry', 30_000);
   // Playlist names from the configured LLM when there is one (settings read per server of a run).
   const namer = async () => {
     try {
-      return createLlmProvider(AiSettingsDto.parse(await registryClient.get('/internal/settings/ai')));
+      return createLlmProvider(await registryPeer.call(api.internal.aiSettings));
     } catch (err) {
       rt.logger.warn('AI naming unavailable; descriptor names are used', { error: (err as Error).message });
       return null;
@@ -47,7 +47,7 @@ export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
   const clustering = new ClusteringService(runs, repo, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ClusteringService' }), rt.metrics, deps.clustering, namer);
   // Admin-editable clustering defaults (PUT /api/config), read through a 5 s cache.
   const settings = new SettingsReader(
-    async () => OwnerSettingsDto.parse(await registryClient.get('/internal/settings/playlist')).values,
+    async () => (await registryPeer.call(api.internal.ownerSettings, { params: { owner: 'playlist' } })).values,
     defaultSettingsOf('playlist'),
     rt.logger.child({ component: 'SettingsReader' }),
   );

@@ -27,6 +27,7 @@ import { PlaylistTracksQuery, PlaylistTracksResponse } from './playlists';
 import { RadioPlaylistRequest, RadioPlaylistResponse } from './anchors';
 import { CatalogueStats, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse } from './semantic';
 import { AiSettingsDto } from './chat';
+import { ServerTypeSchema } from './servers';
 
 /**
  * Service-to-service routes (access `internal`): called with the signed internal identity by a
@@ -39,11 +40,30 @@ const internal = 'internal' as const;
 /** The resolved `server` selector: the registry's id, display name and media-server type. */
 export const ResolvedServer = z.object({ id: z.string(), name: z.string(), server_type: z.string() });
 
+/**
+ * A configured media server as the registry hands it to the other services: id, display name,
+ * kind, whether it is the default, and the decrypted connection (credentials, library filter).
+ * The one schema of this shape: every service's RegistryPort parses `/internal/servers` with it.
+ */
+export const ServerInfoSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  type: ServerTypeSchema,
+  isDefault: z.boolean(),
+  connection: z.object({
+    type: ServerTypeSchema,
+    creds: z.record(z.string().optional()),
+    musicLibraries: z.array(z.string()).optional(),
+  }),
+});
+export type ServerInfo = z.infer<typeof ServerInfoSchema>;
+export const ServerInfoList = z.object({ servers: z.array(ServerInfoSchema) });
+
 export const internalRoutes = {
   // registry
   serversResolve: defineRoute({ method: 'get', path: '/internal/servers/resolve', service: 'registry', access: internal, tags, summary: 'Resolve a `server` selector (display name or id; absent = default) to the server, or null', query: z.object({ server: z.string().max(200).optional() }), response: z.object({ server: ResolvedServer.nullable() }) }),
-  serversList: defineRoute({ method: 'get', path: '/internal/servers', service: 'registry', access: internal, tags, summary: 'Every configured server with its decrypted connection (internal callers only)' }),
-  serverGet: defineRoute({ method: 'get', path: '/internal/servers/:id', service: 'registry', access: internal, tags, summary: 'One server with its decrypted connection; 404 when unknown' }),
+  serversList: defineRoute({ method: 'get', path: '/internal/servers', service: 'registry', access: internal, tags, summary: 'Every configured server with its decrypted connection (internal callers only)', response: ServerInfoList }),
+  serverGet: defineRoute({ method: 'get', path: '/internal/servers/:id', service: 'registry', access: internal, tags, summary: 'One server with its decrypted connection; 404 when unknown', params: z.object({ id: z.string().min(1).max(200) }), response: ServerInfoSchema }),
   aiSettings: defineRoute({ method: 'get', path: '/internal/settings/ai', service: 'registry', access: internal, tags, summary: 'The AI provider settings (with secrets) for the chat and playlist services', response: AiSettingsDto }),
   // After aiSettings: `ai` is not an owner, so the fixed path must be matched first.
   ownerSettings: defineRoute({ method: 'get', path: '/internal/settings/:owner', service: 'registry', access: internal, tags, params: SettingsOwnerParam, summary: 'Effective non-secret settings one service applies (index, playlist, catalogue, analysis); read through SettingsReader', response: OwnerSettingsDto }),

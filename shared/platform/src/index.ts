@@ -14,3 +14,4 @@ export * from './faults';
 export * from './task-run';
 export * from './routes';
 export * from './settings-reader';
+export * from './peer-client';

@@ -1,3 +1,4 @@
+import { PeerClient } from './peer-client';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Express } from 'express';
@@ -137,6 +138,11 @@ export class ServiceRuntime {
   /** A client for a peer service, signing requests with the internal secret. */
   client(peer: PeerName, timeoutMs?: number): ServiceClient {
     return new ServiceClient(() => (this.deps.peers ?? (() => this.config.peers))()[peer], this.config.internalSecret, this.config.name, timeoutMs);
+  }
+
+  /** Typed client of a peer's routes from the contracts table (see PeerClient: retries idempotent calls, parses answers). */
+  peer(peer: PeerName, timeoutMs?: number): PeerClient {
+    return new PeerClient(this.client(peer, timeoutMs), peer);
   }
 
   /** Adds a readiness check of the service's own (`/readyz` is 503 while it returns false or throws). */

@@ -1,14 +1,9 @@
 import type { LearnedFeatures, LyricsPendingPage, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
-import type { MediaServerClient, ServerConnection, ServerType } from '@polyphony/media-servers';
+import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
 
-/** A configured media server as the registry reports it to internal callers (with credentials). */
-export interface ServerInfo {
-  id: string;
-  name: string;
-  type: ServerType;
-  isDefault: boolean;
-  connection: ServerConnection;
-}
+/** A configured media server with its connection (the one schema: ServerInfoSchema in @polyphony/contracts). */
+import type { ServerInfo } from '@polyphony/contracts';
+export type { ServerInfo };
 
 /** What the analysis needs from the registry. */
 export interface RegistryPort {

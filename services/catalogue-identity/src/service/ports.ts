@@ -3,18 +3,13 @@
  * platform's signed ServiceClient: the server registry (server list with connections, which server is
  * the default) and the index service (the inline full rebuild that ends a cleaning run).
  */
-import { IndexRebuildAccepted, IndexStatusDto, z } from '@polyphony/contracts';
-import type { MediaServerClient, ServerConnection, ServerType } from '@polyphony/media-servers';
-import type { ServiceClient } from '@polyphony/platform';
+import { IndexRebuildAccepted, IndexStatusDto, api, z } from '@polyphony/contracts';
+import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
+import type { PeerClient, ServiceClient } from '@polyphony/platform';
 
-/** A configured media server as the registry reports it to internal callers (with credentials). */
-export interface ServerInfo {
-  id: string;
-  name: string;
-  type: ServerType;
-  isDefault: boolean;
-  connection: ServerConnection;
-}
+/** A configured media server with its connection (the one schema: ServerInfoSchema in @polyphony/contracts). */
+import type { ServerInfo } from '@polyphony/contracts';
+export type { ServerInfo };
 
 /** The registry, as the sweeps and the cleaning use it. */
 export interface RegistryPort {
@@ -48,25 +43,12 @@ export interface IndexPort {
   rebuildAndWait(options: { timeoutMs: number; pollMs: number }): Promise<IndexRebuildResult>;
 }
 
-const ServersResponse = z.object({
-  servers: z.array(
-    z.object({
-      id: z.string(),
-      name: z.string(),
-      type: z.string(),
-      isDefault: z.boolean(),
-      connection: z.object({ type: z.string(), creds: z.record(z.string().optional()), musicLibraries: z.array(z.string()).optional() }),
-    }),
-  ),
-});
-
 /** {@link RegistryPort} over `GET /internal/servers`. */
 export class HttpRegistryPort implements RegistryPort {
-  constructor(private readonly client: ServiceClient) {}
+  constructor(private readonly registry: PeerClient) {}
 
   async listServers(): Promise<ServerInfo[]> {
-    const res = ServersResponse.parse(await this.client.get('/internal/servers'));
-    return res.servers.map((s) => ({ id: s.id, name: s.name, type: s.type as ServerType, isDefault: s.isDefault, connection: s.connection as ServerConnection }));
+    return (await this.registry.call(api.internal.serversList)).servers;
   }
 }
 

@@ -1,7 +1,7 @@
 import type { SnapshotTrack } from '@polyphony/contracts';
 import type { Generation } from './generation';
 import type { MappingSource } from './maps/generation-maps';
-import type { MediaServerClient, ServerConnection, ServerType } from '@polyphony/media-servers';
+import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
 
 /**
  * What the index needs from the catalogue-identity service (its internal API,
@@ -17,14 +17,9 @@ export interface CataloguePort extends MappingSource {
   mapArtists(serverId: string, names: string[]): Promise<Record<string, string>>;
 }
 
-/** A registry row as the registry's internal API returns it (credentials included). */
-export interface ServerInfo {
-  id: string;
-  name: string;
-  type: ServerType;
-  isDefault: boolean;
-  connection: ServerConnection;
-}
+/** A configured media server with its connection (the one schema: ServerInfoSchema in @polyphony/contracts). */
+import type { ServerInfo } from '@polyphony/contracts';
+export type { ServerInfo };
 
 /** What the index needs from the registry. */
 export interface RegistryPort {
