@@ -1,6 +1,6 @@
-import { TaskCancelRequestedEvent, RoutingKeys, api, defaultSettingsOf, type IndexRebuilt, routesOf } from '@polyphony/contracts';
+import { TaskCancelRequestedEvent, RoutingKeys, api, type IndexRebuilt, routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { AppError, ServiceRuntime, SettingsReader, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
+import { AppError, ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeReplicaEvents, replicaQueueName } from './bus/replica.consumer';
 import { consumeRebuildRequests } from './bus/rebuild-requested.consumer';
 import { consumeRelabels } from './bus/ids-relabelled.consumer';
@@ -69,11 +69,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const cataloguePeer = rt.peer('catalogue', 120_000);
   const registryPeer = rt.peer('registry', 30_000);
   // Admin-editable defaults of this service (PUT /api/config), read through a 5 s cache.
-  const settings = new SettingsReader(
-    async () => (await registryPeer.call(api.internal.ownerSettings, { params: { owner: 'index' } })).values,
-    defaultSettingsOf('index'),
-    rt.logger.child({ component: 'SettingsReader' }),
-  );
+  const settings = rt.settings('index');
   const catalogue: CataloguePort = deps.catalogue ?? {
     async snapshotPage(after, limit) {
       return cataloguePeer.call(api.internal.snapshotTracks, { query: { after: after ?? undefined, limit } });

@@ -1,7 +1,7 @@
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { api, defaultSettingsOf, routesOf } from '@polyphony/contracts';
+import { api, routesOf } from '@polyphony/contracts';
 import { createLlmProvider } from '@polyphony/llm';
-import { ServiceRuntime, SettingsReader, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
+import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeCancelRequests } from './bus/cancel.consumer';
 import { consumeServerDeleted } from './bus/server-deleted.consumer';
 import type { PlaylistConfig } from './config';
@@ -46,11 +46,7 @@ export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
   };
   const clustering = new ClusteringService(runs, repo, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ClusteringService' }), rt.metrics, deps.clustering, namer);
   // Admin-editable clustering defaults (PUT /api/config), read through a 5 s cache.
-  const settings = new SettingsReader(
-    async () => (await registryPeer.call(api.internal.ownerSettings, { params: { owner: 'playlist' } })).values,
-    defaultSettingsOf('playlist'),
-    rt.logger.child({ component: 'SettingsReader' }),
-  );
+  const settings = rt.settings('playlist');
   const routeSets: RouteHandlers[] = [];
   routeSets.push(playlistRoutes(playlists, repo));
   routeSets.push(

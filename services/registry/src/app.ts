@@ -53,7 +53,8 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const serverRepo = new ServerRepository(rt.ds);
   const tasks = new TaskRepository(rt.ds);
   const servers = new ServerService(serverRepo, rt.bus, rt.logger.child({ component: 'ServerService' }), deps.clientFactory);
-  const configService = new ConfigService(rt.ds, serverRepo, rt.logger.child({ component: 'ConfigService' }));
+  const settings = new SettingsService(new PgSettingsStore(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }));
+  const configService = new ConfigService(rt.ds, serverRepo, rt.logger.child({ component: 'ConfigService' }), (owner) => settings.valuesOf(owner));
   const plex = new PlexLinkService(async () => (await configService.all()).PLEX_TV_URL ?? 'https://plex.tv');
   const backups = new BackupService(new BackupStore(rt.ds), tasks, { dir: config.backupDir, appVersion: APP_VERSION /* version written into backup headers */, requestIndexRebuild: async () => (await rt.client('index').post<{ task_id?: string }>('/api/index/rebuild', {}))?.task_id ?? null }, rt.logger.child({ component: 'BackupService' }));
   const startTask = async (kind: ScheduleKind, params: Record<string, unknown>): Promise<string | null> => {
@@ -78,7 +79,7 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   };
   routeSets.push(probeRoutesRouter(servers, configService, learnedModel));
   routeSets.push(taskRoutes(tasks, rt.bus));
-  routeSets.push(opsRoutesRouter(schedules, backups, new SettingsService(new PgSettingsStore(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }))));
+  routeSets.push(opsRoutesRouter(schedules, backups, settings));
   const dashboard = new DashboardService(serverRepo, tasks, rt.client('catalogue', 15_000), rt.client('index', 15_000), rt.logger.child({ component: 'DashboardService' }));
   routeSets.push(dashboardRoutes(dashboard));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).

@@ -1,4 +1,6 @@
+import { api, defaultSettingsOf, type SettingSpec } from '@polyphony/contracts';
 import { PeerClient } from './peer-client';
+import { SettingsReader } from './settings-reader';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Express } from 'express';
@@ -143,6 +145,15 @@ export class ServiceRuntime {
   /** Typed client of a peer's routes from the contracts table (see PeerClient: retries idempotent calls, parses answers). */
   peer(peer: PeerName, timeoutMs?: number): PeerClient {
     return new PeerClient(this.client(peer, timeoutMs), peer);
+  }
+
+  /**
+   * The admin-editable settings `owner` applies (`GET /internal/settings/:owner` on the registry),
+   * through a SettingsReader's 5 s cache; the contracts' defaults until the registry answers.
+   */
+  settings(owner: SettingSpec['owner']): SettingsReader {
+    const registry = this.peer('registry', 30_000);
+    return new SettingsReader(async () => (await registry.call(api.internal.ownerSettings, { params: { owner } })).values, defaultSettingsOf(owner), this.logger.child({ component: 'SettingsReader' }));
   }
 
   /** Adds a readiness check of the service's own (`/readyz` is 503 while it returns false or throws). */

@@ -56,6 +56,8 @@ export class ConfigService {
     private readonly ds: DataSource,
     private readonly servers: ServerRepository,
     private readonly logger: Logger,
+    /** Effective values of the settings one service applies (SettingsService.valuesOf). */
+    private readonly settingValues: (owner: 'index' | 'playlist') => Promise<Record<string, string | number | boolean | null>>,
   ) {}
 
   async all(): Promise<Record<string, string>> {
@@ -131,13 +133,9 @@ export class ConfigService {
     const ai = await this.aiDefaults();
     const d = SERVICE_DEFAULTS;
     // Defaults an admin can change (PUT /api/config): the values the index and playlist services apply.
-    const keys = ['MAX_SONGS_PER_ARTIST', 'PATH_DEFAULT_LENGTH', 'ALCHEMY_DEFAULT_N_RESULTS', 'ALCHEMY_TEMPERATURE', 'ALCHEMY_SUBTRACT_DISTANCE_ANGULAR', 'NUM_CLUSTERS_MIN', 'NUM_CLUSTERS_MAX', 'MAX_SONGS_PER_CLUSTER_PLAYLIST', 'TOP_N_CLUSTERING_PLAYLIST'];
-    const rows: Array<{ key: string; value: string }> = await this.ds.query(`SELECT key, value FROM registry.app_config WHERE key = ANY($1)`, [keys]);
-    const stored = new Map(rows.map((r) => [r.key, Number(r.value)]));
-    const n = (key: string): number => {
-      const v = stored.get(key);
-      return v !== undefined && Number.isFinite(v) ? v : Number(settingDefault(key));
-    };
+    const [index, playlist] = await Promise.all([this.settingValues('index'), this.settingValues('playlist')]);
+    const values = { ...index, ...playlist };
+    const n = (key: string): number => Number(values[key] ?? settingDefault(key));
     return {
       ai_model_provider: ai.provider,
       ollama_model_name: ai.ollama,

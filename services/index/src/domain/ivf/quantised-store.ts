@@ -181,36 +181,7 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
       rowOfSlot[s] = r;
     }
     const quantiser = count === 0 ? new ScalarQuantiser(dim, new Float32Array(dim), new Float32Array(dim).fill(1)) : await trainQuantiser(sample, n, dim, options, scheduler);
-    if ((options.workers ?? 0) > 0 && count >= 4096) {
-      const codes = await encodeInWorkers(file, quantiser, unit, cellOfRow, slotOfRow, options);
-      return new IvfIndex({
-        dim,
-        nlist,
-        generation: input.generation ?? 0,
-        defaultNprobe: input.defaultNprobe ?? DEFAULT_NPROBE,
-        centroids: unit,
-        cellOffsets,
-        vectors: new Float32Array(0),
-        rowOfSlot,
-        slotOfRow,
-        ids: ids.finish(count),
-        quantised: { quantiser, codes, file },
-      });
-    }
-    const codes = new Uint8Array(count * quantiser.codeSize);
-    const chunk = new Float32Array(4096 * dim);
-    for (let r0 = 0; r0 < count; r0 += 4096) {
-      const rows = Math.min(4096, count - r0);
-      file.readRows(r0, rows, chunk);
-      for (let i = 0; i < rows; i++) {
-        const row = r0 + i;
-        const c = cellOfRow[row]!;
-        for (let d = 0; d < dim; d++) v[d] = chunk[i * dim + d]! - unit[c * dim + d]!;
-        quantiser.encode(v, 0, codes, slotOfRow[row]! * quantiser.codeSize);
-        if ((i & 255) === 255) await scheduler.maybeYield();
-      }
-      options.onProgress?.(r0 + rows, count);
-    }
+    const codes = (options.workers ?? 0) > 0 && count >= 4096 ? await encodeInWorkers(file, quantiser, unit, cellOfRow, slotOfRow, options) : await encodeInThread(file, quantiser, unit, cellOfRow, slotOfRow, count, dim, options, scheduler);
     return new IvfIndex({
       dim,
       nlist,
@@ -228,6 +199,36 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
     file.close();
     throw err;
   }
+}
+
+/** Encodes every row of `file` in this thread, 4096 rows read at a time; codes in slot order. */
+async function encodeInThread(
+  file: VectorFile,
+  quantiser: Quantiser,
+  unit: Float32Array,
+  cellOfRow: Int32Array,
+  slotOfRow: Int32Array,
+  count: number,
+  dim: number,
+  options: QuantiseOptions,
+  scheduler: CooperativeScheduler,
+): Promise<Uint8Array> {
+  const codes = new Uint8Array(count * quantiser.codeSize);
+  const chunk = new Float32Array(4096 * dim);
+  const v = new Float32Array(dim);
+  for (let r0 = 0; r0 < count; r0 += 4096) {
+    const rows = Math.min(4096, count - r0);
+    file.readRows(r0, rows, chunk);
+    for (let i = 0; i < rows; i++) {
+      const row = r0 + i;
+      const c = cellOfRow[row]!;
+      for (let d = 0; d < dim; d++) v[d] = chunk[i * dim + d]! - unit[c * dim + d]!;
+      quantiser.encode(v, 0, codes, slotOfRow[row]! * quantiser.codeSize);
+      if ((i & 255) === 255) await scheduler.maybeYield();
+    }
+    options.onProgress?.(r0 + rows, count);
+  }
+  return codes;
 }
 
 /** Encodes every row of `file` in `options.workers` threads; codes in slot order (shared memory). */
