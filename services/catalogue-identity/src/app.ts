@@ -10,14 +10,14 @@ import { probeRoutes } from './http/probes.routes';
 import { CoverageRepository } from './store/coverage.repository';
 import { internalRoutes } from './http/internal.routes';
 import { lyricsRoutes } from './http/lyrics.routes';
-import { BatchRunner } from './service/batch-runner';
-import { CleaningExecutor } from './service/cleaning.service';
-import { IdentityService } from './service/identity.service';
-import { MappingChangedPublisher } from './service/mapping-events';
-import { HttpIndexPort, HttpRegistryPort, type IndexPort, type MediaClientFactory, type RegistryPort } from './service/ports';
-import { SchemeService, type SchemeStartReport } from './service/scheme.service';
-import { SweepExecutor, type SweepHooks } from './service/sweep.service';
-import { TaskBoard } from './service/task-run';
+import { BatchRunner } from './domain/batch-runner';
+import { CleaningExecutor } from './domain/cleaning.service';
+import { IdentityService } from './domain/identity.service';
+import { MappingChangedPublisher } from './domain/mapping-events';
+import { HttpIndexPort, HttpRegistryPort, type IndexPort, type MediaClientFactory, type RegistryPort } from './domain/ports';
+import { SchemeService, type SchemeStartReport } from './domain/scheme.service';
+import { SweepExecutor, type SweepHooks } from './domain/sweep.service';
+import { TaskBoard } from './domain/task-run';
 import { CatalogueSettings } from './settings';
 import { ArtistRepository } from './store/artist.repository';
 import { BatchTaskRepository } from './store/batch-task.repository';
@@ -74,7 +74,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     concurrency: config.relabelConcurrency,
     poolSize: config.dbPoolSize,
   });
-  // Batch lane: sweeps, alignments and cleanings, one at a time (service/batch-runner.ts).
+  // Batch lane: sweeps, alignments and cleanings, one at a time (domain/batch-runner.ts).
   const registryPort = deps.registryPort ?? new HttpRegistryPort(rt.peer('registry', 30_000));
   const indexPort = deps.indexPort ?? new HttpIndexPort(rt.client('index', 30_000), rt.client('registry', 30_000));
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));

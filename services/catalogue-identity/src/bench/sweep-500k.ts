@@ -31,7 +31,7 @@ import type { MediaServerClient, ProviderTrack } from '@polyphony/media-servers'
 import { InMemoryBus, createLogger } from '@polyphony/platform';
 import { buildCatalogue } from '../app';
 import { loadCatalogueConfig } from '../config';
-import type { ServerSweepReport } from '../service/sweep.service';
+import type { ServerSweepReport } from '../domain/sweep.service';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PAGE = 500;

@@ -1,6 +1,6 @@
 import { RoutingKeys, SweepRequestedEvent, TaskCancelRequestedEvent } from '@polyphony/contracts';
 import type { Bus, ConsumerHandle } from '@polyphony/platform';
-import type { BatchRunner } from '../service/batch-runner';
+import type { BatchRunner } from '../domain/batch-runner';
 
 /**
  * registry.sweep.requested.v1 -> the batch queue (a sweep of one server, or an alignment over every

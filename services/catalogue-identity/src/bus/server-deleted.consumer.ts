@@ -1,6 +1,6 @@
 import { RoutingKeys, ServerDeletedEvent } from '@polyphony/contracts';
 import type { Bus, ConsumerHandle, Logger } from '@polyphony/platform';
-import type { MappingChangedPublisher } from '../service/mapping-events';
+import type { MappingChangedPublisher } from '../domain/mapping-events';
 import type { MappingRepository } from '../store/mapping.repository';
 
 /**

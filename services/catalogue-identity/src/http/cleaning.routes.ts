@@ -6,7 +6,7 @@
  */
 import { CleaningStartAccepted, taskRoutes } from '@polyphony/contracts';
 import { asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
-import type { BatchRunner } from '../service/batch-runner';
+import type { BatchRunner } from '../domain/batch-runner';
 
 /** The cleaning routes. */
 export function cleaningRoutes(runner: BatchRunner): RouteHandlers {

@@ -21,8 +21,8 @@ import {
   z, api } from '@polyphony/contracts';
 import { NotFoundError, ValidationError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { DataSource } from 'typeorm';
-import type { IdentityService } from '../service/identity.service';
-import type { MappingChangedPublisher } from '../service/mapping-events';
+import type { IdentityService } from '../domain/identity.service';
+import type { MappingChangedPublisher } from '../domain/mapping-events';
 import type { CatalogueSettings } from '../settings';
 import type { ArtistRepository } from '../store/artist.repository';
 import { decodeCursor, type MappingLogRepository } from '../store/mapping-log.repository';

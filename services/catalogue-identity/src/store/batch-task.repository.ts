@@ -2,7 +2,7 @@
  * The catalogue's batch-task queue (table catalogue.batch_task): sweeps of one server, alignments over
  * every server, cleaning runs. Admission, coalescing and cancel-running happen in one transaction under
  * the admission advisory lock, so two replicas receiving requests at once agree; execution is claimed by
- * the one process holding the runner lock (service/batch-runner.ts).
+ * the one process holding the runner lock (domain/batch-runner.ts).
  *
  * Rules (spec "Setup-time alignment" 7, "Cleaning", reference section 1.2 "one live main task"):
  * - a sweep request with `cancelRunning` (a server save) revokes every queued sweep/alignment and flags

@@ -11,7 +11,7 @@
  *   on that key and the second sees the first's row; tracks that share no band never block each other.
  *   Keys are taken in sorted order, so two resolves never deadlock.
  * - unsignable key: the fp_0 id of an unsignable track (per provider file).
- * - batch keys (service/batch-runner.ts): the runner key is held at SESSION level by the one process
+ * - batch keys (domain/batch-runner.ts): the runner key is held at SESSION level by the one process
  *   executing sweeps and cleanings (one at a time across replicas); the admission key serialises
  *   enqueueing, coalescing and cancelling; the schedule key makes one process start a scheduled cleaning.
  */

@@ -5,8 +5,8 @@
  */
 import type { ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
 import { UpstreamUnavailableError } from '@polyphony/platform';
-import type { BandLayout } from '../domain/identity/bands';
-import type { SchemeVersion } from '../domain/identity/scheme';
+import type { BandLayout } from './identity/bands';
+import type { SchemeVersion } from './identity/scheme';
 import type { CatalogueSettings } from '../settings';
 import type { IdentityStore, ResolveResult } from '../store/identity.store';
 import type { MappingChangedPublisher } from './mapping-events';

@@ -21,9 +21,9 @@
  */
 import { RoutingKeys, type ServerCountedEvent, type ServerTaskCounts } from '@polyphony/contracts';
 import type { Bus, Logger } from '@polyphony/platform';
-import { SweepMatcher, pruneAllowed } from '../domain/sweep/matcher';
-import { planRefresh } from '../domain/sweep/refresh';
-import { RemoteIndex, TIERS, type Tier } from '../domain/sweep/remote-index';
+import { SweepMatcher, pruneAllowed } from './sweep/matcher';
+import { planRefresh } from './sweep/refresh';
+import { RemoteIndex, TIERS, type Tier } from './sweep/remote-index';
 import type { CatalogueSettings } from '../settings';
 import type { SweepStore } from '../store/sweep.store';
 import type { MappingChangedPublisher } from './mapping-events';

@@ -20,9 +20,9 @@
 import type { DataSource } from 'typeorm';
 import { type IdsRelabelledEvent, RoutingKeys } from '@polyphony/contracts';
 import type { Bus, Logger } from '@polyphony/platform';
-import { type BandLayout, bandLayoutForTolerance } from '../domain/identity/bands';
-import { type RelabelSummary, planRelabel } from '../domain/identity/relabel';
-import { type SchemeVersion, asSchemeVersion } from '../domain/identity/scheme';
+import { type BandLayout, bandLayoutForTolerance } from './identity/bands';
+import { type RelabelSummary, planRelabel } from './identity/relabel';
+import { type SchemeVersion, asSchemeVersion } from './identity/scheme';
 import type { CatalogueSettings } from '../settings';
 import { CATALOGUE_WRITE_LOCK, lockExclusive } from '../store/locks';
 import { type AppliedRelabel, PgRelabelSource, RelabelWriter, countScores, readSchemeState, rebuildBandIndex, writeSchemeState } from '../store/scheme.store';

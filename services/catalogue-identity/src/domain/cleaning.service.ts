@@ -18,9 +18,9 @@
  */
 import { RoutingKeys, type ServerCountedEvent } from '@polyphony/contracts';
 import type { Bus, Logger } from '@polyphony/platform';
-import { pruneAllowed } from '../domain/sweep/matcher';
-import { planRefresh } from '../domain/sweep/refresh';
-import type { RemoteDetails } from '../domain/sweep/remote-index';
+import { pruneAllowed } from './sweep/matcher';
+import { planRefresh } from './sweep/refresh';
+import type { RemoteDetails } from './sweep/remote-index';
 import type { CatalogueSettings } from '../settings';
 import type { SweepStore } from '../store/sweep.store';
 import type { MappingChangedPublisher } from './mapping-events';
