@@ -182,6 +182,49 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
     expect((await mappingsOf(c, 'c2')).size).toBe(0);
   });
 
+  it('When 20 of 41 songs of server A already have a copy on server B, then a Subsonic server C holding A\'s files under other paths maps all 41 (tail tier and metadata tier alike)', async () => {
+    // Issue 12 breakage 6 as reported: A holds 41 songs; B holds copies of 20 of them (another layout,
+    // transcoded); C holds A's files under another mount: 21 keep A's last three path components (tail
+    // tier), 20 were renamed (metadata tier). Each tier has 10 songs with a copy on B.
+    const n = 41;
+    const title = (i: number) => `Crossroads ${String(i).padStart(2, '0')}`;
+    const aPath = (i: number) => `/data/a-library/Wesnoth/Core Music/${String(i).padStart(2, '0')} ${title(i)}.ogg`;
+    const tailTier = (i: number) => i < 21;
+    const onB = (i: number) => i % 21 < 10; // 0-9 (tail tier) and 21-30 (metadata tier): 20 songs
+    await seedSongs(c, Array.from({ length: n }, (_, i) => ({ id: `x-${i}`, title: title(i), artist: 'Wesnoth Team', album: 'Core Music', originPath: aPath(i) })));
+    const copies = Array.from({ length: n }, (_, i) => i).filter(onB);
+    expect(copies).toHaveLength(20);
+    await c.sql(
+      `INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id, file_path, match_tier) SELECT 'b', 'b-' || id, id, p, 'analysis' FROM unnest($1::text[], $2::text[]) AS t(id, p)`,
+      [copies.map((i) => `x-${i}`), copies.map((i) => `/volume1/transcodes/wesnoth-team/core-music/${title(i)}.mp3`)],
+    );
+    const tracks = Array.from({ length: n }, (_, i) =>
+      fakeTrack(`c-${i}`, {
+        title: title(i),
+        artist: 'Wesnoth Team',
+        album: 'Core Music',
+        path: tailTier(i) ? `/srv/mirror-of-a/Wesnoth/Core Music/${String(i).padStart(2, '0')} ${title(i)}.ogg` : `/srv/renamed/track-${i}.ogg`,
+      }),
+    );
+    const subsonic = createFakeSubsonic({ catalogue: new ArrayCatalogue(LIBRARIES, tracks), reportRealPath: true });
+    const started = await subsonic.start();
+    fakes.push(started);
+    peers.servers = [{ id: 'c3', name: 'Server C', type: 'navidrome', isDefault: false, connection: { type: 'navidrome', creds: { url: started.url, user: subsonic.user, password: subsonic.password } } }];
+    const done = await sweep('c3');
+    expect(done.state).toBe('SUCCESS');
+    const got = await mappingsOf(c, 'c3');
+    const wrong = tracks.map((t, i) => [i, got.get(subsonic.idOf(t))?.itemId]).filter(([i, item]) => item !== `x-${i as number}`);
+    expect(wrong).toEqual([]);
+    expect(got.size).toBe(n);
+    const tiers = new Map<string, number>();
+    for (const m of got.values()) tiers.set(m.tier, (tiers.get(m.tier) ?? 0) + 1);
+    expect(Object.fromEntries(tiers)).toEqual({ tail: 21, exact_meta: 20 });
+    // Songs with a copy on B were matched in both tiers.
+    expect(copies.filter((i) => got.get(subsonic.idOf(`c-${i}`))?.tier === 'tail')).toHaveLength(10);
+    expect(copies.filter((i) => got.get(subsonic.idOf(`c-${i}`))?.tier === 'exact_meta')).toHaveLength(10);
+    expect(counted).toContainEqual({ serverId: 'c3', trackCount: n, matchedCount: n });
+  });
+
   it('When songs are mapped on a server, then album, album artist, year, rating and durations are refreshed from it, the file path only from the default server, and its artist links are upserted', async () => {
     await seedSongs(c, [
       { id: 'r-1', title: 'Refresh One', album: 'Album', filePath: '/old/path/one.flac', durationSeconds: null },
