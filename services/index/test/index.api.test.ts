@@ -1,4 +1,5 @@
 import { RepointService } from '../src/domain/repoint.service';
+import type { IndexService } from '../src';
 import request from 'supertest';
 import { RoutingKeys, TaskUpdatedEvent, IndexRebuilt, buildOpenApiDocument, type TrackRowDto } from '@polyphony/contracts';
 import { syntheticItemId } from '../src/bench/synthetic-catalogue';
@@ -78,6 +79,10 @@ describe('index build and persistence', () => {
       expect(second.rebuild.busy).toBe(false);
       expect(f.peers.calls.snapshot).toBe(snapshotsBefore);
       expect(second.state.current().generation).toBe(f.svc.state.current().generation);
+      // Default vector mode int8: the codes the build stored with the generation are loaded, not recomputed.
+      expect(second.rebuild.lastLoad?.storedCodes).toBe(true);
+      const codes = (svc: IndexService) => Buffer.from(svc.state.current().index.parts().quantised!.codes);
+      expect(codes(second).equals(codes(f.svc))).toBe(true);
       const seed = f.jellyId(42);
       const a = await request(f.svc.http).get(`/api/similar_tracks?item_id=${seed}&n=15`).set(f.as(JELLY));
       const b = await request(second.http).get(`/api/similar_tracks?item_id=${seed}&n=15`).set(f.as(JELLY));
@@ -806,6 +811,10 @@ describe('availability and rebuilds', () => {
       // The replica that did not build last loads the published generation from the bus event.
       for (let i = 0; i < 100 && second.state.current().generation !== f.svc.state.current().generation; i++) await new Promise((r) => setTimeout(r, 100));
       expect(second.state.current().generation).toBe(f.svc.state.current().generation);
+      // Default vector mode int8: the codes the build stored with the generation are loaded, not recomputed.
+      expect(second.rebuild.lastLoad?.storedCodes).toBe(true);
+      const codes = (svc: IndexService) => Buffer.from(svc.state.current().index.parts().quantised!.codes);
+      expect(codes(second).equals(codes(f.svc))).toBe(true);
     } finally {
       await second.stop();
     }

@@ -1,4 +1,7 @@
 import 'reflect-metadata';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import path from 'node:path';
 import { createBus, createLogger } from '@polyphony/platform';
 import { buildIndex } from '../app';
 import { loadIndexConfig } from '../config';
@@ -9,6 +12,8 @@ import { loadIndexConfig } from '../config';
  * (0 = any), builds a generation first when `build`, else loads the stored one. Prints one JSON line
  * `{ url, buildMs, loadMs, rssMb }` once ready. SIGTERM stops it gracefully (readiness off first, then
  * in-flight requests finish), like `main.ts`; closing stdin does the same.
+ * With TP_PROFILE_DIR set, a V8 CPU profile of the serving phase only (from ready to stop, the build left
+ * out) is written there as `replica-<pid>.cpuprofile`.
  */
 async function main(): Promise<void> {
   const o = JSON.parse(process.argv[2]!) as { dbUrl: string; secret: string; peersUrl: string; port: number; build: boolean; mode?: string; workers?: number };
@@ -30,12 +35,24 @@ async function main(): Promise<void> {
   }
   const port = await svc.listen(o.port, '127.0.0.1');
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}`, buildMs, loadMs, rssMb: process.memoryUsage().rss / 1048576, generation: svc.state.current().generation })}\n`);
+  const profileDir = process.env.TP_PROFILE_DIR;
+  const session = profileDir ? new Session() : undefined;
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session!.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+  if (session) {
+    session.connect();
+    await post('Profiler.enable');
+    await post('Profiler.start');
+  }
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    void svc
-      .stop()
+    const saved = session
+      ? post('Profiler.stop').then((r) => writeFileSync(path.join(profileDir!, `replica-${process.pid}.cpuprofile`), JSON.stringify((r as { profile: unknown }).profile)))
+      : Promise.resolve();
+    void saved
+      .then(() => svc.stop())
       .then(() => bus.close())
       .finally(() => process.exit(0));
   };

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { createBus, createLogger } from '@polyphony/platform';
@@ -23,6 +24,11 @@ import { createBenchDatabase, startChild } from './bench-support';
  * Load average is printed with every figure (the 2-core machine is shared).
  * Needs `npx tsc -b gateway services/index`.
  * Usage: node services/index/dist/bench/index-throughput.js [songs=100000] [seconds=10] [connections=16] [mode=int8]
+ * Environment (profiling runs): TP_SCENARIOS = comma list of scenario names (default all), TP_REPLICAS =
+ * comma list of replica counts (default `1,2`), TP_ROLLING=0 skips the rolling restart, TP_REPLICA_ARGS =
+ * extra node flags of the replica processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). Every figure
+ * also carries the CPU time per request of the gateway (this process) and of the replicas (from
+ * /proc/<pid>/stat), which does not depend on how loaded the machine is.
  */
 interface LoadResult {
   requestsPerSec: number;
@@ -40,6 +46,19 @@ interface ReplicaInfo {
   generation: number;
 }
 
+/** User + system CPU time of a process in ms, from /proc/<pid>/stat (Linux; 0 elsewhere). */
+function cpuMsOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 (utime, stime) in clock ticks; after the ')' the list starts at field 3.
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 function load(): string {
   return loadavg()
     .map((x) => x.toFixed(1))
@@ -47,7 +66,8 @@ function load(): string {
 }
 
 async function startReplica(options: Record<string, unknown>): Promise<{ child: ChildProcess; info: ReplicaInfo }> {
-  const child = fork(path.join(__dirname, 'index-replica.js'), [JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
+  const execArgv = (process.env.TP_REPLICA_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = fork(path.join(__dirname, 'index-replica.js'), [JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'], execArgv });
   const info = await new Promise<ReplicaInfo>((resolve, reject) => {
     let buf = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -122,7 +142,9 @@ async function main(): Promise<void> {
     };
     await run(scenarios.similar10!, connections, 3); // warm-up
     const table: Array<Record<string, unknown>> = [];
-    for (const replicaCount of [1, 2]) {
+    const only = process.env.TP_SCENARIOS ? new Set(process.env.TP_SCENARIOS.split(',')) : undefined;
+    const replicaCounts = (process.env.TP_REPLICAS ?? '1,2').split(',').map(Number);
+    for (const replicaCount of replicaCounts) {
       indexTarget = replicas
         .slice(0, replicaCount)
         .map((r) => r.info.url)
@@ -130,9 +152,25 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 1500)); // the gateway's readiness probe marks the replicas ready
       await run(scenarios.similar10!, connections, 2);
       for (const [name, paths] of Object.entries(scenarios)) {
+        if (only && !only.has(name)) continue;
         const before = load();
+        const gw0 = process.cpuUsage();
+        const ix0 = replicas.slice(0, replicaCount).reduce((t, x) => t + cpuMsOf(x.child.pid), 0);
         const r = await run(paths, connections, seconds);
-        const row = { replicas: replicaCount, scenario: name, rps: Math.round(r.requestsPerSec), p50: r.latencyMs.p50, p99: r.latencyMs.p99, errors: r.errors + r.non2xx + r.timeouts, load: `${before} -> ${load()}` };
+        const gwCpu = process.cpuUsage(gw0);
+        const ixMs = replicas.slice(0, replicaCount).reduce((t, x) => t + cpuMsOf(x.child.pid), 0) - ix0;
+        const perReq = (ms: number) => (r.total > 0 ? Math.round((ms / r.total) * 1000) / 1000 : 0);
+        const row = {
+          replicas: replicaCount,
+          scenario: name,
+          rps: Math.round(r.requestsPerSec),
+          p50: r.latencyMs.p50,
+          p99: r.latencyMs.p99,
+          errors: r.errors + r.non2xx + r.timeouts,
+          gatewayCpuMsPerReq: perReq((gwCpu.user + gwCpu.system) / 1000),
+          indexCpuMsPerReq: perReq(ixMs),
+          load: `${before} -> ${load()}`,
+        };
         table.push(row);
         console.log(JSON.stringify(row));
       }
@@ -140,6 +178,11 @@ async function main(): Promise<void> {
     out.table = table;
 
     // Rolling restart of replica B under load (2 replicas).
+    if (process.env.TP_ROLLING === '0') {
+      out.table = table;
+      console.log(`SUMMARY ${JSON.stringify(out)}`);
+      return;
+    }
     indexTarget = replicas.map((r) => r.info.url).join(',');
     await new Promise((r) => setTimeout(r, 1500));
     const port = Number(new URL(replicas[1]!.info.url).port);
@@ -167,9 +210,9 @@ async function main(): Promise<void> {
       load: load(),
     };
     console.log(`rolling restart: ${JSON.stringify(out.rollingRestart)}`);
-    console.log('\n| replicas | scenario | req/s | p50 ms | p99 ms | failed | load avg (1/5/15 min, before -> after) |');
-    console.log('| --- | --- | --- | --- | --- | --- | --- |');
-    for (const row of table) console.log(`| ${row.replicas} | ${row.scenario} | ${row.rps} | ${row.p50} | ${row.p99} | ${row.errors} | ${row.load} |`);
+    console.log('\n| replicas | scenario | req/s | p50 ms | p99 ms | failed | CPU ms/req gateway + index | load avg (1/5/15 min, before -> after) |');
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const row of table) console.log(`| ${row.replicas} | ${row.scenario} | ${row.rps} | ${row.p50} | ${row.p99} | ${row.errors} | ${row.gatewayCpuMsPerReq} + ${row.indexCpuMsPerReq} | ${row.load} |`);
     console.log(`SUMMARY ${JSON.stringify(out)}`);
   } finally {
     await gateway?.stop().catch(() => undefined);

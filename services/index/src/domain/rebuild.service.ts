@@ -10,7 +10,8 @@ import { ArtistLinkCounter, ArtistLinks, type Generation, type IndexState } from
 import { CooperativeScheduler } from './ivf/cooperative';
 import { buildIvfIndex, type VectorBatch } from './ivf/ivf-build';
 import { IvfIndex } from './ivf/ivf-index';
-import { quantiseIndex, restoreQuantised } from './ivf/quantised-store';
+import { ProductQuantiser } from './ivf/quantiser';
+import { DEFAULT_PQ_M, quantiseIndex, quantiserFromParams, restoreQuantised } from './ivf/quantised-store';
 import type { VectorStoreSettings } from '../config';
 import type { MapFollower } from './maps/generation-maps';
 import type { CataloguePort } from './ports';
@@ -79,6 +80,8 @@ export class RebuildService {
   /** Outcome of the last successful build (for status and benchmarks). */
   lastOutcome?: RebuildOutcome;
   lastError?: string;
+  /** The last generation loaded from the database: how long it took (ms, maps included) and whether its quantised codes were stored (not recomputed). */
+  lastLoad?: { generation: number; ms: number; storedCodes: boolean };
 
   constructor(
     private readonly catalogue: CataloguePort,
@@ -166,11 +169,20 @@ export class RebuildService {
     if (!live || live.dim === null || live.itemCount === null || live.centroids === null) return { loaded: false, interrupted: interrupted.length };
     const t0 = performance.now();
     let restored: Omit<Generation, 'maps'>;
+    let codesLoaded = false;
     try {
       const input = { dim: live.dim, count: live.itemCount, centroids: live.centroids, cells: this.generations.cells(live.generation), generation: live.generation };
       const v = this.vectors;
       // Quantised modes restore in bounded memory: the float vectors go to the on-disk copy, codes stay in memory.
-      const index = v.mode === 'float' ? await IvfIndex.restore(input) : await restoreQuantised(input, { mode: v.mode, pqM: v.pqM, workers: v.buildWorkers, ...(v.dir ? { dir: v.dir } : {}) });
+      let index: IvfIndex;
+      if (v.mode === 'float') index = await IvfIndex.restore(input);
+      else {
+        // Codes saved with the generation by the replica that built it; trained and encoded here only when absent.
+        const q = await this.generations.quantiser(live.generation, v.mode);
+        const stored = q && (v.mode !== 'pq' || q.pqM === (v.pqM ?? DEFAULT_PQ_M)) ? { quantiser: quantiserFromParams(v.mode, live.dim, q.params, q.pqM ?? undefined), cells: this.generations.cellCodes(live.generation, v.mode) } : undefined;
+        index = await restoreQuantised(input, { mode: v.mode, pqM: v.pqM, workers: v.buildWorkers, ...(v.dir ? { dir: v.dir } : {}) }, stored);
+        codesLoaded = stored !== undefined;
+      }
       const pca = live.pca ? decodeBasis(live.pca) : undefined;
       let coords = await this.generations.projection(live.generation);
       if (!coords || coords.length !== index.size * 2) coords = pca ? await projectAll(index, pca) : new Float32Array(index.size * 2);
@@ -189,6 +201,7 @@ export class RebuildService {
     const gen: Generation = { ...restored, maps };
     this.state.swap(gen);
     void this.maps.catchUp(maps).catch(() => undefined);
+    this.lastLoad = { generation: live.generation, ms: performance.now() - t0, storedCodes: codesLoaded };
     this.logger.info('index generation loaded', {
       generation: live.generation,
       items: gen.index.size,
@@ -197,6 +210,8 @@ export class RebuildService {
       ms: Math.round(performance.now() - t0),
       mapsMs: Math.round(performance.now() - tMaps),
       mapSeq: maps.seq,
+      vectorMode: this.vectors.mode,
+      storedCodes: codesLoaded,
     });
     return { loaded: true, interrupted: interrupted.length };
   }
@@ -378,6 +393,10 @@ export class RebuildService {
       await this.publishTask(job, 'RUNNING', 90, `quantising the vectors (${this.vectors.mode})`);
       const v = this.vectors;
       served = await quantiseIndex(index, { mode: v.mode as 'int8' | 'pq', pqM: v.pqM, scheduler, workers: v.buildWorkers, ...(v.dir ? { dir: v.dir } : {}) });
+      // Stored with the generation: other replicas load the codes instead of training and encoding again.
+      const parts = served.parts();
+      const qz = parts.quantised!.quantiser;
+      await this.generations.saveQuantised(generation, { mode: qz.kind, pqM: qz instanceof ProductQuantiser ? qz.m : null, codeSize: qz.codeSize, params: qz.toParams() }, parts.cellOffsets, parts.quantised!.codes);
     }
 
     // 5. activation

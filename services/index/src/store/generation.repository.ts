@@ -26,6 +26,16 @@ export interface CellRecord {
   vectors: Float32Array;
 }
 
+/** The quantiser of a stored quantised generation (`index.quantisers`). */
+export interface StoredQuantiserRecord {
+  mode: 'int8' | 'pq';
+  /** PQ sub-spaces (null for int8). */
+  pqM: number | null;
+  codeSize: number;
+  /** `Quantiser.toParams()` values. */
+  params: Float32Array;
+}
+
 const S = '"index"';
 
 /**
@@ -74,6 +84,67 @@ export class GenerationRepository {
          FROM unnest($4::int[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[]) AS u(cell_id, ro, rl, vo, vl, ids)`,
       [generation, rows.blob, vecs.blob, cells.map((c) => c.cellId), rows.offsets, rows.lengths, vecs.offsets, vecs.lengths, cells.map((c) => c.ids.join('\n'))],
     );
+  }
+
+  /**
+   * Stores the quantiser and the codes of a quantised generation (issue 19: replicas load them instead of
+   * encoding again). `codes` is in slot order with cells laid out by `cellOffsets` (rows ascending within a
+   * cell); written per cell, in multi-row INSERTs of about `flushBytes` bytes. Replaces an earlier copy of
+   * the same mode.
+   */
+  async saveQuantised(generation: number, q: StoredQuantiserRecord, cellOffsets: Int32Array, codes: Uint8Array, flushBytes = 4 * 1048576): Promise<void> {
+    await this.ds.query(`DELETE FROM ${S}.quantisers WHERE generation = $1 AND mode = $2`, [generation, q.mode]);
+    await this.ds.query(`INSERT INTO ${S}.quantisers (generation, mode, pq_m, code_size, params) VALUES ($1, $2, $3, $4, $5)`, [generation, q.mode, q.pqM, q.codeSize, typedToBuffer(q.params)]);
+    const nlist = cellOffsets.length - 1;
+    let cellIds: number[] = [];
+    let parts: Uint8Array[] = [];
+    let bytes = 0;
+    const flush = async () => {
+      if (cellIds.length === 0) return;
+      const packed = packBlobs(parts);
+      await this.ds.query(
+        `INSERT INTO ${S}.cell_codes (generation, mode, cell_id, codes)
+         SELECT $1, $2, u.cell_id, substring($3::bytea FROM u.o FOR u.l) FROM unnest($4::int[], $5::int[], $6::int[]) AS u(cell_id, o, l)`,
+        [generation, q.mode, packed.blob, cellIds, packed.offsets, packed.lengths],
+      );
+      cellIds = [];
+      parts = [];
+      bytes = 0;
+    };
+    for (let c = 0; c < nlist; c++) {
+      const from = cellOffsets[c]! * q.codeSize;
+      const to = cellOffsets[c + 1]! * q.codeSize;
+      if (to === from) continue;
+      cellIds.push(c);
+      parts.push(codes.subarray(from, to));
+      bytes += to - from;
+      if (bytes >= flushBytes) await flush();
+    }
+    await flush();
+  }
+
+  /** The stored quantiser of a generation in `mode`, or undefined. */
+  async quantiser(generation: number, mode: 'int8' | 'pq'): Promise<StoredQuantiserRecord | undefined> {
+    const rows: Array<{ mode: 'int8' | 'pq'; pq_m: number | null; code_size: number; params: Buffer }> = await this.ds.query(
+      `SELECT mode, pq_m, code_size, params FROM ${S}.quantisers WHERE generation = $1 AND mode = $2`,
+      [generation, mode],
+    );
+    const r = rows[0];
+    return r ? { mode: r.mode, pqM: r.pq_m, codeSize: r.code_size, params: bufferToF32(r.params) } : undefined;
+  }
+
+  /** Streams the stored codes of a generation in `mode`, 256 cells per query, in cell order. */
+  async *cellCodes(generation: number, mode: 'int8' | 'pq'): AsyncGenerator<{ cellId: number; codes: Uint8Array }> {
+    let after = -1;
+    for (;;) {
+      const rows: Array<{ cell_id: number; codes: Buffer }> = await this.ds.query(
+        `SELECT cell_id, codes FROM ${S}.cell_codes WHERE generation = $1 AND mode = $2 AND cell_id > $3 ORDER BY cell_id LIMIT 256`,
+        [generation, mode, after],
+      );
+      if (rows.length === 0) return;
+      for (const r of rows) yield { cellId: r.cell_id, codes: r.codes };
+      after = rows[rows.length - 1]!.cell_id;
+    }
   }
 
   /** Stores the map projection (2 floats per row) and the PCA basis of a generation. */

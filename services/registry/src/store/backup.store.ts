@@ -13,6 +13,8 @@ export const BACKUP_EXCLUDED_TABLES = [
   'index.tracks',
   'index.builds',
   'index.cells',
+  'index.quantisers',
+  'index.cell_codes',
   'index.map_projections',
   'index.artist_profiles',
   'index.artist_links',

@@ -4,7 +4,7 @@ import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { buildIvfIndex, type VectorBatch } from './ivf-build';
 import { IvfIndex, type SearchStats, type StoredCell } from './ivf-index';
 import { SeededRandom } from './prng';
-import { parseVectorMode, quantiseIndex, restoreQuantised } from './quantised-store';
+import { parseVectorMode, quantiseIndex, quantiserFromParams, restoreQuantised } from './quantised-store';
 
 const N = 8000;
 const K = 10;
@@ -121,6 +121,20 @@ describe('quantised IVF generations (int8, pq) with exact re-ranking from disk',
         expect(same / a.length).toBeGreaterThan(0.999);
         expect(restored.mode).toBe(mode);
         for (const q of queries.slice(0, 10)) expect(restored.searchByRow(q, { k: K }).map((h) => h.row)).toEqual(index.searchByRow(q, { k: K }).map((h) => h.row));
+      }, 180_000);
+
+      it('restores with the codes stored by the build: identical codes, no training, same answers; bad stored codes are refused', async () => {
+        const parts = index.parts();
+        const qz = parts.quantised!;
+        const cellCodes = Array.from({ length: parts.nlist }, (_, c) => ({ cellId: c, codes: qz.codes.slice(parts.cellOffsets[c]! * qz.quantiser.codeSize, parts.cellOffsets[c + 1]! * qz.quantiser.codeSize) })).filter((c) => c.codes.length > 0);
+        const quantiser = quantiserFromParams(mode, 200, qz.quantiser.toParams(), mode === 'pq' ? 25 : undefined);
+        const restored = await restoreQuantised({ dim: 200, count: N, centroids, cells: [...cells].reverse() }, { mode }, { quantiser, cells: [...cellCodes].reverse() });
+        expect(Buffer.from(restored.parts().quantised!.codes).equals(Buffer.from(qz.codes))).toBe(true);
+        for (const q of queries.slice(0, 10)) expect(restored.searchByRow(q, { k: K })).toEqual(index.searchByRow(q, { k: K }));
+        await expect(restoreQuantised({ dim: 200, count: N, centroids, cells }, { mode }, { quantiser, cells: cellCodes.slice(1) })).rejects.toThrow(/missing/);
+        const short = [{ ...cellCodes[0]!, codes: cellCodes[0]!.codes.subarray(1) }, ...cellCodes.slice(1)];
+        await expect(restoreQuantised({ dim: 200, count: N, centroids, cells }, { mode }, { quantiser, cells: short })).rejects.toThrow(IvfCorruptStoreError);
+        if (mode === 'pq') expect(() => quantiserFromParams('pq', 200, qz.quantiser.toParams(), 50)).toThrow(IvfCorruptStoreError);
       }, 180_000);
     });
   }

@@ -35,6 +35,30 @@ export interface QuantiseOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
+/**
+ * Codes stored with a generation (`restoreQuantised`): the quantiser the building replica trained and the
+ * codes of every non-empty cell, `codeSize` bytes per row, rows in ascending row order within the cell.
+ */
+export interface StoredCodes {
+  quantiser: Quantiser;
+  cells: AsyncIterable<{ cellId: number; codes: Uint8Array }> | Iterable<{ cellId: number; codes: Uint8Array }>;
+}
+
+/**
+ * The quantiser of `mode` from its stored `toParams()` values.
+ * @throws IvfCorruptStoreError when the values do not describe a quantiser of `dim` (and `pqM` for pq)
+ */
+export function quantiserFromParams(mode: Exclude<VectorMode, 'float'>, dim: number, params: Float32Array, pqM?: number): Quantiser {
+  try {
+    const q = mode === 'int8' ? ScalarQuantiser.fromParams(dim, params) : ProductQuantiser.fromParams(dim, params);
+    if (q instanceof ProductQuantiser && pqM !== undefined && q.m !== pqM) throw new IvfCorruptStoreError(`stored PQ has ${q.m} sub-spaces, ${pqM} configured`);
+    return q;
+  } catch (err) {
+    if (err instanceof IvfCorruptStoreError) throw err;
+    throw new IvfCorruptStoreError(`stored ${mode} quantiser: ${(err as Error).message}`);
+  }
+}
+
 /** Trains the quantiser of `mode` on `n` residual vectors. */
 async function trainQuantiser(sample: Float32Array, n: number, dim: number, options: QuantiseOptions, scheduler: CooperativeScheduler): Promise<Quantiser> {
   if (options.mode === 'int8') return ScalarQuantiser.train(sample, n, dim);
@@ -120,12 +144,14 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
 /**
  * `IvfIndex.restore` for the quantised modes, in bounded memory: the float vectors never sit in memory
  * all at once. Pass 1 streams the stored cells, writes every normalised vector to the vector file at its
- * row and keeps the residuals of an evenly spaced row sample; the quantiser is trained on the sample;
+ * row and keeps the residuals of an evenly spaced row sample. With `stored` codes (saved by the build,
+ * issue 19) pass 2 copies them into their slots; without, the quantiser is trained on the sample and
  * pass 2 reads the file back sequentially (4096 rows at a time) and encodes every residual into its slot.
  * Memory: codes + id table + 12 bytes per row of maps + the sample (`sampleSize * dim * 4` bytes).
- * Same validation and errors as `IvfIndex.restore`.
+ * Same validation and errors as `IvfIndex.restore`; stored codes of the wrong size or a missing cell's
+ * codes are an IvfCorruptStoreError.
  */
-export async function restoreQuantised(input: RestoreInput, options: QuantiseOptions): Promise<IvfIndex> {
+export async function restoreQuantised(input: RestoreInput, options: QuantiseOptions, stored?: StoredCodes): Promise<IvfIndex> {
   const { dim, count, centroids } = input;
   if (!Number.isInteger(dim) || dim < 1) throw new IvfInputError(`dim must be a positive integer, got ${dim}`);
   if (!Number.isInteger(count) || count < 0) throw new IvfInputError(`count must be a non-negative integer, got ${count}`);
@@ -180,8 +206,16 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
       slotOfRow[r] = s;
       rowOfSlot[s] = r;
     }
-    const quantiser = count === 0 ? new ScalarQuantiser(dim, new Float32Array(dim), new Float32Array(dim).fill(1)) : await trainQuantiser(sample, n, dim, options, scheduler);
-    const codes = (options.workers ?? 0) > 0 && count >= 4096 ? await encodeInWorkers(file, quantiser, unit, cellOfRow, slotOfRow, options) : await encodeInThread(file, quantiser, unit, cellOfRow, slotOfRow, count, dim, options, scheduler);
+    let quantiser: Quantiser;
+    let codes: Uint8Array;
+    if (stored) {
+      quantiser = stored.quantiser;
+      if (quantiser.dim !== dim) throw new IvfCorruptStoreError(`stored quantiser is ${quantiser.dim}-d, the generation ${dim}-d`);
+      codes = await placeStoredCodes(stored, cellOffsets, quantiser.codeSize, scheduler);
+    } else {
+      quantiser = count === 0 ? new ScalarQuantiser(dim, new Float32Array(dim), new Float32Array(dim).fill(1)) : await trainQuantiser(sample, n, dim, options, scheduler);
+      codes = (options.workers ?? 0) > 0 && count >= 4096 ? await encodeInWorkers(file, quantiser, unit, cellOfRow, slotOfRow, options) : await encodeInThread(file, quantiser, unit, cellOfRow, slotOfRow, count, dim, options, scheduler);
+    }
     return new IvfIndex({
       dim,
       nlist,
@@ -199,6 +233,25 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
     file.close();
     throw err;
   }
+}
+
+/** Copies stored per-cell codes into slot order (cells laid out by `cellOffsets`, rows ascending within a cell). */
+async function placeStoredCodes(stored: StoredCodes, cellOffsets: Int32Array, codeSize: number, scheduler: CooperativeScheduler): Promise<Uint8Array> {
+  const nlist = cellOffsets.length - 1;
+  const codes = new Uint8Array(cellOffsets[nlist]! * codeSize);
+  const seen = new Uint8Array(nlist);
+  for await (const cell of stored.cells) {
+    const c = cell.cellId;
+    if (!Number.isInteger(c) || c < 0 || c >= nlist) throw new IvfCorruptStoreError(`codes of cell ${c} outside [0, ${nlist})`);
+    if (seen[c]) throw new IvfCorruptStoreError(`codes of cell ${c} stored twice`);
+    seen[c] = 1;
+    const bytes = (cellOffsets[c + 1]! - cellOffsets[c]!) * codeSize;
+    if (cell.codes.byteLength !== bytes) throw new IvfCorruptStoreError(`codes of cell ${c}: ${cell.codes.byteLength} bytes, expected ${bytes}`);
+    codes.set(cell.codes, cellOffsets[c]! * codeSize);
+    await scheduler.maybeYield();
+  }
+  for (let c = 0; c < nlist; c++) if (!seen[c] && cellOffsets[c + 1]! > cellOffsets[c]!) throw new IvfCorruptStoreError(`codes of cell ${c} are missing`);
+  return codes;
 }
 
 /** Encodes every row of `file` in this thread, 4096 rows read at a time; codes in slot order. */
