@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { OTHER_FEATURE_LABELS, MSD_TAGS, formatLabelScores, moodVectorOf, type LearnedFeatures } from '@polyphony/contracts';
 import { ServiceClient } from '@polyphony/platform';
+import { cosineDistance } from '@polyphony/vectors';
 import { createFakeSubsonic, syntheticCatalogue, type StartedFake, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, loginCookie, startTestStack } from './helpers';
@@ -53,19 +54,6 @@ function learnedOf(i: number): LearnedFeatures {
     moodVector: moodVectorOf(msd),
     otherFeatures: formatLabelScores(OTHER_FEATURE_LABELS.map((l) => [l, Math.round(rnd() * 1000) / 1000] as const)),
   };
-}
-
-/** Cosine distance of two vectors. */
-function cosineDistance(a: number[], b: number[]): number {
-  let s = 0;
-  let na = 0;
-  let nb = 0;
-  for (let d = 0; d < a.length; d++) {
-    s += a[d]! * b[d]!;
-    na += a[d]! * a[d]!;
-    nb += b[d]! * b[d]!;
-  }
-  return 1 - s / Math.sqrt(na * nb);
 }
 
 /** Polls until the check holds (at most 60 s). */

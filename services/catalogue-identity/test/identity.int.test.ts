@@ -6,7 +6,7 @@
 import request from 'supertest';
 import { MSD_TAGS, moodVectorOf, RoutingKeys, MappingChangedEvent, ServerCountedEvent, type MappingChangedEvent as MappingChanged, type ServerCountedEvent as ServerCounted } from '@polyphony/contracts';
 import { DEFAULT_IDENTITY_CONFIG } from '../src/domain/identity/constants';
-import { cosineDistance } from '../src/domain/identity/gates';
+import { cosineDistance } from '@polyphony/vectors';
 import { computeSignature, formatCanonicalId, nextCode, signatureToHex, unsignableCanonicalId } from '../src/domain/identity/signature';
 import { LARGE_JSON_CONTENT_TYPE } from '../src';
 import { decodeVector } from '../src/store/codec';

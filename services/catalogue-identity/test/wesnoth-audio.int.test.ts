@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { decodeToPcm } from '../../analysis-worker/src/domain/audio/decode';
 import { DefaultEmbedder } from '../../analysis-worker/src/domain/audio/embedder';
 import { computeChromaprint } from '../../analysis-worker/src/domain/audio/chromaprint';
-import { cosineDistance } from '../src/domain/identity/gates';
+import { cosineDistance } from '@polyphony/vectors';
 import { computeSignature, hammingDistance } from '../src/domain/identity/signature';
 import { startCatalogue, type StartedCatalogue } from './helpers';
 

@@ -168,16 +168,3 @@ export async function setupFixture(): Promise<Fixture> {
     },
   };
 }
-
-/** Cosine distance between two raw vectors. */
-export function cosineDistance(a: Float32Array, b: Float32Array): number {
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let d = 0; d < a.length; d++) {
-    ab += a[d]! * b[d]!;
-    aa += a[d]! * a[d]!;
-    bb += b[d]! * b[d]!;
-  }
-  return 1 - ab / Math.sqrt(aa * bb);
-}

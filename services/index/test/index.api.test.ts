@@ -1,6 +1,7 @@
 import { RepointService } from '../src/domain/repoint.service';
 import type { IndexService } from '../src';
 import request from 'supertest';
+import { cosineDistance } from '@polyphony/vectors';
 import { RoutingKeys, TaskUpdatedEvent, IndexRebuilt, buildOpenApiDocument, type TrackRowDto } from '@polyphony/contracts';
 import { syntheticItemId } from '../src/bench/synthetic-catalogue';
 import {
@@ -15,7 +16,6 @@ import {
   NAVI,
   SONGS_PER_ARTIST,
   TOTAL_SONGS,
-  cosineDistance,
   lyrionId,
   naviId,
   onLyrion,

@@ -24,7 +24,8 @@ import { chromaprintSimilarity, computeChromaprint } from '../domain/audio/chrom
 import { FrameAnalyser } from '../domain/audio/analysis';
 import { decodeToPcm } from '../domain/audio/decode';
 import { dspV1RawFeatures } from '../domain/audio/dsp-features';
-import { cosineDistance, DefaultEmbedder } from '../domain/audio/embedder';
+import { cosineDistance } from '@polyphony/vectors';
+import { DefaultEmbedder } from '../domain/audio/embedder';
 import { BENCH_SCRATCH_DIR, wesnothTracks } from './corpus';
 
 interface Variant {

@@ -20,7 +20,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PCA } from 'ml-pca';
-import { cosineDistance, DefaultEmbedder } from '../domain/audio/embedder';
+import { cosineDistance } from '@polyphony/vectors';
+import { DefaultEmbedder } from '../domain/audio/embedder';
 import { loadCorpus } from './corpus';
 import { corpusFeatures } from './feature-cache';
 import { musicnnCorpus, REFERENCE_PATCHES, type MusicnnTrackCache } from './musicnn-cache';

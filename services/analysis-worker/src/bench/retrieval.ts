@@ -15,7 +15,8 @@
  */
 import { DSP_V1_DIMENSIONS } from '../domain/audio/dsp-features';
 import { DSP_V1_NORMALISATION } from '../domain/audio/dsp-v1-normalisation';
-import { cosineDistance, DefaultEmbedder } from '../domain/audio/embedder';
+import { cosineDistance } from '@polyphony/vectors';
+import { DefaultEmbedder } from '../domain/audio/embedder';
 import { computeNormalisation } from '../domain/audio/normalisation';
 import { loadCorpus } from './corpus';
 import { corpusFeatures, TrackFeatures } from './feature-cache';

@@ -27,8 +27,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { AvailabilityMask } from '../domain/ivf/availability-mask';
 import { VectorBatch, buildIvfIndex } from '../domain/ivf/ivf-build';
 import { IvfIndex, Neighbour, SearchStats } from '../domain/ivf/ivf-index';
-import { SeededRandom } from '../domain/ivf/prng';
-import { nearestOfFour } from '../domain/ivf/vector-math';
+import { nearestOfFour, SeededRandom } from '@polyphony/vectors';
 import { SyntheticMixture } from './synthetic-mixture';
 
 const K = 10;

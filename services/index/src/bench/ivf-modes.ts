@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { AvailabilityMask } from '../domain/ivf/availability-mask';
 import { buildIvfIndex, type VectorBatch } from '../domain/ivf/ivf-build';
 import { IvfIndex, type Neighbour, type SearchStats, type StoredCell, type VectorMode } from '../domain/ivf/ivf-index';
-import { SeededRandom } from '../domain/ivf/prng';
+import { SeededRandom } from '@polyphony/vectors';
 import { restoreQuantised } from '../domain/ivf/quantised-store';
 import { SyntheticMixture } from './synthetic-mixture';
 

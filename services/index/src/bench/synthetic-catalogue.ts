@@ -1,5 +1,5 @@
 import type { SnapshotTrack } from '@polyphony/contracts';
-import { SeededRandom } from '../domain/ivf/prng';
+import { SeededRandom } from '@polyphony/vectors';
 import { typedToBuffer } from '../store/codec';
 
 /** One generated song (without server mappings). */

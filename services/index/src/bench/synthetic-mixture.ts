@@ -1,4 +1,4 @@
-import { SeededRandom } from '../domain/ivf/prng';
+import { SeededRandom } from '@polyphony/vectors';
 
 /** Parameters of the synthetic embedding mixture (defaults in `DEFAULT_MIXTURE`). */
 export interface MixtureOptions {

@@ -1,5 +1,5 @@
 import { bhattacharyyaDiag, componentCount, fitDiagonalGmm, mixtureDivergence, type MixtureView } from './artist-gmm';
-import { SeededRandom } from './ivf/prng';
+import { SeededRandom } from '@polyphony/vectors';
 
 const DIM = 8;
 

@@ -1,7 +1,7 @@
 import type { SimilarArtistDto } from '@polyphony/contracts';
 import { NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
 import { mixtureDivergence, type ComponentMatch } from './artist-gmm';
-import { normaliseInto } from './ivf/vector-math';
+import { normaliseInto } from '@polyphony/vectors';
 import type { CataloguePort } from './ports';
 import type { RequestScope } from './scope';
 import { roundDistance } from './scope';

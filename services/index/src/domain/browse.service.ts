@@ -3,7 +3,7 @@ import { AppError, NotFoundError, UpstreamUnavailableError, ValidationError, typ
 import type { ArtistService } from './artist.service';
 import type { Generation } from './generation';
 import type { MediaClientFactory, RegistryPort } from './ports';
-import { normaliseInto } from './ivf/vector-math';
+import { normaliseInto } from '@polyphony/vectors';
 import { projectPoint } from './projection';
 import type { RequestScope } from './scope';
 import { foldText } from './text';

@@ -1,7 +1,7 @@
 import type { FingerprintParams, TrackRowDto } from '@polyphony/contracts';
 import type { ProviderTrack, ServerConnection } from '@polyphony/media-servers';
 import { AppError, NotFoundError, UpstreamUnavailableError, type Logger } from '@polyphony/platform';
-import { normaliseInto } from './ivf/vector-math';
+import { normaliseInto } from '@polyphony/vectors';
 import type { MediaClientFactory, RegistryPort } from './ports';
 import type { RankedRow, RequestScope } from './scope';
 

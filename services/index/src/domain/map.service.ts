@@ -1,7 +1,7 @@
 import type { MapQuery, MapResponse } from '@polyphony/contracts';
 import type { Generation } from './generation';
 import type { AvailabilityMask } from './ivf/availability-mask';
-import { hashString32 } from './ivf/prng';
+import { hashString32 } from '@polyphony/vectors';
 import type { RequestScope } from './scope';
 
 /** Seed of the hash that picks the 25/50/75 % subsets (fixed, so a subset is stable per generation). */

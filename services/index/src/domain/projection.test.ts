@@ -1,5 +1,5 @@
 import { buildIvfIndex } from './ivf/ivf-build';
-import { SeededRandom } from './ivf/prng';
+import { SeededRandom } from '@polyphony/vectors';
 import { decodeBasis, encodeBasis, fitPca, projectAll, projectPoint } from './projection';
 
 const DIM = 16;

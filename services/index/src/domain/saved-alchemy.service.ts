@@ -34,7 +34,7 @@ import {
 import type { SavedAlchemyRepository, StoredAnchor, StoredExclusion, StoredRadio } from '../store/saved-alchemy.repository';
 import { AlchemyService } from './alchemy.service';
 import type { Generation, IndexState } from './generation';
-import { normaliseInto } from './ivf/vector-math';
+import { normaliseInto } from '@polyphony/vectors';
 import type { NamedAnchor } from './ports';
 import { RequestScope, type ScopeDeps } from './scope';
 

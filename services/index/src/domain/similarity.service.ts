@@ -1,7 +1,7 @@
 import { SERVICE_DEFAULTS, type FindPathResponse, type TrackRowDto } from '@polyphony/contracts';
 import { NotFoundError, ValidationError } from '@polyphony/platform';
 import type { TrackMeta, TrackRepository } from '../store/track.repository';
-import { dot } from './ivf/vector-math';
+import { dot } from '@polyphony/vectors';
 import type { RankedRow, RequestScope } from './scope';
 import { roundDistance } from './scope';
 import { artistKey, foldText, songKey } from './text';

@@ -8,9 +8,8 @@
  *
  * Run: npx tsc -b services/playlist && node services/playlist/dist/bench/kmeans.js [n ...]
  */
-import { kmeans, mulberry32 } from '../domain/kmeans';
+import { kmeans, mulberry32, normaliseInPlace } from '@polyphony/vectors';
 import { chooseK, DEFAULT_MAX_CLUSTERS, DEFAULT_MIN_CLUSTERS } from '../domain/clustering-params';
-import { normaliseInPlace } from '../domain/vectors';
 
 const D = 200;
 

@@ -1,5 +1,5 @@
 import { PCA } from 'ml-pca';
-import { kmeans, type KMeansOptions } from './kmeans';
+import { kmeans, type KMeansOptions } from '@polyphony/vectors';
 
 // density-clustering has no type declarations; its DBSCAN takes (dataset, eps, minPts, distance).
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -8,9 +8,8 @@ import type { PlaylistRepository, WrittenTrack } from '../store/playlist.reposit
 import { profileCluster, topClusterTags, uniqueNames, type ClusterProfile } from './cluster-naming';
 import { reduceWithPca, searchClustering, type SongLabels } from './cluster-algorithms';
 import { chooseK, type ClusteringParams } from './clustering-params';
-import { KMeansStoppedError, type KMeansOptions } from './kmeans';
+import { decodeEmbedding, type KMeansOptions, KMeansStoppedError, normaliseInPlace } from '@polyphony/vectors';
 import type { CataloguePort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
-import { decodeEmbedding, normaliseInPlace } from './vectors';
 
 /** Suffix of every playlist a clustering run writes (reference implementation naming). */
 export const AUTOMATIC_SUFFIX = '_automatic';

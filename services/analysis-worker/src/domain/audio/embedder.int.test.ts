@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeToPcm } from './decode';
-import { cosineDistance, DefaultEmbedder, DSP_V1_IDENTITY_CALIBRATION } from './embedder';
+import { cosineDistance } from '@polyphony/vectors';
+import { DefaultEmbedder, DSP_V1_IDENTITY_CALIBRATION } from './embedder';
 import { transcode, wesnoth } from './__tests__/wesnoth';
 
 /** Real Wesnoth tracks through the whole pipeline: ffmpeg decode -> DefaultEmbedder. */

@@ -150,21 +150,3 @@ export function unweightedNormalise(raw: ArrayLike<number>, mean: ArrayLike<numb
   }
   return out;
 }
-
-/**
- * Cosine distance 1 - a.b / (|a| |b|) in float64, the metric the catalogue and the indexes use.
- * Returns 1 when either vector is all zeros.
- */
-export function cosineDistance(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) throw new RangeError(`cosineDistance: lengths ${a.length} and ${b.length} differ`);
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  if (na === 0 || nb === 0) return 1;
-  return 1 - dot / Math.sqrt(na * nb);
-}

@@ -1,6 +1,5 @@
 import { DEFAULT_IDENTITY_CONFIG, IdentityConfig } from './constants';
 import {
-  cosineDistance,
   durationsAgree,
   evaluateGates,
   folderVeto,
@@ -10,21 +9,6 @@ import {
 } from './gates';
 import type { TrackEvidence } from './identity-candidate-source';
 import { file, perturb, randomEmbedding, rng } from './__tests__/factories';
-
-describe(cosineDistance.name, () => {
-  it('When vectors are equal, orthogonal or opposite, then the distance is 0, 1 or 2', () => {
-    expect(cosineDistance([1, 2, 3], [2, 4, 6])).toBeCloseTo(0, 15);
-    expect(cosineDistance([1, 0], [0, 5])).toBe(1);
-    expect(cosineDistance([1, 1], [-1, -1])).toBeCloseTo(2, 15);
-  });
-
-  it('When the vectors cannot be compared, then the distance is NaN (never within a threshold)', () => {
-    expect(cosineDistance([0, 0, 0], [1, 2, 3])).toBeNaN();
-    expect(cosineDistance([1, 2], [1, 2, 3])).toBeNaN();
-    expect(cosineDistance([1, NaN], [1, 2])).toBeNaN();
-    expect(cosineDistance([], [])).toBeNaN();
-  });
-});
 
 describe(durationsAgree.name, () => {
   it.each([

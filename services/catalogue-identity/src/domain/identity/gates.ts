@@ -13,31 +13,11 @@
  *    CHROMAPRINT_MATCH_THRESHOLD; abstains when either print is missing or no alignment overlaps
  *    enough.
  */
+import { cosineDistance } from '@polyphony/vectors';
 import { chromaprintSimilarity } from './chromaprint';
 import type { IdentityConfig } from './constants';
 import type { TrackEvidence, TrackFile } from './identity-candidate-source';
 import { schemeRules } from './scheme';
-
-/**
- * Cosine distance 1 - a.b / (|a| |b|) of two raw embeddings, in float64. Range 0..2.
- * Returns NaN when the lengths differ, a norm is zero or a value is not finite, so that any threshold
- * test (`d <= t`) fails: incomparable embeddings are kept apart.
- */
-export function cosineDistance(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length || a.length === 0) return NaN;
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] as number;
-    const y = b[i] as number;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  if (!(na > 0 && nb > 0) || !Number.isFinite(dot) || !Number.isFinite(na) || !Number.isFinite(nb)) return NaN;
-  return 1 - dot / Math.sqrt(na * nb);
-}
 
 /** Whether a duration is usable: a finite number of seconds above zero. */
 export function isKnownDuration(seconds: number | null | undefined): seconds is number {

@@ -1,5 +1,5 @@
 import { IvfCorruptStoreError, IvfDuplicateIdError, IvfInputError } from './errors';
-import { hashString32 } from './prng';
+import { hashString32 } from '@polyphony/vectors';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

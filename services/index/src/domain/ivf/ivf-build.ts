@@ -3,8 +3,7 @@ import { IvfInputError } from './errors';
 import { IdTableBuilder } from './id-table';
 import { DEFAULT_NPROBE, IvfIndex, arrangeByCell } from './ivf-index';
 import { CentroidTree, PointSet, TrainOptions, trainCentroids } from './kmeans';
-import { hashString32 } from './prng';
-import { nearestOfFour, normaliseInto } from './vector-math';
+import { hashString32, nearestOfFour, normaliseInto } from '@polyphony/vectors';
 import { IvfWorkerPool } from './worker-pool';
 
 /** Reference constants (reference-implementation.md 1.4, `tasks/paged_ivf.py`). */

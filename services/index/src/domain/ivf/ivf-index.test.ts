@@ -3,7 +3,7 @@ import { AvailabilityMask } from './availability-mask';
 import { IvfCorruptStoreError, IvfDuplicateIdError, IvfInputError } from './errors';
 import { IvfBuildResult, TrainedInfo, VectorBatch, buildIvfIndex, defaultNlist, smallestKeyRows } from './ivf-build';
 import { IvfIndex, SearchStats, StoredCell } from './ivf-index';
-import { SeededRandom } from './prng';
+import { SeededRandom } from '@polyphony/vectors';
 
 const DIM = 200;
 const N = 20000;

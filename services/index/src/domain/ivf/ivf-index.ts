@@ -5,7 +5,7 @@ import { IdTable, IdTableBuilder } from './id-table';
 import type { Quantiser } from './quantiser';
 import { Neighbour, TopK } from './top-k';
 import type { VectorFile } from './vector-file';
-import { dot, normaliseInto } from './vector-math';
+import { dot, normaliseInto } from '@polyphony/vectors';
 
 export type { Neighbour } from './top-k';
 

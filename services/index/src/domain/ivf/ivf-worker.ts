@@ -9,7 +9,7 @@
 import { parentPort } from 'node:worker_threads';
 import { CooperativeScheduler } from './cooperative';
 import { CentroidTree, sphericalLloyd } from './kmeans';
-import { nearestOfFour } from './vector-math';
+import { nearestOfFour } from '@polyphony/vectors';
 import { ProductQuantiser, ScalarQuantiser } from './quantiser';
 import { readSync } from 'node:fs';
 import type { WorkerReply, WorkerTask } from './worker-pool';

@@ -1,7 +1,6 @@
 import { CooperativeScheduler } from './cooperative';
 import { CentroidTree, PointSet, TrainOptions, allocateProportionally, sphericalLloyd, trainCentroids } from './kmeans';
-import { SeededRandom } from './prng';
-import { nearestOfFour, normaliseInto } from './vector-math';
+import { nearestOfFour, normaliseInto, SeededRandom } from '@polyphony/vectors';
 
 const DIM = 200;
 

@@ -1,7 +1,6 @@
 import type { IvfWorkerPool, WorkerReply } from './worker-pool';
 import { CooperativeScheduler } from './cooperative';
-import { SeededRandom } from './prng';
-import { dot, nearestOfFour, normaliseSumInto } from './vector-math';
+import { dot, nearestOfFour, normaliseSumInto, SeededRandom } from '@polyphony/vectors';
 
 /**
  * Spherical k-means for the IVF coarse quantiser.

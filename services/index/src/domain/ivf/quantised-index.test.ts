@@ -3,7 +3,7 @@ import { AvailabilityMask } from './availability-mask';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { buildIvfIndex, type VectorBatch } from './ivf-build';
 import { IvfIndex, type SearchStats, type StoredCell } from './ivf-index';
-import { SeededRandom } from './prng';
+import { SeededRandom } from '@polyphony/vectors';
 import { parseVectorMode, quantiseIndex, quantiserFromParams, restoreQuantised } from './quantised-store';
 
 const N = 8000;

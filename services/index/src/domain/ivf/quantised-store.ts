@@ -5,7 +5,7 @@ import { DEFAULT_NPROBE, IvfIndex, type RestoreInput, type VectorMode } from './
 import { ProductQuantiser, ScalarQuantiser, type Quantiser } from './quantiser';
 import { VectorFile } from './vector-file';
 import { IvfWorkerPool } from './worker-pool';
-import { normaliseInto } from './vector-math';
+import { normaliseInto } from '@polyphony/vectors';
 
 /** PQ sub-spaces by default: 25 sub-spaces of 8 dimensions for 200-d vectors (25 bytes per vector). */
 export const DEFAULT_PQ_M = 25;

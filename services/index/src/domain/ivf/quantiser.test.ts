@@ -1,6 +1,6 @@
 import { IvfInputError } from './errors';
 import { ProductQuantiser, ScalarQuantiser } from './quantiser';
-import { SeededRandom } from './prng';
+import { SeededRandom } from '@polyphony/vectors';
 
 function gaussianMatrix(n: number, dim: number, seed: number, scale = 0.1): Float32Array {
   const rng = new SeededRandom(seed);

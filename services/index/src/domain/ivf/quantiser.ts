@@ -1,5 +1,5 @@
 import { IvfInputError } from './errors';
-import { SeededRandom } from './prng';
+import { SeededRandom } from '@polyphony/vectors';
 
 /**
  * Compressed vector codes for the IVF cells (issue 19 "Bounded memory").

@@ -1,4 +1,4 @@
-import { SeededRandom } from './prng';
+import { SeededRandom } from '@polyphony/vectors';
 import { TopK } from './top-k';
 
 describe(TopK.name, () => {

@@ -1,5 +1,5 @@
 import { AvailabilityMask } from '../ivf/availability-mask';
-import { hashString32 } from '../ivf/prng';
+import { hashString32 } from '@polyphony/vectors';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

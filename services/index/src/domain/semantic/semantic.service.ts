@@ -14,7 +14,7 @@ import {
 import { AppError, NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
 import type { SemanticRepository } from '../../store/semantic.repository';
 import type { Generation, IndexState } from '../generation';
-import { dot } from '../ivf/vector-math';
+import { dot } from '@polyphony/vectors';
 import { projectPoint } from '../projection';
 import type { RankedRow, RequestScope } from '../scope';
 import { SemanticTable } from './semantic-table';

@@ -1,7 +1,8 @@
 /**
- * Dense float32 kernels shared by the IVF build and query paths.
+ * Dense float32 kernels: dot products and L2 normalisation, used by the index (IVF build and query,
+ * similarity, alchemy), the playlist's clustering and k-means.
  *
- * Layout convention used throughout `domain/ivf`: a matrix of `n` vectors of dimension `dim` is one
+ * Layout convention: a matrix of `n` vectors of dimension `dim` is one
  * Float32Array of length `n * dim`, row-major, vector `i` starting at offset `i * dim`.
  * Sums are accumulated in float64 (JavaScript numbers), so a dot product of two float32 vectors is exact
  * to ~1e-7 relative error whatever the accumulation order.
@@ -172,4 +173,14 @@ export function nearestOfFour(
   scores[1] = v1;
   scores[2] = v2;
   scores[3] = v3;
+}
+
+/** Scales `v` to unit L2 length in place. Returns false (and leaves `v` unchanged) for a zero vector. */
+export function normaliseInPlace(v: Float32Array): boolean {
+  let sq = 0;
+  for (let i = 0; i < v.length; i++) sq += v[i]! * v[i]!;
+  if (!(sq > 0)) return false;
+  const inv = 1 / Math.sqrt(sq);
+  for (let i = 0; i < v.length; i++) v[i] = v[i]! * inv;
+  return true;
 }

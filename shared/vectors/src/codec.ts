@@ -1,7 +1,6 @@
 /**
  * Embedding vectors as the catalogue snapshot carries them: base64 of little-endian float32 values
- * (200 for the current embedder). Clustering works on unit vectors, so squared Euclidean distance
- * between them is 2 - 2 cos: k-means then groups by angle, the metric the shared index uses.
+ * (200 for the current embedder).
  */
 
 /**
@@ -18,14 +17,4 @@ export function decodeEmbedding(base64: string): Float32Array | undefined {
     out[i] = v;
   }
   return out;
-}
-
-/** Scales `v` to unit L2 length in place. Returns false (and leaves `v` unchanged) for a zero vector. */
-export function normaliseInPlace(v: Float32Array): boolean {
-  let sq = 0;
-  for (let i = 0; i < v.length; i++) sq += v[i]! * v[i]!;
-  if (!(sq > 0)) return false;
-  const inv = 1 / Math.sqrt(sq);
-  for (let i = 0; i < v.length; i++) v[i] = v[i]! * inv;
-  return true;
 }

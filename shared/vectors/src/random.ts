@@ -1,5 +1,5 @@
 /**
- * Seeded pseudo-random numbers for the IVF build and the synthetic benchmark data.
+ * Seeded pseudo-random numbers: the IVF build, k-means seeding and the synthetic benchmark data.
  *
  * Generator: xoshiro128** (Blackman & Vigna, "Scrambled linear pseudorandom number generators",
  * ACM TOMS 2021; reference C code at https://prng.di.unimi.it/xoshiro128starstar.c), seeded from one
@@ -101,4 +101,19 @@ export function hashString32(text: string, seed = 0): number {
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
   return h >>> 0;
+}
+
+/**
+ * mulberry32 (Tommy Ettinger, 2017): a 32-bit-state generator returning floats in [0, 1).
+ * Good enough for seeding and sampling; not for cryptography.
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

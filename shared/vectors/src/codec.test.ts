@@ -1,4 +1,4 @@
-import { decodeEmbedding, normaliseInPlace } from './vectors';
+import { decodeEmbedding } from './codec';
 
 const b64 = (values: number[]) => Buffer.from(new Float32Array(values).buffer).toString('base64');
 
@@ -11,15 +11,5 @@ describe('embedding vectors', () => {
     expect(decodeEmbedding('')).toBeUndefined();
     expect(decodeEmbedding(Buffer.from([1, 2, 3]).toString('base64'))).toBeUndefined();
     expect(decodeEmbedding(b64([1, Number.NaN]))).toBeUndefined();
-  });
-
-  it('When normalised, then the length is 1; a zero vector is refused unchanged', () => {
-    const v = new Float32Array([3, 4]);
-    expect(normaliseInPlace(v)).toBe(true);
-    expect(v[0]).toBeCloseTo(0.6, 6);
-    expect(v[1]).toBeCloseTo(0.8, 6);
-    const z = new Float32Array(3);
-    expect(normaliseInPlace(z)).toBe(false);
-    expect([...z]).toEqual([0, 0, 0]);
   });
 });

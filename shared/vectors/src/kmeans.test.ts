@@ -1,4 +1,6 @@
-import { kmeans, KMeansStoppedError, mulberry32 } from './kmeans';
+import { kmeans, KMeansStoppedError } from './kmeans';
+import { mulberry32 } from './random';
+import oracle from './__fixtures__/numpy-oracle.json';
 
 /** n points around `centres` (row-major), Gaussian-ish noise of scale `noise` from a seeded generator. */
 function blobs(centres: number[][], perBlob: number, noise: number, seed = 1): { points: Float32Array; truth: number[]; d: number } {
@@ -124,5 +126,30 @@ describe('mulberry32', () => {
     expect(xs).toEqual(Array.from({ length: 1000 }, () => b()));
     expect(xs.every((x) => x >= 0 && x < 1)).toBe(true);
     expect(new Set(xs).size).toBeGreaterThan(990);
+  });
+});
+
+describe('kmeans against numpy', () => {
+  const { points, start, one, converged } = oracle.lloyd;
+  const flat = (rows: number[][]) => Float32Array.from(rows.flat());
+  const d = points[0]!.length;
+
+  it('When started from given centroids for one iteration, then centroids, assignments and inertia match numpy', async () => {
+    const r = await kmeans(flat(points), points.length, d, { k: start.length, initialCentroids: flat(start), maxIterations: 1 });
+    [...r.centroids].forEach((v, i) => expect(v).toBeCloseTo(one.centroids.flat()[i]!, 5));
+    expect([...r.assignments]).toEqual(one.assign);
+    expect(r.inertia).toBeCloseTo(one.inertia, 4);
+  });
+
+  it('When run from the same centroids to convergence, then it stops at the iteration numpy stops and on the same partition', async () => {
+    const r = await kmeans(flat(points), points.length, d, { k: start.length, initialCentroids: flat(start), maxIterations: 100 });
+    expect(r.iterations).toBe(converged.iterations);
+    expect([...r.assignments]).toEqual(converged.assign);
+    [...r.centroids].forEach((v, i) => expect(v).toBeCloseTo(converged.centroids.flat()[i]!, 5));
+    expect(r.inertia).toBeCloseTo(converged.inertia, 4);
+  });
+
+  it('When initial centroids have the wrong size, then it refuses them', async () => {
+    await expect(kmeans(flat(points), points.length, d, { k: 3, initialCentroids: new Float32Array(2) })).rejects.toThrow(RangeError);
   });
 });

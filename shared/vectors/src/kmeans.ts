@@ -11,21 +11,7 @@
  * Large inputs are trained on a deterministic sample (default at most 10 000 points, the reference
  * implementation's CLUSTERING_SUBSET_SONGS) and every point is then assigned to its nearest centroid.
  */
-
-/**
- * mulberry32 (Tommy Ettinger, 2017): a 32-bit-state generator returning floats in [0, 1).
- * Good enough for seeding and sampling; not for cryptography.
- */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from './random';
 
 /** Thrown when `shouldStop` returned true; no result is produced. */
 export class KMeansStoppedError extends Error {
@@ -50,6 +36,11 @@ export interface KMeansOptions {
   yieldWork?: number;
   /** Checked once per iteration and after seeding; true stops with {@link KMeansStoppedError}. */
   shouldStop?: () => boolean | Promise<boolean>;
+  /**
+   * Starting centroids (k rows of d values) instead of k-means++ seeding, like scikit-learn's
+   * `init=<array>`: one run (restarts ignored), trained on every point. For reproducing a reference run.
+   */
+  initialCentroids?: Float32Array;
   /** Called after every Lloyd iteration (progress reporting). */
   onIteration?: (info: { restart: number; iteration: number; changed: number }) => void | Promise<void>;
 }
@@ -105,7 +96,7 @@ class Yielder {
  * Clusters `n` points of dimension `d` (row-major in `points`) into `k` groups.
  * Time: O(restarts · iterations · m · k · d) for m training points, plus O(n · k · d) for the final assignment.
  * Memory: O(n + k · d) besides the input.
- * @throws RangeError when k is not an integer in 1..n, or `points` is shorter than n · d.
+ * @throws RangeError when k is not an integer in 1..n, `points` is shorter than n · d, or `initialCentroids` is not k · d long.
  * @throws KMeansStoppedError when `shouldStop` returns true.
  */
 export async function kmeans(points: Float32Array, n: number, d: number, options: KMeansOptions): Promise<KMeansResult> {
@@ -113,15 +104,18 @@ export async function kmeans(points: Float32Array, n: number, d: number, options
   if (!Number.isInteger(n) || n < 1 || !Number.isInteger(d) || d < 1) throw new RangeError('n and d must be positive integers');
   if (!Number.isInteger(k) || k < 1 || k > n) throw new RangeError(`k must be an integer in 1..${n}, got ${k}`);
   if (points.length < n * d) throw new RangeError('points holds fewer than n·d values');
+  const given = options.initialCentroids;
+  if (given && given.length !== k * d) throw new RangeError(`initialCentroids must hold k·d = ${k * d} values, got ${given.length}`);
   const seed = options.seed ?? DEFAULTS.seed;
   const maxIterations = Math.max(1, options.maxIterations ?? DEFAULTS.maxIterations);
-  const restarts = Math.max(1, options.restarts ?? DEFAULTS.restarts);
+  const restarts = given ? 1 : Math.max(1, options.restarts ?? DEFAULTS.restarts);
   const yielder = new Yielder(options.yieldWork ?? DEFAULTS.yieldWork);
   const stop = async () => {
     if (options.shouldStop && (await options.shouldStop())) throw new KMeansStoppedError();
   };
 
-  const sample = trainingIndices(n, Math.max(k, options.trainingSample ?? DEFAULTS.trainingSample), mulberry32(seed ^ 0xa5a5a5a5));
+  const sampleLimit = given ? n : Math.max(k, options.trainingSample ?? DEFAULTS.trainingSample);
+  const sample = trainingIndices(n, sampleLimit, mulberry32(seed ^ 0xa5a5a5a5));
   const m = sample.length;
   // Training rows packed contiguously, so the inner loops read memory in order.
   const train = m === n ? points : packRows(points, sample, d);
@@ -129,7 +123,7 @@ export async function kmeans(points: Float32Array, n: number, d: number, options
   let best: { centroids: Float32Array; inertia: number; iterations: number } | undefined;
   for (let r = 0; r < restarts; r++) {
     const rng = mulberry32((seed + Math.imul(r + 1, 0x9e3779b9)) >>> 0);
-    const centroids = await seedPlusPlus(train, m, d, k, rng, yielder);
+    const centroids = given ? Float32Array.from(given) : await seedPlusPlus(train, m, d, k, rng, yielder);
     await stop();
     const assign = new Int32Array(m).fill(-1);
     const dist = new Float64Array(m);
