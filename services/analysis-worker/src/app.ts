@@ -1,4 +1,4 @@
-import { api, routesOf, type ResolveIdentityRequest } from '@polyphony/contracts';
+import { SERVICE_DEFAULTS, api, routesOf, type ResolveIdentityRequest } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeCancelRequests } from './bus/cancel.consumer';
@@ -76,12 +76,19 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     live: async () => (await indexPeer.call(api.internal.indexLive)) as { generation: number; items: number; buildStartedAt: string | null },
   };
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
+  // NUM_RECENT_ALBUMS and TOP_N_MOODS (GET /internal/settings/analysis, cached a few seconds): an admin's change applies to the next run.
+  const settings = rt.settings('analysis');
+  const runSettings = async () => ({
+    numRecentAlbums: await settings.number('NUM_RECENT_ALBUMS', SERVICE_DEFAULTS.numRecentAlbums),
+    topNMoods: await settings.number('TOP_N_MOODS', SERVICE_DEFAULTS.topNMoods),
+  });
   const learned = new LearnedModel(config.modelsDir, config.musicnnPatches, rt.logger.child({ component: 'LearnedModel' }), 'auto', config.musicnnMtt);
   const service = new AnalysisRunService(runs, registry, catalogue, index, clientFactory, rt.bus, rt.logger.child({ component: 'AnalysisRunService' }), rt.metrics, {
     learnedModel: () => learned.analyser?.modelId,
+    settings: runSettings,
     ...deps.runOptions,
   });
-  const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, new DefaultEmbedder(), rt.logger.child({ component: 'TrackProcessor' }), undefined, learned);
+  const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, new DefaultEmbedder(), rt.logger.child({ component: 'TrackProcessor' }), undefined, learned, () => settings.number('TOP_N_MOODS', SERVICE_DEFAULTS.topNMoods));
   const lyricsBackfill = new LyricsBackfillService(catalogue, registry, clientFactory, rt.bus, rt.logger.child({ component: 'LyricsBackfill' }));
   const routeSets: RouteHandlers[] = [];
   routeSets.push(analysisRoutes(service, runs, lyricsBackfill, learned));

@@ -107,6 +107,8 @@ export const AnalysisTrackRequested = z.object({
     durationSeconds: z.number().optional(),
     path: z.string().optional(),
   }),
+  /** MSD tags to keep in the song's mood_vector (the run's TOP_N_MOODS); absent = the worker's setting. */
+  topNMoods: z.number().int().min(1).max(50).optional(),
 });
 export type AnalysisTrackRequested = z.infer<typeof AnalysisTrackRequested>;
 

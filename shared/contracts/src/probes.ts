@@ -26,6 +26,8 @@ export const MOOD_LABELS: readonly string[] = MSD_TAGS;
 export const SERVICE_DEFAULTS = {
   /** MSD tags kept in `mood_vector` (reference TOP_N_MOODS). */
   topNMoods: TOP_N_MOODS,
+  /** Most recently added albums per server an analysis run looks at; 0 = all (reference NUM_RECENT_ALBUMS). */
+  numRecentAlbums: 0,
   /** Similar songs: at most this many per artist (reference MAX_SONGS_PER_ARTIST). */
   maxSongsPerArtist: 3,
   /** Alchemy results when `n` is absent (reference ALCHEMY_DEFAULT_N_RESULTS). */

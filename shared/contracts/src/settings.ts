@@ -1,4 +1,5 @@
 import { defineRoute } from './openapi';
+import { MSD_TAGS } from './learned';
 import { SERVICE_DEFAULTS } from './probes';
 import { z } from './zod';
 
@@ -30,6 +31,8 @@ export interface SettingSpec {
 const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 const num = (min: number, max: number) => z.coerce.number().finite().min(min).max(max);
 const text = (max = 500) => z.string().trim().max(max);
+/** Size of the MSD vocabulary: the largest TOP_N_MOODS. */
+const MSD_TAG_COUNT = MSD_TAGS.length;
 const url = z.union([z.literal(''), z.string().trim().url().max(2000)]);
 
 export const SETTINGS: readonly SettingSpec[] = [
@@ -41,6 +44,9 @@ export const SETTINGS: readonly SettingSpec[] = [
   // Cleaning (catalogue).
   { key: 'CLEANING_CATALOGUE', owner: 'catalogue', schema: bool, default: false, live: true, description: 'Let cleaning delete orphan songs (only when every server was read and orphans are fewer than half)' },
   { key: 'CLEANING_SCHEDULE_HOURS', owner: 'catalogue', schema: num(0, 24 * 366), default: 24, live: true, description: 'Hours between the built-in cleaning runs; 0 switches them off (schedules in /api/cron are the general tool)' },
+  // Analysis (analysis worker): applied to every run that does not override them in POST /api/analysis/start.
+  { key: 'TOP_N_MOODS', owner: 'analysis', schema: z.coerce.number().int().min(1).max(MSD_TAG_COUNT), default: SERVICE_DEFAULTS.topNMoods, live: true, description: 'MSD tags kept in a song\'s mood_vector when it is analyzed (reference TOP_N_MOODS; songs analyzed before keep theirs)' },
+  { key: 'NUM_RECENT_ALBUMS', owner: 'analysis', schema: z.coerce.number().int().min(0).max(1_000_000), default: SERVICE_DEFAULTS.numRecentAlbums, live: true, description: 'Analysis looks only at the N most recently added albums of each server (0 = the whole catalogue; reference NUM_RECENT_ALBUMS)' },
   // Similarity defaults (index): what a request gets when it leaves the parameter out. Sources: reference-implementation.md 2.7.
   { key: 'MAX_SONGS_PER_ARTIST', owner: 'index', schema: z.coerce.number().int().min(0).max(100), default: SERVICE_DEFAULTS.maxSongsPerArtist, live: true, description: 'Similar songs: at most this many songs per artist when the request does not say (0 = no limit)' },
   { key: 'PATH_DEFAULT_LENGTH', owner: 'index', schema: z.coerce.number().int().min(2).max(200), default: SERVICE_DEFAULTS.pathDefaultLength, live: true, description: 'Song path: number of songs when max_steps is absent' },

@@ -22,6 +22,20 @@ export const CleaningStartRequest = z
   .openapi('CleaningStartRequest');
 export type CleaningStartRequest = z.infer<typeof CleaningStartRequest>;
 
+/**
+ * Body of POST /api/analysis/start (reference `{num_recent_albums?, top_n_moods?}`): per-run overrides of
+ * the NUM_RECENT_ALBUMS and TOP_N_MOODS settings; absent = the setting. Other fields are tolerated.
+ * Integers given as numeric strings (HTML forms) are accepted.
+ */
+export const AnalysisStartRequest = z
+  .object({
+    num_recent_albums: z.coerce.number().int().min(0).max(1_000_000).optional().openapi({ description: 'Analyze only the N most recently added albums of each server (0 = everything)' }),
+    top_n_moods: z.coerce.number().int().min(1).max(50).optional().openapi({ description: 'MSD tags kept in the mood_vector of songs this run analyzes' }),
+  })
+  .passthrough()
+  .openapi('AnalysisStartRequest');
+export type AnalysisStartRequest = z.infer<typeof AnalysisStartRequest>;
+
 /** 202 answer of POST /api/cleaning/start (progress and the summary: GET /api/status/<task_id>). */
 export const CleaningStartAccepted = z
   .object({ task_id: z.string(), task_type: z.literal('cleaning'), status: z.literal('NEW') })
@@ -46,7 +60,7 @@ export const taskRoutes = {
   cancel: defineRoute({ method: 'post', path: '/api/cancel/:id', summary: 'Cancel a task; work done so far is kept', tags: ['tasks'], access: 'admin', service: 'registry', firstRun: true, params: z.object({ id: z.string() }) }),
   active: defineRoute({ method: 'get', path: '/api/active_tasks', summary: 'Running tasks (plugin shape)', tags: ['tasks'], access: 'user', service: 'registry', firstRun: true }),
   last: defineRoute({ method: 'get', path: '/api/last_task', summary: 'Most recent task (plugin shape)', tags: ['tasks'], access: 'user', service: 'registry', firstRun: true }),
-  analysisStart: defineRoute({ method: 'post', path: '/api/analysis/start', summary: 'Start one analysis over all servers (202; 409 while one runs)', tags: ['tasks'], access: 'admin', service: 'analysis', body: z.object({}).passthrough(), status: 202 }),
+  analysisStart: defineRoute({ method: 'post', path: '/api/analysis/start', summary: 'Start one analysis over all servers (202; 409 while one runs)', tags: ['tasks'], access: 'admin', service: 'analysis', body: AnalysisStartRequest, status: 202 }),
   lyricsBackfill: defineRoute({ method: 'post', path: '/api/analysis/lyrics_backfill', summary: 'Start the resumable lyrics backfill over every catalogue item without lyrics (202; 404 when no lyrics provider is configured)', tags: ['tasks'], access: 'admin', service: 'analysis', body: z.object({}).passthrough(), status: 202 }),
   analysisModel: defineRoute({ method: 'get', path: '/api/analysis/model', summary: 'Whether the MusiCNN model is loaded (status ready | missing | error | loading, model id, backend, patches per track) and, when it is not, the reason and how to install it', tags: ['tasks'], access: 'user', service: 'analysis' }),
   analysisExclusions: defineRoute({ method: 'get', path: '/api/analysis/exclusions', summary: 'Songs the analysis skipped and why (the selected server; `all` for every server)', tags: ['tasks'], access: 'user', service: 'analysis', query: z.object({ all: z.string().max(10).optional() }) }),

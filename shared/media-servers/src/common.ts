@@ -186,6 +186,38 @@ export async function* dedupeTracks(pages: AsyncIterable<ProviderTrack[]>, enabl
   }
 }
 
+/** An album as a recent-albums listing gives it: id and when it was added (ISO-8601 or epoch seconds as text). */
+export interface AddedAlbum {
+  id: string;
+  /** Added/created time; undefined when the server does not say (sorts as oldest). */
+  added?: string;
+}
+
+/**
+ * The `limit` most recently added albums over several listings (one per library), each already newest
+ * first: merged by `added` (newest first; ties and undated albums keep their listing order),
+ * de-duplicated by id. Used by every `iterateRecentAlbumTracks` (reference NUM_RECENT_ALBUMS is per
+ * server, not per library).
+ */
+export function newestAlbums(listings: ReadonlyArray<ReadonlyArray<AddedAlbum>>, limit: number): AddedAlbum[] {
+  const time = (a: AddedAlbum) => {
+    if (a.added === undefined) return -Infinity;
+    const t = /^\d+$/.test(a.added) ? Number(a.added) * 1000 : Date.parse(a.added);
+    return Number.isFinite(t) ? t : -Infinity;
+  };
+  const all = listings.flatMap((list, l) => list.map((a, i) => ({ a, t: time(a), l, i })));
+  all.sort((x, y) => y.t - x.t || x.i - y.i || x.l - y.l);
+  const seen = new Set<string>();
+  const out: AddedAlbum[] = [];
+  for (const { a } of all) {
+    if (out.length >= limit) break;
+    if (seen.has(a.id)) continue;
+    seen.add(a.id);
+    out.push(a);
+  }
+  return out;
+}
+
 /** Steps of a connection test, run in order: probe, libraries, sample. */
 export interface ConnectionTestSteps {
   /** Reachability / identity (server name and version where the kind exposes them). */

@@ -7,6 +7,8 @@ import {
   SAMPLE_TRACK_COUNT,
   chunk,
   dedupeTracks,
+  newestAlbums,
+  type AddedAlbum,
   isoFromText,
   lyricsToPlain,
   mapPlaylists,
@@ -277,6 +279,44 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
       }
     }
     return dedupeTracks(all(), parents.length > 1);
+  }
+
+  /**
+   * Tracks of the `albums` newest albums: `/Items?IncludeItemTypes=MusicAlbum&SortBy=DateCreated`
+   * descending per filtered library (`ParentId`), merged by `DateCreated`, then each album's audio
+   * items (`ParentId` = the album; reference `get_recent_albums` + `get_tracks_from_album`).
+   */
+  iterateRecentAlbumTracks(albums: number): AsyncIterable<ProviderTrack[]> {
+    const parents: Array<string | undefined> = this.libraryFilter.length ? this.libraryFilter : [undefined];
+    const self = this;
+    async function* all(): AsyncIterable<ProviderTrack[]> {
+      const listings: AddedAlbum[][] = [];
+      for (const parent of parents) {
+        const list: AddedAlbum[] = [];
+        const albumQuery = (start: number, limit: number): Query => ({
+          IncludeItemTypes: 'MusicAlbum',
+          Recursive: true,
+          ParentId: parent,
+          Fields: 'DateCreated',
+          StartIndex: start,
+          Limit: Math.min(limit, albums - start),
+          SortBy: 'DateCreated,SortName',
+          SortOrder: 'Descending',
+        });
+        for await (const items of self.pageItems(albumQuery)) {
+          for (const a of items) {
+            const id = str(a.Id);
+            if (id) list.push({ id, added: str((a as { DateCreated?: unknown }).DateCreated) });
+          }
+          if (list.length >= albums) break;
+        }
+        listings.push(list);
+      }
+      for (const album of newestAlbums(listings, albums)) {
+        for await (const items of self.pageItems((st, l) => self.trackQuery(album.id, st, l))) yield items.map(mapJellyfinTrack);
+      }
+    }
+    return dedupeTracks(all(), true);
   }
 
   /** Artists (per filtered library via `ParentId`), paged by 500, de-duplicated by id. */

@@ -30,6 +30,8 @@ import type {
   ServerConnection,
 } from './types';
 
+/** Tracks asked of one album (`titles ... album_id:`); larger than any real album. */
+export const LYRION_ALBUM_TRACKS_MAX = 10_000;
 /** Items per `titles` / `artists` page. */
 export const LYRION_PAGE_SIZE = 500;
 /** Track ids per `playlistcontrol cmd:add` (AudioMuse-AI batches of 50). */
@@ -197,6 +199,39 @@ export class LyrionClient implements MediaServerClient {
         if (tracks.length) yield tracks;
         start += loop.length;
         if (loop.length === 0 || start >= (count ?? 0)) return;
+      }
+    })();
+  }
+
+  /**
+   * Tracks of the `albums` newest albums: `albums <start> 500 sort:new` (newest first), then
+   * `titles 0 <max> album_id:<id>` per album. With a path-prefix filter, an album counts only when
+   * some of its tracks lie under a prefix (albums outside the filter are passed over, not counted).
+   */
+  iterateRecentAlbumTracks(albums: number): AsyncIterable<ProviderTrack[]> {
+    const self = this;
+    return (async function* pages(): AsyncIterable<ProviderTrack[]> {
+      let taken = 0;
+      for (let start = 0; taken < albums; ) {
+        const r = await self.rpc(['albums', start, LYRION_PAGE_SIZE, 'sort:new']);
+        const loop = Array.isArray(r.albums_loop) ? (r.albums_loop as Array<{ id?: unknown }>) : [];
+        if (num(r.count) === undefined && r.albums_loop === undefined) throw new ProtocolError('lyrion: albums returned neither count nor albums_loop');
+        for (const a of loop) {
+          const id = str(a.id);
+          if (!id || taken >= albums) continue;
+          const t = await self.rpc(['titles', 0, LYRION_ALBUM_TRACKS_MAX, `album_id:${id}`, LYRION_TRACK_TAGS]);
+          const tracks: ProviderTrack[] = [];
+          for (const raw of (Array.isArray(t.titles_loop) ? t.titles_loop : []) as LmsTitle[]) {
+            const track = mapLyrionTitle(raw);
+            if (track && (self.prefixes.length === 0 || underAnyPrefix(track.path, self.prefixes))) tracks.push(track);
+          }
+          if (tracks.length) {
+            taken++;
+            yield tracks;
+          }
+        }
+        start += loop.length;
+        if (loop.length === 0 || start >= (num(r.count) ?? 0)) return;
       }
     })();
   }

@@ -12,6 +12,8 @@ import {
   SAMPLE_TRACK_COUNT,
   chunk,
   dedupeTracks,
+  newestAlbums,
+  type AddedAlbum,
   isoFromText,
   lyricsToPlain,
   mapPlaylists,
@@ -259,6 +261,39 @@ export class NavidromeClient implements MediaServerClient {
       }
     }
     return dedupeTracks(all(), folders.length > 1);
+  }
+
+  /**
+   * Tracks of the `albums` newest albums: `getAlbumList2?type=newest` (500 per page, `offset`) per
+   * filtered music folder, merged by the albums' `created` time, then `getAlbum` for each (reference
+   * `get_recent_albums` + `get_tracks_from_album`).
+   */
+  iterateRecentAlbumTracks(albums: number): AsyncIterable<ProviderTrack[]> {
+    const folders: Array<string | undefined> = this.folders.length ? this.folders : [undefined];
+    const self = this;
+    async function* all(): AsyncIterable<ProviderTrack[]> {
+      const listings: AddedAlbum[][] = [];
+      for (const folder of folders) {
+        const list: AddedAlbum[] = [];
+        for (let offset = 0; list.length < albums; offset += SUBSONIC_PAGE_SIZE) {
+          const size = Math.min(SUBSONIC_PAGE_SIZE, albums - list.length);
+          const env = await self.call('getAlbumList2', { type: 'newest', size, offset, musicFolderId: folder });
+          const page = asArray((env.albumList2 as { album?: unknown } | undefined)?.album) as Array<{ id?: unknown; created?: string }>;
+          for (const a of page) {
+            const id = str(a.id);
+            if (id) list.push({ id, added: a.created });
+          }
+          if (page.length < size) break;
+        }
+        listings.push(list);
+      }
+      for (const album of newestAlbums(listings, albums)) {
+        const env = await self.call('getAlbum', { id: album.id });
+        const songs = asArray((env.album as { song?: unknown } | undefined)?.song) as SubsonicSong[];
+        if (songs.length) yield songs.map(mapSubsonicSong);
+      }
+    }
+    return dedupeTracks(all(), true);
   }
 
   /** `getArtists` (per filtered folder) flattened from its alphabetical index, de-duplicated. */

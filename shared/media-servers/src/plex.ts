@@ -7,6 +7,8 @@ import {
   SAMPLE_TRACK_COUNT,
   chunk,
   dedupeTracks,
+  newestAlbums,
+  type AddedAlbum,
   isoFromEpochSeconds,
   lyricsToPlain,
   mapPlaylists,
@@ -213,6 +215,39 @@ export class PlexClient implements MediaServerClient {
     }
     // A ratingKey belongs to one section; de-duplicate only in case the filter repeats a key.
     return dedupeTracks(all(), this.sectionFilter.length > 1);
+  }
+
+  /**
+   * Tracks of the `albums` newest albums: albums (`type=9&sort=addedAt:desc`) of each filtered (or
+   * every music) section, merged by `addedAt`, then `/library/metadata/{id}/children` per album
+   * (reference `get_recent_albums` + `get_tracks_from_album`).
+   */
+  iterateRecentAlbumTracks(albums: number): AsyncIterable<ProviderTrack[]> {
+    const self = this;
+    async function* all(): AsyncIterable<ProviderTrack[]> {
+      const listings: AddedAlbum[][] = [];
+      for (const key of await self.sectionKeys()) {
+        const list: AddedAlbum[] = [];
+        for (let start = 0; list.length < albums; ) {
+          const size = Math.min(PLEX_PAGE_SIZE, albums - list.length);
+          const c = await self.page(key, { type: PLEX_TYPE.album, sort: 'addedAt:desc' }, start, size);
+          const items = (Array.isArray(c.Metadata) ? c.Metadata : []) as Array<{ ratingKey?: unknown; addedAt?: unknown }>;
+          for (const a of items) {
+            const id = str(a.ratingKey);
+            if (id) list.push({ id, added: str(a.addedAt) });
+          }
+          start += items.length;
+          if (items.length < size) break;
+        }
+        listings.push(list);
+      }
+      for (const album of newestAlbums(listings, albums)) {
+        const c = await self.container('GET', `/library/metadata/${encodeURIComponent(album.id)}/children`);
+        const items = Array.isArray(c.Metadata) ? c.Metadata : [];
+        if (items.length) yield items.map((m) => mapPlexTrack(m as PlexTrack));
+      }
+    }
+    return dedupeTracks(all(), true);
   }
 
   /** Artists (`type=8`) of each filtered (or every music) section. */

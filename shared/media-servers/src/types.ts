@@ -80,6 +80,12 @@ export interface MediaServerClient {
    * A failure mid-enumeration throws; it never ends early as if complete.
    */
   iterateTracks(): AsyncIterable<ProviderTrack[]>;
+  /**
+   * The tracks of the `albums` most recently added albums (library filter applied; newest album first,
+   * one page per album), for an analysis limited to recent additions (reference NUM_RECENT_ALBUMS).
+   * `albums` >= 1. A failure throws, like iterateTracks.
+   */
+  iterateRecentAlbumTracks(albums: number): AsyncIterable<ProviderTrack[]>;
   listArtists(): Promise<ProviderArtist[]>;
   /** Streams the original audio of a track to `destPath` (never buffered whole). Returns bytes written. */
   downloadTrack(trackId: string, destPath: string, signal?: AbortSignal): Promise<number>;

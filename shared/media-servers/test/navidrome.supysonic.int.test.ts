@@ -61,6 +61,18 @@ describe('NavidromeClient against a real supysonic', () => {
     expect(new Set(tracks.map((t) => basename(t.path ?? '')))).toEqual(new Set(byFile.keys()));
   });
 
+  it('When the newest albums are asked (getAlbumList2 newest + getAlbum), then one album gives its own tracks and a large limit every track', async () => {
+    const one = (await collectPages(client().iterateRecentAlbumTracks(1))).items;
+    expect(one.length).toBeGreaterThan(0);
+    expect(one[0]!.albumId).toBeDefined();
+    expect(new Set(one.map((t) => t.albumId)).size).toBe(1);
+    const all = tracks.length ? tracks : (await collectPages(client().iterateTracks())).items;
+    expect(one.length).toBe(all.filter((t) => t.albumId === one[0]!.albumId).length);
+    expect(one.length).toBeLessThan(all.length); // the Wesnoth set is two albums (39 + 2 files)
+    const everything = (await collectPages(client().iterateRecentAlbumTracks(10_000))).items;
+    expect(everything.map((t) => t.id).sort()).toEqual(all.map((t) => t.id).sort());
+  });
+
   it('When a track is downloaded, then the bytes equal the file on disk', async () => {
     const got = tracks.find((t) => basename(t.path ?? '') === 'knolls.ogg');
     expect(got).toBeDefined();

@@ -50,6 +50,33 @@ export interface AnalysisRunOptions {
   learnedModel?: () => string | undefined;
   /** Consecutive failures before a server is marked failed (default {@link SERVER_FAILURE_THRESHOLD}). */
   serverFailureThreshold?: number;
+  /** The live NUM_RECENT_ALBUMS / TOP_N_MOODS settings a run applies unless its start overrides them (default: 0 / 5). */
+  settings?: () => Promise<RunSettings>;
+}
+
+/** What an analysis run applies; fixed when the run starts and kept in its details (`details.options`). */
+export interface RunSettings {
+  /** Only the tracks of the N most recently added albums of each server; 0 = the whole catalogue. */
+  numRecentAlbums: number;
+  /** MSD tags kept in the mood_vector of the songs this run analyzes. */
+  topNMoods: number;
+}
+
+/** Per-run overrides of POST /api/analysis/start (reference num_recent_albums, top_n_moods). */
+export type RunOverrides = Partial<RunSettings>;
+
+const DEFAULT_RUN_SETTINGS: RunSettings = { numRecentAlbums: 0, topNMoods: 5 };
+
+/** `base` with every override that is set. */
+function withOverrides(base: RunSettings, o: RunOverrides): RunSettings {
+  return { numRecentAlbums: o.numRecentAlbums ?? base.numRecentAlbums, topNMoods: o.topNMoods ?? base.topNMoods };
+}
+
+/** The options a run stored in its details, if any (a run resumed by another replica reads them back). */
+function storedOptions(details: Record<string, unknown>): RunSettings | undefined {
+  const o = details.options as Partial<RunSettings> | undefined;
+  if (!o || typeof o.numRecentAlbums !== 'number' || typeof o.topNMoods !== 'number') return undefined;
+  return { numRecentAlbums: o.numRecentAlbums, topNMoods: o.topNMoods };
 }
 
 /** Media-server failure while enumerating (counts towards the server's consecutive failures). */
@@ -103,6 +130,9 @@ export class AnalysisRunService {
   private readonly indexWaitMs: number;
   private readonly indexRerequestMs: number;
   private readonly failureThreshold: number;
+  private readonly settings: () => Promise<RunSettings>;
+  /** Overrides of runs this process started and has not yet written into their details. */
+  private readonly pendingOverrides = new Map<string, RunOverrides>();
   readonly host: TaskRunHost;
 
   constructor(
@@ -123,15 +153,21 @@ export class AnalysisRunService {
     this.indexWaitMs = options.indexWaitMs ?? 30 * 60_000;
     this.indexRerequestMs = options.indexRerequestMs ?? 5 * 60_000;
     this.failureThreshold = options.serverFailureThreshold ?? SERVER_FAILURE_THRESHOLD;
+    this.settings = options.settings ?? (async () => DEFAULT_RUN_SETTINGS);
     this.host = new TaskRunHost(runs.tasks, leaseOwnerName('analysis'), (run, keeper, stop) => this.coordinate(run, keeper, stop), logger, {
       ttlMs: options.leaseTtlMs,
       scanMs: options.takeoverScanMs,
     });
   }
 
-  /** Starts a run coordinated by this process; 409 ConflictError while another is live. Returns at once (202). */
-  async start(): Promise<RunRecord> {
+  /**
+   * Starts a run coordinated by this process; 409 ConflictError while another is live. Returns at once (202).
+   * @param overrides this run's NUM_RECENT_ALBUMS / TOP_N_MOODS instead of the settings
+   */
+  async start(overrides: RunOverrides = {}): Promise<RunRecord> {
     const run = await this.host.startNew();
+    // The coordinator reads these after its first database round trip (see coordinate).
+    this.pendingOverrides.set(run.id, overrides);
     await this.announce(run);
     return run;
   }
@@ -179,6 +215,11 @@ export class AnalysisRunService {
     await runWithContext({ requestId: `analysis-${taskId}` }, async () => {
       if (initial.leaseGeneration > 1) note(`resumed by ${lease.owner} (lease generation ${lease.generation})`);
       let rows = await this.runs.servers(taskId);
+      // Only after an I/O wait: start() records the overrides right after startNew() returns, which is
+      // after this coordinator began (synchronously) but before any database answer can arrive.
+      const overrides = this.pendingOverrides.get(taskId) ?? {};
+      this.pendingOverrides.delete(taskId);
+      const options = storedOptions(initial.details) ?? withOverrides(await this.runSettings(), overrides);
       if (rows.length === 0) {
         let servers: ServerInfo[];
         try {
@@ -193,11 +234,12 @@ export class AnalysisRunService {
         await this.runs.initServers(lease, servers.map((s) => ({ id: s.id, name: s.name })));
         rows = await this.runs.servers(taskId);
       }
-      await this.progress(keeper, rows, log, `Analyzing ${rows.length} server(s)`);
+      if (!storedOptions(initial.details)) note(`options: ${options.numRecentAlbums > 0 ? `the ${options.numRecentAlbums} most recently added albums of each server` : 'every track of each server'}, top ${options.topNMoods} moods`);
+      await this.progress(keeper, rows, log, `Analyzing ${rows.length} server(s)`, { options });
       for (const row of rows) {
         check();
         if (row.status === 'done' || row.status === 'failed' || row.status === 'cancelled') continue;
-        await this.runServer(keeper, row, rows, log, note, abort);
+        await this.runServer(keeper, row, rows, log, note, abort, options);
       }
       check();
       const final = await this.runs.servers(taskId);
@@ -226,8 +268,18 @@ export class AnalysisRunService {
     });
   }
 
+  /** The settings a new run applies (defaults when the registry cannot be read: the reader keeps the last known values). */
+  private async runSettings(): Promise<RunSettings> {
+    try {
+      return await this.settings();
+    } catch (err) {
+      this.logger.warn('analysis settings unreadable; defaults apply to this run', { err: (err as Error).message });
+      return DEFAULT_RUN_SETTINGS;
+    }
+  }
+
   /** Enumerates (or resumes) one server and waits until every queued track of it has an outcome. */
-  private async runServer(keeper: LeaseKeeper, row: RunServerRow, rows: RunServerRow[], log: string[], note: (l: string) => void, abort: AbortSignal): Promise<void> {
+  private async runServer(keeper: LeaseKeeper, row: RunServerRow, rows: RunServerRow[], log: string[], note: (l: string) => void, abort: AbortSignal, options: RunSettings): Promise<void> {
     const lease = keeper.lease;
     const taskId = lease.runId;
     row.status = 'running';
@@ -238,7 +290,7 @@ export class AnalysisRunService {
       if (abort.aborted) return;
       try {
         server ??= await this.registry.getServer(row.serverId);
-        await this.enumerate(keeper, server, row, rows, log, abort);
+        await this.enumerate(keeper, server, row, rows, log, abort, options);
         row.enumerated = true;
         await this.runs.updateServer(lease, row.serverId, { enumerated: true, failures: 0 });
       } catch (err) {
@@ -269,7 +321,7 @@ export class AnalysisRunService {
     for (;;) {
       if (abort.aborted) return;
       try {
-        const republished = await this.republishUnconfirmed(taskId, row.serverId, server);
+        const republished = await this.republishUnconfirmed(taskId, row.serverId, server, options);
         if (republished) note(`server ${row.serverName}: ${republished} unconfirmed message(s) published again`);
         const counts = (await this.runs.outcomeCounts(taskId)).get(row.serverId);
         if (!counts || counts.queued === 0) break;
@@ -288,8 +340,11 @@ export class AnalysisRunService {
     await this.progress(keeper, rows, log);
   }
 
-  /** One pass over the server's catalogue (see class doc); throws ServerReadError for the server's own failures. */
-  private async enumerate(keeper: LeaseKeeper, server: ServerInfo, row: RunServerRow, rows: RunServerRow[], log: string[], abort: AbortSignal): Promise<void> {
+  /**
+   * One pass over the server's catalogue (see class doc), or over the tracks of its
+   * `options.numRecentAlbums` newest albums; throws ServerReadError for the server's own failures.
+   */
+  private async enumerate(keeper: LeaseKeeper, server: ServerInfo, row: RunServerRow, rows: RunServerRow[], log: string[], abort: AbortSignal, options: RunSettings): Promise<void> {
     const lease = keeper.lease;
     const taskId = lease.runId;
     const client = this.clientFactory(server.connection);
@@ -297,7 +352,7 @@ export class AnalysisRunService {
     row.skippedMapped = 0;
     row.excluded = 0;
     await this.runs.updateServer(lease, row.serverId, { seen: 0, skippedMapped: 0, excluded: 0 });
-    const pages = client.iterateTracks()[Symbol.asyncIterator]();
+    const pages = (options.numRecentAlbums > 0 ? client.iterateRecentAlbumTracks(options.numRecentAlbums) : client.iterateTracks())[Symbol.asyncIterator]();
     let lastPublish = 0;
     for (;;) {
       if (abort.aborted) return;
@@ -332,7 +387,7 @@ export class AnalysisRunService {
         }
         row.seen += batch.length;
         const fresh = new Set(await this.runs.enqueue(taskId, server.id, candidates.map((t) => t.id)));
-        await this.publishTracks(taskId, server.id, candidates.filter((t) => fresh.has(t.id)));
+        await this.publishTracks(taskId, server.id, candidates.filter((t) => fresh.has(t.id)), options);
       }
       await this.runs.updateServer(lease, row.serverId, { seen: row.seen, skippedMapped: row.skippedMapped, excluded: row.excluded });
       if (Date.now() - lastPublish > this.pollMs) {
@@ -340,14 +395,14 @@ export class AnalysisRunService {
         await this.progress(keeper, rows, log);
       }
     }
-    await this.republishUnconfirmed(taskId, server.id, server);
+    await this.republishUnconfirmed(taskId, server.id, server, options);
   }
 
   /** Publishes track messages (bounded number of confirms in flight), then marks them published. */
-  private async publishTracks(taskId: string, serverId: string, tracks: ProviderTrack[]): Promise<void> {
+  private async publishTracks(taskId: string, serverId: string, tracks: ProviderTrack[], options: RunSettings): Promise<void> {
     for (let p = 0; p < tracks.length; p += 32) {
       const slice = tracks.slice(p, p + 32);
-      await Promise.all(slice.map((t) => this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId, serverId, track: toMessageTrack(t) } satisfies AnalysisTrackRequested)));
+      await Promise.all(slice.map((t) => this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId, serverId, track: toMessageTrack(t), topNMoods: options.topNMoods } satisfies AnalysisTrackRequested)));
       await this.runs.markPublished(taskId, serverId, slice.map((t) => t.id));
     }
   }
@@ -356,7 +411,7 @@ export class AnalysisRunService {
    * Queued rows whose publish was never confirmed (the previous coordinator stopped in between):
    * their tracks are looked up on the server again and published. Returns how many.
    */
-  private async republishUnconfirmed(taskId: string, serverId: string, server: ServerInfo | undefined): Promise<number> {
+  private async republishUnconfirmed(taskId: string, serverId: string, server: ServerInfo | undefined, options: RunSettings): Promise<number> {
     const ids = await this.runs.unpublished(taskId, serverId, 5000);
     if (ids.length === 0) return 0;
     server ??= await this.registry.getServer(serverId);
@@ -366,7 +421,7 @@ export class AnalysisRunService {
       for (const t of page) if (want.has(t.id)) found.push(t);
       if (found.length === want.size) break;
     }
-    await this.publishTracks(taskId, serverId, found);
+    await this.publishTracks(taskId, serverId, found, options);
     // Tracks no longer on the server: nothing to analyze.
     const missing = ids.filter((id) => !found.some((t) => t.id === id));
     for (const id of missing) await this.runs.recordOutcome(taskId, serverId, id, 'failed', undefined, 'no longer on the server');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { AnalysisTrackRequested, ResolveIdentityRequest } from '@polyphony/contracts';
+import { TOP_N_MOODS, type AnalysisTrackRequested, type ResolveIdentityRequest } from '@polyphony/contracts';
 import type { MediaServerClient } from '@polyphony/media-servers';
 import { isTransientFault, type Logger } from '@polyphony/platform';
 import type { RunRepository, TrackOutcome } from '../store/run.repository';
@@ -61,7 +61,14 @@ export class TrackProcessor {
     private readonly tempRoot = tmpdir(),
     /** The MusiCNN model when installed (tags, moods, other features); absent = DSP only. */
     private readonly learned?: LearnedModel,
+    /** The TOP_N_MOODS setting, for messages that do not carry their run's value (published before it existed). */
+    private readonly topNMoodsSetting: () => Promise<number> = async () => TOP_N_MOODS,
   ) {}
+
+  /** MSD tags kept in the mood_vector of this message's song: its run's value, else the setting. */
+  private async topNMoods(msg: AnalysisTrackRequested): Promise<number> {
+    return msg.topNMoods ?? (await this.topNMoodsSetting().catch(() => TOP_N_MOODS));
+  }
 
   /** The media-server client of a server, cached for a minute so credential edits take effect soon. */
   private async client(serverId: string): Promise<MediaServerClient> {
@@ -123,9 +130,10 @@ export class TrackProcessor {
       const t3 = performance.now();
       // Tags are an addition: an inference failure leaves the song without them rather than failing it.
       const analyser = this.learned?.analyser;
+      const topN = await this.topNMoods(msg);
       const learned = analyser
         ? await analyser.analyse(pcm.samples).then(
-            (out) => learnedFeatures(out, analyser.modelId),
+            (out) => learnedFeatures(out, analyser.modelId, topN),
             (err: unknown) => {
               this.logger.warn('MusiCNN analysis failed; song stored without tags', { serverId, providerId: track.id, err: (err as Error).message });
               return undefined;
@@ -196,7 +204,7 @@ export class TrackProcessor {
         throw err;
       }
       if (pcm.samples.length < MIN_AUDIO_SECONDS * pcm.sampleRate) return this.fail(msg, 'audio too short for tags', false);
-      const learned = learnedFeatures(await analyser.analyse(pcm.samples), analyser.modelId);
+      const learned = learnedFeatures(await analyser.analyse(pcm.samples), analyser.modelId, await this.topNMoods(msg));
       await this.catalogue.storeLearned(itemId, learned);
       return this.record(msg, { outcome: 'retagged', itemId });
     } finally {

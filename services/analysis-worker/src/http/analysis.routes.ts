@@ -1,4 +1,4 @@
-import { z, api } from '@polyphony/contracts';
+import { AnalysisStartRequest, z, api } from '@polyphony/contracts';
 import { NotFoundError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { AnalysisRunService } from '../domain/analysis-run.service';
 import type { LyricsBackfillService } from '../domain/lyrics-backfill.service';
@@ -6,9 +6,10 @@ import type { LearnedModel } from '../domain/musicnn/model-state';
 import type { RunRepository } from '../store/run.repository';
 
 /**
- * POST /api/analysis/start (admin or bearer; JSON body, `{}` accepted; unknown fields such as the
- * reference's num_recent_albums are tolerated) -> 202 {task_id, task_type, status}; 409 while a
- * run is live. GET /api/analysis/exclusions lists files excluded as undecodable/unreadable.
+ * POST /api/analysis/start (admin or bearer; JSON body AnalysisStartRequest, `{}` accepted:
+ * `num_recent_albums` (>= 0) and `top_n_moods` (1-50) override the NUM_RECENT_ALBUMS / TOP_N_MOODS
+ * settings for this run; other fields are tolerated; a wrong type is 400) -> 202 {task_id, task_type,
+ * status}; 409 while a run is live. GET /api/analysis/exclusions lists files excluded as undecodable/unreadable.
  * POST /api/analysis/lyrics_backfill (admin) -> 202 {task_id, task_type: 'lyrics_backfill', status: 'NEW'}:
  * looks up lyrics of songs analyzed before lyrics were kept (resumable; progress on the task board);
  * 409 while one runs. An analysis run always ends: cancel ends it in the database, a dead
@@ -26,8 +27,8 @@ export function analysisRoutes(service: AnalysisRunService, runs: RunRepository,
   r.on(api.tasks.analysisStart,
     requireRole('admin'),
     asyncRoute(async (req, res) => {
-      parseOrThrow(z.object({}).passthrough(), req.body ?? {}, 'analysis request');
-      const run = await service.start();
+      const body = parseOrThrow(AnalysisStartRequest, req.body ?? {}, 'analysis request');
+      const run = await service.start({ numRecentAlbums: body.num_recent_albums, topNMoods: body.top_n_moods });
       res.status(202).json({ task_id: run.id, task_type: 'main_analysis', status: 'NEW' });
     }),
   );

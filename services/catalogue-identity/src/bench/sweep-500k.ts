@@ -97,6 +97,9 @@ function inProcessServer(n: number): MediaServerClient {
     deletePlaylist: unused,
     getListeningHistory: unused,
     getLyrics: unused,
+    async *iterateRecentAlbumTracks() {
+      throw new Error('not used by a sweep');
+    },
     async *iterateTracks() {
       for (let off = 0; off < n; off += PAGE) {
         const page: ProviderTrack[] = [];

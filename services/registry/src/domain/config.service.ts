@@ -57,7 +57,7 @@ export class ConfigService {
     private readonly servers: ServerRepository,
     private readonly logger: Logger,
     /** Effective values of the settings one service applies (SettingsService.valuesOf). */
-    private readonly settingValues: (owner: 'index' | 'playlist') => Promise<Record<string, string | number | boolean | null>>,
+    private readonly settingValues: (owner: 'index' | 'playlist' | 'analysis') => Promise<Record<string, string | number | boolean | null>>,
   ) {}
 
   async all(): Promise<Record<string, string>> {
@@ -132,9 +132,9 @@ export class ConfigService {
   async publicView(): Promise<PublicConfigDto> {
     const ai = await this.aiDefaults();
     const d = SERVICE_DEFAULTS;
-    // Defaults an admin can change (PUT /api/config): the values the index and playlist services apply.
-    const [index, playlist] = await Promise.all([this.settingValues('index'), this.settingValues('playlist')]);
-    const values = { ...index, ...playlist };
+    // Defaults an admin can change (PUT /api/config): the values the index, playlist and analysis services apply.
+    const [index, playlist, analysis] = await Promise.all([this.settingValues('index'), this.settingValues('playlist'), this.settingValues('analysis')]);
+    const values = { ...index, ...playlist, ...analysis };
     const n = (key: string): number => Number(values[key] ?? settingDefault(key));
     return {
       ai_model_provider: ai.provider,
@@ -143,7 +143,7 @@ export class ConfigService {
       gemini_model_name: ai.gemini,
       mistral_model_name: ai.mistral,
       mood_labels: [...MOOD_LABELS],
-      top_n_moods: d.topNMoods,
+      top_n_moods: n('TOP_N_MOODS'),
       max_songs_per_artist: n('MAX_SONGS_PER_ARTIST'),
       cluster_algorithm: d.clusterAlgorithm,
       num_clusters_min: n('NUM_CLUSTERS_MIN'),

@@ -104,6 +104,29 @@ export function mediaServerContract<F extends ContractFake>(k: KindFixture<F>): 
       k.paging.check?.(bigFake);
     });
 
+    /** Provider ids of the `n` most recently added synthetic albums whose tracks are in `scope` (all when undefined). */
+    const newestAlbumIds = (n: number, scope?: ReadonlySet<string>): string[] => {
+      const { bigFake } = pair();
+      const added = (a: { trackIndices: number[] }) => synthetic.trackAt(a.trackIndices[0] ?? 0).addedAt;
+      return [...synthetic.albums()]
+        .map((a) => ({ a, ids: a.trackIndices.map((i) => k.bigIdAt(bigFake, i)) }))
+        .filter(({ ids }) => !scope || scope.has(ids[0] ?? ''))
+        .sort((x, y) => added(y.a).localeCompare(added(x.a)))
+        .slice(0, n)
+        .flatMap(({ ids }) => ids);
+    };
+
+    it('When the 3 newest albums are asked, then exactly their tracks come, once each, newest album first', async () => {
+      const { bigFake } = pair();
+      const musicLibraries = k.paging.musicLibraries?.(bigFake);
+      const scope = k.paging.expectedIds ? new Set(k.paging.expectedIds(bigFake, synthetic)) : undefined;
+      const { items, pages } = await collectPages(bigClient(musicLibraries ? { musicLibraries } : {}).iterateRecentAlbumTracks(3));
+      const expected = newestAlbumIds(3, scope);
+      expect(expected.length).toBeGreaterThan(3);
+      expect(items.map((t) => t.id)).toEqual(expected);
+      expect(pages).toBe(3);
+    });
+
     const filter = k.filter;
     if (filter) {
       it('When a library filter is set, then only that library is enumerated', async () => {
@@ -112,6 +135,13 @@ export function mediaServerContract<F extends ContractFake>(k: KindFixture<F>): 
         const expected = filter.expectedIds(bigFake, synthetic);
         expect(items.map((t) => t.id).sort()).toEqual([...expected].sort());
         filter.check?.(items, synthetic);
+      });
+
+      it('When a library filter is set, then the newest albums are those of the filtered libraries', async () => {
+        const { bigFake } = pair();
+        const scope = new Set(filter.expectedIds(bigFake, synthetic));
+        const { items } = await collectPages(bigClient({ musicLibraries: filter.musicLibraries(bigFake, synthetic) }).iterateRecentAlbumTracks(2));
+        expect(items.map((t) => t.id)).toEqual(newestAlbumIds(2, scope));
       });
     }
 

@@ -23,6 +23,14 @@ describe('learned features from network outputs', () => {
     expect(f.tags.mtt).toBeUndefined();
   });
 
+  it('When TOP_N_MOODS is set to 3 or 12, then the mood vector keeps that many MSD tags, highest first', () => {
+    const probs = MSD_TAGS.map((_, i) => (i + 1) / 100);
+    const out: MusicnnTrackOutputs = { starts: [0], msd: outputs([probs]), melMs: 0, networkMs: 0, mttMs: 0 };
+    const three = parseLabelScores(learnedFeatures(out, 'm', 3).moodVector)!;
+    expect(three.map(([label]) => label)).toEqual([MSD_TAGS[49], MSD_TAGS[48], MSD_TAGS[47]]);
+    expect(parseLabelScores(learnedFeatures(out, 'm', 12).moodVector)).toHaveLength(12);
+  });
+
   it('When other features are derived, then each is the noisy-OR of its tags, MTT tags only with the MTT model', () => {
     const msd = new Array<number>(50).fill(0);
     const mtt = new Array<number>(50).fill(0);

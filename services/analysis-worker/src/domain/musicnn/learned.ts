@@ -4,7 +4,8 @@
  *
  * - Track tag probabilities: the mean of the patch probabilities (musicnn's `extractor` takes the mean over
  *   patches of the sigmoid outputs). Real probabilities in [0, 1]: the network's own sigmoid, applied once.
- * - `mood_vector`: the 5 highest of the 50 MSD track probabilities (moodVectorOf).
+ * - `mood_vector`: the `topNMoods` highest of the 50 MSD track probabilities (moodVectorOf; default 5, the
+ *   TOP_N_MOODS setting of the run).
  * - `other_features`: each of the six is a noisy-OR over the track probabilities of the tags that name it,
  *   p = 1 - prod_i (1 - p_i): "at least one of these tags applies" when the tags are read as independent
  *   evidence. It stays in [0, 1], equals the single tag's probability when only one tag names the quality,
@@ -14,7 +15,7 @@
  *   weights for them, so they are left out rather than guessed; tempo, key/scale and energy are stored
  *   alongside, from dsp-v1.
  */
-import { MSD_TAGS, MTT_TAGS, OTHER_FEATURE_LABELS, formatLabelScores, moodVectorOf, type LearnedFeatures, type OtherFeatureLabel } from '@polyphony/contracts';
+import { MSD_TAGS, MTT_TAGS, OTHER_FEATURE_LABELS, TOP_N_MOODS, formatLabelScores, moodVectorOf, type LearnedFeatures, type OtherFeatureLabel } from '@polyphony/contracts';
 import type { MusicnnTrackOutputs } from './analyser';
 import { TAG_COUNT, type PatchOutputs } from './network';
 
@@ -49,14 +50,15 @@ export function otherFeatures(msd: readonly number[], mtt?: readonly number[]): 
 /**
  * The learned features of a track.
  * @param modelId the analyser's model id (stored as tagsModel)
+ * @param topNMoods MSD tags kept in `moodVector` (the TOP_N_MOODS setting; default 5)
  */
-export function learnedFeatures(outputs: MusicnnTrackOutputs, modelId: string): LearnedFeatures {
+export function learnedFeatures(outputs: MusicnnTrackOutputs, modelId: string, topNMoods = TOP_N_MOODS): LearnedFeatures {
   const msd = trackTags(outputs.msd);
   const mtt = outputs.mtt ? trackTags(outputs.mtt) : undefined;
   return {
     tagsModel: modelId,
     tags: mtt ? { msd, mtt } : { msd },
-    moodVector: moodVectorOf(msd),
+    moodVector: moodVectorOf(msd, topNMoods),
     otherFeatures: formatLabelScores(otherFeatures(msd, mtt)),
   };
 }
