@@ -270,6 +270,7 @@ describe('fuzzing every OpenAPI operation through the gateway (fast-check)', () 
 
   it('When the fuzzing is over, then no unhandled error was logged and no secret appears in logs or answers', () => {
     const unhandled = capture.lines.filter((l) => l.includes('"unhandled error"'));
+    if (unhandled.length > 0) console.log(`unhandled errors (${unhandled.length}):\n${unhandled.slice(0, 5).map((l) => l.slice(0, 2000)).join('\n')}`);
     expect(unhandled.slice(0, 3)).toEqual([]);
     expect(capture.leaks([API_TOKEN, ADMIN.password, 'fuzz-user-password', stack.internalSecret])).toEqual([]);
   });

@@ -161,6 +161,10 @@ describe('security hardening (full stack, real PostgreSQL)', () => {
       ['a 10 kB server in the body', () => api.post('/api/alchemy').set(bearer).send({ items: [{ id: 'a', op: 'ADD' }], server: 's'.repeat(10_000) })],
       ['malformed JSON', () => api.post('/api/alchemy').set(bearer).set('Content-Type', 'application/json').send('{"items": [')],
       ['a JSON string body', () => api.post('/api/alchemy').set(bearer).set('Content-Type', 'application/json').send('"items"')],
+      // Found by the fuzz suite: zod's number coercion calls Number() on the value, and an object whose
+      // toString is a string makes that throw a TypeError inside zod (was a 500).
+      ['a number field holding an object with a string toString', () => api.post('/api/sonic_fingerprint/generate').set(bearer).send({ n: [[], { toString: 'x' }] })],
+      ['a body number holding an object whose toString and valueOf are strings', () => api.post('/chat/api/chatPlaylist').set(bearer).send({ userInput: 'calm', n: { toString: 'x', valueOf: 'y' } })],
       ['a text/plain body from a bearer caller', () => api.post('/api/alchemy').set(bearer).set('Content-Type', 'text/plain').send('items')],
     ];
     it.each(cases)('When the request has %s, then it is a 4xx in the error shape', async (_name, send) => {

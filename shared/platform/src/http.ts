@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ZodError, type ZodType, type ZodTypeDef } from 'zod';
+import { safeParseValue } from '@polyphony/contracts';
 import { REQUEST_ID_HEADER, currentContext, runWithContext } from './context';
 import { isTransientFault } from './faults';
 import { AppError, ForbiddenError, UnauthorizedError, ValidationError } from './errors';
@@ -24,7 +25,7 @@ export function formatZodError(err: ZodError): string {
 
 /** Parses `value` with `schema`; throws ValidationError (400) with a readable message on failure. */
 export function parseOrThrow<T>(schema: ZodType<T, ZodTypeDef, unknown>, value: unknown, what = 'request'): T {
-  const result = schema.safeParse(value);
+  const result = safeParseValue(schema, value);
   if (!result.success) throw new ValidationError(`Invalid ${what}: ${formatZodError(result.error)}`, result.error.issues);
   return result.data;
 }

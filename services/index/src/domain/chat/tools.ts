@@ -1,4 +1,4 @@
-import { z } from '@polyphony/contracts';
+import { safeParseValue, z } from '@polyphony/contracts';
 import type { ToolSpec } from '@polyphony/llm';
 import { formatZodError } from '@polyphony/platform';
 import type { AlchemyService } from '../alchemy.service';
@@ -229,7 +229,7 @@ export function validateToolCall(nameRaw: string, argsRaw: string, deps: ChatToo
   } catch {
     return { ok: false, error: `arguments of ${toolName} are not valid JSON` };
   }
-  const r = (CHAT_TOOLS[toolName].args as z.ZodTypeAny).safeParse(parsed);
+  const r = safeParseValue(CHAT_TOOLS[toolName].args as z.ZodTypeAny, parsed);
   if (!r.success) return { ok: false, error: `invalid arguments for ${toolName}: ${formatZodError(r.error)}` };
   return { ok: true, tool: toolName, args: r.data };
 }
