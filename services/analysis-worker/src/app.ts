@@ -73,7 +73,7 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
   };
   const indexPeer = rt.peer('index', 30_000);
   const index: IndexPort = deps.index ?? {
-    live: async () => (await indexPeer.call(api.internal.indexLive)) as { generation: number; items: number; buildStartedAt: string | null },
+    live: () => indexPeer.call(api.internal.indexLive),
   };
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   // NUM_RECENT_ALBUMS and TOP_N_MOODS (GET /internal/settings/analysis, cached a few seconds): an admin's change applies to the next run.

@@ -17,6 +17,8 @@ import { IndexState, emptyGeneration } from './domain/generation';
 import { MapService } from './domain/map.service';
 import type { CataloguePort, MediaClientFactory, NamedSeedSource, PlaylistPort, RegistryPort } from './domain/ports';
 import { liveGenerationRoutes } from './http/live.routes';
+import { ReplicaReporter } from './domain/replica-reporter';
+import { ReplicaRepository } from './store/replica.repository';
 import { RebuildService, type RebuildOptions } from './domain/rebuild.service';
 import { SearchService } from './domain/search.service';
 import { STATIC_QUERY_DEFAULTS, SimilarityService } from './domain/similarity.service';
@@ -212,7 +214,10 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   routeSets.push(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
   routeSets.push(semanticRoutes(state, scopeDeps, semantic));
   routeSets.push(savedAlchemyRoutes(state, scopeDeps, anchors, radios));
-  routeSets.push(liveGenerationRoutes(state, generations));
+  // Every serving replica reports the generation it serves (a run ends SUCCESS once all live ones serve its songs).
+  const replicaRows = new ReplicaRepository(rt.ds);
+  const reporter = new ReplicaReporter(leaseOwnerName('index'), state, replicaRows, rt.logger.child({ component: 'ReplicaReporter' }), config.replicaHeartbeatMs);
+  routeSets.push(liveGenerationRoutes(state, generations, replicaRows, ReplicaReporter.liveWindowMs(config.replicaHeartbeatMs)));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('index'), routeSets);
   rt.finishRoutes();
@@ -271,6 +276,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     }
     if (!loaded) await catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message }));
     ready = true;
+    // Reported only once serving: a replica that is not ready takes no queries, so no run waits for it.
+    await reporter.start();
     const pollMs = deps.mapPollMs ?? 5000;
     if (pollMs > 0) {
       pollTimer = setInterval(() => void catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message })), pollMs);
@@ -279,6 +286,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   });
   rt.onStop(async () => {
     ready = false;
+    await reporter.stop();
     if (pollTimer) clearInterval(pollTimer);
     for (const c of consumers) await c.stop();
     await radios.host!.stop();
@@ -287,6 +295,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   return {
     name: 'index',
     runtime: rt,
+    /** Reports the generation this replica serves (index.replicas heartbeat rows). */
+    replicaReporter: reporter,
     http: rt.app,
     state,
     rebuild,

@@ -14,15 +14,22 @@ export interface VectorStoreSettings {
   buildWorkers: number;
 }
 
-export type IndexConfig = ServiceConfig & { vectors: VectorStoreSettings };
+export type IndexConfig = ServiceConfig & {
+  vectors: VectorStoreSettings;
+  /** `INDEX_REPLICA_HEARTBEAT_MS`: how often a replica reports the generation it serves (default 5000 ms; live = reported within 3 beats). */
+  replicaHeartbeatMs: number;
+};
 
 /**
  * Index service configuration: connection settings plus the vector store settings
- * (`INDEX_VECTOR_MODE`, `INDEX_VECTOR_DIR`, `INDEX_PQ_M`; other tunables live in its settings table).
+ * (`INDEX_VECTOR_MODE`, `INDEX_VECTOR_DIR`, `INDEX_PQ_M`) and the replica heartbeat
+ * (`INDEX_REPLICA_HEARTBEAT_MS`); other tunables live in its settings table.
  * @throws IvfInputError (at start) on an unknown mode or an m that does not divide 200
  */
 export function loadIndexConfig(env: Record<string, string | undefined> = readEnv()): IndexConfig {
-  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env) };
+  const replicaHeartbeatMs = env.INDEX_REPLICA_HEARTBEAT_MS ? Number(env.INDEX_REPLICA_HEARTBEAT_MS) : 5000;
+  if (!Number.isInteger(replicaHeartbeatMs) || replicaHeartbeatMs < 100 || replicaHeartbeatMs > 600_000) throw new Error(`INDEX_REPLICA_HEARTBEAT_MS must be an integer in [100, 600000], got ${env.INDEX_REPLICA_HEARTBEAT_MS}`);
+  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs };
 }
 
 /** Parses the vector store settings from the environment. */

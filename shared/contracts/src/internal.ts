@@ -25,7 +25,7 @@ import {
 import { StoreLearnedFeaturesRequest } from './learned';
 import { PlaylistTracksQuery, PlaylistTracksResponse } from './playlists';
 import { RadioPlaylistRequest, RadioPlaylistResponse } from './anchors';
-import { CatalogueStats, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse } from './semantic';
+import { CatalogueStats, IndexLive, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse } from './semantic';
 import { AiSettingsDto } from './chat';
 import { ServerTypeSchema } from './servers';
 
@@ -91,7 +91,7 @@ export const internalRoutes = {
   catalogueStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'catalogue', access: internal, tags, summary: 'Catalogue counts for the dashboard', response: CatalogueStats }),
   // index
   indexStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'index', access: internal, tags, summary: 'Index counts for the dashboard', response: IndexStats }),
-  indexLive: defineRoute({ method: 'get', path: '/internal/index/live', service: 'index', access: internal, tags, summary: "This replica's live generation" }),
+  indexLive: defineRoute({ method: 'get', path: '/internal/index/live', service: 'index', access: internal, tags, summary: "This replica's live generation and every replica's report", response: IndexLive }),
   // playlist
   playlistTracks: defineRoute({ method: 'get', path: '/internal/playlists/tracks', service: 'playlist', access: internal, tags, summary: "Item ids of a server playlist (similar_tracks' playlist seed)", query: PlaylistTracksQuery, response: PlaylistTracksResponse }),
   playlistRadio: defineRoute({ method: 'post', path: '/internal/playlists/radio', service: 'playlist', access: internal, tags, summary: "Create or replace a radio's `<name>_radio` playlist on a server (radio runs of the index)", body: RadioPlaylistRequest, response: RadioPlaylistResponse }),

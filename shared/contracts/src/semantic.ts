@@ -150,6 +150,35 @@ export const IndexStats = z.object({
 });
 export type IndexStats = z.infer<typeof IndexStats>;
 
+/** What one index replica serves (GET /internal/index/live `replicas`, from the index's per-replica heartbeat rows). */
+export const IndexReplicaLive = z.object({
+  replica: z.string(),
+  /** Generation the replica answers queries from (0 = nothing built yet). */
+  generation: z.number().int(),
+  items: z.number().int(),
+  /** When that generation's build began (ISO, database clock): songs stored before it are queryable there. */
+  buildStartedAt: z.string().nullable(),
+  heartbeatAt: z.string(),
+  /** Heart-beat within `liveWithinMs`: counted when a run waits for every replica. */
+  live: z.boolean(),
+});
+export type IndexReplicaLive = z.infer<typeof IndexReplicaLive>;
+
+/**
+ * GET /internal/index/live: the answering replica's own generation (`generation`, `items`,
+ * `buildStartedAt`) plus every replica's report. A batch run waits until every `live` replica serves a
+ * generation whose build began after its rebuild request.
+ */
+export const IndexLive = z.object({
+  generation: z.number().int(),
+  items: z.number().int(),
+  buildStartedAt: z.string().nullable(),
+  replicas: z.array(IndexReplicaLive),
+  /** Heartbeat age (ms) under which a replica counts as live. */
+  liveWithinMs: z.number().int(),
+});
+export type IndexLive = z.infer<typeof IndexLive>;
+
 // ---------------------------------------------------------------------------------------------------
 // SemGrove
 

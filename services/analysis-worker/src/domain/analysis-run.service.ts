@@ -17,6 +17,7 @@ import {
 } from '@polyphony/platform';
 import type { OutcomeCounts, RunRecord, RunRepository, RunServerRow } from '../store/run.repository';
 import type { CataloguePort, IndexPort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
+import { indexCoverage } from './index-coverage';
 import { metadataHash } from './track-processor';
 
 /**
@@ -430,7 +431,8 @@ export class AnalysisRunService {
 
   /**
    * Requests one index rebuild (once per run: the request time is kept in the run's details) and
-   * waits until the index serves a generation whose build started after it.
+   * waits until every live index replica serves a generation whose build started after it
+   * ({@link indexCoverage}); meanwhile the run's message names the generation and the replicas it waits for.
    */
   private async waitForIndex(keeper: LeaseKeeper, rows: RunServerRow[], log: string[], note: (l: string) => void, abort: AbortSignal): Promise<{ ok: true; details: Record<string, unknown> } | { ok: false; reason: string; details: Record<string, unknown> }> {
     const taskId = keeper.lease.runId;
@@ -446,16 +448,28 @@ export class AnalysisRunService {
     const started = Date.now();
     let lastRequest = Date.now();
     let lastSeen: { generation: number; items: number } | undefined;
+    let lastWaiting = '';
     while (Date.now() - started < this.indexWaitMs) {
       if (abort.aborted) throw abort.reason instanceof Error ? abort.reason : new LeaseLostError(taskId);
       try {
         const live = await this.index.live();
         lastSeen = { generation: live.generation, items: live.items };
-        if (live.buildStartedAt && requestedAt && new Date(live.buildStartedAt).getTime() >= requestedAt.getTime()) {
-          note(`index generation ${live.generation} (${live.items} songs) is live`);
-          return { ok: true, details: { indexRequestedAt: requestedAt.toISOString(), indexGeneration: live.generation, indexItems: live.items } };
+        const coverage = requestedAt ? indexCoverage(live, requestedAt) : undefined;
+        if (coverage?.ok) {
+          note(`index generation ${coverage.generation} is live on ${coverage.replicas} replica(s)`);
+          return { ok: true, details: { indexRequestedAt: requestedAt!.toISOString(), indexGeneration: coverage.generation, indexItems: live.items, indexReplicas: coverage.replicas } };
         }
-        if (Date.now() - lastRequest > this.indexRerequestMs) {
+        if (coverage?.target !== undefined) {
+          // Some replica serves the new generation; report which ones the run still waits for.
+          const waiting = `Waiting for index generation ${coverage.target} on ${coverage.lagging.length} of ${coverage.replicas} replica(s): ${coverage.lagging.join(', ')}`.slice(0, 500);
+          if (waiting !== lastWaiting) {
+            lastWaiting = waiting;
+            note(waiting);
+            await this.progress(keeper, rows, log, waiting, { indexRequestedAt: requestedAt!.toISOString(), indexWaitingFor: { generation: coverage.target, lagging: coverage.lagging } });
+          }
+        }
+        // A new build is asked again only when no replica serves one yet (a lagging replica loads, it does not build).
+        if (coverage?.target === undefined && Date.now() - lastRequest > this.indexRerequestMs) {
           lastRequest = Date.now();
           await request();
         }
@@ -465,7 +479,7 @@ export class AnalysisRunService {
       }
       await sleep(Math.max(250, Math.min(this.pollMs, 2000)), abort);
     }
-    return { ok: false, reason: `no index generation built after ${requestedAt?.toISOString()} went live within ${Math.round(this.indexWaitMs / 1000)} s`, details: { indexRequestedAt: requestedAt?.toISOString(), lastLiveGeneration: lastSeen?.generation } };
+    return { ok: false, reason: `no index generation built after ${requestedAt?.toISOString()} went live on every index replica within ${Math.round(this.indexWaitMs / 1000)} s${lastWaiting ? ` (${lastWaiting})` : ''}`, details: { indexRequestedAt: requestedAt?.toISOString(), lastLiveGeneration: lastSeen?.generation } };
   }
 
   /** Per-server counts for the board: durable enumeration counters plus per-track outcome rows. */

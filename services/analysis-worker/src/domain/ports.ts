@@ -1,4 +1,4 @@
-import type { LearnedFeatures, LyricsPendingPage, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
+import type { IndexLive, LearnedFeatures, LyricsPendingPage, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
 import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
 
 /** A configured media server with its connection (the one schema: ServerInfoSchema in @polyphony/contracts). */
@@ -32,8 +32,8 @@ export interface CataloguePort {
 
 export type MediaClientFactory = (conn: ServerConnection) => MediaServerClient;
 
-/** What the analysis needs from the index service: the generation it serves (GET /internal/index/live). */
+/** What the analysis needs from the index service: the generation every replica serves (GET /internal/index/live). */
 export interface IndexPort {
-  /** `buildStartedAt`: ISO time the live generation's build began (null: nothing built). */
-  live(): Promise<{ generation: number; items: number; buildStartedAt: string | null }>;
+  /** The answering replica's generation plus every replica's heartbeat report (`IndexLive`). */
+  live(): Promise<IndexLive>;
 }

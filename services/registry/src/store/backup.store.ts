@@ -19,6 +19,7 @@ export const BACKUP_EXCLUDED_TABLES = [
   'index.artist_profiles',
   'index.artist_links',
   'index.radio_runs',
+  'index.replicas',
   'analysis.runs',
   'analysis.run_servers',
   'analysis.run_tracks',

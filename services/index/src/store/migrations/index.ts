@@ -4,6 +4,7 @@ import { AddTrackFeatures1732800000000 } from './1732800000000-AddTrackFeatures'
 import { AddSemantic1732810000001 } from './1732810000001-AddSemantic';
 import { AddSavedAlchemy1732900000000 } from './1732900000000-AddSavedAlchemy';
 import { AddQuantisedCodes1733000000000 } from './1733000000000-AddQuantisedCodes';
+import { AddReplicas1733400000000 } from './1733400000000-AddReplicas';
 
 /** Migrations of the index schema, in order (registered explicitly, never globbed). */
-export const indexMigrations = [CreateIndex1732100000000, CreateIndexTables1732100000001, AddTrackFeatures1732800000000, AddSemantic1732810000001, AddSavedAlchemy1732900000000, AddQuantisedCodes1733000000000];
+export const indexMigrations = [CreateIndex1732100000000, CreateIndexTables1732100000001, AddTrackFeatures1732800000000, AddSemantic1732810000001, AddSavedAlchemy1732900000000, AddQuantisedCodes1733000000000, AddReplicas1733400000000];
