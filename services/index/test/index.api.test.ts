@@ -542,7 +542,7 @@ describe('GET /api/map', () => {
   it('When asked for 50 %, then it answers the server\'s songs with 2-D coordinates under its ids', async () => {
     const full = await get('/api/map?percent=100', NAVI);
     expect(full.status).toBe(200);
-    expect(full.body.projection).toBe('pca');
+    expect(full.body.projection).toBe('umap');
     expect(full.body.items).toHaveLength(naviIds.size);
     const half = await get('/api/map?percent=50', NAVI);
     expect(half.body.items.length).toBeGreaterThan(naviIds.size * 0.4);

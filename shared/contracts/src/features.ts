@@ -267,7 +267,8 @@ export const MapResponse = z
         energy: z.number().nullable().optional(),
       }),
     ),
-    projection: z.literal('pca'),
+    /** Layout of `embedding_2d`: 'umap' (umap-js, n_neighbors 15, 100 epochs, computed once per index generation) or 'pca' below the documented minimum song count (services/index UMAP_MIN_SAMPLES). */
+    projection: z.enum(['umap', 'pca']),
   })
   .openapi('MapResponse');
 export type MapResponse = z.infer<typeof MapResponse>;

@@ -3,7 +3,7 @@ import { ANCHOR_MAX_EXCLUSION_VECTORS, type AlchemyItem, type AlchemyResponse } 
 import { NotFoundError, ValidationError } from '@polyphony/platform';
 import type { ArtistResolver } from './artist.service';
 import { dot, normaliseInto, SeededRandom } from '@polyphony/vectors';
-import { projectPoint } from './projection';
+import { mapPosition } from './umap-projection';
 import type { NamedSeedSource, PlaylistPort } from './ports';
 import type { RankedRow, RequestScope } from './scope';
 
@@ -215,14 +215,14 @@ export class AlchemyService {
       type: a.input.type,
       title: a.title,
       author: a.author,
-      embedding_2d: gen.pca ? projectPoint(gen.pca, a.vector) : ([0, 0] as [number, number]),
+      embedding_2d: mapPosition(gen, a.vector) ?? ([0, 0] as [number, number]),
     });
     return {
       results,
       filtered_out: filteredRows,
       add_points: add.map(point),
       sub_points: sub.map(point),
-      centroid_2d: gen.pca ? projectPoint(gen.pca, centroid) : null,
+      centroid_2d: mapPosition(gen, centroid) ?? null,
       // What the reference UI saves as an anchor ({name, centroid: add_centroid_vector, exclusions}).
       add_centroid_vector: Array.from(centroid, round6),
       exclusions: subVectors.slice(0, ALCHEMY_EXCLUSIONS_LISTED_MAX).map((x) => ({ vector: Array.from(x.v, round6), distance: x.d })),

@@ -68,6 +68,9 @@ export class ArtistLinkCounter {
   }
 }
 
+/** Layout method of a generation's map. */
+export type MapMethod = 'umap' | 'pca';
+
 /**
  * Everything one index generation consists of in memory. Immutable once published: a request takes
  * one snapshot (`IndexState.current()`) and uses it throughout, so rows, masks, artists and map
@@ -81,8 +84,10 @@ export interface Generation {
   readonly links: ArtistLinks;
   /** 2-D basis; undefined for an empty index. */
   readonly pca: PcaBasis | undefined;
-  /** Map coordinates, 2 floats per row. */
+  /** Map coordinates, 2 floats per row, in about [-1, 1]. */
   readonly coords: Float32Array;
+  /** How `coords` were made: UMAP (umap-projection.ts) from UMAP_MIN_SAMPLES rows on, PCA (projection.ts) below. */
+  readonly mapMethod: MapMethod;
   readonly builtAt: Date | null;
   /** Provider <-> canonical maps and availability per server over this generation's rows (kept current from the catalogue's mapping log). */
   readonly maps: GenerationMaps;
@@ -102,7 +107,7 @@ export function emptyGeneration(dim = DEFAULT_DIM): Generation {
     slotOfRow: new Int32Array(0),
     ids: new IdTableBuilder(16).finish(0),
   });
-  return { generation: 0, index, artists: ArtistModel.empty(dim, 0), links: new ArtistLinks(), pca: undefined, coords: new Float32Array(0), builtAt: null, maps: new GenerationMaps(index) };
+  return { generation: 0, index, artists: ArtistModel.empty(dim, 0), links: new ArtistLinks(), pca: undefined, coords: new Float32Array(0), mapMethod: 'pca', builtAt: null, maps: new GenerationMaps(index) };
 }
 
 /**

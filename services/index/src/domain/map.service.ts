@@ -23,8 +23,8 @@ interface CacheEntry {
 export type MapBuckets = Record<string, { count: number; json_bytes: number; projection: string }>;
 
 /**
- * The 2-D map (reference `/api/map`): the PCA coordinates computed once per generation at build time
- * (projection.ts, persisted in `index.map_projections`), restricted to the songs available on the selected
+ * The 2-D map (reference `/api/map`): the coordinates computed once per generation at build time (UMAP,
+ * umap-projection.ts, from UMAP_MIN_SAMPLES songs on; PCA, projection.ts, below; persisted in `index.map_projections`), restricted to the songs available on the selected
  * server and shown under its ids. `percent` (25/50/75/100, default 100) keeps the songs whose seeded id
  * hash falls in the first `percent` of 100 buckets; `n` keeps the n available songs with the smallest hash.
  * Whole responses are cached per (server, generation, subset) and recomputed when the server's
@@ -92,7 +92,7 @@ export class MapService {
         energy: m.energy ?? null,
       });
     });
-    const response: MapResponse = { items, projection: 'pca' };
+    const response: MapResponse = { items, projection: gen.mapMethod };
     this.cache.delete(key);
     this.cache.set(key, { gen, mask, response, jsonBytes: Buffer.byteLength(JSON.stringify(response)) });
     while (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);

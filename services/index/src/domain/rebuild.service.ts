@@ -6,7 +6,7 @@ import { LocalBuildLock, type BuildLock, type BuildLockHandle } from '../store/b
 import type { TrackRepository } from '../store/track.repository';
 import { VECTOR_DIM } from '../store/track.repository';
 import { ArtistModel } from './artist-model';
-import { ArtistLinkCounter, ArtistLinks, type Generation, type IndexState } from './generation';
+import { ArtistLinkCounter, ArtistLinks, type Generation, type IndexState, type MapMethod } from './generation';
 import { CooperativeScheduler } from './ivf/cooperative';
 import { buildIvfIndex, type VectorBatch } from './ivf/ivf-build';
 import { IvfIndex } from './ivf/ivf-index';
@@ -16,6 +16,7 @@ import type { VectorStoreSettings } from '../config';
 import type { MapFollower } from './maps/generation-maps';
 import type { CataloguePort } from './ports';
 import { decodeBasis, encodeBasis, fitPca, projectAll } from './projection';
+import { umapLayout } from './umap-projection';
 import { artistKey } from './text';
 
 /** Tunables of the rebuild. */
@@ -184,12 +185,15 @@ export class RebuildService {
         codesLoaded = stored !== undefined;
       }
       const pca = live.pca ? decodeBasis(live.pca) : undefined;
-      let coords = await this.generations.projection(live.generation);
-      if (!coords || coords.length !== index.size * 2) coords = pca ? await projectAll(index, pca) : new Float32Array(index.size * 2);
+      // A generation without stored coordinates (not expected) gets the cheap PCA map rather than a UMAP fit at start.
+      const stored = await this.generations.projection(live.generation);
+      const usable = stored && stored.coords.length === index.size * 2;
+      const coords = usable ? stored.coords : pca ? await projectAll(index, pca) : new Float32Array(index.size * 2);
+      const mapMethod = usable ? stored.method : 'pca';
       const artists = ArtistModel.fromRecords(live.dim, index.size, await this.generations.artists(live.generation));
       const links = new ArtistLinks();
       for (const l of await this.generations.links(live.generation)) links.set(l.serverId, l.key, l.providerId);
-      restored = { generation: live.generation, index, artists, links, pca, coords, builtAt: live.finishedAt ?? live.createdAt };
+      restored = { generation: live.generation, index, artists, links, pca, coords, mapMethod, builtAt: live.finishedAt ?? live.createdAt };
     } catch (err) {
       this.logger.error('stored index generation could not be loaded', { generation: live.generation, err: (err as Error).message });
       return { loaded: false, interrupted: interrupted.length };
@@ -375,9 +379,13 @@ export class RebuildService {
 
     // 3. projection and artists
     const scheduler = new CooperativeScheduler(10, signal);
+    // The PCA basis is always fitted (artist mixture prior); the map is UMAP from UMAP_MIN_SAMPLES rows on.
     const pca = await fitPca(index, scheduler);
-    const coords = pca ? await projectAll(index, pca, scheduler) : new Float32Array(0);
-    await this.generations.saveProjection(generation, coords, pca ? encodeBasis(pca) : null);
+    await this.publishTask(job, 'RUNNING', 76, 'laying out the map');
+    const umap = await umapLayout(index, scheduler);
+    const mapMethod: MapMethod = umap ? 'umap' : 'pca';
+    const coords = umap ?? (pca ? await projectAll(index, pca, scheduler) : new Float32Array(0));
+    await this.generations.saveProjection(generation, coords, pca ? encodeBasis(pca) : null, mapMethod);
     const tProjection = performance.now();
     await this.publishTask(job, 'RUNNING', 82, 'fitting artist mixtures');
     const artists = pca ? await ArtistModel.fit(index, artistOfRow.subarray(0, rowCount), artistKeys, artistNames, pca.variance, scheduler) : ArtistModel.empty(VECTOR_DIM, index.size);
@@ -405,7 +413,7 @@ export class RebuildService {
     const maps = await this.maps.load(served);
     if (signal.aborted) throw new Error('index build aborted');
     const deleted = await this.generations.activate(generation);
-    const gen: Generation = { generation, index: served, artists, links: artistLinks, pca, coords, builtAt: new Date(), maps };
+    const gen: Generation = { generation, index: served, artists, links: artistLinks, pca, coords, mapMethod, builtAt: new Date(), maps };
     this.state.swap(gen);
     // Changes logged while the activation committed.
     void this.maps.catchUp(maps).catch(() => undefined);

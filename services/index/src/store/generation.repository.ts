@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { ArtistProfileRecord } from '../domain/artist-model';
+import type { MapMethod } from '../domain/generation';
 import type { StoredCell } from '../domain/ivf/ivf-index';
 import { bufferToF32, bufferToI32, bytesOf, packBlobs, typedToBuffer } from './codec';
 import type { TrackRepository } from './track.repository';
@@ -147,12 +148,12 @@ export class GenerationRepository {
     }
   }
 
-  /** Stores the map projection (2 floats per row) and the PCA basis of a generation. */
-  async saveProjection(generation: number, coords: Float32Array, basis: Float32Array | null): Promise<void> {
-    await this.ds.query(`INSERT INTO ${S}.map_projections (generation, coords) VALUES ($1, $2) ON CONFLICT (generation) DO UPDATE SET coords = EXCLUDED.coords`, [
-      generation,
-      typedToBuffer(coords),
-    ]);
+  /** Stores the map projection (2 floats per row, made by `method`) and the PCA basis of a generation. */
+  async saveProjection(generation: number, coords: Float32Array, basis: Float32Array | null, method: MapMethod = 'pca'): Promise<void> {
+    await this.ds.query(
+      `INSERT INTO ${S}.map_projections (generation, coords, method) VALUES ($1, $2, $3) ON CONFLICT (generation) DO UPDATE SET coords = EXCLUDED.coords, method = EXCLUDED.method`,
+      [generation, typedToBuffer(coords), method],
+    );
     await this.ds.query(`UPDATE ${S}.builds SET pca = $2 WHERE generation = $1`, [generation, basis ? typedToBuffer(basis) : null]);
   }
 
@@ -272,10 +273,10 @@ export class GenerationRepository {
     }
   }
 
-  /** Stored map coordinates of a generation, or undefined. */
-  async projection(generation: number): Promise<Float32Array | undefined> {
-    const rows: Array<{ coords: Buffer }> = await this.ds.query(`SELECT coords FROM ${S}.map_projections WHERE generation = $1`, [generation]);
-    return rows[0] ? bufferToF32(rows[0].coords) : undefined;
+  /** Stored map coordinates of a generation and the method that made them, or undefined. */
+  async projection(generation: number): Promise<{ coords: Float32Array; method: MapMethod } | undefined> {
+    const rows: Array<{ coords: Buffer; method: MapMethod }> = await this.ds.query(`SELECT coords, method FROM ${S}.map_projections WHERE generation = $1`, [generation]);
+    return rows[0] ? { coords: bufferToF32(rows[0].coords), method: rows[0].method } : undefined;
   }
 
   /** Stored artist profiles of a generation, in artist order. */

@@ -1,0 +1,77 @@
+/**
+ * Time of the map layout of one index generation (issue 17 "Map": UMAP computed server-side once per
+ * generation, bounded time at large catalogues), against the PCA projection it replaces.
+ *
+ *   npx tsc -b services/index
+ *   node services/index/dist/bench/map-umap.js [N=10000] [fitRows=UMAP_FIT_ROWS]
+ *
+ * Builds one float generation over N synthetic 200-d vectors (SyntheticMixture, 500 components, the same
+ * stand-in as ivf-1m.ts), then times `umapLayout` (wall clock and process CPU) and `fitPca` + `projectAll`,
+ * and reports how well each map keeps the mixture's components together: the share of songs whose nearest
+ * point on the map belongs to the same component, over 2000 random songs. Load average and cores are
+ * printed with the figures: the machine is shared.
+ */
+import { cpus, loadavg } from 'node:os';
+import { buildIvfIndex } from '../domain/ivf/ivf-build';
+import { CooperativeScheduler } from '../domain/ivf/cooperative';
+import { SeededRandom } from '@polyphony/vectors';
+import { fitPca, projectAll } from '../domain/projection';
+import { UMAP_FIT_ROWS, umapLayout } from '../domain/umap-projection';
+import { SyntheticMixture } from './synthetic-mixture';
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; wallMs: number; cpuMs: number }> {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const value = await fn();
+  const cpu = process.cpuUsage(c0);
+  return { value, wallMs: Math.round(performance.now() - t0), cpuMs: Math.round((cpu.user + cpu.system) / 1000) };
+}
+
+/** Share of `probes` random rows whose nearest other map point carries the same label. */
+function purity(coords: Float32Array, label: (row: number) => number, probes: number): number {
+  const n = coords.length / 2;
+  const rng = new SeededRandom(99);
+  let same = 0;
+  for (let p = 0; p < probes; p++) {
+    const i = rng.nextInt(n);
+    let best = -1;
+    let bestD = Infinity;
+    for (let j = 0; j < n; j++) {
+      if (j === i) continue;
+      const d = (coords[2 * i]! - coords[2 * j]!) ** 2 + (coords[2 * i + 1]! - coords[2 * j + 1]!) ** 2;
+      if (d < bestD) [best, bestD] = [j, d];
+    }
+    if (label(best) === label(i)) same++;
+  }
+  return same / probes;
+}
+
+async function main(): Promise<void> {
+  const n = Number(process.argv[2] ?? 10_000);
+  const fitRows = Number(process.argv[3] ?? UMAP_FIT_ROWS);
+  const mixture = new SyntheticMixture({ clusters: Math.max(20, Math.round(n / 200)) });
+  const labels = new Map<string, number>();
+  const batches = [];
+  for (const b of mixture.batches(n, 10_000)) {
+    b.ids.forEach((id, i) => labels.set(id, b.labels[i]!));
+    batches.push({ ids: b.ids, vectors: b.vectors });
+  }
+  const index = (await buildIvfIndex(batches, { dim: 200 })).index;
+  const label = (row: number) => labels.get(index.idOf(row))!;
+  const umap = await timed(() => umapLayout(index, new CooperativeScheduler(10), { fitRows }));
+  const pca = await timed(async () => projectAll(index, (await fitPca(index))!));
+  console.log(
+    JSON.stringify({
+      n,
+      nlist: index.nlist,
+      components: mixture.options.clusters,
+      fitRows,
+      umap: { wallMs: umap.wallMs, cpuMs: umap.cpuMs, neighbourPurity: purity(umap.value!, label, 2000) },
+      pca: { wallMs: pca.wallMs, cpuMs: pca.cpuMs, neighbourPurity: purity(pca.value, label, 2000) },
+      loadavg: loadavg().map((x) => Math.round(x * 100) / 100),
+      cores: cpus().length,
+    }),
+  );
+}
+
+void main();
