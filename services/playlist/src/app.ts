@@ -63,14 +63,15 @@ export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
 
   const consumers: ConsumerHandle[] = [];
   rt.onStart(async () => {
-    // A run left live by a process that died (no heartbeat for 10 minutes) is marked FAIL.
-    await runs.failStale(600);
     consumers.push(await consumeCancelRequests(rt.bus, clustering));
     consumers.push(await consumeServerDeleted(rt.bus, playlists));
+    // A run whose coordinator died (lease expired) or handed it back on SIGTERM is taken over here.
+    clustering.startScanning();
   });
   rt.onStop(async () => {
     for (const c of consumers) await c.stop();
-    // A live run stops at its next check and ends REVOKED (playlists written so far stay recorded).
+    // A live run stops at its next check and hands its lease back: another replica (or this one after
+    // the restart) resumes it from its per-server reports. Playlists written so far stay recorded.
     await clustering.shutdown();
   });
   return { name: 'playlist', runtime: rt, http: rt.app, playlists, clustering, repo, runs, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };

@@ -31,6 +31,7 @@ describe('playlist service (API, real PostgreSQL, fake media servers)', () => {
   let peers: FakePeers;
   let db: TestDatabase;
   let svc: PlaylistService;
+  let peersUrl: string;
   let jfConn: ServerConnection;
   let subConn: ServerConnection;
   const events: TaskUpdatedEvent[] = [];
@@ -119,7 +120,7 @@ describe('playlist service (API, real PostgreSQL, fake media servers)', () => {
       };
     });
     peers = new FakePeers(SECRET, servers, songs);
-    const peersUrl = await peers.start();
+    peersUrl = await peers.start();
     db = await createTestDatabase('polyphony_playlist_api');
     svc = buildPlaylist(loadPlaylistConfig({ DATABASE_URL: db.url, INTERNAL_SECRET: SECRET, LOG_LEVEL: 'error' }), {
       migrateOnStart: true,
@@ -352,6 +353,54 @@ describe('playlist service (API, real PostgreSQL, fake media servers)', () => {
       await request(svc.http).post('/api/clustering/start').set(headers('user')).send({}).expect(403);
       await request(svc.http).post('/api/clustering/start').send({}).expect(401);
       expect(await svc.runs.live()).toBeUndefined();
+    });
+
+    it('When the coordinating replica stops mid-run, then it hands its lease back and another replica takes the run over, resumes after the servers already done and ends SUCCESS', async () => {
+      const svc2 = buildPlaylist(loadPlaylistConfig({ DATABASE_URL: db.url, INTERNAL_SECRET: SECRET, LOG_LEVEL: 'error' }), {
+        peers: () => ({ registry: peersUrl, catalogue: peersUrl, analysis: peersUrl, index: peersUrl, playlist: peersUrl }),
+        clientFactory: (conn) => createMediaServerClient(conn, { retries: 0, timeoutMs: 10_000 }),
+        clustering: { progressIntervalMs: 0, scanMs: 100 },
+      });
+      await svc2.start();
+      const snapshots = () => peers.requests.filter((r) => r.path.startsWith('/internal/snapshot/tracks')).length;
+      try {
+        peers.hold();
+        const res = await request(svc.http).post('/api/clustering/start').set(headers('admin')).send({ k: 3 }).expect(202);
+        const taskId = res.body.task_id as string;
+        const reports = async () => ((await svc.runs.find(taskId))?.details.clustering ?? []) as Array<{ serverName: string; status: string }>;
+        // Let the default server (Jelly) through, then hold the next server's catalogue page and stop replica 1.
+        let passed = 0;
+        await waitFor('Jelly done', async () => {
+          if (snapshots() > passed) {
+            passed = snapshots();
+            peers.release();
+            peers.hold();
+          }
+          return (await reports()).find((r) => r.serverName === 'Jelly')?.status === 'done';
+        });
+        await waitFor('next server waiting for its page', () => snapshots() > passed);
+        const jellyPlaylists = ours(jf.playlists()).map((p) => p.id).sort();
+        const stopping = svc.clustering.shutdown();
+        peers.release();
+        await stopping;
+        // Replica 1 coordinates nothing any more; the run is still live (handed back, not ended).
+        expect(svc.clustering.host.active).toEqual([]);
+        expect((await svc.runs.find(taskId))!.state).toBe('RUNNING');
+        // Replica 2's takeover scan claims it (lease generation 2) and finishes it.
+        await waitFor('takeover', async () => ((await svc2.runs.find(taskId))?.leaseGeneration ?? 0) >= 2);
+        await svc2.clustering.idle();
+        const done = (await svc2.runs.find(taskId))!;
+        expect(done).toMatchObject({ state: 'SUCCESS', progress: 100, leaseGeneration: 2 });
+        expect(done.log.some((l) => l.includes('resumed by playlist-clustering@'))).toBe(true);
+        expect(done.log.filter((l) => l.includes('server Jelly: started'))).toHaveLength(1);
+        expect(Object.fromEntries((done.details.clustering as Array<{ serverName: string; status: string }>).map((r) => [r.serverName, r.status]))).toEqual({ Jelly: 'done', Broken: 'failed', Navi: 'done', Tiny: 'skipped' });
+        // Jelly was not clustered again: its playlists are the ones written before the handover.
+        expect(ours(jf.playlists()).map((p) => p.id).sort()).toEqual(jellyPlaylists);
+        expect(ours(sub.playlists())).toHaveLength(3);
+      } finally {
+        peers.release();
+        await svc2.stop();
+      }
     });
   });
 

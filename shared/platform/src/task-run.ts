@@ -209,15 +209,16 @@ export class TaskRunStore {
   }
 
   /**
-   * Creates a run in NEW with its lease held by `owner` (generation 1).
+   * Creates a run in NEW with its lease held by `owner` (generation 1). `details` are stored with it
+   * (e.g. the run's parameters, which a replica taking the run over reads back).
    * @throws ConflictError (409, code task_already_running) while another run is live
    */
-  async create(owner: string, ttlMs = DEFAULT_LEASE_TTL_MS, id: string = randomUUID()): Promise<{ run: TaskRun; lease: Lease }> {
+  async create(owner: string, ttlMs = DEFAULT_LEASE_TTL_MS, id: string = randomUUID(), details: Record<string, unknown> = {}): Promise<{ run: TaskRun; lease: Lease }> {
     try {
       const rows: Row[] = await this.ds.query(
-        `INSERT INTO ${this.t} (id, state, message, lease_owner, lease_generation, lease_expires_at)
-         VALUES ($1, 'NEW', 'Queued', $2, 1, now() + make_interval(secs => $3)) RETURNING *`,
-        [id, owner, ttlMs / 1000],
+        `INSERT INTO ${this.t} (id, state, message, details, lease_owner, lease_generation, lease_expires_at)
+         VALUES ($1, 'NEW', 'Queued', $4::jsonb, $2, 1, now() + make_interval(secs => $3)) RETURNING *`,
+        [id, owner, ttlMs / 1000, JSON.stringify(details)],
       );
       const run = toRun(rows[0]!);
       return { run, lease: { runId: run.id, owner, generation: run.leaseGeneration } };
@@ -450,9 +451,9 @@ export class TaskRunHost {
     this.scanMs = options.scanMs ?? 5000;
   }
 
-  /** Creates a run (409 while one is live) and starts coordinating it here. */
-  async startNew(): Promise<TaskRun> {
-    const { run, lease } = await this.store.create(this.owner, this.ttlMs);
+  /** Creates a run with `details` (409 while one is live) and starts coordinating it here. */
+  async startNew(details: Record<string, unknown> = {}): Promise<TaskRun> {
+    const { run, lease } = await this.store.create(this.owner, this.ttlMs, undefined, details);
     this.launch(run, lease);
     return run;
   }

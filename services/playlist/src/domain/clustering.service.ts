@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { RoutingKeys, type ServerTaskCounts, type TaskState, type TaskUpdatedEvent } from '@polyphony/contracts';
+import { RoutingKeys, type ServerTaskCounts } from '@polyphony/contracts';
 import { isMediaServerError, type MediaServerClient } from '@polyphony/media-servers';
 import { nameClusterWithLlm, type LlmProvider } from '@polyphony/llm';
-import { runWithContext, type Bus, type Logger, type Metrics } from '@polyphony/platform';
-import type { ClusteringRunRecord, ClusteringRunRepository } from '../store/clustering-run.repository';
+import { leaseOwnerName, runWithContext, TaskRunHost, toTaskEvent, type Bus, type LeaseKeeper, type Logger, type Metrics, type TaskRun } from '@polyphony/platform';
+import type { ClusteringRunRepository } from '../store/clustering-run.repository';
 import type { PlaylistRepository, WrittenTrack } from '../store/playlist.repository';
 import { profileCluster, topClusterTags, uniqueNames, type ClusterProfile } from './cluster-naming';
 import { reduceWithPca, searchClustering, type SongLabels } from './cluster-algorithms';
@@ -23,6 +22,10 @@ export interface ClusteringOptions {
   pageSize?: number;
   /** k-means tuning (iterations, restarts, training sample). */
   kmeans?: Pick<KMeansOptions, 'maxIterations' | 'restarts' | 'trainingSample'>;
+  /** Lease time-to-live of the run's coordinator, ms (default the platform's 60 s). */
+  leaseTtlMs?: number;
+  /** How often this replica looks for runs whose coordinator lease expired, ms (default 5000). */
+  scanMs?: number;
 }
 
 /** What one server's part of a run did; published in the task's `details.clustering`. */
@@ -84,6 +87,9 @@ interface RunView {
   counts: ServerTaskCounts[];
   reports: ServerClusteringReport[];
   log: string[];
+  keeper: LeaseKeeper;
+  /** True once the run must stop: cancelled (ended in the database), lease lost, or this process stopping. */
+  stopped(): Promise<boolean>;
 }
 
 /**
@@ -98,16 +104,25 @@ interface RunView {
  * 5. this service's previous `_automatic` playlists on that server deleted, found from our own records
  *    (a user's playlists are never looked at, whatever their name), then the new `<name>_automatic`
  *    playlists created and recorded.
- * A server that fails is isolated and reported; the run continues. Progress is published as
- * `task.status.updated.v1` snapshots with a monotonically increasing seq. Cancel (via
- * `task.cancel.requested.v1`) stops at the next check: between pages, k-means iterations, servers and
- * playlists; playlists written so far are kept and recorded.
+ * A server that fails is isolated and reported; the run continues.
+ *
+ * Lifecycle: the platform task-run module over `playlist.clustering_runs` (the same model as analysis
+ * and radio runs). The row is the one source of the task board: every snapshot is written (fenced by
+ * the coordinator's lease) and then published as `toTaskEvent(row)`. The coordinator holds a lease
+ * renewed by heartbeat; when it dies or hands the lease back on SIGTERM another replica takes the run
+ * over and resumes from the per-server reports stored in `details.clustering` (servers done, skipped or
+ * failed are not redone; the one in progress is clustered again, which replaces its playlists).
+ * Cancel (`task.cancel.requested.v1`) ends the run as REVOKED in the database at once, whatever state
+ * its coordinator is in; the coordinator stops at its next check (between pages, k-means iterations,
+ * servers and playlists); playlists written so far are kept and recorded.
  */
 export class ClusteringService {
   private readonly progressIntervalMs: number;
   private readonly pageSize: number;
-  private active?: Promise<void>;
-  private activeTaskId?: string;
+  /** Starts runs, takes over runs whose coordinator died, hands leases back on stop. */
+  readonly host: TaskRunHost;
+  /** Stop checks of the runs coordinated here, by run id. */
+  private readonly stops = new Map<string, () => Promise<boolean>>();
 
   constructor(
     private readonly runs: ClusteringRunRepository,
@@ -124,41 +139,46 @@ export class ClusteringService {
   ) {
     this.progressIntervalMs = options.progressIntervalMs ?? 500;
     this.pageSize = options.pageSize ?? 1000;
+    this.host = new TaskRunHost(
+      runs.tasks,
+      leaseOwnerName('playlist-clustering'),
+      (run, keeper, stop) => runWithContext({ requestId: `clustering-${run.id}` }, () => this.coordinate(run, keeper, stop)),
+      logger,
+      { ttlMs: options.leaseTtlMs, scanMs: options.scanMs },
+    );
   }
 
   /**
    * Starts a run in the background and returns its record at once (the caller answers 202).
    * @throws ConflictError (409, code task_already_running) while another run is live.
    */
-  async start(params: ClusteringParams): Promise<ClusteringRunRecord> {
-    const run = await this.runs.create(randomUUID(), { ...params });
-    const view: RunView = { taskId: run.id, params, counts: [], reports: [], log: [] };
-    await this.publish(view, 'NEW', 0, 'Queued');
-    this.activeTaskId = run.id;
-    this.active = runWithContext({ requestId: `clustering-${run.id}` }, () => this.execute(view))
-      .catch((err: unknown) => {
-        this.logger.error('clustering run crashed', { taskId: run.id, err });
-      })
-      .finally(() => {
-        if (this.activeTaskId === run.id) this.activeTaskId = undefined;
-      });
+  async start(params: ClusteringParams): Promise<TaskRun> {
+    const run = await this.host.startNew({ task_type: CLUSTERING_TASK_TYPE, params });
+    await this.publishRun(run);
     return run;
   }
 
-  /** Process shutdown: asks the live run of this process to stop and waits for it to end (REVOKED). */
+  /** Starts looking for runs whose coordinator lease expired (service start). */
+  startScanning(): void {
+    this.host.startScanning();
+  }
+
+  /** Process shutdown: the run coordinated here stops at its next check and hands its lease back (another replica resumes it). */
   async shutdown(): Promise<void> {
-    if (this.activeTaskId) await this.runs.requestCancel(this.activeTaskId);
-    await this.active;
+    await this.host.stop();
   }
 
-  /** Resolves when the current run (if any) has finished; for tests and graceful shutdown. */
+  /** Resolves when no run is coordinated by this process; for tests and graceful shutdown. */
   async idle(): Promise<void> {
-    await this.active;
+    await this.host.idle();
   }
 
-  /** Asks a live run to stop (idempotent; unknown or finished runs are ignored). */
+  /** Ends a live run as REVOKED at once (idempotent; unknown or finished runs are ignored). */
   async cancel(taskId: string): Promise<void> {
-    await this.runs.requestCancel(taskId);
+    const run = await this.runs.tasks.cancel(taskId, 'Cancelled; playlists written so far are kept');
+    if (!run) return;
+    this.metrics?.tasks.inc({ task: 'clustering', outcome: 'REVOKED' });
+    await this.publishRun(run);
   }
 
   private note(view: RunView, line: string): void {
@@ -167,36 +187,55 @@ export class ClusteringService {
     this.logger.info('clustering', { taskId: view.taskId, line });
   }
 
-  /** Saves the snapshot (bumping seq) and publishes it; a bus failure is logged, the next snapshot carries the full state. */
-  private async publish(view: RunView, state: TaskState, progress: number, message: string, finished = false): Promise<void> {
-    const { seq, startedAt } = await this.runs.save({
-      id: view.taskId,
-      state,
-      message,
-      progress,
-      servers: view.counts,
-      details: { clustering: view.reports },
-      log: view.log,
-      finished,
-    });
-    const event: TaskUpdatedEvent = {
-      taskId: view.taskId,
-      type: 'clustering',
-      owner: 'playlist',
-      state,
-      progress: Math.max(0, Math.min(100, progress)),
-      message: message.slice(0, 500),
-      servers: view.counts,
-      log: view.log.slice(-100),
-      details: { task_type: CLUSTERING_TASK_TYPE, clustering: view.reports, params: view.params },
-      startedAt: startedAt.toISOString(),
-      finishedAt: finished ? new Date().toISOString() : undefined,
-      seq,
-    };
+  /** Publishes the row's snapshot to the task board; a bus failure is logged, the next snapshot carries the full state. */
+  private async publishRun(run: TaskRun): Promise<void> {
     try {
-      await this.bus.publish(RoutingKeys.taskUpdated, event);
+      await this.bus.publish(RoutingKeys.taskUpdated, toTaskEvent(run, 'clustering', 'playlist'));
     } catch (err) {
-      this.logger.warn('task update not published', { taskId: view.taskId, seq, err: (err as Error).message });
+      this.logger.warn('task update not published', { taskId: run.id, seq: run.seq, err: (err as Error).message });
+    }
+  }
+
+  private details(view: RunView): Record<string, unknown> {
+    return { task_type: CLUSTERING_TASK_TYPE, clustering: view.reports, params: view.params };
+  }
+
+  /** Fenced snapshot (RUNNING) then publish; throws LeaseLostError when the run was cancelled or taken over. */
+  private async publish(view: RunView, progress: number, message: string): Promise<void> {
+    await this.publishRun(await this.runs.tasks.save(view.keeper.lease, { message, progress, servers: view.counts, log: view.log, details: this.details(view) }));
+  }
+
+  /** Fenced final snapshot (SUCCESS or FAIL) then publish. */
+  private async finish(view: RunView, state: 'SUCCESS' | 'FAIL', message: string): Promise<void> {
+    this.metrics?.tasks.inc({ task: 'clustering', outcome: state });
+    await this.publishRun(await this.runs.tasks.finish(view.keeper.lease, state, { message, progress: 100, servers: view.counts, log: view.log, details: this.details(view) }));
+  }
+
+  /** Whether the run coordinated here must stop (see RunView.stopped). */
+  private async isStopped(taskId: string): Promise<boolean> {
+    const check = this.stops.get(taskId);
+    return check ? check() : this.isStopped(taskId);
+  }
+
+  /** The run body (TaskRunHost `execute`): a new run, or one taken over from a replica that stopped. */
+  private async coordinate(run: TaskRun, keeper: LeaseKeeper, stop: AbortSignal): Promise<void> {
+    const d = run.details as { params?: ClusteringParams; clustering?: ServerClusteringReport[] };
+    if (!d.params) throw new Error(`clustering run ${run.id} has no parameters`);
+    const view: RunView = {
+      taskId: run.id,
+      params: d.params,
+      counts: run.servers,
+      reports: d.clustering ?? [],
+      log: [...run.log],
+      keeper,
+      stopped: async () => keeper.signal.aborted || stop.aborted || (await this.runs.isCancelled(run.id)),
+    };
+    if (run.leaseGeneration > 1) this.note(view, `resumed by ${keeper.lease.owner} (lease generation ${keeper.lease.generation})`);
+    this.stops.set(run.id, view.stopped);
+    try {
+      await this.execute(view);
+    } finally {
+      this.stops.delete(run.id);
     }
   }
 
@@ -205,40 +244,43 @@ export class ClusteringService {
     try {
       servers = await this.registry.listServers();
     } catch (err) {
+      if (await view.stopped()) return;
       this.note(view, `cannot read the server registry: ${(err as Error).message}`);
-      await this.publish(view, 'FAIL', 0, 'Cannot read the server registry', true);
-      this.metrics?.tasks.inc({ task: 'clustering', outcome: 'FAIL' });
+      await this.finish(view, 'FAIL', 'Cannot read the server registry');
       return;
     }
     // Default first, the others in registry order (Array.prototype.sort is stable).
     servers = [...servers].sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
-    view.counts = servers.map((s) => ({ serverId: s.id, serverName: s.name, seen: 0, skippedMapped: 0, mappedExisting: 0, analyzed: 0, failed: 0, status: 'pending' }));
-    view.reports = servers.map((s) => ({
-      serverId: s.id,
-      serverName: s.name,
-      status: 'pending',
-      songs: 0,
-      songsIgnored: 0,
-      clusters: 0,
-      playlistsDeleted: 0,
-      playlistsCreated: 0,
-      tracksWritten: 0,
-      tracksUnavailable: 0,
-      playlists: [],
-      playlistSizes: [],
-    }));
-    await this.publish(view, 'RUNNING', 0, servers.length ? `Clustering ${servers.length} server(s)` : 'No servers configured');
+    // Reports stored by an earlier coordinator of this run (takeover) are kept: they are its durable results.
+    const earlier = new Map(view.reports.map((r) => [r.serverId, r]));
+    const earlierCounts = new Map(view.counts.map((c) => [c.serverId, c]));
+    view.counts = servers.map((s) => earlierCounts.get(s.id) ?? { serverId: s.id, serverName: s.name, seen: 0, skippedMapped: 0, mappedExisting: 0, analyzed: 0, failed: 0, status: 'pending' });
+    view.reports = servers.map(
+      (s) =>
+        earlier.get(s.id) ?? {
+          serverId: s.id,
+          serverName: s.name,
+          status: 'pending',
+          songs: 0,
+          songsIgnored: 0,
+          clusters: 0,
+          playlistsDeleted: 0,
+          playlistsCreated: 0,
+          tracksWritten: 0,
+          tracksUnavailable: 0,
+          playlists: [],
+          playlistSizes: [],
+        },
+    );
+    const finished = (r: ServerClusteringReport) => r.status === 'done' || r.status === 'skipped' || r.status === 'failed';
+    await this.publish(view, (100 * view.reports.filter(finished).length) / Math.max(1, servers.length), servers.length ? `Clustering ${servers.length} server(s)` : 'No servers configured');
 
-    let failed = 0;
-    let cancelled = false;
-    for (let i = 0; i < servers.length && !cancelled; i++) {
+    for (let i = 0; i < servers.length; i++) {
       const server = servers[i]!;
       const report = view.reports[i]!;
       const counts = view.counts[i]!;
-      if (await this.runs.isCancelled(view.taskId)) {
-        cancelled = true;
-        break;
-      }
+      if (finished(report)) continue;
+      if (await view.stopped()) return;
       report.status = counts.status = 'running';
       this.note(view, `server ${server.name}: started`);
       let last = 0;
@@ -246,23 +288,18 @@ export class ClusteringService {
         if (!force && Date.now() - last < this.progressIntervalMs) return;
         last = Date.now();
         counts.seen = report.songs;
-        await this.publish(view, 'RUNNING', Math.min(99, ((i + Math.min(1, fraction)) / servers.length) * 100), `${server.name}: ${phaseText(report)}`);
+        await this.publish(view, Math.min(99, ((i + Math.min(1, fraction)) / servers.length) * 100), `${server.name}: ${phaseText(report)}`);
       };
       await progress(0, true);
       try {
         const outcome = await this.clusterServer(view, server, report, progress);
+        if (outcome === 'cancelled') return;
         report.status = outcome;
-        if (outcome === 'cancelled') cancelled = true;
       } catch (err) {
-        if (err instanceof KMeansStoppedError) {
-          report.status = 'cancelled';
-          cancelled = true;
-        } else {
-          failed++;
-          report.status = 'failed';
-          report.error = (err as Error).message.slice(0, 300);
-          counts.error = report.error;
-        }
+        if (err instanceof KMeansStoppedError || (await view.stopped())) return;
+        report.status = 'failed';
+        report.error = (err as Error).message.slice(0, 300);
+        counts.error = report.error;
       }
       counts.status = report.status;
       counts.seen = report.songs;
@@ -274,16 +311,10 @@ export class ClusteringService {
       await progress(1, true);
     }
 
-    if (cancelled) {
-      this.metrics?.tasks.inc({ task: 'clustering', outcome: 'REVOKED' });
-      await this.publish(view, 'REVOKED', 100, 'Cancelled; playlists written so far are kept', true);
-      return;
-    }
+    const failed = view.reports.filter((r) => r.status === 'failed').length;
     const allFailed = servers.length > 0 && failed === servers.length;
-    const state: TaskState = allFailed ? 'FAIL' : 'SUCCESS';
     const created = view.reports.reduce((a, r) => a + r.playlistsCreated, 0);
-    this.metrics?.tasks.inc({ task: 'clustering', outcome: state });
-    await this.publish(view, state, 100, `${allFailed ? 'All servers failed' : 'Done'}: ${created} playlist(s) created${failed ? `, ${failed} server(s) failed` : ''}`, true);
+    await this.finish(view, allFailed ? 'FAIL' : 'SUCCESS', `${allFailed ? 'All servers failed' : 'Done'}: ${created} playlist(s) created${failed ? `, ${failed} server(s) failed` : ''}`);
   }
 
   /** The whole pipeline for one server; throws on a server failure (isolated by the caller). */
@@ -302,7 +333,7 @@ export class ClusteringService {
     const reduced = reduceWithPca(vectors, songs.length, dimensions, params.pcaComponents);
     const labels: SongLabels[] = songs.map((song) => ({ topTag: argmax(song.tags), profile: profileCluster([song]).name }));
     const maxIterations = this.options.kmeans?.maxIterations ?? 50;
-    const shouldStop = () => this.runs.isCancelled(taskId);
+    const shouldStop = () => this.isStopped(taskId);
     const { best, score, tried } = await searchClustering(reduced.vectors, songs.length, reduced.dim, labels, {
       algorithm: params.algorithm,
       k: params.numClusters !== undefined ? chooseK(songs.length, params) : undefined,
@@ -315,7 +346,7 @@ export class ClusteringService {
       shouldStop,
       kmeans: { maxIterations, restarts: this.options.kmeans?.restarts, trainingSample: this.options.kmeans?.trainingSample, shouldStop },
     });
-    if (await this.runs.isCancelled(taskId)) return 'cancelled';
+    if (await this.isStopped(taskId)) return 'cancelled';
     await progress(0.6, true);
     const k = best.k;
     const result = best;
@@ -341,7 +372,7 @@ export class ClusteringService {
       return { name: `${p.name}${AUTOMATIC_SUFFIX}`, baseName: p.name, tracks };
     });
 
-    if (await this.runs.isCancelled(taskId)) return 'cancelled';
+    if (await this.isStopped(taskId)) return 'cancelled';
     const client = this.clientFactory(server.connection);
     // Only playlists recorded as OURS are deleted; user playlists are never listed or matched by name.
     for (const old of await this.playlists.listByServerAndKind(server.id, 'automatic')) {
@@ -353,7 +384,7 @@ export class ClusteringService {
 
     const toWrite = writes.filter((w) => w.tracks.length > 0);
     for (let j = 0; j < toWrite.length; j++) {
-      if (await this.runs.isCancelled(taskId)) return 'cancelled';
+      if (await this.isStopped(taskId)) return 'cancelled';
       const w = toWrite[j]!;
       const created = await client.createPlaylist(w.name, w.tracks.map((t) => t.providerId));
       await this.playlists.record({ serverId: server.id, providerPlaylistId: created.id, name: w.name, kind: 'automatic', runId: taskId, tracks: w.tracks });
@@ -375,7 +406,7 @@ export class ClusteringService {
     const byVersion = new Map<string, Array<{ song: Song; vector: Float32Array }>>();
     let mapped = 0;
     for await (const page of this.catalogue.snapshotPages(this.pageSize)) {
-      if (await this.runs.isCancelled(taskId)) return 'cancelled';
+      if (await this.isStopped(taskId)) return 'cancelled';
       for (const t of page) {
         if (!t.mappings.some((m) => m.serverId === serverId)) continue;
         mapped++;
