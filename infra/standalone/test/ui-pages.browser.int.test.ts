@@ -436,6 +436,8 @@ describe('web UI pages (chromium, real music)', () => {
     await page.getByRole('list', { name: 'Next runs' }).getByRole('listitem').nth(4).waitFor();
     await page.getByRole('button', { name: 'Add schedule' }).click();
     await page.locator('table.schedules tbody tr', { hasText: 'Nightly analysis' }).waitFor();
+    // The built-in cleaning schedule (it replaced the CLEANING_SCHEDULE_HOURS timer) is listed like any other.
+    await page.locator('table.schedules tbody tr', { hasText: '30 3 * * *' }).filter({ hasText: 'Cleaning' }).waitFor();
     await expecting([/^400 \/api\/cron\/preview$/], async () => {
       await page.getByLabel('Cron expression').fill('not a cron');
       await page.getByRole('button', { name: 'Preview next runs' }).click();
@@ -458,10 +460,10 @@ describe('web UI pages (chromium, real music)', () => {
     await shot('dead-letters');
 
     await open('Settings', 'CATALOGUE');
-    const hours = page.getByLabel('CLEANING_SCHEDULE_HOURS');
-    await hours.fill('48');
+    const albums = page.getByLabel('NUM_RECENT_ALBUMS');
+    await albums.fill('50');
     await page.getByRole('button', { name: 'Save settings' }).click();
-    await page.getByText(/Saved: CLEANING_SCHEDULE_HOURS/).waitFor();
+    await page.getByText(/Saved: NUM_RECENT_ALBUMS/).waitFor();
     await shot('settings');
 
     await open('Users', 'CATALOGUE');

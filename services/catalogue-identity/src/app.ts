@@ -93,7 +93,6 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   });
   const batch = new BatchRunner(rt.ds, batchTasks, board, sweeps, cleanings, settings, log.child({ component: 'BatchRunner' }), {
     recheckMs: config.batchRecheckMs,
-    scheduleCheckMs: config.cleaningScheduleCheckMs,
     progressIntervalMs: config.taskProgressIntervalMs,
   });
 

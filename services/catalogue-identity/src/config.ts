@@ -20,8 +20,6 @@ export interface CatalogueConfig extends ServiceConfig {
   indexRebuildPollMs: number;
   /** Period of the queue re-check that picks up batch tasks queued by another replica, ms (env BATCH_RECHECK_MS, default 30000). */
   batchRecheckMs: number;
-  /** Period of the cleaning-schedule check, ms (env CLEANING_SCHEDULE_CHECK_MS, default 300000; the schedule itself is the CLEANING_SCHEDULE_HOURS setting). */
-  cleaningScheduleCheckMs: number;
   /** Shortest interval between two progress snapshots of a running batch task on the task board, ms (env TASK_PROGRESS_INTERVAL_MS, default 1000). */
   taskProgressIntervalMs: number;
 }
@@ -56,7 +54,6 @@ export function loadCatalogueConfig(env: Record<string, string | undefined> = re
     indexRebuildTimeoutMs: intEnv(env, 'INDEX_REBUILD_TIMEOUT_MS', 3_600_000, 1000, 86_400_000),
     indexRebuildPollMs: intEnv(env, 'INDEX_REBUILD_POLL_MS', 1000, 10, 60_000),
     batchRecheckMs: intEnv(env, 'BATCH_RECHECK_MS', 30_000, 50, 3_600_000),
-    cleaningScheduleCheckMs: intEnv(env, 'CLEANING_SCHEDULE_CHECK_MS', 300_000, 50, 86_400_000),
     taskProgressIntervalMs: intEnv(env, 'TASK_PROGRESS_INTERVAL_MS', 1000, 0, 60_000),
   };
 }

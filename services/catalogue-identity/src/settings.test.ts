@@ -39,12 +39,4 @@ describe('catalogue settings', () => {
     expect(ok.mappingChangedDebounceMs).toBe(2000);
   });
 
-  it('When CLEANING_SCHEDULE_HOURS is stored, then fractions are accepted, 0 switches it off and out-of-range values fall back to daily', () => {
-    expect(parseCatalogueSettings({}).tunables.cleaningScheduleHours).toBe(24);
-    expect(parseCatalogueSettings({ CLEANING_SCHEDULE_HOURS: '0' }).tunables.cleaningScheduleHours).toBe(0);
-    expect(parseCatalogueSettings({ CLEANING_SCHEDULE_HOURS: '0.5' }).tunables.cleaningScheduleHours).toBe(0.5);
-    const bad = parseCatalogueSettings({ CLEANING_SCHEDULE_HOURS: '-1' });
-    expect(bad.tunables.cleaningScheduleHours).toBe(24);
-    expect(bad.problems).toEqual([expect.stringMatching(/CLEANING_SCHEDULE_HOURS/)]);
-  });
 });

@@ -17,7 +17,6 @@ export const CATALOGUE_SETTING_KEYS = [
   'CHROMAPRINT_GATE_ENABLED',
   'CATALOGUE_ID_SCHEME_VERSION',
   'CLEANING_CATALOGUE',
-  'CLEANING_SCHEDULE_HOURS',
 ] as const;
 export type CatalogueSettingKey = (typeof CATALOGUE_SETTING_KEYS)[number];
 
@@ -27,20 +26,13 @@ export interface CatalogueTunables {
   readonly identity: IdentityConfig;
   /** CLEANING_CATALOGUE: opt-in orphan deletion (read by the cleaning task). Default false. */
   readonly cleaningCatalogue: boolean;
-  /**
-   * CLEANING_SCHEDULE_HOURS: hours between scheduled cleaning runs (fractions allowed); 0 switches the
-   * schedule off. Default 24 (a daily run, as the reference's cron default).
-   */
-  readonly cleaningScheduleHours: number;
 }
 
-/** Default of CLEANING_SCHEDULE_HOURS: daily. */
-export const DEFAULT_CLEANING_SCHEDULE_HOURS = 24;
-/** Largest CLEANING_SCHEDULE_HOURS accepted (one year). */
-export const MAX_CLEANING_SCHEDULE_HOURS = 24 * 366;
-
-/** Defaults: the domain constants, orphan deletion off, daily cleaning. */
-export const DEFAULT_TUNABLES: CatalogueTunables = Object.freeze({ identity: DEFAULT_IDENTITY_CONFIG, cleaningCatalogue: false, cleaningScheduleHours: DEFAULT_CLEANING_SCHEDULE_HOURS });
+/**
+ * Defaults: the domain constants, orphan deletion off. (When cleaning runs is a schedule of the
+ * registry's /api/cron, the built-in "Cleaning" one; the old CLEANING_SCHEDULE_HOURS timer is gone.)
+ */
+export const DEFAULT_TUNABLES: CatalogueTunables = Object.freeze({ identity: DEFAULT_IDENTITY_CONFIG, cleaningCatalogue: false });
 
 function parseBool(v: string): boolean | undefined {
   const s = v.trim().toLowerCase();
@@ -107,12 +99,7 @@ export function parseCatalogueSettings(raw: Record<string, string | undefined>):
       identity = { ...identity, [field]: d[field] };
     }
   }
-  let cleaningScheduleHours = num('CLEANING_SCHEDULE_HOURS', DEFAULT_CLEANING_SCHEDULE_HOURS);
-  if (!(cleaningScheduleHours >= 0 && cleaningScheduleHours <= MAX_CLEANING_SCHEDULE_HOURS)) {
-    problems.push(`CLEANING_SCHEDULE_HOURS: must be within 0..${MAX_CLEANING_SCHEDULE_HOURS}`);
-    cleaningScheduleHours = DEFAULT_CLEANING_SCHEDULE_HOURS;
-  }
-  return { tunables: { identity, cleaningCatalogue: bool('CLEANING_CATALOGUE', false), cleaningScheduleHours }, problems };
+  return { tunables: { identity, cleaningCatalogue: bool('CLEANING_CATALOGUE', false) }, problems };
 }
 
 /**

@@ -5,7 +5,7 @@
  * index rebuild, admission (202/409/403) and the schedule run by one process.
  */
 import { InMemoryBus } from '@polyphony/platform';
-import { ArrayCatalogue, createFakeJellyfin, createFakeSubsonic, createTestDatabase, type FakeTrack, type StartedFake } from '@polyphony/testkit';
+import { ArrayCatalogue, createFakeJellyfin, createFakeSubsonic, type FakeTrack, type StartedFake } from '@polyphony/testkit';
 import type { SweepHooks } from '../src';
 import { Board, FakePeers, LIBRARIES, fakeTrack, mappingsOf, quickClients, requestSweep, resetCatalogue, seedSongs } from './batch-helpers';
 import { startCatalogue, type StartedCatalogue } from './helpers';
@@ -218,30 +218,5 @@ describe('cleaning (PostgreSQL, fake media servers)', () => {
     expect(done.state).toBe('FAIL');
     expect(done.message).toMatch(/Index rebuild failed/);
     expect(done.details.index.state).toBe('FAIL');
-  });
-
-  it('When two processes share the database, then the cleaning schedule admits one run per period', async () => {
-    const db = await createTestDatabase('catalogue_sched');
-    const schedBus = new InMemoryBus();
-    const schedBoard = new Board();
-    await schedBoard.attach(schedBus);
-    const env = { CLEANING_SCHEDULE_HOURS: String(1.2 / 3600), CLEANING_SCHEDULE_CHECK_MS: '50', INDEX_REBUILD_POLL_MS: '10', BATCH_RECHECK_MS: '100' };
-    const deps = { peers: () => peers.peers(), clientFactory: quickClients };
-    const one = await startCatalogue(env, db, schedBus, deps);
-    const two = await startCatalogue(env, db, schedBus, deps);
-    try {
-      await new Promise((r) => setTimeout(r, 4200));
-    } finally {
-      await one.stop();
-      await two.stop();
-    }
-    const rows = await one.sql<{ id: string; state: string; trigger: string; created_at: Date; runner: string }>(
-      `SELECT id, state, trigger, created_at, runner FROM catalogue.batch_task WHERE type = 'cleaning' ORDER BY created_at`,
-    );
-    await db.drop();
-    expect(rows.length).toBeGreaterThanOrEqual(2);
-    expect(rows.length).toBeLessThanOrEqual(3);
-    for (const r of rows) expect(r).toMatchObject({ trigger: 'schedule', state: 'SUCCESS' });
-    for (let i = 1; i < rows.length; i++) expect(rows[i]!.created_at.getTime() - rows[i - 1]!.created_at.getTime()).toBeGreaterThanOrEqual(1100);
   });
 });

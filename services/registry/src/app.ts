@@ -89,6 +89,8 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const consumers: ConsumerHandle[] = [];
   rt.onStart(async () => {
     await configService.migrateAtStart(config.seedEnv, GENERAL_CONFIG_KEYS);
+    // After the env import: the built-in cleaning schedule is converted from CLEANING_SCHEDULE_HOURS once per install.
+    await schedules.seedDefaults(config.seedEnv.TZ || Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
     consumers.push(await consumeTaskUpdates(rt.bus, tasks, config.busPrefetch));
     consumers.push(await consumeServerCounts(rt.bus, serverRepo, config.busPrefetch));
     await new BackupStore(rt.ds).failAbandoned();

@@ -2,9 +2,10 @@ import { join } from 'node:path';
 import { loadServiceConfig, parseConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
 import { SETTINGS, z } from '@polyphony/contracts';
 import { LEGACY_MEDIA_KEYS } from './domain/config.service';
+import { RETIRED_SCHEDULE_KEYS } from './domain/default-schedules';
 
-/** General (non-media) keys imported from the environment into app_config on first start. */
-export const GENERAL_CONFIG_KEYS = [...new Set(['TZ', ...SETTINGS.map((s) => s.key)])];
+/** Keys imported from the environment on first start: every setting, TZ, and retired keys still converted once (default-schedules.ts). */
+export const GENERAL_CONFIG_KEYS = [...new Set(['TZ', ...SETTINGS.map((s) => s.key), ...RETIRED_SCHEDULE_KEYS])];
 
 export interface RegistryConfig extends ServiceConfig {
   /** Raw environment subset for first-start seeding and the legacy migration. */

@@ -107,4 +107,35 @@ describe('scheduler (real PostgreSQL, several replicas)', () => {
     await services[0]!.tick();
     expect(started).toHaveLength(0);
   });
+
+  it('When three replicas start together on an install whose CLEANING_SCHEDULE_HOURS is 6, then one "Cleaning" schedule every 6 h replaces it, the old key is gone, and a deleted one is never created again', async () => {
+    await db.query(`DELETE FROM registry.settings WHERE key = 'default_schedules_seeded'`);
+    await db.query(`INSERT INTO registry.app_config (key, value, source) VALUES ('CLEANING_SCHEDULE_HOURS', '6', 'database') ON CONFLICT (key) DO UPDATE SET value = '6'`);
+    const now = { t: new Date('2026-01-01T00:00:00Z') };
+    const { services, started } = replicas(now);
+    const seeded = await Promise.all(services.map((s) => s.seedDefaults('Europe/Berlin')));
+    expect(seeded.map((x) => x.length).sort()).toEqual([0, 0, 1]);
+    const [row, ...more] = await services[0]!.list();
+    expect(more).toEqual([]);
+    expect(row).toMatchObject({ name: 'Cleaning', kind: 'cleaning', cron: '30 */6 * * *', timezone: 'Europe/Berlin', enabled: true, next_run_at: '2026-01-01T05:30:00.000Z' });
+    expect(await db.query(`SELECT * FROM registry.app_config WHERE key = 'CLEANING_SCHEDULE_HOURS'`)).toEqual([]);
+
+    // It fires through the one scheduler like any schedule.
+    now.t = new Date('2026-01-01T05:30:00Z');
+    await Promise.all(services.map((s) => s.tick()));
+    expect(started).toEqual([expect.objectContaining({ kind: 'cleaning' })]);
+
+    // The admin deletes it: later starts (any replica) leave it deleted.
+    await services[0]!.remove(row!.id);
+    expect(await services[1]!.seedDefaults('UTC')).toEqual([]);
+    expect(await services[0]!.list()).toEqual([]);
+  });
+
+  it('When the old setting was 0 (switched off), then the built-in schedule is created disabled, daily at 03:30 once switched on', async () => {
+    await db.query(`DELETE FROM registry.settings WHERE key = 'default_schedules_seeded'`);
+    await db.query(`INSERT INTO registry.app_config (key, value, source) VALUES ('CLEANING_SCHEDULE_HOURS', '0', 'env') ON CONFLICT (key) DO UPDATE SET value = '0'`);
+    const { services } = replicas({ t: new Date('2026-01-01T00:00:00Z') });
+    const [created] = await services[0]!.seedDefaults('UTC');
+    expect(created).toMatchObject({ name: 'Cleaning', cron: '30 3 * * *', enabled: false, next_run_at: null });
+  });
 });

@@ -43,7 +43,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'CATALOGUE_ID_SCHEME_VERSION', owner: 'catalogue', schema: z.coerce.number().int().min(2).max(4), default: 4, live: false, description: 'Canonical id scheme; a newer version relabels the catalogue at the next start' },
   // Cleaning (catalogue).
   { key: 'CLEANING_CATALOGUE', owner: 'catalogue', schema: bool, default: false, live: true, description: 'Let cleaning delete orphan songs (only when every server was read and orphans are fewer than half)' },
-  { key: 'CLEANING_SCHEDULE_HOURS', owner: 'catalogue', schema: num(0, 24 * 366), default: 24, live: true, description: 'Hours between the built-in cleaning runs; 0 switches them off (schedules in /api/cron are the general tool)' },
+  // CLEANING_SCHEDULE_HOURS (the catalogue's own cleaning timer) is retired: its value became the built-in
+  // "Cleaning" schedule of /api/cron, once per install (services/registry/src/domain/default-schedules.ts).
   // Analysis (analysis worker): applied to every run that does not override them in POST /api/analysis/start.
   { key: 'TOP_N_MOODS', owner: 'analysis', schema: z.coerce.number().int().min(1).max(MSD_TAG_COUNT), default: SERVICE_DEFAULTS.topNMoods, live: true, description: 'MSD tags kept in a song\'s mood_vector when it is analyzed (reference TOP_N_MOODS; songs analyzed before keep theirs)' },
   { key: 'NUM_RECENT_ALBUMS', owner: 'analysis', schema: z.coerce.number().int().min(0).max(1_000_000), default: SERVICE_DEFAULTS.numRecentAlbums, live: true, description: 'Analysis looks only at the N most recently added albums of each server (0 = the whole catalogue; reference NUM_RECENT_ALBUMS)' },

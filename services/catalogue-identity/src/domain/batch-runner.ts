@@ -13,9 +13,9 @@
  *   when the cancel is handled by the process running it. A cancelled task keeps all its writes.
  * - Shutdown: the running task stops at its next chunk and goes back to the queue (it runs again after
  *   the restart), unless it was being cancelled anyway.
- * - Schedule: every CLEANING_SCHEDULE_CHECK_MS each process asks the repository whether a scheduled
- *   cleaning is due (CLEANING_SCHEDULE_HOURS; under an advisory lock, so one process admits one run
- *   per period).
+ * - Schedules are not kept here: a scheduled cleaning is a firing of the registry's /api/cron (the
+ *   built-in "Cleaning" schedule replaced the CLEANING_SCHEDULE_HOURS timer), admitted like any
+ *   POST /api/cleaning/start.
  */
 import { randomUUID } from 'node:crypto';
 import type { SweepRequestedEvent } from '@polyphony/contracts';
@@ -32,8 +32,6 @@ import { type TaskBoard, type TaskOutcome, TaskRun } from './task-run';
 export interface BatchRunnerOptions {
   /** Queue re-check period, ms. */
   recheckMs: number;
-  /** Cleaning-schedule check period, ms. */
-  scheduleCheckMs: number;
   /** Shortest interval between two progress snapshots, ms. */
   progressIntervalMs: number;
 }
@@ -60,7 +58,7 @@ export class BatchRunner {
     private readonly options: BatchRunnerOptions,
   ) {}
 
-  /** Starts the periodic queue re-check and schedule check, and drains anything already queued. */
+  /** Starts the periodic queue re-check and drains anything already queued. */
   start(): void {
     const every = (ms: number, fn: () => Promise<void>) => {
       const t = setInterval(() => {
@@ -77,9 +75,6 @@ export class BatchRunner {
     };
     every(this.options.recheckMs, async () => {
       if (!this.loop && (await this.repo.hasQueued())) this.kick();
-    });
-    every(this.options.scheduleCheckMs, async () => {
-      await this.scheduleTick();
     });
     this.kick();
   }
@@ -123,19 +118,6 @@ export class BatchRunner {
     const r = await this.repo.requestCancel(taskId);
     if (r.revoked) await this.board.publish(r.revoked);
     if (r.running && this.current?.task.id === r.running.id) this.current.abort.abort();
-  }
-
-  /** One check of the cleaning schedule (normally from the timer). @returns the admitted task, if any. */
-  async scheduleTick(): Promise<BatchTask | undefined> {
-    if (this.stopping) return undefined;
-    const { cleaningScheduleHours } = await this.settings.get();
-    const task = await this.repo.scheduleCleaningIfDue(randomUUID(), cleaningScheduleHours);
-    if (task) {
-      this.logger.info('scheduled cleaning admitted', { taskId: task.id, hours: cleaningScheduleHours });
-      await this.board.publish(task);
-      this.kick();
-    }
-    return task;
   }
 
   /** Drains the queue in the background when this process can take the runner lock. */

@@ -15,7 +15,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { SweepRequestedEvent, TaskState } from '@polyphony/contracts';
 import { ConflictError, queryRows } from '@polyphony/platform';
-import { BATCH_ADMISSION_LOCK, CLEANING_SCHEDULE_LOCK, lockExclusive } from './locks';
+import { BATCH_ADMISSION_LOCK, lockExclusive } from './locks';
 import type { Queryable } from './sql';
 
 /** Kinds of batch task this service runs. */
@@ -108,9 +108,9 @@ const SWEEP_TYPES = ['sweep', 'alignment'];
 export class BatchTaskRepository {
   constructor(private readonly ds: DataSource) {}
 
-  private async admission<T>(work: (m: EntityManager) => Promise<T>, schedule = false): Promise<T> {
+  private async admission<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
     return this.ds.transaction(async (m) => {
-      await lockExclusive(m, schedule ? [BATCH_ADMISSION_LOCK, CLEANING_SCHEDULE_LOCK] : [BATCH_ADMISSION_LOCK]);
+      await lockExclusive(m, [BATCH_ADMISSION_LOCK]);
       return work(m);
     });
   }
@@ -164,12 +164,13 @@ export class BatchTaskRepository {
   }
 
   /**
-   * Admits a cleaning run and restarts the cleaning schedule's clock.
+   * Admits a cleaning run (POST /api/cleaning/start, also what a registry schedule calls). `trigger`
+   * 'schedule' is only found on rows of the retired cleaning timer.
    * @param cleanCatalogue the run's orphan-deletion choice (null: follow CLEANING_CATALOGUE).
    * @throws ConflictError (409, code task_running) while a sweep, alignment or cleaning is queued or running.
    */
   async admitCleaning(id: string, cleanCatalogue: boolean | null, trigger: 'api' | 'schedule'): Promise<BatchTask> {
-    return this.admission((m) => this.insertCleaning(m, id, cleanCatalogue, trigger), true);
+    return this.admission((m) => this.insertCleaning(m, id, cleanCatalogue, trigger));
   }
 
   private async insertCleaning(m: Queryable, id: string, cleanCatalogue: boolean | null, trigger: string): Promise<BatchTask> {
@@ -180,33 +181,7 @@ export class BatchTaskRepository {
       `INSERT INTO catalogue.batch_task (id, type, state, clean_catalogue, trigger, message) VALUES ($1, 'cleaning', 'NEW', $2, $3, 'Queued') RETURNING *`,
       [id, cleanCatalogue, trigger],
     );
-    await m.query(`INSERT INTO catalogue.schedule_state (name, last_at) VALUES ('cleaning', now()) ON CONFLICT (name) DO UPDATE SET last_at = now()`);
     return toTask(inserted[0]!);
-  }
-
-  /**
-   * The cleaning schedule: when the last cleaning (scheduled or manual) started at least `hours` ago,
-   * admits a scheduled cleaning under `id` and returns it. The first call on a fresh install only starts
-   * the clock. Runs under the schedule lock, so one process starts one run per period. A run is skipped
-   * (the clock still restarts) while another batch task is queued or running.
-   * @returns the admitted task, or undefined when not due, switched off or skipped.
-   */
-  async scheduleCleaningIfDue(id: string, hours: number): Promise<BatchTask | undefined> {
-    if (!(hours > 0)) return undefined;
-    return this.admission(async (m) => {
-      const rows = await queryRows<{ due: boolean }>(m, `SELECT last_at <= now() - make_interval(secs => $1::float8) AS due FROM catalogue.schedule_state WHERE name = 'cleaning'`, [hours * 3600]);
-      if (!rows[0]) {
-        await m.query(`INSERT INTO catalogue.schedule_state (name, last_at) VALUES ('cleaning', now()) ON CONFLICT DO NOTHING`);
-        return undefined;
-      }
-      if (!rows[0].due) return undefined;
-      const live = await queryRows<{ id: string }>(m, `SELECT id FROM catalogue.batch_task WHERE state IN ('NEW', 'RUNNING') LIMIT 1`);
-      if (live[0]) {
-        await m.query(`UPDATE catalogue.schedule_state SET last_at = now() WHERE name = 'cleaning'`);
-        return undefined;
-      }
-      return this.insertCleaning(m, id, null, 'schedule');
-    }, true);
   }
 
   /**

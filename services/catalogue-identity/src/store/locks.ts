@@ -35,8 +35,7 @@ export const CATALOGUE_WRITE_LOCK: LockKey = [NS_GLOBAL, 0];
 export const BATCH_RUNNER_LOCK: LockKey = [NS_BATCH, 1];
 /** Transaction-level lock around batch-task admission (enqueue, coalesce, cancel-running). */
 export const BATCH_ADMISSION_LOCK: LockKey = [NS_BATCH, 2];
-/** Transaction-level lock of the cleaning schedule check. */
-export const CLEANING_SCHEDULE_LOCK: LockKey = [NS_BATCH, 3];
+// [NS_BATCH, 3] was the lock of the retired cleaning-schedule timer (cleaning is a registry schedule now); keep it unused.
 
 /** Signed 32-bit hash of a text (first 4 bytes of its SHA-256). */
 export function hash32(text: string): number {

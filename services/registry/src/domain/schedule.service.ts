@@ -1,6 +1,7 @@
 import { Cron } from 'croner';
 import type { ScheduleBody, ScheduleDto, ScheduleKind } from '@polyphony/contracts';
 import { AppError, ConflictError, NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
+import { DEFAULT_SCHEDULES_MARKER, RETIRED_SCHEDULE_KEYS, defaultSchedules } from './default-schedules';
 
 /** A stored schedule (times as Date). */
 export interface Schedule extends Omit<ScheduleBody, 'params'> {
@@ -41,6 +42,14 @@ export interface ScheduleStore {
    */
   claimDue(now: Date, next: (s: Schedule) => Date | null): Promise<ClaimedFiring[]>;
   recordOutcome(firing: ClaimedFiring, outcome: string, taskId: string | null, message: string): Promise<void>;
+  /**
+   * Once per install (a `marker` row in registry.settings, written under an advisory lock, so
+   * replicas starting together seed once): reads the `retiredKeys` from the config store, inserts the
+   * schedules `make` builds from them (one whose name exists already is left alone), deletes the
+   * retired keys from the config store and writes the marker. Returns the inserted schedules, or
+   * undefined when the install was seeded before.
+   */
+  seedOnce(marker: string, retiredKeys: readonly string[], make: (retired: Record<string, string>) => Array<{ body: ScheduleBody; next: Date | null }>): Promise<Schedule[] | undefined>;
 }
 
 /** Starts one task of a kind over every server; returns its task id. Throws ConflictError (409) when one of its kind is live. */
@@ -118,6 +127,26 @@ export class ScheduleService {
 
   async remove(id: string): Promise<void> {
     if (!(await this.store.remove(id))) throw new NotFoundError(`Schedule ${id} not found`);
+  }
+
+  /**
+   * Creates the built-in schedules once per install (default-schedules.ts: the cleaning schedule that
+   * replaces CLEANING_SCHEDULE_HOURS, converted from its stored value). Idempotent; an admin's later
+   * edit or deletion stays. Returns the schedules created now (empty when seeded before).
+   * @param timezone IANA zone of the built-in schedules (the install's TZ)
+   */
+  async seedDefaults(timezone: string): Promise<ScheduleDto[]> {
+    let zone = timezone;
+    try {
+      parseCron('0 0 * * *', zone);
+    } catch {
+      zone = 'UTC';
+    }
+    const created = await this.store.seedOnce(DEFAULT_SCHEDULES_MARKER, RETIRED_SCHEDULE_KEYS, (retired) =>
+      defaultSchedules(retired, zone).map((body) => ({ body, next: body.enabled ? nextRun(body.cron, body.timezone, this.clock()) : null })),
+    );
+    for (const s of created ?? []) this.logger.info('built-in schedule created', { name: s.name, kind: s.kind, cron: s.cron, timezone: s.timezone, enabled: s.enabled });
+    return (created ?? []).map((s) => toDto(s, []));
   }
 
   /** Next `count` run times of an expression, ISO strings (for the editor's preview). */

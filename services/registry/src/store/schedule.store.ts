@@ -32,6 +32,8 @@ const toSchedule = (r: Row): Schedule => ({
 
 /** Advisory-lock key of the scheduler pass (one pass at a time across every registry replica). */
 const SCHEDULER_LOCK = 'polyphony-scheduler';
+/** Advisory-lock key of the once-per-install creation of the built-in schedules. */
+const SEED_LOCK = 'polyphony-schedule-seed';
 
 /** registry.schedules / registry.schedule_runs in PostgreSQL. */
 export class PgScheduleStore implements ScheduleStore {
@@ -99,6 +101,27 @@ export class PgScheduleStore implements ScheduleStore {
         if (run[0]) claimed.push({ schedule: s, runId: String(run[0].id) });
       }
       return claimed;
+    });
+  }
+
+  async seedOnce(marker: string, retiredKeys: readonly string[], make: (retired: Record<string, string>) => Array<{ body: ScheduleBody; next: Date | null }>): Promise<Schedule[] | undefined> {
+    return this.ds.transaction(async (m) => {
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [SEED_LOCK]);
+      const done = (await m.query(`SELECT 1 FROM registry.settings WHERE key = $1`, [marker])) as unknown[];
+      if (done.length) return undefined;
+      const rows: Array<{ key: string; value: string }> = await m.query(`SELECT key, value FROM registry.app_config WHERE key = ANY($1)`, [[...retiredKeys]]);
+      const created: Schedule[] = [];
+      for (const { body: b, next } of make(Object.fromEntries(rows.map((r) => [r.key, r.value])))) {
+        const inserted = await queryRows<Row>(
+          m,
+          `INSERT INTO registry.schedules (name, kind, cron, timezone, enabled, params, next_run_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING *`,
+          [b.name, b.kind, b.cron, b.timezone, b.enabled, JSON.stringify(b.params), next],
+        );
+        if (inserted[0]) created.push(toSchedule(inserted[0]));
+      }
+      await m.query(`DELETE FROM registry.app_config WHERE key = ANY($1)`, [[...retiredKeys]]);
+      await m.query(`INSERT INTO registry.settings (key, value) VALUES ($1, now()::text)`, [marker]);
+      return created;
     });
   }
 
