@@ -45,6 +45,11 @@ describe('operations API (full stack)', () => {
     const badKind = await request(url).post('/api/cron').set(auth).send({ ...base, kind: 'format_disk' }).expect(400);
     expect(badKind.body.error.message).toMatch(/kind/);
     await request(url).post('/api/cron').set(auth).send({ ...base, extra: 1 }).expect(400);
+    // Params the kind's start route would refuse are refused when saved, not at every firing.
+    const badParams = await request(url).post('/api/cron').set(auth).send({ ...base, params: { num_recent_albums: -1 } }).expect(400);
+    expect(badParams.body.error.message).toMatch(/Invalid params for a analysis schedule: num_recent_albums/);
+    await request(url).post('/api/cron').set(auth).send({ ...base, kind: 'backup', params: { keep: 0 } }).expect(400);
+    await request(url).post('/api/cron').set(auth).send({ ...base, kind: 'backup', params: { passphrase: 'in clear text' } }).expect(400);
     // Only the built-in cleaning schedule every install starts with.
     expect((await request(url).get('/api/cron').set(auth).expect(200)).body.schedules.map((x: { name: string }) => x.name)).toEqual(['Cleaning']);
     expect(await sql('SELECT name FROM registry.schedules')).toEqual([{ name: 'Cleaning' }]);

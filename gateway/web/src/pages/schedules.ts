@@ -40,7 +40,7 @@ const page: Page = {
       field('Cron expression', cron, 'minute hour day-of-month month day-of-week (optionally seconds first), e.g. 0 3 * * * = 03:00 daily'),
       field('Time zone', tz, 'IANA name, e.g. Europe/Berlin'),
       h('label', { class: 'check', for: 'sched-enabled' }, enabled, 'Enabled'),
-      field('Task parameters (JSON, optional)', params, 'e.g. {"clean_catalogue": false} for cleaning, {"keep": 7} for backups'),
+      field('Task parameters (JSON, optional)', params, 'e.g. {"keep": 7} for backups (archives kept), {"num_recent_albums": 50} for analysis, {"clean_catalogue": false} for cleaning; checked when saved'),
       h('div', { class: 'toolbar' }, previewButton, save, cancelEdit),
       preview,
       formOut,

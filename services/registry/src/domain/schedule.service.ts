@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
-import type { ScheduleBody, ScheduleDto, ScheduleKind } from '@polyphony/contracts';
-import { AppError, ConflictError, NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
+import { AnalysisStartRequest, CleaningStartRequest, ClusteringStartBody, RadioRunBody, z, type ScheduleBody, type ScheduleDto, type ScheduleKind } from '@polyphony/contracts';
+import { AppError, ConflictError, NotFoundError, ValidationError, formatZodError, type Logger } from '@polyphony/platform';
 import { DEFAULT_SCHEDULES_MARKER, RETIRED_SCHEDULE_KEYS, defaultSchedules } from './default-schedules';
 
 /** A stored schedule (times as Date). */
@@ -58,6 +58,27 @@ export type TaskStarter = (kind: ScheduleKind, params: Record<string, unknown>) 
 export type BusyCheck = (kind: ScheduleKind) => Promise<boolean>;
 
 /**
+ * What a schedule's `params` may hold per kind: the body schema of the start route its firings call
+ * (the backup's `keep` is the retention: ready archives kept after it). A schedule whose params that
+ * route would refuse is refused when saved (400), instead of failing at every firing.
+ */
+export const SCHEDULE_PARAMS: Record<ScheduleKind, z.ZodTypeAny> = {
+  analysis: AnalysisStartRequest,
+  clustering: ClusteringStartBody,
+  cleaning: CleaningStartRequest,
+  radios: RadioRunBody,
+  index_rebuild: z.object({}).passthrough(),
+  sweep: z.object({}).strict(),
+  backup: z.object({ keep: z.number().int().min(1).max(10_000).optional() }).strict(),
+};
+
+/** Throws ValidationError (400) when `params` do not suit the kind's start route. */
+export function checkParams(kind: ScheduleKind, params: Record<string, unknown>): void {
+  const r = SCHEDULE_PARAMS[kind].safeParse(params);
+  if (!r.success) throw new ValidationError(`Invalid params for a ${kind} schedule: ${formatZodError(r.error)}`, r.error.issues);
+}
+
+/**
  * Parses and checks a cron expression in a time zone with croner (5 fields, or 6 with seconds
  * first). Throws ValidationError (400) carrying the parser's message.
  */
@@ -104,6 +125,7 @@ export class ScheduleService {
   }
 
   async create(body: ScheduleBody): Promise<ScheduleDto> {
+    checkParams(body.kind, body.params);
     const next = body.enabled ? nextRun(body.cron, body.timezone, this.clock()) : (parseCron(body.cron, body.timezone), null);
     try {
       return toDto(await this.store.insert(body, next), []);
@@ -113,6 +135,7 @@ export class ScheduleService {
   }
 
   async update(id: string, body: ScheduleBody): Promise<ScheduleDto> {
+    checkParams(body.kind, body.params);
     const next = body.enabled ? nextRun(body.cron, body.timezone, this.clock()) : (parseCron(body.cron, body.timezone), null);
     let s: Schedule | undefined;
     try {

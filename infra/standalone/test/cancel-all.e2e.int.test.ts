@@ -1,0 +1,77 @@
+import request from 'supertest';
+import { createFakeSubsonic, syntheticCatalogue, type StartedFake, type TestDatabase } from '@polyphony/testkit';
+import type { Stack } from '../src/stack';
+import { API_TOKEN, startTestStack } from './helpers';
+
+/**
+ * Issue "Operations" (task control): `POST /api/cancel_all` with no body at all (the Jellyfin plugin's
+ * shape) stops a real running analysis, not only its task-board row: the run ends REVOKED in the
+ * analysis service, its workers stop taking tracks (at most the ones in flight finish), the songs
+ * analyzed before the cancel are kept, and a new run can start at once.
+ */
+describe('cancel_all stops live tasks (full stack)', () => {
+  jest.setTimeout(10 * 60_000);
+  const auth = { Authorization: `Bearer ${API_TOKEN}` };
+  const fake = createFakeSubsonic({ catalogue: syntheticCatalogue(300, { lyricsEvery: 0 }) });
+  let server: StartedFake;
+  let stack: Stack;
+  let db: TestDatabase;
+  let url: string;
+
+  const finished = async (runId: string): Promise<number> =>
+    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 AND outcome NOT IN ('queued', 'cancelled')`, [runId]))[0]!.n;
+  async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const v = await probe();
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  beforeAll(async () => {
+    server = await fake.start();
+    ({ stack, db, url } = await startTestStack());
+    await request(url).post('/api/servers').set(auth).send({ name: 'Big', server_type: 'navidrome', creds: { url: server.url, user: 'alice', password: 'sesame' } }).expect(201);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await db?.drop();
+    await server?.close();
+  });
+
+  it('When cancel_all is posted with no body during an analysis of 300 tracks, then the run is REVOKED everywhere, workers stop, finished work stays and a new run may start', async () => {
+    const start = await request(url).post('/api/analysis/start').set(auth).send({}).expect(202);
+    const runId = start.body.task_id as string;
+    await until('the first analyzed track', async () => ((await finished(runId)) >= 1 ? true : undefined));
+
+    // No body, no content type (Jellyfin plugin).
+    const res = await request(url).post('/api/cancel_all').set(auth).expect(200);
+    expect(res.body.task_ids).toContain(runId);
+    expect(res.body.cancelled_jobs_count).toBeGreaterThanOrEqual(1);
+
+    await until('REVOKED on the task board', async () => ((await request(url).get(`/api/status/${runId}`).set(auth)).body.state === 'REVOKED' ? true : undefined), 30_000);
+    const [run] = await db.query<{ state: string }>(`SELECT state FROM analysis.runs WHERE id = $1`, [runId]);
+    expect(run!.state).toBe('REVOKED');
+    expect((await request(url).get('/api/active_tasks').set(auth).expect(200)).body).toEqual({});
+
+    // Workers stop: tracks in flight (2 per worker) may still finish; nothing after that.
+    await new Promise((r) => setTimeout(r, 1500));
+    const atCancel = await finished(runId);
+    await new Promise((r) => setTimeout(r, 5000));
+    const later = await finished(runId);
+    expect(later).toBe(atCancel);
+    expect(atCancel).toBeLessThan(300);
+
+    // Work done before the cancel is kept.
+    const [{ n: mapped }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalogue.track_server_map`);
+    const [{ n: kept }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 AND outcome IN ('analyzed', 'mapped_existing')`, [runId]);
+    expect(kept).toBeGreaterThanOrEqual(1);
+    expect(mapped).toBeGreaterThanOrEqual(kept);
+
+    // Admission is free again.
+    const again = await request(url).post('/api/analysis/start').set(auth).send({ num_recent_albums: 1 }).expect(202);
+    await request(url).post(`/api/cancel/${again.body.task_id}`).set(auth).expect(200);
+  });
+});
