@@ -34,7 +34,7 @@ async function replica(name: string): Promise<{ url: string; ready: boolean; ser
 function gatewayTo(indexUrl: string): express.Express {
   const app = express();
   app.use((req, _res, next) => {
-    req.identity = { sub: 'u', username: 'u', role: 'user', via: 'bearer' };
+    req.identity = { sub: 'u', username: 'u', role: 'user', via: 'bearer', iat: Date.now() };
     (req as unknown as { requestId: string }).requestId = 'req-1';
     next();
   });

@@ -2,10 +2,10 @@ import { featureRoutes, serverRoutes } from '@polyphony/contracts';
 import { ApiError, call, setServerSource, setUnauthorizedHandler } from './api';
 
 describe('typed API client', () => {
-  const realFetch = global.fetch;
+  const realFetch = globalThis.fetch;
   let calls: Array<{ url: string; init: RequestInit }> = [];
   const answer = (status: number, body: unknown) => {
-    global.fetch = (async (url: string, init: RequestInit) => {
+    globalThis.fetch = (async (url: string, init: RequestInit) => {
       calls.push({ url, init });
       return new Response(body === undefined ? '' : JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
     }) as typeof fetch;
@@ -14,7 +14,7 @@ describe('typed API client', () => {
     calls = [];
   });
   afterAll(() => {
-    global.fetch = realFetch;
+    globalThis.fetch = realFetch;
     setServerSource(() => undefined);
     setUnauthorizedHandler(() => undefined);
   });

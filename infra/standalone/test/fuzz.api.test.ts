@@ -130,7 +130,7 @@ function queryPart(name: string, value: fc.Arbitrary<unknown>): fc.Arbitrary<str
 const pathSegment = fc.oneof(
   fc.uuid().map((u) => encodeURIComponent(u)),
   fc.integer({ min: 0, max: 1e9 }).map(String),
-  nastyString.map((s) => (s.isWellFormed() ? encodeURIComponent(s) : escape(s))),
+  nastyString.map((s) => ((s as string & { isWellFormed(): boolean }).isWellFormed() ? encodeURIComponent(s) : escape(s))),
   fc.constantFrom('%', '%E0%A4%A', '%00', '..', '%2e%2e%2f', 'a%2Fb', '%C0%AE'),
 );
 

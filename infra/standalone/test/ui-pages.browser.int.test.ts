@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

@@ -104,7 +104,7 @@ export function copyOf(embedding: readonly number[], seed: number, noise = 0.02)
  */
 export function collidingEmbeddings(seed: number, count: number): number[][] {
   const rand = prng(seed);
-  const signs = Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? 1 : -1));
+  const signs: number[] = Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? 1 : -1));
   // Shuffle the sign pattern so it is not trivially periodic.
   for (let i = 199; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));

@@ -135,7 +135,6 @@ export async function setupFixture(): Promise<Fixture> {
       bus,
       peers: () => ({ registry: peersUrl, catalogue: peersUrl, analysis: peersUrl, index: peersUrl, playlist: peersUrl }),
       migrateOnStart: true,
-      availability: { minReloadIntervalMs: 0 },
       rebuild: { snapshotPageSize: 400, vectorBatchSize: 300, cellFlushBytes: 64 * 1024 },
       rebuildOnStart: options.rebuildOnStart ?? true,
       clientFactory,

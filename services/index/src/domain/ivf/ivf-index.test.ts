@@ -72,7 +72,7 @@ describe('IVF index on a 20k-item mixture', () => {
     const seen = new Uint8Array(N);
     const mismatches: string[] = [];
     for (const cell of cells) {
-      if (cell.rowIds.some((r, i) => index.cellRows(cell.cellId)[i] !== r)) mismatches.push(`cell ${cell.cellId} rows`);
+      if (Array.from(cell.rowIds).some((r, i) => index.cellRows(cell.cellId)[i] !== r)) mismatches.push(`cell ${cell.cellId} rows`);
       for (let i = 0; i < cell.rowIds.length; i++) {
         const row = cell.rowIds[i]!;
         seen[row]!++;
