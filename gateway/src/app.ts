@@ -4,6 +4,7 @@ import express from 'express';
 import { APP_VERSION, api, buildOpenApiDocument, routesOf } from '@polyphony/contracts';
 import {
   Metrics,
+  PeerClient,
   ServiceClient,
   SettingsStore,
   assertSchemaCurrent,
@@ -70,7 +71,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   const metrics = new Metrics('gateway');
   const targets = deps.targets ?? (() => config.services);
   const registryClient = new ServiceClient(() => targets().registry, config.internalSecret, 'gateway', 10_000);
-  const resolver = new ServerResolver(registryClient);
+  const resolver = new ServerResolver(new PeerClient(registryClient, 'registry'));
   const publicDir = path.resolve(__dirname, '../public');
   const ui = webUi(path.resolve(__dirname, '../dist/public'));
 

@@ -1,5 +1,5 @@
 import { ChangePasswordBody, CreateUserBody, DeleteUserBody, IdParam, LoginBody, AuthAliasBody, api } from '@polyphony/contracts';
-import { UnauthorizedError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { UnauthorizedError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { AuthService } from '../auth/auth.service';
 import { SESSION_COOKIE, setSessionCookie } from '../auth/authenticate.middleware';
 
@@ -48,7 +48,6 @@ export function userRoutes(auth: AuthService): RouteHandlers {
     res.json({ id: id.sub, username: id.username, role: id.role, via: id.via });
   });
   r.on(api.auth.listUsers,
-    requireRole('admin'),
     asyncRoute(async (_req, res) => {
       res.json({ users: await auth.listUsers() });
     }),

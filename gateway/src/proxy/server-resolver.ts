@@ -1,5 +1,7 @@
-import { ServiceClient, ValidationError } from '@polyphony/platform';
+import { api } from '@polyphony/contracts';
+import { type PeerClient, ValidationError } from '@polyphony/platform';
 
+/** The fields of the registry's answer the gateway uses (`api.internal.serversResolve`). */
 interface Resolved {
   id: string;
   name: string;
@@ -18,7 +20,8 @@ export class ServerResolver {
   private cache = new Map<string, { at: number; value: Resolved | null }>();
 
   constructor(
-    private readonly registry: ServiceClient,
+    /** The registry's peer client (`api.internal.serversResolve`). */
+    private readonly registry: PeerClient,
     private readonly ttlMs = 2000,
   ) {}
 
@@ -32,7 +35,7 @@ export class ServerResolver {
     if (hit && Date.now() - hit.at < this.ttlMs) {
       value = hit.value;
     } else {
-      const res = await this.registry.get<{ server: Resolved | null }>('/internal/servers/resolve', { server });
+      const res = await this.registry.call(api.internal.serversResolve, { query: { server } });
       value = res.server;
       if (this.cache.size > 1000) this.cache.clear();
       this.cache.set(key, { at: Date.now(), value });

@@ -5,7 +5,8 @@ import { buildCatalogue, loadCatalogueConfig } from '@polyphony/catalogue-identi
 import { bodyLimitFor, buildGateway, isAdminOnly, isSetupPath, loadGatewayConfig, matchRoute, serviceFor } from '@polyphony/gateway';
 
 import { buildIndex, loadIndexConfig } from '@polyphony/index';
-import { createBus, createLogger } from '@polyphony/platform';
+import request from 'supertest';
+import { createBus, createLogger, signIdentity } from '@polyphony/platform';
 import { buildPlaylist, loadPlaylistConfig } from '@polyphony/playlist';
 import { buildRegistry, loadRegistryConfig } from '@polyphony/registry';
 
@@ -62,6 +63,21 @@ describe('one route table', () => {
     // Every route under an API prefix is in the table; the web UI's pages (/, /index.html, assets) are not API routes.
     const api = mounted(apps[service]).filter((k) => own.includes(k) || /^\w+ \/(api|external|chat\/api|internal)(\/|$)/.test(k));
     expect(api.sort()).toEqual(own.sort());
+  });
+
+  // Defence in depth: each service enforces the route's access from the table itself (mountRoutes), so a
+  // request that reaches it directly, or through a faulty gateway, is refused before any handler runs.
+  const secret = env.INTERNAL_SECRET;
+  const user = () => signIdentity({ sub: 'u1', username: 'ann', role: 'user', via: 'cookie' }, secret);
+  const cookieAdmin = () => signIdentity({ sub: 'u2', username: 'bob', role: 'admin', via: 'cookie' }, secret);
+  const guarded = ROUTE_SERVICES.filter((s) => s !== 'gateway').flatMap((s) => routesOf(s).filter((d) => d.access === 'internal' || d.access === 'admin').map((d) => [s, d.access, routeKey(d), d] as const));
+  const send = (service: RouteService, d: (typeof guarded)[number][3], headers: Record<string, string>) =>
+    request(apps[service])[d.method](sample(d.path)).set(headers);
+
+  it.each(guarded)('%s refuses %s route %s to a caller without a signed identity (401) and to a user (403)', async (service, access, _key, d) => {
+    expect((await send(service, d, {})).status).toBe(401);
+    expect((await send(service, d, user())).status).toBe(403);
+    if (access === 'internal') expect((await send(service, d, cookieAdmin())).status).toBe(403);
   });
 
   it('every route has an owner and an access; internal routes are exactly the /internal paths', () => {

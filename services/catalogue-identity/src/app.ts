@@ -76,7 +76,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   });
   // Batch lane: sweeps, alignments and cleanings, one at a time (domain/batch-runner.ts).
   const registryPort = deps.registryPort ?? new HttpRegistryPort(rt.peer('registry', 30_000));
-  const indexPort = deps.indexPort ?? new HttpIndexPort(rt.client('index', 30_000), rt.client('registry', 30_000));
+  const indexPort = deps.indexPort ?? new HttpIndexPort(rt.peer('index', 30_000), rt.peer('registry', 30_000));
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const sweepStore = new SweepStore(rt.ds);
   const batchTasks = new BatchTaskRepository(rt.ds);
@@ -97,7 +97,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   });
 
   const routeSets: RouteHandlers[] = [];
-  routeSets.push(internalRoutes({ identity, mappings, log: mappingLog, tracks, artists, settings, events, ds: rt.ds }));
+  routeSets.push(internalRoutes({ identity, mappings, log: mappingLog, tracks, artists, settings, events, scheme }));
   routeSets.push(cleaningRoutes(batch));
   routeSets.push(probeRoutes(new CoverageRepository(rt.ds)));
   const lyrics = new LyricsRepository(rt.ds);

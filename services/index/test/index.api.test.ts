@@ -1,4 +1,5 @@
 import { RepointService } from '../src/domain/repoint.service';
+import { ItemIdRenameStore } from '../src/store/item-id-rename.store';
 import type { IndexService } from '../src';
 import request from 'supertest';
 import { cosineDistance } from '@polyphony/vectors';
@@ -710,7 +711,7 @@ describe('availability and rebuilds', () => {
     const renamed = olds.map((id) => `${id}-renamed`);
     const snapshotsBefore = f.peers.calls.snapshot;
     const make = (from: string[], to: string[]) =>
-      new RepointService(f.svc.runtime.ds, f.svc.rebuild, async () => ({ entries: from.map((oldId, i) => ({ oldId, newId: to[i]!, kind: 'relabel' as const })), next: null }), f.svc.runtime.logger);
+      new RepointService(new ItemIdRenameStore(f.svc.runtime.ds), f.svc.rebuild, async () => ({ entries: from.map((oldId, i) => ({ oldId, newId: to[i]!, kind: 'relabel' as const })), next: null }), f.svc.runtime.logger);
     expect(await make(olds, renamed).repoint(4)).toEqual({ outcome: 'repointed', renamed: 3 });
     const now = f.svc.state.current();
     expect(now.generation).toBe(gen);
@@ -722,7 +723,7 @@ describe('availability and rebuilds', () => {
     const rows = await f.svc.runtime.ds.query(`SELECT count(*)::int AS n FROM "index".tracks WHERE item_id = ANY($1)`, [renamed]);
     expect(rows[0].n).toBe(3);
     // A map that merges two songs cannot be repointed: the caller rebuilds instead.
-    const merge = new RepointService(f.svc.runtime.ds, f.svc.rebuild, async () => ({ entries: [{ oldId: renamed[0]!, newId: 'x', kind: 'merge' as const }], next: null }), f.svc.runtime.logger);
+    const merge = new RepointService(new ItemIdRenameStore(f.svc.runtime.ds), f.svc.rebuild, async () => ({ entries: [{ oldId: renamed[0]!, newId: 'x', kind: 'merge' as const }], next: null }), f.svc.runtime.logger);
     expect((await merge.repoint(4)).outcome).toBe('rebuild');
     expect(await make(renamed, olds).repoint(4)).toEqual({ outcome: 'repointed', renamed: 3 });
     expect(f.svc.state.current().index.rowOf(olds[0]!)).toBeGreaterThanOrEqual(0);

@@ -1,3 +1,4 @@
+import { api } from '@polyphony/contracts';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -50,19 +51,19 @@ export class FakePeers {
       }
       next();
     });
-    app.get('/internal/servers', (_req, res) => {
+    app.get(api.internal.serversList.path, (_req, res) => {
       res.json({ servers: this.servers });
     });
-    app.get('/internal/servers/:id', (req, res) => {
+    app.get(api.internal.serverGet.path, (req, res) => {
       const s = this.servers.find((x) => x.id === req.params.id || x.name === req.params.id);
       if (!s) res.status(404).json({ error: { code: 'not_found', message: 'no such server', requestId: 'fake' } });
       else res.json(s);
     });
-    app.post('/internal/ids/resolve-input', (req, res) => {
+    app.post(api.internal.idsResolveInput.path, (req, res) => {
       const { serverId, ids } = req.body as { serverId?: string; ids: string[] };
       res.json({ ids: ids.map((id) => this.songs.find((s) => s.mappings.some((m) => m.serverId === serverId && m.providerId === id))?.itemId ?? id) });
     });
-    app.post('/internal/ids/map-output', (req, res) => {
+    app.post(api.internal.idsMapOutput.path, (req, res) => {
       const { serverId, itemIds } = req.body as { serverId: string; itemIds: string[] };
       const map: Record<string, string> = {};
       for (const id of itemIds) {
@@ -75,7 +76,7 @@ export class FakePeers {
       }
       res.json({ map });
     });
-    app.get('/internal/snapshot/tracks', async (req, res) => {
+    app.get(api.internal.snapshotTracks.path, async (req, res) => {
       if (this.gate) await this.gate;
       const after = typeof req.query.after === 'string' ? req.query.after : '';
       const limit = Number(req.query.limit ?? 1000);
@@ -102,7 +103,7 @@ export class FakePeers {
         next: sorted.length > limit ? page[page.length - 1]!.itemId : null,
       });
     });
-    app.post('/internal/tracks/lookup', (req, res) => {
+    app.post(api.internal.tracksLookup.path, (req, res) => {
       if (!this.lookupAvailable) {
         res.status(404).json({ error: { code: 'not_found', message: 'No route', requestId: 'fake' } });
         return;

@@ -9,6 +9,9 @@ import {
   AvailabilityVersionResponse,
   DurationBackfillRequest,
   DurationBackfillResponse,
+  MAPPING_PAGE_MAX,
+  MappingChangesPage,
+  MappingRowsPage,
   MapOutputRequest,
   MapOutputResponse,
   MappingLookupRequest,
@@ -19,13 +22,14 @@ import {
   ResolveInputRequest,
   ResolveInputResponse,
   SnapshotPage,
+  TrackDetail,
   TrackLookupRequest,
   TrackLookupResponse,
 } from './catalogue';
 import { StoreLearnedFeaturesRequest } from './learned';
 import { PlaylistTracksQuery, PlaylistTracksResponse } from './playlists';
 import { RadioPlaylistRequest, RadioPlaylistResponse } from './anchors';
-import { CatalogueStats, IndexLive, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse } from './semantic';
+import { CatalogueStats, IndexLive, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse, PutLyricsRequest } from './semantic';
 import { AiSettingsDto } from './chat';
 import { ServerTypeSchema } from './servers';
 
@@ -36,6 +40,49 @@ import { ServerTypeSchema } from './servers';
  */
 const tags = ['internal'];
 const internal = 'internal' as const;
+
+/** Largest page of `/internal/snapshot/tracks` (rows with 200-float vectors). */
+export const SNAPSHOT_MAX_LIMIT = 5000;
+/** Largest page of `/internal/ids/relabel-map`. */
+export const RELABEL_MAP_MAX_LIMIT = 5000;
+
+/** Path parameter of the per-item catalogue routes. */
+export const ItemIdParams = z.object({ itemId: z.string().min(1).max(500) });
+/** Path parameter of the per-server availability routes. */
+export const ServerIdParams = z.object({ serverId: z.string().min(1).max(200) });
+/** `after` (exclusive item-id cursor) and `limit` of a snapshot page. */
+export const SnapshotQuery = z.object({ after: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(SNAPSHOT_MAX_LIMIT).default(1000) });
+/** An artist given by name or by the provider artist id of a server. */
+export const ArtistResolveQuery = z.object({ serverId: z.string().min(1).max(200), value: z.string().max(1000) });
+/** Page of the relabel map to scheme `toVersion` (keyset on the old id). */
+export const RelabelMapQuery = z.object({
+  toVersion: z.coerce.number().int().min(0).max(9),
+  after: z.string().max(500).optional(),
+  limit: z.coerce.number().int().min(1).max(RELABEL_MAP_MAX_LIMIT).default(1000),
+});
+/** `after` = the opaque cursor of the previous page (absent for the first). */
+export const MappingRowsQuery = z.object({ after: z.string().max(2000).optional(), limit: z.coerce.number().int().min(1).max(MAPPING_PAGE_MAX).default(MAPPING_PAGE_MAX) });
+/** `after` = the last mapping-log sequence number the reader holds. */
+export const MappingChangesQuery = z.object({ after: z.coerce.number().int().min(0), limit: z.coerce.number().int().min(1).max(MAPPING_PAGE_MAX).default(MAPPING_PAGE_MAX) });
+/** `embedding=1` (default) includes the vector, `0` leaves it out. */
+export const TrackGetQuery = z.object({ embedding: z.enum(['0', '1', 'true', 'false']).optional() });
+/** `after` (exclusive item-id cursor) and `limit` of a lyrics backfill page. */
+export const LyricsPendingQuery = z.object({ after: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(1000).default(200) });
+
+/** The catalogue's identity scheme state and the identity thresholds in effect. */
+export const IdentityStateResponse = z.object({
+  /** Active scheme version; null before the start-time check ran. */
+  schemeVersion: z.number().int().nullable(),
+  bandLayoutId: z.string().nullable(),
+  /** The version the settings ask for (a relabel runs at start when it differs). */
+  configuredSchemeVersion: z.number().int(),
+  /** Cosine distance (0..2) under which two embeddings can be the same recording. */
+  duplicateDistanceThresholdCosine: z.number(),
+  durationToleranceSeconds: z.number(),
+  chromaprintGateEnabled: z.boolean(),
+  signatureMaxHamming: z.number().int(),
+  cleaningCatalogue: z.boolean(),
+});
 
 /** The resolved `server` selector: the registry's id, display name and media-server type. */
 export const ResolvedServer = z.object({ id: z.string(), name: z.string(), server_type: z.string() });
@@ -69,24 +116,24 @@ export const internalRoutes = {
   ownerSettings: defineRoute({ method: 'get', path: '/internal/settings/:owner', service: 'registry', access: internal, tags, params: SettingsOwnerParam, summary: 'Effective non-secret settings one service applies (index, playlist, catalogue, analysis); read through SettingsReader', response: OwnerSettingsDto }),
   // catalogue
   identityResolve: defineRoute({ method: 'post', path: '/internal/identity/resolve', service: 'catalogue', access: internal, tags, summary: 'Resolve a media-server track to its catalogue item (create or match)', body: ResolveIdentityRequest, response: ResolveIdentityResponse }),
-  identityState: defineRoute({ method: 'get', path: '/internal/identity/state', service: 'catalogue', access: internal, tags, summary: 'Identity scheme state (version, thresholds)' }),
+  identityState: defineRoute({ method: 'get', path: '/internal/identity/state', service: 'catalogue', access: internal, tags, summary: 'Identity scheme state (version, thresholds)', response: IdentityStateResponse }),
   tracksLookup: defineRoute({ method: 'post', path: '/internal/tracks/lookup', service: 'catalogue', access: internal, tags, summary: 'Track details of up to 5000 items', body: TrackLookupRequest, response: TrackLookupResponse }),
-  trackLearned: defineRoute({ method: 'put', path: '/internal/tracks/:itemId/learned', service: 'catalogue', access: internal, tags, summary: 'Store the learned features (MusiCNN tags, moods) of an item', body: StoreLearnedFeaturesRequest }),
-  trackGet: defineRoute({ method: 'get', path: '/internal/tracks/:itemId', service: 'catalogue', access: internal, tags, summary: 'One track detail (`embedding=1` includes the vector); 404 when unknown' }),
+  trackLearned: defineRoute({ method: 'put', path: '/internal/tracks/:itemId/learned', service: 'catalogue', access: internal, tags, summary: 'Store the learned features (MusiCNN tags, moods) of an item (204; 404 when unknown)', params: ItemIdParams, body: StoreLearnedFeaturesRequest, status: 204 }),
+  trackGet: defineRoute({ method: 'get', path: '/internal/tracks/:itemId', service: 'catalogue', access: internal, tags, summary: 'One track detail (`embedding=1` includes the vector); 404 when unknown', params: ItemIdParams, query: TrackGetQuery, response: TrackDetail }),
   mappingsLookup: defineRoute({ method: 'post', path: '/internal/mappings/lookup', service: 'catalogue', access: internal, tags, summary: 'Which provider ids of a server are already mapped', body: MappingLookupRequest, response: MappingLookupResponse }),
   idsResolveInput: defineRoute({ method: 'post', path: '/internal/ids/resolve-input', service: 'catalogue', access: internal, tags, summary: 'Client ids (provider ids of the server, or item ids) to item ids', body: ResolveInputRequest, response: ResolveInputResponse }),
   idsMapOutput: defineRoute({ method: 'post', path: '/internal/ids/map-output', service: 'catalogue', access: internal, tags, summary: 'Item ids to the provider ids of a server (missing = not on that server)', body: MapOutputRequest, response: MapOutputResponse }),
-  idsRelabelMap: defineRoute({ method: 'get', path: '/internal/ids/relabel-map', service: 'catalogue', access: internal, tags, summary: 'Page of old → new item ids after an identity scheme change', response: RelabelMapPage }),
-  availabilityVersion: defineRoute({ method: 'get', path: '/internal/availability/:serverId/version', service: 'catalogue', access: internal, tags, summary: 'Version counter of a server availability set', response: AvailabilityVersionResponse }),
-  availability: defineRoute({ method: 'get', path: '/internal/availability/:serverId', service: 'catalogue', access: internal, tags, summary: 'Item ids available on a server', response: AvailabilityResponse }),
-  mappingRows: defineRoute({ method: 'get', path: '/internal/mappings/rows', service: 'catalogue', access: internal, tags, summary: 'Page of all mapping rows (index id maps, full load)' }),
-  mappingChanges: defineRoute({ method: 'get', path: '/internal/mappings/changes', service: 'catalogue', access: internal, tags, summary: 'Mapping log entries after a sequence number (index id maps, follow)' }),
-  snapshotTracks: defineRoute({ method: 'get', path: '/internal/snapshot/tracks', service: 'catalogue', access: internal, tags, summary: 'Page of analysed tracks with vectors (index builds)', response: SnapshotPage }),
-  artistsResolve: defineRoute({ method: 'get', path: '/internal/artists/resolve', service: 'catalogue', access: internal, tags, summary: 'Artist name or provider artist id of a server to the artist', response: ArtistResolveResponse }),
+  idsRelabelMap: defineRoute({ method: 'get', path: '/internal/ids/relabel-map', service: 'catalogue', access: internal, tags, summary: 'Page of old → new item ids after an identity scheme change', query: RelabelMapQuery, response: RelabelMapPage }),
+  availabilityVersion: defineRoute({ method: 'get', path: '/internal/availability/:serverId/version', service: 'catalogue', access: internal, tags, summary: 'Version counter of a server availability set', params: ServerIdParams, response: AvailabilityVersionResponse }),
+  availability: defineRoute({ method: 'get', path: '/internal/availability/:serverId', service: 'catalogue', access: internal, tags, summary: 'Item ids available on a server', params: ServerIdParams, response: AvailabilityResponse }),
+  mappingRows: defineRoute({ method: 'get', path: '/internal/mappings/rows', service: 'catalogue', access: internal, tags, summary: 'Page of all mapping rows (index id maps, full load)', query: MappingRowsQuery, response: MappingRowsPage }),
+  mappingChanges: defineRoute({ method: 'get', path: '/internal/mappings/changes', service: 'catalogue', access: internal, tags, summary: 'Mapping log entries after a sequence number (index id maps, follow)', query: MappingChangesQuery, response: MappingChangesPage }),
+  snapshotTracks: defineRoute({ method: 'get', path: '/internal/snapshot/tracks', service: 'catalogue', access: internal, tags, summary: 'Page of analysed tracks with vectors (index builds)', query: SnapshotQuery, response: SnapshotPage }),
+  artistsResolve: defineRoute({ method: 'get', path: '/internal/artists/resolve', service: 'catalogue', access: internal, tags, summary: 'Artist name or provider artist id of a server to the artist', query: ArtistResolveQuery, response: ArtistResolveResponse }),
   artistsMapOutput: defineRoute({ method: 'post', path: '/internal/artists/map-output', service: 'catalogue', access: internal, tags, summary: 'Artist names to the provider artist ids of a server', body: ArtistMapOutputRequest, response: ArtistMapOutputResponse }),
   durationsBackfill: defineRoute({ method: 'post', path: '/internal/durations/backfill', service: 'catalogue', access: internal, tags, summary: 'Fill missing track durations from a media-server listing', body: DurationBackfillRequest, response: DurationBackfillResponse }),
-  trackLyrics: defineRoute({ method: 'put', path: '/internal/tracks/:itemId/lyrics', service: 'catalogue', access: internal, tags, summary: 'Store the lyrics (or none / instrumental) of an item' }),
-  lyricsPending: defineRoute({ method: 'get', path: '/internal/lyrics/pending', service: 'catalogue', access: internal, tags, summary: 'Page of items without a lyrics row (backfill)', response: LyricsPendingPage }),
+  trackLyrics: defineRoute({ method: 'put', path: '/internal/tracks/:itemId/lyrics', service: 'catalogue', access: internal, tags, summary: 'Store the lyrics (or none / instrumental) of an item (204; 404 when unknown)', params: ItemIdParams, body: PutLyricsRequest, status: 204 }),
+  lyricsPending: defineRoute({ method: 'get', path: '/internal/lyrics/pending', service: 'catalogue', access: internal, tags, summary: 'Page of items without a lyrics row (backfill)', query: LyricsPendingQuery, response: LyricsPendingPage }),
   lyricsSimilar: defineRoute({ method: 'post', path: '/internal/lyrics/similar', service: 'catalogue', access: internal, tags, summary: 'Items with the most similar lyrics (TF-IDF)', body: LyricsSimilarRequest, response: LyricsSimilarResponse }),
   catalogueStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'catalogue', access: internal, tags, summary: 'Catalogue counts for the dashboard', response: CatalogueStats }),
   // index

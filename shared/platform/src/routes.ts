@@ -1,5 +1,6 @@
 import type { RequestHandler, Router } from 'express';
 import { bySpecificity, compileRoute, routeKey, type RouteDef } from '@polyphony/contracts';
+import { ForbiddenError, UnauthorizedError } from './errors';
 import { parseOrThrow } from './http';
 
 /**
@@ -10,7 +11,11 @@ import { parseOrThrow } from './http';
 export class RouteHandlers {
   readonly entries: Array<{ def: RouteDef; handlers: RequestHandler[] }> = [];
 
-  /** Adds the handler chain of one route (middlewares such as `requireRole` first, the route handler last). */
+  /**
+   * Adds the handler chain of one route (middlewares first, the route handler last). The route's
+   * `access` (public, user, admin, bearer, internal) is enforced by `mountRoutes` from the table: no
+   * role middleware is needed here.
+   */
   on(def: RouteDef, ...handlers: RequestHandler[]): this {
     if (handlers.length === 0) throw new Error(`No handler given for ${routeKey(def)}`);
     this.entries.push({ def, handlers });
@@ -20,6 +25,30 @@ export class RouteHandlers {
 
 export function routeHandlers(): RouteHandlers {
   return new RouteHandlers();
+}
+
+/**
+ * The route's `access` from the table, enforced again by the service that owns it (defence in depth:
+ * the gateway enforces it first, but a service reached directly, or a gateway bug, must not open a
+ * route). Reads the identity the platform verified from the signed header (`req.identity`):
+ * - `public`: no check.
+ * - `user`: a verified identity (401 without).
+ * - `admin`: a verified identity with the admin role (401 without, 403 for a user).
+ * - `bearer`: a caller the gateway authenticated with the API token (or with authentication off);
+ *   a cookie session is refused (403), as at the gateway.
+ * - `internal`: a service's own signed identity (`via: 'internal'`, the admin role `ServiceClient` signs);
+ *   a user's identity forwarded from the gateway is refused (403): the gateway never routes /internal.
+ */
+export function enforceAccess(def: RouteDef): RequestHandler {
+  return (req, _res, next) => {
+    if (def.access === 'public') return next();
+    const id = req.identity;
+    if (!id) return next(new UnauthorizedError());
+    if (def.access === 'admin' && id.role !== 'admin') return next(new ForbiddenError('Admin role required'));
+    if (def.access === 'bearer' && id.via !== 'bearer' && id.via !== 'anonymous') return next(new ForbiddenError('This route takes the API token (Authorization: Bearer)'));
+    if (def.access === 'internal' && (id.via !== 'internal' || id.role !== 'admin')) return next(new ForbiddenError('Internal route: service callers only'));
+    next();
+  };
 }
 
 /**
@@ -43,8 +72,9 @@ export function validateRequest(def: RouteDef): RequestHandler {
 /**
  * Registers every route of `routes` (one service's slice of the table: `routesOf('index')`) on
  * `router` with its handlers, most specific path first (a literal segment before a `:param`).
- * Request validation from the route's schemas runs just before the last handler (after middlewares
- * such as `requireRole`, so a non-admin still gets 403 before a 400).
+ * Each chain starts with the route's access check from the table (`enforceAccess`: 401/403), and
+ * request validation from the route's schemas runs just before the last handler (so a non-admin
+ * gets 403 before a 400).
  *
  * Throws (at startup, so the service's tests fail) when a route of `routes` has no handler, when a
  * handler is given for a route not in `routes` (another service's, or not in the table), or when a
@@ -65,7 +95,7 @@ export function mountRoutes(router: Pick<Router, 'get' | 'post' | 'put' | 'patch
   for (const compiled of routes.map(compileRoute).sort(bySpecificity)) {
     const def = compiled.def;
     const chain = byDef.get(def)!;
-    const wired = [...chain.slice(0, -1), validateRequest(def), chain[chain.length - 1]!];
+    const wired = [enforceAccess(def), ...chain.slice(0, -1), validateRequest(def), chain[chain.length - 1]!];
     router[def.method as 'get' | 'post' | 'put' | 'patch' | 'delete'](def.path, ...wired);
   }
 }

@@ -1,11 +1,11 @@
 /**
  * What the catalogue's batch tasks need from other services, as ports with HTTP implementations over the
- * platform's signed ServiceClient: the server registry (server list with connections, which server is
+ * platform's typed PeerClient (route table, signed identity, GET retries): the server registry (server list with connections, which server is
  * the default) and the index service (the inline full rebuild that ends a cleaning run).
  */
-import { IndexRebuildAccepted, IndexStatusDto, api, z } from '@polyphony/contracts';
+import { type IndexStatusDto, api, z } from '@polyphony/contracts';
 import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
-import type { PeerClient, ServiceClient } from '@polyphony/platform';
+import type { PeerClient } from '@polyphony/platform';
 
 /** A configured media server with its connection (the one schema: ServerInfoSchema in @polyphony/contracts). */
 import type { ServerInfo } from '@polyphony/contracts';
@@ -67,8 +67,8 @@ const TERMINAL = new Set(['SUCCESS', 'FAIL', 'REVOKED']);
  */
 export class HttpIndexPort implements IndexPort {
   constructor(
-    private readonly index: ServiceClient,
-    private readonly registry: ServiceClient,
+    private readonly index: PeerClient,
+    private readonly registry: PeerClient,
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
     /** How long to wait for the task board's final state after the build stopped, ms. */
     private readonly boardGraceMs = 10_000,
@@ -76,15 +76,15 @@ export class HttpIndexPort implements IndexPort {
 
   async rebuildAndWait(options: { timeoutMs: number; pollMs: number }): Promise<IndexRebuildResult> {
     const t0 = Date.now();
-    const before = IndexStatusDto.parse(await this.index.get('/api/index/status'));
-    const accepted = IndexRebuildAccepted.parse(await this.index.post('/api/index/rebuild', {}));
+    const before = await this.index.call(api.features.status);
+    const accepted = await this.index.call(api.features.rebuild, { body: {} });
     const buildId = accepted.task_id;
     const deadline = t0 + options.timeoutMs;
     let seenRunning = false;
     for (;;) {
       let status: z.infer<typeof IndexStatusDto> | undefined;
       try {
-        status = IndexStatusDto.parse(await this.index.get('/api/index/status'));
+        status = await this.index.call(api.features.status);
       } catch {
         status = undefined; // transient: keep polling until the deadline
       }
@@ -107,7 +107,7 @@ export class HttpIndexPort implements IndexPort {
     const until = Date.now() + graceMs;
     for (;;) {
       try {
-        const s = BoardStatus.parse(await this.registry.get(`/api/status/${encodeURIComponent(taskId)}`));
+        const s = await this.registry.callAs(api.tasks.status, BoardStatus, { params: { id: taskId } });
         if (TERMINAL.has(s.state)) return s.state;
       } catch {
         /* not on the board (yet) */

@@ -25,7 +25,7 @@ import { type RelabelSummary, planRelabel } from './identity/relabel';
 import { type SchemeVersion, asSchemeVersion } from './identity/scheme';
 import type { CatalogueSettings } from '../settings';
 import { CATALOGUE_WRITE_LOCK, lockExclusive } from '../store/locks';
-import { type AppliedRelabel, PgRelabelSource, RelabelWriter, countScores, readSchemeState, rebuildBandIndex, writeSchemeState } from '../store/scheme.store';
+import { type AppliedRelabel, PgRelabelSource, RelabelWriter, countScores, readSchemeState, rebuildBandIndex, relabelMapPage, writeSchemeState } from '../store/scheme.store';
 import type { ActiveScheme } from './identity.service';
 import type { MappingChangedPublisher } from './mapping-events';
 
@@ -68,6 +68,14 @@ export class SchemeService {
     private readonly logger: Logger,
     private readonly options: SchemeServiceOptions,
   ) {}
+
+  /**
+   * One page of the old -> new id map of the relabel to `toVersion` (GET /internal/ids/relabel-map:
+   * index replicas repoint with it), keyset-paged by old id; `next` is the last old id of a full page.
+   */
+  relabelMap(toVersion: number, after: string | undefined, limit: number): ReturnType<typeof relabelMapPage> {
+    return relabelMapPage(this.ds, toVersion, after, limit);
+  }
 
   /**
    * Brings the catalogue to the configured scheme version (see module docs).

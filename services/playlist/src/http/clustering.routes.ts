@@ -1,5 +1,5 @@
 import { playlistRoutes as defs, type z, type TaskStartResponse } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import { clusteringParams, type ClusteringDefaults } from '../domain/clustering-params';
 import { CLUSTERING_TASK_TYPE, type ClusteringService } from '../domain/clustering.service';
 
@@ -12,7 +12,6 @@ import { CLUSTERING_TASK_TYPE, type ClusteringService } from '../domain/clusteri
 export function clusteringRoutes(service: ClusteringService, defaults: () => Promise<ClusteringDefaults>): RouteHandlers {
   const r = routeHandlers();
   r.on(defs.clusteringStart,
-    requireRole('admin'),
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(defs.clusteringStart.body, req.body ?? {}, 'clustering request');
       const run = await service.start(clusteringParams(body, await defaults()));

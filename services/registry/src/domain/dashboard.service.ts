@@ -1,5 +1,5 @@
-import { CatalogueStats, IndexStats, type DashboardSummary } from '@polyphony/contracts';
-import type { Logger, ServiceClient } from '@polyphony/platform';
+import { api, type DashboardSummary } from '@polyphony/contracts';
+import type { Logger, PeerClient } from '@polyphony/platform';
 import type { ServerRepository } from '../store/server.repository';
 import type { TaskRepository } from '../store/task.repository';
 import { pluginStatus } from './task-board';
@@ -20,8 +20,8 @@ export class DashboardService {
   constructor(
     private readonly servers: ServerRepository,
     private readonly tasks: TaskRepository,
-    private readonly catalogue: ServiceClient,
-    private readonly index: ServiceClient,
+    private readonly catalogue: PeerClient,
+    private readonly index: PeerClient,
     private readonly logger: Logger,
     private readonly now = () => Date.now(),
   ) {}
@@ -39,8 +39,8 @@ export class DashboardService {
       }
     };
     const [cat, idx, servers, last] = await Promise.all([
-      read('catalogue', async () => CatalogueStats.parse(await this.catalogue.get('/internal/stats')), { songs: 0, analyzed: 0, tagged: 0, lyrics: 0, distinct_albums: 0, distinct_artists: 0 }),
-      read('index', async () => IndexStats.parse(await this.index.get('/internal/stats')), { generation: 0, items: 0, clap_indexed: 0, gmm_indexed: 0, moods_coverage: [] }),
+      read('catalogue', () => this.catalogue.call(api.internal.catalogueStats), { songs: 0, analyzed: 0, tagged: 0, lyrics: 0, distinct_albums: 0, distinct_artists: 0 }),
+      read('index', () => this.index.call(api.internal.indexStats), { generation: 0, items: 0, clap_indexed: 0, gmm_indexed: 0, moods_coverage: [] }),
       this.servers.list(),
       this.tasks.lastPerType(),
     ]);

@@ -1,5 +1,5 @@
 import { ServerInput, ServerSignInBody, ServerTestBody, ServerUpdate, z, api } from '@polyphony/contracts';
-import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { PlexLinkService } from '../domain/plex-link.service';
 import { toView, type ServerService } from '../domain/server.service';
 
@@ -11,7 +11,6 @@ const IdParams = z.object({ id: z.string().min(1).max(100) });
  */
 export function serverRoutes(servers: ServerService, plex: PlexLinkService): RouteHandlers {
   const r = routeHandlers();
-  const admin = requireRole('admin');
 
   r.on(api.servers.list,
     asyncRoute(async (req, res) => {
@@ -21,7 +20,6 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
     }),
   );
   r.on(api.servers.create,
-    admin,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ServerInput, req.body, 'server');
       const created = await servers.create({ ...body, creds: body.creds as Record<string, string> });
@@ -29,14 +27,12 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
     }),
   );
   r.on(api.servers.test,
-    admin,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ServerTestBody, req.body, 'connection test');
       res.json(await servers.test({ ...body, creds: body.creds as Record<string, string> }));
     }),
   );
   r.on(api.servers.signIn,
-    admin,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ServerSignInBody, req.body, 'sign-in');
       const saved = await servers.signIn(body);
@@ -44,7 +40,6 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
     }),
   );
   r.on(api.servers.libraries,
-    admin,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ServerTestBody, req.body, 'libraries request');
       const libs = await servers.libraries({ ...body, creds: body.creds as Record<string, string> });
@@ -52,7 +47,6 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
     }),
   );
   r.on(api.servers.align,
-    admin,
     asyncRoute(async (_req, res) => {
       const taskId = await servers.requestAlignment(false);
       res.status(202).json({ enqueued: true, task_id: taskId });
@@ -64,10 +58,9 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
     const body = parseOrThrow(ServerUpdate, req.body, 'server');
     res.json(toView(await servers.update(id, { ...body, creds: body.creds as Record<string, string> | undefined }), true));
   });
-  r.on(api.servers.update, admin, updateServer);
-  r.on(api.servers.patch, admin, updateServer);
+  r.on(api.servers.update, updateServer);
+  r.on(api.servers.patch, updateServer);
   r.on(api.servers.remove,
-    admin,
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(IdParams, req.params, 'path');
       await servers.delete(id);
@@ -75,14 +68,12 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
     }),
   );
   r.on(api.servers.makeDefault,
-    admin,
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(IdParams, req.params, 'path');
       res.json(toView(await servers.makeDefault(id), true));
     }),
   );
   r.on(api.servers.sweep,
-    admin,
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(IdParams, req.params, 'path');
       const taskId = await servers.requestSweep(id);
@@ -90,14 +81,12 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
     }),
   );
   r.on(api.servers.plexPin,
-    admin,
     asyncRoute(async (req, res) => {
       const { client_id } = parseOrThrow(z.object({ client_id: z.string().min(1).max(200) }), req.body, 'PIN request');
       res.json(await plex.create(client_id));
     }),
   );
   r.on(api.servers.plexPinPoll,
-    admin,
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(z.object({ id: z.string().regex(/^\d+$/, 'numeric PIN id') }), req.params, 'path');
       const { client_id } = parseOrThrow(z.object({ client_id: z.string().min(1).max(200) }), req.query, 'query');

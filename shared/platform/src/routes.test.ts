@@ -1,0 +1,72 @@
+import request from 'supertest';
+import type { RouteAccess, RouteDef } from '@polyphony/contracts';
+import { createServiceHttp } from './http';
+import { type CallerIdentity, signIdentity } from './internal-auth';
+import { createLogger } from './logger';
+import { Metrics } from './metrics';
+import { mountRoutes, routeHandlers } from './routes';
+
+const SECRET = 'routes-test-secret';
+const ACCESSES: RouteAccess[] = ['public', 'user', 'admin', 'bearer', 'internal'];
+const defOf = (access: RouteAccess): RouteDef => ({ method: 'get', path: `/t/${access}`, summary: access, tags: [], service: 'index', access });
+const DEFS = ACCESSES.map(defOf);
+
+/** A service app with the platform's signed-identity check and one route per access kind. */
+function app() {
+  const http = createServiceHttp({ service: 'index', logger: createLogger({ service: 'test', level: 'error' }), metrics: new Metrics('test'), internalSecret: SECRET, readiness: [] });
+  const r = routeHandlers();
+  for (const def of DEFS) r.on(def, (_req, res) => void res.json({ ok: true }));
+  mountRoutes(http.app, DEFS, r);
+  http.finish();
+  return http.app;
+}
+
+type Caller = Omit<CallerIdentity, 'iat'>;
+const CALLERS: Record<string, Caller | undefined> = {
+  'no identity': undefined,
+  'cookie user': { sub: 'u1', username: 'ann', role: 'user', via: 'cookie' },
+  'cookie admin': { sub: 'u2', username: 'bob', role: 'admin', via: 'cookie' },
+  'bearer token': { sub: 'api-token', username: 'api-token', role: 'admin', via: 'bearer' },
+  'service (internal admin)': { sub: 'service:playlist', username: 'playlist', role: 'admin', via: 'internal' },
+  'internal user role': { sub: 'service:x', username: 'x', role: 'user', via: 'internal' },
+};
+
+// Expected status per [caller][access]: public, user, admin, bearer, internal. "No identity" is refused
+// by the platform's signature check before any route (401), public routes included.
+const EXPECTED: Record<string, number[]> = {
+  'no identity': [401, 401, 401, 401, 401],
+  'cookie user': [200, 200, 403, 403, 403],
+  'cookie admin': [200, 200, 200, 403, 403],
+  'bearer token': [200, 200, 200, 200, 403],
+  'service (internal admin)': [200, 200, 200, 403, 200],
+  'internal user role': [200, 200, 403, 403, 403],
+};
+
+describe('mountRoutes: access from the route table, enforced by the service', () => {
+  const server = app();
+  for (const [caller, identity] of Object.entries(CALLERS)) {
+    ACCESSES.forEach((access, i) => {
+      it(`When a ${caller} calls a ${access} route, then the service answers ${EXPECTED[caller]![i]}`, async () => {
+        const headers = identity ? signIdentity(identity, SECRET) : {};
+        const res = await request(server).get(`/t/${access}`).set(headers);
+        expect(res.status).toBe(EXPECTED[caller]![i]);
+        if (res.status !== 200) expect(res.body.error.code).toBe(res.status === 401 ? 'unauthorized' : 'forbidden');
+      });
+    });
+  }
+
+  it('When the identity is signed with another secret, then even an internal route refuses it (401)', async () => {
+    const res = await request(server).get('/t/internal').set(signIdentity(CALLERS['service (internal admin)']!, 'other-secret'));
+    expect(res.status).toBe(401);
+  });
+
+  it('When a service mounts its routes without the platform check (no identity at all), then only public routes answer', async () => {
+    const http = createServiceHttp({ service: 'index', logger: createLogger({ service: 'test', level: 'error' }), metrics: new Metrics('test'), readiness: [] });
+    const r = routeHandlers();
+    for (const def of DEFS) r.on(def, (_req, res) => void res.json({ ok: true }));
+    mountRoutes(http.app, DEFS, r);
+    http.finish();
+    const statuses = await Promise.all(ACCESSES.map(async (a) => (await request(http.app).get(`/t/${a}`)).status));
+    expect(statuses).toEqual([200, 401, 401, 401, 401]);
+  });
+});
