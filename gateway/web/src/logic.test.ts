@@ -6,7 +6,7 @@ import { fmtBytes, fmtDistance, parseLabelScores, similarHref, trackLabel } from
 import { clamp, fmtDuration, pct } from './numbers';
 import { credentialFields } from './server-kinds';
 import { settingInputKind, settingsChanges } from './settings-logic';
-import { isActiveState, taskServerRows } from './task-logic';
+import { isActiveState, liveTasks, taskServerRows } from './task-logic';
 
 describe('web UI request building', () => {
   it('When a route path has :params, then they are filled URI-encoded from the route definition; a missing one throws', () => {
@@ -129,6 +129,20 @@ describe('web UI setup and settings logic', () => {
     expect(settingInputKind({ key: 'CLEANING_CATALOGUE', value: false, secret: false })).toEqual({ type: 'boolean' });
     expect(settingInputKind({ key: 'AI_REQUEST_TIMEOUT_SECONDS', value: 60, secret: false })).toEqual({ type: 'number' });
     expect(settingInputKind({ key: 'UNKNOWN', value: 'x', secret: false })).toEqual({ type: 'text' });
+  });
+  it('When the dashboard lists tasks, then every running one appears once, oldest start first, finished ones not', () => {
+    const live = liveTasks([
+      { task_id: 'c', task_type: 'clustering', state: 'RUNNING', started_at: '2026-01-01T10:05:00Z', progress: 40 },
+      { task_id: 'a', task_type: 'main_analysis', state: 'RUNNING', started_at: '2026-01-01T10:00:00Z', progress: 10 },
+      { task_id: 'x', task_type: 'cleaning', state: 'SUCCESS', started_at: '2026-01-01T09:00:00Z' },
+      { task_id: 'a', task_type: 'main_analysis', state: 'RUNNING', started_at: '2026-01-01T10:00:00Z' },
+      { task_id: 'n', task_type: 'index_build', state: 'NEW', created_at: '2026-01-01T10:06:00Z' },
+      { task_id: 'p', task_type: 'sweep', status: 'PROGRESS', started_at: '2026-01-01T10:01:00Z' },
+      {},
+      null,
+    ]);
+    expect(live.map((t) => t.task_id)).toEqual(['a', 'p', 'c', 'n']);
+    expect(liveTasks([{}])).toEqual([]);
   });
   it('When a task is read, then running states are recognised and per-server counts become rows with names', () => {
     expect(isActiveState('RUNNING')).toBe(true);

@@ -185,3 +185,53 @@ export function percentileScale(values: Array<number | null | undefined>): { lo:
   const span = hi - lo;
   return { lo, hi, t: (v: number) => (span > 0 ? Math.min(1, Math.max(0, (v - lo) / span)) : 0.5) };
 }
+
+/** Even-odd rule (ray casting to +x): is (x, y) inside the closed polygon `poly` ([x0, y0, x1, y1, …])? */
+export function insidePolygon(poly: ArrayLike<number>, x: number, y: number): boolean {
+  let inside = false;
+  const n = poly.length >> 1;
+  for (let i = 0, j = n - 1; i < n; j = i++) {
+    const xi = poly[2 * i]!;
+    const yi = poly[2 * i + 1]!;
+    const xj = poly[2 * j]!;
+    const yj = poly[2 * j + 1]!;
+    if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
+  }
+  return inside;
+}
+
+/**
+ * Indices of the points inside a free-hand lasso (data-space polygon `poly`, closed implicitly), ascending.
+ * Only the grid cells under the polygon's bounding box are visited, so a small lasso over 100k points
+ * tests a few hundred. Fewer than 3 vertices select nothing.
+ */
+export function pointsInLasso(g: Grid, xs: Float32Array, ys: Float32Array, poly: ArrayLike<number>): number[] {
+  if (poly.length < 6) return [];
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  for (let i = 0; i < poly.length; i += 2) {
+    minX = Math.min(minX, poly[i]!);
+    maxX = Math.max(maxX, poly[i]!);
+    minY = Math.min(minY, poly[i + 1]!);
+    maxY = Math.max(maxY, poly[i + 1]!);
+  }
+  const c0 = Math.max(0, Math.floor((minX - g.b.minX) / g.cellW));
+  const c1 = Math.min(g.cols - 1, Math.floor((maxX - g.b.minX) / g.cellW));
+  const r0 = Math.max(0, Math.floor((minY - g.b.minY) / g.cellH));
+  const r1 = Math.min(g.rows - 1, Math.floor((maxY - g.b.minY) / g.cellH));
+  const out: number[] = [];
+  for (let r = r0; r <= r1; r++) {
+    for (let c = c0; c <= c1; c++) {
+      const cell = r * g.cols + c;
+      for (let k = g.offsets[cell]!; k < g.offsets[cell + 1]!; k++) {
+        const i = g.items[k]!;
+        const x = xs[i]!;
+        const y = ys[i]!;
+        if (x >= minX && x <= maxX && y >= minY && y <= maxY && insidePolygon(poly, x, y)) out.push(i);
+      }
+    }
+  }
+  return out.sort((a, b) => a - b);
+}

@@ -1,8 +1,36 @@
-import { boundsOf, buildGrid, nearest, percentileScale, rampColor, rgba32, Viewport } from './map-logic';
+import { boundsOf, buildGrid, insidePolygon, nearest, percentileScale, pointsInLasso, rampColor, rgba32, Viewport } from './map-logic';
 import { SseParser } from './sse';
 import { snippetParts } from './track-format';
 
 describe('map logic', () => {
+  it('When a lasso is drawn, then exactly the points inside the polygon are selected (100k points, brute-force check)', () => {
+    const n = 100_000;
+    const xs = new Float32Array(n);
+    const ys = new Float32Array(n);
+    let seed = 3;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let i = 0; i < n; i++) {
+      xs[i] = rnd() * 2 - 1;
+      ys[i] = rnd() * 2 - 1;
+    }
+    const grid = buildGrid(xs, ys);
+    // A concave "L": the notch (0.2..0.5, 0.2..0.5) is outside.
+    const poly = [0, 0, 0.5, 0, 0.5, 0.2, 0.2, 0.2, 0.2, 0.5, 0, 0.5];
+    const got = pointsInLasso(grid, xs, ys, poly);
+    const want: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const [x, y] = [xs[i]!, ys[i]!];
+      if (x > 0 && y > 0 && ((x < 0.5 && y < 0.2) || (x < 0.2 && y < 0.5))) want.push(i);
+    }
+    // Points within float error of an edge may go either way; everything else agrees.
+    const onEdge = (i: number) => [0, 0.2, 0.5].some((e) => Math.abs(xs[i]! - e) < 1e-6 || Math.abs(ys[i]! - e) < 1e-6);
+    expect(got.filter((i) => !onEdge(i))).toEqual(want.filter((i) => !onEdge(i)));
+    expect(got.length).toBeGreaterThan(1500);
+    expect(insidePolygon(poly, 0.3, 0.3)).toBe(false);
+    expect(insidePolygon(poly, 0.1, 0.4)).toBe(true);
+    expect(pointsInLasso(grid, xs, ys, [0, 0, 1, 1])).toEqual([]);
+  });
+
   it('When the view zooms at a point, then that data point stays under the cursor; pan moves by screen pixels', () => {
     const v = new Viewport(800, 600);
     v.fit({ minX: 0, minY: 0, maxX: 10, maxY: 10 });

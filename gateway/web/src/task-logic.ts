@@ -23,6 +23,22 @@ export function isActiveState(s: string | undefined): boolean {
   return s !== undefined && ACTIVE.has(s);
 }
 
+/**
+ * The live tasks of a task list (GET /api/tasks answers newest first, /api/active_tasks one task or `{}`):
+ * those in a running state, each task id once, oldest start first (so bars keep their places between polls).
+ */
+export function liveTasks(tasks: ReadonlyArray<TaskView | null | undefined>): TaskView[] {
+  const seen = new Set<string>();
+  const out: TaskView[] = [];
+  for (const t of tasks) {
+    if (!t?.task_id || seen.has(t.task_id) || !isActiveState(t.state ?? t.status)) continue;
+    seen.add(t.task_id);
+    out.push(t);
+  }
+  const at = (t: TaskView) => Date.parse(t.started_at ?? t.created_at ?? '') || 0;
+  return out.sort((a, b) => at(a) - at(b) || a.task_id!.localeCompare(b.task_id!));
+}
+
 interface ServerCounts {
   serverId?: string;
   serverName?: string;

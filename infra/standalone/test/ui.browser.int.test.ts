@@ -238,7 +238,7 @@ describe('web UI (chromium, full stack)', () => {
     expect(row).toEqual({ name: 'Second Renamed', creds: { url: started[1]!.url, user: NAV2.user, password: NAV2.password } });
   });
 
-  it('When a task runs, then a progress bar with a one-line status shows, and Cancel ends it', async () => {
+  it('When tasks run, then the task bar shows one with a one-line status, the dashboard shows each with a progress bar, and Cancel ends them', async () => {
     const taskId = 'ui-test-sweep-1';
     const event: TaskUpdatedEvent = { taskId, type: 'sweep', owner: 'catalogue', state: 'RUNNING', progress: 40, message: 'Matching Second Renamed: 8 of 20', servers: [], log: [], details: {}, seq: 1 };
     await stack.bus.publish(RoutingKeys.taskUpdated, event);
@@ -249,10 +249,25 @@ describe('web UI (chromium, full stack)', () => {
     expect(await bar.textContent()).toContain('Sweep: 40% · Matching Second Renamed: 8 of 20');
     expect(await bar.locator('progress').getAttribute('value')).toBe('40');
     await shot('task-running');
+    // A second live task: the dashboard shows every running task with its own progress bar.
+    const second: TaskUpdatedEvent = { ...event, taskId: 'ui-test-clustering-1', type: 'clustering', owner: 'playlist', progress: 70, message: 'Run 700 of 1000' };
+    await stack.bus.publish(RoutingKeys.taskUpdated, second);
+    for (let i = 0; i < 50 && (await request(url).get(`/api/status/${second.taskId}`).set(auth)).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
+    await nav('Dashboard').click();
+    const live = page.getByRole('region', { name: 'Running tasks' });
+    await live.locator(`li[data-task-id="${second.taskId}"]`).waitFor();
+    expect(await live.locator(`li[data-task-id="${taskId}"] progress`).getAttribute('value')).toBe('40');
+    expect(await live.locator(`li[data-task-id="${second.taskId}"] progress`).getAttribute('value')).toBe('70');
+    expect(await live.locator(`li[data-task-id="${second.taskId}"]`).textContent()).toContain('clustering: 70% · Run 700 of 1000');
+    await shot('dashboard-live-tasks');
+    await request(url).post(`/api/cancel/${second.taskId}`).set(auth).expect(200);
+    await bar.getByText(/Sweep: 40%/).waitFor();
     await bar.getByRole('button', { name: 'Cancel' }).click();
     await bar.waitFor({ state: 'hidden' });
     const status = await request(url).get(`/api/status/${taskId}`).set(auth).expect(200);
     expect(status.body.state).toBe('REVOKED');
+    await nav('Setup').click();
+    await page.locator('table.servers tbody tr').first().waitFor();
   });
 
   it('When the non-default server is deleted, then it leaves the list and the dropdown goes away', async () => {

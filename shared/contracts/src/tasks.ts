@@ -53,6 +53,26 @@ export const DeadLetterReplayRequest = z
   .openapi('DeadLetterReplayRequest');
 export type DeadLetterReplayRequest = z.infer<typeof DeadLetterReplayRequest>;
 
+/** `GET /api/analysis/model`: the analysis worker's learned-model (MusiCNN) state (services/analysis-worker model-state.ts). */
+export const AnalysisModelStatus = z
+  .object({
+    /** ready: tags are computed; missing: no model file (or MODELS_DIR unset); error: a file is there but unusable; loading: start-up. */
+    status: z.enum(['ready', 'missing', 'error', 'loading']),
+    /** tags_model stored with the features, e.g. `musicnn-msd@412a832c` (ready only). */
+    model: z.string().nullable(),
+    /** TensorFlow.js backend (ready only). */
+    backend: z.string().nullable(),
+    /** Patches per track run by the network (ready only). */
+    patchesPerTrack: z.number().int().nullable(),
+    /** Why there is no model (missing/error). */
+    reason: z.string().nullable(),
+    /** How to add the model files. */
+    howToInstall: z.string(),
+  })
+  .passthrough()
+  .openapi('AnalysisModelStatus');
+export type AnalysisModelStatus = z.infer<typeof AnalysisModelStatus>;
+
 export const taskRoutes = {
   deadLetters: defineRoute({ method: 'get', path: '/api/tasks/dead-letters', summary: 'Messages every retry gave up on, per queue (they stay until replayed)', tags: ['tasks'], access: 'admin', service: 'registry' }),
   deadLettersReplay: defineRoute({ method: 'post', path: '/api/tasks/dead-letters/replay', summary: 'Put dead letters back in their queue (attempt 1)', tags: ['tasks'], access: 'admin', service: 'registry', body: DeadLetterReplayRequest }),
@@ -62,7 +82,7 @@ export const taskRoutes = {
   last: defineRoute({ method: 'get', path: '/api/last_task', summary: 'Most recent task (plugin shape)', tags: ['tasks'], access: 'user', service: 'registry', firstRun: true }),
   analysisStart: defineRoute({ method: 'post', path: '/api/analysis/start', summary: 'Start one analysis over all servers (202; 409 while one runs)', tags: ['tasks'], access: 'admin', service: 'analysis', body: AnalysisStartRequest, status: 202 }),
   lyricsBackfill: defineRoute({ method: 'post', path: '/api/analysis/lyrics_backfill', summary: 'Start the resumable lyrics backfill over every catalogue item without lyrics (202; 404 when no lyrics provider is configured)', tags: ['tasks'], access: 'admin', service: 'analysis', body: z.object({}).passthrough(), status: 202 }),
-  analysisModel: defineRoute({ method: 'get', path: '/api/analysis/model', summary: 'Whether the MusiCNN model is loaded (status ready | missing | error | loading, model id, backend, patches per track) and, when it is not, the reason and how to install it', tags: ['tasks'], access: 'user', service: 'analysis' }),
+  analysisModel: defineRoute({ method: 'get', path: '/api/analysis/model', summary: 'Whether the MusiCNN model is loaded (status ready | missing | error | loading, model id, backend, patches per track) and, when it is not, the reason and how to install it', tags: ['tasks'], access: 'user', service: 'analysis', response: AnalysisModelStatus }),
   analysisExclusions: defineRoute({ method: 'get', path: '/api/analysis/exclusions', summary: 'Songs the analysis skipped and why (the selected server; `all` for every server)', tags: ['tasks'], access: 'user', service: 'analysis', query: z.object({ all: z.string().max(10).optional() }) }),
   cleaningStart: defineRoute({
     method: 'post',

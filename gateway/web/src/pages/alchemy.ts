@@ -164,8 +164,9 @@ const page: Page = {
     );
     drawChooser();
     drawSaved().catch((err: unknown) => say(saveOut, errText(err), 'error'));
-    const seed = params.get('item_id');
-    if (seed) add(seed, params.get('label') ?? seed);
+    // Seeds from links (`item_id` and `label` repeated, e.g. a lasso selection of the map): ADD song anchors.
+    const labels = params.getAll('label');
+    params.getAll('item_id').forEach((id, i) => add(id, labels[i] ?? id));
   },
 };
 export default page;

@@ -1,14 +1,16 @@
 /**
- * Dashboard (CATALOGUE): live task with progress, last result per task kind, library summary (songs,
+ * Dashboard (CATALOGUE): every live task with its progress bar (admins: the running tasks of GET /api/tasks;
+ * other users: GET /api/active_tasks, which names one), last result per task kind, library summary (songs,
  * albums, artists, tagged, lyrics, mood coverage bars) from GET /api/dashboard/summary, and the
  * Music Server Status (matched songs per server; refreshed hourly and when a task ends).
  */
-import { semanticRoutes, taskRoutes, type DashboardSummary } from '@polyphony/contracts';
+import { opsRoutes, semanticRoutes, taskRoutes, type DashboardSummary } from '@polyphony/contracts';
 import { call } from '../api';
 import { h, say, section, table } from '../dom';
 import type { Page } from '../page';
 import { state, type Server } from '../state';
 import { pct } from '../numbers';
+import { liveTasks, type TaskView } from '../task-logic';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -67,13 +69,13 @@ function lastResults(s: DashboardSummary): HTMLElement {
 const page: Page = {
   title: 'Dashboard',
   tag: 'CATALOGUE',
-  render(root, { refreshServers }) {
+  render(root, { refreshServers, isAdmin }) {
     const out = h('p', { class: 'msg' });
     const liveBody = h('div');
     const summaryBody = h('div', {}, h('p', { class: 'muted', text: 'Loading…' }));
     const resultsBody = h('div');
     const statusSection = h('section', { 'aria-labelledby': 'mss-h' });
-    root.append(out, section('Running task', liveBody), section('Library', summaryBody), statusSection, section('Last results', resultsBody));
+    root.append(out, section('Running tasks', liveBody), section('Library', summaryBody), statusSection, section('Last results', resultsBody));
 
     const drawServers = () => {
       const servers = state.servers;
@@ -91,10 +93,23 @@ const page: Page = {
       }
     };
     const drawLive = async () => {
-      const t = (await call(taskRoutes.active, {})) as { task_id?: string; task_type?: string; progress?: number; status_message?: string } | null;
+      const tasks = isAdmin && !state.setupMode
+        ? liveTasks(((await call(opsRoutes.taskHistory, { query: { limit: 100 } })) as { tasks?: TaskView[] } | null)?.tasks ?? [])
+        : liveTasks([(await call(taskRoutes.active, {})) as TaskView | null]);
       liveBody.replaceChildren(
-        t?.task_id
-          ? h('div', {}, h('p', { text: `${t.task_type ?? 'task'}: ${t.progress ?? 0}% · ${t.status_message ?? ''}` }), h('progress', { max: '100', value: String(t.progress ?? 0), 'aria-label': 'Running task progress' }))
+        tasks.length
+          ? h(
+              'ul',
+              { class: 'plain live-tasks' },
+              tasks.map((t) =>
+                h(
+                  'li',
+                  { 'data-task-id': t.task_id },
+                  h('p', { text: `${t.task_type ?? 'task'}: ${t.progress ?? 0}%${t.status_message ? ` · ${t.status_message}` : ''}` }),
+                  h('progress', { max: '100', value: String(t.progress ?? 0), 'aria-label': `${t.task_type ?? 'task'} progress` }),
+                ),
+              ),
+            )
           : h('p', { class: 'muted', text: 'No task is running.' }),
       );
     };

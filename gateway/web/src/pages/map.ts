@@ -4,17 +4,24 @@
  * point), so 100k points redraw in a few milliseconds; a uniform grid finds the point under the
  * pointer. Zoom (wheel, buttons, + / -), pan (drag, arrow keys), hover shows the track, colour by
  * top tag, top mood, tempo, energy or one mood's score; click (or Enter: the point nearest the centre) selects a
- * track, with links to seed Similar songs or Alchemy with it.
+ * track, with links to seed Similar songs or Alchemy with it. Lasso (the Lasso button, or Shift+drag): a
+ * free-hand outline selects every point inside it (map-logic pointsInLasso); the selected songs are listed
+ * with Save as playlist on the selected server, Use in alchemy (first ALCHEMY_SEEDS songs) and Similar songs.
  */
 import { featureRoutes, type MapResponse } from '@polyphony/contracts';
 import { call } from '../api';
 import { busy, errText, field, h, msg, say, select } from '../dom';
-import { buildGrid, nearest, PALETTE, percentileScale, rampColor, rgba32, Viewport, boundsOf, type Grid } from '../map-logic';
+import { buildGrid, nearest, PALETTE, percentileScale, pointsInLasso, rampColor, rgba32, Viewport, boundsOf, type Grid } from '../map-logic';
 import type { Page } from '../page';
 import { parseLabelScores, similarHref, trackLabel } from '../track-format';
+import { playlistSaver, trackTable } from '../tracks';
 
 type Item = MapResponse['items'][number];
 const MOODS = ['danceable', 'aggressive', 'happy', 'party', 'relaxed', 'sad'];
+/** Songs of a lasso selection handed to Alchemy as ADD anchors. */
+const ALCHEMY_SEEDS = 10;
+/** Rows of a lasso selection listed in the table (all of them are saved as the playlist). */
+const LISTED_MAX = 200;
 
 /** A legend entry; the colour is set through the CSSOM (allowed by the CSP, unlike a style attribute). */
 function swatch(colour: string, text: string): HTMLSpanElement {
@@ -34,19 +41,22 @@ const page: Page = {
     const zoomIn = h('button', { type: 'button', text: 'Zoom in', 'aria-label': 'Zoom in' });
     const zoomOut = h('button', { type: 'button', text: 'Zoom out', 'aria-label': 'Zoom out' });
     const reset = h('button', { type: 'button', text: 'Reset view' });
+    const lassoBtn = h('button', { type: 'button', text: 'Lasso', 'aria-pressed': 'false', title: 'Draw around songs to select them (or Shift+drag)' });
     const canvas = h('canvas', { tabindex: '0', role: 'img', 'aria-label': 'Map of the songs. Arrow keys pan, + and - zoom, 0 resets, Enter selects the song nearest the centre.' });
     const tip = h('div', { class: 'map-tip', role: 'tooltip', hidden: true });
     const legend = h('div', { class: 'legend', 'aria-label': 'Colour legend' });
     const picked = h('div', { class: 'picked', 'aria-live': 'polite' });
     const stats = h('p', { class: 'muted small' });
+    const lassoOut = h('section', { class: 'lasso-selection', 'aria-live': 'polite', hidden: true });
     const wrap = h('div', { class: 'map-wrap' }, canvas, tip);
     root.append(
-      h('div', { class: 'toolbar' }, field('Share of songs', percent), field('Colour by', colourBy), load, zoomIn, zoomOut, reset),
+      h('div', { class: 'toolbar' }, field('Share of songs', percent), field('Colour by', colourBy), load, zoomIn, zoomOut, reset, lassoBtn),
       out,
       wrap,
       legend,
       stats,
       picked,
+      lassoOut,
     );
 
     let items: Item[] = [];
@@ -59,6 +69,12 @@ const page: Page = {
     let frame = 0;
     let hover = -1;
     let selected = -1;
+    /** Lasso selection: point indices (ascending) and a per-point flag for drawing. */
+    let lassoed: number[] = [];
+    let lassoFlag = new Uint8Array(0);
+    /** The outline being drawn, in screen pixels (CSS). */
+    let outline: number[] | undefined;
+    let lassoMode = false;
     let lastMs = 0;
     const ctx = canvas.getContext('2d')!;
     let img: ImageData | undefined;
@@ -123,11 +139,12 @@ const page: Page = {
       const base = xs.length < 1000 ? 6 : xs.length < 20_000 ? 3 : 2;
       const size = Math.max(2, Math.round(base * dpr));
       const half = Math.floor(size / 2);
+      const mark = rgba32('#d00000');
       for (let i = 0; i < xs.length; i++) {
         const sx = Math.round(view.toScreenX(xs[i]!) * dpr) - half;
         const sy = Math.round(view.toScreenY(ys[i]!) * dpr) - half;
         if (sx < 0 || sy < 0 || sx >= w - size || sy >= hgt - size) continue;
-        const c = colours[i]!;
+        const c = lassoFlag[i] ? mark : colours[i]!;
         for (let dy = 0; dy < size; dy++) {
           const row = (sy + dy) * w + sx;
           for (let dx = 0; dx < size; dx++) pixels[row + dx] = c;
@@ -144,6 +161,17 @@ const page: Page = {
         ctx.lineWidth = 2 * dpr;
         ctx.strokeStyle = colour;
         ctx.stroke();
+      }
+      if (outline && outline.length >= 4) {
+        ctx.beginPath();
+        ctx.moveTo(outline[0]! * dpr, outline[1]! * dpr);
+        for (let k = 2; k < outline.length; k += 2) ctx.lineTo(outline[k]! * dpr, outline[k + 1]! * dpr);
+        ctx.closePath();
+        ctx.setLineDash([6 * dpr, 4 * dpr]);
+        ctx.lineWidth = 1.5 * dpr;
+        ctx.strokeStyle = '#d00000';
+        ctx.stroke();
+        ctx.setLineDash([]);
       }
       lastMs = performance.now() - t0;
       canvas.dataset.renderMs = lastMs.toFixed(1);
@@ -186,14 +214,74 @@ const page: Page = {
       const alch = new URLSearchParams({ item_id: it.item_id, label: trackLabel(it) });
       picked.replaceChildren('Selected: ', trackLabel(it), ' · ', h('a', { href: similarHref(it), text: 'Similar songs' }), ' · ', h('a', { href: `#/alchemy?${alch.toString()}`, text: 'Use in alchemy' }));
     };
+    const saver = playlistSaver(() => lassoed.map((i) => items[i]!.item_id), () => 'Map selection');
+    const showLasso = (sel: number[]) => {
+      lassoed = sel;
+      lassoFlag = new Uint8Array(items.length);
+      for (const i of sel) lassoFlag[i] = 1;
+      schedule();
+      if (sel.length === 0) {
+        saver.show(false);
+        lassoOut.hidden = sel.length === 0 && !outline;
+        lassoOut.replaceChildren(h('p', { class: 'muted', text: 'The lasso holds no song.' }));
+        return;
+      }
+      const songs = sel.map((i) => items[i]!);
+      const alch = new URLSearchParams();
+      for (const it of songs.slice(0, ALCHEMY_SEEDS)) {
+        alch.append('item_id', it.item_id);
+        alch.append('label', trackLabel(it));
+      }
+      const clear = h('button', { type: 'button', text: 'Clear selection' });
+      clear.addEventListener('click', () => {
+        showLasso([]);
+        lassoOut.hidden = true;
+      });
+      lassoOut.hidden = false;
+      lassoOut.replaceChildren(
+        h('h3', { text: `${sel.length} songs selected` }),
+        h(
+          'p',
+          { class: 'actions' },
+          h('a', { href: `#/alchemy?${alch.toString()}`, text: `Use in alchemy (${Math.min(ALCHEMY_SEEDS, sel.length)} songs)` }),
+          ' · ',
+          h('a', { href: similarHref(songs[0]!), text: `Similar songs to ${trackLabel(songs[0]!)}` }),
+          ' ',
+          clear,
+        ),
+        saver.element,
+        h('div', { class: 'table-wrap' }, trackTable(sel.length > LISTED_MAX ? `First ${LISTED_MAX} of ${sel.length} selected songs` : 'Selected songs', songs.slice(0, LISTED_MAX))),
+      );
+      saver.show(true);
+    };
+    const setLassoMode = (on: boolean) => {
+      lassoMode = on;
+      lassoBtn.setAttribute('aria-pressed', String(on));
+      canvas.classList.toggle('lasso', on);
+    };
+    lassoBtn.addEventListener('click', () => setLassoMode(!lassoMode));
     const hitAt = (sx: number, sy: number) => (grid ? nearest(grid, xs, ys, view.toDataX(sx), view.toDataY(sy), 8 / view.scale) : -1);
 
     let drag: { x: number; y: number; moved: number } | undefined;
     canvas.addEventListener('pointerdown', (e) => {
       canvas.setPointerCapture(e.pointerId);
+      if (lassoMode || e.shiftKey) {
+        outline = [e.offsetX, e.offsetY];
+        tip.hidden = true;
+        return;
+      }
       drag = { x: e.offsetX, y: e.offsetY, moved: 0 };
     });
     canvas.addEventListener('pointermove', (e) => {
+      if (outline) {
+        const lx = outline[outline.length - 2]!;
+        const ly = outline[outline.length - 1]!;
+        if (Math.abs(e.offsetX - lx) + Math.abs(e.offsetY - ly) >= 2) {
+          outline.push(e.offsetX, e.offsetY);
+          schedule();
+        }
+        return;
+      }
       if (drag) {
         const dx = e.offsetX - drag.x;
         const dy = e.offsetY - drag.y;
@@ -215,6 +303,16 @@ const page: Page = {
       showTip(i, e.offsetX, e.offsetY);
     });
     canvas.addEventListener('pointerup', (e) => {
+      if (outline) {
+        const poly = new Float64Array(outline.length);
+        for (let k = 0; k < outline.length; k += 2) {
+          poly[k] = view.toDataX(outline[k]!);
+          poly[k + 1] = view.toDataY(outline[k + 1]!);
+        }
+        outline = undefined;
+        showLasso(grid ? pointsInLasso(grid, xs, ys, poly) : []);
+        return;
+      }
       if (drag && drag.moved <= 3) select_(hitAt(e.offsetX, e.offsetY));
       drag = undefined;
     });
@@ -271,6 +369,8 @@ const page: Page = {
         grid = buildGrid(xs, ys);
         hover = -1;
         select_(-1);
+        showLasso([]);
+        lassoOut.hidden = true;
         recolour();
         view.fit(boundsOf(xs, ys));
         say(out, items.length ? `${items.length} songs (${r.projection.toUpperCase()} projection).` : 'No analyzed song on this server yet.', items.length ? 'ok' : 'info');

@@ -3,11 +3,11 @@
  * fields; library filter from the server's live libraries; Test connection; Save), edit (blank
  * secret = keep), make default, delete (not the default), sweep one, align all; Plex PIN sign-in
  * fills the token; Jellyfin/Emby sign-in with username and password. Also: learned-model status
- * (GET /api/models) and the AI provider settings with a test button. First run (no admin yet): the
+ * (GET /api/analysis/model and GET /api/models) and the AI provider settings with a test button. First run (no admin yet): the
  * form that creates the first admin account.
  */
 import type { z } from 'zod';
-import { authRoutes, probeRoutes, serverRoutes, SECRET_MASK, type ServerTestResult } from '@polyphony/contracts';
+import { authRoutes, probeRoutes, serverRoutes, SECRET_MASK, taskRoutes, type ServerTestResult } from '@polyphony/contracts';
 import { call } from '../api';
 import { busy, errText, field, h, msg, nodes, say, section } from '../dom';
 import type { Page, PageContext } from '../page';
@@ -53,24 +53,35 @@ function firstAdminForm(): HTMLElement {
   );
 }
 
-/** Learned-model status: coverage per model, or how to add one. */
+/**
+ * Learned-model status: what the analysis worker has loaded (GET /api/analysis/model: present with its
+ * id and backend, or the reason and how to add it) and how many songs carry each model's features
+ * (GET /api/models).
+ */
 function modelStatus(): HTMLElement {
   const body = h('div', {}, h('p', { class: 'muted', text: 'Loading…' }));
-  call(probeRoutes.models, {})
-    .then((models) => {
+  Promise.all([call(taskRoutes.analysisModel, {}), call(probeRoutes.models, {})])
+    .then(([worker, models]) => {
       const entries = Object.entries(models);
-      const anyEnabled = entries.some(([, m]) => m.enabled);
+      const present = worker.status === 'ready';
+      const headline =
+        worker.status === 'ready'
+          ? `Present: ${worker.model ?? 'MusiCNN'}${worker.backend ? ` on the ${worker.backend} backend` : ''}${worker.patchesPerTrack ? `, ${worker.patchesPerTrack} patches per track` : ''}. Moods, tags and the text search are computed by the analysis.`
+          : worker.status === 'loading'
+            ? 'The analysis worker is still loading the model.'
+            : `Not present${worker.reason ? `: ${worker.reason}` : ''}. Similarity uses the built-in audio features only; moods, tags and the text search need the MusiCNN model.`;
       body.replaceChildren(
-        ...nodes(entries.length
-          ? h(
-              'ul',
-              { class: 'plain' },
-              entries.map(([name, m]) => h('li', {}, h('strong', { text: name }), `: ${m.enabled ? 'present' : 'not installed'} · ${m.global.count} of ${m.global.total} songs (${m.global.percentage.toFixed(1)}%)`)),
-            )
-          : null,
-        anyEnabled
-          ? null
-          : h('p', { class: 'msg msg-info', text: 'No learned model is enabled: similarity uses the built-in audio features only; moods, tags and the text search need the MusiCNN model. Put musicnn/MSD_musicnn.h5 in the MODELS_DIR folder (scripts/setup.sh fetches it; standalone default <DATA_DIR>/models) and restart; the next analysis adds the learned features.' })),
+        ...nodes(
+          h('p', { class: `msg msg-${present ? 'ok' : worker.status === 'error' ? 'error' : 'info'}`, 'data-model-status': worker.status, text: headline }),
+          present ? null : h('p', {}, h('strong', { text: 'How to add it: ' }), worker.howToInstall, ' The next analysis then adds the learned features to every song.'),
+          entries.length
+            ? h(
+                'ul',
+                { class: 'plain' },
+                entries.map(([name, m]) => h('li', {}, h('strong', { text: name }), `: ${m.enabled ? 'enabled' : 'not installed'} · ${m.global.count} of ${m.global.total} songs (${m.global.percentage.toFixed(1)}%)`)),
+              )
+            : null,
+        ),
       );
     })
     .catch((err: unknown) => body.replaceChildren(h('p', { class: 'msg msg-error', role: 'alert', text: errText(err) })));
