@@ -219,6 +219,15 @@ describe('operations API (full stack)', () => {
     await waitFor('catalogue reset', async () => ((await sql(`SELECT value FROM catalogue.settings WHERE key = 'DUPLICATE_DISTANCE_THRESHOLD_COSINE'`)).length === 0 ? true : undefined));
     await request(url).get('/api/config/settings').set('Cookie', userCookie).expect(403);
     await request(url).put('/api/config').set('Cookie', userCookie).set('origin', url).send({ AI_MODEL_PROVIDER: 'NONE' }).expect(403);
+    // GET /api/config: a session admin also gets every setting with value and source, secrets masked; nobody else does.
+    const adminConfig = (await request(url).get('/api/config').set('Cookie', await loginCookie(url)).expect(200)).body;
+    const byKey = new Map((adminConfig.settings as Array<{ key: string }>).map((x) => [x.key, x]));
+    expect(byKey.get('OPENAI_API_KEY')).toMatchObject({ value: '__unchanged__', source: 'database', secret: true });
+    expect(byKey.get('DURATION_TOLERANCE_SECONDS')).toMatchObject({ value: 2, source: 'env' });
+    expect(byKey.get('TOP_N_MOODS')).toMatchObject({ value: 5, source: 'default', owner: 'analysis' });
+    expect(JSON.stringify(adminConfig)).not.toContain('sk-settings-secret-123');
+    expect((await request(url).get('/api/config').set('Cookie', userCookie).expect(200)).body.settings).toBeUndefined();
+    expect((await request(url).get('/api/config').set(auth).expect(200)).body.settings).toBeUndefined();
   });
 
   it('When cancel_all is posted with an empty body, then every live task is revoked and the history lists tasks with durations', async () => {

@@ -77,7 +77,7 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
     learnedCache = { at: Date.now(), value };
     return value;
   };
-  routeSets.push(probeRoutesRouter(servers, configService, learnedModel));
+  routeSets.push(probeRoutesRouter(servers, configService, learnedModel, () => settings.list()));
   routeSets.push(taskRoutes(tasks, rt.bus));
   routeSets.push(opsRoutesRouter(schedules, backups, settings));
   const dashboard = new DashboardService(serverRepo, tasks, rt.peer('catalogue', 15_000), rt.peer('index', 15_000), rt.logger.child({ component: 'DashboardService' }));

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { APP_VERSION, probeRoutes as routes } from '@polyphony/contracts';
+import { APP_VERSION, probeRoutes as routes, type SettingDto } from '@polyphony/contracts';
 import { asyncRoute, parseOrThrow, ValidationError, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { ConfigService } from '../domain/config.service';
 import type { ServerService } from '../domain/server.service';
@@ -13,7 +13,8 @@ function isSessionAdmin(req: Request): boolean {
  * Configuration and probe endpoints owned by the registry (shapes: shared/contracts/src/probes.ts):
  * - `GET /api/config`: the public fields for every authenticated caller; a session admin also gets the
  *   general config store with the read-only projection of the default server, secrets masked
- *   (ConfigService.adminView).
+ *   (ConfigService.adminView), and `settings`: every editable setting with its value (secrets masked),
+ *   source (default | env | database), owner and whether it applies live (as `GET /api/config/settings`).
  *   Bearer tokens and non-admins never see a media-server URL or user.
  * - `GET /api/config/defaults`: kind and default user of the selected server (`server` = name or id;
  *   400 when unknown); the user fields are null unless the caller is a session admin.
@@ -24,7 +25,7 @@ function isSessionAdmin(req: Request): boolean {
  * admins the reason, which may name a server path), or
  * `{status: 'unknown', reason}` when the worker does not answer within 2 s (cached 10 s).
  */
-export function probeRoutesRouter(servers: ServerService, config: ConfigService, learnedModel?: () => Promise<unknown>): RouteHandlers {
+export function probeRoutesRouter(servers: ServerService, config: ConfigService, learnedModel?: () => Promise<unknown>, settingsList?: () => Promise<SettingDto[]>): RouteHandlers {
   const r = routeHandlers();
   r.on(routes.config,
     asyncRoute(async (req, res) => {
@@ -34,7 +35,7 @@ export function probeRoutesRouter(servers: ServerService, config: ConfigService,
       // The reason may name a server path: session admins only.
       const learnedView = learned && (admin ? learned : { status: learned.status, model: learned.model ?? null, howToInstall: learned.howToInstall });
       const pub = { ...(await config.publicView()), ...(learnedView ? { learned_model: learnedView } : {}) };
-      res.json(admin ? { ...(await config.adminView()), ...pub } : pub);
+      res.json(admin ? { ...(await config.adminView()), ...pub, ...(settingsList ? { settings: await settingsList() } : {}) } : pub);
     }),
   );
   r.on(routes.configDefaults,
