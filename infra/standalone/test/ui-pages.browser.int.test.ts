@@ -428,7 +428,7 @@ describe('web UI pages (chromium, real music)', () => {
     }
   });
 
-  it('When a second server holds the same music, then the dropdown switches the ids of the results and a PER SERVER page reloads', async () => {
+  it('When a second server holds the same music, then the dropdown switches the ids of the results, a PER SERVER page reloads, and Setup sweeps one server and aligns all to completion', async () => {
     supy2 = await startSupysonic({ musicDir, user: 'bob', password: 'bob-pass' });
     await request(url).post('/api/servers').set(bearer).send({ name: 'Second', server_type: 'navidrome', creds: { url: supy2.url, user: 'bob', password: 'bob-pass' } }).expect(201);
     const second = (await servers()).servers.find((s) => s.name === 'Second')!;
@@ -454,6 +454,26 @@ describe('web UI pages (chromium, real music)', () => {
     expect(other.filter((id) => first.includes(id))).toEqual([]);
     await shot('similar-second-server');
     await page.getByRole('combobox', { name: 'Music server' }).selectOption((await servers()).default_id);
+
+    // Setup: sweep one server, then align all; each runs as a task to its end and the list keeps the matches.
+    const lastOf = async (kind: string) => ((await request(url).get(`/api/tasks?kind=${kind}&limit=1`).set(bearer).expect(200)).body as { tasks: Array<{ task_id: string; state: string }> }).tasks[0];
+    const before = { sweep: (await lastOf('sweep'))?.task_id, alignment: (await lastOf('alignment'))?.task_id };
+    await open('Setup', 'CATALOGUE');
+    await page.getByRole('button', { name: 'Sweep Second' }).click();
+    await page.getByText('Sweep of Second started.').waitFor();
+    await waitFor('the sweep task', async () => {
+      const t = await lastOf('sweep');
+      return t !== undefined && t.task_id !== before.sweep && t.state === 'SUCCESS';
+    });
+    await page.getByRole('button', { name: 'Align all servers' }).click();
+    await page.getByText('Alignment of every server started.').waitFor();
+    await waitFor('the alignment task', async () => {
+      const t = await lastOf('alignment');
+      return t !== undefined && t.task_id !== before.alignment && t.state === 'SUCCESS';
+    });
+    await page.locator('#taskbar').waitFor({ state: 'hidden' });
+    expect((await servers()).servers.length).toBe(2);
+    for (const s of (await servers()).servers as Array<{ name: string; matched_count?: number }>) expect(s.matched_count).toBe(TRACKS);
   });
 
   it('When the admin pages are used, then clustering and cleaning run to their results, schedules, backups, settings, history and dead letters answer', async () => {
