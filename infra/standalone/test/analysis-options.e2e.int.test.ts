@@ -90,7 +90,6 @@ describe('analysis options NUM_RECENT_ALBUMS and TOP_N_MOODS (full stack)', () =
     expect(all.state).toBe('SUCCESS');
     expect(all.details.options).toEqual({ numRecentAlbums: 0, topNMoods: 7 });
     expect(all.servers[0]).toMatchObject({ seen: 6, skippedMapped: 4 });
-    const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalogue.score`);
-    expect(row?.n).toBe(6);
+    expect(await db.count(`SELECT count(*)::int AS n FROM catalogue.score`)).toBe(6);
   });
 });

@@ -65,8 +65,8 @@ describe('cancel_all stops live tasks (full stack)', () => {
     expect(atCancel).toBeLessThan(300);
 
     // Work done before the cancel is kept.
-    const [{ n: mapped }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalogue.track_server_map`);
-    const [{ n: kept }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 AND outcome IN ('analyzed', 'mapped_existing')`, [runId]);
+    const mapped = await db.count(`SELECT count(*)::int AS n FROM catalogue.track_server_map`);
+    const kept = await db.count(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 AND outcome IN ('analyzed', 'mapped_existing')`, [runId]);
     expect(kept).toBeGreaterThanOrEqual(1);
     expect(mapped).toBeGreaterThanOrEqual(kept);
 

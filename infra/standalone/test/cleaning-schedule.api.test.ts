@@ -37,7 +37,7 @@ describe('built-in cleaning schedule replacing CLEANING_SCHEDULE_HOURS (full sta
     expect(settings.map((s) => s.key)).not.toContain('CLEANING_SCHEDULE_HOURS');
     const refused = await request(url).put('/api/config').set(auth).send({ CLEANING_SCHEDULE_HOURS: 12 }).expect(400);
     expect(JSON.stringify(refused.body)).toMatch(/CLEANING_SCHEDULE_HOURS/);
-    const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM registry.app_config WHERE key = 'CLEANING_SCHEDULE_HOURS'`);
+    const n = await db.count(`SELECT count(*)::int AS n FROM registry.app_config WHERE key = 'CLEANING_SCHEDULE_HOURS'`);
     expect(n).toBe(0);
   });
 

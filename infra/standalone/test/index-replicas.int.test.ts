@@ -86,7 +86,7 @@ describe('analysis SUCCESS waits for every live index replica', () => {
     expect(done).toMatchObject({ state: 'SUCCESS' });
     expect(done!.details).toMatchObject({ indexGeneration: r1Generation, indexReplicas: 2 });
     // At SUCCESS both replicas serve every analyzed song.
-    const [{ n: songs }] = await db.query(`SELECT count(*)::int AS n FROM catalogue.score`);
+    const songs = await db.count(`SELECT count(*)::int AS n FROM catalogue.score`);
     expect(songs).toBe(TRACKS);
     expect(r2.state.current()).toMatchObject({ generation: r1Generation });
     expect(r2.state.current().index.size).toBe(TRACKS);

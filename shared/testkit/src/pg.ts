@@ -15,6 +15,8 @@ export interface TestDatabase {
   name: string;
   /** Runs one parameterised query on its own connection and returns the rows (assertions in tests). */
   query<T = any>(text: string, params?: unknown[]): Promise<T[]>;
+  /** Runs `SELECT count(*) ...` (or any query whose first row's first column is a number) and returns that number. */
+  count(text: string, params?: unknown[]): Promise<number>;
   /** Drops the database (terminating leftover connections). */
   drop(): Promise<void>;
 }
@@ -34,7 +36,7 @@ export async function createTestDatabase(prefix = 'polyphony_test'): Promise<Tes
   }
   const url = new URL(adminDatabaseUrl());
   url.pathname = `/${name}`;
-  return {
+  const db: TestDatabase = {
     url: url.toString(),
     name,
     async query(text: string, params: unknown[] = []) {
@@ -46,6 +48,12 @@ export async function createTestDatabase(prefix = 'polyphony_test'): Promise<Tes
         await c.end();
       }
     },
+    async count(text: string, params: unknown[] = []) {
+      const [row] = await db.query<Record<string, unknown>>(text, params);
+      const value = row === undefined ? undefined : Object.values(row)[0];
+      if (value === undefined || value === null) throw new Error(`count(): no value from ${text.slice(0, 120)}`);
+      return Number(value);
+    },
     async drop() {
       const c = new Client({ connectionString: adminDatabaseUrl() });
       await c.connect();
@@ -56,6 +64,7 @@ export async function createTestDatabase(prefix = 'polyphony_test'): Promise<Tes
       }
     },
   };
+  return db;
 }
 
 /** AMQP URL for integration tests (TEST_AMQP_URL or the local RabbitMQ). */
