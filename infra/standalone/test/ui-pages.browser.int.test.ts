@@ -292,6 +292,22 @@ describe('web UI pages (chromium, real music)', () => {
     await page.getByLabel('Saved anchor').selectOption({ label: 'Calm anchor' });
     await page.getByRole('button', { name: 'Add anchor' }).click();
     expect(await page.getByRole('list', { name: 'Ingredients' }).getByRole('listitem').count()).toBe(3);
+    // An artist to add, a song to subtract, temperature 0: the request carries each ingredient with its operation.
+    await page.getByLabel('Kind').selectOption('artist');
+    await page.getByRole('searchbox', { name: 'Artist' }).fill(sync.tracks[2]!.artist);
+    await page.getByRole('searchbox', { name: 'Artist' }).press('Enter');
+    await page.getByRole('list', { name: 'Artist: results' }).getByRole('button').first().click();
+    await page.getByLabel('Operation').selectOption('SUBTRACT');
+    await page.getByLabel('Kind').selectOption('song');
+    await pick('Song', titles[3]!);
+    await page.getByRole('list', { name: 'Ingredients' }).getByText(`− song: ${titles[3]!}`, { exact: false }).waitFor();
+    await page.getByLabel('Temperature (0 = strict top)').fill('0');
+    const mixed = page.waitForRequest((r) => new URL(r.url()).pathname === '/api/alchemy' && r.method() === 'POST');
+    await page.getByRole('button', { name: 'Mix' }).click();
+    const sent = (await mixed).postDataJSON() as { items: Array<{ op: string; type: string }>; temperature: number };
+    expect(sent.temperature).toBe(0);
+    expect(sent.items.map((i) => `${i.op} ${i.type}`)).toEqual(['ADD song', 'ADD song', 'ADD anchor', 'ADD artist', 'SUBTRACT song']);
+    await page.getByText(/^\d+ songs(, \d+ dropped near a subtracted item)?(; not found: .*)?\.$/).waitFor();
     await shot('alchemy');
 
     await open('Artist similarity', 'PER SERVER');
