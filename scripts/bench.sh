@@ -11,6 +11,7 @@ declare -A BENCH=(
   [retrieval]="node services/analysis-worker/dist/bench/retrieval.js"
   [musicnn-cache]="node services/analysis-worker/dist/bench/musicnn-cache.js"
   [musicnn-retrieval]="node services/analysis-worker/dist/bench/musicnn-retrieval.js --cached"
+  [musicnn-rss]="node services/analysis-worker/dist/bench/musicnn-rss.js 500"
   [musicnn-cost]="node services/analysis-worker/dist/bench/musicnn-cost.js 2 40"
   [identity-calibration]="node services/analysis-worker/dist/bench/identity-calibration.js"
   [identity-1m]="node --expose-gc services/catalogue-identity/dist/bench/identity-1m.js"
@@ -21,7 +22,7 @@ declare -A BENCH=(
   [index-throughput]="node services/index/dist/bench/index-throughput.js 100000 10 16 int8"
   [gateway-similar]="node services/index/dist/bench/gateway-similar.js"
   [text-eval]="node services/index/dist/bench/text-search-eval.js"
-  [text-eval-corpus]="node infra/standalone/dist/bench/text-eval-corpus.js ${TEXT_EVAL_CACHE:-/tmp/polyphony-audio-bench/musicnn-8}"
+  [text-eval-corpus]="node infra/standalone/dist/bench/text-eval-corpus.js ${TEXT_EVAL_CACHE:-/tmp/polyphony-audio-bench/musicnn-8-pooled}"
   [kmeans]="node services/playlist/dist/bench/kmeans.js"
   [sweep-500k]="node --expose-gc services/catalogue-identity/dist/bench/sweep-500k.js"
 )

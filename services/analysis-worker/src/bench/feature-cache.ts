@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ANALYSIS_PARAMS, AudioAnalysis, FrameAnalyser } from '../domain/audio/analysis';
-import { decodeToPcm } from '../domain/audio/decode';
+import { decodeToPcm, UndecodableAudioError } from '../domain/audio/decode';
 import { dspV1RawFeatures } from '../domain/audio/dsp-features';
-import { BENCH_SCRATCH_DIR, CorpusTrack } from './corpus';
+import { BENCH_SCRATCH_DIR, CorpusTrack, interleaved, loadCorpus } from './corpus';
 
 /** Cached features of one track. */
 export interface TrackFeatures {
@@ -31,7 +31,12 @@ function cacheKey(): string {
   const h = createHash('sha256');
   for (const m of FEATURE_MODULES) h.update(readFileSync(m === 'feature-cache' ? __filename : join(__dirname, '..', 'domain', 'audio', `${m}.js`)));
   h.update(JSON.stringify(ANALYSIS_PARAMS));
-  return h.digest('hex').slice(0, 16);
+  return h.digest('hex').slice(0, 16) + (noHalves() ? '-nohalves' : '');
+}
+
+/** BENCH_NO_HALVES=1: skip the two half-track analyses (identity calibration only; 2/3 of the cost). */
+function noHalves(): boolean {
+  return process.env.BENCH_NO_HALVES === '1';
 }
 
 /**
@@ -69,8 +74,9 @@ function halfFeatures(analyser: FrameAnalyser, samples: Float32Array): number[] 
 /**
  * Features of every track, computed on demand and cached on disk.
  * @param log progress lines
+ * @param cachedOnly return only the tracks already cached (compute nothing)
  */
-export async function corpusFeatures(tracks: CorpusTrack[], log: (line: string) => void = () => undefined): Promise<TrackFeatures[]> {
+export async function corpusFeatures(tracks: CorpusTrack[], log: (line: string) => void = () => undefined, cachedOnly = false): Promise<TrackFeatures[]> {
   mkdirSync(BENCH_SCRATCH_DIR, { recursive: true });
   const file = join(BENCH_SCRATCH_DIR, `features-${cacheKey()}.json`);
   const cache: Record<string, TrackFeatures & { stamp: string }> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
@@ -85,7 +91,15 @@ export async function corpusFeatures(tracks: CorpusTrack[], log: (line: string) 
       out.push({ ...hit, name: t.name, group: t.group });
       continue;
     }
-    const pcm = await decodeToPcm(t.path);
+    if (cachedOnly) continue;
+    const pcm = await decodeToPcm(t.path).catch((err: unknown) => {
+      if (err instanceof UndecodableAudioError) return undefined; // broken file in a package: left out
+      throw err;
+    });
+    if (!pcm) {
+      log(`[${i + 1}/${tracks.length}] ${t.name}: undecodable, skipped`);
+      continue;
+    }
     const analysis = analyser.analyse(pcm.samples, pcm.sampleRate);
     const f: TrackFeatures = {
       name: t.name,
@@ -94,13 +108,26 @@ export async function corpusFeatures(tracks: CorpusTrack[], log: (line: string) 
       durationSeconds: pcm.durationSeconds,
       raw: Array.from(dspV1RawFeatures(analysis)),
       melStats: melBandStatistics(analysis),
-      halves: [halfFeatures(analyser, pcm.samples.subarray(0, pcm.samples.length >> 1)), halfFeatures(analyser, pcm.samples.subarray(pcm.samples.length >> 1))],
+      halves: noHalves() ? [[], []] : [halfFeatures(analyser, pcm.samples.subarray(0, pcm.samples.length >> 1)), halfFeatures(analyser, pcm.samples.subarray(pcm.samples.length >> 1))],
     };
     cache[t.path] = { ...f, stamp };
     dirty = true;
     out.push(f);
     log(`[${i + 1}/${tracks.length}] ${t.name} ${pcm.durationSeconds.toFixed(1)} s`);
+    // Saved every 20 new tracks too, so an interrupted fill of a large corpus keeps its work.
+    if (out.length % 20 === 0) {
+      writeFileSync(file, JSON.stringify(cache));
+      dirty = false;
+    }
   }
   if (dirty) writeFileSync(file, JSON.stringify(cache));
   return out;
+}
+
+if (require.main === module) {
+  // Fills the cache for the whole corpus (round-robin over the soundtracks): node dist/bench/feature-cache.js
+  corpusFeatures(interleaved(loadCorpus()), (l) => process.stderr.write(`${l}\n`)).catch((err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exitCode = 1;
+  });
 }

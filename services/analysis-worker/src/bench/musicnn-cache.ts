@@ -10,10 +10,12 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { decodeToPcm } from '../domain/audio/decode';
+import { decodeToPcm, UndecodableAudioError } from '../domain/audio/decode';
 import { MusicnnAnalyser } from '../domain/musicnn/analyser';
 import { MUSICNN_INPUT, MusicnnMelFrontend } from '../domain/musicnn/mel';
-import { BENCH_SCRATCH_DIR, loadCorpus, type CorpusTrack } from './corpus';
+import { BENCH_SCRATCH_DIR, interleaved, loadCorpus, type CorpusTrack } from './corpus';
+
+export { interleaved };
 
 /** Patches kept per track (the "reference" budget of the benchmark, CPU-bounded on the shared machine). */
 export const REFERENCE_PATCHES = 8;
@@ -30,6 +32,9 @@ export interface MusicnnTrackCache {
   mttPen: number[][];
   msdTags: number[][];
   mttTags: number[][];
+  /** The 1506-d pooled layer (network.ts) per patch, MSD then MTT, rounded to 1e-4. */
+  msdPooled: number[][];
+  mttPooled: number[][];
   /** mean of the 96 log-mel bands then their std, over all frames. */
   melStats: number[];
   timings: { decodeMs: number; melMs: number; msdMs: number; mttMs: number };
@@ -40,13 +45,13 @@ export function benchModelsDir(): string {
   return process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../../..', 'shared', 'models');
 }
 
-function split(flat: Float32Array, n: number, dim: number): number[][] {
-  return Array.from({ length: n }, (_, i) => Array.from(flat.subarray(i * dim, (i + 1) * dim), (v) => Math.round(v * 1e5) / 1e5));
+function split(flat: Float32Array, n: number, dim: number, scale = 1e5): number[][] {
+  return Array.from({ length: n }, (_, i) => Array.from(flat.subarray(i * dim, (i + 1) * dim), (v) => Math.round(v * scale) / scale));
 }
 
 /** Cached outputs for `tracks`, computing the missing ones (slow: about 2 x 8 network patches per track). */
 export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) => void = () => undefined, cachedOnly = false): Promise<MusicnnTrackCache[]> {
-  const dir = join(BENCH_SCRATCH_DIR, `musicnn-${REFERENCE_PATCHES}`);
+  const dir = join(BENCH_SCRATCH_DIR, `musicnn-${REFERENCE_PATCHES}-pooled`);
   mkdirSync(dir, { recursive: true });
   let net: MusicnnAnalyser | undefined;
   const mel = new MusicnnMelFrontend();
@@ -58,9 +63,16 @@ export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) =
       continue;
     }
     if (cachedOnly) continue;
-    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: 'wasm' });
+    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: 'wasm', withPooled: true });
     const t0 = performance.now();
-    const pcm = await decodeToPcm(t.path);
+    const pcm = await decodeToPcm(t.path).catch((err: unknown) => {
+      if (err instanceof UndecodableAudioError) return undefined; // broken file in a package: left out
+      throw err;
+    });
+    if (!pcm) {
+      log(`[${i + 1}/${tracks.length}] ${t.name}: undecodable, skipped`);
+      continue;
+    }
     const t1 = performance.now();
     const full = mel.compute(pcm.samples);
     const sum = new Float64Array(96);
@@ -86,23 +98,17 @@ export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) =
       mttPen: split(a.mtt!.penultimate, n, 200),
       msdTags: split(a.msd.tags, n, 50),
       mttTags: split(a.mtt!.tags, n, 50),
+      msdPooled: split(a.msd.pooled!, n, 1506, 1e4),
+      mttPooled: split(a.mtt!.pooled!, n, 1506, 1e4),
       melStats,
       timings: { decodeMs: t1 - t0, melMs: a.melMs, msdMs: a.networkMs - a.mttMs, mttMs: a.mttMs },
     };
     writeFileSync(file, JSON.stringify(rec));
     out.push(rec);
-    log(`[${i + 1}/${tracks.length}] ${t.name} ${pcm.durationSeconds.toFixed(0)} s, ${n} patches, msd ${(a.networkMs - a.mttMs).toFixed(0)} ms, mtt ${a.mttMs.toFixed(0)} ms`);
+    const cpu = process.cpuUsage();
+    log(`[${i + 1}/${tracks.length}] ${t.name} cpu ${((cpu.user + cpu.system) / 1e6).toFixed(0)} s total, rss ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB, ${pcm.durationSeconds.toFixed(0)} s, ${n} patches, msd ${(a.networkMs - a.mttMs).toFixed(0)} ms, mtt ${a.mttMs.toFixed(0)} ms`);
   }
   net?.dispose();
-  return out;
-}
-
-/** Tracks in round-robin order over the groups, so a partly filled cache covers every soundtrack. */
-export function interleaved(tracks: CorpusTrack[]): CorpusTrack[] {
-  const groups = new Map<string, CorpusTrack[]>();
-  for (const t of tracks) groups.set(t.group, [...(groups.get(t.group) ?? []), t]);
-  const out: CorpusTrack[] = [];
-  for (let i = 0; out.length < tracks.length; i++) for (const g of groups.values()) if (g[i]) out.push(g[i]!);
   return out;
 }
 

@@ -1,42 +1,47 @@
 /**
  * Retrieval benchmark of MusiCNN embedding variants against dsp-v1 (issue 13): same-soundtrack precision@5
- * (retrieval.ts precisionAtK: 5 nearest other tracks by cosine, queries from groups of >= 6 tracks, smaller
- * groups are distractors).
+ * (5 nearest other tracks by cosine distance, ties by name; queries from groups of >= MIN_GROUP tracks in
+ * the cached corpus, smaller groups are distractors).
  *
- * Split: within every soundtrack, tracks sorted by name; even positions form the TUNING half, odd positions
- * the HELD-OUT half. Every constant (z-score mean/std, PCA, fusion weight, patch pooling choice) is fitted or
- * chosen on the tuning half only (tuning queries ranked among tuning tracks). Held-out queries are ranked
- * against the whole corpus (a catalogue holds both halves; no held-out track shaped any constant), so a
- * group of n tracks can fill all 5 places when n >= 6. The held-out figures, per group, are the ones to quote.
+ * Split (fixed before tuning, corpus.ts isHeldOut): a track is HELD-OUT when the first byte of sha256(name)
+ * is odd, else it is a TUNING track. Every constant (z-score mean/std, PCA basis, whitening shrinkage, fusion
+ * weight) is fitted on tuning tracks only, and the variant to ship is picked by its tuning figure (tuning
+ * queries ranked among tuning tracks). Held-out queries are ranked against the whole corpus (a catalogue
+ * holds both parts; no held-out track shaped any constant). The held-out figures, per group, are the ones
+ * to quote.
  *
- * Patches: the cache keeps REFERENCE_PATCHES (8) evenly spaced patches per track (musicnn-cache.ts; all
- * patches would cost ~6x more network time than the shared machine allows); a budget of 4 / 2 / 1 patches
- * takes every 2nd / 4th / 8th of them (still spread over the track).
+ * Patches: the cache keeps REFERENCE_PATCHES (8) evenly spaced patches per track (musicnn-cache.ts); a budget
+ * of 4 / 2 / 1 patches takes every 2nd / 4th / 8th of them (still spread over the track).
  *
- * Run: node services/analysis-worker/dist/bench/musicnn-retrieval.js [--write-constants]
- *   --write-constants writes the chosen variant's constants to
- *   services/analysis-worker/src/domain/musicnn/musicnn-v1-constants.json.
+ * Features: `pen` = the 200-d penultimate dense layer; `pooled` = the 1506-d layer before it (max and mean
+ * over time of the 753 front/mid-end channels, interleaved; channels 561..752 are the mid-end's);
+ * `tags` = sigmoid outputs. Pooling over patches: mean / max / std per dimension.
+ *
+ * Run: node services/analysis-worker/dist/bench/musicnn-retrieval.js [--cached] [--markdown]
+ *   --cached: only tracks already in the cache (musicnn-cache.js fills it); --markdown prints the table rows
+ *   of docs/musicnn.md.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PCA } from 'ml-pca';
 import { cosineDistance } from '@polyphony/vectors';
 import { DefaultEmbedder } from '../domain/audio/embedder';
-import { loadCorpus } from './corpus';
+import { isHeldOut, loadCorpus } from './corpus';
 import { corpusFeatures } from './feature-cache';
 import { musicnnCorpus, REFERENCE_PATCHES, type MusicnnTrackCache } from './musicnn-cache';
 
-
 type Pool = 'mean' | 'max' | 'std';
+type Rows = number[][];
+
+/** Largest vector the index takes for a learned embedding (issue 13). */
+const MAX_DIMS = 512;
 
 /** Pools patch vectors (rows) into mean / max / std per dimension, concatenated in the order given. */
-export function pool(rows: number[][], kinds: readonly Pool[]): number[] {
+export function pool(rows: Rows, kinds: readonly Pool[]): number[] {
   const dim = rows[0]!.length;
   const out: number[] = [];
   for (const k of kinds) {
     for (let d = 0; d < dim; d++) {
       let v: number;
-      if (k === 'max') v = Math.max(...rows.map((r) => r[d]!));
+      if (k === 'max') v = rows.reduce((m, r) => Math.max(m, r[d]!), -Infinity);
       else {
         const m = rows.reduce((s, r) => s + r[d]!, 0) / rows.length;
         v = k === 'mean' ? m : Math.sqrt(rows.reduce((s, r) => s + (r[d]! - m) ** 2, 0) / rows.length);
@@ -48,7 +53,7 @@ export function pool(rows: number[][], kinds: readonly Pool[]): number[] {
 }
 
 /** Per-dimension mean and std fitted on `fit` rows (std floor 1e-6). */
-function zFit(fit: number[][]): { mean: number[]; std: number[] } {
+function zFit(fit: Rows): { mean: number[]; std: number[] } {
   const dim = fit[0]!.length;
   const mean = new Array<number>(dim).fill(0);
   const std = new Array<number>(dim).fill(0);
@@ -57,7 +62,7 @@ function zFit(fit: number[][]): { mean: number[]; std: number[] } {
   return { mean, std: std.map((v) => Math.max(1e-6, Math.sqrt(v))) };
 }
 
-function zApply(rows: number[][], c: { mean: number[]; std: number[] }): number[][] {
+function zApply(rows: Rows, c: { mean: number[]; std: number[] }): Rows {
   return rows.map((r) => r.map((v, d) => (v - c.mean[d]!) / c.std[d]!));
 }
 
@@ -66,31 +71,17 @@ function unit(v: number[]): number[] {
   return v.map((x) => x / n);
 }
 
-interface Split {
-  tune: number[];
-  held: number[];
-}
-
-function makeSplit(tracks: ReadonlyArray<{ name: string; group: string }>): Split {
-  const byGroup = new Map<string, number[]>();
-  tracks.forEach((t, i) => byGroup.set(t.group, [...(byGroup.get(t.group) ?? []), i]));
-  const tune: number[] = [];
-  const held: number[] = [];
-  for (const idx of byGroup.values()) {
-    idx.sort((a, b) => (tracks[a]!.name < tracks[b]!.name ? -1 : 1));
-    idx.forEach((i, pos) => (pos % 2 === 0 ? tune : held).push(i));
-  }
-  return { tune, held };
-}
-
 /** Queries come from groups with at least this many tracks in the whole (cached) corpus. */
 const MIN_GROUP = Number(process.env.MIN_GROUP ?? 6);
 
-/**
- * precision@5 of the queries `queries`, each ranked against the tracks `pool` (the query itself excluded);
- * per group and mean over queries from groups with >= MIN_GROUP tracks in the corpus.
- */
-function evalOn(tracks: ReadonlyArray<{ name: string; group: string }>, vectors: number[][], queries: number[], poolIdx: number[]) {
+interface Eval {
+  mean: number;
+  byGroup: Map<string, number>;
+  queries: number;
+}
+
+/** precision@5 of `queries`, each ranked against the tracks `poolIdx` (the query itself excluded). */
+function evalOn(tracks: ReadonlyArray<{ name: string; group: string }>, vectors: Rows, queries: number[], poolIdx: number[]): Eval {
   const corpusSizes = new Map<string, number>();
   for (const t of tracks) corpusSizes.set(t.group, (corpusSizes.get(t.group) ?? 0) + 1);
   const per = new Map<string, number[]>();
@@ -105,109 +96,151 @@ function evalOn(tracks: ReadonlyArray<{ name: string; group: string }>, vectors:
     per.set(g, [...(per.get(g) ?? []), ranked.filter((x) => tracks[x.i]!.group === g).length / 5]);
   }
   const all = [...per.values()].flat();
-  return { mean: all.reduce((a, b) => a + b, 0) / all.length, byGroup: new Map([...per.entries()].map(([g, l]) => [g, l.reduce((a, b) => a + b, 0) / l.length])), queries: all.length };
+  const byGroup = new Map([...per.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([g, l]) => [g, l.reduce((a, b) => a + b, 0) / l.length] as [string, number]));
+  return { mean: all.reduce((a, b) => a + b, 0) / all.length, byGroup, queries: all.length };
 }
 
-function patchRows(c: MusicnnTrackCache, which: 'msdPen' | 'mttPen' | 'msdTags' | 'mttTags', step: number): number[][] {
+/** Every `step`-th cached patch of a per-patch feature. */
+function rowsOf(c: MusicnnTrackCache, which: 'msdPen' | 'mttPen' | 'msdTags' | 'mttTags' | 'msdPooled' | 'mttPooled', step: number): Rows {
   return c[which].filter((_, i) => i % step === 0);
+}
+
+/** The mid-end part (channels 561..752, max and mean) of pooled rows: 384 values. */
+function midEnd(rows: Rows): Rows {
+  return rows.map((r) => r.slice(2 * 561));
+}
+
+/** Signed square root (power normalisation), applied per value. */
+function ssqrt(v: number[]): number[] {
+  return v.map((x) => Math.sign(x) * Math.sqrt(Math.abs(x)));
 }
 
 async function main(): Promise<void> {
   const log = (l: string) => process.stderr.write(`${l}\n`);
-  // --cached: only the tracks whose MusiCNN outputs are already cached (the shared machine could not
-  // compute the whole corpus in the time available); the cache fills in round-robin order over the groups.
+  // dsp-v1 features without the half-track analyses (identity calibration only): a third of the cost.
+  process.env.BENCH_NO_HALVES ??= '1';
   const cachedOnly = process.argv.includes('--cached');
-  const mn = await musicnnCorpus(loadCorpus(log), log, cachedOnly);
-  const byName = new Map(loadCorpus(() => undefined).map((t) => [t.name, t]));
+  const markdown = process.argv.includes('--markdown');
+  const corpusAll = loadCorpus(log);
+  const mnAll = await musicnnCorpus(corpusAll, log, cachedOnly);
+  const byName = new Map(corpusAll.map((t) => [t.name, t]));
+  // --cached: the tracks present in both caches (MusiCNN outputs and dsp-v1 features).
+  const dsp = await corpusFeatures(mnAll.map((c) => byName.get(c.name)!), log, cachedOnly);
+  const dspNames = new Set(dsp.map((d) => d.name));
+  const mn = mnAll.filter((c) => dspNames.has(c.name));
   const corpus = mn.map((c) => byName.get(c.name)!);
-  const dsp = await corpusFeatures(corpus, log);
   const tracks = corpus.map((t) => ({ name: t.name, group: t.group }));
-  const split = makeSplit(tracks);
+  const allIdx = tracks.map((_, i) => i);
+  const tune = allIdx.filter((i) => !isHeldOut(tracks[i]!.name));
+  const held = allIdx.filter((i) => isHeldOut(tracks[i]!.name));
   const embedder = new DefaultEmbedder();
   const dspVec = dsp.map((f) => Array.from(embedder.normalise(Float64Array.from(f.raw))));
   const out: string[] = [];
   const sizes = (subset: number[]) => {
     const m = new Map<string, number>();
     for (const i of subset) m.set(tracks[i]!.group, (m.get(tracks[i]!.group) ?? 0) + 1);
-    return m;
+    return new Map([...m.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
   };
-  const allIdx = tracks.map((_, i) => i);
   const full = sizes(allIdx);
-  const heldQ = split.held.filter((i) => (full.get(tracks[i]!.group) ?? 0) >= MIN_GROUP);
+  const heldQ = held.filter((i) => (full.get(tracks[i]!.group) ?? 0) >= MIN_GROUP);
   const chance = heldQ.reduce((a, i) => a + (full.get(tracks[i]!.group)! - 1) / (tracks.length - 1), 0) / heldQ.length;
-  out.push(`held-out queries ranked against the whole corpus (chance P@5 ${chance.toFixed(3)}); tuning figures: tuning queries against the tuning half only`);
-  out.push(`corpus ${tracks.length} tracks; tuning ${split.tune.length}, held-out ${split.held.length}: ${[...sizes(split.held).entries()].map(([g, n]) => `${g} ${n}`).join(', ')}`);
-  const results: Array<{ name: string; dims: number; tune: number; held: ReturnType<typeof evalOn> }> = [];
-  const report = (name: string, vectors: number[][]) => {
-    const r = { name, dims: vectors[0]!.length, tune: evalOn(tracks, vectors, split.tune, split.tune).mean, held: evalOn(tracks, vectors, split.held, allIdx) };
+  out.push(`corpus ${tracks.length} of ${corpusAll.length} tracks cached (${[...full.entries()].map(([g, n]) => `${g} ${n}`).join(', ')})`);
+  out.push(`tuning ${tune.length}, held-out ${held.length} (${heldQ.length} held-out queries; chance P@5 ${chance.toFixed(3)}); held-out queries ranked against the whole corpus, tuning queries against tuning tracks`);
+  out.push(`held-out per group: ${[...sizes(heldQ).entries()].map(([g, n]) => `${g} ${n}`).join(', ')}`);
+
+  const results: Array<{ name: string; dims: number; tune: number; held: Eval }> = [];
+  const report = (name: string, vectors: Rows) => {
+    const r = { name, dims: vectors[0]!.length, tune: evalOn(tracks, vectors, tune, tune).mean, held: evalOn(tracks, vectors, held, allIdx) };
     results.push(r);
-    out.push(`${name.padEnd(52)} ${String(r.dims).padStart(5)}  tune ${r.tune.toFixed(3)}  held ${r.held.mean.toFixed(3)}  (${[...r.held.byGroup.entries()].map(([g, p]) => `${g} ${p.toFixed(2)}`).join(', ')})`);
-    process.stderr.write(`${out[out.length - 1]}\n`);
+    const groups = [...r.held.byGroup.entries()].map(([g, p]) => `${g} ${p.toFixed(2)}`).join(', ');
+    out.push(`${name.padEnd(60)} ${String(r.dims).padStart(5)}  tune ${r.tune.toFixed(3)}  held ${r.held.mean.toFixed(3)}  (${groups})`);
+    log(out[out.length - 1]!);
+    return r;
   };
-  /** z-scored (fit on tuning) track vectors of a raw per-track feature. */
-  const z = (raw: number[][]) => zApply(raw, zFit(split.tune.map((i) => raw[i]!)));
-
-  report('dsp-v1 (committed constants)', dspVec);
-  report('MusiCNN log-mel band mean/std, z', z(mn.map((c) => c.melStats)));
-  const step = 1;
-  const msdMean = mn.map((c) => pool(patchRows(c, 'msdPen', step), ['mean']));
-  report('MSD penultimate mean, raw', msdMean);
-  report('MSD penultimate mean, z', z(msdMean));
-  report('MSD tags mean, z', z(mn.map((c) => pool(patchRows(c, 'msdTags', step), ['mean']))));
-  report('MSD penultimate mean+max, z', z(mn.map((c) => pool(patchRows(c, 'msdPen', step), ['mean', 'max']))));
-  const msdMMS = z(mn.map((c) => pool(patchRows(c, 'msdPen', step), ['mean', 'max', 'std'])));
-  report('MSD penultimate mean+max+std, z', msdMMS);
-  report('MTT penultimate mean+max+std, z', z(mn.map((c) => pool(patchRows(c, 'mttPen', step), ['mean', 'max', 'std']))));
-  report('MSD+MTT penultimate mean, z', z(mn.map((c) => [...pool(patchRows(c, 'msdPen', step), ['mean']), ...pool(patchRows(c, 'mttPen', step), ['mean'])])));
-  const both = (s: number, kinds: Pool[]) => z(mn.map((c) => [...pool(patchRows(c, 'msdPen', s), kinds), ...pool(patchRows(c, 'mttPen', s), kinds)]));
-  const bothMMS = both(1, ['mean', 'max', 'std']);
-  report('MSD+MTT penultimate mean+max+std, z', bothMMS);
-  report('MSD+MTT penultimate mean+std, z', both(1, ['mean', 'std']));
-
-  // Fusion with dsp-v1: blocks scaled to unit length, weight a on MusiCNN, 1-a on dsp-v1; a chosen on tuning.
-  const fuse = (m: number[][], a: number) => m.map((v, i) => [...unit(v).map((x) => x * a), ...unit(dspVec[i]!).map((x) => x * (1 - a))]);
-  for (const [label, m] of [['MSD mean+max+std', msdMMS], ['MSD+MTT mean+max+std', bothMMS]] as const) {
-    let best = { a: 0, p: -1 };
-    for (const a of [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]) {
-      const p = evalOn(tracks, fuse(m, a), split.tune, split.tune).mean;
+  /** z-scored track vectors (mean/std fitted on the tuning tracks). */
+  const z = (raw: Rows) => zApply(raw, zFit(tune.map((i) => raw[i]!)));
+  /**
+   * PCA fitted on the z-scored tuning tracks, k components; whitening divides component j by
+   * sqrt(eigenvalue_j + shrink * mean eigenvalue) (shrink 0 = plain whitening, Infinity = no whitening).
+   */
+  const pca = (raw: Rows, k: number, shrink: number) => {
+    const zc = zFit(tune.map((i) => raw[i]!));
+    const zs = zApply(raw, zc);
+    const model = new PCA(tune.map((i) => zs[i]!), { center: true, scale: false });
+    const kk = Math.min(k, tune.length - 1);
+    const ev = model.getEigenvalues().slice(0, kk);
+    const meanEv = ev.reduce((a, b) => a + b, 0) / ev.length;
+    const proj = model.predict(zs, { nComponents: kk }).to2DArray();
+    return proj.map((r) => r.map((x, j) => (Number.isFinite(shrink) ? x / Math.sqrt(ev[j]! + shrink * meanEv) : x)));
+  };
+  /** Two blocks fused: each row's blocks scaled to unit length, weight a on `m`, 1-a on `o`. */
+  const fuse = (m: Rows, o: Rows, a: number) => m.map((v, i) => [...unit(v).map((x) => x * a), ...unit(o[i]!).map((x) => x * (1 - a))]);
+  const tuneFusion = (label: string, m: Rows, o: Rows, oLabel: string) => {
+    let best = { a: 1, p: -1 };
+    for (const a of [0.4, 0.5, 0.6, 0.7, 0.8, 0.9]) {
+      const p = evalOn(tracks, fuse(m, o, a), tune, tune).mean;
       if (p > best.p) best = { a, p };
     }
-    report(`${label} z + dsp-v1, a=${best.a} (tuned)`, fuse(m, best.a));
-  }
-
-  // 200-d (the stored embedding's size): PCA fitted on tuning tracks, augmented with half-patch subsets.
-  const pcaOf = (feat: (c: MusicnnTrackCache, pick: (rows: number[][]) => number[][]) => number[], label: string, whiten: boolean) => {
-    const all = (c: MusicnnTrackCache) => feat(c, (r) => r);
-    const rawAll = mn.map(all);
-    const zc = zFit(split.tune.map((i) => rawAll[i]!));
-    const fitRows: number[][] = [];
-    for (const i of split.tune) {
-      fitRows.push(rawAll[i]!);
-      for (const off of [0, 1]) fitRows.push(feat(mn[i]!, (rows) => rows.filter((_, j) => j % 2 === off)));
-    }
-    const pca = new PCA(zApply(fitRows, zc), { center: true, scale: false });
-    const k = Math.min(200, fitRows.length - 1);
-    const ev = pca.getEigenvalues().slice(0, k);
-    const proj = pca.predict(zApply(rawAll, zc), { nComponents: k }).to2DArray();
-    const v = proj.map((r) => r.map((x, j) => (whiten ? x / Math.sqrt(Math.max(ev[j]!, 1e-9)) : x)));
-    report(`${label} -> PCA ${k}${whiten ? ' whitened' : ''}`, v);
-    return v;
+    return report(`${label} + ${oLabel}, a=${best.a} (tuned)`, fuse(m, o, best.a));
   };
-  const mmsBoth = (c: MusicnnTrackCache, pick: (rows: number[][]) => number[][]) => [...pool(pick(c.msdPen), ['mean', 'max', 'std']), ...pool(pick(c.mttPen), ['mean', 'max', 'std'])];
-  const mmsMsd = (c: MusicnnTrackCache, pick: (rows: number[][]) => number[][]) => pool(pick(c.msdPen), ['mean', 'max', 'std']);
-  pcaOf(mmsMsd, 'MSD mean+max+std z', false);
-  pcaOf(mmsBoth, 'MSD+MTT mean+max+std z', false);
-  pcaOf(mmsBoth, 'MSD+MTT mean+max+std z', true);
 
-  // Patch budget: the same variants from every 2nd / 4th / 8th cached patch.
+  const feat = (step: number) => ({
+    msdMean: mn.map((c) => pool(rowsOf(c, 'msdPen', step), ['mean'])),
+    both: (kinds: Pool[]) => mn.map((c) => [...pool(rowsOf(c, 'msdPen', step), kinds), ...pool(rowsOf(c, 'mttPen', step), kinds)]),
+    pooledMid: (which: 'msdPooled' | 'mttPooled') => mn.map((c) => pool(midEnd(rowsOf(c, which, step)), ['mean'])),
+    pooledAll: (which: 'msdPooled' | 'mttPooled') => mn.map((c) => pool(rowsOf(c, which, step), ['mean'])),
+  });
+  const f8 = feat(1);
+  const dspZ = z(dspVec);
+
+  report('dsp-v1 (committed constants)', dspVec);
+  report('dsp-v1, z (tuning)', dspZ);
+  report('MusiCNN log-mel band mean/std, z', z(mn.map((c) => c.melStats)));
+  report('MSD penultimate mean, z', z(f8.msdMean));
+  report('MTT penultimate mean, z', z(mn.map((c) => pool(rowsOf(c, 'mttPen', 1), ['mean']))));
+  report('MSD+MTT tags mean, z', z(mn.map((c) => [...pool(rowsOf(c, 'msdTags', 1), ['mean']), ...pool(rowsOf(c, 'mttTags', 1), ['mean'])])));
+  const bothMean = z(f8.both(['mean']));
+  report('MSD+MTT penultimate mean, z', bothMean);
+  report('MSD+MTT penultimate mean, ssqrt, z', z(f8.both(['mean']).map(ssqrt)));
+  report('MSD+MTT penultimate mean+max, z', z(f8.both(['mean', 'max'])));
+  report('MSD+MTT penultimate mean+std, z', z(f8.both(['mean', 'std'])));
+  report('MSD+MTT penultimate mean+max+std, z', z(f8.both(['mean', 'max', 'std'])));
+  report('MSD+MTT penultimate mean+max+std, z -> PCA 256', pca(f8.both(['mean', 'max', 'std']), 256, Infinity));
+  const msdMid = z(f8.pooledMid('msdPooled'));
+  report('MSD pooled mid-end mean, z', msdMid);
+  report('MTT pooled mid-end mean, z', z(f8.pooledMid('mttPooled')));
+  const bothMidRaw = f8.pooledMid('msdPooled').map((v, i) => [...v, ...f8.pooledMid('mttPooled')[i]!]);
+  report('MSD+MTT pooled mid-end mean, z (768, over budget)', z(bothMidRaw));
+  report('MSD+MTT pooled mid-end mean, z -> PCA 256', pca(bothMidRaw, 256, Infinity));
+  const msdAll = f8.pooledAll('msdPooled');
+  report('MSD pooled 1506 mean, z (over budget)', z(msdAll));
+  report('MSD pooled 1506 mean, z -> PCA 256', pca(msdAll, 256, Infinity));
+  report('MSD pooled 1506 mean, z -> PCA 256, ssqrt first', pca(msdAll.map(ssqrt), 256, Infinity));
+  const bothAll = msdAll.map((v, i) => [...v, ...f8.pooledAll('mttPooled')[i]!]);
+  report('MSD+MTT pooled 3012 mean, z -> PCA 256', pca(bothAll, 256, Infinity));
+  for (const shrink of [0, 0.1, 0.5, 1]) report(`MSD+MTT penultimate mean, z -> PCA 256 whitened (shrink ${shrink})`, pca(f8.both(['mean']), 256, shrink));
+  for (const shrink of [0.1, 0.5]) report(`MSD+MTT pooled 3012 mean, z -> PCA 256 whitened (shrink ${shrink})`, pca(bothAll, 256, shrink));
+  tuneFusion('MSD+MTT penultimate mean z', bothMean, dspZ, 'dsp-v1 z');
+  tuneFusion('MSD+MTT penultimate mean z', bothMean, z(mn.map((c) => c.melStats)), 'log-mel stats z');
+  tuneFusion('MSD pooled mid-end mean z', msdMid, dspZ, 'dsp-v1 z');
+  tuneFusion('MSD penultimate mean z', z(f8.msdMean), dspZ, 'dsp-v1 z');
+
+  // The leader by tuning P@5 among variants within the size budget, then its patch budgets.
+  const eligible = results.filter((r) => r.dims <= MAX_DIMS && !r.name.includes('patches'));
+  const leader = eligible.reduce((a, b) => (b.tune > a.tune ? b : a));
+  out.push(`picked on tuning (<= ${MAX_DIMS} dims): ${leader.name} (tuning ${leader.tune.toFixed(3)}, held-out ${leader.held.mean.toFixed(3)})`);
   for (const s of [2, 4, 8]) {
-    report(`MSD+MTT penultimate mean z, ${REFERENCE_PATCHES / s} patches`, both(s, ['mean']));
-    report(`MSD penultimate mean z, ${REFERENCE_PATCHES / s} patches`, z(mn.map((c) => pool(patchRows(c, 'msdPen', s), ['mean']))));
-    report(`MSD+MTT mean+max+std z, ${REFERENCE_PATCHES / s} patches`, both(s, ['mean', 'max', 'std']));
-    report(`MSD mean+max+std z, ${REFERENCE_PATCHES / s} patches`, z(mn.map((c) => pool(patchRows(c, 'msdPen', s), ['mean', 'max', 'std']))));
+    const fs = feat(s);
+    report(`MSD+MTT penultimate mean z, ${REFERENCE_PATCHES / s} patches`, z(fs.both(['mean'])));
+    report(`MSD penultimate mean z, ${REFERENCE_PATCHES / s} patches`, z(fs.msdMean));
+    report(`MSD+MTT penultimate mean z + dsp-v1 z a=0.6, ${REFERENCE_PATCHES / s} patches`, fuse(z(fs.both(['mean'])), dspZ, 0.6));
   }
   process.stdout.write(`${out.join('\n')}\n`);
-  if (process.argv.includes('--write-json')) writeFileSync(join(process.cwd(), 'musicnn-retrieval.json'), JSON.stringify(results, null, 1));
+  if (markdown) {
+    const groups = [...new Set(results.flatMap((r) => [...r.held.byGroup.keys()]))].sort();
+    process.stdout.write(`\n| variant | dims | P@5 tuning | P@5 held-out | ${groups.join(' | ')} |\n|---|---|---|---|${groups.map(() => '---|').join('')}\n`);
+    for (const r of results) process.stdout.write(`| ${r.name} | ${r.dims} | ${r.tune.toFixed(3)} | **${r.held.mean.toFixed(3)}** | ${groups.map((g) => r.held.byGroup.get(g)?.toFixed(2) ?? '-').join(' | ')} |\n`);
+  }
 }
 
 if (require.main === module) {

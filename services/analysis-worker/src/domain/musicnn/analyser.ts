@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as Tf from '@tensorflow/tfjs';
 import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges, patchStarts, patchTensorData } from './mel';
-import { MusicnnNetwork, type PatchOutputs } from './network';
+import { MusicnnNetwork, POOLED_DIM, type PatchOutputs } from './network';
 import { type BackendPreference, type TfRuntime, ensureBackend, loadTfRuntime } from './tf-runtime';
 import { MusicnnModelError, loadMusicnnFile } from './weights';
 
@@ -40,6 +40,8 @@ export interface MusicnnOptions {
   maxPatches?: number;
   /** Load the MTT network too when its file is present (default true, as the worker's MUSICNN_MTT). */
   useMtt?: boolean;
+  /** Also return the 1506-d pooled layer per patch (benchmarks; default false). */
+  withPooled?: boolean;
 }
 
 /** Per-track outputs of the networks. */
@@ -67,6 +69,7 @@ export class MusicnnAnalyser {
     /** `musicnn-msd@<sha8>[+mtt@<sha8>]`: the tags_model stored with the features. */
     readonly modelId: string,
     readonly maxPatches: number,
+    private readonly withPooled = false,
   ) {}
 
   /** The tfjs backend in use ('tensorflow', 'wasm' or 'cpu'). */
@@ -91,7 +94,7 @@ export class MusicnnAnalyser {
     const mtt = opts.useMtt !== false && existsSync(mttPath) ? await loadMusicnnFile(mttPath, MUSICNN_FILES.mtt.sha256) : undefined;
     const rt = await loadTfRuntime(opts.backend ?? 'auto');
     const id = `musicnn-msd@${msd.sha256.slice(0, 8)}${mtt ? `+mtt@${mtt.sha256.slice(0, 8)}` : ''}`;
-    return new MusicnnAnalyser(rt, new MusicnnNetwork(rt.tf, msd.weights), mtt ? new MusicnnNetwork(rt.tf, mtt.weights) : undefined, id, opts.maxPatches ?? Infinity);
+    return new MusicnnAnalyser(rt, new MusicnnNetwork(rt.tf, msd.weights), mtt ? new MusicnnNetwork(rt.tf, mtt.weights) : undefined, id, opts.maxPatches ?? Infinity, opts.withPooled ?? false);
   }
 
   /** The tfjs namespace (tests and benchmarks). */
@@ -131,13 +134,15 @@ export class MusicnnAnalyser {
     const per = MUSICNN_INPUT.patchFrames * MUSICNN_INPUT.nMels;
     const tags = new Float32Array(n * 50);
     const pen = new Float32Array(n * 200);
+    const pooled = this.withPooled ? new Float32Array(n * POOLED_DIM) : undefined;
     for (let i = 0; i < n; i += BATCH) {
       const m = Math.min(BATCH, n - i);
-      const out = await net.predict(input.subarray(i * per, (i + m) * per), m);
+      const out = await net.predict(input.subarray(i * per, (i + m) * per), m, pooled !== undefined);
       tags.set(out.tags, i * 50);
       pen.set(out.penultimate, i * 200);
+      if (pooled && out.pooled) pooled.set(out.pooled, i * POOLED_DIM);
     }
-    return { patches: n, tags, penultimate: pen };
+    return pooled ? { patches: n, tags, penultimate: pen, pooled } : { patches: n, tags, penultimate: pen };
   }
 
   /** Frees the networks' tensors. */

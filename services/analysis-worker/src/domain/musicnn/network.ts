@@ -28,10 +28,16 @@ export interface PatchOutputs {
   tags: Float32Array;
   /** the 200-d penultimate layer, [patches][200] */
   penultimate: Float32Array;
+  /**
+   * The 1506-d temporal pooling before the dense layers (max and mean over time of the 753 front/mid-end
+   * channels, interleaved), [patches][1506]; only when predict() was asked for it (benchmarks).
+   */
+  pooled?: Float32Array;
 }
 
 export const TAG_COUNT = 50;
 export const PENULTIMATE_DIM = 200;
+export const POOLED_DIM = 1506;
 
 interface Bn {
   scale: Tf.Tensor1D;
@@ -86,13 +92,14 @@ export class MusicnnNetwork {
    * Runs the network.
    * @param patches float32 [n][187][96] log-mel patches (mel.ts patchTensorData)
    * @param n number of patches
+   * @param withPooled also return the 1506-d pooled layer (one more device-to-host copy)
    * @returns tags and penultimate vectors per patch
    */
-  async predict(patches: Float32Array, n: number): Promise<PatchOutputs> {
+  async predict(patches: Float32Array, n: number, withPooled = false): Promise<PatchOutputs> {
     const tf = this.tf;
     const { patchFrames, nMels } = MUSICNN_INPUT;
     if (patches.length !== n * patchFrames * nMels) throw new RangeError(`expected ${n} patches of ${patchFrames}x${nMels}`);
-    const [tags, pen] = tf.tidy(() => {
+    const [tags, pen, pooledOut] = tf.tidy(() => {
       const apply = (x: Tf.Tensor, b: Bn) => tf.add(tf.mul(x, b.scale), b.shift);
       const x = apply(tf.tensor4d(patches, [n, patchFrames, nMels, 1]), this.inBn) as Tf.Tensor4D;
       const padded = tf.pad(x, [[0, 0], [3, 3], [0, 0], [0, 0]]);
@@ -119,14 +126,17 @@ export class MusicnnNetwork {
       const pooled = tf.reshape(tf.stack([tf.max(all, 1), tf.mean(all, 1)], 2), [n, 1506]);
       const h = apply(tf.relu(tf.add(tf.matMul(apply(pooled, this.flatBn) as Tf.Tensor2D, this.denseK), this.denseB)), this.denseBn) as Tf.Tensor2D;
       const t = tf.sigmoid(tf.add(tf.matMul(h, this.outK), this.outB));
-      return [t, h];
+      return withPooled ? [t, h, pooled] : [t, h];
     });
     try {
       const [t, p] = await Promise.all([tags.data(), pen.data()]);
-      return { patches: n, tags: Float32Array.from(t as Float32Array), penultimate: Float32Array.from(p as Float32Array) };
+      const out: PatchOutputs = { patches: n, tags: Float32Array.from(t as Float32Array), penultimate: Float32Array.from(p as Float32Array) };
+      if (pooledOut) out.pooled = Float32Array.from((await pooledOut.data()) as Float32Array);
+      return out;
     } finally {
       tags.dispose();
       pen.dispose();
+      pooledOut?.dispose();
     }
   }
 
