@@ -91,7 +91,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     indexTimeoutMs: config.indexRebuildTimeoutMs,
     indexPollMs: config.indexRebuildPollMs,
   });
-  const batch = new BatchRunner(rt.ds, batchTasks, board, sweeps, cleanings, settings, log.child({ component: 'BatchRunner' }), {
+  const batch = new BatchRunner(batchTasks, board, sweeps, cleanings, settings, log.child({ component: 'BatchRunner' }), {
     recheckMs: config.batchRecheckMs,
     progressIntervalMs: config.taskProgressIntervalMs,
   });

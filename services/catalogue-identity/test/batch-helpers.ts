@@ -68,12 +68,12 @@ export class Board {
     });
   }
 
-  /** Waits until the task reaches one of `states`. @throws on timeout with the last snapshot. */
-  async waitFor(taskId: string, states: string[] = ['SUCCESS', 'FAIL', 'REVOKED'], timeoutMs = 30_000): Promise<TaskUpdatedEvent> {
+  /** Waits until the task reaches one of `states` (and `also` holds of its snapshot). @throws on timeout with the last snapshot. */
+  async waitFor(taskId: string, states: string[] = ['SUCCESS', 'FAIL', 'REVOKED'], timeoutMs = 30_000, also: (t: TaskUpdatedEvent) => boolean = () => true): Promise<TaskUpdatedEvent> {
     const until = Date.now() + timeoutMs;
     for (;;) {
       const t = this.tasks.get(taskId);
-      if (t && states.includes(t.state)) return t;
+      if (t && states.includes(t.state) && also(t)) return t;
       if (Date.now() > until) throw new Error(`task ${taskId} did not reach ${states.join('/')}: ${JSON.stringify(t ?? null).slice(0, 2000)}`);
       await new Promise((r) => setTimeout(r, 20));
     }

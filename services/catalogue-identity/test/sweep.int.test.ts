@@ -359,7 +359,8 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
         await waitForFlag(first);
       };
       first = await requestSweep(bus, { serverId: 'jf' });
-      const cancelled = await board.waitFor(first);
+      // The save ends the running sweep at once (REVOKED); its runner then records the matches it kept.
+      const cancelled = await board.waitFor(first, ['SUCCESS', 'FAIL', 'REVOKED'], 30_000, (t) => t.state !== 'REVOKED' || 'matched' in t.details);
       expect(cancelled.state).toBe('REVOKED');
       expect((cancelled.details as { matched: number }).matched).toBe(3);
       expect((await board.waitFor(queued)).state).toBe('REVOKED');
@@ -395,7 +396,7 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
   });
 
   describe('restarts', () => {
-    it('When the service stops during a sweep, then the sweep goes back to the queue and another process finishes it; a task left running by a dead process fails', async () => {
+    it('When the service stops during a sweep, then it hands the lease back and another process takes the sweep over and finishes it; a task left running by a dead process is taken over too', async () => {
       const db = await createTestDatabase('catalogue_restart');
       const rBus = new InMemoryBus();
       const rBoard = new Board();
@@ -412,23 +413,30 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
       let two: StartedCatalogue | undefined;
       try {
         await seedSongs(one, Array.from({ length: 9 }, (_, i) => ({ id: `rs-${i}`, title: `Restart ${i}` })));
-        // A task some process left RUNNING when it died.
-        await one.sql(`INSERT INTO catalogue.batch_task (id, type, state, started_at) VALUES ('ghost', 'alignment', 'RUNNING', now() - interval '1 hour')`);
         const taskId = await requestSweep(rBus, { serverId: 'jf' });
         await atChunk;
         const stopping = one.stop();
         release();
         await stopping;
-        const row = await one.sql<{ state: string; cancel_requested: boolean }>(`SELECT state, cancel_requested FROM catalogue.batch_task WHERE id = $1`, [taskId]);
-        expect(row[0]).toEqual({ state: 'NEW', cancel_requested: false });
+        // Handed back: still RUNNING (not ended, not re-queued), no lease holder, lease expired.
+        const row = await one.sql<{ state: string; cancel_requested: boolean; lease_owner: string | null; lease_generation: number; expired: boolean }>(
+          `SELECT state, cancel_requested, lease_owner, lease_generation, lease_expires_at < now() AS expired FROM catalogue.batch_task WHERE id = $1`,
+          [taskId],
+        );
+        expect(row[0]).toEqual({ state: 'RUNNING', cancel_requested: false, lease_owner: null, lease_generation: 1, expired: true });
         expect((await one.sql(`SELECT 1 FROM catalogue.track_server_map WHERE server_id = 'jf'`)).length).toBe(3);
         two = await startCatalogue(env, db, rBus, base);
         const done = await rBoard.waitFor(taskId, ['SUCCESS', 'FAIL', 'REVOKED']);
         expect(done.state).toBe('SUCCESS');
         expect((done.details as { per_server: Array<Record<string, unknown>> }).per_server[0]).toMatchObject({ storedMappings: 3, matched: 6 });
-        const ghost = await two.sql<{ state: string; message: string }>(`SELECT state, message FROM catalogue.batch_task WHERE id = 'ghost'`);
-        expect(ghost[0]).toMatchObject({ state: 'FAIL', message: expect.stringMatching(/Interrupted/) });
-        expect(rBoard.tasks.get('ghost')?.state).toBe('FAIL');
+        expect((await two.sql<{ g: number }>(`SELECT lease_generation AS g FROM catalogue.batch_task WHERE id = $1`, [taskId]))[0]!.g).toBe(2);
+        // A task some process left RUNNING when it died (its lease ran out): the re-check takes it over.
+        await two.sql(
+          `INSERT INTO catalogue.batch_task (id, type, state, started_at, lease_owner, lease_generation, lease_expires_at) VALUES ('ghost', 'alignment', 'RUNNING', now() - interval '1 hour', 'dead-process', 1, now() - interval '1 second')`,
+        );
+        const ghost = await rBoard.waitFor('ghost', ['SUCCESS', 'FAIL', 'REVOKED']);
+        expect(ghost.state).toBe('SUCCESS');
+        expect((await two.sql<{ g: number; owner: string | null }>(`SELECT lease_generation AS g, lease_owner AS owner FROM catalogue.batch_task WHERE id = 'ghost'`))[0]).toEqual({ g: 2, owner: null });
       } finally {
         await two?.stop();
         await one.stop();

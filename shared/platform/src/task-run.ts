@@ -350,6 +350,17 @@ export function toTaskEvent(run: TaskRun, type: TaskType, owner: TaskUpdatedEven
   };
 }
 
+/**
+ * What a {@link LeaseKeeper} needs from a run table: {@link TaskRunStore} is one; a service whose run
+ * table has more columns (the catalogue's batch queue) implements the same two fenced statements.
+ */
+export interface LeaseStore {
+  /** Extends the lease; answers the cancel flag; throws {@link LeaseLostError} when the lease is no longer held. */
+  renew(lease: Lease, ttlMs?: number): Promise<{ cancelRequested: boolean }>;
+  /** Hands the lease back at once (another replica may claim the run). */
+  release(lease: Lease): Promise<void>;
+}
+
 export interface LeaseKeeperOptions {
   ttlMs?: number;
   logger?: Logger;
@@ -370,7 +381,7 @@ export class LeaseKeeper {
   private stopped = false;
 
   constructor(
-    private readonly store: TaskRunStore,
+    private readonly store: LeaseStore,
     readonly lease: Lease,
     private readonly options: LeaseKeeperOptions = {},
   ) {

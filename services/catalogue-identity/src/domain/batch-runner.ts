@@ -4,26 +4,25 @@
  *
  * - Queue: catalogue.batch_task (store/batch-task.repository.ts). Requests from the bus and the HTTP API
  *   are admitted there (with coalescing and cancel-running), then the runner is kicked.
- * - One runner across replicas: the process that executes holds a SESSION-level advisory lock
- *   (BATCH_RUNNER_LOCK) on a dedicated connection while it drains the queue. A process that cannot take
- *   it leaves the work to the holder; a periodic re-check (BATCH_RECHECK_MS) picks up anything queued
- *   when the holder was just letting go. Whoever takes the lock first fails the tasks a dead process
- *   left RUNNING.
- * - Cancel: the task row's flag (any replica can set it) plus an in-process abort of the running task
- *   when the cancel is handled by the process running it. A cancelled task keeps all its writes.
- * - Shutdown: the running task stops at its next chunk and goes back to the queue (it runs again after
- *   the restart), unless it was being cancelled anyway.
+ * - One runner across replicas, on the platform task-run lease model (shared/platform/src/task-run.ts):
+ *   a process claims the next task with a lease renewed by a LeaseKeeper heartbeat; no claim succeeds
+ *   while a RUNNING task holds a live lease, and every write of the task is fenced by its lease
+ *   generation. A periodic re-check (BATCH_RECHECK_MS) picks up tasks queued elsewhere and takes over a
+ *   RUNNING task whose lease expired (its process died) or was handed back: the task runs again from
+ *   the start (sweeps and cleanings are idempotent; matches written before are kept and skipped).
+ * - Cancel: ends the task in the database at once (REVOKED), from any replica; the runner stops at its
+ *   next check (in-process abort, lease heartbeat, or fenced write) and records what it did on the row.
+ * - Shutdown: the running task stops at its next chunk and its lease is handed back, so another replica
+ *   (or this one after the restart) runs it again at once.
  * - Schedules are not kept here: a scheduled cleaning is a firing of the registry's /api/cron (the
  *   built-in "Cleaning" schedule replaced the CLEANING_SCHEDULE_HOURS timer), admitted like any
  *   POST /api/cleaning/start.
  */
 import { randomUUID } from 'node:crypto';
 import type { SweepRequestedEvent } from '@polyphony/contracts';
-import type { Logger } from '@polyphony/platform';
-import type { DataSource } from 'typeorm';
+import { DEFAULT_LEASE_TTL_MS, LeaseKeeper, LeaseLostError, leaseOwnerName, type Lease, type Logger } from '@polyphony/platform';
 import type { CatalogueSettings } from '../settings';
 import type { BatchTask, BatchTaskRepository } from '../store/batch-task.repository';
-import { BATCH_RUNNER_LOCK } from '../store/locks';
 import type { CleaningExecutor } from './cleaning.service';
 import type { SweepExecutor } from './sweep.service';
 import { type TaskBoard, type TaskOutcome, TaskRun } from './task-run';
@@ -34,12 +33,14 @@ export interface BatchRunnerOptions {
   recheckMs: number;
   /** Shortest interval between two progress snapshots, ms. */
   progressIntervalMs: number;
+  /** Lease time-to-live of the running task, ms (default the platform's 60 s). */
+  leaseTtlMs?: number;
 }
 
 /** The batch lane of this process (see module doc). */
 export class BatchRunner {
-  /** Identifies this process in batch_task.runner. */
-  readonly instanceId = randomUUID();
+  /** Identifies this process in batch_task.runner and lease_owner. */
+  readonly instanceId = leaseOwnerName('catalogue-batch');
   private loop?: Promise<void>;
   private rekick = false;
   private stopping = false;
@@ -48,7 +49,6 @@ export class BatchRunner {
   private readonly inflight = new Set<Promise<void>>();
 
   constructor(
-    private readonly ds: DataSource,
     private readonly repo: BatchTaskRepository,
     private readonly board: TaskBoard,
     private readonly sweeps: SweepExecutor,
@@ -74,12 +74,12 @@ export class BatchRunner {
       this.timers.push(t);
     };
     every(this.options.recheckMs, async () => {
-      if (!this.loop && (await this.repo.hasQueued())) this.kick();
+      if (!this.loop && (await this.repo.hasClaimable())) this.kick();
     });
     this.kick();
   }
 
-  /** Stops timers, asks the running task to stop (it is re-queued) and waits for the lane to be idle. */
+  /** Stops timers, asks the running task to stop (its lease is handed back) and waits for the lane to be idle. */
   async stop(): Promise<void> {
     this.stopping = true;
     for (const t of this.timers) clearInterval(t);
@@ -117,7 +117,8 @@ export class BatchRunner {
   async onCancelRequested(taskId: string): Promise<void> {
     const r = await this.repo.requestCancel(taskId);
     if (r.revoked) await this.board.publish(r.revoked);
-    if (r.running && this.current?.task.id === r.running.id) this.current.abort.abort();
+    const current = this.current;
+    if (r.running && current && current.task.id === r.revoked?.id) current.abort.abort();
   }
 
   /** Drains the queue in the background when this process can take the runner lock. */
@@ -137,7 +138,7 @@ export class BatchRunner {
         const again = this.rekick;
         this.rekick = false;
         // A task queued between the last claim and the unlock would otherwise wait for the re-check.
-        if (!this.stopping && (again || (ran && (await this.repo.hasQueued().catch(() => false))))) this.kick();
+        if (!this.stopping && (again || (ran && (await this.repo.hasClaimable().catch(() => false))))) this.kick();
       });
   }
 
@@ -156,58 +157,55 @@ export class BatchRunner {
     return this.current?.task;
   }
 
-  /** Takes the runner lock (returns false when another process holds it) and executes queued tasks in order. */
+  /** Claims and executes tasks in order while this process gets them (false when nothing could be claimed). */
   private async drain(): Promise<boolean> {
-    const qr = this.ds.createQueryRunner();
-    await qr.connect();
-    try {
-      const got: Array<{ ok: boolean }> = await qr.query(`SELECT pg_try_advisory_lock($1, $2) AS ok`, [BATCH_RUNNER_LOCK[0], BATCH_RUNNER_LOCK[1]]);
-      if (!got[0]?.ok) return false;
-      try {
-        for (const t of await this.repo.failInterrupted()) {
-          this.logger.warn('batch task interrupted by a stopped process', { taskId: t.id, type: t.type });
-          await this.board.publish(t);
-        }
-        while (!this.stopping) {
-          const task = await this.repo.claimNext(this.instanceId);
-          if (!task) break;
-          await this.execute(task);
-        }
-        return true;
-      } finally {
-        await qr.query(`SELECT pg_advisory_unlock($1, $2)`, [BATCH_RUNNER_LOCK[0], BATCH_RUNNER_LOCK[1]]);
-      }
-    } finally {
-      await qr.release();
+    let ran = false;
+    while (!this.stopping) {
+      const claimed = await this.repo.claimNext(this.instanceId, this.options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS);
+      if (!claimed) break;
+      if (claimed.resumed) this.logger.warn('taking over a batch task whose runner lease expired or was handed back', { taskId: claimed.task.id, type: claimed.task.type, leaseGeneration: claimed.lease.generation });
+      ran = true;
+      await this.execute(claimed.task, claimed.lease);
     }
+    return ran;
   }
 
-  private async execute(task: BatchTask): Promise<void> {
+  private async execute(task: BatchTask, lease: Lease): Promise<void> {
     const abort = new AbortController();
     this.current = { task, abort };
     if (this.stopping) abort.abort();
-    const run = new TaskRun(task, this.repo, this.board, abort, this.logger.child({ component: 'batch-task', taskId: task.id }), this.options.progressIntervalMs);
-    let outcome: TaskOutcome;
+    const log = this.logger.child({ component: 'batch-task', taskId: task.id });
+    // Heartbeat of the lease: a cancel from another replica, a lost lease or the database gone for most
+    // of the TTL stop the task at its next check.
+    const keeper = new LeaseKeeper(this.repo, lease, { ttlMs: this.options.leaseTtlMs, logger: log, onLost: () => abort.abort() }).start();
+    const run = new TaskRun(task, lease, this.repo, this.board, abort, log, this.options.progressIntervalMs);
+    let outcome: TaskOutcome | undefined;
     try {
-      await run.progress(0, 'Starting', true);
+      await run.progress(0, task.leaseGeneration > 1 ? 'Starting again (taken over)' : 'Starting', true);
       outcome = task.type === 'cleaning' ? await this.cleanings.run(run) : await this.sweeps.run(run);
     } catch (err) {
-      this.logger.error('batch task failed', { taskId: task.id, type: task.type, err: (err as Error).message });
-      outcome = { state: 'FAIL', message: `Failed: ${(err as Error).message}`.slice(0, 500), details: {} };
+      if (err instanceof LeaseLostError || abort.signal.aborted) outcome = { state: 'FAIL', cancelled: true, message: 'stopped', details: {} };
+      else {
+        this.logger.error('batch task failed', { taskId: task.id, type: task.type, err: (err as Error).message });
+        outcome = { state: 'FAIL', message: `Failed: ${(err as Error).message}`.slice(0, 500), details: {} };
+      }
     } finally {
       this.current = undefined;
     }
-    if (outcome.cancelled) {
-      if (this.stopping && !(await this.repo.isCancelRequested(task.id))) {
-        const requeued = await this.repo.requeue(task.id);
-        if (requeued) {
-          await this.board.publish(requeued);
-          return;
-        }
-      }
-      await run.finish('REVOKED', outcome.message, outcome.details);
-      return;
+    const handBack = this.stopping && !keeper.signal.aborted && !(await this.repo.isCancelRequested(task.id).catch(() => false));
+    await keeper.stop(handBack);
+    try {
+      if (handBack) {
+        // Shutdown: the lease was handed back; another replica (or this one after the restart) runs it again.
+        const row = await this.repo.find(task.id);
+        if (row) await this.board.publish(row);
+      } else if (outcome.cancelled) await run.closeRevoked(outcome.details);
+      else await run.finish(outcome.state, outcome.message, outcome.details);
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw err;
+      // Cancelled (REVOKED by the cancel) or taken over meanwhile: the row already tells the truth.
+      await run.closeRevoked(outcome.details);
+      log.warn('batch task ended elsewhere before its final write', { taskId: task.id });
     }
-    await run.finish(outcome.state, outcome.message, outcome.details);
   }
 }

@@ -3,12 +3,13 @@
  * per-run context the sweep and cleaning executors report through: throttled progress (percent and a
  * one-line status, what the UI's progress bar shows), per-server counts, a short log, cancel checks.
  *
- * Every snapshot bumps the task row's seq in the database first, so the board (which keeps the highest
- * seq) never goes back, across processes and restarts. A task with coalesced aliases is published under
- * each of its ids.
+ * Every snapshot is a fenced write of the task row (platform lease model, see
+ * store/batch-task.repository.ts) that bumps its seq first, so the board (which keeps the highest seq)
+ * never goes back, across processes and restarts, and shows exactly the row. A task with coalesced
+ * aliases is published under each of its ids.
  */
 import { RoutingKeys, type ServerTaskCounts, type TaskState, type TaskUpdatedEvent } from '@polyphony/contracts';
-import type { Bus, Logger } from '@polyphony/platform';
+import type { Bus, Lease, Logger } from '@polyphony/platform';
 import type { BatchTask, BatchTaskRepository } from '../store/batch-task.repository';
 
 /** Longest log kept on the board (the contract's cap). */
@@ -23,16 +24,16 @@ export class TaskBoard {
   ) {}
 
   /**
-   * Writes a snapshot (bumping seq) and publishes it under the task id and every alias.
-   * @returns the task as stored after the write (undefined when the row is gone).
+   * Writes a snapshot (fenced by `lease`, bumping seq) and publishes it under the task id and every alias.
+   * @returns the task as stored after the write.
+   * @throws LeaseLostError when the task was cancelled or taken over (nothing written).
    */
   async write(
-    taskId: string,
+    lease: Lease,
     patch: { state?: TaskState; progress: number; message: string; details?: Record<string, unknown>; finished?: boolean },
     extra: { servers?: ServerTaskCounts[]; log?: string[] } = {},
-  ): Promise<BatchTask | undefined> {
-    const w = await this.repo.snapshot(taskId, patch);
-    if (!w) return undefined;
+  ): Promise<BatchTask> {
+    const w = await this.repo.snapshot(lease, patch);
     await this.publish(w.task, extra.servers ?? [], extra.log ?? []);
     return w.task;
   }
@@ -76,8 +77,9 @@ export interface TaskOutcome {
 
 /**
  * One running task as its executor sees it. `progress` publishes at most once per `intervalMs` (a
- * forced call always publishes); `cancelled()` answers from the in-process abort signal, and polls the
- * database flag (set by a cancel handled on another replica) at most once a second.
+ * forced call always publishes); `cancelled()` answers from the in-process abort signal (a cancel
+ * handled here, the lease lost or handed back, a shutdown), and polls the database (a cancel handled
+ * on another replica) at most once a second. Writes are fenced by `lease`.
  */
 export class TaskRun {
   readonly servers: ServerTaskCounts[] = [];
@@ -88,6 +90,7 @@ export class TaskRun {
 
   constructor(
     readonly task: BatchTask,
+    readonly lease: Lease,
     private readonly repo: BatchTaskRepository,
     private readonly board: TaskBoard,
     private readonly abort: AbortController,
@@ -108,7 +111,7 @@ export class TaskRun {
     if (!force && now - this.lastPublish < this.intervalMs) return;
     this.lastPublish = now;
     this.lastProgress = Math.max(this.lastProgress, Math.min(99, percent));
-    await this.board.write(this.task.id, { progress: this.lastProgress, message }, { servers: this.servers, log: this.log });
+    await this.board.write(this.lease, { progress: this.lastProgress, message }, { servers: this.servers, log: this.log });
   }
 
   /** True once a cancel (or a shutdown) asked this run to stop. */
@@ -121,8 +124,14 @@ export class TaskRun {
     return this.abort.signal.aborted;
   }
 
-  /** Writes and publishes the final snapshot. */
-  async finish(state: TaskState, message: string, details: Record<string, unknown>): Promise<void> {
-    await this.board.write(this.task.id, { state, progress: 100, message, details, finished: true }, { servers: this.servers, log: this.log });
+  /** Writes and publishes the final snapshot (fenced; throws LeaseLostError when cancelled or taken over). */
+  async finish(state: Exclude<TaskState, 'REVOKED'>, message: string, details: Record<string, unknown>): Promise<void> {
+    await this.board.write(this.lease, { state, progress: 100, message, details, finished: true }, { servers: this.servers, log: this.log });
+  }
+
+  /** After a cancel ended the task: records what the run did on the REVOKED row (if this run held it last) and publishes it. */
+  async closeRevoked(details: Record<string, unknown>): Promise<void> {
+    const task = await this.repo.amendRevoked(this.lease, details);
+    if (task) await this.board.publish(task, this.servers, this.log);
   }
 }

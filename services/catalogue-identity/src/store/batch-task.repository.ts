@@ -1,12 +1,20 @@
 /**
  * The catalogue's batch-task queue (table catalogue.batch_task): sweeps of one server, alignments over
  * every server, cleaning runs. Admission, coalescing and cancel-running happen in one transaction under
- * the admission advisory lock, so two replicas receiving requests at once agree; execution is claimed by
- * the one process holding the runner lock (domain/batch-runner.ts).
+ * the admission advisory lock, so two replicas receiving requests at once agree.
+ *
+ * Execution follows the platform task-run lease model (shared/platform/src/task-run.ts; the lease
+ * columns come from `taskRunUpgradeSql`): a replica claims the next task with a lease (owner, generation,
+ * expiry) renewed by heartbeat, and every write of the running task is fenced by the lease generation.
+ * At most one task runs at a time across replicas (a claim is refused while a RUNNING task holds a live
+ * lease). A RUNNING task whose lease expired (its process died) or was handed back (SIGTERM) is claimed
+ * again by any replica and run again (sweeps and cleanings are idempotent). Cancel ends a task at once
+ * in the database (REVOKED), whatever its runner is doing; the runner notices at its next fenced write
+ * or heartbeat and may only amend the details of the row it held.
  *
  * Rules (spec "Setup-time alignment" 7, "Cleaning", reference section 1.2 "one live main task"):
- * - a sweep request with `cancelRunning` (a server save) revokes every queued sweep/alignment and flags
- *   the running one for cancel (its matches are kept), then enqueues its alignment;
+ * - a sweep request with `cancelRunning` (a server save) revokes every queued sweep/alignment and ends
+ *   the running one as REVOKED (its matches are kept), then enqueues its alignment;
  * - a request whose work is already queued is coalesced: an alignment into a queued alignment, a
  *   sweep of server S into a queued alignment or a queued sweep of S; its task id becomes an alias that
  *   gets the same status on the task board;
@@ -14,7 +22,7 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import type { SweepRequestedEvent, TaskState } from '@polyphony/contracts';
-import { ConflictError, queryRows } from '@polyphony/platform';
+import { ConflictError, DEFAULT_LEASE_TTL_MS, LeaseLostError, queryRows, type Lease, type LeaseStore } from '@polyphony/platform';
 import { BATCH_ADMISSION_LOCK, lockExclusive } from './locks';
 import type { Queryable } from './sql';
 
@@ -44,6 +52,8 @@ export interface BatchTask {
   readonly createdAt: Date;
   readonly startedAt: Date | null;
   readonly finishedAt: Date | null;
+  /** Grows by one at every claim (first run or takeover); fences the runner's writes. */
+  readonly leaseGeneration: number;
 }
 
 interface Row {
@@ -63,6 +73,7 @@ interface Row {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  lease_generation: number;
 }
 
 const toTask = (r: Row): BatchTask => ({
@@ -82,6 +93,7 @@ const toTask = (r: Row): BatchTask => ({
   createdAt: r.created_at,
   startedAt: r.started_at,
   finishedAt: r.finished_at,
+  leaseGeneration: r.lease_generation ?? 0,
 });
 
 /** Outcome of a sweep request. */
@@ -92,7 +104,7 @@ export interface SweepAdmission {
   readonly task: BatchTask;
   /** Queued sweeps/alignments revoked by `cancelRunning` (now REVOKED). */
   readonly revoked: BatchTask[];
-  /** Running sweeps/alignments flagged for cancel by `cancelRunning`. */
+  /** Running sweeps/alignments ended (REVOKED, also in `revoked`) by `cancelRunning`. */
   readonly cancelledRunning: string[];
 }
 
@@ -105,7 +117,7 @@ export interface SnapshotWrite {
 const SWEEP_TYPES = ['sweep', 'alignment'];
 
 /** Persistence of the batch-task queue. */
-export class BatchTaskRepository {
+export class BatchTaskRepository implements LeaseStore {
   constructor(private readonly ds: DataSource) {}
 
   private async admission<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
@@ -134,9 +146,17 @@ export class BatchTaskRepository {
             [SWEEP_TYPES],
           )
         ).map(toTask);
-        cancelledRunning = (
-          await queryRows<{ id: string }>(m, `UPDATE catalogue.batch_task SET cancel_requested = true WHERE type = ANY($1::text[]) AND state = 'RUNNING' RETURNING id`, [SWEEP_TYPES])
-        ).map((r) => r.id);
+        const ended = (
+          await queryRows<Row>(
+            m,
+            `UPDATE catalogue.batch_task SET state = 'REVOKED', cancel_requested = true, message = 'Cancelled: a server was saved; matches written so far are kept', seq = seq + 1,
+                    finished_at = now(), lease_owner = NULL, lease_expires_at = NULL
+              WHERE type = ANY($1::text[]) AND state = 'RUNNING' RETURNING *`,
+            [SWEEP_TYPES],
+          )
+        ).map(toTask);
+        revoked = [...revoked, ...ended];
+        cancelledRunning = ended.map((t) => t.id);
       }
       const type: BatchTaskType = e.serverId ? 'sweep' : 'alignment';
       const target = await queryRows<Row>(
@@ -185,80 +205,120 @@ export class BatchTaskRepository {
   }
 
   /**
-   * Claims the oldest queued task for execution (RUNNING, started now, runner = `runner`). Call only
-   * while holding the runner lock.
+   * Claims a task for this process with a lease of `ttlMs` (one transaction under the admission lock):
+   * nothing while a RUNNING task holds a live lease (one task at a time across replicas); else a
+   * RUNNING task whose lease expired or was handed back (takeover: `resumed`); else the oldest queued
+   * task. The lease generation grows by one at every claim.
    */
-  async claimNext(runner: string): Promise<BatchTask | undefined> {
-    const rows = await queryRows<Row>(
-      this.ds,
-      `UPDATE catalogue.batch_task SET state = 'RUNNING', started_at = now(), heartbeat_at = now(), runner = $1, seq = seq + 1, message = 'Starting'
-        WHERE id = (SELECT id FROM catalogue.batch_task WHERE state = 'NEW' ORDER BY created_at, id LIMIT 1) AND state = 'NEW' RETURNING *`,
-      [runner],
-    );
-    return rows[0] ? toTask(rows[0]) : undefined;
-  }
-
-  /**
-   * Tasks left RUNNING by a process that died become FAIL. Call only while holding the runner lock: then
-   * no other process can be running them.
-   */
-  async failInterrupted(): Promise<BatchTask[]> {
-    const rows = await queryRows<Row>(
-      this.ds,
-      `UPDATE catalogue.batch_task SET state = 'FAIL', message = 'Interrupted: the process running it stopped', seq = seq + 1, finished_at = now()
-        WHERE state = 'RUNNING' RETURNING *`,
-    );
-    return rows.map(toTask);
-  }
-
-  /** Puts a running task back in the queue (graceful shutdown: it runs again after the restart). */
-  async requeue(id: string): Promise<BatchTask | undefined> {
-    const rows = await queryRows<Row>(
-      this.ds,
-      `UPDATE catalogue.batch_task SET state = 'NEW', started_at = NULL, runner = NULL, progress = 0, message = 'Queued again: the service restarted', seq = seq + 1
-        WHERE id = $1 AND state = 'RUNNING' AND NOT cancel_requested RETURNING *`,
-      [id],
-    );
-    return rows[0] ? toTask(rows[0]) : undefined;
-  }
-
-  /**
-   * Writes a progress or final snapshot and bumps the row's seq (the task board keeps the highest).
-   * @param patch state (omit to keep), progress 0-100, one-line message, details (omit to keep), finished.
-   */
-  async snapshot(id: string, patch: { state?: TaskState; progress: number; message: string; details?: Record<string, unknown>; finished?: boolean }): Promise<SnapshotWrite | undefined> {
-    const rows = await queryRows<Row>(
-      this.ds,
-      `UPDATE catalogue.batch_task SET seq = seq + 1, state = COALESCE($2, state), progress = $3, message = $4, details = COALESCE($5::jsonb, details),
-              heartbeat_at = now(), finished_at = CASE WHEN $6 THEN now() ELSE finished_at END
-        WHERE id = $1 RETURNING *`,
-      [id, patch.state ?? null, patch.progress, patch.message.slice(0, 500), patch.details === undefined ? null : JSON.stringify(patch.details), patch.finished ?? false],
-    );
-    return rows[0] ? { seq: rows[0].seq, task: toTask(rows[0]) } : undefined;
-  }
-
-  /**
-   * Cancel of a task id (or one of its aliases): a queued task becomes REVOKED at once; a running one is
-   * flagged (its runner stops at the next chunk, keeping its work). Finished tasks are left alone.
-   */
-  async requestCancel(taskId: string): Promise<{ revoked?: BatchTask; running?: BatchTask }> {
+  async claimNext(owner: string, ttlMs = DEFAULT_LEASE_TTL_MS): Promise<{ task: BatchTask; lease: Lease; resumed: boolean } | undefined> {
     return this.admission(async (m) => {
-      const revoked = await queryRows<Row>(
+      const busy = await queryRows(m, `SELECT 1 FROM catalogue.batch_task WHERE state = 'RUNNING' AND lease_expires_at >= now() LIMIT 1`);
+      if (busy.length) return undefined;
+      const lease = `lease_owner = $1, lease_generation = lease_generation + 1, lease_expires_at = now() + make_interval(secs => $2), heartbeat_at = now(), runner = $1, seq = seq + 1`;
+      const taken = await queryRows<Row>(
         m,
-        `UPDATE catalogue.batch_task SET state = 'REVOKED', message = 'Cancelled before it started', seq = seq + 1, finished_at = now()
-          WHERE (id = $1 OR $1 = ANY(aliases)) AND state = 'NEW' RETURNING *`,
-        [taskId],
+        `UPDATE catalogue.batch_task SET ${lease}, message = 'Resumed by another process'
+          WHERE id = (SELECT id FROM catalogue.batch_task WHERE state = 'RUNNING' AND (lease_expires_at IS NULL OR lease_expires_at < now()) ORDER BY created_at, id LIMIT 1) RETURNING *`,
+        [owner, ttlMs / 1000],
       );
-      if (revoked[0]) return { revoked: toTask(revoked[0]) };
-      const running = await queryRows<Row>(m, `UPDATE catalogue.batch_task SET cancel_requested = true WHERE (id = $1 OR $1 = ANY(aliases)) AND state = 'RUNNING' RETURNING *`, [taskId]);
-      return running[0] ? { running: toTask(running[0]) } : {};
+      let resumed = true;
+      let rows = taken;
+      if (!rows[0]) {
+        resumed = false;
+        rows = await queryRows<Row>(
+          m,
+          `UPDATE catalogue.batch_task SET ${lease}, state = 'RUNNING', started_at = now(), message = 'Starting'
+            WHERE id = (SELECT id FROM catalogue.batch_task WHERE state = 'NEW' ORDER BY created_at, id LIMIT 1) RETURNING *`,
+          [owner, ttlMs / 1000],
+        );
+      }
+      const task = rows[0] ? toTask(rows[0]) : undefined;
+      return task ? { task, lease: { runId: task.id, owner, generation: task.leaseGeneration }, resumed } : undefined;
     });
   }
 
-  /** Whether a cancel was requested for the task. */
+  /** Heartbeat of a running task's lease (LeaseStore): extends it, answers the cancel flag; LeaseLostError when no longer held. */
+  async renew(lease: Lease, ttlMs = DEFAULT_LEASE_TTL_MS): Promise<{ cancelRequested: boolean }> {
+    const rows = await queryRows<{ c: boolean }>(
+      this.ds,
+      `UPDATE catalogue.batch_task SET lease_expires_at = now() + make_interval(secs => $3), heartbeat_at = now()
+        WHERE id = $1 AND lease_generation = $2 AND state = 'RUNNING' RETURNING cancel_requested AS c`,
+      [lease.runId, lease.generation, ttlMs / 1000],
+    );
+    if (!rows[0]) throw new LeaseLostError(lease.runId);
+    return { cancelRequested: rows[0].c };
+  }
+
+  /** Hands a running task's lease back (graceful shutdown, LeaseStore): any replica claims it at once and runs it again. */
+  async release(lease: Lease): Promise<void> {
+    await this.ds.query(
+      `UPDATE catalogue.batch_task SET lease_owner = NULL, lease_expires_at = now() - interval '1 second', message = 'Handed back: the process running it stopped', seq = seq + 1
+        WHERE id = $1 AND lease_generation = $2 AND state = 'RUNNING'`,
+      [lease.runId, lease.generation],
+    );
+  }
+
+  /** Whether a task is queued, or running with an expired lease (something to claim). */
+  async hasClaimable(): Promise<boolean> {
+    const rows = await queryRows(this.ds, `SELECT 1 FROM catalogue.batch_task WHERE state = 'NEW' OR (state = 'RUNNING' AND (lease_expires_at IS NULL OR lease_expires_at < now())) LIMIT 1`);
+    return rows.length > 0;
+  }
+
+  /**
+   * Writes a progress or final snapshot of a running task and bumps the row's seq (the task board keeps
+   * the highest). Fenced by `lease`: throws LeaseLostError when the task is no longer RUNNING under that
+   * lease generation (cancelled, or taken over). A final write (`finished`) clears the lease.
+   * @param patch state (omit to keep), progress 0-100, one-line message, details (omit to keep), finished.
+   */
+  async snapshot(lease: Lease, patch: { state?: TaskState; progress: number; message: string; details?: Record<string, unknown>; finished?: boolean }): Promise<SnapshotWrite> {
+    const rows = await queryRows<Row>(
+      this.ds,
+      `UPDATE catalogue.batch_task SET seq = seq + 1, state = COALESCE($2, state), progress = $3, message = $4, details = COALESCE($5::jsonb, details),
+              heartbeat_at = now(), finished_at = CASE WHEN $6 THEN now() ELSE finished_at END,
+              lease_owner = CASE WHEN $6 THEN NULL ELSE lease_owner END, lease_expires_at = CASE WHEN $6 THEN NULL ELSE lease_expires_at END
+        WHERE id = $1 AND lease_generation = $7 AND state = 'RUNNING' RETURNING *`,
+      [lease.runId, patch.state ?? null, patch.progress, patch.message.slice(0, 500), patch.details === undefined ? null : JSON.stringify(patch.details), patch.finished ?? false, lease.generation],
+    );
+    if (!rows[0]) throw new LeaseLostError(lease.runId);
+    return { seq: rows[0].seq, task: toTask(rows[0]) };
+  }
+
+  /**
+   * The last holder of a task that a cancel ended (REVOKED) records what it did (e.g. the matches kept)
+   * on the row: allowed only under the lease generation it held. Returns the row, or undefined.
+   */
+  async amendRevoked(lease: Lease, details: Record<string, unknown>): Promise<BatchTask | undefined> {
+    const rows = await queryRows<Row>(
+      this.ds,
+      `UPDATE catalogue.batch_task SET details = $3::jsonb, seq = seq + 1 WHERE id = $1 AND lease_generation = $2 AND state = 'REVOKED' RETURNING *`,
+      [lease.runId, lease.generation, JSON.stringify(details)],
+    );
+    return rows[0] ? toTask(rows[0]) : undefined;
+  }
+
+  /**
+   * Cancel of a task id (or one of its aliases): a queued or running task becomes REVOKED at once,
+   * whatever its runner is doing (the runner stops at its next fenced write or heartbeat; work written
+   * so far is kept). Finished tasks are left alone. `running` tells whether it was running.
+   */
+  async requestCancel(taskId: string): Promise<{ revoked?: BatchTask; running?: boolean }> {
+    return this.admission(async (m) => {
+      const rows = await queryRows<Row & { was_running: boolean }>(
+        m,
+        `UPDATE catalogue.batch_task t SET state = 'REVOKED', cancel_requested = true, seq = seq + 1, finished_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+                message = CASE WHEN t.state = 'NEW' THEN 'Cancelled before it started' ELSE 'Cancelled; work written so far is kept' END
+           FROM (SELECT id, state AS old_state FROM catalogue.batch_task WHERE (id = $1 OR $1 = ANY(aliases)) AND state IN ('NEW', 'RUNNING') LIMIT 1 FOR UPDATE) o
+          WHERE t.id = o.id RETURNING t.*, o.old_state = 'RUNNING' AS was_running`,
+        [taskId],
+      );
+      return rows[0] ? { revoked: toTask(rows[0]), running: rows[0].was_running } : {};
+    });
+  }
+
+  /** Whether a cancel was requested for the task (or it was ended). */
   async isCancelRequested(id: string): Promise<boolean> {
-    const rows = await queryRows<{ c: boolean }>(this.ds, `SELECT cancel_requested AS c FROM catalogue.batch_task WHERE id = $1`, [id]);
-    return rows[0]?.c ?? false;
+    const rows = await queryRows<{ c: boolean; state: string }>(this.ds, `SELECT cancel_requested AS c, state FROM catalogue.batch_task WHERE id = $1`, [id]);
+    return rows[0] ? rows[0].c || rows[0].state === 'REVOKED' : false;
   }
 
   /** Whether any task is queued. */

@@ -11,9 +11,9 @@
  *   on that key and the second sees the first's row; tracks that share no band never block each other.
  *   Keys are taken in sorted order, so two resolves never deadlock.
  * - unsignable key: the fp_0 id of an unsignable track (per provider file).
- * - batch keys (domain/batch-runner.ts): the runner key is held at SESSION level by the one process
- *   executing sweeps and cleanings (one at a time across replicas); the admission key serialises
- *   enqueueing, coalescing and cancelling; the schedule key makes one process start a scheduled cleaning.
+ * - batch keys (domain/batch-runner.ts): the admission key serialises enqueueing, coalescing,
+ *   cancelling and claiming (one running task across replicas, held by a lease); the schedule key makes
+ *   one process start a scheduled cleaning.
  */
 import { createHash } from 'node:crypto';
 import type { Queryable } from './sql';
@@ -31,8 +31,6 @@ export type LockKey = readonly [number, number];
 /** The catalogue-wide write lock. */
 export const CATALOGUE_WRITE_LOCK: LockKey = [NS_GLOBAL, 0];
 
-/** Session-level lock of the process that executes batch tasks (sweeps, alignments, cleanings). */
-export const BATCH_RUNNER_LOCK: LockKey = [NS_BATCH, 1];
 /** Transaction-level lock around batch-task admission (enqueue, coalesce, cancel-running). */
 export const BATCH_ADMISSION_LOCK: LockKey = [NS_BATCH, 2];
 // [NS_BATCH, 3] was the lock of the retired cleaning-schedule timer (cleaning is a registry schedule now); keep it unused.
