@@ -4,7 +4,7 @@ import type { ArtistService } from './artist.service';
 import type { Generation } from './generation';
 import type { MediaClientFactory, RegistryPort } from './ports';
 import { normaliseInto } from '@polyphony/vectors';
-import { mapPosition } from './umap-projection';
+import { mapPosition, placeAmong } from './umap-projection';
 import type { RequestScope } from './scope';
 import { foldText } from './text';
 
@@ -179,7 +179,8 @@ function computePoints(gen: Generation): ComponentPoint[] {
       const unit = new Float32Array(mean.length);
       // The map projects unit vectors: project the mean's direction.
       if (!(normaliseInto(mean, 0, unit, 0, mean.length) > 0)) continue;
-      const [x, y] = mapPosition(gen, unit) ?? [0, 0];
+      // On a UMAP map a component lies among its own songs (placeAmong: one pass over them, no index search).
+      const [x, y] = gen.mapMethod === 'umap' ? placeAmong(gen.index, gen.coords, unit, model.componentRows(a, j)) : (mapPosition(gen, unit) ?? [0, 0]);
       out.push({ artist: a, componentIdx: j, weight: round4(Number(view.weights[j])), projection: [round4(x), round4(y)] });
     }
   }

@@ -1,6 +1,6 @@
 import { buildIvfIndex } from './ivf/ivf-build';
 import { SeededRandom } from '@polyphony/vectors';
-import { mapPosition, UMAP_MIN_SAMPLES, umapLayout } from './umap-projection';
+import { mapPosition, placeAmong, UMAP_MIN_SAMPLES, umapLayout } from './umap-projection';
 
 const DIM = 16;
 const CLUSTERS = 4;
@@ -82,5 +82,15 @@ describe('umapLayout', () => {
       if (d < bestD) [best, bestD] = [j, d];
     }
     expect(label(best)).toBe(label(row));
+    // Placed among the rows of its own cluster only (an artist component among its songs): inside their box.
+    const own = Array.from({ length: index.size }, (_, r) => r).filter((r) => label(r) === label(row));
+    const [ax, ay] = placeAmong(index, coords, index.getVector(row), own);
+    const xs = own.map((r) => coords[2 * r]!);
+    const ys = own.map((r) => coords[2 * r + 1]!);
+    expect(ax).toBeGreaterThanOrEqual(Math.min(...xs));
+    expect(ax).toBeLessThanOrEqual(Math.max(...xs));
+    expect(ay).toBeGreaterThanOrEqual(Math.min(...ys));
+    expect(ay).toBeLessThanOrEqual(Math.max(...ys));
+    expect(placeAmong(index, coords, index.getVector(row), [])).toEqual([0, 0]);
   });
 });

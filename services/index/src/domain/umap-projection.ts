@@ -258,3 +258,29 @@ export function mapPosition(gen: Pick<Generation, 'index' | 'coords' | 'pca' | '
   if (gen.mapMethod === 'umap') return placeOnUmap(gen.index, gen.coords, v);
   return gen.pca ? projectPoint(gen.pca, v) : undefined;
 }
+
+/**
+ * Map position of a vector among given rows only (an artist mixture component among the songs it was fitted
+ * on): the membership-weighted mean of the positions of its `UMAP_NEIGHBOURS` nearest rows of `rows`.
+ * O(rows * dim), no index search, so every component of every artist is placed in about one pass over the
+ * catalogue. [0, 0] when `rows` is empty.
+ */
+export function placeAmong(index: IvfIndex, coords: Float32Array, v: Float32Array, rows: ArrayLike<number>): [number, number] {
+  const n = rows.length;
+  if (n === 0 || coords.length < 2 * index.size) return [0, 0];
+  const d2 = new Float64Array(n);
+  for (let j = 0; j < n; j++) {
+    const u = index.getVector(rows[j]!);
+    let s = 0;
+    for (let d = 0; d < u.length; d++) {
+      const t = v[d]! - u[d]!;
+      s += t * t;
+    }
+    d2[j] = s;
+  }
+  const nearest = smallest(d2, n, UMAP_NEIGHBOURS);
+  return membershipWeightedMean(
+    nearest.map((j) => Math.sqrt(d2[j]!)),
+    nearest.map((j) => [coords[2 * rows[j]!]!, coords[2 * rows[j]! + 1]!]),
+  );
+}
