@@ -391,6 +391,11 @@ describe('web UI pages (chromium, real music)', () => {
     await selection.getByRole('button', { name: 'Save as playlist' }).click();
     await selection.getByText(new RegExp(`created on .* with ${TRACKS} songs; 0 unavailable there`)).waitFor();
     await shot('map-lasso');
+    // The keyboard way: focus the button, Enter selects the songs the view shows (all of them, fitted).
+    await selection.getByRole('button', { name: 'Clear selection' }).click();
+    await page.getByRole('button', { name: 'Select songs in view' }).focus();
+    await page.keyboard.press('Enter');
+    await selection.getByRole('heading', { name: `${TRACKS} songs selected` }).waitFor();
     // The selection seeds Alchemy: one ADD chip per song.
     await selection.getByRole('link', { name: /Use in alchemy/ }).click();
     await page.getByRole('heading', { level: 1, name: /alchemy/i }).waitFor();

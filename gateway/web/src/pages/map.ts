@@ -5,7 +5,8 @@
  * pointer. Zoom (wheel, buttons, + / -), pan (drag, arrow keys), hover shows the track, colour by
  * top tag, top mood, tempo, energy or one mood's score; click (or Enter: the point nearest the centre) selects a
  * track, with links to seed Similar songs or Alchemy with it. Lasso (the Lasso button, or Shift+drag): a
- * free-hand outline selects every point inside it (map-logic pointsInLasso); the selected songs are listed
+ * free-hand outline selects every point inside it (map-logic pointsInLasso); "Select songs in view" selects
+ * what the zoomed view shows (the keyboard way); the selected songs are listed
  * with Save as playlist on the selected server, Use in alchemy (first ALCHEMY_SEEDS songs) and Similar songs.
  */
 import { featureRoutes, type MapResponse } from '@polyphony/contracts';
@@ -42,6 +43,8 @@ const page: Page = {
     const zoomOut = h('button', { type: 'button', text: 'Zoom out', 'aria-label': 'Zoom out' });
     const reset = h('button', { type: 'button', text: 'Reset view' });
     const lassoBtn = h('button', { type: 'button', text: 'Lasso', 'aria-pressed': 'false', title: 'Draw around songs to select them (or Shift+drag)' });
+    // The keyboard way to a selection: zoom and pan to the songs, then select what the view shows.
+    const inView = h('button', { type: 'button', text: 'Select songs in view' });
     const canvas = h('canvas', { tabindex: '0', role: 'img', 'aria-label': 'Map of the songs. Arrow keys pan, + and - zoom, 0 resets, Enter selects the song nearest the centre.' });
     const tip = h('div', { class: 'map-tip', role: 'tooltip', hidden: true });
     const legend = h('div', { class: 'legend', 'aria-label': 'Colour legend' });
@@ -50,7 +53,7 @@ const page: Page = {
     const lassoOut = h('section', { class: 'lasso-selection', 'aria-live': 'polite', hidden: true });
     const wrap = h('div', { class: 'map-wrap' }, canvas, tip);
     root.append(
-      h('div', { class: 'toolbar' }, field('Share of songs', percent), field('Colour by', colourBy), load, zoomIn, zoomOut, reset, lassoBtn),
+      h('div', { class: 'toolbar' }, field('Share of songs', percent), field('Colour by', colourBy), load, zoomIn, zoomOut, reset, lassoBtn, inView),
       out,
       wrap,
       legend,
@@ -260,6 +263,10 @@ const page: Page = {
       canvas.classList.toggle('lasso', on);
     };
     lassoBtn.addEventListener('click', () => setLassoMode(!lassoMode));
+    inView.addEventListener('click', () => {
+      const [x0, x1, y0, y1] = [view.toDataX(0), view.toDataX(view.width), view.toDataY(view.height), view.toDataY(0)];
+      showLasso(grid ? pointsInLasso(grid, xs, ys, [x0, y0, x1, y0, x1, y1, x0, y1]) : []);
+    });
     const hitAt = (sx: number, sy: number) => (grid ? nearest(grid, xs, ys, view.toDataX(sx), view.toDataY(sy), 8 / view.scale) : -1);
 
     let drag: { x: number; y: number; moved: number } | undefined;
