@@ -47,11 +47,7 @@ export function userRoutes(auth: AuthService): RouteHandlers {
     const id = req.identity!;
     res.json({ id: id.sub, username: id.username, role: id.role, via: id.via });
   });
-  r.on(api.auth.listUsers,
-    asyncRoute(async (_req, res) => {
-      res.json({ users: await auth.listUsers() });
-    }),
-  );
+  r.json(api.auth.listUsers, async () => ({ users: await auth.listUsers() }));
   r.on(api.auth.createUser,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(CreateUserBody, req.body, 'user');

@@ -5,6 +5,7 @@ import { cosineDistance } from '@polyphony/vectors';
 import { createFakeSubsonic, syntheticCatalogue, type StartedFake, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, loginCookie, startTestStack } from './helpers';
+import { mulberry32 as prng } from '@polyphony/vectors';
 
 /**
  * Issue "Every call the reference's API clients make": every route, probe, paging contract and seed kind
@@ -24,18 +25,6 @@ const lyricsSong = (i: number) => i % 3 === 0;
 const titleOf = (i: number) => (i === ACCENTED ? 'Déjà Vu' : `Song ${i}`);
 const artistNo = (i: number) => Math.floor(i / SONGS_PER_ARTIST);
 const artistOf = (i: number) => (artistNo(i) === artistNo(ACCENTED) ? 'Beyoncé Knowles' : `Artist ${artistNo(i)}`);
-
-/** Deterministic PRNG (mulberry32) so the catalogue is the same in every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Artist-clustered 200-d embeddings: artist direction + song noise. */
 function embeddings(): number[][] {

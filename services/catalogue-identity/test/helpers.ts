@@ -8,6 +8,7 @@ import type { ResolveIdentityRequest } from '@polyphony/contracts';
 import { InMemoryBus, signIdentity, type Bus, type Role } from '@polyphony/platform';
 import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
 import { buildCatalogue, loadCatalogueConfig, type CatalogueDeps, type CatalogueService } from '../src';
+import { mulberry32 } from '@polyphony/vectors';
 
 export const INTERNAL_SECRET = 'catalogue-test-secret-0123456789';
 
@@ -65,17 +66,8 @@ export async function startCatalogue(env: Record<string, string> = {}, db?: Test
   };
 }
 
-/** Deterministic PRNG (mulberry32) returning floats in [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (the one in @polyphony/vectors): deterministic floats in [0, 1) from a 32-bit seed. */
+export const prng = mulberry32;
 
 /** Standard normal samples from a PRNG (Box-Muller). */
 export function gaussian(rand: () => number): () => number {

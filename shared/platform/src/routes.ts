@@ -1,7 +1,17 @@
-import type { RequestHandler, Router } from 'express';
+import type { Request, RequestHandler, Router } from 'express';
 import { bySpecificity, compileRoute, routeKey, type RouteDef } from '@polyphony/contracts';
+import type { z } from 'zod';
 import { ForbiddenError, UnauthorizedError } from './errors';
-import { parseOrThrow } from './http';
+import { asyncRoute, parseOrThrow } from './http';
+
+type Parsed<S> = S extends z.ZodTypeAny ? z.output<S> : undefined;
+
+/** A request's path parameters, query and body, parsed with the route's schemas (undefined where it has none). */
+export interface ParsedInput<R extends RouteDef> {
+  params: Parsed<R['params']>;
+  query: Parsed<R['query']>;
+  body: Parsed<R['body']>;
+}
 
 /**
  * The handlers of a service's routes, collected by route definition (from `@polyphony/contracts`'s
@@ -20,6 +30,26 @@ export class RouteHandlers {
     if (handlers.length === 0) throw new Error(`No handler given for ${routeKey(def)}`);
     this.entries.push({ def, handlers });
     return this;
+  }
+
+  /**
+   * Adds a JSON route: `handle` gets the params, query and body parsed with the route's schemas (typed,
+   * coerced, defaults applied) and the request; what it returns is sent as JSON with the route's
+   * `status` (default 200). Errors it throws go to the error handler (4xx/5xx in the error shape).
+   * For the common "parse, call the domain, answer JSON" handler; anything else uses `on`.
+   */
+  json<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request) => unknown): this {
+    return this.on(
+      def,
+      asyncRoute(async (req, res) => {
+        const input = {
+          params: def.params ? parseOrThrow(def.params, req.params, 'path') : undefined,
+          query: def.query ? parseOrThrow(def.query, req.query, 'query') : undefined,
+          body: def.body && !def.uploadTypes ? parseOrThrow(def.body, req.body ?? {}, 'body') : undefined,
+        } as ParsedInput<R>;
+        res.status(def.status ?? 200).json(await handle(input, req));
+      }),
+    );
   }
 }
 

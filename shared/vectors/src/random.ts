@@ -95,6 +95,11 @@ export function hashString32(text: string, seed = 0): number {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
+  return fmix32(h);
+}
+
+/** murmur3's 32-bit finaliser (fmix32, Appleby, MurmurHash3): a cheap, well-mixed integer hash, unsigned. */
+export function fmix32(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

@@ -30,19 +30,9 @@ import { IdentityResolver, mintCanonicalId } from '../domain/identity/decide';
 import { InMemoryIdentityStore } from '../domain/identity/in-memory-identity-store';
 import { RelabelChunkPlan, RelabelRow, RelabelRowSource, planRelabel } from '../domain/identity/relabel';
 import { computeSignature, formatCanonicalId, hammingDistance } from '../domain/identity/signature';
+import { mulberry32 } from '@polyphony/vectors';
 
 const DIM = 200;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function fillGaussian(out: Float64Array, r: () => number, scale: number, add = false): void {
   for (let i = 0; i < out.length; i += 2) {

@@ -30,19 +30,10 @@ import { DEFAULT_IDENTITY_CONFIG } from '../domain/identity/constants';
 import { computeSignature, formatCanonicalId } from '../domain/identity/signature';
 import { encodeVector, signatureParam } from '../store/codec';
 import { IdentityStore, PgCandidateSource } from '../store/identity.store';
+import { mulberry32 as prng } from '@polyphony/vectors';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = prng(12345);
 const gauss = (): number => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
 const BIAS = Array.from({ length: 200 }, () => 0.6 * gauss());

@@ -8,23 +8,16 @@ import {
   ArtistResolveResponse,
   AvailabilityResponse,
   DurationBackfillRequest,
-  ArtistResolveQuery,
   ItemIdParams,
-  MapOutputRequest,
-  MappingChangesQuery,
   MappingRowsQuery,
   type MappingChangesPage,
   type MappingRowsPage,
-  MappingLookupRequest,
   RelabelMapPage,
   RelabelMapQuery,
   ResolveIdentityRequest,
-  ResolveInputRequest,
   ServerIdParams,
-  SnapshotQuery,
   StoreLearnedFeaturesRequest,
   TrackGetQuery,
-  TrackLookupRequest,
   z, api } from '@polyphony/contracts';
 import { NotFoundError, ValidationError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IdentityService } from '../domain/identity.service';
@@ -46,9 +39,7 @@ export const LARGE_JSON_CONTENT_TYPE = 'application/vnd.polyphony.large+json';
 // with them again for the typed, defaulted values.
 const ItemParams = ItemIdParams;
 const ServerParams = ServerIdParams;
-const ArtistQuery = ArtistResolveQuery;
 const TrackQuery = TrackGetQuery;
-const ArtistMapRequest = z.object({ serverId: z.string().min(1).max(200), names: z.array(z.string().max(1000)).max(50_000) });
 
 /** Dependencies of the routes. */
 export interface InternalRouteDeps {
@@ -93,12 +84,7 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
     }),
   );
 
-  r.on(api.internal.tracksLookup,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(TrackLookupRequest, req.body, 'track lookup');
-      res.json({ tracks: await d.tracks.findMany(body.itemIds, body.includeEmbedding) });
-    }),
-  );
+  r.json(api.internal.tracksLookup, async ({ body }) => ({ tracks: await d.tracks.findMany(body.itemIds, body.includeEmbedding) }));
 
 
   r.on(api.internal.trackLearned,
@@ -120,26 +106,11 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
     }),
   );
 
-  r.on(api.internal.mappingsLookup,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(MappingLookupRequest, req.body, 'mapping lookup');
-      res.json({ mapped: await d.mappings.lookupMapped(body.serverId, body.providerIds) });
-    }),
-  );
+  r.json(api.internal.mappingsLookup, async ({ body }) => ({ mapped: await d.mappings.lookupMapped(body.serverId, body.providerIds) }));
 
-  r.on(api.internal.idsResolveInput,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(ResolveInputRequest, req.body, 'id list');
-      res.json({ ids: await d.mappings.resolveInput(body.serverId, body.ids) });
-    }),
-  );
+  r.json(api.internal.idsResolveInput, async ({ body }) => ({ ids: await d.mappings.resolveInput(body.serverId, body.ids) }));
 
-  r.on(api.internal.idsMapOutput,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(MapOutputRequest, req.body, 'id list');
-      res.json({ map: await d.mappings.mapOutput(body.serverId, body.itemIds) });
-    }),
-  );
+  r.json(api.internal.idsMapOutput, async ({ body }) => ({ map: await d.mappings.mapOutput(body.serverId, body.itemIds) }));
 
   r.on(api.internal.idsRelabelMap,
     asyncRoute(async (req, res) => {
@@ -149,12 +120,7 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
     }),
   );
 
-  r.on(api.internal.availabilityVersion,
-    asyncRoute(async (req, res) => {
-      const { serverId } = parseOrThrow(ServerParams, req.params, 'path');
-      res.json({ serverId, version: await d.mappings.availabilityVersion(serverId) });
-    }),
-  );
+  r.json(api.internal.availabilityVersion, async ({ params: { serverId } }) => ({ serverId, version: await d.mappings.availabilityVersion(serverId) }));
 
   r.on(api.internal.availability,
     asyncRoute(async (req, res) => {
@@ -172,33 +138,13 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
     }),
   );
 
-  r.on(api.internal.mappingChanges,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(MappingChangesQuery, req.query, 'query');
-      res.json((await d.log.changes(q.after, q.limit)) satisfies MappingChangesPage);
-    }),
-  );
+  r.json(api.internal.mappingChanges, async ({ query: q }) => (await d.log.changes(q.after, q.limit)) satisfies MappingChangesPage);
 
-  r.on(api.internal.snapshotTracks,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(SnapshotQuery, req.query, 'query');
-      res.json(await d.tracks.snapshot(q.after, q.limit));
-    }),
-  );
+  r.json(api.internal.snapshotTracks, ({ query: q }) => d.tracks.snapshot(q.after, q.limit));
 
-  r.on(api.internal.artistsResolve,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(ArtistQuery, req.query, 'query');
-      res.json((await d.artists.resolve(q.serverId, q.value)) satisfies ArtistResolveResponse);
-    }),
-  );
+  r.json(api.internal.artistsResolve, async ({ query: q }) => (await d.artists.resolve(q.serverId, q.value)) satisfies ArtistResolveResponse);
 
-  r.on(api.internal.artistsMapOutput,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(ArtistMapRequest, req.body, 'artist names');
-      res.json({ map: await d.artists.mapNames(body.serverId, body.names) });
-    }),
-  );
+  r.json(api.internal.artistsMapOutput, async ({ body }) => ({ map: await d.artists.mapNames(body.serverId, body.names) }));
 
   r.on(api.internal.durationsBackfill,
     express.json({ type: LARGE_JSON_CONTENT_TYPE, limit: '512mb' }),

@@ -10,12 +10,11 @@
  * - POST /internal/lyrics/similar: TF-IDF lyrics neighbours of a song on a server (SemGrove).
  * - GET /internal/stats: content counts of the dashboard.
  */
-import { ItemIdParams, LYRICS_DEFAULT_LIMIT, LyricsPendingQuery, LyricsSimilarRequest, PutLyricsRequest, semanticRoutes, type LyricsSearchResponse, api } from '@polyphony/contracts';
+import { ItemIdParams, LYRICS_DEFAULT_LIMIT, PutLyricsRequest, semanticRoutes, type LyricsSearchResponse, api } from '@polyphony/contracts';
 import { NotFoundError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { LyricsRepository } from '../store/lyrics.repository';
 
 const ItemParams = ItemIdParams;
-const PendingQuery = LyricsPendingQuery;
 
 /** The lyrics routes (public search and internal). */
 export function lyricsRoutes(lyrics: LyricsRepository): RouteHandlers {
@@ -54,24 +53,10 @@ export function lyricsRoutes(lyrics: LyricsRepository): RouteHandlers {
     }),
   );
 
-  r.on(api.internal.lyricsPending,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(PendingQuery, req.query, 'query');
-      res.json(await lyrics.pending(q.after, q.limit));
-    }),
-  );
+  r.json(api.internal.lyricsPending, ({ query: q }) => lyrics.pending(q.after, q.limit));
 
-  r.on(api.internal.lyricsSimilar,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(LyricsSimilarRequest, req.body, 'lyrics similarity request');
-      res.json(await lyrics.similar(body.itemId, body.serverId, body.limit));
-    }),
-  );
+  r.json(api.internal.lyricsSimilar, ({ body }) => lyrics.similar(body.itemId, body.serverId, body.limit));
 
-  r.on(api.internal.catalogueStats,
-    asyncRoute(async (_req, res) => {
-      res.json(await lyrics.stats());
-    }),
-  );
+  r.json(api.internal.catalogueStats, () => lyrics.stats());
   return r;
 }

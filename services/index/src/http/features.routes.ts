@@ -105,12 +105,7 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
     }),
   );
 
-  r.on(routes.similarArtists,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(routes.similarArtists.query, req.query, 'query');
-      res.status(200).json(await d.artists.similarArtists(scopeOf(req), { artist: q.artist, artistId: q.artist_id }, q.n ?? 10, q.include_component_matches ?? false));
-    }),
-  );
+  r.json(routes.similarArtists, ({ query: q }, req) => d.artists.similarArtists(scopeOf(req), { artist: q.artist, artistId: q.artist_id }, q.n ?? 10, q.include_component_matches ?? false));
 
   const fingerprint = asyncRoute(async (req, res) => {
     const body = req.method === 'POST' && req.body && typeof req.body === 'object' ? (req.body as Record<string, unknown>) : {};
@@ -141,12 +136,7 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   r.on(routes.searchTracks, search);
   r.on(routes.externalSearch, search);
 
-  r.on(routes.map,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(routes.map.query, req.query, 'query');
-      res.status(200).json(await d.map.map(scopeOf(req), q));
-    }),
-  );
+  r.json(routes.map, ({ query: q }, req) => d.map.map(scopeOf(req), q));
 
   r.on(routes.sync,
     asyncRoute(async (req, res) => {
@@ -157,54 +147,15 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
     }),
   );
 
-  r.on(routes.getScore,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(routes.getScore.query, req.query, 'query');
-      res.status(200).json(await d.sync.score(scopeOf(req), q.id));
-    }),
-  );
-  r.on(routes.getEmbedding,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(routes.getEmbedding.query, req.query, 'query');
-      res.status(200).json(await d.sync.embedding(scopeOf(req), q.id));
-    }),
-  );
-  r.on(routes.track,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(routes.track.query, req.query, 'query');
-      res.status(200).json(await d.sync.score(scopeOf(req), q.item_id));
-    }),
-  );
-  r.on(routes.maxDistance,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(routes.maxDistance.query, req.query, 'query');
-      res.status(200).json(await d.similarity.maxDistance(scopeOf(req), q.item_id));
-    }),
-  );
+  r.json(routes.getScore, ({ query: q }, req) => d.sync.score(scopeOf(req), q.id));
+  r.json(routes.getEmbedding, ({ query: q }, req) => d.sync.embedding(scopeOf(req), q.id));
+  r.json(routes.track, ({ query: q }, req) => d.sync.score(scopeOf(req), q.item_id));
+  r.json(routes.maxDistance, ({ query: q }, req) => d.similarity.maxDistance(scopeOf(req), q.item_id));
 
-  r.on(parityRoutes.searchArtists,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(parityRoutes.searchArtists.query, req.query, 'query');
-      res.status(200).json(await d.browse.searchArtists(scopeOf(req), q));
-    }),
-  );
-  r.on(parityRoutes.searchPlaylists,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(parityRoutes.searchPlaylists.query, req.query, 'query');
-      res.status(200).json(await d.browse.searchPlaylists(scopeOf(req), q));
-    }),
-  );
-  r.on(parityRoutes.artistTracks,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(parityRoutes.artistTracks.query, req.query, 'query');
-      res.status(200).json(await d.browse.artistTracks(scopeOf(req), q));
-    }),
-  );
-  r.on(parityRoutes.artistProjections,
-    asyncRoute(async (req, res) => {
-      res.status(200).json(await d.browse.artistProjections(scopeOf(req)));
-    }),
-  );
+  r.json(parityRoutes.searchArtists, ({ query: q }, req) => d.browse.searchArtists(scopeOf(req), q));
+  r.json(parityRoutes.searchPlaylists, ({ query: q }, req) => d.browse.searchPlaylists(scopeOf(req), q));
+  r.json(parityRoutes.artistTracks, ({ query: q }, req) => d.browse.artistTracks(scopeOf(req), q));
+  r.json(parityRoutes.artistProjections, (_input, req) => d.browse.artistProjections(scopeOf(req)));
   r.on(parityRoutes.buildArtistProjection,
     asyncRoute(async (_req, res) => {
       const count = d.browse.buildProjections(d.state.current());
@@ -217,11 +168,7 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
       res.status(200).json(Object.keys(buckets).length ? { ok: true, buckets } : { ok: false, reason: 'empty_cache', buckets });
     }),
   );
-  r.on(parityRoutes.rebuildMapCache,
-    asyncRoute(async (req, res) => {
-      res.status(200).json({ ok: true, message: 'map cache rebuilt', buckets: await d.map.rebuild(scopeOf(req)) });
-    }),
-  );
+  r.json(parityRoutes.rebuildMapCache, async (_input, req) => ({ ok: true, message: 'map cache rebuilt', buckets: await d.map.rebuild(scopeOf(req)) }));
 
   r.on(routes.rebuild,
     asyncRoute(async (_req, res) => {

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { AnchorCreateBody, AnchorIdParams, AnchorRenameBody, RadioCreateBody, RadioRunBody, RadioUpdateBody, savedAlchemyRoutes as routes } from '@polyphony/contracts';
+import { AnchorIdParams, AnchorRenameBody, RadioRunBody, RadioUpdateBody, savedAlchemyRoutes as routes } from '@polyphony/contracts';
 import { asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IndexState } from '../domain/generation';
 import { RADIO_RUN_WAIT_MS, RadioService, type AnchorService } from '../domain/saved-alchemy.service';
@@ -25,12 +25,7 @@ export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anch
 
   r.on(routes.listAnchors, asyncRoute(async (_req, res) => void res.json({ anchors: await anchors.list() })));
   r.on(routes.getAnchor, asyncRoute(async (req, res) => void res.json({ anchor: await anchors.get(idOf(req)) })));
-  r.on(routes.createAnchor,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(AnchorCreateBody, req.body ?? {}, 'body');
-      res.status(200).json({ anchor: await anchors.create(scopeOf(req), body, userOf(req)) });
-    }),
-  );
+  r.json(routes.createAnchor, async ({ body }, req) => ({ anchor: await anchors.create(scopeOf(req), body, userOf(req)) }));
   r.on(routes.renameAnchor,
     asyncRoute(async (req, res) => {
       const id = idOf(req);
@@ -59,12 +54,7 @@ export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anch
       res.status(last.state === 'NEW' || last.state === 'RUNNING' ? 202 : 200).json(RadioService.summary(last));
     }),
   );
-  r.on(routes.createRadio,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(RadioCreateBody, req.body ?? {}, 'body');
-      res.status(200).json({ radio: await radios.create(scopeOf(req), body, userOf(req)) });
-    }),
-  );
+  r.json(routes.createRadio, async ({ body }, req) => ({ radio: await radios.create(scopeOf(req), body, userOf(req)) }));
   r.on(routes.updateRadio,
     asyncRoute(async (req, res) => {
       const id = idOf(req);

@@ -65,10 +65,6 @@ export function playlistRoutes(service: PlaylistService, repo: PlaylistRepositor
   });
   r.on(defs.createPlaylist, create);
   r.on(chatRoutes.chatCreatePlaylist, create);
-  r.on(defs.playlists,
-    asyncRoute(async (_req, res) => {
-      res.json(toPlaylistsDto(await service.listWritten()));
-    }),
-  );
+  r.json(defs.playlists, async () => toPlaylistsDto(await service.listWritten()));
   return r;
 }

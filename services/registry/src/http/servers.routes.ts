@@ -26,12 +26,7 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
       res.status(201).json(toView(created, true));
     }),
   );
-  r.on(api.servers.test,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(ServerTestBody, req.body, 'connection test');
-      res.json(await servers.test({ ...body, creds: body.creds as Record<string, string> }));
-    }),
-  );
+  r.json(api.servers.test, ({ body }) => servers.test({ ...body, creds: body.creds as Record<string, string> }));
   r.on(api.servers.signIn,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(ServerSignInBody, req.body, 'sign-in');
@@ -67,12 +62,7 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
       res.json({ deleted: id });
     }),
   );
-  r.on(api.servers.makeDefault,
-    asyncRoute(async (req, res) => {
-      const { id } = parseOrThrow(IdParams, req.params, 'path');
-      res.json(toView(await servers.makeDefault(id), true));
-    }),
-  );
+  r.json(api.servers.makeDefault, async ({ params: { id } }) => toView(await servers.makeDefault(id), true));
   r.on(api.servers.sweep,
     asyncRoute(async (req, res) => {
       const { id } = parseOrThrow(IdParams, req.params, 'path');

@@ -4,7 +4,9 @@
  */
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { statSync } from 'node:fs';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { fmix32 } from '@polyphony/vectors';
 
 /** One request as a fake saw it. Secrets (tokens, passwords) are kept: the log is for tests only. */
 export interface RecordedRequest {
@@ -130,16 +132,6 @@ export function recordBody(res: Response, body: unknown): void {
   if (entry) entry.body = body;
 }
 
-/** murmur3 32-bit finaliser (fmix32): a cheap, well-mixed integer hash. */
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
 const hex8 = (x: number): string => x.toString(16).padStart(8, '0');
 
 /**
@@ -250,4 +242,22 @@ export function pseudoRandomKey(i: number): number {
 /** Byte length of the request line target (path + query) as a server's request-line limit sees it. */
 export function requestTargetBytes(req: Request): number {
   return Buffer.byteLength(req.originalUrl, 'utf8');
+}
+
+/** File sizes in bytes, read once per path (0 for a file that cannot be read): the fakes' Content-Length. */
+export class FileSizes {
+  private readonly cache = new Map<string, number>();
+
+  of(file: string): number {
+    let s = this.cache.get(file);
+    if (s === undefined) {
+      try {
+        s = statSync(file).size;
+      } catch {
+        s = 0;
+      }
+      this.cache.set(file, s);
+    }
+    return s;
+  }
 }

@@ -27,10 +27,9 @@
  *   a malformed uri → 400; more than `maxIdsPerRequest` ids in one uri (default 100) → 400.
  * - History: `/status/sessions/history/all` (one entry per played track at its last play).
  */
-import { statSync } from 'node:fs';
 import type { Express, Request, Response } from 'express';
 import type { FakeCatalogue, FakeTrack } from './catalogue';
-import { FakeCore, extOf, newApp, sendAudio, toXml, type StartedFake } from './common';
+import { FakeCore, FileSizes, extOf, newApp, sendAudio, toXml, type StartedFake } from './common';
 
 /** Options of {@link createFakePlex}. */
 export interface FakePlexOptions {
@@ -79,7 +78,7 @@ export class FakePlex {
   private readonly playlistMap = new Map<number, PlexPlaylist>();
   private nextPlaylist = 1;
   private nextItem = 1;
-  private readonly sizeCache = new Map<string, number>();
+  private readonly sizes = new FileSizes();
   private albumNos?: { src: readonly unknown[]; map: Map<string, number> };
   private artistNos?: { src: readonly unknown[]; map: Map<string, number> };
 
@@ -151,19 +150,6 @@ export class FakePlex {
     if (this.artistNos?.src !== src) this.artistNos = { src, map: new Map(src.map((a, k) => [a.id, k])) };
     return this.artistNos.map.get(id) ?? 0;
   }
-  private sizeOf(file: string): number {
-    let s = this.sizeCache.get(file);
-    if (s === undefined) {
-      try {
-        s = statSync(file).size;
-      } catch {
-        s = 0;
-      }
-      this.sizeCache.set(file, s);
-    }
-    return s;
-  }
-
   // ---------- metadata ----------
   private epoch(iso: string | undefined): number | undefined {
     return iso ? Math.floor(Date.parse(iso) / 1000) : undefined;
@@ -178,7 +164,7 @@ export class FakePlex {
     const addedAt = this.epoch(t.addedAt) ?? 0;
     const ext = extOf(t.audioFile);
     const durationMs = Math.round(t.durationSeconds * 1000);
-    const size = this.sizeOf(t.audioFile);
+    const size = this.sizes.of(t.audioFile);
     const part: Record<string, unknown> = {
       id: Number(this.rk(T_PART, i)),
       key: `/library/parts/${this.rk(T_PART, i)}/${addedAt}/file.${ext}`,

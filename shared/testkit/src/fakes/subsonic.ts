@@ -30,10 +30,9 @@
  * - Unknown methods → HTTP 404 text; removed ones (`search`, chat, video) → HTTP 410 text.
  */
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
 import express, { type Express, type Request, type Response } from 'express';
 import type { FakeCatalogue, FakeTrack } from './catalogue';
-import { FakeCore, HexIds, audioContentType, extOf, newApp, paramsToRecord, recordBody, searchParams, sendAudio, toXml, type StartedFake } from './common';
+import { FakeCore, FileSizes, HexIds, audioContentType, extOf, newApp, paramsToRecord, recordBody, searchParams, sendAudio, toXml, type StartedFake } from './common';
 
 /** Options of {@link createFakeSubsonic}. */
 export interface FakeSubsonicOptions {
@@ -106,7 +105,7 @@ export class FakeSubsonic {
   private readonly ids = new HexIds('navidrome');
   private readonly playlistMap = new Map<number, SubPlaylist>();
   private nextPlaylist = 1;
-  private readonly sizeCache = new Map<string, number>();
+  private readonly sizes = new FileSizes();
   private albumIndex?: Map<string, number>;
   private artistIndex?: Map<string, number>;
 
@@ -190,23 +189,10 @@ export class FakeSubsonic {
     return this.multiDisc.ids;
   }
 
-  private sizeOf(file: string): number {
-    let s = this.sizeCache.get(file);
-    if (s === undefined) {
-      try {
-        s = statSync(file).size;
-      } catch {
-        s = 0;
-      }
-      this.sizeCache.set(file, s);
-    }
-    return s;
-  }
-
   // ---------- payload builders ----------
   song(i: number): Record<string, unknown> {
     const t = this.catalogue.trackAt(i);
-    const size = this.sizeOf(t.audioFile);
+    const size = this.sizes.of(t.audioFile);
     const artistId = this.artistIdOf(t.artistId);
     const albumArtistId = this.artistIdOf(t.albumArtistId);
     const albumId = this.albumIdOf(t.albumId);

@@ -10,18 +10,7 @@ import {
   stridedBandLayout,
 } from './bands';
 import { SignatureCode, hammingDistance, signatureFromHex, signatureToHex } from './signature';
-
-/** Deterministic PRNG (mulberry32) so failures are reproducible. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from '@polyphony/vectors';
 
 function randomCode(r: () => number): SignatureCode {
   const c = new Uint32Array(7);

@@ -1,15 +1,5 @@
 import { chromaprintSimilarity, parseFpcalcRaw } from './chromaprint';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from '@polyphony/vectors';
 
 function randomPrint(n: number, r: () => number): Int32Array {
   return Int32Array.from({ length: n }, () => Math.floor(r() * 2 ** 32) | 0);

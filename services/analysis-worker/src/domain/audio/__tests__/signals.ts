@@ -1,18 +1,10 @@
 /**
  * Deterministic synthetic signals for the audio unit tests (no Math.random: a fixed-seed PRNG).
  */
+import { mulberry32 } from '@polyphony/vectors';
 
-/** Mulberry32 PRNG (Tommy Ettinger, public domain): uniform floats in [0, 1) from a 32-bit seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (the one in @polyphony/vectors): deterministic floats in [0, 1) from a 32-bit seed. */
+export const seededRandom = mulberry32;
 
 /** Sum of sines: each partial [frequency Hz, amplitude]; `seconds` long at `sampleRate`. */
 export function sines(partials: Array<[number, number]>, seconds: number, sampleRate = 16000): Float32Array {

@@ -5,18 +5,10 @@
 import type { TrackFile } from '../identity-candidate-source';
 import type { IncomingTrack } from '../decide';
 import type { RelabelMapping, RelabelRow } from '../relabel';
+import { mulberry32 } from '@polyphony/vectors';
 
-/** mulberry32: small deterministic PRNG returning [0, 1). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (the one in @polyphony/vectors): deterministic floats in [0, 1) from a 32-bit seed. */
+export const rng = mulberry32;
 
 /** Standard normal sample (Box-Muller). */
 export function gaussian(r: () => number): number {
