@@ -28,9 +28,12 @@ export async function createBenchDatabase(prefix: string): Promise<{ url: string
   };
 }
 
-/** Starts a compiled bench script as a child process and waits for its first JSON line on stdout. */
+/**
+ * Starts a compiled bench script as a child process and waits for its first JSON line on stdout.
+ * `script` is a file name in this folder (dist/bench) or an absolute path (the bench workspace's own scripts).
+ */
 export async function startChild<T>(script: string, args: string[]): Promise<{ child: ChildProcess; info: T }> {
-  const child = fork(path.join(__dirname, script), args, { stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
+  const child = fork(path.isAbsolute(script) ? script : path.join(__dirname, script), args, { stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
   const info = await new Promise<T>((resolve, reject) => {
     let buf = '';
     child.stdout!.on('data', (d: Buffer) => {

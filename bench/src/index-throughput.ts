@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { createBus, createLogger } from '@polyphony/platform';
-import { createBenchDatabase, startChild } from './bench-support';
+import { buildGateway, loadGatewayConfig } from '@polyphony/gateway';
+import { createBenchDatabase, indexBenchScript, startChild } from './support';
 
 /**
  * Query throughput through the gateway with 1 and 2 index replicas, and a rolling restart under load
@@ -23,7 +24,7 @@ import { createBenchDatabase, startChild } from './bench-support';
  * failed-request count (errors + non-2xx) of that run is the figure.
  * Load average is printed with every figure (the 2-core machine is shared).
  * Needs `npx tsc -b gateway services/index`.
- * Usage: node services/index/dist/bench/index-throughput.js [songs=100000] [seconds=10] [connections=16] [mode=int8]
+ * Usage: node bench/dist/index-throughput.js [songs=100000] [seconds=10] [connections=16] [mode=int8]
  * Environment (profiling runs): TP_SCENARIOS = comma list of scenario names (default all), TP_REPLICAS =
  * comma list of replica counts (default `1,2`), TP_ROLLING=0 skips the rolling restart, TP_REPLICA_ARGS =
  * extra node flags of the replica processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). Every figure
@@ -88,18 +89,14 @@ async function main(): Promise<void> {
   const secret = randomBytes(32).toString('hex');
   const apiToken = randomBytes(16).toString('hex');
   const db = await createBenchDatabase('index_tp_bench');
-  const { child: peersChild, info: peers } = await startChild<{ url: string }>('fake-peers-server.js', [String(songs)]);
+  const { child: peersChild, info: peers } = await startChild<{ url: string }>(indexBenchScript('fake-peers-server.js'), [String(songs)]);
   const logger = createLogger({ service: 'tp-bench', level: 'error' });
   const bus = createBus({});
   const replicas: Array<{ child: ChildProcess; info: ReplicaInfo }> = [];
   let indexTarget = '';
   const targets = () => ({ registry: peers.url, catalogue: peers.url, analysis: peers.url, index: indexTarget, playlist: peers.url });
-  const gw = require('@polyphony/gateway') as {
-    loadGatewayConfig(env: Record<string, string>): unknown;
-    buildGateway(config: unknown, deps: Record<string, unknown>): { start(): Promise<void>; listen(port: number, host: string): Promise<number>; stop(): Promise<void> };
-  };
   const out: Record<string, unknown> = { songs, seconds, connections, mode, node: process.version, cores: cpus().length, startedAt: new Date().toISOString(), loadAtStart: load() };
-  let gateway: ReturnType<typeof gw.buildGateway> | undefined;
+  let gateway: ReturnType<typeof buildGateway> | undefined;
   try {
     const base = { dbUrl: db.url, secret, peersUrl: peers.url, mode };
     const a = await startReplica({ ...base, port: 0, build: true });
@@ -110,8 +107,8 @@ async function main(): Promise<void> {
     console.log(`replica B loaded it in ${(b.info.loadMs / 1000).toFixed(1)} s (RSS ${b.info.rssMb.toFixed(0)} MiB, load ${load()})`);
     out.build = { buildMs: a.info.buildMs, loadMs: b.info.loadMs, rssA: a.info.rssMb, rssB: b.info.rssMb };
     indexTarget = a.info.url;
-    gateway = gw.buildGateway(
-      gw.loadGatewayConfig({ DATABASE_URL: db.url, INTERNAL_SECRET: secret, API_TOKEN: apiToken, SERVICE_USER: 'admin', SERVICE_PASSWORD: 'bench-password-1', PORT: '0', LOG_LEVEL: 'error' }),
+    gateway = buildGateway(
+      loadGatewayConfig({ DATABASE_URL: db.url, INTERNAL_SECRET: secret, API_TOKEN: apiToken, SERVICE_USER: 'admin', SERVICE_PASSWORD: 'bench-password-1', PORT: '0', LOG_LEVEL: 'error' }),
       { logger, targets, migrateOnStart: true },
     );
     await gateway.start();
@@ -137,7 +134,7 @@ async function main(): Promise<void> {
       }
     }
     const run = async (paths: string[], conns: number, secs: number): Promise<LoadResult> => {
-      const { info: r } = await startChild<LoadResult>('load-child.js', [JSON.stringify({ url: gatewayUrl, connections: conns, durationSec: secs, requests: paths.map((p) => ({ path: p, headers: bearer })) })]);
+      const { info: r } = await startChild<LoadResult>(path.join(__dirname, 'load-child.js'), [JSON.stringify({ url: gatewayUrl, connections: conns, durationSec: secs, requests: paths.map((p) => ({ path: p, headers: bearer })) })]);
       return r;
     };
     await run(scenarios.similar10!, connections, 3); // warm-up

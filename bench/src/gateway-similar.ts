@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { createBus, createLogger, signIdentity } from '@polyphony/platform';
-import { buildIndex } from '../app';
-import { loadIndexConfig } from '../config';
-import { createBenchDatabase, startChild } from './bench-support';
+import path from 'node:path';
+import { buildIndex, loadIndexConfig } from '@polyphony/index';
+import { buildGateway, loadGatewayConfig } from '@polyphony/gateway';
+import { createBenchDatabase, indexBenchScript, startChild } from './support';
 
 /**
  * Similar-songs throughput through the gateway vs straight to the index service, at N songs (default
@@ -15,9 +16,9 @@ import { createBenchDatabase, startChild } from './bench-support';
  *  - each scenario cycles over 200 seeds, `n=10`; `connections` concurrent clients for `seconds`.
  * Printed: requests/s and latency percentiles per scenario, and the gateway's added latency
  * (gateway minus direct, p50 and mean, at 1 connection and at `connections`).
- * Needs the gateway built (`npx tsc -b gateway services/index`); it is loaded at run time, so the index
- * package does not depend on it.
- * Usage: node services/index/dist/bench/gateway-similar.js [songs=100000] [seconds=10] [connections=10]
+ * Lives in the benchmark workspace (bench/) because it drives two units: the index package does not
+ * depend on the gateway.
+ * Usage: node bench/dist/gateway-similar.js [songs=100000] [seconds=10] [connections=10]
  */
 async function main(): Promise<void> {
   const songs = Number(process.argv[2] ?? 100_000);
@@ -26,18 +27,14 @@ async function main(): Promise<void> {
   const secret = randomBytes(32).toString('hex');
   const apiToken = randomBytes(16).toString('hex');
   const indexDb = await createBenchDatabase('index_gw_bench');
-  const { child, info } = await startChild<{ url: string }>('fake-peers-server.js', [String(songs)]);
+  const { child, info } = await startChild<{ url: string }>(indexBenchScript('fake-peers-server.js'), [String(songs)]);
   const logger = createLogger({ service: 'gw-bench', level: 'error' });
   const bus = createBus({});
   let indexUrl = '';
   const targets = () => ({ registry: info.url, catalogue: info.url, analysis: info.url, index: indexUrl, playlist: info.url });
   const svc = buildIndex(loadIndexConfig({ DATABASE_URL: indexDb.url, INTERNAL_SECRET: secret, LOG_LEVEL: 'error' }), { logger, bus, peers: targets, migrateOnStart: true, rebuildOnStart: false });
-  const gw = require('@polyphony/gateway') as {
-    loadGatewayConfig(env: Record<string, string>): unknown;
-    buildGateway(config: unknown, deps: Record<string, unknown>): { start(): Promise<void>; listen(port: number, host: string): Promise<number>; stop(): Promise<void> };
-  };
-  const gateway = gw.buildGateway(
-    gw.loadGatewayConfig({ DATABASE_URL: indexDb.url, INTERNAL_SECRET: secret, API_TOKEN: apiToken, SERVICE_USER: 'admin', SERVICE_PASSWORD: 'bench-password-1', PORT: '0', LOG_LEVEL: 'error' }),
+  const gateway = buildGateway(
+    loadGatewayConfig({ DATABASE_URL: indexDb.url, INTERNAL_SECRET: secret, API_TOKEN: apiToken, SERVICE_USER: 'admin', SERVICE_PASSWORD: 'bench-password-1', PORT: '0', LOG_LEVEL: 'error' }),
     { logger, targets, migrateOnStart: true },
   );
   try {
@@ -56,7 +53,7 @@ async function main(): Promise<void> {
     const direct = (serverId: string) => signIdentity({ sub: 'bench', username: 'bench', role: 'user', via: 'bearer', serverId }, secret);
     const bearer = { authorization: `Bearer ${apiToken}` };
     const run = async (url: string, paths: string[], headers: Record<string, string>, conns: number, secs: number) => {
-      const { info: r } = await startChild<LoadResult>('load-child.js', [JSON.stringify({ url, connections: conns, durationSec: secs, requests: paths.map((path) => ({ path, headers })) })]);
+      const { info: r } = await startChild<LoadResult>(path.join(__dirname, 'load-child.js'), [JSON.stringify({ url, connections: conns, durationSec: secs, requests: paths.map((path) => ({ path, headers })) })]);
       return r;
     };
     // Sanity: both routes answer 200 with 10 rows before measuring.

@@ -3,8 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import path from 'node:path';
 import { createBus, createLogger } from '@polyphony/platform';
-import { buildIndex } from '../app';
-import { loadIndexConfig } from '../config';
+import { buildIndex, loadIndexConfig } from '@polyphony/index';
 
 /**
  * One index replica in its own process, for the throughput benchmark (`index-throughput.ts`).
