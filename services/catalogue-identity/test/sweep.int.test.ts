@@ -371,6 +371,20 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
       expect((await mappingsOf(c, 'jf')).size).toBe(10);
     });
 
+    it('When a task is cancelled while its runner is stuck elsewhere (live lease, no progress), then it ends REVOKED at once and the lane is free again', async () => {
+      await c.sql(
+        `INSERT INTO catalogue.batch_task (id, type, state, started_at, lease_owner, lease_generation, lease_expires_at) VALUES ('stuck', 'alignment', 'RUNNING', now(), 'stuck-process', 1, now() + interval '1 hour')`,
+      );
+      await bus.publish(RoutingKeys.taskCancelRequested, { taskId: 'stuck', type: 'alignment' } satisfies TaskCancelRequestedEvent);
+      expect(await board.waitFor('stuck', ['REVOKED'], 5000)).toMatchObject({ state: 'REVOKED', message: expect.stringMatching(/kept/) });
+      expect((await c.sql<{ owner: string | null }>(`SELECT lease_owner AS owner FROM catalogue.batch_task WHERE id = 'stuck'`))[0]).toEqual({ owner: null });
+      // The stuck runner can no longer write: its fenced snapshot is refused.
+      await expect(c.svc.batchTasks.snapshot({ runId: 'stuck', owner: 'stuck-process', generation: 1 }, { progress: 50, message: 'late' })).rejects.toThrow(/lease of run stuck lost/);
+      // A new task runs at once.
+      await tenMatching();
+      expect((await sweep('jf')).state).toBe('SUCCESS');
+    });
+
     it('When alignments are requested while one is queued, then they are coalesced into it and every requester sees its outcome', async () => {
       await tenMatching();
       let first = '';
