@@ -4,8 +4,8 @@ import { ZodError, type ZodType, type ZodTypeDef } from 'zod';
 import { safeParseValue } from '@polyphony/contracts';
 import { REQUEST_ID_HEADER, currentContext, runWithContext } from './context';
 import { isTransientFault } from './faults';
-import { AppError, ForbiddenError, UnauthorizedError, ValidationError } from './errors';
-import { type CallerIdentity, type Role, verifyIdentity } from './internal-auth';
+import { AppError, UnauthorizedError, ValidationError } from './errors';
+import { type CallerIdentity, verifyIdentity } from './internal-auth';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 
@@ -303,16 +303,6 @@ export function internalAuthMiddleware(secret: string): RequestHandler {
     }
     req.identity = identity;
     if (currentContext()) currentContext()!.userId = identity.sub;
-    next();
-  };
-}
-
-/** Route guard: the verified caller must hold `role` (admin implies user). */
-export function requireRole(role: Role): RequestHandler {
-  return (req, _res, next) => {
-    const id = req.identity;
-    if (!id) return next(new UnauthorizedError());
-    if (role === 'admin' && id.role !== 'admin') return next(new ForbiddenError('Admin role required'));
     next();
   };
 }

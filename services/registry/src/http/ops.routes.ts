@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { BackupStartBody, CronPreviewBody, ScheduleBody, SettingsUpdateBody, opsRoutes, SettingsOwnerParam, z, api, type OwnerSettingsDto } from '@polyphony/contracts';
 import { createLlmProvider, testLlmProvider, LlmError } from '@polyphony/llm';
-import { AppError, ForbiddenError, ValidationError, asyncRoute, parseOrThrow, requireRole, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { AppError, ForbiddenError, ValidationError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { BackupService } from '../domain/backup.service';
 import type { ScheduleService } from '../domain/schedule.service';
 import type { SettingsService } from '../domain/settings.service';
@@ -18,21 +18,20 @@ const RestoreQuery = z.object({ id: z.string().regex(/^[0-9a-z-]{1,80}$/).option
 export const RESTORE_UPLOAD_LIMIT_BYTES = 4 * 1024 ** 3;
 
 /**
- * Schedules (`/api/cron`), backups (`/api/backup`) and settings (`PUT /api/config`, `GET /api/config/settings`), admin only (the gateway enforces it too).
+ * Schedules (`/api/cron`), backups (`/api/backup`) and settings (`PUT /api/config`, `GET /api/config/settings`), admin only (the route table's access: the gateway and mountRoutes enforce it).
  * Errors: 400 for an invalid expression, time zone, kind, archive or passphrase (nothing stored or
  * changed), 404 unknown ids, 409 name taken or a backup/restore/task already running, 413 an
  * upload above RESTORE_UPLOAD_LIMIT_BYTES.
  */
 export function opsRoutesRouter(schedules: ScheduleService, backups: BackupService, settings: SettingsService): RouteHandlers {
   const r = routeHandlers();
-  const admin = requireRole('admin');
 
-  r.on(api.settings.settingsList, admin, asyncRoute(async (_req, res) => void res.json({ settings: await settings.list() })));
-  r.on(api.settings.settingsUpdate, requireRole('admin'), asyncRoute(async (req, res) => {
+  r.on(api.settings.settingsList, asyncRoute(async (_req, res) => void res.json({ settings: await settings.list() })));
+  r.on(api.settings.settingsUpdate, asyncRoute(async (req, res) => {
     const result = await settings.update(parseOrThrow(SettingsUpdateBody, req.body, 'settings'));
     res.json({ ...result, settings: await settings.list() });
   }));
-  r.on(api.chat.aiTest, requireRole('admin'), asyncRoute(async (_req, res) => {
+  r.on(api.chat.aiTest, asyncRoute(async (_req, res) => {
     const ai = await settings.aiSettings();
     let provider;
     try {
@@ -60,28 +59,28 @@ export function opsRoutesRouter(schedules: ScheduleService, backups: BackupServi
     res.json({ values: await settings.valuesOf(owner) } satisfies OwnerSettingsDto);
   }));
 
-  r.on(api.ops.cronList, admin, asyncRoute(async (_req, res) => void res.json({ schedules: await schedules.list() })));
-  r.on(api.ops.cronPreview, admin, asyncRoute(async (req, res) => {
+  r.on(api.ops.cronList, asyncRoute(async (_req, res) => void res.json({ schedules: await schedules.list() })));
+  r.on(api.ops.cronPreview, asyncRoute(async (req, res) => {
     const b = parseOrThrow(CronPreviewBody, req.body, 'cron preview');
     res.json({ next: schedules.preview(b.cron, b.timezone, b.count) });
   }));
-  r.on(api.ops.cronCreate, admin, asyncRoute(async (req, res) => void res.status(201).json(await schedules.create(parseOrThrow(ScheduleBody, req.body, 'schedule')))));
-  r.on(api.ops.cronUpdate, admin, asyncRoute(async (req, res) => {
+  r.on(api.ops.cronCreate, asyncRoute(async (req, res) => void res.status(201).json(await schedules.create(parseOrThrow(ScheduleBody, req.body, 'schedule')))));
+  r.on(api.ops.cronUpdate, asyncRoute(async (req, res) => {
     const { id } = parseOrThrow(IdParam, req.params, 'path');
     res.json(await schedules.update(id, parseOrThrow(ScheduleBody, req.body, 'schedule')));
   }));
-  r.on(api.ops.cronDelete, admin, asyncRoute(async (req, res) => {
+  r.on(api.ops.cronDelete, asyncRoute(async (req, res) => {
     const { id } = parseOrThrow(IdParam, req.params, 'path');
     await schedules.remove(id);
     res.json({ deleted: id });
   }));
 
-  r.on(api.ops.backupList, admin, asyncRoute(async (_req, res) => void res.json({ backups: await backups.list() })));
-  r.on(api.ops.backupCreate, admin, asyncRoute(async (req, res) => {
+  r.on(api.ops.backupList, asyncRoute(async (_req, res) => void res.json({ backups: await backups.list() })));
+  r.on(api.ops.backupCreate, asyncRoute(async (req, res) => {
     const b = parseOrThrow(BackupStartBody, req.body ?? {}, 'backup');
     res.status(202).json(await backups.start({ passphrase: b.passphrase }));
   }));
-  r.on(api.ops.backupRestore, admin, asyncRoute(async (req, res) => {
+  r.on(api.ops.backupRestore, asyncRoute(async (req, res) => {
     const q = parseOrThrow(RestoreQuery, req.query, 'query');
     const passphrase = headerValue(req, 'x-backup-passphrase') ?? q.passphrase;
     if (q.id) {
@@ -99,7 +98,7 @@ export function opsRoutesRouter(schedules: ScheduleService, backups: BackupServi
       await rm(path, { force: true });
     }
   }));
-  r.on(api.ops.backupDownload, admin, asyncRoute(async (req, res) => {
+  r.on(api.ops.backupDownload, asyncRoute(async (req, res) => {
     const { id } = parseOrThrow(BackupIdParam!, req.params, 'path') as { id: string };
     const { path, fileName, size } = await backups.archivePath(id);
     res.setHeader('content-type', 'application/gzip');
@@ -107,7 +106,7 @@ export function opsRoutesRouter(schedules: ScheduleService, backups: BackupServi
     res.setHeader('content-disposition', `attachment; filename="${fileName}"`);
     await pipeline(backups.openArchive(path), res);
   }));
-  r.on(api.ops.backupDelete, admin, asyncRoute(async (req, res) => {
+  r.on(api.ops.backupDelete, asyncRoute(async (req, res) => {
     const { id } = parseOrThrow(BackupIdParam!, req.params, 'path') as { id: string };
     await backups.remove(id);
     res.json({ deleted: id });
