@@ -319,7 +319,13 @@ describe('web UI pages (chromium, real music)', () => {
     await shot('artists');
 
     await open('Sonic fingerprint', 'PER SERVER');
+    // The selected server is a Navidrome (supysonic): the page asks for its user and password (blank = stored).
+    await page.getByLabel('Navidrome user').waitFor();
+    await page.getByLabel('Navidrome password').waitFor();
+    const fpRequest = page.waitForRequest((r) => new URL(r.url()).pathname === '/api/sonic_fingerprint/generate');
     await page.getByRole('button', { name: 'Generate' }).click();
+    const fpBody = ((await fpRequest).postDataJSON() ?? {}) as Record<string, unknown>;
+    expect(fpBody.navidrome_password).toBeUndefined();
     await page.getByText(/songs \(your most played first\)|No listening history/).waitFor();
     await shot('fingerprint');
 
