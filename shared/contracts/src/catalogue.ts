@@ -69,6 +69,25 @@ export const MapOutputResponse = z.object({ map: z.record(z.string()) });
 /** GET /internal/availability/:serverId -> canonical ids mapped on the server (and the change counter). */
 export const AvailabilityResponse = z.object({ serverId: z.string(), version: z.number().int(), itemIds: z.array(z.string()) });
 
+/** A catalogue song's display metadata (the media server's tags of its best file; seconds). */
+const TrackMetadataFields = {
+  title: z.string(),
+  artist: z.string(),
+  album: z.string().nullable(),
+  albumArtist: z.string().nullable(),
+  year: z.number().nullable(),
+  rating: z.number().nullable(),
+  durationSeconds: z.number().nullable(),
+};
+
+/** The analysis' DSP features of a song (tempo in BPM, key and scale names, energy); null until analysed. */
+const TrackDspFields = {
+  tempo: z.number().nullable(),
+  key: z.string().nullable(),
+  scale: z.string().nullable(),
+  energy: z.number().nullable(),
+};
+
 /**
  * GET /internal/snapshot/tracks?after=<itemId>&limit=<n<=5000>: keyset-paged catalogue for
  * projections (the index). `embedding` is base64 of little-endian float32[200].
@@ -77,17 +96,8 @@ export const SnapshotTrack = z.object({
   itemId: z.string(),
   embedding: z.string(),
   embedderVersion: z.string(),
-  title: z.string(),
-  artist: z.string(),
-  album: z.string().nullable(),
-  albumArtist: z.string().nullable(),
-  year: z.number().nullable(),
-  rating: z.number().nullable(),
-  durationSeconds: z.number().nullable(),
-  tempo: z.number().nullable(),
-  key: z.string().nullable(),
-  scale: z.string().nullable(),
-  energy: z.number().nullable(),
+  ...TrackMetadataFields,
+  ...TrackDspFields,
   /** MusiCNN tags, mood_vector, other_features; null (or absent from older producers) = not analysed with the learned model. */
   learned: LearnedFeatures.nullish(),
   /** Whether the song has stored lyrics (absent from older producers = unknown, read as false). */
@@ -113,18 +123,9 @@ export type TrackMappingView = z.infer<typeof TrackMappingView>;
 /** GET /internal/tracks/:itemId (404 when unknown); also the items of POST /internal/tracks/lookup. */
 export const TrackDetail = z.object({
   itemId: z.string(),
-  title: z.string(),
-  artist: z.string(),
-  album: z.string().nullable(),
-  albumArtist: z.string().nullable(),
-  year: z.number().nullable(),
-  rating: z.number().nullable(),
-  durationSeconds: z.number().nullable(),
+  ...TrackMetadataFields,
   filePath: z.string().nullable(),
-  tempo: z.number().nullable(),
-  key: z.string().nullable(),
-  scale: z.string().nullable(),
-  energy: z.number().nullable(),
+  ...TrackDspFields,
   lyrics: z.string().nullable(),
   /** MusiCNN tags, mood_vector, other_features; null = not analysed with the learned model. */
   learned: LearnedFeatures.nullish(),

@@ -46,14 +46,23 @@ const textParam = z.preprocess((v) => (v === '' ? undefined : typeof v === 'numb
 /** A track id as callers send it: provider id of the selected server or canonical id; numbers accepted. */
 const IdValue = z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().min(1).max(500));
 
+/**
+ * The fields every song row of a result list starts with (plugin shape: `author` is the track artist;
+ * metadata is null when the catalogue does not know it). Spread into TrackRowDto, ScoreDto and the
+ * lyrics and SemGrove rows.
+ */
+export const SongRowFields = {
+  item_id: z.string(),
+  title: z.string().nullable(),
+  author: z.string().nullable(),
+  album: z.string().nullable(),
+  album_artist: z.string().nullable(),
+};
+
 /** One track of a result list (plugin shape: `author` is the track artist). */
 export const TrackRowDto = z
   .object({
-    item_id: z.string(),
-    title: z.string().nullable(),
-    author: z.string().nullable(),
-    album: z.string().nullable(),
-    album_artist: z.string().nullable(),
+    ...SongRowFields,
     /** Cosine distance `1 - cos` to the query, in [0, 2]; never null. */
     distance: z.number(),
     /** Reference `mood_vector` (`label:prob,...`, top MSD tags); null when the song has no learned features. */
@@ -333,11 +342,7 @@ export const ItemIdQuery = z.object({ item_id: IdValue }).passthrough();
 
 export const ScoreDto = z
   .object({
-    item_id: z.string(),
-    title: z.string().nullable(),
-    author: z.string().nullable(),
-    album: z.string().nullable(),
-    album_artist: z.string().nullable(),
+    ...SongRowFields,
     year: z.number().nullable(),
     rating: z.number().nullable(),
     duration: z.number().nullable(),

@@ -1,4 +1,4 @@
-import { SearchRowDto } from './features';
+import { SearchRowDto, SongRowFields } from './features';
 import { defineRoute } from './openapi';
 import { z } from './zod';
 
@@ -67,11 +67,7 @@ export const LYRICS_MAX_LIMIT = 500;
 export const LyricsSearchBody = z.object({ query: QueryText, limit: intIn(1, LYRICS_MAX_LIMIT) }).passthrough();
 export const LyricsResultRow = z
   .object({
-    item_id: z.string(),
-    title: z.string().nullable(),
-    author: z.string().nullable(),
-    album: z.string().nullable(),
-    album_artist: z.string().nullable(),
+    ...SongRowFields,
     /** PostgreSQL ts_rank_cd of the match (cover density, normalised by document length: rank/(rank+1)), in [0, 1). */
     score: z.number(),
     /** A few words around the match, matched words in <b>…</b>. */
@@ -187,11 +183,7 @@ export const SEM_GROVE_MAX_LIMIT = 500;
 export const SemGroveBody = z.object({ item_id: IdValue, limit: intIn(1, SEM_GROVE_MAX_LIMIT) }).passthrough();
 export const SemGroveRow = z
   .object({
-    item_id: z.string(),
-    title: z.string().nullable(),
-    author: z.string().nullable(),
-    album: z.string().nullable(),
-    album_artist: z.string().nullable(),
+    ...SongRowFields,
     /** 1 - merged similarity, in [0, 1]. */
     distance: z.number(),
     /** Merged similarity: 0.75 lyrics + 0.25 audio (audio alone when the seed has no lyrics). */
