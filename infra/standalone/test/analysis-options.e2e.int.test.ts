@@ -92,4 +92,28 @@ describe('analysis options NUM_RECENT_ALBUMS and TOP_N_MOODS (full stack)', () =
     expect(all.servers[0]).toMatchObject({ seen: 6, skippedMapped: 4 });
     expect(await db.count(`SELECT count(*)::int AS n FROM catalogue.score`)).toBe(6);
   });
+
+  it('When an analysis schedule carries {num_recent_albums: 1}, then its firing starts a run with that option and the TOP_N_MOODS setting', async () => {
+    const created = await request(url).post('/api/cron').set(auth).send({ name: 'recent albums', kind: 'analysis', cron: '*/2 * * * * *', timezone: 'UTC', params: { num_recent_albums: 1 } }).expect(201);
+    const deadline = Date.now() + 60_000;
+    let taskId: string | null | undefined;
+    while (!taskId && Date.now() < deadline) {
+      const row = ((await request(url).get('/api/cron').set(auth).expect(200)).body.schedules as Array<{ id: string; history: Array<{ outcome: string; task_id: string | null }> }>).find((x) => x.id === created.body.id);
+      taskId = row?.history.find((h) => h.outcome === 'started')?.task_id;
+      if (!taskId) await new Promise((r) => setTimeout(r, 250));
+    }
+    await request(url).delete(`/api/cron/${created.body.id}`).set(auth).expect(200);
+    expect(taskId).toEqual(expect.any(String));
+    for (;;) {
+      const st = await request(url).get(`/api/status/${taskId}`).set(auth);
+      if (['SUCCESS', 'FAIL', 'REVOKED'].includes(st.body.state)) {
+        expect(st.body.state).toBe('SUCCESS');
+        expect(st.body.details.options).toEqual({ numRecentAlbums: 1, topNMoods: 7 });
+        expect(st.body.details.servers[0]).toMatchObject({ seen: 2 });
+        break;
+      }
+      if (Date.now() > deadline + 120_000) throw new Error('scheduled analysis did not finish');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  });
 });

@@ -41,6 +41,27 @@ describe('built-in cleaning schedule replacing CLEANING_SCHEDULE_HOURS (full sta
     expect(n).toBe(0);
   });
 
+  it('When the built-in schedule is due, then the one scheduler starts a cleaning task in the catalogue service', async () => {
+    const [cleaning] = await schedules();
+    await request(url).put(`/api/cron/${cleaning!.id}`).set(auth).send({ name: 'Cleaning', kind: 'cleaning', cron: '*/2 * * * * *', timezone: 'UTC' }).expect(200);
+    const deadline = Date.now() + 60_000;
+    let started: { task_id: string | null } | undefined;
+    while (!started && Date.now() < deadline) {
+      const row = (await request(url).get('/api/cron').set(auth).expect(200)).body.schedules[0] as { history: Array<{ outcome: string; task_id: string | null; message: string }> };
+      started = row.history.find((h) => h.outcome === 'started');
+      if (!started && row.history.some((h) => h.outcome === 'failed')) throw new Error(`firing failed: ${JSON.stringify(row.history)}`);
+      if (!started) await new Promise((r) => setTimeout(r, 250));
+    }
+    await request(url).put(`/api/cron/${cleaning!.id}`).set(auth).send({ name: 'Cleaning', kind: 'cleaning', cron: '30 3 * * 0', timezone: 'Europe/Paris' }).expect(200);
+    expect(started?.task_id).toEqual(expect.any(String));
+    const status = await request(url).get(`/api/status/${started!.task_id}`).set(auth).expect(200);
+    expect(status.body.task_type_from_db).toMatch(/cleaning/);
+    // Let the started cleaning (and a firing claimed just before the edit) end before the next test restarts the stack.
+    const end = Date.now() + 120_000;
+    while (Date.now() < end && Object.keys((await request(url).get('/api/active_tasks').set(auth).expect(200)).body).length) await new Promise((r) => setTimeout(r, 500));
+    expect((await request(url).get('/api/active_tasks').set(auth).expect(200)).body).toEqual({});
+  });
+
   it('When the admin edits it and the install restarts, then the edit stays and no second one appears; when deleted, it stays deleted', async () => {
     const [cleaning] = await schedules();
     await request(url).put(`/api/cron/${cleaning!.id}`).set(auth).send({ name: 'Cleaning', kind: 'cleaning', cron: '0 4 * * 1', timezone: 'UTC' }).expect(200);
