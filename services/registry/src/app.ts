@@ -1,5 +1,5 @@
-import { APP_VERSION, type ScheduleKind, routesOf } from '@polyphony/contracts';
-import { ServiceRuntime, type ConsumerHandle, type PeerName, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
+import { APP_VERSION, type RouteDef, type ScheduleKind, api, routesOf, z } from '@polyphony/contracts';
+import { PeerClient, ServiceRuntime, type ConsumerHandle, type PeerName, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeServerCounts } from './bus/server-counts.consumer';
 import { consumeTaskUpdates } from './bus/task-updated.consumer';
 import { GENERAL_CONFIG_KEYS, type RegistryConfig } from './config';
@@ -22,15 +22,18 @@ import { PgSettingsStore } from './store/settings.store';
 import { ServerRepository } from './store/server.repository';
 import { TaskRepository } from './store/task.repository';
 
-/** Where a scheduled kind is started (the owning service's public start route). */
-const SCHEDULED_STARTS: Record<Exclude<ScheduleKind, 'backup' | 'sweep'>, { peer: PeerName; path: string; body?: Record<string, unknown> }> = {
-  analysis: { peer: 'analysis', path: '/api/analysis/start' },
-  clustering: { peer: 'playlist', path: '/api/clustering/start' },
-  cleaning: { peer: 'catalogue', path: '/api/cleaning/start' },
-  index_rebuild: { peer: 'index', path: '/api/index/rebuild' },
+/** Where a scheduled kind is started (the owning service's public start route, from the route table). */
+const SCHEDULED_STARTS: Record<Exclude<ScheduleKind, 'backup' | 'sweep'>, { route: RouteDef; body?: Record<string, unknown> }> = {
+  analysis: { route: api.tasks.analysisStart },
+  clustering: { route: api.playlists.clusteringStart },
+  cleaning: { route: api.tasks.cleaningStart },
+  index_rebuild: { route: api.features.rebuild },
   // The radio run answers 202 with its task id at once (the API's default waits for the summary).
-  radios: { peer: 'index', path: '/api/radios/run', body: { wait: false } },
+  radios: { route: api.anchors.runRadios, body: { wait: false } },
 };
+
+/** What the scheduler reads of a start answer: the started task's id (absent when nothing started). */
+const StartedTask = z.object({ task_id: z.string().optional() }).passthrough().optional();
 
 /** Task-board types that make a schedule of a kind skip ("skipped: busy"). */
 const BUSY_TYPES: Record<ScheduleKind, string[]> = {
@@ -56,12 +59,12 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const settings = new SettingsService(new PgSettingsStore(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }));
   const configService = new ConfigService(rt.ds, serverRepo, rt.logger.child({ component: 'ConfigService' }), (owner) => settings.valuesOf(owner));
   const plex = new PlexLinkService(async () => (await configService.all()).PLEX_TV_URL ?? 'https://plex.tv');
-  const backups = new BackupService(new BackupStore(rt.ds), tasks, { dir: config.backupDir, appVersion: APP_VERSION /* version written into backup headers */, requestIndexRebuild: async () => (await rt.client('index').post<{ task_id?: string }>('/api/index/rebuild', {}))?.task_id ?? null }, rt.logger.child({ component: 'BackupService' }));
+  const backups = new BackupService(new BackupStore(rt.ds), tasks, { dir: config.backupDir, appVersion: APP_VERSION /* version written into backup headers */, requestIndexRebuild: async () => (await rt.peer('index').callAs(api.features.rebuild, StartedTask, { body: {} }))?.task_id ?? null }, rt.logger.child({ component: 'BackupService' }));
   const startTask = async (kind: ScheduleKind, params: Record<string, unknown>): Promise<string | null> => {
     if (kind === 'backup') return (await backups.start({ keep: typeof params.keep === 'number' ? params.keep : undefined })).task_id;
     if (kind === 'sweep') return servers.requestAlignment(false);
     const target = SCHEDULED_STARTS[kind];
-    const answer = await rt.client(target.peer).post<{ task_id?: string } | undefined>(target.path, { ...params, ...target.body });
+    const answer = await rt.peer(target.route.service as PeerName).callAs(target.route, StartedTask, { body: { ...params, ...target.body } });
     return answer?.task_id ?? null;
   };
   const busy = async (kind: ScheduleKind) => (await tasks.active()).some((t) => BUSY_TYPES[kind].includes(t.type));
@@ -69,11 +72,12 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const routeSets: RouteHandlers[] = [];
   routeSets.push(serverRoutes(servers, plex));
   // The learned-model status shown with /api/config (analysis worker GET /api/analysis/model), cached 10 s.
-  const analysisClient = rt.client('analysis', 2000);
+  // Fail fast (no retries): a missing worker is reported as 'unknown', not waited for. Passed through as answered.
+  const analysisPeer = new PeerClient(rt.client('analysis', 2000), 'analysis', { maxAttempts: 0 });
   let learnedCache: { at: number; value: unknown } | undefined;
   const learnedModel = async (): Promise<unknown> => {
     if (learnedCache && Date.now() - learnedCache.at < 10_000) return learnedCache.value;
-    const value = await analysisClient.get<unknown>('/api/analysis/model').catch(() => ({ status: 'unknown', reason: 'the analysis worker did not answer' }));
+    const value = await analysisPeer.callAs(api.tasks.analysisModel, z.unknown()).catch(() => ({ status: 'unknown', reason: 'the analysis worker did not answer' }));
     learnedCache = { at: Date.now(), value };
     return value;
   };
