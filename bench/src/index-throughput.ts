@@ -6,7 +6,8 @@ import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { createBus, createLogger } from '@polyphony/platform';
 import { buildGateway, loadGatewayConfig } from '@polyphony/gateway';
-import { createBenchDatabase, indexBenchScript, startChild } from './support';
+import { Client } from 'pg';
+import { adminUrl, createBenchDatabase, indexBenchScript, startChild } from './support';
 
 /**
  * Query throughput through the gateway with 1 and 2 index replicas, and a rolling restart under load
@@ -28,8 +29,8 @@ import { createBenchDatabase, indexBenchScript, startChild } from './support';
  * Environment (profiling runs): TP_SCENARIOS = comma list of scenario names (default all), TP_REPLICAS =
  * comma list of replica counts (default `1,2`), TP_ROLLING=0 skips the rolling restart, TP_REPLICA_ARGS =
  * extra node flags of the replica processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). Every figure
- * also carries the CPU time per request of the gateway (this process) and of the replicas (from
- * /proc/<pid>/stat), which does not depend on how loaded the machine is.
+ * also carries the CPU time per request of the gateway (this process), the replicas and the PostgreSQL backends of the
+ * bench database (from /proc/<pid>/stat), which does not depend on how loaded the machine is.
  */
 interface LoadResult {
   requestsPerSec: number;
@@ -57,6 +58,18 @@ function cpuMsOf(pid: number | undefined): number {
     return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
   } catch {
     return 0;
+  }
+}
+
+/** Summed CPU ms of the PostgreSQL backends serving database `name` (the replicas' and the gateway's connections). */
+async function postgresCpuMs(name: string): Promise<number> {
+  const c = new Client({ connectionString: adminUrl() });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [name]);
+    return rows.reduce((t, r) => t + cpuMsOf(r.pid), 0);
+  } finally {
+    await c.end();
   }
 }
 
@@ -89,6 +102,7 @@ async function main(): Promise<void> {
   const secret = randomBytes(32).toString('hex');
   const apiToken = randomBytes(16).toString('hex');
   const db = await createBenchDatabase('index_tp_bench');
+  const dbName = new URL(db.url).pathname.slice(1);
   const { child: peersChild, info: peers } = await startChild<{ url: string }>(indexBenchScript('fake-peers-server.js'), [String(songs)]);
   const logger = createLogger({ service: 'tp-bench', level: 'error' });
   const bus = createBus({});
@@ -153,7 +167,9 @@ async function main(): Promise<void> {
         const before = load();
         const gw0 = process.cpuUsage();
         const ix0 = replicas.slice(0, replicaCount).reduce((t, x) => t + cpuMsOf(x.child.pid), 0);
+        const pg0 = await postgresCpuMs(dbName);
         const r = await run(paths, connections, seconds);
+        const pgMs = (await postgresCpuMs(dbName)) - pg0;
         const gwCpu = process.cpuUsage(gw0);
         const ixMs = replicas.slice(0, replicaCount).reduce((t, x) => t + cpuMsOf(x.child.pid), 0) - ix0;
         const perReq = (ms: number) => (r.total > 0 ? Math.round((ms / r.total) * 1000) / 1000 : 0);
@@ -166,6 +182,7 @@ async function main(): Promise<void> {
           errors: r.errors + r.non2xx + r.timeouts,
           gatewayCpuMsPerReq: perReq((gwCpu.user + gwCpu.system) / 1000),
           indexCpuMsPerReq: perReq(ixMs),
+          postgresCpuMsPerReq: perReq(pgMs),
           load: `${before} -> ${load()}`,
         };
         table.push(row);
@@ -207,9 +224,9 @@ async function main(): Promise<void> {
       load: load(),
     };
     console.log(`rolling restart: ${JSON.stringify(out.rollingRestart)}`);
-    console.log('\n| replicas | scenario | req/s | p50 ms | p99 ms | failed | CPU ms/req gateway + index | load avg (1/5/15 min, before -> after) |');
+    console.log('\n| replicas | scenario | req/s | p50 ms | p99 ms | failed | CPU ms/req gateway + index + postgres | load avg (1/5/15 min, before -> after) |');
     console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
-    for (const row of table) console.log(`| ${row.replicas} | ${row.scenario} | ${row.rps} | ${row.p50} | ${row.p99} | ${row.errors} | ${row.gatewayCpuMsPerReq} + ${row.indexCpuMsPerReq} | ${row.load} |`);
+    for (const row of table) console.log(`| ${row.replicas} | ${row.scenario} | ${row.rps} | ${row.p50} | ${row.p99} | ${row.errors} | ${row.gatewayCpuMsPerReq} + ${row.indexCpuMsPerReq} + ${row.postgresCpuMsPerReq} | ${row.load} |`);
     console.log(`SUMMARY ${JSON.stringify(out)}`);
   } finally {
     await gateway?.stop().catch(() => undefined);

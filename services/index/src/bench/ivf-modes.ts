@@ -145,6 +145,11 @@ interface ServeResult {
   bytesPerQuery: number;
   readsPerQuery: number;
   rerankSweep: Array<{ rerank: number; recall: number; p50: number; p99: number }>;
+  /** CPU time per query (user + system of this process over the query loop / queries): load-independent. */
+  cpuMsK10: number;
+  cpuMsK199: number;
+  /** The same k=10 queries scoring every centroid (no centroid groups). */
+  allCentroids: { recall10: number; p50: number; cpuMs: number };
 }
 
 async function serve(dumpPath: string, mode: VectorMode, truthPath: string): Promise<void> {
@@ -158,15 +163,17 @@ async function serve(dumpPath: string, mode: VectorMode, truthPath: string): Pro
   const rssMb = status('VmRSS');
   const n = index.size;
   const queries = truth.queries;
-  const time = (fn: (row: number, i: number) => Neighbour[]): { res: Neighbour[][]; ms: number[] } => {
+  const time = (fn: (row: number, i: number) => Neighbour[]): { res: Neighbour[][]; ms: number[]; cpuMs: number } => {
     const res: Neighbour[][] = [];
     const ms: number[] = [];
+    const c0 = process.cpuUsage();
     queries.forEach((row, i) => {
       const t = performance.now();
       res.push(fn(row, i));
       ms.push(performance.now() - t);
     });
-    return { res, ms };
+    const c = process.cpuUsage(c0);
+    return { res, ms, cpuMs: (c.user + c.system) / 1000 / queries.length };
   };
   const rng = new SeededRandom(77);
   for (let i = 0; i < 30; i++) index.searchByRow(rng.nextInt(n), { k: K }); // JIT warm-up
@@ -180,6 +187,9 @@ async function serve(dumpPath: string, mode: VectorMode, truthPath: string): Pro
     return r;
   });
   const k199 = time((row) => index.searchByRow(row, { k: 199 }));
+  const flat = new IvfIndex({ ...index.parts(), groups: null });
+  for (let i = 0; i < 30; i++) flat.searchByRow(rng.nextInt(n), { k: K });
+  const k10flat = time((row) => flat.searchByRow(row, { k: K }));
   const recall199 = (() => {
     let hit = 0;
     let total = 0;
@@ -265,6 +275,9 @@ async function serve(dumpPath: string, mode: VectorMode, truthPath: string): Pro
     bytesPerQuery: bytesPerQuery / queries.length,
     readsPerQuery: reranked / queries.length,
     rerankSweep: sweep,
+    cpuMsK10: k10.cpuMs,
+    cpuMsK199: k199.cpuMs,
+    allCentroids: { recall10: recall(k10flat.res, truth.top10), p50: pct(k10flat.ms, 50), cpuMs: k10flat.cpuMs },
   };
   void candidates;
   process.stdout.write(JSON.stringify(res) + '\n');
@@ -354,12 +367,13 @@ async function main(): Promise<void> {
     console.log(`  (${machine()})`);
   }
   rmSync(dir, { recursive: true, force: true });
-  console.log('\n| mode | vectors in memory | RSS after load (peak) | load time | recall@10 | p50 / p99 k=10 | recall@199 | p50 / p99 k=199 | 1% mask: recall, < k, p99 | 50% mask recall, p99 | brute force p50 (ratio) | floor: bytes read, memcpy time |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('\n| mode | vectors in memory | RSS after load (peak) | load time | recall@10 | p50 / p99 k=10 | CPU ms/query k=10 (all centroids: recall, CPU) | recall@199 | p50 / p99 k=199 | CPU ms/query k=199 | 1% mask: recall, < k, p99 | 50% mask recall, p99 | brute force p50 (ratio) | floor: bytes read, memcpy time |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of results) {
     console.log(
       `| ${r.mode} | ${r.vectorMb.toFixed(0)} MiB | ${r.rssMb.toFixed(0)} MiB (${r.hwmMb.toFixed(0)}) | ${r.loadS.toFixed(1)} s | ${r.recall10.toFixed(4)} | ${r.p50.toFixed(2)} / ${r.p99.toFixed(2)} ms | ` +
-        `${r.recall199.toFixed(4)} | ${r.p50k199.toFixed(2)} / ${r.p99k199.toFixed(2)} ms | ${r.mask1.recall.toFixed(4)}, ${r.mask1.short}, ${r.mask1.p99.toFixed(2)} ms | ` +
+        `${r.cpuMsK10.toFixed(2)} (${r.allCentroids.recall10.toFixed(4)}, ${r.allCentroids.cpuMs.toFixed(2)}) | ` +
+        `${r.recall199.toFixed(4)} | ${r.p50k199.toFixed(2)} / ${r.p99k199.toFixed(2)} ms | ${r.cpuMsK199.toFixed(2)} | ${r.mask1.recall.toFixed(4)}, ${r.mask1.short}, ${r.mask1.p99.toFixed(2)} ms | ` +
         `${r.mask50.recall.toFixed(4)}, ${r.mask50.p99.toFixed(2)} ms | ${r.bruteP50.toFixed(0)} ms (${r.ratio.toFixed(0)}x) | ${(r.bytesPerQuery / 1048576).toFixed(2)} MiB, ${r.floorMs.toFixed(2)} ms |`,
     );
   }

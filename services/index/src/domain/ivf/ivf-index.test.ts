@@ -96,6 +96,29 @@ describe('IVF index on a 20k-item mixture', () => {
     expect(recallAt(found, truth)).toBeGreaterThanOrEqual(0.95);
   });
 
+  it('When the centroids are grouped (nlist >= 512), then a query scores a fraction of them and answers like scoring all', () => {
+    const flat = new IvfIndex({ ...index.parts(), groups: null });
+    const rows = queryRows(200, N, 11);
+    const stats = newStats();
+    let scored = 0;
+    const grouped = rows.map((r) => {
+      const res = index.searchByRow(r, { k: K, nprobe: 16, stats });
+      scored += stats.centroidComputations;
+      return res;
+    });
+    const all = rows.map((r) => flat.searchByRow(r, { k: K, nprobe: 16, stats }));
+    expect(stats.centroidComputations).toBe(index.nlist);
+    // sqrt(nlist) group centres + at least 16 * 16 centroids of the best groups, far fewer than nlist.
+    expect(scored / rows.length).toBeLessThan(index.nlist / 3);
+    // Recall against exact search drops by at most 0.01 (cells of the best groups only are candidates).
+    const truth = rows.map((r) => index.exactSearch(index.getVector(r), { k: K, exclude: [r] }));
+    expect(recallAt(grouped, truth)).toBeGreaterThanOrEqual(recallAt(all, truth) - 0.01);
+    expect(recallAt(grouped, all)).toBeGreaterThanOrEqual(0.98);
+    // A wide probe (16 * probe >= nlist / 2) scores every centroid: same answers.
+    const wide = rows.slice(0, 10);
+    expect(wide.map((r) => index.searchByRow(r, { k: K, nprobe: 40 }))).toEqual(wide.map((r) => flat.searchByRow(r, { k: K, nprobe: 40 })));
+  });
+
   it('When a 50% mask is given, then no unavailable row is returned and recall holds', () => {
     const rng = new SeededRandom(5);
     const available: number[] = [];

@@ -1,4 +1,5 @@
 import { AvailabilityMask } from './availability-mask';
+import { CENTROID_GROUPS_VISIT_FACTOR, CentroidGroups } from './centroid-groups';
 import type { CooperativeScheduler } from './cooperative';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { IdTable, IdTableBuilder } from './id-table';
@@ -43,8 +44,12 @@ export type VectorMode = 'float' | 'int8' | 'pq';
  * 100 gives 0.946).
  */
 export const QUANTISED_RERANK_MIN = { int8: 50, pq: 200 } as const;
-/** Short list = this many candidates per wanted result when that is more than the minimum. */
-export const QUANTISED_RERANK_FACTOR = 4;
+/**
+ * Short list = this many candidates per wanted result when that is more than the minimum. int8 distances
+ * are within ~1e-3 of the exact ones, so a 25% margin keeps recall@199 (src/bench/ivf-modes.ts); every
+ * re-ranked row is one positional read (3,192 reads made n=199 cost ~10 ms with the former factor 4).
+ */
+export const QUANTISED_RERANK_FACTOR = { int8: 1.25, pq: 4 } as const;
 
 /** The quantised part of a generation (see `quantised-store.ts`). */
 export interface QuantisedParts {
@@ -88,6 +93,11 @@ export interface IvfIndexParts {
   /** Slot holding each row (inverse of rowOfSlot). */
   slotOfRow: Int32Array;
   ids: IdTable;
+  /**
+   * Coarse groups of the centroids: computed by the constructor when undefined (`parts()` hands them on);
+   * null = score every centroid on every query (benchmarks compare both).
+   */
+  groups?: CentroidGroups | null;
 }
 
 /** One stored cell as the persistence layer hands it back to `IvfIndex.restore`. */
@@ -126,7 +136,9 @@ export interface RestoreInput {
  * 8 bytes per row of slot maps + the id table (~70 bytes per `fp_` id).
  *
  * Query algorithm (`search`):
- *  1. normalise the query; rank all centroids by dot product (nlist * dim multiply-adds);
+ *  1. normalise the query; rank the centroids by dot product: all of them (nlist * dim multiply-adds), or
+ *     from nlist 512 on, the centroids of the best groups only (`CentroidGroups`: sqrt(nlist) group
+ *     centres + 16 * probe centroids), the rest being scored only if adaptive probing needs them;
  *  2. sparse-mask fallback: when the mask leaves at most `nlist + size * nprobe / nlist` rows (what an
  *     unmasked query would score anyway), scan exactly those rows instead: the cost is no higher and the
  *     answer is exact, so a server holding 1% of the catalogue still gets its true k nearest songs (the
@@ -152,6 +164,9 @@ export class IvfIndex {
   private readonly slotOfRow: Int32Array;
   private readonly ids: IdTable;
   private readonly centroidScores: Float64Array;
+  private readonly groups?: CentroidGroups;
+  /** Centroid dot products of the last query (stats). */
+  private centroidWork = 0;
   /** float | int8 | pq. */
   readonly mode: VectorMode;
   private readonly q?: QuantisedParts;
@@ -190,6 +205,7 @@ export class IvfIndex {
     this.slotOfRow = parts.slotOfRow;
     this.ids = parts.ids;
     this.centroidScores = new Float64Array(parts.nlist);
+    this.groups = parts.groups === null ? undefined : (parts.groups ?? CentroidGroups.fit(parts.centroids, parts.nlist, parts.dim));
   }
 
   /**
@@ -259,6 +275,7 @@ export class IvfIndex {
       slotOfRow: this.slotOfRow,
       ids: this.ids,
       ...(this.q ? { quantised: this.q } : {}),
+      groups: this.groups ?? null,
     };
   }
 
@@ -352,10 +369,9 @@ export class IvfIndex {
     if (this.q) return this.searchQuantised(this.q, q, k, nprobe, mask, exclude, stats, options.rerank);
     const want = k + exclude.size;
     const heap = new TopK(Math.min(want, this.size));
-    const dim = this.dim;
     const scores = this.centroidScores;
-    for (let c = 0; c < this.nlist; c++) scores[c] = dot(this.centroids, c * dim, q, 0, dim);
     const probe = mask ? clampInt(Math.ceil((nprobe * this.size) / available), 1, this.nlist) : nprobe;
+    const partial = this.scoreCells(q, probe);
     const order = topCells(scores, probe);
     let candidates = 0;
     let cellsProbed = 0;
@@ -365,13 +381,14 @@ export class IvfIndex {
     }
     if (candidates < want && probe < this.nlist) {
       // Adaptive probing: continue in centroid order until enough available candidates were seen.
+      if (partial) this.scoreRemainingCells(q);
       const rest = remainingCells(scores, order);
       for (let i = 0; i < rest.length && candidates < want; i++) {
         candidates += this.scanCell(rest[i]!, q, mask, heap);
         cellsProbed++;
       }
     }
-    return finish(heap, exclude, k, stats, 'ivf', cellsProbed, candidates, this.nlist);
+    return finish(heap, exclude, k, stats, 'ivf', cellsProbed, candidates, this.centroidWork);
   }
 
   /**
@@ -417,7 +434,8 @@ export class IvfIndex {
 
   /** Short-list size of a quantised query. */
   private shortList(want: number, rerank: number | undefined): number {
-    const r = rerank ?? Math.max(QUANTISED_RERANK_MIN[this.mode === 'pq' ? 'pq' : 'int8'], QUANTISED_RERANK_FACTOR * want);
+    const m = this.mode === 'pq' ? 'pq' : 'int8';
+    const r = rerank ?? Math.max(QUANTISED_RERANK_MIN[m], Math.ceil(QUANTISED_RERANK_FACTOR[m] * want));
     return Math.min(this.size, Math.max(want, Math.floor(r)));
   }
 
@@ -438,12 +456,11 @@ export class IvfIndex {
   ): Neighbour[] {
     const want = k + exclude.size;
     const approx = new TopK(this.shortList(want, rerank));
-    const dim = this.dim;
     const scores = this.centroidScores;
-    for (let c = 0; c < this.nlist; c++) scores[c] = dot(this.centroids, c * dim, q, 0, dim);
     const constant = qp.quantiser.prepare(q, this.queryTable);
     const available = mask ? mask.count : this.size;
     const probe = mask ? clampInt(Math.ceil((nprobe * this.size) / available), 1, this.nlist) : nprobe;
+    const partial = this.scoreCells(q, probe);
     const order = topCells(scores, probe);
     let candidates = 0;
     let cellsProbed = 0;
@@ -452,6 +469,7 @@ export class IvfIndex {
       cellsProbed++;
     }
     if (candidates < want && probe < this.nlist) {
+      if (partial) this.scoreRemainingCells(q);
       const rest = remainingCells(scores, order);
       for (let i = 0; i < rest.length && candidates < want; i++) {
         candidates += this.scanCellCodes(qp, rest[i]!, scores[rest[i]!]! + constant, mask, approx);
@@ -460,7 +478,36 @@ export class IvfIndex {
     }
     const exact = this.rerankExact(qp, q, approx, want);
     if (stats) stats.reranked = approx.size;
-    return finish(exact, exclude, k, stats, 'ivf', cellsProbed, candidates, this.nlist);
+    return finish(exact, exclude, k, stats, 'ivf', cellsProbed, candidates, this.centroidWork);
+  }
+
+  /**
+   * Centroid scores of unit query `q` into `centroidScores` for a query probing `probe` cells: every
+   * centroid, or with centroid groups (when `16 * probe` is under half of nlist) only those of the best
+   * groups, the others left at -Infinity. @returns whether the scores are partial
+   */
+  private scoreCells(q: Float32Array, probe: number): boolean {
+    const scores = this.centroidScores;
+    const budget = probe * CENTROID_GROUPS_VISIT_FACTOR;
+    if (this.groups && budget * 2 < this.nlist) {
+      this.centroidWork = this.groups.scoreBest(q, this.centroids, scores, budget);
+      return true;
+    }
+    const dim = this.dim;
+    for (let c = 0; c < this.nlist; c++) scores[c] = dot(this.centroids, c * dim, q, 0, dim);
+    this.centroidWork = this.nlist;
+    return false;
+  }
+
+  /** Scores the centroids `scoreCells` left out (adaptive probing needs the full order). */
+  private scoreRemainingCells(q: Float32Array): void {
+    const scores = this.centroidScores;
+    const dim = this.dim;
+    for (let c = 0; c < this.nlist; c++) {
+      if (scores[c] !== -Infinity) continue;
+      scores[c] = dot(this.centroids, c * dim, q, 0, dim);
+      this.centroidWork++;
+    }
   }
 
   /** Approximate scores of the available members of one cell into `heap` (distance = 1 - approximate dot). */
