@@ -8,8 +8,10 @@
  * Parent process: builds one generation over N synthetic 200-d vectors (SyntheticMixture, as ivf-1m.ts),
  * with `workers` worker threads, reports the build time, writes the stored cells to a dump file (what the
  * database holds), and computes the exact top-10 of `queries` stored songs by brute force (ground truth).
+ * The parent quantises the float generation once per quantised mode (`quantiseIndex` in the worker threads, as
+ * the building replica does; time printed) and dumps the codes (what `index.cell_codes` holds).
  * Then, for every mode, a **fresh child process** restores the generation from the dump the way a replica
- * does at start (float: `IvfIndex.restore`; int8/pq: `restoreQuantised`, bounded memory) and reports:
+ * does at start (float: `IvfIndex.restore`; int8/pq: `restoreQuantised` with the stored codes, bounded memory) and reports:
  *  - load time (restore = what a replica spends before it can switch to a new generation), RSS after load
  *    (VmRSS, after a GC) and the child's peak RSS (VmHWM);
  *  - recall@10 and latency p50/p99 of similar-songs queries (searchByRow, default nprobe and short list),
@@ -28,7 +30,7 @@ import { AvailabilityMask } from '../domain/ivf/availability-mask';
 import { buildIvfIndex, type VectorBatch } from '../domain/ivf/ivf-build';
 import { IvfIndex, type Neighbour, type SearchStats, type StoredCell, type VectorMode } from '../domain/ivf/ivf-index';
 import { SeededRandom } from '@polyphony/vectors';
-import { restoreQuantised } from '../domain/ivf/quantised-store';
+import { quantiseIndex, quantiserFromParams, restoreQuantised, type StoredCodes } from '../domain/ivf/quantised-store';
 import { SyntheticMixture } from './synthetic-mixture';
 
 const DIM = 200;
@@ -125,6 +127,46 @@ class DumpReader {
   }
 }
 
+// ---------- codes dump (what index.quantisers + index.cell_codes hold): [params length u32][params f32][per cell: cellId u32, bytes u32, codes]
+function writeCodes(path: string, index: IvfIndex): void {
+  const parts = index.parts();
+  const qz = parts.quantised!;
+  const cs = qz.quantiser.codeSize;
+  const fd = openSync(path, 'w');
+  const params = qz.quantiser.toParams();
+  const h = Buffer.alloc(4);
+  h.writeUInt32LE(params.length, 0);
+  writeSync(fd, h);
+  writeSync(fd, Buffer.from(params.buffer, params.byteOffset, params.byteLength));
+  for (let c = 0; c < parts.nlist; c++) {
+    const from = parts.cellOffsets[c]! * cs;
+    const to = parts.cellOffsets[c + 1]! * cs;
+    const ch = Buffer.alloc(8);
+    ch.writeUInt32LE(c, 0);
+    ch.writeUInt32LE(to - from, 4);
+    writeSync(fd, ch);
+    if (to > from) writeSync(fd, qz.codes.subarray(from, to));
+  }
+  closeSync(fd);
+}
+
+function readCodes(path: string, mode: 'int8' | 'pq'): StoredCodes {
+  const buf = readFileSync(path);
+  const pl = buf.readUInt32LE(0);
+  const params = new Float32Array(pl);
+  new Uint8Array(params.buffer).set(buf.subarray(4, 4 + pl * 4));
+  let pos = 4 + pl * 4;
+  const cells: Array<{ cellId: number; codes: Uint8Array }> = [];
+  while (pos < buf.length) {
+    const cellId = buf.readUInt32LE(pos);
+    const len = buf.readUInt32LE(pos + 4);
+    pos += 8;
+    if (len > 0) cells.push({ cellId, codes: buf.subarray(pos, pos + len) });
+    pos += len;
+  }
+  return { quantiser: quantiserFromParams(mode, DIM, params), cells };
+}
+
 interface ServeResult {
   mode: VectorMode;
   loadS: number;
@@ -157,7 +199,8 @@ async function serve(dumpPath: string, mode: VectorMode, truthPath: string): Pro
   const t0 = performance.now();
   const dump = new DumpReader(dumpPath);
   const input = { dim: dump.meta.dim, count: dump.meta.count, centroids: dump.centroids, cells: dump.cells() };
-  const index = mode === 'float' ? await IvfIndex.restore(input) : await restoreQuantised(input, { mode });
+  // A replica loads the codes stored with the generation (issue 19); the parent computed them once after the build.
+  const index = mode === 'float' ? await IvfIndex.restore(input) : await restoreQuantised(input, { mode }, readCodes(`${dumpPath}.${mode}`, mode));
   const loadS = (performance.now() - t0) / 1000;
   (globalThis as { gc?: () => void }).gc?.();
   const rssMb = status('VmRSS');
@@ -352,6 +395,18 @@ async function main(): Promise<void> {
   for (let i = 0; i < 1e6; i++) holder.live = i & 1 ? index : undefined;
   const swapNs = ((performance.now() - ts) * 1e6) / 1e6;
   console.log(`generation swap (reference assignment): ${swapNs.toFixed(1)} ns; a replica's switch time = its load time below + map catch-up`);
+
+  // Quantisation once after the build, in worker threads, as the building replica does; the codes are stored.
+  for (const mode of modes) {
+    if (mode === 'float') continue;
+    const tq = performance.now();
+    const cq = process.cpuUsage();
+    const quantised = await quantiseIndex(index, { mode, workers });
+    const cpuq = process.cpuUsage(cq);
+    writeCodes(`${dumpPath}.${mode}`, quantised);
+    quantised.parts().quantised!.file.close();
+    console.log(`quantise ${mode} after the build (${workers} worker threads): ${((performance.now() - tq) / 1000).toFixed(1)} s wall, main-thread CPU ${((cpuq.user + cpuq.system) / 1e6).toFixed(1)} s; ${machine()}`);
+  }
 
   const results: ServeResult[] = [];
   for (const mode of modes) {
