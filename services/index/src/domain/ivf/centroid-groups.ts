@@ -1,4 +1,4 @@
-import { dot, normaliseInto } from './vector-math';
+import { dot, normaliseInto } from '@polyphony/vectors';
 
 /** Groups are used from this many cells on (below, scoring every centroid costs under ~0.1 ms). */
 export const CENTROID_GROUPS_MIN_NLIST = 512;
