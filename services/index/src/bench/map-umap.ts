@@ -3,15 +3,16 @@
  * generation, bounded time at large catalogues), against the PCA projection it replaces.
  *
  *   npx tsc -b services/index
- *   node services/index/dist/bench/map-umap.js [N=10000] [fitRows=UMAP_FIT_ROWS]
+ *   node services/index/dist/bench/map-umap.js [N=10000] [fitRows=UMAP_FIT_ROWS] [worker|in-thread]
  *
  * Builds one float generation over N synthetic 200-d vectors (SyntheticMixture, 500 components, the same
  * stand-in as ivf-1m.ts), then times `umapLayout` (wall clock and process CPU) and `fitPca` + `projectAll`,
- * and reports how well each map keeps the mixture's components together: the share of songs whose nearest
+ * (and the event-loop delay meanwhile: what a request of the replica waits at most), and reports how well each map keeps the mixture's components together: the share of songs whose nearest
  * point on the map belongs to the same component, over 2000 random songs. Load average and cores are
  * printed with the figures: the machine is shared.
  */
 import { cpus, loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { buildIvfIndex } from '../domain/ivf/ivf-build';
 import { CooperativeScheduler } from '../domain/ivf/cooperative';
 import { SeededRandom } from '@polyphony/vectors';
@@ -58,7 +59,11 @@ async function main(): Promise<void> {
   }
   const index = (await buildIvfIndex(batches, { dim: 200 })).index;
   const label = (row: number) => labels.get(index.idOf(row))!;
-  const umap = await timed(() => umapLayout(index, new CooperativeScheduler(10), { fitRows }));
+  const inThread = process.argv[4] === 'in-thread';
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const umap = await timed(() => umapLayout(index, new CooperativeScheduler(10), { fitRows, inThread }));
+  delay.disable();
   const pca = await timed(async () => projectAll(index, (await fitPca(index))!));
   console.log(
     JSON.stringify({
@@ -66,7 +71,7 @@ async function main(): Promise<void> {
       nlist: index.nlist,
       components: mixture.options.clusters,
       fitRows,
-      umap: { wallMs: umap.wallMs, cpuMs: umap.cpuMs, neighbourPurity: purity(umap.value!, label, 2000) },
+      umap: { wallMs: umap.wallMs, cpuMs: umap.cpuMs, fit: inThread ? 'in-thread' : 'worker', eventLoopDelayMaxMs: Math.round(delay.max / 1e6), eventLoopDelayP99Ms: Math.round(delay.percentile(99) / 1e6), neighbourPurity: purity(umap.value!, label, 2000) },
       pca: { wallMs: pca.wallMs, cpuMs: pca.cpuMs, neighbourPurity: purity(pca.value, label, 2000) },
       loadavg: loadavg().map((x) => Math.round(x * 100) / 100),
       cores: cpus().length,

@@ -58,7 +58,8 @@ describe('umapLayout', () => {
     expect(Math.min(...ys)).toBeCloseTo(-1, 5);
     expect(Math.max(...ys)).toBeCloseTo(1, 5);
     expect(neighbourPurity(coords, label)).toBeGreaterThan(0.95);
-    expect(Array.from((await umapLayout(index))!)).toEqual(Array.from(coords));
+    // In this thread (cooperative) or in the worker thread: the same map.
+    expect(Array.from((await umapLayout(index, undefined, { inThread: true }))!)).toEqual(Array.from(coords));
   });
 
   it('When UMAP is fitted on a sample, then the other rows are placed beside their cluster', async () => {

@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { UMAP } from 'umap-js';
 import type { Generation } from './generation';
 import type { CooperativeScheduler } from './ivf/cooperative';
@@ -42,10 +45,11 @@ export const PLACE_CELLS = 6;
 /**
  * Map coordinates of every row (2 floats per row, row order, in [-1, 1] on both axes), or undefined when
  * the index has fewer than `UMAP_MIN_SAMPLES` rows (the caller then uses PCA). `options.fitRows` overrides
- * `UMAP_FIT_ROWS` (tests and benchmarks).
+ * `UMAP_FIT_ROWS` (tests and benchmarks); `options.inThread` fits in this thread (cooperatively) instead of a
+ * worker thread (`umap-worker.ts`); both give the same coordinates.
  * Yields to the event loop through `scheduler` (and stops with its abort signal) between slices of work.
  */
-export async function umapLayout(index: IvfIndex, scheduler?: CooperativeScheduler, options: { fitRows?: number } = {}): Promise<Float32Array | undefined> {
+export async function umapLayout(index: IvfIndex, scheduler?: CooperativeScheduler, options: { fitRows?: number; inThread?: boolean } = {}): Promise<Float32Array | undefined> {
   const size = index.size;
   const dim = index.dim;
   if (size < UMAP_MIN_SAMPLES) return undefined;
@@ -56,34 +60,12 @@ export async function umapLayout(index: IvfIndex, scheduler?: CooperativeSchedul
   const sample = new Float32Array(m * dim);
   sampleRows.forEach((r, i) => sample.set(index.getVector(r), i * dim));
 
-  // 1. exact k-nearest neighbours of the sample (euclidean on unit vectors), handed to umap-js.
-  const k = Math.min(UMAP_NEIGHBOURS, m - 1);
-  const knnIndices: number[][] = [];
-  const knnDistances: number[][] = [];
-  const d2 = new Float64Array(m);
-  for (let i = 0; i < m; i++) {
-    squaredDistancesTo(sample, i * dim, sample, m, dim, d2);
-    const nearest = smallest(d2, m, k + 1);
-    // umap-js expects the point itself first (distance 0), like pynndescent's output.
-    const idx = [i, ...nearest.filter((j) => j !== i).slice(0, k)];
-    knnIndices.push(idx);
-    knnDistances.push(idx.map((j) => (j === i ? 0 : Math.sqrt(Math.max(0, d2[j]!)))));
-    if ((i & 63) === 63) await scheduler?.maybeYield();
-  }
-
-  // 2. the layout: umap-js with the reference parameters and a seeded random source.
-  const rng = new SeededRandom(UMAP_SEED);
-  const umap = new UMAP({ nComponents: 2, nNeighbors: k, nEpochs: UMAP_EPOCHS, random: () => rng.nextFloat() });
-  umap.setPrecomputedKNN(knnIndices, knnDistances);
-  const sampleVectors: number[][] = [];
-  for (let i = 0; i < m; i++) sampleVectors.push(Array.from(sample.subarray(i * dim, (i + 1) * dim)));
-  const epochs = umap.initializeFit(sampleVectors);
-  await scheduler?.maybeYield();
-  for (let e = 0; e < epochs; e++) {
-    umap.step();
-    await scheduler?.maybeYield();
-  }
-  const embedding = umap.getEmbedding();
+  // 1-2. the fit (exact sample k-NN + umap-js), in a worker thread unless asked otherwise: umap-js's graph
+  // set-up is one synchronous stretch of seconds, which would stall every query of this replica.
+  const flat = options.inThread ? await fitSample(sample, m, dim, scheduler) : await fitSampleInWorker(sample, m, dim);
+  scheduler?.throwIfAborted();
+  const embedding: number[][] = [];
+  for (let i = 0; i < m; i++) embedding.push([flat[2 * i]!, flat[2 * i + 1]!]);
   const raw = new Float32Array(size * 2);
   const placed = new Uint8Array(size);
   sampleRows.forEach((r, i) => {
@@ -97,6 +79,77 @@ export async function umapLayout(index: IvfIndex, scheduler?: CooperativeSchedul
 
   // 4. centre and scale to [-1, 1] on both axes (the reference's frame).
   return frame(raw);
+}
+
+/**
+ * The UMAP fit of a sample (`m` rows of `dim` floats, row-major): exact k-nearest neighbours (euclidean on
+ * unit vectors; ties by index) handed to umap-js with the reference parameters and a seeded random source.
+ * Returns 2 floats per sample row (umap-js's raw embedding). Deterministic.
+ */
+export async function fitSample(sample: Float32Array, m: number, dim: number, scheduler?: CooperativeScheduler): Promise<Float32Array> {
+  const k = Math.min(UMAP_NEIGHBOURS, m - 1);
+  const knnIndices: number[][] = [];
+  const knnDistances: number[][] = [];
+  const d2 = new Float64Array(m);
+  for (let i = 0; i < m; i++) {
+    squaredDistancesTo(sample, i * dim, sample, m, dim, d2);
+    const nearest = smallest(d2, m, k + 1);
+    // umap-js expects the point itself first (distance 0), like pynndescent's output.
+    const idx = [i, ...nearest.filter((j) => j !== i).slice(0, k)];
+    knnIndices.push(idx);
+    knnDistances.push(idx.map((j) => (j === i ? 0 : Math.sqrt(Math.max(0, d2[j]!)))));
+    if ((i & 63) === 63) await scheduler?.maybeYield();
+  }
+  const rng = new SeededRandom(UMAP_SEED);
+  const umap = new UMAP({ nComponents: 2, nNeighbors: k, nEpochs: UMAP_EPOCHS, random: () => rng.nextFloat() });
+  umap.setPrecomputedKNN(knnIndices, knnDistances);
+  const sampleVectors: number[][] = [];
+  for (let i = 0; i < m; i++) sampleVectors.push(Array.from(sample.subarray(i * dim, (i + 1) * dim)));
+  const epochs = umap.initializeFit(sampleVectors);
+  await scheduler?.maybeYield();
+  for (let e = 0; e < epochs; e++) {
+    umap.step();
+    await scheduler?.maybeYield();
+  }
+  const embedding = umap.getEmbedding();
+  const out = new Float32Array(2 * m);
+  for (let i = 0; i < m; i++) {
+    out[2 * i] = embedding[i]![0]!;
+    out[2 * i + 1] = embedding[i]![1]!;
+  }
+  return out;
+}
+
+/**
+ * `fitSample` in a one-shot worker thread (`umap-worker.ts`; under ts-jest the worker transpiles the
+ * TypeScript sources on the fly, as the IVF build pool does). @throws the worker's error
+ */
+export function fitSampleInWorker(sample: Float32Array, m: number, dim: number): Promise<Float32Array> {
+  const js = join(__dirname, 'umap-worker.js');
+  const ts = join(__dirname, 'umap-worker.ts');
+  const worker = existsSync(js)
+    ? new Worker(js)
+    : new Worker(
+        `const ts = require('typescript'); const fs = require('fs');
+         require.extensions['.ts'] = (m, filename) => {
+           const out = ts.transpileModule(fs.readFileSync(filename, 'utf8'), { fileName: filename, compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true } });
+           m._compile(out.outputText, filename);
+         };
+         require(${JSON.stringify(ts)});`,
+        { eval: true },
+      );
+  return new Promise<Float32Array>((resolve, reject) => {
+    worker.once('message', (reply: { embedding?: Float32Array; error?: string }) => {
+      if (reply.embedding) resolve(reply.embedding);
+      else reject(new Error(`map layout worker: ${reply.error ?? 'no answer'}`));
+      void worker.terminate();
+    });
+    worker.once('error', (err) => {
+      reject(err);
+      void worker.terminate();
+    });
+    worker.postMessage({ sample, m, dim });
+  });
 }
 
 /** Places every row not in the sample (see the module comment); writes `raw`. */
