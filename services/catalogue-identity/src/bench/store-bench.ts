@@ -21,9 +21,9 @@
  *   while it runs (sampled every 50 ms).
  */
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { buildCatalogue } from '../app';
+import { createDb } from './bench-db';
 import { loadCatalogueConfig } from '../config';
 import { bandKeys, bandLayoutForTolerance } from '../domain/identity/bands';
 import { DEFAULT_IDENTITY_CONFIG } from '../domain/identity/constants';
@@ -31,8 +31,6 @@ import { computeSignature, formatCanonicalId } from '../domain/identity/signatur
 import { encodeVector, signatureParam } from '../store/codec';
 import { IdentityStore, PgCandidateSource } from '../store/identity.store';
 import { mulberry32 as prng } from '@polyphony/vectors';
-
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const rand = prng(12345);
 const gauss = (): number => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
@@ -45,26 +43,6 @@ function pct(values: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
 }
 const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(2)} ms, p95 ${pct(xs, 95).toFixed(2)} ms, p99 ${pct(xs, 99).toFixed(2)} ms (n=${xs.length})`;
-
-async function createDb(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `polyphony_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      if (process.env.KEEP_DB) return void console.log(`kept database ${name}`);
-      const c = new Client({ connectionString: ADMIN_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 /** Bulk-inserts `rows` synthetic songs with ids of `version`; returns a sample of (id, embedding). */
 async function seed(url: string, rows: number, version: number): Promise<Array<{ id: string; embedding: Float32Array }>> {

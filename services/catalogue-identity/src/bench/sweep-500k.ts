@@ -24,39 +24,19 @@
  * "growth" is peak minus that baseline.
  */
 import 'reflect-metadata';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Client } from 'pg';
+import { randomUUID } from 'node:crypto';
 import { RoutingKeys, TaskUpdatedEvent, type SweepRequestedEvent } from '@polyphony/contracts';
 import type { MediaServerClient, ProviderTrack } from '@polyphony/media-servers';
 import { InMemoryBus, createLogger } from '@polyphony/platform';
+import { Client } from 'pg';
 import { buildCatalogue } from '../app';
+import { createDb } from './bench-db';
 import { loadCatalogueConfig } from '../config';
 import type { ServerSweepReport } from '../domain/sweep.service';
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PAGE = 500;
 let liveHeapPeak = 0;
 let phase = 'start';
-
-async function createDb(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `polyphony_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      if (process.env.KEEP_DB) return void console.log(`kept database ${name}`);
-      const c = new Client({ connectionString: ADMIN_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 const pad = (n: number) => String(n).padStart(2, '0');
 const localPath = (i: number) => `/mnt/music/Artist ${Math.floor(i / 50)}/Album ${Math.floor(i / 10)}/${pad(i % 10)} Song ${i}.flac`;
