@@ -224,6 +224,7 @@ async function main(): Promise<void> {
   tuneFusion('MSD+MTT penultimate mean z', bothMean, z(mn.map((c) => c.melStats)), 'log-mel stats z');
   tuneFusion('MSD pooled mid-end mean z', msdMid, dspZ, 'dsp-v1 z');
   tuneFusion('MSD penultimate mean z', z(f8.msdMean), dspZ, 'dsp-v1 z');
+  tuneFusion('MTT penultimate mean z', z(mn.map((c) => pool(rowsOf(c, 'mttPen', 1), ['mean']))), dspZ, 'dsp-v1 z');
 
   // The leader by tuning P@5 among variants within the size budget, then its patch budgets.
   const eligible = results.filter((r) => r.dims <= MAX_DIMS && !r.name.includes('patches'));
