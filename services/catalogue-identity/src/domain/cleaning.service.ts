@@ -149,8 +149,10 @@ export class CleaningExecutor {
     let indexResult: Awaited<ReturnType<IndexPort['rebuildAndWait']>> | undefined;
     let indexError: string | undefined;
     try {
-      indexResult = await this.index.rebuildAndWait({ timeoutMs: this.options.indexTimeoutMs, pollMs: this.options.indexPollMs });
+      indexResult = await this.index.rebuildAndWait({ timeoutMs: this.options.indexTimeoutMs, pollMs: this.options.indexPollMs, signal: run.signal });
     } catch (err) {
+      // Shutdown or cancel while waiting: the runner hands the task back (or ends it REVOKED), never an hour later.
+      if (run.signal.aborted) throw err;
       indexError = (err as Error).message;
     }
     const indexReport = indexResult ? { state: indexResult.state, buildTaskId: indexResult.buildTaskId, generation: indexResult.generation, items: indexResult.items, waitedMs: indexResult.waitedMs } : { state: 'FAIL', error: indexError };

@@ -37,10 +37,11 @@ export interface IndexPort {
   /**
    * Requests a full rebuild and waits until the build that serves the request has finished (a request
    * during a running build is coalesced by the index into one follow-up build, which is the one
-   * awaited). Never waits past `timeoutMs`.
-   * @throws when the index cannot be reached at the start (the caller reports it).
+   * awaited). Never waits past `timeoutMs`; `signal` (the task's cancel/shutdown) ends the wait within one poll.
+   * @throws when the index cannot be reached at the start (the caller reports it), or the signal's
+   *   reason when it aborts (the requested build goes on in the index).
    */
-  rebuildAndWait(options: { timeoutMs: number; pollMs: number }): Promise<IndexRebuildResult>;
+  rebuildAndWait(options: { timeoutMs: number; pollMs: number; signal?: AbortSignal }): Promise<IndexRebuildResult>;
 }
 
 /** {@link RegistryPort} over `GET /internal/servers`. */
@@ -74,7 +75,7 @@ export class HttpIndexPort implements IndexPort {
     private readonly boardGraceMs = 10_000,
   ) {}
 
-  async rebuildAndWait(options: { timeoutMs: number; pollMs: number }): Promise<IndexRebuildResult> {
+  async rebuildAndWait(options: { timeoutMs: number; pollMs: number; signal?: AbortSignal }): Promise<IndexRebuildResult> {
     const t0 = Date.now();
     const before = await this.index.call(api.features.status);
     const accepted = await this.index.call(api.features.rebuild, { body: {} });
@@ -82,6 +83,7 @@ export class HttpIndexPort implements IndexPort {
     const deadline = t0 + options.timeoutMs;
     let seenRunning = false;
     for (;;) {
+      options.signal?.throwIfAborted();
       let status: z.infer<typeof IndexStatusDto> | undefined;
       try {
         status = await this.index.call(api.features.status);

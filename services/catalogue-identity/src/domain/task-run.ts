@@ -114,6 +114,11 @@ export class TaskRun {
     await this.board.write(this.lease, { progress: this.lastProgress, message }, { servers: this.servers, log: this.log });
   }
 
+  /** Aborted by a cancel handled in this process, a lost lease or a shutdown (for waits that must end then). */
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
   /** True once a cancel (or a shutdown) asked this run to stop. */
   async cancelled(): Promise<boolean> {
     if (this.abort.signal.aborted) return true;
