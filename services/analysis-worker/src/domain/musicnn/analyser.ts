@@ -152,4 +152,9 @@ export class MusicnnAnalyser {
   }
 }
 
-const BATCH = 4;
+/**
+ * Patches per network call. Measured (docs/musicnn.md, Cost): CPU per patch is the same for batches of
+ * 1-8 (213-222 ms MSD on wasm SIMD), while the wasm heap keeps the high-water mark of the largest batch
+ * (RSS 239 / 279 / 340 / 472 MB after batches of 1 / 2 / 4 / 8), so one patch at a time.
+ */
+const BATCH = 1;
