@@ -3,7 +3,7 @@
  * (started by this test on free ports, so it can stop and restart them), real music served by
  * supysonic behind a proxy that can fail, and two analysis-worker PROCESSES (the built service, as
  * pods run it). The registry, catalogue, index and playlist services and the gateway run in this
- * process. Each scenario analyzes a fresh server of 4 Wesnoth tracks and injects one fault mid-run:
+ * process; a second index replica runs as its own PROCESS on the same database and broker. Each scenario analyzes a fresh server of 4 Wesnoth tracks and injects one fault mid-run:
  *
  *   kill -9 of a worker · SIGTERM of the coordinating worker · the media server answering 503 for
  *   20 s · PostgreSQL down for 15 s · PostgreSQL down for 60 s · RabbitMQ restart
@@ -11,7 +11,9 @@
  * and asserts: the run ends SUCCESS; every track has exactly one final outcome, none failed, was
  * fully analyzed at most once (worker logs) and is mapped exactly once; nothing was dead-lettered;
  * every process is alive (a deliberately stopped worker is restarted, as its Deployment would); the
- * status board agrees with the run row; and at SUCCESS the index already serves the new songs.
+ * status board agrees with the run row; and at SUCCESS every index replica (the in-process one and the
+ * replica process) already serves the new songs: each answers `/api/sync` with all of the run's tracks
+ * and `/api/similar_tracks` for one of them, asked directly (not through the gateway).
  * Recovery figures (fault cleared -> SUCCESS, takeover delay) are printed at the end.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -36,7 +38,7 @@ interface TrackDone {
   outcome: string;
 }
 
-/** One analysis-worker process with its parsed JSON log. */
+/** One service process (an analysis worker, or an index replica) with its parsed JSON log. */
 class Worker {
   readonly done: TrackDone[] = [];
   /** Coordinator events and errors logged by this worker (takeovers, lost leases, crashes). */
@@ -50,8 +52,9 @@ class Worker {
   constructor(
     readonly name: string,
     env: Record<string, string>,
+    service: 'analysis-worker' | 'index' = 'analysis-worker',
   ) {
-    this.child = spawn(process.execPath, [path.join(ROOT, 'services/analysis-worker/dist/main.js')], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [path.join(ROOT, `services/${service}/dist/main.js`)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let buf = '';
     let resolveReady!: () => void;
     this.ready = new Promise((r) => (resolveReady = r));
@@ -67,7 +70,7 @@ class Worker {
         } catch {
           continue;
         }
-        if (e.message === 'analysis-worker listening') {
+        if (e.message === `${service} listening`) {
           this.port = Number(e.port);
           resolveReady();
         } else if (e.message === 'track done') this.done.push({ taskId: String(e.taskId), providerId: String(e.providerId), outcome: String(e.outcome) });
@@ -129,6 +132,8 @@ describe('fault suite: runs survive broker, database, worker and media-server fa
   let db: Client;
   const workers: Record<'w1' | 'w2', Worker | undefined> = { w1: undefined, w2: undefined };
   const retired: Worker[] = [];
+  /** The second index replica (a process; the first one runs in this process, in the stack). */
+  let indexR2: Worker | undefined;
   const supysonics: StartedSupysonic[] = [];
   const proxies: Array<{ close(): Promise<void> }> = [];
   const dirs: string[] = [];
@@ -181,11 +186,12 @@ describe('fault suite: runs survive broker, database, worker and media-server fa
       const m = spawn(process.execPath, [path.join(ROOT, 'services/analysis-worker/dist/migrate.js')], { env: { PATH: process.env.PATH ?? '', ...workerEnv() }, stdio: 'ignore' });
       m.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`analysis migrate exited ${code}`))));
     });
-    await Promise.all([startWorker('w1'), startWorker('w2')]);
+    indexR2 = new Worker('index-r2', workerEnv(), 'index');
+    await Promise.all([startWorker('w1'), startWorker('w2'), indexR2.started()]);
   });
 
   afterAll(async () => {
-    for (const w of [...Object.values(workers), ...retired]) if (w?.alive) w.kill('SIGKILL');
+    for (const w of [...Object.values(workers), ...retired, indexR2]) if (w?.alive) w.kill('SIGKILL');
     await db?.end().catch(() => undefined);
     await stack?.stop().catch(() => undefined);
     for (const p of proxies) await p.close();
@@ -194,7 +200,7 @@ describe('fault suite: runs survive broker, database, worker and media-server fa
     await mq?.destroy();
     await pg?.destroy();
     // Figures of this run (recovery per scenario), for the issue's report.
-    const notes = [...Object.values(workers), ...retired].flatMap((w) => w?.notes ?? []);
+    const notes = [...Object.values(workers), ...retired, indexR2].flatMap((w) => w?.notes ?? []);
     console.log(`fault-suite figures\n${figures.map((f) => JSON.stringify(f)).join('\n')}\nworker notes\n${notes.join('\n')}`);
   });
 
@@ -270,6 +276,18 @@ describe('fault suite: runs survive broker, database, worker and media-server fa
     const one = mine[0]!.provider_id;
     const similar = await request(url).get('/api/similar_tracks').query({ item_id: one, n: 3, server: serverId }).set(auth);
     expect(similar.status).toBe(200);
+    // Queryable on EVERY replica at SUCCESS, each asked directly: both are live on the same generation,
+    // each finds all of the run's tracks on the server (/api/sync) and answers similar_tracks for one.
+    const replicas = (live.body.replicas as Array<{ generation: number; live: boolean }>).filter((r) => r.live);
+    expect(replicas.map((r) => r.generation)).toEqual([live.body.generation, live.body.generation]);
+    const onServer = signIdentity({ sub: 'test', username: 'test', role: 'admin', via: 'internal', serverId }, stack.internalSecret);
+    for (const replica of [stack.peers().index, `http://127.0.0.1:${indexR2!.port}`]) {
+      const synced = await request(replica).get('/api/sync').query({ ids: mine.map((t) => t.provider_id).join(',') }).set(onServer);
+      expect([replica, synced.status, synced.body.total_tracks]).toEqual([replica, 200, TRACKS_PER_SCENARIO]);
+      const near = await request(replica).get('/api/similar_tracks').query({ item_id: one, n: 3 }).set(onServer);
+      expect([replica, near.status]).toEqual([replica, 200]);
+      expect(near.body.length).toBeGreaterThan(0);
+    }
     // Analyzed at most once per track (a track cut short by kill -9 is redone: that attempt never finished).
     const full = [...Object.values(workers), ...retired].flatMap((w) => w?.done ?? []).filter((d) => d.taskId === taskId && (d.outcome === 'analyzed' || d.outcome === 'mapped_existing'));
     const perTrack = new Map<string, number>();
@@ -290,7 +308,7 @@ describe('fault suite: runs survive broker, database, worker and media-server fa
     }
     expect(board).toBe('SUCCESS');
     // All processes alive.
-    expect([workers.w1?.alive, workers.w2?.alive]).toEqual([true, true]);
+    expect([workers.w1?.alive, workers.w2?.alive, indexR2?.alive]).toEqual([true, true, true]);
   }
 
   it('When a worker is killed with SIGKILL mid-run, then its tracks are redelivered and the run succeeds', async () => {
