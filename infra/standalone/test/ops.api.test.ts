@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
+import { RoutingKeys, TaskCancelRequestedEvent, type TaskUpdatedEvent } from '@polyphony/contracts';
 import type { TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { ADMIN, API_TOKEN, loginCookie, startTestStack } from './helpers';
@@ -230,17 +231,48 @@ describe('operations API (full stack)', () => {
     expect((await request(url).get('/api/config').set(auth).expect(200)).body.settings).toBeUndefined();
   });
 
-  it('When cancel_all is posted with an empty body, then every live task is revoked and the history lists tasks with durations', async () => {
-    await sql(`INSERT INTO registry.tasks (id, type, owner, state, started_at) VALUES ('t-live-1', 'clustering', 'playlist', 'RUNNING', now() - interval '5 seconds'), ('t-live-2', 'cleaning', 'catalogue', 'NEW', now())`);
+  it('When cancel_all is posted with an empty body, then every live task shows the request, ends REVOKED by its owner, and the history lists tasks with durations', async () => {
+    const startedAt = new Date(Date.now() - 5000).toISOString();
+    await sql(`INSERT INTO registry.tasks (id, type, owner, state, message, seq, started_at) VALUES ('t-live-1', 'clustering', 'playlist', 'RUNNING', 'Run 3 of 9', 4, $1), ('t-live-2', 'cleaning', 'catalogue', 'NEW', 'Queued', 1, now())`, [startedAt]);
+    // These board rows have no run in their owners' tables: this test plays the owners, ending a run on
+    // the cancel request with its REVOKED snapshot (as the task-run owners do).
+    const requested: string[] = [];
+    await stack.bus.consume({
+      queue: 'ops-test.task-cancel',
+      bindings: [RoutingKeys.taskCancelRequested],
+      schema: TaskCancelRequestedEvent,
+      handler: async (e) => {
+        if (!e.taskId.startsWith('t-live-')) return;
+        requested.push(e.taskId);
+        const owner: Pick<TaskUpdatedEvent, 'type' | 'owner'> = e.taskId === 't-live-1' ? { type: 'clustering', owner: 'playlist' } : { type: 'cleaning', owner: 'catalogue' };
+        const seq = e.taskId === 't-live-1' ? 5 : 2;
+        await stack.bus.publish(RoutingKeys.taskUpdated, { taskId: e.taskId, ...owner, state: 'REVOKED', progress: 33, message: 'Cancelled; work done so far is kept', servers: [], log: [], details: {}, seq, startedAt, finishedAt: new Date().toISOString() } satisfies TaskUpdatedEvent);
+      },
+    });
     const some = await request(url).post('/api/cancel_all/main_clustering').set(auth).expect(200);
     expect(some.body).toMatchObject({ cancelled_jobs_count: 1, task_ids: ['t-live-1'] });
+    // The registry never writes a task's state: until its owner's snapshot it shows the owner's state and the request.
+    expect(await sql(`SELECT state, cancel_requested_at IS NOT NULL AS asked FROM registry.tasks WHERE id = 't-live-2'`)).toEqual([{ state: 'NEW', asked: false }]);
     const all = await request(url).post('/api/cancel_all').set(auth).expect(200);
-    expect(all.body).toMatchObject({ cancelled_jobs_count: 1, task_ids: ['t-live-2'] });
-    expect((await request(url).get('/api/active_tasks').set(auth).expect(200)).body).toEqual({});
+    expect(all.body).toMatchObject({ task_ids: expect.arrayContaining(['t-live-2']) });
+    await waitFor('owners ended both', async () => ((await request(url).get('/api/active_tasks').set(auth).expect(200)).body.task_id === undefined ? true : undefined));
+    expect(requested).toEqual(expect.arrayContaining(['t-live-1', 't-live-2']));
+    const ended = (await request(url).get('/api/status/t-live-1').set(auth).expect(200)).body;
+    expect(ended).toMatchObject({ state: 'REVOKED', status: 'REVOKED', status_message: 'Cancelled; work done so far is kept', details: { cancel_requested_at: expect.any(String) } });
     const hist = await request(url).get('/api/tasks?kind=clustering&limit=5').set(auth).expect(200);
     expect(hist.body.tasks).toEqual([expect.objectContaining({ task_id: 't-live-1', state: 'REVOKED', duration_seconds: expect.any(Number) })]);
     expect(hist.body.tasks[0].duration_seconds).toBeGreaterThanOrEqual(5);
     await request(url).get('/api/tasks?limit=0').set(auth).expect(400);
     await request(url).get('/api/tasks').set('Cookie', userCookie).expect(403);
+    // A task whose owner has not ended it yet (no owner answers for this one): still the owner's state, with the request shown.
+    await sql(`INSERT INTO registry.tasks (id, type, owner, state, message, seq, started_at) VALUES ('t-slow-owner', 'backup', 'registry', 'RUNNING', 'Dumping catalogue', 2, now())`);
+    await request(url).post('/api/cancel/t-slow-owner').set(auth).expect(200);
+    const pending = (await request(url).get('/api/status/t-slow-owner').set(auth).expect(200)).body;
+    expect(pending).toMatchObject({ state: 'RUNNING', status: 'PROGRESS', status_message: 'Cancel requested · Dumping catalogue', details: { cancel_requested_at: expect.any(String) } });
+    expect((await request(url).get('/api/active_tasks').set(auth).expect(200)).body).toMatchObject({ task_id: 't-slow-owner' });
+    // The owner's snapshot wins: it ends the task (or completes it, for a kind that cannot stop midway).
+    await stack.bus.publish(RoutingKeys.taskUpdated, { taskId: 't-slow-owner', type: 'backup', owner: 'registry', state: 'SUCCESS', progress: 100, message: 'Backup written', servers: [], log: [], details: {}, seq: 3 } satisfies TaskUpdatedEvent);
+    await waitFor('owner snapshot', async () => ((await request(url).get('/api/status/t-slow-owner').set(auth).expect(200)).body.state === 'SUCCESS' ? true : undefined));
+    expect((await request(url).get('/api/status/t-slow-owner').set(auth).expect(200)).body.status_message).toBe('Backup written');
   });
 });

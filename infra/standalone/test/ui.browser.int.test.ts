@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import request from 'supertest';
-import { RoutingKeys, type TaskUpdatedEvent } from '@polyphony/contracts';
+import { RoutingKeys, TaskCancelRequestedEvent, type TaskUpdatedEvent } from '@polyphony/contracts';
 import { createFakePlexTv, createFakeSubsonic, syntheticCatalogue, type StartedFake, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { ADMIN, API_TOKEN, startTestStack } from './helpers';
@@ -241,6 +241,16 @@ describe('web UI (chromium, full stack)', () => {
   it('When tasks run, then the task bar shows one with a one-line status, the dashboard shows each with a progress bar, and Cancel ends them', async () => {
     const taskId = 'ui-test-sweep-1';
     const event: TaskUpdatedEvent = { taskId, type: 'sweep', owner: 'catalogue', state: 'RUNNING', progress: 40, message: 'Matching Second Renamed: 8 of 20', servers: [], log: [], details: {}, seq: 1 };
+    // These tasks have no run in their owners' tables: the test plays their owner, which ends a run on a
+    // cancel request and sends its REVOKED snapshot (the registry never writes a task's state itself).
+    await stack.bus.consume({
+      queue: 'ui-test.task-cancel',
+      bindings: [RoutingKeys.taskCancelRequested],
+      schema: TaskCancelRequestedEvent,
+      handler: async (e) => {
+        if (e.taskId.startsWith('ui-test-')) await stack.bus.publish(RoutingKeys.taskUpdated, { ...event, taskId: e.taskId, type: e.type, owner: e.type === 'clustering' ? 'playlist' : 'catalogue', state: 'REVOKED', message: 'Cancelled; work done so far is kept', seq: 2 } satisfies TaskUpdatedEvent);
+      },
+    });
     await stack.bus.publish(RoutingKeys.taskUpdated, event);
     for (let i = 0; i < 50 && !(await request(url).get('/api/active_tasks').set(auth)).body.task_id; i++) await new Promise((r) => setTimeout(r, 100));
     await page.reload();

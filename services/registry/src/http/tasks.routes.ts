@@ -24,13 +24,15 @@ import type { TaskRecord, TaskRepository } from '../store/task.repository';
 /**
  * Task board endpoints: `/api/status/<id>`, `/api/cancel/<id>`, `/api/active_tasks`,
  * `/api/last_task` in the shapes existing plugins read (`status` in PENDING/PROGRESS/...).
- * Cancel marks the task REVOKED at once and asks its owner to stop (work done is kept).
+ * Cancel records the request (shown at once as "Cancel requested" while the task is live) and asks the
+ * owning service to stop; the board's state stays the owner's: REVOKED arrives with the owner's snapshot
+ * once it has ended the run (work done is kept).
  */
 export function taskRoutes(tasks: TaskRepository, bus: Bus): RouteHandlers {
   const r = routeHandlers();
   const cancel = async (t: TaskRecord) => {
+    await tasks.requestCancel(t.taskId);
     await bus.publish(RoutingKeys.taskCancelRequested, { taskId: t.taskId, type: t.type } satisfies TaskCancelRequestedEvent);
-    await tasks.markRevoked(t.taskId);
   };
   r.on(api.tasks.status,
     asyncRoute(async (req, res) => {

@@ -5,6 +5,8 @@ export interface TaskRecord extends Omit<TaskUpdatedEvent, 'startedAt' | 'finish
   startedAt?: Date;
   finishedAt?: Date;
   createdAt: Date;
+  /** When a user asked to cancel it (the state stays the owner's until its snapshot says REVOKED). */
+  cancelRequestedAt?: Date;
 }
 
 interface Row {
@@ -21,6 +23,7 @@ interface Row {
   started_at: Date | null;
   finished_at: Date | null;
   created_at: Date;
+  cancel_requested_at: Date | null;
 }
 const toTask = (r: Row): TaskRecord => ({
   taskId: r.id,
@@ -36,6 +39,7 @@ const toTask = (r: Row): TaskRecord => ({
   startedAt: r.started_at ?? undefined,
   finishedAt: r.finished_at ?? undefined,
   createdAt: r.created_at,
+  cancelRequestedAt: r.cancel_requested_at ?? undefined,
 });
 
 /** The task board: latest snapshot of every batch task, fed by task.status.updated events. */
@@ -85,8 +89,12 @@ export class TaskRepository {
     return rows.map(toTask);
   }
 
-  /** Shows a cancel at once; the owner's final snapshot (higher seq) follows when it has stopped. */
-  async markRevoked(id: string): Promise<void> {
-    await this.ds.query(`UPDATE registry.tasks SET state = 'REVOKED', message = 'Cancel requested', finished_at = now(), updated_at = now() WHERE id = $1 AND state IN ('NEW','RUNNING')`, [id]);
+  /**
+   * Records that a user asked to cancel a live task. The task's state is not touched: only its owning
+   * service writes it (it ends the run and its snapshot brings REVOKED); the board shows the request
+   * meanwhile ({@link toStatusDto}).
+   */
+  async requestCancel(id: string): Promise<void> {
+    await this.ds.query(`UPDATE registry.tasks SET cancel_requested_at = COALESCE(cancel_requested_at, now()), updated_at = now() WHERE id = $1 AND state IN ('NEW','RUNNING')`, [id]);
   }
 }
