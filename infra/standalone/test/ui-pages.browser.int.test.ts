@@ -156,13 +156,22 @@ describe('web UI pages (chromium, real music)', () => {
 
   it('When Analysis is started from its page, then the progress bar runs to completion', async () => {
     await open('Analysis', 'CATALOGUE');
+    // A per-run option: 7 moods per song for this run (the number of newest albums stays the setting's).
+    await page.getByText('Options for this run').click();
+    await page.getByLabel(/Moods kept per song/).fill('7');
+    const startRequest = page.waitForRequest((r) => r.url().endsWith('/api/analysis/start'));
+    const startResponse = page.waitForResponse((r) => r.url().endsWith('/api/analysis/start'));
     await page.getByRole('button', { name: 'Start analysis' }).click();
+    expect((await startRequest).postDataJSON()).toEqual({ top_n_moods: 7 });
+    const taskId = ((await (await startResponse).json()) as { task_id: string }).task_id;
     await page.getByText(/Start analysis: started/).waitFor();
     await page.locator('.task-panel progress').waitFor();
     await shot('analysis-running');
     await page.locator('.task-view', { hasText: 'analysis · SUCCESS' }).waitFor({ timeout: 200_000 });
     expect(await page.locator('.task-panel progress').getAttribute('value')).toBe('100');
     expect(await page.locator('.task-view table tbody tr').first().textContent()).toContain('Supysonic');
+    const status = (await request(url).get(`/api/status/${taskId}`).set(bearer).expect(200)).body as { details: { options?: unknown } };
+    expect(status.details.options).toEqual({ numRecentAlbums: 0, topNMoods: 7 });
     await shot('analysis-done');
     // The index serves the songs once its rebuild is live.
     await waitFor('the index', async () => (await request(url).get('/api/index/status').set(bearer)).body.items === TRACKS);
