@@ -81,8 +81,14 @@ class Worker {
     this.child.once('exit', (code, signal) => (this.exited = { code, signal, at: Date.now() }));
   }
 
-  started(): Promise<void> {
-    return Promise.race([this.ready, new Promise<void>((_, rej) => setTimeout(() => rej(new Error(`${this.name} did not start: ${this.stderr}`)), 90_000))]);
+  /** Resolves once the process listens; rejects after 90 s. The timer is cleared either way (a pending one kept Jest alive after the run). */
+  async started(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([this.ready, new Promise<void>((_, rej) => (timer = setTimeout(() => rej(new Error(`${this.name} did not start: ${this.stderr}`)), 90_000)))]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   get alive(): boolean {
@@ -191,7 +197,9 @@ describe('fault suite: runs survive broker, database, worker and media-server fa
   });
 
   afterAll(async () => {
-    for (const w of [...Object.values(workers), ...retired, indexR2]) if (w?.alive) w.kill('SIGKILL');
+    const processes = [...Object.values(workers), ...retired, indexR2].filter((w): w is Worker => w?.alive === true);
+    for (const w of processes) w.kill('SIGKILL');
+    await Promise.all(processes.map((w) => w.exitedWithin(10_000)));
     await db?.end().catch(() => undefined);
     await stack?.stop().catch(() => undefined);
     for (const p of proxies) await p.close();
