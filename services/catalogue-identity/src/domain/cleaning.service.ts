@@ -25,7 +25,7 @@ import type { CatalogueSettings } from '../settings';
 import type { SweepStore } from '../store/sweep.store';
 import type { MappingChangedPublisher } from './mapping-events';
 import type { IndexPort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
-import type { TaskOutcome, TaskRun } from './task-run';
+import { serversDefaultFirst, type TaskOutcome, type TaskRun } from './task-run';
 
 /** Options of the cleaning. */
 export interface CleaningOptions {
@@ -85,14 +85,9 @@ export class CleaningExecutor {
   ) {}
 
   async run(run: TaskRun): Promise<TaskOutcome> {
-    let servers: ServerInfo[];
-    try {
-      servers = await this.registry.listServers();
-    } catch (err) {
-      run.note(`cannot read the server registry: ${(err as Error).message}`);
-      return { state: 'FAIL', message: 'Cannot read the server registry', details: {} };
-    }
-    servers.sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
+    const listed = await serversDefaultFirst(this.registry, run);
+    if (!Array.isArray(listed)) return listed;
+    const servers = listed;
     const tunables = await this.settings.get();
     const reports: ServerCleaningReport[] = servers.map((s) => ({ serverId: s.id, serverName: s.name, status: 'pending', fetched: 0, storedMappings: 0, pruned: 0, unbound: 0, elapsedMs: 0 }));
     for (const s of servers) run.servers.push({ serverId: s.id, serverName: s.name, seen: 0, skippedMapped: 0, mappedExisting: 0, analyzed: 0, failed: 0, status: 'pending' });

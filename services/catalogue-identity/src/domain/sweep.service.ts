@@ -28,7 +28,7 @@ import type { CatalogueSettings } from '../settings';
 import type { SweepStore } from '../store/sweep.store';
 import type { MappingChangedPublisher } from './mapping-events';
 import type { MediaClientFactory, RegistryPort, ServerInfo } from './ports';
-import type { TaskOutcome, TaskRun } from './task-run';
+import { serversDefaultFirst, type TaskOutcome, type TaskRun } from './task-run';
 
 /** Instrumentation points (tests and benchmarks): awaited by the sweep, so they can pause it deterministically. */
 export interface SweepHooks {
@@ -99,14 +99,9 @@ export class SweepExecutor {
 
   /** Runs `run.task` (type 'sweep' or 'alignment') to its end, a failure of every server, or a cancel. */
   async run(run: TaskRun): Promise<TaskOutcome> {
-    let servers: ServerInfo[];
-    try {
-      servers = await this.registry.listServers();
-    } catch (err) {
-      run.note(`cannot read the server registry: ${(err as Error).message}`);
-      return { state: 'FAIL', message: 'Cannot read the server registry', details: {} };
-    }
-    servers.sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
+    const listed = await serversDefaultFirst(this.registry, run);
+    if (!Array.isArray(listed)) return listed;
+    let servers = listed;
     if (run.task.type === 'sweep') {
       servers = servers.filter((s) => s.id === run.task.serverId);
       if (servers.length === 0) return { state: 'FAIL', message: `Server ${run.task.serverId} is not configured`, details: {} };

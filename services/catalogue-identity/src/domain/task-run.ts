@@ -11,6 +11,7 @@
 import { RoutingKeys, type ServerTaskCounts, type TaskState, type TaskUpdatedEvent } from '@polyphony/contracts';
 import type { Bus, Lease, Logger } from '@polyphony/platform';
 import type { BatchTask, BatchTaskRepository } from '../store/batch-task.repository';
+import type { RegistryPort, ServerInfo } from './ports';
 
 /** Longest log kept on the board (the contract's cap). */
 const LOG_LINES = 200;
@@ -73,6 +74,21 @@ export interface TaskOutcome {
   readonly cancelled?: boolean;
   readonly message: string;
   readonly details: Record<string, unknown>;
+}
+
+/**
+ * The servers a catalogue task walks, default server first (the spec's "default first" order), or
+ * the FAIL outcome to end the task with when the registry cannot be read (noted on the run).
+ */
+export async function serversDefaultFirst(registry: RegistryPort, run: TaskRun): Promise<ServerInfo[] | TaskOutcome> {
+  let servers: ServerInfo[];
+  try {
+    servers = await registry.listServers();
+  } catch (err) {
+    run.note(`cannot read the server registry: ${(err as Error).message}`);
+    return { state: 'FAIL', message: 'Cannot read the server registry', details: {} };
+  }
+  return servers.sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
 }
 
 /**
