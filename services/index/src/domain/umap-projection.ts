@@ -1,6 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { UMAP } from 'umap-js';
 import type { Generation } from './generation';
 import type { CooperativeScheduler } from './ivf/cooperative';
@@ -8,6 +5,7 @@ import type { IvfIndex } from './ivf/ivf-index';
 import { SeededRandom } from '@polyphony/vectors';
 import { TopK } from './ivf/top-k';
 import { projectPoint } from './projection';
+import { startModuleWorker } from './worker-thread';
 
 /**
  * Server-side UMAP layout of the catalogue map (`/api/map`), computed once per index generation at build
@@ -125,19 +123,7 @@ export async function fitSample(sample: Float32Array, m: number, dim: number, sc
  * TypeScript sources on the fly, as the IVF build pool does). @throws the worker's error
  */
 export function fitSampleInWorker(sample: Float32Array, m: number, dim: number): Promise<Float32Array> {
-  const js = join(__dirname, 'umap-worker.js');
-  const ts = join(__dirname, 'umap-worker.ts');
-  const worker = existsSync(js)
-    ? new Worker(js)
-    : new Worker(
-        `const ts = require('typescript'); const fs = require('fs');
-         require.extensions['.ts'] = (m, filename) => {
-           const out = ts.transpileModule(fs.readFileSync(filename, 'utf8'), { fileName: filename, compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true } });
-           m._compile(out.outputText, filename);
-         };
-         require(${JSON.stringify(ts)});`,
-        { eval: true },
-      );
+  const worker = startModuleWorker(__dirname, 'umap-worker');
   return new Promise<Float32Array>((resolve, reject) => {
     worker.once('message', (reply: { embedding?: Float32Array; error?: string }) => {
       if (reply.embedding) resolve(reply.embedding);

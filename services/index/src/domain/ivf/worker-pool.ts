@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../worker-thread';
 import { IvfBuildAbortedError, IvfInputError } from './errors';
 import type { LloydOptions } from './kmeans';
 
@@ -77,20 +76,8 @@ export class IvfWorkerPool {
     // An abort rejects every pending task at once; the build's finally terminates the workers.
     signal?.addEventListener('abort', () => this.fail(new IvfBuildAbortedError()), { once: true });
     if (signal?.aborted) this.fail(new IvfBuildAbortedError());
-    const js = join(__dirname, 'ivf-worker.js');
-    const ts = join(__dirname, 'ivf-worker.ts');
     for (let i = 0; i < size; i++) {
-      const worker = existsSync(js)
-        ? new Worker(js)
-        : new Worker(
-            `const ts = require('typescript'); const fs = require('fs');
-             require.extensions['.ts'] = (m, filename) => {
-               const out = ts.transpileModule(fs.readFileSync(filename, 'utf8'), { fileName: filename, compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true } });
-               m._compile(out.outputText, filename);
-             };
-             require(${JSON.stringify(ts)});`,
-            { eval: true },
-          );
+      const worker = startModuleWorker(__dirname, 'ivf-worker');
       worker.on('message', (reply: WorkerReply) => this.onReply(worker, reply));
       worker.on('error', (err) => this.fail(err));
       this.workers.push(worker);
