@@ -77,7 +77,12 @@ class Worker {
         else if (e.level === 'error' || /taking over|lease ended|coordination stopped/.test(String(e.message))) this.notes.push(`${this.name}: ${String(e.message)} ${String(e.err ?? e.reason ?? '')}`.slice(0, 300));
       }
     });
-    this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString('utf8')).slice(-2000)));
+    this.child.stderr!.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      this.stderr = (this.stderr + text).slice(-200_000);
+      // A rejection the process guard caught (it keeps the process alive; the line names the bug).
+      for (const line of text.split('\n')) if (line.includes('unhandled promise rejection')) this.notes.push(`${this.name}: ${line.slice(0, 600)}`);
+    });
     this.child.once('exit', (code, signal) => (this.exited = { code, signal, at: Date.now() }));
   }
 
@@ -315,8 +320,10 @@ describe('fault suite: runs survive broker, database, worker and media-server fa
       await new Promise((r) => setTimeout(r, 250));
     }
     expect(board).toBe('SUCCESS');
-    // All processes alive.
-    expect([workers.w1?.alive, workers.w2?.alive, indexR2?.alive]).toEqual([true, true, true]);
+    // All processes alive (a dead one is named with its exit and the end of its stderr).
+    const dead = [workers.w1, workers.w2, indexR2].filter((w) => w !== undefined && !w.alive).map((w) => `${w!.name} exited ${JSON.stringify(w!.exited)}: ${w!.stderr.split('\n').filter((l) => !l.startsWith('{') || /"level":"error"/.test(l)).join('\n').slice(-6000)}`);
+    expect(dead).toEqual([]);
+    expect([workers.w1, workers.w2, indexR2].every((w) => w !== undefined)).toBe(true);
   }
 
   it('When a worker is killed with SIGKILL mid-run, then its tracks are redelivered and the run succeeds', async () => {
