@@ -5,6 +5,7 @@ import path from 'node:path';
 import { buildIndex, loadIndexConfig } from '@polyphony/index';
 import { buildGateway, loadGatewayConfig } from '@polyphony/gateway';
 import { createBenchDatabase, indexBenchScript, startChild } from './support';
+import type { LoadResult } from './load-child';
 
 /**
  * Similar-songs throughput through the gateway vs straight to the index service, at N songs (default
@@ -125,14 +126,6 @@ async function main(): Promise<void> {
   }
 }
 
-interface LoadResult {
-  requestsPerSec: number;
-  total: number;
-  latencyMs: { mean: number; p50: number; p97_5: number; p99: number; max: number };
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
 
 function round(x: number): number {
   return Math.round(x * 100) / 100;

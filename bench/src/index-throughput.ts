@@ -8,6 +8,7 @@ import { createBus, createLogger } from '@polyphony/platform';
 import { buildGateway, loadGatewayConfig } from '@polyphony/gateway';
 import { Client } from 'pg';
 import { adminUrl, createBenchDatabase, indexBenchScript, startChild } from './support';
+import type { LoadResult } from './load-child';
 
 /**
  * Query throughput through the gateway with 1 and 2 index replicas, and a rolling restart under load
@@ -32,14 +33,6 @@ import { adminUrl, createBenchDatabase, indexBenchScript, startChild } from './s
  * also carries the CPU time per request of the gateway (this process), the replicas and the PostgreSQL backends of the
  * bench database (from /proc/<pid>/stat), which does not depend on how loaded the machine is.
  */
-interface LoadResult {
-  requestsPerSec: number;
-  total: number;
-  latencyMs: { mean: number; p50: number; p97_5: number; p99: number; max: number };
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
 interface ReplicaInfo {
   url: string;
   buildMs: number;

@@ -14,6 +14,16 @@ const autocannon = require('autocannon') as (opts: Record<string, unknown>) => P
   duration: number;
 }>;
 
+/** One measurement's summary, as this script prints it (latencies in ms). */
+export interface LoadResult {
+  requestsPerSec: number;
+  total: number;
+  latencyMs: { mean: number; p50: number; p97_5: number; p99: number; max: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
 interface LoadOptions {
   url: string;
   connections: number;
@@ -29,16 +39,15 @@ async function main(): Promise<void> {
     duration: o.durationSec,
     requests: o.requests.map((q) => ({ method: 'GET', path: q.path, headers: q.headers })),
   });
-  process.stdout.write(
-    `${JSON.stringify({
-      requestsPerSec: r.requests.average,
-      total: r.requests.total,
-      latencyMs: { mean: r.latency.average, p50: r.latency.p50, p97_5: r.latency.p97_5, p99: r.latency.p99, max: r.latency.max },
-      non2xx: r.non2xx,
-      errors: r.errors,
-      timeouts: r.timeouts,
-    })}\n`,
-  );
+  const result: LoadResult = {
+    requestsPerSec: r.requests.average,
+    total: r.requests.total,
+    latencyMs: { mean: r.latency.average, p50: r.latency.p50, p97_5: r.latency.p97_5, p99: r.latency.p99, max: r.latency.max },
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
 main().catch((err: unknown) => {

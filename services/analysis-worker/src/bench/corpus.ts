@@ -34,6 +34,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { decodeToPcm, UndecodableAudioError, type DecodedAudio } from '../domain/audio/decode';
 
 /** One benchmark track. */
 export interface CorpusTrack {
@@ -162,4 +163,19 @@ export function interleaved(tracks: CorpusTrack[]): CorpusTrack[] {
   const out: CorpusTrack[] = [];
   for (let i = 0; out.length < tracks.length; i++) for (const g of groups.values()) if (g[i]) out.push(g[i]!);
   return out;
+}
+
+/**
+ * Decodes one corpus track, or undefined (logged as skipped) when ffmpeg cannot decode it: some
+ * packages ship broken files (e.g. three hyperrogue-music tracks), which the benchmarks leave out.
+ * Any other failure (ffmpeg missing, I/O) is thrown.
+ */
+export async function decodeCorpusTrack(t: CorpusTrack, log: (line: string) => void, position: string): Promise<DecodedAudio | undefined> {
+  try {
+    return await decodeToPcm(t.path);
+  } catch (err) {
+    if (!(err instanceof UndecodableAudioError)) throw err;
+    log(`${position} ${t.name}: undecodable, skipped`);
+    return undefined;
+  }
 }

@@ -7,9 +7,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ANALYSIS_PARAMS, AudioAnalysis, FrameAnalyser } from '../domain/audio/analysis';
-import { decodeToPcm, UndecodableAudioError } from '../domain/audio/decode';
 import { dspV1RawFeatures } from '../domain/audio/dsp-features';
-import { BENCH_SCRATCH_DIR, CorpusTrack, interleaved, loadCorpus } from './corpus';
+import { BENCH_SCRATCH_DIR, CorpusTrack, decodeCorpusTrack, interleaved, loadCorpus } from './corpus';
 
 /** Cached features of one track. */
 export interface TrackFeatures {
@@ -92,14 +91,8 @@ export async function corpusFeatures(tracks: CorpusTrack[], log: (line: string) 
       continue;
     }
     if (cachedOnly) continue;
-    const pcm = await decodeToPcm(t.path).catch((err: unknown) => {
-      if (err instanceof UndecodableAudioError) return undefined; // broken file in a package: left out
-      throw err;
-    });
-    if (!pcm) {
-      log(`[${i + 1}/${tracks.length}] ${t.name}: undecodable, skipped`);
-      continue;
-    }
+    const pcm = await decodeCorpusTrack(t, log, `[${i + 1}/${tracks.length}]`);
+    if (!pcm) continue;
     const analysis = analyser.analyse(pcm.samples, pcm.sampleRate);
     const f: TrackFeatures = {
       name: t.name,

@@ -10,10 +10,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { decodeToPcm, UndecodableAudioError } from '../domain/audio/decode';
 import { MusicnnAnalyser } from '../domain/musicnn/analyser';
 import { MUSICNN_INPUT, MusicnnMelFrontend } from '../domain/musicnn/mel';
-import { BENCH_SCRATCH_DIR, interleaved, loadCorpus, type CorpusTrack } from './corpus';
+import { BENCH_SCRATCH_DIR, decodeCorpusTrack, interleaved, loadCorpus, type CorpusTrack } from './corpus';
 
 export { interleaved };
 
@@ -65,14 +64,8 @@ export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) =
     if (cachedOnly) continue;
     net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: 'wasm', withPooled: true });
     const t0 = performance.now();
-    const pcm = await decodeToPcm(t.path).catch((err: unknown) => {
-      if (err instanceof UndecodableAudioError) return undefined; // broken file in a package: left out
-      throw err;
-    });
-    if (!pcm) {
-      log(`[${i + 1}/${tracks.length}] ${t.name}: undecodable, skipped`);
-      continue;
-    }
+    const pcm = await decodeCorpusTrack(t, log, `[${i + 1}/${tracks.length}]`);
+    if (!pcm) continue;
     const t1 = performance.now();
     const full = mel.compute(pcm.samples);
     const sum = new Float64Array(96);

@@ -18,6 +18,7 @@ import { CooperativeScheduler } from '../domain/ivf/cooperative';
 import { SeededRandom } from '@polyphony/vectors';
 import { fitPca, projectAll } from '../domain/projection';
 import { UMAP_FIT_ROWS, umapLayout } from '../domain/umap-projection';
+import { mapNeighbourPurity } from './map-quality';
 import { SyntheticMixture } from './synthetic-mixture';
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; wallMs: number; cpuMs: number }> {
@@ -28,23 +29,11 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; wallMs: numbe
   return { value, wallMs: Math.round(performance.now() - t0), cpuMs: Math.round((cpu.user + cpu.system) / 1000) };
 }
 
-/** Share of `probes` random rows whose nearest other map point carries the same label. */
+/** Share of `probes` random rows (seeded, repeats possible) whose nearest other map point carries the same label. */
 function purity(coords: Float32Array, label: (row: number) => number, probes: number): number {
-  const n = coords.length / 2;
   const rng = new SeededRandom(99);
-  let same = 0;
-  for (let p = 0; p < probes; p++) {
-    const i = rng.nextInt(n);
-    let best = -1;
-    let bestD = Infinity;
-    for (let j = 0; j < n; j++) {
-      if (j === i) continue;
-      const d = (coords[2 * i]! - coords[2 * j]!) ** 2 + (coords[2 * i + 1]! - coords[2 * j + 1]!) ** 2;
-      if (d < bestD) [best, bestD] = [j, d];
-    }
-    if (label(best) === label(i)) same++;
-  }
-  return same / probes;
+  const n = coords.length / 2;
+  return mapNeighbourPurity(coords, label, Array.from({ length: probes }, () => rng.nextInt(n)));
 }
 
 async function main(): Promise<void> {

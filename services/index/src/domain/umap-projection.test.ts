@@ -1,3 +1,4 @@
+import { mapNeighbourPurity } from '../bench/map-quality';
 import { buildIvfIndex } from './ivf/ivf-build';
 import { SeededRandom } from '@polyphony/vectors';
 import { mapPosition, placeAmong, UMAP_MIN_SAMPLES, umapLayout } from './umap-projection';
@@ -25,21 +26,7 @@ async function clusteredIndex(n: number) {
 }
 
 /** Share of rows whose nearest other point on the map (2-D) is in the same cluster. */
-function neighbourPurity(coords: Float32Array, label: (row: number) => number): number {
-  const n = coords.length / 2;
-  let same = 0;
-  for (let i = 0; i < n; i++) {
-    let best = -1;
-    let bestD = Infinity;
-    for (let j = 0; j < n; j++) {
-      if (j === i) continue;
-      const d = (coords[2 * i]! - coords[2 * j]!) ** 2 + (coords[2 * i + 1]! - coords[2 * j + 1]!) ** 2;
-      if (d < bestD) [best, bestD] = [j, d];
-    }
-    if (label(best) === label(i)) same++;
-  }
-  return same / n;
-}
+const neighbourPurity = (coords: Float32Array, label: (row: number) => number): number => mapNeighbourPurity(coords, label, Array.from({ length: coords.length / 2 }, (_, i) => i));
 
 describe('umapLayout', () => {
   it('When the index is below UMAP_MIN_SAMPLES, then there is no UMAP layout (the caller uses PCA)', async () => {
