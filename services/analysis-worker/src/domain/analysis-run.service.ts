@@ -133,7 +133,6 @@ export class AnalysisRunService {
   private readonly failureThreshold: number;
   private readonly settings: () => Promise<RunSettings>;
   /** Overrides of runs this process started and has not yet written into their details. */
-  private readonly pendingOverrides = new Map<string, RunOverrides>();
   readonly host: TaskRunHost;
 
   constructor(
@@ -166,9 +165,9 @@ export class AnalysisRunService {
    * @param overrides this run's NUM_RECENT_ALBUMS / TOP_N_MOODS instead of the settings
    */
   async start(overrides: RunOverrides = {}): Promise<RunRecord> {
-    const run = await this.host.startNew();
-    // The coordinator reads these after its first database round trip (see coordinate).
-    this.pendingOverrides.set(run.id, overrides);
+    // Fixed at start and stored with the run, so a replica that takes it over applies the same ones.
+    const options = withOverrides(await this.runSettings(), overrides);
+    const run = await this.host.startNew({ options });
     await this.announce(run);
     return run;
   }
@@ -216,11 +215,8 @@ export class AnalysisRunService {
     await runWithContext({ requestId: `analysis-${taskId}` }, async () => {
       if (initial.leaseGeneration > 1) note(`resumed by ${lease.owner} (lease generation ${lease.generation})`);
       let rows = await this.runs.servers(taskId);
-      // Only after an I/O wait: start() records the overrides right after startNew() returns, which is
-      // after this coordinator began (synchronously) but before any database answer can arrive.
-      const overrides = this.pendingOverrides.get(taskId) ?? {};
-      this.pendingOverrides.delete(taskId);
-      const options = storedOptions(initial.details) ?? withOverrides(await this.runSettings(), overrides);
+      // Runs started by an older version stored no options: the current settings apply to them.
+      const options = storedOptions(initial.details) ?? (await this.runSettings());
       if (rows.length === 0) {
         let servers: ServerInfo[];
         try {
@@ -235,7 +231,7 @@ export class AnalysisRunService {
         await this.runs.initServers(lease, servers.map((s) => ({ id: s.id, name: s.name })));
         rows = await this.runs.servers(taskId);
       }
-      if (!storedOptions(initial.details)) note(`options: ${options.numRecentAlbums > 0 ? `the ${options.numRecentAlbums} most recently added albums of each server` : 'every track of each server'}, top ${options.topNMoods} moods`);
+      if (initial.leaseGeneration === 1) note(`options: ${options.numRecentAlbums > 0 ? `the ${options.numRecentAlbums} most recently added albums of each server` : 'every track of each server'}, top ${options.topNMoods} moods`);
       await this.progress(keeper, rows, log, `Analyzing ${rows.length} server(s)`, { options });
       for (const row of rows) {
         check();
