@@ -418,8 +418,10 @@ describe('web UI pages (chromium, real music)', () => {
     await open('Map', 'PER SERVER');
     await page.getByText(`${TRACKS} songs (`).waitFor();
     await page.waitForFunction(() => Boolean(document.querySelector<HTMLCanvasElement>('.map-wrap canvas')?.dataset.renderMs));
-    const again = (await firstPoint())!;
-    await page.mouse.click(again.x, again.y);
+    // The reopened page may have rendered once before its points are drawn: wait for a drawn point.
+    let again: { x: number; y: number } | null = null;
+    await waitFor('a drawn point on the reopened map', async () => (again = await firstPoint()) !== null, 15_000);
+    await page.mouse.click(again!.x, again!.y);
     await page.locator('.picked', { hasText: 'Selected:' }).getByRole('link', { name: 'Similar songs' }).click();
     await page.getByText(/songs similar to/).waitFor();
   });
