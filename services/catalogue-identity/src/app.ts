@@ -26,6 +26,7 @@ import { MappingLogRepository } from './store/mapping-log.repository';
 import { LyricsRepository } from './store/lyrics.repository';
 import { MappingRepository } from './store/mapping.repository';
 import { catalogueMigrations } from './store/migrations';
+import { PgSchemeStore } from './store/scheme.store';
 import { SweepStore } from './store/sweep.store';
 import { TrackRepository } from './store/track.repository';
 
@@ -69,7 +70,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   const identity = new IdentityService(new IdentityStore(rt.ds), settings, events);
   const tracks = new TrackRepository(rt.ds);
   const artists = new ArtistRepository(rt.ds);
-  const scheme = new SchemeService(rt.ds, settings, rt.bus, events, log.child({ component: 'SchemeService' }), {
+  const scheme = new SchemeService(new PgSchemeStore(rt.ds), settings, rt.bus, events, log.child({ component: 'SchemeService' }), {
     chunkSize: config.relabelChunkSize,
     concurrency: config.relabelConcurrency,
     poolSize: config.dbPoolSize,

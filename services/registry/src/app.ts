@@ -16,6 +16,7 @@ import { dashboardRoutes } from './http/dashboard.routes';
 import { serverRoutes } from './http/servers.routes';
 import { taskRoutes } from './http/tasks.routes';
 import { BackupStore } from './store/backup.store';
+import { PgConfigStore } from './store/config.store';
 import { registryMigrations } from './store/migrations';
 import { PgScheduleStore } from './store/schedule.store';
 import { PgSettingsStore } from './store/settings.store';
@@ -57,7 +58,7 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const tasks = new TaskRepository(rt.ds);
   const servers = new ServerService(serverRepo, rt.bus, rt.logger.child({ component: 'ServerService' }), deps.clientFactory);
   const settings = new SettingsService(new PgSettingsStore(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }));
-  const configService = new ConfigService(rt.ds, serverRepo, rt.logger.child({ component: 'ConfigService' }), (owner) => settings.valuesOf(owner));
+  const configService = new ConfigService(new PgConfigStore(rt.ds, serverRepo), serverRepo, rt.logger.child({ component: 'ConfigService' }), (owner) => settings.valuesOf(owner));
   const plex = new PlexLinkService(async () => (await configService.all()).PLEX_TV_URL ?? 'https://plex.tv');
   const backups = new BackupService(new BackupStore(rt.ds), tasks, { dir: config.backupDir, appVersion: APP_VERSION /* version written into backup headers */, requestIndexRebuild: async () => (await rt.peer('index').callAs(api.features.rebuild, StartedTask, { body: {} }))?.task_id ?? null }, rt.logger.child({ component: 'BackupService' }));
   const startTask = async (kind: ScheduleKind, params: Record<string, unknown>): Promise<string | null> => {

@@ -17,17 +17,67 @@
  * A configured version LOWER than the stored one is refused (ids are never relabelled backwards): the
  * catalogue stays at its version and a warning is logged.
  */
-import type { DataSource } from 'typeorm';
 import { type IdsRelabelledEvent, RoutingKeys } from '@polyphony/contracts';
 import type { Bus, Logger } from '@polyphony/platform';
 import { type BandLayout, bandLayoutForTolerance } from './identity/bands';
-import { type RelabelSummary, planRelabel } from './identity/relabel';
+import { type RelabelChunkPlan, type RelabelRowSource, type RelabelSummary, planRelabel } from './identity/relabel';
 import { type SchemeVersion, asSchemeVersion } from './identity/scheme';
 import type { CatalogueSettings } from '../settings';
-import { CATALOGUE_WRITE_LOCK, lockExclusive } from '../store/locks';
-import { type AppliedRelabel, PgRelabelSource, RelabelWriter, countScores, readSchemeState, rebuildBandIndex, relabelMapPage, writeSchemeState } from '../store/scheme.store';
 import type { ActiveScheme } from './identity.service';
 import type { MappingChangedPublisher } from './mapping-events';
+
+/** The stored scheme state. */
+export interface SchemeState {
+  readonly version: number;
+  readonly bandLayoutId: string;
+  readonly relabelledAt: Date | null;
+}
+
+/** Counts of an applied relabel. */
+export interface AppliedRelabel {
+  readonly renamed: number;
+  readonly merged: number;
+  readonly detachedMappings: number;
+  readonly signaturesIndexed: number;
+}
+
+/** One page of the old -> new id map of a relabel; `next` is the last old id of a full page (null at the end). */
+export interface RelabelMapPage {
+  entries: Array<{ oldId: string; newId: string; kind: 'relabel' | 'merge' | 'unsignable' }>;
+  next: string | null;
+}
+
+/** Collects a relabel's chunk plans and applies them at the end, in the scheme transaction. */
+export interface RelabelPlanWriter {
+  /** Stores one chunk plan (passed to planRelabel as its sink). */
+  readonly sink: (plan: RelabelChunkPlan) => Promise<void>;
+  /** Applies every stored plan and records the map for `toVersion`. */
+  apply(toVersion: number): Promise<AppliedRelabel>;
+}
+
+/** What the scheme check reads and writes inside its transaction (which holds the catalogue write lock). */
+export interface SchemeTx {
+  /** The state row, locked (null on a fresh catalogue). */
+  readState(): Promise<SchemeState | null>;
+  /** Writes the state row; `relabelled` stamps relabelled_at. */
+  writeState(version: number, bandLayoutId: string, relabelled: boolean): Promise<void>;
+  /** Number of score rows. */
+  countScores(): Promise<number>;
+  /** Recomputes the signature band index for `layout`, `chunkSize` rows at a time; returns the songs indexed. */
+  rebuildBandIndex(layout: BandLayout, chunkSize: number): Promise<number>;
+  /** A plan writer of this transaction (its scratch tables are created here and dropped at commit). */
+  relabelWriter(layout: BandLayout, chunkSize: number): Promise<RelabelPlanWriter>;
+  /** Reads score rows for the planner on other pool connections, `concurrency` chunks in flight. */
+  relabelSource(concurrency: number): RelabelRowSource;
+}
+
+/** Port of the scheme's storage; implemented by store/scheme.store.ts (PgSchemeStore). */
+export interface SchemeStorePort {
+  /** Runs `fn` in one transaction holding the catalogue write lock: commits when it resolves, rolls back when it throws. */
+  underWriteLock<T>(fn: (tx: SchemeTx) => Promise<T>): Promise<T>;
+  /** One page of the old -> new map of the relabel to `toVersion`, keyset-paged by old id. */
+  relabelMap(toVersion: number, after: string | undefined, limit: number): Promise<RelabelMapPage>;
+}
 
 /** What the start-time check did. */
 export interface SchemeStartReport {
@@ -61,7 +111,7 @@ export interface SchemeServiceOptions {
 /** Start-time scheme check and relabel. */
 export class SchemeService {
   constructor(
-    private readonly ds: DataSource,
+    private readonly store: SchemeStorePort,
     private readonly settings: CatalogueSettings,
     private readonly bus: Bus,
     private readonly events: MappingChangedPublisher,
@@ -73,8 +123,8 @@ export class SchemeService {
    * One page of the old -> new id map of the relabel to `toVersion` (GET /internal/ids/relabel-map:
    * index replicas repoint with it), keyset-paged by old id; `next` is the last old id of a full page.
    */
-  relabelMap(toVersion: number, after: string | undefined, limit: number): ReturnType<typeof relabelMapPage> {
-    return relabelMapPage(this.ds, toVersion, after, limit);
+  relabelMap(toVersion: number, after: string | undefined, limit: number): Promise<RelabelMapPage> {
+    return this.store.relabelMap(toVersion, after, limit);
   }
 
   /**
@@ -88,59 +138,41 @@ export class SchemeService {
     const tunables = await this.settings.get();
     const configured = asSchemeVersion(tunables.identity.schemeVersion);
     const layout: BandLayout = bandLayoutForTolerance(tunables.identity.signatureMaxHamming);
-    const q = this.ds.createQueryRunner();
-    await q.connect();
-    let report: Omit<SchemeStartReport, 'elapsedMs'>;
-    try {
-      await q.startTransaction();
-      try {
-        await lockExclusive(q, [CATALOGUE_WRITE_LOCK]);
-        const state = await readSchemeState(q, true);
-        let target: SchemeVersion = configured;
-        if (state && state.version > configured) {
-          this.logger.warn('CATALOGUE_ID_SCHEME_VERSION is lower than the catalogue; ids are never relabelled backwards', { stored: state.version, configured });
-          target = asSchemeVersion(state.version);
-        }
-        const bandsStale = state !== null && state.bandLayoutId !== layout.id;
-        if (state && state.version === target && !bandsStale) {
-          report = { active: { version: target, layout }, action: 'noop', fromVersion: state.version, bandsRebuilt: false, planMs: 0, applyMs: 0 };
-        } else if (!state && (await countScores(q)) === 0) {
-          await writeSchemeState(q, target, layout.id, false);
-          report = { active: { version: target, layout }, action: 'initialised', fromVersion: null, bandsRebuilt: false, planMs: 0, applyMs: 0 };
-        } else {
-          let bandsRebuilt = false;
-          if (bandsStale || !state) {
-            const n = await rebuildBandIndex(q, layout, this.options.chunkSize);
-            this.logger.info('signature band index rebuilt', { layout: layout.id, songs: n });
-            bandsRebuilt = true;
-          }
-          if (state && state.version === target) {
-            await writeSchemeState(q, target, layout.id, false);
-            report = { active: { version: target, layout }, action: 'noop', fromVersion: state.version, bandsRebuilt, planMs: 0, applyMs: 0 };
-          } else {
-            const writer = new RelabelWriter(q, layout, this.options.chunkSize);
-            await writer.begin();
-            if (this.options.poolSize < 2) throw new Error('the relabel needs DB_POOL_SIZE >= 2 (one connection holds its transaction, others read)');
-            const source = new PgRelabelSource(this.ds, Math.max(1, Math.min(this.options.concurrency, this.options.poolSize - 1)));
-            const expectedRows = await countScores(q);
-            const t0 = Date.now();
-            const summary = await planRelabel(source, { ...tunables.identity, schemeVersion: target }, writer.sink, { chunkSize: this.options.chunkSize, layout, expectedRows });
-            const t1 = Date.now();
-            const applied = await writer.apply(target);
-            await writeSchemeState(q, target, layout.id, true);
-            const planMs = t1 - t0;
-            const applyMs = Date.now() - t1;
-            report = { active: { version: target, layout }, action: 'relabelled', fromVersion: state?.version ?? null, bandsRebuilt, summary, applied, planMs, applyMs };
-          }
-        }
-        await q.commitTransaction();
-      } catch (err) {
-        await q.rollbackTransaction();
-        throw err;
+    const report = await this.store.underWriteLock(async (tx): Promise<Omit<SchemeStartReport, 'elapsedMs'>> => {
+      const state = await tx.readState();
+      let target: SchemeVersion = configured;
+      if (state && state.version > configured) {
+        this.logger.warn('CATALOGUE_ID_SCHEME_VERSION is lower than the catalogue; ids are never relabelled backwards', { stored: state.version, configured });
+        target = asSchemeVersion(state.version);
       }
-    } finally {
-      await q.release();
-    }
+      const active = { version: target, layout };
+      const bandsStale = state !== null && state.bandLayoutId !== layout.id;
+      if (state && state.version === target && !bandsStale) return { active, action: 'noop', fromVersion: state.version, bandsRebuilt: false, planMs: 0, applyMs: 0 };
+      if (!state && (await tx.countScores()) === 0) {
+        await tx.writeState(target, layout.id, false);
+        return { active, action: 'initialised', fromVersion: null, bandsRebuilt: false, planMs: 0, applyMs: 0 };
+      }
+      let bandsRebuilt = false;
+      if (bandsStale || !state) {
+        const n = await tx.rebuildBandIndex(layout, this.options.chunkSize);
+        this.logger.info('signature band index rebuilt', { layout: layout.id, songs: n });
+        bandsRebuilt = true;
+      }
+      if (state && state.version === target) {
+        await tx.writeState(target, layout.id, false);
+        return { active, action: 'noop', fromVersion: state.version, bandsRebuilt, planMs: 0, applyMs: 0 };
+      }
+      const writer = await tx.relabelWriter(layout, this.options.chunkSize);
+      if (this.options.poolSize < 2) throw new Error('the relabel needs DB_POOL_SIZE >= 2 (one connection holds its transaction, others read)');
+      const source = tx.relabelSource(Math.max(1, Math.min(this.options.concurrency, this.options.poolSize - 1)));
+      const expectedRows = await tx.countScores();
+      const t0 = Date.now();
+      const summary = await planRelabel(source, { ...tunables.identity, schemeVersion: target }, writer.sink, { chunkSize: this.options.chunkSize, layout, expectedRows });
+      const t1 = Date.now();
+      const applied = await writer.apply(target);
+      await tx.writeState(target, layout.id, true);
+      return { active, action: 'relabelled', fromVersion: state?.version ?? null, bandsRebuilt, summary, applied, planMs: t1 - t0, applyMs: Date.now() - t1 };
+    });
     const elapsedMs = Date.now() - started;
     if (report.action === 'relabelled' && report.summary) {
       const s = report.summary;

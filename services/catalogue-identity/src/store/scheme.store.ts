@@ -21,16 +21,12 @@ import type { DataSource, QueryRunner } from 'typeorm';
 import { type BandLayout, bandKeys } from '../domain/identity/bands';
 import type { RelabelChunkPlan, RelabelMapping, RelabelRow, RelabelRowSource, RowSelection } from '../domain/identity/relabel';
 import type { SchemeVersion } from '../domain/identity/scheme';
+import type { AppliedRelabel, RelabelMapPage, RelabelPlanWriter, SchemeState, SchemeStorePort, SchemeTx } from '../domain/scheme.service';
 import { computeSignature } from '../domain/identity/signature';
 import { decodeVector, signatureFromBits, signatureParam } from './codec';
+import { CATALOGUE_WRITE_LOCK, lockExclusive } from './locks';
 import { returnedRows, type Queryable } from './sql';
 
-/** The stored scheme state. */
-export interface SchemeState {
-  readonly version: number;
-  readonly bandLayoutId: string;
-  readonly relabelledAt: Date | null;
-}
 
 /** Reads the single state row (null on a fresh schema). */
 export async function readSchemeState(m: Queryable, forUpdate = false): Promise<SchemeState | null> {
@@ -147,19 +143,12 @@ export class PgRelabelSource implements RelabelRowSource {
   }
 }
 
-/** Counts of an applied relabel. */
-export interface AppliedRelabel {
-  readonly renamed: number;
-  readonly merged: number;
-  readonly detachedMappings: number;
-  readonly signaturesIndexed: number;
-}
 
 /**
  * Collects chunk plans in temporary tables of the relabel transaction and applies them at the end
  * (see module docs). Use: `begin()`, `sink` per chunk (passed to planRelabel), `apply()`, commit.
  */
-export class RelabelWriter {
+export class RelabelWriter implements RelabelPlanWriter {
   constructor(
     private readonly q: QueryRunner,
     private readonly layout: BandLayout,
@@ -322,11 +311,50 @@ export async function relabelMapPage(
   toVersion: number,
   after: string | undefined,
   limit: number,
-): Promise<{ entries: Array<{ oldId: string; newId: string; kind: 'relabel' | 'merge' | 'unsignable' }>; next: string | null }> {
+): Promise<RelabelMapPage> {
   const n = Math.max(1, Math.min(RELABEL_MAP_MAX_LIMIT, Math.floor(limit)));
   const rows: Array<{ old_id: string; new_id: string; kind: 'relabel' | 'merge' | 'unsignable' }> = await q.query(
     `SELECT old_id, new_id, kind FROM catalogue.relabel_map WHERE to_version = $1 AND ($2::text IS NULL OR old_id > $2::text) ORDER BY old_id LIMIT $3`,
     [toVersion, after ?? null, n],
   );
   return { entries: rows.map((r) => ({ oldId: r.old_id, newId: r.new_id, kind: r.kind })), next: rows.length === n ? (rows[rows.length - 1] as { old_id: string }).old_id : null };
+}
+
+/** {@link SchemeStorePort} over PostgreSQL: the scheme transaction on one pool connection, chunk reads on others. */
+export class PgSchemeStore implements SchemeStorePort {
+  constructor(private readonly ds: DataSource) {}
+
+  async underWriteLock<T>(fn: (tx: SchemeTx) => Promise<T>): Promise<T> {
+    const q = this.ds.createQueryRunner();
+    await q.connect();
+    try {
+      await q.startTransaction();
+      try {
+        await lockExclusive(q, [CATALOGUE_WRITE_LOCK]);
+        const result = await fn({
+          readState: () => readSchemeState(q, true),
+          writeState: (version, bandLayoutId, relabelled) => writeSchemeState(q, version, bandLayoutId, relabelled),
+          countScores: () => countScores(q),
+          rebuildBandIndex: (layout, chunkSize) => rebuildBandIndex(q, layout, chunkSize),
+          relabelWriter: async (layout, chunkSize) => {
+            const writer = new RelabelWriter(q, layout, chunkSize);
+            await writer.begin();
+            return writer;
+          },
+          relabelSource: (concurrency) => new PgRelabelSource(this.ds, concurrency),
+        });
+        await q.commitTransaction();
+        return result;
+      } catch (err) {
+        await q.rollbackTransaction();
+        throw err;
+      }
+    } finally {
+      await q.release();
+    }
+  }
+
+  relabelMap(toVersion: number, after: string | undefined, limit: number): Promise<RelabelMapPage> {
+    return relabelMapPage(this.ds, toVersion, after, limit);
+  }
 }

@@ -204,9 +204,8 @@ export class BackupService {
     await this.report(taskId, 'restore', 'RUNNING', 0, 'Restore started', 1);
     const job = (async () => {
       const result = await this.store.restore(reader.items(), {
-        before: async (qr) => keepSecrets(qr),
         transform: (table, row) => openRow(table, row, cipher),
-        after: async (qr, kept) => restoreKeptSecrets(qr, kept as KeptSecrets),
+        keep: KEEP_SECRETS,
       });
       this.logger.info('backup restored', { createdAt: header.createdAt, ...result });
       let rebuild: string | null = null;
@@ -232,35 +231,10 @@ export class BackupService {
   }
 }
 
-/** Secret setting rows and credential secrets of the current install, read before a restore empties the tables. */
-interface KeptSecrets {
-  settings: Array<{ table: string; key: string; value: string }>;
-  creds: Array<{ id: string; creds: Record<string, string> }>;
-}
-
 const SETTINGS_TABLES = ['auth.settings', 'registry.app_config', 'registry.settings'];
 
-async function keepSecrets(qr: { query(sql: string, p?: unknown[]): Promise<unknown> }): Promise<KeptSecrets> {
-  const settings: KeptSecrets['settings'] = [];
-  for (const table of SETTINGS_TABLES) {
-    const exists = (await qr.query(`SELECT to_regclass($1) AS t`, [table])) as Array<{ t: string | null }>;
-    if (!exists[0]?.t) continue;
-    const rows = (await qr.query(`SELECT key, value FROM ${table}`)) as Array<{ key: string; value: string }>;
-    for (const r of rows) if (SECRET_SETTING.test(r.key)) settings.push({ table, key: r.key, value: r.value });
-  }
-  const creds = (await qr.query(`SELECT id::text AS id, creds FROM registry.music_servers`)) as KeptSecrets['creds'];
-  return { settings, creds };
-}
-
-async function restoreKeptSecrets(qr: { query(sql: string, p?: unknown[]): Promise<unknown> }, kept: KeptSecrets): Promise<void> {
-  for (const s of kept.settings) await qr.query(`INSERT INTO ${s.table} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [s.key, s.value]);
-  for (const c of kept.creds) {
-    const secrets = Object.fromEntries(Object.entries(c.creds).filter(([k]) => CREDENTIAL_SECRET_KEYS.includes(k)));
-    if (!Object.keys(secrets).length) continue;
-    // Only fills keys the restored row lacks (an archive without secrets), never overrides restored ones.
-    await qr.query(`UPDATE registry.music_servers SET creds = $2::jsonb || creds WHERE id::text = $1`, [c.id, JSON.stringify(secrets)]);
-  }
-}
+/** The secrets a restore keeps from the current install when the archive lacks them. */
+const KEEP_SECRETS = { settingsTables: SETTINGS_TABLES, isSecretSetting: (key: string) => SECRET_SETTING.test(key), credentialSecretKeys: CREDENTIAL_SECRET_KEYS };
 
 /** Seals a row's secrets for the archive (encrypted, or removed without a cipher); undefined drops the row. */
 function sealRow(table: string, row: Record<string, unknown>, cipher: SecretCipher | undefined): Record<string, unknown> | undefined {

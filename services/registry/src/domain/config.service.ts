@@ -1,4 +1,3 @@
-import type { DataSource, EntityManager } from 'typeorm';
 import { APP_VERSION, MOOD_LABELS, REQUIRED_CREDS, SERVICE_DEFAULTS, SETTINGS, SETTING_SECRET_MASK, type PublicConfigDto } from '@polyphony/contracts';
 import { SERVER_TYPES, type ServerType } from '@polyphony/media-servers';
 import type { Logger } from '@polyphony/platform';
@@ -44,8 +43,45 @@ const PROJECTION: Record<ServerType, Record<string, string>> = Object.fromEntrie
   SERVER_TYPES.map((t: ServerType) => [t, Object.fromEntries(Object.entries(LEGACY_KEYS[t] ?? {}).filter(([, c]) => c !== 'token' && c !== 'password'))]),
 ) as Record<ServerType, Record<string, string>>;
 
+/** One key/value row of the general config (registry.app_config). */
+export interface ConfigRow {
+  key: string;
+  value: string;
+}
+
 /**
- * General config store (app_config) and the legacy migration:
+ * What the first-start migration reads and writes, inside one transaction that holds the server-registry
+ * lock (so two registry replicas starting together migrate once).
+ */
+export interface ConfigMigrationTx {
+  /** Whether the environment was imported by an earlier start. */
+  envImported(): Promise<boolean>;
+  /** Records that the environment has been imported (idempotent). */
+  markEnvImported(): Promise<void>;
+  /** Stores an environment seed value unless the key already has one (source `env`). */
+  importEnvValue(key: string, value: string): Promise<void>;
+  /** The stored rows of these keys. */
+  read(keys: readonly string[]): Promise<ConfigRow[]>;
+  /** Deletes the rows of these keys. */
+  delete(keys: readonly string[]): Promise<void>;
+  /** How many media servers the registry holds. */
+  serverCount(): Promise<number>;
+  /** Inserts a media server in this transaction; returns its id. */
+  insertServer(s: { name: string; type: string; creds: Record<string, string>; musicLibraries: string[]; isDefault: boolean }): Promise<{ id: string }>;
+}
+
+/** Port of the general config store (registry.app_config); implemented by store/config.store.ts. */
+export interface ConfigStorePort {
+  /** Stored rows, ordered by key: every row, or those of `keys`. */
+  read(keys?: readonly string[]): Promise<ConfigRow[]>;
+  /** Sets one value (insert or update). */
+  set(key: string, value: string): Promise<void>;
+  /** Runs `fn` in one transaction holding the server-registry lock; commits when it resolves. */
+  migrate<T>(fn: (tx: ConfigMigrationTx) => Promise<T>): Promise<T>;
+}
+
+/**
+ * General config (app_config, through {@link ConfigStorePort}) and the legacy migration:
  * - environment variables are imported on first start only (never overwriting the database);
  * - media-server keys found in app_config or the environment become the default registry row and
  *   are deleted from app_config, so the registry is their only home;
@@ -53,7 +89,7 @@ const PROJECTION: Record<ServerType, Record<string, string>> = Object.fromEntrie
  */
 export class ConfigService {
   constructor(
-    private readonly ds: DataSource,
+    private readonly store: ConfigStorePort,
     private readonly servers: ServerRepository,
     private readonly logger: Logger,
     /** Effective values of the settings one service applies (SettingsService.valuesOf). */
@@ -61,13 +97,13 @@ export class ConfigService {
   ) {}
 
   async all(): Promise<Record<string, string>> {
-    const rows: Array<{ key: string; value: string }> = await this.ds.query(`SELECT key, value FROM registry.app_config ORDER BY key`);
+    const rows = await this.store.read();
     return Object.fromEntries(rows.map((r) => [r.key, r.value]));
   }
 
   async set(key: string, value: string): Promise<void> {
     if (LEGACY_MEDIA_KEYS.includes(key)) throw new Error(`${key} is managed through the server registry`);
-    await this.ds.query(`INSERT INTO registry.app_config (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, [key, value]);
+    await this.store.set(key, value);
   }
 
   /**
@@ -75,26 +111,25 @@ export class ConfigService {
    * then migrate legacy media-server keys (app_config first, then env) into the registry.
    */
   async migrateAtStart(env: Record<string, string | undefined>, generalKeys: string[]): Promise<void> {
-    await this.ds.transaction(async (m) => {
-      await m.query(`SELECT pg_advisory_xact_lock(hashtext('polyphony-registry-servers'))`);
-      const seeded = (await m.query(`SELECT 1 FROM registry.settings WHERE key = 'env_imported'`)) as unknown[];
-      if (seeded.length === 0) {
+    await this.store.migrate(async (tx) => {
+      const firstStart = !(await tx.envImported());
+      if (firstStart) {
         for (const key of generalKeys) {
           const v = env[key];
-          if (v !== undefined) await m.query(`INSERT INTO registry.app_config (key, value, source) VALUES ($1, $2, 'env') ON CONFLICT (key) DO NOTHING`, [key, v]);
+          if (v !== undefined) await tx.importEnvValue(key, v);
         }
       }
-      await this.migrateLegacyServer(m, env, seeded.length === 0);
-      if (seeded.length === 0) await m.query(`INSERT INTO registry.settings (key, value) VALUES ('env_imported', now()::text) ON CONFLICT DO NOTHING`);
+      await this.migrateLegacyServer(tx, env, firstStart);
+      if (firstStart) await tx.markEnvImported();
     });
   }
 
-  private async migrateLegacyServer(m: EntityManager, env: Record<string, string | undefined>, firstStart: boolean): Promise<void> {
-    const rows: Array<{ key: string; value: string }> = await m.query(`SELECT key, value FROM registry.app_config WHERE key = ANY($1)`, [LEGACY_MEDIA_KEYS]);
+  private async migrateLegacyServer(tx: ConfigMigrationTx, env: Record<string, string | undefined>, firstStart: boolean): Promise<void> {
+    const rows = await tx.read(LEGACY_MEDIA_KEYS);
     const fromDb = Object.fromEntries(rows.map((r) => [r.key, r.value]));
     const source: Record<string, string | undefined> = { ...(firstStart ? env : {}), ...fromDb };
     const type = source.MEDIASERVER_TYPE?.trim().toLowerCase() as ServerType | undefined;
-    const count = Number(((await m.query(`SELECT count(*) AS n FROM registry.music_servers`)) as Array<{ n: string }>)[0]?.n ?? 0);
+    const count = await tx.serverCount();
     if (type && (SERVER_TYPES as readonly string[]).includes(type) && count === 0) {
       const creds: Record<string, string> = {};
       for (const [key, cred] of Object.entries(LEGACY_KEYS[type] ?? {})) if (source[key]) creds[cred] = source[key]!;
@@ -102,18 +137,18 @@ export class ConfigService {
       const libraries = (source[LIBRARY_KEY] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
       const name = type.charAt(0).toUpperCase() + type.slice(1);
       // An incomplete legacy config becomes the credential-less seed entry the first real server replaces.
-      const server = await this.servers.insert(m, { name, type, creds: complete ? creds : {}, musicLibraries: libraries, isDefault: true });
+      const server = await tx.insertServer({ name, type, creds: complete ? creds : {}, musicLibraries: libraries, isDefault: true });
       this.logger.info('legacy media-server config migrated to the registry', { serverId: server.id, type, complete });
     }
     if (rows.length) {
-      await m.query(`DELETE FROM registry.app_config WHERE key = ANY($1)`, [LEGACY_MEDIA_KEYS]);
+      await tx.delete(LEGACY_MEDIA_KEYS);
       this.logger.info('legacy media-server keys removed from app_config', { keys: rows.map((r) => r.key) });
     }
   }
 
   /** The AI provider and model names in effect: app_config values when set, the SETTINGS defaults otherwise. */
   async aiDefaults(): Promise<AiDefaults> {
-    const rows: Array<{ key: string; value: string }> = await this.ds.query(`SELECT key, value FROM registry.app_config WHERE key = ANY($1)`, [AI_CONFIG_KEYS]);
+    const rows = await this.store.read(AI_CONFIG_KEYS);
     const stored = Object.fromEntries(rows.map((r) => [r.key, r.value.trim()]).filter(([, value]) => value !== ''));
     const v = (key: (typeof AI_CONFIG_KEYS)[number]) => stored[key] ?? settingDefault(key);
     return {

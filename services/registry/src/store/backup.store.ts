@@ -109,8 +109,9 @@ export class BackupStore {
   /**
    * Replaces the contents of every backed-up table with the archive's, in one transaction: any
    * failure rolls everything back and the previous state stays intact. `transform` may rewrite a
-   * row (secrets) or drop it (returns undefined). `keep` rows (secrets the archive left out) are
-   * read before the tables are emptied and handed to `reinsert` afterwards.
+   * row (secrets) or drop it (returns undefined). The current install's secrets named by `keep` (the
+   * archive may have left them out) are read before the tables are emptied and put back afterwards
+   * where the restored rows lack them.
    */
   async restore(items: AsyncIterable<ArchiveItem>, hooks: RestoreHooks): Promise<{ tables: number; rows: number }> {
     const qr = this.ds.createQueryRunner();
@@ -119,7 +120,7 @@ export class BackupStore {
       await qr.query('BEGIN');
       const current = await this.tables(qr);
       const currentCols = new Map(current.map((t) => [t.name, t.columns]));
-      const kept = await hooks.before(qr);
+      const kept = await keepSecrets(qr, hooks.keep);
       if (current.length) await qr.query(`TRUNCATE ${current.map((t) => qname(t.name)).join(', ')} RESTART IDENTITY CASCADE`);
       let table: TableHeader | undefined;
       const tname = () => table!.table;
@@ -150,7 +151,7 @@ export class BackupStore {
         if (batch.length >= 1000) await flush();
       }
       await flush();
-      await hooks.after(qr, kept);
+      await restoreKeptSecrets(qr, kept, hooks.keep);
       for (const t of current) await resetSequences(qr, t);
       await qr.query('COMMIT');
       return { tables, rows };
@@ -198,10 +199,48 @@ export class BackupStore {
   }
 }
 
+/** Which values of the current install are secrets a restore keeps (the archive may lack them). */
+export interface SecretPolicy {
+  /** Key/value settings tables (schema.table) whose secret rows are kept. */
+  settingsTables: readonly string[];
+  /** Whether a settings key names a secret. */
+  isSecretSetting(key: string): boolean;
+  /** Keys of registry.music_servers.creds that are secrets. */
+  credentialSecretKeys: readonly string[];
+}
+
 export interface RestoreHooks {
-  before(qr: QueryRunner): Promise<unknown>;
+  /** Rewrites an archive row before it is inserted (secrets opened), or drops it (undefined). */
   transform(table: string, row: Record<string, unknown>): Record<string, unknown> | undefined;
-  after(qr: QueryRunner, kept: unknown): Promise<void>;
+  keep: SecretPolicy;
+}
+
+/** Secret setting rows and credential secrets of the current install, read before a restore empties the tables. */
+interface KeptSecrets {
+  settings: Array<{ table: string; key: string; value: string }>;
+  creds: Array<{ id: string; creds: Record<string, string> }>;
+}
+
+async function keepSecrets(qr: QueryRunner, policy: SecretPolicy): Promise<KeptSecrets> {
+  const settings: KeptSecrets['settings'] = [];
+  for (const table of policy.settingsTables) {
+    const exists = (await qr.query(`SELECT to_regclass($1) AS t`, [table])) as Array<{ t: string | null }>;
+    if (!exists[0]?.t) continue;
+    const rows = (await qr.query(`SELECT key, value FROM ${qname(table)}`)) as Array<{ key: string; value: string }>;
+    for (const r of rows) if (policy.isSecretSetting(r.key)) settings.push({ table, key: r.key, value: r.value });
+  }
+  const creds = (await qr.query(`SELECT id::text AS id, creds FROM registry.music_servers`)) as KeptSecrets['creds'];
+  return { settings, creds };
+}
+
+async function restoreKeptSecrets(qr: QueryRunner, kept: KeptSecrets, policy: SecretPolicy): Promise<void> {
+  for (const s of kept.settings) await qr.query(`INSERT INTO ${qname(s.table)} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [s.key, s.value]);
+  for (const c of kept.creds) {
+    const secrets = Object.fromEntries(Object.entries(c.creds).filter(([k]) => policy.credentialSecretKeys.includes(k)));
+    if (!Object.keys(secrets).length) continue;
+    // Only fills keys the restored row lacks (an archive without secrets), never overrides restored ones.
+    await qr.query(`UPDATE registry.music_servers SET creds = $2::jsonb || creds WHERE id::text = $1`, [c.id, JSON.stringify(secrets)]);
+  }
 }
 
 /** Reads tables inside the backup's snapshot transaction. */
