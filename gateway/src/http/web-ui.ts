@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import express, { type RequestHandler } from 'express';
-import { AppError } from '@polyphony/platform';
+import { StateUnavailableError } from '@polyphony/platform';
 
 /** Cache lifetime of the content-hashed bundles (a changed file gets a new name): one year. */
 export const ASSET_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
@@ -14,7 +14,7 @@ export const ASSET_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
  * standalone process and the gateway container load this module from gateway/dist.
  */
 export function webUi(dir: string): { page(file: string): RequestHandler; assets: RequestHandler } {
-  const notBuilt = () => new AppError('ui_not_built', 'The web UI is not built: run `npm run build`', 503);
+  const notBuilt = () => new StateUnavailableError('ui_not_built', 'The web UI is not built: run `npm run build`');
   return {
     page(file: string): RequestHandler {
       const full = path.join(dir, file);

@@ -52,6 +52,18 @@ export class UpstreamUnavailableError extends AppError {
   }
 }
 
+/**
+ * 503 for a documented state of the product rather than a fault: a feature that needs something the
+ * operator has not set up yet (the MusiCNN model, tagged songs, the built web UI). The message says what
+ * to do. `errorHandler` logs it at warn (an expected answer, not an incident); faults stay at error.
+ */
+export class StateUnavailableError extends AppError {
+  readonly expectedState = true;
+  constructor(code: string, message: string) {
+    super(code, message, 503);
+  }
+}
+
 /** Throws NotFoundError(message) when `value` is null or undefined; narrows the type otherwise. */
 export function assertFound<T>(value: T | null | undefined, message: string): T {
   if (value === null || value === undefined) throw new NotFoundError(message);

@@ -4,7 +4,7 @@ import { ZodError, type ZodType, type ZodTypeDef } from 'zod';
 import { safeParseValue } from '@polyphony/contracts';
 import { REQUEST_ID_HEADER, currentContext, runWithContext } from './context';
 import { isTransientFault } from './faults';
-import { AppError, UnauthorizedError, ValidationError } from './errors';
+import { AppError, StateUnavailableError, UnauthorizedError, ValidationError } from './errors';
 import { type CallerIdentity, verifyIdentity } from './internal-auth';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
@@ -84,7 +84,8 @@ export function errorHandler(logger: Logger) {
       status = err.httpStatus;
       code = err.code;
       message = err.message;
-      if (status >= 500) logger.error('request failed upstream', { requestId, code, message, cause: String((err as { cause?: unknown }).cause ?? '') });
+      if (err instanceof StateUnavailableError) logger.warn('feature unavailable in the current state', { requestId, code, message });
+      else if (status >= 500) logger.error('request failed upstream', { requestId, code, message, cause: String((err as { cause?: unknown }).cause ?? '') });
     } else if (err instanceof ZodError) {
       status = 400;
       code = 'validation_failed';

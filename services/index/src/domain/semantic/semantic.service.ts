@@ -11,7 +11,7 @@ import {
   type MoodName,
   type SemGroveResponse,
 } from '@polyphony/contracts';
-import { AppError, NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
+import { NotFoundError, StateUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
 import type { SemanticRepository } from '../../store/semantic.repository';
 import type { Generation, IndexState } from '../generation';
 import { dot } from '@polyphony/vectors';
@@ -21,12 +21,11 @@ import { SemanticTable } from './semantic-table';
 import { FEATURE_COLUMNS, parseQuery, type Concept, type Descriptor } from './vocabulary';
 
 /** 503 when no song of the live generation has MusiCNN tags (model missing or songs not re-analysed). */
-export class TagsUnavailableError extends AppError {
+export class TagsUnavailableError extends StateUnavailableError {
   constructor(what: string) {
     super(
       'tags_unavailable',
       `${what} needs MusiCNN tags, and no song in the index has them yet: install the MusiCNN model (MODELS_DIR) and analyze the library, then wait for the index rebuild`,
-      503,
     );
   }
 }

@@ -1,0 +1,58 @@
+import express from 'express';
+import request from 'supertest';
+import type { Logger } from './logger';
+import { StateUnavailableError, UpstreamUnavailableError, ValidationError } from './errors';
+import { errorHandler, requestIdMiddleware } from './http';
+
+/** A logger that records (level, message) pairs. */
+function recordingLogger(): { logger: Logger; lines: Array<[string, string]> } {
+  const lines: Array<[string, string]> = [];
+  const at = (level: string) => (message: string) => void lines.push([level, message]);
+  const logger = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') } as unknown as Logger;
+  return { logger, lines };
+}
+
+function appThrowing(err: unknown) {
+  const rec = recordingLogger();
+  const app = express();
+  app.use(requestIdMiddleware());
+  app.get('/x', () => {
+    throw err;
+  });
+  app.use(errorHandler(rec.logger));
+  return { app, lines: rec.lines };
+}
+
+describe('errorHandler: status, error shape and log level per error kind', () => {
+  it('a state the operator must set up (StateUnavailableError) is a 503 with its code, logged at warn, not error', async () => {
+    const { app, lines } = appThrowing(new StateUnavailableError('tags_unavailable', 'install the model'));
+    const res = await request(app).get('/x');
+    expect(res.status).toBe(503);
+    expect(res.body.error).toEqual({ code: 'tags_unavailable', message: 'install the model', requestId: expect.any(String) });
+    expect(lines.map(([l]) => l)).toEqual(['warn']);
+  });
+
+  it('an upstream fault (UpstreamUnavailableError) is a 503 logged at error', async () => {
+    const { app, lines } = appThrowing(new UpstreamUnavailableError('catalogue unreachable'));
+    const res = await request(app).get('/x');
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe('upstream_unavailable');
+    expect(lines.map(([l]) => l)).toContain('error');
+  });
+
+  it('a validation error is a 400 and logs nothing at error', async () => {
+    const { app, lines } = appThrowing(new ValidationError('bad n'));
+    const res = await request(app).get('/x');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'validation_failed', message: 'bad n' });
+    expect(lines.filter(([l]) => l === 'error')).toEqual([]);
+  });
+
+  it('an unknown error is a 500 without internals in the body', async () => {
+    const { app } = appThrowing(new Error('secret internals at /var/lib/x'));
+    const res = await request(app).get('/x');
+    expect(res.status).toBe(500);
+    expect(res.body.error).toMatchObject({ code: 'internal_error', message: 'Internal server error' });
+    expect(JSON.stringify(res.body)).not.toContain('/var/lib/x');
+  });
+});
