@@ -2,6 +2,7 @@ export * from './zod';
 export * from './openapi';
 export * from './auth';
 export * from './events';
+export * from './bus-events';
 export * from './servers';
 export * from './tasks';
 export * from './learned';

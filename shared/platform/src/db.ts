@@ -1,4 +1,4 @@
-import { DataSource, type MigrationInterface } from 'typeorm';
+import { DataSource, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /** A migration class as TypeORM expects it (registered explicitly, never globbed). */
 export type MigrationClass = new () => MigrationInterface;
@@ -154,6 +154,22 @@ export class SettingsStore {
 /** DDL of the settings table, for a service's first migration. */
 export function settingsTableSql(schema: string): string {
   return `CREATE TABLE "${schema}".settings (key text PRIMARY KEY, value text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`;
+}
+
+/**
+ * The first migration of a service whose schema starts with its settings table only (the schema itself
+ * is created by `migrateSchema`): `name` is the class name TypeORM records (e.g. 'CreateIndex1732100000000').
+ */
+export function settingsTableMigration(schema: string, name: string): MigrationClass {
+  return class implements MigrationInterface {
+    name = name;
+    async up(q: QueryRunner): Promise<void> {
+      await q.query(settingsTableSql(schema));
+    }
+    async down(q: QueryRunner): Promise<void> {
+      await q.query(`DROP TABLE "${schema}".settings`);
+    }
+  };
 }
 
 /**

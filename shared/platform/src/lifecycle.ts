@@ -116,3 +116,31 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** What {@link runServiceMain} starts: a service built by its composition root (build*(config)). */
+export interface RunnableService {
+  runtime: { logger: Logger };
+  start(): Promise<void>;
+  listen(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The process entry of a service (its main.ts): builds it, starts it (migrations, broker, consumers),
+ * listens on its configured port, logs `<name> listening` and wires the shutdown signals
+ * ({@link onShutdownSignal}). A failure to build or start prints the message and exits 1 (the
+ * orchestrator restarts the process).
+ */
+export function runServiceMain(name: string, build: () => RunnableService): void {
+  const main = async (): Promise<void> => {
+    const svc = build();
+    await svc.start();
+    const port = await svc.listen();
+    svc.runtime.logger.info(`${name} listening`, { port });
+    onShutdownSignal(svc.runtime.logger, () => svc.stop());
+  };
+  main().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

@@ -1,5 +1,5 @@
-import { RoutingKeys, TaskCancelRequestedEvent } from '@polyphony/contracts';
-import type { Bus, ConsumerHandle } from '@polyphony/platform';
+import { BusEvents } from '@polyphony/contracts';
+import { consumeEvent, type Bus, type ConsumerHandle } from '@polyphony/platform';
 import type { AnalysisRunService } from '../domain/analysis-run.service';
 
 /**
@@ -8,10 +8,8 @@ import type { AnalysisRunService } from '../domain/analysis-run.service';
  * matter (a live one notices at its next heartbeat or fenced write).
  */
 export function consumeCancelRequests(bus: Bus, service: AnalysisRunService): Promise<ConsumerHandle> {
-  return bus.consume({
+  return consumeEvent(bus, BusEvents.taskCancelRequested, {
     queue: 'analysis.task-cancel',
-    bindings: [RoutingKeys.taskCancelRequested],
-    schema: TaskCancelRequestedEvent,
     handler: async (e) => {
       if (e.type === 'analysis') await service.cancel(e.taskId);
     },

@@ -1,5 +1,5 @@
-import { RoutingKeys, SweepRequestedEvent, TaskCancelRequestedEvent } from '@polyphony/contracts';
-import type { Bus, ConsumerHandle } from '@polyphony/platform';
+import { BusEvents } from '@polyphony/contracts';
+import { consumeEvent, type Bus, type ConsumerHandle } from '@polyphony/platform';
 import type { BatchRunner } from '../domain/batch-runner';
 
 /**
@@ -8,10 +8,8 @@ import type { BatchRunner } from '../domain/batch-runner';
  * The message is acked once the request is stored; the work runs in the batch lane. Idempotent per task id.
  */
 export function consumeSweepRequests(bus: Bus, runner: BatchRunner, prefetch: number): Promise<ConsumerHandle> {
-  return bus.consume({
+  return consumeEvent(bus, BusEvents.sweepRequested, {
     queue: 'catalogue.sweep-requests',
-    bindings: [RoutingKeys.sweepRequested],
-    schema: SweepRequestedEvent,
     prefetch,
     handler: (e) => runner.onSweepRequested(e),
   });
@@ -19,10 +17,8 @@ export function consumeSweepRequests(bus: Bus, runner: BatchRunner, prefetch: nu
 
 /** task.cancel.requested.v1 for sweep, alignment and cleaning tasks (other types belong to other services). */
 export function consumeTaskCancels(bus: Bus, runner: BatchRunner, prefetch: number): Promise<ConsumerHandle> {
-  return bus.consume({
+  return consumeEvent(bus, BusEvents.taskCancelRequested, {
     queue: 'catalogue.task-cancel',
-    bindings: [RoutingKeys.taskCancelRequested],
-    schema: TaskCancelRequestedEvent,
     prefetch,
     handler: async (e) => {
       if (e.type === 'sweep' || e.type === 'alignment' || e.type === 'cleaning') await runner.onCancelRequested(e.taskId);

@@ -1,5 +1,5 @@
-import { RoutingKeys, ServerDeletedEvent } from '@polyphony/contracts';
-import type { Bus, ConsumerHandle, Logger } from '@polyphony/platform';
+import { BusEvents } from '@polyphony/contracts';
+import { consumeEvent, type Bus, type ConsumerHandle, type Logger } from '@polyphony/platform';
 import type { MappingChangedPublisher } from '../domain/mapping-events';
 import type { MappingRepository } from '../store/mapping.repository';
 
@@ -9,10 +9,8 @@ import type { MappingRepository } from '../store/mapping.repository';
  * once. Idempotent, so a redelivered event is harmless.
  */
 export function consumeServerDeleted(bus: Bus, mappings: MappingRepository, events: MappingChangedPublisher, logger: Logger, prefetch: number): Promise<ConsumerHandle> {
-  return bus.consume({
+  return consumeEvent(bus, BusEvents.serverDeleted, {
     queue: 'catalogue.server-deleted',
-    bindings: [RoutingKeys.serverDeleted],
-    schema: ServerDeletedEvent,
     prefetch,
     handler: async (e) => {
       const result = await mappings.deleteServer(e.serverId);

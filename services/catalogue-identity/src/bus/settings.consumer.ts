@@ -1,5 +1,5 @@
-import { RoutingKeys, SettingsChangedEvent } from '@polyphony/contracts';
-import type { Bus, ConsumerHandle, Logger } from '@polyphony/platform';
+import { BusEvents } from '@polyphony/contracts';
+import { consumeEvent, type Bus, type ConsumerHandle, type Logger } from '@polyphony/platform';
 import { CATALOGUE_SETTING_KEYS, type CatalogueSettingKey, type CatalogueSettings } from '../settings';
 
 /**
@@ -9,10 +9,8 @@ import { CATALOGUE_SETTING_KEYS, type CatalogueSettingKey, type CatalogueSetting
  * service refuses is logged and skipped (the registry validated it with the same ranges). Idempotent.
  */
 export function consumeSettingsChanged(bus: Bus, settings: CatalogueSettings, logger: Logger, prefetch: number): Promise<ConsumerHandle> {
-  return bus.consume({
+  return consumeEvent(bus, BusEvents.settingsChanged, {
     queue: 'catalogue.settings-changed',
-    bindings: [RoutingKeys.settingsChanged],
-    schema: SettingsChangedEvent,
     prefetch,
     handler: async (e) => {
       for (const [key, value] of Object.entries(e.values)) {

@@ -1,5 +1,5 @@
-import { IdsRelabelledEvent, RoutingKeys } from '@polyphony/contracts';
-import type { Bus, ConsumerHandle } from '@polyphony/platform';
+import { BusEvents } from '@polyphony/contracts';
+import { consumeEvent, type Bus, type ConsumerHandle } from '@polyphony/platform';
 import type { RebuildService } from '../domain/rebuild.service';
 import type { RepointService } from '../domain/repoint.service';
 
@@ -11,10 +11,8 @@ import type { RepointService } from '../domain/repoint.service';
  * ids, then announces it so every other replica reloads.
  */
 export function consumeRelabels(bus: Bus, rebuild: RebuildService, repoint: RepointService, announceRepointed?: () => Promise<void>): Promise<ConsumerHandle> {
-  return bus.consume({
+  return consumeEvent(bus, BusEvents.idsRelabelled, {
     queue: 'index.ids-relabelled',
-    bindings: [RoutingKeys.idsRelabelled],
-    schema: IdsRelabelledEvent,
     prefetch: 1,
     handler: async (event) => {
       if (event.relabelled + event.merged + event.unsignable === 0) return;

@@ -1,5 +1,5 @@
-import { IndexRebuildRequested, RoutingKeys } from '@polyphony/contracts';
-import type { Bus, ConsumerHandle } from '@polyphony/platform';
+import { BusEvents } from '@polyphony/contracts';
+import { consumeEvent, type Bus, type ConsumerHandle } from '@polyphony/platform';
 import type { RebuildService } from '../domain/rebuild.service';
 
 /**
@@ -8,10 +8,8 @@ import type { RebuildService } from '../domain/rebuild.service';
  * through `index.rebuild.completed.v1` (with the requester's task id) and the task board.
  */
 export function consumeRebuildRequests(bus: Bus, rebuild: RebuildService): Promise<ConsumerHandle> {
-  return bus.consume({
+  return consumeEvent(bus, BusEvents.indexRebuildRequested, {
     queue: 'index.rebuild-requests',
-    bindings: [RoutingKeys.indexRebuildRequested],
-    schema: IndexRebuildRequested,
     prefetch: 1,
     handler: async (event) => {
       rebuild.request(event.reason, event.taskId);

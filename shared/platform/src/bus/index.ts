@@ -1,6 +1,7 @@
 import { InMemoryBus, type InMemoryBusOptions } from './memory';
 import { RabbitBus, type RabbitBusOptions } from './rabbit';
-import type { Bus } from './types';
+import type { BusEvent } from '@polyphony/contracts';
+import type { Bus, ConsumeOptions, ConsumerHandle } from './types';
 
 export * from './types';
 export { BusClosedError, BusUnavailableError, BUS_DEFAULTS } from './common';
@@ -26,3 +27,15 @@ export function createBus(options: CreateBusOptions = {}): Bus {
   return new InMemoryBus(rest);
 }
 export { InstrumentedBus, PUBLISHED_AT_HEADER } from './instrumented';
+
+/** Options of {@link consumeEvent}: those of `Bus.consume` without the bindings and schema the event brings. */
+export type ConsumeEventOptions<T> = Omit<ConsumeOptions<T>, 'bindings' | 'schema'>;
+
+/**
+ * Consumes one bus event (contracts' `BusEvents.x`: routing key and payload schema) on a durable queue:
+ * `bus.consume` bound to the event's key and validated by its schema (a payload that fails it is
+ * dead-lettered without retry).
+ */
+export function consumeEvent<T>(bus: Bus, event: BusEvent<T>, options: ConsumeEventOptions<T>): Promise<ConsumerHandle> {
+  return bus.consume({ ...options, bindings: [event.key], schema: event.schema });
+}
