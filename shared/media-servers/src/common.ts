@@ -218,6 +218,41 @@ export function newestAlbums(listings: ReadonlyArray<ReadonlyArray<AddedAlbum>>,
   return out;
 }
 
+/** The libraries (sections, folders) to enumerate one after the other: the filter, or the whole server (undefined). */
+export function librariesOrAll(filter: ReadonlyArray<string>): Array<string | undefined> {
+  return filter.length ? [...filter] : [undefined];
+}
+
+/**
+ * Every track of several libraries enumerated one after the other (`pages(library)` pages one), with the
+ * tracks several libraries share yielded once ({@link dedupeTracks}, only when there are several).
+ */
+export function tracksOfLibraries<L>(libraries: ReadonlyArray<L>, pages: (library: L) => AsyncIterable<ProviderTrack[]>): AsyncIterable<ProviderTrack[]> {
+  async function* all(): AsyncIterable<ProviderTrack[]> {
+    for (const library of libraries) yield* pages(library);
+  }
+  return dedupeTracks(all(), libraries.length > 1);
+}
+
+/**
+ * Tracks of the `albums` newest albums over several libraries (reference NUM_RECENT_ALBUMS is per
+ * server): each library's listing (`listAlbums(library)`, newest first, at most `albums`), merged by
+ * {@link newestAlbums}, then `albumTracks(id)` of each, de-duplicated by track id.
+ */
+export function recentAlbumTracks<L>(
+  libraries: ReadonlyArray<L> | (() => Promise<ReadonlyArray<L>>),
+  albums: number,
+  listAlbums: (library: L) => Promise<AddedAlbum[]>,
+  albumTracks: (albumId: string) => AsyncIterable<ProviderTrack[]>,
+): AsyncIterable<ProviderTrack[]> {
+  async function* all(): AsyncIterable<ProviderTrack[]> {
+    const listings: AddedAlbum[][] = [];
+    for (const library of typeof libraries === 'function' ? await libraries() : libraries) listings.push(await listAlbums(library));
+    for (const album of newestAlbums(listings, albums)) yield* albumTracks(album.id);
+  }
+  return dedupeTracks(all(), true);
+}
+
 /** Steps of a connection test, run in order: probe, libraries, sample. */
 export interface ConnectionTestSteps {
   /** Reachability / identity (server name and version where the kind exposes them). */

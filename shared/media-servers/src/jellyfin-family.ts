@@ -3,34 +3,11 @@
  * (`Items`/`TotalRecordCount` query results, `RunTimeTicks`, `UserData`), differing only in URL
  * prefix, auth header, a few endpoint shapes and playlist writes (media-server-apis.md §2-3).
  */
-import {
-  SAMPLE_TRACK_COUNT,
-  chunk,
-  dedupeTracks,
-  newestAlbums,
-  type AddedAlbum,
-  isoFromText,
-  lyricsToPlain,
-  mapPlaylists,
-  num,
-  positive,
-  runConnectionTest,
-  stars,
-  str,
-} from './common';
+import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain, mapPlaylists, num, positive, runConnectionTest, stars, str, librariesOrAll, recentAlbumTracks, tracksOfLibraries } from './common';
 import { NotFoundError, PermissionDeniedError, ProtocolError } from './errors';
 import type { HttpClient, Query } from './http';
 import { DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
-import type {
-  ConnectionTestResult,
-  LibraryInfo,
-  MediaServerClient,
-  ProviderArtist,
-  ProviderPlaylist,
-  ProviderTrack,
-  ServerConnection,
-  ServerType,
-} from './types';
+import type { ConnectionTestResult, LibraryInfo, MediaServerClient, ProviderArtist, ProviderPlaylist, ProviderTrack, ServerConnection, ServerType } from './types';
 
 /** Items per `/Items` page (AudioMuse-AI and media-server-apis.md §2.5 use 500). */
 export const JELLYFIN_PAGE_SIZE = 500;
@@ -269,16 +246,10 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
 
   /** All audio tracks, per filtered library (`ParentId`) or the whole server; 500 per page. */
   iterateTracks(): AsyncIterable<ProviderTrack[]> {
-    const parents: Array<string | undefined> = this.libraryFilter.length ? this.libraryFilter : [undefined];
     const self = this;
-    async function* all(): AsyncIterable<ProviderTrack[]> {
-      for (const parent of parents) {
-        for await (const items of self.pageItems((s, l) => self.trackQuery(parent, s, l))) {
-          yield items.map(mapJellyfinTrack);
-        }
-      }
-    }
-    return dedupeTracks(all(), parents.length > 1);
+    return tracksOfLibraries(librariesOrAll(this.libraryFilter), async function* (parent) {
+      for await (const items of self.pageItems((s, l) => self.trackQuery(parent, s, l))) yield items.map(mapJellyfinTrack);
+    });
   }
 
   /**
@@ -287,41 +258,36 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
    * items (`ParentId` = the album; reference `get_recent_albums` + `get_tracks_from_album`).
    */
   iterateRecentAlbumTracks(albums: number): AsyncIterable<ProviderTrack[]> {
-    const parents: Array<string | undefined> = this.libraryFilter.length ? this.libraryFilter : [undefined];
     const self = this;
-    async function* all(): AsyncIterable<ProviderTrack[]> {
-      const listings: AddedAlbum[][] = [];
-      for (const parent of parents) {
-        const list: AddedAlbum[] = [];
-        const albumQuery = (start: number, limit: number): Query => ({
-          IncludeItemTypes: 'MusicAlbum',
-          Recursive: true,
-          ParentId: parent,
-          Fields: 'DateCreated',
-          StartIndex: start,
-          Limit: Math.min(limit, albums - start),
-          SortBy: 'DateCreated,SortName',
-          SortOrder: 'Descending',
-        });
-        for await (const items of self.pageItems(albumQuery)) {
-          for (const a of items) {
-            const id = str(a.Id);
-            if (id) list.push({ id, added: str((a as { DateCreated?: unknown }).DateCreated) });
-          }
-          if (list.length >= albums) break;
+    const listAlbums = async (parent: string | undefined): Promise<AddedAlbum[]> => {
+      const list: AddedAlbum[] = [];
+      const albumQuery = (start: number, limit: number): Query => ({
+        IncludeItemTypes: 'MusicAlbum',
+        Recursive: true,
+        ParentId: parent,
+        Fields: 'DateCreated',
+        StartIndex: start,
+        Limit: Math.min(limit, albums - start),
+        SortBy: 'DateCreated,SortName',
+        SortOrder: 'Descending',
+      });
+      for await (const items of this.pageItems(albumQuery)) {
+        for (const a of items) {
+          const id = str(a.Id);
+          if (id) list.push({ id, added: str((a as { DateCreated?: unknown }).DateCreated) });
         }
-        listings.push(list);
+        if (list.length >= albums) break;
       }
-      for (const album of newestAlbums(listings, albums)) {
-        for await (const items of self.pageItems((st, l) => self.trackQuery(album.id, st, l))) yield items.map(mapJellyfinTrack);
-      }
-    }
-    return dedupeTracks(all(), true);
+      return list;
+    };
+    return recentAlbumTracks(librariesOrAll(this.libraryFilter), albums, listAlbums, async function* (albumId) {
+      for await (const items of self.pageItems((st, l) => self.trackQuery(albumId, st, l))) yield items.map(mapJellyfinTrack);
+    });
   }
 
   /** Artists (per filtered library via `ParentId`), paged by 500, de-duplicated by id. */
   async listArtists(): Promise<ProviderArtist[]> {
-    const parents: Array<string | undefined> = this.libraryFilter.length ? this.libraryFilter : [undefined];
+    const parents = librariesOrAll(this.libraryFilter);
     const byId = new Map<string, ProviderArtist>();
     for (const parent of parents) {
       let start = 0;
@@ -395,7 +361,7 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
    */
   async getListeningHistory(limit: number): Promise<ProviderTrack[]> {
     if (limit <= 0) return [];
-    const parents: Array<string | undefined> = this.libraryFilter.length ? this.libraryFilter : [undefined];
+    const parents = librariesOrAll(this.libraryFilter);
     const byId = new Map<string, ProviderTrack>();
     for (const parent of parents) {
       const res = await this.queryItems({

@@ -4,31 +4,11 @@
  * server has password protection. Paths come from `file://` URLs (percent-decoded once) and the
  * library filter is a list of path prefixes.
  */
-import {
-  SAMPLE_TRACK_COUNT,
-  chunk,
-  fileUrlToPath,
-  lyricsToPlain,
-  normalisePrefix,
-  num,
-  positive,
-  runConnectionTest,
-  stars,
-  str,
-  underAnyPrefix,
-} from './common';
+import { SAMPLE_TRACK_COUNT, chunk, fileUrlToPath, lyricsToPlain, normalisePrefix, num, positive, runConnectionTest, stars, str, underAnyPrefix } from './common';
 import { ProtocolError } from './errors';
 import { basicAuthHeader, type HttpClient } from './http';
 import { DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
-import type {
-  ConnectionTestResult,
-  LibraryInfo,
-  MediaServerClient,
-  ProviderArtist,
-  ProviderPlaylist,
-  ProviderTrack,
-  ServerConnection,
-} from './types';
+import type { ConnectionTestResult, LibraryInfo, MediaServerClient, ProviderArtist, ProviderPlaylist, ProviderTrack, ServerConnection } from './types';
 
 /** Tracks asked of one album (`titles ... album_id:`); larger than any real album. */
 export const LYRION_ALBUM_TRACKS_MAX = 10_000;

@@ -8,41 +8,11 @@
  * and no `u` (error 43 if both are sent, 44 for a bad key; Navidrome itself lacks the extension).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  SAMPLE_TRACK_COUNT,
-  chunk,
-  dedupeTracks,
-  newestAlbums,
-  type AddedAlbum,
-  isoFromText,
-  lyricsToPlain,
-  mapPlaylists,
-  num,
-  positive,
-  runConnectionTest,
-  stars,
-  str,
-  timeBudget,
-} from './common';
-import {
-  BadCredentialsError,
-  MediaServerError,
-  NotFoundError,
-  PermissionDeniedError,
-  ProtocolError,
-} from './errors';
+import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain, mapPlaylists, num, positive, runConnectionTest, stars, str, timeBudget, librariesOrAll, recentAlbumTracks, tracksOfLibraries } from './common';
+import { BadCredentialsError, MediaServerError, NotFoundError, PermissionDeniedError, ProtocolError } from './errors';
 import type { DownloadResponse, HttpClient, Query } from './http';
 import { CLIENT_NAME, DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
-import type {
-  ConnectionTestResult,
-  LibraryInfo,
-  LyricsHint,
-  MediaServerClient,
-  ProviderArtist,
-  ProviderPlaylist,
-  ProviderTrack,
-  ServerConnection,
-} from './types';
+import type { ConnectionTestResult, LibraryInfo, LyricsHint, MediaServerClient, ProviderArtist, ProviderPlaylist, ProviderTrack, ServerConnection } from './types';
 
 /** Subsonic API version sent as `v`. */
 export const SUBSONIC_API_VERSION = '1.16.1';
@@ -249,18 +219,14 @@ export class NavidromeClient implements MediaServerClient {
    * short; once per filtered music folder (`musicFolderId`), de-duplicated across folders.
    */
   iterateTracks(): AsyncIterable<ProviderTrack[]> {
-    const folders: Array<string | undefined> = this.folders.length ? this.folders : [undefined];
     const self = this;
-    async function* all(): AsyncIterable<ProviderTrack[]> {
-      for (const folder of folders) {
-        for (let offset = 0; ; offset += SUBSONIC_PAGE_SIZE) {
-          const songs = await self.searchPage(folder, offset, SUBSONIC_PAGE_SIZE);
-          if (songs.length) yield songs.map(mapSubsonicSong);
-          if (songs.length < SUBSONIC_PAGE_SIZE) break;
-        }
+    return tracksOfLibraries(librariesOrAll(this.folders), async function* (folder) {
+      for (let offset = 0; ; offset += SUBSONIC_PAGE_SIZE) {
+        const songs = await self.searchPage(folder, offset, SUBSONIC_PAGE_SIZE);
+        if (songs.length) yield songs.map(mapSubsonicSong);
+        if (songs.length < SUBSONIC_PAGE_SIZE) break;
       }
-    }
-    return dedupeTracks(all(), folders.length > 1);
+    });
   }
 
   /**
@@ -269,36 +235,31 @@ export class NavidromeClient implements MediaServerClient {
    * `get_recent_albums` + `get_tracks_from_album`).
    */
   iterateRecentAlbumTracks(albums: number): AsyncIterable<ProviderTrack[]> {
-    const folders: Array<string | undefined> = this.folders.length ? this.folders : [undefined];
     const self = this;
-    async function* all(): AsyncIterable<ProviderTrack[]> {
-      const listings: AddedAlbum[][] = [];
-      for (const folder of folders) {
-        const list: AddedAlbum[] = [];
-        for (let offset = 0; list.length < albums; offset += SUBSONIC_PAGE_SIZE) {
-          const size = Math.min(SUBSONIC_PAGE_SIZE, albums - list.length);
-          const env = await self.call('getAlbumList2', { type: 'newest', size, offset, musicFolderId: folder });
-          const page = asArray((env.albumList2 as { album?: unknown } | undefined)?.album) as Array<{ id?: unknown; created?: string }>;
-          for (const a of page) {
-            const id = str(a.id);
-            if (id) list.push({ id, added: a.created });
-          }
-          if (page.length < size) break;
+    const listAlbums = async (folder: string | undefined): Promise<AddedAlbum[]> => {
+      const list: AddedAlbum[] = [];
+      for (let offset = 0; list.length < albums; offset += SUBSONIC_PAGE_SIZE) {
+        const size = Math.min(SUBSONIC_PAGE_SIZE, albums - list.length);
+        const env = await this.call('getAlbumList2', { type: 'newest', size, offset, musicFolderId: folder });
+        const page = asArray((env.albumList2 as { album?: unknown } | undefined)?.album) as Array<{ id?: unknown; created?: string }>;
+        for (const a of page) {
+          const id = str(a.id);
+          if (id) list.push({ id, added: a.created });
         }
-        listings.push(list);
+        if (page.length < size) break;
       }
-      for (const album of newestAlbums(listings, albums)) {
-        const env = await self.call('getAlbum', { id: album.id });
-        const songs = asArray((env.album as { song?: unknown } | undefined)?.song) as SubsonicSong[];
-        if (songs.length) yield songs.map(mapSubsonicSong);
-      }
-    }
-    return dedupeTracks(all(), true);
+      return list;
+    };
+    return recentAlbumTracks(librariesOrAll(this.folders), albums, listAlbums, async function* (id) {
+      const env = await self.call('getAlbum', { id });
+      const songs = asArray((env.album as { song?: unknown } | undefined)?.song) as SubsonicSong[];
+      if (songs.length) yield songs.map(mapSubsonicSong);
+    });
   }
 
   /** `getArtists` (per filtered folder) flattened from its alphabetical index, de-duplicated. */
   async listArtists(): Promise<ProviderArtist[]> {
-    const folders: Array<string | undefined> = this.folders.length ? this.folders : [undefined];
+    const folders = librariesOrAll(this.folders);
     const byId = new Map<string, ProviderArtist>();
     for (const folder of folders) {
       const env = await this.call('getArtists', { musicFolderId: folder });
@@ -404,7 +365,7 @@ export class NavidromeClient implements MediaServerClient {
   async getListeningHistory(limit: number): Promise<ProviderTrack[]> {
     if (limit <= 0) return [];
     const size = Math.min(500, Math.ceil(limit / 3) + 10);
-    const folders: Array<string | undefined> = this.folders.length ? this.folders : [undefined];
+    const folders = librariesOrAll(this.folders);
     const albums: Array<{ id: string; played?: string }> = [];
     for (const folder of folders) {
       const env = await this.call('getAlbumList2', { type: 'recent', size, musicFolderId: folder });

@@ -3,34 +3,11 @@
  * Headers `X-Plex-Token` and `Accept: application/json`; responses are `{"MediaContainer":{…}}`;
  * lists are paged with `X-Plex-Container-Start` / `X-Plex-Container-Size`.
  */
-import {
-  SAMPLE_TRACK_COUNT,
-  chunk,
-  dedupeTracks,
-  newestAlbums,
-  type AddedAlbum,
-  isoFromEpochSeconds,
-  lyricsToPlain,
-  mapPlaylists,
-  num,
-  positive,
-  runConnectionTest,
-  stars,
-  str,
-  timeBudget,
-} from './common';
+import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromEpochSeconds, lyricsToPlain, mapPlaylists, num, positive, runConnectionTest, stars, str, timeBudget, recentAlbumTracks, tracksOfLibraries } from './common';
 import { NotFoundError, ProtocolError } from './errors';
 import type { HttpClient, Query } from './http';
 import { CLIENT_NAME, CLIENT_VERSION, DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
-import type {
-  ConnectionTestResult,
-  LibraryInfo,
-  MediaServerClient,
-  ProviderArtist,
-  ProviderPlaylist,
-  ProviderTrack,
-  ServerConnection,
-} from './types';
+import type { ConnectionTestResult, LibraryInfo, MediaServerClient, ProviderArtist, ProviderPlaylist, ProviderTrack, ServerConnection } from './types';
 
 /** Items per container page (AudioMuse-AI uses 1000). */
 export const PLEX_PAGE_SIZE = 1000;
@@ -206,15 +183,13 @@ export class PlexClient implements MediaServerClient {
   /** All tracks (`type=10`) of each filtered (or every music) section, 1000 per page. */
   iterateTracks(): AsyncIterable<ProviderTrack[]> {
     const self = this;
+    // A ratingKey belongs to one section: de-duplicating across sections drops nothing (it guards a filter that repeats a key).
     async function* all(): AsyncIterable<ProviderTrack[]> {
-      for (const key of await self.sectionKeys()) {
-        for await (const items of self.pageSection(key, { type: PLEX_TYPE.track })) {
-          yield items.map((m) => mapPlexTrack(m as PlexTrack));
-        }
-      }
+      yield* tracksOfLibraries(await self.sectionKeys(), async function* (key) {
+        for await (const items of self.pageSection(key, { type: PLEX_TYPE.track })) yield items.map((m) => mapPlexTrack(m as PlexTrack));
+      });
     }
-    // A ratingKey belongs to one section; de-duplicate only in case the filter repeats a key.
-    return dedupeTracks(all(), this.sectionFilter.length > 1);
+    return all();
   }
 
   /**
@@ -224,30 +199,26 @@ export class PlexClient implements MediaServerClient {
    */
   iterateRecentAlbumTracks(albums: number): AsyncIterable<ProviderTrack[]> {
     const self = this;
-    async function* all(): AsyncIterable<ProviderTrack[]> {
-      const listings: AddedAlbum[][] = [];
-      for (const key of await self.sectionKeys()) {
-        const list: AddedAlbum[] = [];
-        for (let start = 0; list.length < albums; ) {
-          const size = Math.min(PLEX_PAGE_SIZE, albums - list.length);
-          const c = await self.page(key, { type: PLEX_TYPE.album, sort: 'addedAt:desc' }, start, size);
-          const items = (Array.isArray(c.Metadata) ? c.Metadata : []) as Array<{ ratingKey?: unknown; addedAt?: unknown }>;
-          for (const a of items) {
-            const id = str(a.ratingKey);
-            if (id) list.push({ id, added: str(a.addedAt) });
-          }
-          start += items.length;
-          if (items.length < size) break;
+    const listAlbums = async (key: string): Promise<AddedAlbum[]> => {
+      const list: AddedAlbum[] = [];
+      for (let start = 0; list.length < albums; ) {
+        const size = Math.min(PLEX_PAGE_SIZE, albums - list.length);
+        const c = await this.page(key, { type: PLEX_TYPE.album, sort: 'addedAt:desc' }, start, size);
+        const items = (Array.isArray(c.Metadata) ? c.Metadata : []) as Array<{ ratingKey?: unknown; addedAt?: unknown }>;
+        for (const a of items) {
+          const id = str(a.ratingKey);
+          if (id) list.push({ id, added: str(a.addedAt) });
         }
-        listings.push(list);
+        start += items.length;
+        if (items.length < size) break;
       }
-      for (const album of newestAlbums(listings, albums)) {
-        const c = await self.container('GET', `/library/metadata/${encodeURIComponent(album.id)}/children`);
-        const items = Array.isArray(c.Metadata) ? c.Metadata : [];
-        if (items.length) yield items.map((m) => mapPlexTrack(m as PlexTrack));
-      }
-    }
-    return dedupeTracks(all(), true);
+      return list;
+    };
+    return recentAlbumTracks(() => this.sectionKeys(), albums, listAlbums, async function* (id) {
+      const c = await self.container('GET', `/library/metadata/${encodeURIComponent(id)}/children`);
+      const items = Array.isArray(c.Metadata) ? c.Metadata : [];
+      if (items.length) yield items.map((m) => mapPlexTrack(m as PlexTrack));
+    });
   }
 
   /** Artists (`type=8`) of each filtered (or every music) section. */

@@ -98,17 +98,7 @@ export class SyncService {
         fp: d.fp,
         title: d.title,
         artist: d.artist,
-        album: d.album,
-        album_artist: d.albumArtist,
-        year: d.year,
-        rating: d.rating,
-        duration: d.duration,
-        tempo: d.tempo,
-        key: d.key,
-        scale: d.scale,
-        energy: d.energy,
-        mood_vector: d.moodVector,
-        other_features: d.otherFeatures,
+        ...analysisFields(d),
         umap_x: row >= 0 && coords.length ? coords[2 * row]! : null,
         umap_y: row >= 0 && coords.length ? coords[2 * row + 1]! : null,
         ...(vec ? { embedding: typedToBuffer(vec).toString('base64') } : {}),
@@ -134,17 +124,7 @@ export class SyncService {
       item_id: reportedId,
       title: d.title,
       author: d.artist,
-      album: d.album,
-      album_artist: d.albumArtist,
-      year: d.year,
-      rating: d.rating,
-      duration: d.duration,
-      tempo: d.tempo,
-      key: d.key,
-      scale: d.scale,
-      energy: d.energy,
-      mood_vector: d.moodVector,
-      other_features: d.otherFeatures,
+      ...analysisFields(d),
     };
   }
 
@@ -184,4 +164,21 @@ export function firstRowAfter(index: IvfIndex, id: string): number {
     else hi = mid;
   }
   return lo;
+}
+
+/** The stored analysis of a track in the reference's field names (shared by the sync rows and the score answer). */
+function analysisFields(d: TrackDetails) {
+  return {
+    album: d.album,
+    album_artist: d.albumArtist,
+    year: d.year,
+    rating: d.rating,
+    duration: d.duration,
+    tempo: d.tempo,
+    key: d.key,
+    scale: d.scale,
+    energy: d.energy,
+    mood_vector: d.moodVector,
+    other_features: d.otherFeatures,
+  };
 }

@@ -65,8 +65,11 @@ export class Chroma36Map {
   }
 
   /**
-   * Like {@link apply} on magnitudes sqrt(power[k] * powerScale), computing the square roots only for the bins
-   * in range.
+   * Adds the spectrum's contribution to `out[outOffset .. outOffset + 36)` (overwrites): each bin in range
+   * adds its magnitude sqrt(power[k] * powerScale) to its two nearest 36-bin pitch classes, split linearly
+   * (square roots computed only for the bins in range).
+   * @param power |X[k]|^2 for k = 0..nFft/2, unscaled; `powerScale` brings it to the magnitude's scale.
+   * @returns the summed magnitude that went into the profile (0 for silence).
    */
   applyPower(power: ArrayLike<number>, powerScale: number, out: Float32Array | Float64Array, outOffset: number): number {
     for (let j = 0; j < N36; j++) out[outOffset + j] = 0;
@@ -74,27 +77,6 @@ export class Chroma36Map {
     const n = this.lower.length;
     for (let i = 0; i < n; i++) {
       const m = Math.sqrt(power[this.firstBin + i]! * powerScale);
-      const w = this.upperWeight[i]!;
-      const lo = outOffset + this.lower[i]!;
-      const hi = outOffset + this.upper[i]!;
-      out[lo] = out[lo]! + m * (1 - w);
-      out[hi] = out[hi]! + m * w;
-      total += m;
-    }
-    return total;
-  }
-
-  /**
-   * Adds the magnitude spectrum's contribution to `out[outOffset .. outOffset + 36)` (overwrites).
-   * @param magnitude |X[k]| for k = 0..nFft/2
-   * @returns the summed magnitude that went into the profile (0 for silence).
-   */
-  apply(magnitude: ArrayLike<number>, out: Float32Array | Float64Array, outOffset: number): number {
-    for (let j = 0; j < N36; j++) out[outOffset + j] = 0;
-    let total = 0;
-    const n = this.lower.length;
-    for (let i = 0; i < n; i++) {
-      const m = magnitude[this.firstBin + i]!;
       const w = this.upperWeight[i]!;
       const lo = outOffset + this.lower[i]!;
       const hi = outOffset + this.upper[i]!;

@@ -28,6 +28,9 @@ export class RealFft {
   private readonly splitSin: Float64Array; // sin(2 pi k / n), k <= m
   private readonly workRe: Float64Array;
   private readonly workIm: Float64Array;
+  /** Spectrum scratch of {@link power} (n/2 + 1 bins each). */
+  private readonly specRe: Float64Array;
+  private readonly specIm: Float64Array;
 
   /**
    * @param size transform length in samples; must be a power of two >= 4.
@@ -62,6 +65,8 @@ export class RealFft {
     }
     this.workRe = new Float64Array(m);
     this.workIm = new Float64Array(m);
+    this.specRe = new Float64Array(m + 1);
+    this.specIm = new Float64Array(m + 1);
   }
 
   /**
@@ -72,36 +77,6 @@ export class RealFft {
    * @param offset index of the first sample in `input` (default 0).
    */
   forward(input: ArrayLike<number>, outRe: Float64Array, outIm: Float64Array, offset = 0): void {
-    this.complexPass(input, offset);
-    const m = this.half;
-    const zr = this.workRe;
-    const zi = this.workIm;
-    const wc = this.splitCos;
-    const ws = this.splitSin;
-    for (let k = 0; k <= m; k++) {
-      const kk = k & (m - 1);
-      const a = zr[kk]!;
-      const b = zi[kk]!;
-      const j = (m - k) & (m - 1);
-      const c = zr[j]!;
-      const d = zi[j]!;
-      const er = 0.5 * (a + c);
-      const ei = 0.5 * (b - d);
-      const or = 0.5 * (b + d);
-      const oi = -0.5 * (a - c);
-      const cr = wc[k]!;
-      const ci = -ws[k]!;
-      outRe[k] = er + cr * or - ci * oi;
-      outIm[k] = ei + cr * oi + ci * or;
-    }
-  }
-
-  /**
-   * Power spectrum |X[k]|^2 (unscaled) of one real frame, k = 0..n/2.
-   * @param input n real samples starting at `offset`.
-   * @param out receives n/2 + 1 values.
-   */
-  power(input: ArrayLike<number>, out: Float64Array, offset = 0): void {
     this.complexPass(input, offset);
     const m = this.half;
     const zr = this.workRe;
@@ -121,10 +96,21 @@ export class RealFft {
       const oi = -0.5 * (a - c);
       const cr = wc[k]!;
       const ci = -ws[k]!;
-      const xr = er + cr * or - ci * oi;
-      const xi = ei + cr * oi + ci * or;
-      out[k] = xr * xr + xi * xi;
+      outRe[k] = er + cr * or - ci * oi;
+      outIm[k] = ei + cr * oi + ci * or;
     }
+  }
+
+  /**
+   * Power spectrum |X[k]|^2 (unscaled) of one real frame, k = 0..n/2.
+   * @param input n real samples starting at `offset`.
+   * @param out receives n/2 + 1 values.
+   */
+  power(input: ArrayLike<number>, out: Float64Array, offset = 0): void {
+    const re = this.specRe;
+    const im = this.specIm;
+    this.forward(input, re, im, offset);
+    for (let k = 0; k <= this.half; k++) out[k] = re[k]! * re[k]! + im[k]! * im[k]!;
   }
 
   /** Packs x into z[j] = x[2j] + i x[2j+1] in bit-reversed order and runs the radix-2 butterflies. */
