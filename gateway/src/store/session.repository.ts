@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { queryRows } from '@polyphony/platform';
-import type { UserRecord } from './user.repository';
+import { type UserRecord, type UserRow, toUser, userColumns } from './user.repository';
 
 /** A live session joined with its user (epoch milliseconds for the times). */
 export interface SessionWithUser {
@@ -10,16 +10,10 @@ export interface SessionWithUser {
   user: UserRecord;
 }
 
-interface Row {
+interface Row extends UserRow {
   sid: string;
   expires_ms: string;
   max_ms: string;
-  id: string;
-  username: string;
-  role: 'admin' | 'user';
-  password_hash: string;
-  changed_ms: string;
-  created_at: Date;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -50,7 +44,7 @@ export class SessionRepository {
     if (!UUID.test(id)) return undefined;
     const rows: Row[] = await this.ds.query(
       `SELECT s.id AS sid, (extract(epoch from s.expires_at) * 1000)::bigint AS expires_ms, (extract(epoch from s.max_expires_at) * 1000)::bigint AS max_ms,
-              u.id, u.username, u.role, u.password_hash, (extract(epoch from u.password_changed_at) * 1000)::bigint AS changed_ms, u.created_at
+              ${userColumns('u')}
          FROM auth.sessions s JOIN auth.service_users u ON u.id = s.user_id
         WHERE s.id = $1 AND s.expires_at > now() AND s.max_expires_at > now()`,
       [id],
@@ -61,7 +55,7 @@ export class SessionRepository {
       id: r.sid,
       expiresAt: Number(r.expires_ms),
       maxExpiresAt: Number(r.max_ms),
-      user: { id: r.id, username: r.username, role: r.role, passwordHash: r.password_hash, passwordChangedAt: Number(r.changed_ms), createdAt: r.created_at },
+      user: toUser(r),
     };
   }
 

@@ -11,7 +11,8 @@ export interface UserRecord {
   createdAt: Date;
 }
 
-interface Row {
+/** A service_users row as {@link userColumns} selects it. */
+export interface UserRow {
   id: string;
   username: string;
   role: 'admin' | 'user';
@@ -20,8 +21,14 @@ interface Row {
   created_at: Date;
 }
 
-const COLUMNS = `id, username, role, password_hash, (extract(epoch from password_changed_at) * 1000)::bigint AS changed_ms, created_at`;
-const toUser = (r: Row): UserRecord => ({ id: r.id, username: r.username, role: r.role, passwordHash: r.password_hash, passwordChangedAt: Number(r.changed_ms), createdAt: r.created_at });
+/** The select list of a {@link UserRow}, columns qualified by `alias` when given (joins). */
+export const userColumns = (alias?: string): string => {
+  const c = alias ? `${alias}.` : '';
+  return `${c}id, ${c}username, ${c}role, ${c}password_hash, (extract(epoch from ${c}password_changed_at) * 1000)::bigint AS changed_ms, ${c}created_at`;
+};
+const COLUMNS = userColumns();
+/** The record of a {@link UserRow}. */
+export const toUser = (r: UserRow): UserRecord => ({ id: r.id, username: r.username, role: r.role, passwordHash: r.password_hash, passwordChangedAt: Number(r.changed_ms), createdAt: r.created_at });
 
 /** Persistence of auth.service_users. Usernames are unique case-insensitively. */
 export class UserRepository {
@@ -29,17 +36,17 @@ export class UserRepository {
 
   async findById(id: string): Promise<UserRecord | undefined> {
     if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
-    const rows: Row[] = await this.ds.query(`SELECT ${COLUMNS} FROM auth.service_users WHERE id = $1`, [id]);
+    const rows: UserRow[] = await this.ds.query(`SELECT ${COLUMNS} FROM auth.service_users WHERE id = $1`, [id]);
     return rows[0] && toUser(rows[0]);
   }
 
   async findByUsername(username: string): Promise<UserRecord | undefined> {
-    const rows: Row[] = await this.ds.query(`SELECT ${COLUMNS} FROM auth.service_users WHERE lower(username) = lower($1)`, [username]);
+    const rows: UserRow[] = await this.ds.query(`SELECT ${COLUMNS} FROM auth.service_users WHERE lower(username) = lower($1)`, [username]);
     return rows[0] && toUser(rows[0]);
   }
 
   async list(): Promise<UserRecord[]> {
-    const rows: Row[] = await this.ds.query(`SELECT ${COLUMNS} FROM auth.service_users ORDER BY created_at, username`);
+    const rows: UserRow[] = await this.ds.query(`SELECT ${COLUMNS} FROM auth.service_users ORDER BY created_at, username`);
     return rows.map(toUser);
   }
 
@@ -51,7 +58,7 @@ export class UserRepository {
   /** Inserts a user; ConflictError on a duplicate username. */
   async create(username: string, role: 'admin' | 'user', passwordHash: string): Promise<UserRecord> {
     try {
-      const rows: Row[] = await this.ds.query(`INSERT INTO auth.service_users (username, role, password_hash) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [username, role, passwordHash]);
+      const rows: UserRow[] = await this.ds.query(`INSERT INTO auth.service_users (username, role, password_hash) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [username, role, passwordHash]);
       return toUser(rows[0]!);
     } catch (err) {
       mapUniqueViolation(err, `User "${username}" already exists`);

@@ -10,8 +10,8 @@ import { RoutingKeys, TaskUpdatedEvent, type SweepRequestedEvent } from '@polyph
 import { createMediaServerClient, type ServerConnection } from '@polyphony/media-servers';
 import type { Bus } from '@polyphony/platform';
 import type { FakeLibrary, FakeTrack } from '@polyphony/testkit';
-import type { ServerInfo } from '../src';
-import type { StartedCatalogue } from './helpers';
+import type { ServerInfo, SweepHooks } from '../src';
+import { startCatalogue, type StartedCatalogue } from './helpers';
 
 /** Libraries of the test catalogues. */
 export const LIBRARIES: FakeLibrary[] = [
@@ -228,4 +228,25 @@ export async function requestSweep(bus: Bus, over: Partial<SweepRequestedEvent> 
 /** Requests whose path looks like an audio download or stream (never expected from a sweep). */
 export function downloadRequests(requests: ReadonlyArray<{ path: string }>): string[] {
   return requests.map((r) => r.path).filter((p) => /download|stream|\/file|\/parts\//i.test(p));
+}
+
+/**
+ * The batch suites' catalogue: a private database, the fake peers as registry and index, quick media
+ * clients, 3-song sweep chunks, progress written at once; `afterChunk()` is read at every chunk (a test
+ * sets it to pause or fail a sweep). Attach the board and start the peers first.
+ */
+export function startBatchCatalogue(bus: Bus, peers: FakePeers, env: Record<string, string>, afterChunk: () => SweepHooks['afterChunk']): Promise<StartedCatalogue> {
+  return startCatalogue({ SWEEP_CHUNK_SIZE: '3', TASK_PROGRESS_INTERVAL_MS: '0', BATCH_RECHECK_MS: '200', ...env }, undefined, bus, {
+    peers: () => peers.peers(),
+    clientFactory: quickClients,
+    sweepHooks: { afterChunk: (info) => afterChunk()?.(info) ?? Promise.resolve() },
+  });
+}
+
+/** Stops what {@link startBatchCatalogue} and the suite started: the catalogue, its database, the peers, the fake servers. */
+export async function stopBatchCatalogue(c: StartedCatalogue | undefined, peers: FakePeers, fakes: ReadonlyArray<{ close(): Promise<void> }>): Promise<void> {
+  await c?.stop();
+  await c?.db.drop();
+  await peers.close();
+  for (const f of fakes) await f.close();
 }

@@ -7,8 +7,8 @@
 import { InMemoryBus } from '@polyphony/platform';
 import { ArrayCatalogue, createFakeJellyfin, createFakeSubsonic, type FakeTrack, type StartedFake } from '@polyphony/testkit';
 import type { SweepHooks } from '../src';
-import { Board, FakePeers, LIBRARIES, fakeTrack, mappingsOf, quickClients, requestSweep, resetCatalogue, seedSongs } from './batch-helpers';
-import { startCatalogue, type StartedCatalogue } from './helpers';
+import { Board, FakePeers, LIBRARIES, fakeTrack, mappingsOf, requestSweep, resetCatalogue, seedSongs, startBatchCatalogue, stopBatchCatalogue } from './batch-helpers';
+import type { StartedCatalogue } from './helpers';
 
 interface CleaningDetails {
   per_server: Array<{ serverId: string; status: string; pruned: number; fetched: number; error?: string }>;
@@ -34,19 +34,10 @@ describe('cleaning (PostgreSQL, fake media servers)', () => {
   beforeAll(async () => {
     await board.attach(bus);
     await peers.start();
-    c = await startCatalogue({ SWEEP_CHUNK_SIZE: '3', TASK_PROGRESS_INTERVAL_MS: '0', INDEX_REBUILD_POLL_MS: '10', BATCH_RECHECK_MS: '200' }, undefined, bus, {
-      peers: () => peers.peers(),
-      clientFactory: quickClients,
-      sweepHooks: { afterChunk: (info) => (afterChunk ? afterChunk(info) : Promise.resolve()) },
-    });
+    c = await startBatchCatalogue(bus, peers, { INDEX_REBUILD_POLL_MS: '10' }, () => afterChunk);
     peers.itemsOfNextBuild = async () => (await c.sql(`SELECT 1 FROM catalogue.score`)).length;
   });
-  afterAll(async () => {
-    await c?.stop();
-    await c?.db.drop();
-    await peers.close();
-    for (const f of fakes) await f.close();
-  });
+  afterAll(() => stopBatchCatalogue(c, peers, fakes));
   beforeEach(async () => {
     afterChunk = undefined;
     peers.servers = [];

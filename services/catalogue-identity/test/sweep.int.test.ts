@@ -8,7 +8,7 @@ import { RoutingKeys, ServerCountedEvent, type TaskCancelRequestedEvent } from '
 import { InMemoryBus } from '@polyphony/platform';
 import { ArrayCatalogue, createTestDatabase, createFakeEmby, createFakeJellyfin, createFakeLyrion, createFakePlex, createFakeSubsonic, type FakeTrack, type StartedFake } from '@polyphony/testkit';
 import type { SweepHooks } from '../src';
-import { Board, FakePeers, LIBRARIES, downloadRequests, fakeTrack, mappingsOf, quickClients, requestSweep, resetCatalogue, seedSongs } from './batch-helpers';
+import { Board, FakePeers, LIBRARIES, downloadRequests, fakeTrack, mappingsOf, quickClients, requestSweep, resetCatalogue, seedSongs, startBatchCatalogue, stopBatchCatalogue } from './batch-helpers';
 import { startCatalogue, type StartedCatalogue } from './helpers';
 
 describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
@@ -25,18 +25,9 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
     await board.attach(bus);
     await bus.consume({ queue: 'test.counted', bindings: [RoutingKeys.serverCounted], schema: ServerCountedEvent, handler: async (e) => void counted.push(e) });
     await peers.start();
-    c = await startCatalogue({ SWEEP_CHUNK_SIZE: '3', TASK_PROGRESS_INTERVAL_MS: '0', BATCH_RECHECK_MS: '200' }, undefined, bus, {
-      peers: () => peers.peers(),
-      clientFactory: quickClients,
-      sweepHooks: { afterChunk: (info) => (afterChunk ? afterChunk(info) : Promise.resolve()) },
-    });
+    c = await startBatchCatalogue(bus, peers, {}, () => afterChunk);
   });
-  afterAll(async () => {
-    await c?.stop();
-    await c?.db.drop();
-    await peers.close();
-    for (const f of fakes) await f.close();
-  });
+  afterAll(() => stopBatchCatalogue(c, peers, fakes));
   beforeEach(async () => {
     afterChunk = undefined;
     counted.length = 0;

@@ -5,7 +5,7 @@ import { BadCredentialsError, UnreachableError } from './errors';
 import { JellyfinClient, jellyfinAuthorization } from './jellyfin';
 import { mapJellyfinTrack } from './jellyfin-family';
 import type { ProviderTrack } from './types';
-import { sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
+import { collectPages, sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
 
 const TOKEN = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const UID = '5f0c1e2d3c4b5a69788796a5b4c3d2e1';
@@ -45,12 +45,6 @@ function itemsHandler(counts: Record<string, number>, fail?: (req: RecordedReque
   };
 }
 
-async function collect(it: AsyncIterable<ProviderTrack[]>): Promise<ProviderTrack[]> {
-  const out: ProviderTrack[] = [];
-  for await (const page of it) out.push(...page);
-  return out;
-}
-
 describe(JellyfinClient.name, () => {
   let stub: Stub | undefined;
   afterEach(async () => {
@@ -62,7 +56,7 @@ describe(JellyfinClient.name, () => {
 
   it('When enumerating 1201 tracks, then it pages by 500 with the documented query and MediaBrowser auth', async () => {
     stub = await startStub(itemsHandler({ '': 1201 }));
-    const tracks = await collect(make(stub.url).iterateTracks());
+    const tracks = await collectPages(make(stub.url).iterateTracks());
     expect(tracks).toHaveLength(1201);
     expect(new Set(tracks.map((t) => t.id)).size).toBe(1201);
     expect(stub.requests.map((r) => r.query.get('StartIndex'))).toEqual(['0', '500', '1000']);
@@ -77,7 +71,7 @@ describe(JellyfinClient.name, () => {
 
   it('When a library filter is set, then each library is paged with its ParentId', async () => {
     stub = await startStub(itemsHandler({ libA: 3, libB: 501 }));
-    const tracks = await collect(make(stub.url, ['libA', 'libB']).iterateTracks());
+    const tracks = await collectPages(make(stub.url, ['libA', 'libB']).iterateTracks());
     expect(tracks).toHaveLength(504);
     expect(stub.requests.map((r) => `${r.query.get('ParentId')}@${r.query.get('StartIndex')}`)).toEqual(['libA@0', 'libB@0', 'libB@500']);
   });
@@ -94,7 +88,7 @@ describe(JellyfinClient.name, () => {
 
   it('When the token is wrong, then BadCredentialsError', async () => {
     stub = await startStub(itemsHandler({ '': 1 }));
-    await expect(collect(make(stub.url, undefined, 'wrong').iterateTracks())).rejects.toBeInstanceOf(BadCredentialsError);
+    await expect(collectPages(make(stub.url, undefined, 'wrong').iterateTracks())).rejects.toBeInstanceOf(BadCredentialsError);
   });
 
   it('When mapping an Audio item, then ticks become seconds, the 0-10 rating becomes stars and ids stay strings', () => {

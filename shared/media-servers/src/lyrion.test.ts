@@ -1,8 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { BadCredentialsError, UnreachableError } from './errors';
 import { LyrionClient, mapLyrionTitle } from './lyrion';
-import type { ProviderTrack } from './types';
-import { sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
+import { collectPages, sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
 
 type Cmd = Array<string | number>;
 interface Rpc { id: number; method: string; params: [string, Cmd] }
@@ -39,12 +38,6 @@ function lms(n: number, extra?: (cmd: Cmd, player: string, req: RecordedRequest,
   };
 }
 
-async function collect(it: AsyncIterable<ProviderTrack[]>): Promise<ProviderTrack[]> {
-  const out: ProviderTrack[] = [];
-  for await (const page of it) out.push(...page);
-  return out;
-}
-
 describe(LyrionClient.name, () => {
   let stub: Stub | undefined;
   afterEach(async () => {
@@ -56,7 +49,7 @@ describe(LyrionClient.name, () => {
 
   it('When enumerating 1100 tracks, then titles is paged 500 at a time through slim.request until start >= count', async () => {
     stub = await startStub(lms(1100));
-    const tracks = await collect(make(stub.url).iterateTracks());
+    const tracks = await collectPages(make(stub.url).iterateTracks());
     expect(tracks).toHaveLength(1100);
     const bodies = stub.requests.map(rpcOf);
     expect(bodies.map((b) => b.params[1].slice(0, 3))).toEqual([['titles', 0, 500], ['titles', 500, 500], ['titles', 1000, 500]]);
@@ -75,7 +68,7 @@ describe(LyrionClient.name, () => {
 
   it('When a path-prefix filter is set, then only tracks under it are kept (separator boundary respected)', async () => {
     stub = await startStub(lms(10));
-    const tracks = await collect(make(stub.url, ['file:///music/rock/']).iterateTracks());
+    const tracks = await collectPages(make(stub.url, ['file:///music/rock/']).iterateTracks());
     expect(tracks.map((t) => t.id)).toEqual(['0', '2', '4', '6', '8']);
     expect(tracks.every((t) => t.path?.startsWith('/music/rock/'))).toBe(true);
   });
@@ -85,8 +78,8 @@ describe(LyrionClient.name, () => {
       if (req.headers.authorization !== `Basic ${Buffer.from('admin:pw').toString('base64')}`) return sendJson(res, {}, 401);
       return lms(1)(req, res);
     });
-    await expect(collect(make(stub.url, undefined, { user: 'admin', password: 'pw' }).iterateTracks())).resolves.toHaveLength(1);
-    await expect(collect(make(stub.url, undefined, { user: 'admin', password: 'bad' }).iterateTracks())).rejects.toBeInstanceOf(BadCredentialsError);
+    await expect(collectPages(make(stub.url, undefined, { user: 'admin', password: 'pw' }).iterateTracks())).resolves.toHaveLength(1);
+    await expect(collectPages(make(stub.url, undefined, { user: 'admin', password: 'bad' }).iterateTracks())).rejects.toBeInstanceOf(BadCredentialsError);
   });
 
   it('When LMS closes the connection (unknown command), then UnreachableError after the retry', async () => {
@@ -103,7 +96,7 @@ describe(LyrionClient.name, () => {
       }
       return false;
     }));
-    await expect(collect(make(stub.url).iterateTracks())).rejects.toBeInstanceOf(UnreachableError);
+    await expect(collectPages(make(stub.url).iterateTracks())).rejects.toBeInstanceOf(UnreachableError);
   });
 
   it('When listing libraries, then media folders become decoded path ids', async () => {

@@ -4,8 +4,7 @@ import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { BadCredentialsError, NotFoundError, ProtocolError, UnreachableError } from './errors';
 import { NavidromeClient, mapSubsonicSong, subsonicToken } from './navidrome';
-import type { ProviderTrack } from './types';
-import { sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
+import { collectPages, sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
 
 const USER = 'alice';
 const PASSWORD = 's3same!';
@@ -41,12 +40,6 @@ function subsonic(total: Record<string, number>, extra?: (req: RecordedRequest, 
   };
 }
 
-async function collect(it: AsyncIterable<ProviderTrack[]>): Promise<ProviderTrack[]> {
-  const out: ProviderTrack[] = [];
-  for await (const page of it) out.push(...page);
-  return out;
-}
-
 describe(NavidromeClient.name, () => {
   let stub: Stub | undefined;
   afterEach(async () => {
@@ -62,7 +55,7 @@ describe(NavidromeClient.name, () => {
 
   it('When enumerating 1000 songs, then search3 is paged by 500 with salted-token auth and a fresh salt per call', async () => {
     stub = await startStub(subsonic({ '': 1000 }));
-    const tracks = await collect(make(stub.url).iterateTracks());
+    const tracks = await collectPages(make(stub.url).iterateTracks());
     expect(tracks).toHaveLength(1000);
     // 1000 = 2 full pages, so a third (empty) page ends the enumeration.
     expect(stub.requests.map((r) => r.query.get('songOffset'))).toEqual(['0', '500', '1000']);
@@ -78,14 +71,14 @@ describe(NavidromeClient.name, () => {
 
   it('When a folder filter is set, then each folder is enumerated with musicFolderId and a short page ends it', async () => {
     stub = await startStub(subsonic({ '1': 2, '3': 501 }));
-    const tracks = await collect(make(stub.url, ['1', '3']).iterateTracks());
+    const tracks = await collectPages(make(stub.url, ['1', '3']).iterateTracks());
     expect(tracks).toHaveLength(503);
     expect(stub.requests.map((r) => `${r.query.get('musicFolderId')}@${r.query.get('songOffset')}`)).toEqual(['1@0', '3@0', '3@500']);
   });
 
   it('When the password is wrong (code 40 inside HTTP 200), then BadCredentialsError without the password in the message', async () => {
     stub = await startStub(subsonic({ '': 1 }));
-    const err = (await collect(make(stub.url, undefined, 'nope-secret').iterateTracks()).catch((e: unknown) => e)) as Error;
+    const err = (await collectPages(make(stub.url, undefined, 'nope-secret').iterateTracks()).catch((e: unknown) => e)) as Error;
     expect(err).toBeInstanceOf(BadCredentialsError);
     expect((err as BadCredentialsError).code).toBe(40);
     expect(err.message).not.toContain('nope-secret');
@@ -128,7 +121,7 @@ describe(NavidromeClient.name, () => {
       }
       return false;
     }));
-    await expect(collect(make(stub.url).iterateTracks())).rejects.toBeInstanceOf(UnreachableError);
+    await expect(collectPages(make(stub.url).iterateTracks())).rejects.toBeInstanceOf(UnreachableError);
   });
 
   it('When mapping a Child, then fields normalise (ids strings, int seconds, 1-5 rating, displayAlbumArtist)', () => {

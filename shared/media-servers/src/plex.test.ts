@@ -4,8 +4,7 @@ import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { BadCredentialsError, UnreachableError } from './errors';
 import { PlexClient, mapPlexTrack } from './plex';
-import type { ProviderTrack } from './types';
-import { sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
+import { collectPages, sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
 
 const TOKEN = 'plex-token-XYZ123';
 const MID = 'a1b2c3d4e5';
@@ -48,12 +47,6 @@ function plex(n: Record<string, number>, extra?: (req: RecordedRequest, res: Ser
   };
 }
 
-async function collect(it: AsyncIterable<ProviderTrack[]>): Promise<ProviderTrack[]> {
-  const out: ProviderTrack[] = [];
-  for await (const page of it) out.push(...page);
-  return out;
-}
-
 describe(PlexClient.name, () => {
   let stub: Stub | undefined;
   afterEach(async () => {
@@ -65,7 +58,7 @@ describe(PlexClient.name, () => {
 
   it('When enumerating 2500 tracks, then /all?type=10 is paged 1000 at a time with container start/size and token headers', async () => {
     stub = await startStub(plex({ '3': 2500 }));
-    const tracks = await collect(make(stub.url).iterateTracks());
+    const tracks = await collectPages(make(stub.url).iterateTracks());
     expect(tracks).toHaveLength(2500);
     const pages = stub.requests.filter((r) => r.path.endsWith('/all'));
     expect(pages.map((r) => [r.headers['x-plex-container-start'], r.headers['x-plex-container-size']])).toEqual([
@@ -81,7 +74,7 @@ describe(PlexClient.name, () => {
 
   it('When a section filter is set, then only those section keys are read and /library/sections is not needed', async () => {
     stub = await startStub(plex({ '7': 3, '3': 5 }));
-    const tracks = await collect(make(stub.url, ['7']).iterateTracks());
+    const tracks = await collectPages(make(stub.url, ['7']).iterateTracks());
     expect(tracks).toHaveLength(3);
     expect(stub.requests.map((r) => r.path)).toEqual(['/library/sections/7/all']);
   });
@@ -107,7 +100,7 @@ describe(PlexClient.name, () => {
       sendJson(res, {}, 500);
       return true;
     }));
-    await expect(collect(make(stub.url).iterateTracks())).rejects.toBeInstanceOf(UnreachableError);
+    await expect(collectPages(make(stub.url).iterateTracks())).rejects.toBeInstanceOf(UnreachableError);
   });
 
   it('When creating a playlist of 230 tracks, then the URI names the machine and holds 100 ids, the rest is PUT in batches', async () => {

@@ -68,3 +68,10 @@ export async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+/** Every track of a client's paged enumeration, in order (iterateTracks, iterateRecentAlbumTracks). */
+export async function collectPages<T>(it: AsyncIterable<T[]>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const page of it) out.push(...page);
+  return out;
+}

@@ -1,32 +1,7 @@
 import { runWithContext } from '../context';
-import {
-  attemptBudget,
-  attemptOf,
-  BusClosedError,
-  encodePayload,
-  errorText,
-  InFlight,
-  newMessageId,
-  outgoingHeaders,
-  resolveRetry,
-  retryDelayMs,
-  type ResolvedRetry,
-  visibleHeaders,
-} from './common';
+import { attemptBudget, attemptOf, BusClosedError, encodePayload, errorText, InFlight, newMessageId, outgoingHeaders, resolveRetry, retryDelayMs, type ResolvedRetry, visibleHeaders } from './common';
 import { compileTopicPattern, type TopicMatcher } from './topic';
-import {
-  type Bus,
-  type BusLogger,
-  type ConsumeOptions,
-  type ConsumerHandle,
-  type DeadLetterReason,
-  type MessageHeaders,
-  noopBusLogger,
-  PermanentMessageError,
-  type DeadLetterInfo,
-  type PublishOptions,
-  type RetryOptions,
-} from './types';
+import { type Bus, type BusLogger, type ConsumeOptions, type ConsumerHandle, type DeadLetterReason, type MessageHeaders, noopBusLogger, PermanentMessageError, type DeadLetterInfo, type PublishOptions, type RetryOptions } from './types';
 
 /** Options of {@link InMemoryBus}. Retry delays are in ms (defaults: 1000 doubling, cap 60000). */
 export interface InMemoryBusOptions extends RetryOptions {

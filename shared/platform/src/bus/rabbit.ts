@@ -2,35 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import * as amqp from 'amqplib';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Message, Options } from 'amqplib';
 import { runWithContext } from '../context';
-import {
-  attemptBudget,
-  attemptOf,
-  BusClosedError,
-  BusUnavailableError,
-  encodePayload,
-  errorText,
-  INTERNAL_HEADERS,
-  InFlight,
-  newMessageId,
-  outgoingHeaders,
-  resolveRetry,
-  retryDelayMs,
-  type ResolvedRetry,
-  sleep,
-  visibleHeaders,
-} from './common';
-import {
-  type Bus,
-  type BusLogger,
-  type ConsumeOptions,
-  type ConsumerHandle,
-  type DeadLetterInfo,
-  type DeadLetterReason,
-  noopBusLogger,
-  PermanentMessageError,
-  type PublishOptions,
-  type RetryOptions,
-} from './types';
+import { attemptBudget, attemptOf, BusClosedError, BusUnavailableError, encodePayload, errorText, INTERNAL_HEADERS, InFlight, newMessageId, outgoingHeaders, resolveRetry, retryDelayMs, type ResolvedRetry, sleep, visibleHeaders } from './common';
+import { type Bus, type BusLogger, type ConsumeOptions, type ConsumerHandle, type DeadLetterInfo, type DeadLetterReason, noopBusLogger, PermanentMessageError, type PublishOptions, type RetryOptions } from './types';
 
 /** Options of {@link RabbitBus}. Durations in ms unless the name says otherwise. */
 export interface RabbitBusOptions extends RetryOptions {

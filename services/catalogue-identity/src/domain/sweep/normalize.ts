@@ -2,6 +2,7 @@
  * Normalisation of the keys the sweep matches on (spec: Setup-time alignment 1; tier details from
  * the reference implementation's matcher, reference-implementation.md section 5).
  */
+import { HASH, hash64 } from './compact';
 
 /**
  * Common mount prefixes stripped from the front of a path, longest first so `/mnt/media/music/`
@@ -110,20 +111,12 @@ export function normMetaKey(title?: string | null, artist?: string | null, album
 }
 
 /**
- * 53-bit FNV-1a-style hash of a key (two 32-bit lanes combined) as one JS number. The slim index uses
- * the full 64-bit form of the same lanes (compact.ts `hash64`, allocation-free); this number form is
- * kept for callers that want a single Map key. Collision odds at 500k keys: about 500k^2 / 2^54 = 1.4e-5.
+ * 53-bit form of compact.ts `hash64` (its two 32-bit lanes combined) as one JS number, for a single Map
+ * key. Collision odds at 500k keys: about 500k^2 / 2^54 = 1.4e-5.
  */
 export function hashKey(key: string): number {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x01000193 ^ key.length;
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-    h2 ^= h2 >>> 13;
-  }
-  return (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff);
+  hash64(key);
+  return HASH[0]! * 0x200000 + (HASH[1]! & 0x1fffff);
 }
 
 /** `<disc>-<track>` at the start of a file name: `1-03 Song.flac`, `02.11_title.mp3` (reference section 5). */
