@@ -28,6 +28,17 @@ export interface BuildLock {
 /** Advisory lock key: (namespace, key) = ('ipoly' as int32, 1 = index rebuild). */
 export const BUILD_LOCK_KEY: readonly [number, number] = [0x69706f6c, 1];
 
+/** `BuildLock.acquire` over `tryAcquire`: tries every `pollMs`, calls `onWait` once before the first wait. */
+async function pollForLock(lock: Pick<BuildLock, 'tryAcquire'>, pollMs: number, signal: AbortSignal, onWait?: () => void): Promise<BuildLockHandle> {
+  for (let waited = false; ; waited = true) {
+    if (signal.aborted) throw new Error('index build aborted');
+    const h = await lock.tryAcquire();
+    if (h) return h;
+    if (!waited) onWait?.();
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
 export class PgBuildLock implements BuildLock {
   constructor(
     private readonly ds: DataSource,
@@ -48,18 +59,8 @@ export class PgBuildLock implements BuildLock {
     return undefined;
   }
 
-  async acquire(signal: AbortSignal, onWait?: () => void): Promise<BuildLockHandle> {
-    let waited = false;
-    for (;;) {
-      if (signal.aborted) throw new Error('index build aborted');
-      const h = await this.tryAcquire();
-      if (h) return h;
-      if (!waited) {
-        waited = true;
-        onWait?.();
-      }
-      await new Promise((r) => setTimeout(r, this.pollMs));
-    }
+  acquire(signal: AbortSignal, onWait?: () => void): Promise<BuildLockHandle> {
+    return pollForLock(this, this.pollMs, signal, onWait);
   }
 }
 
@@ -87,15 +88,7 @@ export class LocalBuildLock implements BuildLock {
     this.held = true;
     return { release: async () => void (this.held = false) };
   }
-  async acquire(signal: AbortSignal, onWait?: () => void): Promise<BuildLockHandle> {
-    let waited = false;
-    for (;;) {
-      if (signal.aborted) throw new Error('index build aborted');
-      const h = await this.tryAcquire();
-      if (h) return h;
-      if (!waited) onWait?.();
-      waited = true;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+  acquire(signal: AbortSignal, onWait?: () => void): Promise<BuildLockHandle> {
+    return pollForLock(this, 20, signal, onWait);
   }
 }
