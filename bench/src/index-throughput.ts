@@ -29,7 +29,8 @@ import type { LoadResult } from './load-child';
  * Usage: node bench/dist/index-throughput.js [songs=100000] [seconds=10] [connections=16] [mode=int8]
  * Environment (profiling runs): TP_SCENARIOS = comma list of scenario names (default all), TP_REPLICAS =
  * comma list of replica counts (default `1,2`), TP_ROLLING=0 skips the rolling restart, TP_REPLICA_ARGS =
- * extra node flags of the replica processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). Every figure
+ * extra node flags of the replica processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`); TP_KEEP_DB=1 keeps the
+ * bench database (its URL is printed) and TP_DB_URL=<that URL> reuses it, skipping the build (1M runs). Every figure
  * also carries the CPU time per request of the gateway (this process), the replicas and the PostgreSQL backends of the
  * bench database (from /proc/<pid>/stat), which does not depend on how loaded the machine is.
  */
@@ -94,7 +95,10 @@ async function main(): Promise<void> {
   const mode = process.argv[5] ?? 'int8';
   const secret = randomBytes(32).toString('hex');
   const apiToken = randomBytes(16).toString('hex');
-  const db = await createBenchDatabase('index_tp_bench');
+  // TP_DB_URL reuses a database kept by an earlier run (TP_KEEP_DB=1): replica A then loads its generation instead of building.
+  const reuse = process.env.TP_DB_URL;
+  const db = reuse ? { url: reuse, drop: async () => undefined } : await createBenchDatabase('index_tp_bench');
+  if (process.env.TP_KEEP_DB === '1' && !reuse) console.log(`database kept: TP_DB_URL=${db.url}`);
   const dbName = new URL(db.url).pathname.slice(1);
   const { child: peersChild, info: peers } = await startChild<{ url: string }>(indexBenchScript('fake-peers-server.js'), [String(songs)]);
   const logger = createLogger({ service: 'tp-bench', level: 'error' });
@@ -106,7 +110,7 @@ async function main(): Promise<void> {
   let gateway: ReturnType<typeof buildGateway> | undefined;
   try {
     const base = { dbUrl: db.url, secret, peersUrl: peers.url, mode };
-    const a = await startReplica({ ...base, port: 0, build: true });
+    const a = await startReplica({ ...base, port: 0, build: !reuse });
     replicas.push(a);
     console.log(`replica A built generation ${a.info.generation} in ${(a.info.buildMs / 1000).toFixed(1)} s (RSS ${a.info.rssMb.toFixed(0)} MiB, load ${load()})`);
     const b = await startReplica({ ...base, port: 0, build: false });
@@ -231,7 +235,7 @@ async function main(): Promise<void> {
     peersChild.stdin?.end();
     peersChild.kill();
     await new Promise((r) => setTimeout(r, 1000));
-    await db.drop();
+    if (process.env.TP_KEEP_DB !== '1') await db.drop();
   }
 }
 

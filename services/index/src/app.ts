@@ -224,6 +224,9 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const reporter = new ReplicaReporter(leaseOwnerName('index'), state, replicaRows, rt.logger.child({ component: 'ReplicaReporter' }), config.replicaHeartbeatMs);
   routeSets.push(liveGenerationRoutes(state, generations, replicaRows, ReplicaReporter.liveWindowMs(config.replicaHeartbeatMs)));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
+  // No ETag: express would hash every JSON answer (up to ~40 kB for 199 similar songs) for a validator no
+  // client of these query endpoints sends back (issue 19 per-request cost).
+  rt.app.set('etag', false);
   mountRoutes(rt.app, routesOf('index'), routeSets);
   rt.finishRoutes();
 

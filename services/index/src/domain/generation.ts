@@ -3,6 +3,7 @@ import { IdTableBuilder } from './ivf/id-table';
 import { DEFAULT_DIM } from './ivf/ivf-build';
 import { DEFAULT_NPROBE, IvfIndex } from './ivf/ivf-index';
 import { GenerationMaps } from './maps/generation-maps';
+import { TrackMetaStore } from './maps/track-meta-store';
 import type { PcaBasis } from './projection';
 
 /**
@@ -91,6 +92,8 @@ export interface Generation {
   readonly builtAt: Date | null;
   /** Provider <-> canonical maps and availability per server over this generation's rows (kept current from the catalogue's mapping log). */
   readonly maps: GenerationMaps;
+  /** Display metadata of every row (title, artist, album, moods, tempo, energy), in memory: result rows need no database query (issue 19). */
+  readonly meta: TrackMetaStore;
 }
 
 /** The generation served before any build exists: an empty index (built synchronously). */
@@ -107,7 +110,7 @@ export function emptyGeneration(dim = DEFAULT_DIM): Generation {
     slotOfRow: new Int32Array(0),
     ids: new IdTableBuilder(16).finish(0),
   });
-  return { generation: 0, index, artists: ArtistModel.empty(dim, 0), links: new ArtistLinks(), pca: undefined, coords: new Float32Array(0), mapMethod: 'pca', builtAt: null, maps: new GenerationMaps(index) };
+  return { generation: 0, index, artists: ArtistModel.empty(dim, 0), links: new ArtistLinks(), pca: undefined, coords: new Float32Array(0), mapMethod: 'pca', builtAt: null, maps: new GenerationMaps(index), meta: new TrackMetaStore(0) };
 }
 
 /**

@@ -14,6 +14,7 @@ import { ProductQuantiser } from './ivf/quantiser';
 import { DEFAULT_PQ_M, quantiseIndex, quantiserFromParams, restoreQuantised } from './ivf/quantised-store';
 import type { VectorStoreSettings } from '../config';
 import type { MapFollower } from './maps/generation-maps';
+import { loadTrackMeta } from './maps/track-meta-store';
 import type { CataloguePort } from './ports';
 import { decodeBasis, encodeBasis, fitPca, projectAll } from './projection';
 import { umapLayout } from './umap-projection';
@@ -169,7 +170,7 @@ export class RebuildService {
     const live = await this.generations.live();
     if (!live || live.dim === null || live.itemCount === null || live.centroids === null) return { loaded: false, interrupted: interrupted.length };
     const t0 = performance.now();
-    let restored: Omit<Generation, 'maps'>;
+    let restored: Omit<Generation, 'maps' | 'meta'>;
     let codesLoaded = false;
     try {
       const input = { dim: live.dim, count: live.itemCount, centroids: live.centroids, cells: this.generations.cells(live.generation), generation: live.generation };
@@ -201,8 +202,8 @@ export class RebuildService {
     // The maps are loaded and caught up before the swap: the generation is never served with older maps.
     // A catalogue that stays unreachable fails the start (the replica never becomes ready).
     const tMaps = performance.now();
-    const maps = await this.maps.load(restored.index);
-    const gen: Generation = { ...restored, maps };
+    const [maps, meta] = await Promise.all([this.maps.load(restored.index), loadTrackMeta(restored.index, this.tracks)]);
+    const gen: Generation = { ...restored, maps, meta };
     this.state.swap(gen);
     void this.maps.catchUp(maps).catch(() => undefined);
     this.lastLoad = { generation: live.generation, ms: performance.now() - t0, storedCodes: codesLoaded };
@@ -214,6 +215,8 @@ export class RebuildService {
       ms: Math.round(performance.now() - t0),
       mapsMs: Math.round(performance.now() - tMaps),
       mapSeq: maps.seq,
+      metaRows: meta.count,
+      metaMiB: Math.round(meta.bytes / 1048576),
       vectorMode: this.vectors.mode,
       storedCodes: codesLoaded,
     });
@@ -410,10 +413,10 @@ export class RebuildService {
     // 5. activation
     await this.publishTask(job, 'RUNNING', 95, 'activating the new generation');
     if (signal.aborted) throw new Error('index build aborted');
-    const maps = await this.maps.load(served);
+    const [maps, meta] = await Promise.all([this.maps.load(served), loadTrackMeta(served, this.tracks)]);
     if (signal.aborted) throw new Error('index build aborted');
     const deleted = await this.generations.activate(generation);
-    const gen: Generation = { generation, index: served, artists, links: artistLinks, pca, coords, mapMethod, builtAt: new Date(), maps };
+    const gen: Generation = { generation, index: served, artists, links: artistLinks, pca, coords, mapMethod, builtAt: new Date(), maps, meta };
     this.state.swap(gen);
     // Changes logged while the activation committed.
     void this.maps.catchUp(maps).catch(() => undefined);

@@ -23,11 +23,11 @@ export interface RankedRow {
  *  input  provider id of the server -> canonical id (canonical and unknown ids pass through);
  *  output canonical id -> provider id of the server (absent = not on the server: the row is dropped).
  * Output never contains a canonical id or another server's id: rows are emitted only under the id the
- * maps hold for this server. The one remaining I/O is the display metadata of the result rows: one
- * batched query per request (`describe`).
+ * maps hold for this server. The display metadata of result rows comes from the generation's in-memory
+ * store (`gen.meta`), so a similar-songs request by item id does no I/O.
  */
 export class RequestScope {
-  /** Per-request cache filled by `describe` (null = known to be absent). */
+  /** Per-request cache filled by `metaOf` (null = known to be absent). */
   private readonly metaCache = new Map<string, TrackMeta | null>();
   private maskSnapshot?: AvailabilityMask;
 
@@ -77,9 +77,22 @@ export class RequestScope {
     return out;
   }
 
-  /** Display metadata of canonical ids (one query). */
+  /**
+   * Display metadata of canonical ids, from the generation's in-memory store (`gen.meta`, issue 19): no
+   * database query. Ids outside the generation are absent. Async for the callers' convenience.
+   */
   metadata(canonicalIds: readonly string[]): Promise<Map<string, TrackMeta>> {
-    return this.deps.tracks.metadata(canonicalIds);
+    const out = new Map<string, TrackMeta>();
+    for (const id of canonicalIds) {
+      const m = this.metaOfRow(this.gen.index.rowOf(id), id);
+      if (m) out.set(id, m);
+    }
+    return Promise.resolve(out);
+  }
+
+  /** Metadata of a row of this generation (undefined when it holds none). */
+  metaOfRow(row: number, canonicalId: string): TrackMeta | undefined {
+    return row < 0 ? undefined : this.gen.meta.get(row, canonicalId);
   }
 
   /** Canonical id of a row. */
@@ -87,17 +100,26 @@ export class RequestScope {
     return this.gen.index.idOf(row);
   }
 
-  /** Fetches the metadata of the ids not seen yet in this request (one batched query) and keeps it for the request. */
-  async describe(canonicalIds: readonly string[]): Promise<void> {
-    const needMeta = [...new Set(canonicalIds.filter((id) => !this.metaCache.has(id)))];
-    if (needMeta.length === 0) return;
-    const meta = await this.metadata(needMeta);
-    for (const id of needMeta) this.metaCache.set(id, meta.get(id) ?? null);
+  /**
+   * Formerly fetched the metadata of the ids in one query; the metadata is in memory now (`gen.meta`) and
+   * `metaOf` reads it lazily, so only the candidates a request actually looks at are decoded. Kept so the
+   * callers' "describe, then read" order stays valid if the store ever moves out of process.
+   */
+  describe(_canonicalIds: readonly string[]): Promise<void> {
+    return Promise.resolve();
   }
 
-  /** Metadata of an id fetched by `describe` (undefined when unknown or not fetched). */
+  /**
+   * Metadata of an id (undefined when unknown), read from the generation's store on first use and kept for
+   * the request, so one request sees one value per song even if a catalogue change lands meanwhile.
+   */
   metaOf(canonicalId: string): TrackMeta | undefined {
-    return this.metaCache.get(canonicalId) ?? undefined;
+    let m = this.metaCache.get(canonicalId);
+    if (m === undefined) {
+      m = this.metaOfRow(this.gen.index.rowOf(canonicalId), canonicalId) ?? null;
+      this.metaCache.set(canonicalId, m);
+    }
+    return m ?? undefined;
   }
 
   /** Provider id on the selected server of a canonical id (undefined when not on it or not in the generation). */
@@ -114,19 +136,17 @@ export class RequestScope {
     return (await this.presentRanked(ranked)).map((p) => p.dto);
   }
 
-  /** Like `present`, keeping each surviving row's index row next to its DTO. At most one metadata query. */
+  /** Like `present`, keeping each surviving row's index row next to its DTO. No I/O. */
   async presentRanked(ranked: readonly RankedRow[]): Promise<Array<{ row: number; dto: TrackRowDto }>> {
-    const ids = ranked.map((r) => this.idOf(r.row));
-    await this.describe(ids);
     const out: Array<{ row: number; dto: TrackRowDto }> = [];
-    ranked.forEach((r, i) => {
-      const id = ids[i]!;
+    for (const r of ranked) {
       const provider = this.gen.maps.providerOf(this.serverId, r.row);
-      const m = this.metaOf(id);
-      if (!provider || !m) return;
+      if (!provider) continue;
+      const m = this.metaOf(this.idOf(r.row));
+      if (!m) continue;
       out.push({ row: r.row, dto: toRow(provider, m, r.distance) });
-    });
-    return out;
+    }
+    return Promise.resolve(out);
   }
 }
 

@@ -98,13 +98,10 @@ export class SimilarityService {
     const filtering = options.eliminateDuplicates || options.maxPerArtist > 0;
     let pool = filtering ? options.n + Math.max(20, 3 * options.n) + 1 : options.n + Math.max(3, Math.ceil(0.2 * options.n)) + 1;
     let selected: RankedRow[] = [];
-    let first = true;
     for (;;) {
       const k = Math.max(1, Math.min(pool, mask.count));
       const hits = mask.count === 0 ? [] : index.searchByRow(seedRow, { k, mask });
-      // Metadata and output mapping of every candidate in one concurrent pair of calls (the seed's metadata rides along).
-      await scope.describe(first ? [seedId, ...hits.map((h) => scope.idOf(h.row))] : hits.map((h) => scope.idOf(h.row)));
-      first = false;
+      // Metadata is read lazily from the generation's in-memory store (only candidates looked at are decoded).
       selected = selectRows(scope, hits, scope.metaOf(seedId), options);
       if (selected.length >= options.n || hits.length < k || k >= mask.count) break;
       pool *= 4;
@@ -132,7 +129,6 @@ export class SimilarityService {
         const v = index.getVector(h.row);
         return !exclusions.some((e) => 1 - dot(e.vector, 0, v, 0, dim) < e.distance);
       });
-      await scope.describe(hits.map((h) => scope.idOf(h.row)));
       selected = selectRows(scope, hits, undefined, options);
       if (selected.length >= options.n || k >= mask.count) break;
       pool *= 4;
@@ -263,9 +259,9 @@ function selectRows(scope: RequestScope, hits: readonly RankedRow[], seedMeta: T
   const perArtist = new Map<string, number>();
   const out: RankedRow[] = [];
   for (const h of hits) {
-    const id = scope.idOf(h.row);
-    const m = scope.metaOf(id);
-    if (!m || !scope.providerOf(id)) continue;
+    if (!scope.gen.maps.providerOf(scope.serverId, h.row)) continue;
+    const m = scope.metaOf(scope.idOf(h.row));
+    if (!m) continue;
     if (options.eliminateDuplicates) {
       const key = songKey(m.title, m.artist);
       if (seen.has(key)) continue;

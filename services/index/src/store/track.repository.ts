@@ -78,6 +78,12 @@ export const VECTOR_DIM = 200;
 
 const T = '"index".tracks';
 
+const META_COLUMNS = 'item_id, title, artist, album, album_artist, mood_vector, other_features, tempo, energy';
+type MetaRow = { item_id: string; title: string; artist: string; album: string | null; album_artist: string | null; mood_vector: string | null; other_features: string | null; tempo: number | null; energy: number | null };
+function metaOfRow(r: MetaRow): TrackMeta {
+  return { itemId: r.item_id, title: r.title, artist: r.artist, album: r.album, albumArtist: r.album_artist, moodVector: r.mood_vector, otherFeatures: r.other_features, tempo: r.tempo === null ? null : Number(r.tempo), energy: r.energy === null ? null : Number(r.energy) };
+}
+
 /** Subsets of the catalogue a search can be limited to (see `search`). */
 export type TrackFilter = 'learned' | 'lyrics' | 'neural';
 /** Embedder versions of neural (TensorFlow.js) models start with this prefix (analysis-worker NeuralEmbedder). */
@@ -220,16 +226,31 @@ export class TrackRepository {
     }
   }
 
+  /**
+   * Streams the display metadata of every row (what `metadata` returns), in canonical-id byte order, keyset
+   * paged `batchSize` rows per query: the bulk load of a generation's in-memory metadata (TrackMetaStore).
+   */
+  async *streamMetadata(batchSize = 10_000): AsyncGenerator<TrackMeta[]> {
+    let after: string | null = null;
+    for (;;) {
+      const rows: MetaRow[] = await this.ds.query(
+        `SELECT ${META_COLUMNS} FROM ${T} WHERE ($1::text IS NULL OR item_id COLLATE "C" > $1::text COLLATE "C") ORDER BY item_id COLLATE "C" LIMIT $2`,
+        [after, batchSize],
+      );
+      if (rows.length === 0) return;
+      yield rows.map(metaOfRow);
+      after = rows[rows.length - 1]!.item_id;
+      if (rows.length < batchSize) return;
+    }
+  }
+
   /** Display metadata of the given canonical ids (absent ids are missing from the map). Chunked by 10000. */
   async metadata(ids: readonly string[]): Promise<Map<string, TrackMeta>> {
     const out = new Map<string, TrackMeta>();
     for (let i = 0; i < ids.length; i += 10_000) {
       const chunk = ids.slice(i, i + 10_000);
-      const rows: Array<{ item_id: string; title: string; artist: string; album: string | null; album_artist: string | null; mood_vector: string | null; other_features: string | null; tempo: number | null; energy: number | null }> =
-        await this.ds.query(`SELECT item_id, title, artist, album, album_artist, mood_vector, other_features, tempo, energy FROM ${T} WHERE item_id = ANY($1::text[])`, [chunk]);
-      for (const r of rows) {
-        out.set(r.item_id, { itemId: r.item_id, title: r.title, artist: r.artist, album: r.album, albumArtist: r.album_artist, moodVector: r.mood_vector, otherFeatures: r.other_features, tempo: r.tempo === null ? null : Number(r.tempo), energy: r.energy === null ? null : Number(r.energy) });
-      }
+      const rows: MetaRow[] = await this.ds.query(`SELECT ${META_COLUMNS} FROM ${T} WHERE item_id = ANY($1::text[])`, [chunk]);
+      for (const r of rows) out.set(r.item_id, metaOfRow(r));
     }
     return out;
   }

@@ -1,0 +1,61 @@
+import { TrackMetaStore, loadTrackMeta, type TrackMetaFields } from './track-meta-store';
+import type { TrackMeta } from '../../store/track.repository';
+
+const meta = (title: string, extra: Partial<TrackMetaFields> = {}): TrackMetaFields => ({
+  title,
+  artist: 'Artist 1',
+  album: 'Album 1',
+  albumArtist: null,
+  moodVector: 'rock:0.51,pop:0.22',
+  otherFeatures: null,
+  tempo: 120.53,
+  energy: null,
+  ...extra,
+});
+
+describe('TrackMetaStore', () => {
+  it('When rows are set, replaced and removed, then get returns exactly the latest values (nulls, unicode, numbers kept)', () => {
+    const s = new TrackMetaStore(4);
+    s.set(0, meta('Été – «naïve» 東京'));
+    s.set(2, meta('B', { album: null, moodVector: null, otherFeatures: 'danceable:0.1,sad:0.9', tempo: null, energy: 0.0731 }));
+    expect(s.count).toBe(2);
+    expect(s.get(0, 'c-0')).toEqual({ itemId: 'c-0', title: 'Été – «naïve» 東京', artist: 'Artist 1', album: 'Album 1', albumArtist: null, moodVector: 'rock:0.51,pop:0.22', otherFeatures: null, tempo: 120.53, energy: null });
+    expect(s.get(2, 'c-2')).toMatchObject({ album: null, moodVector: null, otherFeatures: 'danceable:0.1,sad:0.9', tempo: null, energy: 0.0731 });
+    expect(s.get(1, 'c-1')).toBeUndefined();
+    s.set(0, meta('Renamed', { artist: 'Artist 2' }));
+    expect(s.get(0, 'c-0')).toMatchObject({ title: 'Renamed', artist: 'Artist 2' });
+    expect(s.count).toBe(2);
+    s.remove(2);
+    s.remove(2); // idempotent
+    expect(s.get(2, 'c-2')).toBeUndefined();
+    expect(s.has(2)).toBe(false);
+    expect(s.count).toBe(1);
+    s.set(-1, meta('x'));
+    s.set(4, meta('x'));
+    expect(s.count).toBe(1);
+  });
+
+  it('When an empty title or artist is stored, then it reads back as an empty string, not as a missing row', () => {
+    const s = new TrackMetaStore(1);
+    s.set(0, meta('', { artist: '' }));
+    expect(s.get(0, 'a')).toMatchObject({ title: '', artist: '' });
+  });
+
+  it('When loaded from pages, then ids outside the generation are skipped, equal artists share bytes, and 20 000 rows cost well under 200 bytes each', async () => {
+    const ids = Array.from({ length: 20_000 }, (_, i) => `id-${String(i).padStart(6, '0')}`);
+    const rowOf = new Map(ids.map((id, i) => [id, i]));
+    const index = { size: ids.length, rowOf: (id: string) => rowOf.get(id) ?? -1 };
+    const page = (from: number, to: number): TrackMeta[] =>
+      ids.slice(from, to).map((itemId, i) => ({ itemId, ...meta(`Song ${from + i}`, { artist: `Artist ${(from + i) % 50}`, album: `Album ${(from + i) % 500}` }) }));
+    const store = await loadTrackMeta(index, {
+      async *streamMetadata() {
+        yield page(0, 10_000);
+        yield [...page(10_000, 20_000), { itemId: 'not-in-generation', ...meta('ghost') }];
+      },
+    });
+    expect(store.count).toBe(20_000);
+    expect(store.get(12_345, ids[12_345]!)).toMatchObject({ title: 'Song 12345', artist: 'Artist 45', album: 'Album 345' });
+    // Per-row arrays (64 B) plus one 16 MiB arena chunk; the strings themselves take ~40 B a row.
+    expect(store.bytes).toBeLessThan(20_000 * 64 + (1 << 24) + 1);
+  });
+});
