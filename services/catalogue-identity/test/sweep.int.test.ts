@@ -337,6 +337,23 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
       expect((await mappingsOf(c, 'jf')).size).toBe(10);
     });
 
+    it('When a sweep hits a transient fault (database connection refused) mid-way, then it is not failed: it is handed back, resumed after a backoff and ends SUCCESS with every match', async () => {
+      await tenMatching();
+      let thrown = 0;
+      afterChunk = async (info) => {
+        if (info.chunk !== 2 || thrown > 0) return;
+        thrown++;
+        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      };
+      const taskId = await requestSweep(bus, { serverId: 'jf' });
+      const done = await board.waitFor(taskId);
+      expect(thrown).toBe(1);
+      expect(done.state).toBe('SUCCESS');
+      expect(board.history.filter((e) => e.taskId === taskId).map((e) => e.state)).not.toContain('FAIL');
+      expect(board.history.some((e) => e.taskId === taskId && /again/i.test(e.message ?? ''))).toBe(true);
+      expect((await mappingsOf(c, 'jf')).size).toBe(10);
+    });
+
     it('When a server is saved during a sweep, then the running sweep is cancelled keeping its matches, queued ones are revoked, and one alignment runs', async () => {
       await tenMatching();
       let first = '';

@@ -14,18 +14,28 @@
  *   next check (in-process abort, lease heartbeat, or fenced write) and records what it did on the row.
  * - Shutdown: the running task stops at its next chunk and its lease is handed back, so another replica
  *   (or this one after the restart) runs it again at once.
+ * - Transient faults (database or broker connection lost, timeouts: platform `isTransientFault`): the task
+ *   is not failed. Its lease is handed back (or expires when the database is away) and this process claims
+ *   it again after a jittered backoff (TRANSIENT_BACKOFF_BASE_MS doubling up to TRANSIENT_BACKOFF_MAX_MS per
+ *   consecutive fault; any replica may take it first); it resumes from its durable state like a takeover.
+ *   Only a permanent error ends it FAIL.
  * - Schedules are not kept here: a scheduled cleaning is a firing of the registry's /api/cron (the
  *   built-in "Cleaning" schedule replaced the CLEANING_SCHEDULE_HOURS timer), admitted like any
  *   POST /api/cleaning/start.
  */
 import { randomUUID } from 'node:crypto';
 import type { SweepRequestedEvent } from '@polyphony/contracts';
-import { DEFAULT_LEASE_TTL_MS, LeaseKeeper, LeaseLostError, leaseOwnerName, type Lease, type Logger } from '@polyphony/platform';
+import { DEFAULT_LEASE_TTL_MS, LeaseKeeper, LeaseLostError, isTransientFault, jitteredBackoffMs, leaseOwnerName, type Lease, type Logger } from '@polyphony/platform';
 import type { CatalogueSettings } from '../settings';
 import type { BatchTask, BatchTaskRepository } from '../store/batch-task.repository';
 import type { CleaningExecutor } from './cleaning.service';
 import type { SweepExecutor } from './sweep.service';
 import { type TaskBoard, type TaskOutcome, TaskRun } from './task-run';
+
+/** First wait before a task that hit a transient fault is claimed again, ms (doubles per consecutive fault). */
+export const TRANSIENT_BACKOFF_BASE_MS = 1_000;
+/** Longest such wait, ms. */
+export const TRANSIENT_BACKOFF_MAX_MS = 30_000;
 
 /** Timing of the runner. */
 export interface BatchRunnerOptions {
@@ -47,6 +57,11 @@ export class BatchRunner {
   private current?: { task: BatchTask; abort: AbortController };
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly inflight = new Set<Promise<void>>();
+  /** Consecutive transient faults of executed tasks (reset by a task that ends). */
+  private transientStreak = 0;
+  /** No claim before this time (ms epoch) after a transient fault; a timer kicks the lane then. */
+  private pausedUntil = 0;
+  private resumeTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly repo: BatchTaskRepository,
@@ -64,9 +79,7 @@ export class BatchRunner {
       const t = setInterval(() => {
         if (this.stopping) return;
         const p: Promise<void> = fn()
-          .catch((err: unknown) => {
-            this.logger.error('batch timer failed', { err: (err as Error).message });
-          })
+          .catch((err: unknown) => this.logFault('batch queue re-check failed', err))
           .finally(() => this.inflight.delete(p));
         this.inflight.add(p);
       }, ms);
@@ -83,6 +96,7 @@ export class BatchRunner {
   async stop(): Promise<void> {
     this.stopping = true;
     for (const t of this.timers) clearInterval(t);
+    if (this.resumeTimer) clearTimeout(this.resumeTimer);
     this.current?.abort.abort();
     await Promise.all([...this.inflight]);
     while (this.loop) await this.loop;
@@ -123,14 +137,14 @@ export class BatchRunner {
 
   /** Drains the queue in the background when this process can take the runner lock. */
   kick(): void {
-    if (this.stopping) return;
+    if (this.stopping || Date.now() < this.pausedUntil) return;
     if (this.loop) {
       this.rekick = true;
       return;
     }
     this.loop = this.drain()
       .catch((err: unknown) => {
-        this.logger.error('batch lane failed', { err: (err as Error).message });
+        this.logFault('batch lane failed', err);
         return false;
       })
       .then(async (ran) => {
@@ -140,6 +154,23 @@ export class BatchRunner {
         // A task queued between the last claim and the unlock would otherwise wait for the re-check.
         if (!this.stopping && (again || (ran && (await this.repo.hasClaimable().catch(() => false))))) this.kick();
       });
+  }
+
+  /** Error-level log for a bug, warn for a transient fault (database or broker away: expected, retried). */
+  private logFault(message: string, err: unknown): void {
+    if (isTransientFault(err)) this.logger.warn(`${message} (transient; retried)`, { err: (err as Error).message });
+    else this.logger.error(message, { err: (err as Error).message });
+  }
+
+  /** No claims for `ms`; then the lane is kicked again. */
+  private pause(ms: number): void {
+    this.pausedUntil = Date.now() + ms;
+    if (this.resumeTimer) clearTimeout(this.resumeTimer);
+    this.resumeTimer = setTimeout(() => {
+      this.resumeTimer = undefined;
+      this.kick();
+    }, ms);
+    this.resumeTimer.unref?.();
   }
 
   /** Resolves when this process's lane is idle and nothing is queued (tests and benchmarks). */
@@ -160,7 +191,7 @@ export class BatchRunner {
   /** Claims and executes tasks in order while this process gets them (false when nothing could be claimed). */
   private async drain(): Promise<boolean> {
     let ran = false;
-    while (!this.stopping) {
+    while (!this.stopping && Date.now() >= this.pausedUntil) {
       const claimed = await this.repo.claimNext(this.instanceId, this.options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS);
       if (!claimed) break;
       if (claimed.resumed) this.logger.warn('taking over a batch task whose runner lease expired or was handed back', { taskId: claimed.task.id, type: claimed.task.type, leaseGeneration: claimed.lease.generation });
@@ -180,27 +211,39 @@ export class BatchRunner {
     const keeper = new LeaseKeeper(this.repo, lease, { ttlMs: this.options.leaseTtlMs, logger: log, onLost: () => abort.abort() }).start();
     const run = new TaskRun(task, lease, this.repo, this.board, abort, log, this.options.progressIntervalMs);
     let outcome: TaskOutcome | undefined;
+    let transient = false;
     try {
       await run.progress(0, task.leaseGeneration > 1 ? 'Starting again (taken over)' : 'Starting', true);
       outcome = task.type === 'cleaning' ? await this.cleanings.run(run) : await this.sweeps.run(run);
     } catch (err) {
       if (err instanceof LeaseLostError || abort.signal.aborted) outcome = { state: 'FAIL', cancelled: true, message: 'stopped', details: {} };
-      else {
+      else if (isTransientFault(err)) {
+        transient = true;
+        outcome = { state: 'FAIL', message: 'transient fault', details: {} };
+        const waitMs = jitteredBackoffMs(++this.transientStreak, TRANSIENT_BACKOFF_BASE_MS, TRANSIENT_BACKOFF_MAX_MS);
+        this.pause(waitMs);
+        log.warn('batch task hit a transient fault; it is handed back and resumes', { taskId: task.id, type: task.type, retryInMs: waitMs, streak: this.transientStreak, err: (err as Error).message });
+      } else {
         this.logger.error('batch task failed', { taskId: task.id, type: task.type, err: (err as Error).message });
         outcome = { state: 'FAIL', message: `Failed: ${(err as Error).message}`.slice(0, 500), details: {} };
       }
     } finally {
       this.current = undefined;
     }
-    const handBack = this.stopping && !keeper.signal.aborted && !(await this.repo.isCancelRequested(task.id).catch(() => false));
+    if (!transient) this.transientStreak = 0;
+    const cancelRequested = await this.repo.isCancelRequested(task.id).catch(() => undefined);
+    const handBack = (this.stopping || transient) && !keeper.signal.aborted && cancelRequested !== true;
     await keeper.stop(handBack);
     try {
       if (handBack) {
-        // Shutdown: the lease was handed back; another replica (or this one after the restart) runs it again.
+        // Shutdown or a transient fault: the lease was handed back; another replica (or this one, after the
+        // restart or the backoff) runs it again.
         const row = await this.repo.find(task.id);
         if (row) await this.board.publish(row);
-      } else if (outcome.cancelled) await run.closeRevoked(outcome.details);
-      else await run.finish(outcome.state, outcome.message, outcome.details);
+      } else if (outcome.cancelled || (transient && cancelRequested === true)) await run.closeRevoked(outcome.details);
+      // A transient fault with the lease lost meanwhile (the database away past the TTL) writes nothing: the
+      // re-check (here after the backoff, or on another replica) takes the task over.
+      else if (!transient) await run.finish(outcome.state, outcome.message, outcome.details);
     } catch (err) {
       if (!(err instanceof LeaseLostError)) throw err;
       // Cancelled (REVOKED by the cancel) or taken over meanwhile: the row already tells the truth.

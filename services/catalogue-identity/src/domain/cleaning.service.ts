@@ -17,7 +17,8 @@
  *    that serves it went live (the indexes then match the cleaned catalogue).
  */
 import { RoutingKeys, type ServerCountedEvent } from '@polyphony/contracts';
-import type { Bus, Logger } from '@polyphony/platform';
+import { MediaServerError } from '@polyphony/media-servers';
+import { isTransientFault, type Bus, type Logger } from '@polyphony/platform';
 import { pruneAllowed } from './sweep/matcher';
 import { planRefresh } from './sweep/refresh';
 import type { RemoteDetails } from './sweep/remote-index';
@@ -107,6 +108,9 @@ export class CleaningExecutor {
           return { state: 'SUCCESS', cancelled: true, message: 'Cancelled; rows removed so far stay removed, no orphan was deleted', details: this.details(reports, undefined, undefined, undefined) };
         }
       } catch (err) {
+        // The catalogue's own database away (a transient fault that is not the media server's): not this
+        // server's failure; the batch runner hands the task back and it resumes (cleaning is idempotent).
+        if (isTransientFault(err) && !(err instanceof MediaServerError)) throw err;
         report.status = 'failed';
         report.error = (err as Error).message.slice(0, 300);
         counts.error = report.error;

@@ -20,7 +20,7 @@
  *    catalogue.mapping.changed.v1 is scheduled for it.
  */
 import { RoutingKeys, type ServerCountedEvent, type ServerTaskCounts } from '@polyphony/contracts';
-import type { Bus, Logger } from '@polyphony/platform';
+import { isTransientFault, type Bus, type Logger } from '@polyphony/platform';
 import { SweepMatcher, pruneAllowed } from './sweep/matcher';
 import { planRefresh } from './sweep/refresh';
 import { RemoteIndex, TIERS, type Tier } from './sweep/remote-index';
@@ -142,6 +142,9 @@ export class SweepExecutor {
         cancelled = await this.sweepServer(run, server, report, counts, (p) => ((i + p) / servers.length) * 100);
         report.status = cancelled ? 'cancelled' : 'done';
       } catch (err) {
+        // The catalogue's own store lost its database (a transient fault outside the media server's
+        // listing): not this server's failure; the batch runner hands the task back and it resumes.
+        if (!(err instanceof FetchFailed) && isTransientFault(err)) throw err;
         failed++;
         report.status = 'failed';
         report.error = (err as Error).message.slice(0, 300);
