@@ -12,9 +12,11 @@ import { API_TOKEN, startTestStack } from './helpers';
  * 1. Without a model the worker runs DSP-only: songs are stored without tags and GET /api/analysis/model
  *    says the model is missing and how to install it.
  * 2. The model is installed (MODELS_DIR, MUSICNN_PATCHES=2 to keep CPU low, MUSICNN_MTT=1) and the stack restarted on the
- *    same database: the next normal analysis run re-analyses the three songs for tags only; song ids,
- *    mappings and embeddings are unchanged, every song gets 50 MSD + 50 MTT probabilities, a mood_vector
- *    and other_features.
+ *    same database: the next normal analysis run re-analyses the three songs (the embedder switch); song ids and
+ *    mappings are unchanged, every song gets 50 MSD + 50 MTT probabilities, a mood_vector, other_features and
+ *    a learned vector; once all three have one the catalogue serves the learned version (the dsp-v1 vectors
+ *    kept as alternates) and the index generation built at the run's end holds it; the run's status shows
+ *    the switch.
  * Skips (saying why) only when the weights folder (MODELS_DIR, else <repo>/../shared/models) is absent.
  */
 const MODELS = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../..', 'shared', 'models');
@@ -90,8 +92,17 @@ d('MusiCNN end to end (supysonic, model installed on an existing catalogue)', ()
       `SELECT m.item_id, m.provider_id, e.vector, s.tags_model, s.mood_vector, s.other_features, s.tag_scores FROM catalogue.track_server_map m JOIN catalogue.embedding e USING (item_id) JOIN catalogue.score s USING (item_id) ORDER BY m.provider_id`,
     );
     expect(after.map((r) => [r.item_id, r.provider_id])).toEqual(before.map((r) => [r.item_id, r.provider_id]));
+    // The switch: the served vectors are the learned ones; the dsp-v1 vectors are kept unchanged aside.
+    const alt: Array<{ item_id: string; embedder_version: string; vector: Buffer }> = await sql(`SELECT item_id, embedder_version, vector FROM catalogue.embedding_alt ORDER BY item_id`);
+    expect(alt.map((a) => a.embedder_version)).toEqual(['dsp-v1', 'dsp-v1', 'dsp-v1']);
+    const served: Array<{ v: string }> = await sql(`SELECT DISTINCT embedder_version AS v FROM catalogue.embedding`);
+    expect(served.map((r) => r.v)).toEqual(['tfjs:musicnn-fusion-v1']);
+    expect((second.details as { embeddingSwitch: Record<string, unknown> }).embeddingSwitch).toMatchObject({ servedVersion: 'tfjs:musicnn-fusion-v1', targetVersion: 'tfjs:musicnn-fusion-v1', covered: 3, total: 3, switching: false });
+    const indexed: Array<{ v: string }> = await sql(`SELECT DISTINCT embedder_version AS v FROM index.tracks`);
+    expect(indexed.map((r) => r.v)).toEqual(['tfjs:musicnn-fusion-v1']);
     after.forEach((r, i) => {
-      expect(Buffer.compare(r.vector, before[i]!.vector)).toBe(0);
+      expect(Buffer.compare(r.vector, before[i]!.vector)).not.toBe(0);
+      expect(Buffer.compare(alt.find((a) => a.item_id === r.item_id)!.vector, before[i]!.vector)).toBe(0);
       expect(r.tags_model).toBe('musicnn-msd@412a832c+mtt@1a66a2e5');
       expect(r.tag_scores.msd).toHaveLength(50);
       expect(r.tag_scores.mtt).toHaveLength(50);

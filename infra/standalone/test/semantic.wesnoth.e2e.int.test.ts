@@ -60,6 +60,13 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     expect(rows).toHaveLength(TRACKS.length);
     expect(rows.every((r) => r.tags_model !== null)).toBe(true);
     ids = rows.map((r) => r.provider_id);
+    // A fresh install with the model (MSD + MTT) stores and serves the learned embedding, with the dsp-v1 vector kept aside.
+    const versions: Array<{ served: string; alt: string[] }> = await db.query(
+      `SELECT e.embedder_version AS served, ARRAY(SELECT a.embedder_version FROM catalogue.embedding_alt a WHERE a.item_id = e.item_id) AS alt FROM catalogue.embedding e`,
+    );
+    expect(versions).toHaveLength(TRACKS.length);
+    expect(versions.every((v) => v.served === 'tfjs:musicnn-fusion-v1' && v.alt.length === 1 && v.alt[0] === 'dsp-v1')).toBe(true);
+    expect((await db.query(`SELECT DISTINCT embedder_version AS v FROM index.tracks`)).map((r: { v: string }) => r.v)).toEqual(['tfjs:musicnn-fusion-v1']);
   }, 10 * 60_000);
   afterAll(async () => {
     await stack?.stop();

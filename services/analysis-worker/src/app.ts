@@ -45,7 +45,7 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     async resolve(request: ResolveIdentityRequest) {
       return cataloguePeer.call(api.internal.identityResolve, { body: request });
     },
-    async songsNeedingTags(serverId, providerIds, model) {
+    async songsNeedingTags(serverId, providerIds, want) {
       const out = new Map<string, string>();
       if (providerIds.length === 0) return out;
       const { ids } = await cataloguePeer.call(api.internal.idsResolveInput, { body: { serverId, ids: providerIds } });
@@ -57,13 +57,17 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
       const items = [...byItem.keys()];
       for (let off = 0; off < items.length; off += 5000) {
         const { tracks } = await cataloguePeer.call(api.internal.tracksLookup, { body: { itemIds: items.slice(off, off + 5000) } });
-        for (const t of tracks) if ((t.learned?.tagsModel ?? null) !== model) out.set(byItem.get(t.itemId)!, t.itemId);
+        for (const t of tracks) {
+          const versions = t.embedderVersions ?? [t.embedderVersion];
+          if ((t.learned?.tagsModel ?? null) !== want.model || !versions.includes(want.embedderVersion)) out.set(byItem.get(t.itemId)!, t.itemId);
+        }
       }
       return out;
     },
     async storeLearned(itemId, learned) {
       await cataloguePeer.call(api.internal.trackLearned, { params: { itemId }, body: learned });
     },
+    embeddingSwitch: () => cataloguePeer.call(api.internal.embeddingSwitch),
     async storeLyrics(itemId, outcome) {
       await cataloguePeer.call(api.internal.trackLyrics, { params: { itemId }, body: outcome });
     },
@@ -84,7 +88,7 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
   });
   const learned = new LearnedModel(config.modelsDir, config.musicnnPatches, rt.logger.child({ component: 'LearnedModel' }), 'auto', config.musicnnMtt);
   const service = new AnalysisRunService(runs, registry, catalogue, index, clientFactory, rt.bus, rt.logger.child({ component: 'AnalysisRunService' }), rt.metrics, {
-    learnedModel: () => learned.analyser?.modelId,
+    learnedModel: () => learned.target(),
     settings: runSettings,
     ...deps.runOptions,
   });

@@ -22,6 +22,7 @@ import { CatalogueSettings } from './settings';
 import { ArtistRepository } from './store/artist.repository';
 import { BatchTaskRepository } from './store/batch-task.repository';
 import { IdentityStore } from './store/identity.store';
+import { EmbeddingSwitchStore } from './store/embedding-switch.store';
 import { MappingLogRepository } from './store/mapping-log.repository';
 import { LyricsRepository } from './store/lyrics.repository';
 import { MappingRepository } from './store/mapping.repository';
@@ -67,7 +68,18 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     await rt.bus.publish(RoutingKeys.serverCounted, event);
   };
   const events = new MappingChangedPublisher(rt.bus, config.mappingChangedDebounceMs, log.child({ component: 'MappingChangedPublisher' }), reportCounts);
-  const identity = new IdentityService(new IdentityStore(rt.ds), settings, events);
+  // Embedder versions: the band layout is the active scheme's (set at start, before any resolve or switch).
+  let identity: IdentityService | undefined;
+  const versions = new EmbeddingSwitchStore(
+    rt.ds,
+    () => {
+      const active = identity?.activeScheme;
+      if (!active) throw new Error('catalogue identity is still starting');
+      return active.layout;
+    },
+    log.child({ component: 'EmbeddingSwitch' }),
+  );
+  identity = new IdentityService(new IdentityStore(rt.ds), settings, events, versions);
   const tracks = new TrackRepository(rt.ds);
   const artists = new ArtistRepository(rt.ds);
   const scheme = new SchemeService(new PgSchemeStore(rt.ds), settings, rt.bus, events, log.child({ component: 'SchemeService' }), {
@@ -98,7 +110,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   });
 
   const routeSets: RouteHandlers[] = [];
-  routeSets.push(internalRoutes({ identity, mappings, log: mappingLog, tracks, artists, settings, events, scheme }));
+  routeSets.push(internalRoutes({ identity, versions, mappings, log: mappingLog, tracks, artists, settings, events, scheme }));
   routeSets.push(cleaningRoutes(batch));
   routeSets.push(probeRoutes(new CoverageRepository(rt.ds)));
   const lyrics = new LyricsRepository(rt.ds);
@@ -114,6 +126,8 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     await settings.seed(config.seedEnv);
     schemeReport = await scheme.ensureCurrent();
     identity.activate(schemeReport.active);
+    // A switch whose last re-analysed song arrived just before a restart completes now.
+    void versions.promoteIfCovered().catch((err: unknown) => log.warn('embedder switch check failed', { err: (err as Error).message }));
     log.info('catalogue id scheme', { version: schemeReport.active.version, action: schemeReport.action, elapsedMs: schemeReport.elapsedMs });
     consumers.push(await consumeServerDeleted(rt.bus, mappings, events, log.child({ component: 'server-deleted' }), config.busPrefetch));
     consumers.push(await consumeSweepRequests(rt.bus, batch, config.busPrefetch));
@@ -132,6 +146,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   });
   rt.onStop(async () => {
     if (pruneTimer) clearInterval(pruneTimer);
+    versions.close();
     for (const c of consumers) await c.stop();
     await batch.stop();
     await events.flush();

@@ -29,13 +29,32 @@ export const Descriptors = z.object({
 });
 export type Descriptors = z.infer<typeof Descriptors>;
 
+/** One 200-d vector of a named embedder version (e.g. the dsp-v1 vector sent alongside a learned one). */
+export const VersionedEmbedding = z.object({
+  embedderVersion: z.string().min(1).max(200),
+  embedding: z.array(z.number()).length(200),
+});
+export type VersionedEmbedding = z.infer<typeof VersionedEmbedding>;
+
 /** POST /internal/identity/resolve: resolve analyzed audio to a canonical id and add the mapping row. */
 export const ResolveIdentityRequest = z.object({
   serverId: z.string(),
   providerId: z.string(),
-  /** Raw 200-d embedding of the embedder below. */
+  /** Raw 200-d embedding of the embedder below: the worker's active embedder (the learned one when its model is loaded, else dsp-v1). */
   embedding: z.array(z.number()).length(200),
   embedderVersion: z.string().min(1).max(200),
+  /**
+   * Vectors of other embedder versions of the same audio (a worker with the learned model also sends its dsp-v1 vector).
+   * The catalogue keeps them, so the index and the identity gate can stay on the version that covers the whole
+   * catalogue while an embedder switch is in progress (docs/architecture.md "Embedder versions").
+   */
+  alternateEmbeddings: z.array(VersionedEmbedding).max(4).optional(),
+  /**
+   * The version the worker stores when its analysis succeeds (its active embedder; default `embedderVersion`). It
+   * becomes the catalogue's target version, so a track whose learned analysis failed (sent with dsp-v1 only) does
+   * not turn the catalogue's switch around.
+   */
+  activeEmbedderVersion: z.string().min(1).max(200).optional(),
   /** Seconds from the decoded audio; absent = unknown (identity splits). */
   durationSeconds: z.number().positive().optional(),
   /** Raw Chromaprint (fpcalc -raw) of this provider file. */
@@ -129,7 +148,10 @@ export const TrackDetail = z.object({
   lyrics: z.string().nullable(),
   /** MusiCNN tags, mood_vector, other_features; null = not analysed with the learned model. */
   learned: LearnedFeatures.nullish(),
+  /** Version of the served vector (the one the index and the identity gate use). */
   embedderVersion: z.string(),
+  /** Every embedder version the song has a vector of (served and alternates; absent from older producers). */
+  embedderVersions: z.array(z.string()).optional(),
   /** base64 of little-endian float32[200]; absent in lookups unless asked for. */
   embedding: z.string().optional(),
   createdAt: z.string(),
@@ -211,3 +233,21 @@ export const MappingChangesPage = z.object({
 });
 export type MappingChangesPage = z.infer<typeof MappingChangesPage>;
 
+
+/**
+ * GET /internal/embedding/switch: where the catalogue stands in an embedder switch (docs/architecture.md
+ * "Embedder versions"). `servedVersion` = the version of the vectors the index and the identity gate use (null
+ * while the catalogue is empty); `targetVersion` = the version the analysis workers produce now; `covered` = songs
+ * with a vector of the target version, of `total` songs with a vector. The catalogue switches (served := target) once
+ * covered = total; `switching` is true while served and target differ.
+ */
+export const EmbeddingSwitchStatus = z.object({
+  servedVersion: z.string().nullable(),
+  targetVersion: z.string().nullable(),
+  covered: z.number().int(),
+  total: z.number().int(),
+  switching: z.boolean(),
+  /** When the served version last changed (ISO), null when never. */
+  switchedAt: z.string().nullable(),
+});
+export type EmbeddingSwitchStatus = z.infer<typeof EmbeddingSwitchStatus>;

@@ -25,6 +25,7 @@ import {
   TrackDetail,
   TrackLookupRequest,
   TrackLookupResponse,
+  EmbeddingSwitchStatus,
 } from './catalogue';
 import { StoreLearnedFeaturesRequest } from './learned';
 import { PlaylistTracksQuery, PlaylistTracksResponse } from './playlists';
@@ -135,6 +136,7 @@ export const internalRoutes = {
   trackLyrics: defineRoute({ method: 'put', path: '/internal/tracks/:itemId/lyrics', service: 'catalogue', access: internal, tags, summary: 'Store the lyrics (or none / instrumental) of an item (204; 404 when unknown)', params: ItemIdParams, body: PutLyricsRequest, status: 204 }),
   lyricsPending: defineRoute({ method: 'get', path: '/internal/lyrics/pending', service: 'catalogue', access: internal, tags, summary: 'Page of items without a lyrics row (backfill)', query: LyricsPendingQuery, response: LyricsPendingPage }),
   lyricsSimilar: defineRoute({ method: 'post', path: '/internal/lyrics/similar', service: 'catalogue', access: internal, tags, summary: 'Items with the most similar lyrics (TF-IDF)', body: LyricsSimilarRequest, response: LyricsSimilarResponse }),
+  embeddingSwitch: defineRoute({ method: 'get', path: '/internal/embedding/switch', service: 'catalogue', access: internal, tags, summary: 'Embedder switch progress (served and target version, songs covered); switches when covered', response: EmbeddingSwitchStatus }),
   catalogueStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'catalogue', access: internal, tags, summary: 'Catalogue counts for the dashboard', response: CatalogueStats }),
   // index
   indexStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'index', access: internal, tags, summary: 'Index counts for the dashboard', response: IndexStats }),

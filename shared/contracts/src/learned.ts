@@ -64,8 +64,15 @@ export const LearnedFeatures = z.object({
 });
 export type LearnedFeatures = z.infer<typeof LearnedFeatures>;
 
-/** PUT /internal/tracks/:itemId/learned: replace the learned features of an existing song (re-analysis). 204, 404 unknown song. */
-export const StoreLearnedFeaturesRequest = LearnedFeatures;
+/**
+ * PUT /internal/tracks/:itemId/learned: replace the learned features of an existing song (re-analysis). 204, 404
+ * unknown song. `embedding` (optional): the song's vector of the worker's active embedder version, stored next to
+ * its other versions (an embedder switch re-analyses songs this way; id, mappings and playlists are untouched).
+ */
+export const StoreLearnedFeaturesRequest = LearnedFeatures.extend({
+  embedding: z.object({ embedderVersion: z.string().min(1).max(200), embedding: z.array(z.number()).length(200) }).optional(),
+});
+export type StoreLearnedFeaturesRequest = z.infer<typeof StoreLearnedFeaturesRequest>;
 
 /** `[[label, p], ...]` -> `label:p,label:p` with p rounded to 3 decimals (the reference's format). */
 export function formatLabelScores(pairs: ReadonlyArray<readonly [string, number]>): string {

@@ -28,14 +28,14 @@ import { cosineDistance } from '@polyphony/vectors';
 import { DefaultEmbedder } from '../domain/audio/embedder';
 import { BENCH_SCRATCH_DIR, wesnothTracks } from './corpus';
 
-interface Variant {
+export interface Variant {
   name: string;
   ext: string;
   args: string[];
 }
 
 /** Encodings of one original, in print order. */
-const VARIANTS: Variant[] = [
+export const VARIANTS: Variant[] = [
   { name: 'mp3', ext: 'mp3', args: ['-c:a', 'libmp3lame', '-b:a', '128k'] },
   { name: 'm4a', ext: 'm4a', args: ['-c:a', 'aac', '-b:a', '128k'] },
   { name: 'opus', ext: 'opus', args: ['-c:a', 'libopus', '-b:a', '96k'] },
@@ -49,7 +49,7 @@ const NEAR_TWINS: Array<[string, string]> = [
   ['frantic', 'frantic-old'],
 ];
 
-function transcode(source: string, target: string, variant: Variant): void {
+export function transcode(source: string, target: string, variant: Variant): void {
   if (existsSync(target)) return;
   const tmp = `${target}.part.${variant.ext}`;
   // -ss before -i seeks the input; for the other variants args only hold codec options.
@@ -70,13 +70,13 @@ export function signatureBits(x: ArrayLike<number>): Uint8Array {
   return bits;
 }
 
-function hamming(a: Uint8Array, b: Uint8Array): number {
+export function hamming(a: Uint8Array, b: Uint8Array): number {
   let d = 0;
   for (let i = 0; i < a.length; i++) d += a[i] === b[i] ? 0 : 1;
   return d;
 }
 
-function quantile(values: number[], q: number): number {
+export function quantile(values: number[], q: number): number {
   const s = [...values].sort((a, b) => a - b);
   if (s.length === 0) return Number.NaN;
   const pos = (s.length - 1) * q;
@@ -84,7 +84,7 @@ function quantile(values: number[], q: number): number {
   return i + 1 < s.length ? s[i]! + (s[i + 1]! - s[i]!) * (pos - i) : s[i]!;
 }
 
-function summary(values: number[], digits = 5): string {
+export function summary(values: number[], digits = 5): string {
   return `min ${Math.min(...values).toFixed(digits)}  median ${quantile(values, 0.5).toFixed(digits)}  p95 ${quantile(values, 0.95).toFixed(digits)}  max ${Math.max(...values).toFixed(digits)}`;
 }
 
@@ -235,7 +235,9 @@ async function main(): Promise<void> {
   if (samePrint.length > 0) process.stdout.write(`min same-song chromaprint agreement: ${Math.min(...samePrint).toFixed(4)} (gate 0.95); max different-song: ${Math.max(...diffPrint).toFixed(4)}\n`);
 }
 
-main().catch((err) => {
-  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exitCode = 1;
-});
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}

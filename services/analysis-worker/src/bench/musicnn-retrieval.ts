@@ -17,13 +17,24 @@
  * over time of the 753 front/mid-end channels, interleaved; channels 561..752 are the mid-end's);
  * `tags` = sigmoid outputs. Pooling over patches: mean / max / std per dimension.
  *
- * Run: node services/analysis-worker/dist/bench/musicnn-retrieval.js [--cached] [--markdown]
+ * 200-d fusions (the stored embedding must stay 200-d: catalogue signature, identity, index): MSD+MTT
+ * penultimate mean z projected by PCA to k values and dsp-v1 z projected to 200 - k, each block unit length,
+ * weight w / 1 - w (domain/musicnn/embedding.ts). k, w and whether the MusiCNN PCA is fitted on tuning tracks or
+ * on their patches are chosen by tuning P@5; each variant is evaluated through FusionEmbedder with its
+ * quantised constants, i.e. exactly as the worker computes it, at the 8 reference patches and at the worker's
+ * default of 4.
+ *
+ * Run: node services/analysis-worker/dist/bench/musicnn-retrieval.js [--cached] [--markdown] [--fusion-only]
+ *      [--write-constants <file.ts>]
  *   --cached: only tracks already in the cache (musicnn-cache.js fills it); --markdown prints the table rows
- *   of docs/musicnn.md.
+ *   of docs/musicnn.md; --fusion-only: only the baselines and the 200-d fusions; --write-constants: writes the
+ *   picked fusion's constants as domain/musicnn/embedding-constants.ts.
  */
+import { writeFileSync } from 'node:fs';
 import { PCA } from 'ml-pca';
 import { cosineDistance } from '@polyphony/vectors';
 import { DefaultEmbedder } from '../domain/audio/embedder';
+import { FusionEmbedder, LEARNED_EMBEDDER_VERSION, quantise, type FusionConstants } from '../domain/musicnn/embedding';
 import { isHeldOut, loadCorpus } from './corpus';
 import { corpusFeatures } from './feature-cache';
 import { musicnnCorpus, REFERENCE_PATCHES, type MusicnnTrackCache } from './musicnn-cache';
@@ -121,6 +132,7 @@ async function main(): Promise<void> {
   process.env.BENCH_NO_HALVES ??= '1';
   const cachedOnly = process.argv.includes('--cached');
   const markdown = process.argv.includes('--markdown');
+  const fusionOnly = process.argv.includes('--fusion-only');
   const corpusAll = loadCorpus(log);
   const mnAll = await musicnnCorpus(corpusAll, log, cachedOnly);
   const byName = new Map(corpusAll.map((t) => [t.name, t]));
@@ -195,36 +207,100 @@ async function main(): Promise<void> {
 
   report('dsp-v1 (committed constants)', dspVec);
   report('dsp-v1, z (tuning)', dspZ);
-  report('MusiCNN log-mel band mean/std, z', z(mn.map((c) => c.melStats)));
-  report('MSD penultimate mean, z', z(f8.msdMean));
-  report('MTT penultimate mean, z', z(mn.map((c) => pool(rowsOf(c, 'mttPen', 1), ['mean']))));
-  report('MSD+MTT tags mean, z', z(mn.map((c) => [...pool(rowsOf(c, 'msdTags', 1), ['mean']), ...pool(rowsOf(c, 'mttTags', 1), ['mean'])])));
-  const bothMean = z(f8.both(['mean']));
-  report('MSD+MTT penultimate mean, z', bothMean);
-  report('MSD+MTT penultimate mean, ssqrt, z', z(f8.both(['mean']).map(ssqrt)));
-  report('MSD+MTT penultimate mean+max, z', z(f8.both(['mean', 'max'])));
-  report('MSD+MTT penultimate mean+std, z', z(f8.both(['mean', 'std'])));
-  report('MSD+MTT penultimate mean+max+std, z', z(f8.both(['mean', 'max', 'std'])));
-  report('MSD+MTT penultimate mean+max+std, z -> PCA 256', pca(f8.both(['mean', 'max', 'std']), 256, Infinity));
-  const msdMid = z(f8.pooledMid('msdPooled'));
-  report('MSD pooled mid-end mean, z', msdMid);
-  report('MTT pooled mid-end mean, z', z(f8.pooledMid('mttPooled')));
-  const bothMidRaw = f8.pooledMid('msdPooled').map((v, i) => [...v, ...f8.pooledMid('mttPooled')[i]!]);
-  report('MSD+MTT pooled mid-end mean, z (768, over budget)', z(bothMidRaw));
-  report('MSD+MTT pooled mid-end mean, z -> PCA 256', pca(bothMidRaw, 256, Infinity));
-  const msdAll = f8.pooledAll('msdPooled');
-  report('MSD pooled 1506 mean, z (over budget)', z(msdAll));
-  report('MSD pooled 1506 mean, z -> PCA 256', pca(msdAll, 256, Infinity));
-  report('MSD pooled 1506 mean, z -> PCA 256, ssqrt first', pca(msdAll.map(ssqrt), 256, Infinity));
-  const bothAll = msdAll.map((v, i) => [...v, ...f8.pooledAll('mttPooled')[i]!]);
-  report('MSD+MTT pooled 3012 mean, z -> PCA 256', pca(bothAll, 256, Infinity));
-  for (const shrink of [0, 0.1, 0.5, 1]) report(`MSD+MTT penultimate mean, z -> PCA 256 whitened (shrink ${shrink})`, pca(f8.both(['mean']), 256, shrink));
-  for (const shrink of [0.1, 0.5]) report(`MSD+MTT pooled 3012 mean, z -> PCA 256 whitened (shrink ${shrink})`, pca(bothAll, 256, shrink));
-  tuneFusion('MSD+MTT penultimate mean z', bothMean, dspZ, 'dsp-v1 z');
-  tuneFusion('MSD+MTT penultimate mean z', bothMean, z(mn.map((c) => c.melStats)), 'log-mel stats z');
-  tuneFusion('MSD pooled mid-end mean z', msdMid, dspZ, 'dsp-v1 z');
-  tuneFusion('MSD penultimate mean z', z(f8.msdMean), dspZ, 'dsp-v1 z');
-  tuneFusion('MTT penultimate mean z', z(mn.map((c) => pool(rowsOf(c, 'mttPen', 1), ['mean']))), dspZ, 'dsp-v1 z');
+  if (fusionOnly) {
+    report('MSD+MTT penultimate mean, z', z(f8.both(['mean'])));
+  } else {
+    report('MusiCNN log-mel band mean/std, z', z(mn.map((c) => c.melStats)));
+    report('MSD penultimate mean, z', z(f8.msdMean));
+    report('MTT penultimate mean, z', z(mn.map((c) => pool(rowsOf(c, 'mttPen', 1), ['mean']))));
+    report('MSD+MTT tags mean, z', z(mn.map((c) => [...pool(rowsOf(c, 'msdTags', 1), ['mean']), ...pool(rowsOf(c, 'mttTags', 1), ['mean'])])));
+    const bothMean = z(f8.both(['mean']));
+    report('MSD+MTT penultimate mean, z', bothMean);
+    report('MSD+MTT penultimate mean, ssqrt, z', z(f8.both(['mean']).map(ssqrt)));
+    report('MSD+MTT penultimate mean+max, z', z(f8.both(['mean', 'max'])));
+    report('MSD+MTT penultimate mean+std, z', z(f8.both(['mean', 'std'])));
+    report('MSD+MTT penultimate mean+max+std, z', z(f8.both(['mean', 'max', 'std'])));
+    report('MSD+MTT penultimate mean+max+std, z -> PCA 256', pca(f8.both(['mean', 'max', 'std']), 256, Infinity));
+    const msdMid = z(f8.pooledMid('msdPooled'));
+    report('MSD pooled mid-end mean, z', msdMid);
+    report('MTT pooled mid-end mean, z', z(f8.pooledMid('mttPooled')));
+    const bothMidRaw = f8.pooledMid('msdPooled').map((v, i) => [...v, ...f8.pooledMid('mttPooled')[i]!]);
+    report('MSD+MTT pooled mid-end mean, z (768, over budget)', z(bothMidRaw));
+    report('MSD+MTT pooled mid-end mean, z -> PCA 256', pca(bothMidRaw, 256, Infinity));
+    const msdAll = f8.pooledAll('msdPooled');
+    report('MSD pooled 1506 mean, z (over budget)', z(msdAll));
+    report('MSD pooled 1506 mean, z -> PCA 256', pca(msdAll, 256, Infinity));
+    report('MSD pooled 1506 mean, z -> PCA 256, ssqrt first', pca(msdAll.map(ssqrt), 256, Infinity));
+    const bothAll = msdAll.map((v, i) => [...v, ...f8.pooledAll('mttPooled')[i]!]);
+    report('MSD+MTT pooled 3012 mean, z -> PCA 256', pca(bothAll, 256, Infinity));
+    for (const shrink of [0, 0.1, 0.5, 1]) report(`MSD+MTT penultimate mean, z -> PCA 256 whitened (shrink ${shrink})`, pca(f8.both(['mean']), 256, shrink));
+    for (const shrink of [0.1, 0.5]) report(`MSD+MTT pooled 3012 mean, z -> PCA 256 whitened (shrink ${shrink})`, pca(bothAll, 256, shrink));
+    tuneFusion('MSD+MTT penultimate mean z', bothMean, dspZ, 'dsp-v1 z');
+    tuneFusion('MSD+MTT penultimate mean z', bothMean, z(mn.map((c) => c.melStats)), 'log-mel stats z');
+    tuneFusion('MSD pooled mid-end mean z', msdMid, dspZ, 'dsp-v1 z');
+    tuneFusion('MSD penultimate mean z', z(f8.msdMean), dspZ, 'dsp-v1 z');
+    tuneFusion('MTT penultimate mean z', z(mn.map((c) => pool(rowsOf(c, 'mttPen', 1), ['mean']))), dspZ, 'dsp-v1 z');
+  }
+
+  // 200-d fusions (module docs).
+  const penMean = (step: number) => mn.map((c) => [...pool(rowsOf(c, 'msdPen', step), ['mean']), ...pool(rowsOf(c, 'mttPen', step), ['mean'])]);
+  const m8 = penMean(1);
+  const m4 = penMean(2);
+  /** Mean/std on tuning rows, then PCA (k components) of the z-scored `fitRows`; the PCA mean is folded into the z mean. */
+  const fitBlock = (trackRows: Rows, fitRows: Rows, k: number) => {
+    const zc = zFit(tune.map((i) => trackRows[i]!));
+    const model = new PCA(zApply(fitRows, zc), { center: true, scale: false });
+    const pcaMean = (model.toJSON() as { means: number[] }).means;
+    const loadings = model.getLoadings().to2DArray().slice(0, k);
+    return { mean: zc.mean.map((m, d) => m + pcaMean[d]! * zc.std[d]!), std: zc.std, proj: quantise(loadings) };
+  };
+  const tunePatches = (step: number) => tune.flatMap((i) => [...Array(rowsOf(mn[i]!, 'msdPen', step).length).keys()].map((p) => [...rowsOf(mn[i]!, 'msdPen', step)[p]!, ...rowsOf(mn[i]!, 'mttPen', step)[p]!]));
+  const patchRows8 = tunePatches(1);
+  const fusionCandidates: Array<{ name: string; constants: FusionConstants; tune: number }> = [];
+  for (const level of ['track', 'patch'] as const) {
+    for (const k of [60, 80, 100, 120, 140]) {
+      // PCA gives at most (fitted rows - 1) components.
+      if (200 - k > tune.length - 1 || (level === 'track' && k > tune.length - 1)) continue;
+      const mb = fitBlock(m8, level === 'track' ? tune.map((i) => m8[i]!) : patchRows8, k);
+      const db = fitBlock(dspVec, tune.map((i) => dspVec[i]!), 200 - k);
+      let best: { w: number; p: number; constants?: FusionConstants } = { w: 0, p: -1 };
+      for (const w of [0.4, 0.5, 0.6, 0.7, 0.8]) {
+        const constants: FusionConstants = { version: LEARNED_EMBEDDER_VERSION, w, mMean: mb.mean, mStd: mb.std, dMean: db.mean, dStd: db.std, pm: mb.proj, pd: db.proj };
+        const fe = new FusionEmbedder(constants);
+        const vecs = m8.map((m, i) => Array.from(fe.embed(m, dspVec[i]!)));
+        const p = evalOn(tracks, vecs, tune, tune).mean;
+        if (p > best.p) best = { w, p, constants };
+      }
+      fusionCandidates.push({ name: `fusion 200: MSD+MTT pen mean z -> PCA ${k} (${level}) + dsp-v1 z -> PCA ${200 - k}, w=${best.w}`, constants: best.constants!, tune: best.p });
+    }
+  }
+  for (const f of fusionCandidates) {
+    const fe = new FusionEmbedder(f.constants);
+    report(`${f.name}, 8 patches`, m8.map((m, i) => Array.from(fe.embed(m, dspVec[i]!))));
+  }
+  const pickedFusion = fusionCandidates.reduce((a, b) => (b.tune > a.tune ? b : a));
+  out.push(`picked on tuning (200-d fusion): ${pickedFusion.name} (tuning ${pickedFusion.tune.toFixed(3)})`);
+  {
+    const fe = new FusionEmbedder(pickedFusion.constants);
+    report(`${pickedFusion.name}, 4 patches (worker default)`, m4.map((m, i) => Array.from(fe.embed(m, dspVec[i]!))));
+    report(`${pickedFusion.name}, 2 patches`, penMean(4).map((m, i) => Array.from(fe.embed(m, dspVec[i]!))));
+  }
+  const constantsFile = process.argv[process.argv.indexOf('--write-constants') + 1];
+  if (process.argv.includes('--write-constants') && constantsFile) {
+    const c = pickedFusion.constants;
+    const r6 = (v: number[]) => v.map((x) => Number(x.toPrecision(6)));
+    const json = JSON.stringify({ ...c, mMean: r6(c.mMean), mStd: r6(c.mStd), dMean: r6(c.dMean), dStd: r6(c.dStd), pm: { ...c.pm, scale: r6(c.pm.scale) }, pd: { ...c.pd, scale: r6(c.pd.scale) } });
+    writeFileSync(
+      constantsFile,
+      `/**\n * Constants of the ${c.version} embedding (embedding.ts), written by bench/musicnn-retrieval.ts --write-constants on\n * ${new Date().toISOString().slice(0, 16)} UTC from the tuning tracks (${tune.length}) of the retrieval corpus: ${pickedFusion.name}.\n * Fitted on MusiCNN and dsp-v1 outputs of our corpus (our measurements, not model weights). Do not edit by hand.\n */\nimport type { FusionConstants } from './embedding';\n\n// prettier-ignore\nexport const FUSION_V1: FusionConstants = ${json};\n`,
+    );
+    out.push(`constants written to ${constantsFile}`);
+  }
+  if (fusionOnly) {
+    process.stdout.write(`${out.join('\n')}\n`);
+    if (markdown) printMarkdown(results);
+    return;
+  }
 
   // The leader by tuning P@5 among variants within the size budget, then its patch budgets.
   const eligible = results.filter((r) => r.dims <= MAX_DIMS && !r.name.includes('patches'));
@@ -237,11 +313,14 @@ async function main(): Promise<void> {
     report(`MSD+MTT penultimate mean z + dsp-v1 z a=0.6, ${REFERENCE_PATCHES / s} patches`, fuse(z(fs.both(['mean'])), dspZ, 0.6));
   }
   process.stdout.write(`${out.join('\n')}\n`);
-  if (markdown) {
-    const groups = [...new Set(results.flatMap((r) => [...r.held.byGroup.keys()]))].sort();
-    process.stdout.write(`\n| variant | dims | P@5 tuning | P@5 held-out | ${groups.join(' | ')} |\n|---|---|---|---|${groups.map(() => '---|').join('')}\n`);
-    for (const r of results) process.stdout.write(`| ${r.name} | ${r.dims} | ${r.tune.toFixed(3)} | **${r.held.mean.toFixed(3)}** | ${groups.map((g) => r.held.byGroup.get(g)?.toFixed(2) ?? '-').join(' | ')} |\n`);
-  }
+  if (markdown) printMarkdown(results);
+}
+
+/** The docs/musicnn.md table rows of `results`. */
+function printMarkdown(results: ReadonlyArray<{ name: string; dims: number; tune: number; held: Eval }>): void {
+  const groups = [...new Set(results.flatMap((r) => [...r.held.byGroup.keys()]))].sort();
+  process.stdout.write(`\n| variant | dims | P@5 tuning | P@5 held-out | ${groups.join(' | ')} |\n|---|---|---|---|${groups.map(() => '---|').join('')}\n`);
+  for (const r of results) process.stdout.write(`| ${r.name} | ${r.dims} | ${r.tune.toFixed(3)} | **${r.held.mean.toFixed(3)}** | ${groups.map((g) => r.held.byGroup.get(g)?.toFixed(2) ?? '-').join(' | ')} |\n`);
 }
 
 if (require.main === module) {

@@ -1,4 +1,4 @@
-import { RoutingKeys, type AnalysisTrackRequested, type IndexRebuildRequested, type ServerTaskCounts } from '@polyphony/contracts';
+import { RoutingKeys, type AnalysisTrackRequested, type EmbeddingSwitchStatus, type IndexRebuildRequested, type ServerTaskCounts } from '@polyphony/contracts';
 import type { ProviderTrack } from '@polyphony/media-servers';
 import {
   LeaseLostError,
@@ -16,7 +16,7 @@ import {
   type TaskRun,
 } from '@polyphony/platform';
 import type { OutcomeCounts, RunRecord, RunRepository, RunServerRow } from '../store/run.repository';
-import type { CataloguePort, IndexPort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
+import type { CataloguePort, IndexPort, LearnedTarget, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
 import { indexCoverage } from './index-coverage';
 import { metadataHash } from './track-processor';
 
@@ -45,10 +45,11 @@ export interface AnalysisRunOptions {
   /** The rebuild request is repeated when no newer generation went live for this long, ms (default 5 min). */
   indexRerequestMs?: number;
   /**
-   * The learned model this process would tag with (model id), or undefined without one. When set, mapped
-   * tracks whose song has no tags from this model are enqueued again (re-analysis for tags only).
+   * The learned model this process would tag with (model id) and the embedder version it stores, or undefined
+   * without a model. When set, mapped tracks whose song has no tags from this model or no vector of this version
+   * are enqueued again (re-analysis: tags and the learned embedding; the embedder switch).
    */
-  learnedModel?: () => string | undefined;
+  learnedModel?: () => LearnedTarget | undefined;
   /** Consecutive failures before a server is marked failed (default {@link SERVER_FAILURE_THRESHOLD}). */
   serverFailureThreshold?: number;
   /** The live NUM_RECENT_ALBUMS / TOP_N_MOODS settings a run applies unless its start overrides them (default: 0 / 5). */
@@ -126,7 +127,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 export class AnalysisRunService {
   private readonly pollMs: number;
   private readonly lookupBatch: number;
-  private readonly learnedModel: () => string | undefined;
+  private readonly learnedModel: () => LearnedTarget | undefined;
+  private lastSwitch?: { at: number; status: EmbeddingSwitchStatus };
   private readonly serverRetryDelayMs: number;
   private readonly indexWaitMs: number;
   private readonly indexRerequestMs: number;
@@ -243,13 +245,17 @@ export class AnalysisRunService {
       const failedServers = final.filter((s) => s.status === 'failed').length;
       const allFailed = final.length > 0 && failedServers === final.length;
       let details: Record<string, unknown> = {};
+      // The catalogue switches embedder versions when the run covered it; asked before the rebuild request, so the
+      // build that follows reads the new version (the status call performs the switch when covered).
+      const embeddingSwitch = await this.switchStatus(true);
+      if (embeddingSwitch) details.embeddingSwitch = embeddingSwitch;
       if (!allFailed && final.length > 0) {
         const waited = await this.waitForIndex(keeper, final, log, note, abort);
         if (!waited.ok) {
           await this.finish(keeper, 'FAIL', `Analysis done but the index was not rebuilt: ${waited.reason}`, final, log, waited.details);
           return;
         }
-        details = waited.details;
+        details = { ...details, ...waited.details };
       }
       const counts = await this.counts(taskId, final);
       const summary = counts.reduce((a, c) => ({ analyzed: a.analyzed + c.analyzed, mapped: a.mapped + c.mappedExisting, failed: a.failed + c.failed }), { analyzed: 0, mapped: 0, failed: 0 });
@@ -371,7 +377,7 @@ export class AnalysisRunService {
         const [mapped, inRun] = await Promise.all([this.catalogue.mappedProviderIds(server.id, ids), this.runs.inRun(taskId, server.id, ids)]);
         const hashes = new Map(batch.map((t) => [t.id, metadataHash(toMessageTrack(t))]));
         const excluded = await this.runs.isExcluded(server.id, ids.filter((id) => !mapped.has(id) && !inRun.has(id)), hashes);
-        // With the learned model installed, mapped songs lacking its tags are analysed again for tags only.
+        // With the learned model installed, mapped songs lacking its tags or its embedding are analysed again (no new song, mapping or id).
         const model = this.learnedModel();
         const retag = model && mapped.size > 0 ? await this.catalogue.songsNeedingTags(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id)), model) : new Map<string, string>();
         const candidates: ProviderTrack[] = [];
@@ -518,9 +524,28 @@ export class AnalysisRunService {
     const current = rows.find((r) => r.status === 'running');
     const cur = current && counts.find((c) => c.serverId === current.serverId);
     const text = message ?? (cur ? `${current!.serverName}: ${cur.seen} seen, ${cur.analyzed} analyzed, ${cur.mappedExisting} mapped, ${cur.failed} failed` : 'Analyzing');
+    const sw = await this.switchStatus(false);
+    if (sw) details = { ...details, embeddingSwitch: sw };
     const prev = details ? { ...((await this.runs.find(taskId))?.details ?? {}), ...details } : undefined;
-    const saved = await this.runs.tasks.save(keeper.lease, { message: text, progress, servers: counts.map(({ queued: _q, ...c }) => c), log, details: prev });
+    const switching = sw?.switching ? ` · embedder switch ${sw.servedVersion} -> ${sw.targetVersion}: ${sw.covered}/${sw.total} songs` : '';
+    const saved = await this.runs.tasks.save(keeper.lease, { message: `${text}${message ? '' : switching}`, progress, servers: counts.map(({ queued: _q, ...c }) => c), log, details: prev });
     await this.announce(saved);
+  }
+
+  /**
+   * The catalogue's embedder switch status (GET /internal/embedding/switch: served and target version, songs
+   * covered), read at most every 10 s unless `fresh`; undefined when the catalogue cannot be asked (progress goes on).
+   */
+  private async switchStatus(fresh: boolean): Promise<EmbeddingSwitchStatus | undefined> {
+    if (!fresh && this.lastSwitch && Date.now() - this.lastSwitch.at < 10_000) return this.lastSwitch.status;
+    try {
+      const status = await this.catalogue.embeddingSwitch();
+      this.lastSwitch = { at: Date.now(), status };
+      return status;
+    } catch (err) {
+      this.logger.warn('embedder switch status unavailable', { err: (err as Error).message });
+      return this.lastSwitch?.status;
+    }
   }
 
   private async finish(keeper: LeaseKeeper, state: 'SUCCESS' | 'FAIL', message: string, rows: RunServerRow[], log: string[], details: Record<string, unknown>): Promise<void> {

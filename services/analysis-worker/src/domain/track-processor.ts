@@ -94,10 +94,10 @@ export class TrackProcessor {
     if (done) return { outcome: done, duplicate: true };
     const mapped = await this.catalogue.mappedProviderIds(serverId, [track.id]);
     if (mapped.has(track.id)) {
-      // Already a song: only its MusiCNN tags may be missing (model installed after it was analysed).
-      const analyser = this.learned?.analyser;
-      const itemId = analyser ? (await this.catalogue.songsNeedingTags(serverId, [track.id], analyser.modelId)).get(track.id) : undefined;
-      if (!analyser || !itemId) return this.record(msg, { outcome: 'skipped_mapped' });
+      // Already a song: only its MusiCNN tags or its learned embedding may be missing (model installed after it was analysed).
+      const want = this.learned?.target();
+      const itemId = want ? (await this.catalogue.songsNeedingTags(serverId, [track.id], want)).get(track.id) : undefined;
+      if (!want || !itemId) return this.record(msg, { outcome: 'skipped_mapped' });
       return this.retag(msg, finalAttempt, itemId, signal);
     }
     const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
@@ -131,15 +131,15 @@ export class TrackProcessor {
       // Tags are an addition: an inference failure leaves the song without them rather than failing it.
       const analyser = this.learned?.analyser;
       const topN = await this.topNMoods(msg);
-      const learned = analyser
-        ? await analyser.analyse(pcm.samples).then(
-            (out) => learnedFeatures(out, analyser.modelId, topN),
-            (err: unknown) => {
-              this.logger.warn('MusiCNN analysis failed; song stored without tags', { serverId, providerId: track.id, err: (err as Error).message });
-              return undefined;
-            },
-          )
+      const outputs = analyser
+        ? await analyser.analyse(pcm.samples).catch((err: unknown) => {
+            this.logger.warn('MusiCNN analysis failed; song stored without tags, with its dsp-v1 vector (re-analysed by the next run)', { serverId, providerId: track.id, err: (err as Error).message });
+            return undefined;
+          })
         : undefined;
+      const learned = outputs && analyser ? learnedFeatures(outputs, analyser.modelId, topN) : undefined;
+      const fusion = this.learned?.fusion;
+      const learnedVector = outputs && fusion ? fusion.embedTrack(outputs, analysis.embedding) : undefined;
       const t3b = performance.now();
       // A missing print only makes the Chromaprint gate abstain.
       const print = await computeChromaprint(file).catch((err: unknown) => {
@@ -152,8 +152,12 @@ export class TrackProcessor {
       const request: ResolveIdentityRequest = {
         serverId,
         providerId: track.id,
-        embedding: Array.from(analysis.embedding),
-        embedderVersion: this.embedder.version,
+        // The learned vector when there is one, with the dsp-v1 vector as an alternate: the catalogue serves
+        // whichever version covers it (docs/architecture.md "Embedder versions").
+        embedding: Array.from(learnedVector ?? analysis.embedding),
+        embedderVersion: learnedVector ? fusion!.version : this.embedder.version,
+        ...(learnedVector ? { alternateEmbeddings: [{ embedderVersion: this.embedder.version, embedding: Array.from(analysis.embedding) }] } : {}),
+        activeEmbedderVersion: fusion?.version ?? this.embedder.version,
         durationSeconds: pcm.durationSeconds > 0 ? pcm.durationSeconds : undefined,
         chromaprint: print ? Array.from(print.fingerprint) : undefined,
         metadata: {
@@ -181,8 +185,10 @@ export class TrackProcessor {
   }
 
   /**
-   * Tags-only re-analysis of a mapped song: download, decode, MusiCNN, PUT the learned features. The song's
-   * id, mappings, embedding and playlists are untouched. Outcome `retagged`.
+   * Re-analysis of a mapped song (model installed after it was analysed): download, decode, MusiCNN (and dsp-v1,
+   * an input of the learned embedding), PUT the learned features with the learned vector, which the catalogue
+   * keeps next to the song's served one until the switch. The song's id, mappings and playlists are untouched.
+   * Outcome `retagged`.
    */
   private async retag(msg: AnalysisTrackRequested, finalAttempt: boolean, itemId: string, signal?: AbortSignal): Promise<ProcessResult> {
     const { serverId, track } = msg;
@@ -204,8 +210,21 @@ export class TrackProcessor {
         throw err;
       }
       if (pcm.samples.length < MIN_AUDIO_SECONDS * pcm.sampleRate) return this.fail(msg, 'audio too short for tags', false);
-      const learned = learnedFeatures(await analyser.analyse(pcm.samples), analyser.modelId, await this.topNMoods(msg));
-      await this.catalogue.storeLearned(itemId, learned);
+      const outputs = await analyser.analyse(pcm.samples);
+      const learned = learnedFeatures(outputs, analyser.modelId, await this.topNMoods(msg));
+      const fusion = this.learned!.fusion;
+      let embedding: { embedderVersion: string; embedding: number[] } | undefined;
+      if (fusion) {
+        let dsp;
+        try {
+          dsp = this.embedder.analyseTrack(pcm.samples, pcm.sampleRate).embedding;
+        } catch (err) {
+          if (err instanceof InsufficientAudioError) return this.fail(msg, err.message, false);
+          throw err;
+        }
+        embedding = { embedderVersion: fusion.version, embedding: Array.from(fusion.embedTrack(outputs, dsp)) };
+      }
+      await this.catalogue.storeLearned(itemId, embedding ? { ...learned, embedding } : learned);
       return this.record(msg, { outcome: 'retagged', itemId });
     } finally {
       await rm(dir, { recursive: true, force: true });

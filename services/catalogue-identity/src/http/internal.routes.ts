@@ -21,6 +21,7 @@ import {
   z, api } from '@polyphony/contracts';
 import { NotFoundError, ValidationError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IdentityService } from '../domain/identity.service';
+import type { EmbeddingSwitchStore } from '../store/embedding-switch.store';
 import type { MappingChangedPublisher } from '../domain/mapping-events';
 import type { CatalogueSettings } from '../settings';
 import type { ArtistRepository } from '../store/artist.repository';
@@ -51,6 +52,8 @@ export interface InternalRouteDeps {
   artists: ArtistRepository;
   settings: CatalogueSettings;
   events: MappingChangedPublisher;
+  /** Embedder versions: alternates, switch status and the switch itself. */
+  versions: EmbeddingSwitchStore;
   /** The identity scheme (the relabel map of a scheme change). */
   scheme: Pick<SchemeService, 'relabelMap'>;
 }
@@ -90,11 +93,14 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
   r.on(api.internal.trackLearned,
     asyncRoute(async (req, res) => {
       const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
-      const body = parseOrThrow(StoreLearnedFeaturesRequest, req.body, 'learned features');
-      if (!(await d.tracks.setLearned(itemId, body))) throw new NotFoundError(`Track ${itemId} not found`);
+      const { embedding, ...learned } = parseOrThrow(StoreLearnedFeaturesRequest, req.body, 'learned features');
+      if (!(await d.tracks.setLearned(itemId, learned))) throw new NotFoundError(`Track ${itemId} not found`);
+      if (embedding && !(await d.versions.storeVector(itemId, embedding))) throw new NotFoundError(`Track ${itemId} not found`);
       res.status(204).end();
     }),
   );
+
+  r.json(api.internal.embeddingSwitch, async () => d.versions.status());
 
   r.on(api.internal.trackGet,
     asyncRoute(async (req, res) => {

@@ -54,6 +54,17 @@ class RetryDecision extends Error {
   }
 }
 
+/**
+ * Thrown when the catalogue's served embedder version is not the request's `embedderVersion` once the decision
+ * holds its locks (an embedder switch committed in between): the caller chooses the vector again.
+ */
+export class ServedVersionChanged extends Error {
+  constructor(readonly expected: string, readonly served: string | null) {
+    super(`served embedder version is ${served}, the request was prepared for ${expected}`);
+    this.name = 'ServedVersionChanged';
+  }
+}
+
 /** SQLSTATEs after which a resolve is re-decided: unique violation, FK violation, serialization failure, deadlock. */
 const RETRYABLE_SQLSTATES = new Set(['23505', '23503', '40001', '40P01']);
 
@@ -194,14 +205,19 @@ export class IdentityStore {
           await lockExclusive(m, lockKeys);
           const again = await this.findMapping(m, req.serverId, req.providerId);
           if (again) return { itemId: again.itemId, outcome: again.fromThisFile ? 'new' : 'existing', via: 'mapped', attempts: attempt, mappingWritten: false } as const;
+          // The served version cannot change while this transaction holds the write lock shared (a switch takes it exclusive).
+          const served = await servedVersion(m);
+          if (served !== null && served !== req.embedderVersion) throw new ServedVersionChanged(req.embedderVersion, served);
 
           const resolver = new IdentityResolver(new PgCandidateSource(m, options.layout.id, req.embedderVersion), options.config, options.layout);
           const decision = await resolver.resolve(track);
           if (decision.kind === 'new') await this.insertSong(m, req, decision.canonicalId, embedding, options.layout);
+          await storeAlternateVectors(m, decision.canonicalId, req.alternateEmbeddings ?? [], req.embedderVersion, decision.kind === 'new');
           await this.insertMapping(m, req, decision.canonicalId, decision.kind === 'new' ? 'analysis' : 'fingerprint');
           return { itemId: decision.canonicalId, outcome: decision.kind === 'new' ? 'new' : 'existing', via: decision.kind, decision, attempts: attempt, mappingWritten: true } as const;
         });
       } catch (err) {
+        if (err instanceof ServedVersionChanged) throw err;
         const retryable = err instanceof RetryDecision || RETRYABLE_SQLSTATES.has(sqlState(err) ?? '');
         if (!retryable) throw err;
         if (attempt >= maxAttempts) throw new Error(`identity decision for ${req.serverId}/${req.providerId} still conflicting after ${attempt} attempts`, { cause: err });
@@ -268,6 +284,28 @@ export class IdentityStore {
     }
     await bumpAvailability(m, [req.serverId]);
   }
+}
+
+/** The catalogue's served embedder version (embedding_state; null on an empty catalogue). */
+async function servedVersion(m: Queryable): Promise<string | null> {
+  const rows: Array<{ served_version: string | null }> = await m.query(`SELECT served_version FROM catalogue.embedding_state WHERE id = 1`);
+  return rows[0]?.served_version ?? null;
+}
+
+/**
+ * Alternate vectors (other embedder versions) of the resolved song: a new song stores them; a song that already
+ * existed keeps its own and only gains versions it lacks (so a merge into a song stored before an embedder
+ * switch counts it as covered).
+ */
+export async function storeAlternateVectors(m: Queryable, itemId: string, vectors: ReadonlyArray<{ embedderVersion: string; embedding: number[] }>, servedVersion: string, replace: boolean): Promise<void> {
+  const alt = vectors.filter((v) => v.embedderVersion !== servedVersion);
+  if (alt.length === 0) return;
+  await m.query(
+    `INSERT INTO catalogue.embedding_alt (item_id, embedder_version, vector)
+     SELECT $1, v, b FROM unnest($2::text[], $3::bytea[]) AS t(v, b)
+     ON CONFLICT (item_id, embedder_version) DO ${replace ? 'UPDATE SET vector = EXCLUDED.vector' : 'NOTHING'}`,
+    [itemId, alt.map((v) => v.embedderVersion), alt.map((v) => encodeVector(Float32Array.from(v.embedding)))],
+  );
 }
 
 /** Increments the availability counter of each server (creating it at 1). */

@@ -23,6 +23,7 @@ interface ScoreRow extends LearnedColumns {
   energy: number | null;
   lyrics: string | null;
   embedder_version: string;
+  embedder_versions: string[] | null;
   created_at: Date;
   updated_at: Date;
   vector?: Buffer | null;
@@ -51,6 +52,7 @@ function toDetail(r: ScoreRow, includeEmbedding: boolean): TrackDetail {
     lyrics: r.lyrics,
     learned: learnedFromRow(r),
     embedderVersion: r.embedder_version,
+    embedderVersions: r.embedder_versions ?? [],
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
     mappings: r.mappings as TrackMappingView[],
@@ -72,7 +74,9 @@ export class TrackRepository {
   async findMany(itemIds: readonly string[], includeEmbedding = false): Promise<TrackDetail[]> {
     if (itemIds.length === 0) return [];
     const rows: ScoreRow[] = await this.ds.query(
-      `SELECT s.*, (SELECT l.body FROM catalogue.lyrics l WHERE l.item_id = s.item_id) AS lyrics, ${includeEmbedding ? 'e.vector' : 'NULL::bytea AS vector'}, ${MAPPINGS_JSON} AS mappings
+      `SELECT s.*, (SELECT l.body FROM catalogue.lyrics l WHERE l.item_id = s.item_id) AS lyrics, ${includeEmbedding ? 'e.vector' : 'NULL::bytea AS vector'}, ${MAPPINGS_JSON} AS mappings,
+              (SELECT array_agg(v ORDER BY v) FROM (SELECT e.embedder_version AS v WHERE e.item_id IS NOT NULL
+                 UNION SELECT a.embedder_version FROM catalogue.embedding_alt a WHERE a.item_id = s.item_id) vv) AS embedder_versions
          FROM catalogue.score s LEFT JOIN catalogue.embedding e ON e.item_id = s.item_id
         WHERE s.item_id = ANY($1::text[])`,
       [[...new Set(itemIds)]],

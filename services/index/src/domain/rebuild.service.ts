@@ -285,9 +285,13 @@ export class RebuildService {
   private async build(job: Job, generation: number, signal: AbortSignal): Promise<RebuildOutcome> {
     const t0 = performance.now();
     // 1. snapshot -> catalogue copy
-    const links = new ArtistLinkCounter();
+    let links = new ArtistLinkCounter();
     let synced = 0;
     let skipped = 0;
+    // One embedder version per generation: the catalogue serves one version at a time, but it may switch while
+    // the pages are read (docs/architecture.md "Embedder versions"); the snapshot then starts over (rows are upserts).
+    let version: string | undefined;
+    let restarts = 0;
     // The next page is fetched while the current one is written (one page of look-ahead).
     let nextPage = this.catalogue.snapshotPage(null, this.snapshotPageSize);
     for (;;) {
@@ -296,6 +300,17 @@ export class RebuildService {
         throw new Error('index build aborted');
       }
       const page = await nextPage;
+      const other = page.tracks.find((t) => t.embedderVersion !== (version ??= t.embedderVersion));
+      if (other) {
+        if (++restarts > 3) throw new Error(`the catalogue snapshot mixes embedder versions (${version} and ${other.embedderVersion})`);
+        this.note(job, `embedder version changed during the snapshot (${version} -> ${other.embedderVersion}); reading it again`);
+        version = undefined;
+        links = new ArtistLinkCounter();
+        synced = 0;
+        skipped = 0;
+        nextPage = this.catalogue.snapshotPage(null, this.snapshotPageSize);
+        continue;
+      }
       if (page.next && page.tracks.length > 0) nextPage = this.catalogue.snapshotPage(page.next, this.snapshotPageSize);
       const res = await this.tracks.upsertSnapshot(page.tracks, generation);
       synced += res.written;
@@ -309,7 +324,7 @@ export class RebuildService {
       if (!page.next || page.tracks.length === 0) break;
     }
     const tSnapshot = performance.now();
-    this.note(job, `snapshot: ${synced} songs (${skipped} skipped)`);
+    this.note(job, `snapshot: ${synced} songs (${skipped} skipped), embedder ${version ?? 'none'}`);
 
     // 2. IVF build, cells written as they complete
     const expected = await this.tracks.countSeen(generation);

@@ -19,6 +19,10 @@ describe('learned model fallback', () => {
     expect(m.analyser).toBeUndefined();
     expect(m.status()).toMatchObject({ status: 'missing', model: null, reason: 'MODELS_DIR is not set' });
     expect(m.status().howToInstall).toContain('scripts/setup.sh');
+    // Without the model nothing changes: the worker stores dsp-v1 vectors and asks no song to be re-analysed.
+    expect(m.status().embedderVersion).toBe('dsp-v1');
+    expect(m.fusion).toBeUndefined();
+    expect(m.target()).toBeUndefined();
   });
 
   it('When the model file is absent, then status is missing with the expected path', async () => {
@@ -38,5 +42,7 @@ describe('learned model fallback', () => {
     expect(m.analyser).toBeUndefined();
     expect(m.status().status).toBe('error');
     expect(m.status().reason).toContain('expected 412a832c');
+    expect(m.status().embedderVersion).toBe('dsp-v1');
+    expect(m.target()).toBeUndefined();
   });
 });

@@ -4,7 +4,10 @@
  * (GET /api/analysis/model).
  */
 import type { Logger } from '@polyphony/platform';
+import { DSP_V1_NORMALISATION } from '../audio/dsp-v1-normalisation';
+import type { LearnedTarget } from '../ports';
 import { MUSICNN_FILES, MusicnnAnalyser, musicnnPath } from './analyser';
+import { FusionEmbedder } from './embedding';
 import type { BackendPreference } from './tf-runtime';
 
 /** GET /api/analysis/model body. */
@@ -17,16 +20,25 @@ export interface ModelStatus {
   backend: string | null;
   /** Patches per track run by the network (ready only). */
   patchesPerTrack: number | null;
+  /**
+   * Embedder version of the vectors this worker stores: the learned `musicnn-fusion-v1` when the model is ready
+   * with both networks (MSD and MTT), else `dsp-v1`.
+   */
+  embedderVersion: string;
   /** Why there is no model, and how to add it (missing/error). */
   reason: string | null;
   howToInstall: string;
 }
+
+/** Version of the DSP embedder's vectors (audio/dsp-v1-normalisation.ts). */
+const DSP_VERSION = DSP_V1_NORMALISATION.version;
 
 const HOW_TO = `Set MODELS_DIR to a folder holding musicnn/${MUSICNN_FILES.msd.file} (and optionally musicnn/${MUSICNN_FILES.mtt.file}); scripts/setup.sh downloads them from github.com/Quint-e/musicnn_keras and checks their sha256. Restart the analysis worker afterwards.`;
 
 /** Holds the analyser once loaded. */
 export class LearnedModel {
   private analyserRef: MusicnnAnalyser | undefined;
+  private fusionRef: FusionEmbedder | undefined;
   private state: ModelStatus;
 
   /**
@@ -41,7 +53,18 @@ export class LearnedModel {
     /** Run the MTT network too when its file is present (MUSICNN_MTT). */
     private readonly useMtt = false,
   ) {
-    this.state = { status: modelsDir ? 'loading' : 'missing', model: null, backend: null, patchesPerTrack: null, reason: modelsDir ? null : 'MODELS_DIR is not set', howToInstall: HOW_TO };
+    this.state = { status: modelsDir ? 'loading' : 'missing', model: null, backend: null, patchesPerTrack: null, embedderVersion: DSP_VERSION, reason: modelsDir ? null : 'MODELS_DIR is not set', howToInstall: HOW_TO };
+  }
+
+  /** The learned embedder (both networks loaded), or undefined (the worker stores dsp-v1 vectors). */
+  get fusion(): FusionEmbedder | undefined {
+    return this.analyserRef ? this.fusionRef : undefined;
+  }
+
+  /** Model id and stored embedder version while the model is loaded (the run re-analyses songs lacking either), else undefined. */
+  target(): LearnedTarget | undefined {
+    const a = this.analyserRef;
+    return a ? { model: a.modelId, embedderVersion: this.fusion?.version ?? DSP_VERSION } : undefined;
   }
 
   /** The loaded analyser, or undefined (fallback: DSP only, no tags). */
@@ -63,7 +86,8 @@ export class LearnedModel {
     try {
       const a = await MusicnnAnalyser.load({ modelsDir: this.modelsDir, maxPatches: this.maxPatches, backend: this.backend, useMtt: this.useMtt });
       this.analyserRef = a;
-      this.state = { status: 'ready', model: a.modelId, backend: a.backend, patchesPerTrack: this.maxPatches, reason: null, howToInstall: HOW_TO };
+      this.fusionRef = a.hasMtt ? new FusionEmbedder() : undefined;
+      this.state = { status: 'ready', model: a.modelId, backend: a.backend, patchesPerTrack: this.maxPatches, embedderVersion: this.fusionRef?.version ?? DSP_VERSION, reason: null, howToInstall: HOW_TO };
       this.logger.info('learned model loaded', { model: a.modelId, backend: a.backend, patchesPerTrack: this.maxPatches });
     } catch (err) {
       const missing = (err as Error).message.endsWith('is missing');
@@ -76,5 +100,6 @@ export class LearnedModel {
   dispose(): void {
     this.analyserRef?.dispose();
     this.analyserRef = undefined;
+    this.fusionRef = undefined;
   }
 }

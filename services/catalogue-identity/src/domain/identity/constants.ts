@@ -47,6 +47,17 @@ export const SIGNATURE_MATCH_MAX_HAMMING = 16;
 export const DUPLICATE_DISTANCE_THRESHOLD_COSINE = 0.04;
 
 /**
+ * Cosine thresholds of embedder versions other than dsp-v1, as a factor on the DUPLICATE_DISTANCE_THRESHOLD_COSINE
+ * setting (which is calibrated for dsp-v1): the gate of a version v is setting x factor[v], so an admin who
+ * tightens the setting tightens every version alike. Vectors of different versions are never compared (the
+ * catalogue serves one version at a time, store/embedding-switch.store.ts). Calibration of each factor:
+ * docs/musicnn.md "Identity threshold".
+ */
+export const EMBEDDER_COSINE_THRESHOLD_FACTOR: Readonly<Record<string, number>> = Object.freeze({
+  'tfjs:musicnn-fusion-v1': 1,
+});
+
+/**
  * Largest difference, in seconds, between two track durations for them to be the same song. Reference
  * value 1.0 s, the "tightened" tolerance that scheme fp_4 re-verifies merges with (section 2.6,
  * issues #762/#773). Measured (calibration above): re-encodings differ by at most 0.0224 s (AAC
@@ -143,4 +154,10 @@ export function identityConfigProblems(config: IdentityConfig): string[] {
     problems.push('chromaprintMinOverlap must be an integer >= 1');
   }
   return problems;
+}
+
+/** The config of decisions between vectors of `embedderVersion`: the cosine threshold scaled by its factor (EMBEDDER_COSINE_THRESHOLD_FACTOR). */
+export function identityConfigForVersion(config: IdentityConfig, embedderVersion: string): IdentityConfig {
+  const factor = EMBEDDER_COSINE_THRESHOLD_FACTOR[embedderVersion];
+  return factor === undefined ? config : { ...config, duplicateDistanceThresholdCosine: Math.min(2, config.duplicateDistanceThresholdCosine * factor) };
 }
