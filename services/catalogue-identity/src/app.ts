@@ -12,7 +12,8 @@ import { internalRoutes } from './http/internal.routes';
 import { lyricsRoutes } from './http/lyrics.routes';
 import { BatchRunner } from './domain/batch-runner';
 import { CleaningExecutor } from './domain/cleaning.service';
-import { IdentityService } from './domain/identity.service';
+import { type ActiveScheme, IdentityService } from './domain/identity.service';
+import type { BandLayout } from './domain/identity/bands';
 import { MappingChangedPublisher } from './domain/mapping-events';
 import { HttpIndexPort, HttpRegistryPort, type IndexPort, type MediaClientFactory, type RegistryPort } from './domain/ports';
 import { SchemeService, type SchemeStartReport } from './domain/scheme.service';
@@ -69,17 +70,16 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   };
   const events = new MappingChangedPublisher(rt.bus, config.mappingChangedDebounceMs, log.child({ component: 'MappingChangedPublisher' }), reportCounts);
   // Embedder versions: the band layout is the active scheme's (set at start, before any resolve or switch).
-  let identity: IdentityService | undefined;
-  const versions = new EmbeddingSwitchStore(
+  const versions: EmbeddingSwitchStore = new EmbeddingSwitchStore(
     rt.ds,
-    () => {
-      const active = identity?.activeScheme;
+    (): BandLayout => {
+      const active: ActiveScheme | undefined = identity.activeScheme;
       if (!active) throw new Error('catalogue identity is still starting');
       return active.layout;
     },
     log.child({ component: 'EmbeddingSwitch' }),
   );
-  identity = new IdentityService(new IdentityStore(rt.ds), settings, events, versions);
+  const identity: IdentityService = new IdentityService(new IdentityStore(rt.ds), settings, events, versions);
   const tracks = new TrackRepository(rt.ds);
   const artists = new ArtistRepository(rt.ds);
   const scheme = new SchemeService(new PgSchemeStore(rt.ds), settings, rt.bus, events, log.child({ component: 'SchemeService' }), {
