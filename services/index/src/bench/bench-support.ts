@@ -69,3 +69,27 @@ export const mb = (bytes: number): number => Math.round((bytes / 1048576) * 10) 
 export function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
+
+let generationCpuUs = 0;
+
+/**
+ * Wraps a synthetic-data generator and adds the CPU time spent producing its items to `generationCpuS()`, so a
+ * build benchmark can report the build's own CPU time (process.cpuUsage, all threads: call it only while no
+ * worker thread runs, i.e. during the build's ingest phase).
+ */
+export function* timedGeneration<T>(items: Iterable<T>): Generator<T> {
+  const it = items[Symbol.iterator]();
+  for (;;) {
+    const c0 = process.cpuUsage();
+    const r = it.next();
+    const c = process.cpuUsage(c0);
+    generationCpuUs += c.user + c.system;
+    if (r.done) return;
+    yield r.value;
+  }
+}
+
+/** CPU seconds spent in generators wrapped by `timedGeneration` so far. */
+export function generationCpuS(): number {
+  return generationCpuUs / 1e6;
+}

@@ -2,7 +2,8 @@
  * Benchmark of the shared IVF index at catalogue scale.
  *
  *   npx tsc -b services/index
- *   node --max-old-space-size=256 --max-semi-space-size=2 services/index/dist/bench/ivf-1m.js [N=1000000] [queries=200] [nprobes=16,32,64,128]
+ *   node --max-old-space-size=256 --max-semi-space-size=2 services/index/dist/bench/ivf-1m.js [N=1000000] [queries=200] [nprobes=16,32,64,128] [workers=0]
+ *   (IVF_SIMD=0 in the environment: JavaScript kernels instead of WebAssembly SIMD, for comparison)
  *
  * The vectors live in typed arrays outside the V8 heap, so small V8 limits are enough and keep garbage
  * (batch id strings) from inflating the RSS: at 1M the peak RSS is ~934-945 MiB with both flags and
@@ -23,12 +24,15 @@
  * Aims (services/index task): recall@10 >= 0.95, p99 < 10 ms, RSS < 1 GB at N = 1M.
  */
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { AvailabilityMask } from '../domain/ivf/availability-mask';
 import { VectorBatch, buildIvfIndex } from '../domain/ivf/ivf-build';
 import { IvfIndex, Neighbour, SearchStats } from '../domain/ivf/ivf-index';
 import { nearestOfFour, SeededRandom } from '@polyphony/vectors';
 import { SyntheticMixture } from './synthetic-mixture';
+import { generationCpuS, timedGeneration } from './bench-support';
+import { simdKernelsAvailable } from '../domain/ivf/simd/kernels';
 
 const K = 10;
 
@@ -110,6 +114,7 @@ async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 1_000_000);
   const queryCount = Number(process.argv[3] ?? 200);
   const nprobes = (process.argv[4] ?? '16,32,64,128').split(',').map(Number);
+  const workers = Number(process.argv[5] ?? 0);
   const summary: Record<string, unknown> = { n, queries: queryCount, k: K };
   console.log(`IVF benchmark: N=${n}, dim=200, ${queryCount} queries, k=${K}, node ${process.version}`);
 
@@ -119,7 +124,7 @@ async function main(): Promise<void> {
   async function* source(): AsyncGenerator<VectorBatch> {
     // Small batches: generating a point costs ~5 us, so this keeps the generator's own event-loop stalls
     // (a real source waits on the database asynchronously) out of the build's delay figure.
-    for (const b of mixture.batches(n, 1000)) yield { ids: b.ids, vectors: b.vectors };
+    for (const b of timedGeneration(mixture.batches(n, 1000))) yield { ids: b.ids, vectors: b.vectors };
   }
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
   loopDelay.enable();
@@ -128,6 +133,7 @@ async function main(): Promise<void> {
   let lastLog = performance.now();
   const { index, report } = await buildIvfIndex(source(), {
     expectedCount: n,
+    workers,
     onProgress: (p) => {
       const now = performance.now();
       if (now - lastLog < 15000) return;
@@ -146,9 +152,10 @@ async function main(): Promise<void> {
   loopDelay.disable();
   const buildRss = peakRssMb();
   console.log(
-    `build: ${(buildWall / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU; nlist ${report.nlist}, ` +
+    `build (${workers} worker threads, SIMD kernels ${simdKernelsAvailable() ? 'on' : 'off'}; ${loadavg().map((x) => x.toFixed(2)).join(' ')} load avg): ${(buildWall / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU; nlist ${report.nlist}, ` +
       `sample ${report.sampleSize}, ${report.trainingIterations} Lloyd iterations, empty cells ${report.emptyCells}, largest cell ${report.largestCell}`,
   );
+  console.log(`  of which generating the synthetic data: ${generationCpuS().toFixed(1)} s CPU; the build itself ${((cpu.user + cpu.system) / 1e6 - generationCpuS()).toFixed(1)} s CPU`);
   console.log(
     `  phases (s): ingest+generate ${(report.timingsMs.ingest / 1000).toFixed(1)}, train ${(report.timingsMs.train / 1000).toFixed(1)}, ` +
       `assign ${(report.timingsMs.assign / 1000).toFixed(1)}, arrange ${(report.timingsMs.arrange / 1000).toFixed(1)}, emit ${(report.timingsMs.emit / 1000).toFixed(1)}`,

@@ -23,7 +23,7 @@
  * Machine conditions (load average, cores) are printed with the figures: the machine is shared.
  */
 import { execFileSync, fork } from 'node:child_process';
-import { closeSync, openSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AvailabilityMask } from '../domain/ivf/availability-mask';
@@ -32,6 +32,7 @@ import { IvfIndex, type Neighbour, type SearchStats, type StoredCell, type Vecto
 import { SeededRandom } from '@polyphony/vectors';
 import { quantiseIndex, quantiserFromParams, restoreQuantised, type StoredCodes } from '../domain/ivf/quantised-store';
 import { SyntheticMixture } from './synthetic-mixture';
+import { generationCpuS, timedGeneration } from './bench-support';
 
 const DIM = 200;
 const K = 10;
@@ -150,21 +151,47 @@ function writeCodes(path: string, index: IvfIndex): void {
   closeSync(fd);
 }
 
+/**
+ * Streams the codes dump cell by cell (as a replica streams `index.cell_codes` rows): only one cell's codes
+ * are in a buffer at a time, so the RSS after load is what the service holds.
+ */
 function readCodes(path: string, mode: 'int8' | 'pq'): StoredCodes {
-  const buf = readFileSync(path);
-  const pl = buf.readUInt32LE(0);
+  const fd = openSync(path, 'r');
+  const read = (buf: Buffer, pos: number): void => {
+    let done = 0;
+    while (done < buf.length) {
+      const n = readSync(fd, buf, done, buf.length - done, pos + done);
+      if (n === 0) throw new Error('codes dump truncated');
+      done += n;
+    }
+  };
+  const h = Buffer.alloc(4);
+  read(h, 0);
+  const pl = h.readUInt32LE(0);
   const params = new Float32Array(pl);
-  new Uint8Array(params.buffer).set(buf.subarray(4, 4 + pl * 4));
-  let pos = 4 + pl * 4;
-  const cells: Array<{ cellId: number; codes: Uint8Array }> = [];
-  while (pos < buf.length) {
-    const cellId = buf.readUInt32LE(pos);
-    const len = buf.readUInt32LE(pos + 4);
-    pos += 8;
-    if (len > 0) cells.push({ cellId, codes: buf.subarray(pos, pos + len) });
-    pos += len;
+  read(Buffer.from(params.buffer), 4);
+  const size = fstatSync(fd).size;
+  function* cells(): Generator<{ cellId: number; codes: Uint8Array }> {
+    let pos = 4 + pl * 4;
+    const ch = Buffer.alloc(8);
+    try {
+      while (pos < size) {
+        read(ch, pos);
+        const cellId = ch.readUInt32LE(0);
+        const len = ch.readUInt32LE(4);
+        pos += 8;
+        if (len > 0) {
+          const codes = Buffer.alloc(len);
+          read(codes, pos);
+          yield { cellId, codes };
+        }
+        pos += len;
+      }
+    } finally {
+      closeSync(fd);
+    }
   }
-  return { quantiser: quantiserFromParams(mode, DIM, params), cells };
+  return { quantiser: quantiserFromParams(mode, DIM, params), cells: cells() };
 }
 
 interface ServeResult {
@@ -337,14 +364,25 @@ async function main(): Promise<void> {
   const cells: StoredCell[] = [];
   let centroids = new Float32Array(0);
   const cpu0 = process.cpuUsage();
+  // CPU time per build phase, all threads (process.cpuUsage counts the worker threads too).
+  const phaseCpu: Record<string, number> = {};
+  let phase = 'ingest';
+  let phaseStart = cpu0.user + cpu0.system;
   const t0 = performance.now();
   const { index, report } = await buildIvfIndex(
     (function* (): Generator<VectorBatch> {
-      for (const b of mixture.batches(n, 5000)) yield { ids: b.ids, vectors: b.vectors };
+      for (const b of timedGeneration(mixture.batches(n, 5000))) yield { ids: b.ids, vectors: b.vectors };
     })(),
     {
       expectedCount: n,
       workers,
+      onProgress: (p) => {
+        if (p.phase === phase) return;
+        const c = process.cpuUsage();
+        phaseCpu[phase] = (c.user + c.system - phaseStart) / 1e6;
+        phase = p.phase;
+        phaseStart = c.user + c.system;
+      },
       onTrained: (info) => {
         centroids = info.centroids.slice();
       },
@@ -355,6 +393,9 @@ async function main(): Promise<void> {
   );
   const buildS = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  phaseCpu[phase] = (cpu.user + cpu.system + cpu0.user + cpu0.system - phaseStart) / 1e6;
+  console.log(`build CPU per phase (s, all threads): ${Object.entries(phaseCpu).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
+  console.log(`  of which generating the synthetic data (ingest phase): ${generationCpuS().toFixed(1)} s CPU; the build itself ${((cpu.user + cpu.system) / 1e6 - generationCpuS()).toFixed(1)} s CPU`);
   const tm = report.timingsMs;
   console.log(
     `build (${workers} worker threads): ${buildS.toFixed(1)} s wall (incl. generating the data), ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU; ` +

@@ -2,8 +2,8 @@ import { CooperativeScheduler } from './cooperative';
 import { IvfInputError } from './errors';
 import { IdTableBuilder } from './id-table';
 import { DEFAULT_NPROBE, IvfIndex, arrangeByCell } from './ivf-index';
-import { CentroidTree, PointSet, TrainOptions, trainCentroids } from './kmeans';
-import { hashString32, nearestOfFour, normaliseInto } from '@polyphony/vectors';
+import { CentroidTree, nearestCentroids, PointSet, TrainOptions, trainCentroids } from './kmeans';
+import { hashString32, normaliseInto } from '@polyphony/vectors';
 import { IvfWorkerPool } from './worker-pool';
 
 /** Reference constants (reference-implementation.md 1.4, `tasks/paged_ivf.py`). */
@@ -294,14 +294,9 @@ export async function buildIvfIndex(source: VectorSource, options: IvfBuildOptio
     }
     assignmentDotProducts = tree.dotProducts;
   } else if (nlist > 0) {
-    const best = new Int32Array(4);
-    const bestScore = new Float64Array(4);
-    for (let r = 0; r < count; r += 4) {
-      const m = Math.min(4, count - r);
-      const o0 = r * dim;
-      nearestOfFour(vectors, o0, m > 1 ? o0 + dim : o0, m > 2 ? o0 + 2 * dim : o0, m > 3 ? o0 + 3 * dim : o0, centroids, nlist, dim, best, bestScore);
-      for (let t = 0; t < m; t++) cellOfRow[r + t] = best[t]!;
-      if ((r & 1023) === 0) await scheduler.maybeYield();
+    for (let r = 0; r < count; r += 1024) {
+      nearestCentroids(vectors, null, r, Math.min(count, r + 1024), centroids, nlist, dim, cellOfRow.subarray(r));
+      await scheduler.maybeYield();
     }
     assignmentDotProducts = count * nlist;
   }

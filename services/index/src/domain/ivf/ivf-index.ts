@@ -6,6 +6,7 @@ import { IdTable, IdTableBuilder } from './id-table';
 import type { Quantiser } from './quantiser';
 import { Neighbour, TopK } from './top-k';
 import type { VectorFile } from './vector-file';
+import { ARENA_BLOCK_ROWS, type CodeArena, quantiseTableInt16 } from './simd/kernels';
 import { dot, normaliseInto } from '@polyphony/vectors';
 
 export type { Neighbour } from './top-k';
@@ -58,6 +59,11 @@ export interface QuantisedParts {
   codes: Uint8Array;
   /** The exact unit vectors in row order, on disk. */
   file: VectorFile;
+  /**
+   * int8 only: `codes` live in this kernel memory and are scored by the WebAssembly SIMD kernel (u8 codes x
+   * int16 query table, exact i32 sums; `simd/kernels.ts`); absent = scored by `quantiser.scoreRange` in JavaScript.
+   */
+  arena?: CodeArena;
 }
 
 /** What one query did. */
@@ -173,6 +179,8 @@ export class IvfIndex {
   /** Scratch of the approximate scores of one cell (quantised modes; searches are synchronous). */
   private readonly cellScores: Float64Array;
   private readonly queryTable: Float32Array;
+  /** Scale of the int16 table in the arena for the current query (kernel scores / scale = table scores). */
+  private tableScale = 1;
   private readonly scratchVector: Float32Array;
   /** Slot-ordered codes of the available rows of sparse masks (quantised modes), dropped with the mask. */
   private readonly compactCodes = new WeakMap<AvailabilityMask, { rows: Int32Array; cells: Int32Array; codes: Uint8Array }>();
@@ -457,7 +465,7 @@ export class IvfIndex {
     const want = k + exclude.size;
     const approx = new TopK(this.shortList(want, rerank));
     const scores = this.centroidScores;
-    const constant = qp.quantiser.prepare(q, this.queryTable);
+    const constant = this.prepareTable(qp, q);
     const available = mask ? mask.count : this.size;
     const probe = mask ? clampInt(Math.ceil((nprobe * this.size) / available), 1, this.nlist) : nprobe;
     const partial = this.scoreCells(q, probe);
@@ -479,6 +487,16 @@ export class IvfIndex {
     const exact = this.rerankExact(qp, q, approx, want);
     if (stats) stats.reranked = approx.size;
     return finish(exact, exclude, k, stats, 'ivf', cellsProbed, candidates, this.centroidWork);
+  }
+
+  /**
+   * Fills the per-query ADC table (`queryTable`) and, with a kernel arena, its int16 copy in the arena
+   * (`tableScale`). @returns the constant term of every approximate dot product
+   */
+  private prepareTable(qp: QuantisedParts, q: Float32Array): number {
+    const constant = qp.quantiser.prepare(q, this.queryTable);
+    if (qp.arena) this.tableScale = quantiseTableInt16(this.queryTable, this.dim, qp.arena.km.i16, qp.arena.table >> 1);
+    return constant;
   }
 
   /**
@@ -516,7 +534,18 @@ export class IvfIndex {
     const count = this.cellOffsets[cell + 1]! - start;
     if (count === 0) return 0;
     const out = this.cellScores;
-    qp.quantiser.scoreRange(qp.codes, start, count, this.queryTable, out);
+    const arena = qp.arena;
+    if (arena) {
+      // WebAssembly SIMD: exact integer sums of codes x int16 table, scaled back to the float table's units.
+      const dim = this.dim;
+      arena.km.dotU8I16(arena.codes + start * dim, count, dim, arena.table, arena.out);
+      const i32 = arena.km.i32;
+      const ob = arena.out >> 2;
+      const inv = 1 / this.tableScale;
+      for (let i = 0; i < count; i++) out[i] = i32[ob + i]! * inv;
+    } else {
+      qp.quantiser.scoreRange(qp.codes, start, count, this.queryTable, out);
+    }
     const rowOfSlot = this.rowOfSlot;
     if (!mask) {
       for (let i = 0; i < count; i++) heap.push(rowOfSlot[start + i]!, 1 - (base + out[i]!));
@@ -565,14 +594,26 @@ export class IvfIndex {
     const dim = this.dim;
     const scores = this.centroidScores;
     for (let c = 0; c < this.nlist; c++) scores[c] = dot(this.centroids, c * dim, q, 0, dim);
-    const constant = qp.quantiser.prepare(q, this.queryTable);
+    const constant = this.prepareTable(qp, q);
     const compact = this.compactCodesOf(qp, mask);
     const approx = new TopK(this.shortList(want, rerank));
-    const out = new Float64Array(1024);
-    for (let first = 0; first < compact.rows.length; first += 1024) {
-      const count = Math.min(1024, compact.rows.length - first);
-      qp.quantiser.scoreRange(compact.codes, first, count, this.queryTable, out);
-      for (let i = 0; i < count; i++) approx.push(compact.rows[first + i]!, 1 - (scores[compact.cells[first + i]!]! + constant + out[i]!));
+    const arena = qp.arena;
+    const out = arena ? undefined : new Float64Array(ARENA_BLOCK_ROWS);
+    const cs = qp.quantiser.codeSize;
+    for (let first = 0; first < compact.rows.length; first += ARENA_BLOCK_ROWS) {
+      const count = Math.min(ARENA_BLOCK_ROWS, compact.rows.length - first);
+      if (arena) {
+        // Copy the block of compact codes into the arena, score it with the SIMD kernel.
+        arena.km.u8.set(compact.codes.subarray(first * cs, (first + count) * cs), arena.block);
+        arena.km.dotU8I16(arena.block, count, this.dim, arena.table, arena.out);
+        const i32 = arena.km.i32;
+        const ob = arena.out >> 2;
+        const inv = 1 / this.tableScale;
+        for (let i = 0; i < count; i++) approx.push(compact.rows[first + i]!, 1 - (scores[compact.cells[first + i]!]! + constant + i32[ob + i]! * inv));
+      } else {
+        qp.quantiser.scoreRange(compact.codes, first, count, this.queryTable, out!);
+        for (let i = 0; i < count; i++) approx.push(compact.rows[first + i]!, 1 - (scores[compact.cells[first + i]!]! + constant + out![i]!));
+      }
     }
     const exact = this.rerankExact(qp, q, approx, want);
     if (stats) stats.reranked = approx.size;

@@ -8,8 +8,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { CooperativeScheduler } from './cooperative';
-import { CentroidTree, sphericalLloyd } from './kmeans';
-import { nearestOfFour } from '@polyphony/vectors';
+import { CentroidTree, nearestCentroids, sphericalLloyd } from './kmeans';
 import { ProductQuantiser, ScalarQuantiser } from './quantiser';
 import { readSync } from 'node:fs';
 import type { WorkerReply, WorkerTask } from './worker-pool';
@@ -32,16 +31,8 @@ async function run(task: WorkerTask): Promise<WorkerReply> {
       return { id: task.id, type: 'lloyd', centroids: r.centroids, iterations: r.iterations, dotProducts: r.dotProducts, reseeds: r.reseeds };
     }
     case 'nearest': {
-      const rows = task.rows;
-      const out = new Int32Array(rows.length);
-      const best = new Int32Array(4);
-      const score = new Float64Array(4);
-      for (let i = 0; i < rows.length; i += 4) {
-        const m = Math.min(4, rows.length - i);
-        const o0 = rows[i]! * dim;
-        nearestOfFour(data, o0, m > 1 ? rows[i + 1]! * dim : o0, m > 2 ? rows[i + 2]! * dim : o0, m > 3 ? rows[i + 3]! * dim : o0, task.centroids, task.k, dim, best, score);
-        for (let t = 0; t < m; t++) out[i + t] = best[t]!;
-      }
+      const out = new Int32Array(task.rows.length);
+      nearestCentroids(data, task.rows, 0, task.rows.length, task.centroids, task.k, dim, out);
       return { id: task.id, type: 'nearest', nearest: out };
     }
     case 'encode': {

@@ -1,6 +1,7 @@
 import type { IvfWorkerPool, WorkerReply } from './worker-pool';
 import { CooperativeScheduler } from './cooperative';
 import { dot, nearestOfFour, normaliseSumInto, SeededRandom } from '@polyphony/vectors';
+import { acquireKernelMemory, KernelMemory, nearestRowsSimd, releaseKernelMemory, scratchKernels, simdKernelsAvailable } from './simd/kernels';
 
 /**
  * Spherical k-means for the IVF coarse quantiser.
@@ -80,66 +81,103 @@ export async function sphericalLloyd(points: PointSet, k: number, options: Lloyd
   const counts = new Int32Array(k);
   const best = new Int32Array(4);
   const bestScore = new Float64Array(4);
+  // WebAssembly SIMD nearest-centroid kernel (~8x the JavaScript one) when available and dim % 4 == 0: the
+  // points are copied once into this run's own kernel memory (padded to a multiple of 4 rows), the centroids
+  // once per iteration.
+  const padded = (n + 3) & ~3;
+  const km = dim % 4 === 0 && padded * dim * 4 <= LLOYD_SIMD_MAX_BYTES ? acquireKernelMemory(padded * dim * 4 + k * dim * 4 + padded * 8 + 256) : undefined;
+  const xPtr = km ? km.alloc(padded * dim * 4) : 0;
+  const cPtr = km ? km.alloc(k * dim * 4) : 0;
+  const idxPtr = km ? km.alloc(padded * 4) : 0;
+  const scorePtr = km ? km.alloc(padded * 4) : 0;
+  if (km) for (let i = 0; i < padded; i++) km.putF32(xPtr + i * dim * 4, data, rows[Math.min(i, n - 1)]! * dim, dim);
+  const step = km ? Math.max(4, (options.batchSize + 3) & ~3) : options.batchSize;
   let iterations = 0;
   let lastChangedFraction = 1;
   let reseeds = 0;
 
-  while (iterations < options.maxIterations) {
-    iterations++;
-    sums.fill(0);
-    counts.fill(0);
-    let changed = 0;
-    for (let start = 0; start < n; start += options.batchSize) {
-      const end = Math.min(n, start + options.batchSize);
-      for (let i = start; i < end; i += 4) {
-        // Cost per point is k * dim: check the clock often enough when k is large.
-        if (((i - start) & 63) === 0) await options.scheduler.maybeYield();
-        const m = Math.min(4, end - i);
-        const o0 = rows[i]! * dim;
-        const o1 = m > 1 ? rows[i + 1]! * dim : o0;
-        const o2 = m > 2 ? rows[i + 2]! * dim : o0;
-        const o3 = m > 3 ? rows[i + 3]! * dim : o0;
-        nearestOfFour(data, o0, o1, o2, o3, centroids, k, dim, best, bestScore);
-        for (let t = 0; t < m; t++) {
-          const c = best[t]!;
-          const p = i + t;
-          if (assignment[p] !== c) changed++;
-          assignment[p] = c;
-          scores[p] = bestScore[t]!;
-          counts[c]!++;
-          const so = c * dim;
-          const xo = rows[p]! * dim;
-          for (let d = 0; d < dim; d++) sums[so + d]! += data[xo + d]!;
+  try {
+    while (iterations < options.maxIterations) {
+      iterations++;
+      sums.fill(0);
+      counts.fill(0);
+      let changed = 0;
+      if (km) km.putF32(cPtr, centroids, 0, k * dim);
+      for (let start = 0; start < n; start += step) {
+        const end = Math.min(n, start + step);
+        if (km) {
+          // Batches start at multiples of 4; the last one runs to the padded end.
+          const stop = end === n ? padded : end;
+          km.nearest4(xPtr + start * dim * 4, stop - start, cPtr, k, dim, idxPtr + start * 4, scorePtr + start * 4);
+          const i32 = km.i32;
+          const f32 = km.f32;
+          for (let p = start; p < end; p++) {
+            const c = i32[(idxPtr >> 2) + p]!;
+            if (assignment[p] !== c) changed++;
+            assignment[p] = c;
+            scores[p] = f32[(scorePtr >> 2) + p]!;
+            counts[c]!++;
+            const so = c * dim;
+            // The resident copy: contiguous and cache-warm, unlike the sample's scattered rows in `data`.
+            const xo = (xPtr >> 2) + p * dim;
+            for (let d = 0; d < dim; d++) sums[so + d]! += f32[xo + d]!;
+          }
+          dotProducts += (end - start) * k;
+          await options.scheduler.maybeYield();
+          continue;
         }
-      }
-      dotProducts += (end - start) * k;
-      await options.scheduler.maybeYield();
-    }
-    let empties = 0;
-    for (let c = 0; c < k; c++) {
-      if (counts[c]! > 0) normaliseSumInto(sums, c * dim, centroids, c * dim, dim);
-      else empties++;
-    }
-    if (empties > 0) {
-      // Relocate each empty centroid onto the worst-served point not used yet (lowest dot to its centroid).
-      for (let c = 0; c < k; c++) {
-        if (counts[c]! > 0) continue;
-        let worst = -1;
-        let worstScore = Infinity;
-        for (let p = 0; p < n; p++) {
-          if (scores[p]! < worstScore) {
-            worstScore = scores[p]!;
-            worst = p;
+        for (let i = start; i < end; i += 4) {
+          // Cost per point is k * dim: check the clock often enough when k is large.
+          if (((i - start) & 63) === 0) await options.scheduler.maybeYield();
+          const m = Math.min(4, end - i);
+          const o0 = rows[i]! * dim;
+          const o1 = m > 1 ? rows[i + 1]! * dim : o0;
+          const o2 = m > 2 ? rows[i + 2]! * dim : o0;
+          const o3 = m > 3 ? rows[i + 3]! * dim : o0;
+          nearestOfFour(data, o0, o1, o2, o3, centroids, k, dim, best, bestScore);
+          for (let t = 0; t < m; t++) {
+            const c = best[t]!;
+            const p = i + t;
+            if (assignment[p] !== c) changed++;
+            assignment[p] = c;
+            scores[p] = bestScore[t]!;
+            counts[c]!++;
+            const so = c * dim;
+            const xo = rows[p]! * dim;
+            for (let d = 0; d < dim; d++) sums[so + d]! += data[xo + d]!;
           }
         }
-        if (worst < 0) break;
-        scores[worst] = Infinity;
-        centroids.set(data.subarray(rows[worst]! * dim, rows[worst]! * dim + dim), c * dim);
-        reseeds++;
+        dotProducts += (end - start) * k;
+        await options.scheduler.maybeYield();
       }
+      let empties = 0;
+      for (let c = 0; c < k; c++) {
+        if (counts[c]! > 0) normaliseSumInto(sums, c * dim, centroids, c * dim, dim);
+        else empties++;
+      }
+      if (empties > 0) {
+        // Relocate each empty centroid onto the worst-served point not used yet (lowest dot to its centroid).
+        for (let c = 0; c < k; c++) {
+          if (counts[c]! > 0) continue;
+          let worst = -1;
+          let worstScore = Infinity;
+          for (let p = 0; p < n; p++) {
+            if (scores[p]! < worstScore) {
+              worstScore = scores[p]!;
+              worst = p;
+            }
+          }
+          if (worst < 0) break;
+          scores[worst] = Infinity;
+          centroids.set(data.subarray(rows[worst]! * dim, rows[worst]! * dim + dim), c * dim);
+          reseeds++;
+        }
+      }
+      lastChangedFraction = changed / n;
+      if (empties === 0 && lastChangedFraction <= options.tolerance) break;
     }
-    lastChangedFraction = changed / n;
-    if (empties === 0 && lastChangedFraction <= options.tolerance) break;
+  } finally {
+    releaseKernelMemory(km);
   }
   return { centroids, k, iterations, lastChangedFraction, assignment, reseeds, dotProducts };
 }
@@ -166,59 +204,109 @@ export async function kMeansPlusPlus(
   const n = rows.length;
   const centroids = new Float32Array(k * dim);
   const weight = new Float64Array(n).fill(Infinity);
-  let pick = rng.nextInt(n);
-  for (let j = 0; j < k; j++) {
-    const po = rows[pick]! * dim;
-    centroids.set(data.subarray(po, po + dim), j * dim);
-    if (j === k - 1) break;
-    if (scheduler) await scheduler.maybeYield();
-    let total = 0;
-    for (let i = 0; i < n; i++) {
-      const w = weight[i]!;
-      if (w > 0) {
-        const d = 1 - dot(data, rows[i]! * dim, data, po, dim);
-        const v = d > 0 ? (d < w ? d : w) : 0;
-        weight[i] = v;
-        total += v;
-      }
-    }
-    if (!(total > 0)) {
-      // Every point coincides with a chosen centroid (duplicates): fall back to a uniform draw.
-      pick = rng.nextInt(n);
-      continue;
-    }
-    let bestPotential = Infinity;
-    for (let t = 0; t < trials; t++) {
-      let u = rng.nextFloat() * total;
-      let candidate = -1;
+  // SIMD path: the points copied once into kernel memory, one `dots` call per chosen centroid / candidate.
+  const km = dim % 4 === 0 && n * dim * 4 <= KMEANSPP_SIMD_MAX_BYTES ? acquireKernelMemory(n * dim * 4 + n * 4 + dim * 4 + 256) : undefined;
+  const pointsPtr = km ? km.alloc(n * dim * 4) : 0;
+  const dotsPtr = km ? km.alloc(n * 4) : 0;
+  const xPtr = km ? km.alloc(dim * 4) : 0;
+  if (km) for (let i = 0; i < n; i++) km.putF32(pointsPtr + i * dim * 4, data, rows[i]! * dim, dim);
+  /** Dot products of every point with the point at row offset `po` (SIMD) into `km.f32` at dotsPtr. */
+  const dotsWith = (po: number): Float32Array => {
+    km!.putF32(xPtr, data, po, dim);
+    km!.dots(xPtr, pointsPtr, n, dim, dotsPtr);
+    return km!.f32;
+  };
+  try {
+    let pick = rng.nextInt(n);
+    for (let j = 0; j < k; j++) {
+      const po = rows[pick]! * dim;
+      centroids.set(data.subarray(po, po + dim), j * dim);
+      if (j === k - 1) break;
+      if (scheduler) await scheduler.maybeYield();
+      let total = 0;
+      const f32 = km ? dotsWith(po) : undefined;
+      const base = dotsPtr >> 2;
       for (let i = 0; i < n; i++) {
         const w = weight[i]!;
-        if (w <= 0) continue;
-        candidate = i;
-        u -= w;
-        if (u < 0) break;
+        if (w > 0) {
+          const d = 1 - (f32 ? f32[base + i]! : dot(data, rows[i]! * dim, data, po, dim));
+          const v = d > 0 ? (d < w ? d : w) : 0;
+          weight[i] = v;
+          total += v;
+        }
       }
-      if (candidate < 0) break;
-      if (trials === 1) {
-        pick = candidate;
-        break;
+      if (!(total > 0)) {
+        // Every point coincides with a chosen centroid (duplicates): fall back to a uniform draw.
+        pick = rng.nextInt(n);
+        continue;
       }
-      const co = rows[candidate]! * dim;
-      let potential = 0;
-      for (let i = 0; i < n && potential < bestPotential; i++) {
-        const w = weight[i]!;
-        if (w <= 0) continue;
-        const d = 1 - dot(data, rows[i]! * dim, data, co, dim);
-        potential += d < w ? (d > 0 ? d : 0) : w;
-      }
-      if (potential < bestPotential) {
-        bestPotential = potential;
-        pick = candidate;
+      let bestPotential = Infinity;
+      for (let t = 0; t < trials; t++) {
+        let u = rng.nextFloat() * total;
+        let candidate = -1;
+        for (let i = 0; i < n; i++) {
+          const w = weight[i]!;
+          if (w <= 0) continue;
+          candidate = i;
+          u -= w;
+          if (u < 0) break;
+        }
+        if (candidate < 0) break;
+        if (trials === 1) {
+          pick = candidate;
+          break;
+        }
+        const co = rows[candidate]! * dim;
+        const cf = km ? dotsWith(co) : undefined;
+        let potential = 0;
+        for (let i = 0; i < n && potential < bestPotential; i++) {
+          const w = weight[i]!;
+          if (w <= 0) continue;
+          const d = 1 - (cf ? cf[base + i]! : dot(data, rows[i]! * dim, data, co, dim));
+          potential += d < w ? (d > 0 ? d : 0) : w;
+        }
+        if (potential < bestPotential) {
+          bestPotential = potential;
+          pick = candidate;
+        }
       }
     }
+  } finally {
+    releaseKernelMemory(km);
   }
   return centroids;
 }
+
+/**
+ * Nearest of `k` unit centroids (largest dot product, ties to the lower index) for the rows `rows[from..to)` of
+ * `data` (`rows` null: rows from..to themselves), written to `out[0 .. to-from)`. WebAssembly SIMD kernel
+ * (float32 sums) when available and `dim % 4 == 0`, else `nearestOfFour` (float64 sums): the two may differ on
+ * near-ties, so one build uses one of them throughout (every thread of a process sees the same availability).
+ */
+export function nearestCentroids(data: Float32Array, rows: Int32Array | null, from: number, to: number, centroids: Float32Array, k: number, dim: number, out: Int32Array): void {
+  const km = dim % 4 === 0 ? scratchKernels() : undefined;
+  if (km) {
+    const list = rows ?? Int32Array.from({ length: to - from }, (_, i) => from + i);
+    const f = rows ? from : 0;
+    nearestRowsSimd(km, data, list, f, f + (to - from), centroids, k, dim, out, new Float32Array(to - from));
+    return;
+  }
+  const best = new Int32Array(4);
+  const bestScore = new Float64Array(4);
+  const at = (i: number): number => (rows ? rows[i]! : i) * dim;
+  for (let i = from; i < to; i += 4) {
+    const m = Math.min(4, to - i);
+    const o0 = at(i);
+    nearestOfFour(data, o0, m > 1 ? at(i + 1) : o0, m > 2 ? at(i + 2) : o0, m > 3 ? at(i + 3) : o0, centroids, k, dim, best, bestScore);
+    for (let t = 0; t < m; t++) out[i - from + t] = best[t]!;
+  }
+}
+
+/** Largest point set (bytes) a Lloyd run copies into kernel memory for the SIMD path (larger sets use JavaScript). */
+const LLOYD_SIMD_MAX_BYTES = 512 << 20;
+
+/** Largest point set (bytes) k-means++ copies into kernel memory for the SIMD path (larger sets use JavaScript). */
+const KMEANSPP_SIMD_MAX_BYTES = 64 << 20;
 
 /**
  * Nearest-centroid search (maximum inner product over unit centroids) with pruning; exact when all
@@ -255,6 +343,11 @@ export class CentroidTree {
   private readonly bound: Float64Array;
   /** Dot product of the last `nearest` answer. */
   lastScore = -Infinity;
+  /**
+   * SIMD path (WebAssembly kernels available, dim % 4 == 0): axes and ordered centroids copied into this
+   * tree's own kernel memory; `nearest` scores the axes and each visited group with one `dots` call.
+   */
+  private readonly simd?: { km: KernelMemory; axes: number; ordered: number; x: number; out: number; cosLo: Float64Array; sinLo: Float64Array; cosHi: Float64Array; sinHi: Float64Array };
 
   /**
    * @param centroids `nlist * dim` unit centroids
@@ -305,6 +398,21 @@ export class CentroidTree {
     this.alpha = new Float64Array(groupCount);
     this.phi = new Float64Array(groupCount);
     this.bound = new Float64Array(groupCount);
+    if (dim % 4 === 0 && simdKernelsAvailable()) {
+      const km = new KernelMemory((groupCount + nlist + 1) * dim * 4 + Math.max(groupCount, nlist) * 4 + 1024);
+      const axesPtr = km.alloc(groupCount * dim * 4);
+      const orderedPtr = km.alloc(nlist * dim * 4);
+      const x = km.alloc(dim * 4);
+      const out = km.alloc(Math.max(groupCount, nlist) * 4);
+      km.putF32(axesPtr, this.axes, 0, groupCount * dim);
+      km.putF32(orderedPtr, this.ordered, 0, nlist * dim);
+      // cos/sin of each group's angle range: the bounds need no trigonometry per query (see nearestSimd).
+      const cosLo = this.thetaMin.map(Math.cos);
+      const sinLo = this.thetaMin.map(Math.sin);
+      const cosHi = this.thetaMax.map(Math.cos);
+      const sinHi = this.thetaMax.map(Math.sin);
+      this.simd = { km, axes: axesPtr, ordered: orderedPtr, x, out, cosLo, sinLo, cosHi, sinHi };
+    }
   }
 
   /**
@@ -316,6 +424,7 @@ export class CentroidTree {
    *   of the cost, because in 200-d the cone bounds alone prune only ~40% of the centroids.
    */
   nearest(x: Float32Array, xo: number, maxGroups = Infinity): number {
+    if (this.simd) return this.nearestSimd(x, xo, maxGroups);
     const dim = this.dim;
     const G = this.groupCount;
     for (let g = 0; g < G; g++) {
@@ -357,6 +466,61 @@ export class CentroidTree {
         }
         const v = dot(this.ordered, p * dim, x, xo, dim);
         dots++;
+        const id = this.orderedId[p]!;
+        if (v > best || (v === best && id < bestId)) {
+          best = v;
+          bestId = id;
+        }
+      }
+    }
+    this.dotProducts += dots;
+    this.lastScore = best;
+    return bestId;
+  }
+
+  /**
+   * `nearest` with the SIMD kernels: same group bounds and visiting order, but every member of a visited
+   * group is scored (one `dots` call per group; the per-centroid cone test saves less than the kernel gains).
+   * Scores are float32 sums (see simd/kernels.wat), so near-ties may resolve differently from the JavaScript path.
+   */
+  private nearestSimd(x: Float32Array, xo: number, maxGroups: number): number {
+    const { km, axes, ordered, x: xp, out, cosLo, sinLo, cosHi, sinHi } = this.simd!;
+    const dim = this.dim;
+    const G = this.groupCount;
+    km.putF32(xp, x, xo, dim);
+    km.dots(xp, axes, G, dim, out);
+    const f32 = km.f32;
+    const ob = out >> 2;
+    for (let g = 0; g < G; g++) {
+      // Same bounds as `nearest` without acos/cos: with a = cos(phi), phi > hi <=> a < cos(hi), and
+      // cos(phi - hi) = a cos(hi) + sqrt(1 - a^2) sin(hi) (likewise for lo).
+      const a = clamp1(f32[ob + g]!);
+      const s = Math.sqrt(1 - a * a);
+      const empty = this.groupStart[g + 1] === this.groupStart[g];
+      this.bound[g] = empty ? -Infinity : a < cosHi[g]! ? a * cosHi[g]! + s * sinHi[g]! : a > cosLo[g]! ? a * cosLo[g]! + s * sinLo[g]! : 1;
+    }
+    let dots = G;
+    let best = -Infinity;
+    let bestId = -1;
+    const SLACK = 1e-6;
+    const visits = Math.min(G, maxGroups);
+    for (let visited = 0; visited < visits; visited++) {
+      let g = -1;
+      let gb = -Infinity;
+      for (let h = 0; h < G; h++) {
+        if (this.bound[h]! > gb) {
+          gb = this.bound[h]!;
+          g = h;
+        }
+      }
+      if (g < 0 || gb + SLACK <= best) break;
+      this.bound[g] = -Infinity;
+      const start = this.groupStart[g]!;
+      const end = this.groupStart[g + 1]!;
+      km.dots(xp, ordered + start * dim * 4, end - start, dim, out);
+      dots += end - start;
+      for (let p = start; p < end; p++) {
+        const v = f32[ob + p - start]!;
         const id = this.orderedId[p]!;
         if (v > best || (v === best && id < bestId)) {
           best = v;
@@ -446,8 +610,6 @@ export async function trainCentroids(points: PointSet, nlist: number, options: T
 
   // Coarse assignment of the full training sample.
   let groupOfPoint = new Int32Array(n);
-  const best = new Int32Array(4);
-  const bestScore = new Float64Array(4);
   const pool = options.pool;
   if (pool) {
     const chunk = Math.max(4096, Math.ceil(n / (4 * pool.size)));
@@ -462,12 +624,9 @@ export async function trainCentroids(points: PointSet, nlist: number, options: T
       o += r.nearest.length;
     }
   }
-  for (let i = 0; !pool && i < n; i += 4) {
-    const m = Math.min(4, n - i);
-    const o0 = rows[i]! * dim;
-    nearestOfFour(data, o0, m > 1 ? rows[i + 1]! * dim : o0, m > 2 ? rows[i + 2]! * dim : o0, m > 3 ? rows[i + 3]! * dim : o0, coarse.centroids, k1, dim, best, bestScore);
-    for (let t = 0; t < m; t++) groupOfPoint[i + t] = best[t]!;
-    if ((i & 63) === 0) await options.scheduler.maybeYield();
+  for (let i = 0; !pool && i < n; i += 1024) {
+    nearestCentroids(data, rows, i, Math.min(n, i + 1024), coarse.centroids, k1, dim, groupOfPoint.subarray(i));
+    await options.scheduler.maybeYield();
   }
   dotProducts += n * k1;
   const sizes = new Int32Array(k1);

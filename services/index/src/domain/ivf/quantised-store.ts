@@ -4,6 +4,7 @@ import { IdTableBuilder } from './id-table';
 import { DEFAULT_NPROBE, IvfIndex, type RestoreInput, type VectorMode } from './ivf-index';
 import { ProductQuantiser, ScalarQuantiser, type Quantiser } from './quantiser';
 import { VectorFile } from './vector-file';
+import { type CodeArena, createCodeArena } from './simd/kernels';
 import { IvfWorkerPool } from './worker-pool';
 import { normaliseInto } from '@polyphony/vectors';
 
@@ -123,9 +124,12 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
     const cellOfRow = new Int32Array(size);
     for (let c = 0; c < nlist; c++) for (let s = cellOffsets[c]!; s < cellOffsets[c + 1]!; s++) cellOfRow[rowOfSlot[s]!] = c;
     const shared = await encodeInWorkers(file, quantiser, centroids, cellOfRow, slotOfRow, options);
-    return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, codes: shared, file } });
+    const store = codeStore(quantiser, size, cellOffsets);
+    store.codes.set(shared);
+    return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, ...store, file } });
   }
-  const codes = new Uint8Array(size * quantiser.codeSize);
+  const store = codeStore(quantiser, size, cellOffsets);
+  const codes = store.codes;
   const residual = new Float32Array(dim);
   let done = 0;
   for (let c = 0; c < nlist; c++) {
@@ -138,7 +142,21 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
       }
     }
   }
-  return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, codes, file } });
+  return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, ...store, file } });
+}
+
+/**
+ * Where a generation's codes live: int8 codes in a kernel arena (WebAssembly SIMD scan, `simd/kernels.ts`)
+ * when the kernels run here, else (and for PQ, whose table look-ups SIMD does not speed up) a plain Uint8Array.
+ */
+function codeStore(quantiser: Quantiser, count: number, cellOffsets: Int32Array): { codes: Uint8Array; arena?: CodeArena } {
+  if (quantiser.kind === 'int8') {
+    let largest = 0;
+    for (let c = 0; c + 1 < cellOffsets.length; c++) largest = Math.max(largest, cellOffsets[c + 1]! - cellOffsets[c]!);
+    const a = createCodeArena(count, quantiser.dim, largest);
+    if (a) return a;
+  }
+  return { codes: new Uint8Array(count * quantiser.codeSize) };
 }
 
 /**
@@ -207,14 +225,17 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
       rowOfSlot[s] = r;
     }
     let quantiser: Quantiser;
-    let codes: Uint8Array;
+    let store: { codes: Uint8Array; arena?: CodeArena };
     if (stored) {
       quantiser = stored.quantiser;
       if (quantiser.dim !== dim) throw new IvfCorruptStoreError(`stored quantiser is ${quantiser.dim}-d, the generation ${dim}-d`);
-      codes = await placeStoredCodes(stored, cellOffsets, quantiser.codeSize, scheduler);
+      store = codeStore(quantiser, count, cellOffsets);
+      await placeStoredCodes(stored, cellOffsets, quantiser.codeSize, scheduler, store.codes);
     } else {
       quantiser = count === 0 ? new ScalarQuantiser(dim, new Float32Array(dim), new Float32Array(dim).fill(1)) : await trainQuantiser(sample, n, dim, options, scheduler);
-      codes = (options.workers ?? 0) > 0 && count >= 4096 ? await encodeInWorkers(file, quantiser, unit, cellOfRow, slotOfRow, options) : await encodeInThread(file, quantiser, unit, cellOfRow, slotOfRow, count, dim, options, scheduler);
+      store = codeStore(quantiser, count, cellOffsets);
+      if ((options.workers ?? 0) > 0 && count >= 4096) store.codes.set(await encodeInWorkers(file, quantiser, unit, cellOfRow, slotOfRow, options));
+      else await encodeInThread(file, quantiser, unit, cellOfRow, slotOfRow, count, dim, options, scheduler, store.codes);
     }
     return new IvfIndex({
       dim,
@@ -227,7 +248,7 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
       rowOfSlot,
       slotOfRow,
       ids: ids.finish(count),
-      quantised: { quantiser, codes, file },
+      quantised: { quantiser, ...store, file },
     });
   } catch (err) {
     file.close();
@@ -235,10 +256,9 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
   }
 }
 
-/** Copies stored per-cell codes into slot order (cells laid out by `cellOffsets`, rows ascending within a cell). */
-async function placeStoredCodes(stored: StoredCodes, cellOffsets: Int32Array, codeSize: number, scheduler: CooperativeScheduler): Promise<Uint8Array> {
+/** Copies stored per-cell codes into `codes` in slot order (cells laid out by `cellOffsets`, rows ascending within a cell). */
+async function placeStoredCodes(stored: StoredCodes, cellOffsets: Int32Array, codeSize: number, scheduler: CooperativeScheduler, codes: Uint8Array): Promise<Uint8Array> {
   const nlist = cellOffsets.length - 1;
-  const codes = new Uint8Array(cellOffsets[nlist]! * codeSize);
   const seen = new Uint8Array(nlist);
   for await (const cell of stored.cells) {
     const c = cell.cellId;
@@ -254,7 +274,7 @@ async function placeStoredCodes(stored: StoredCodes, cellOffsets: Int32Array, co
   return codes;
 }
 
-/** Encodes every row of `file` in this thread, 4096 rows read at a time; codes in slot order. */
+/** Encodes every row of `file` in this thread into `codes`, 4096 rows read at a time; codes in slot order. */
 async function encodeInThread(
   file: VectorFile,
   quantiser: Quantiser,
@@ -265,8 +285,8 @@ async function encodeInThread(
   dim: number,
   options: QuantiseOptions,
   scheduler: CooperativeScheduler,
+  codes: Uint8Array,
 ): Promise<Uint8Array> {
-  const codes = new Uint8Array(count * quantiser.codeSize);
   const chunk = new Float32Array(4096 * dim);
   const v = new Float32Array(dim);
   for (let r0 = 0; r0 < count; r0 += 4096) {
