@@ -43,6 +43,8 @@ describe('IVF index on a 20k-item mixture', () => {
   let index: IvfIndex;
   let trained: TrainedInfo | undefined;
   const cells: StoredCell[] = [];
+  // The hooks build a 20k-item generation: generous on a shared, loaded 2-core machine (the default 60 s timed out at load 25).
+  jest.setTimeout(600_000);
 
   beforeAll(async () => {
     built = await buildIvfIndex(mixtureBatches(N), {

@@ -308,6 +308,9 @@ const LLOYD_SIMD_MAX_BYTES = 512 << 20;
 /** Largest point set (bytes) k-means++ copies into kernel memory for the SIMD path (larger sets use JavaScript). */
 const KMEANSPP_SIMD_MAX_BYTES = 64 << 20;
 
+/** Slack of the cone bounds against float rounding: a group or centroid is skipped only below best - slack. */
+const BOUND_SLACK = 1e-6;
+
 /**
  * Nearest-centroid search (maximum inner product over unit centroids) with pruning; exact when all
  * groups may be visited, approximate when `nearest` is limited to the most promising groups.
@@ -440,26 +443,17 @@ export class CentroidTree {
     let dots = G;
     let best = -Infinity;
     let bestId = -1;
-    const SLACK = 1e-6;
     const visits = Math.min(G, maxGroups);
     for (let visited = 0; visited < visits; visited++) {
-      let g = -1;
-      let gb = -Infinity;
-      for (let h = 0; h < G; h++) {
-        if (this.bound[h]! > gb) {
-          gb = this.bound[h]!;
-          g = h;
-        }
-      }
-      if (g < 0 || gb + SLACK <= best) break;
-      this.bound[g] = -Infinity;
+      const g = this.takeBestGroup(best);
+      if (g < 0) break;
       const a = this.alpha[g]!;
       const s = Math.sqrt(Math.max(0, 1 - a * a));
       const phi = this.phi[g]!;
       const end = this.groupStart[g + 1]!;
       for (let p = this.groupStart[g]!; p < end; p++) {
         const ub = a * this.cosTheta[p]! + s * this.sinTheta[p]!;
-        if (ub + SLACK <= best) {
+        if (ub + BOUND_SLACK <= best) {
           // Members are sorted by decreasing theta: once theta < phi the bound only shrinks further.
           if (this.theta[p]! <= phi) break;
           continue;
@@ -476,6 +470,24 @@ export class CentroidTree {
     this.dotProducts += dots;
     this.lastScore = best;
     return bestId;
+  }
+
+  /**
+   * The unvisited group with the highest bound (marked visited), or -1 when none is left whose bound could
+   * beat `best` (bounds within BOUND_SLACK of it still count, for float rounding).
+   */
+  private takeBestGroup(best: number): number {
+    let g = -1;
+    let gb = -Infinity;
+    for (let h = 0; h < this.groupCount; h++) {
+      if (this.bound[h]! > gb) {
+        gb = this.bound[h]!;
+        g = h;
+      }
+    }
+    if (g < 0 || gb + BOUND_SLACK <= best) return -1;
+    this.bound[g] = -Infinity;
+    return g;
   }
 
   /**
@@ -502,19 +514,10 @@ export class CentroidTree {
     let dots = G;
     let best = -Infinity;
     let bestId = -1;
-    const SLACK = 1e-6;
     const visits = Math.min(G, maxGroups);
     for (let visited = 0; visited < visits; visited++) {
-      let g = -1;
-      let gb = -Infinity;
-      for (let h = 0; h < G; h++) {
-        if (this.bound[h]! > gb) {
-          gb = this.bound[h]!;
-          g = h;
-        }
-      }
-      if (g < 0 || gb + SLACK <= best) break;
-      this.bound[g] = -Infinity;
+      const g = this.takeBestGroup(best);
+      if (g < 0) break;
       const start = this.groupStart[g]!;
       const end = this.groupStart[g + 1]!;
       km.dots(xp, ordered + start * dim * 4, end - start, dim, out);
