@@ -19,6 +19,7 @@ declare -A BENCH=(
   [ivf-1m]="node --max-old-space-size=4096 services/index/dist/bench/ivf-1m.js"
   [index-rebuild]="node services/index/dist/bench/rebuild-100k.js"
   [ivf-modes]="node services/index/dist/bench/ivf-modes.js 1000000 200 float,int8,pq 2"
+  [ivf-kernels]="node services/index/dist/bench/simd-kernels.js"
   [index-throughput]="node bench/dist/index-throughput.js 100000 10 16 int8"
   [gateway-similar]="node bench/dist/gateway-similar.js"
   [text-eval]="node services/index/dist/bench/text-search-eval.js"
