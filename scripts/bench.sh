@@ -13,6 +13,7 @@ declare -A BENCH=(
   [musicnn-retrieval]="node services/analysis-worker/dist/bench/musicnn-retrieval.js --cached"
   [musicnn-rss]="node services/analysis-worker/dist/bench/musicnn-rss.js 500"
   [musicnn-cost]="node services/analysis-worker/dist/bench/musicnn-cost.js 2 40"
+  [musicnn-patch-budget]="node services/analysis-worker/dist/bench/musicnn-patch-budget.js"
   [identity-calibration]="node services/analysis-worker/dist/bench/identity-calibration.js"
   [identity-1m]="node --expose-gc services/catalogue-identity/dist/bench/identity-1m.js"
   [identity-store]="node --expose-gc services/catalogue-identity/dist/bench/store-bench.js resolve 100000"

@@ -26,8 +26,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# onnxruntime-node runs MusiCNN from the CPU library inside its npm package; its postinstall would also
+# fetch the CUDA provider from outside the npm registry (unused here), so it is skipped.
 if [[ ! -d node_modules ]] || [[ package-lock.json -nt node_modules/.package-lock.json ]]; then
-  npm ci --no-audit --no-fund
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
 fi
 
 # MusiCNN weights (data, never committed): github.com/Quint-e/musicnn_keras, musicnn_keras/keras_checkpoints/.

@@ -12,7 +12,7 @@ export interface AnalysisConfig extends ServiceConfig {
 }
 
 /** Default patches per track (docs/musicnn.md, "Cost"). */
-export const DEFAULT_MUSICNN_PATCHES = 4;
+export const DEFAULT_MUSICNN_PATCHES = 24;
 
 /** Analysis service configuration from the environment (tunables live in its settings table). */
 export function loadAnalysisConfig(env: Record<string, string | undefined> = readEnv()): AnalysisConfig {

@@ -10,7 +10,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { MusicnnAnalyser } from '../domain/musicnn/analyser';
+import { MusicnnAnalyser, type MusicnnBackendPreference } from '../domain/musicnn/analyser';
 import { MUSICNN_INPUT, MusicnnMelFrontend } from '../domain/musicnn/mel';
 import { BENCH_SCRATCH_DIR, decodeCorpusTrack, interleaved, loadCorpus, type CorpusTrack } from './corpus';
 
@@ -39,6 +39,11 @@ export interface MusicnnTrackCache {
   timings: { decodeMs: number; melMs: number; msdMs: number; mttMs: number };
 }
 
+/** The runtime benchmarks use: MUSICNN_BACKEND (onnxruntime, wasm, tensorflow, cpu), else auto. */
+export function benchBackend(): MusicnnBackendPreference {
+  return (process.env.MUSICNN_BACKEND as MusicnnBackendPreference | undefined) ?? 'auto';
+}
+
 /** The weights folder benchmarks use: MODELS_DIR, else <repo>/../shared/models. */
 export function benchModelsDir(): string {
   return process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../../..', 'shared', 'models');
@@ -62,7 +67,7 @@ export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) =
       continue;
     }
     if (cachedOnly) continue;
-    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: 'wasm', withPooled: true });
+    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), withPooled: true });
     const t0 = performance.now();
     const pcm = await decodeCorpusTrack(t, log, `[${i + 1}/${tracks.length}]`);
     if (!pcm) continue;

@@ -40,7 +40,7 @@ import { corpusFeatures } from './feature-cache';
 import { musicnnCorpus, REFERENCE_PATCHES, type MusicnnTrackCache } from './musicnn-cache';
 
 type Pool = 'mean' | 'max' | 'std';
-type Rows = number[][];
+export type Rows = number[][];
 
 /** Largest vector the index takes for a learned embedding (issue 13). */
 const MAX_DIMS = 512;
@@ -64,7 +64,7 @@ export function pool(rows: Rows, kinds: readonly Pool[]): number[] {
 }
 
 /** Per-dimension mean and std fitted on `fit` rows (std floor 1e-6). */
-function zFit(fit: Rows): { mean: number[]; std: number[] } {
+export function zFit(fit: Rows): { mean: number[]; std: number[] } {
   const dim = fit[0]!.length;
   const mean = new Array<number>(dim).fill(0);
   const std = new Array<number>(dim).fill(0);
@@ -73,7 +73,8 @@ function zFit(fit: Rows): { mean: number[]; std: number[] } {
   return { mean, std: std.map((v) => Math.max(1e-6, Math.sqrt(v))) };
 }
 
-function zApply(rows: Rows, c: { mean: number[]; std: number[] }): Rows {
+/** Rows z-scored with the constants of {@link zFit}. */
+export function zApply(rows: Rows, c: { mean: number[]; std: number[] }): Rows {
   return rows.map((r) => r.map((v, d) => (v - c.mean[d]!) / c.std[d]!));
 }
 
@@ -82,17 +83,23 @@ function unit(v: number[]): number[] {
   return v.map((x) => x / n);
 }
 
+/** Two blocks fused: each row's blocks scaled to unit length, weight a on `m`, 1-a on `o`. */
+export function fuseBlocks(m: Rows, o: Rows, a: number): Rows {
+  return m.map((v, i) => [...unit(v).map((x) => x * a), ...unit(o[i]!).map((x) => x * (1 - a))]);
+}
+
 /** Queries come from groups with at least this many tracks in the whole (cached) corpus. */
 const MIN_GROUP = Number(process.env.MIN_GROUP ?? 6);
 
-interface Eval {
+/** precision@5: mean over queries and per group. */
+export interface Eval {
   mean: number;
   byGroup: Map<string, number>;
   queries: number;
 }
 
 /** precision@5 of `queries`, each ranked against the tracks `poolIdx` (the query itself excluded). */
-function evalOn(tracks: ReadonlyArray<{ name: string; group: string }>, vectors: Rows, queries: number[], poolIdx: number[]): Eval {
+export function evalOn(tracks: ReadonlyArray<{ name: string; group: string }>, vectors: Rows, queries: number[], poolIdx: number[]): Eval {
   const corpusSizes = new Map<string, number>();
   for (const t of tracks) corpusSizes.set(t.group, (corpusSizes.get(t.group) ?? 0) + 1);
   const per = new Map<string, number[]>();
@@ -185,8 +192,7 @@ async function main(): Promise<void> {
     const proj = model.predict(zs, { nComponents: kk }).to2DArray();
     return proj.map((r) => r.map((x, j) => (Number.isFinite(shrink) ? x / Math.sqrt(ev[j]! + shrink * meanEv) : x)));
   };
-  /** Two blocks fused: each row's blocks scaled to unit length, weight a on `m`, 1-a on `o`. */
-  const fuse = (m: Rows, o: Rows, a: number) => m.map((v, i) => [...unit(v).map((x) => x * a), ...unit(o[i]!).map((x) => x * (1 - a))]);
+  const fuse = fuseBlocks;
   const tuneFusion = (label: string, m: Rows, o: Rows, oLabel: string) => {
     let best = { a: 1, p: -1 };
     for (const a of [0.4, 0.5, 0.6, 0.7, 0.8, 0.9]) {

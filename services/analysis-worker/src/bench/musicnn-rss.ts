@@ -18,12 +18,12 @@ import { DefaultEmbedder } from '../domain/audio/embedder';
 import { MusicnnAnalyser } from '../domain/musicnn/analyser';
 import { learnedFeatures } from '../domain/musicnn/learned';
 import { interleaved, loadCorpus } from './corpus';
-import { benchModelsDir } from './musicnn-cache';
+import { benchBackend, benchModelsDir } from './musicnn-cache';
 
 async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 500);
   const patches = Number(process.env.MUSICNN_PATCHES ?? 4);
-  const analyser = await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: 'wasm', maxPatches: patches, useMtt: process.env.MUSICNN_MTT !== '0' });
+  const analyser = await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), maxPatches: patches, useMtt: process.env.MUSICNN_MTT !== '0' });
   const embedder = new DefaultEmbedder();
   const withDsp = process.env.RSS_DSP !== '0';
   const tracks = interleaved(loadCorpus(() => undefined));
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const line = (i: number, cpuMs: number) => {
     const m = process.memoryUsage();
     process.stdout.write(
-      `${String(i).padStart(4)} tracks | RSS ${mb(m.rss)} MB | heap ${mb(m.heapUsed)} MB | external ${mb(m.external)} MB | arrayBuffers ${mb(m.arrayBuffers)} MB | tfjs tensors ${analyser.tf.memory().numTensors} | CPU ${(cpuMs / Math.max(1, i) / 1000).toFixed(2)} s/track | load ${loadavg()[0]!.toFixed(1)}\n`,
+      `${String(i).padStart(4)} tracks | RSS ${mb(m.rss)} MB | heap ${mb(m.heapUsed)} MB | external ${mb(m.external)} MB | arrayBuffers ${mb(m.arrayBuffers)} MB | tfjs tensors ${analyser.tf?.memory().numTensors ?? '-'} | CPU ${(cpuMs / Math.max(1, i) / 1000).toFixed(2)} s/track | load ${loadavg()[0]!.toFixed(1)}\n`,
     );
   };
   process.stdout.write(`backend ${analyser.backend}, ${patches} patches, dsp-v1 ${withDsp ? 'on' : 'off'}, model ${analyser.modelId}, ${n} tracks over ${tracks.length} corpus files\n`);

@@ -1,6 +1,7 @@
 /**
  * MusiCNN track analysis: log-mel front end (mel.ts) + the MSD network, and the MTT network when its file
- * is installed, run with TensorFlow.js (tf-runtime.ts: tfjs-node when installed, else wasm). Per track the
+ * is installed, run with ONNX Runtime (onnx-network.ts, native CPU code) when onnxruntime-node loads, else
+ * with TensorFlow.js (tf-runtime.ts: tfjs-node when installed, else wasm). Per track the
  * analyser returns the per-patch outputs of each network; learned.ts turns them into tags, moods and the
  * "other features", embedding.ts into the stored embedding.
  *
@@ -11,8 +12,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as Tf from '@tensorflow/tfjs';
 import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges, patchStarts, patchTensorData } from './mel';
-import { MusicnnNetwork, POOLED_DIM, type PatchOutputs } from './network';
-import { type BackendPreference, type TfRuntime, ensureBackend, loadTfRuntime } from './tf-runtime';
+import { MusicnnNetwork, POOLED_DIM, type PatchNetwork, type PatchOutputs } from './network';
+import { OnnxMusicnnNetwork, loadOnnxRuntime } from './onnx-network';
+import { type ModuleLoader, type NeuralBackend, type TfRuntime, ensureBackend, loadTfRuntime } from './tf-runtime';
 import { MusicnnModelError, loadMusicnnFile } from './weights';
 
 /**
@@ -30,12 +32,19 @@ export function musicnnPath(modelsDir: string, which: keyof typeof MUSICNN_FILES
   return join(modelsDir, 'musicnn', MUSICNN_FILES[which].file);
 }
 
+/** Where the network runs: ONNX Runtime or a TensorFlow.js backend. */
+export type MusicnnBackend = 'onnxruntime' | NeuralBackend;
+/** `auto` tries onnxruntime, then the TensorFlow.js order (tensorflow, wasm, cpu). */
+export type MusicnnBackendPreference = 'auto' | MusicnnBackend;
+
 /** Options of {@link MusicnnAnalyser.load}. */
 export interface MusicnnOptions {
   /** MODELS_DIR: the folder holding `musicnn/`. */
   modelsDir: string;
-  /** tfjs backend (default 'auto'). */
-  backend?: BackendPreference;
+  /** Runtime (default 'auto': ONNX Runtime when onnxruntime-node loads, else TensorFlow.js). */
+  backend?: MusicnnBackendPreference;
+  /** Module loader (tests simulate a missing onnxruntime-node); default `require`. */
+  load?: ModuleLoader;
   /** Patches run per track, spread evenly (mel.ts patchStarts); default all. */
   maxPatches?: number;
   /** Load the MTT network too when its file is present (default true, as the worker's MUSICNN_MTT). */
@@ -55,6 +64,11 @@ export interface MusicnnTrackOutputs {
   networkMs: number;
   /** Of networkMs, the MTT network's share (0 without MTT). */
   mttMs: number;
+  /**
+   * The same three stages in CPU ms of this process (process.cpuUsage, user + system): front end, MSD
+   * network, MTT network (0 without MTT). Meaningful on a loaded machine where wall time is not.
+   */
+  cpu: { melMs: number; msdMs: number; mttMs: number };
 }
 
 /** Loaded MusiCNN networks. One per process (tfjs is process-global); analyse() calls are serialised. */
@@ -63,18 +77,19 @@ export class MusicnnAnalyser {
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
-    private readonly rt: TfRuntime,
-    private readonly msd: MusicnnNetwork,
-    private readonly mtt: MusicnnNetwork | undefined,
+    /** The tfjs runtime, or undefined on ONNX Runtime. */
+    private readonly rt: TfRuntime | undefined,
+    private readonly msd: PatchNetwork,
+    private readonly mtt: PatchNetwork | undefined,
     /** `musicnn-msd@<sha8>[+mtt@<sha8>]`: the tags_model stored with the features. */
     readonly modelId: string,
     readonly maxPatches: number,
     private readonly withPooled = false,
   ) {}
 
-  /** The tfjs backend in use ('tensorflow', 'wasm' or 'cpu'). */
-  get backend(): string {
-    return this.rt.backend;
+  /** The runtime in use ('onnxruntime', or the tfjs backend 'tensorflow', 'wasm' or 'cpu'). */
+  get backend(): MusicnnBackend {
+    return this.rt?.backend ?? 'onnxruntime';
   }
 
   /** True when the MTT network is loaded. */
@@ -92,14 +107,30 @@ export class MusicnnAnalyser {
     const msd = await loadMusicnnFile(msdPath, MUSICNN_FILES.msd.sha256);
     const mttPath = musicnnPath(opts.modelsDir, 'mtt');
     const mtt = opts.useMtt !== false && existsSync(mttPath) ? await loadMusicnnFile(mttPath, MUSICNN_FILES.mtt.sha256) : undefined;
-    const rt = await loadTfRuntime(opts.backend ?? 'auto');
     const id = `musicnn-msd@${msd.sha256.slice(0, 8)}${mtt ? `+mtt@${mtt.sha256.slice(0, 8)}` : ''}`;
-    return new MusicnnAnalyser(rt, new MusicnnNetwork(rt.tf, msd.weights), mtt ? new MusicnnNetwork(rt.tf, mtt.weights) : undefined, id, opts.maxPatches ?? Infinity, opts.withPooled ?? false);
+    const preference = opts.backend ?? 'auto';
+    const make = (rt: TfRuntime | undefined, msdNet: PatchNetwork, mttNet: PatchNetwork | undefined) =>
+      new MusicnnAnalyser(rt, msdNet, mttNet, id, opts.maxPatches ?? Infinity, opts.withPooled ?? false);
+    if (preference === 'auto' || preference === 'onnxruntime') {
+      const ort = loadOnnxRuntime(opts.load);
+      if (ort) {
+        try {
+          const msdNet = await OnnxMusicnnNetwork.create(ort, msd.weights);
+          return make(undefined, msdNet, mtt ? await OnnxMusicnnNetwork.create(ort, mtt.weights) : undefined);
+        } catch (err) {
+          if (preference === 'onnxruntime') throw new MusicnnModelError(`ONNX Runtime rejected the MusiCNN graph: ${(err as Error).message}`);
+        }
+      } else if (preference === 'onnxruntime') {
+        throw new MusicnnModelError('onnxruntime-node is not available in this installation');
+      }
+    }
+    const rt = await loadTfRuntime(preference === 'auto' ? 'auto' : (preference as NeuralBackend), opts.load);
+    return make(rt, new MusicnnNetwork(rt.tf, msd.weights), mtt ? new MusicnnNetwork(rt.tf, mtt.weights) : undefined);
   }
 
-  /** The tfjs namespace (tests and benchmarks). */
-  get tf(): typeof Tf {
-    return this.rt.tf;
+  /** The tfjs namespace (tests and benchmarks); undefined on ONNX Runtime. */
+  get tf(): typeof Tf | undefined {
+    return this.rt?.tf;
   }
 
   /**
@@ -116,21 +147,27 @@ export class MusicnnAnalyser {
   private async run(pcm: Float32Array, maxPatches: number): Promise<MusicnnTrackOutputs> {
     if (pcm.length <= MUSICNN_INPUT.nFft / 2) throw new RangeError(`audio of ${pcm.length} samples is too short for MusiCNN`);
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     const frames = 1 + Math.floor(pcm.length / MUSICNN_INPUT.hopSamples);
     const starts = patchStarts(frames, maxPatches);
     const mel = this.mel.compute(pcm, patchFrameRanges(starts));
     const input = patchTensorData(mel, starts);
     const t1 = performance.now();
-    await ensureBackend(this.rt);
+    const c1 = process.cpuUsage();
+    if (this.rt) await ensureBackend(this.rt);
     const msd = await this.batched(this.msd, input, starts.length);
     const t2 = performance.now();
+    const c2 = process.cpuUsage();
     const mtt = this.mtt ? await this.batched(this.mtt, input, starts.length) : undefined;
     const t3 = performance.now();
-    return { starts, msd, mtt, melMs: t1 - t0, networkMs: t3 - t1, mttMs: t3 - t2 };
+    const c3 = process.cpuUsage();
+    const ms = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => (b.user - a.user + b.system - a.system) / 1000;
+    const cpu = { melMs: ms(c0, c1), msdMs: ms(c1, c2), mttMs: this.mtt ? ms(c2, c3) : 0 };
+    return { starts, msd, mtt, melMs: t1 - t0, networkMs: t3 - t1, mttMs: t3 - t2, cpu };
   }
 
   /** Runs the network in batches of BATCH patches (bounds peak memory: the largest activation is 18 MB per patch). */
-  private async batched(net: MusicnnNetwork, input: Float32Array, n: number): Promise<PatchOutputs> {
+  private async batched(net: PatchNetwork, input: Float32Array, n: number): Promise<PatchOutputs> {
     const per = MUSICNN_INPUT.patchFrames * MUSICNN_INPUT.nMels;
     const tags = new Float32Array(n * 50);
     const pen = new Float32Array(n * 200);

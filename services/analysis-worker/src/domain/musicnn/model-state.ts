@@ -8,7 +8,7 @@ import { DSP_V1_NORMALISATION } from '../audio/dsp-v1-normalisation';
 import type { LearnedTarget } from '../ports';
 import { MUSICNN_FILES, MusicnnAnalyser, musicnnPath } from './analyser';
 import { FusionEmbedder } from './embedding';
-import type { BackendPreference } from './tf-runtime';
+import type { MusicnnBackendPreference } from './analyser';
 
 /** GET /api/analysis/model body. */
 export interface ModelStatus {
@@ -16,7 +16,7 @@ export interface ModelStatus {
   status: 'ready' | 'missing' | 'error' | 'loading';
   /** tags_model stored with the features, e.g. `musicnn-msd@412a832c+mtt@1a66a2e5` (ready only). */
   model: string | null;
-  /** TensorFlow.js backend ('tensorflow', 'wasm' or 'cpu'; ready only). */
+  /** Runtime: 'onnxruntime', or the TensorFlow.js backend 'tensorflow', 'wasm' or 'cpu' (ready only). */
   backend: string | null;
   /** Patches per track run by the network (ready only). */
   patchesPerTrack: number | null;
@@ -49,7 +49,7 @@ export class LearnedModel {
     private readonly modelsDir: string | undefined,
     private readonly maxPatches: number,
     private readonly logger: Logger,
-    private readonly backend: BackendPreference = 'auto',
+    private readonly backend: MusicnnBackendPreference = 'auto',
     /** Run the MTT network too when its file is present (MUSICNN_MTT). */
     private readonly useMtt = false,
   ) {

@@ -1,5 +1,5 @@
 /**
- * MusiCNN in TensorFlow.js against an independent numpy implementation (__oracle__/musicnn_oracle.py, weights
+ * MusiCNN (ONNX Runtime, the default runtime, and TensorFlow.js wasm, the fallback) against an independent numpy implementation (__oracle__/musicnn_oracle.py, weights
  * read with h5wasm instead of jsfive) on real music (Wesnoth tracks), plus tag sanity.
  * Tolerances: log-mel 1e-4 absolute (values 0..~5 stored as float32), tag probabilities 1e-5 absolute,
  * penultimate 1e-4 absolute (float32 network vs float64 oracle; measured ~6e-7 and ~7e-6).
@@ -24,11 +24,12 @@ function maxAbs(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return m;
 }
 
-d('MusiCNN against the numpy oracle (real music)', () => {
+d.each(['onnxruntime', 'wasm'] as const)('MusiCNN on %s against the numpy oracle (real music)', (backend) => {
   let analyser: MusicnnAnalyser;
   const dumps: string[] = [];
   beforeAll(async () => {
-    analyser = await MusicnnAnalyser.load({ modelsDir: testModelsDir(), backend: 'wasm' });
+    analyser = await MusicnnAnalyser.load({ modelsDir: testModelsDir(), backend });
+    expect(analyser.backend).toBe(backend);
   }, 120_000);
   afterAll(() => {
     analyser?.dispose();
@@ -81,4 +82,29 @@ d('MusiCNN against the numpy oracle (real music)', () => {
       expect(f.tagsModel).toBe('musicnn-msd@412a832c+mtt@1a66a2e5');
     }
   }, 240_000);
+});
+
+d('MusiCNN runtime choice', () => {
+  it('When onnxruntime-node cannot be loaded, then auto falls back to TensorFlow.js and an explicit onnxruntime request fails clearly', async () => {
+    const load = (id: string): unknown => {
+      if (id === 'onnxruntime-node') throw new Error(`Cannot find module '${id}'`);
+      if (id === '@tensorflow/tfjs-node') throw new Error(`Cannot find module '${id}'`);
+      return require(id) as unknown;
+    };
+    const fallback = await MusicnnAnalyser.load({ modelsDir: testModelsDir(), useMtt: false, load });
+    try {
+      expect(fallback.backend).toBe('wasm');
+      expect(fallback.tf).toBeDefined();
+    } finally {
+      fallback.dispose();
+    }
+    await expect(MusicnnAnalyser.load({ modelsDir: testModelsDir(), useMtt: false, backend: 'onnxruntime', load })).rejects.toThrow('onnxruntime-node is not available');
+    const native = await MusicnnAnalyser.load({ modelsDir: testModelsDir(), useMtt: false });
+    try {
+      expect(native.backend).toBe('onnxruntime');
+      expect(native.tf).toBeUndefined();
+    } finally {
+      native.dispose();
+    }
+  }, 120_000);
 });

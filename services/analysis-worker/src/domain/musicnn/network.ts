@@ -35,6 +35,18 @@ export interface PatchOutputs {
   pooled?: Float32Array;
 }
 
+/** A MusiCNN implementation: network.ts (TensorFlow.js) or onnx-network.ts (ONNX Runtime). */
+export interface PatchNetwork {
+  /**
+   * Runs the network on n patches.
+   * @param patches float32 [n][187][96] log-mel patches (mel.ts patchTensorData)
+   * @param withPooled also return the 1506-d pooled layer
+   */
+  predict(patches: Float32Array, n: number, withPooled?: boolean): Promise<PatchOutputs>;
+  /** Frees the weights. */
+  dispose(): void;
+}
+
 export const TAG_COUNT = 50;
 export const PENULTIMATE_DIM = 200;
 export const POOLED_DIM = 1506;
@@ -45,7 +57,7 @@ interface Bn {
 }
 
 /** One MusiCNN network with its weights held as tfjs tensors. Call dispose() to free them. */
-export class MusicnnNetwork {
+export class MusicnnNetwork implements PatchNetwork {
   private readonly tensors: Tf.Tensor[] = [];
   private readonly inBn: Bn;
   private readonly front: Array<{ kernel: Tf.Tensor4D; bias: Tf.Tensor1D; bn: Bn; kh: number; positive: Tf.Tensor1D }>;
