@@ -4,6 +4,7 @@
  * Tolerances: log-mel 1e-4 absolute (values 0..~5 stored as float32), tag probabilities 1e-5 absolute,
  * penultimate 1e-4 absolute (float32 network vs float64 oracle; measured ~6e-7 and ~7e-6).
  * Skips (with a message) only when the weights folder is absent; see __tests__/models.ts.
+ * @jest-environment ./services/analysis-worker/src/domain/musicnn/__tests__/shared-typed-arrays-env.js
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -61,10 +61,19 @@ export class OnnxMusicnnNetwork implements PatchNetwork {
 
   /**
    * Builds the graph from the weights and opens a session on it.
-   * @throws whatever ONNX Runtime throws when it rejects the model (analyser.ts then falls back to tfjs)
+   * @throws whatever ONNX Runtime throws when it rejects the model or cannot run it (analyser.ts then falls back to tfjs)
    */
   static async create(ort: OrtModule, w: MusicnnWeights): Promise<OnnxMusicnnNetwork> {
-    return new OnnxMusicnnNetwork(ort, await ort.InferenceSession.create(musicnnOnnxModel(w), { ...SESSION_OPTIONS }));
+    const net = new OnnxMusicnnNetwork(ort, await ort.InferenceSession.create(musicnnOnnxModel(w), { ...SESSION_OPTIONS }));
+    // One probe patch: a runtime that loads but cannot run here (e.g. Jest's sandbox, whose Float32Array
+    // is not the native binding's) fails now, so the analyser falls back to tfjs instead of failing tracks.
+    try {
+      await net.predict(new Float32Array(MUSICNN_INPUT.patchFrames * MUSICNN_INPUT.nMels), 1);
+    } catch (err) {
+      net.dispose();
+      throw err;
+    }
+    return net;
   }
 
   /**
