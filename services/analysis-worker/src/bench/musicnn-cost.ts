@@ -54,7 +54,9 @@ async function main(): Promise<void> {
   process.stdout.write('track | s | patches | ffmpeg decode cpu ms | mel cpu ms | MSD cpu ms | MTT cpu ms | total cpu ms | MusiCNN / ffmpeg | load\n');
   for (const { t, pcm, decodeCpu } of picked) {
     for (const k of budgets) {
-      const { cpu, starts } = await analyser.analyse(pcm.samples, k);
+      const out = await analyser.analyse(pcm.samples, k);
+      const { starts } = out;
+      const cpu = out.cpu!;
       const musicnn = cpu.melMs + cpu.msdMs + cpu.mttMs;
       const row = [t.name, pcm.durationSeconds.toFixed(0), starts.length, decodeCpu, cpu.melMs.toFixed(0), cpu.msdMs.toFixed(0), cpu.mttMs.toFixed(0), (decodeCpu + musicnn).toFixed(0), (musicnn / decodeCpu).toFixed(1), loadavg()[0]!.toFixed(1)];
       process.stdout.write(`${row.join(' | ')}\n`);

@@ -64,6 +64,7 @@ async function fill(tracks: CorpusTrack[], cachedOnly: boolean, log: (l: string)
     if (!pcm) continue;
     const c1 = process.cpuUsage(c0);
     const a = await net.analyse(pcm.samples, CAP);
+    const cpu = a.cpu!;
     const rec: AllPatchesCache = {
       name: t.name,
       group: t.group,
@@ -72,11 +73,11 @@ async function fill(tracks: CorpusTrack[], cachedOnly: boolean, log: (l: string)
       starts: a.starts,
       msdPen: round(a.msd.penultimate, a.starts.length, 200),
       mttPen: round(a.mtt!.penultimate, a.starts.length, 200),
-      cpuMs: { decode: (c1.user + c1.system) / 1000, mel: a.cpu.melMs, msd: a.cpu.msdMs, mtt: a.cpu.mttMs },
+      cpuMs: { decode: (c1.user + c1.system) / 1000, mel: cpu.melMs, msd: cpu.msdMs, mtt: cpu.mttMs },
     };
     writeFileSync(file, JSON.stringify(rec));
     out.push(rec);
-    log(`[${i + 1}/${tracks.length}] ${t.name} ${pcm.durationSeconds.toFixed(0)} s, ${a.starts.length} patches, cpu mel ${a.cpu.melMs.toFixed(0)} msd ${a.cpu.msdMs.toFixed(0)} mtt ${a.cpu.mttMs.toFixed(0)} ms, rss ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`);
+    log(`[${i + 1}/${tracks.length}] ${t.name} ${pcm.durationSeconds.toFixed(0)} s, ${a.starts.length} patches, cpu mel ${cpu.melMs.toFixed(0)} msd ${cpu.msdMs.toFixed(0)} mtt ${cpu.mttMs.toFixed(0)} ms, rss ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`);
   }
   net?.dispose();
   return out;

@@ -66,9 +66,10 @@ export interface MusicnnTrackOutputs {
   mttMs: number;
   /**
    * The same three stages in CPU ms of this process (process.cpuUsage, user + system): front end, MSD
-   * network, MTT network (0 without MTT). Meaningful on a loaded machine where wall time is not.
+   * network, MTT network (0 without MTT). Meaningful on a loaded machine where wall time is not. Always set
+   * by the analyser (optional for hand-made outputs in tests).
    */
-  cpu: { melMs: number; msdMs: number; mttMs: number };
+  cpu?: { melMs: number; msdMs: number; mttMs: number };
 }
 
 /** Loaded MusiCNN networks. One per process (tfjs is process-global); analyse() calls are serialised. */

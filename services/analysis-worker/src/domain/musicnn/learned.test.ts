@@ -14,7 +14,7 @@ describe('learned features from network outputs', () => {
     a[MSD_TAGS.indexOf('ambient')] = 0.9;
     b[MSD_TAGS.indexOf('ambient')] = 0.7;
     b[MSD_TAGS.indexOf('instrumental')] = 0.5;
-    const out: MusicnnTrackOutputs = { starts: [0, 187], msd: outputs([a, b]), melMs: 0, networkMs: 0, mttMs: 0, cpu: { melMs: 0, msdMs: 0, mttMs: 0 } };
+    const out: MusicnnTrackOutputs = { starts: [0, 187], msd: outputs([a, b]), melMs: 0, networkMs: 0, mttMs: 0 };
     expect(trackTags(out.msd)[MSD_TAGS.indexOf('ambient')]).toBeCloseTo(0.8, 6);
     const f = learnedFeatures(out, 'musicnn-msd@x');
     const moods = parseLabelScores(f.moodVector)!;
@@ -25,7 +25,7 @@ describe('learned features from network outputs', () => {
 
   it('When TOP_N_MOODS is set to 3 or 12, then the mood vector keeps that many MSD tags, highest first', () => {
     const probs = MSD_TAGS.map((_, i) => (i + 1) / 100);
-    const out: MusicnnTrackOutputs = { starts: [0], msd: outputs([probs]), melMs: 0, networkMs: 0, mttMs: 0, cpu: { melMs: 0, msdMs: 0, mttMs: 0 } };
+    const out: MusicnnTrackOutputs = { starts: [0], msd: outputs([probs]), melMs: 0, networkMs: 0, mttMs: 0 };
     const three = parseLabelScores(learnedFeatures(out, 'm', 3).moodVector)!;
     expect(three.map(([label]) => label)).toEqual([MSD_TAGS[49], MSD_TAGS[48], MSD_TAGS[47]]);
     expect(parseLabelScores(learnedFeatures(out, 'm', 12).moodVector)).toHaveLength(12);
