@@ -20,6 +20,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DefaultEmbedder } from '../domain/audio/embedder';
 import { MusicnnAnalyser } from '../domain/musicnn/analyser';
+import { FusionEmbedder, LEARNED_EMBEDDER_VERSION } from '../domain/musicnn/embedding';
 import { patchStarts } from '../domain/musicnn/mel';
 import { BENCH_SCRATCH_DIR, decodeCorpusTrack, interleaved, isHeldOut, loadCorpus, type CorpusTrack } from './corpus';
 import { corpusFeatures } from './feature-cache';
@@ -111,6 +112,7 @@ async function main(): Promise<void> {
   const dspRows = mn.map((c) => Array.from(embedder.normalise(Float64Array.from(dspByName.get(c.name)!.raw))));
   const z = (raw: Rows) => zApply(raw, zFit(tune.map((i) => raw[i]!)));
   const dspZ = z(dspRows);
+  const fusion = new FusionEmbedder();
   const patchesAll = mn.reduce((s, c) => s + c.starts.length, 0);
   process.stdout.write(`corpus ${mn.length} tracks (tuning ${tune.length}, held-out ${held.length}), ${patchesAll} cached patches (mean ${(patchesAll / mn.length).toFixed(1)} per track, cap ${CAP})\n`);
 
@@ -118,6 +120,8 @@ async function main(): Promise<void> {
     { label: 'MSD+MTT penultimate mean, z', vectors: (k) => z(mn.map((c) => { const ix = budgetIndices(c.starts, c.frames, k); return [...pool(ix.map((i) => c.msdPen[i]!), ['mean']), ...pool(ix.map((i) => c.mttPen[i]!), ['mean'])]; })) },
     { label: 'MSD penultimate mean, z', vectors: (k) => z(mn.map((c) => pool(budgetIndices(c.starts, c.frames, k).map((i) => c.msdPen[i]!), ['mean']))) },
     { label: 'MTT penultimate mean z + dsp-v1 z, a=0.5', vectors: (k) => fuseBlocks(z(mn.map((c) => pool(budgetIndices(c.starts, c.frames, k).map((i) => c.mttPen[i]!), ['mean']))), dspZ, 0.5) },
+    // The shipped embedding with its committed constants (embedding.ts; fitted on tuning tracks only).
+    { label: `shipped ${LEARNED_EMBEDDER_VERSION} (committed constants)`, vectors: (k) => mn.map((c, t) => { const ix = budgetIndices(c.starts, c.frames, k); return Array.from(fusion.embed([...pool(ix.map((i) => c.msdPen[i]!), ['mean']), ...pool(ix.map((i) => c.mttPen[i]!), ['mean'])], dspRows[t]!)); }) },
     { label: 'MSD+MTT penultimate mean z + dsp-v1 z, a=0.5', vectors: (k) => fuseBlocks(z(mn.map((c) => { const ix = budgetIndices(c.starts, c.frames, k); return [...pool(ix.map((i) => c.msdPen[i]!), ['mean']), ...pool(ix.map((i) => c.mttPen[i]!), ['mean'])]; })), dspZ, 0.5) },
   ];
   // Every track as a query against the whole corpus: the patch budget fits no constant, so the tuning
