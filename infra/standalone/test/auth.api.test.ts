@@ -166,6 +166,9 @@ describe.each([
     const res = await request(url).get('/api/openapi.json').expect(200);
     expect(res.body.openapi).toBe('3.0.3');
     expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/login', '/api/users', '/api/servers', '/api/servers/{id}']));
+    // Served from the once-generated copy: the same document, still JSON.
+    const again = await request(url).get('/api/openapi.json').expect(200).expect('Content-Type', /application\/json/);
+    expect(again.body).toEqual(res.body);
     await request(url).get('/api/docs').expect(200).expect('Content-Type', /html/);
   });
 
