@@ -1,10 +1,11 @@
 /**
  * @polyphony/vectors: the vector math every service shares (index, playlist, catalogue identity,
- * analysis). One cosine distance, one L2 normalisation, one k-means, one embedding codec and the
+ * analysis). One cosine distance, one L2 normalisation, one k-means engine (euclidean and spherical, pluggable assignment kernel), one embedding codec and the
  * seeded generators, so that "distance" means the same thing in every service.
  */
 export * from './cosine';
 export * from './kernels';
 export * from './codec';
 export * from './random';
+export * from './lloyd';
 export * from './kmeans';

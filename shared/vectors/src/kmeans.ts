@@ -10,7 +10,11 @@
  *
  * Large inputs are trained on a deterministic sample (default at most 10 000 points, the reference
  * implementation's CLUSTERING_SUBSET_SONGS) and every point is then assigned to its nearest centroid.
+ *
+ * Euclidean restarts over the one Lloyd engine of the project ({@link lloydKMeans} in `lloyd.ts`, plain k-means++),
+ * the same engine the index's spherical coarse quantiser runs on.
  */
+import { assignNearest, lloydKMeans, type PointSet, randomFromFloats } from './lloyd';
 import { mulberry32 } from './random';
 
 /** Thrown when `shouldStop` returned true; no result is produced. */
@@ -68,18 +72,6 @@ const DEFAULTS = { seed: 0x5eed, maxIterations: 50, restarts: 3, trainingSample:
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** Squared Euclidean distance between row `i` of `a` and row `j` of `b` (both d wide). */
-function dist2(a: Float32Array, i: number, b: Float32Array, j: number, d: number): number {
-  let s = 0;
-  const ai = i * d;
-  const bj = j * d;
-  for (let t = 0; t < d; t++) {
-    const x = a[ai + t]! - b[bj + t]!;
-    s += x * x;
-  }
-  return s;
-}
-
 /** Counts multiply-adds; `due` turns true once per `budget` of work, when the caller should yield. */
 class Yielder {
   private spent = 0;
@@ -120,32 +112,34 @@ export async function kmeans(points: Float32Array, n: number, d: number, options
   // Training rows packed contiguously, so the inner loops read memory in order.
   const train = m === n ? points : packRows(points, sample, d);
 
+  const trainSet: PointSet = { data: train, dim: d, rows: identityRows(m) };
+  const pause = (work: number): Promise<void> | undefined => (yielder.due(work) ? tick() : undefined);
   let best: { centroids: Float32Array; inertia: number; iterations: number } | undefined;
   for (let r = 0; r < restarts; r++) {
-    const rng = mulberry32((seed + Math.imul(r + 1, 0x9e3779b9)) >>> 0);
-    const centroids = given ? Float32Array.from(given) : await seedPlusPlus(train, m, d, k, rng, yielder);
-    await stop();
-    const assign = new Int32Array(m).fill(-1);
-    const dist = new Float64Array(m);
-    let iterations = 0;
-    for (let it = 1; it <= maxIterations; it++) {
-      const changed = await assignStep(train, m, d, centroids, k, assign, dist, yielder);
-      iterations = it;
-      await options.onIteration?.({ restart: r, iteration: it, changed });
-      await stop();
-      if (changed === 0) break;
-      updateStep(train, m, d, centroids, k, assign, dist);
-    }
+    const run = await lloydKMeans(trainSet, k, {
+      geometry: 'euclidean',
+      random: randomFromFloats(mulberry32((seed + Math.imul(r + 1, 0x9e3779b9)) >>> 0)),
+      maxIterations,
+      seedingTrials: 1,
+      initialCentroids: given,
+      pause,
+      onSeeded: stop,
+      onIteration: async ({ iteration, changed }) => {
+        await options.onIteration?.({ restart: r, iteration, changed });
+        await stop();
+      },
+    });
     // Inertia of the final centroids on the training points.
-    await assignStep(train, m, d, centroids, k, assign, dist, yielder);
+    const dist = new Float64Array(m);
+    await assignNearest(trainSet, run.centroids, k, new Int32Array(m), dist, { pause });
     let inertia = 0;
     for (let i = 0; i < m; i++) inertia += dist[i]!;
-    if (!best || inertia < best.inertia) best = { centroids, inertia, iterations };
+    if (!best || inertia < best.inertia) best = { centroids: run.centroids, inertia, iterations: run.iterations };
   }
 
   const assignments = new Int32Array(n).fill(-1);
   const distances = new Float64Array(n);
-  await assignStep(points, n, d, best!.centroids, k, assignments, distances, yielder);
+  await assignNearest({ data: points, dim: d, rows: identityRows(n) }, best!.centroids, k, assignments, distances, { pause });
   const sizes = new Int32Array(k);
   let inertia = 0;
   for (let i = 0; i < n; i++) {
@@ -153,6 +147,12 @@ export async function kmeans(points: Float32Array, n: number, d: number, options
     inertia += distances[i]!;
   }
   return { k, d, centroids: best!.centroids, assignments, distances, sizes, inertia, iterations: best!.iterations, trained: m };
+}
+
+function identityRows(n: number): Int32Array {
+  const rows = new Int32Array(n);
+  for (let i = 0; i < n; i++) rows[i] = i;
+  return rows;
 }
 
 /** All indices when n <= limit, else `limit` distinct indices chosen by a partial Fisher-Yates shuffle, ascending. */
@@ -173,97 +173,4 @@ function packRows(points: Float32Array, rows: Int32Array, d: number): Float32Arr
   const out = new Float32Array(rows.length * d);
   for (let i = 0; i < rows.length; i++) out.set(points.subarray(rows[i]! * d, rows[i]! * d + d), i * d);
   return out;
-}
-
-/**
- * k-means++: the first centre uniformly at random, each further centre drawn with probability
- * proportional to its squared distance to the nearest centre chosen so far. When every remaining
- * point coincides with a centre (duplicates), the lowest unused index is taken.
- */
-async function seedPlusPlus(x: Float32Array, m: number, d: number, k: number, rng: () => number, yielder: Yielder): Promise<Float32Array> {
-  const centroids = new Float32Array(k * d);
-  const chosen = new Uint8Array(m);
-  const first = Math.min(m - 1, Math.floor(rng() * m));
-  chosen[first] = 1;
-  centroids.set(x.subarray(first * d, first * d + d), 0);
-  const d2 = new Float64Array(m);
-  for (let i = 0; i < m; i++) d2[i] = dist2(x, i, centroids, 0, d);
-  if (yielder.due(m * d)) await tick();
-  for (let c = 1; c < k; c++) {
-    let total = 0;
-    for (let i = 0; i < m; i++) total += d2[i]!;
-    let pick = -1;
-    if (total > 0) {
-      let r = rng() * total;
-      for (let i = 0; i < m; i++) {
-        if (d2[i]! <= 0) continue;
-        r -= d2[i]!;
-        if (r < 0) {
-          pick = i;
-          break;
-        }
-      }
-      // Rounding can leave r just above 0 after the last positive weight: take that last one.
-      if (pick < 0) for (let i = m - 1; i >= 0; i--) if (d2[i]! > 0) { pick = i; break; }
-    }
-    if (pick < 0) pick = chosen.indexOf(0);
-    chosen[pick] = 1;
-    centroids.set(x.subarray(pick * d, pick * d + d), c * d);
-    for (let i = 0; i < m; i++) {
-      const v = dist2(x, i, centroids, c, d);
-      if (v < d2[i]!) d2[i] = v;
-    }
-    if (yielder.due(m * d)) await tick();
-  }
-  return centroids;
-}
-
-/** Assigns every row to its nearest centroid (lowest index on ties); returns how many assignments changed. */
-async function assignStep(x: Float32Array, m: number, d: number, centroids: Float32Array, k: number, assign: Int32Array, dist: Float64Array, yielder: Yielder): Promise<number> {
-  let changed = 0;
-  for (let i = 0; i < m; i++) {
-    let bestC = 0;
-    let bestD = Infinity;
-    for (let c = 0; c < k; c++) {
-      const v = dist2(x, i, centroids, c, d);
-      if (v < bestD) {
-        bestD = v;
-        bestC = c;
-      }
-    }
-    if (assign[i] !== bestC) changed++;
-    assign[i] = bestC;
-    dist[i] = bestD;
-    if (yielder.due(k * d)) await tick();
-  }
-  return changed;
-}
-
-/**
- * Moves every centroid to the mean of its rows. An empty cluster takes the row farthest from its
- * own centroid (each such row used once), the usual repair that also lowers the inertia.
- */
-function updateStep(x: Float32Array, m: number, d: number, centroids: Float32Array, k: number, assign: Int32Array, dist: Float64Array): void {
-  const sums = new Float64Array(k * d);
-  const counts = new Int32Array(k);
-  for (let i = 0; i < m; i++) {
-    const c = assign[i]!;
-    counts[c]!++;
-    const base = c * d;
-    const row = i * d;
-    for (let t = 0; t < d; t++) sums[base + t]! += x[row + t]!;
-  }
-  const used = new Uint8Array(m);
-  for (let c = 0; c < k; c++) {
-    if (counts[c]! > 0) {
-      const inv = 1 / counts[c]!;
-      for (let t = 0; t < d; t++) centroids[c * d + t] = sums[c * d + t]! * inv;
-      continue;
-    }
-    let far = -1;
-    for (let i = 0; i < m; i++) if (!used[i] && (far < 0 || dist[i]! > dist[far]!)) far = i;
-    if (far < 0) continue;
-    used[far] = 1;
-    centroids.set(x.subarray(far * d, far * d + d), c * d);
-  }
 }

@@ -1,10 +1,12 @@
 import type { IvfWorkerPool, WorkerReply } from './worker-pool';
 import { CooperativeScheduler } from './cooperative';
-import { dot, nearestOfFour, normaliseSumInto, SeededRandom } from '@polyphony/vectors';
+import { type AssignmentKernelFactory, dot, lloydKMeans, nearestOfFour, normaliseSumInto, type PointSet as VectorPointSet, SeededRandom } from '@polyphony/vectors';
 import { acquireKernelMemory, KernelMemory, nearestRowsSimd, releaseKernelMemory, scratchKernels, simdKernelsAvailable } from './simd/kernels';
 
 /**
- * Spherical k-means for the IVF coarse quantiser.
+ * The IVF coarse quantiser's training: spherical k-means on the shared Lloyd engine of `@polyphony/vectors`
+ * (`sphericalLloyd`, with this service's WebAssembly SIMD kernel plugged in), two-level training for large
+ * nlist (`trainCentroids`) and the cone-bounded nearest-centroid search (`CentroidTree`).
  *
  * All vectors are unit length and "nearest" means largest dot product (= smallest cosine distance).
  * Centroids are re-normalised after every update (spherical k-means, Dhillon & Modha, "Concept
@@ -13,11 +15,7 @@ import { acquireKernelMemory, KernelMemory, nearestRowsSimd, releaseKernelMemory
  */
 
 /** A subset of rows of a unit-vector matrix. `rows[i]` is a row of `data` (offset `rows[i] * dim`). */
-export interface PointSet {
-  readonly data: Float32Array;
-  readonly dim: number;
-  readonly rows: Int32Array;
-}
+export type PointSet = VectorPointSet;
 
 /** Tunables of one Lloyd run. */
 export interface LloydOptions {
@@ -52,230 +50,79 @@ export interface LloydResult {
 }
 
 /**
- * Lloyd's algorithm (Lloyd 1982, "Least squares quantization in PCM") on unit vectors, exact brute-force
- * assignment with 4x2 register tiling.
- *
- * Initialisation: k-means++ (`kMeansPlusPlus`), greedy by default (about `3 + ln k` Lloyd iterations of
- * work), plain with `seedingTrials: 1` (one iteration of work). Every run here has
- * k of the order of sqrt(nlist) (two-level training), so it stays cheap even at nlist = 8192.
- * Empty clusters are re-seeded on the points farthest from their centroid (sklearn's relocation rule).
- * The point set is streamed `batchSize` points at a time: memory is `k * dim * 8` bytes of sums plus
- * `8 * n` bytes of per-point state, whatever the data size.
+ * Spherical k-means of the coarse quantiser: the shared Lloyd engine (`lloydKMeans` of `@polyphony/vectors`,
+ * geometry `spherical`, greedy k-means++ by default) with the WebAssembly SIMD kernel of this service plugged in
+ * (`simdAssignmentKernel`, ~8x the JavaScript one) and the build's cooperative scheduler as its pause.
+ * Every run here has k of the order of sqrt(nlist) (two-level training), so it stays cheap even at nlist = 8192.
  *
  * @param k number of centroids, 1 <= k <= points.rows.length
  * Complexity O(iterations * n * k * dim).
  * @throws RangeError when k is out of range.
  */
 export async function sphericalLloyd(points: PointSet, k: number, options: LloydOptions): Promise<LloydResult> {
-  const { data, dim, rows } = points;
-  const n = rows.length;
-  if (!Number.isInteger(k) || k < 1 || k > n) throw new RangeError(`k-means needs 1 <= k <= ${n}, got k=${k}`);
-  const trials = options.seedingTrials ?? 2 + Math.floor(Math.log(k));
-  const centroids = await kMeansPlusPlus(points, k, new SeededRandom(options.seed), trials, options.scheduler);
-  let dotProducts = n * k * (trials === 1 ? 1 : trials + 1);
-  await options.scheduler.maybeYield();
-
-  const assignment = new Int32Array(n).fill(-1);
-  const scores = new Float32Array(n);
-  const sums = new Float64Array(k * dim);
-  const counts = new Int32Array(k);
-  const best = new Int32Array(4);
-  const bestScore = new Float64Array(4);
-  // WebAssembly SIMD nearest-centroid kernel (~8x the JavaScript one) when available and dim % 4 == 0: the
-  // points are copied once into this run's own kernel memory (padded to a multiple of 4 rows), the centroids
-  // once per iteration.
-  const padded = (n + 3) & ~3;
-  const km = dim % 4 === 0 && padded * dim * 4 <= LLOYD_SIMD_MAX_BYTES ? acquireKernelMemory(padded * dim * 4 + k * dim * 4 + padded * 8 + 256) : undefined;
-  const xPtr = km ? km.alloc(padded * dim * 4) : 0;
-  const cPtr = km ? km.alloc(k * dim * 4) : 0;
-  const idxPtr = km ? km.alloc(padded * 4) : 0;
-  const scorePtr = km ? km.alloc(padded * 4) : 0;
-  if (km) for (let i = 0; i < padded; i++) km.putF32(xPtr + i * dim * 4, data, rows[Math.min(i, n - 1)]! * dim, dim);
-  const step = km ? Math.max(4, (options.batchSize + 3) & ~3) : options.batchSize;
-  let iterations = 0;
-  let lastChangedFraction = 1;
-  let reseeds = 0;
-
-  try {
-    while (iterations < options.maxIterations) {
-      iterations++;
-      sums.fill(0);
-      counts.fill(0);
-      let changed = 0;
-      if (km) km.putF32(cPtr, centroids, 0, k * dim);
-      for (let start = 0; start < n; start += step) {
-        const end = Math.min(n, start + step);
-        if (km) {
-          // Batches start at multiples of 4; the last one runs to the padded end.
-          const stop = end === n ? padded : end;
-          km.nearest4(xPtr + start * dim * 4, stop - start, cPtr, k, dim, idxPtr + start * 4, scorePtr + start * 4);
-          const i32 = km.i32;
-          const f32 = km.f32;
-          for (let p = start; p < end; p++) {
-            const c = i32[(idxPtr >> 2) + p]!;
-            if (assignment[p] !== c) changed++;
-            assignment[p] = c;
-            scores[p] = f32[(scorePtr >> 2) + p]!;
-            counts[c]!++;
-            const so = c * dim;
-            // The resident copy: contiguous and cache-warm, unlike the sample's scattered rows in `data`.
-            const xo = (xPtr >> 2) + p * dim;
-            for (let d = 0; d < dim; d++) sums[so + d]! += f32[xo + d]!;
-          }
-          dotProducts += (end - start) * k;
-          await options.scheduler.maybeYield();
-          continue;
-        }
-        for (let i = start; i < end; i += 4) {
-          // Cost per point is k * dim: check the clock often enough when k is large.
-          if (((i - start) & 63) === 0) await options.scheduler.maybeYield();
-          const m = Math.min(4, end - i);
-          const o0 = rows[i]! * dim;
-          const o1 = m > 1 ? rows[i + 1]! * dim : o0;
-          const o2 = m > 2 ? rows[i + 2]! * dim : o0;
-          const o3 = m > 3 ? rows[i + 3]! * dim : o0;
-          nearestOfFour(data, o0, o1, o2, o3, centroids, k, dim, best, bestScore);
-          for (let t = 0; t < m; t++) {
-            const c = best[t]!;
-            const p = i + t;
-            if (assignment[p] !== c) changed++;
-            assignment[p] = c;
-            scores[p] = bestScore[t]!;
-            counts[c]!++;
-            const so = c * dim;
-            const xo = rows[p]! * dim;
-            for (let d = 0; d < dim; d++) sums[so + d]! += data[xo + d]!;
-          }
-        }
-        dotProducts += (end - start) * k;
-        await options.scheduler.maybeYield();
-      }
-      let empties = 0;
-      for (let c = 0; c < k; c++) {
-        if (counts[c]! > 0) normaliseSumInto(sums, c * dim, centroids, c * dim, dim);
-        else empties++;
-      }
-      if (empties > 0) {
-        // Relocate each empty centroid onto the worst-served point not used yet (lowest dot to its centroid).
-        for (let c = 0; c < k; c++) {
-          if (counts[c]! > 0) continue;
-          let worst = -1;
-          let worstScore = Infinity;
-          for (let p = 0; p < n; p++) {
-            if (scores[p]! < worstScore) {
-              worstScore = scores[p]!;
-              worst = p;
-            }
-          }
-          if (worst < 0) break;
-          scores[worst] = Infinity;
-          centroids.set(data.subarray(rows[worst]! * dim, rows[worst]! * dim + dim), c * dim);
-          reseeds++;
-        }
-      }
-      lastChangedFraction = changed / n;
-      if (empties === 0 && lastChangedFraction <= options.tolerance) break;
-    }
-  } finally {
-    releaseKernelMemory(km);
-  }
-  return { centroids, k, iterations, lastChangedFraction, assignment, reseeds, dotProducts };
+  const r = await lloydKMeans(points, k, {
+    geometry: 'spherical',
+    random: new SeededRandom(options.seed),
+    maxIterations: options.maxIterations,
+    tolerance: options.tolerance,
+    batchSize: options.batchSize,
+    seedingTrials: options.seedingTrials,
+    kernel: simdAssignmentKernel,
+    pause: () => options.scheduler.maybeYield(),
+  });
+  const { centroids, iterations, lastChangedFraction, assignment, reseeds } = r;
+  return { centroids, k, iterations, lastChangedFraction, assignment, reseeds, dotProducts: r.distanceEvaluations };
 }
 
 /**
- * Greedy k-means++ seeding (Arthur & Vassilvitskii, "k-means++: the advantages of careful seeding",
- * SODA 2007, with the greedy local trials sklearn uses by default: `2 + floor(ln k)` candidates per step).
- * The first centroid is a uniformly drawn point; at each next step `trials` points are drawn with
- * probability proportional to their squared distance to the nearest centroid chosen so far, and the one
- * that lowers the total squared distance most is kept. For unit vectors the squared Euclidean distance is
- * `2 (1 - dot)`, so the weight is `1 - max dot`. Plain k-means++ (1 trial) often seeds two centroids in one
- * of several well-separated clusters when the clusters hold many points; the local trials make that rare.
- * Deterministic for a given PRNG state. Cost O((trials + 1) * n * k * dim) (O(n k dim) for 1 trial);
- * memory 8n bytes. Yields to the event loop between seeding steps when a scheduler is given.
+ * The WebAssembly SIMD nearest-centroid kernel as an `AssignmentKernel` of the shared Lloyd engine, or undefined
+ * (the engine's JavaScript kernel) when the kernels are unavailable, `dim % 4 != 0`, the geometry is not
+ * spherical or the points exceed LLOYD_SIMD_MAX_BYTES. The points are copied once into the run's own kernel
+ * memory (padded to a multiple of 4 rows), the centroids once per iteration; the centroid sums read that
+ * resident copy (contiguous and cache-warm, unlike the sample's scattered rows). Scores are float32 sums
+ * (see simd/kernels.wat). Also gives k-means++ its dot products (`dotsWith`).
  */
-export async function kMeansPlusPlus(
-  points: PointSet,
-  k: number,
-  rng: SeededRandom,
-  trials = 2 + Math.floor(Math.log(k)),
-  scheduler?: CooperativeScheduler,
-): Promise<Float32Array> {
+export const simdAssignmentKernel: AssignmentKernelFactory = (points, k, geometry) => {
   const { data, dim, rows } = points;
   const n = rows.length;
-  const centroids = new Float32Array(k * dim);
-  const weight = new Float64Array(n).fill(Infinity);
-  // SIMD path: the points copied once into kernel memory, one `dots` call per chosen centroid / candidate.
-  const km = dim % 4 === 0 && n * dim * 4 <= KMEANSPP_SIMD_MAX_BYTES ? acquireKernelMemory(n * dim * 4 + n * 4 + dim * 4 + 256) : undefined;
-  const pointsPtr = km ? km.alloc(n * dim * 4) : 0;
-  const dotsPtr = km ? km.alloc(n * 4) : 0;
-  const xPtr = km ? km.alloc(dim * 4) : 0;
-  if (km) for (let i = 0; i < n; i++) km.putF32(pointsPtr + i * dim * 4, data, rows[i]! * dim, dim);
-  /** Dot products of every point with the point at row offset `po` (SIMD) into `km.f32` at dotsPtr. */
-  const dotsWith = (po: number): Float32Array => {
-    km!.putF32(xPtr, data, po, dim);
-    km!.dots(xPtr, pointsPtr, n, dim, dotsPtr);
-    return km!.f32;
+  const padded = (n + 3) & ~3;
+  if (geometry !== 'spherical' || dim % 4 !== 0 || padded * dim * 4 > LLOYD_SIMD_MAX_BYTES) return undefined;
+  const km = acquireKernelMemory(padded * dim * 4 + k * dim * 4 + padded * 8 + dim * 4 + 256);
+  if (!km) return undefined;
+  const xPtr = km.alloc(padded * dim * 4);
+  const cPtr = km.alloc(k * dim * 4);
+  const idxPtr = km.alloc(padded * 4);
+  const scorePtr = km.alloc(padded * 4);
+  const vPtr = km.alloc(dim * 4);
+  for (let i = 0; i < padded; i++) km.putF32(xPtr + i * dim * 4, data, rows[Math.min(i, n - 1)]! * dim, dim);
+  let count = k;
+  return {
+    rowsPerCall: Infinity,
+    load(centroids, kk) {
+      count = kk;
+      km.putF32(cPtr, centroids, 0, kk * dim);
+    },
+    nearest(start, end, outIdx, outScore) {
+      // Ranges start at multiples of 4; the last one runs to the padded end.
+      const stop = end === n ? padded : end;
+      km.nearest4(xPtr + start * dim * 4, stop - start, cPtr, count, dim, idxPtr + start * 4, scorePtr + start * 4);
+      const i32 = km.i32;
+      const f32 = km.f32;
+      for (let p = start; p < end; p++) {
+        outIdx[p] = i32[(idxPtr >> 2) + p]!;
+        outScore[p] = f32[(scorePtr >> 2) + p]!;
+      }
+    },
+    values: () => km.f32,
+    offset: (p) => (xPtr >> 2) + p * dim,
+    dotsWith(po) {
+      km.putF32(vPtr, data, po, dim);
+      km.dots(vPtr, xPtr, n, dim, scorePtr);
+      return { view: km.f32, base: scorePtr >> 2 };
+    },
+    release: () => releaseKernelMemory(km),
   };
-  try {
-    let pick = rng.nextInt(n);
-    for (let j = 0; j < k; j++) {
-      const po = rows[pick]! * dim;
-      centroids.set(data.subarray(po, po + dim), j * dim);
-      if (j === k - 1) break;
-      if (scheduler) await scheduler.maybeYield();
-      let total = 0;
-      const f32 = km ? dotsWith(po) : undefined;
-      const base = dotsPtr >> 2;
-      for (let i = 0; i < n; i++) {
-        const w = weight[i]!;
-        if (w > 0) {
-          const d = 1 - (f32 ? f32[base + i]! : dot(data, rows[i]! * dim, data, po, dim));
-          const v = d > 0 ? (d < w ? d : w) : 0;
-          weight[i] = v;
-          total += v;
-        }
-      }
-      if (!(total > 0)) {
-        // Every point coincides with a chosen centroid (duplicates): fall back to a uniform draw.
-        pick = rng.nextInt(n);
-        continue;
-      }
-      let bestPotential = Infinity;
-      for (let t = 0; t < trials; t++) {
-        let u = rng.nextFloat() * total;
-        let candidate = -1;
-        for (let i = 0; i < n; i++) {
-          const w = weight[i]!;
-          if (w <= 0) continue;
-          candidate = i;
-          u -= w;
-          if (u < 0) break;
-        }
-        if (candidate < 0) break;
-        if (trials === 1) {
-          pick = candidate;
-          break;
-        }
-        const co = rows[candidate]! * dim;
-        const cf = km ? dotsWith(co) : undefined;
-        let potential = 0;
-        for (let i = 0; i < n && potential < bestPotential; i++) {
-          const w = weight[i]!;
-          if (w <= 0) continue;
-          const d = 1 - (cf ? cf[base + i]! : dot(data, rows[i]! * dim, data, co, dim));
-          potential += d < w ? (d > 0 ? d : 0) : w;
-        }
-        if (potential < bestPotential) {
-          bestPotential = potential;
-          pick = candidate;
-        }
-      }
-    }
-  } finally {
-    releaseKernelMemory(km);
-  }
-  return centroids;
-}
+};
 
 /**
  * Nearest of `k` unit centroids (largest dot product, ties to the lower index) for the rows `rows[from..to)` of
@@ -304,9 +151,6 @@ export function nearestCentroids(data: Float32Array, rows: Int32Array | null, fr
 
 /** Largest point set (bytes) a Lloyd run copies into kernel memory for the SIMD path (larger sets use JavaScript). */
 const LLOYD_SIMD_MAX_BYTES = 512 << 20;
-
-/** Largest point set (bytes) k-means++ copies into kernel memory for the SIMD path (larger sets use JavaScript). */
-const KMEANSPP_SIMD_MAX_BYTES = 64 << 20;
 
 /** Slack of the cone bounds against float rounding: a group or centroid is skipped only below best - slack. */
 const BOUND_SLACK = 1e-6;
