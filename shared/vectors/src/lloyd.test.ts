@@ -39,7 +39,7 @@ function samePartition(a: Int32Array, b: Int32Array): boolean {
 function countingKernel(calls: { nearest: number; dotsWith: number }): AssignmentKernelFactory {
   return (points) => {
     const { data, dim, rows } = points;
-    let c = new Float32Array(0);
+    let c: Float32Array = new Float32Array(0);
     let k = 0;
     const kernel: AssignmentKernel = {
       rowsPerCall: 8,
