@@ -11,8 +11,8 @@
  * aligned overlap), and what the reference implementation's identity gate uses (best alignment over a
  * small offset range, minimum overlap, agreement threshold 0.95).
  */
-import { spawn } from 'node:child_process';
 import { AppError } from '@polyphony/platform';
+import { runTool } from './tool-process';
 
 /** fpcalc could not fingerprint the file. HTTP 422 if surfaced; callers usually store no fingerprint. */
 export class ChromaprintError extends AppError {
@@ -53,44 +53,24 @@ export function computeChromaprint(filePath: string, options: ChromaprintOptions
   const lengthSeconds = options.lengthSeconds ?? 120;
   const timeoutMs = options.timeoutMs ?? 120_000;
   const args = ['-raw', '-json', '-length', String(lengthSeconds), filePath];
-  return new Promise<Chromaprint>((resolve, reject) => {
-    const out: Buffer[] = [];
-    let err = '';
-    let settled = false;
-    const child = spawn(options.fpcalcPath ?? 'fpcalc', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const timer = setTimeout(() => {
-      fail(`fpcalc timed out after ${timeoutMs} ms`);
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    function fail(reason: string, cause?: unknown): void {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      reject(new ChromaprintError(filePath, reason, { cause }));
-    }
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => {
-      if (err.length < 4096) err += c.toString('utf8');
-    });
-    child.on('error', (e) => fail(`cannot run fpcalc: ${e.message}`, e));
-    child.on('close', (code) => {
-      if (settled) return;
-      const lastError = err.trim().split('\n').filter(Boolean).pop();
-      let parsed: Chromaprint | undefined;
+  const out: Buffer[] = [];
+  return runTool<Chromaprint>({
+    command: options.fpcalcPath ?? 'fpcalc',
+    args,
+    name: 'fpcalc',
+    timeoutMs,
+    onStdout: (c) => out.push(c),
+    onClose(code, _signal, lastError) {
+      let parsed: Chromaprint;
       try {
         parsed = parseFpcalcJson(Buffer.concat(out).toString('utf8'));
       } catch (e) {
-        fail(lastError ?? `unreadable fpcalc output (exit ${code})`, e);
-        return;
+        return { fail: lastError ?? `unreadable fpcalc output (exit ${code})`, cause: e };
       }
-      if (parsed.fingerprint.length === 0) {
-        fail(lastError ?? 'empty fingerprint');
-        return;
-      }
-      settled = true;
-      clearTimeout(timer);
-      resolve(parsed);
-    });
+      if (parsed.fingerprint.length === 0) return { fail: lastError ?? 'empty fingerprint' };
+      return { ok: parsed };
+    },
+    error: (reason, cause) => new ChromaprintError(filePath, reason, { cause }),
   });
 }
 

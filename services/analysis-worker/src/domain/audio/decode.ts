@@ -7,9 +7,9 @@
  * chunk by chunk into a Float32Array that grows by 1.5x, so no list of Buffers is ever concatenated and the
  * peak memory is about 2.5x the final PCM size at worst.
  */
-import { spawn } from 'node:child_process';
 import { endianness } from 'node:os';
 import { AppError } from '@polyphony/platform';
+import { runTool } from './tool-process';
 
 /** The file could not be turned into PCM (missing, not audio, corrupt, or no samples). HTTP 422 if surfaced. */
 export class UndecodableAudioError extends AppError {
@@ -53,7 +53,6 @@ export interface DecodeOptions {
 }
 
 const INITIAL_CAPACITY_SECONDS = 240;
-const STDERR_LIMIT_BYTES = 4096;
 /** f32le bytes can be viewed as a Float32Array directly only on little-endian hosts. */
 const HOST_IS_LITTLE_ENDIAN = endianness() === 'LE';
 
@@ -73,41 +72,30 @@ export function decodeToPcm(filePath: string, options: DecodeOptions = {}): Prom
   const maxStored = Math.max(1, Math.floor(maxStoredSeconds * sampleRate));
   const args = ['-nostdin', '-v', 'error', '-i', filePath, '-vn', '-ac', '1', '-ar', String(sampleRate), '-f', 'f32le', '-'];
 
-  return new Promise<DecodedAudio>((resolve, reject) => {
-    let buffer = new Float32Array(Math.min(maxStored, INITIAL_CAPACITY_SECONDS * sampleRate));
-    let stored = 0;
-    let total = 0;
-    // Bytes of a sample split across two chunks.
-    const carry = Buffer.alloc(4);
-    let carryLength = 0;
-    let stderr = '';
-    let settled = false;
+  let buffer = new Float32Array(Math.min(maxStored, INITIAL_CAPACITY_SECONDS * sampleRate));
+  let stored = 0;
+  let total = 0;
+  // Bytes of a sample split across two chunks.
+  const carry = Buffer.alloc(4);
+  let carryLength = 0;
 
-    const child = spawn(options.ffmpegPath ?? 'ffmpeg', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const timer = setTimeout(() => {
-      fail(`ffmpeg timed out after ${timeoutMs} ms`);
-      child.kill('SIGKILL');
-    }, timeoutMs);
-
-    function fail(reason: string, cause?: unknown): void {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      reject(new UndecodableAudioError(filePath, reason, { cause }));
+  function push(value: number): void {
+    total++;
+    if (stored >= maxStored) return;
+    if (stored === buffer.length) {
+      const grown = new Float32Array(Math.min(maxStored, Math.ceil(buffer.length * 1.5) + sampleRate));
+      grown.set(buffer);
+      buffer = grown;
     }
+    buffer[stored++] = value;
+  }
 
-    function push(value: number): void {
-      total++;
-      if (stored >= maxStored) return;
-      if (stored === buffer.length) {
-        const grown = new Float32Array(Math.min(maxStored, Math.ceil(buffer.length * 1.5) + sampleRate));
-        grown.set(buffer);
-        buffer = grown;
-      }
-      buffer[stored++] = value;
-    }
-
-    child.stdout.on('data', (chunk: Buffer) => {
+  return runTool<DecodedAudio>({
+    command: options.ffmpegPath ?? 'ffmpeg',
+    args,
+    name: 'ffmpeg',
+    timeoutMs,
+    onStdout(chunk) {
       let pos = 0;
       if (carryLength > 0) {
         while (carryLength < 4 && pos < chunk.length) carry[carryLength++] = chunk[pos++]!;
@@ -134,30 +122,12 @@ export function decodeToPcm(filePath: string, options: DecodeOptions = {}): Prom
       total += whole;
       pos += whole * 4;
       while (pos < chunk.length) carry[carryLength++] = chunk[pos++]!;
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < STDERR_LIMIT_BYTES) stderr += chunk.toString('utf8');
-    });
-    child.on('error', (err) => fail(`cannot run ffmpeg: ${err.message}`, err));
-    child.on('close', (code, signal) => {
-      if (settled) return;
-      const lastError = stderr.trim().split('\n').filter(Boolean).pop();
-      if (code !== 0) {
-        fail(lastError ?? `ffmpeg exited with ${code ?? signal}`);
-        return;
-      }
-      if (total === 0) {
-        fail(lastError ? `no audio samples (${lastError})` : 'no audio samples');
-        return;
-      }
-      settled = true;
-      clearTimeout(timer);
-      resolve({
-        samples: buffer.subarray(0, stored),
-        sampleRate,
-        durationSeconds: total / sampleRate,
-        truncated: total > stored,
-      });
-    });
+    },
+    onClose(code, signal, lastError) {
+      if (code !== 0) return { fail: lastError ?? `ffmpeg exited with ${code ?? signal}` };
+      if (total === 0) return { fail: lastError ? `no audio samples (${lastError})` : 'no audio samples' };
+      return { ok: { samples: buffer.subarray(0, stored), sampleRate, durationSeconds: total / sampleRate, truncated: total > stored } };
+    },
+    error: (reason, cause) => new UndecodableAudioError(filePath, reason, { cause }),
   });
 }
