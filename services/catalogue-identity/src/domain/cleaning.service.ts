@@ -18,7 +18,7 @@
  */
 import { RoutingKeys, type ServerCountedEvent } from '@polyphony/contracts';
 import { MediaServerError } from '@polyphony/media-servers';
-import { isTransientFault, type Bus, type Logger } from '@polyphony/platform';
+import type { Bus, Logger } from '@polyphony/platform';
 import { pruneAllowed } from './sweep/matcher';
 import { planRefresh } from './sweep/refresh';
 import type { RemoteDetails } from './sweep/remote-index';
@@ -26,7 +26,7 @@ import type { CatalogueSettings } from '../settings';
 import type { SweepStore } from '../store/sweep.store';
 import type { MappingChangedPublisher } from './mapping-events';
 import type { IndexPort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
-import { serversDefaultFirst, type TaskOutcome, type TaskRun } from './task-run';
+import { rethrowOwnTransientFault, serversDefaultFirst, type TaskOutcome, type TaskRun } from './task-run';
 
 /** Options of the cleaning. */
 export interface CleaningOptions {
@@ -91,7 +91,7 @@ export class CleaningExecutor {
     const servers = listed;
     const tunables = await this.settings.get();
     const reports: ServerCleaningReport[] = servers.map((s) => ({ serverId: s.id, serverName: s.name, status: 'pending', fetched: 0, storedMappings: 0, pruned: 0, unbound: 0, elapsedMs: 0 }));
-    for (const s of servers) run.servers.push({ serverId: s.id, serverName: s.name, seen: 0, skippedMapped: 0, mappedExisting: 0, analyzed: 0, failed: 0, status: 'pending' });
+    run.addPendingServers(servers);
     await run.progress(0, `Cleaning ${servers.length} server(s)`, true);
 
     for (let i = 0; i < servers.length; i++) {
@@ -108,9 +108,7 @@ export class CleaningExecutor {
           return { state: 'SUCCESS', cancelled: true, message: 'Cancelled; rows removed so far stay removed, no orphan was deleted', details: this.details(reports, undefined, undefined, undefined) };
         }
       } catch (err) {
-        // The catalogue's own database away (a transient fault that is not the media server's): not this
-        // server's failure; the batch runner hands the task back and it resumes (cleaning is idempotent).
-        if (isTransientFault(err) && !(err instanceof MediaServerError)) throw err;
+        rethrowOwnTransientFault(err, err instanceof MediaServerError);
         report.status = 'failed';
         report.error = (err as Error).message.slice(0, 300);
         counts.error = report.error;

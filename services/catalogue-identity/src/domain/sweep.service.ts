@@ -20,7 +20,7 @@
  *    catalogue.mapping.changed.v1 is scheduled for it.
  */
 import { RoutingKeys, type ServerCountedEvent, type ServerTaskCounts } from '@polyphony/contracts';
-import { isTransientFault, type Bus, type Logger } from '@polyphony/platform';
+import type { Bus, Logger } from '@polyphony/platform';
 import { SweepMatcher, pruneAllowed } from './sweep/matcher';
 import { planRefresh } from './sweep/refresh';
 import { RemoteIndex, TIERS, type Tier } from './sweep/remote-index';
@@ -28,7 +28,7 @@ import type { CatalogueSettings } from '../settings';
 import type { SweepStore } from '../store/sweep.store';
 import type { MappingChangedPublisher } from './mapping-events';
 import type { MediaClientFactory, RegistryPort, ServerInfo } from './ports';
-import { serversDefaultFirst, type TaskOutcome, type TaskRun } from './task-run';
+import { rethrowOwnTransientFault, serversDefaultFirst, type TaskOutcome, type TaskRun } from './task-run';
 
 /** Instrumentation points (tests and benchmarks): awaited by the sweep, so they can pause it deterministically. */
 export interface SweepHooks {
@@ -127,7 +127,7 @@ export class SweepExecutor {
       elapsedMs: 0,
       phaseMs: { fetch: 0, match: 0, artists: 0, refresh: 0 },
     }));
-    for (const s of servers) run.servers.push({ serverId: s.id, serverName: s.name, seen: 0, skippedMapped: 0, mappedExisting: 0, analyzed: 0, failed: 0, status: 'pending' });
+    run.addPendingServers(servers);
     await run.progress(0, servers.length ? `Aligning ${servers.length} server(s)` : 'No servers configured', true);
     let failed = 0;
     let cancelled = false;
@@ -142,9 +142,7 @@ export class SweepExecutor {
         cancelled = await this.sweepServer(run, server, report, counts, (p) => ((i + p) / servers.length) * 100);
         report.status = cancelled ? 'cancelled' : 'done';
       } catch (err) {
-        // The catalogue's own store lost its database (a transient fault outside the media server's
-        // listing): not this server's failure; the batch runner hands the task back and it resumes.
-        if (!(err instanceof FetchFailed) && isTransientFault(err)) throw err;
+        rethrowOwnTransientFault(err, err instanceof FetchFailed);
         failed++;
         report.status = 'failed';
         report.error = (err as Error).message.slice(0, 300);

@@ -9,7 +9,7 @@
  * aliases is published under each of its ids.
  */
 import { RoutingKeys, type ServerTaskCounts, type TaskState, type TaskUpdatedEvent } from '@polyphony/contracts';
-import type { Bus, Lease, Logger } from '@polyphony/platform';
+import { isTransientFault, type Bus, type Lease, type Logger } from '@polyphony/platform';
 import type { BatchTask, BatchTaskRepository } from '../store/batch-task.repository';
 import type { RegistryPort, ServerInfo } from './ports';
 
@@ -92,6 +92,18 @@ export async function serversDefaultFirst(registry: RegistryPort, run: TaskRun):
 }
 
 /**
+ * A server's failure inside a batch task is recorded on that server and the task goes on, unless it is a
+ * transient fault of the catalogue's own infrastructure (its database or broker away: platform
+ * `isTransientFault`) and not the media server's (`mediaServerFault`, e.g. a listing that failed): that
+ * one is rethrown, so the batch runner hands the task back and it resumes (sweeps and cleanings are
+ * idempotent). Returns when the caller should record the server's failure.
+ * @throws err when it is such a fault.
+ */
+export function rethrowOwnTransientFault(err: unknown, mediaServerFault: boolean): void {
+  if (!mediaServerFault && isTransientFault(err)) throw err;
+}
+
+/**
  * One running task as its executor sees it. `progress` publishes at most once per `intervalMs` (a
  * forced call always publishes); `cancelled()` answers from the in-process abort signal (a cancel
  * handled here, the lease lost or handed back, a shutdown), and polls the database (a cancel handled
@@ -99,6 +111,11 @@ export async function serversDefaultFirst(registry: RegistryPort, run: TaskRun):
  */
 export class TaskRun {
   readonly servers: ServerTaskCounts[] = [];
+
+  /** Adds a pending per-server count row for each server, in order (the task's `servers[]`). */
+  addPendingServers(servers: readonly ServerInfo[]): void {
+    for (const s of servers) this.servers.push({ serverId: s.id, serverName: s.name, seen: 0, skippedMapped: 0, mappedExisting: 0, analyzed: 0, failed: 0, status: 'pending' });
+  }
   readonly log: string[] = [];
   private lastPublish = 0;
   private lastCancelPoll = 0;
