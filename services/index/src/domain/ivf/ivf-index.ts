@@ -2,7 +2,8 @@ import { AvailabilityMask } from './availability-mask';
 import { CENTROID_GROUPS_VISIT_FACTOR, CentroidGroups } from './centroid-groups';
 import type { CooperativeScheduler } from './cooperative';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
-import { IdTable, IdTableBuilder } from './id-table';
+import { IdTable } from './id-table';
+import { RestoreChecks } from './restore-checks';
 import type { Quantiser } from './quantiser';
 import { Neighbour, TopK } from './top-k';
 import type { VectorFile } from './vector-file';
@@ -224,42 +225,21 @@ export class IvfIndex {
    * @throws IvfDuplicateIdError when two rows carry the same canonical id
    */
   static async restore(input: RestoreInput): Promise<IvfIndex> {
-    const { dim, count, centroids } = input;
-    if (!Number.isInteger(dim) || dim < 1) throw new IvfInputError(`dim must be a positive integer, got ${dim}`);
-    if (!Number.isInteger(count) || count < 0) throw new IvfInputError(`count must be a non-negative integer, got ${count}`);
-    if (centroids.length % dim !== 0) throw new IvfCorruptStoreError('centroid matrix length is not a multiple of dim');
-    const nlist = centroids.length / dim;
-    if (count > 0 && nlist === 0) throw new IvfCorruptStoreError('rows without centroids');
-    const unitCentroids = new Float32Array(centroids.length);
-    for (let c = 0; c < nlist; c++) normaliseInto(centroids, c * dim, unitCentroids, c * dim, dim);
+    const checks = new RestoreChecks(input);
+    const { dim, count, nlist, cellOfRow, ids } = checks;
     const vectors = new Float32Array(count * dim);
-    const cellOfRow = new Int32Array(count).fill(-1);
-    const ids = new IdTableBuilder(count);
-    const seenCells = new Uint8Array(nlist);
     for await (const cell of input.cells) {
-      const { cellId, rowIds } = cell;
-      if (!Number.isInteger(cellId) || cellId < 0 || cellId >= nlist) throw new IvfCorruptStoreError(`cell id ${cellId} outside [0, ${nlist})`);
-      if (seenCells[cellId]) throw new IvfCorruptStoreError(`cell ${cellId} stored twice`);
-      seenCells[cellId] = 1;
-      if (cell.ids.length !== rowIds.length || cell.vectors.length !== rowIds.length * dim) throw new IvfCorruptStoreError(`cell ${cellId}: rows, ids and vectors disagree in length`);
-      for (let i = 0; i < rowIds.length; i++) {
-        const row = rowIds[i]!;
-        if (!Number.isInteger(row) || row < 0 || row >= count) throw new IvfCorruptStoreError(`cell ${cellId}: row ${row} outside [0, ${count})`);
-        if (cellOfRow[row] !== -1) throw new IvfCorruptStoreError(`row ${row} stored in two cells`);
-        cellOfRow[row] = cellId;
-        const norm = normaliseInto(cell.vectors, i * dim, vectors, row * dim, dim);
-        if (!Number.isFinite(norm)) throw new IvfCorruptStoreError(`row ${row} has a non-finite vector`);
-        ids.set(row, cell.ids[i]!);
-      }
+      checks.cell(cell);
+      for (let i = 0; i < cell.rowIds.length; i++) ids.set(checks.row(cell, i, vectors, cell.rowIds[i]! * dim), cell.ids[i]!);
     }
-    for (let r = 0; r < count; r++) if (cellOfRow[r] === -1) throw new IvfCorruptStoreError(`row ${r} is in no stored cell`);
+    checks.finish();
     const layout = await arrangeByCell(vectors, count, dim, cellOfRow, nlist);
     return new IvfIndex({
       dim,
       nlist,
       generation: input.generation ?? 0,
       defaultNprobe: input.defaultNprobe ?? DEFAULT_NPROBE,
-      centroids: unitCentroids,
+      centroids: checks.unitCentroids,
       vectors,
       ...layout,
       ids: ids.finish(count),

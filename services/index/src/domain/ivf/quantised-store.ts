@@ -1,12 +1,11 @@
 import { CooperativeScheduler } from './cooperative';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
-import { IdTableBuilder } from './id-table';
+import { RestoreChecks } from './restore-checks';
 import { DEFAULT_NPROBE, IvfIndex, type RestoreInput, type VectorMode } from './ivf-index';
 import { ProductQuantiser, ScalarQuantiser, type Quantiser } from './quantiser';
 import { VectorFile } from './vector-file';
 import { type CodeArena, createCodeArena } from './simd/kernels';
 import { IvfWorkerPool } from './worker-pool';
-import { normaliseInto } from '@polyphony/vectors';
 
 /** PQ sub-spaces by default: 25 sub-spaces of 8 dimensions for 200-d vectors (25 bytes per vector). */
 export const DEFAULT_PQ_M = 25;
@@ -170,19 +169,10 @@ function codeStore(quantiser: Quantiser, count: number, cellOffsets: Int32Array)
  * codes are an IvfCorruptStoreError.
  */
 export async function restoreQuantised(input: RestoreInput, options: QuantiseOptions, stored?: StoredCodes): Promise<IvfIndex> {
-  const { dim, count, centroids } = input;
-  if (!Number.isInteger(dim) || dim < 1) throw new IvfInputError(`dim must be a positive integer, got ${dim}`);
-  if (!Number.isInteger(count) || count < 0) throw new IvfInputError(`count must be a non-negative integer, got ${count}`);
-  if (centroids.length % dim !== 0) throw new IvfCorruptStoreError('centroid matrix length is not a multiple of dim');
-  const nlist = centroids.length / dim;
-  if (count > 0 && nlist === 0) throw new IvfCorruptStoreError('rows without centroids');
+  const checks = new RestoreChecks(input);
+  const { dim, count, nlist, cellOfRow, ids, unitCentroids: unit } = checks;
   const scheduler = options.scheduler ?? new CooperativeScheduler(10);
-  const unit = new Float32Array(centroids.length);
-  for (let c = 0; c < nlist; c++) normaliseInto(centroids, c * dim, unit, c * dim, dim);
   const file = new VectorFile(dim, count, options.dir);
-  const cellOfRow = new Int32Array(count).fill(-1);
-  const ids = new IdTableBuilder(count);
-  const seenCells = new Uint8Array(nlist);
   const wanted = options.sampleSize ?? (options.mode === 'int8' ? INT8_TRAIN_SAMPLE : PQ_TRAIN_SAMPLE);
   const stride = sampleStride(count, wanted);
   const n = Math.min(wanted, Math.ceil(count / stride));
@@ -190,18 +180,10 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
   const v = new Float32Array(dim);
   try {
     for await (const cell of input.cells) {
+      checks.cell(cell);
       const { cellId, rowIds } = cell;
-      if (!Number.isInteger(cellId) || cellId < 0 || cellId >= nlist) throw new IvfCorruptStoreError(`cell id ${cellId} outside [0, ${nlist})`);
-      if (seenCells[cellId]) throw new IvfCorruptStoreError(`cell ${cellId} stored twice`);
-      seenCells[cellId] = 1;
-      if (cell.ids.length !== rowIds.length || cell.vectors.length !== rowIds.length * dim) throw new IvfCorruptStoreError(`cell ${cellId}: rows, ids and vectors disagree in length`);
       for (let i = 0; i < rowIds.length; i++) {
-        const row = rowIds[i]!;
-        if (!Number.isInteger(row) || row < 0 || row >= count) throw new IvfCorruptStoreError(`cell ${cellId}: row ${row} outside [0, ${count})`);
-        if (cellOfRow[row] !== -1) throw new IvfCorruptStoreError(`row ${row} stored in two cells`);
-        cellOfRow[row] = cellId;
-        const norm = normaliseInto(cell.vectors, i * dim, v, 0, dim);
-        if (!Number.isFinite(norm)) throw new IvfCorruptStoreError(`row ${row} has a non-finite vector`);
+        const row = checks.row(cell, i, v, 0);
         file.writeRows(row, v, 0, 1);
         if (row % stride === 0 && row / stride < n) {
           const o = (row / stride) * dim;
@@ -211,7 +193,7 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
       }
       await scheduler.maybeYield();
     }
-    for (let r = 0; r < count; r++) if (cellOfRow[r] === -1) throw new IvfCorruptStoreError(`row ${r} is in no stored cell`);
+    checks.finish();
     // Layout: counting sort of rows by cell (the vectors stay in the file, in row order).
     const cellOffsets = new Int32Array(nlist + 1);
     for (let r = 0; r < count; r++) cellOffsets[cellOfRow[r]! + 1]!++;
