@@ -150,15 +150,8 @@ export class ServerMap {
       next.set(this.bytes.subarray(0, this.used));
       this.bytes = next;
     }
-    const { written } = encoder.encodeInto(providerId, this.bytes.subarray(this.used));
-    const e = this.entries++;
-    this.entryStart[e] = this.used;
-    this.entryLen[e] = written;
-    this.used += written;
-    this.entryRow[e] = row;
-    this.entryNext[e] = this.rowHead[row]!;
     if (this.rowHead[row] === EMPTY) this.setBit(row, true);
-    this.rowHead[row] = e;
+    const e = this.appendEntry(providerId, row);
     if ((this.slotsUsed + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
     this.place(hashString32(providerId), e);
   }
@@ -213,6 +206,22 @@ export class ServerMap {
     for (let e = 0; e < this.entries; e++) if (this.entryRow[e] !== EMPTY) this.place(hashString32(this.text(e)), e);
   }
 
+  /**
+   * Writes `id` as UTF-8 at the end of the byte arena (the caller made room) as a new entry of `row`, at the
+   * head of the row's entry list (entry capacity must be there too). @returns the entry
+   */
+  private appendEntry(id: string, row: number): number {
+    const { written } = encoder.encodeInto(id, this.bytes.subarray(this.used));
+    const e = this.entries++;
+    this.entryStart[e] = this.used;
+    this.entryLen[e] = written;
+    this.used += written;
+    this.entryRow[e] = row;
+    this.entryNext[e] = this.rowHead[row]!;
+    this.rowHead[row] = e;
+    return e;
+  }
+
   private growEntries(): void {
     const cap = this.entryRow.length * 2;
     const grow = <T extends Uint32Array | Uint16Array | Int32Array>(a: T, make: (n: number) => T): T => {
@@ -241,15 +250,7 @@ export class ServerMap {
     this.slotsUsed = 0;
     for (const [id, row] of live) {
       if (this.entries === this.entryRow.length) this.growEntries();
-      const { written } = encoder.encodeInto(id, this.bytes.subarray(this.used));
-      const e = this.entries++;
-      this.entryStart[e] = this.used;
-      this.entryLen[e] = written;
-      this.used += written;
-      this.entryRow[e] = row;
-      this.entryNext[e] = this.rowHead[row]!;
-      this.rowHead[row] = e;
-      this.place(hashString32(id), e);
+      this.place(hashString32(id), this.appendEntry(id, row));
     }
     this.version = version;
     this.liveRows = liveRows;
