@@ -30,7 +30,7 @@ import { AvailabilityMask } from '../domain/ivf/availability-mask';
 import { VectorBatch, buildIvfIndex } from '../domain/ivf/ivf-build';
 import { IvfIndex, Neighbour, SearchStats } from '../domain/ivf/ivf-index';
 import { nearestOfFour, SeededRandom } from '@polyphony/vectors';
-import { SyntheticMixture } from './synthetic-mixture';
+import { recall, SyntheticMixture } from './synthetic-mixture';
 import { generationCpuS, timedGeneration } from './bench-support';
 import { simdKernelsAvailable } from '../domain/ivf/simd/kernels';
 
@@ -75,17 +75,6 @@ function timeQueries(queries: number[], run: (row: number, stats: SearchStats) =
     out.modes.add(stats.mode);
   }
   return out;
-}
-
-function recall(found: Neighbour[][], truth: Neighbour[][]): number {
-  let hit = 0;
-  let total = 0;
-  found.forEach((res, i) => {
-    const want = new Set(truth[i]!.map((t) => t.row));
-    total += want.size;
-    for (const r of res) if (want.has(r.row)) hit++;
-  });
-  return total === 0 ? 1 : hit / total;
 }
 
 function fmt(t: Timed): string {

@@ -53,12 +53,10 @@ function main(): void {
   const js1 = cpuTime(() => {
     for (let i = 0; i < n; i += 4) nearestOfFour(pts, i * DIM, (i + 1) * DIM, (i + 2) * DIM, (i + 3) * DIM, cents, k, DIM, best, bestScore);
   });
-  const xp = km.alloc(n * DIM * 4);
-  const cp = km.alloc(k * DIM * 4);
+  const xp = km.allocF32(pts);
+  const cp = km.allocF32(cents);
   const ip = km.alloc(n * 4);
   const sp = km.alloc(n * 4);
-  km.putF32(xp, pts, 0, n * DIM);
-  km.putF32(cp, cents, 0, k * DIM);
   const w1 = cpuTime(() => km.nearest4(xp, n, cp, k, DIM, ip, sp));
   line('nearest centroid (4096 x 64)', n * k * DIM, js1, w1, 'madd');
 
@@ -98,8 +96,7 @@ function main(): void {
   pq.prepare(rand(DIM), pqTable);
   const pqCodes = codes.subarray(0, codesN * m);
   const js4 = cpuTime(() => pq.scoreRange(pqCodes, 0, codesN, pqTable, scores));
-  const ptp = km.alloc(m * 256 * 4);
-  km.putF32(ptp, pqTable, 0, m * 256);
+  const ptp = km.allocF32(pqTable);
   const w4 = cpuTime(() => km.pqScores(cop, codesN, m, ptp, outp));
   line('PQ ADC (8192 codes, m = 25)', codesN * m, js4, w4, 'lookup');
 }

@@ -116,3 +116,18 @@ export class SyntheticMixture {
     return lo;
   }
 }
+
+/**
+ * Recall of a search against ground truth: the share of the true neighbours (`truth[i]`, by row) that
+ * `found[i]` returned, over all queries; 1 when the truth is empty.
+ */
+export function recall(found: readonly { row: number }[][], truth: readonly { row: number }[][]): number {
+  let hit = 0;
+  let total = 0;
+  found.forEach((res, i) => {
+    const want = new Set(truth[i]!.map((t) => t.row));
+    total += want.size;
+    for (const r of res) if (want.has(r.row)) hit++;
+  });
+  return total === 0 ? 1 : hit / total;
+}

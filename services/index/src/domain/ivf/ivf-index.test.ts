@@ -1,4 +1,4 @@
-import { SyntheticMixture } from '../../bench/synthetic-mixture';
+import { recall, SyntheticMixture } from '../../bench/synthetic-mixture';
 import { AvailabilityMask } from './availability-mask';
 import { IvfCorruptStoreError, IvfDuplicateIdError, IvfInputError } from './errors';
 import { IvfBuildResult, TrainedInfo, VectorBatch, buildIvfIndex, defaultNlist, smallestKeyRows } from './ivf-build';
@@ -25,17 +25,6 @@ function newStats(): SearchStats {
 function queryRows(count: number, size: number, seed: number): number[] {
   const rng = new SeededRandom(seed);
   return Array.from({ length: count }, () => rng.nextInt(size));
-}
-
-function recallAt(found: { row: number }[][], truth: { row: number }[][]): number {
-  let hit = 0;
-  let total = 0;
-  found.forEach((res, i) => {
-    const want = new Set(truth[i]!.map((t) => t.row));
-    total += want.size;
-    for (const r of res) if (want.has(r.row)) hit++;
-  });
-  return hit / total;
 }
 
 describe('IVF index on a 20k-item mixture', () => {
@@ -95,7 +84,7 @@ describe('IVF index on a 20k-item mixture', () => {
     const found = rows.map((r) => index.searchByRow(r, { k: K }));
     const truth = rows.map((r) => index.exactSearch(index.getVector(r), { k: K, exclude: [r] }));
     expect(found.every((f) => f.length === K)).toBe(true);
-    expect(recallAt(found, truth)).toBeGreaterThanOrEqual(0.95);
+    expect(recall(found, truth)).toBeGreaterThanOrEqual(0.95);
   });
 
   it('When the centroids are grouped (nlist >= 512), then a query scores a fraction of them and answers like scoring all', () => {
@@ -114,8 +103,8 @@ describe('IVF index on a 20k-item mixture', () => {
     expect(scored / rows.length).toBeLessThan(index.nlist / 3);
     // Recall against exact search drops by at most 0.01 (cells of the best groups only are candidates).
     const truth = rows.map((r) => index.exactSearch(index.getVector(r), { k: K, exclude: [r] }));
-    expect(recallAt(grouped, truth)).toBeGreaterThanOrEqual(recallAt(all, truth) - 0.01);
-    expect(recallAt(grouped, all)).toBeGreaterThanOrEqual(0.98);
+    expect(recall(grouped, truth)).toBeGreaterThanOrEqual(recall(all, truth) - 0.01);
+    expect(recall(grouped, all)).toBeGreaterThanOrEqual(0.98);
     // A wide probe (16 * probe >= nlist / 2) scores every centroid: same answers.
     const wide = rows.slice(0, 10);
     expect(wide.map((r) => index.searchByRow(r, { k: K, nprobe: 40 }))).toEqual(wide.map((r) => flat.searchByRow(r, { k: K, nprobe: 40 })));
@@ -135,7 +124,7 @@ describe('IVF index on a 20k-item mixture', () => {
       for (const hit of res) expect(mask.has(hit.row)).toBe(true);
     }
     const truth = rows.map((r) => index.exactSearch(index.getVector(r), { k: K, mask, exclude: [r] }));
-    expect(recallAt(found, truth)).toBeGreaterThanOrEqual(0.95);
+    expect(recall(found, truth)).toBeGreaterThanOrEqual(0.95);
   });
 
   it('When the mask keeps only 1% of rows, then k exact results still come back', () => {

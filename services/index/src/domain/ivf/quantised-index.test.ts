@@ -1,4 +1,4 @@
-import { SyntheticMixture } from '../../bench/synthetic-mixture';
+import { recall, SyntheticMixture } from '../../bench/synthetic-mixture';
 import { AvailabilityMask } from './availability-mask';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { buildIvfIndex, type VectorBatch } from './ivf-build';
@@ -14,17 +14,6 @@ function batches(count: number): VectorBatch[] {
   const out: VectorBatch[] = [];
   for (const b of new SyntheticMixture({ seed: 77 }).batches(count, 2000)) out.push({ ids: b.ids, vectors: b.vectors });
   return out;
-}
-
-function recall(found: { row: number }[][], truth: { row: number }[][]): number {
-  let hit = 0;
-  let total = 0;
-  found.forEach((res, i) => {
-    const want = new Set(truth[i]!.map((t) => t.row));
-    total += want.size;
-    for (const r of res) if (want.has(r.row)) hit++;
-  });
-  return hit / total;
 }
 
 describe('quantised IVF generations (int8, pq) with exact re-ranking from disk', () => {

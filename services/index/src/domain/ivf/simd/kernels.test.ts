@@ -30,11 +30,9 @@ describe('WebAssembly SIMD kernels', () => {
           const x = Float32Array.from({ length: dim }, () => r.nextFloat() * 4 - 2);
           const c = Float32Array.from({ length: k * dim }, () => r.nextFloat() * 4 - 2);
           const km = new KernelMemory();
-          const xp = km.alloc(dim * 4);
-          const cp = km.alloc(k * dim * 4);
+          const xp = km.allocF32(x);
+          const cp = km.allocF32(c);
           const op = km.alloc(k * 4 + 4);
-          km.putF32(xp, x, 0, dim);
-          km.putF32(cp, c, 0, k * dim);
           km.dots(xp, cp, k, dim, op);
           for (let j = 0; j < k; j++) expect(km.f32[(op >> 2) + j]).toBe(referenceDot(x, 0, c, j * dim, dim));
         },
@@ -53,12 +51,10 @@ describe('WebAssembly SIMD kernels', () => {
     c.set(c.subarray(5 * dim, 6 * dim), 20 * dim);
     x.set(c.subarray(5 * dim, 6 * dim), 3 * dim);
     const km = new KernelMemory();
-    const xp = km.alloc(n * dim * 4);
-    const cp = km.alloc(k * dim * 4);
+    const xp = km.allocF32(x);
+    const cp = km.allocF32(c);
     const ip = km.alloc(n * 4);
     const sp = km.alloc(n * 4);
-    km.putF32(xp, x, 0, n * dim);
-    km.putF32(cp, c, 0, k * dim);
     km.nearest4(xp, n, cp, k, dim, ip, sp);
     for (let i = 0; i < n; i++) {
       let best = -1;

@@ -115,6 +115,13 @@ export class KernelMemory {
     this.top = mark;
   }
 
+  /** Allocates room for all of `src` and copies it there. @returns the pointer */
+  allocF32(src: Float32Array): number {
+    const ptr = this.alloc(src.length * 4);
+    this.putF32(ptr, src, 0, src.length);
+    return ptr;
+  }
+
   /** Copies `n` floats of `src` from `so` into the memory at byte pointer `ptr`. */
   putF32(ptr: number, src: Float32Array, so: number, n: number): void {
     this.f32.set(src.subarray(so, so + n), ptr >> 2);
