@@ -1,26 +1,11 @@
-import { type AssignmentKernel, type AssignmentKernelFactory, assignNearest, lloydKMeans, type PointSet } from './lloyd';
-import { normaliseInto } from './kernels';
-import { SeededRandom } from './random';
+import { type AssignmentKernelFactory, assignNearest, javascriptKernel, lloydKMeans, type PointSet } from './lloyd';
+import { dot } from './kernels';
+import { SeededRandom, unitClusters } from './random';
 
 /** `clusters` tight blobs around random unit centres (dim 16), points interleaved across clusters, as unit vectors. */
 function unitBlobs(clusters: number, perCluster: number, seed: number): { set: PointSet; labels: Int32Array } {
-  const dim = 16;
-  const rng = new SeededRandom(seed);
-  const centres = new Float32Array(clusters * dim);
-  for (let c = 0; c < clusters; c++) {
-    for (let d = 0; d < dim; d++) centres[c * dim + d] = rng.nextGaussian();
-    normaliseInto(centres, c * dim, centres, c * dim, dim);
-  }
-  const n = clusters * perCluster;
-  const data = new Float32Array(n * dim);
-  const labels = new Int32Array(n);
-  const raw = new Float32Array(dim);
-  for (let i = 0; i < n; i++) {
-    labels[i] = i % clusters;
-    for (let d = 0; d < dim; d++) raw[d] = centres[labels[i]! * dim + d]! + 0.02 * rng.nextGaussian();
-    normaliseInto(raw, 0, data, i * dim, dim);
-  }
-  return { set: { data, dim, rows: Int32Array.from({ length: n }, (_, i) => i) }, labels };
+  const { data, labels } = unitClusters(clusters, perCluster, 16, 0.02, seed);
+  return { set: { data, dim: 16, rows: Int32Array.from({ length: labels.length }, (_, i) => i) }, labels };
 }
 
 /** True when every cluster holds one label and every label one cluster. */
@@ -35,50 +20,28 @@ function samePartition(a: Int32Array, b: Int32Array): boolean {
   return true;
 }
 
-/** A plain JavaScript dot-product kernel that counts the calls the engine makes. */
+/** The built-in JavaScript kernel, wrapped to count the calls the engine makes, with a `dotsWith` for seeding. */
 function countingKernel(calls: { nearest: number; dotsWith: number }): AssignmentKernelFactory {
-  return (points) => {
+  return (points, _k, geometry) => {
     const { data, dim, rows } = points;
-    let c: Float32Array = new Float32Array(0);
-    let k = 0;
-    const kernel: AssignmentKernel = {
+    const inner = javascriptKernel(points, geometry);
+    return {
       rowsPerCall: 8,
-      load(centroids, count) {
-        c = centroids;
-        k = count;
-      },
+      load: (centroids, count) => inner.load(centroids, count),
       nearest(start, end, outIdx, outScore) {
         calls.nearest++;
-        for (let p = start; p < end; p++) {
-          let best = -1;
-          let bestDot = -Infinity;
-          for (let j = 0; j < k; j++) {
-            let s = 0;
-            for (let d = 0; d < dim; d++) s += data[rows[p]! * dim + d]! * c[j * dim + d]!;
-            if (s > bestDot) {
-              bestDot = s;
-              best = j;
-            }
-          }
-          outIdx[p] = best;
-          outScore[p] = bestDot;
-        }
+        inner.nearest(start, end, outIdx, outScore);
       },
-      values: () => data,
-      offset: (p) => rows[p]! * dim,
+      values: () => inner.values(),
+      offset: (p) => inner.offset(p),
       dotsWith(po) {
         calls.dotsWith++;
         const view = new Float32Array(rows.length);
-        for (let i = 0; i < rows.length; i++) {
-          let s = 0;
-          for (let d = 0; d < dim; d++) s += data[rows[i]! * dim + d]! * data[po + d]!;
-          view[i] = s;
-        }
+        for (let i = 0; i < rows.length; i++) view[i] = dot(data, rows[i]! * dim, data, po, dim);
         return { view, base: 0 };
       },
-      release() {},
+      release: () => inner.release(),
     };
-    return kernel;
   };
 }
 

@@ -354,8 +354,11 @@ async function seedPlusPlus(
   return centroids;
 }
 
-/** JavaScript kernels: squared distances point by point (euclidean), `nearestOfFour` 4x2 register tiling (spherical). */
-function javascriptKernel(points: PointSet, geometry: KMeansGeometry): AssignmentKernel {
+/**
+ * The built-in JavaScript kernels: squared distances point by point (euclidean), `nearestOfFour` 4x2 register tiling
+ * (spherical). What the engine uses when no kernel is plugged in; a plugged-in kernel may wrap it.
+ */
+export function javascriptKernel(points: PointSet, geometry: KMeansGeometry): AssignmentKernel {
   const { data, dim, rows } = points;
   let c: Float32Array = new Float32Array(0);
   let k = 0;

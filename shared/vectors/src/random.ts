@@ -1,3 +1,5 @@
+import { normaliseInto } from './kernels';
+
 /**
  * Seeded pseudo-random numbers: the IVF build, k-means seeding and the synthetic benchmark data.
  *
@@ -121,4 +123,31 @@ export function mulberry32(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/**
+ * Synthetic clustered unit vectors (tests and benchmarks of clustering): `clusters` centres drawn as
+ * normalised standard-normal vectors of `dim` values, then `clusters * perCluster` points, point `i`
+ * belonging to cluster `i % clusters` (interleaved), each its centre plus `noise` times standard-normal
+ * noise, normalised. Everything from one `SeededRandom(seed)`, so the data repeats exactly.
+ * @returns the points (row-major, `dim` wide) and the cluster of every point
+ */
+export function unitClusters(clusters: number, perCluster: number, dim: number, noise: number, seed: number): { data: Float32Array; labels: Int32Array } {
+  const rng = new SeededRandom(seed);
+  const centres = new Float32Array(clusters * dim);
+  for (let c = 0; c < clusters; c++) {
+    for (let d = 0; d < dim; d++) centres[c * dim + d] = rng.nextGaussian();
+    normaliseInto(centres, c * dim, centres, c * dim, dim);
+  }
+  const n = clusters * perCluster;
+  const data = new Float32Array(n * dim);
+  const labels = new Int32Array(n);
+  const raw = new Float32Array(dim);
+  for (let i = 0; i < n; i++) {
+    const c = i % clusters;
+    labels[i] = c;
+    for (let d = 0; d < dim; d++) raw[d] = centres[c * dim + d]! + noise * rng.nextGaussian();
+    normaliseInto(raw, 0, data, i * dim, dim);
+  }
+  return { data, labels };
 }

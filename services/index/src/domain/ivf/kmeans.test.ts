@@ -1,28 +1,13 @@
 import { CooperativeScheduler } from './cooperative';
 import { CentroidTree, PointSet, TrainOptions, allocateProportionally, sphericalLloyd, trainCentroids } from './kmeans';
-import { nearestOfFour, normaliseInto, SeededRandom } from '@polyphony/vectors';
+import { nearestOfFour, normaliseInto, SeededRandom, unitClusters } from '@polyphony/vectors';
 
 const DIM = 200;
 
 /** `clusters` tight blobs around random unit centres, points interleaved across clusters. */
 function separatedClusters(clusters: number, perCluster: number, seed: number): { set: PointSet; labels: Int32Array } {
-  const rng = new SeededRandom(seed);
-  const centres = new Float32Array(clusters * DIM);
-  for (let c = 0; c < clusters; c++) {
-    for (let d = 0; d < DIM; d++) centres[c * DIM + d] = rng.nextGaussian();
-    normaliseInto(centres, c * DIM, centres, c * DIM, DIM);
-  }
-  const n = clusters * perCluster;
-  const data = new Float32Array(n * DIM);
-  const labels = new Int32Array(n);
-  const raw = new Float32Array(DIM);
-  for (let i = 0; i < n; i++) {
-    const c = i % clusters;
-    labels[i] = c;
-    for (let d = 0; d < DIM; d++) raw[d] = centres[c * DIM + d]! + 0.01 * rng.nextGaussian();
-    normaliseInto(raw, 0, data, i * DIM, DIM);
-  }
-  return { set: { data, dim: DIM, rows: Int32Array.from({ length: n }, (_, i) => i) }, labels };
+  const { data, labels } = unitClusters(clusters, perCluster, DIM, 0.01, seed);
+  return { set: { data, dim: DIM, rows: Int32Array.from({ length: labels.length }, (_, i) => i) }, labels };
 }
 
 function options(seed: number, overrides: Partial<TrainOptions> = {}): TrainOptions {

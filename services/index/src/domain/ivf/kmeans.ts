@@ -491,6 +491,15 @@ export async function trainCentroids(points: PointSet, nlist: number, options: T
   const centroids = new Float32Array(nlist * dim);
   const groupOf = new Int32Array(nlist);
   let base = 0;
+  /** Places coarse group `g`'s `kg` fine centroids after the previous groups' and adds up its run's counts. */
+  const take = (g: number, kg: number, fine: Pick<LloydResult, 'centroids' | 'iterations' | 'dotProducts' | 'reseeds'>): void => {
+    centroids.set(fine.centroids, base * dim);
+    groupOf.fill(g, base, base + kg);
+    base += kg;
+    iterations += fine.iterations;
+    dotProducts += fine.dotProducts;
+    reseeds += fine.reseeds;
+  };
   if (pool) {
     // Largest groups first, so the last task to finish is a small one.
     const order = Array.from({ length: k1 }, (_, g) => g).filter((g) => k2[g]! > 0);
@@ -503,12 +512,7 @@ export async function trainCentroids(points: PointSet, nlist: number, options: T
       if (kg === 0) continue;
       const fine = await results.get(g)!;
       if (fine.type !== 'lloyd') throw new Error('unexpected worker reply');
-      centroids.set(fine.centroids, base * dim);
-      groupOf.fill(g, base, base + kg);
-      base += kg;
-      iterations += fine.iterations;
-      dotProducts += fine.dotProducts;
-      reseeds += fine.reseeds;
+      take(g, kg, fine);
     }
   }
   for (let g = 0; !pool && g < k1; g++) {
@@ -519,12 +523,7 @@ export async function trainCentroids(points: PointSet, nlist: number, options: T
       seed: mixSeed(options.seed, g + 1),
       seedingTrials: options.fineSeedingTrials,
     });
-    centroids.set(fine.centroids, base * dim);
-    groupOf.fill(g, base, base + kg);
-    base += kg;
-    iterations += fine.iterations;
-    dotProducts += fine.dotProducts;
-    reseeds += fine.reseeds;
+    take(g, kg, fine);
   }
 
   for (let it = 0; it < options.refineIterations; it++) {
