@@ -1,17 +1,14 @@
 import { EmbyClient } from './emby';
 import { BadCredentialsError, UnreachableError } from './errors';
 import type { ProviderTrack } from './types';
-import { sendJson, startStub, type Stub } from './__tests__/stub-server';
+import { sendJson, type Stub, stubsClosedAfterEach } from './__tests__/stub-server';
 
 const TOKEN = 'emby-api-key-0123';
 const UID = 'f00dfeedf00dfeedf00dfeedf00dfeed';
 
 describe(EmbyClient.name, () => {
   let stub: Stub | undefined;
-  afterEach(async () => {
-    await stub?.close();
-    stub = undefined;
-  });
+  const startStub = stubsClosedAfterEach();
   const make = (url: string, musicLibraries?: string[]): EmbyClient =>
     new EmbyClient({ type: 'emby', creds: { url, user_id: UID, token: TOKEN }, musicLibraries }, { retries: 0 });
 

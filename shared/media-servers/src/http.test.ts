@@ -10,7 +10,7 @@ import {
   UnreachableError,
 } from './errors';
 import { HttpClient, buildUrl, mayCarryCredentials, parseRetryAfter, redactUrl, type MediaServerLogger } from './http';
-import { closedPort, sendJson, startStub, type Stub } from './__tests__/stub-server';
+import { closedPort, sendJson, type Stub, stubsClosedAfterEach } from './__tests__/stub-server';
 
 describe('redactUrl', () => {
   it('When a URL carries secret query params, then their values are masked and others kept', () => {
@@ -53,10 +53,7 @@ describe('mayCarryCredentials', () => {
 
 describe(HttpClient.name, () => {
   let stub: Stub | undefined;
-  afterEach(async () => {
-    await stub?.close();
-    stub = undefined;
-  });
+  const startStub = stubsClosedAfterEach();
 
   const client = (url: string, extra: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}): HttpClient =>
     new HttpClient({ baseUrl: url, label: 'test', retries: 3, backoffMs: 1, timeoutMs: 2000, ...extra });

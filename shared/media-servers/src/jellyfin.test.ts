@@ -5,7 +5,7 @@ import { BadCredentialsError, UnreachableError } from './errors';
 import { JellyfinClient, jellyfinAuthorization } from './jellyfin';
 import { mapJellyfinTrack } from './jellyfin-family';
 import type { ProviderTrack } from './types';
-import { collectPages, sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
+import { collectPages, sendJson, type RecordedRequest, type Stub, stubsClosedAfterEach } from './__tests__/stub-server';
 
 const TOKEN = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const UID = '5f0c1e2d3c4b5a69788796a5b4c3d2e1';
@@ -47,10 +47,7 @@ function itemsHandler(counts: Record<string, number>, fail?: (req: RecordedReque
 
 describe(JellyfinClient.name, () => {
   let stub: Stub | undefined;
-  afterEach(async () => {
-    await stub?.close();
-    stub = undefined;
-  });
+  const startStub = stubsClosedAfterEach();
   const make = (url: string, musicLibraries?: string[], token = TOKEN): JellyfinClient =>
     new JellyfinClient({ type: 'jellyfin', creds: { url, user_id: UID, token }, musicLibraries }, { retries: 1, backoffMs: 1 });
 

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { BadCredentialsError, UnreachableError } from './errors';
 import { LyrionClient, mapLyrionTitle } from './lyrion';
-import { collectPages, sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
+import { collectPages, sendJson, type RecordedRequest, type Stub, stubsClosedAfterEach } from './__tests__/stub-server';
 
 type Cmd = Array<string | number>;
 interface Rpc { id: number; method: string; params: [string, Cmd] }
@@ -40,10 +40,7 @@ function lms(n: number, extra?: (cmd: Cmd, player: string, req: RecordedRequest,
 
 describe(LyrionClient.name, () => {
   let stub: Stub | undefined;
-  afterEach(async () => {
-    await stub?.close();
-    stub = undefined;
-  });
+  const startStub = stubsClosedAfterEach();
   const make = (url: string, musicLibraries?: string[], creds: Record<string, string> = {}, mode?: 'player' | 'edit'): LyrionClient =>
     new LyrionClient({ type: 'lyrion', creds: { url, ...creds }, musicLibraries }, { retries: 1, backoffMs: 1, lyrionPlaylistMode: mode });
 

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { BadCredentialsError, NotFoundError, ProtocolError, UnreachableError } from './errors';
 import { NavidromeClient, mapSubsonicSong, subsonicToken } from './navidrome';
-import { collectPages, sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
+import { collectPages, sendJson, type RecordedRequest, type Stub, stubsClosedAfterEach } from './__tests__/stub-server';
 
 const USER = 'alice';
 const PASSWORD = 's3same!';
@@ -42,10 +42,7 @@ function subsonic(total: Record<string, number>, extra?: (req: RecordedRequest, 
 
 describe(NavidromeClient.name, () => {
   let stub: Stub | undefined;
-  afterEach(async () => {
-    await stub?.close();
-    stub = undefined;
-  });
+  const startStub = stubsClosedAfterEach();
   const make = (url: string, musicLibraries?: string[], password = PASSWORD): NavidromeClient =>
     new NavidromeClient({ type: 'navidrome', creds: { url, user: USER, password }, musicLibraries }, { retries: 0 });
 

@@ -1,13 +1,10 @@
 import { NotFoundError } from './errors';
 import { checkPin, createPin } from './plex-pin';
-import { sendJson, startStub, type Stub } from './__tests__/stub-server';
+import { sendJson, type Stub, stubsClosedAfterEach } from './__tests__/stub-server';
 
 describe('Plex PIN linking', () => {
   let stub: Stub | undefined;
-  afterEach(async () => {
-    await stub?.close();
-    stub = undefined;
-  });
+  const startStub = stubsClosedAfterEach();
 
   it('When creating a PIN, then plex.tv gets strong=false with product and client headers and the code comes back', async () => {
     stub = await startStub((req, res) => sendJson(res, {

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { BadCredentialsError, UnreachableError } from './errors';
 import { PlexClient, mapPlexTrack } from './plex';
-import { collectPages, sendJson, startStub, type RecordedRequest, type Stub } from './__tests__/stub-server';
+import { collectPages, sendJson, type RecordedRequest, type Stub, stubsClosedAfterEach } from './__tests__/stub-server';
 
 const TOKEN = 'plex-token-XYZ123';
 const MID = 'a1b2c3d4e5';
@@ -49,10 +49,7 @@ function plex(n: Record<string, number>, extra?: (req: RecordedRequest, res: Ser
 
 describe(PlexClient.name, () => {
   let stub: Stub | undefined;
-  afterEach(async () => {
-    await stub?.close();
-    stub = undefined;
-  });
+  const startStub = stubsClosedAfterEach();
   const make = (url: string, musicLibraries?: string[], token = TOKEN): PlexClient =>
     new PlexClient({ type: 'plex', creds: { url, token }, musicLibraries }, { retries: 0, plexClientId: 'cid-1' });
 

@@ -55,6 +55,22 @@ export async function startStub(handler: StubHandler): Promise<Stub> {
   };
 }
 
+/**
+ * `startStub` for one describe block: every stub it starts is closed after each test (registers a Jest
+ * `afterEach`). Declare it inside the block: `const startStub = stubsClosedAfterEach();`.
+ */
+export function stubsClosedAfterEach(): (handler: StubHandler) => Promise<Stub> {
+  const open: Stub[] = [];
+  afterEach(async () => {
+    for (const stub of open.splice(0)) await stub.close();
+  });
+  return async (handler) => {
+    const stub = await startStub(handler);
+    open.push(stub);
+    return stub;
+  };
+}
+
 export function sendJson(res: http.ServerResponse, body: unknown, status = 200, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
