@@ -3,19 +3,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { verifyIdentity } from '@polyphony/platform';
+import type { Song } from '../src/domain/clustering.service';
 import type { ServerInfo } from '../src/domain/ports';
 
 /** A catalogue song as the fake catalogue serves it. */
-export interface FakeSong {
-  itemId: string;
+export interface FakeSong extends Omit<Song, 'tags'> {
   embedding: Float32Array;
   embedderVersion: string;
-  title: string;
-  artist: string;
-  tempo: number | null;
-  key: string | null;
-  scale: string | null;
-  energy: number | null;
   mappings: Array<{ serverId: string; providerId: string }>;
 }
 

@@ -34,16 +34,15 @@ const MAPPINGS_JSON = `COALESCE((SELECT json_agg(json_build_object('serverId', m
     'artistId', m.artist_id, 'matchTier', m.match_tier, 'durationSeconds', m.duration_seconds) ORDER BY m.server_id, m.provider_id)
     FROM catalogue.track_server_map m WHERE m.item_id = s.item_id), '[]'::json)`;
 
+/** The descriptive columns of a score row that a track detail and a snapshot track both carry, in their order. */
+function songColumns(r: ScoreRow): Pick<TrackDetail, 'title' | 'artist' | 'album' | 'albumArtist' | 'year' | 'rating' | 'durationSeconds'> {
+  return { title: r.title, artist: r.artist, album: r.album, albumArtist: r.album_artist, year: r.year, rating: r.rating, durationSeconds: r.duration_seconds };
+}
+
 function toDetail(r: ScoreRow, includeEmbedding: boolean): TrackDetail {
   const detail: TrackDetail = {
     itemId: r.item_id,
-    title: r.title,
-    artist: r.artist,
-    album: r.album,
-    albumArtist: r.album_artist,
-    year: r.year,
-    rating: r.rating,
-    durationSeconds: r.duration_seconds,
+    ...songColumns(r),
     filePath: r.file_path,
     tempo: r.tempo,
     key: r.key,
@@ -116,13 +115,7 @@ export class TrackRepository {
       itemId: r.item_id,
       embedding: r.vector.toString('base64'),
       embedderVersion: r.embedding_version,
-      title: r.title,
-      artist: r.artist,
-      album: r.album,
-      albumArtist: r.album_artist,
-      year: r.year,
-      rating: r.rating,
-      durationSeconds: r.duration_seconds,
+      ...songColumns(r),
       tempo: r.tempo,
       key: r.key,
       scale: r.scale,

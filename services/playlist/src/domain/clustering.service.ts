@@ -58,7 +58,7 @@ export interface ServerClusteringReport {
 }
 
 /** A song of the server's set, as clustering uses it. */
-interface Song {
+export interface Song {
   itemId: string;
   title: string;
   artist: string;
