@@ -284,13 +284,7 @@ async function seedPlusPlus(
   const weightTo = (i: number, po: number): number => {
     if (view) return 1 - view[base + i]!;
     if (spherical) return 1 - dot(data, rows[i]! * dim, data, po, dim);
-    const xo = rows[i]! * dim;
-    let s = 0;
-    for (let t = 0; t < dim; t++) {
-      const x = data[xo + t]! - data[po + t]!;
-      s += x * x;
-    }
-    return s;
+    return squaredDistance(data, rows[i]! * dim, data, po, dim);
   };
   const against = (po: number): void => {
     if (!dotsWith) return;
@@ -372,6 +366,9 @@ export function javascriptKernel(points: PointSet, geometry: KMeansGeometry): As
       k = count;
     },
     nearest(start, end, outIdx, outScore) {
+      // Locals, not the closure's variables, in the hot loops (V8 keeps them in registers).
+      const cs = c;
+      const kk = k;
       if (geometry === 'spherical') {
         for (let i = start; i < end; i += 4) {
           const m = Math.min(4, end - i);
@@ -379,7 +376,7 @@ export function javascriptKernel(points: PointSet, geometry: KMeansGeometry): As
           const o1 = m > 1 ? rows[i + 1]! * dim : o0;
           const o2 = m > 2 ? rows[i + 2]! * dim : o0;
           const o3 = m > 3 ? rows[i + 3]! * dim : o0;
-          nearestOfFour(data, o0, o1, o2, o3, c, k, dim, best, bestScore);
+          nearestOfFour(data, o0, o1, o2, o3, cs, kk, dim, best, bestScore);
           for (let t = 0; t < m; t++) {
             outIdx[i + t] = best[t]!;
             outScore[i + t] = bestScore[t]!;
@@ -387,28 +384,38 @@ export function javascriptKernel(points: PointSet, geometry: KMeansGeometry): As
         }
         return;
       }
-      for (let i = start; i < end; i++) {
-        const xo = rows[i]! * dim;
-        let bestC = 0;
-        let bestD = Infinity;
-        for (let j = 0; j < k; j++) {
-          let s = 0;
-          const co = j * dim;
-          for (let t = 0; t < dim; t++) {
-            const x = data[xo + t]! - c[co + t]!;
-            s += x * x;
-          }
-          if (s < bestD) {
-            bestD = s;
-            bestC = j;
-          }
-        }
-        outIdx[i] = bestC;
-        outScore[i] = bestD;
-      }
+      nearestEuclidean(data, rows, dim, cs, kk, start, end, outIdx, outScore);
     },
     values: () => data,
     offset: (p) => rows[p]! * dim,
     release() {},
   };
+}
+
+/** Nearest centroid by squared Euclidean distance (ties to the lower index) of points `[start, end)`. */
+function nearestEuclidean(data: Float32Array, rows: Int32Array, dim: number, c: Float32Array, k: number, start: number, end: number, outIdx: Int32Array, outScore: Float64Array): void {
+  for (let i = start; i < end; i++) {
+    const xo = rows[i]! * dim;
+    let bestC = 0;
+    let bestD = Infinity;
+    for (let j = 0; j < k; j++) {
+      const v = squaredDistance(data, xo, c, j * dim, dim);
+      if (v < bestD) {
+        bestD = v;
+        bestC = j;
+      }
+    }
+    outIdx[i] = bestC;
+    outScore[i] = bestD;
+  }
+}
+
+/** Squared Euclidean distance of `dim` floats of `a` from `ao` and of `b` from `bo`. */
+function squaredDistance(a: Float32Array, ao: number, b: Float32Array, bo: number, dim: number): number {
+  let s = 0;
+  for (let t = 0; t < dim; t++) {
+    const x = a[ao + t]! - b[bo + t]!;
+    s += x * x;
+  }
+  return s;
 }
