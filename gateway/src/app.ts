@@ -16,6 +16,7 @@ import {
   handleClientErrors,
   guardPoolErrors,
   listen,
+  withLeanPath,
   metricsHandler,
   mountRoutes,
   routeHandlers,
@@ -33,7 +34,8 @@ import { loginRoutes, userRoutes } from './http/users.routes';
 import { docsPage } from './http/docs.page';
 import { webUi } from './http/web-ui';
 import { bodyParsing, csrfGuard, loginOriginGuard, securityHeaders } from './http/security';
-import { proxyDispatcher } from './proxy/proxy';
+import { leanProxy, staticHeadersOf } from './proxy/lean-proxy';
+import { Upstreams, proxyDispatcher } from './proxy/proxy';
 import { ServerResolver } from './proxy/server-resolver';
 import { authMigrations } from './store/migrations';
 import { SessionRepository } from './store/session.repository';
@@ -88,7 +90,8 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     trustProxy: config.trustProxy,
   });
   const app = http.app;
-  app.use(securityHeaders());
+  const security = securityHeaders();
+  app.use(security);
   app.use(cookieParser());
 
   // Metrics: on the internal METRICS_PORT when configured, else here behind the bearer token.
@@ -126,11 +129,14 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   app.use('/api/setup/admin', onlyPost(limiters.byIp));
   app.use(['/api', '/external', '/chat/api'], csrfGuard(), bodyParsing());
   mountRoutes(app, own.filter((d) => d.access !== 'public'), userRoutes(auth));
-  app.use(proxyDispatcher(config, targets, resolver, logger));
+  const upstreams = new Upstreams(targets, config.internalSecret, logger);
+  app.use(proxyDispatcher(config, targets, resolver, logger, upstreams));
   app.use('/assets', ui.assets);
   app.get(['/', '/index.html'], ui.page('index.html'));
   app.use(express.static(publicDir, { index: false }));
   http.finish();
+  // Authenticated GETs of the services' routes take the lean path first (issue 19; lean-proxy.ts), the rest express.
+  const handler = withLeanPath(app, leanProxy({ app, auth, upstreams, resolver, headers: staticHeadersOf(security), logger, metrics }));
 
   let server: Server | undefined;
   let metricsServer: Server | undefined;
@@ -138,6 +144,8 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   return {
     name: 'gateway',
     http: app,
+    /** The request listener `listen` serves: the lean proxy path, then `http` (supertest it for the served behaviour). */
+    handler,
     auth,
     users,
     dataSource: ds,
@@ -152,7 +160,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     },
     /** Starts listening on config.port; returns the bound port. */
     async listen(port = config.port, host = config.host): Promise<number> {
-      const bound = await listen(app, port, host);
+      const bound = await listen(handler, port, host);
       server = bound.server;
       handleClientErrors(server, logger);
       if (config.metricsPort !== undefined && !metricsServer) {

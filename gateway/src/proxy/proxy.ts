@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { RequestHandler } from 'express';
 import { createProxyMiddleware, fixRequestBody } from 'http-proxy-middleware';
-import { AppError, IDENTITY_HEADER, NotFoundError, REQUEST_ID_HEADER, SIGNATURE_HEADER, signIdentity, type Logger } from '@polyphony/platform';
+import { AppError, IDENTITY_HEADER, IdentitySigner, NotFoundError, REQUEST_ID_HEADER, SIGNATURE_HEADER, type Logger } from '@polyphony/platform';
 import type { GatewayConfig, ServiceName } from '../config';
 import { isApiPath, matchRoute, needsServerResolution } from './routes';
 import type { ServerResolver } from './server-resolver';
@@ -17,41 +17,98 @@ const ATTEMPT = Symbol('upstream-attempt');
 type WithAttempt = import('express').Request & { [ATTEMPT]?: Attempt };
 
 /**
+ * The connections of the gateway to the services, shared by the express dispatcher and the lean path:
+ * one keep-alive agent, the replica pools, and the signer of the identity header.
+ */
+export class Upstreams {
+  // Keep-alive to the services: without an agent http-proxy opens (and closes) a connection per request.
+  // An idle socket is dropped after 4 s, before the services' 5 s keep-alive timeout (Node's default)
+  // closes it from their side: reusing a socket the server is closing fails with "socket hang up"
+  // (a spurious 503). Found by the fuzz suite. Requests in flight use the proxy timeout instead.
+  readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256, timeout: 4000 });
+  readonly signer: IdentitySigner;
+  private readonly pools = new Map<string, UpstreamPool>();
+
+  constructor(
+    readonly targets: () => Record<ServiceName, string>,
+    internalSecret: string,
+    private readonly logger: Logger,
+  ) {
+    this.signer = new IdentitySigner(internalSecret);
+  }
+
+  /**
+   * The replica pool of `service`, or undefined for a single-URL service. A service URL with commas is a
+   * list of replicas (e.g. INDEX_URL for several index replicas). The index always gets a pool, so even
+   * behind one Kubernetes Service URL a request whose connection was refused or reset (a pod stopping) is
+   * sent once more on a fresh connection, which the Service routes to a ready pod.
+   */
+  poolFor(service: ServiceName): UpstreamPool | undefined {
+    const value = this.targets()[service];
+    if (!value.includes(',') && service !== 'index') return undefined;
+    let pool = this.pools.get(value);
+    if (!pool) {
+      pool = new UpstreamPool(UpstreamPool.parse(value), this.logger.child({ component: 'UpstreamPool', service }));
+      pool.start();
+      this.pools.set(value, pool);
+    }
+    return pool;
+  }
+
+  /** The replica for the next attempt of a request (skipping `tried`), or the service's single URL. */
+  pick(service: ServiceName, tried: ReadonlySet<string>): string {
+    const pool = this.poolFor(service);
+    if (!pool) return this.targets()[service];
+    return pool.pick(tried) ?? pool.urls[0]!;
+  }
+
+  /**
+   * After a failed attempt on `target`: whether the request may go to another replica (a connection
+   * refused or reset before any answer, on a pooled service, with a replica left untried). Marks the
+   * replica down and records it in `tried`.
+   */
+  retryAfter(service: ServiceName, target: string, tried: Set<string>, err: unknown): boolean {
+    const pool = this.poolFor(service);
+    if (!pool || !isConnectionFailure(err)) return false;
+    pool.markDown(target);
+    tried.add(target);
+    return tried.size < Math.max(2, pool.size);
+  }
+
+  /** Stops the pools' readiness probes. */
+  stop(): void {
+    for (const pool of this.pools.values()) pool.stop();
+  }
+}
+
+/** Body of the 503 answered when no replica of `service` took the request. */
+export function upstreamUnavailableBody(service: ServiceName, requestId: string): string {
+  return JSON.stringify({ error: { code: 'upstream_unavailable', message: `The ${service} service is unavailable`, requestId } });
+}
+
+/**
  * Forwards /api, /external and /chat/api requests to the owning service of their route in the
  * contracts table with http-proxy-middleware (404 for a path not in the table, 405 with `Allow` for a
  * known path with another method).
  * The caller's cookie and Authorization header are stripped (services never see secrets);
  * the verified identity, with the resolved server id, travels in the signed internal header.
+ * Authenticated GET requests without a body are usually answered by the lean path first (lean-proxy.ts).
  */
-export function proxyDispatcher(config: GatewayConfig, targets: () => Record<ServiceName, string>, resolver: ServerResolver, logger: Logger): RequestHandler {
+export function proxyDispatcher(
+  config: Pick<GatewayConfig, 'internalSecret'>,
+  targets: () => Record<ServiceName, string>,
+  resolver: ServerResolver,
+  logger: Logger,
+  /** Shared with the lean path (the gateway passes its own); made here when absent. */
+  upstreams: Upstreams = new Upstreams(targets, config.internalSecret, logger),
+): RequestHandler {
   const proxies = new Map<ServiceName, RequestHandler>();
-  // A service URL with commas is a list of replicas (e.g. INDEX_URL for several index replicas). The index
-  // always gets a pool, so even behind one Kubernetes Service URL a request whose connection was refused or
-  // reset (a pod stopping) is sent once more on a fresh connection, which the Service routes to a ready pod.
-  const pools = new Map<string, UpstreamPool>();
-  const poolFor = (service: ServiceName): UpstreamPool | undefined => {
-    const value = targets()[service];
-    if (!value.includes(',') && service !== 'index') return undefined;
-    let pool = pools.get(value);
-    if (!pool) {
-      pool = new UpstreamPool(UpstreamPool.parse(value), logger.child({ component: 'UpstreamPool', service }));
-      pool.start();
-      pools.set(value, pool);
-    }
-    return pool;
-  };
+  const { agent } = upstreams;
   const targetOf = (service: ServiceName, req: WithAttempt): string => {
-    const pool = poolFor(service);
-    if (!pool) return targets()[service];
     const attempt = (req[ATTEMPT] ??= { service, tried: new Set() });
-    attempt.target = pool.pick(attempt.tried) ?? pool.urls[0]!;
+    attempt.target = upstreams.pick(service, attempt.tried);
     return attempt.target;
   };
-  // Keep-alive to the services: without an agent http-proxy opens (and closes) a connection per request.
-  // An idle socket is dropped after 4 s, before the services' 5 s keep-alive timeout (Node's default)
-  // closes it from their side: reusing a socket the server is closing fails with "socket hang up"
-  // (a spurious 503). Found by the fuzz suite. Requests in flight use proxyTimeout instead.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256, timeout: 4000 });
   const proxyFor = (service: ServiceName): RequestHandler => {
     let p = proxies.get(service);
     if (!p) {
@@ -68,7 +125,7 @@ export function proxyDispatcher(config: GatewayConfig, targets: () => Record<Ser
             proxyReq.removeHeader('authorization');
             proxyReq.removeHeader(IDENTITY_HEADER);
             proxyReq.removeHeader(SIGNATURE_HEADER);
-            for (const [k, v] of Object.entries(signIdentity(r.identity!, config.internalSecret))) proxyReq.setHeader(k, v);
+            for (const [k, v] of Object.entries(upstreams.signer.headers(r.identity!))) proxyReq.setHeader(k, v);
             proxyReq.setHeader(REQUEST_ID_HEADER, r.requestId);
             fixRequestBody(proxyReq, r);
           },
@@ -82,21 +139,15 @@ export function proxyDispatcher(config: GatewayConfig, targets: () => Record<Ser
             // A replica of a pooled service that refused or dropped the connection: mark it down and send the
             // request to the next replica (queries are read-only; the body is re-sent from req.body).
             const attempt = r[ATTEMPT];
-            const pool = poolFor(service);
-            const out0 = res as import('http').ServerResponse;
-            if (pool && attempt?.target && !out0.headersSent && isConnectionFailure(err)) {
-              pool.markDown(attempt.target);
-              attempt.tried.add(attempt.target);
-              if (attempt.tried.size < Math.max(2, pool.size)) {
-                proxyFor(service)(r, res as import('express').Response, () => undefined);
-                return;
-              }
+            const out = res as import('http').ServerResponse;
+            if (attempt?.target && !out.headersSent && upstreams.retryAfter(service, attempt.target, attempt.tried, err)) {
+              proxyFor(service)(r, res as import('express').Response, () => undefined);
+              return;
             }
             logger.error('upstream unavailable', { service, err: (err as Error).message });
-            const out = res as import('http').ServerResponse;
             if (!out.headersSent && typeof out.writeHead === 'function') {
               out.writeHead(503, { 'content-type': 'application/json' });
-              out.end(JSON.stringify({ error: { code: 'upstream_unavailable', message: `The ${service} service is unavailable`, requestId: r.requestId } }));
+              out.end(upstreamUnavailableBody(service, r.requestId));
             }
           },
         },

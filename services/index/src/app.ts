@@ -227,7 +227,9 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   // No ETag: express would hash every JSON answer (up to ~40 kB for 199 similar songs) for a validator no
   // client of these query endpoints sends back (issue 19 per-request cost).
   rt.app.set('etag', false);
-  mountRoutes(rt.app, routesOf('index'), routeSets);
+  // The GET routes (similar songs, search, sync, map, ...) also run on the platform's lean path: the same
+  // chain from the table without the express router (issue 19 per-request cost; see lean-http.ts).
+  rt.serveLean(mountRoutes(rt.app, routesOf('index'), routeSets));
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];
@@ -306,6 +308,10 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     /** Reports the generation this replica serves (index.replicas heartbeat rows). */
     replicaReporter: reporter,
     http: rt.app,
+    /** The request listener `listen` serves: the lean GET path, then `http` (supertest it for the served behaviour). */
+    get handler() {
+      return rt.handler;
+    },
     state,
     rebuild,
     repoint,

@@ -5,7 +5,7 @@ import { safeParseValue } from '@polyphony/contracts';
 import { REQUEST_ID_HEADER, currentContext, runWithContext } from './context';
 import { isTransientFault } from './faults';
 import { AppError, StateUnavailableError, UnauthorizedError, ValidationError } from './errors';
-import { type CallerIdentity, verifyIdentity } from './internal-auth';
+import { type CallerIdentity, IdentityVerifier } from './internal-auth';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 
@@ -53,6 +53,8 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
+      // The line would be dropped below the logger's level: do not build it (per-request cost, issue 19).
+      if (!logger.isLevelEnabled('info')) return;
       if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics') return;
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       logger.info('http request', {
@@ -294,10 +296,12 @@ export function notFoundHandler(): RequestHandler {
 /**
  * Verifies the gateway's signed identity header on every request except health and metrics.
  * With no valid signature the request is refused (401), so a service reached directly is closed.
+ * Takes the secret or a shared `IdentityVerifier` (its cache of recently verified header values).
  */
-export function internalAuthMiddleware(secret: string): RequestHandler {
+export function internalAuthMiddleware(secret: string | IdentityVerifier): RequestHandler {
+  const verifier = typeof secret === 'string' ? new IdentityVerifier(secret) : secret;
   return (req, _res, next) => {
-    const identity = verifyIdentity(req.headers, secret);
+    const identity = verifier.verify(req.headers);
     if (!identity) {
       next(new UnauthorizedError('Missing or invalid gateway signature'));
       return;
@@ -342,7 +346,7 @@ export interface ServiceHttpOptions {
  * unsigned caller never gets a body parsed). Mount routes on the returned app, then call
  * `finish()` to add the 404 and error handlers.
  */
-export function createServiceHttp(options: ServiceHttpOptions): { app: Express; finish(): void } {
+export function createServiceHttp(options: ServiceHttpOptions): { app: Express; finish(): void; verifier?: IdentityVerifier } {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy ?? false);
@@ -369,7 +373,8 @@ export function createServiceHttp(options: ServiceHttpOptions): { app: Express; 
   );
   if (options.serveMetrics !== false) app.get('/metrics', metricsHandler(options.metrics));
   app.use(rejectMalformedUrl());
-  if (options.internalSecret) app.use(internalAuthMiddleware(options.internalSecret));
+  const verifier = options.internalSecret ? new IdentityVerifier(options.internalSecret) : undefined;
+  if (verifier) app.use(internalAuthMiddleware(verifier));
   if (options.parseBodies !== false) {
     app.use(jsonBody(options.bodyLimit ?? '10mb'));
     app.use(express.urlencoded({ extended: false, limit: '1mb' }));
@@ -377,6 +382,7 @@ export function createServiceHttp(options: ServiceHttpOptions): { app: Express; 
   }
   return {
     app,
+    verifier,
     finish() {
       app.use(notFoundHandler());
       app.use(errorHandler(options.logger));

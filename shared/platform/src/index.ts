@@ -2,6 +2,7 @@ export * from './context';
 export * from './logger';
 export * from './errors';
 export * from './http';
+export * from './lean-http';
 export * from './internal-auth';
 export * from './metrics';
 export * from './db';

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import net from 'node:net';
 import type { Logger } from './logger';
 import { readEnv } from './config';
@@ -17,11 +17,12 @@ export interface ServiceUnit {
 /**
  * Listens on `port` (0 = any) on `host`; resolves with the server and the bound port. HTTP parser
  * errors (a request line or headers above Node's 16 KiB limit, which a long query forwarded by the
- * gateway can reach) are answered in the common error shape (`handleClientErrors`).
+ * gateway can reach) are answered in the common error shape (`handleClientErrors`). `app` is an express
+ * app or any request listener (an app behind a lean path: `withLeanPath`).
  */
-export function listen(app: import('express').Express, port: number, host = '0.0.0.0'): Promise<{ server: Server; port: number }> {
+export function listen(app: import('node:http').RequestListener, port: number, host = '0.0.0.0'): Promise<{ server: Server; port: number }> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
+    const server = createServer(app).listen(port, host);
     handleClientErrors(server);
     server.once('listening', () => {
       const addr = server.address();

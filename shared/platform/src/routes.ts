@@ -99,6 +99,13 @@ export function validateRequest(def: RouteDef): RequestHandler {
   };
 }
 
+/** One route as `mountRoutes` wired it: the table's definition and its full handler chain. */
+export interface MountedRoute {
+  def: RouteDef;
+  /** Access check from the table, the route's middlewares, schema validation, the handler. */
+  chain: RequestHandler[];
+}
+
 /**
  * Registers every route of `routes` (one service's slice of the table: `routesOf('index')`) on
  * `router` with its handlers, most specific path first (a literal segment before a `:param`).
@@ -109,8 +116,10 @@ export function validateRequest(def: RouteDef): RequestHandler {
  * Throws (at startup, so the service's tests fail) when a route of `routes` has no handler, when a
  * handler is given for a route not in `routes` (another service's, or not in the table), or when a
  * route gets two handler chains.
+ * Returns the wired chains (most specific first), for a lean path that runs the same chain without the
+ * express router (`leanServiceRoutes`).
  */
-export function mountRoutes(router: Pick<Router, 'get' | 'post' | 'put' | 'patch' | 'delete'>, routes: readonly RouteDef[], handlers: RouteHandlers | RouteHandlers[]): void {
+export function mountRoutes(router: Pick<Router, 'get' | 'post' | 'put' | 'patch' | 'delete'>, routes: readonly RouteDef[], handlers: RouteHandlers | RouteHandlers[]): MountedRoute[] {
   const sets = Array.isArray(handlers) ? handlers : [handlers];
   const byDef = new Map<RouteDef, RequestHandler[]>();
   for (const set of sets) {
@@ -122,10 +131,13 @@ export function mountRoutes(router: Pick<Router, 'get' | 'post' | 'put' | 'patch
   }
   const missing = routes.filter((d) => !byDef.has(d)).map(routeKey);
   if (missing.length > 0) throw new Error(`No handler for route(s) of this service: ${missing.join(', ')}`);
+  const mounted: MountedRoute[] = [];
   for (const compiled of routes.map(compileRoute).sort(bySpecificity)) {
     const def = compiled.def;
     const chain = byDef.get(def)!;
     const wired = [enforceAccess(def), ...chain.slice(0, -1), validateRequest(def), chain[chain.length - 1]!];
     router[def.method as 'get' | 'post' | 'put' | 'patch' | 'delete'](def.path, ...wired);
+    mounted.push({ def, chain: wired });
   }
+  return mounted;
 }
