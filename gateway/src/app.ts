@@ -88,6 +88,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     parseBodies: false,
     serveMetrics: false,
     trustProxy: config.trustProxy,
+    accessLogSample: config.accessLogSample,
   });
   const app = http.app;
   const security = securityHeaders();
@@ -136,7 +137,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   app.use(express.static(publicDir, { index: false }));
   http.finish();
   // Authenticated GETs of the services' routes take the lean path first (issue 19; lean-proxy.ts), the rest express.
-  const handler = withLeanPath(app, leanProxy({ app, auth, upstreams, resolver, headers: staticHeadersOf(security), logger, metrics }));
+  const handler = withLeanPath(app, leanProxy({ app, auth, upstreams, resolver, headers: staticHeadersOf(security), logger, metrics, accessLogSample: config.accessLogSample }));
 
   let server: Server | undefined;
   let metricsServer: Server | undefined;

@@ -62,6 +62,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = read
     databaseUrl: databaseUrlFrom(e),
     logLevel: e.LOG_LEVEL,
     logPretty: e.LOG_FORMAT === 'pretty',
+    accessLogSample: e.ACCESS_LOG_SAMPLE,
     dbPoolSize: e.DB_POOL_SIZE,
     /** Random per process when not configured: only reachable in the standalone mode (see `mode`). */
     internalSecret: e.INTERNAL_SECRET ?? randomBytes(32).toString('hex'),

@@ -26,6 +26,8 @@ export interface LeanProxyOptions {
   headers: ReadonlyArray<[string, string]>;
   logger: Logger;
   metrics: Metrics;
+  /** ACCESS_LOG_SAMPLE (default 1). */
+  accessLogSample?: number;
 }
 
 /**
@@ -106,7 +108,7 @@ export function leanProxy(options: LeanProxyOptions): (req: IncomingMessage, res
 
     const requestId = requestIdOf(req);
     const ctx: RequestContext = { requestId, userId: identity.sub };
-    trackLeanRequest(req, res, requestId, def.path, logger, metrics, () => ctx.userId);
+    trackLeanRequest(req, res, requestId, def.path, logger, metrics, () => ctx.userId, options.accessLogSample);
     for (const [name, value] of headers) res.setHeader(name, value);
 
     const forward = (caller: CallerIdentity, tried: Set<string>): void => {

@@ -15,10 +15,25 @@ export function gatewayRoutes(): RouteDef[] {
   return routeTable().filter((d) => d.access !== 'internal');
 }
 
-/** Looks up a request in the table (HEAD is answered by GET). */
+/** Recent look-ups by `METHOD path` (the table is static; at most MATCH_CACHE_SIZE, then emptied). */
+const matches = new Map<string, RouteMatch>();
+const MATCH_CACHE_SIZE = 2048;
+
+/**
+ * Looks up a request in the table (HEAD is answered by GET). A request is looked up 2-4 times (auth,
+ * access, body limit, dispatch), each a scan of ~150 route patterns: recent answers are kept (issue 19).
+ * The returned match is shared: callers must not change it.
+ */
 export function matchRoute(method: string, path: string): RouteMatch {
-  matcher ??= new RouteMatcher(gatewayRoutes());
-  return matcher.match(method, path);
+  const key = `${method} ${path}`;
+  let m = matches.get(key);
+  if (!m) {
+    matcher ??= new RouteMatcher(gatewayRoutes());
+    m = matcher.match(method, path);
+    if (matches.size >= MATCH_CACHE_SIZE) matches.clear();
+    matches.set(key, m);
+  }
+  return m;
 }
 
 function found(method: string, path: string): RouteDef | undefined {

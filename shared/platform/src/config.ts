@@ -52,6 +52,11 @@ export const baseEnvShape = {
   /** HTTP port of this process (0 = any free port). */
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+  /**
+   * Share (0..1) of successful requests (status < 400) that get an access-log line at `info` (default 1, every
+   * request; 4xx/5xx always get theirs). A busy query path writes thousands of lines a second otherwise.
+   */
+  ACCESS_LOG_SAMPLE: z.coerce.number().min(0).max(1).default(1),
   /** json (default) or pretty. */
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   /** Connections per process to PostgreSQL. */

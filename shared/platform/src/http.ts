@@ -48,13 +48,25 @@ export function requestIdMiddleware(): RequestHandler {
   };
 }
 
-/** One log line per request: method, path (no query string: it may hold secrets), status, duration ms. */
-export function accessLogMiddleware(logger: Logger): RequestHandler {
+/**
+ * Whether a finished request gets its access-log line: never when `info` is below the logger's level (the
+ * line would be dropped: not built at all, a per-request cost of issue 19), always for a status >= 400, and
+ * for a success with probability `sample` (ACCESS_LOG_SAMPLE: 1 = every request, 0 = errors only).
+ */
+export function accessLogged(logger: Logger, status: number, sample = 1): boolean {
+  if (!logger.isLevelEnabled('info')) return false;
+  return status >= 400 || sample >= 1 || (sample > 0 && Math.random() < sample);
+}
+
+/**
+ * One log line per request: method, path (no query string: it may hold secrets), status, duration ms.
+ * Successful requests are sampled by `sample` (see `accessLogged`).
+ */
+export function accessLogMiddleware(logger: Logger, sample = 1): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      // The line would be dropped below the logger's level: do not build it (per-request cost, issue 19).
-      if (!logger.isLevelEnabled('info')) return;
+      if (!accessLogged(logger, res.statusCode, sample)) return;
       if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics') return;
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       logger.info('http request', {
@@ -338,6 +350,8 @@ export interface ServiceHttpOptions {
    * nobody), or addresses/subnets/keywords such as `loopback` (https://expressjs.com/en/guide/behind-proxies.html).
    */
   trustProxy?: boolean | string | string[];
+  /** Share of successful requests logged in the access log (ACCESS_LOG_SAMPLE; default 1 = all). */
+  accessLogSample?: number;
 }
 
 /**
@@ -351,7 +365,7 @@ export function createServiceHttp(options: ServiceHttpOptions): { app: Express; 
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy ?? false);
   app.use(requestIdMiddleware());
-  app.use(accessLogMiddleware(options.logger));
+  app.use(accessLogMiddleware(options.logger, options.accessLogSample));
   app.use(options.metrics.httpMiddleware());
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', service: options.service });

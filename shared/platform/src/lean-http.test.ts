@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import request from 'supertest';
 import { z } from 'zod';
 import type { RouteAccess, RouteDef } from '@polyphony/contracts';
-import { createServiceHttp } from './http';
+import { accessLogged, createServiceHttp } from './http';
 import { IdentitySigner, IdentityVerifier, signIdentity, type CallerIdentity, IDENTITY_HEADER, SIGNATURE_HEADER } from './internal-auth';
 import { leanServiceRoutes, splitSimpleUrl, withLeanPath } from './lean-http';
 import { createLogger } from './logger';
@@ -29,8 +29,7 @@ const BY_ACCESS = ACCESSES.map(defOf);
 const DEFS = [...BY_ACCESS, ECHO, BOOM, FALLS, POSTED];
 
 /** A service app with every route mounted, its lean path, and a counter of the requests the lean path took. */
-function service(secret: string | undefined = SECRET) {
-  const logger = createLogger({ service: 'test', level: 'error' });
+function service(secret: string | undefined = SECRET, logger = createLogger({ service: 'test', level: 'error' }), accessLogSample = 1) {
   const metrics = new Metrics('test');
   const http = createServiceHttp({ service: 'index', logger, metrics, internalSecret: secret, readiness: [] });
   const r = routeHandlers();
@@ -43,7 +42,7 @@ function service(secret: string | undefined = SECRET) {
   r.on(POSTED, (_req, res) => void res.json({ posted: true }));
   const mounted = mountRoutes(http.app, DEFS, r);
   http.finish();
-  const lean = leanServiceRoutes({ app: http.app, mounted, verifier: http.verifier, logger, metrics });
+  const lean = leanServiceRoutes({ app: http.app, mounted, verifier: http.verifier, logger, metrics, accessLogSample });
   const taken = { count: 0 };
   const counted = (req: IncomingMessage, res: ServerResponse) => {
     const took = lean(req, res);
@@ -159,6 +158,31 @@ describe('leanServiceRoutes: the same chain from the route table, without the ex
     await request(s.handler).get('/echo/7').set(USER);
     const text = await s.metrics.registry.metrics();
     expect(text).toMatch(/http_request_duration_seconds_count\{service="test",method="GET",route="\/echo\/:id",status="200"\} 1/);
+  });
+});
+
+describe('access log of the lean path (ACCESS_LOG_SAMPLE)', () => {
+  it('When the level lets info through, then a lean request gets the same access line fields as on the express path', async () => {
+    const logger = createLogger({ service: 'test', level: 'info' });
+    const info = jest.spyOn(logger, 'info').mockImplementation(() => logger);
+    const s = service(SECRET, logger);
+    await request(s.handler).get('/echo/5?q=secret-ish').set(USER).set('x-request-id', 'logged-1');
+    const line = info.mock.calls.find((c) => c[0] === 'http request');
+    expect(line?.[1]).toMatchObject({ requestId: 'logged-1', method: 'GET', path: '/echo/5', status: 200, userId: 'u1' });
+    expect(JSON.stringify(line)).not.toContain('secret-ish');
+  });
+
+  it('When successes are sampled at 0, then only error answers are logged; below info nothing is built', () => {
+    const infoLogger = createLogger({ service: 'test', level: 'info' });
+    const quiet = createLogger({ service: 'test', level: 'warn' });
+    expect([accessLogged(infoLogger, 200, 0), accessLogged(infoLogger, 404, 0), accessLogged(infoLogger, 500, 0), accessLogged(infoLogger, 200, 1)]).toEqual([false, true, true, true]);
+    expect([accessLogged(quiet, 200, 1), accessLogged(quiet, 500, 1)]).toEqual([false, false]);
+    const random = jest.spyOn(Math, 'random').mockReturnValueOnce(0.05).mockReturnValueOnce(0.5);
+    try {
+      expect([accessLogged(infoLogger, 200, 0.1), accessLogged(infoLogger, 200, 0.1)]).toEqual([true, false]);
+    } finally {
+      random.mockRestore();
+    }
   });
 });
 

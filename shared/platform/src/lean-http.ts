@@ -3,7 +3,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { RouteMatcher, type RouteDef } from '@polyphony/contracts';
 import { REQUEST_ID_HEADER, runWithContext, type RequestContext } from './context';
-import { errorHandler } from './http';
+import { accessLogged, errorHandler } from './http';
 import type { IdentityVerifier } from './internal-auth';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
@@ -72,16 +72,17 @@ export function splitSimpleUrl(url: string): { path: string; query: Record<strin
 
 /**
  * Request-id header, async context, access log line and latency histogram of a request answered outside
- * express (both lean paths). The access line carries the same fields as `accessLogMiddleware`'s and is only
- * built when the logger's level lets `info` through. `route` labels the histogram (the route's path pattern).
+ * express (both lean paths). The access line carries the same fields as `accessLogMiddleware`'s and follows
+ * the same rule (`accessLogged`: level, ACCESS_LOG_SAMPLE for successes). `route` labels the histogram (the
+ * route's path pattern).
  */
-export function trackLeanRequest(req: IncomingMessage, res: ServerResponse, requestId: string, route: string, logger: Logger, metrics: Metrics, userId: () => string | undefined): void {
+export function trackLeanRequest(req: IncomingMessage, res: ServerResponse, requestId: string, route: string, logger: Logger, metrics: Metrics, userId: () => string | undefined, accessLogSample = 1): void {
   res.setHeader(REQUEST_ID_HEADER, requestId);
   const started = process.hrtime.bigint();
   res.once('finish', () => {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.httpDuration.observe({ method: req.method ?? 'GET', route, status: String(res.statusCode) }, seconds);
-    if (!logger.isLevelEnabled('info')) return;
+    if (!accessLogged(logger, res.statusCode, accessLogSample)) return;
     const q = (req.url ?? '').indexOf('?');
     const path = q < 0 ? (req.url ?? '') : (req.url ?? '').slice(0, q);
     logger.info('http request', {
@@ -129,6 +130,8 @@ export interface LeanServiceOptions {
   verifier?: IdentityVerifier;
   logger: Logger;
   metrics: Metrics;
+  /** ACCESS_LOG_SAMPLE (default 1). */
+  accessLogSample?: number;
 }
 
 /**
@@ -156,7 +159,7 @@ export function leanServiceRoutes(options: LeanServiceOptions): (req: IncomingMe
     const chain = chains.get(match.def)!;
     const requestId = requestIdOf(req);
     const ctx: RequestContext = { requestId, userId: identity?.sub };
-    trackLeanRequest(req, res, requestId, match.def.path, logger, metrics, () => ctx.userId);
+    trackLeanRequest(req, res, requestId, match.def.path, logger, metrics, () => ctx.userId, options.accessLogSample);
     const { req: ereq, res: eres } = asExpress(app, req, res, requestId);
     ereq.params = match.params;
     ereq.query = url.query;

@@ -48,6 +48,8 @@ export interface ServiceConfig {
   internalSecret: string;
   logLevel: string;
   logPretty: boolean;
+  /** Share of successful requests logged in the access log (ACCESS_LOG_SAMPLE, default 1). */
+  accessLogSample?: number;
   dbPoolSize: number;
   busPrefetch: number;
   /** Namespace of exchanges and queues on a shared broker (BUS_NAMESPACE). */
@@ -70,6 +72,7 @@ export function loadServiceConfig(name: string, schema: string, env: Record<stri
     internalSecret: e.INTERNAL_SECRET ?? randomBytes(32).toString('hex'),
     logLevel: e.LOG_LEVEL,
     logPretty: e.LOG_FORMAT === 'pretty',
+    accessLogSample: e.ACCESS_LOG_SAMPLE,
     dbPoolSize: e.DB_POOL_SIZE,
     busPrefetch: e.BUS_PREFETCH,
     busNamespace: e.BUS_NAMESPACE,
@@ -137,6 +140,7 @@ export class ServiceRuntime {
       metrics: this.metrics,
       internalSecret: config.internalSecret,
       readiness: this.readiness,
+      accessLogSample: config.accessLogSample,
     });
     this.app = http.app;
     this.finishHttp = http.finish;
@@ -149,7 +153,7 @@ export class ServiceRuntime {
    * `handler` and `listen` then use it. Requests it does not take still go to `app`.
    */
   serveLean(mounted: readonly MountedRoute[]): void {
-    this.lean = leanServiceRoutes({ app: this.app, mounted, verifier: this.verifier, logger: this.logger, metrics: this.metrics });
+    this.lean = leanServiceRoutes({ app: this.app, mounted, verifier: this.verifier, logger: this.logger, metrics: this.metrics, accessLogSample: this.config.accessLogSample });
   }
 
   /** The node request listener the server runs: the lean path (when `serveLean` was called), then `app`. */
