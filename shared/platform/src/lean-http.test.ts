@@ -167,7 +167,8 @@ describe('access log of the lean path (ACCESS_LOG_SAMPLE)', () => {
     const info = jest.spyOn(logger, 'info').mockImplementation(() => logger);
     const s = service(SECRET, logger);
     await request(s.handler).get('/echo/5?q=secret-ish').set(USER).set('x-request-id', 'logged-1');
-    const line = info.mock.calls.find((c) => c[0] === 'http request');
+    const calls = info.mock.calls as unknown as Array<[string, Record<string, unknown>]>;
+    const line = calls.find((c) => c[0] === 'http request');
     expect(line?.[1]).toMatchObject({ requestId: 'logged-1', method: 'GET', path: '/echo/5', status: 200, userId: 'u1' });
     expect(JSON.stringify(line)).not.toContain('secret-ish');
   });
