@@ -1,8 +1,14 @@
 /**
  * Identity on REAL audio (issue 4 "Tests"): Wesnoth Ogg tracks (Debian package wesnoth-1.16-music) and
- * their ffmpeg transcodes (MP3 128k, AAC 128k, Opus 96k, FLAC) are analysed with the project's default
- * DSP embedder and fpcalc, then resolved through the catalogue's HTTP API on real PostgreSQL with the
- * service's DEFAULT settings.
+ * their ffmpeg transcodes (MP3 128k, AAC 128k, Opus 96k, FLAC) are analysed with fpcalc and with each
+ * embedder the worker can store, then resolved through the catalogue's HTTP API on real PostgreSQL with the
+ * service's DEFAULT settings:
+ *  - `dsp-v1` (the DSP embedder, always);
+ *  - `tfjs:musicnn-fusion-v1` (issue 13: MusiCNN MSD + MTT at the worker's default patch budget fused with
+ *    dsp-v1, exactly as the worker's track processor computes it, with the dsp-v1 vector sent as the
+ *    alternate) when the MusiCNN weights are installed (MODELS_DIR, or ../shared/models beside the checkout);
+ *    without them that half is skipped with a message. The catalogue serves the fusion version there, so the
+ *    identity gate runs on the learned vectors with the same DEFAULT threshold (docs/musicnn.md, calibration).
  *
  * Expected: every transcode resolves to its original's id; no two different tracks share an id (the
  * subset holds the near-twins victory/victory2, defeat/defeat2, frantic/frantic-old); a copy trimmed by
@@ -16,7 +22,10 @@
  * copies live on other servers (one per format), as they would in a multi-server install.
  *
  * The embedder and fpcalc wrapper are imported from the analysis worker by relative path: test-only
- * (services never import each other in src).
+ * (services never import each other in src). Every file is decoded and analysed once for all embedders.
+ * The environment shares Float32Array with Node's realm so ONNX Runtime (the worker's MusiCNN runtime) loads
+ * under Jest (see that file).
+ * @jest-environment ./services/analysis-worker/src/domain/musicnn/__tests__/shared-typed-arrays-env.js
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -25,6 +34,10 @@ import { join } from 'node:path';
 import { decodeToPcm } from '../../analysis-worker/src/domain/audio/decode';
 import { DefaultEmbedder } from '../../analysis-worker/src/domain/audio/embedder';
 import { computeChromaprint } from '../../analysis-worker/src/domain/audio/chromaprint';
+import { DEFAULT_MUSICNN_PATCHES } from '../../analysis-worker/src/config';
+import { MusicnnAnalyser } from '../../analysis-worker/src/domain/musicnn/analyser';
+import { FusionEmbedder } from '../../analysis-worker/src/domain/musicnn/embedding';
+import { modelsPresent, testModelsDir } from '../../analysis-worker/src/domain/musicnn/__tests__/models';
 import { cosineDistance } from '@polyphony/vectors';
 import { computeSignature, hammingDistance } from '../src/domain/identity/signature';
 import { startCatalogue, type StartedCatalogue } from './helpers';
@@ -68,22 +81,62 @@ async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T) =
   );
 }
 
+/** One embedder as the worker runs it: the stored vector, its version, and the alternate (dsp-v1) it sends with a learned one. */
+interface WorkerEmbedder {
+  version: string;
+  embed(pcm: { samples: Float32Array; sampleRate: number }): Promise<{ embedding: Float32Array; alternate?: { embedderVersion: string; embedding: number[] } }>;
+}
+
+const dspV1 = async (): Promise<WorkerEmbedder> => {
+  const dsp = new DefaultEmbedder();
+  return { version: dsp.version, embed: async (pcm) => ({ embedding: dsp.embed(pcm.samples, pcm.sampleRate) }) };
+};
+
+/** MusiCNN MSD + MTT (worker default patch budget) fused with dsp-v1: track-processor.ts's learned vector. */
+const musicnnFusion = async (): Promise<WorkerEmbedder> => {
+  const dsp = new DefaultEmbedder();
+  const analyser = await MusicnnAnalyser.load({ modelsDir: testModelsDir(), maxPatches: DEFAULT_MUSICNN_PATCHES });
+  if (!analyser.hasMtt) throw new Error('the fusion embedding needs MTT_musicnn.h5 beside MSD_musicnn.h5');
+  const fusion = new FusionEmbedder();
+  return {
+    version: fusion.version,
+    embed: async (pcm) => {
+      const base = dsp.embed(pcm.samples, pcm.sampleRate);
+      const outputs = await analyser.analyse(pcm.samples);
+      return { embedding: fusion.embedTrack(outputs, base), alternate: { embedderVersion: dsp.version, embedding: Array.from(base) } };
+    },
+  };
+};
+
 const haveAudio = existsSync(join(MUSIC, 'victory.ogg'));
-const describeAudio = haveAudio ? describe : describe.skip;
+const EMBEDDERS: Array<[string, () => Promise<WorkerEmbedder>]> = [
+  ['dsp-v1', dspV1],
+  ...(haveAudio && modelsPresent('wesnoth-audio (tfjs:musicnn-fusion-v1)') ? [['tfjs:musicnn-fusion-v1', musicnnFusion] as [string, () => Promise<WorkerEmbedder>]] : []),
+];
+const describeAudio = haveAudio ? describe.each(EMBEDDERS) : describe.skip.each(EMBEDDERS);
 
-describeAudio('identity on real audio: Wesnoth tracks and their transcodes (PostgreSQL, default settings)', () => {
-  let c: StartedCatalogue;
-  let dir: string;
-  const analysed: Analysed[] = [];
-  const ids = new Map<string, { itemId: string; outcome: string }>();
-  const key = (a: Analysed) => `${a.track}:${a.version}`;
+/** A decoded file with the vectors of every embedder under test (keyed by embedder name). */
+interface AnalysedFile extends Omit<Analysed, 'embedding'> {
+  vectors: Map<string, Awaited<ReturnType<WorkerEmbedder['embed']>> & { embedderVersion: string }>;
+}
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'catalogue-wesnoth-'));
-    const embedder = new DefaultEmbedder();
+let corpus: Promise<AnalysedFile[]> | undefined;
+let scratch: string | undefined;
+
+/**
+ * Transcodes the subset and analyses every file once (decode, fpcalc, each embedder of EMBEDDERS), shared by the
+ * per-embedder suites so the MusiCNN half adds only its network time.
+ */
+function analyseCorpus(): Promise<AnalysedFile[]> {
+  corpus ??= (async () => {
+    const dir = (scratch = mkdtempSync(join(tmpdir(), 'catalogue-wesnoth-')));
+    const embedders = await Promise.all(EMBEDDERS.map(async ([name, make]) => [name, await make()] as const));
+    const files: AnalysedFile[] = [];
     const analyse = async (track: string, version: Analysed['version'], path: string) => {
       const [pcm, print] = await Promise.all([decodeToPcm(path), computeChromaprint(path).catch(() => undefined)]);
-      analysed.push({ track, version, path, embedding: embedder.embed(pcm.samples, pcm.sampleRate), durationSeconds: pcm.durationSeconds, chromaprint: print ? Array.from(print.fingerprint) : undefined });
+      const vectors: AnalysedFile['vectors'] = new Map();
+      for (const [name, e] of embedders) vectors.set(name, { ...(await e.embed(pcm)), embedderVersion: e.version });
+      files.push({ track, version, path, vectors, durationSeconds: pcm.durationSeconds, chromaprint: print ? Array.from(print.fingerprint) : undefined });
     };
     // Per track: transcode, then analyse every version; two tracks at a time (ffmpeg and fpcalc are child processes).
     await pool(TRACKS, 2, async (track) => {
@@ -97,6 +150,33 @@ describeAudio('identity on real audio: Wesnoth tracks and their transcodes (Post
       await analyse(track, 'orig', src);
       for (const [version, out] of jobs) await analyse(track, version, out);
     });
+    return files;
+  })();
+  return corpus;
+}
+
+afterAll(() => {
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+describeAudio('identity on real audio with %s: Wesnoth tracks and their transcodes (PostgreSQL, default settings)', (name) => {
+  let c: StartedCatalogue;
+  const analysed: Analysed[] = [];
+  const alternates = new Map<Analysed, { embedderVersion: string; embedding: number[] }>();
+  let servedVersion: string | null = null;
+  let expectedVersion = '';
+  const ids = new Map<string, { itemId: string; outcome: string }>();
+  const key = (a: Analysed) => `${a.track}:${a.version}`;
+
+  beforeAll(async () => {
+    const files = await analyseCorpus();
+    const embedder = { version: files[0]!.vectors.get(name)!.embedderVersion };
+    for (const f of files) {
+      const { embedding, alternate } = f.vectors.get(name)!;
+      const a: Analysed = { track: f.track, version: f.version, path: f.path, embedding, durationSeconds: f.durationSeconds, chromaprint: f.chromaprint };
+      analysed.push(a);
+      if (alternate) alternates.set(a, alternate);
+    }
 
     c = await startCatalogue();
     const order: Array<Analysed['version']> = ['orig', 'mp3', 'aac', 'opus', 'flac', 'trim'];
@@ -109,6 +189,8 @@ describeAudio('identity on real audio: Wesnoth tracks and their transcodes (Post
           providerId: `${a.track}.${a.version}`,
           embedding: Array.from(a.embedding),
           embedderVersion: embedder.version,
+          activeEmbedderVersion: embedder.version,
+          ...(alternates.has(a) ? { alternateEmbeddings: [alternates.get(a)!] } : {}),
           durationSeconds: a.durationSeconds,
           chromaprint: a.chromaprint,
           metadata: { title: a.track, artist: 'Wesnoth', filePath: `/music/${server}/${a.track}/${a.track}.${a.version}` },
@@ -117,12 +199,13 @@ describeAudio('identity on real audio: Wesnoth tracks and their transcodes (Post
         .expect(200);
       ids.set(key(a), res.body);
     }
-  }, 300_000);
+    servedVersion = ((await c.get('/internal/embedding/switch').expect(200)).body as { servedVersion: string | null }).servedVersion;
+    expectedVersion = embedder.version;
+  }, 600_000);
 
   afterAll(async () => {
     await c?.stop();
     await c?.db.drop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const get = (track: string, version: Analysed['version']) => analysed.find((a) => a.track === track && a.version === version) as Analysed;
@@ -132,6 +215,10 @@ describeAudio('identity on real audio: Wesnoth tracks and their transcodes (Post
     const hamming = sa.ok && sb.ok ? hammingDistance(sa.code, sb.code) : 'n/a';
     return `cos=${cosineDistance(a.embedding, b.embedding).toFixed(4)} hamming=${hamming} dDur=${(b.durationSeconds - a.durationSeconds).toFixed(2)}s`;
   };
+
+  it('When every file is resolved, then the catalogue serves (and its identity gate compares) the vectors of the embedder under test', () => {
+    expect(servedVersion).toBe(expectedVersion);
+  });
 
   it('When the 12 originals are resolved, then each is new content with its own id (near-twins included)', () => {
     const originals = TRACKS.map((t) => ids.get(`${t}:orig`));

@@ -210,27 +210,28 @@ export class BatchRunner {
     // of the TTL stop the task at its next check.
     const keeper = new LeaseKeeper(this.repo, lease, { ttlMs: this.options.leaseTtlMs, logger: log, onLost: () => abort.abort() }).start();
     const run = new TaskRun(task, lease, this.repo, this.board, abort, log, this.options.progressIntervalMs);
-    let outcome: TaskOutcome | undefined;
-    let transient = false;
+    // How the task ended: its outcome, or 'transient' (a fault that hands the task back; nothing is written).
+    let ending: TaskOutcome | 'transient';
     try {
       await run.progress(0, task.leaseGeneration > 1 ? 'Starting again (taken over)' : 'Starting', true);
-      outcome = task.type === 'cleaning' ? await this.cleanings.run(run) : await this.sweeps.run(run);
+      ending = task.type === 'cleaning' ? await this.cleanings.run(run) : await this.sweeps.run(run);
     } catch (err) {
-      if (err instanceof LeaseLostError || abort.signal.aborted) outcome = { state: 'FAIL', cancelled: true, message: 'stopped', details: {} };
+      if (err instanceof LeaseLostError || abort.signal.aborted) ending = { state: 'FAIL', cancelled: true, message: 'stopped', details: {} };
       else if (isTransientFault(err)) {
-        transient = true;
-        outcome = { state: 'FAIL', message: 'transient fault', details: {} };
+        ending = 'transient';
         const waitMs = jitteredBackoffMs(++this.transientStreak, TRANSIENT_BACKOFF_BASE_MS, TRANSIENT_BACKOFF_MAX_MS);
         this.pause(waitMs);
         log.warn('batch task hit a transient fault; it is handed back and resumes', { taskId: task.id, type: task.type, retryInMs: waitMs, streak: this.transientStreak, err: (err as Error).message });
       } else {
         this.logger.error('batch task failed', { taskId: task.id, type: task.type, err: (err as Error).message });
-        outcome = { state: 'FAIL', message: `Failed: ${(err as Error).message}`.slice(0, 500), details: {} };
+        ending = { state: 'FAIL', message: `Failed: ${(err as Error).message}`.slice(0, 500), details: {} };
       }
     } finally {
       this.current = undefined;
     }
+    const transient = ending === 'transient';
     if (!transient) this.transientStreak = 0;
+    const details = ending === 'transient' ? {} : ending.details;
     const cancelRequested = await this.repo.isCancelRequested(task.id).catch(() => undefined);
     const handBack = (this.stopping || transient) && !keeper.signal.aborted && cancelRequested !== true;
     await keeper.stop(handBack);
@@ -240,14 +241,16 @@ export class BatchRunner {
         // restart or the backoff) runs it again.
         const row = await this.repo.find(task.id);
         if (row) await this.board.publish(row);
-      } else if (outcome.cancelled || (transient && cancelRequested === true)) await run.closeRevoked(outcome.details);
-      // A transient fault with the lease lost meanwhile (the database away past the TTL) writes nothing: the
-      // re-check (here after the backoff, or on another replica) takes the task over.
-      else if (!transient) await run.finish(outcome.state, outcome.message, outcome.details);
+      } else if (ending === 'transient') {
+        // Cancelled meanwhile: REVOKED. Otherwise the lease was lost (the database away past the TTL): write
+        // nothing; the re-check (here after the backoff, or on another replica) takes the task over.
+        if (cancelRequested === true) await run.closeRevoked(details);
+      } else if (ending.cancelled) await run.closeRevoked(details);
+      else await run.finish(ending.state, ending.message, details);
     } catch (err) {
       if (!(err instanceof LeaseLostError)) throw err;
       // Cancelled (REVOKED by the cancel) or taken over meanwhile: the row already tells the truth.
-      await run.closeRevoked(outcome.details);
+      await run.closeRevoked(details);
       log.warn('batch task ended elsewhere before its final write', { taskId: task.id });
     }
   }

@@ -1,0 +1,120 @@
+/**
+ * Same-soundtrack precision@5 of the shipped embedding on benchmarks shaped like the issue's (issue 13: "118 tracks of
+ * 3 soundtracks, chance 0.35"), without picking which soundtracks: every 3-group subset of the corpus is a
+ * benchmark, and the figures are the mean, median and spread over all of them (560 subsets of 16 groups), next to the
+ * full 16-group figure of musicnn-retrieval.ts / musicnn-patch-budget.ts.
+ *
+ * Per track, computed as the worker computes it (track-processor.ts): ffmpeg decode to 16 kHz mono, dsp-v1
+ * (DefaultEmbedder.embed, committed constants), MusiCNN MSD + MTT on DEFAULT_MUSICNN_PATCHES evenly spaced patches
+ * (the worker's default), and the stored `tfjs:musicnn-fusion-v1` vector (FusionEmbedder, committed constants fitted
+ * on tuning tracks only). Cached per track in `musicnn-subsets-<patches>/` of the bench scratch directory.
+ *
+ * Split and precision: those of musicnn-retrieval.ts (held-out = odd first sha256 byte of the track name, fixed before
+ * any tuning; a held-out query is ranked against every track of its benchmark, itself excluded). Within a subset the
+ * chance level is the mean over its held-out queries of (group size - 1) / (subset size - 1).
+ *
+ * Run: node services/analysis-worker/dist/bench/musicnn-subsets.js [--cached]
+ *   (MODELS_DIR, else ../shared/models; MUSICNN_BACKEND; the corpus packages of corpus.ts installed)
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_MUSICNN_PATCHES } from '../config';
+import { DefaultEmbedder } from '../domain/audio/embedder';
+import { MusicnnAnalyser } from '../domain/musicnn/analyser';
+import { FusionEmbedder, penultimateMean } from '../domain/musicnn/embedding';
+import { BENCH_SCRATCH_DIR, decodeCorpusTrack, interleaved, isHeldOut, loadCorpus } from './corpus';
+import { benchBackend, benchModelsDir } from './musicnn-cache';
+import { evalOn, type Rows } from './musicnn-retrieval';
+
+interface SubsetCache {
+  name: string;
+  group: string;
+  /** MSD then MTT penultimate means over the patches (400 values). */
+  musicnn: number[];
+  /** The dsp-v1 embedding (200 values). */
+  dsp: number[];
+}
+
+/** All k-element subsets of `items`, in lexicographic order. */
+export function combinations<T>(items: readonly T[], k: number): T[][] {
+  const out: T[][] = [];
+  const pick = (start: number, acc: T[]) => {
+    if (acc.length === k) return void out.push([...acc]);
+    for (let i = start; i <= items.length - (k - acc.length); i++) pick(i + 1, [...acc, items[i]!]);
+  };
+  pick(0, []);
+  return out;
+}
+
+async function fill(cachedOnly: boolean, log: (l: string) => void): Promise<SubsetCache[]> {
+  const patches = DEFAULT_MUSICNN_PATCHES;
+  const dir = join(BENCH_SCRATCH_DIR, `musicnn-subsets-${patches}`);
+  mkdirSync(dir, { recursive: true });
+  const tracks = interleaved(loadCorpus(log));
+  const dsp = new DefaultEmbedder();
+  let net: MusicnnAnalyser | undefined;
+  const out: SubsetCache[] = [];
+  for (const [i, t] of tracks.entries()) {
+    const file = join(dir, `${t.name.replace('/', '__')}.json`);
+    if (existsSync(file)) {
+      out.push(JSON.parse(readFileSync(file, 'utf8')) as SubsetCache);
+      continue;
+    }
+    if (cachedOnly) continue;
+    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), maxPatches: patches });
+    if (!net.hasMtt) throw new Error('the shipped embedding needs MTT_musicnn.h5 beside MSD_musicnn.h5');
+    const pcm = await decodeCorpusTrack(t, log, `[${i + 1}/${tracks.length}]`);
+    if (!pcm) continue;
+    const a = await net.analyse(pcm.samples);
+    const rec: SubsetCache = { name: t.name, group: t.group, musicnn: [...penultimateMean(a.msd), ...penultimateMean(a.mtt!)], dsp: Array.from(dsp.embed(pcm.samples, pcm.sampleRate)) };
+    writeFileSync(file, JSON.stringify(rec));
+    out.push(rec);
+    if ((i + 1) % 20 === 0) log(`[${i + 1}/${tracks.length}] cached (load ${loadavg()[0]!.toFixed(1)})`);
+  }
+  net?.dispose();
+  return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+async function main(): Promise<void> {
+  const log = (l: string) => process.stderr.write(`${l}\n`);
+  const cache = await fill(process.argv.includes('--cached'), log);
+  const fusion = new FusionEmbedder();
+  const variants: Array<{ label: string; rows: Rows }> = [
+    { label: 'dsp-v1 (committed constants)', rows: cache.map((c) => c.dsp) },
+    { label: `shipped ${fusion.version} (${DEFAULT_MUSICNN_PATCHES} patches)`, rows: cache.map((c) => Array.from(fusion.embed(c.musicnn, c.dsp))) },
+  ];
+  const groups = [...new Set(cache.map((c) => c.group))].sort();
+  const held = cache.map((_, i) => i).filter((i) => isHeldOut(cache[i]!.name));
+  process.stdout.write(`corpus ${cache.length} tracks in ${groups.length} groups (${held.length} held-out); load ${loadavg()[0]!.toFixed(1)}\n\n`);
+  process.stdout.write('| variant | all 16 groups: held-out P@5 | 3-group benchmarks: mean | median | p10 / p90 | min / max | share >= 0.75 | mean chance | with wesnoth: mean | subsets |\n|---|---|---|---|---|---|---|---|---|---|\n');
+  const subsets = combinations(groups, 3);
+  for (const v of variants) {
+    const all = evalOn(cache, v.rows, held, cache.map((_, i) => i)).mean;
+    const figures: Array<{ p: number; chance: number; wesnoth: boolean }> = [];
+    for (const s of subsets) {
+      const idx = cache.map((_, i) => i).filter((i) => s.includes(cache[i]!.group));
+      const sub = idx.map((i) => cache[i]!);
+      const q = idx.map((_, j) => j).filter((j) => isHeldOut(sub[j]!.name));
+      if (q.length === 0) continue;
+      const size = (g: string) => sub.filter((t) => t.group === g).length;
+      const chance = q.reduce((acc, j) => acc + (size(sub[j]!.group) - 1) / (sub.length - 1), 0) / q.length;
+      figures.push({ p: evalOn(sub, idx.map((i) => v.rows[i]!), q, idx.map((_, j) => j)).mean, chance, wesnoth: s.includes('wesnoth') });
+    }
+    const ps = figures.map((f) => f.p).sort((a, b) => a - b);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const w = figures.filter((f) => f.wesnoth).map((f) => f.p);
+    process.stdout.write(
+      `| ${v.label} | ${all.toFixed(3)} | **${mean(ps).toFixed(3)}** | ${quantile(ps, 0.5).toFixed(3)} | ${quantile(ps, 0.1).toFixed(3)} / ${quantile(ps, 0.9).toFixed(3)} | ${ps[0]!.toFixed(3)} / ${ps[ps.length - 1]!.toFixed(3)} | ${(ps.filter((p) => p >= 0.75).length / ps.length).toFixed(2)} | ${mean(figures.map((f) => f.chance)).toFixed(3)} | ${w.length ? mean(w).toFixed(3) : '-'} | ${figures.length} |\n`,
+    );
+  }
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}
