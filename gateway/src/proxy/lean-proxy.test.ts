@@ -1,5 +1,4 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import request from 'supertest';
 import { IdentityVerifier, Metrics, ValidationError, createLogger, errorHandler, withLeanPath, type CallerIdentity } from '@polyphony/platform';
@@ -8,6 +7,7 @@ import type { ServiceName } from '../config';
 import { securityHeaders } from '../http/security';
 import { leanProxy, staticHeadersOf } from './lean-proxy';
 import { Upstreams } from './proxy';
+import { listenStandIn } from './__tests__/stand-in';
 import type { ServerResolver } from './server-resolver';
 
 const logger = createLogger({ service: 'test', level: 'error' });
@@ -19,7 +19,7 @@ async function upstream(name: string, delayMs = 0) {
   const seen: Array<{ url: string; headers: IncomingHttpHeaders; identity?: CallerIdentity }> = [];
   const verifier = new IdentityVerifier(SECRET);
   const state = { url: '', seen, closedEarly: 0, close: async () => undefined as void };
-  const server = http.createServer((req, res) => {
+  const standIn = await listenStandIn((req, res) => {
     if (req.url === '/readyz') return void res.writeHead(200).end();
     const identity = verifier.verify(req.headers);
     seen.push({ url: req.url ?? '', headers: req.headers, identity });
@@ -31,13 +31,8 @@ async function upstream(name: string, delayMs = 0) {
       res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': String(req.headers['x-request-id']) }).end(JSON.stringify({ replica: name, url: req.url, identity }));
     }, delayMs);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  state.close = () =>
-    new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    });
+  state.url = standIn.url;
+  state.close = standIn.close;
   return state;
 }
 
@@ -174,10 +169,9 @@ describe('leanProxy: authenticated GETs of service routes without express', () =
   it('When the caller goes away before the service answers, then the forwarded request is abandoned too', async () => {
     const ix = await upstream('slow', 300);
     const gw = gateway({ index: ix.url });
-    const server = http.createServer(gw.handler);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const front = await listenStandIn(gw.handler);
     try {
-      const port = (server.address() as AddressInfo).port;
+      const port = Number(new URL(front.url).port);
       await new Promise<void>((resolve) => {
         const req = http.get({ host: '127.0.0.1', port, path: '/api/similar_tracks?item_id=x', headers: bearer });
         req.on('error', () => resolve());
@@ -191,7 +185,7 @@ describe('leanProxy: authenticated GETs of service routes without express', () =
       expect(ix.closedEarly).toBe(1);
     } finally {
       gw.upstreams.stop();
-      await new Promise<void>((r) => server.close(() => r()));
+      await front.close();
       await ix.close();
     }
   });

@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import request from 'supertest';
 import { createLogger } from '@polyphony/platform';
@@ -7,13 +5,14 @@ import type { GatewayConfig } from '../config';
 import { proxyDispatcher } from './proxy';
 import type { ServerResolver } from './server-resolver';
 import { UpstreamPool } from './upstream-pool';
+import { listenStandIn } from './__tests__/stand-in';
 
 const logger = createLogger({ service: 'test', level: 'error' });
 
 /** A stand-in index replica: answers who it is; /readyz follows `ready`. */
 async function replica(name: string): Promise<{ url: string; ready: boolean; served: number; close(): Promise<void> }> {
   const state = { url: '', ready: true, served: 0, close: async () => undefined as void };
-  const server = http.createServer((req, res) => {
+  const standIn = await listenStandIn((req, res) => {
     if (req.url === '/readyz') {
       res.writeHead(state.ready ? 200 : 503).end();
       return;
@@ -21,13 +20,8 @@ async function replica(name: string): Promise<{ url: string; ready: boolean; ser
     state.served++;
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ replica: name }));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  state.close = () =>
-    new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    });
+  state.url = standIn.url;
+  state.close = standIn.close;
   return state;
 }
 

@@ -3,7 +3,8 @@ import request from 'supertest';
 import { z } from 'zod';
 import type { RouteAccess, RouteDef } from '@polyphony/contracts';
 import { accessLogged, createServiceHttp } from './http';
-import { IdentitySigner, IdentityVerifier, signIdentity, type CallerIdentity, IDENTITY_HEADER, SIGNATURE_HEADER } from './internal-auth';
+import { CALLERS, type Caller } from './__tests__/callers';
+import { IdentitySigner, IdentityVerifier, signIdentity, IDENTITY_HEADER, SIGNATURE_HEADER } from './internal-auth';
 import { leanServiceRoutes, splitSimpleUrl, withLeanPath } from './lean-http';
 import { createLogger } from './logger';
 import { Metrics } from './metrics';
@@ -52,14 +53,6 @@ function service(secret: string | undefined = SECRET, logger = createLogger({ se
   return { app: http.app, handler: withLeanPath(http.app, counted), taken, metrics };
 }
 
-type Caller = Omit<CallerIdentity, 'iat'>;
-const CALLERS: Record<string, Caller | undefined> = {
-  'no identity': undefined,
-  'cookie user': { sub: 'u1', username: 'ann', role: 'user', via: 'cookie' },
-  'cookie admin': { sub: 'u2', username: 'bob', role: 'admin', via: 'cookie' },
-  'bearer token': { sub: 'api-token', username: 'api-token', role: 'admin', via: 'bearer' },
-  'service (internal admin)': { sub: 'service:playlist', username: 'playlist', role: 'admin', via: 'internal' },
-};
 const USER = signIdentity(CALLERS['cookie user']!, SECRET);
 
 describe('splitSimpleUrl: the query as qs would read it, or undefined for the express path', () => {

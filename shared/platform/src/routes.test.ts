@@ -1,7 +1,8 @@
 import request from 'supertest';
 import type { RouteAccess, RouteDef } from '@polyphony/contracts';
 import { createServiceHttp } from './http';
-import { type CallerIdentity, signIdentity } from './internal-auth';
+import { CALLERS } from './__tests__/callers';
+import { signIdentity } from './internal-auth';
 import { createLogger } from './logger';
 import { Metrics } from './metrics';
 import { mountRoutes, routeHandlers } from './routes';
@@ -21,15 +22,6 @@ function app() {
   return http.app;
 }
 
-type Caller = Omit<CallerIdentity, 'iat'>;
-const CALLERS: Record<string, Caller | undefined> = {
-  'no identity': undefined,
-  'cookie user': { sub: 'u1', username: 'ann', role: 'user', via: 'cookie' },
-  'cookie admin': { sub: 'u2', username: 'bob', role: 'admin', via: 'cookie' },
-  'bearer token': { sub: 'api-token', username: 'api-token', role: 'admin', via: 'bearer' },
-  'service (internal admin)': { sub: 'service:playlist', username: 'playlist', role: 'admin', via: 'internal' },
-  'internal user role': { sub: 'service:x', username: 'x', role: 'user', via: 'internal' },
-};
 
 // Expected status per [caller][access]: public, user, admin, bearer, internal. "No identity" is refused
 // by the platform's signature check before any route (401), public routes included.
