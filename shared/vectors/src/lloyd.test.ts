@@ -1,4 +1,4 @@
-import { type AssignmentKernelFactory, assignNearest, javascriptKernel, lloydKMeans, type PointSet } from './lloyd';
+import { type AssignmentKernelFactory, assignNearest, javascriptKernel, lloydKMeans, lloydKMeansSync, type PointSet } from './lloyd';
 import { dot } from './kernels';
 import { SeededRandom, unitClusters } from './random';
 
@@ -75,6 +75,46 @@ describe(lloydKMeans.name, () => {
     expect(r.reseeds).toBe(1);
     expect([...r.assignment].sort()).toEqual([0, 1]);
     expect([...r.centroids.subarray(2, 4)]).toEqual([0, 1]);
+  });
+
+  it('When a cluster goes empty and the rule is keep, then its centroid stays; when the rule is a function, the function places it', async () => {
+    const set: PointSet = { data: Float32Array.from([1, 0, 0, 1]), dim: 2, rows: Int32Array.from([0, 1]) };
+    const start = Float32Array.from([1, 0, 1, 0]);
+    const kept = await lloydKMeans(set, 2, { geometry: 'spherical', maxIterations: 5, initialCentroids: start, emptyClusters: 'keep' });
+    // Iteration 1: both points on centroid 0 (ties to the lower index), centroid 1 stays on [1, 0] and then
+    // takes the first point back.
+    expect(kept.reseeds).toBe(0);
+    expect([...kept.assignment]).toEqual([1, 0]);
+    expect([...kept.centroids]).toEqual([0, 1, 1, 0]);
+    const placed: number[] = [];
+    const moved = await lloydKMeans(set, 2, {
+      geometry: 'spherical',
+      maxIterations: 5,
+      initialCentroids: start,
+      emptyClusters: (c, centroids) => {
+        placed.push(c);
+        centroids.set([0, 1], c * 2);
+      },
+    });
+    expect(placed).toEqual([1]);
+    expect(moved.reseeds).toBe(1);
+    expect([...moved.assignment]).toEqual([0, 1]);
+  });
+
+  it('When the same run is made synchronously, then centroids, assignment and iterations are the same as the async run', async () => {
+    const { set } = unitBlobs(6, 40, 3);
+    for (const geometry of ['euclidean', 'spherical'] as const) {
+      const a = await lloydKMeans(set, 6, { geometry, random: new SeededRandom(4), maxIterations: 20 });
+      const b = lloydKMeansSync(set, 6, { geometry, random: new SeededRandom(4), maxIterations: 20 });
+      expect(b.centroids).toEqual(a.centroids);
+      expect(b.assignment).toEqual(a.assignment);
+      expect(b.iterations).toBe(a.iterations);
+    }
+  });
+
+  it('When neither a generator nor starting centroids are given, then it throws RangeError', () => {
+    const { set } = unitBlobs(2, 4, 1);
+    expect(() => lloydKMeansSync(set, 2, { maxIterations: 3 })).toThrow(RangeError);
   });
 
   it('When k is out of range, then it throws RangeError', async () => {

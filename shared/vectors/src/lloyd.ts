@@ -75,8 +75,8 @@ export type AssignmentKernelFactory = (points: PointSet, k: number, geometry: KM
 export interface LloydKMeansOptions {
   /** Default `euclidean`. */
   geometry?: KMeansGeometry;
-  /** Generator of the k-means++ draws. */
-  random: KMeansRandom;
+  /** Generator of the k-means++ draws (required unless `initialCentroids` are given). */
+  random?: KMeansRandom;
   /** Maximum Lloyd iterations (one iteration = assign every point, then move every centroid). */
   maxIterations: number;
   /** Stop once at most this fraction of points changed centroid in an iteration (default 0: until none changes). */
@@ -87,6 +87,12 @@ export interface LloydKMeansOptions {
   seedingTrials?: number;
   /** Starting centroids (`k * dim` floats) instead of k-means++ seeding, like scikit-learn's `init=<array>`. */
   initialCentroids?: Float32Array;
+  /**
+   * What happens to a centroid no point chose (default `relocate`): `relocate` moves it onto the worst-served
+   * point (scikit-learn's rule, see the module comment); `keep` leaves it where it was; a function is called
+   * with the cluster and the `k * dim` centroids to write a new centroid itself (e.g. a random point).
+   */
+  emptyClusters?: 'relocate' | 'keep' | ((cluster: number, centroids: Float32Array) => void);
   /** Nearest-centroid kernel (default: the JavaScript kernels of this package). */
   kernel?: AssignmentKernelFactory;
   /** Called between pieces of work with the multiply-adds done since the last call; a returned promise is awaited. */
@@ -122,17 +128,40 @@ export interface LloydKMeansResult {
  * empty (after moving the centroids), or after `maxIterations`.
  *
  * Complexity O((trials + 1 + iterations) * n * k * dim); memory as in the module comment.
- * @throws RangeError when k is not an integer in 1..n or `initialCentroids` is not `k * dim` long.
+ * @throws RangeError when k is not an integer in 1..n, `initialCentroids` is not `k * dim` long, or neither
+ *   `random` nor `initialCentroids` is given.
  */
 export async function lloydKMeans(points: PointSet, k: number, options: LloydKMeansOptions): Promise<LloydKMeansResult> {
+  return drive(lloydSteps(points, k, options));
+}
+
+/** Options of the synchronous runs: no pause and no hooks (nothing is awaited). */
+export type LloydKMeansSyncOptions = Omit<LloydKMeansOptions, 'pause' | 'onSeeded' | 'onIteration'>;
+
+/**
+ * {@link lloydKMeans} run to the end without giving the event loop a turn, for small point sets built inside
+ * synchronous code (the index's centroid groups, a mood's clusters). Same results as the async run.
+ * @throws RangeError as {@link lloydKMeans}.
+ */
+export function lloydKMeansSync(points: PointSet, k: number, options: LloydKMeansSyncOptions): LloydKMeansResult {
+  return driveSync(lloydSteps(points, k, options));
+}
+
+/**
+ * The Lloyd run as a generator: it yields what the pause and hooks returned (a promise to await, or nothing)
+ * and returns the result; {@link drive} awaits the promises, {@link driveSync} runs it without them.
+ */
+function* lloydSteps(points: PointSet, k: number, options: LloydKMeansOptions): Generator<Promise<void> | void, LloydKMeansResult> {
   const { dim, rows } = points;
   const n = rows.length;
   if (!Number.isInteger(k) || k < 1 || k > n) throw new RangeError(`k-means needs 1 <= k <= ${n}, got k=${k}`);
   const given = options.initialCentroids;
   if (given && given.length !== k * dim) throw new RangeError(`initialCentroids must hold k·d = ${k * dim} values, got ${given.length}`);
+  if (!given && !options.random) throw new RangeError('k-means needs a random generator or initialCentroids');
   const geometry = options.geometry ?? 'euclidean';
   const spherical = geometry === 'spherical';
   const tolerance = options.tolerance ?? 0;
+  const empty = options.emptyClusters ?? 'relocate';
   const step = Math.max(4, ((options.batchSize ?? 1024) + 3) & ~3);
   const pause = options.pause ?? (() => undefined);
   const kernel = options.kernel?.(points, k, geometry) ?? javascriptKernel(points, geometry);
@@ -140,10 +169,10 @@ export async function lloydKMeans(points: PointSet, k: number, options: LloydKMe
 
   try {
     const trials = options.seedingTrials ?? 2 + Math.floor(Math.log(k));
-    const centroids = given ? Float32Array.from(given) : await seedPlusPlus(points, k, spherical, options.random, trials, kernel, pause);
+    const centroids = given ? Float32Array.from(given) : yield* seedPlusPlus(points, k, spherical, options.random!, trials, kernel, pause);
     let distanceEvaluations = given ? 0 : n * k * (trials === 1 ? 1 : trials + 1);
-    await options.onSeeded?.();
-    await pause(0);
+    yield options.onSeeded?.();
+    yield pause(0);
 
     const assignment = new Int32Array(n).fill(-1);
     const nearest = new Int32Array(n);
@@ -172,29 +201,56 @@ export async function lloydKMeans(points: PointSet, k: number, options: LloydKMe
           const xo = kernel.offset(p);
           for (let d = 0; d < dim; d++) sums[so + d]! += values[xo + d]!;
         }
-        const paused = pause((end - start) * k * dim);
-        if (paused) await paused;
+        yield pause((end - start) * k * dim);
       }
       distanceEvaluations += n * k;
-      await options.onIteration?.({ iteration: iterations, changed });
+      yield options.onIteration?.({ iteration: iterations, changed });
       lastChangedFraction = changed / n;
       // Nothing moved: the centroids already are the means of this assignment.
       if (changed === 0) break;
       let empties = 0;
       for (let c = 0; c < k; c++) {
-        if (counts[c]! === 0) empties++;
-        else if (spherical) normaliseSumInto(sums, c * dim, centroids, c * dim, dim);
+        if (counts[c]! === 0) {
+          empties++;
+          if (typeof empty === 'function') empty(c, centroids);
+        } else if (spherical) normaliseSumInto(sums, c * dim, centroids, c * dim, dim);
         else {
           const inv = 1 / counts[c]!;
           for (let d = 0; d < dim; d++) centroids[c * dim + d] = sums[c * dim + d]! * inv;
         }
       }
-      if (empties > 0) reseeds += relocateEmpty(points, centroids, k, counts, scores, spherical);
+      if (empties > 0 && empty === 'relocate') reseeds += relocateEmpty(points, centroids, k, counts, scores, spherical);
+      if (empties > 0 && typeof empty === 'function') reseeds += empties;
       if (empties === 0 && lastChangedFraction <= tolerance) break;
     }
     return { centroids, k, iterations, lastChangedFraction, assignment, scores, reseeds, distanceEvaluations };
   } finally {
     kernel.release();
+  }
+}
+
+/** Runs a step generator, awaiting every promise it yields; a rejection is thrown into it (its `finally` runs). */
+async function drive<T>(steps: Generator<Promise<void> | void, T>): Promise<T> {
+  let r = steps.next();
+  while (!r.done) {
+    if (r.value) {
+      try {
+        await r.value;
+      } catch (error) {
+        r = steps.throw(error);
+        continue;
+      }
+    }
+    r = steps.next();
+  }
+  return r.value;
+}
+
+/** Runs a step generator to its end; its options hold no pause or hook, so it yields no promise. */
+function driveSync<T>(steps: Generator<Promise<void> | void, T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
   }
 }
 
@@ -211,6 +267,29 @@ export async function assignNearest(
   outScore: Float64Array,
   options: Pick<LloydKMeansOptions, 'geometry' | 'kernel' | 'pause' | 'batchSize'> = {},
 ): Promise<void> {
+  return drive(assignSteps(points, centroids, k, outIdx, outScore, options));
+}
+
+/** {@link assignNearest} without pauses, for synchronous callers. Cost O(n * k * dim). */
+export function assignNearestSync(
+  points: PointSet,
+  centroids: Float32Array,
+  k: number,
+  outIdx: Int32Array,
+  outScore: Float64Array,
+  options: Pick<LloydKMeansOptions, 'geometry' | 'kernel' | 'batchSize'> = {},
+): void {
+  driveSync(assignSteps(points, centroids, k, outIdx, outScore, options));
+}
+
+function* assignSteps(
+  points: PointSet,
+  centroids: Float32Array,
+  k: number,
+  outIdx: Int32Array,
+  outScore: Float64Array,
+  options: Pick<LloydKMeansOptions, 'geometry' | 'kernel' | 'pause' | 'batchSize'>,
+): Generator<Promise<void> | void, void> {
   const geometry = options.geometry ?? 'euclidean';
   const kernel = options.kernel?.(points, k, geometry) ?? javascriptKernel(points, geometry);
   const piece = Math.min(Math.max(4, ((options.batchSize ?? 1024) + 3) & ~3), kernel.rowsPerCall);
@@ -219,8 +298,7 @@ export async function assignNearest(
     for (let start = 0; start < points.rows.length; start += piece) {
       const end = Math.min(points.rows.length, start + piece);
       kernel.nearest(start, end, outIdx, outScore);
-      const paused = options.pause?.((end - start) * k * points.dim);
-      if (paused) await paused;
+      yield options.pause?.((end - start) * k * points.dim);
     }
   } finally {
     kernel.release();
@@ -263,7 +341,7 @@ function relocateEmpty(points: PointSet, centroids: Float32Array, k: number, cou
  * (duplicates) the lowest unused point is taken. Deterministic for a given generator state.
  * Cost O((trials + 1) * n * k * dim) (O(n k dim) for 1 trial); memory 9n bytes.
  */
-async function seedPlusPlus(
+function* seedPlusPlus(
   points: PointSet,
   k: number,
   spherical: boolean,
@@ -271,7 +349,7 @@ async function seedPlusPlus(
   trials: number,
   kernel: AssignmentKernel,
   pause: (work: number) => Promise<void> | void,
-): Promise<Float32Array> {
+): Generator<Promise<void> | void, Float32Array> {
   const { data, dim, rows } = points;
   const n = rows.length;
   const centroids = new Float32Array(k * dim);
@@ -297,8 +375,7 @@ async function seedPlusPlus(
     chosen[pick] = 1;
     centroids.set(data.subarray(po, po + dim), j * dim);
     if (j === k - 1) break;
-    const paused = pause(n * dim);
-    if (paused) await paused;
+    yield pause(n * dim);
     let total = 0;
     against(po);
     for (let i = 0; i < n; i++) {

@@ -1,3 +1,5 @@
+import { unitClusters } from '@polyphony/vectors';
+import before from './__fixtures__/mood-clusters-before-engine.json';
 import { MOOD_CLUSTER_MIN_SONGS, moodClusters } from './semantic-table';
 
 describe('mood clusters (centroid_index)', () => {
@@ -32,5 +34,16 @@ describe('mood clusters (centroid_index)', () => {
     const clusters = moodClusters(v.map((_, i) => i), (r) => v[r]!);
     for (const c of clusters) expect(c.length).toBeGreaterThanOrEqual(MOOD_CLUSTER_MIN_SONGS);
     expect(clusters[0]!.slice(0, 12)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+  });
+});
+
+describe('mood clusters on the shared k-means engine', () => {
+  it('When seeded unit songs are clustered, then the clusters are those of the loop the engine replaced', () => {
+    for (const { shape, clusters } of before.cases) {
+      const [count, perCluster, dim, noise, seed] = shape as [number, number, number, number, number];
+      const { data } = unitClusters(count, perCluster, dim, noise, seed);
+      const rows = Array.from({ length: count * perCluster }, (_, i) => i);
+      expect(moodClusters(rows, (r) => data.subarray(r * dim, r * dim + dim))).toEqual(clusters);
+    }
   });
 });

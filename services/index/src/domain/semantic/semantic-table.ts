@@ -5,6 +5,7 @@
  * so mood centroids are recomputed with each index generation.
  */
 import { MOOD_NAMES, MSD_TAGS, OTHER_FEATURE_LABELS, type MoodName } from '@polyphony/contracts';
+import { dot, lloydKMeansSync, normaliseInto } from '@polyphony/vectors';
 import type { Generation } from '../generation';
 import { FEATURE_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
 
@@ -213,63 +214,38 @@ function unitMean(rows: readonly number[], vectorOf: (row: number) => Float32Arr
 
 /**
  * Clusters of a mood's songs (the reference keeps several centroids per mood; `centroid_index` picks one):
- * spherical k-means with k = min(MOOD_MAX_CLUSTERS, floor(songs / MOOD_CLUSTER_MIN_SONGS)), deterministic
- * farthest-point initialisation (the first row given, i.e. the song scoring highest for the mood, then each
- * time the song least similar to every chosen seed), MOOD_CLUSTER_ITERATIONS Lloyd steps on cosine
- * similarity. Clusters with fewer than MOOD_CLUSTER_MIN_SONGS songs are dropped; the rest come largest first
- * (ties by their first row). Empty when k < 2: the mood is then only its whole centroid.
+ * spherical k-means with k = min(MOOD_MAX_CLUSTERS, floor(songs / MOOD_CLUSTER_MIN_SONGS)) on the shared
+ * engine (`lloydKMeansSync` of `@polyphony/vectors`) over the songs' vectors scaled to unit length, with a
+ * deterministic farthest-point start (the first row given, i.e. the song scoring highest for the mood, then
+ * each time the song least similar to every chosen seed), at most MOOD_CLUSTER_ITERATIONS Lloyd steps on
+ * cosine similarity, an empty cluster keeping its centre. Clusters with fewer than MOOD_CLUSTER_MIN_SONGS
+ * songs are dropped; the rest come largest first (ties by their first row). Empty when k < 2: the mood is
+ * then only its whole centroid. Cost O(MOOD_CLUSTER_ITERATIONS * songs * k * dim).
  */
 export function moodClusters(rows: readonly number[], vectorOf: (row: number) => Float32Array): number[][] {
   const k = Math.min(MOOD_MAX_CLUSTERS, Math.floor(rows.length / MOOD_CLUSTER_MIN_SONGS));
   if (k < 2) return [];
-  const vecs = rows.map(vectorOf);
-  const cos = (a: Float32Array, b: Float32Array) => {
-    let s = 0;
-    let na = 0;
-    let nb = 0;
-    for (let d = 0; d < a.length; d++) {
-      s += a[d]! * b[d]!;
-      na += a[d]! * a[d]!;
-      nb += b[d]! * b[d]!;
-    }
-    return na > 0 && nb > 0 ? s / Math.sqrt(na * nb) : 0;
-  };
-  let centres: Float32Array[] = [vecs[0]!];
-  while (centres.length < k) {
+  const dim = vectorOf(rows[0]!).length;
+  const data = new Float32Array(rows.length * dim);
+  rows.forEach((r, i) => normaliseInto(vectorOf(r), 0, data, i * dim, dim));
+  const centres = new Float32Array(k * dim);
+  centres.set(data.subarray(0, dim));
+  // Farthest-point start: best[i] = similarity of song i to its most similar chosen seed.
+  const best = new Float64Array(rows.length).fill(-Infinity);
+  for (let j = 1; j < k; j++) {
     let worst = -1;
     let worstSim = Infinity;
-    vecs.forEach((v, i) => {
-      const best = Math.max(...centres.map((c) => cos(c, v)));
-      if (best < worstSim) {
-        worstSim = best;
+    for (let i = 0; i < rows.length; i++) {
+      best[i] = Math.max(best[i]!, dot(centres, (j - 1) * dim, data, i * dim, dim));
+      if (best[i]! < worstSim) {
+        worstSim = best[i]!;
         worst = i;
       }
-    });
-    centres.push(vecs[worst]!);
+    }
+    centres.set(data.subarray(worst * dim, worst * dim + dim), j * dim);
   }
-  let assign = new Int32Array(vecs.length);
-  for (let it = 0; it < MOOD_CLUSTER_ITERATIONS; it++) {
-    const next = new Int32Array(vecs.length);
-    vecs.forEach((v, i) => {
-      let best = 0;
-      let bestSim = -Infinity;
-      centres.forEach((c, j) => {
-        const sim = cos(c, v);
-        if (sim > bestSim) {
-          bestSim = sim;
-          best = j;
-        }
-      });
-      next[i] = best;
-    });
-    const changed = it === 0 || next.some((a, i) => a !== assign[i]);
-    assign = next;
-    centres = centres.map((c, j) => {
-      const members = rows.filter((_, i) => assign[i] === j);
-      return members.length ? unitMean(members, vectorOf) : c;
-    });
-    if (!changed) break;
-  }
-  const groups = Array.from({ length: k }, (_, j) => rows.filter((_, i) => assign[i] === j));
+  const points = { data, dim, rows: Int32Array.from(rows, (_, i) => i) };
+  const { assignment } = lloydKMeansSync(points, k, { geometry: 'spherical', initialCentroids: centres, maxIterations: MOOD_CLUSTER_ITERATIONS, emptyClusters: 'keep' });
+  const groups = Array.from({ length: k }, (_, j) => rows.filter((_, i) => assignment[i] === j));
   return groups.filter((g) => g.length >= MOOD_CLUSTER_MIN_SONGS).sort((a, b) => b.length - a.length || a[0]! - b[0]!);
 }
