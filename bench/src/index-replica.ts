@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import path from 'node:path';
 import { createBus, createLogger } from '@polyphony/platform';
-import { buildIndex, loadIndexConfig } from '@polyphony/index';
+import { buildIndex, generationMemory, loadIndexConfig } from '@polyphony/index';
 
 /**
  * One index replica in its own process, for the throughput benchmark (`index-throughput.ts`).
@@ -14,6 +14,10 @@ import { buildIndex, loadIndexConfig } from '@polyphony/index';
  * With TP_PROFILE_DIR set, a V8 CPU profile of the serving phase only (from ready to stop, the build left
  * out) is written there as `replica-<pid>.cpuprofile`.
  */
+function cpuMs(u: NodeJS.CpuUsage): number {
+  return (u.user + u.system) / 1000;
+}
+
 async function main(): Promise<void> {
   const o = JSON.parse(process.argv[2]!) as { dbUrl: string; secret: string; peersUrl: string; port: number; build: boolean; mode?: string; workers?: number };
   const logger = createLogger({ service: 'index-replica', level: 'error' });
@@ -22,18 +26,41 @@ async function main(): Promise<void> {
   const env: Record<string, string> = { DATABASE_URL: o.dbUrl, INTERNAL_SECRET: o.secret, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: o.mode ?? 'int8', INDEX_BUILD_WORKERS: String(o.workers ?? 2) };
   const svc = buildIndex(loadIndexConfig(env), { logger, bus, peers, migrateOnStart: true, rebuildOnStart: false });
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   await svc.start();
   const loadMs = performance.now() - t0;
+  const loadCpuMs = cpuMs(process.cpuUsage(c0));
   let buildMs = 0;
+  let buildCpuMs = 0;
   if (o.build) {
     const t = performance.now();
+    const c = process.cpuUsage();
     svc.rebuild.request('benchmark');
     await svc.rebuild.idle();
     buildMs = performance.now() - t;
+    buildCpuMs = cpuMs(process.cpuUsage(c));
     if (!svc.rebuild.lastOutcome) throw new Error(`build failed: ${svc.rebuild.lastError}`);
   }
+  // Memory after a full collection when the process runs with --expose-gc (TP_REPLICA_ARGS).
+  (globalThis as { gc?: () => void }).gc?.();
+  const mem = process.memoryUsage();
+  const mib = (b: number) => Math.round((b / 1048576) * 10) / 10;
+  const structures = Object.fromEntries(Object.entries(generationMemory(svc.state.current())).map(([k, v]) => [k, mib(v)]));
   const port = await svc.listen(o.port, '127.0.0.1');
-  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}`, buildMs, loadMs, rssMb: process.memoryUsage().rss / 1048576, generation: svc.state.current().generation })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      url: `http://127.0.0.1:${port}`,
+      buildMs,
+      buildCpuMs,
+      buildPhasesMs: svc.rebuild.lastOutcome?.timingsMs,
+      loadMs,
+      loadCpuMs,
+      loadPhases: svc.rebuild.lastLoad,
+      rssMb: mem.rss / 1048576,
+      memoryMiB: { rss: mib(mem.rss), heapUsed: mib(mem.heapUsed), heapTotal: mib(mem.heapTotal), external: mib(mem.external), arrayBuffers: mib(mem.arrayBuffers), structures },
+      generation: svc.state.current().generation,
+    })}\n`,
+  );
   const profileDir = process.env.TP_PROFILE_DIR;
   const session = profileDir ? new Session() : undefined;
   const post = (method: string, params?: object) =>

@@ -113,9 +113,11 @@ async function main(): Promise<void> {
     const a = await startReplica({ ...base, port: 0, build: !reuse });
     replicas.push(a);
     console.log(`replica A built generation ${a.info.generation} in ${(a.info.buildMs / 1000).toFixed(1)} s (RSS ${a.info.rssMb.toFixed(0)} MiB, load ${load()})`);
+    console.log(`replica A: ${JSON.stringify(a.info)}`);
     const b = await startReplica({ ...base, port: 0, build: false });
     replicas.push(b);
     console.log(`replica B loaded it in ${(b.info.loadMs / 1000).toFixed(1)} s (RSS ${b.info.rssMb.toFixed(0)} MiB, load ${load()})`);
+    console.log(`replica B: ${JSON.stringify(b.info)}`);
     out.build = { buildMs: a.info.buildMs, loadMs: b.info.loadMs, rssA: a.info.rssMb, rssB: b.info.rssMb };
     indexTarget = a.info.url;
     gateway = buildGateway(

@@ -1,6 +1,7 @@
-import { PRIOR_FRACTION, fitDiagonalGmm, type MixtureView } from './artist-gmm';
+import { MAX_COMPONENTS, PRIOR_FRACTION, fitDiagonalGmm, type MixtureView } from './artist-gmm';
 import type { CooperativeScheduler } from './ivf/cooperative';
 import type { IvfIndex } from './ivf/ivf-index';
+import { VectorFile } from './ivf/vector-file';
 
 /** One artist's profile as stored per generation (`index.artist_profiles`). */
 export interface ArtistProfileRecord {
@@ -21,22 +22,29 @@ export interface ArtistProfileRecord {
  * Every artist of one index generation, summarised by a diagonal Gaussian mixture (artist-gmm.ts), in
  * packed arrays. Artists are identified by their folded name (`artistKey`) and numbered 0..count-1;
  * components are numbered globally, artist a owning components `[compStart[a], compStart[a+1])`.
- * Memory: 8 * dim bytes per component + 4 bytes per song + 4 bytes per row.
+ *
+ * Memory (issue 19, bounded replica memory): the mixture means and variances (`8 * dim` bytes per component,
+ * 240 MB for 50k artists x 3 components at 200-d) live on local disk in a `VectorFile` (row `c` = the mean
+ * then the variances of component c, `2 * dim` float32), read back per artist when a query needs it (one
+ * positional read of `k * 8 * dim` bytes); in memory stay the weights and `Σ ln variance` of every component
+ * (12 bytes), 4 bytes per song and per row, and the names. Build it with `ArtistModelBuilder` (streaming) or
+ * `fromRecords`.
  */
 export class ArtistModel {
   readonly count: number;
   private readonly keyIndex = new Map<string, number>();
-  /** Σ ln variance of every component. */
-  private readonly logDet: Float64Array;
 
-  private constructor(
+  /** @internal use ArtistModelBuilder */
+  constructor(
     readonly dim: number,
     readonly names: string[],
     readonly keys: string[],
     private readonly compStart: Int32Array,
     private readonly weights: Float32Array,
-    private readonly means: Float32Array,
-    private readonly variances: Float32Array,
+    /** Row c: the `dim` means then the `dim` variances of component c. */
+    private readonly params: VectorFile,
+    /** Σ ln variance of every component. */
+    private readonly logDet: Float64Array,
     /** Song range of each component inside songRows: `[songStart[c], songStart[c+1])`. */
     private readonly songStart: Int32Array,
     private readonly songRows: Int32Array,
@@ -45,75 +53,43 @@ export class ArtistModel {
   ) {
     this.count = names.length;
     keys.forEach((k, i) => this.keyIndex.set(k, i));
-    const comps = compStart[this.count] ?? 0;
-    this.logDet = new Float64Array(comps);
-    for (let c = 0; c < comps; c++) {
-      let s = 0;
-      for (let d = 0; d < dim; d++) s += Math.log(variances[c * dim + d]!);
-      this.logDet[c] = s;
-    }
+  }
+
+  /** Bytes of the typed arrays in memory (weights, log-determinants, song lists, row -> artist); names and keys are JS strings on the heap and not counted, the means and variances are on disk. */
+  get bytes(): number {
+    return [this.compStart, this.weights, this.logDet, this.songStart, this.songRows, this.artistOfRow].reduce((t, a) => t + a.byteLength, 0);
+  }
+
+  /** Bytes of the means and variances on disk. */
+  get diskBytes(): number {
+    return (this.compStart[this.count] ?? 0) * this.params.dim * 4;
   }
 
   /** A model with no artists over `size` rows. */
   static empty(dim: number, size: number): ArtistModel {
-    return new ArtistModel(dim, [], [], new Int32Array(1), new Float32Array(0), new Float32Array(0), new Float32Array(0), new Int32Array(1), new Int32Array(0), new Int32Array(size).fill(-1));
+    return new ArtistModelBuilder(dim, size, 0, 0, 0).finish();
   }
 
   /**
    * Assembles a model from stored profiles (in artist order). Rows that belong to no profile get artist -1.
+   * @param dir directory of the mixture file (default `$TMPDIR/polyphony-index`)
    * @throws RangeError when a profile's arrays disagree with its component count or a row is out of range
    */
-  static fromRecords(dim: number, size: number, records: readonly ArtistProfileRecord[]): ArtistModel {
+  static fromRecords(dim: number, size: number, records: readonly ArtistProfileRecord[], dir?: string): ArtistModel {
     let comps = 0;
     let songs = 0;
     for (const r of records) {
-      const k = r.weights.length;
-      if (k < 1 || r.means.length !== k * dim || r.variances.length !== k * dim || r.componentSizes.length !== k) throw new RangeError(`artist profile ${r.key}: inconsistent sizes`);
-      let sum = 0;
-      for (const s of r.componentSizes) sum += s;
-      if (sum !== r.songRows.length) throw new RangeError(`artist profile ${r.key}: component sizes do not add up`);
-      comps += k;
+      comps += r.weights.length;
       songs += r.songRows.length;
     }
-    const compStart = new Int32Array(records.length + 1);
-    const weights = new Float32Array(comps);
-    const means = new Float32Array(comps * dim);
-    const variances = new Float32Array(comps * dim);
-    const songStart = new Int32Array(comps + 1);
-    const songRows = new Int32Array(songs);
-    const artistOfRow = new Int32Array(size).fill(-1);
-    let c = 0;
-    let s = 0;
-    records.forEach((r, a) => {
-      compStart[a] = c;
-      weights.set(r.weights, c);
-      means.set(r.means, c * dim);
-      variances.set(r.variances, c * dim);
-      for (let j = 0; j < r.weights.length; j++) {
-        songStart[c + j] = s;
-        s += r.componentSizes[j]!;
-        songStart[c + j + 1] = s;
-      }
-      songRows.set(r.songRows, songStart[c]!);
-      for (const row of r.songRows) {
-        if (row < 0 || row >= size) throw new RangeError(`artist profile ${r.key}: row ${row} outside [0, ${size})`);
-        artistOfRow[row] = a;
-      }
-      c += r.weights.length;
-    });
-    compStart[records.length] = c;
-    return new ArtistModel(
-      dim,
-      records.map((r) => r.name),
-      records.map((r) => r.key),
-      compStart,
-      weights,
-      means,
-      variances,
-      songStart,
-      songRows,
-      artistOfRow,
-    );
+    const b = new ArtistModelBuilder(dim, size, records.length, comps, songs, dir);
+    try {
+      for (const r of records) b.add(r);
+      return b.finish();
+    } catch (err) {
+      b.abandon();
+      throw err;
+    }
   }
 
   /**
@@ -129,6 +105,7 @@ export class ArtistModel {
     names: readonly string[],
     catalogueVariance: Float32Array,
     scheduler?: CooperativeScheduler,
+    dir?: string,
   ): Promise<ArtistModel> {
     const dim = index.dim;
     const prior = new Float32Array(dim);
@@ -141,14 +118,22 @@ export class ArtistModel {
     const fill = start.slice(0, a);
     const byArtist = new Int32Array(start[a]!);
     for (let r = 0; r < artistOfRow.length; r++) if (artistOfRow[r]! >= 0) byArtist[fill[artistOfRow[r]!]!++] = r;
-    const records: ArtistProfileRecord[] = [];
-    for (let i = 0; i < a; i++) {
-      const rows = byArtist.subarray(start[i]!, start[i + 1]!);
-      if (rows.length === 0) continue;
-      records.push(fitArtist(index, keys[i]!, names[i]!, rows, prior));
-      await scheduler?.maybeYield();
+    let fitted = 0;
+    for (let i = 0; i < a; i++) if (start[i + 1]! > start[i]!) fitted++;
+    // Each fitted artist is written to the builder (mixture file) at once: no list of every profile is held.
+    const b = new ArtistModelBuilder(dim, index.size, fitted, fitted * MAX_COMPONENTS, start[a]!, dir);
+    try {
+      for (let i = 0; i < a; i++) {
+        const rows = byArtist.subarray(start[i]!, start[i + 1]!);
+        if (rows.length === 0) continue;
+        b.add(fitArtist(index, keys[i]!, names[i]!, rows, prior));
+        await scheduler?.maybeYield();
+      }
+      return b.finish();
+    } catch (err) {
+      b.abandon();
+      throw err;
     }
-    return ArtistModel.fromRecords(dim, index.size, records);
   }
 
   /** Artist number of a folded name, or -1. */
@@ -156,35 +141,37 @@ export class ArtistModel {
     return this.keyIndex.get(key) ?? -1;
   }
 
-  /** The stored form of artist `a` (copies). */
+  /** The stored form of artist `a` (copies; the means and variances are read from the mixture file). */
   record(a: number): ArtistProfileRecord {
     const c0 = this.compStart[a]!;
     const c1 = this.compStart[a + 1]!;
     const k = c1 - c0;
     const sizes = new Int32Array(k);
     for (let j = 0; j < k; j++) sizes[j] = this.songStart[c0 + j + 1]! - this.songStart[c0 + j]!;
+    const { means, variances } = this.readParams(c0, c1);
     return {
       key: this.keys[a]!,
       name: this.names[a]!,
       weights: this.weights.slice(c0, c1),
-      means: this.means.slice(c0 * this.dim, c1 * this.dim),
-      variances: this.variances.slice(c0 * this.dim, c1 * this.dim),
+      means,
+      variances,
       songRows: this.songRows.slice(this.songStart[c0]!, this.songStart[c1]!),
       componentSizes: sizes,
     };
   }
 
-  /** Mixture of artist `a` as a view for `mixtureDivergence`. */
+  /** Mixture of artist `a` as a view for `mixtureDivergence` (its means and variances read from disk: one read). */
   view(a: number): MixtureView {
     const c0 = this.compStart[a]!;
     const c1 = this.compStart[a + 1]!;
+    const { means, variances } = this.readParams(c0, c1);
     return {
       k: c1 - c0,
       dim: this.dim,
       weights: this.weights.subarray(c0, c1),
-      offset: c0 * this.dim,
-      means: this.means,
-      variances: this.variances,
+      offset: 0,
+      means,
+      variances,
       logDet: this.logDet.subarray(c0, c1),
     };
   }
@@ -210,9 +197,10 @@ export class ArtistModel {
     const out = new Float32Array(this.dim);
     const c0 = this.compStart[a]!;
     const c1 = this.compStart[a + 1]!;
+    const { means } = this.readParams(c0, c1);
     for (let c = c0; c < c1; c++) {
       const w = this.weights[c]!;
-      for (let d = 0; d < this.dim; d++) out[d]! += w * this.means[c * this.dim + d]!;
+      for (let d = 0; d < this.dim; d++) out[d]! += w * means[(c - c0) * this.dim + d]!;
     }
     return out;
   }
@@ -220,7 +208,126 @@ export class ArtistModel {
   /** Mean of component `j` of artist `a` (a copy). */
   componentMean(a: number, j: number): Float32Array {
     const c = this.compStart[a]! + j;
-    return this.means.slice(c * this.dim, (c + 1) * this.dim);
+    return this.readParams(c, c + 1).means;
+  }
+
+  /** Means and variances of components [c0, c1), `(c1 - c0) * dim` floats each. */
+  private readParams(c0: number, c1: number): { means: Float32Array; variances: Float32Array } {
+    const dim = this.dim;
+    const k = c1 - c0;
+    const means = new Float32Array(k * dim);
+    const variances = new Float32Array(k * dim);
+    if (k === 0) return { means, variances };
+    const buf = new Float32Array(k * 2 * dim);
+    this.params.readRows(c0, k, buf);
+    for (let j = 0; j < k; j++) {
+      means.set(buf.subarray(j * 2 * dim, j * 2 * dim + dim), j * dim);
+      variances.set(buf.subarray(j * 2 * dim + dim, (j + 1) * 2 * dim), j * dim);
+    }
+    return { means, variances };
+  }
+}
+
+/**
+ * Assembles an ArtistModel one profile at a time (artist order), writing the means and variances straight to
+ * the model's mixture file, so neither a load nor a fit holds every profile in memory. Capacities are upper
+ * bounds (the arrays are trimmed by `finish`).
+ */
+export class ArtistModelBuilder {
+  private readonly names: string[] = [];
+  private readonly keys: string[] = [];
+  private readonly compStart: Int32Array;
+  private readonly weights: Float32Array;
+  private readonly logDet: Float64Array;
+  private readonly songStart: Int32Array;
+  private readonly songRows: Int32Array;
+  private readonly artistOfRow: Int32Array;
+  private readonly params: VectorFile;
+  private readonly row: Float32Array;
+  private comps = 0;
+  private songs = 0;
+
+  /**
+   * @param size rows of the generation
+   * @param maxArtists, maxComponents, maxSongs capacities
+   * @param dir directory of the mixture file (default `$TMPDIR/polyphony-index`)
+   */
+  constructor(
+    private readonly dim: number,
+    private readonly size: number,
+    private readonly maxArtists: number,
+    maxComponents: number,
+    maxSongs: number,
+    dir?: string,
+  ) {
+    this.compStart = new Int32Array(maxArtists + 1);
+    this.weights = new Float32Array(maxComponents);
+    this.logDet = new Float64Array(maxComponents);
+    this.songStart = new Int32Array(maxComponents + 1);
+    this.songRows = new Int32Array(maxSongs);
+    this.artistOfRow = new Int32Array(size).fill(-1);
+    this.params = new VectorFile(2 * dim, maxComponents, dir);
+    this.row = new Float32Array(2 * dim);
+  }
+
+  /**
+   * Appends the next artist's profile.
+   * @throws RangeError when its arrays disagree with its component count, a row is out of range, or a capacity is exceeded
+   */
+  add(r: ArtistProfileRecord): void {
+    const dim = this.dim;
+    const k = r.weights.length;
+    if (k < 1 || r.means.length !== k * dim || r.variances.length !== k * dim || r.componentSizes.length !== k) throw new RangeError(`artist profile ${r.key}: inconsistent sizes`);
+    let sum = 0;
+    for (const s of r.componentSizes) sum += s;
+    if (sum !== r.songRows.length) throw new RangeError(`artist profile ${r.key}: component sizes do not add up`);
+    const a = this.names.length;
+    if (a >= this.maxArtists || this.comps + k > this.weights.length || this.songs + sum > this.songRows.length) throw new RangeError('artist model capacity exceeded');
+    for (const row of r.songRows) if (row < 0 || row >= this.size) throw new RangeError(`artist profile ${r.key}: row ${row} outside [0, ${this.size})`);
+    const c = this.comps;
+    this.compStart[a] = c;
+    this.weights.set(r.weights, c);
+    for (let j = 0; j < k; j++) {
+      let ld = 0;
+      for (let d = 0; d < dim; d++) ld += Math.log(r.variances[j * dim + d]!);
+      this.logDet[c + j] = ld;
+      this.row.set(r.means.subarray(j * dim, (j + 1) * dim), 0);
+      this.row.set(r.variances.subarray(j * dim, (j + 1) * dim), dim);
+      this.params.writeRows(c + j, this.row, 0, 1);
+      this.songStart[c + j] = this.songs;
+      this.songs += r.componentSizes[j]!;
+      this.songStart[c + j + 1] = this.songs;
+    }
+    this.songRows.set(r.songRows, this.songStart[c]!);
+    for (const row of r.songRows) this.artistOfRow[row] = a;
+    this.comps += k;
+    this.compStart[a + 1] = this.comps;
+    this.names.push(r.name);
+    this.keys.push(r.key);
+  }
+
+  /** The model of every profile added (the builder must not be used afterwards). */
+  finish(): ArtistModel {
+    const a = this.names.length;
+    const c = this.comps;
+    const fit = <T extends Int32Array | Float32Array | Float64Array>(arr: T, n: number): T => (arr.length === n ? arr : (arr.slice(0, n) as T));
+    return new ArtistModel(
+      this.dim,
+      this.names,
+      this.keys,
+      fit(this.compStart, a + 1),
+      fit(this.weights, c),
+      this.params,
+      fit(this.logDet, c),
+      fit(this.songStart, c + 1),
+      fit(this.songRows, this.songs),
+      this.artistOfRow,
+    );
+  }
+
+  /** Releases the mixture file of a builder that will not finish. */
+  abandon(): void {
+    this.params.close();
   }
 }
 

@@ -96,6 +96,22 @@ export interface Generation {
   readonly meta: TrackMetaStore;
 }
 
+/**
+ * Bytes held in memory by each structure of a generation (issue 19 memory accounting; typed-array capacities,
+ * so growth slack counts): the index parts (`IvfIndex.memory`), the maps per server, the display metadata,
+ * the artist model's arrays and the map coordinates. JS objects on the heap (artist names and keys, artist
+ * links) are not counted here: the caller compares the total with `process.memoryUsage()`.
+ */
+export function generationMemory(gen: Generation): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(gen.index.memory())) out[`index.${k}`] = v;
+  for (const [k, v] of Object.entries(gen.maps.bytesPerServer())) out[`maps.${k}`] = v;
+  out.meta = gen.meta.bytes;
+  out.artists = gen.artists.bytes;
+  out.coords = gen.coords.byteLength;
+  return out;
+}
+
 /** The generation served before any build exists: an empty index (built synchronously). */
 export function emptyGeneration(dim = DEFAULT_DIM): Generation {
   const index = new IvfIndex({

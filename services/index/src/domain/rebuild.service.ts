@@ -5,7 +5,7 @@ import type { CellRecord, GenerationRepository } from '../store/generation.repos
 import { LocalBuildLock, type BuildLock, type BuildLockHandle } from '../store/build-lock';
 import type { TrackRepository } from '../store/track.repository';
 import { VECTOR_DIM } from '../store/track.repository';
-import { ArtistModel } from './artist-model';
+import { ArtistModel, ArtistModelBuilder } from './artist-model';
 import { ArtistLinkCounter, ArtistLinks, type Generation, type IndexState, type MapMethod } from './generation';
 import { CooperativeScheduler } from './ivf/cooperative';
 import { buildIvfIndex, type VectorBatch } from './ivf/ivf-build';
@@ -53,7 +53,7 @@ export interface RebuildOutcome {
   nlist: number;
   deletedTracks: number;
   skippedTracks: number;
-  timingsMs: { snapshot: number; build: number; projection: number; artists: number; activate: number; total: number };
+  timingsMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
 }
 
 /**
@@ -83,7 +83,7 @@ export class RebuildService {
   lastOutcome?: RebuildOutcome;
   lastError?: string;
   /** The last generation loaded from the database: how long it took (ms, maps included) and whether its quantised codes were stored (not recomputed). */
-  lastLoad?: { generation: number; ms: number; storedCodes: boolean };
+  lastLoad?: { generation: number; ms: number; storedCodes: boolean; phasesMs: Record<string, number> };
 
   constructor(
     private readonly catalogue: CataloguePort,
@@ -172,6 +172,13 @@ export class RebuildService {
     const t0 = performance.now();
     let restored: Omit<Generation, 'maps' | 'meta'>;
     let codesLoaded = false;
+    const phasesMs: Record<string, number> = {};
+    let tPhase = performance.now();
+    const phase = (name: string) => {
+      const now = performance.now();
+      phasesMs[name] = Math.round(now - tPhase);
+      tPhase = now;
+    };
     try {
       const input = { dim: live.dim, count: live.itemCount, centroids: live.centroids, cells: this.generations.cells(live.generation), generation: live.generation };
       const v = this.vectors;
@@ -185,15 +192,27 @@ export class RebuildService {
         index = await restoreQuantised(input, { mode: v.mode, pqM: v.pqM, workers: v.buildWorkers, ...(v.dir ? { dir: v.dir } : {}) }, stored);
         codesLoaded = stored !== undefined;
       }
+      phase('index');
       const pca = live.pca ? decodeBasis(live.pca) : undefined;
       // A generation without stored coordinates (not expected) gets the cheap PCA map rather than a UMAP fit at start.
       const stored = await this.generations.projection(live.generation);
       const usable = stored && stored.coords.length === index.size * 2;
       const coords = usable ? stored.coords : pca ? await projectAll(index, pca) : new Float32Array(index.size * 2);
       const mapMethod = usable ? stored.method : 'pca';
-      const artists = ArtistModel.fromRecords(live.dim, index.size, await this.generations.artists(live.generation));
+      phase('projection');
+      const totals = await this.generations.artistTotals(live.generation);
+      const builder = new ArtistModelBuilder(live.dim, index.size, totals.artists, totals.components, totals.songs, this.vectors.dir);
+      try {
+        for await (const r of this.generations.artists(live.generation)) builder.add(r);
+      } catch (err) {
+        builder.abandon();
+        throw err;
+      }
+      const artists = builder.finish();
       const links = new ArtistLinks();
+      phase('artists');
       for (const l of await this.generations.links(live.generation)) links.set(l.serverId, l.key, l.providerId);
+      phase('links');
       restored = { generation: live.generation, index, artists, links, pca, coords, mapMethod, builtAt: live.finishedAt ?? live.createdAt };
     } catch (err) {
       this.logger.error('stored index generation could not be loaded', { generation: live.generation, err: (err as Error).message });
@@ -202,11 +221,14 @@ export class RebuildService {
     // The maps are loaded and caught up before the swap: the generation is never served with older maps.
     // A catalogue that stays unreachable fails the start (the replica never becomes ready).
     const tMaps = performance.now();
-    const [maps, meta] = await Promise.all([this.maps.load(restored.index), loadTrackMeta(restored.index, this.tracks)]);
+    const [maps, meta] = await Promise.all([
+      this.maps.load(restored.index).finally(() => (phasesMs.maps = Math.round(performance.now() - tMaps))),
+      loadTrackMeta(restored.index, this.tracks).finally(() => (phasesMs.meta = Math.round(performance.now() - tMaps))),
+    ]);
     const gen: Generation = { ...restored, maps, meta };
     this.state.swap(gen);
     void this.maps.catchUp(maps).catch(() => undefined);
-    this.lastLoad = { generation: live.generation, ms: performance.now() - t0, storedCodes: codesLoaded };
+    this.lastLoad = { generation: live.generation, ms: performance.now() - t0, storedCodes: codesLoaded, phasesMs };
     this.logger.info('index generation loaded', {
       generation: live.generation,
       items: gen.index.size,
@@ -406,9 +428,11 @@ export class RebuildService {
     await this.generations.saveProjection(generation, coords, pca ? encodeBasis(pca) : null, mapMethod);
     const tProjection = performance.now();
     await this.publishTask(job, 'RUNNING', 82, 'fitting artist mixtures');
-    const artists = pca ? await ArtistModel.fit(index, artistOfRow.subarray(0, rowCount), artistKeys, artistNames, pca.variance, scheduler) : ArtistModel.empty(VECTOR_DIM, index.size);
-    const records = Array.from({ length: artists.count }, (_, a) => artists.record(a));
-    await this.generations.saveArtists(generation, records);
+    const artists = pca ? await ArtistModel.fit(index, artistOfRow.subarray(0, rowCount), artistKeys, artistNames, pca.variance, scheduler, this.vectors.dir) : ArtistModel.empty(VECTOR_DIM, index.size);
+    // Records are read back from the model's mixture file one batch at a time.
+    await this.generations.saveArtists(generation, (function* () {
+      for (let a = 0; a < artists.count; a++) yield artists.record(a);
+    })());
     const artistLinks = links.finish();
     await this.generations.saveLinks(generation, artistLinks.entries());
     const tArtists = performance.now();
@@ -424,6 +448,8 @@ export class RebuildService {
       const qz = parts.quantised!.quantiser;
       await this.generations.saveQuantised(generation, { mode: qz.kind, pqM: qz instanceof ProductQuantiser ? qz.m : null, codeSize: qz.codeSize, params: qz.toParams() }, parts.cellOffsets, parts.quantised!.codes);
     }
+
+    const tQuantise = performance.now();
 
     // 5. activation
     await this.publishTask(job, 'RUNNING', 95, 'activating the new generation');
@@ -443,7 +469,7 @@ export class RebuildService {
       nlist: report.nlist,
       deletedTracks: deleted,
       skippedTracks: skipped,
-      timingsMs: { snapshot: tSnapshot - t0, build: tBuild - tSnapshot, projection: tProjection - tBuild, artists: tArtists - tProjection, activate: tEnd - tArtists, total: tEnd - t0 },
+      timingsMs: { snapshot: tSnapshot - t0, build: tBuild - tSnapshot, projection: tProjection - tBuild, artists: tArtists - tProjection, quantise: tQuantise - tArtists, activate: tEnd - tQuantise, total: tEnd - t0 },
     };
   }
 

@@ -157,10 +157,15 @@ export class GenerationRepository {
     await this.ds.query(`UPDATE ${S}.builds SET pca = $2 WHERE generation = $1`, [generation, basis ? typedToBuffer(basis) : null]);
   }
 
-  /** Stores artist profiles of a generation, `ordinal` = artist number; batches of 2000 rows, arrays as packed binary parameters. */
-  async saveArtists(generation: number, records: readonly ArtistProfileRecord[]): Promise<void> {
-    for (let i = 0; i < records.length; i += 2000) {
-      const chunk = records.slice(i, i + 2000);
+  /**
+   * Stores artist profiles of a generation, `ordinal` = artist number (the iteration order); batches of 2000
+   * rows, arrays as packed binary parameters. The records are consumed lazily, one batch at a time.
+   */
+  async saveArtists(generation: number, records: Iterable<ArtistProfileRecord>): Promise<void> {
+    let chunk: ArtistProfileRecord[] = [];
+    let i = 0;
+    const flush = async () => {
+      if (chunk.length === 0) return;
       const fields = (['weights', 'means', 'variances', 'songRows', 'componentSizes'] as const).map((k) => packBlobs(chunk.map((r) => bytesOf(r[k]))));
       const params: unknown[] = [generation, chunk.map((_, j) => i + j), chunk.map((r) => r.key), chunk.map((r) => r.name)];
       for (const f of fields) params.push(f.blob, f.offsets, f.lengths);
@@ -172,7 +177,14 @@ export class GenerationRepository {
                 AS u(ordinal, k, n, o1, l1, o2, l2, o3, l3, o4, l4, o5, l5)`,
         params,
       );
+      i += chunk.length;
+      chunk = [];
+    };
+    for (const r of records) {
+      chunk.push(r);
+      if (chunk.length >= 2000) await flush();
     }
+    await flush();
   }
 
   /** Stores the provider artist links of a generation; batches of 5000. */
@@ -259,16 +271,20 @@ export class GenerationRepository {
     };
   }
 
-  /** Streams the stored cells of a generation, 64 per query, in cell order. */
+  /**
+   * Streams the stored cells of a generation, 64 per query, in cell order. The item ids of a cell come as one
+   * newline-joined text (canonical ids contain no newline; one split instead of node-postgres' character-level
+   * array parser over a million ids).
+   */
   async *cells(generation: number): AsyncGenerator<StoredCell> {
     let after = -1;
     for (;;) {
-      const rows: Array<{ cell_id: number; row_ids: Buffer; item_ids: string[]; vectors: Buffer }> = await this.ds.query(
-        `SELECT cell_id, row_ids, item_ids, vectors FROM ${S}.cells WHERE generation = $1 AND cell_id > $2 ORDER BY cell_id LIMIT 64`,
+      const rows: Array<{ cell_id: number; row_ids: Buffer; ids: string; vectors: Buffer }> = await this.ds.query(
+        `SELECT cell_id, row_ids, array_to_string(item_ids, E'\n') AS ids, vectors FROM ${S}.cells WHERE generation = $1 AND cell_id > $2 ORDER BY cell_id LIMIT 64`,
         [generation, after],
       );
       if (rows.length === 0) return;
-      for (const r of rows) yield { cellId: r.cell_id, rowIds: bufferToI32(r.row_ids), ids: r.item_ids, vectors: bufferToF32(r.vectors) };
+      for (const r of rows) yield { cellId: r.cell_id, rowIds: bufferToI32(r.row_ids), ids: r.ids === '' ? [] : r.ids.split('\n'), vectors: bufferToF32(r.vectors) };
       after = rows[rows.length - 1]!.cell_id;
     }
   }
@@ -279,21 +295,39 @@ export class GenerationRepository {
     return rows[0] ? { coords: bufferToF32(rows[0].coords), method: rows[0].method } : undefined;
   }
 
-  /** Stored artist profiles of a generation, in artist order. */
-  async artists(generation: number): Promise<ArtistProfileRecord[]> {
-    const rows: Array<Record<string, Buffer | string>> = await this.ds.query(
-      `SELECT artist_key, artist_name, weights, means, variances, song_rows, component_sizes FROM ${S}.artist_profiles WHERE generation = $1 ORDER BY ordinal`,
+  /** Artists, mixture components and songs of the stored profiles of a generation (capacities for a streaming load). */
+  async artistTotals(generation: number): Promise<{ artists: number; components: number; songs: number }> {
+    const rows: Array<{ a: string; c: string | null; s: string | null }> = await this.ds.query(
+      `SELECT count(*) AS a, sum(length(weights)) / 4 AS c, sum(length(song_rows)) / 4 AS s FROM ${S}.artist_profiles WHERE generation = $1`,
       [generation],
     );
-    return rows.map((r) => ({
-      key: String(r.artist_key),
-      name: String(r.artist_name),
-      weights: bufferToF32(r.weights as Buffer),
-      means: bufferToF32(r.means as Buffer),
-      variances: bufferToF32(r.variances as Buffer),
-      songRows: bufferToI32(r.song_rows as Buffer),
-      componentSizes: bufferToI32(r.component_sizes as Buffer),
-    }));
+    const r = rows[0];
+    return { artists: Number(r?.a ?? 0), components: Number(r?.c ?? 0), songs: Number(r?.s ?? 0) };
+  }
+
+  /** Streams the stored artist profiles of a generation in artist order, keyset paged by ordinal (`pageSize` per query). */
+  async *artists(generation: number, pageSize = 2000): AsyncGenerator<ArtistProfileRecord> {
+    let after = -1;
+    for (;;) {
+      const rows: Array<Record<string, Buffer | string | number>> = await this.ds.query(
+        `SELECT ordinal, artist_key, artist_name, weights, means, variances, song_rows, component_sizes FROM ${S}.artist_profiles
+          WHERE generation = $1 AND ordinal > $2 ORDER BY ordinal LIMIT $3`,
+        [generation, after, pageSize],
+      );
+      for (const r of rows) {
+        yield {
+          key: String(r.artist_key),
+          name: String(r.artist_name),
+          weights: bufferToF32(r.weights as Buffer),
+          means: bufferToF32(r.means as Buffer),
+          variances: bufferToF32(r.variances as Buffer),
+          songRows: bufferToI32(r.song_rows as Buffer),
+          componentSizes: bufferToI32(r.component_sizes as Buffer),
+        };
+      }
+      if (rows.length < pageSize) return;
+      after = Number(rows[rows.length - 1]!.ordinal);
+    }
   }
 
   /** Stored artist links of a generation. */

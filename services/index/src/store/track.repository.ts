@@ -227,14 +227,16 @@ export class TrackRepository {
   }
 
   /**
-   * Streams the display metadata of every row (what `metadata` returns), in canonical-id byte order, keyset
-   * paged `batchSize` rows per query: the bulk load of a generation's in-memory metadata (TrackMetaStore).
+   * Streams the display metadata of every row (what `metadata` returns), in primary-key order (the column's
+   * collation: the key's index serves each page; a `COLLATE "C"` order made every page sort the whole table,
+   * ~100 full scans at 1M songs), keyset paged `batchSize` rows per query: the bulk load of a generation's
+   * in-memory metadata (TrackMetaStore), which does not depend on the order.
    */
   async *streamMetadata(batchSize = 10_000): AsyncGenerator<TrackMeta[]> {
     let after: string | null = null;
     for (;;) {
       const rows: MetaRow[] = await this.ds.query(
-        `SELECT ${META_COLUMNS} FROM ${T} WHERE ($1::text IS NULL OR item_id COLLATE "C" > $1::text COLLATE "C") ORDER BY item_id COLLATE "C" LIMIT $2`,
+        `SELECT ${META_COLUMNS} FROM ${T} WHERE ($1::text IS NULL OR item_id > $1::text) ORDER BY item_id LIMIT $2`,
         [after, batchSize],
       );
       if (rows.length === 0) return;

@@ -39,6 +39,11 @@ export class CentroidGroups {
     this.groupOrder = new Int32Array(count);
   }
 
+  /** Bytes held (centres, members, offsets, per-query scratch). */
+  get bytes(): number {
+    return this.centres.byteLength + this.members.byteLength + this.offsets.byteLength + this.groupScores.byteLength + this.groupOrder.byteLength;
+  }
+
   /** Groups `nlist` unit centroids (row-major, `dim` floats each); undefined below CENTROID_GROUPS_MIN_NLIST. */
   static fit(centroids: Float32Array, nlist: number, dim: number): CentroidGroups | undefined {
     if (nlist < CENTROID_GROUPS_MIN_NLIST) return undefined;

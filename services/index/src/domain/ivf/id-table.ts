@@ -17,11 +17,16 @@ export class IdTable {
   /** @internal use IdTableBuilder */
   constructor(
     readonly size: number,
-    private readonly bytes: Uint8Array,
+    private readonly bytes_: Uint8Array,
     /** `size + 1` byte offsets: id of row r is `bytes[offsets[r] .. offsets[r + 1])`. */
     private readonly offsets: Uint32Array,
     private readonly slots: Int32Array,
   ) {}
+
+  /** Bytes held: the UTF-8 id bytes, the row offsets and the hash slots. */
+  get bytes(): number {
+    return this.bytes_.byteLength + this.offsets.byteLength + this.slots.byteLength;
+  }
 
   /**
    * Canonical id of `row`.
@@ -29,12 +34,12 @@ export class IdTable {
    */
   idOf(row: number): string {
     if (!Number.isInteger(row) || row < 0 || row >= this.size) throw new IvfInputError(`row ${row} outside [0, ${this.size})`);
-    return decoder.decode(this.bytes.subarray(this.offsets[row]!, this.offsets[row + 1]!));
+    return decoder.decode(this.bytes_.subarray(this.offsets[row]!, this.offsets[row + 1]!));
   }
 
   /** Row of canonical `id`, or -1 when the id is not in this generation. Average O(id length). */
   rowOf(id: string): number {
-    return lookup(id, this.slots, this.bytes, this.offsets, this.offsets, 1);
+    return lookup(id, this.slots, this.bytes_, this.offsets, this.offsets, 1);
   }
 }
 

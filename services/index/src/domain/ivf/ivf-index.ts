@@ -267,6 +267,23 @@ export class IvfIndex {
     };
   }
 
+  /**
+   * Bytes held in memory by each part of this generation (issue 19 memory accounting): `vectors` (float
+   * mode) or `codes` (quantised; the whole kernel arena when the SIMD kernels hold them), `centroids`
+   * (unit centroids, coarse groups and per-query scratch), `layout` (cell offsets and the two slot maps),
+   * `ids` (canonical id table). The exact vectors of a quantised generation are on disk and not counted.
+   */
+  memory(): { vectors: number; codes: number; centroids: number; layout: number; ids: number } {
+    const q = this.q;
+    return {
+      vectors: this.vectors.byteLength,
+      codes: q ? (q.arena ? q.arena.km.capacity : q.codes.byteLength) : 0,
+      centroids: this.centroids.byteLength + this.centroidScores.byteLength + this.cellScores.byteLength + this.queryTable.byteLength + (this.groups?.bytes ?? 0),
+      layout: this.cellOffsets.byteLength + this.rowOfSlot.byteLength + this.slotOfRow.byteLength,
+      ids: this.ids.bytes,
+    };
+  }
+
   /** Bytes held in memory by the vectors or codes of this generation (not the id table). */
   get vectorBytes(): number {
     return this.q ? this.q.codes.byteLength : this.vectors.byteLength;

@@ -68,6 +68,11 @@ export class GenerationMaps {
     this.seq = other.seq;
   }
 
+  /** Bytes held per server (memory accounting). */
+  bytesPerServer(): Record<string, number> {
+    return Object.fromEntries([...this.servers].map(([id, m]) => [id, m.memoryBytes]));
+  }
+
   /** Per-server counts (status endpoint). */
   summary(): Array<{ serverId: string; available: number; mappings: number }> {
     return [...this.servers].map(([serverId, m]) => ({ serverId, available: m.available, mappings: m.mappings }));

@@ -45,6 +45,21 @@ export class ServerMap {
     this.words = new Uint32Array(Math.ceil(size / 32));
   }
 
+  /** Bytes held: the id arena, the entry arrays, the hash slots, the row heads and the bitset (capacities, not only what is used). */
+  get memoryBytes(): number {
+    return (
+      this.bytes.byteLength +
+      this.entryStart.byteLength +
+      this.entryLen.byteLength +
+      this.entryRow.byteLength +
+      this.entryNext.byteLength +
+      this.slots.byteLength +
+      this.rowHead.byteLength +
+      this.words.byteLength +
+      (this.maskCache ? this.size / 8 : 0)
+    );
+  }
+
   /** Number of provider ids held. */
   get mappings(): number {
     return this.entries - this.dead;
