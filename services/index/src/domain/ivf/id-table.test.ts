@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { IvfCorruptStoreError, IvfDuplicateIdError } from './errors';
-import { IdTableBuilder } from './id-table';
+import { IdTableBuilder, decodeId, encodeId } from './id-table';
 
 describe(IdTableBuilder.name, () => {
   it('When ids are added in any order beyond the capacity hint, then both directions resolve', () => {
@@ -39,5 +40,59 @@ describe(IdTableBuilder.name, () => {
     builder.set(0, 'a');
     builder.set(2, 'c');
     expect(() => builder.finish(3)).toThrow(IvfCorruptStoreError);
+  });
+});
+
+describe('encodeId / decodeId', () => {
+  const encoded = (id: string): Uint8Array => {
+    const out = new Uint8Array(id.length * 3 + 1);
+    return out.slice(0, encodeId(id, out, 0));
+  };
+  // Ids as they occur: canonical `fp_4` + hex, provider ids, and arbitrary text with hex-looking tails.
+  const hex = (minLength: number, maxLength: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength, maxLength });
+  const unicode = (maxLength: number) => fc.string({ unit: 'binary', maxLength });
+  const idArb = fc.oneof(
+    hex(0, 60).map((h) => `fp_4${h.toLowerCase()}`),
+    fc.tuple(fc.string({ maxLength: 8 }), hex(0, 40)).map(([p, h]) => p + h),
+    unicode(30),
+    fc.tuple(unicode(140), hex(8, 20)).map(([p, h]) => p + h.toLowerCase()),
+  );
+
+  it('round-trips every string and packs canonical ids to 30 bytes (fast-check)', () => {
+    fc.assert(
+      fc.property(idArb, (id) => {
+        const bytes = encoded(id);
+        expect(decodeId(bytes, 0, bytes.length)).toBe(id);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(encoded(`fp_4${'0123456789abcdef'.repeat(3)}ab`).length).toBe(30);
+  });
+
+  it('gives different strings different bytes (fast-check)', () => {
+    fc.assert(
+      fc.property(idArb, idArb, (a, b) => {
+        fc.pre(a !== b);
+        expect(Buffer.compare(Buffer.from(encoded(a)), Buffer.from(encoded(b)))).not.toBe(0);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('a table over random ids resolves each of them, and look-alikes (case, odd hex tail, prefix shift) are absent (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(idArb.filter((id) => id.length > 0), { minLength: 1, maxLength: 60 }), (ids) => {
+        const builder = new IdTableBuilder(2);
+        ids.forEach((id, row) => builder.set(row, id));
+        const table = builder.finish(ids.length);
+        const known = new Set(ids);
+        ids.forEach((id, row) => {
+          expect(table.idOf(row)).toBe(id);
+          expect(table.rowOf(id)).toBe(row);
+          for (const other of [id.toUpperCase(), `0${id}`, `${id}0`, id.slice(1)]) if (!known.has(other)) expect(table.rowOf(other)).toBe(-1);
+        });
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -5,13 +5,61 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const EMPTY = -1;
 
+/** Shortest run of trailing lowercase hex digits worth packing (nibbles save a byte per 2 digits, the tag costs 1). */
+const MIN_PACKED_HEX = 8;
+/** Longest prefix (UTF-8 bytes) of a packed id: it must fit the 7 low bits of the tag byte. */
+const MAX_PACKED_PREFIX = 127;
+const HEX_PAIRS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
+/** Value of a lowercase hex digit's char code, or -1. */
+function hexValue(c: number): number {
+  return c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
+}
+
+/**
+ * Encodes an id into `out` from `at`; returns the bytes written (`out` must have `3 * id.length + 1` bytes free).
+ * Two forms, chosen by the id alone (so equal ids always have equal bytes, and the form is injective):
+ *  - packed, when the id ends with at least MIN_PACKED_HEX lowercase hex digits: tag `0x80 | p`, the UTF-8
+ *    prefix (p <= 127 bytes), then the longest even-length run of trailing hex digits as nibble pairs
+ *    (canonical ids `fp_4` + 50 hex: 1 + 4 + 25 = 30 bytes instead of 54);
+ *  - raw otherwise: tag 0, then the UTF-8 bytes.
+ */
+export function encodeId(id: string, out: Uint8Array, at: number): number {
+  let h = 0;
+  while (h < id.length && hexValue(id.charCodeAt(id.length - 1 - h)) >= 0) h++;
+  h -= h & 1;
+  if (h >= MIN_PACKED_HEX) {
+    const prefix = id.length - h;
+    const { written } = encoder.encodeInto(id.slice(0, prefix), out.subarray(at + 1));
+    if (written <= MAX_PACKED_PREFIX) {
+      out[at] = 0x80 | written;
+      let o = at + 1 + written;
+      for (let i = prefix; i < id.length; i += 2) out[o++] = (hexValue(id.charCodeAt(i)) << 4) | hexValue(id.charCodeAt(i + 1));
+      return o - at;
+    }
+  }
+  out[at] = 0;
+  return 1 + encoder.encodeInto(id, out.subarray(at + 1)).written;
+}
+
+/** The id encoded (`encodeId`) in `bytes[start, end)`. */
+export function decodeId(bytes: Uint8Array, start: number, end: number): string {
+  const tag = bytes[start]!;
+  if ((tag & 0x80) === 0) return decoder.decode(bytes.subarray(start + 1, end));
+  const p = tag & 0x7f;
+  let s = p === 0 ? '' : decoder.decode(bytes.subarray(start + 1, start + 1 + p));
+  for (let i = start + 1 + p; i < end; i++) s += HEX_PAIRS[bytes[i]!]!;
+  return s;
+}
+
 /**
  * Canonical id string table of one index generation: row number <-> canonical id.
  *
- * Ids are stored UTF-8 encoded in one byte buffer (no per-id JavaScript string is kept alive), with an
- * open-addressing hash table (linear probing, FNV-1a keys, load factor <= 0.5) for `rowOf`.
- * Memory at 1M ids of 54 characters (`fp_4` + 50 hex): 54 MB of bytes + 4 MB offsets + 8 MB hash slots.
- * Immutable; build it with `IdTableBuilder`.
+ * Ids are stored encoded (`encodeId`: trailing lowercase hex digits packed two per byte, the rest UTF-8) in
+ * one byte buffer (no per-id JavaScript string is kept alive), with an open-addressing hash table (linear
+ * probing, FNV-1a keys of the id string, load factor <= 0.5) for `rowOf`, which compares the encoded bytes.
+ * Memory at 1M ids of 54 characters (`fp_4` + 50 hex): 30 MB of bytes (54 MB as UTF-8) + 4 MB offsets +
+ * 8 MB hash slots. Immutable; build it with `IdTableBuilder`.
  */
 export class IdTable {
   /** @internal use IdTableBuilder */
@@ -34,7 +82,7 @@ export class IdTable {
    */
   idOf(row: number): string {
     if (!Number.isInteger(row) || row < 0 || row >= this.size) throw new IvfInputError(`row ${row} outside [0, ${this.size})`);
-    return decoder.decode(this.bytes_.subarray(this.offsets[row]!, this.offsets[row + 1]!));
+    return decodeId(this.bytes_, this.offsets[row]!, this.offsets[row + 1]!);
   }
 
   /** Row of canonical `id`, or -1 when the id is not in this generation. Average O(id length). */
@@ -82,13 +130,13 @@ export class IdTableBuilder {
     if (this.count + 1 > this.slots.length >>> 1) this.rehash(this.slots.length * 2);
     if (lookup(id, this.slots, this.bytes, this.starts, this.ends, 0) !== EMPTY) throw new IvfDuplicateIdError(id);
     if (this.ends[row]! !== 0) throw new IvfCorruptStoreError(`row ${row} was given two ids`);
-    const maxBytes = id.length * 3;
+    const maxBytes = id.length * 3 + 1;
     if (this.used + maxBytes > this.bytes.length) {
       const next = new Uint8Array(Math.max(this.bytes.length * 1.5, this.used + maxBytes) | 0);
       next.set(this.bytes.subarray(0, this.used));
       this.bytes = next;
     }
-    const { written } = encoder.encodeInto(id, this.bytes.subarray(this.used));
+    const written = encodeId(id, this.bytes, this.used);
     this.starts[row] = this.used;
     this.used += written;
     this.ends[row] = this.used;
@@ -124,7 +172,7 @@ export class IdTableBuilder {
     let slots = this.slots;
     if (slots.length > slotCountFor(size) * 2) {
       slots = new Int32Array(slotCountFor(size)).fill(EMPTY);
-      for (let r = 0; r < size; r++) insert(slots, hashString32(decoder.decode(bytes.subarray(offsets[r]!, offsets[r + 1]!))), r);
+      for (let r = 0; r < size; r++) insert(slots, hashString32(decodeId(bytes, offsets[r]!, offsets[r + 1]!)), r);
     }
     return new IdTable(size, bytes, offsets, slots);
   }
@@ -145,7 +193,7 @@ export class IdTableBuilder {
     for (let i = 0; i < this.slots.length; i++) {
       const row = this.slots[i]!;
       if (row === EMPTY) continue;
-      insert(slots, hashString32(decoder.decode(this.bytes.subarray(this.starts[row]!, this.ends[row]!))), row);
+      insert(slots, hashString32(decodeId(this.bytes, this.starts[row]!, this.ends[row]!)), row);
     }
     this.slots = slots;
   }
@@ -164,34 +212,24 @@ function insert(slots: Int32Array, hash: number, row: number): void {
   slots[i] = row;
 }
 
-/** Probes for `id`; the id of row r spans `bytes[starts[r] .. ends[r + endShift])`. */
+/** Scratch for the encoded form of a looked-up id (grown on demand; lookups are synchronous). */
+let probe = new Uint8Array(256);
+
+/** Probes for `id`; the encoded id of row r spans `bytes[starts[r] .. ends[r + endShift])`. */
 function lookup(id: string, slots: Int32Array, bytes: Uint8Array, starts: Uint32Array, ends: Uint32Array, endShift: number): number {
+  if (probe.length < id.length * 3 + 1) probe = new Uint8Array(id.length * 3 + 1);
+  const len = encodeId(id, probe, 0);
   const mask = slots.length - 1;
   let i = hashString32(id) & mask;
   for (;;) {
     const row = slots[i]!;
     if (row === EMPTY) return EMPTY;
-    if (equalsStored(id, bytes, starts[row]!, ends[row + endShift]!)) return row;
+    const start = starts[row]!;
+    if (ends[row + endShift]! - start === len) {
+      let j = 0;
+      while (j < len && bytes[start + j] === probe[j]) j++;
+      if (j === len) return row;
+    }
     i = (i + 1) & mask;
   }
-}
-
-/** Compares a JS string with stored UTF-8 bytes; ASCII fast path, decode fallback otherwise. */
-function equalsStored(id: string, bytes: Uint8Array, start: number, end: number): boolean {
-  const len = end - start;
-  if (len === id.length) {
-    let ascii = true;
-    for (let j = 0; j < len; j++) {
-      const b = bytes[start + j]!;
-      if (b >= 0x80) {
-        ascii = false;
-        break;
-      }
-      if (b !== id.charCodeAt(j)) return false;
-    }
-    if (ascii) return true;
-  } else if (len < id.length) {
-    return false; // UTF-8 never uses fewer bytes than UTF-16 code units
-  }
-  return decoder.decode(bytes.subarray(start, end)) === id;
 }
