@@ -30,7 +30,9 @@ import type { LoadResult } from './load-child';
  * Environment (profiling runs): TP_SCENARIOS = comma list of scenario names (default all), TP_REPLICAS =
  * comma list of replica counts (default `1,2`), TP_ROLLING=0 skips the rolling restart, TP_REPLICA_ARGS =
  * extra node flags of the replica processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`); TP_KEEP_DB=1 keeps the
- * bench database (its URL is printed) and TP_DB_URL=<that URL> reuses it, skipping the build (1M runs). Every figure
+ * bench database (its URL is printed) and TP_DB_URL=<that URL> reuses it, skipping the build (1M runs);
+ * TP_SECOND_REPLICA=0 starts replica A only (then TP_ROLLING=0), TP_SCENARIOS=none stops after the replicas are
+ * up (build / load figures only; replica lines carry CPU times, load phases and per-structure memory). Every figure
  * also carries the CPU time per request of the gateway (this process), the replicas and the PostgreSQL backends of the
  * bench database (from /proc/<pid>/stat), which does not depend on how loaded the machine is.
  */
@@ -114,11 +116,17 @@ async function main(): Promise<void> {
     replicas.push(a);
     console.log(`replica A built generation ${a.info.generation} in ${(a.info.buildMs / 1000).toFixed(1)} s (RSS ${a.info.rssMb.toFixed(0)} MiB, load ${load()})`);
     console.log(`replica A: ${JSON.stringify(a.info)}`);
-    const b = await startReplica({ ...base, port: 0, build: false });
-    replicas.push(b);
-    console.log(`replica B loaded it in ${(b.info.loadMs / 1000).toFixed(1)} s (RSS ${b.info.rssMb.toFixed(0)} MiB, load ${load()})`);
-    console.log(`replica B: ${JSON.stringify(b.info)}`);
-    out.build = { buildMs: a.info.buildMs, loadMs: b.info.loadMs, rssA: a.info.rssMb, rssB: b.info.rssMb };
+    if (process.env.TP_SECOND_REPLICA !== '0') {
+      const b = await startReplica({ ...base, port: 0, build: false });
+      replicas.push(b);
+      console.log(`replica B loaded it in ${(b.info.loadMs / 1000).toFixed(1)} s (RSS ${b.info.rssMb.toFixed(0)} MiB, load ${load()})`);
+      console.log(`replica B: ${JSON.stringify(b.info)}`);
+    }
+    out.build = { buildMs: a.info.buildMs, loadMs: replicas[1]?.info.loadMs ?? a.info.loadMs, rssA: a.info.rssMb, rssB: replicas[1]?.info.rssMb };
+    if (process.env.TP_SCENARIOS === 'none') {
+      console.log(`SUMMARY ${JSON.stringify(out)}`);
+      return;
+    }
     indexTarget = a.info.url;
     gateway = buildGateway(
       loadGatewayConfig({ DATABASE_URL: db.url, INTERNAL_SECRET: secret, API_TOKEN: apiToken, SERVICE_USER: 'admin', SERVICE_PASSWORD: 'bench-password-1', PORT: '0', LOG_LEVEL: 'error' }),
@@ -153,7 +161,7 @@ async function main(): Promise<void> {
     await run(scenarios.similar10!, connections, 3); // warm-up
     const table: Array<Record<string, unknown>> = [];
     const only = process.env.TP_SCENARIOS ? new Set(process.env.TP_SCENARIOS.split(',')) : undefined;
-    const replicaCounts = (process.env.TP_REPLICAS ?? '1,2').split(',').map(Number);
+    const replicaCounts = (process.env.TP_REPLICAS ?? '1,2').split(',').map(Number).filter((n) => n <= replicas.length);
     for (const replicaCount of replicaCounts) {
       indexTarget = replicas
         .slice(0, replicaCount)

@@ -68,6 +68,11 @@ export class GenerationMaps {
     this.seq = other.seq;
   }
 
+  /** Drops the growth slack of every server's map after a bulk load (`ServerMap.trim`). */
+  trim(): void {
+    for (const m of this.servers.values()) m.trim();
+  }
+
   /** Bytes held per server (memory accounting). */
   bytesPerServer(): Record<string, number> {
     return Object.fromEntries([...this.servers].map(([id, m]) => [id, m.memoryBytes]));
@@ -162,6 +167,7 @@ export class MapFollower {
       rows += page.rows.length;
       after = page.next;
     } while (after);
+    maps.trim();
     this.logger.debug('mapping rows loaded', { generation: maps.index.generation, rows, seq: maps.seq });
   }
 

@@ -41,4 +41,21 @@ describe('ServerMap', () => {
     expect(m.providerOf(40)).toBe('id-40-é');
     expect(m.mask().count).toBe(5000);
   });
+
+  it('When a bulk-loaded map is trimmed, then it holds less and answers and changes exactly as before', () => {
+    const m = new ServerMap(3000);
+    for (let i = 0; i < 2100; i++) m.set(`prov-${i}`, i % 3000);
+    const before = m.bytes;
+    m.trim();
+    expect(m.bytes).toBeLessThan(before);
+    for (let i = 0; i < 2100; i += 7) expect(m.rowOf(`prov-${i}`)).toBe(i);
+    expect(m.providerOf(2099)).toBe('prov-2099');
+    // Changes after the trim grow the arrays again.
+    for (let i = 2100; i < 3000; i++) m.set(`later-${i}`, i);
+    m.remove('prov-5');
+    expect(m.rowOf('later-2999')).toBe(2999);
+    expect(m.rowOf('prov-5')).toBe(-1);
+    expect(m.available).toBe(2999);
+    expect(m.mappings).toBe(2999);
+  });
 });

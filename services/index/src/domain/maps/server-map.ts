@@ -60,6 +60,23 @@ export class ServerMap {
     );
   }
 
+  /**
+   * Gives back the growth slack of the arena and the entry arrays after a bulk load (they double while
+   * growing, so up to half of each can be unused), keeping 1/16 of headroom for the changes that follow.
+   * Content is unchanged.
+   */
+  trim(): void {
+    const bytes = this.used + Math.max(4096, this.used >>> 4);
+    if (this.bytes_.length > bytes) this.bytes_ = this.bytes_.slice(0, bytes);
+    const cap = Math.max(64, this.entries + (this.entries >>> 4));
+    if (this.entryRow.length > cap) {
+      this.entryStart = this.entryStart.slice(0, cap);
+      this.entryLen = this.entryLen.slice(0, cap);
+      this.entryRow = this.entryRow.slice(0, cap);
+      this.entryNext = this.entryNext.slice(0, cap);
+    }
+  }
+
   /** Number of provider ids held. */
   get mappings(): number {
     return this.entries - this.dead;

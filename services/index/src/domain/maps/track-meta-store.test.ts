@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { TrackMetaStore, loadTrackMeta, type TrackMetaFields } from './track-meta-store';
 import type { TrackMeta } from '../../store/track.repository';
 
@@ -57,5 +58,35 @@ describe('TrackMetaStore', () => {
     expect(store.get(12_345, ids[12_345]!)).toMatchObject({ title: 'Song 12345', artist: 'Artist 45', album: 'Album 345' });
     // Per-row arrays (64 B) plus one 16 MiB arena chunk; the strings themselves take ~40 B a row.
     expect(store.bytes).toBeLessThan(20_000 * 64 + (1 << 24) + 1);
+  });
+});
+
+describe('TrackMetaStore against a plain Map model (fast-check)', () => {
+  const text = fc.option(fc.string({ unit: 'binary', maxLength: 12 }), { nil: null });
+  const num = fc.option(fc.oneof(fc.double({ noNaN: true }), fc.integer({ min: -300, max: 300 })), { nil: null });
+  const fields = fc.record({ title: fc.string({ maxLength: 10 }), artist: fc.string({ maxLength: 6 }), album: text, albumArtist: text, moodVector: text, otherFeatures: text, tempo: num, energy: num });
+  const op = fc.oneof(fc.record({ row: fc.integer({ min: -1, max: 9 }), set: fields }), fc.record({ row: fc.integer({ min: -1, max: 9 }), set: fc.constant(undefined) }));
+
+  it('every sequence of set/remove reads back exactly what the model holds', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const store = new TrackMetaStore(9);
+        const model = new Map<number, TrackMetaFields>();
+        for (const o of ops) {
+          if (o.set) store.set(o.row, o.set);
+          else store.remove(o.row);
+          if (o.row < 0 || o.row >= 9) continue;
+          if (o.set) model.set(o.row, o.set);
+          else model.delete(o.row);
+        }
+        expect(store.count).toBe(model.size);
+        for (let row = 0; row < 9; row++) {
+          const want = model.get(row);
+          expect(store.has(row)).toBe(want !== undefined);
+          expect(store.get(row, `id-${row}`)).toEqual(want ? { itemId: `id-${row}`, ...want, tempo: want.tempo ?? null, energy: want.energy ?? null } : undefined);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -63,24 +63,28 @@ type StringField = (typeof STRING_FIELDS)[number];
 const SHARED_FIELDS: ReadonlySet<StringField> = new Set(['artist', 'album', 'albumArtist']);
 const NF = STRING_FIELDS.length;
 
+/** Row flag: the row holds metadata. Bits 0-5 flag a null string field (in STRING_FIELDS order). */
+const PRESENT = 0x80;
+
 /**
  * Display metadata of every row of one index generation, in memory (issue 19): what a result row shows
  * (`TrackRowDto`: title, artist, album, album_artist, mood_vector, other_features) plus tempo and energy
  * (similar-songs filters), so a query makes no database call for its rows.
  *
- * Storage per row: for each of the 6 string fields a uint32 arena reference and an int32 UTF-8 length
- * (-1 = null; a row whose title length is -1 has no metadata), tempo and energy as float64 (NaN = null,
- * exactly the value PostgreSQL returned): 64 bytes per row plus the UTF-8 bytes, which the loader shares for equal artist/album values. Reading a row
- * decodes its strings (a few hundred ns per row).
+ * Storage per row: for each of the 6 string fields a uint32 arena reference and a uint16 UTF-8 length (strings
+ * are cut at 65,535 bytes), one flag byte (present, and which fields are null), tempo and energy as float64
+ * (NaN = null, exactly the value PostgreSQL returned): 53 bytes per row plus the UTF-8 bytes, which the loader
+ * shares for equal artist/album values. Reading a row decodes its strings (a few hundred ns per row).
  *
  * Kept current by `set`/`remove` (row-addressed, so a relabel of canonical ids keeps it valid);
  * `seq` is the position of the change log applied so far (0 = only what the generation was loaded with).
  */
 export class TrackMetaStore {
   private readonly arena = new StringArena();
-  /** refs[row * NF + field], lens[row * NF + field] (-1 = null). */
+  /** refs[row * NF + field], lens[row * NF + field] (UTF-8 bytes), flags[row] (PRESENT | null-field bits). */
   private readonly refs: Uint32Array;
-  private readonly lens: Int32Array;
+  private readonly lens: Uint16Array;
+  private readonly flags: Uint8Array;
   private readonly tempo: Float64Array;
   private readonly energy: Float64Array;
   private shared: Map<string, [number, number]> | undefined = new Map();
@@ -90,7 +94,8 @@ export class TrackMetaStore {
 
   constructor(readonly size: number) {
     this.refs = new Uint32Array(size * NF);
-    this.lens = new Int32Array(size * NF).fill(-1);
+    this.lens = new Uint16Array(size * NF);
+    this.flags = new Uint8Array(size);
     this.tempo = new Float64Array(size).fill(Number.NaN);
     this.energy = new Float64Array(size).fill(Number.NaN);
   }
@@ -102,7 +107,7 @@ export class TrackMetaStore {
 
   /** Bytes held: the per-row arrays plus the string arena's chunks. */
   get bytes(): number {
-    return this.refs.byteLength + this.lens.byteLength + this.tempo.byteLength + this.energy.byteLength + this.arena.bytes;
+    return this.refs.byteLength + this.lens.byteLength + this.flags.byteLength + this.tempo.byteLength + this.energy.byteLength + this.arena.bytes;
   }
 
   /**
@@ -111,13 +116,16 @@ export class TrackMetaStore {
    */
   set(row: number, m: TrackMetaFields): void {
     if (!(row >= 0 && row < this.size)) return;
-    if (this.lens[row * NF]! < 0) this.present++;
+    if ((this.flags[row]! & PRESENT) === 0) this.present++;
     const base = row * NF;
+    let flags = PRESENT;
     for (let f = 0; f < NF; f++) {
       const name = STRING_FIELDS[f]!;
       const v = m[name];
       if (v === null || v === undefined) {
-        this.lens[base + f] = name === 'title' || name === 'artist' ? 0 : -1;
+        // A missing title or artist reads back as '' (as before), the other fields as null.
+        if (name !== 'title' && name !== 'artist') flags |= 1 << f;
+        this.lens[base + f] = 0;
         this.refs[base + f] = 0;
         continue;
       }
@@ -131,22 +139,23 @@ export class TrackMetaStore {
       this.refs[base + f] = ref[0];
       this.lens[base + f] = ref[1];
     }
+    this.flags[row] = flags;
     this.tempo[row] = m.tempo ?? Number.NaN;
     this.energy[row] = m.energy ?? Number.NaN;
   }
 
   /** Drops the metadata of `row` (the song left the catalogue copy): it is then omitted from results. */
   remove(row: number): void {
-    if (!(row >= 0 && row < this.size) || this.lens[row * NF]! < 0) return;
+    if (!this.has(row)) return;
     this.present--;
-    this.lens.fill(-1, row * NF, row * NF + NF);
+    this.flags[row] = 0;
     this.tempo[row] = Number.NaN;
     this.energy[row] = Number.NaN;
   }
 
   /** True when the row holds metadata. */
   has(row: number): boolean {
-    return row >= 0 && row < this.size && this.lens[row * NF]! >= 0;
+    return row >= 0 && row < this.size && (this.flags[row]! & PRESENT) !== 0;
   }
 
   /** Ends the bulk load: the sharing table of equal artist/album strings is dropped (later changes just append). */
@@ -158,9 +167,11 @@ export class TrackMetaStore {
   get(row: number, itemId: string): TrackMeta | undefined {
     if (!this.has(row)) return undefined;
     const base = row * NF;
+    const flags = this.flags[row]!;
     const s = (f: number): string | null => {
+      if (flags & (1 << f)) return null;
       const len = this.lens[base + f]!;
-      return len < 0 ? null : len === 0 ? '' : this.arena.get(this.refs[base + f]!, len);
+      return len === 0 ? '' : this.arena.get(this.refs[base + f]!, len);
     };
     const tempo = this.tempo[row]!;
     const energy = this.energy[row]!;
