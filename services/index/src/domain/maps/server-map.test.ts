@@ -45,9 +45,9 @@ describe('ServerMap', () => {
   it('When a bulk-loaded map is trimmed, then it holds less and answers and changes exactly as before', () => {
     const m = new ServerMap(3000);
     for (let i = 0; i < 2100; i++) m.set(`prov-${i}`, i % 3000);
-    const before = m.bytes;
+    const before = m.memoryBytes;
     m.trim();
-    expect(m.bytes).toBeLessThan(before);
+    expect(m.memoryBytes).toBeLessThan(before);
     for (let i = 0; i < 2100; i += 7) expect(m.rowOf(`prov-${i}`)).toBe(i);
     expect(m.providerOf(2099)).toBe('prov-2099');
     // Changes after the trim grow the arrays again.

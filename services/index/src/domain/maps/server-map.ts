@@ -67,7 +67,7 @@ export class ServerMap {
    */
   trim(): void {
     const bytes = this.used + Math.max(4096, this.used >>> 4);
-    if (this.bytes_.length > bytes) this.bytes_ = this.bytes_.slice(0, bytes);
+    if (this.bytes.length > bytes) this.bytes = this.bytes.slice(0, bytes);
     const cap = Math.max(64, this.entries + (this.entries >>> 4));
     if (this.entryRow.length > cap) {
       this.entryStart = this.entryStart.slice(0, cap);
