@@ -1,6 +1,8 @@
 import { IvfInputError } from './errors';
 import { ProductQuantiser, ScalarQuantiser } from './quantiser';
-import { SeededRandom } from '@polyphony/vectors';
+import { createHash } from 'node:crypto';
+import { SeededRandom, unitClusters } from '@polyphony/vectors';
+import before from './__fixtures__/pq-codebooks-before-engine.json';
 
 function gaussianMatrix(n: number, dim: number, seed: number, scale = 0.1): Float32Array {
   const rng = new SeededRandom(seed);
@@ -134,5 +136,16 @@ describe('ProductQuantiser (m sub-spaces x 256 centroids)', () => {
   it('rejects an m that does not divide dim and a sample smaller than 256', async () => {
     await expect(ProductQuantiser.train(data, n, dim, 7)).rejects.toThrow(IvfInputError);
     await expect(ProductQuantiser.train(data, 100, dim, 8)).rejects.toThrow(IvfInputError);
+  });
+});
+
+describe('ProductQuantiser training on the shared k-means engine', () => {
+  it('When seeded samples are trained (samples barely over 256 included, where centroids go empty), then the codebooks are bit-identical to the loop the engine replaced', async () => {
+    for (const { shape, sha256 } of before.cases) {
+      const [clusters, perCluster, dim, noise, seed, m, iterations] = shape as [number, number, number, number, number, number, number];
+      const { data } = unitClusters(clusters, perCluster, dim, noise, seed);
+      const pq = await ProductQuantiser.train(data, clusters * perCluster, dim, m, { seed, iterations });
+      expect(createHash('sha256').update(Buffer.from(pq.codebooks.buffer, pq.codebooks.byteOffset, pq.codebooks.byteLength)).digest('hex')).toBe(sha256);
+    }
   });
 });
