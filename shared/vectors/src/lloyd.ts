@@ -12,8 +12,10 @@
  *   The index's IVF coarse quantiser.
  *
  * The nearest-centroid search is a pluggable {@link AssignmentKernel}: the built-in JavaScript kernels, or one the
- * caller supplies (the index plugs in its WebAssembly SIMD kernels). Empty clusters are re-seeded on the points
- * worst served by their centroid, each such point used once (scikit-learn's relocation rule). The point set is
+ * caller supplies (the index plugs in its WebAssembly SIMD kernels). Empty clusters are by default re-seeded on the
+ * points worst served by their centroid, each such point used once (scikit-learn's relocation rule); a caller may
+ * keep them in place or place them itself (`emptyClusters`). Starting centroids may be given instead of the
+ * seeding (`initialCentroids`), and `lloydKMeansSync` runs the same steps without pauses. The point set is
  * streamed `batchSize` points at a time with a `pause` between pieces, so a caller sharing the event loop stays
  * responsive: memory is `k * dim * 8` bytes of sums plus `16 * n` bytes of per-point state besides the points.
  */
@@ -116,7 +118,7 @@ export interface LloydKMeansResult {
   assignment: Int32Array;
   /** Score of every point against its centroid in the last assignment step (squared distance or dot product). */
   scores: Float64Array;
-  /** Centroids that went empty and were re-seeded on a far point. */
+  /** Empty centroids re-seeded (on a far point, or by the caller's `emptyClusters` function; 0 with `keep`). */
   reseeds: number;
   /** Point-centroid distances (or dot products) computed, counting greedy seeding as `trials + 1` passes per step. */
   distanceEvaluations: number;
