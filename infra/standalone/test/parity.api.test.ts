@@ -470,6 +470,22 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       const ready = (await post('/api/anchors', { name: 'Song five', centroid: vectors[5], exclusions: [{ vector: vectors[30], distance: 0.1 }] }).expect(200)).body.anchor;
       expect(ready).toMatchObject({ points: 0, exclusions: 1, items: null });
       expect((await get(`/api/similar_tracks?anchor_id=${ready.id}&n=1`).expect(200)).body[0].item_id).toBe(pid(5));
+      // An anchor is stored with the embedder version of the generation it was saved against. After an embedder switch
+      // (e.g. the MusiCNN model installed: same 200 dimensions, another space) it is refused with a 409 naming both
+      // versions, wherever it is used, instead of seeding results in the wrong space.
+      expect(ready.embedder_version).toBe('dsp-v1');
+      expect(await db.query(`SELECT embedder_version FROM "index".anchors WHERE id = $1`, [ready.id])).toEqual([{ embedder_version: 'dsp-v1' }]);
+      await db.query(`UPDATE "index".anchors SET embedder_version = 'older-embedder-v0' WHERE id = $1`, [ready.id]);
+      for (const res of [
+        await get(`/api/similar_tracks?anchor_id=${ready.id}&n=1`).expect(409),
+        await get(`/api/find_path?start_anchor=${ready.id}&end_song_id=${pid(1)}`).expect(409),
+        await post('/api/alchemy', { items: [{ id: String(ready.id), op: 'ADD', type: 'anchor' }] }).expect(409),
+      ]) {
+        expect(res.body.error.code).toBe('embedder_version_mismatch');
+        expect(res.body.error.message).toMatch(/saved against older-embedder-v0 vectors; the library is now analysed with dsp-v1/);
+      }
+      await db.query(`UPDATE "index".anchors SET embedder_version = 'dsp-v1' WHERE id = $1`, [ready.id]);
+      expect((await get(`/api/similar_tracks?anchor_id=${ready.id}&n=1`).expect(200)).body[0].item_id).toBe(pid(5));
 
       // The reference UI's save flow: alchemy answers add_centroid_vector and exclusions, the anchor is saved from them.
       const blended = (await post('/api/alchemy', { items: [{ id: pid(20), op: 'ADD' }, { id: 'happy:0', op: 'ADD', type: 'mood' }, { id: pid(21), op: 'SUBTRACT' }], n: 5, temperature: 0 }).expect(200)).body;

@@ -86,6 +86,11 @@ export const AnchorDto = z
     dim: z.number().int(),
     created_by: z.string().nullable(),
     created_at: z.string(),
+    /**
+     * Embedder version of the vectors it was computed against (null: unknown). When the library has switched to
+     * another embedder since, using the anchor is a 409 `embedder_version_mismatch`: save it again.
+     */
+    embedder_version: z.string().nullable(),
   })
   .openapi('Anchor');
 export type AnchorDto = z.infer<typeof AnchorDto>;

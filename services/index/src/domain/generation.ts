@@ -90,6 +90,11 @@ export interface Generation {
   /** How `coords` were made: UMAP (umap-projection.ts) from UMAP_MIN_SAMPLES rows on, PCA (projection.ts) below. */
   readonly mapMethod: MapMethod;
   readonly builtAt: Date | null;
+  /**
+   * Embedder version of the vectors (e.g. `dsp-v1`, `tfjs:musicnn-fusion-v1`); null when unknown (nothing built, or a
+   * build stored before versions were recorded). Vectors saved against another version (anchors) are refused.
+   */
+  readonly embedderVersion: string | null;
   /** Provider <-> canonical maps and availability per server over this generation's rows (kept current from the catalogue's mapping log). */
   readonly maps: GenerationMaps;
   /** Display metadata of every row (title, artist, album, moods, tempo, energy), in memory: result rows need no database query (issue 19). */
@@ -126,7 +131,7 @@ export function emptyGeneration(dim = DEFAULT_DIM): Generation {
     slotOfRow: new Int32Array(0),
     ids: new IdTableBuilder(16).finish(0),
   });
-  return { generation: 0, index, artists: ArtistModel.empty(dim, 0), links: new ArtistLinks(), pca: undefined, coords: new Float32Array(0), mapMethod: 'pca', builtAt: null, maps: new GenerationMaps(index), meta: new TrackMetaStore(0) };
+  return { generation: 0, index, artists: ArtistModel.empty(dim, 0), links: new ArtistLinks(), pca: undefined, coords: new Float32Array(0), mapMethod: 'pca', builtAt: null, embedderVersion: null, maps: new GenerationMaps(index), meta: new TrackMetaStore(0) };
 }
 
 /**

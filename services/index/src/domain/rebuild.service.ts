@@ -213,7 +213,7 @@ export class RebuildService {
       phase('artists');
       for (const l of await this.generations.links(live.generation)) links.set(l.serverId, l.key, l.providerId);
       phase('links');
-      restored = { generation: live.generation, index, artists, links, pca, coords, mapMethod, builtAt: live.finishedAt ?? live.createdAt };
+      restored = { generation: live.generation, index, artists, links, pca, coords, mapMethod, builtAt: live.finishedAt ?? live.createdAt, embedderVersion: live.embedderVersion };
     } catch (err) {
       this.logger.error('stored index generation could not be loaded', { generation: live.generation, err: (err as Error).message });
       return { loaded: false, interrupted: interrupted.length };
@@ -456,8 +456,8 @@ export class RebuildService {
     if (signal.aborted) throw new Error('index build aborted');
     const [maps, meta] = await Promise.all([this.maps.load(served), loadTrackMeta(served, this.tracks)]);
     if (signal.aborted) throw new Error('index build aborted');
-    const deleted = await this.generations.activate(generation);
-    const gen: Generation = { generation, index: served, artists, links: artistLinks, pca, coords, mapMethod, builtAt: new Date(), maps, meta };
+    const deleted = await this.generations.activate(generation, version ?? null);
+    const gen: Generation = { generation, index: served, artists, links: artistLinks, pca, coords, mapMethod, builtAt: new Date(), embedderVersion: version ?? null, maps, meta };
     this.state.swap(gen);
     // Changes logged while the activation committed.
     void this.maps.catchUp(maps).catch(() => undefined);

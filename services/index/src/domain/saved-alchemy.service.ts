@@ -62,6 +62,7 @@ function toAnchorDto(a: StoredAnchor): AnchorDto {
     dim: a.dim,
     created_by: a.createdBy,
     created_at: a.createdAt.toISOString(),
+    embedder_version: a.embedderVersion,
   };
 }
 
@@ -106,7 +107,7 @@ export class AnchorService {
         if (!v) throw new ValidationError('An exclusion vector must not be the zero vector');
         exclusions.push({ vector: Array.from(v), distance: e.distance ?? null });
       }
-      const saved = await this.repo.insertAnchor({ name: body.name, centroid, exclusions, items: null, createdBy });
+      const saved = await this.repo.insertAnchor({ name: body.name, centroid, exclusions, items: null, createdBy, embedderVersion: scope.gen.embedderVersion });
       return { ...toAnchorDto(saved), unresolved: [] };
     }
     const items = body.items!;
@@ -120,7 +121,7 @@ export class AnchorService {
     for (const e of carried) exclusions.push({ vector: Array.from(e.vector), distance: e.distance });
     // The recipe as it can be re-read later: songs by canonical id (provider ids differ per server).
     const recipe = [...add, ...sub].map((p) => ({ id: p.input.type === 'song' ? scope.idOf(p.rows[0]!) : p.input.id, op: p.input.op, type: p.input.type }));
-    const saved = await this.repo.insertAnchor({ name: body.name, centroid, exclusions: exclusions.slice(0, ANCHOR_MAX_EXCLUSION_VECTORS), items: recipe, createdBy });
+    const saved = await this.repo.insertAnchor({ name: body.name, centroid, exclusions: exclusions.slice(0, ANCHOR_MAX_EXCLUSION_VECTORS), items: recipe, createdBy, embedderVersion: scope.gen.embedderVersion });
     return { ...toAnchorDto(saved), unresolved };
   }
 
@@ -138,7 +139,9 @@ export class AnchorService {
 
   /**
    * An anchor as a seed, by id or (case-insensitive) name.
-   * @throws NotFoundError (404) when unknown; ConflictError (409) when saved for another embedding dimension
+   * @throws NotFoundError (404) when unknown; ConflictError (409) `anchor_dimension_mismatch` when saved for another
+   *   embedding dimension, `embedder_version_mismatch` when saved against another embedder's vectors (the catalogue
+   *   switched embedders since: its centroid and exclusions are points of the old space; save it again)
    */
   async seed(idOrName: string, gen: Generation): Promise<NamedAnchor> {
     const key = idOrName.trim();
@@ -147,6 +150,11 @@ export class AnchorService {
     const a = /^\d{1,9}$/.test(key) ? await this.repo.findAnchor(Number(key)) : await this.repo.findAnchorByName(key);
     if (!a) throw new NotFoundError(`Anchor ${JSON.stringify(key)} not found`);
     if (a.dim !== gen.index.dim) throw new ConflictError(`Anchor "${a.name}" was saved in a ${a.dim}-dimensional embedding space, the index now has ${gen.index.dim}: save it again`, 'anchor_dimension_mismatch');
+    if (a.embedderVersion && gen.embedderVersion && a.embedderVersion !== gen.embedderVersion)
+      throw new ConflictError(
+        `Anchor "${a.name}" was saved against ${a.embedderVersion} vectors; the library is now analysed with ${gen.embedderVersion}, whose space it does not belong to: save it again from its songs`,
+        'embedder_version_mismatch',
+      );
     return { id: a.id, name: a.name, vector: a.centroid, exclusions: a.exclusions.map((e) => ({ vector: Float32Array.from(e.vector), distance: e.distance })) };
   }
 }

@@ -17,6 +17,8 @@ export interface BuildRecord {
   pca: Float32Array | null;
   createdAt: Date;
   finishedAt: Date | null;
+  /** Embedder version of the build's vectors; null when unknown (empty index, or built before it was recorded). */
+  embedderVersion: string | null;
 }
 
 /** One completed cell as the build hands it over (copied: the build reuses its arrays). */
@@ -218,12 +220,13 @@ export class GenerationRepository {
    * Makes `generation` the live one in a single transaction: the previous live build is retired, the
    * catalogue copy loses every track the build did not see, and every other generation's rows (retired,
    * failed, abandoned) are deleted (cells, projections and artists go by cascade).
+   * `embedderVersion` is recorded on the build (the space its vectors, and anchors saved against it, live in).
    * @returns number of catalogue-copy rows deleted
    */
-  async activate(generation: number): Promise<number> {
+  async activate(generation: number, embedderVersion: string | null): Promise<number> {
     return this.ds.transaction(async (m) => {
       await m.query(`UPDATE ${S}.builds SET state = 'retired' WHERE state = 'live'`);
-      await m.query(`UPDATE ${S}.builds SET state = 'live', finished_at = now() WHERE generation = $1`, [generation]);
+      await m.query(`UPDATE ${S}.builds SET state = 'live', finished_at = now(), embedder_version = $2 WHERE generation = $1`, [generation, embedderVersion]);
       const deleted = await this.tracks.deleteNotSeen(m, generation);
       await m.query(`DELETE FROM ${S}.builds WHERE generation <> $1`, [generation]);
       return deleted;
@@ -268,6 +271,7 @@ export class GenerationRepository {
       pca: r.pca ? bufferToF32(r.pca as Buffer) : null,
       createdAt: r.created_at as Date,
       finishedAt: (r.finished_at as Date | null) ?? null,
+      embedderVersion: (r.embedder_version as string | null) ?? null,
     };
   }
 

@@ -20,6 +20,8 @@ export interface StoredAnchor {
   items: Array<{ id: string; op: 'ADD' | 'SUBTRACT'; type: string }> | null;
   createdBy: string | null;
   createdAt: Date;
+  /** Embedder version of the generation it was computed against; null when unknown (saved on an empty index). */
+  embedderVersion: string | null;
 }
 
 export interface StoredRadio {
@@ -40,6 +42,7 @@ interface AnchorRow {
   items: StoredAnchor['items'];
   created_by: string | null;
   created_at: Date;
+  embedder_version: string | null;
 }
 const toAnchor = (r: AnchorRow): StoredAnchor => ({
   id: r.id,
@@ -50,6 +53,7 @@ const toAnchor = (r: AnchorRow): StoredAnchor => ({
   items: r.items,
   createdBy: r.created_by,
   createdAt: r.created_at,
+  embedderVersion: r.embedder_version ?? null,
 });
 
 interface RadioRow {
@@ -88,8 +92,8 @@ export class SavedAlchemyRepository {
   async insertAnchor(a: Omit<StoredAnchor, 'id' | 'createdAt' | 'dim'>): Promise<StoredAnchor> {
     try {
       const rows: AnchorRow[] = await this.ds.query(
-        `INSERT INTO "index".anchors (name, centroid, dim, exclusions, items, created_by) VALUES ($1, $2::real[], $3, $4::jsonb, $5::jsonb, $6) RETURNING *`,
-        [a.name, Array.from(a.centroid), a.centroid.length, JSON.stringify(a.exclusions), a.items ? JSON.stringify(a.items) : null, a.createdBy],
+        `INSERT INTO "index".anchors (name, centroid, dim, exclusions, items, created_by, embedder_version) VALUES ($1, $2::real[], $3, $4::jsonb, $5::jsonb, $6, $7) RETURNING *`,
+        [a.name, Array.from(a.centroid), a.centroid.length, JSON.stringify(a.exclusions), a.items ? JSON.stringify(a.items) : null, a.createdBy, a.embedderVersion],
       );
       return toAnchor(rows[0]!);
     } catch (err) {
