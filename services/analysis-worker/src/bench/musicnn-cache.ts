@@ -49,28 +49,44 @@ export function benchModelsDir(): string {
   return process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../../..', 'shared', 'models');
 }
 
-function split(flat: Float32Array, n: number, dim: number, scale = 1e5): number[][] {
+/** `n` rows of `dim` values of a flat per-patch output, rounded to 1/scale (cache files stay small). */
+export function roundedRows(flat: Float32Array, n: number, dim: number, scale = 1e5): number[][] {
   return Array.from({ length: n }, (_, i) => Array.from(flat.subarray(i * dim, (i + 1) * dim), (v) => Math.round(v * scale) / scale));
+}
+
+/**
+ * A per-track JSON cache of the benchmarks, `<bench scratch>/<folder>/<group>__<stem>.json`: the records of `tracks` in
+ * their order, read from the cache where present, else made by `compute` (given the track and its `[i/n]` position for
+ * log lines; undefined = skipped, e.g. an undecodable file) and written. With `cachedOnly` missing tracks are left out.
+ */
+export async function cachedPerTrack<T>(folder: string, tracks: readonly CorpusTrack[], cachedOnly: boolean, compute: (t: CorpusTrack, position: string) => Promise<T | undefined>): Promise<T[]> {
+  const dir = join(BENCH_SCRATCH_DIR, folder);
+  mkdirSync(dir, { recursive: true });
+  const out: T[] = [];
+  for (const [i, t] of tracks.entries()) {
+    const file = join(dir, `${t.name.replace('/', '__')}.json`);
+    if (existsSync(file)) {
+      out.push(JSON.parse(readFileSync(file, 'utf8')) as T);
+      continue;
+    }
+    if (cachedOnly) continue;
+    const rec = await compute(t, `[${i + 1}/${tracks.length}]`);
+    if (rec === undefined) continue;
+    writeFileSync(file, JSON.stringify(rec));
+    out.push(rec);
+  }
+  return out;
 }
 
 /** Cached outputs for `tracks`, computing the missing ones (slow: about 2 x 8 network patches per track). */
 export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) => void = () => undefined, cachedOnly = false): Promise<MusicnnTrackCache[]> {
-  const dir = join(BENCH_SCRATCH_DIR, `musicnn-${REFERENCE_PATCHES}-pooled`);
-  mkdirSync(dir, { recursive: true });
   let net: MusicnnAnalyser | undefined;
   const mel = new MusicnnMelFrontend();
-  const out: MusicnnTrackCache[] = [];
-  for (const [i, t] of tracks.entries()) {
-    const file = join(dir, `${t.name.replace('/', '__')}.json`);
-    if (existsSync(file)) {
-      out.push(JSON.parse(readFileSync(file, 'utf8')) as MusicnnTrackCache);
-      continue;
-    }
-    if (cachedOnly) continue;
+  const out = await cachedPerTrack<MusicnnTrackCache>(`musicnn-${REFERENCE_PATCHES}-pooled`, tracks, cachedOnly, async (t, position) => {
     net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), withPooled: true });
     const t0 = performance.now();
-    const pcm = await decodeCorpusTrack(t, log, `[${i + 1}/${tracks.length}]`);
-    if (!pcm) continue;
+    const pcm = await decodeCorpusTrack(t, log, position);
+    if (!pcm) return undefined;
     const t1 = performance.now();
     const full = mel.compute(pcm.samples);
     const sum = new Float64Array(96);
@@ -92,20 +108,19 @@ export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) =
       durationSeconds: pcm.durationSeconds,
       totalPatches: Math.max(1, Math.floor((1 + Math.floor(pcm.samples.length / MUSICNN_INPUT.hopSamples)) / MUSICNN_INPUT.patchFrames)),
       starts: a.starts,
-      msdPen: split(a.msd.penultimate, n, 200),
-      mttPen: split(a.mtt!.penultimate, n, 200),
-      msdTags: split(a.msd.tags, n, 50),
-      mttTags: split(a.mtt!.tags, n, 50),
-      msdPooled: split(a.msd.pooled!, n, 1506, 1e4),
-      mttPooled: split(a.mtt!.pooled!, n, 1506, 1e4),
+      msdPen: roundedRows(a.msd.penultimate, n, 200),
+      mttPen: roundedRows(a.mtt!.penultimate, n, 200),
+      msdTags: roundedRows(a.msd.tags, n, 50),
+      mttTags: roundedRows(a.mtt!.tags, n, 50),
+      msdPooled: roundedRows(a.msd.pooled!, n, 1506, 1e4),
+      mttPooled: roundedRows(a.mtt!.pooled!, n, 1506, 1e4),
       melStats,
       timings: { decodeMs: t1 - t0, melMs: a.melMs, msdMs: a.networkMs - a.mttMs, mttMs: a.mttMs },
     };
-    writeFileSync(file, JSON.stringify(rec));
-    out.push(rec);
     const cpu = process.cpuUsage();
-    log(`[${i + 1}/${tracks.length}] ${t.name} cpu ${((cpu.user + cpu.system) / 1e6).toFixed(0)} s total, rss ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB, ${pcm.durationSeconds.toFixed(0)} s, ${n} patches, msd ${(a.networkMs - a.mttMs).toFixed(0)} ms, mtt ${a.mttMs.toFixed(0)} ms`);
-  }
+    log(`${position} ${t.name} cpu ${((cpu.user + cpu.system) / 1e6).toFixed(0)} s total, rss ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB, ${pcm.durationSeconds.toFixed(0)} s, ${n} patches, msd ${(a.networkMs - a.mttMs).toFixed(0)} ms, mtt ${a.mttMs.toFixed(0)} ms`);
+    return rec;
+  });
   net?.dispose();
   return out;
 }

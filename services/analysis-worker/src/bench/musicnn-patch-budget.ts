@@ -16,15 +16,13 @@
  *   fills the cache (ONNX Runtime by default, MUSICNN_BACKEND to change) then prints the table;
  *   --cached uses the cached tracks only.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DefaultEmbedder } from '../domain/audio/embedder';
 import { MusicnnAnalyser } from '../domain/musicnn/analyser';
 import { FusionEmbedder, LEARNED_EMBEDDER_VERSION } from '../domain/musicnn/embedding';
 import { patchStarts } from '../domain/musicnn/mel';
-import { BENCH_SCRATCH_DIR, decodeCorpusTrack, interleaved, isHeldOut, loadCorpus, type CorpusTrack } from './corpus';
+import { decodeCorpusTrack, interleaved, isHeldOut, loadCorpus, type CorpusTrack } from './corpus';
 import { corpusFeatures } from './feature-cache';
-import { benchBackend, benchModelsDir } from './musicnn-cache';
+import { benchBackend, benchModelsDir, cachedPerTrack, roundedRows } from './musicnn-cache';
 import { evalOn, fuseBlocks, pool, zFit, zApply, type Rows } from './musicnn-retrieval';
 
 /** Most patches cached per track. */
@@ -43,43 +41,28 @@ interface AllPatchesCache {
   cpuMs: { decode: number; mel: number; msd: number; mtt: number };
 }
 
-function round(flat: Float32Array, n: number, dim: number): number[][] {
-  return Array.from({ length: n }, (_, i) => Array.from(flat.subarray(i * dim, (i + 1) * dim), (v) => Math.round(v * 1e5) / 1e5));
-}
-
 async function fill(tracks: CorpusTrack[], cachedOnly: boolean, log: (l: string) => void): Promise<AllPatchesCache[]> {
-  const dir = join(BENCH_SCRATCH_DIR, `musicnn-all-${CAP}`);
-  mkdirSync(dir, { recursive: true });
   let net: MusicnnAnalyser | undefined;
-  const out: AllPatchesCache[] = [];
-  for (const [i, t] of tracks.entries()) {
-    const file = join(dir, `${t.name.replace('/', '__')}.json`);
-    if (existsSync(file)) {
-      out.push(JSON.parse(readFileSync(file, 'utf8')) as AllPatchesCache);
-      continue;
-    }
-    if (cachedOnly) continue;
+  const out = await cachedPerTrack<AllPatchesCache>(`musicnn-all-${CAP}`, tracks, cachedOnly, async (t, position) => {
     net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend() });
     const c0 = process.cpuUsage();
-    const pcm = await decodeCorpusTrack(t, log, `[${i + 1}/${tracks.length}]`);
-    if (!pcm) continue;
+    const pcm = await decodeCorpusTrack(t, log, position);
+    if (!pcm) return undefined;
     const c1 = process.cpuUsage(c0);
     const a = await net.analyse(pcm.samples, CAP);
     const cpu = a.cpu!;
-    const rec: AllPatchesCache = {
+    log(`${position} ${t.name} ${pcm.durationSeconds.toFixed(0)} s, ${a.starts.length} patches, cpu mel ${cpu.melMs.toFixed(0)} msd ${cpu.msdMs.toFixed(0)} mtt ${cpu.mttMs.toFixed(0)} ms, rss ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`);
+    return {
       name: t.name,
       group: t.group,
       durationSeconds: pcm.durationSeconds,
       frames: 1 + Math.floor(pcm.samples.length / 256),
       starts: a.starts,
-      msdPen: round(a.msd.penultimate, a.starts.length, 200),
-      mttPen: round(a.mtt!.penultimate, a.starts.length, 200),
+      msdPen: roundedRows(a.msd.penultimate, a.starts.length, 200),
+      mttPen: roundedRows(a.mtt!.penultimate, a.starts.length, 200),
       cpuMs: { decode: (c1.user + c1.system) / 1000, mel: cpu.melMs, msd: cpu.msdMs, mtt: cpu.mttMs },
     };
-    writeFileSync(file, JSON.stringify(rec));
-    out.push(rec);
-    log(`[${i + 1}/${tracks.length}] ${t.name} ${pcm.durationSeconds.toFixed(0)} s, ${a.starts.length} patches, cpu mel ${cpu.melMs.toFixed(0)} msd ${cpu.msdMs.toFixed(0)} mtt ${cpu.mttMs.toFixed(0)} ms, rss ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`);
-  }
+  });
   net?.dispose();
   return out;
 }

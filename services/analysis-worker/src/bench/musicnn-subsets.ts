@@ -16,15 +16,13 @@
  * Run: node services/analysis-worker/dist/bench/musicnn-subsets.js [--cached]
  *   (MODELS_DIR, else ../shared/models; MUSICNN_BACKEND; the corpus packages of corpus.ts installed)
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { DEFAULT_MUSICNN_PATCHES } from '../config';
 import { DefaultEmbedder } from '../domain/audio/embedder';
 import { MusicnnAnalyser } from '../domain/musicnn/analyser';
 import { FusionEmbedder, penultimateMean } from '../domain/musicnn/embedding';
-import { BENCH_SCRATCH_DIR, decodeCorpusTrack, interleaved, isHeldOut, loadCorpus } from './corpus';
-import { benchBackend, benchModelsDir } from './musicnn-cache';
+import { decodeCorpusTrack, interleaved, isHeldOut, loadCorpus } from './corpus';
+import { benchBackend, benchModelsDir, cachedPerTrack } from './musicnn-cache';
 import { evalOn, type Rows } from './musicnn-retrieval';
 
 interface SubsetCache {
@@ -49,29 +47,18 @@ export function combinations<T>(items: readonly T[], k: number): T[][] {
 
 async function fill(cachedOnly: boolean, log: (l: string) => void): Promise<SubsetCache[]> {
   const patches = DEFAULT_MUSICNN_PATCHES;
-  const dir = join(BENCH_SCRATCH_DIR, `musicnn-subsets-${patches}`);
-  mkdirSync(dir, { recursive: true });
-  const tracks = interleaved(loadCorpus(log));
   const dsp = new DefaultEmbedder();
   let net: MusicnnAnalyser | undefined;
-  const out: SubsetCache[] = [];
-  for (const [i, t] of tracks.entries()) {
-    const file = join(dir, `${t.name.replace('/', '__')}.json`);
-    if (existsSync(file)) {
-      out.push(JSON.parse(readFileSync(file, 'utf8')) as SubsetCache);
-      continue;
-    }
-    if (cachedOnly) continue;
+  let done = 0;
+  const out = await cachedPerTrack<SubsetCache>(`musicnn-subsets-${patches}`, interleaved(loadCorpus(log)), cachedOnly, async (t, position) => {
     net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), maxPatches: patches });
     if (!net.hasMtt) throw new Error('the shipped embedding needs MTT_musicnn.h5 beside MSD_musicnn.h5');
-    const pcm = await decodeCorpusTrack(t, log, `[${i + 1}/${tracks.length}]`);
-    if (!pcm) continue;
+    const pcm = await decodeCorpusTrack(t, log, position);
+    if (!pcm) return undefined;
     const a = await net.analyse(pcm.samples);
-    const rec: SubsetCache = { name: t.name, group: t.group, musicnn: [...penultimateMean(a.msd), ...penultimateMean(a.mtt!)], dsp: Array.from(dsp.embed(pcm.samples, pcm.sampleRate)) };
-    writeFileSync(file, JSON.stringify(rec));
-    out.push(rec);
-    if ((i + 1) % 20 === 0) log(`[${i + 1}/${tracks.length}] cached (load ${loadavg()[0]!.toFixed(1)})`);
-  }
+    if (++done % 20 === 0) log(`${position} ${done} computed (load ${loadavg()[0]!.toFixed(1)})`);
+    return { name: t.name, group: t.group, musicnn: [...penultimateMean(a.msd), ...penultimateMean(a.mtt!)], dsp: Array.from(dsp.embed(pcm.samples, pcm.sampleRate)) };
+  });
   net?.dispose();
   return out.sort((a, b) => (a.name < b.name ? -1 : 1));
 }
