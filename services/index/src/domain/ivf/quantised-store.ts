@@ -175,8 +175,9 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
   const file = new VectorFile(dim, count, options.dir);
   const wanted = options.sampleSize ?? (options.mode === 'int8' ? INT8_TRAIN_SAMPLE : PQ_TRAIN_SAMPLE);
   const stride = sampleStride(count, wanted);
-  const n = Math.min(wanted, Math.ceil(count / stride));
-  const sample = new Float32Array(Math.max(1, n) * dim);
+  // The training sample (52 MB for PQ at 200-d) only when the quantiser must be trained: stored codes are placed as they are.
+  const n = stored ? 0 : Math.min(wanted, Math.ceil(count / stride));
+  const sample = new Float32Array(stored ? 0 : Math.max(1, n) * dim);
   const v = new Float32Array(dim);
   try {
     for await (const cell of input.cells) {
