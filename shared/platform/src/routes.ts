@@ -13,6 +13,18 @@ export interface ParsedInput<R extends RouteDef> {
   body: Parsed<R['body']>;
 }
 
+/** A request's params, query and body parsed with `def`'s schemas (the ones it has). @throws ValidationError (400) */
+function parseInput<R extends RouteDef>(def: R, req: Request): ParsedInput<R> {
+  return {
+    params: def.params ? parseOrThrow(def.params, req.params, 'path') : undefined,
+    query: def.query ? parseOrThrow(def.query, req.query, 'query') : undefined,
+    body: def.body && !def.uploadTypes ? parseOrThrow(def.body, req.body ?? {}, 'body') : undefined,
+  } as ParsedInput<R>;
+}
+
+/** What `validateRequest` parsed, per request, so a `json` handler does not parse the same input again. */
+const validatedInput = new WeakMap<Request, ParsedInput<RouteDef>>();
+
 /**
  * The handlers of a service's routes, collected by route definition (from `@polyphony/contracts`'s
  * `api` table) instead of by path literal: `routeHandlers().on(api.features.similarTracks, handler)`.
@@ -42,11 +54,8 @@ export class RouteHandlers {
     return this.on(
       def,
       asyncRoute(async (req, res) => {
-        const input = {
-          params: def.params ? parseOrThrow(def.params, req.params, 'path') : undefined,
-          query: def.query ? parseOrThrow(def.query, req.query, 'query') : undefined,
-          body: def.body && !def.uploadTypes ? parseOrThrow(def.body, req.body ?? {}, 'body') : undefined,
-        } as ParsedInput<R>;
+        // Parsed once by `validateRequest` when mounted with `mountRoutes`; parsed here otherwise.
+        const input = (validatedInput.get(req) as ParsedInput<R> | undefined) ?? parseInput(def, req);
         res.status(def.status ?? 200).json(await handle(input, req));
       }),
     );
@@ -83,15 +92,13 @@ export function enforceAccess(def: RouteDef): RequestHandler {
 
 /**
  * Validates path parameters, query and JSON body against the route's schemas (400 `invalid_request`
- * in the error shape on failure). It checks only; the handler still reads `req.params`/`req.query`/
- * `req.body` (and may parse them again into their typed form).
+ * in the error shape on failure). The parsed input is kept for the request: a `json` handler uses it instead of
+ * parsing again; other handlers still read `req.params`/`req.query`/`req.body`.
  */
 export function validateRequest(def: RouteDef): RequestHandler {
   return (req, _res, next) => {
     try {
-      if (def.params) parseOrThrow(def.params, req.params, 'path');
-      if (def.query) parseOrThrow(def.query, req.query, 'query');
-      if (def.body && !def.uploadTypes) parseOrThrow(def.body, req.body ?? {}, 'body');
+      validatedInput.set(req, parseInput(def, req));
       next();
     } catch (err) {
       next(err);
