@@ -1,7 +1,7 @@
 import { InMemoryBus, PermanentMessageError } from './bus';
 import { BUS_DEFAULTS, attemptBudget, resolveRetry } from './bus/common';
 import { UpstreamUnavailableError, ValidationError } from './errors';
-import { classifyFault, jitteredBackoffMs, withTransientRetry } from './faults';
+import { TransientError, classifyFault, jitteredBackoffMs, withTransientRetry } from './faults';
 import { z } from 'zod';
 
 describe('fault classification', () => {
@@ -14,6 +14,10 @@ describe('fault classification', () => {
     expect(classifyFault(Object.assign(new Error('bad gateway'), { httpStatus: 502 }))).toBe('transient');
     expect(classifyFault(Object.assign(new Error('x'), { name: 'TimeoutError' }))).toBe('transient');
     expect(classifyFault(new Error('outer', { cause: Object.assign(new Error('inner'), { code: 'ECONNRESET' }) }))).toBe('transient');
+    class BusyElsewhere extends TransientError {
+      override name = 'BusyElsewhere';
+    }
+    expect(classifyFault(new BusyElsewhere('held by another attempt'))).toBe('transient');
   });
 
   it('When errors are bad input, undecodable files or constraint violations, then they are permanent; anything else is unknown', () => {

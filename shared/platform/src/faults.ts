@@ -45,7 +45,7 @@ const TRANSIENT_MESSAGES = [
 const TRANSIENT_NAMES = new Set(['UnreachableError', 'AbortError', 'TimeoutError', 'UpstreamUnavailableError', 'BusUnavailableError', 'BrokenCircuitError', 'IllegalOperationError', 'TransientError']);
 const PERMANENT_NAMES = new Set(['PermanentMessageError', 'ValidationError', 'UndecodableAudioError', 'InsufficientAudioError', 'ZodError', 'NotFoundError', 'ForbiddenError', 'UnauthorizedError', 'ProtocolError', 'AuthError']);
 
-/** Marks an error as transient explicitly (e.g. a lease or generation not yet reached). */
+/** Marks an error as transient explicitly (e.g. a lease or generation not yet reached); subclasses are transient too, whatever their name. */
 export class TransientError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -58,7 +58,7 @@ export function classifyFault(err: unknown, depth = 0): FaultClass {
   if (err === null || err === undefined || depth > 4) return 'unknown';
   const e = err as { name?: string; code?: unknown; message?: string; status?: unknown; httpStatus?: unknown; cause?: unknown; driverError?: unknown };
   const name = typeof e.name === 'string' ? e.name : '';
-  if (TRANSIENT_NAMES.has(name)) return 'transient';
+  if (TRANSIENT_NAMES.has(name) || err instanceof TransientError) return 'transient';
   if (PERMANENT_NAMES.has(name)) return 'permanent';
   const code = typeof e.code === 'string' ? e.code : '';
   if (code && NETWORK_CODES.has(code)) return 'transient';

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TOP_N_MOODS, type AnalysisTrackRequested, type ResolveIdentityRequest } from '@polyphony/contracts';
 import type { MediaServerClient } from '@polyphony/media-servers';
-import { isTransientFault, type Logger } from '@polyphony/platform';
+import { TransientError, isTransientFault, type Logger } from '@polyphony/platform';
 import type { RunRepository, TrackOutcome } from '../store/run.repository';
 import { computeChromaprint } from './audio/chromaprint';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
@@ -41,6 +41,21 @@ export interface StageTimings {
 }
 
 /**
+ * Another processing attempt holds a live claim on the track (e.g. the broker redelivered its message
+ * after a channel closed while the first attempt kept working). Transient: the bus retries the message
+ * with backoff, and the retry finds the outcome recorded (duplicate) or the claim lapsed (the holder died).
+ */
+export class TrackBusyError extends TransientError {
+  constructor(providerId: string, until: Date) {
+    super(`track ${providerId} is being analyzed by another attempt (claim until ${until.toISOString()})`);
+    this.name = 'TrackBusyError';
+  }
+}
+
+/** Lease of a track claim in seconds, renewed every third of it while the attempt works (a killed worker's claim lapses within it). */
+export const TRACK_CLAIM_LEASE_SECONDS = 20;
+
+/**
  * Analyzes one provider track (the work of one bus message): skip if already mapped (idempotent
  * redelivery), download to a temp directory (streamed), decode to 16 kHz mono with ffmpeg,
  * embed and describe, MusiCNN tags when the learned model is installed, Chromaprint with fpcalc, resolve identity in the catalogue, and for new
@@ -50,6 +65,8 @@ export interface StageTimings {
 export class TrackProcessor {
   private readonly clients = new Map<string, { at: number; client: MediaServerClient }>();
   lastTimings?: StageTimings;
+  /** Lease of a track claim (seconds); see TRACK_CLAIM_LEASE_SECONDS. */
+  claimLeaseSeconds = TRACK_CLAIM_LEASE_SECONDS;
 
   constructor(
     private readonly registry: RegistryPort,
@@ -89,9 +106,31 @@ export class TrackProcessor {
     const { taskId, serverId, track } = msg;
     if (await this.runs.isCancelled(taskId)) return this.record(msg, { outcome: 'cancelled' });
     // A duplicate message (redelivery after its outcome was recorded, or a republish by a coordinator
-    // that took the run over) does no work.
-    const done = await this.runs.outcomeOf(taskId, serverId, track.id);
-    if (done) return { outcome: done, duplicate: true };
+    // that took the run over) does no work; one that arrives while another attempt is still working on
+    // the track (redelivered when the first attempt's channel closed) waits for it through the bus retry.
+    const owner = `${process.pid}:${randomUUID()}`;
+    const claim = await this.runs.claimTrack(taskId, serverId, track.id, owner, this.claimLeaseSeconds);
+    if (claim.state === 'final') return { outcome: claim.outcome, duplicate: true };
+    if (claim.state === 'busy') throw new TrackBusyError(track.id, claim.until);
+    if (claim.state === 'absent') return this.work(msg, finalAttempt, signal);
+    const renew = setInterval(() => {
+      this.runs.renewClaim(taskId, serverId, track.id, owner, this.claimLeaseSeconds).catch(() => undefined);
+    }, (this.claimLeaseSeconds * 1000) / 3);
+    renew.unref();
+    try {
+      return await this.work(msg, finalAttempt, signal);
+    } catch (err) {
+      // No outcome recorded: hand the track back so the retry (here or on another worker) starts at once.
+      await this.runs.releaseClaim(taskId, serverId, track.id, owner).catch(() => undefined);
+      throw err;
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  /** The work of `process` once the track is claimed (or has no run row to claim). */
+  private async work(msg: AnalysisTrackRequested, finalAttempt: boolean, signal?: AbortSignal): Promise<ProcessResult> {
+    const { serverId, track } = msg;
     const mapped = await this.catalogue.mappedProviderIds(serverId, [track.id]);
     if (mapped.has(track.id)) {
       // Already a song: only its MusiCNN tags or its learned embedding may be missing (model installed after it was analysed).

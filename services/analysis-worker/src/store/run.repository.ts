@@ -1,11 +1,14 @@
 import type { DataSource } from 'typeorm';
-import { TaskRunStore, type Lease, type TaskRun } from '@polyphony/platform';
+import { TaskRunStore, queryRows, type Lease, type TaskRun } from '@polyphony/platform';
 
 /** Final outcomes of one track in one run; `queued` = enqueued, no outcome yet. */
 /** `retagged`: an already-mapped song whose MusiCNN tags were missing or from another model got them (nothing else changed). */
 export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'retagged' | 'failed' | 'excluded' | 'cancelled';
 
 export type RunRecord = TaskRun;
+
+/** What `claimTrack` found: the claim is ours, the track is final, another live attempt holds it, or there is no run row. */
+export type TrackClaim = { state: 'claimed' } | { state: 'absent' } | { state: 'final'; outcome: TrackOutcome } | { state: 'busy'; until: Date };
 
 /** Durable per-server state of a run (one row per server, in analysis order). */
 export interface RunServerRow {
@@ -144,15 +147,52 @@ export class RunRepository {
     return rows.length > 0;
   }
 
-  /** The final outcome of a track in a run, if recorded (a duplicate message then does no work). */
-  async outcomeOf(runId: string, serverId: string, providerId: string): Promise<TrackOutcome | undefined> {
-    const rows: Array<{ outcome: string }> = await this.ds.query(
-      `SELECT outcome FROM analysis.run_tracks WHERE run_id = $1 AND server_id = $2 AND provider_id = $3`,
+  /**
+   * Claims a queued track for one processing attempt (`owner`, unique per attempt) for `leaseSeconds`
+   * (database clock). Succeeds when the row is queued and unclaimed, claimed by `owner`, or its claim
+   * lapsed. Returns `claimed`; `final` with the recorded outcome (nothing left to do); `busy` with the
+   * live claim's expiry (another attempt is working on it); or `absent` (no row: a message from before
+   * run rows existed, processed without a claim). Concurrent claims serialise on the row lock; the loser
+   * re-checks the claim after the winner commits and gets `busy`.
+   */
+  async claimTrack(runId: string, serverId: string, providerId: string, owner: string, leaseSeconds: number): Promise<TrackClaim> {
+    const claimed = await queryRows(
+      this.ds,
+      `UPDATE analysis.run_tracks SET claimed_by = $4, claim_expires_at = now() + make_interval(secs => $5)
+        WHERE run_id = $1 AND server_id = $2 AND provider_id = $3 AND outcome = 'queued'
+          AND (claimed_by IS NULL OR claimed_by = $4 OR claim_expires_at < now()) RETURNING 1`,
+      [runId, serverId, providerId, owner, leaseSeconds],
+    );
+    if (claimed.length > 0) return { state: 'claimed' };
+    const rows: Array<{ outcome: string; claim_expires_at: Date | null }> = await this.ds.query(
+      `SELECT outcome, claim_expires_at FROM analysis.run_tracks WHERE run_id = $1 AND server_id = $2 AND provider_id = $3`,
       [runId, serverId, providerId],
     );
-    const o = rows[0]?.outcome;
-    return o && o !== 'queued' ? (o as TrackOutcome) : undefined;
+    const row = rows[0];
+    if (!row) return { state: 'absent' };
+    if (row.outcome !== 'queued') return { state: 'final', outcome: row.outcome as TrackOutcome };
+    return { state: 'busy', until: row.claim_expires_at ?? new Date() };
   }
+
+  /** Extends `owner`'s live claim by `leaseSeconds` from now; false when the claim is no longer `owner`'s or the track is final. */
+  async renewClaim(runId: string, serverId: string, providerId: string, owner: string, leaseSeconds: number): Promise<boolean> {
+    const rows = await queryRows(
+      this.ds,
+      `UPDATE analysis.run_tracks SET claim_expires_at = now() + make_interval(secs => $5)
+        WHERE run_id = $1 AND server_id = $2 AND provider_id = $3 AND claimed_by = $4 AND outcome = 'queued' RETURNING 1`,
+      [runId, serverId, providerId, owner, leaseSeconds],
+    );
+    return rows.length > 0;
+  }
+
+  /** Gives `owner`'s claim back (the attempt ended without an outcome: the next delivery may start at once). */
+  async releaseClaim(runId: string, serverId: string, providerId: string, owner: string): Promise<void> {
+    await this.ds.query(
+      `UPDATE analysis.run_tracks SET claimed_by = NULL, claim_expires_at = NULL WHERE run_id = $1 AND server_id = $2 AND provider_id = $3 AND claimed_by = $4`,
+      [runId, serverId, providerId, owner],
+    );
+  }
+
 
   /** Outcome counts per server of one run. */
   async outcomeCounts(runId: string): Promise<Map<string, OutcomeCounts>> {
