@@ -6,6 +6,7 @@ import {
   isoFromText,
   lyricsToPlain,
   normalisePrefix,
+  pagesByOffset,
   pathsLookAbsolute,
   runConnectionTest,
   underAnyPrefix,
@@ -55,6 +56,26 @@ describe('common helpers', () => {
   it('When chunking, then slices keep order and the last may be short', () => {
     expect(chunk([1, 2, 3, 4, 5], 2)).toEqual([[1, 2], [3, 4], [5]]);
     expect(chunk([], 3)).toEqual([]);
+  });
+
+  it('When paging by offset, then it stops at the reported total, else at a short or empty page, asking from the items seen', async () => {
+    const collect = async (rows: number, total: (n: number) => number | undefined) => {
+      const asked: Array<[number, number]> = [];
+      const pages: number[][] = [];
+      const serve = async (start: number, limit: number) => {
+        asked.push([start, limit]);
+        return { items: Array.from({ length: Math.max(0, Math.min(limit, rows - start)) }, (_, i) => start + i), total: total(rows) };
+      };
+      for await (const page of pagesByOffset(3, serve)) pages.push(page);
+      return { asked, pages };
+    };
+    // Total reported: 7 rows in pages of 3, no request after the total is reached.
+    expect(await collect(7, (n) => n)).toEqual({ asked: [[0, 3], [3, 3], [6, 3]], pages: [[0, 1, 2], [3, 4, 5], [6]] });
+    // No total: a short page ends it; a full last page needs one more (empty) request.
+    expect((await collect(7, () => undefined)).asked).toEqual([[0, 3], [3, 3], [6, 3]]);
+    expect(await collect(6, () => undefined)).toEqual({ asked: [[0, 3], [3, 3], [6, 3]], pages: [[0, 1, 2], [3, 4, 5]] });
+    // A total larger than what the server serves: the empty page stops it.
+    expect((await collect(4, () => 100)).pages).toEqual([[0, 1, 2], [3]]);
   });
 
   it('When a step throws a typed error, then runConnectionTest folds it; a filter id the server lacks fails the test', async () => {

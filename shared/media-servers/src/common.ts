@@ -167,6 +167,22 @@ export function chunk<T>(items: ReadonlyArray<T>, size: number): T[][] {
 }
 
 /**
+ * Offset paging (Jellyfin/Emby `StartIndex`/`Limit`, Plex `X-Plex-Container-Start`/`-Size`): asks
+ * `fetchPage(start, pageSize)` for the page at `start` (0, then the number of items seen so far) and
+ * yields its items. Stops on an empty page; after a page, stops once `start >= total` when the page
+ * reported a total, else when the page was short (fewer than `pageSize` items). Errors propagate.
+ */
+export async function* pagesByOffset<T>(pageSize: number, fetchPage: (start: number, limit: number) => Promise<{ items: T[]; total: number | undefined }>): AsyncIterable<T[]> {
+  for (let start = 0; ; ) {
+    const { items, total } = await fetchPage(start, pageSize);
+    if (items.length === 0) return;
+    yield items;
+    start += items.length;
+    if (total !== undefined ? start >= total : items.length < pageSize) return;
+  }
+}
+
+/**
  * Drops tracks already yielded (by id) when several libraries are enumerated one after the other
  * and may overlap. Holds one string per track id (about 10 MB per 100k ids).
  */

@@ -3,7 +3,7 @@
  * (`Items`/`TotalRecordCount` query results, `RunTimeTicks`, `UserData`), differing only in URL
  * prefix, auth header, a few endpoint shapes and playlist writes (media-server-apis.md §2-3).
  */
-import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain, mapPlaylists, num, positive, runConnectionTest, stars, str, librariesOrAll, recentAlbumTracks, tracksOfLibraries } from './common';
+import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain, mapPlaylists, num, pagesByOffset, positive, runConnectionTest, stars, str, librariesOrAll, recentAlbumTracks, tracksOfLibraries } from './common';
 import { NotFoundError, PermissionDeniedError, ProtocolError } from './errors';
 import type { HttpClient, Query } from './http';
 import { DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
@@ -231,17 +231,11 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
    * Pages an item query with `StartIndex`/`Limit`. Continues while `StartIndex < TotalRecordCount`
    * (or, without a total, while pages are full); stops on an empty page. Errors propagate.
    */
-  protected async *pageItems(base: (start: number, limit: number) => Query, pageSize = JELLYFIN_PAGE_SIZE): AsyncIterable<JfItem[]> {
-    let start = 0;
-    for (;;) {
-      const res = await this.queryItems(base(start, pageSize));
-      const items = this.itemsOf(res);
-      if (items.length === 0) return;
-      yield items;
-      start += items.length;
-      const total = num(res.TotalRecordCount);
-      if (total !== undefined ? start >= total : items.length < pageSize) return;
-    }
+  protected pageItems(base: (start: number, limit: number) => Query, pageSize = JELLYFIN_PAGE_SIZE): AsyncIterable<JfItem[]> {
+    return pagesByOffset(pageSize, async (start, limit) => {
+      const res = await this.queryItems(base(start, limit));
+      return { items: this.itemsOf(res), total: num(res?.TotalRecordCount) };
+    });
   }
 
   /** All audio tracks, per filtered library (`ParentId`) or the whole server; 500 per page. */
@@ -290,19 +284,17 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
     const parents = librariesOrAll(this.libraryFilter);
     const byId = new Map<string, ProviderArtist>();
     for (const parent of parents) {
-      let start = 0;
-      for (;;) {
+      const pages = pagesByOffset(JELLYFIN_PAGE_SIZE, async (start, limit) => {
         const res = await this.http.getJson<JfQueryResult>(this.artistsPath, {
-          query: { ...this.userParam(), ParentId: parent, StartIndex: start, Limit: JELLYFIN_PAGE_SIZE, SortBy: 'SortName', SortOrder: 'Ascending' },
+          query: { ...this.userParam(), ParentId: parent, StartIndex: start, Limit: limit, SortBy: 'SortName', SortOrder: 'Ascending' },
         });
-        const items = this.itemsOf(res);
+        return { items: this.itemsOf(res), total: num(res?.TotalRecordCount) };
+      });
+      for await (const items of pages) {
         for (const a of items) {
           const id = str(a.Id);
           if (id && !byId.has(id)) byId.set(id, { id, name: a.Name ?? '' });
         }
-        start += items.length;
-        const total = num(res.TotalRecordCount);
-        if (items.length === 0 || (total !== undefined ? start >= total : items.length < JELLYFIN_PAGE_SIZE)) break;
       }
     }
     return [...byId.values()];

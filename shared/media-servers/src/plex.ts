@@ -3,7 +3,7 @@
  * Headers `X-Plex-Token` and `Accept: application/json`; responses are `{"MediaContainer":{…}}`;
  * lists are paged with `X-Plex-Container-Start` / `X-Plex-Container-Size`.
  */
-import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromEpochSeconds, lyricsToPlain, mapPlaylists, num, positive, runConnectionTest, stars, str, timeBudget, recentAlbumTracks, tracksOfLibraries } from './common';
+import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromEpochSeconds, lyricsToPlain, mapPlaylists, num, pagesByOffset, positive, runConnectionTest, stars, str, timeBudget, recentAlbumTracks, tracksOfLibraries } from './common';
 import { NotFoundError, ProtocolError } from './errors';
 import type { HttpClient, Query } from './http';
 import { CLIENT_NAME, CLIENT_VERSION, DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
@@ -168,16 +168,11 @@ export class PlexClient implements MediaServerClient {
    * Pages a section listing until `start >= totalSize` (or, without `totalSize`, a short page);
    * stops on an empty page. Errors propagate.
    */
-  private async *pageSection(section: string, query: Query): AsyncIterable<unknown[]> {
-    for (let start = 0; ; ) {
-      const c = await this.page(section, query, start, PLEX_PAGE_SIZE);
-      const items = Array.isArray(c.Metadata) ? c.Metadata : [];
-      if (items.length === 0) return;
-      yield items;
-      start += items.length;
-      const total = num(c.totalSize);
-      if (total !== undefined ? start >= total : items.length < PLEX_PAGE_SIZE) return;
-    }
+  private pageSection(section: string, query: Query): AsyncIterable<unknown[]> {
+    return pagesByOffset(PLEX_PAGE_SIZE, async (start, limit) => {
+      const c = await this.page(section, query, start, limit);
+      return { items: Array.isArray(c.Metadata) ? c.Metadata : [], total: num(c.totalSize) };
+    });
   }
 
   /** All tracks (`type=10`) of each filtered (or every music) section, 1000 per page. */
