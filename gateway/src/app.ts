@@ -37,6 +37,7 @@ import { bodyParsing, csrfGuard, loginOriginGuard, securityHeaders } from './htt
 import { leanProxy, staticHeadersOf } from './proxy/lean-proxy';
 import { Upstreams, proxyDispatcher } from './proxy/proxy';
 import { ServerResolver } from './proxy/server-resolver';
+import { matchRoute } from './proxy/routes';
 import { authMigrations } from './store/migrations';
 import { SessionRepository } from './store/session.repository';
 import { UserRepository } from './store/user.repository';
@@ -89,6 +90,11 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     serveMetrics: false,
     trustProxy: config.trustProxy,
     accessLogSample: config.accessLogSample,
+    // Proxied and refused requests are labelled with their contract route (not `other`).
+    routeLabel: (method, path) => {
+      const m = matchRoute(method, path);
+      return m.kind === 'found' ? m.def.path : undefined;
+    },
   });
   const app = http.app;
   const security = securityHeaders();

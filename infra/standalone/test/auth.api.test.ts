@@ -175,7 +175,14 @@ describe.each([
   it('When health, readiness and metrics of the gateway are fetched, then they answer (metrics with the bearer token)', async () => {
     await request(url).get('/healthz').expect(200);
     await request(url).get('/readyz').expect(200);
+    // A cookie request goes through the express proxy path (the lean path takes bearer GETs): its latency is
+    // labelled with the contract's route pattern, not `other` and not the raw URL.
+    const cookie = await loginCookie(url);
+    await request(url).delete('/api/servers/no-such-server').set('Cookie', cookie).expect(404);
     const m = await request(url).get('/metrics').set('Authorization', `Bearer ${API_TOKEN}`).expect(200);
     expect(m.text).toMatch(/http_request_duration_seconds_bucket/);
+    expect(m.text).toMatch(/http_request_duration_seconds_count\{service="gateway",method="DELETE",route="\/api\/servers\/:id",status="404"\} 1/);
+    expect(m.text).not.toMatch(/route="other"/);
+    expect(m.text).not.toMatch(/no-such-server/);
   });
 });

@@ -352,6 +352,8 @@ export interface ServiceHttpOptions {
   trustProxy?: boolean | string | string[];
   /** Share of successful requests logged in the access log (ACCESS_LOG_SAMPLE; default 1 = all). */
   accessLogSample?: number;
+  /** Route pattern of a request express does not route itself, for the latency histogram (see Metrics.httpMiddleware). */
+  routeLabel?: (method: string, path: string) => string | undefined;
 }
 
 /**
@@ -366,7 +368,7 @@ export function createServiceHttp(options: ServiceHttpOptions): { app: Express; 
   app.set('trust proxy', options.trustProxy ?? false);
   app.use(requestIdMiddleware());
   app.use(accessLogMiddleware(options.logger, options.accessLogSample));
-  app.use(options.metrics.httpMiddleware());
+  app.use(options.metrics.httpMiddleware(options.routeLabel));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', service: options.service });
   });
