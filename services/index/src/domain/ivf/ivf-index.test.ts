@@ -4,6 +4,7 @@ import { IvfCorruptStoreError, IvfDuplicateIdError, IvfInputError } from './erro
 import { IvfBuildResult, TrainedInfo, VectorBatch, buildIvfIndex, defaultNlist, smallestKeyRows } from './ivf-build';
 import { IvfIndex, SearchStats, StoredCell } from './ivf-index';
 import { SeededRandom } from '@polyphony/vectors';
+import { setSimdKernelsEnabled } from './simd/kernels';
 
 const DIM = 200;
 const N = 20000;
@@ -108,6 +109,48 @@ describe('IVF index on a 20k-item mixture', () => {
     // A wide probe (16 * probe >= nlist / 2) scores every centroid: same answers.
     const wide = rows.slice(0, 10);
     expect(wide.map((r) => index.searchByRow(r, { k: K, nprobe: 40 }))).toEqual(wide.map((r) => flat.searchByRow(r, { k: K, nprobe: 40 })));
+  });
+
+  it('When the centroid groups score on the SIMD kernel, then every answer and centroid count equals the JavaScript path\'s', () => {
+    setSimdKernelsEnabled(false);
+    let plain: IvfIndex;
+    try {
+      plain = new IvfIndex({ ...index.parts(), groups: undefined });
+    } finally {
+      setSimdKernelsEnabled(true);
+    }
+    const rows = queryRows(60, N, 21);
+    const half = AvailabilityMask.fromRows(
+      N,
+      Array.from({ length: N / 2 }, (_, i) => 2 * i),
+    );
+    // Every row of the 40 cells nearest to row 77 hidden: adaptive probing scores the remaining groups.
+    const q77 = index.getVector(77);
+    const hiddenCells = Array.from({ length: index.nlist }, (_, c) => c)
+      .map((c) => ({ c, s: index.centroid(c).reduce((acc, x, i) => acc + x * q77[i]!, 0) }))
+      .sort((a, b) => b.s - a.s)
+      .slice(0, 40);
+    const hidden = new Set<number>();
+    for (const { c } of hiddenCells) for (const r of index.cellRows(c)) hidden.add(r);
+    const holed = AvailabilityMask.fromRows(
+      N,
+      Array.from({ length: N }, (_, r) => r).filter((r) => !hidden.has(r)),
+    );
+    const cases: Array<{ row: number; nprobe?: number; mask?: AvailabilityMask }> = [
+      ...rows.map((row) => ({ row, nprobe: 8 })),
+      ...rows.slice(0, 20).map((row) => ({ row })),
+      ...rows.slice(0, 20).map((row) => ({ row, mask: half })),
+      { row: 77, nprobe: 8, mask: holed },
+    ];
+    let adaptive = 0;
+    for (const { row, nprobe, mask } of cases) {
+      const s1 = newStats();
+      const s2 = newStats();
+      expect(index.searchByRow(row, { k: K, nprobe, mask, stats: s1 })).toEqual(plain.searchByRow(row, { k: K, nprobe, mask, stats: s2 }));
+      expect(s1).toEqual(s2);
+      if (s1.centroidComputations > index.nlist * 0.5 && nprobe === 8) adaptive++;
+    }
+    expect(adaptive).toBeGreaterThanOrEqual(1); // the holed mask made a partial query score the remaining groups
   });
 
   it('When a 50% mask is given, then no unavailable row is returned and recall holds', () => {

@@ -508,21 +508,28 @@ export class IvfIndex {
       this.centroidWork = this.groups.scoreBest(q, this.centroids, scores, budget);
       return true;
     }
-    const dim = this.dim;
-    for (let c = 0; c < this.nlist; c++) scores[c] = dot(this.centroids, c * dim, q, 0, dim);
+    this.scoreAllCells(q);
     this.centroidWork = this.nlist;
     return false;
   }
 
-  /** Scores the centroids `scoreCells` left out (adaptive probing needs the full order). */
-  private scoreRemainingCells(q: Float32Array): void {
+  /**
+   * Score of every centroid for unit query `q` into `centroidScores` (the SIMD kernel of the centroid groups
+   * when there are groups: same float64 values as `dot`).
+   */
+  private scoreAllCells(q: Float32Array): void {
     const scores = this.centroidScores;
-    const dim = this.dim;
-    for (let c = 0; c < this.nlist; c++) {
-      if (scores[c] !== -Infinity) continue;
-      scores[c] = dot(this.centroids, c * dim, q, 0, dim);
-      this.centroidWork++;
+    if (this.groups) {
+      this.groups.scoreAll(q, this.centroids, scores);
+      return;
     }
+    const dim = this.dim;
+    for (let c = 0; c < this.nlist; c++) scores[c] = dot(this.centroids, c * dim, q, 0, dim);
+  }
+
+  /** Scores the centroids `scoreCells` left out (adaptive probing needs the full order); only after a partial `scoreCells` of the same query. */
+  private scoreRemainingCells(q: Float32Array): void {
+    this.centroidWork += this.groups!.scoreRemaining(q, this.centroids, this.centroidScores);
   }
 
   /** Approximate scores of the available members of one cell into `heap` (distance = 1 - approximate dot). */
@@ -588,9 +595,8 @@ export class IvfIndex {
     rerank: number | undefined,
   ): Neighbour[] {
     const want = k + exclude.size;
-    const dim = this.dim;
     const scores = this.centroidScores;
-    for (let c = 0; c < this.nlist; c++) scores[c] = dot(this.centroids, c * dim, q, 0, dim);
+    this.scoreAllCells(q);
     const constant = this.prepareTable(qp, q);
     const compact = this.compactCodesOf(qp, mask);
     const approx = new TopK(this.shortList(want, rerank));

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { SeededRandom } from '@polyphony/vectors';
+import { SeededRandom, dot } from '@polyphony/vectors';
 import { ScalarQuantiser } from '../quantiser';
 import {
   KernelMemory,
@@ -39,6 +39,39 @@ describe('WebAssembly SIMD kernels', () => {
       ),
       { numRuns: 60, seed: 5 },
     );
+  });
+
+  it('dotsF64 equals the JavaScript dot of @polyphony/vectors bit for bit, any dim (fast-check: shapes, magnitudes, odd rows)', () => {
+    let orderMatters = 0;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 70 }),
+        fc.integer({ min: 0, max: 9 }),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        (dim, k, seed) => {
+          const r = new SeededRandom(seed);
+          // Magnitudes over 2^-20 .. 2^20: the float64 sums round differently in any other order of additions.
+          const value = () => Math.fround((r.nextFloat() * 4 - 2) * 2 ** (r.nextInt(41) - 20));
+          const x = Float32Array.from({ length: dim }, value);
+          const c = Float32Array.from({ length: k * dim }, value);
+          const km = new KernelMemory();
+          const xp = km.allocF32(x);
+          const cp = km.allocF32(c);
+          const op = km.alloc(k * 8 + 8);
+          km.dotsF64(xp, cp, k, dim, op);
+          for (let j = 0; j < k; j++) {
+            const want = dot(c, j * dim, x, 0, dim);
+            expect(km.f64[(op >> 3) + j]).toBe(want);
+            let sequential = 0;
+            for (let d = 0; d < dim; d++) sequential += c[j * dim + d]! * x[d]!;
+            if (sequential !== want) orderMatters++;
+          }
+        },
+      ),
+      { numRuns: 200, seed: 7 },
+    );
+    // The data can tell summation orders apart (a kernel summing in another order would fail above).
+    expect(orderMatters).toBeGreaterThan(50);
   });
 
   it('nearest4 returns the reference argmax (ties to the lower index) and its float32 score', () => {

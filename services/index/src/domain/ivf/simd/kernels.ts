@@ -18,6 +18,7 @@ import { KERNELS_WASM_BASE64 } from './kernels-wasm';
 
 interface KernelExports {
   dots(x: number, c: number, k: number, dim: number, out: number): void;
+  dotsF64(x: number, c: number, k: number, dim: number, out: number): void;
   nearest4(x: number, n: number, c: number, k: number, dim: number, outIdx: number, outScore: number): void;
   dotU8I16(codes: number, count: number, dim: number, table: number, out: number): void;
   pqScores(codes: number, count: number, m: number, table: number, out: number): void;
@@ -69,7 +70,7 @@ const PAGE = 65536;
 /**
  * One WebAssembly memory with the kernels bound to it and a bump allocator (16-byte aligned blocks).
  * `mark()` / `release(mark)` free everything allocated after a mark (scratch of one call).
- * The typed views (`f32`, `i32`, `u8`, `i16`) are replaced when the memory grows: re-read them after
+ * The typed views (`f32`, `f64`, `i32`, `u8`, `i16`) are replaced when the memory grows: re-read them after
  * `alloc`, never keep them across an `alloc`. Pointers are byte offsets.
  */
 export class KernelMemory {
@@ -77,6 +78,7 @@ export class KernelMemory {
   private readonly k: KernelExports;
   private top = 16;
   f32!: Float32Array;
+  f64!: Float64Array;
   i32!: Int32Array;
   i16!: Int16Array;
   u8!: Uint8Array;
@@ -132,6 +134,15 @@ export class KernelMemory {
     this.k.dots(x, c, k, dim, out);
   }
 
+  /**
+   * `out[j] = dot(x, c_j)` as float64 (at byte `out + 8j`, read through `f64`) for the `k` rows of `dim` floats at
+   * `c`, any `dim`: bit-identical to `dot` of `@polyphony/vectors` (same exact float64 products, same eight
+   * accumulators and order of sums; see kernels.wat). `out` must be 8-byte aligned (every `alloc` is).
+   */
+  dotsF64(x: number, c: number, k: number, dim: number, out: number): void {
+    this.k.dotsF64(x, c, k, dim, out);
+  }
+
   /** Nearest of `k` centroids at `c` for `n` rows at `x` (`n % 4 == 0`, `dim % 4 == 0`): index (i32) and dot (f32) per row. */
   nearest4(x: number, n: number, c: number, k: number, dim: number, outIdx: number, outScore: number): void {
     this.k.nearest4(x, n, c, k, dim, outIdx, outScore);
@@ -150,6 +161,7 @@ export class KernelMemory {
   private refreshViews(): void {
     const b = this.memory.buffer;
     this.f32 = new Float32Array(b);
+    this.f64 = new Float64Array(b);
     this.i32 = new Int32Array(b);
     this.i16 = new Int16Array(b);
     this.u8 = new Uint8Array(b);

@@ -8,6 +8,8 @@
 ;; Float sums use float32 arithmetic in 4 lanes: lane l accumulates the products of dimensions d = l mod 4
 ;; in increasing d, and the lanes are added as (l0 + l1) + (l2 + l3). `kernels.ts` documents a plain
 ;; reference with the same rounding (`referenceDot`), and the unit tests compare them bit for bit.
+;; The exception is `dotsF64` (float64 sums, bit-identical to the JavaScript `dot`; any dim), used where the query
+;; path must give the same scores as the JavaScript code it replaced.
 (module
   (import "env" "memory" (memory 1))
 
@@ -199,4 +201,106 @@
         (f32.store (i32.add (local.get $out) (i32.shl (local.get $i) (i32.const 2))) (local.get $s))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $rows))))
+
+  ;; float64 dot products, bit-identical to `dot` of @polyphony/vectors (the query path's centroid scores, issue 19):
+  ;; out[j] (f64, at out + 8j) = dot(x, c_j) for j in [0, k); x: dim floats, c: k rows of dim floats, any dim.
+  ;; `dot` keeps 8 float64 accumulators s0..s7 (s_l takes the products of dimensions d = l mod 8 while d < dim - dim % 8,
+  ;; the remaining dimensions go to s0 in increasing d) and returns ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)).
+  ;; A product of two float32 values is exact in float64, so this needs no fused multiply-add: here s0..s7 are the
+  ;; lanes of four f64x2 accumulators (two floats loaded and promoted per f64x2), same products, same sums, same order.
+  ;; Tiling: one x chunk (promoted once) against 2 rows.
+  (func $hsumF64 (param $v0 v128) (param $v1 v128) (param $v2 v128) (param $v3 v128) (result f64)
+    (f64.add
+      (f64.add
+        (f64.add (f64x2.extract_lane 0 (local.get $v0)) (f64x2.extract_lane 1 (local.get $v0)))
+        (f64.add (f64x2.extract_lane 0 (local.get $v1)) (f64x2.extract_lane 1 (local.get $v1))))
+      (f64.add
+        (f64.add (f64x2.extract_lane 0 (local.get $v2)) (f64x2.extract_lane 1 (local.get $v2)))
+        (f64.add (f64x2.extract_lane 0 (local.get $v3)) (f64x2.extract_lane 1 (local.get $v3))))))
+
+  ;; s0 of accumulator $v0 plus the tail dimensions [from, dim) of x . row, in increasing d (the tail loop of `dot`).
+  (func $tailF64 (param $v0 v128) (param $x i32) (param $r i32) (param $from i32) (param $dim i32) (result v128)
+    (local $s f64) (local $o i32)
+    (local.set $s (f64x2.extract_lane 0 (local.get $v0)))
+    (block $e
+      (loop $l
+        (br_if $e (i32.ge_s (local.get $from) (local.get $dim)))
+        (local.set $o (i32.shl (local.get $from) (i32.const 2)))
+        (local.set $s (f64.add (local.get $s)
+          (f64.mul (f64.promote_f32 (f32.load (i32.add (local.get $r) (local.get $o))))
+                   (f64.promote_f32 (f32.load (i32.add (local.get $x) (local.get $o)))))))
+        (local.set $from (i32.add (local.get $from) (i32.const 1)))
+        (br $l)))
+    (f64x2.replace_lane 0 (local.get $v0) (local.get $s)))
+
+  (func (export "dotsF64") (param $x i32) (param $c i32) (param $k i32) (param $dim i32) (param $out i32)
+    (local $stride i32) (local $j i32) (local $o i32) (local $end i32) (local $ra i32) (local $rb i32)
+    (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128)
+    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
+    (local $b0 v128) (local $b1 v128) (local $b2 v128) (local $b3 v128)
+    (local.set $stride (i32.shl (local.get $dim) (i32.const 2)))
+    ;; byte offset where the 8-wide loop stops: 4 * (dim - dim % 8)
+    (local.set $end (i32.shl (i32.and (local.get $dim) (i32.const -8)) (i32.const 2)))
+    (block $done2
+      (loop $rows2
+        (br_if $done2 (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $k)))
+        (local.set $ra (i32.add (local.get $c) (i32.mul (local.get $j) (local.get $stride))))
+        (local.set $rb (i32.add (local.get $ra) (local.get $stride)))
+        (local.set $a0 (v128.const i64x2 0 0)) (local.set $a1 (v128.const i64x2 0 0))
+        (local.set $a2 (v128.const i64x2 0 0)) (local.set $a3 (v128.const i64x2 0 0))
+        (local.set $b0 (v128.const i64x2 0 0)) (local.set $b1 (v128.const i64x2 0 0))
+        (local.set $b2 (v128.const i64x2 0 0)) (local.set $b3 (v128.const i64x2 0 0))
+        (local.set $o (i32.const 0))
+        (block $e
+          (loop $l
+            (br_if $e (i32.ge_s (local.get $o) (local.get $end)))
+            (local.set $x0 (f64x2.promote_low_f32x4 (v128.load64_zero offset=0 (i32.add (local.get $x) (local.get $o)))))
+            (local.set $x1 (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (i32.add (local.get $x) (local.get $o)))))
+            (local.set $x2 (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 (i32.add (local.get $x) (local.get $o)))))
+            (local.set $x3 (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 (i32.add (local.get $x) (local.get $o)))))
+            (local.set $a0 (f64x2.add (local.get $a0) (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=0 (i32.add (local.get $ra) (local.get $o)))) (local.get $x0))))
+            (local.set $a1 (f64x2.add (local.get $a1) (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (i32.add (local.get $ra) (local.get $o)))) (local.get $x1))))
+            (local.set $a2 (f64x2.add (local.get $a2) (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 (i32.add (local.get $ra) (local.get $o)))) (local.get $x2))))
+            (local.set $a3 (f64x2.add (local.get $a3) (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 (i32.add (local.get $ra) (local.get $o)))) (local.get $x3))))
+            (local.set $b0 (f64x2.add (local.get $b0) (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=0 (i32.add (local.get $rb) (local.get $o)))) (local.get $x0))))
+            (local.set $b1 (f64x2.add (local.get $b1) (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (i32.add (local.get $rb) (local.get $o)))) (local.get $x1))))
+            (local.set $b2 (f64x2.add (local.get $b2) (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 (i32.add (local.get $rb) (local.get $o)))) (local.get $x2))))
+            (local.set $b3 (f64x2.add (local.get $b3) (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 (i32.add (local.get $rb) (local.get $o)))) (local.get $x3))))
+            (local.set $o (i32.add (local.get $o) (i32.const 32)))
+            (br $l)))
+        (local.set $a0 (call $tailF64 (local.get $a0) (local.get $x) (local.get $ra) (i32.and (local.get $dim) (i32.const -8)) (local.get $dim)))
+        (local.set $b0 (call $tailF64 (local.get $b0) (local.get $x) (local.get $rb) (i32.and (local.get $dim) (i32.const -8)) (local.get $dim)))
+        (f64.store (i32.add (local.get $out) (i32.shl (local.get $j) (i32.const 3)))
+          (call $hsumF64 (local.get $a0) (local.get $a1) (local.get $a2) (local.get $a3)))
+        (f64.store offset=8 (i32.add (local.get $out) (i32.shl (local.get $j) (i32.const 3)))
+          (call $hsumF64 (local.get $b0) (local.get $b1) (local.get $b2) (local.get $b3)))
+        (local.set $j (i32.add (local.get $j) (i32.const 2)))
+        (br $rows2)))
+    ;; last row when k is odd
+    (if (i32.lt_s (local.get $j) (local.get $k))
+      (then
+        (local.set $ra (i32.add (local.get $c) (i32.mul (local.get $j) (local.get $stride))))
+        (local.set $a0 (v128.const i64x2 0 0)) (local.set $a1 (v128.const i64x2 0 0))
+        (local.set $a2 (v128.const i64x2 0 0)) (local.set $a3 (v128.const i64x2 0 0))
+        (local.set $o (i32.const 0))
+        (block $e1
+          (loop $l1
+            (br_if $e1 (i32.ge_s (local.get $o) (local.get $end)))
+            (local.set $a0 (f64x2.add (local.get $a0) (f64x2.mul
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=0 (i32.add (local.get $ra) (local.get $o))))
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=0 (i32.add (local.get $x) (local.get $o)))))))
+            (local.set $a1 (f64x2.add (local.get $a1) (f64x2.mul
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (i32.add (local.get $ra) (local.get $o))))
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (i32.add (local.get $x) (local.get $o)))))))
+            (local.set $a2 (f64x2.add (local.get $a2) (f64x2.mul
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 (i32.add (local.get $ra) (local.get $o))))
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 (i32.add (local.get $x) (local.get $o)))))))
+            (local.set $a3 (f64x2.add (local.get $a3) (f64x2.mul
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 (i32.add (local.get $ra) (local.get $o))))
+              (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 (i32.add (local.get $x) (local.get $o)))))))
+            (local.set $o (i32.add (local.get $o) (i32.const 32)))
+            (br $l1)))
+        (local.set $a0 (call $tailF64 (local.get $a0) (local.get $x) (local.get $ra) (i32.and (local.get $dim) (i32.const -8)) (local.get $dim)))
+        (f64.store (i32.add (local.get $out) (i32.shl (local.get $j) (i32.const 3)))
+          (call $hsumF64 (local.get $a0) (local.get $a1) (local.get $a2) (local.get $a3))))))
 )
