@@ -27,8 +27,8 @@ export interface RankedRow {
  * store (`gen.meta`), so a similar-songs request by item id does no I/O.
  */
 export class RequestScope {
-  /** Per-request cache filled by `metaOf` (null = known to be absent). */
-  private readonly metaCache = new Map<string, TrackMeta | null>();
+  /** Per-request cache filled by `metaOf` / `metaAt`, by row (null = known to be absent). */
+  private readonly metaCache = new Map<number, TrackMeta | null>();
   private maskSnapshot?: AvailabilityMask;
 
   constructor(
@@ -114,10 +114,20 @@ export class RequestScope {
    * the request, so one request sees one value per song even if a catalogue change lands meanwhile.
    */
   metaOf(canonicalId: string): TrackMeta | undefined {
-    let m = this.metaCache.get(canonicalId);
+    const row = this.gen.index.rowOf(canonicalId);
+    return row < 0 ? undefined : this.metaAt(row, canonicalId);
+  }
+
+  /**
+   * `metaOf` for a row of this generation (same per-request cache), without the id -> row hash look-up of
+   * `metaOf(idOf(row))`; the canonical id is decoded only on the row's first read. `canonicalId`, when the
+   * caller has it, must be the row's (`idOf(row)`).
+   */
+  metaAt(row: number, canonicalId?: string): TrackMeta | undefined {
+    let m = this.metaCache.get(row);
     if (m === undefined) {
-      m = this.metaOfRow(this.gen.index.rowOf(canonicalId), canonicalId) ?? null;
-      this.metaCache.set(canonicalId, m);
+      m = this.metaOfRow(row, canonicalId ?? this.idOf(row)) ?? null;
+      this.metaCache.set(row, m);
     }
     return m ?? undefined;
   }
@@ -142,7 +152,7 @@ export class RequestScope {
     for (const r of ranked) {
       const provider = this.gen.maps.providerOf(this.serverId, r.row);
       if (!provider) continue;
-      const m = this.metaOf(this.idOf(r.row));
+      const m = this.metaAt(r.row);
       if (!m) continue;
       out.push({ row: r.row, dto: toRow(provider, m, r.distance) });
     }

@@ -102,7 +102,7 @@ export class SimilarityService {
       const k = Math.max(1, Math.min(pool, mask.count));
       const hits = mask.count === 0 ? [] : index.searchByRow(seedRow, { k, mask });
       // Metadata is read lazily from the generation's in-memory store (only candidates looked at are decoded).
-      selected = selectRows(scope, hits, scope.metaOf(seedId), options);
+      selected = selectRows(scope, hits, scope.metaAt(seedRow, seedId), options);
       if (selected.length >= options.n || hits.length < k || k >= mask.count) break;
       pool *= 4;
     }
@@ -220,7 +220,7 @@ export class SimilarityService {
     const allRows = [...new Set([startRow, endRow, ...candidateLists.flat()])];
     await scope.describe(allRows.map((r) => scope.idOf(r)));
     const keyOf = (row: number): string => {
-      const m = scope.metaOf(scope.idOf(row));
+      const m = scope.metaAt(row);
       return m ? songKey(m.title, m.artist) : `row:${row}`;
     };
     const usedRows = new Set<number>([startRow, endRow]);
@@ -260,7 +260,7 @@ function selectRows(scope: RequestScope, hits: readonly RankedRow[], seedMeta: T
   const out: RankedRow[] = [];
   for (const h of hits) {
     if (!scope.gen.maps.providerOf(scope.serverId, h.row)) continue;
-    const m = scope.metaOf(scope.idOf(h.row));
+    const m = scope.metaAt(h.row);
     if (!m) continue;
     if (options.eliminateDuplicates) {
       const key = songKey(m.title, m.artist);
