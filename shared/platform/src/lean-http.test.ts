@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import fc from 'fast-check';
 import request from 'supertest';
 import { z } from 'zod';
 import type { RouteAccess, RouteDef } from '@polyphony/contracts';
@@ -75,6 +76,45 @@ describe('splitSimpleUrl: the query as qs would read it, or undefined for the ex
     ['a NUL in the path', '/x%00y'],
   ])('When the URL has %s, then it is left to express', (_what, url) => {
     expect(splitSimpleUrl(url)).toBeUndefined();
+  });
+
+  it('When components hold no escape or plus, then skipping their decoding changes nothing (fast-check against the always-decoding form)', () => {
+    // The form before the shortcut: every path, key and value through decodeURIComponent.
+    const decodingAlways = (url: string): { path: string; query: Record<string, string> } | undefined => {
+      const q = url.indexOf('?');
+      const path = q < 0 ? url : url.slice(0, q);
+      try {
+        if (decodeURIComponent(path).includes('\u0000')) return undefined;
+      } catch {
+        return undefined;
+      }
+      const query: Record<string, string> = {};
+      if (q < 0 || q === url.length - 1) return { path, query };
+      for (const part of url.slice(q + 1).split('&')) {
+        if (part === '') continue;
+        const eq = part.indexOf('=');
+        let key: string;
+        let value: string;
+        try {
+          key = decodeURIComponent((eq < 0 ? part : part.slice(0, eq)).replace(/\+/g, ' '));
+          value = decodeURIComponent((eq < 0 ? '' : part.slice(eq + 1)).replace(/\+/g, ' '));
+        } catch {
+          return undefined;
+        }
+        if (key === '' || key.includes('[') || key.includes(']') || key.includes('\u0000') || value.includes('\u0000')) return undefined;
+        if (key in query || key in Object.prototype) return undefined;
+        query[key] = value;
+      }
+      return { path, query };
+    };
+    const chars = ['a', 'b', '%', '2', '0', 'B', 'F', 'C', '3', '+', '=', '&', '?', '/', ' ', 'é', '\u0000', '['];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...chars), { maxLength: 30 }), (cs) => {
+        const url = '/' + cs.join('');
+        expect(splitSimpleUrl(url)).toEqual(decodingAlways(url));
+      }),
+      { numRuns: 3000, seed: 19 },
+    );
   });
 });
 
