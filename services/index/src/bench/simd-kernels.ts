@@ -3,11 +3,12 @@
  *
  *   npx tsc -b services/index && node services/index/dist/bench/simd-kernels.js
  *
- * Four kernels on random data, 200-d, each timed by CPU time (process.cpuUsage, load-independent) over
+ * Five kernels on random data, 200-d, each timed by CPU time (process.cpuUsage, load-independent) over
  * enough repetitions for ~1 s:
  *  - nearest centroid (build: k-means and coarse assignment): 4096 points x 64 centroids,
  *    `nearestOfFour` (JS) vs `nearest4` (wasm);
  *  - dot products of one vector with a block (assignment through CentroidTree): 64 rows, `dot` vs `dots`;
+ *  - the same with float64 sums bit-identical to `dot` (query centroid scores, CentroidGroups): `dot` vs `dotsF64`;
  *  - int8 ADC (query scan): 8192 codes, `ScalarQuantiser.scoreRange` (float table, JS) vs `dotU8I16`;
  *  - PQ ADC (query scan): 8192 codes of m = 25, `ProductQuantiser.scoreRange` vs `pqScores`.
  * Prints multiply-adds (or look-ups) per second and the ratio, with the load average.
@@ -71,6 +72,11 @@ function main(): void {
     for (let r = 0; r < 256; r++) km.dots(xp + r * DIM * 4, cp, rows, DIM, op);
   });
   line('dots (1 x 64 rows)', 256 * rows * DIM, js2, w2, 'madd');
+  const op64 = km.alloc(rows * 8);
+  const w2f64 = cpuTime(() => {
+    for (let r = 0; r < 256; r++) km.dotsF64(xp + r * DIM * 4, cp, rows, DIM, op64);
+  });
+  line('dotsF64 (1 x 64 rows, same float64 sums as dot)', 256 * rows * DIM, js2, w2f64, 'madd');
 
   // int8 ADC
   const codesN = 8192;
