@@ -62,6 +62,7 @@ describe('track claims (PostgreSQL)', () => {
     const catalogue = { mappedProviderIds: async () => new Set<string>() } as unknown as CataloguePort;
     const clients = (() => ({ downloadTrack: held.download })) as unknown as MediaClientFactory;
     processor = new TrackProcessor(registry, catalogue, runs, clients, new DefaultEmbedder(), createLogger({ service: 'test', level: 'error' }));
+    processor.claimWaitMs = 0;
   });
 
   it('When a second delivery arrives while the first attempt works, then it does no work and fails transiently, and after the outcome it is a duplicate', async () => {
@@ -107,6 +108,30 @@ describe('track claims (PostgreSQL)', () => {
     expect((await taken).outcome).toBe('failed');
     // The dead holder cannot renew or release what it no longer holds.
     expect(await runs.renewClaim(runId, serverId, 'p3', 'killed-worker', 20)).toBe(false);
+  });
+
+  it('When a delivery may wait in place, then it ends as a duplicate as soon as the holder records the outcome, or takes the track when a dead holder\'s lease lapses', async () => {
+    processor.claimWaitMs = 10_000;
+    await runs.enqueue(runId, serverId, ['p7', 'p8']);
+    const first = processor.process(message('p7'), false);
+    await held.started(1);
+    const second = processor.process(message('p7'), false);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(held.calls).toBe(1);
+    held.end(new Error('file not found'));
+    expect((await first).outcome).toBe('failed');
+    expect(await second).toEqual({ outcome: 'failed', duplicate: true });
+    expect(held.calls).toBe(1);
+    // A dead holder (claimed, never renewed, 2 s lease): the waiting delivery takes it once the lease lapsed, within its wait.
+    expect(await runs.claimTrack(runId, serverId, 'p8', 'killed-worker', 2)).toEqual({ state: 'claimed' });
+    const t0 = Date.now();
+    const taken = processor.process(message('p8'), false);
+    await held.started(1);
+    const waited = Date.now() - t0;
+    // Not before the lease lapsed (taking it within the wait is shown by the download starting at all).
+    expect(waited).toBeGreaterThanOrEqual(1500);
+    held.end(new Error('file not found'));
+    expect((await taken).outcome).toBe('failed');
   });
 
   it('When an attempt works longer than its lease, then its renewals keep the claim and a redelivery stays out', async () => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { TOP_N_MOODS, type AnalysisTrackRequested, type ResolveIdentityRequest } from '@polyphony/contracts';
 import type { MediaServerClient } from '@polyphony/media-servers';
 import { TransientError, isTransientFault, type Logger } from '@polyphony/platform';
-import type { RunRepository, TrackOutcome } from '../store/run.repository';
+import type { RunRepository, TrackClaim, TrackOutcome } from '../store/run.repository';
 import { computeChromaprint } from './audio/chromaprint';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
 import { DefaultEmbedder, InsufficientAudioError, MIN_AUDIO_SECONDS } from './audio/embedder';
@@ -67,6 +67,8 @@ export class TrackProcessor {
   lastTimings?: StageTimings;
   /** Lease of a track claim (seconds); see TRACK_CLAIM_LEASE_SECONDS. */
   claimLeaseSeconds = TRACK_CLAIM_LEASE_SECONDS;
+  /** How long a delivery waits in place for another attempt's claim (ms): a lease and a half, then the bus retries it. */
+  claimWaitMs = TRACK_CLAIM_LEASE_SECONDS * 1500;
 
   constructor(
     private readonly registry: RegistryPort,
@@ -109,7 +111,7 @@ export class TrackProcessor {
     // that took the run over) does no work; one that arrives while another attempt is still working on
     // the track (redelivered when the first attempt's channel closed) waits for it through the bus retry.
     const owner = `${process.pid}:${randomUUID()}`;
-    const claim = await this.runs.claimTrack(taskId, serverId, track.id, owner, this.claimLeaseSeconds);
+    const claim = await this.claim(msg, owner);
     if (claim.state === 'final') return { outcome: claim.outcome, duplicate: true };
     if (claim.state === 'busy') throw new TrackBusyError(track.id, claim.until);
     if (claim.state === 'absent') return this.work(msg, finalAttempt, signal);
@@ -125,6 +127,21 @@ export class TrackProcessor {
       throw err;
     } finally {
       clearInterval(renew);
+    }
+  }
+
+  /**
+   * Claims the track, waiting in place up to `claimWaitMs` while another attempt holds it: polled every
+   * second, so a holder that finishes (broker restart: it records the outcome within seconds) ends the
+   * wait as a duplicate, and a dead holder's claim is taken the moment its lease lapses (kill -9), rather
+   * than after the bus retry's growing delays. Still busy after the wait: the caller throws TrackBusyError.
+   */
+  private async claim(msg: AnalysisTrackRequested, owner: string): Promise<TrackClaim> {
+    const deadline = Date.now() + this.claimWaitMs;
+    for (;;) {
+      const claim = await this.runs.claimTrack(msg.taskId, msg.serverId, msg.track.id, owner, this.claimLeaseSeconds);
+      if (claim.state !== 'busy' || Date.now() >= deadline) return claim;
+      await new Promise((r) => setTimeout(r, Math.min(1000, Math.max(50, deadline - Date.now()))));
     }
   }
 
