@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import path from 'node:path';
 import { createBus, createLogger } from '@polyphony/platform';
@@ -12,8 +12,49 @@ import { buildIndex, generationMemory, loadIndexConfig } from '@polyphony/index'
  * `{ url, buildMs, loadMs, rssMb }` once ready. SIGTERM stops it gracefully (readiness off first, then
  * in-flight requests finish), like `main.ts`; closing stdin does the same.
  * With TP_PROFILE_DIR set, a V8 CPU profile of the serving phase only (from ready to stop, the build left
- * out) is written there as `replica-<pid>.cpuprofile`.
+ * out) is written there as `replica-<pid>.cpuprofile`. The ready line's `memoryMiB.resident` says where the RSS is
+ * (smaps summary, see `residentByMapping`).
  */
+/**
+ * Where this process's resident memory is, from /proc/self/smaps (Linux; {} elsewhere), in MiB: `file` (the node
+ * binary and libraries), `heap` (glibc's main [heap]), `stack`, and anonymous mappings by size: `anonHuge` (>= 1 GiB
+ * of address space: WebAssembly memories, V8's reservations), `anonLarge` (>= 16 MiB: V8 heap spaces, glibc arenas,
+ * mmap-ed buffers), `anonSmall`; plus the 8 largest resident anonymous mappings as `size/rss`.
+ */
+function residentByMapping(): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/smaps', 'utf8');
+  } catch {
+    return {};
+  }
+  const out: Record<string, number> = { file: 0, heap: 0, stack: 0, anonHuge: 0, anonLarge: 0, anonSmall: 0 };
+  const largest: Array<[number, number, string]> = [];
+  let name = '';
+  let size = 0;
+  for (const line of text.split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      size = (parseInt(head[2]!, 16) - parseInt(head[1]!, 16)) / 1048576;
+      name = head[3] ?? '';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss) continue;
+    const mib = Number(rss[1]) / 1024;
+    if (name.startsWith('/')) out.file! += mib;
+    else if (name === '[heap]') out.heap! += mib;
+    else if (name.startsWith('[stack')) out.stack! += mib;
+    else {
+      out[size >= 1024 ? 'anonHuge' : size >= 16 ? 'anonLarge' : 'anonSmall']! += mib;
+      largest.push([mib, size, name]);
+    }
+  }
+  largest.sort((a, b) => b[0] - a[0]);
+  const r = (x: number) => Math.round(x * 10) / 10;
+  return { ...Object.fromEntries(Object.entries(out).map(([k, v]) => [k, r(v)])), top: largest.slice(0, 8).map(([m, sz]) => `${r(sz)}/${r(m)}`) };
+}
+
 function cpuMs(u: NodeJS.CpuUsage): number {
   return (u.user + u.system) / 1000;
 }
@@ -57,7 +98,7 @@ async function main(): Promise<void> {
       loadCpuMs,
       loadPhases: svc.rebuild.lastLoad,
       rssMb: mem.rss / 1048576,
-      memoryMiB: { rss: mib(mem.rss), heapUsed: mib(mem.heapUsed), heapTotal: mib(mem.heapTotal), external: mib(mem.external), arrayBuffers: mib(mem.arrayBuffers), structures },
+      memoryMiB: { rss: mib(mem.rss), heapUsed: mib(mem.heapUsed), heapTotal: mib(mem.heapTotal), external: mib(mem.external), arrayBuffers: mib(mem.arrayBuffers), structures, resident: residentByMapping() },
       generation: svc.state.current().generation,
     })}\n`,
   );

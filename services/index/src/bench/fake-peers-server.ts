@@ -1,11 +1,13 @@
 import { FakePeers } from './fake-peers';
-import { syntheticSongs, toSnapshotTrack } from './synthetic-catalogue';
+import { syntheticLearned, syntheticSongs, toSnapshotTrack } from './synthetic-catalogue';
 
 /**
  * Child process for the benchmarks: a FakePeers catalogue + registry with `songs` synthetic songs on three
  * servers, `srv-main` (every song, ids `m-<i>`), `srv-half` (every 2nd song, ids `h-<i>`) and `srv-sparse` (every `sparseEvery`-th song, ids
  * `<100000000 + i>`), so the peer's CPU and memory stay out of the measured service process.
  * Usage: node dist/bench/fake-peers-server.js <songs> [sparseEvery=100]
+ * With FAKE_PEERS_LEARNED=1 every song carries learned features (`syntheticLearned`: MSD tags, mood_vector and
+ * other_features strings of real length), so the index holds real-sized mood strings (memory benchmarks).
  * Prints one JSON line `{"url": ...}` once listening; exits when its stdin closes.
  */
 async function main(): Promise<void> {
@@ -15,9 +17,10 @@ async function main(): Promise<void> {
   peers.addServer({ id: 'srv-main', name: 'Main', type: 'jellyfin', isDefault: true, connection: { type: 'jellyfin', creds: { url: 'http://127.0.0.1:9', user_id: '0'.repeat(32), token: 't' } } });
   peers.addServer({ id: 'srv-half', name: 'Half', type: 'emby', isDefault: false, connection: { type: 'emby', creds: { url: 'http://127.0.0.1:9', user_id: '0'.repeat(32), token: 't' } } });
   peers.addServer({ id: 'srv-sparse', name: 'Sparse', type: 'navidrome', isDefault: false, connection: { type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } } });
+  const learned = process.env.FAKE_PEERS_LEARNED === '1';
   let i = 0;
   for (const s of syntheticSongs(songs, { songsPerArtist: 20, songsPerAlbum: 10, seed: 3 })) {
-    const { mappings: _unused, ...song } = toSnapshotTrack(s, []);
+    const { mappings: _unused, ...song } = toSnapshotTrack(s, [], learned ? syntheticLearned(i) : undefined);
     peers.addSong(song);
     const artist = s.artist.split(' ')[1]!;
     peers.map('srv-main', s.itemId, `m-${i}`, `ma-${artist}`);

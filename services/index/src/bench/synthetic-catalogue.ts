@@ -1,4 +1,4 @@
-import type { SnapshotTrack } from '@polyphony/contracts';
+import { MSD_TAGS, OTHER_FEATURE_LABELS, formatLabelScores, moodVectorOf, type LearnedFeatures, type SnapshotTrack } from '@polyphony/contracts';
 import { SeededRandom } from '@polyphony/vectors';
 import { typedToBuffer } from '../store/codec';
 
@@ -82,8 +82,24 @@ export function* syntheticSongs(count: number, options: SyntheticSongOptions = {
   }
 }
 
-/** A snapshot row of the catalogue's internal API for a song and its mapping rows. */
-export function toSnapshotTrack(song: SyntheticSong, mappings: SnapshotTrack['mappings']): SnapshotTrack {
+/**
+ * Deterministic learned features of synthetic song `i` (what the analysis worker stores for a MusiCNN-analysed
+ * song): 50 MSD tag probabilities (uniform in [0, 1) cubed, so a few tags stand out), `moodVector` = their top
+ * TOP_N_MOODS as the reference string (`rock:0.512,...`, ~60-75 bytes) and the six `otherFeatures`
+ * (`danceable:0.123,...`, ~95 bytes): about as many bytes a song as real analysed songs carry. MTT tags absent.
+ */
+export function syntheticLearned(i: number, seed = 7): LearnedFeatures {
+  const rng = new SeededRandom((seed * 65_537 + i * 29 + 11) >>> 0);
+  const msd = MSD_TAGS.map(() => Math.round(rng.nextFloat() ** 3 * 1000) / 1000);
+  const other = OTHER_FEATURE_LABELS.map((l) => [l, rng.nextFloat()] as const);
+  return { tagsModel: 'synthetic-musicnn', tags: { msd }, moodVector: moodVectorOf(msd), otherFeatures: formatLabelScores(other) };
+}
+
+/**
+ * A snapshot row of the catalogue's internal API for a song and its mapping rows; `learned` = the song's learned
+ * features (absent = not analysed with the learned model, as the synthetic catalogue was before).
+ */
+export function toSnapshotTrack(song: SyntheticSong, mappings: SnapshotTrack['mappings'], learned?: LearnedFeatures): SnapshotTrack {
   return {
     itemId: song.itemId,
     embedding: typedToBuffer(song.vector).toString('base64'),
@@ -99,6 +115,7 @@ export function toSnapshotTrack(song: SyntheticSong, mappings: SnapshotTrack['ma
     key: 'C',
     scale: 'major',
     energy: -12,
+    ...(learned ? { learned } : {}),
     mappings,
   };
 }

@@ -36,6 +36,19 @@ describe('TrackMetaStore', () => {
     expect(s.count).toBe(1);
   });
 
+  it('When rows carry reference mood_vector / other_features strings, then they read back identically and cost ~30 bytes instead of ~150', () => {
+    const mood = 'female vocalists:0.900,rock:0.512,80s:0.301,Hip-Hop:0.010,sad:0.000';
+    const other = 'danceable:0.364,aggressive:0.363,happy:0.888,party:0.551,relaxed:0.037,sad:1.000';
+    const rows = 120_000;
+    const s = new TrackMetaStore(rows);
+    for (let r = 0; r < rows; r++) s.set(r, meta(`S${r}`, { moodVector: mood, otherFeatures: other }));
+    s.set(7, meta('odd', { moodVector: 'rock:0.51,pop:0.22', otherFeatures: '' }));
+    expect(s.get(3, 'c')).toMatchObject({ moodVector: mood, otherFeatures: other });
+    expect(s.get(7, 'c')).toMatchObject({ moodVector: 'rock:0.51,pop:0.22', otherFeatures: '' });
+    // 53 B of per-row arrays + ~7 B title + 29 B of compact moods: one 16 MiB chunk (as text, ~160 B a row need two).
+    expect(s.bytes).toBeLessThanOrEqual(rows * 53 + (1 << 24));
+  });
+
   it('When an empty title or artist is stored, then it reads back as an empty string, not as a missing row', () => {
     const s = new TrackMetaStore(1);
     s.set(0, meta('', { artist: '' }));

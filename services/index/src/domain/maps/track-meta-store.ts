@@ -1,4 +1,5 @@
 import type { TrackMeta } from '../../store/track.repository';
+import { decodeLabelScores, encodeLabelScores, isEncodedLabelScores } from './label-scores-codec';
 
 /** One row of display metadata as the store takes it (TrackMeta without the id). */
 export type TrackMetaFields = Omit<TrackMeta, 'itemId'>;
@@ -27,21 +28,40 @@ class StringArena {
       s = truncateUtf8(s, MAX_STRING_BYTES);
       len = Buffer.byteLength(s, 'utf8');
     }
+    const [chunk, off] = this.reserve(len);
+    this.chunks[chunk]!.write(s, off, len, 'utf8');
+    return [((chunk << 24) | off) >>> 0, len];
+  }
+
+  /** Stores raw bytes (at most MAX_STRING_BYTES); returns [ref, byteLength]. */
+  addBytes(b: Uint8Array): [number, number] {
+    if (b.length > MAX_STRING_BYTES) throw new Error('metadata arena: value too long');
+    const [chunk, off] = this.reserve(b.length);
+    this.chunks[chunk]!.set(b, off);
+    return [((chunk << 24) | off) >>> 0, b.length];
+  }
+
+  private reserve(len: number): [number, number] {
     if (this.used + len > CHUNK_BYTES) {
       if (this.chunks.length >= 256) throw new Error('metadata arena full (4 GiB)');
       this.chunks.push(Buffer.allocUnsafeSlow(CHUNK_BYTES));
       this.used = 0;
     }
-    const chunk = this.chunks.length - 1;
     const off = this.used;
-    this.chunks[chunk]!.write(s, off, len, 'utf8');
     this.used += len;
-    return [((chunk << 24) | off) >>> 0, len];
+    return [this.chunks.length - 1, off];
   }
 
   get(ref: number, len: number): string {
     const off = ref & 0xffffff;
     return this.chunks[ref >>> 24]!.toString('utf8', off, off + len);
+  }
+
+  /** A label-scores field: its compact form decoded, or its UTF-8 text. */
+  getLabelScores(ref: number, len: number): string {
+    const off = ref & 0xffffff;
+    const chunk = this.chunks[ref >>> 24]!;
+    return isEncodedLabelScores(chunk, off, len) ? decodeLabelScores(chunk, off, len) : chunk.toString('utf8', off, off + len);
   }
 
   /** Bytes allocated (whole chunks). */
@@ -61,6 +81,9 @@ const STRING_FIELDS = ['title', 'artist', 'album', 'albumArtist', 'moodVector', 
 type StringField = (typeof STRING_FIELDS)[number];
 /** Columns whose values repeat a lot (one artist, one album for many songs): equal strings share bytes while loading. */
 const SHARED_FIELDS: ReadonlySet<StringField> = new Set(['artist', 'album', 'albumArtist']);
+/** Columns of `label:prob,...` text, kept in the compact form of `label-scores-codec.ts` when it reads back exactly. */
+const LABEL_SCORE_FIELDS: ReadonlySet<StringField> = new Set(['moodVector', 'otherFeatures']);
+const FIRST_LABEL_SCORE_FIELD = STRING_FIELDS.indexOf('moodVector');
 const NF = STRING_FIELDS.length;
 
 /** Row flag: the row holds metadata. Bits 0-5 flag a null string field (in STRING_FIELDS order). */
@@ -74,7 +97,9 @@ const PRESENT = 0x80;
  * Storage per row: for each of the 6 string fields a uint32 arena reference and a uint16 UTF-8 length (strings
  * are cut at 65,535 bytes), one flag byte (present, and which fields are null), tempo and energy as float64
  * (NaN = null, exactly the value PostgreSQL returned): 53 bytes per row plus the UTF-8 bytes, which the loader
- * shares for equal artist/album values. Reading a row decodes its strings (a few hundred ns per row).
+ * shares for equal artist/album values. `mood_vector` and `other_features` are held in the compact form of
+ * `label-scores-codec.ts` (16 + 13 bytes instead of ~160 for a MusiCNN-analysed song) whenever it decodes to
+ * the identical string, else as UTF-8. Reading a row decodes its strings (a few hundred ns per row).
  *
  * Kept current by `set`/`remove` (row-addressed, so a relabel of canonical ids keeps it valid);
  * `seq` is the position of the change log applied so far (0 = only what the generation was loaded with).
@@ -133,7 +158,8 @@ export class TrackMetaStore {
       const share = this.shared !== undefined && SHARED_FIELDS.has(name);
       if (share) ref = this.shared!.get(v);
       if (!ref) {
-        ref = this.arena.add(v);
+        const coded = LABEL_SCORE_FIELDS.has(name) ? encodeLabelScores(v) : undefined;
+        ref = coded ? this.arena.addBytes(coded) : this.arena.add(v);
         if (share) this.shared!.set(v, ref);
       }
       this.refs[base + f] = ref[0];
@@ -171,7 +197,8 @@ export class TrackMetaStore {
     const s = (f: number): string | null => {
       if (flags & (1 << f)) return null;
       const len = this.lens[base + f]!;
-      return len === 0 ? '' : this.arena.get(this.refs[base + f]!, len);
+      if (len === 0) return '';
+      return f >= FIRST_LABEL_SCORE_FIELD ? this.arena.getLabelScores(this.refs[base + f]!, len) : this.arena.get(this.refs[base + f]!, len);
     };
     const tempo = this.tempo[row]!;
     const energy = this.energy[row]!;
