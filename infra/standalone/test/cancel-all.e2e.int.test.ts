@@ -1,8 +1,7 @@
 import request from 'supertest';
 import { DEFAULT_LEASE_TTL_MS, leaseRenewMs } from '@polyphony/platform';
-import { createFakeSubsonic, syntheticCatalogue, type StartedFake, type TestDatabase } from '@polyphony/testkit';
-import type { Stack } from '../src/stack';
-import { API_TOKEN, startTestStack } from './helpers';
+import { createFakeSubsonic, syntheticCatalogue, type StartedFake } from '@polyphony/testkit';
+import { API_TOKEN, useTestStack, waitFor } from './helpers';
 
 /**
  * Issue "Operations" (task control): `POST /api/cancel_all` with no body at all (the Jellyfin plugin's
@@ -15,53 +14,41 @@ describe('cancel_all stops live tasks (full stack)', () => {
   const auth = { Authorization: `Bearer ${API_TOKEN}` };
   const fake = createFakeSubsonic({ catalogue: syntheticCatalogue(300, { lyricsEvery: 0 }) });
   let server: StartedFake;
-  let stack: Stack;
-  let db: TestDatabase;
-  let url: string;
 
   const finished = async (runId: string): Promise<number> =>
-    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 AND outcome NOT IN ('queued', 'cancelled')`, [runId]))[0]!.n;
-  async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const v = await probe();
-      if (v !== undefined) return v;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
+    (await app.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 AND outcome NOT IN ('queued', 'cancelled')`, [runId]))[0]!.n;
 
   beforeAll(async () => {
     server = await fake.start();
-    ({ stack, db, url } = await startTestStack());
-    await request(url).post('/api/servers').set(auth).send({ name: 'Big', server_type: 'navidrome', creds: { url: server.url, user: 'alice', password: 'sesame' } }).expect(201);
+  });
+  const app = useTestStack();
+  beforeAll(async () => {
+    await request(app.url).post('/api/servers').set(auth).send({ name: 'Big', server_type: 'navidrome', creds: { url: server.url, user: 'alice', password: 'sesame' } }).expect(201);
   });
   afterAll(async () => {
-    await stack?.stop();
-    await db?.drop();
     await server?.close();
   });
 
   it('When cancel_all is posted with no body during an analysis of 300 tracks, then the run is REVOKED everywhere, workers stop, finished work stays and a new run may start', async () => {
-    const start = await request(url).post('/api/analysis/start').set(auth).send({}).expect(202);
+    const start = await request(app.url).post('/api/analysis/start').set(auth).send({}).expect(202);
     const runId = start.body.task_id as string;
-    await until('the first analyzed track', async () => ((await finished(runId)) >= 1 ? true : undefined));
+    await waitFor('the first analyzed track', async () => ((await finished(runId)) >= 1 ? true : undefined), { timeoutMs: 120_000 });
 
     // No body, no content type (Jellyfin plugin).
     const askedAt = Date.now();
-    const res = await request(url).post('/api/cancel_all').set(auth).expect(200);
+    const res = await request(app.url).post('/api/cancel_all').set(auth).expect(200);
     expect(res.body.task_ids).toContain(runId);
     expect(res.body.cancelled_jobs_count).toBeGreaterThanOrEqual(1);
 
-    await until('REVOKED on the task board', async () => ((await request(url).get(`/api/status/${runId}`).set(auth)).body.state === 'REVOKED' ? true : undefined), 30_000);
+    await waitFor('REVOKED on the task board', async () => ((await request(app.url).get(`/api/status/${runId}`).set(auth)).body.state === 'REVOKED' ? true : undefined));
     // REVOKED is the owner's snapshot (the registry only records the request): it must show within one
     // lease heartbeat of the cancel, as fast as the board's own write used to be for the user.
     const revokedAfterMs = Date.now() - askedAt;
     console.log(`cancel figures: REVOKED on the board ${revokedAfterMs} ms after cancel_all (owner's snapshot; heartbeat ${leaseRenewMs(DEFAULT_LEASE_TTL_MS)} ms)`);
     expect(revokedAfterMs).toBeLessThan(leaseRenewMs(DEFAULT_LEASE_TTL_MS));
-    const [run] = await db.query<{ state: string }>(`SELECT state FROM analysis.runs WHERE id = $1`, [runId]);
+    const [run] = await app.db.query<{ state: string }>(`SELECT state FROM analysis.runs WHERE id = $1`, [runId]);
     expect(run!.state).toBe('REVOKED');
-    expect((await request(url).get('/api/active_tasks').set(auth).expect(200)).body).toEqual({});
+    expect((await request(app.url).get('/api/active_tasks').set(auth).expect(200)).body).toEqual({});
 
     // Workers stop: tracks in flight (2 per worker) may still finish; nothing after that.
     await new Promise((r) => setTimeout(r, 1500));
@@ -72,13 +59,13 @@ describe('cancel_all stops live tasks (full stack)', () => {
     expect(atCancel).toBeLessThan(300);
 
     // Work done before the cancel is kept.
-    const mapped = await db.count(`SELECT count(*)::int AS n FROM catalogue.track_server_map`);
-    const kept = await db.count(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 AND outcome IN ('analyzed', 'mapped_existing')`, [runId]);
+    const mapped = await app.db.count(`SELECT count(*)::int AS n FROM catalogue.track_server_map`);
+    const kept = await app.db.count(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 AND outcome IN ('analyzed', 'mapped_existing')`, [runId]);
     expect(kept).toBeGreaterThanOrEqual(1);
     expect(mapped).toBeGreaterThanOrEqual(kept);
 
     // Admission is free again.
-    const again = await request(url).post('/api/analysis/start').set(auth).send({ num_recent_albums: 1 }).expect(202);
-    await request(url).post(`/api/cancel/${again.body.task_id}`).set(auth).expect(200);
+    const again = await request(app.url).post('/api/analysis/start').set(auth).send({ num_recent_albums: 1 }).expect(202);
+    await request(app.url).post(`/api/cancel/${again.body.task_id}`).set(auth).expect(200);
   });
 });

@@ -29,6 +29,100 @@ export async function startTestStack(
   return { stack, db: database, url: `http://127.0.0.1:${stack.port}` };
 }
 
+/** The full stack of one describe block (see useTestStack); the fields are set once its beforeAll has run. */
+export interface TestStackFixture {
+  readonly stack: Stack;
+  readonly db: TestDatabase;
+  /** `http://127.0.0.1:<port>` of the gateway. */
+  readonly url: string;
+  /** Runs `text` with `params` on the stack's database and returns the rows. */
+  sql<T = any>(text: string, params?: unknown[]): Promise<T[]>;
+}
+
+/**
+ * Registers in the calling describe block a beforeAll that starts the whole product (startTestStack
+ * with `env`, a function when it depends on what an earlier beforeAll started) and an afterAll that
+ * stops it, deletes its broker namespace when it ran on RabbitMQ (`options.amqpUrl`), and drops its
+ * database. Hooks run in the order they are declared: a media server the stack's env points at is
+ * started in a beforeAll declared before this call, and closed in an afterAll declared after it.
+ * Returns the fixture (its fields throw before the beforeAll has run).
+ */
+export function useTestStack(
+  env: Record<string, string | undefined> | (() => Record<string, string | undefined>) = {},
+  options: { amqpUrl?: string; logger?: Logger; afterAllTimeoutMs?: number } = {},
+): TestStackFixture {
+  let started: { stack: Stack; db: TestDatabase; url: string } | undefined;
+  const get = () => {
+    if (!started) throw new Error('the test stack is not started (useTestStack runs in beforeAll)');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startTestStack(typeof env === 'function' ? env() : env, undefined, options);
+  });
+  afterAll(async () => {
+    if (!started) return;
+    await started.stack.stop();
+    if (options.amqpUrl) await deleteBrokerNamespace(`test-${started.db.name}`);
+    await started.db.drop();
+  }, options.afterAllTimeoutMs);
+  return {
+    get stack() {
+      return get().stack;
+    },
+    get db() {
+      return get().db;
+    },
+    get url() {
+      return get().url;
+    },
+    sql: <T = any>(text: string, params: unknown[] = []) => get().db.query<T>(text, params),
+  };
+}
+
+/**
+ * Polls `probe` until it returns something other than undefined, and returns that.
+ * `timeoutMs` (default 30 s) bounds the wait, `intervalMs` (default 250 ms) is the pause between probes.
+ * Throws `timed out waiting for <what>` (what: a string, or a function called at the time-out) after the time-out.
+ */
+export async function waitFor<T>(
+  what: string | (() => string),
+  probe: () => Promise<T | undefined>,
+  { timeoutMs = 30_000, intervalMs = 250 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** Terminal states of a task on the status board. */
+export const TASK_ENDED = ['SUCCESS', 'FAIL', 'REVOKED'];
+
+/**
+ * Polls GET `<url>/api/status/<taskId>` (with `headers`, default the API token) until it answers 200
+ * with a terminal state (TASK_ENDED) and returns that status body. Options as waitFor (default time-out
+ * 10 min, interval 1 s); the time-out error shows the last status body.
+ */
+export async function waitForTask(
+  url: string,
+  taskId: string,
+  { headers = { Authorization: `Bearer ${API_TOKEN}` }, ...wait }: { headers?: Record<string, string>; timeoutMs?: number; intervalMs?: number } = {},
+): Promise<Record<string, any>> {
+  let last: unknown;
+  return waitFor(
+    () => `task ${taskId} to end: ${JSON.stringify(last)}`,
+    async () => {
+      const res = await request(url).get(`/api/status/${taskId}`).set(headers);
+      last = res.body;
+      return res.status === 200 && TASK_ENDED.includes(res.body.state) ? (res.body as Record<string, any>) : undefined;
+    },
+    { timeoutMs: 10 * 60_000, intervalMs: 1000, ...wait },
+  );
+}
+
 /** Logs in and returns the raw session cookie (`polyphony_session=...`). */
 export async function loginCookie(url: string, username = ADMIN.username, password = ADMIN.password): Promise<string> {
   const res = await request(url).post('/login').send({ username, password }).expect(200);

@@ -2,109 +2,90 @@ import request from 'supertest';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { RoutingKeys, TaskCancelRequestedEvent, type TaskUpdatedEvent } from '@polyphony/contracts';
-import type { TestDatabase } from '@polyphony/testkit';
-import type { Stack } from '../src/stack';
-import { ADMIN, API_TOKEN, loginCookie, startTestStack } from './helpers';
+import { ADMIN, API_TOKEN, loginCookie, useTestStack, waitFor } from './helpers';
 
 /** Operations through the gateway: schedules, backups (format checks), task control. */
 describe('operations API (full stack)', () => {
-  let stack: Stack;
-  let db: TestDatabase;
-  let url: string;
   let userCookie: string;
   const auth = { Authorization: `Bearer ${API_TOKEN}` };
-  const sql = (text: string, params: unknown[] = []) => db.query(text, params);
   const backupDir = `/tmp/polyphony-ops-test-${process.pid}-${Date.now()}`;
+  const app = useTestStack({ BACKUP_DIR: backupDir, SCHEDULER_TICK_MS: '200', DURATION_TOLERANCE_SECONDS: '2' });
+  const { sql } = app;
 
   beforeAll(async () => {
-    ({ stack, db, url } = await startTestStack({ BACKUP_DIR: backupDir, SCHEDULER_TICK_MS: '200', DURATION_TOLERANCE_SECONDS: '2' }));
-    const admin = await loginCookie(url);
-    await request(url).post('/api/users').set('Cookie', admin).send({ username: 'listener', password: 'listener-pass-1', role: 'user', current_password: ADMIN.password }).expect(201);
-    userCookie = await loginCookie(url, 'listener', 'listener-pass-1');
+    const admin = await loginCookie(app.url);
+    await request(app.url).post('/api/users').set('Cookie', admin).send({ username: 'listener', password: 'listener-pass-1', role: 'user', current_password: ADMIN.password }).expect(201);
+    userCookie = await loginCookie(app.url, 'listener', 'listener-pass-1');
   });
-  afterAll(async () => {
-    await stack?.stop();
-    await db?.drop();
-  });
-
-  async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const v = await probe();
-      if (v !== undefined) return v;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
 
   it('When a schedule has a bad expression, time zone or kind, then 400 says why and nothing is stored', async () => {
     const base = { name: 'nightly', kind: 'analysis', cron: '0 3 * * *', timezone: 'UTC' };
-    const badCron = await request(url).post('/api/cron').set(auth).send({ ...base, cron: '61 3 * * *' }).expect(400);
+    const badCron = await request(app.url).post('/api/cron').set(auth).send({ ...base, cron: '61 3 * * *' }).expect(400);
     expect(badCron.body.error.message).toMatch(/Invalid cron expression '61 3 \* \* \*'.*minute/);
-    const badTz = await request(url).post('/api/cron').set(auth).send({ ...base, timezone: 'Mars/Olympus' }).expect(400);
+    const badTz = await request(app.url).post('/api/cron').set(auth).send({ ...base, timezone: 'Mars/Olympus' }).expect(400);
     expect(badTz.body.error.message).toMatch(/Unknown time zone 'Mars\/Olympus'/);
-    const badKind = await request(url).post('/api/cron').set(auth).send({ ...base, kind: 'format_disk' }).expect(400);
+    const badKind = await request(app.url).post('/api/cron').set(auth).send({ ...base, kind: 'format_disk' }).expect(400);
     expect(badKind.body.error.message).toMatch(/kind/);
-    await request(url).post('/api/cron').set(auth).send({ ...base, extra: 1 }).expect(400);
+    await request(app.url).post('/api/cron').set(auth).send({ ...base, extra: 1 }).expect(400);
     // Params the kind's start route would refuse are refused when saved, not at every firing.
-    const badParams = await request(url).post('/api/cron').set(auth).send({ ...base, params: { num_recent_albums: -1 } }).expect(400);
+    const badParams = await request(app.url).post('/api/cron').set(auth).send({ ...base, params: { num_recent_albums: -1 } }).expect(400);
     expect(badParams.body.error.message).toMatch(/Invalid params for a analysis schedule: num_recent_albums/);
-    await request(url).post('/api/cron').set(auth).send({ ...base, kind: 'backup', params: { keep: 0 } }).expect(400);
-    await request(url).post('/api/cron').set(auth).send({ ...base, kind: 'backup', params: { passphrase: 'in clear text' } }).expect(400);
+    await request(app.url).post('/api/cron').set(auth).send({ ...base, kind: 'backup', params: { keep: 0 } }).expect(400);
+    await request(app.url).post('/api/cron').set(auth).send({ ...base, kind: 'backup', params: { passphrase: 'in clear text' } }).expect(400);
     // Only the built-in cleaning schedule every install starts with.
-    expect((await request(url).get('/api/cron').set(auth).expect(200)).body.schedules.map((x: { name: string }) => x.name)).toEqual(['Cleaning']);
+    expect((await request(app.url).get('/api/cron').set(auth).expect(200)).body.schedules.map((x: { name: string }) => x.name)).toEqual(['Cleaning']);
     expect(await sql('SELECT name FROM registry.schedules')).toEqual([{ name: 'Cleaning' }]);
   });
 
   it('When an admin adds, previews, edits and deletes a schedule, then each answer shows next run and history; a user is refused', async () => {
-    const preview = await request(url).post('/api/cron/preview').set(auth).send({ cron: '0 3 * * *', timezone: 'Europe/Berlin', count: 3 }).expect(200);
+    const preview = await request(app.url).post('/api/cron/preview').set(auth).send({ cron: '0 3 * * *', timezone: 'Europe/Berlin', count: 3 }).expect(200);
     expect(preview.body.next).toHaveLength(3);
     expect(preview.body.next.every((t: string) => ['01', '02'].includes(t.slice(11, 13)))).toBe(true);
-    const created = await request(url).post('/api/cron').set(auth).send({ name: 'Nightly analysis', kind: 'analysis', cron: '0 3 * * *', timezone: 'Europe/Berlin' }).expect(201);
+    const created = await request(app.url).post('/api/cron').set(auth).send({ name: 'Nightly analysis', kind: 'analysis', cron: '0 3 * * *', timezone: 'Europe/Berlin' }).expect(201);
     expect(created.body).toMatchObject({ name: 'Nightly analysis', kind: 'analysis', enabled: true, last_result: null, history: [] });
     expect(Date.parse(created.body.next_run_at)).toBeGreaterThan(Date.now());
-    await request(url).post('/api/cron').set(auth).send({ name: 'nightly ANALYSIS', kind: 'cleaning', cron: '0 4 * * *' }).expect(409);
-    const edited = await request(url).put(`/api/cron/${created.body.id}`).set(auth).send({ name: 'Nightly analysis', kind: 'analysis', cron: '30 2 * * 1-5', timezone: 'UTC', enabled: false }).expect(200);
+    await request(app.url).post('/api/cron').set(auth).send({ name: 'nightly ANALYSIS', kind: 'cleaning', cron: '0 4 * * *' }).expect(409);
+    const edited = await request(app.url).put(`/api/cron/${created.body.id}`).set(auth).send({ name: 'Nightly analysis', kind: 'analysis', cron: '30 2 * * 1-5', timezone: 'UTC', enabled: false }).expect(200);
     expect(edited.body).toMatchObject({ cron: '30 2 * * 1-5', enabled: false, next_run_at: null });
-    await request(url).get('/api/cron').set('Cookie', userCookie).expect(403);
-    await request(url).post('/api/cron').set('Cookie', userCookie).set('origin', url).send({ name: 'x', kind: 'analysis', cron: '* * * * *' }).expect(403);
-    await request(url).delete(`/api/cron/${created.body.id}`).set(auth).expect(200);
-    await request(url).delete(`/api/cron/${created.body.id}`).set(auth).expect(404);
-    await request(url).put('/api/cron/not-a-uuid').set(auth).send({ name: 'x', kind: 'analysis', cron: '* * * * *' }).expect(400);
+    await request(app.url).get('/api/cron').set('Cookie', userCookie).expect(403);
+    await request(app.url).post('/api/cron').set('Cookie', userCookie).set('origin', app.url).send({ name: 'x', kind: 'analysis', cron: '* * * * *' }).expect(403);
+    await request(app.url).delete(`/api/cron/${created.body.id}`).set(auth).expect(200);
+    await request(app.url).delete(`/api/cron/${created.body.id}`).set(auth).expect(404);
+    await request(app.url).put('/api/cron/not-a-uuid').set(auth).send({ name: 'x', kind: 'analysis', cron: '* * * * *' }).expect(400);
   });
 
   it('When a seconds schedule of backups is due, then the scheduler starts one backup per firing and records the outcome', async () => {
-    const s = await request(url).post('/api/cron').set(auth).send({ name: 'backup every 2 s', kind: 'backup', cron: '*/2 * * * * *', params: { keep: 1 } }).expect(201);
+    const s = await request(app.url).post('/api/cron').set(auth).send({ name: 'backup every 2 s', kind: 'backup', cron: '*/2 * * * * *', params: { keep: 1 } }).expect(201);
     // The started firing's own history entry: under load the next firing may already be 'skipped: busy'
     // (which sets the schedule's last_task_id to null) by the time the list is read.
     const fired = await waitFor('a started firing', async () => {
-      const list = (await request(url).get('/api/cron').set(auth).expect(200)).body.schedules;
+      const list = (await request(app.url).get('/api/cron').set(auth).expect(200)).body.schedules;
       const row = list.find((x: { id: string }) => x.id === s.body.id);
       return row?.history.find((h: { outcome: string }) => h.outcome === 'started') as { task_id: string | null } | undefined;
     });
     expect(fired.task_id).toEqual(expect.any(String));
-    await request(url).put(`/api/cron/${s.body.id}`).set(auth).send({ name: 'backup every 2 s', kind: 'backup', cron: '*/2 * * * * *', enabled: false }).expect(200);
+    await request(app.url).put(`/api/cron/${s.body.id}`).set(auth).send({ name: 'backup every 2 s', kind: 'backup', cron: '*/2 * * * * *', enabled: false }).expect(200);
     const done = await waitFor('the scheduled backup', async () => {
-      const st = await request(url).get(`/api/status/${fired.task_id}`).set(auth);
+      const st = await request(app.url).get(`/api/status/${fired.task_id}`).set(auth);
       return st.body.state === 'SUCCESS' ? st.body : undefined;
     });
     expect(done.status_message).toMatch(/ready/);
     // keep: 1 leaves one ready archive however many fired.
-    const ready = (await request(url).get('/api/backup').set(auth).expect(200)).body.backups.filter((b: { status: string }) => b.status === 'ready');
+    const ready = (await request(app.url).get('/api/backup').set(auth).expect(200)).body.backups.filter((b: { status: string }) => b.status === 'ready');
     expect(ready.length).toBeGreaterThanOrEqual(1);
-    await request(url).delete(`/api/cron/${s.body.id}`).set(auth).expect(200);
+    await request(app.url).delete(`/api/cron/${s.body.id}`).set(auth).expect(200);
     // A firing claimed just before the disable may still be writing: let it finish.
-    await waitFor('no backup running', async () => ((await request(url).get('/api/backup').set(auth)).body.backups.some((b: { status: string }) => b.status === 'running') ? undefined : true));
+    await waitFor('no backup running', async () => ((await request(app.url).get('/api/backup').set(auth)).body.backups.some((b: { status: string }) => b.status === 'running') ? undefined : true));
   });
 
   async function backup(passphrase?: string): Promise<{ id: string; archive: Buffer }> {
-    const started = await request(url).post('/api/backup').set(auth).send(passphrase ? { passphrase } : {}).expect(202);
+    const started = await request(app.url).post('/api/backup').set(auth).send(passphrase ? { passphrase } : {}).expect(202);
     const b = await waitFor('backup ready', async () => {
-      const list = (await request(url).get('/api/backup').set(auth).expect(200)).body.backups;
+      const list = (await request(app.url).get('/api/backup').set(auth).expect(200)).body.backups;
       const row = list.find((x: { id: string }) => x.id === started.body.backup_id);
       return row?.status === 'ready' ? row : undefined;
     });
-    const dl = await request(url).get(`/api/backup/${b.id}`).set(auth).buffer(true).parse((res, cb) => {
+    const dl = await request(app.url).get(`/api/backup/${b.id}`).set(auth).buffer(true).parse((res, cb) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => cb(null, Buffer.concat(chunks)));
@@ -123,12 +104,12 @@ describe('operations API (full stack)', () => {
     // Regression (fuzzing at 1,000 cases per route): concurrent starts all passed the "one at a
     // time" check before its first await; six snapshot jobs then held the registry's whole
     // connection pool waiting for progress writes, and every registry route hung.
-    const answers = await Promise.all(Array.from({ length: 8 }, () => request(url).post('/api/backup').set(auth).send({})));
+    const answers = await Promise.all(Array.from({ length: 8 }, () => request(app.url).post('/api/backup').set(auth).send({})));
     expect(answers.map((a) => a.status).sort()).toEqual([202, 409, 409, 409, 409, 409, 409, 409]);
     expect(answers.find((a) => a.status === 409)!.body.error.message).toMatch(/already running/);
     const started = answers.find((a) => a.status === 202)!.body.backup_id as string;
-    await waitFor('the one backup ready', async () => ((await request(url).get('/api/backup').set(auth).expect(200)).body.backups.find((b: { id: string; status: string }) => b.id === started && b.status === 'ready') ? true : undefined));
-    await request(url).get('/api/tasks').set(auth).expect(200);
+    await waitFor('the one backup ready', async () => ((await request(app.url).get('/api/backup').set(auth).expect(200)).body.backups.find((b: { id: string; status: string }) => b.id === started && b.status === 'ready') ? true : undefined));
+    await request(app.url).get('/api/tasks').set(auth).expect(200);
   });
 
   it('When a backup is made without a passphrase, then it holds users and servers but no secret; with one, secrets are encrypted', async () => {
@@ -168,41 +149,41 @@ describe('operations API (full stack)', () => {
     const tampered = gzipSync(Buffer.from(lines.map((l) => l.replace('http://nas:4533', 'http://evil:4533')).join('\n')));
     const truncated = gzipSync(Buffer.from(lines.slice(0, -2).join('\n')));
     const foreign = gzipSync(Buffer.from('{"hello":"world"}\n'));
-    const upload = (body: Buffer, q = '') => request(url).post(`/api/backup/restore${q}`).set(auth).set('content-type', 'application/gzip').send(body);
+    const upload = (body: Buffer, q = '') => request(app.url).post(`/api/backup/restore${q}`).set(auth).set('content-type', 'application/gzip').send(body);
     expect((await upload(tampered, '?passphrase=a%20long%20passphrase').expect(400)).body.error.message).toMatch(/checksum/);
     expect((await upload(truncated, '?passphrase=a%20long%20passphrase').expect(400)).body.error.message).toMatch(/truncated/);
     expect((await upload(foreign).expect(400)).body.error.message).toMatch(/Not a polyphony backup/);
     expect((await upload(Buffer.from('not gzip at all')).expect(400)).body.error.message).toMatch(/unreadable/);
     expect((await upload(archive).expect(400)).body.error.message).toMatch(/passphrase/);
-    expect((await request(url).post(`/api/backup/restore?id=${id}`).set(auth).set('x-backup-passphrase', 'wrong passphrase').expect(400)).body.error.message).toMatch(/Wrong passphrase/);
+    expect((await request(app.url).post(`/api/backup/restore?id=${id}`).set(auth).set('x-backup-passphrase', 'wrong passphrase').expect(400)).body.error.message).toMatch(/Wrong passphrase/);
     const after = await sql(`SELECT name FROM registry.music_servers ORDER BY name`);
     expect(after.map((r: { name: string }) => r.name)).toEqual(['Home', 'Second']);
     // The right passphrase restores the archive's state: the second server is gone, the secret is back.
-    const ok = await request(url).post(`/api/backup/restore?id=${id}`).set(auth).set('x-backup-passphrase', 'a long passphrase').expect(200);
+    const ok = await request(app.url).post(`/api/backup/restore?id=${id}`).set(auth).set('x-backup-passphrase', 'a long passphrase').expect(200);
     expect(ok.body.restored.rows).toBeGreaterThan(0);
     expect(await sql(`SELECT name, creds FROM registry.music_servers ORDER BY name`)).toEqual(before);
     expect(await sql(`SELECT a.name, a.centroid, r.n_results FROM "index".anchors a JOIN "index".radios r ON r.anchor_id = a.id ORDER BY a.name`)).toEqual(anchorsBefore);
     // Restoring the users ends every session of this install; the restored user logs in again.
-    await request(url).get('/api/backup').set('Cookie', userCookie).expect(401);
-    userCookie = await loginCookie(url, 'listener', 'listener-pass-1');
-    await request(url).get('/api/backup').set('Cookie', userCookie).expect(403);
+    await request(app.url).get('/api/backup').set('Cookie', userCookie).expect(401);
+    userCookie = await loginCookie(app.url, 'listener', 'listener-pass-1');
+    await request(app.url).get('/api/backup').set('Cookie', userCookie).expect(403);
   });
 
   it('When an admin changes settings, then values are validated, secrets stay write-only, sources show, and the owning service applies them live', async () => {
-    const list = async () => (await request(url).get('/api/config/settings').set(auth).expect(200)).body.settings as Array<Record<string, unknown>>;
+    const list = async () => (await request(app.url).get('/api/config/settings').set(auth).expect(200)).body.settings as Array<Record<string, unknown>>;
     const get = async (key: string) => (await list()).find((s) => s.key === key)!;
     expect(await get('DURATION_TOLERANCE_SECONDS')).toMatchObject({ value: 2, source: 'env', owner: 'catalogue', live: true });
     expect(await get('DUPLICATE_DISTANCE_THRESHOLD_COSINE')).toMatchObject({ value: 0.04, source: 'default' });
     expect(await get('OPENAI_API_KEY')).toMatchObject({ value: null, secret: true });
-    const bad = await request(url).put('/api/config').set(auth).send({ DUPLICATE_DISTANCE_THRESHOLD_COSINE: 0.05, NO_SUCH_SETTING: 1, CHROMAPRINT_GATE_ENABLED: 'maybe', AI_MODEL_PROVIDER: 'SKYNET' }).expect(400);
+    const bad = await request(app.url).put('/api/config').set(auth).send({ DUPLICATE_DISTANCE_THRESHOLD_COSINE: 0.05, NO_SUCH_SETTING: 1, CHROMAPRINT_GATE_ENABLED: 'maybe', AI_MODEL_PROVIDER: 'SKYNET' }).expect(400);
     expect(bad.body.error.message).toMatch(/NO_SUCH_SETTING: unknown setting/);
     expect(bad.body.error.message).toMatch(/CHROMAPRINT_GATE_ENABLED/);
     expect(bad.body.error.message).toMatch(/AI_MODEL_PROVIDER/);
     expect(await get('DUPLICATE_DISTANCE_THRESHOLD_COSINE')).toMatchObject({ value: 0.04, source: 'default' });
-    await request(url).put('/api/config').set(auth).send({ DURATION_TOLERANCE_SECONDS: -1 }).expect(400);
-    await request(url).put('/api/config').set(auth).send(['not', 'an', 'object']).expect(400);
+    await request(app.url).put('/api/config').set(auth).send({ DURATION_TOLERANCE_SECONDS: -1 }).expect(400);
+    await request(app.url).put('/api/config').set(auth).send(['not', 'an', 'object']).expect(400);
 
-    const ok = await request(url).put('/api/config').set(auth).send({ DUPLICATE_DISTANCE_THRESHOLD_COSINE: 0.05, CATALOGUE_ID_SCHEME_VERSION: 4, OPENAI_API_KEY: 'sk-settings-secret-123', AI_MODEL_PROVIDER: 'OPENAI' }).expect(200);
+    const ok = await request(app.url).put('/api/config').set(auth).send({ DUPLICATE_DISTANCE_THRESHOLD_COSINE: 0.05, CATALOGUE_ID_SCHEME_VERSION: 4, OPENAI_API_KEY: 'sk-settings-secret-123', AI_MODEL_PROVIDER: 'OPENAI' }).expect(200);
     expect(ok.body.updated.sort()).toEqual(['AI_MODEL_PROVIDER', 'CATALOGUE_ID_SCHEME_VERSION', 'DUPLICATE_DISTANCE_THRESHOLD_COSINE', 'OPENAI_API_KEY']);
     expect(ok.body.restart_required).toEqual(['CATALOGUE_ID_SCHEME_VERSION']);
     expect(JSON.stringify(ok.body)).not.toContain('sk-settings-secret-123');
@@ -214,21 +195,21 @@ describe('operations API (full stack)', () => {
       return rows[0]?.value === '0.05' ? true : undefined;
     });
     // The mask keeps a secret; null resets a value to its default (also in the owning service).
-    await request(url).put('/api/config').set(auth).send({ OPENAI_API_KEY: '__unchanged__', DUPLICATE_DISTANCE_THRESHOLD_COSINE: null }).expect(200);
+    await request(app.url).put('/api/config').set(auth).send({ OPENAI_API_KEY: '__unchanged__', DUPLICATE_DISTANCE_THRESHOLD_COSINE: null }).expect(200);
     expect(await sql(`SELECT value FROM registry.app_config WHERE key = 'OPENAI_API_KEY'`)).toEqual([{ value: 'sk-settings-secret-123' }]);
     expect(await get('DUPLICATE_DISTANCE_THRESHOLD_COSINE')).toMatchObject({ value: 0.04, source: 'default' });
     await waitFor('catalogue reset', async () => ((await sql(`SELECT value FROM catalogue.settings WHERE key = 'DUPLICATE_DISTANCE_THRESHOLD_COSINE'`)).length === 0 ? true : undefined));
-    await request(url).get('/api/config/settings').set('Cookie', userCookie).expect(403);
-    await request(url).put('/api/config').set('Cookie', userCookie).set('origin', url).send({ AI_MODEL_PROVIDER: 'NONE' }).expect(403);
+    await request(app.url).get('/api/config/settings').set('Cookie', userCookie).expect(403);
+    await request(app.url).put('/api/config').set('Cookie', userCookie).set('origin', app.url).send({ AI_MODEL_PROVIDER: 'NONE' }).expect(403);
     // GET /api/config: a session admin also gets every setting with value and source, secrets masked; nobody else does.
-    const adminConfig = (await request(url).get('/api/config').set('Cookie', await loginCookie(url)).expect(200)).body;
+    const adminConfig = (await request(app.url).get('/api/config').set('Cookie', await loginCookie(app.url)).expect(200)).body;
     const byKey = new Map((adminConfig.settings as Array<{ key: string }>).map((x) => [x.key, x]));
     expect(byKey.get('OPENAI_API_KEY')).toMatchObject({ value: '__unchanged__', source: 'database', secret: true });
     expect(byKey.get('DURATION_TOLERANCE_SECONDS')).toMatchObject({ value: 2, source: 'env' });
     expect(byKey.get('TOP_N_MOODS')).toMatchObject({ value: 5, source: 'default', owner: 'analysis' });
     expect(JSON.stringify(adminConfig)).not.toContain('sk-settings-secret-123');
-    expect((await request(url).get('/api/config').set('Cookie', userCookie).expect(200)).body.settings).toBeUndefined();
-    expect((await request(url).get('/api/config').set(auth).expect(200)).body.settings).toBeUndefined();
+    expect((await request(app.url).get('/api/config').set('Cookie', userCookie).expect(200)).body.settings).toBeUndefined();
+    expect((await request(app.url).get('/api/config').set(auth).expect(200)).body.settings).toBeUndefined();
   });
 
   it('When cancel_all is posted with an empty body, then every live task shows the request, ends REVOKED by its owner, and the history lists tasks with durations', async () => {
@@ -237,7 +218,7 @@ describe('operations API (full stack)', () => {
     // These board rows have no run in their owners' tables: this test plays the owners, ending a run on
     // the cancel request with its REVOKED snapshot (as the task-run owners do).
     const requested: string[] = [];
-    await stack.bus.consume({
+    await app.stack.bus.consume({
       queue: 'ops-test.task-cancel',
       bindings: [RoutingKeys.taskCancelRequested],
       schema: TaskCancelRequestedEvent,
@@ -246,33 +227,33 @@ describe('operations API (full stack)', () => {
         requested.push(e.taskId);
         const owner: Pick<TaskUpdatedEvent, 'type' | 'owner'> = e.taskId === 't-live-1' ? { type: 'clustering', owner: 'playlist' } : { type: 'cleaning', owner: 'catalogue' };
         const seq = e.taskId === 't-live-1' ? 5 : 2;
-        await stack.bus.publish(RoutingKeys.taskUpdated, { taskId: e.taskId, ...owner, state: 'REVOKED', progress: 33, message: 'Cancelled; work done so far is kept', servers: [], log: [], details: {}, seq, startedAt, finishedAt: new Date().toISOString() } satisfies TaskUpdatedEvent);
+        await app.stack.bus.publish(RoutingKeys.taskUpdated, { taskId: e.taskId, ...owner, state: 'REVOKED', progress: 33, message: 'Cancelled; work done so far is kept', servers: [], log: [], details: {}, seq, startedAt, finishedAt: new Date().toISOString() } satisfies TaskUpdatedEvent);
       },
     });
-    const some = await request(url).post('/api/cancel_all/main_clustering').set(auth).expect(200);
+    const some = await request(app.url).post('/api/cancel_all/main_clustering').set(auth).expect(200);
     expect(some.body).toMatchObject({ cancelled_jobs_count: 1, task_ids: ['t-live-1'] });
     // The registry never writes a task's state: until its owner's snapshot it shows the owner's state and the request.
     expect(await sql(`SELECT state, cancel_requested_at IS NOT NULL AS asked FROM registry.tasks WHERE id = 't-live-2'`)).toEqual([{ state: 'NEW', asked: false }]);
-    const all = await request(url).post('/api/cancel_all').set(auth).expect(200);
+    const all = await request(app.url).post('/api/cancel_all').set(auth).expect(200);
     expect(all.body).toMatchObject({ task_ids: expect.arrayContaining(['t-live-2']) });
-    await waitFor('owners ended both', async () => ((await request(url).get('/api/active_tasks').set(auth).expect(200)).body.task_id === undefined ? true : undefined));
+    await waitFor('owners ended both', async () => ((await request(app.url).get('/api/active_tasks').set(auth).expect(200)).body.task_id === undefined ? true : undefined));
     expect(requested).toEqual(expect.arrayContaining(['t-live-1', 't-live-2']));
-    const ended = (await request(url).get('/api/status/t-live-1').set(auth).expect(200)).body;
+    const ended = (await request(app.url).get('/api/status/t-live-1').set(auth).expect(200)).body;
     expect(ended).toMatchObject({ state: 'REVOKED', status: 'REVOKED', status_message: 'Cancelled; work done so far is kept', details: { cancel_requested_at: expect.any(String) } });
-    const hist = await request(url).get('/api/tasks?kind=clustering&limit=5').set(auth).expect(200);
+    const hist = await request(app.url).get('/api/tasks?kind=clustering&limit=5').set(auth).expect(200);
     expect(hist.body.tasks).toEqual([expect.objectContaining({ task_id: 't-live-1', state: 'REVOKED', duration_seconds: expect.any(Number) })]);
     expect(hist.body.tasks[0].duration_seconds).toBeGreaterThanOrEqual(5);
-    await request(url).get('/api/tasks?limit=0').set(auth).expect(400);
-    await request(url).get('/api/tasks').set('Cookie', userCookie).expect(403);
+    await request(app.url).get('/api/tasks?limit=0').set(auth).expect(400);
+    await request(app.url).get('/api/tasks').set('Cookie', userCookie).expect(403);
     // A task whose owner has not ended it yet (no owner answers for this one): still the owner's state, with the request shown.
     await sql(`INSERT INTO registry.tasks (id, type, owner, state, message, seq, started_at) VALUES ('t-slow-owner', 'backup', 'registry', 'RUNNING', 'Dumping catalogue', 2, now())`);
-    await request(url).post('/api/cancel/t-slow-owner').set(auth).expect(200);
-    const pending = (await request(url).get('/api/status/t-slow-owner').set(auth).expect(200)).body;
+    await request(app.url).post('/api/cancel/t-slow-owner').set(auth).expect(200);
+    const pending = (await request(app.url).get('/api/status/t-slow-owner').set(auth).expect(200)).body;
     expect(pending).toMatchObject({ state: 'RUNNING', status: 'PROGRESS', status_message: 'Cancel requested · Dumping catalogue', details: { cancel_requested_at: expect.any(String) } });
-    expect((await request(url).get('/api/active_tasks').set(auth).expect(200)).body).toMatchObject({ task_id: 't-slow-owner' });
+    expect((await request(app.url).get('/api/active_tasks').set(auth).expect(200)).body).toMatchObject({ task_id: 't-slow-owner' });
     // The owner's snapshot wins: it ends the task (or completes it, for a kind that cannot stop midway).
-    await stack.bus.publish(RoutingKeys.taskUpdated, { taskId: 't-slow-owner', type: 'backup', owner: 'registry', state: 'SUCCESS', progress: 100, message: 'Backup written', servers: [], log: [], details: {}, seq: 3 } satisfies TaskUpdatedEvent);
-    await waitFor('owner snapshot', async () => ((await request(url).get('/api/status/t-slow-owner').set(auth).expect(200)).body.state === 'SUCCESS' ? true : undefined));
-    expect((await request(url).get('/api/status/t-slow-owner').set(auth).expect(200)).body.status_message).toBe('Backup written');
+    await app.stack.bus.publish(RoutingKeys.taskUpdated, { taskId: 't-slow-owner', type: 'backup', owner: 'registry', state: 'SUCCESS', progress: 100, message: 'Backup written', servers: [], log: [], details: {}, seq: 3 } satisfies TaskUpdatedEvent);
+    await waitFor('owner snapshot', async () => ((await request(app.url).get('/api/status/t-slow-owner').set(auth).expect(200)).body.state === 'SUCCESS' ? true : undefined));
+    expect((await request(app.url).get('/api/status/t-slow-owner').set(auth).expect(200)).body.status_message).toBe('Backup written');
   });
 });
