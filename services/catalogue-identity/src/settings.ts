@@ -58,26 +58,16 @@ function parseNumber(v: string): number | undefined {
 export function parseCatalogueSettings(raw: Record<string, string | undefined>): { tunables: CatalogueTunables; problems: string[] } {
   const problems: string[] = [];
   const d = DEFAULT_IDENTITY_CONFIG;
-  const num = (key: CatalogueSettingKey, fallback: number): number => {
+  /** The parsed value of `key`, else `fallback` (missing, or unparsable: reported as "not a <kind>"). */
+  const value = <T>(key: CatalogueSettingKey, fallback: T, parse: (v: string) => T | undefined, kind: string): T => {
     const v = raw[key];
     if (v === undefined) return fallback;
-    const n = parseNumber(v);
-    if (n === undefined) {
-      problems.push(`${key}: not a number: ${JSON.stringify(v)}`);
-      return fallback;
-    }
-    return n;
+    const parsed = parse(v);
+    if (parsed === undefined) problems.push(`${key}: not a ${kind}: ${JSON.stringify(v)}`);
+    return parsed ?? fallback;
   };
-  const bool = (key: CatalogueSettingKey, fallback: boolean): boolean => {
-    const v = raw[key];
-    if (v === undefined) return fallback;
-    const b = parseBool(v);
-    if (b === undefined) {
-      problems.push(`${key}: not a boolean: ${JSON.stringify(v)}`);
-      return fallback;
-    }
-    return b;
-  };
+  const num = (key: CatalogueSettingKey, fallback: number) => value(key, fallback, parseNumber, 'number');
+  const bool = (key: CatalogueSettingKey, fallback: boolean) => value(key, fallback, parseBool, 'boolean');
   let identity: IdentityConfig = {
     ...d,
     duplicateDistanceThresholdCosine: num('DUPLICATE_DISTANCE_THRESHOLD_COSINE', d.duplicateDistanceThresholdCosine),
