@@ -2,9 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import request from 'supertest';
 import { Client } from 'pg';
-import { ArrayCatalogue, createFakeJellyfin, testAmqpUrl, wesnothTracks, type StartedFake, type TestDatabase } from '@polyphony/testkit';
-import type { Stack } from '../src/stack';
-import { API_TOKEN, deleteBrokerNamespace, startTestStack } from './helpers';
+import { ArrayCatalogue, createFakeJellyfin, testAmqpUrl, wesnothTracks, type StartedFake } from '@polyphony/testkit';
+import { API_TOKEN, useTestStack, waitForTask } from './helpers';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -15,22 +14,16 @@ const ROOT = path.resolve(__dirname, '../../..');
  */
 describe('analysis with competing workers over RabbitMQ', () => {
   jest.setTimeout(10 * 60_000);
-  let stack: Stack;
-  let db: TestDatabase;
-  let url: string;
   let fake: StartedFake;
   let worker: ChildProcess | undefined;
   const auth = { Authorization: `Bearer ${API_TOKEN}` };
 
-  beforeAll(async () => {
-    ({ stack, db, url } = await startTestStack({}, undefined, { amqpUrl: testAmqpUrl() }));
-  });
-  afterAll(async () => {
+  afterAll(() => {
     worker?.kill('SIGKILL');
-    await stack?.stop();
+  });
+  const app = useTestStack({}, { amqpUrl: testAmqpUrl() });
+  afterAll(async () => {
     await fake?.close();
-    await deleteBrokerNamespace(`test-${db.name}`);
-    await db?.drop();
   });
 
   it('When one of two workers is killed mid-track, then nothing is lost and every track is analyzed exactly once', async () => {
@@ -38,16 +31,16 @@ describe('analysis with competing workers over RabbitMQ', () => {
     const tracks = [...wes].slice(0, 8);
     const jf = createFakeJellyfin({ catalogue: new ArrayCatalogue(wes.libraries, tracks), token: 'tok' });
     fake = await jf.start();
-    const server = await request(url).post('/api/servers').set(auth).send({ name: 'J', server_type: 'jellyfin', creds: { url: fake.url, user_id: jf.userId, token: 'tok' } }).expect(201);
+    const server = await request(app.url).post('/api/servers').set(auth).send({ name: 'J', server_type: 'jellyfin', creds: { url: fake.url, user_id: jf.userId, token: 'tok' } }).expect(201);
 
-    const peers = stack.peers();
+    const peers = app.stack.peers();
     worker = spawn(process.execPath, [path.join(ROOT, 'services/analysis-worker/dist/main.js')], {
       env: {
         PATH: process.env.PATH,
-        DATABASE_URL: db.url,
+        DATABASE_URL: app.db.url,
         AMQP_URL: testAmqpUrl(),
-        BUS_NAMESPACE: `test-${db.name}`,
-        INTERNAL_SECRET: stack.internalSecret,
+        BUS_NAMESPACE: `test-${app.db.name}`,
+        INTERNAL_SECRET: app.stack.internalSecret,
         REGISTRY_URL: peers.registry,
         CATALOGUE_URL: peers.catalogue,
         INDEX_URL: peers.index,
@@ -59,22 +52,17 @@ describe('analysis with competing workers over RabbitMQ', () => {
     await new Promise((r) => setTimeout(r, 3000));
     expect(worker.exitCode).toBeNull();
 
-    const start = await request(url).post('/api/analysis/start').set(auth).send({}).expect(202);
+    const start = await request(app.url).post('/api/analysis/start').set(auth).send({}).expect(202);
     // Let both workers take messages (prefetch 2 each), then kill the external one without warning.
     const firstDownload = Date.now();
     while (!jf.requests.some((r) => /Download|stream|File/i.test(r.path)) && Date.now() - firstDownload < 60_000) await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 1500));
     worker.kill('SIGKILL');
 
-    let status;
-    const deadline = Date.now() + 8 * 60_000;
-    do {
-      await new Promise((r) => setTimeout(r, 2000));
-      status = await request(url).get(`/api/status/${start.body.task_id}`).set(auth);
-    } while (!['SUCCESS', 'FAIL', 'REVOKED'].includes(status.body.state) && Date.now() < deadline);
-    expect(status.body.state).toBe('SUCCESS');
-    expect(status.body.details.servers[0]).toMatchObject({ seen: 8, analyzed: 8, failed: 0 });
-    const c = new Client({ connectionString: db.url });
+    const status = await waitForTask(app.url, start.body.task_id, { timeoutMs: 8 * 60_000, intervalMs: 2000 });
+    expect(status.state).toBe('SUCCESS');
+    expect(status.details.servers[0]).toMatchObject({ seen: 8, analyzed: 8, failed: 0 });
+    const c = new Client({ connectionString: app.db.url });
     await c.connect();
     const maps = (await c.query(`SELECT count(*)::int AS n FROM catalogue.track_server_map WHERE server_id = $1`, [server.body.id])).rows[0].n;
     const outcomes = (await c.query(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1`, [start.body.task_id])).rows[0].n;

@@ -1,7 +1,6 @@
 import request from 'supertest';
-import { ArrayCatalogue, createFakeJellyfin, createFakeSubsonic, wesnothTracks, type FakeSubsonic, type StartedFake, type TestDatabase } from '@polyphony/testkit';
-import type { Stack } from '../src/stack';
-import { API_TOKEN, startTestStack } from './helpers';
+import { ArrayCatalogue, createFakeJellyfin, createFakeSubsonic, wesnothTracks, type FakeSubsonic, type StartedFake } from '@polyphony/testkit';
+import { API_TOKEN, useTestStack, waitForTask } from './helpers';
 
 /**
  * The "done when" of the alignment issue, through the gateway with the bearer token: a small set is
@@ -13,9 +12,6 @@ import { API_TOKEN, startTestStack } from './helpers';
  */
 describe('alignment and cleaning end to end (fake Jellyfin + fake Subsonic, full stack)', () => {
   jest.setTimeout(15 * 60_000);
-  let stack: Stack;
-  let db: TestDatabase;
-  let url: string;
   let jellyfin: StartedFake;
   let subsonicServer: StartedFake | undefined;
   let subsonic: FakeSubsonic;
@@ -23,31 +19,19 @@ describe('alignment and cleaning end to end (fake Jellyfin + fake Subsonic, full
   const wes = wesnothTracks();
   const five = [...wes].slice(0, 5);
 
-  const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> => db.query<T>(text, params);
-
-  async function waitForTask(taskId: string, timeoutMs = 10 * 60_000): Promise<Record<string, unknown>> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const status = await request(url).get(`/api/status/${taskId}`).set(auth);
-      if (status.status === 200 && ['SUCCESS', 'FAIL', 'REVOKED'].includes(status.body.state)) return status.body;
-      if (Date.now() > deadline) throw new Error(`task ${taskId} did not finish: ${JSON.stringify(status.body)}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
+  const app = useTestStack();
+  const { sql } = app;
 
   beforeAll(async () => {
-    ({ stack, db, url } = await startTestStack());
     const fake = createFakeJellyfin({ catalogue: new ArrayCatalogue(wes.libraries, five), token: 'jf-token' });
     jellyfin = await fake.start();
-    const created = await request(url).post('/api/servers').set(auth).send({ name: 'Jelly', server_type: 'jellyfin', creds: { url: jellyfin.url, user_id: fake.userId, token: 'jf-token' } }).expect(201);
+    const created = await request(app.url).post('/api/servers').set(auth).send({ name: 'Jelly', server_type: 'jellyfin', creds: { url: jellyfin.url, user_id: fake.userId, token: 'jf-token' } }).expect(201);
     expect(created.body.is_default).toBe(true);
-    const start = await request(url).post('/api/analysis/start').set(auth).send({}).expect(202);
-    const analysis = await waitForTask(start.body.task_id);
+    const start = await request(app.url).post('/api/analysis/start').set(auth).send({}).expect(202);
+    const analysis = await waitForTask(app.url, start.body.task_id, { intervalMs: 500 });
     expect(analysis.state).toBe('SUCCESS');
   });
   afterAll(async () => {
-    await stack?.stop();
-    await db?.drop();
     await jellyfin?.close();
     await subsonicServer?.close();
   });
@@ -58,7 +42,7 @@ describe('alignment and cleaning end to end (fake Jellyfin + fake Subsonic, full
     subsonic = createFakeSubsonic({ catalogue: new ArrayCatalogue(wes.libraries, five), reportRealPath: true });
     subsonicServer = await subsonic.start();
     const addedAt = new Date();
-    const created = await request(url).post('/api/servers').set(auth).send({ name: 'Navi', server_type: 'navidrome', creds: { url: subsonicServer.url, user: subsonic.user, password: subsonic.password } }).expect(201);
+    const created = await request(app.url).post('/api/servers').set(auth).send({ name: 'Navi', server_type: 'navidrome', creds: { url: subsonicServer.url, user: subsonic.user, password: subsonic.password } }).expect(201);
     const serverId = created.body.id as string;
 
     // The save published the alignment request; wait for its task on the board.
@@ -71,7 +55,7 @@ describe('alignment and cleaning end to end (fake Jellyfin + fake Subsonic, full
       await new Promise((r) => setTimeout(r, 300));
     }
     expect(alignment?.state).toBe('SUCCESS');
-    const status = await request(url).get(`/api/status/${alignment!.id}`).set(auth).expect(200);
+    const status = await request(app.url).get(`/api/status/${alignment!.id}`).set(auth).expect(200);
     expect(status.body).toMatchObject({ task_type: 'alignment', state: 'SUCCESS', status: 'SUCCESS', progress: 100 });
     const navi = (status.body.details.per_server as Array<Record<string, unknown>>).find((s) => s.serverId === serverId);
     expect(navi).toMatchObject({ fetched: 5, matched: 5, byTier: { path: 5, tail: 0, exact_meta: 0, norm_meta: 0 } });
@@ -94,7 +78,7 @@ describe('alignment and cleaning end to end (fake Jellyfin + fake Subsonic, full
     const until = Date.now() + 30_000;
     let view: Record<string, unknown> | undefined;
     while (Date.now() < until) {
-      const list = await request(url).get('/api/servers').set(auth).expect(200);
+      const list = await request(app.url).get('/api/servers').set(auth).expect(200);
       view = (list.body.servers as Array<Record<string, unknown>>).find((s) => s.id === serverId);
       if (view?.matched_count === 5 && view?.track_count === 5) break;
       await new Promise((r) => setTimeout(r, 300));
@@ -105,11 +89,11 @@ describe('alignment and cleaning end to end (fake Jellyfin + fake Subsonic, full
   it('When cleaning runs while a server is offline, then that server is skipped and reported, orphan deletion is refused, the index is rebuilt inline, and a second start is refused', async () => {
     await subsonicServer!.close();
     subsonicServer = undefined;
-    const start = await request(url).post('/api/cleaning/start').set(auth).send({ clean_catalogue: true }).expect(202);
+    const start = await request(app.url).post('/api/cleaning/start').set(auth).send({ clean_catalogue: true }).expect(202);
     expect(start.body).toEqual({ task_id: expect.any(String), task_type: 'cleaning', status: 'NEW' });
-    const again = await request(url).post('/api/cleaning/start').set(auth).send({}).expect(409);
+    const again = await request(app.url).post('/api/cleaning/start').set(auth).send({}).expect(409);
     expect(again.body.error.code).toBe('task_running');
-    const done = await waitForTask(start.body.task_id, 5 * 60_000);
+    const done = await waitForTask(app.url, start.body.task_id, { timeoutMs: 5 * 60_000, intervalMs: 500 });
     expect(done).toMatchObject({ task_type: 'cleaning', state: 'SUCCESS' });
     const details = done.details as Record<string, unknown> & { per_server: Array<Record<string, unknown>>; catalogue_deletion: Record<string, unknown>; index: Record<string, unknown> };
     expect(details.per_server.map((s) => [s.serverName, s.status])).toEqual([
@@ -121,7 +105,7 @@ describe('alignment and cleaning end to end (fake Jellyfin + fake Subsonic, full
     expect(details.index).toMatchObject({ state: 'SUCCESS', items: 5 });
     // The offline server's mappings are untouched.
     expect((await sql<{ n: number }>(`SELECT count(*)::int AS n FROM catalogue.track_server_map`))[0]!.n).toBe(10);
-    const index = await request(url).get('/api/index/status').set(auth).expect(200);
+    const index = await request(app.url).get('/api/index/status').set(auth).expect(200);
     expect(index.body).toMatchObject({ generation: details.index.generation, items: 5, building: false });
   });
 });
