@@ -50,8 +50,12 @@ describe('cancel_all stops live tasks (full stack)', () => {
     expect(run!.state).toBe('REVOKED');
     expect((await request(app.url).get('/api/active_tasks').set(auth).expect(200)).body).toEqual({});
 
-    // Workers stop: tracks in flight (2 per worker) may still finish; nothing after that.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Workers stop: tracks in flight (2 per worker, each holding its track's claim) may still finish; nothing
+    // starts after that. Wait for the in-flight claims to end (they are what was running at the cancel; a
+    // loaded machine can take several seconds per track), then nothing more may finish.
+    const inFlight = async () => (await app.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 AND outcome = 'queued' AND claimed_by IS NOT NULL AND claim_expires_at > now()`, [runId]))[0]!.n;
+    expect(await inFlight()).toBeLessThanOrEqual(4);
+    await waitFor('the tracks in flight at the cancel to end', async () => ((await inFlight()) === 0 ? true : undefined), { timeoutMs: 60_000 });
     const atCancel = await finished(runId);
     await new Promise((r) => setTimeout(r, 5000));
     const later = await finished(runId);
