@@ -83,7 +83,8 @@ type StringField = (typeof STRING_FIELDS)[number];
 const SHARED_FIELDS: ReadonlySet<StringField> = new Set(['artist', 'album', 'albumArtist']);
 /** Columns of `label:prob,...` text, kept in the compact form of `label-scores-codec.ts` when it reads back exactly. */
 const LABEL_SCORE_FIELDS: ReadonlySet<StringField> = new Set(['moodVector', 'otherFeatures']);
-const FIRST_LABEL_SCORE_FIELD = STRING_FIELDS.indexOf('moodVector');
+/** LABEL_SCORE_FIELDS by field index (STRING_FIELDS order), for the per-row read and write loops. */
+const IS_LABEL_SCORE: readonly boolean[] = STRING_FIELDS.map((name) => LABEL_SCORE_FIELDS.has(name));
 const NF = STRING_FIELDS.length;
 
 /** Row flag: the row holds metadata. Bits 0-5 flag a null string field (in STRING_FIELDS order). */
@@ -158,7 +159,7 @@ export class TrackMetaStore {
       const share = this.shared !== undefined && SHARED_FIELDS.has(name);
       if (share) ref = this.shared!.get(v);
       if (!ref) {
-        const coded = LABEL_SCORE_FIELDS.has(name) ? encodeLabelScores(v) : undefined;
+        const coded = IS_LABEL_SCORE[f] ? encodeLabelScores(v) : undefined;
         ref = coded ? this.arena.addBytes(coded) : this.arena.add(v);
         if (share) this.shared!.set(v, ref);
       }
@@ -198,7 +199,7 @@ export class TrackMetaStore {
       if (flags & (1 << f)) return null;
       const len = this.lens[base + f]!;
       if (len === 0) return '';
-      return f >= FIRST_LABEL_SCORE_FIELD ? this.arena.getLabelScores(this.refs[base + f]!, len) : this.arena.get(this.refs[base + f]!, len);
+      return IS_LABEL_SCORE[f] ? this.arena.getLabelScores(this.refs[base + f]!, len) : this.arena.get(this.refs[base + f]!, len);
     };
     const tempo = this.tempo[row]!;
     const energy = this.energy[row]!;
