@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TOP_N_MOODS, type AnalysisTrackRequested, type ResolveIdentityRequest } from '@polyphony/contracts';
 import type { MediaServerClient } from '@polyphony/media-servers';
-import { TransientError, isTransientFault, type Logger } from '@polyphony/platform';
+import { TransientError, isTransientFault, leaseRenewMs, type Logger } from '@polyphony/platform';
 import type { RunRepository, TrackClaim, TrackOutcome } from '../store/run.repository';
 import { computeChromaprint } from './audio/chromaprint';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
@@ -52,7 +52,7 @@ export class TrackBusyError extends TransientError {
   }
 }
 
-/** Lease of a track claim in seconds, renewed every third of it while the attempt works (a killed worker's claim lapses within it). */
+/** Lease of a track claim in seconds, renewed every `leaseRenewMs` of it (5 s) while the attempt works (a killed worker's claim lapses within it). */
 export const TRACK_CLAIM_LEASE_SECONDS = 20;
 
 /**
@@ -109,7 +109,7 @@ export class TrackProcessor {
     if (await this.runs.isCancelled(taskId)) return this.record(msg, { outcome: 'cancelled' });
     // A duplicate message (redelivery after its outcome was recorded, or a republish by a coordinator
     // that took the run over) does no work; one that arrives while another attempt is still working on
-    // the track (redelivered when the first attempt's channel closed) waits for it through the bus retry.
+    // the track (redelivered when the first attempt's channel closed) waits for that attempt (`claim`).
     const owner = `${process.pid}:${randomUUID()}`;
     const claim = await this.claim(msg, owner);
     if (claim.state === 'final') return { outcome: claim.outcome, duplicate: true };
@@ -117,7 +117,7 @@ export class TrackProcessor {
     if (claim.state === 'absent') return this.work(msg, finalAttempt, signal);
     const renew = setInterval(() => {
       this.runs.renewClaim(taskId, serverId, track.id, owner, this.claimLeaseSeconds).catch(() => undefined);
-    }, (this.claimLeaseSeconds * 1000) / 3);
+    }, leaseRenewMs(this.claimLeaseSeconds * 1000));
     renew.unref();
     try {
       return await this.work(msg, finalAttempt, signal);
