@@ -59,15 +59,17 @@ describe('fault classification', () => {
   it('When a failure is transient, then the bus allows the larger attempt budget', () => {
     const r = resolveRetry({}, { maxAttempts: 4 });
     expect(attemptBudget(new UpstreamUnavailableError('x'), r)).toEqual({ limit: BUS_DEFAULTS.transientMaxAttempts, transient: true });
+    // Transient faults are never dead-lettered by default: the budget is unbounded.
+    expect(BUS_DEFAULTS.transientMaxAttempts).toBe(Number.POSITIVE_INFINITY);
     expect(attemptBudget(new TypeError('bug'), r)).toEqual({ limit: 4, transient: false });
   });
 });
 
 describe('dead letters on the in-process bus', () => {
-  it('When transient failures outlast the ordinary budget, then the message is retried, not dead-lettered; a poison one is, and replay hands it back once', async () => {
+  it('When transient failures outlast every attempt budget (30 > the 18 once allowed), then the message is retried, not dead-lettered; a poison one is, and replay hands it back once', async () => {
     const bus = new InMemoryBus({ retryDelayMs: 1, maxRetryDelayMs: 2 });
     const handled: string[] = [];
-    let dbDown = 6;
+    let dbDown = 30;
     let poisonFixed = false;
     await bus.consume({
       queue: 'q',

@@ -8,8 +8,11 @@ export const TRACK_QUEUE = 'analysis.tracks';
 export const TRACK_MAX_ATTEMPTS = 4;
 /**
  * Delivery attempts for transient failures (database or broker connection lost, media server or
- * catalogue unreachable/5xx): the bus waits 1, 2, 4 ... 60 s (jittered) between them, about 12
- * minutes in all, so outages of that length end in analyzed tracks rather than failures or dead letters.
+ * catalogue unreachable/5xx) before the track is recorded as failed: the bus waits 1, 2, 4 ... 60 s
+ * (jittered) between them, about 12 minutes in all, so outages of that length end in analyzed tracks and a
+ * media server that stays away ends the run (its tracks are retried by the next run). The bus itself never
+ * dead-letters a transient fault: while even the failure cannot be recorded (the analysis database is down)
+ * the message keeps coming back every 60 s until it can.
  */
 export const TRACK_TRANSIENT_MAX_ATTEMPTS = 18;
 
@@ -17,7 +20,7 @@ export const TRACK_TRANSIENT_MAX_ATTEMPTS = 18;
  * Consumes one track per message. A worker killed mid-track never acks, so the broker redelivers
  * the message; the processor is idempotent (a track with a recorded outcome or an already-mapped
  * provider id does no work, outcomes are recorded once). Short blips are retried in place (cockatiel,
- * 3 attempts with jittered backoff); longer outages go through the bus retry queue. On the last
+ * 3 retries with jittered backoff); longer outages go through the bus retry queue. On the last
  * attempt the track is recorded as failed so the run never waits for a dead letter.
  */
 export function consumeTrackRequests(bus: Bus, processor: TrackProcessor, prefetch: number, metrics: Metrics, logger?: Logger): Promise<ConsumerHandle> {
@@ -27,7 +30,6 @@ export function consumeTrackRequests(bus: Bus, processor: TrackProcessor, prefet
     schema: AnalysisTrackRequested,
     prefetch,
     maxAttempts: TRACK_MAX_ATTEMPTS,
-    transientMaxAttempts: TRACK_TRANSIENT_MAX_ATTEMPTS,
     handler: async (msg, ctx) => {
       const attempt = typeof ctx.headers.attempt === 'number' ? ctx.headers.attempt : 1;
       try {
@@ -38,7 +40,8 @@ export function consumeTrackRequests(bus: Bus, processor: TrackProcessor, prefet
       } catch (err) {
         const last = attempt >= (isTransientFault(err) ? TRACK_TRANSIENT_MAX_ATTEMPTS : TRACK_MAX_ATTEMPTS);
         if (!last) throw err;
-        // Recorded as the track's outcome and acked; if even that fails the message is dead-lettered (replayable).
+        // Recorded as the track's outcome and acked. If even that fails transiently (database down) the bus retries
+        // the message (never dead-lettered); a non-transient failure here is a bug and dead-letters (replayable).
         await processor.recordFailure(msg, `gave up after ${attempt} attempts: ${(err as Error).message}`);
         metrics.tasks.inc({ task: 'analysis_track', outcome: 'failed' });
       }

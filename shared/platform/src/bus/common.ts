@@ -7,8 +7,14 @@ import type { MessageHeaders, RetryOptions } from './types';
 export const BUS_DEFAULTS = {
   prefetch: 10,
   maxAttempts: 5,
-  /** Attempts for a transient fault (database or broker connection, peer 5xx): delays 1, 2, 4 ... 60 s, about 12 minutes in all. */
-  transientMaxAttempts: 18,
+  /**
+   * Attempts for a transient fault (database or broker connection, peer 5xx, timeouts): unbounded. Transient faults
+   * are retried with jittered backoff (1, 2, 4 ... capped at 60 s) for as long as they last and are never
+   * dead-lettered: an outage must not turn work into dead letters. A consumer that must end a unit of work after a
+   * while (analysis records a track as failed after 18 attempts, about 12 minutes) does so in its handler, which
+   * can only record the outcome while its own database answers.
+   */
+  transientMaxAttempts: Number.POSITIVE_INFINITY,
   retryDelayMs: 1000,
   maxRetryDelayMs: 60_000,
 } as const;
@@ -41,7 +47,7 @@ export const INTERNAL_HEADERS = new Set(['x-routing-key', 'x-last-error', 'x-dea
 export interface ResolvedRetry {
   prefetch: number;
   maxAttempts: number;
-  /** Attempts when the failure is classified transient (see faults.ts classifyFault); never below maxAttempts. */
+  /** Attempts when the failure is classified transient (see faults.ts classifyFault); never below maxAttempts; Infinity (default) = no limit. */
   transientMaxAttempts: number;
   retryDelayMs: number;
   maxRetryDelayMs: number;
@@ -63,6 +69,9 @@ export function resolveRetry(bus: RetryOptions, consumer: { prefetch?: number; m
   if (!Number.isInteger(r.maxAttempts) || r.maxAttempts < 1) {
     throw new RangeError(`maxAttempts must be an integer >= 1, got ${r.maxAttempts}`);
   }
+  if (r.transientMaxAttempts !== Number.POSITIVE_INFINITY && !Number.isInteger(r.transientMaxAttempts)) {
+    throw new RangeError(`transientMaxAttempts must be an integer >= maxAttempts or Infinity, got ${r.transientMaxAttempts}`);
+  }
   if (!(r.retryDelayMs >= 0) || !(r.maxRetryDelayMs >= 0)) throw new RangeError('retry delays must be >= 0');
   return r;
 }
@@ -80,7 +89,7 @@ export function retryDelayMs(attempt: number, r: ResolvedRetry, jitter = false):
 
 /**
  * Attempts allowed for a failure: transient faults (connection lost, peer 5xx, timeouts) get
- * `transientMaxAttempts`, everything else `maxAttempts`.
+ * `transientMaxAttempts` (unbounded by default), everything else `maxAttempts`.
  */
 export function attemptBudget(err: unknown, r: ResolvedRetry): { limit: number; transient: boolean } {
   const transient = classifyFault(err) === 'transient';

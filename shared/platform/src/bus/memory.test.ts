@@ -95,11 +95,12 @@ describe('InMemoryBus specifics', () => {
     await bus.close();
   });
 
-  it('rejects invalid prefetch and maxAttempts', async () => {
+  it('rejects invalid prefetch, maxAttempts and transientMaxAttempts', async () => {
     const bus = new InMemoryBus();
     const base = { queue: 'q', bindings: ['#'], schema: Item, handler: async () => undefined };
     await expect(bus.consume({ ...base, prefetch: 0 })).rejects.toBeInstanceOf(RangeError);
     await expect(bus.consume({ ...base, maxAttempts: 0 })).rejects.toBeInstanceOf(RangeError);
+    await expect(bus.consume({ ...base, transientMaxAttempts: 7.5 })).rejects.toBeInstanceOf(RangeError);
     await bus.close();
   });
 });

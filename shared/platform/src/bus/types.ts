@@ -49,7 +49,9 @@ export interface ConsumeOptions<T> {
   expiresMs?: number;
   /**
    * Attempts when the failure is transient (faults.ts `classifyFault`: lost database or broker
-   * connection, peer 5xx, timeouts; default 18, about 12 minutes of backoff with 1 s doubling to 60 s).
+   * connection, peer 5xx, timeouts). Default unbounded: transient faults are retried with backoff
+   * (1 s doubling, jittered, capped at `maxRetryDelayMs`, 60 s) and never dead-lettered. A finite value
+   * dead-letters after that many attempts (tests only; production consumers keep the default).
    */
   transientMaxAttempts?: number;
   handler: (payload: T, ctx: MessageContext) => Promise<void>;
@@ -88,7 +90,7 @@ export interface RetryOptions {
   maxRetryDelayMs?: number;
   /** Default `maxAttempts` when a consumer does not set one (default 5). */
   maxAttempts?: number;
-  /** Default `transientMaxAttempts` when a consumer does not set one (default 18). */
+  /** Default `transientMaxAttempts` when a consumer does not set one (default unbounded: Infinity). */
   transientMaxAttempts?: number;
   /** Default `prefetch` when a consumer does not set one (default 10). */
   prefetch?: number;

@@ -178,6 +178,28 @@ export function runBusContract(name: string, makeHarness: MakeHarness): void {
       expect(await bus.queueDepth(q)).toBe(0);
     });
 
+    it('retries a transient fault past every attempt budget and never dead-letters it', async () => {
+      const q = h.queue('outage');
+      const attempts: unknown[] = [];
+      await bus.consume({
+        queue: q,
+        bindings: ['out.#'],
+        schema: Item,
+        maxAttempts: 2,
+        handler: async (_p, ctx) => {
+          attempts.push(ctx.headers.attempt);
+          // A database that stays down for 24 deliveries (more than the 18 once allowed before a dead letter).
+          if (attempts.length <= 24) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+        },
+      });
+      await bus.publish('out.1', { n: 9 });
+      await waitFor(() => attempts.length === 25, 'the 25th delivery', 20_000);
+      await sleep(150);
+      expect(attempts).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+      expect(await h.deadLetters(q)).toEqual([]);
+      expect(await bus.queueDepth(q)).toBe(0);
+    });
+
     it('dead-letters after maxAttempts failed attempts', async () => {
       const q = h.queue('exhaust');
       let calls = 0;
