@@ -6,7 +6,7 @@
  */
 import { RoutingKeys } from '@polyphony/contracts';
 import { InMemoryBus, Metrics } from '@polyphony/platform';
-import type { TrackProcessor } from '../domain/track-processor';
+import { TrackBusyError, type TrackProcessor } from '../domain/track-processor';
 import { TRACK_QUEUE, TRACK_TRANSIENT_MAX_ATTEMPTS, consumeTrackRequests } from './track-requested.consumer';
 
 const refused = (): Error => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
@@ -68,6 +68,30 @@ describe('analysis track consumer under a long transient outage', () => {
     expect(recordCalls).toHaveLength(5);
     expect(await bus.listDeadLetters(TRACK_QUEUE, 10)).toEqual([]);
     expect(await bus.queueDepth(TRACK_QUEUE)).toBe(0);
+    await bus.close();
+  });
+
+  it('When the track stays busy with a live holder past the transient budget, then no failure is recorded over it and the message waits for the holder', async () => {
+    const bus = new InMemoryBus({ retryDelayMs: 1, maxRetryDelayMs: 2 });
+    let busyFor = 6;
+    const recorded: string[] = [];
+    let done = 0;
+    const processor = {
+      process: async () => {
+        if (busyFor-- > 0) throw new TrackBusyError('p1', new Date(Date.now() + 20_000));
+        done++;
+        return { outcome: 'analyzed', duplicate: true };
+      },
+      recordFailure: async (_m: unknown, reason: string) => {
+        recorded.push(reason);
+      },
+    } as unknown as TrackProcessor;
+    await consumeTrackRequests(bus, processor, 1, new Metrics('analysis-worker-test'));
+    await bus.publish(RoutingKeys.analysisTrackRequested, msg, { headers: { attempt: TRACK_TRANSIENT_MAX_ATTEMPTS } });
+    await until(() => done === 1, 'the holder to finish');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(recorded).toEqual([]);
+    expect(await bus.listDeadLetters(TRACK_QUEUE, 10)).toEqual([]);
     await bus.close();
   });
 });

@@ -1,6 +1,6 @@
 import { AnalysisTrackRequested, RoutingKeys } from '@polyphony/contracts';
 import { isTransientFault, withTransientRetry, type Bus, type ConsumerHandle, type Logger, type Metrics } from '@polyphony/platform';
-import type { TrackProcessor } from '../domain/track-processor';
+import { TrackBusyError, type TrackProcessor } from '../domain/track-processor';
 
 /** Queue shared by every analysis-worker process (competing consumers). */
 export const TRACK_QUEUE = 'analysis.tracks';
@@ -38,6 +38,9 @@ export function consumeTrackRequests(bus: Bus, processor: TrackProcessor, prefet
         metrics.tasks.inc({ task: 'analysis_track', outcome });
         logger?.info('track done', { taskId: msg.taskId, serverId: msg.serverId, providerId: msg.track.id, outcome, attempt });
       } catch (err) {
+        // Another attempt holds the track and is alive (its claim is renewed): never record a failure over it.
+        // The bus retries (a transient fault, never dead-lettered) until the holder records the outcome or dies.
+        if (err instanceof TrackBusyError) throw err;
         const last = attempt >= (isTransientFault(err) ? TRACK_TRANSIENT_MAX_ATTEMPTS : TRACK_MAX_ATTEMPTS);
         if (!last) throw err;
         // Recorded as the track's outcome and acked. If even that fails transiently (database down) the bus retries
