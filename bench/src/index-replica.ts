@@ -94,6 +94,7 @@ async function main(): Promise<void> {
       buildMs,
       buildCpuMs,
       buildPhasesMs: svc.rebuild.lastOutcome?.timingsMs,
+      buildPhasesCpuMs: svc.rebuild.lastOutcome?.cpuMs,
       loadMs,
       loadCpuMs,
       loadPhases: svc.rebuild.lastLoad,

@@ -54,6 +54,14 @@ export interface RebuildOutcome {
   deletedTracks: number;
   skippedTracks: number;
   timingsMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
+  /** Process CPU time (user + system, every thread: the build and map workers included) of the same phases, ms. */
+  cpuMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
+}
+
+/** User + system CPU time of this process (all threads), ms. */
+function cpuNow(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
 }
 
 /**
@@ -306,6 +314,7 @@ export class RebuildService {
 
   private async build(job: Job, generation: number, signal: AbortSignal): Promise<RebuildOutcome> {
     const t0 = performance.now();
+    const c0 = cpuNow();
     // 1. snapshot -> catalogue copy
     let links = new ArtistLinkCounter();
     let synced = 0;
@@ -346,6 +355,7 @@ export class RebuildService {
       if (!page.next || page.tracks.length === 0) break;
     }
     const tSnapshot = performance.now();
+    const cSnapshot = cpuNow();
     this.note(job, `snapshot: ${synced} songs (${skipped} skipped), embedder ${version ?? 'none'}`);
 
     // 2. IVF build, cells written as they complete
@@ -415,6 +425,7 @@ export class RebuildService {
     });
     await flush();
     const tBuild = performance.now();
+    const cBuild = cpuNow();
     if (index.size !== rowCount) throw new Error(`build holds ${index.size} rows but ${rowCount} were streamed`);
 
     // 3. projection and artists
@@ -427,6 +438,7 @@ export class RebuildService {
     const coords = umap ?? (pca ? await projectAll(index, pca, scheduler) : new Float32Array(0));
     await this.generations.saveProjection(generation, coords, pca ? encodeBasis(pca) : null, mapMethod);
     const tProjection = performance.now();
+    const cProjection = cpuNow();
     await this.publishTask(job, 'RUNNING', 82, 'fitting artist mixtures');
     const artists = pca ? await ArtistModel.fit(index, artistOfRow.subarray(0, rowCount), artistKeys, artistNames, pca.variance, scheduler, this.vectors.dir) : ArtistModel.empty(VECTOR_DIM, index.size);
     // Records are read back from the model's mixture file one batch at a time.
@@ -436,6 +448,7 @@ export class RebuildService {
     const artistLinks = links.finish();
     await this.generations.saveLinks(generation, artistLinks.entries());
     const tArtists = performance.now();
+    const cArtists = cpuNow();
 
     // 4. quantisation (int8 / pq modes): the float generation is re-packed and dropped.
     let served = index;
@@ -450,6 +463,7 @@ export class RebuildService {
     }
 
     const tQuantise = performance.now();
+    const cQuantise = cpuNow();
 
     // 5. activation
     await this.publishTask(job, 'RUNNING', 95, 'activating the new generation');
@@ -462,6 +476,7 @@ export class RebuildService {
     // Changes logged while the activation committed.
     void this.maps.catchUp(maps).catch(() => undefined);
     const tEnd = performance.now();
+    const cEnd = cpuNow();
     this.logger.info('index generation live', { generation, items: index.size, nlist: index.nlist, artists: artists.count, deletedTracks: deleted, ms: Math.round(tEnd - t0) });
     return {
       generation,
@@ -470,6 +485,7 @@ export class RebuildService {
       deletedTracks: deleted,
       skippedTracks: skipped,
       timingsMs: { snapshot: tSnapshot - t0, build: tBuild - tSnapshot, projection: tProjection - tBuild, artists: tArtists - tProjection, quantise: tQuantise - tArtists, activate: tEnd - tQuantise, total: tEnd - t0 },
+      cpuMs: { snapshot: cSnapshot - c0, build: cBuild - cSnapshot, projection: cProjection - cBuild, artists: cArtists - cProjection, quantise: cQuantise - cArtists, activate: cEnd - cQuantise, total: cEnd - c0 },
     };
   }
 

@@ -6,6 +6,7 @@ import { SeededRandom } from '@polyphony/vectors';
 import { TopK } from './ivf/top-k';
 import { projectPoint } from './projection';
 import { startModuleWorker } from './worker-thread';
+import { acquireKernelMemory, releaseKernelMemory, type KernelMemory } from './ivf/simd/kernels';
 
 /**
  * Server-side UMAP layout of the catalogue map (`/api/map`), computed once per index generation at build
@@ -19,9 +20,13 @@ import { startModuleWorker } from './worker-thread';
  * Bounded time: UMAP is fitted on a uniform sample of at most `UMAP_FIT_ROWS` rows; every other row is
  * placed the way UMAP's own `transform` initialises new points: the membership-weighted mean of the 2-D
  * positions of its `UMAP_NEIGHBOURS` nearest sample rows. Candidates for those neighbours are the sample
- * rows of the row's IVF cell and of the `PLACE_CELLS - 1` cells whose centroids are nearest to it, so the
- * placement costs O(rows * candidates * dim) instead of O(rows * sample * dim). Measured figures are in
- * services/index/README.md ("Map projection").
+ * rows of the row's IVF cell and of the `PLACE_CELLS - 1` cells whose centroids are nearest to it (more
+ * cells while they hold fewer than `PLACE_MIN_CANDIDATES` sample rows), so the placement costs
+ * O(rows * candidates * dim + nlist² * dim) instead of O(rows * sample * dim). (Taking instead the 64-160 sample
+ * rows nearest to the cell's centroid measured a lower map quality: 0.634-0.640 against 0.666 at 100k songs.)
+ * Dot products (the fit's exact k-NN, centroid x sample, row x candidates) run in the WebAssembly SIMD kernel
+ * (`ivf/simd/kernels.ts`, float32 sums; JavaScript when the kernels are off); distances of unit vectors are
+ * `sqrt(2 - 2 dot)`. Measured figures are in services/index/README.md ("Map projection").
  *
  * Deterministic: the sample is a stride over canonical row order, the neighbour lists are exact (ties by
  * row) and umap-js draws its random numbers from a SeededRandom(`UMAP_SEED`).
@@ -39,6 +44,8 @@ export const UMAP_EPOCHS = 100;
 export const UMAP_SEED = 0x756d_6170;
 /** Cells searched when placing a row that was not in the fit sample (its own plus the nearest others). */
 export const PLACE_CELLS = 6;
+/** ... and further nearest cells until their sample rows number at least this many. */
+export const PLACE_MIN_CANDIDATES = 4 * UMAP_NEIGHBOURS;
 
 /**
  * Map coordinates of every row (2 floats per row, row order, in [-1, 1] on both axes), or undefined when
@@ -89,14 +96,19 @@ export async function fitSample(sample: Float32Array, m: number, dim: number, sc
   const knnIndices: number[][] = [];
   const knnDistances: number[][] = [];
   const d2 = new Float64Array(m);
-  for (let i = 0; i < m; i++) {
-    squaredDistancesTo(sample, i * dim, sample, m, dim, d2);
-    const nearest = smallest(d2, m, k + 1);
-    // umap-js expects the point itself first (distance 0), like pynndescent's output.
-    const idx = [i, ...nearest.filter((j) => j !== i).slice(0, k)];
-    knnIndices.push(idx);
-    knnDistances.push(idx.map((j) => (j === i ? 0 : Math.sqrt(Math.max(0, d2[j]!)))));
-    if ((i & 63) === 63) await scheduler?.maybeYield();
+  const dots = new BlockDots(sample, m, dim);
+  try {
+    for (let i = 0; i < m; i++) {
+      dots.squaredDistances(sample, i * dim, d2);
+      const nearest = smallest(d2, m, k + 1);
+      // umap-js expects the point itself first (distance 0), like pynndescent's output.
+      const idx = [i, ...nearest.filter((j) => j !== i).slice(0, k)];
+      knnIndices.push(idx);
+      knnDistances.push(idx.map((j) => (j === i ? 0 : Math.sqrt(d2[j]!))));
+      if ((i & 63) === 63) await scheduler?.maybeYield();
+    }
+  } finally {
+    dots.release();
   }
   const rng = new SeededRandom(UMAP_SEED);
   const umap = new UMAP({ nComponents: 2, nNeighbors: k, nEpochs: UMAP_EPOCHS, random: () => rng.nextFloat() });
@@ -153,61 +165,141 @@ async function placeRest(
   const m = sampleRows.length;
   const sampleOfRow = new Map<number, number>();
   sampleRows.forEach((r, i) => sampleOfRow.set(r, i));
-  const groups: Array<{ rows: Int32Array; candidates: Int32Array }> = [];
-  if (nlist <= 1) {
-    const all = new Int32Array(m).map((_, i) => i);
-    const rows = new Int32Array(index.size).map((_, r) => r);
-    groups.push({ rows, candidates: all });
-  } else {
-    const centroids = new Float32Array(nlist * dim);
-    const samplesOfCell: number[][] = [];
-    for (let c = 0; c < nlist; c++) {
-      centroids.set(index.centroid(c), c * dim);
-      const list: number[] = [];
-      for (const r of index.cellRows(c)) {
-        const s = sampleOfRow.get(r);
-        if (s !== undefined) list.push(s);
-      }
-      samplesOfCell.push(list);
+  const centroids = new Float32Array(nlist * dim);
+  const samplesOfCell: number[][] = [];
+  for (let c = 0; c < nlist; c++) {
+    centroids.set(index.centroid(c), c * dim);
+    const list: number[] = [];
+    for (const r of index.cellRows(c)) {
+      const s = sampleOfRow.get(r);
+      if (s !== undefined) list.push(s);
     }
-    const cd = new Float64Array(nlist);
-    const want = Math.min(PLACE_CELLS, nlist);
+    samplesOfCell.push(list);
+  }
+  // Nearest cells are looked for among the `firstCells` nearest first (all of them when those hold too few sample rows).
+  const firstCells = Math.min(nlist, Math.max(4 * PLACE_CELLS, Math.ceil((8 * PLACE_MIN_CANDIDATES * nlist) / Math.max(1, m))));
+  const toCentroid = new BlockDots(centroids, nlist, dim);
+  const cd = new Float64Array(nlist);
+  const d2 = new Float64Array(m);
+  const cand = new Float32Array(m * dim);
+  const v = new Float32Array(dim);
+  const nearD = new Float64Array(UMAP_NEIGHBOURS);
+  const nearJ = new Int32Array(UMAP_NEIGHBOURS);
+  let done = 0;
+  try {
     for (let c = 0; c < nlist; c++) {
-      squaredDistancesTo(centroids, c * dim, centroids, nlist, dim, cd);
+      const rows = index.cellRows(c);
+      if (rows.every((r) => placed[r])) continue;
       // The own cell (distance 0) first, then the nearest others; more cells while too few sample rows.
-      const near = smallest(cd, nlist, nlist);
-      const cand: number[] = [];
-      for (let j = 0; j < near.length && (j < want || cand.length < 4 * UMAP_NEIGHBOURS); j++) cand.push(...samplesOfCell[near[j]!]!);
-      groups.push({ rows: index.cellRows(c), candidates: Int32Array.from(cand) });
+      toCentroid.squaredDistances(centroids, c * dim, cd);
+      cd[c] = -1;
+      let near = smallest(cd, nlist, firstCells);
+      const enough = (cells: number[]) => cells.reduce((t, x) => t + samplesOfCell[x]!.length, 0) >= PLACE_MIN_CANDIDATES;
+      if (near.length < nlist && !enough(near)) near = smallest(cd, nlist, nlist);
+      const candOf: number[] = [];
+      for (let j = 0; j < near.length && (j < PLACE_CELLS || candOf.length < PLACE_MIN_CANDIDATES); j++) candOf.push(...samplesOfCell[near[j]!]!);
+      if (candOf.length === 0) continue;
+      candOf.forEach((j, i) => cand.set(sample.subarray(j * dim, (j + 1) * dim), i * dim));
+      const toCand = new BlockDots(cand, candOf.length, dim);
+      try {
+        for (const r of rows) {
+          if (placed[r]) continue;
+          v.set(index.getVector(r));
+          toCand.squaredDistances(v, 0, d2);
+          const k = smallestInto(d2, candOf.length, nearD, nearJ);
+          const distances: number[] = [];
+          const positions: number[][] = [];
+          for (let i = 0; i < k; i++) {
+            distances.push(Math.sqrt(nearD[i]!));
+            positions.push(embedding[candOf[nearJ[i]!]!]!);
+          }
+          const [x, y] = membershipWeightedMean(distances, positions);
+          raw[2 * r] = x;
+          raw[2 * r + 1] = y;
+          placed[r] = 1;
+          if ((++done & 1023) === 1023) await scheduler?.maybeYield();
+        }
+      } finally {
+        toCand.release();
+      }
       if ((c & 15) === 15) await scheduler?.maybeYield();
     }
+  } finally {
+    toCentroid.release();
   }
-  const d2 = new Float64Array(m);
-  const v = new Float32Array(dim);
-  let done = 0;
-  for (const g of groups) {
-    const cands = g.candidates;
-    if (cands.length === 0) continue;
-    for (const r of g.rows) {
-      if (placed[r]) continue;
-      v.set(index.getVector(r));
-      for (let j = 0; j < cands.length; j++) {
-        const o = cands[j]! * dim;
-        let s = 0;
-        for (let d = 0; d < dim; d++) {
-          const t = v[d]! - sample[o + d]!;
-          s += t * t;
-        }
-        d2[j] = s;
-      }
-      const nearest = smallest(d2, cands.length, UMAP_NEIGHBOURS);
-      const [x, y] = membershipWeightedMean(nearest.map((j) => Math.sqrt(Math.max(0, d2[j]!))), nearest.map((j) => embedding[cands[j]!]!));
-      raw[2 * r] = x;
-      raw[2 * r + 1] = y;
-      placed[r] = 1;
-      if ((++done & 255) === 255) await scheduler?.maybeYield();
+}
+
+/**
+ * Squared euclidean distances from one unit vector to every row of a fixed block of unit vectors, as
+ * `max(0, 2 - 2 dot)`: the block is copied once into a WebAssembly kernel memory and each call is one `dots`
+ * kernel call (float32 sums), or a JavaScript loop (float64 sums) when the kernels are unavailable or off.
+ * Call `release` when done (the kernel memory goes back to this thread's pool).
+ */
+class BlockDots {
+  private readonly km: KernelMemory | undefined;
+  private readonly x: number = 0;
+  private readonly rows: number = 0;
+  private readonly out: number = 0;
+
+  constructor(
+    private readonly block: Float32Array,
+    private readonly n: number,
+    private readonly dim: number,
+  ) {
+    this.km = dim % 4 === 0 ? acquireKernelMemory((n + 1) * dim * 4 + n * 4 + 64) : undefined;
+    if (this.km) {
+      this.rows = this.km.alloc(n * dim * 4);
+      this.km.putF32(this.rows, block, 0, n * dim);
+      this.x = this.km.alloc(dim * 4);
+      this.out = this.km.alloc(n * 4);
     }
   }
+
+  /** `out[j]` = squared distance from `src[offset..offset+dim)` to block row j, for j < n. */
+  squaredDistances(src: Float32Array, offset: number, out: Float64Array): void {
+    const { n, dim, km } = this;
+    if (km) {
+      km.putF32(this.x, src, offset, dim);
+      km.dots(this.x, this.rows, n, dim, this.out);
+      const f = km.f32;
+      const o = this.out >> 2;
+      for (let j = 0; j < n; j++) out[j] = Math.max(0, 2 - 2 * f[o + j]!);
+      return;
+    }
+    const b = this.block;
+    for (let j = 0; j < n; j++) {
+      const bo = j * dim;
+      let s = 0;
+      for (let d = 0; d < dim; d++) s += src[offset + d]! * b[bo + d]!;
+      out[j] = Math.max(0, 2 - 2 * s);
+    }
+  }
+
+  release(): void {
+    releaseKernelMemory(this.km);
+  }
+}
+
+/**
+ * The (at most `outD.length`) smallest of `key[0..n)` into `outD` (values) and `outJ` (indices), ascending,
+ * ties to the smaller index; insertion into a short sorted list, no allocation. @returns how many were written
+ */
+function smallestInto(key: Float64Array, n: number, outD: Float64Array, outJ: Int32Array): number {
+  const cap = outD.length;
+  let len = 0;
+  for (let j = 0; j < n; j++) {
+    const d = key[j]!;
+    if (len === cap && d >= outD[len - 1]!) continue;
+    let i = len < cap ? len++ : len - 1;
+    while (i > 0 && outD[i - 1]! > d) {
+      outD[i] = outD[i - 1]!;
+      outJ[i] = outJ[i - 1]!;
+      i--;
+    }
+    outD[i] = d;
+    outJ[i] = j;
+  }
+  return len;
 }
 
 /**
@@ -229,19 +321,6 @@ export function membershipWeightedMean(distances: number[], positions: ArrayLike
     w += weight;
   });
   return [wx / w, wy / w];
-}
-
-/** Squared euclidean distances from `src[offset..offset+dim)` to each of the `n` rows of `rows`, into `out`. */
-function squaredDistancesTo(src: Float32Array, offset: number, rows: Float32Array, n: number, dim: number, out: Float64Array): void {
-  for (let j = 0; j < n; j++) {
-    const o = j * dim;
-    let s = 0;
-    for (let d = 0; d < dim; d++) {
-      const t = src[offset + d]! - rows[o + d]!;
-      s += t * t;
-    }
-    out[j] = s;
-  }
 }
 
 /** Indices in [0, n) of the `k` smallest `key` values (ties: smaller index), ascending; O(n log k). */
