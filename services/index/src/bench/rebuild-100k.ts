@@ -79,7 +79,7 @@ async function main(): Promise<void> {
           songs,
           generation: o.generation,
           nlist: o.nlist,
-          rebuild: { wallMs: Math.round(wall), phasesMs: Object.fromEntries(Object.entries(o.timingsMs).map(([k, v]) => [k, Math.round(v)])), cpuMs: Object.fromEntries(Object.entries(o.cpuMs).map(([k, v]) => [k, Math.round(v)])) },
+          rebuild: { wallMs: Math.round(wall), phasesMs: Object.fromEntries(Object.entries(o.timingsMs).map(([k, v]) => [k, Math.round(v)])), cpuMs: Object.fromEntries(Object.entries(o.cpuMs).map(([k, v]) => [k, Math.round(v)])), snapshotMs: Object.fromEntries(Object.entries(o.snapshotMs).map(([k, v]) => [k, Math.round(v)])) },
           rssMb: { beforeBuild: mb(rssBefore), peakDuringBuild: mb(peak), afterBuild: mb(rssAfter), heapUsedAfter: mb(heap.heapUsed), arrayBuffersAfter: mb(heap.arrayBuffers) },
           restart: { loadMs: Math.round(loadMs), items: second.state.current().index.size, rssBeforeMb: mb(rssIdle), rssAfterLoadMb: mb(rssLoaded) },
           similarTracksInProcessMs: { mainServer: mainLat, sparseServer1pct: sparseLat },

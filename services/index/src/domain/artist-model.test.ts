@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { mixtureDivergence, type MixtureView } from './artist-gmm';
+import { SeededRandom } from '@polyphony/vectors';
 import { ArtistModel, ArtistModelBuilder, type ArtistProfileRecord } from './artist-model';
+import { buildIvfIndex } from './ivf/ivf-build';
 
 const DIM = 6;
 
@@ -115,4 +117,33 @@ describe('ArtistModel with its mixtures on disk', () => {
     expect(model.count).toBe(0);
     expect([...model.artistOfRow]).toEqual([-1, -1, -1, -1]);
   });
+});
+
+describe('ArtistModel.fit in worker threads', () => {
+  it('When the artists are fitted in 2 worker threads, then every profile equals the one fitted in this thread', async () => {
+    const dim = 16;
+    const rng = new SeededRandom(5);
+    const n = 2600;
+    const ids = Array.from({ length: n }, (_, i) => `id-${String(i).padStart(5, '0')}`);
+    const vectors = Float32Array.from({ length: n * dim }, () => rng.nextGaussian());
+    const index = (await buildIvfIndex([{ ids, vectors }], { dim })).index;
+    // 300 artists of ~8-9 songs each: tasks of ~2000 songs hold many artists and there are two of them.
+    const artists = 300;
+    const artistOfRow = Int32Array.from({ length: n }, (_, r) => (r * 7919) % artists);
+    const keys = Array.from({ length: artists }, (_, a) => `artist ${a}`);
+    const variance = new Float32Array(dim).fill(1 / dim);
+    const inThread = await ArtistModel.fit(index, artistOfRow, keys, keys, variance);
+    const pooled = await ArtistModel.fit(index, artistOfRow, keys, keys, variance, undefined, undefined, 2);
+    expect(pooled.count).toBe(inThread.count);
+    for (let a = 0; a < inThread.count; a++) {
+      const x = inThread.record(a);
+      const y = pooled.record(a);
+      expect(y.key).toBe(x.key);
+      expect([...y.weights]).toEqual([...x.weights]);
+      expect([...y.means]).toEqual([...x.means]);
+      expect([...y.variances]).toEqual([...x.variances]);
+      expect([...y.songRows]).toEqual([...x.songRows]);
+    }
+    expect([...pooled.artistOfRow]).toEqual([...inThread.artistOfRow]);
+  }, 60_000);
 });

@@ -2,6 +2,8 @@ import { MAX_COMPONENTS, PRIOR_FRACTION, fitDiagonalGmm, type MixtureView } from
 import type { CooperativeScheduler } from './ivf/cooperative';
 import type { IvfIndex } from './ivf/ivf-index';
 import { VectorFile } from './ivf/vector-file';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from './worker-thread';
 
 /** One artist's profile as stored per generation (`index.artist_profiles`). */
 export interface ArtistProfileRecord {
@@ -106,6 +108,7 @@ export class ArtistModel {
     catalogueVariance: Float32Array,
     scheduler?: CooperativeScheduler,
     dir?: string,
+    workers = 0,
   ): Promise<ArtistModel> {
     const dim = index.dim;
     const prior = new Float32Array(dim);
@@ -123,6 +126,10 @@ export class ArtistModel {
     // Each fitted artist is written to the builder (mixture file) at once: no list of every profile is held.
     const b = new ArtistModelBuilder(dim, index.size, fitted, fitted * MAX_COMPONENTS, start[a]!, dir);
     try {
+      if (workers > 0 && fitted > 1) {
+        await fitInWorkers(index, byArtist, start, keys, names, prior, workers, b, scheduler);
+        return b.finish();
+      }
       for (let i = 0; i < a; i++) {
         const rows = byArtist.subarray(start[i]!, start[i + 1]!);
         if (rows.length === 0) continue;
@@ -336,7 +343,103 @@ function fitArtist(index: IvfIndex, key: string, name: string, rows: Int32Array,
   const n = rows.length;
   const points = new Float32Array(n * dim);
   for (let i = 0; i < n; i++) points.set(index.getVector(rows[i]!), i * dim);
-  const fit = fitDiagonalGmm(points, n, dim, prior);
+  return { key, name, ...fitArtistPoints(points, 0, rows, dim, prior) };
+}
+
+/** Songs per task handed to an artist worker (about 1.6 MB of vectors at 200-d). */
+const ARTIST_TASK_SONGS = 2000;
+
+/**
+ * `ArtistModel.fit`'s loop over artists in `workers` worker threads (`artist-worker.ts`): the main thread
+ * gathers the vectors of consecutive artists into tasks of about `ARTIST_TASK_SONGS` songs, at most two tasks
+ * in flight per worker, and adds the answers to the builder in artist order, so the model is the one the
+ * in-thread loop builds (same `fitArtistPoints`). The workers are terminated before returning.
+ */
+async function fitInWorkers(
+  index: IvfIndex,
+  byArtist: Int32Array,
+  start: Int32Array,
+  keys: readonly string[],
+  names: readonly string[],
+  prior: Float32Array,
+  workers: number,
+  builder: ArtistModelBuilder,
+  scheduler?: CooperativeScheduler,
+): Promise<void> {
+  const dim = index.dim;
+  const a = keys.length;
+  const pool = Array.from({ length: workers }, () => startModuleWorker(__dirname, 'artist-worker'));
+  type Reply = { fits?: Array<Omit<ArtistProfileRecord, 'key' | 'name'>>; error?: string };
+  const ask = (w: Worker, task: { points: Float32Array; counts: Int32Array; rows: Int32Array; dim: number; prior: Float32Array }) =>
+    new Promise<Reply>((resolve, reject) => {
+      const onMessage = (reply: Reply) => {
+        w.off('error', onError);
+        resolve(reply);
+      };
+      const onError = (err: Error) => {
+        w.off('message', onMessage);
+        reject(err);
+      };
+      w.once('message', onMessage);
+      w.once('error', onError);
+      w.postMessage(task, [task.points.buffer as ArrayBuffer, task.counts.buffer as ArrayBuffer, task.rows.buffer as ArrayBuffer]);
+    });
+  // Per worker a chain of tasks (one message at a time per worker keeps replies in order).
+  const chains: Array<Promise<unknown>> = pool.map(() => Promise.resolve());
+  const inFlight: Array<{ artists: number[]; reply: Promise<Reply> }> = [];
+  const drain = async () => {
+    const next = inFlight.shift()!;
+    const reply = await next.reply;
+    if (!reply.fits) throw new Error(`artist mixture worker: ${reply.error ?? 'no answer'}`);
+    next.artists.forEach((i, j) => builder.add({ key: keys[i]!, name: names[i]!, ...reply.fits![j]! }));
+    await scheduler?.maybeYield();
+  };
+  try {
+    let i = 0;
+    let t = 0;
+    while (i < a) {
+      const artists: number[] = [];
+      let songs = 0;
+      for (; i < a && (songs === 0 || songs + start[i + 1]! - start[i]! <= ARTIST_TASK_SONGS); i++) {
+        const n = start[i + 1]! - start[i]!;
+        if (n === 0) continue;
+        artists.push(i);
+        songs += n;
+      }
+      if (artists.length === 0) break;
+      const points = new Float32Array(songs * dim);
+      const rows = new Int32Array(songs);
+      const counts = Int32Array.from(artists, (x) => start[x + 1]! - start[x]!);
+      let o = 0;
+      for (const x of artists) {
+        for (let k = start[x]!; k < start[x + 1]!; k++, o++) {
+          rows[o] = byArtist[k]!;
+          points.set(index.getVector(byArtist[k]!), o * dim);
+        }
+      }
+      const w = t % workers;
+      const reply = chains[w]!.then(() => ask(pool[w]!, { points, counts, rows, dim, prior }));
+      chains[w] = reply.catch(() => undefined);
+      inFlight.push({ artists, reply });
+      t++;
+      if (inFlight.length >= 2 * workers) await drain();
+      scheduler?.throwIfAborted();
+    }
+    while (inFlight.length) await drain();
+  } finally {
+    for (const x of inFlight) x.reply.catch(() => undefined);
+    await Promise.all(pool.map((w) => w.terminate()));
+  }
+}
+
+/**
+ * The mixture of one artist from its songs' unit vectors (`rows.length * dim` floats of `points` from float
+ * `offset`, in the order of `rows`): what `ArtistModel.fit` stores, without the key and name. Pure (the artist
+ * worker threads run it too; same result in any thread).
+ */
+export function fitArtistPoints(points: Float32Array, offset: number, rows: Int32Array, dim: number, prior: Float32Array): Omit<ArtistProfileRecord, 'key' | 'name'> {
+  const n = rows.length;
+  const fit = fitDiagonalGmm(offset === 0 && points.length === n * dim ? points : points.subarray(offset, offset + n * dim), n, dim, prior);
   const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => fit.assignment[x]! - fit.assignment[y]! || fit.sqDistance[x]! - fit.sqDistance[y]! || rows[x]! - rows[y]!);
   const songRows = Int32Array.from(order, (i) => rows[i]!);
   const sizes = new Int32Array(fit.k);
@@ -353,5 +456,5 @@ function fitArtist(index: IvfIndex, key: string, name: string, rows: Int32Array,
     means.set(fit.means.subarray(c * dim, (c + 1) * dim), j * dim);
     variances.set(fit.variances.subarray(c * dim, (c + 1) * dim), j * dim);
   });
-  return { key, name, weights, means, variances, songRows, componentSizes: Int32Array.from(keep, (c) => sizes[c]!) };
+  return { weights, means, variances, songRows, componentSizes: Int32Array.from(keep, (c) => sizes[c]!) };
 }

@@ -54,6 +54,8 @@ export interface RebuildOutcome {
   deletedTracks: number;
   skippedTracks: number;
   timingsMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
+  /** Snapshot wall time spent waiting for the catalogue's pages (fetch, JSON parse and validation not overlapped with writing) and writing them into `index.tracks`, ms. */
+  snapshotMs: { waitForPages: number; writeCopy: number };
   /** Process CPU time (user + system, every thread: the build and map workers included) of the same phases, ms. */
   cpuMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
 }
@@ -323,6 +325,9 @@ export class RebuildService {
     // the pages are read (docs/architecture.md "Embedder versions"); the snapshot then starts over (rows are upserts).
     let version: string | undefined;
     let restarts = 0;
+    // Where the snapshot's time goes: waiting for the catalogue's next page, writing a page into the copy.
+    let snapshotWaitMs = 0;
+    let snapshotWriteMs = 0;
     // The next page is fetched while the current one is written (one page of look-ahead).
     let nextPage = this.catalogue.snapshotPage(null, this.snapshotPageSize);
     for (;;) {
@@ -330,7 +335,9 @@ export class RebuildService {
         nextPage.catch(() => undefined);
         throw new Error('index build aborted');
       }
+      const tWait = performance.now();
       const page = await nextPage;
+      snapshotWaitMs += performance.now() - tWait;
       const other = page.tracks.find((t) => t.embedderVersion !== (version ??= t.embedderVersion));
       if (other) {
         if (++restarts > 3) throw new Error(`the catalogue snapshot mixes embedder versions (${version} and ${other.embedderVersion})`);
@@ -343,7 +350,9 @@ export class RebuildService {
         continue;
       }
       if (page.next && page.tracks.length > 0) nextPage = this.catalogue.snapshotPage(page.next, this.snapshotPageSize);
+      const tWrite = performance.now();
       const res = await this.tracks.upsertSnapshot(page.tracks, generation);
+      snapshotWriteMs += performance.now() - tWrite;
       synced += res.written;
       skipped += res.skipped.length;
       if (res.skipped.length) this.logger.warn('snapshot tracks skipped (embedding is not 200 float32 values)', { count: res.skipped.length, first: res.skipped[0] });
@@ -440,7 +449,7 @@ export class RebuildService {
     const tProjection = performance.now();
     const cProjection = cpuNow();
     await this.publishTask(job, 'RUNNING', 82, 'fitting artist mixtures');
-    const artists = pca ? await ArtistModel.fit(index, artistOfRow.subarray(0, rowCount), artistKeys, artistNames, pca.variance, scheduler, this.vectors.dir) : ArtistModel.empty(VECTOR_DIM, index.size);
+    const artists = pca ? await ArtistModel.fit(index, artistOfRow.subarray(0, rowCount), artistKeys, artistNames, pca.variance, scheduler, this.vectors.dir, this.vectors.buildWorkers) : ArtistModel.empty(VECTOR_DIM, index.size);
     // Records are read back from the model's mixture file one batch at a time.
     await this.generations.saveArtists(generation, (function* () {
       for (let a = 0; a < artists.count; a++) yield artists.record(a);
@@ -485,6 +494,7 @@ export class RebuildService {
       deletedTracks: deleted,
       skippedTracks: skipped,
       timingsMs: { snapshot: tSnapshot - t0, build: tBuild - tSnapshot, projection: tProjection - tBuild, artists: tArtists - tProjection, quantise: tQuantise - tArtists, activate: tEnd - tQuantise, total: tEnd - t0 },
+      snapshotMs: { waitForPages: snapshotWaitMs, writeCopy: snapshotWriteMs },
       cpuMs: { snapshot: cSnapshot - c0, build: cBuild - cSnapshot, projection: cProjection - cBuild, artists: cArtists - cProjection, quantise: cQuantise - cArtists, activate: cEnd - cQuantise, total: cEnd - c0 },
     };
   }
