@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { createBus, createLogger } from '@polyphony/platform';
@@ -31,10 +31,15 @@ import type { LoadResult } from './load-child';
  * comma list of replica counts (default `1,2`), TP_ROLLING=0 skips the rolling restart, TP_REPLICA_ARGS =
  * extra node flags of the replica processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`); TP_KEEP_DB=1 keeps the
  * bench database (its URL is printed) and TP_DB_URL=<that URL> reuses it, skipping the build (1M runs);
+ * TP_RATE=<req/s> offers a fixed request rate in the scenario runs (CPU per request of two trees compared at one rate);
+ * TP_DUMP_ANSWERS=<file> writes the answer (status, Content-Type, ETag, body) of every path of the selected scenarios,
+ * fetched one at a time, one JSON line each, and stops (no load runs; answers of two trees compared byte for byte);
  * TP_SECOND_REPLICA=0 starts replica A only (then TP_ROLLING=0), TP_SCENARIOS=none stops after the replicas are
  * up (build / load figures only; replica lines carry CPU times, load phases and per-structure memory). Every figure
  * also carries the CPU time per request of the gateway (this process), the replicas and the PostgreSQL backends of the
- * bench database (from /proc/<pid>/stat), which does not depend on how loaded the machine is.
+ * bench database (from /proc/<pid>/stat), which does not depend on how loaded the machine is, and the gateway's and
+ * replicas' figures net of their idle CPU (measured for TP_IDLE_SEC, default 5 s, before each replica count's
+ * scenarios; timers and probes cost CPU per second, not per request, and dominate at a low request rate).
  */
 interface ReplicaInfo {
   url: string;
@@ -154,8 +159,28 @@ async function main(): Promise<void> {
         if (rows.length !== want) throw new Error(`sanity ${name}: ${rows.length} rows, expected ${want}`);
       }
     }
+    const dumpTo = process.env.TP_DUMP_ANSWERS;
+    if (dumpTo) {
+      // Every path of the selected scenarios, one request at a time: status, Content-Type and body per line (compare two trees' files).
+      const only = process.env.TP_SCENARIOS ? new Set(process.env.TP_SCENARIOS.split(',')) : undefined;
+      const lines: string[] = [];
+      for (const [name, paths] of Object.entries(scenarios)) {
+        if (only && !only.has(name)) continue;
+        for (const p of paths) {
+          const res = await fetch(gatewayUrl + p, { headers: bearer });
+          lines.push(JSON.stringify({ path: p, status: res.status, type: res.headers.get('content-type'), etag: res.headers.get('etag'), body: await res.text() }));
+        }
+      }
+      writeFileSync(dumpTo, `${lines.join('\n')}\n`);
+      console.log(`answers of ${lines.length} requests written to ${dumpTo}`);
+      return;
+    }
+    // TP_RATE: offered requests per second of the scenario runs (0 = as fast as answered). CPU per request depends on
+    // the request rate (at a higher rate more requests share each event-loop turn and system call wake-up), so two
+    // trees are compared at one fixed rate both reach.
+    const rate = Number(process.env.TP_RATE ?? 0);
     const run = async (paths: string[], conns: number, secs: number): Promise<LoadResult> => {
-      const { info: r } = await startChild<LoadResult>(path.join(__dirname, 'load-child.js'), [JSON.stringify({ url: gatewayUrl, connections: conns, durationSec: secs, requests: paths.map((p) => ({ path: p, headers: bearer })) })]);
+      const { info: r } = await startChild<LoadResult>(path.join(__dirname, 'load-child.js'), [JSON.stringify({ url: gatewayUrl, connections: conns, durationSec: secs, requests: paths.map((p) => ({ path: p, headers: bearer })), ...(rate > 0 ? { rate } : {}) })]);
       return r;
     };
     await run(scenarios.similar10!, connections, 3); // warm-up
@@ -169,13 +194,25 @@ async function main(): Promise<void> {
         .join(',');
       await new Promise((r) => setTimeout(r, 1500)); // the gateway's readiness probe marks the replicas ready
       await run(scenarios.similar10!, connections, 2);
+      // Idle CPU of the gateway process and the replicas (readiness probes, heartbeats, map polls, timers): at a low
+      // request rate it is a large part of the CPU per request, so each figure is also given net of it.
+      const idleSec = Number(process.env.TP_IDLE_SEC ?? 5);
+      const idleGw0 = process.cpuUsage();
+      const idleIx0 = replicas.slice(0, replicaCount).reduce((t, x) => t + cpuMsOf(x.child.pid), 0);
+      await new Promise((r) => setTimeout(r, idleSec * 1000));
+      const idleGw = process.cpuUsage(idleGw0);
+      const idleGwMsPerSec = (idleGw.user + idleGw.system) / 1000 / idleSec;
+      const idleIxMsPerSec = (replicas.slice(0, replicaCount).reduce((t, x) => t + cpuMsOf(x.child.pid), 0) - idleIx0) / idleSec;
+      console.log(JSON.stringify({ replicas: replicaCount, idleCpuMsPerSec: { gateway: Math.round(idleGwMsPerSec * 10) / 10, index: Math.round(idleIxMsPerSec * 10) / 10 }, load: load() }));
       for (const [name, paths] of Object.entries(scenarios)) {
         if (only && !only.has(name)) continue;
         const before = load();
         const gw0 = process.cpuUsage();
         const ix0 = replicas.slice(0, replicaCount).reduce((t, x) => t + cpuMsOf(x.child.pid), 0);
         const pg0 = await postgresCpuMs(dbName);
+        const t0 = performance.now();
         const r = await run(paths, connections, seconds);
+        const wallSec = (performance.now() - t0) / 1000;
         const pgMs = (await postgresCpuMs(dbName)) - pg0;
         const gwCpu = process.cpuUsage(gw0);
         const ixMs = replicas.slice(0, replicaCount).reduce((t, x) => t + cpuMsOf(x.child.pid), 0) - ix0;
@@ -190,6 +227,9 @@ async function main(): Promise<void> {
           gatewayCpuMsPerReq: perReq((gwCpu.user + gwCpu.system) / 1000),
           indexCpuMsPerReq: perReq(ixMs),
           postgresCpuMsPerReq: perReq(pgMs),
+          // Net of the idle CPU measured before the scenarios (same process, same replica count), over the run's wall time.
+          gatewayNetCpuMsPerReq: perReq(Math.max(0, (gwCpu.user + gwCpu.system) / 1000 - idleGwMsPerSec * wallSec)),
+          indexNetCpuMsPerReq: perReq(Math.max(0, ixMs - idleIxMsPerSec * wallSec)),
           load: `${before} -> ${load()}`,
         };
         table.push(row);

@@ -1,6 +1,6 @@
 /**
  * Load generator child for gateway-similar.ts: runs one autocannon measurement with the JSON options in
- * argv[2] (`url`, `connections`, `durationSec`, `requests: [{path, headers}]`) and prints the result
+ * argv[2] (`url`, `connections`, `durationSec`, `requests: [{path, headers}]`, optional `rate` per second) and prints the result
  * summary as one JSON line. Kept in its own process so the load generator does not share the service's
  * event loop.
  */
@@ -29,6 +29,8 @@ interface LoadOptions {
   connections: number;
   durationSec: number;
   requests: Array<{ path: string; headers?: Record<string, string> }>;
+  /** Offered requests per second over all connections (autocannon `overallRate`); absent = as fast as answered. */
+  rate?: number;
 }
 
 async function main(): Promise<void> {
@@ -38,6 +40,7 @@ async function main(): Promise<void> {
     connections: o.connections,
     duration: o.durationSec,
     requests: o.requests.map((q) => ({ method: 'GET', path: q.path, headers: q.headers })),
+    ...(o.rate ? { overallRate: o.rate } : {}),
   });
   const result: LoadResult = {
     requestsPerSec: r.requests.average,

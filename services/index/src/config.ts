@@ -2,12 +2,21 @@ import { loadServiceConfig, readEnv, type ServiceConfig } from '@polyphony/platf
 import { DEFAULT_PQ_M, parseVectorMode } from './domain/ivf/quantised-store';
 import type { VectorMode } from './domain/ivf/ivf-index';
 
+/** Default `INDEX_VECTOR_RESIDENT_MIB`: float copies up to 128 MiB (~167k songs at 200-d) stay in memory too. */
+export const DEFAULT_RESIDENT_MIB = 128;
+
 /** How index generations hold their vectors in memory (issue 19 "Bounded memory"). */
 export interface VectorStoreSettings {
   /** `INDEX_VECTOR_MODE`: float | int8 (default) | pq. */
   mode: VectorMode;
   /** `INDEX_VECTOR_DIR`: directory of the on-disk float copy of quantised generations (default `$TMPDIR/polyphony-index`). */
   dir?: string;
+  /**
+   * `INDEX_VECTOR_RESIDENT_MIB`: a quantised generation whose float copy is at most this many MiB keeps it in memory
+   * as well as on disk, so re-ranking reads no file (default 128: 100k x 200-d = 76 MiB is kept, 1M = 763 MiB is
+   * not, so the 1M memory bound is unchanged; 0 or absent = always disk only).
+   */
+  residentMiB?: number;
   /** `INDEX_PQ_M`: PQ sub-spaces, must divide 200 (default 25). */
   pqM: number;
   /** `INDEX_BUILD_WORKERS`: worker threads of a build (default 2; 0 = build on the main thread). */
@@ -22,7 +31,7 @@ export type IndexConfig = ServiceConfig & {
 
 /**
  * Index service configuration: connection settings plus the vector store settings
- * (`INDEX_VECTOR_MODE`, `INDEX_VECTOR_DIR`, `INDEX_PQ_M`) and the replica heartbeat
+ * (`INDEX_VECTOR_MODE`, `INDEX_VECTOR_DIR`, `INDEX_VECTOR_RESIDENT_MIB`, `INDEX_PQ_M`) and the replica heartbeat
  * (`INDEX_REPLICA_HEARTBEAT_MS`); other tunables live in its settings table.
  * @throws IvfInputError (at start) on an unknown mode or an m that does not divide 200
  */
@@ -39,5 +48,7 @@ export function vectorSettingsFrom(env: Record<string, string | undefined>): Vec
   if (!Number.isInteger(pqM) || pqM < 1 || 200 % pqM !== 0) throw new Error(`INDEX_PQ_M must be a divisor of 200, got ${env.INDEX_PQ_M}`);
   const buildWorkers = env.INDEX_BUILD_WORKERS ? Number(env.INDEX_BUILD_WORKERS) : 2;
   if (!Number.isInteger(buildWorkers) || buildWorkers < 0 || buildWorkers > 64) throw new Error(`INDEX_BUILD_WORKERS must be an integer in [0, 64], got ${env.INDEX_BUILD_WORKERS}`);
-  return { mode, pqM, buildWorkers, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}) };
+  const residentMiB = env.INDEX_VECTOR_RESIDENT_MIB ? Number(env.INDEX_VECTOR_RESIDENT_MIB) : DEFAULT_RESIDENT_MIB;
+  if (!Number.isFinite(residentMiB) || residentMiB < 0 || residentMiB > 65536) throw new Error(`INDEX_VECTOR_RESIDENT_MIB must be a number of MiB in [0, 65536], got ${env.INDEX_VECTOR_RESIDENT_MIB}`);
+  return { mode, pqM, buildWorkers, residentMiB, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}) };
 }

@@ -37,6 +37,48 @@ export function asyncRoute(fn: (req: Request, res: Response, next: NextFunction)
   };
 }
 
+/**
+ * Answers `status` with `value` as JSON, with the bytes express's `res.status(status).json(value)` sends when the app
+ * keeps express's JSON defaults and no ETag (no `json replacer` / `json spaces` / `json escape`, `etag` off):
+ * `Content-Type: application/json; charset=utf-8`, `Content-Length` (UTF-8 bytes), the `JSON.stringify` text,
+ * set and written in that order; without `res.json`'s per-call work (settings look-ups, `Content-Type` parse and
+ * format, charset look-up, the body copied into a Buffer above 1,000 characters), and the header and body go out
+ * in one socket write. Any other case takes `res.json` itself: an ETag-generating app or a JSON setting, a
+ * `Content-Type` already set, a conditional request (`If-None-Match` / `If-Modified-Since`: express's freshness
+ * rule), a HEAD request, or a status without a body (204, 205, 304).
+ * For hot read routes whose answer shape the handler guarantees (issue 19 per-request CPU: similar songs).
+ */
+export function sendJson(res: Response, status: number, value: unknown): void {
+  const req = res.req;
+  const app = res.app;
+  if (
+    req.method !== 'GET' ||
+    status === 204 ||
+    status === 205 ||
+    status === 304 ||
+    req.headers['if-none-match'] !== undefined ||
+    req.headers['if-modified-since'] !== undefined ||
+    res.getHeader('content-type') !== undefined ||
+    app.get('etag fn') ||
+    app.get('json replacer') ||
+    app.get('json spaces') ||
+    app.get('json escape')
+  ) {
+    res.status(status).json(value);
+    return;
+  }
+  const body = JSON.stringify(value) as string | undefined;
+  if (body === undefined) {
+    // Nothing to serialise (undefined, a function): express's own handling (no Content-Length, no charset).
+    res.status(status).json(value);
+    return;
+  }
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));
+  res.end(body, 'utf8');
+}
+
 /** Request-id middleware: takes `x-request-id` (if sane) or makes one, echoes it, and sets the async context. */
 export function requestIdMiddleware(): RequestHandler {
   return (req, res, next) => {

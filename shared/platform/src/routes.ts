@@ -23,7 +23,18 @@ function parseInput<R extends RouteDef>(def: R, req: Request): ParsedInput<R> {
 }
 
 /** What `validateRequest` parsed, per request, so a `json` handler does not parse the same input again. */
-const validatedInput = new WeakMap<Request, ParsedInput<RouteDef>>();
+const validatedInput = new WeakMap<Request, { def: RouteDef; input: ParsedInput<RouteDef> }>();
+
+/**
+ * The query of `req` parsed with `def`'s query schema: the value `validateRequest` already parsed for this request
+ * when the route was mounted with `mountRoutes` (no second zod pass), else parsed here (same schema, same result).
+ * For `on` handlers that read their query themselves. @throws ValidationError (400) on an invalid query
+ */
+export function parsedQuery<R extends RouteDef>(def: R, req: Request): Parsed<R['query']> {
+  const done = validatedInput.get(req);
+  if (done?.def === def) return done.input.query as Parsed<R['query']>;
+  return (def.query ? parseOrThrow(def.query, req.query, 'query') : undefined) as Parsed<R['query']>;
+}
 
 /**
  * The handlers of a service's routes, collected by route definition (from `@polyphony/contracts`'s
@@ -55,7 +66,8 @@ export class RouteHandlers {
       def,
       asyncRoute(async (req, res) => {
         // Parsed once by `validateRequest` when mounted with `mountRoutes`; parsed here otherwise.
-        const input = (validatedInput.get(req) as ParsedInput<R> | undefined) ?? parseInput(def, req);
+        const done = validatedInput.get(req);
+        const input = done?.def === def ? (done.input as ParsedInput<R>) : parseInput(def, req);
         res.status(def.status ?? 200).json(await handle(input, req));
       }),
     );
@@ -98,7 +110,7 @@ export function enforceAccess(def: RouteDef): RequestHandler {
 export function validateRequest(def: RouteDef): RequestHandler {
   return (req, _res, next) => {
     try {
-      validatedInput.set(req, parseInput(def, req));
+      validatedInput.set(req, { def, input: parseInput(def, req) });
       next();
     } catch (err) {
       next(err);

@@ -199,7 +199,7 @@ export class RebuildService {
         // Codes saved with the generation by the replica that built it; trained and encoded here only when absent.
         const q = await this.generations.quantiser(live.generation, v.mode);
         const stored = q && (v.mode !== 'pq' || q.pqM === (v.pqM ?? DEFAULT_PQ_M)) ? { quantiser: quantiserFromParams(v.mode, live.dim, q.params, q.pqM ?? undefined), cells: this.generations.cellCodes(live.generation, v.mode) } : undefined;
-        index = await restoreQuantised(input, { mode: v.mode, pqM: v.pqM, workers: v.buildWorkers, ...(v.dir ? { dir: v.dir } : {}) }, stored);
+        index = await restoreQuantised(input, { mode: v.mode, pqM: v.pqM, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.dir ? { dir: v.dir } : {}) }, stored);
         codesLoaded = stored !== undefined;
       }
       phase('index');
@@ -464,7 +464,7 @@ export class RebuildService {
     if (this.vectors.mode !== 'float') {
       await this.publishTask(job, 'RUNNING', 90, `quantising the vectors (${this.vectors.mode})`);
       const v = this.vectors;
-      served = await quantiseIndex(index, { mode: v.mode as 'int8' | 'pq', pqM: v.pqM, scheduler, workers: v.buildWorkers, ...(v.dir ? { dir: v.dir } : {}) });
+      served = await quantiseIndex(index, { mode: v.mode as 'int8' | 'pq', pqM: v.pqM, scheduler, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.dir ? { dir: v.dir } : {}) });
       // Stored with the generation: other replicas load the codes instead of training and encoding again.
       const parts = served.parts();
       const qz = parts.quantised!.quantiser;
@@ -530,4 +530,9 @@ export class RebuildService {
       this.logger.warn('bus publish failed', { key, err: (err as Error).message });
     }
   }
+}
+
+/** Bytes of a generation's float copy kept in memory at most (`INDEX_VECTOR_RESIDENT_MIB`; absent = 0, disk only). */
+function residentBytesOf(v: VectorStoreSettings): number {
+  return Math.floor((v.residentMiB ?? 0) * 1024 * 1024);
 }

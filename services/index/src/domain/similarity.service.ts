@@ -4,7 +4,7 @@ import type { TrackMeta, TrackRepository } from '../store/track.repository';
 import { dot } from '@polyphony/vectors';
 import type { RankedRow, RequestScope } from './scope';
 import { roundDistance } from './scope';
-import { artistKey, foldText, songKey } from './text';
+import { foldText, songKey } from './text';
 
 /** Reference defaults (reference-implementation.md 2.7, "Similar songs" and "Path"). */
 export const DEFAULT_SIMILAR_N = 10;
@@ -262,16 +262,17 @@ function selectRows(scope: RequestScope, hits: readonly RankedRow[], seedMeta: T
     if (!scope.gen.maps.providerOf(scope.serverId, h.row)) continue;
     const m = scope.metaAt(h.row);
     if (!m) continue;
+    // The folded artist serves both keys (songKey = folded title + NUL + folded artist, artistKey = folded artist).
+    const artist = options.eliminateDuplicates || options.maxPerArtist > 0 ? foldText(m.artist) : '';
     if (options.eliminateDuplicates) {
-      const key = songKey(m.title, m.artist);
+      const key = `${foldText(m.title)}\u0000${artist}`;
       if (seen.has(key)) continue;
       seen.add(key);
     }
     if (options.maxPerArtist > 0) {
-      const a = artistKey(m.artist);
-      const c = perArtist.get(a) ?? 0;
+      const c = perArtist.get(artist) ?? 0;
       if (c >= options.maxPerArtist) continue;
-      perArtist.set(a, c + 1);
+      perArtist.set(artist, c + 1);
     }
     out.push(h);
     if (out.length >= options.n) break;

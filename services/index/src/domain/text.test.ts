@@ -1,4 +1,5 @@
-import { artistKey, foldText, searchTokens, songKey } from './text';
+import { SeededRandom } from '@polyphony/vectors';
+import { artistKey, foldText, foldUnicode, searchTokens, songKey } from './text';
 
 describe('foldText', () => {
   it.each([
@@ -13,6 +14,17 @@ describe('foldText', () => {
     ['  ', ''],
   ])('When folding %j, then it gives %j', (input, expected) => {
     expect(foldText(input)).toBe(expected);
+  });
+
+  it('When the text is ASCII, then the shortcut gives what the Unicode passes give (every ASCII character, random strings)', () => {
+    const all = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c)).join('');
+    expect(foldText(all)).toBe(foldUnicode(all));
+    for (let c = 0; c < 128; c++) expect(foldText(`x${String.fromCharCode(c)}Y`)).toBe(foldUnicode(`x${String.fromCharCode(c)}Y`));
+    const rng = new SeededRandom(5);
+    for (let i = 0; i < 2000; i++) {
+      const s = Array.from({ length: 1 + rng.nextInt(24) }, () => String.fromCharCode(rng.nextInt(128))).join('');
+      expect(foldText(s)).toBe(foldUnicode(s));
+    }
   });
 
   it('When given null or undefined, then it gives the empty string', () => {

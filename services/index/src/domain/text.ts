@@ -1,3 +1,5 @@
+const ASCII = /^[\x00-\x7f]*$/;
+
 /**
  * Text folding for search and for title/artist comparison: Unicode NFKD decomposition, combining marks
  * removed (so "Beyoncé" ~ "beyonce", "ﬁ" ~ "fi"), lower case, every run of non-letter/non-digit
@@ -7,6 +9,14 @@
  */
 export function foldText(text: string | null | undefined): string {
   if (!text) return '';
+  // ASCII text (most titles and artists): NFKD and mark removal change nothing, the only letters and digits are
+  // [a-z0-9] after lower-casing; same result without the Unicode passes (a per-candidate cost of similar songs).
+  if (ASCII.test(text)) return text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+  return foldUnicode(text);
+}
+
+/** `foldText` without its ASCII shortcut: the general Unicode passes, for any text. */
+export function foldUnicode(text: string): string {
   return text
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')

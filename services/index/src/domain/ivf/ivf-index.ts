@@ -271,12 +271,13 @@ export class IvfIndex {
    * Bytes held in memory by each part of this generation (issue 19 memory accounting): `vectors` (float
    * mode) or `codes` (quantised; the whole kernel arena when the SIMD kernels hold them), `centroids`
    * (unit centroids, coarse groups and per-query scratch), `layout` (cell offsets and the two slot maps),
-   * `ids` (canonical id table). The exact vectors of a quantised generation are on disk and not counted.
+   * `ids` (canonical id table). The exact vectors of a quantised generation are on disk and not counted, except
+   * their resident copy when the generation is small enough to keep one (`VectorFile`), counted in `vectors`.
    */
   memory(): { vectors: number; codes: number; centroids: number; layout: number; ids: number } {
     const q = this.q;
     return {
-      vectors: this.vectors.byteLength,
+      vectors: this.vectors.byteLength + (q ? q.file.residentBytes : 0),
       codes: q ? (q.arena ? q.arena.km.capacity : q.codes.byteLength) : 0,
       centroids: this.centroids.byteLength + this.centroidScores.byteLength + this.cellScores.byteLength + this.queryTable.byteLength + (this.groups?.bytes ?? 0),
       layout: this.cellOffsets.byteLength + this.rowOfSlot.byteLength + this.slotOfRow.byteLength,
@@ -539,6 +540,7 @@ export class IvfIndex {
     if (count === 0) return 0;
     const out = this.cellScores;
     const arena = qp.arena;
+    const rowOfSlot = this.rowOfSlot;
     if (arena) {
       // WebAssembly SIMD: exact integer sums of codes x int16 table, scaled back to the float table's units.
       const dim = this.dim;
@@ -546,11 +548,24 @@ export class IvfIndex {
       const i32 = arena.km.i32;
       const ob = arena.out >> 2;
       const inv = 1 / this.tableScale;
-      for (let i = 0; i < count; i++) out[i] = i32[ob + i]! * inv;
+      // One pass over the kernel's sums (the same float64 distances as when the products were stored in
+      // `cellScores` first); a candidate above the heap's threshold cannot enter (TopK.push would reject it),
+      // so it is skipped before the call (a tie still goes in: the lower row wins).
+      let n = 0;
+      let threshold = heap.threshold;
+      for (let i = 0; i < count; i++) {
+        const row = rowOfSlot[start + i]!;
+        if (mask && ((mask.wordAt(row >>> 5) >>> (row & 31)) & 1) === 0) continue;
+        n++;
+        const d = 1 - (base + i32[ob + i]! * inv);
+        if (d > threshold) continue;
+        heap.push(row, d);
+        threshold = heap.threshold;
+      }
+      return n;
     } else {
       qp.quantiser.scoreRange(qp.codes, start, count, this.queryTable, out);
     }
-    const rowOfSlot = this.rowOfSlot;
     if (!mask) {
       for (let i = 0; i < count; i++) heap.push(rowOfSlot[start + i]!, 1 - (base + out[i]!));
       return count;
@@ -572,10 +587,17 @@ export class IvfIndex {
     for (let i = 0; i < list.length; i++) rows[i] = list[i]!.row;
     rows.sort();
     const exact = new TopK(Math.min(want, rows.length));
+    const dim = this.dim;
+    const resident = qp.file.resident;
+    if (resident) {
+      // The float copy is in memory (small generation): the same float32 values, no read call per row.
+      for (let i = 0; i < rows.length; i++) exact.push(rows[i]!, 1 - dot(resident, rows[i]! * dim, q, 0, dim));
+      return exact;
+    }
     const v = this.scratchVector;
     for (let i = 0; i < rows.length; i++) {
       qp.file.readRow(rows[i]!, v);
-      exact.push(rows[i]!, 1 - dot(v, 0, q, 0, this.dim));
+      exact.push(rows[i]!, 1 - dot(v, 0, q, 0, dim));
     }
     return exact;
   }
@@ -612,7 +634,14 @@ export class IvfIndex {
         const i32 = arena.km.i32;
         const ob = arena.out >> 2;
         const inv = 1 / this.tableScale;
-        for (let i = 0; i < count; i++) approx.push(compact.rows[first + i]!, 1 - (scores[compact.cells[first + i]!]! + constant + i32[ob + i]! * inv));
+        let threshold = approx.threshold;
+        for (let i = 0; i < count; i++) {
+          const d = 1 - (scores[compact.cells[first + i]!]! + constant + i32[ob + i]! * inv);
+          // Above the threshold TopK.push would reject the pair: skip the call (ties still go in).
+          if (d > threshold) continue;
+          approx.push(compact.rows[first + i]!, d);
+          threshold = approx.threshold;
+        }
       } else {
         qp.quantiser.scoreRange(compact.codes, first, count, this.queryTable, out!);
         for (let i = 0; i < count; i++) approx.push(compact.rows[first + i]!, 1 - (scores[compact.cells[first + i]!]! + constant + out![i]!));
@@ -804,7 +833,10 @@ export async function arrangeByCell(
 /** Cells with the `count` highest scores, best first (ties: lower cell id). O(nlist log count). */
 function topCells(scores: Float64Array, count: number): Int32Array {
   const heap = new TopK(count);
-  for (let c = 0; c < scores.length; c++) heap.push(c, -scores[c]!);
+  // Cells a partial centroid scoring left out (-Infinity) rank last: offered only when the scored cells are
+  // fewer than `count`, so the result is the same as offering every cell (the top-k of a total order).
+  for (let c = 0; c < scores.length; c++) if (scores[c] !== -Infinity) heap.push(c, -scores[c]!);
+  if (heap.size < count) for (let c = 0; c < scores.length; c++) if (scores[c] === -Infinity) heap.push(c, Infinity);
   const sorted = heap.sorted();
   const out = new Int32Array(sorted.length);
   for (let i = 0; i < sorted.length; i++) out[i] = sorted[i]!.row;

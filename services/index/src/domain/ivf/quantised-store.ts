@@ -23,6 +23,11 @@ export interface QuantiseOptions {
   sampleSize?: number;
   /** Directory of the disk copy of the float vectors (default `$TMPDIR/polyphony-index`). */
   dir?: string;
+  /**
+   * The float copy is also kept in memory when it is at most this many bytes (`VectorFile` resident copy: re-ranking
+   * without read calls); default 0 = disk only.
+   */
+  residentMaxBytes?: number;
   seed?: number;
   /** Time slicing / abort (default: 10 ms slices, no abort). */
   scheduler?: CooperativeScheduler;
@@ -88,7 +93,7 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
   const { dim, nlist, centroids, cellOffsets, vectors, rowOfSlot, slotOfRow } = parts;
   const size = rowOfSlot.length;
   const scheduler = options.scheduler ?? new CooperativeScheduler(10);
-  const file = new VectorFile(dim, size, options.dir);
+  const file = new VectorFile(dim, size, options.dir, options.residentMaxBytes);
   const chunk = new Float32Array(1024 * dim);
   for (let r0 = 0; r0 < size; r0 += 1024) {
     const rows = Math.min(1024, size - r0);
@@ -172,7 +177,7 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
   const checks = new RestoreChecks(input);
   const { dim, count, nlist, cellOfRow, ids, unitCentroids: unit } = checks;
   const scheduler = options.scheduler ?? new CooperativeScheduler(10);
-  const file = new VectorFile(dim, count, options.dir);
+  const file = new VectorFile(dim, count, options.dir, options.residentMaxBytes);
   const wanted = options.sampleSize ?? (options.mode === 'int8' ? INT8_TRAIN_SAMPLE : PQ_TRAIN_SAMPLE);
   const stride = sampleStride(count, wanted);
   // The training sample (52 MB for PQ at 200-d) only when the quantiser must be trained: stored codes are placed as they are.

@@ -24,24 +24,34 @@ let sequence = 0;
  * Memory: none in the process heap beyond a one-vector scratch buffer; the kernel page cache holds the
  * recently read pages (evictable, not counted in the process RSS). Size on disk: `count * dim * 4` bytes
  * (763 MiB at 1M x 200-d).
+ *
+ * Resident copy (issue 19 query CPU): when the file's size is at most `residentMaxBytes`, every written row is
+ * also kept in one Float32Array (`resident`) and reads are served from it: the re-ranking of a similar-songs
+ * query then makes no `readSync` call (50 per query at int8, ~9% of a 100k replica's CPU). The values are the
+ * same float32 bits the file holds, so answers are unchanged. The file is still written (worker threads of an
+ * encoding read it by descriptor). The budget bounds the extra RSS (`INDEX_VECTOR_RESIDENT_MIB`, default 128 MiB:
+ * 100k x 200-d = 76 MiB is kept, 1M = 763 MiB stays on disk only).
  */
 export class VectorFile {
   private readonly fd: number;
   private readonly scratch: Buffer;
   private readonly scratchF32: Float32Array;
   private closed = false;
-  /** Positional reads issued so far (benchmarks). */
+  /** Positional reads issued so far (benchmarks; reads served by the resident copy are not counted). */
   reads = 0;
+  /** The in-memory copy of every row (`count * dim` floats, row order), when the file fits `residentMaxBytes`; dropped by `close`. */
+  resident?: Float32Array;
 
   /**
    * Creates an empty file for `count` vectors of `dim` floats in `dir` (created if missing; default
-   * `$TMPDIR/polyphony-index`).
+   * `$TMPDIR/polyphony-index`), with a resident copy when `count * dim * 4 <= residentMaxBytes` (default 0: none).
    * @throws Error when the directory cannot be created or written
    */
   constructor(
     readonly dim: number,
     readonly count: number,
     dir: string = join(tmpdir(), 'polyphony-index'),
+    residentMaxBytes = 0,
   ) {
     mkdirSync(dir, { recursive: true });
     const path = join(dir, `vectors-${process.pid}-${Date.now()}-${sequence++}.f32`);
@@ -49,7 +59,13 @@ export class VectorFile {
     unlinkSync(path);
     this.scratch = Buffer.allocUnsafeSlow(dim * 4);
     this.scratchF32 = new Float32Array(this.scratch.buffer, this.scratch.byteOffset, dim);
+    if (count > 0 && count * dim * 4 <= residentMaxBytes) this.resident = new Float32Array(count * dim);
     closer.register(this, this.fd, this);
+  }
+
+  /** Bytes of the resident copy held in memory (0 without one). */
+  get residentBytes(): number {
+    return this.resident?.byteLength ?? 0;
   }
 
   /** The open descriptor (worker threads of this process may read it; never close it yourself). */
@@ -67,6 +83,7 @@ export class VectorFile {
   writeRows(firstRow: number, src: Float32Array, so: number, rows: number): void {
     this.checkOpen();
     if (firstRow < 0 || firstRow + rows > this.count) throw new IvfInputError(`rows [${firstRow}, ${firstRow + rows}) outside [0, ${this.count})`);
+    this.resident?.set(src.subarray(so, so + rows * this.dim), firstRow * this.dim);
     const bytes = Buffer.from(src.buffer, src.byteOffset + so * 4, rows * this.dim * 4);
     let done = 0;
     while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done, firstRow * this.dim * 4 + done);
@@ -76,6 +93,10 @@ export class VectorFile {
   readRow(row: number, out: Float32Array, oo = 0): void {
     this.checkOpen();
     if (!Number.isInteger(row) || row < 0 || row >= this.count) throw new IvfInputError(`row ${row} outside [0, ${this.count})`);
+    if (this.resident) {
+      out.set(this.resident.subarray(row * this.dim, (row + 1) * this.dim), oo);
+      return;
+    }
     this.readInto(row * this.dim * 4, this.scratch, this.dim * 4);
     out.set(this.scratchF32, oo);
   }
@@ -84,6 +105,10 @@ export class VectorFile {
   readRows(firstRow: number, rows: number, out: Float32Array, oo = 0): void {
     this.checkOpen();
     if (firstRow < 0 || firstRow + rows > this.count) throw new IvfInputError(`rows [${firstRow}, ${firstRow + rows}) outside [0, ${this.count})`);
+    if (this.resident) {
+      out.set(this.resident.subarray(firstRow * this.dim, (firstRow + rows) * this.dim), oo);
+      return;
+    }
     const view = Buffer.from(out.buffer, out.byteOffset + oo * 4, rows * this.dim * 4);
     this.readInto(firstRow * this.dim * 4, view, view.length);
   }
@@ -92,6 +117,7 @@ export class VectorFile {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.resident = undefined;
     closer.unregister(this);
     closeSync(this.fd);
   }
