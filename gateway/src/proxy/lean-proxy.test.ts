@@ -1,14 +1,14 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import express from 'express';
 import request from 'supertest';
-import { IdentityVerifier, Metrics, ValidationError, createLogger, errorHandler, withLeanPath, type CallerIdentity } from '@polyphony/platform';
+import { IdentityVerifier, Metrics, createLogger, errorHandler, withLeanPath, type CallerIdentity, type PeerClient } from '@polyphony/platform';
 import type { AuthService } from '../auth/auth.service';
 import type { ServiceName } from '../config';
 import { securityHeaders } from '../http/security';
 import { leanProxy, staticHeadersOf } from './lean-proxy';
 import { Upstreams } from './proxy';
 import { listenStandIn } from './__tests__/stand-in';
-import type { ServerResolver } from './server-resolver';
+import { ServerResolver } from './server-resolver';
 
 const logger = createLogger({ service: 'test', level: 'error' });
 const SECRET = 's'.repeat(32);
@@ -37,7 +37,7 @@ async function upstream(name: string, delayMs = 0) {
 }
 
 /** The lean path in front of a stand-in express app that answers 599 for whatever the lean path leaves to it. */
-function gateway(targets: Partial<Record<ServiceName, string>>, options: { authEnabled?: boolean; resolve?: ServerResolver['resolve'] } = {}) {
+function gateway(targets: Partial<Record<ServiceName, string>>, options: { authEnabled?: boolean } = {}) {
   const dead = 'http://127.0.0.1:1';
   const all: Record<ServiceName, string> = { registry: dead, catalogue: dead, analysis: dead, index: dead, playlist: dead, ...targets };
   const app = express();
@@ -47,7 +47,16 @@ function gateway(targets: Partial<Record<ServiceName, string>>, options: { authE
     authEnabled: options.authEnabled ?? true,
     authenticateBearer: (t: string): CallerIdentity | undefined => (t === TOKEN ? { sub: 'api-token', username: 'api-token', role: 'admin', via: 'bearer', iat: Date.now() } : undefined),
   } as unknown as AuthService;
-  const resolver = { resolve: options.resolve ?? (async () => ({ id: 'srv-main', name: 'Main', server_type: 'jellyfin' })) } as unknown as ServerResolver;
+  // The real resolver over a stand-in registry: `Main` (and no parameter) is srv-main, any other name is unknown.
+  const registryCalls = { count: 0 };
+  const registry = {
+    call: async (_def: unknown, input: { query: { server?: string } }) => {
+      registryCalls.count++;
+      const server = input.query.server;
+      return { server: server === undefined || server === 'Main' ? { id: 'srv-main', name: 'Main', server_type: 'jellyfin' } : null };
+    },
+  } as unknown as PeerClient;
+  const resolver = new ServerResolver(registry);
   const upstreams = new Upstreams(() => all, SECRET, logger);
   const lean = leanProxy({ app, auth, upstreams, resolver, headers: staticHeadersOf(securityHeaders()), logger, metrics: new Metrics('gateway-test') });
   const taken = { count: 0 };
@@ -56,7 +65,7 @@ function gateway(targets: Partial<Record<ServiceName, string>>, options: { authE
     if (took) taken.count++;
     return took;
   });
-  return { handler, taken, upstreams };
+  return { handler, taken, upstreams, registryCalls };
 }
 
 const bearer = { authorization: `Bearer ${TOKEN}` };
@@ -79,6 +88,12 @@ describe('leanProxy: authenticated GETs of service routes without express', () =
       expect(got.headers.authorization).toBeUndefined();
       expect(got.headers['x-request-id']).toBe('lean-req-1');
       expect(gw.taken.count).toBe(1);
+      // Again within the resolver's cache time: forwarded from the cached resolution (no registry call), same identity.
+      const again = await request(gw.handler).get('/api/similar_tracks?item_id=y&server=Main').set(bearer);
+      expect(again.status).toBe(200);
+      expect(ix.seen[1]!.identity).toMatchObject({ sub: 'api-token', via: 'bearer', serverId: 'srv-main' });
+      expect(gw.registryCalls.count).toBe(1);
+      expect(gw.taken.count).toBe(2);
     } finally {
       gw.upstreams.stop();
       await ix.close();
@@ -125,19 +140,17 @@ describe('leanProxy: authenticated GETs of service routes without express', () =
 
   it('When the server parameter names no configured server, then the answer is 400 in the error shape and nothing is forwarded', async () => {
     const ix = await upstream('a');
-    const gw = gateway(
-      { index: ix.url },
-      {
-        resolve: async () => {
-          throw new ValidationError('Unknown server "nope"');
-        },
-      },
-    );
+    const gw = gateway({ index: ix.url });
     try {
-      const res = await request(gw.handler).get('/api/similar_tracks?item_id=x&server=nope').set(bearer).set('x-request-id', 'bad-server');
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ code: 'validation_failed', requestId: 'bad-server' });
-      expect(res.headers['x-frame-options']).toBe('DENY');
+      // Twice: the second time the unknown name is cached (the registry is not asked again) and still a 400.
+      for (const id of ['bad-server', 'bad-server-2']) {
+        const res = await request(gw.handler).get('/api/similar_tracks?item_id=x&server=nope').set(bearer).set('x-request-id', id);
+        expect(res.status).toBe(400);
+        expect(res.body.error).toMatchObject({ code: 'validation_failed', requestId: id });
+        expect(res.body.error.message).toContain('Unknown server "nope"');
+        expect(res.headers['x-frame-options']).toBe('DENY');
+      }
+      expect(gw.registryCalls.count).toBe(1);
       expect(ix.seen).toHaveLength(0);
     } finally {
       gw.upstreams.stop();

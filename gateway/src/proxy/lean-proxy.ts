@@ -160,8 +160,11 @@ export function leanProxy(options: LeanProxyOptions): (req: IncomingMessage, res
 
     runWithContext(ctx, () => {
       if (!needsServerResolution(service)) return forward(identity, new Set());
-      const given = url.query.server;
-      resolver.resolve(given === '' ? undefined : given).then(
+      const given = url.query.server === '' ? undefined : url.query.server;
+      // A server resolved in the last seconds: forwarded in this turn (same answer as `resolve`, without a promise).
+      const cached = resolver.peek(given);
+      if (cached) return forward(cached.server ? { ...identity, serverId: cached.server.id } : identity, new Set());
+      resolver.resolve(given).then(
         (resolved) => forward(resolved ? { ...identity, serverId: resolved.id } : identity, new Set()),
         (err: unknown) => answerError(app, req, res, requestId, err, logger),
       );

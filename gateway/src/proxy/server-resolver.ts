@@ -44,6 +44,19 @@ export class ServerResolver {
     return value ?? undefined;
   }
 
+  /**
+   * The cached answer of `resolve(server)` when it is fresh and is a server or "none configured" (no registry call, no
+   * promise: the lean path forwards in the same turn); undefined when `resolve` must run (not cached, expired, too
+   * long, or an unknown server, whose 400 `resolve` throws).
+   */
+  peek(server: string | undefined): { server: Resolved | undefined } | undefined {
+    if (server !== undefined && server.length > MAX_SERVER_PARAM) return undefined;
+    const hit = this.cache.get(server ?? '');
+    if (!hit || Date.now() - hit.at >= this.ttlMs) return undefined;
+    if (!hit.value && server !== undefined) return undefined;
+    return { server: hit.value ?? undefined };
+  }
+
   invalidate(): void {
     this.cache.clear();
   }
