@@ -6,7 +6,7 @@ import { AvailabilityMask } from './availability-mask';
 import { buildIvfIndex, type VectorBatch } from './ivf-build';
 import type { IvfIndex } from './ivf-index';
 import { quantiseIndex } from './quantised-store';
-import before from './__fixtures__/query-answers-before-qps4.json';
+import beforeJson from './__fixtures__/query-answers-before-qps4.json';
 
 /**
  * Pins the answers of the IVF search (issue 19 query CPU work, session 8): the rows and float64 distances of fixed
@@ -16,6 +16,7 @@ import before from './__fixtures__/query-answers-before-qps4.json';
  * is searched with its float copy on disk only and with the resident copy (`residentMaxBytes`): same answers.
  */
 const N = 8000;
+const before = beforeJson as unknown as Answers;
 
 interface Answers {
   [variant: string]: Array<Array<[number, number]>>;
@@ -65,7 +66,7 @@ describe('IVF query answers are pinned', () => {
 
   it('float and int8 answers (rows and distances) are those of the code before the query CPU changes', () => {
     expect(Object.keys(found).sort()).toEqual(Object.keys(before).sort());
-    for (const key of Object.keys(before)) expect({ key, answers: found[key] }).toEqual({ key, answers: (before as Answers)[key] });
+    for (const key of Object.keys(before)) expect({ key, answers: found[key] }).toEqual({ key, answers: before[key] });
   });
 
   it('the resident float copy answers exactly as the copy on disk', () => {
