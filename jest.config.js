@@ -21,6 +21,8 @@ const common = {
 };
 module.exports = {
   testTimeout: 60000,
+  // Longest suites first (known durations when jest has no cache of its own, as on CI): see the file.
+  testSequencer: '<rootDir>/shared/testkit/jest.sequencer.js',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.int\\.test\\.ts$', '\\.api\\.test\\.ts$'] },
     { ...common, displayName: 'api', testMatch: ['**/*.api.test.ts'] },

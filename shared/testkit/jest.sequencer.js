@@ -1,0 +1,74 @@
+// Jest test order: longest suites first, so the workers (CI: --maxWorkers=2) end together instead of
+// one worker starting the fuzz suite while the other is nearly done (longest-processing-time-first).
+//
+// Jest's default sequencer orders by the durations in its cache (<cacheDirectory>/perf-cache-*) and,
+// without a cache, by file size. CI runs on a clean machine without that cache, where file size put
+// the 7-minute fuzz suite (277 lines) behind a hundred shorter suites. This sequencer keeps the
+// default (previous failures first, then cached durations) and, for suites the cache does not know,
+// uses KNOWN_SECONDS below before falling back to file size.
+//
+// KNOWN_SECONDS: wall seconds of the suites that take 15 s or more; relative sizes matter, not the
+// exact figures. Measured 2026-11-26 with --maxWorkers=1 while the 2-core machine's load average was
+// 10-24 (so about 1.5-2x a quiet run), except: wesnoth-audio.int, 3 min as its file documents (it
+// timed out at that load), and fuzz, 1,000-case figure (741 s) scaled to its 400-case default.
+// Re-measure with
+//   npx jest --maxWorkers=1 --json --outputFile=out.json
+// (perfStats per suite) when a suite's cost changes a lot or a new heavy suite appears; a suite
+// missing here runs after the listed ones, in jest's default order (file size).
+const path = require('node:path');
+// The default sequencer, a dependency of @jest/core (hoisted to the root node_modules).
+const Sequencer = require('@jest/test-sequencer').default;
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/** Suite path (relative to the repository root) -> wall seconds of a run (see above). */
+const KNOWN_SECONDS = {
+  'infra/standalone/test/faults.int.test.ts': 359,
+  'infra/standalone/test/fuzz.api.test.ts': 300,
+  'infra/standalone/test/ui-pages.browser.int.test.ts': 215,
+  'services/catalogue-identity/test/wesnoth-audio.int.test.ts': 180,
+  'infra/standalone/test/chat.e2e.int.test.ts': 163,
+  'services/index/src/domain/ivf/ivf-index.test.ts': 139,
+  'infra/standalone/test/auth.api.test.ts': 119,
+  'infra/standalone/test/ui.browser.int.test.ts': 87,
+  'infra/standalone/test/registry.api.test.ts': 75,
+  'services/index/test/index.api.test.ts': 60,
+  'infra/standalone/test/auth-restart.api.test.ts': 60,
+  'infra/standalone/test/semantic.api.test.ts': 48,
+  'infra/standalone/test/parity.api.test.ts': 45,
+  'infra/standalone/test/security.api.test.ts': 41,
+  'infra/standalone/test/ops.api.test.ts': 33,
+  'services/catalogue-identity/test/sweep.int.test.ts': 29,
+  'infra/standalone/test/secret-rotation.api.test.ts': 26,
+  'services/catalogue-identity/test/identity.int.test.ts': 25,
+  'shared/testkit/src/fakes/fakes.test.ts': 19,
+};
+
+class HeaviestFirstSequencer extends Sequencer {
+  /** Estimated milliseconds of `test`: the cache's figure, else KNOWN_SECONDS, else undefined. */
+  estimate(test) {
+    const cached = this.time(test);
+    if (cached != null) return cached;
+    const known = KNOWN_SECONDS[path.relative(ROOT, test.path).split(path.sep).join('/')];
+    return known == null ? undefined : known * 1000;
+  }
+
+  sort(tests) {
+    const size = new Map();
+    const fileSize = (test) => {
+      if (!size.has(test.path)) size.set(test.path, test.context.hasteFS.getSize(test.path) ?? 0);
+      return size.get(test.path);
+    };
+    for (const test of tests) test.duration = this.estimate(test);
+    return [...tests].sort((a, b) => {
+      const failedA = this.hasFailed(a);
+      if (failedA !== this.hasFailed(b)) return failedA ? -1 : 1;
+      if ((a.duration != null) !== (b.duration != null)) return a.duration != null ? -1 : 1;
+      if (a.duration != null && a.duration !== b.duration) return b.duration - a.duration;
+      return fileSize(b) - fileSize(a);
+    });
+  }
+}
+
+module.exports = HeaviestFirstSequencer;
+module.exports.KNOWN_SECONDS = KNOWN_SECONDS;
