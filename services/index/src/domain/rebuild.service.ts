@@ -24,6 +24,8 @@ import { artistKey } from './text';
 export interface RebuildOptions {
   /** Tracks per catalogue snapshot page (the contract allows up to 5000). Default 5000. */
   snapshotPageSize?: number;
+  /** Snapshot pages written into the catalogue copy at once (each on its own database connection). Default 2. */
+  snapshotWriters?: number;
   /** Rows per vector batch streamed from the catalogue copy into the build. Default 2000. */
   vectorBatchSize?: number;
   /** Completed cells are written when this many bytes of vectors are buffered. Default 4 MiB. */
@@ -54,7 +56,7 @@ export interface RebuildOutcome {
   deletedTracks: number;
   skippedTracks: number;
   timingsMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
-  /** Snapshot wall time spent waiting for the catalogue's pages (fetch, JSON parse and validation not overlapped with writing) and writing them into `index.tracks`, ms. */
+  /** Snapshot wall time spent waiting for the catalogue's pages (fetch, JSON parse and validation not overlapped with writing) and waiting for the writes into `index.tracks` (a free writer, then the last writes), ms. */
   snapshotMs: { waitForPages: number; writeCopy: number };
   /** Process CPU time (user + system, every thread: the build and map workers included) of the same phases, ms. */
   cpuMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
@@ -86,6 +88,7 @@ export class RebuildService {
   private pending?: Job;
   private readonly snapshotPageSize: number;
   private readonly vectorBatchSize: number;
+  private readonly snapshotWriters: number;
   private readonly cellFlushBytes: number;
   private readonly vectors: VectorStoreSettings;
   private readonly lock: BuildLock;
@@ -107,6 +110,7 @@ export class RebuildService {
   ) {
     this.snapshotPageSize = options.snapshotPageSize ?? 5000;
     this.vectorBatchSize = options.vectorBatchSize ?? 2000;
+    this.snapshotWriters = Math.max(1, options.snapshotWriters ?? 2);
     this.cellFlushBytes = options.cellFlushBytes ?? 4 * 1024 * 1024;
     this.lock = options.lock ?? new LocalBuildLock();
     this.vectors = options.vectors ?? { mode: 'float', pqM: 25, buildWorkers: 0 };
@@ -328,41 +332,64 @@ export class RebuildService {
     // Where the snapshot's time goes: waiting for the catalogue's next page, writing a page into the copy.
     let snapshotWaitMs = 0;
     let snapshotWriteMs = 0;
+    const writes = new Set<Promise<void>>();
+    const drainWrites = async () => {
+      const all = [...writes];
+      writes.clear();
+      const failed = (await Promise.allSettled(all)).find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+    };
     // The next page is fetched while the current one is written (one page of look-ahead).
     let nextPage = this.catalogue.snapshotPage(null, this.snapshotPageSize);
-    for (;;) {
-      if (signal.aborted) {
-        nextPage.catch(() => undefined);
-        throw new Error('index build aborted');
+    try {
+      for (;;) {
+        if (signal.aborted) {
+          nextPage.catch(() => undefined);
+          throw new Error('index build aborted');
+        }
+        const tWait = performance.now();
+        const page = await nextPage;
+        snapshotWaitMs += performance.now() - tWait;
+        const other = page.tracks.find((t) => t.embedderVersion !== (version ??= t.embedderVersion));
+        if (other) {
+          if (++restarts > 3) throw new Error(`the catalogue snapshot mixes embedder versions (${version} and ${other.embedderVersion})`);
+          await drainWrites();
+          this.note(job, `embedder version changed during the snapshot (${version} -> ${other.embedderVersion}); reading it again`);
+          version = undefined;
+          links = new ArtistLinkCounter();
+          synced = 0;
+          skipped = 0;
+          nextPage = this.catalogue.snapshotPage(null, this.snapshotPageSize);
+          continue;
+        }
+        if (page.next && page.tracks.length > 0) nextPage = this.catalogue.snapshotPage(page.next, this.snapshotPageSize);
+        // Up to `snapshotWriters` pages are written at once, each on its own connection (pages hold disjoint ids).
+        const tWrite = performance.now();
+        while (writes.size >= this.snapshotWriters) await Promise.race(writes);
+        snapshotWriteMs += performance.now() - tWrite;
+        const write: Promise<void> = this.tracks.upsertSnapshot(page.tracks, generation).then((res) => {
+          synced += res.written;
+          skipped += res.skipped.length;
+          if (res.skipped.length) this.logger.warn('snapshot tracks skipped (embedding is not 200 float32 values)', { count: res.skipped.length, first: res.skipped[0] });
+        });
+        writes.add(write);
+        // A failed write is kept in the set so the next wait (or the drain below) throws it.
+        void write.then(() => writes.delete(write), () => undefined);
+        for (const t of page.tracks) {
+          const key = artistKey(t.artist);
+          for (const m of t.mappings) if (m.artistId) links.add(m.serverId, key, m.artistId);
+        }
+        await this.publishTask(job, 'RUNNING', Math.min(29, 1 + Math.floor(synced / 10_000)), `catalogue snapshot: ${synced} songs`);
+        if (!page.next || page.tracks.length === 0) break;
       }
-      const tWait = performance.now();
-      const page = await nextPage;
-      snapshotWaitMs += performance.now() - tWait;
-      const other = page.tracks.find((t) => t.embedderVersion !== (version ??= t.embedderVersion));
-      if (other) {
-        if (++restarts > 3) throw new Error(`the catalogue snapshot mixes embedder versions (${version} and ${other.embedderVersion})`);
-        this.note(job, `embedder version changed during the snapshot (${version} -> ${other.embedderVersion}); reading it again`);
-        version = undefined;
-        links = new ArtistLinkCounter();
-        synced = 0;
-        skipped = 0;
-        nextPage = this.catalogue.snapshotPage(null, this.snapshotPageSize);
-        continue;
-      }
-      if (page.next && page.tracks.length > 0) nextPage = this.catalogue.snapshotPage(page.next, this.snapshotPageSize);
-      const tWrite = performance.now();
-      const res = await this.tracks.upsertSnapshot(page.tracks, generation);
-      snapshotWriteMs += performance.now() - tWrite;
-      synced += res.written;
-      skipped += res.skipped.length;
-      if (res.skipped.length) this.logger.warn('snapshot tracks skipped (embedding is not 200 float32 values)', { count: res.skipped.length, first: res.skipped[0] });
-      for (const t of page.tracks) {
-        const key = artistKey(t.artist);
-        for (const m of t.mappings) if (m.artistId) links.add(m.serverId, key, m.artistId);
-      }
-      await this.publishTask(job, 'RUNNING', Math.min(29, 1 + Math.floor(synced / 10_000)), `catalogue snapshot: ${synced} songs`);
-      if (!page.next || page.tracks.length === 0) break;
+    } catch (err) {
+      // No write outlives a failed snapshot.
+      await drainWrites().catch(() => undefined);
+      throw err;
     }
+    const tDrain = performance.now();
+    await drainWrites();
+    snapshotWriteMs += performance.now() - tDrain;
     const tSnapshot = performance.now();
     const cSnapshot = cpuNow();
     this.note(job, `snapshot: ${synced} songs (${skipped} skipped), embedder ${version ?? 'none'}`);
