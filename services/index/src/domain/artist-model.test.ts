@@ -133,7 +133,7 @@ describe('ArtistModel.fit in worker threads', () => {
     const keys = Array.from({ length: artists }, (_, a) => `artist ${a}`);
     const variance = new Float32Array(dim).fill(1 / dim);
     const inThread = await ArtistModel.fit(index, artistOfRow, keys, keys, variance);
-    const pooled = await ArtistModel.fit(index, artistOfRow, keys, keys, variance, undefined, undefined, 2);
+    const pooled = await ArtistModel.fit(index, artistOfRow, keys, keys, variance, undefined, undefined, 2, 0);
     expect(pooled.count).toBe(inThread.count);
     for (let a = 0; a < inThread.count; a++) {
       const x = inThread.record(a);

@@ -98,7 +98,9 @@ export class ArtistModel {
    * Fits every artist of a generation. `artistOfRow[row]` numbers the artists 0..names.length-1 (-1 = no
    * artist); vectors come from the index (unit vectors). The prior variance of every mixture is
    * PRIOR_FRACTION times the catalogue variance `catalogueVariance` (dim values).
-   * Cost: O(EM_ITERATIONS * size * MAX_COMPONENTS * dim); yields to the event loop between artists.
+   * Cost: O(EM_ITERATIONS * size * MAX_COMPONENTS * dim); yields to the event loop between artists. With `workers` > 0
+   * and at least `minWorkerSongs` songs the artists are fitted in that many worker threads (`fitInWorkers`), same result.
+   * `dir`: directory of the mixture file.
    */
   static async fit(
     index: IvfIndex,
@@ -109,6 +111,7 @@ export class ArtistModel {
     scheduler?: CooperativeScheduler,
     dir?: string,
     workers = 0,
+    minWorkerSongs = ARTIST_WORKER_MIN_SONGS,
   ): Promise<ArtistModel> {
     const dim = index.dim;
     const prior = new Float32Array(dim);
@@ -126,7 +129,7 @@ export class ArtistModel {
     // Each fitted artist is written to the builder (mixture file) at once: no list of every profile is held.
     const b = new ArtistModelBuilder(dim, index.size, fitted, fitted * MAX_COMPONENTS, start[a]!, dir);
     try {
-      if (workers > 0 && fitted > 1) {
+      if (workers > 0 && fitted > 1 && start[a]! >= minWorkerSongs) {
         await fitInWorkers(index, byArtist, start, keys, names, prior, workers, b, scheduler);
         return b.finish();
       }
@@ -346,6 +349,11 @@ function fitArtist(index: IvfIndex, key: string, name: string, rows: Int32Array,
   return { key, name, ...fitArtistPoints(points, 0, rows, dim, prior) };
 }
 
+/**
+ * Below this many songs `ArtistModel.fit` stays in the calling thread even when given workers: the whole fit takes
+ * well under a second there, less than starting the worker threads (which, under ts-jest, also transpile their sources).
+ */
+export const ARTIST_WORKER_MIN_SONGS = 20_000;
 /** Songs per task handed to an artist worker (about 1.6 MB of vectors at 200-d). */
 const ARTIST_TASK_SONGS = 2000;
 
