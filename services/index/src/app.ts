@@ -11,7 +11,7 @@ import { AlchemyService } from './domain/alchemy.service';
 import { ArtistService } from './domain/artist.service';
 import { BrowseService } from './domain/browse.service';
 import { MapFollower } from './domain/maps/generation-maps';
-import { parseMappingChanges, parseMappingRows } from './domain/maps/wire';
+import { parseMappingChanges, parseMappingRows, SnapshotPageChecked } from './domain/maps/wire';
 import { ServerInfoCache } from './domain/server-info';
 import { FingerprintService } from './domain/fingerprint.service';
 import { IndexState, emptyGeneration } from './domain/generation';
@@ -78,7 +78,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const settings = rt.settings('index');
   const catalogue: CataloguePort = deps.catalogue ?? {
     async snapshotPage(after, limit) {
-      return cataloguePeer.call(api.internal.snapshotTracks, { query: { after: after ?? undefined, limit } });
+      return cataloguePeer.callAs(api.internal.snapshotTracks, SnapshotPageChecked, { query: { after: after ?? undefined, limit } });
     },
     async mappingRows(after) {
       // Up to 20 000 rows a page: checked by the hand-written loops of maps/wire.ts, not by a zod parse per row.
