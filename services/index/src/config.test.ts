@@ -1,0 +1,14 @@
+import { DEFAULT_RESIDENT_MIB, vectorSettingsFrom } from './config';
+
+describe('vector store settings', () => {
+  it('keeps float copies up to 128 MiB in memory by default, takes INDEX_VECTOR_RESIDENT_MIB, refuses nonsense', () => {
+    expect(vectorSettingsFrom({}).residentMiB).toBe(DEFAULT_RESIDENT_MIB);
+    expect(DEFAULT_RESIDENT_MIB).toBe(128);
+    // 100k x 200-d float32 (76.3 MiB) fits the default; 1M (763 MiB) does not, so the 1M memory bound is unchanged.
+    expect((100_000 * 200 * 4) / 2 ** 20).toBeLessThan(DEFAULT_RESIDENT_MIB);
+    expect((1_000_000 * 200 * 4) / 2 ** 20).toBeGreaterThan(DEFAULT_RESIDENT_MIB);
+    expect(vectorSettingsFrom({ INDEX_VECTOR_RESIDENT_MIB: '0' }).residentMiB).toBe(0);
+    expect(vectorSettingsFrom({ INDEX_VECTOR_RESIDENT_MIB: '512' }).residentMiB).toBe(512);
+    for (const bad of ['-1', 'lots', '1e9']) expect(() => vectorSettingsFrom({ INDEX_VECTOR_RESIDENT_MIB: bad })).toThrow(/INDEX_VECTOR_RESIDENT_MIB/);
+  });
+});
