@@ -20,7 +20,7 @@ import { ADMIN, API_TOKEN, loginCookie, startTestStack } from './helpers';
  * FUZZ_CASES_PER_ROUTE sets the number of cases per operation: default 400, about 42,000 requests
  * over the 106 operations (1,000 took 473 s of CI); every run draws a fresh random seed, so successive
  * CI runs fuzz different inputs. Of the (status, error code, caller) answers a 1,000-case run reached
- * per operation, 94% first appeared within the first 400 cases (docs/architecture.md, "Test run
+ * per operation, 93% first appeared within the first 400 cases (docs/architecture.md, "Test run
  * time"). A deep run: FUZZ_CASES_PER_ROUTE=2000. FUZZ_SEED and FUZZ_ONLY replay one failure.
  */
 const CASES_PER_ROUTE = Number(process.env.FUZZ_CASES_PER_ROUTE ?? 400);
