@@ -23,8 +23,11 @@ const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Suite path (relative to the repository root) -> wall seconds of a run (see above). */
 const KNOWN_SECONDS = {
+  'infra/standalone/test/analysis.e2e.int.test.ts': 454,
   'infra/standalone/test/faults.int.test.ts': 359,
   'infra/standalone/test/fuzz.api.test.ts': 300,
+  'infra/standalone/test/semantic.wesnoth.e2e.int.test.ts': 244,
+  'infra/standalone/test/musicnn.e2e.int.test.ts': 216,
   'infra/standalone/test/ui-pages.browser.int.test.ts': 215,
   'services/catalogue-identity/test/wesnoth-audio.int.test.ts': 180,
   'infra/standalone/test/chat.e2e.int.test.ts': 163,
@@ -37,6 +40,7 @@ const KNOWN_SECONDS = {
   'infra/standalone/test/semantic.api.test.ts': 48,
   'infra/standalone/test/parity.api.test.ts': 45,
   'infra/standalone/test/security.api.test.ts': 41,
+  'infra/standalone/test/sweep.e2e.int.test.ts': 64,
   'infra/standalone/test/ops.api.test.ts': 33,
   'services/catalogue-identity/test/sweep.int.test.ts': 29,
   'infra/standalone/test/secret-rotation.api.test.ts': 26,
