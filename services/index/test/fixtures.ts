@@ -57,8 +57,8 @@ export interface Fixture {
   jellyId(i: number): string;
   /** Signed identity headers for a server (null = no server configured). */
   as(serverId: string | null, role?: 'admin' | 'user'): Record<string, string>;
-  /** A second service instance on the same database and peers. */
-  build(options?: { rebuildOnStart?: boolean }): IndexService;
+  /** Another service instance on the same database and peers; `env` adds settings (e.g. `INDEX_VECTOR_MODE`). */
+  build(options?: { rebuildOnStart?: boolean; env?: Record<string, string> }): IndexService;
   close(): Promise<void>;
 }
 
@@ -129,8 +129,8 @@ export async function setupFixture(): Promise<Fixture> {
   const clientFactory = (conn: Parameters<typeof createMediaServerClient>[0]): MediaServerClient =>
     conn.type === 'lyrion' ? (new StubHistoryClient(lyrionHistory) as unknown as MediaServerClient) : createMediaServerClient(conn);
   const built: IndexService[] = [];
-  const build = (options: { rebuildOnStart?: boolean } = {}) => {
-    const svc = buildIndex(loadIndexConfig({ DATABASE_URL: db.url, INTERNAL_SECRET: SECRET, LOG_LEVEL: 'error' }), {
+  const build = (options: { rebuildOnStart?: boolean; env?: Record<string, string> } = {}) => {
+    const svc = buildIndex(loadIndexConfig({ DATABASE_URL: db.url, INTERNAL_SECRET: SECRET, LOG_LEVEL: 'error', ...options.env }), {
       logger,
       bus,
       peers: () => ({ registry: peersUrl, catalogue: peersUrl, analysis: peersUrl, index: peersUrl, playlist: peersUrl }),

@@ -97,6 +97,43 @@ describe('index build and persistence', () => {
       await second.stop();
     }
   });
+  it('When a replica in pq mode builds, then it stores PQ and int8 codes, and replicas of either mode load them and answer as that build does', async () => {
+    const codes = (svc: IndexService) => Buffer.from(svc.state.current().index.parts().quantised!.codes);
+    const seed = f.jellyId(42);
+    const similar = async (svc: IndexService) => (await request(svc.http).get(`/api/similar_tracks?item_id=${seed}&n=15`).set(f.as(JELLY))).body as TrackRowDto[];
+    const int8Before = codes(f.svc);
+    const int8Answer = await similar(f.svc);
+    const before = f.svc.state.current().generation;
+    const builder = f.build({ rebuildOnStart: false, env: { INDEX_VECTOR_MODE: 'pq' } });
+    const loader = f.build({ rebuildOnStart: false, env: { INDEX_VECTOR_MODE: 'pq' } });
+    try {
+      await builder.start();
+      builder.rebuild.request('pq build');
+      await builder.rebuild.idle();
+      expect(builder.rebuild.lastError).toBeUndefined();
+      const gen = builder.state.current().generation;
+      expect(gen).toBeGreaterThan(before);
+      expect(builder.state.current().index.parts().quantised!.quantiser.kind).toBe('pq');
+      // A PQ replica starting now places the stored PQ codes: same codes, same answers as the builder.
+      await loader.start();
+      expect(loader.state.current().generation).toBe(gen);
+      expect(loader.rebuild.lastLoad?.storedCodes).toBe(true);
+      expect(codes(loader).equals(codes(builder))).toBe(true);
+      const pqAnswer = await similar(builder);
+      expect(pqAnswer).toHaveLength(15);
+      expect(await similar(loader)).toEqual(pqAnswer);
+      // The int8 replica follows the bus event and loads the int8 codes the PQ build stored: the build is
+      // deterministic, so they are the codes (and answers) of the int8 build of the same catalogue.
+      for (let i = 0; i < 100 && f.svc.state.current().generation !== gen; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(f.svc.state.current().generation).toBe(gen);
+      expect(f.svc.rebuild.lastLoad?.storedCodes).toBe(true);
+      expect(codes(f.svc).equals(int8Before)).toBe(true);
+      expect(await similar(f.svc)).toEqual(int8Answer);
+    } finally {
+      await loader.stop();
+      await builder.stop();
+    }
+  }, 300_000);
 });
 
 describe('GET /api/similar_tracks', () => {

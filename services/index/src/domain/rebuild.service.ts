@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RoutingKeys, type IndexRebuilt, type TaskState, type TaskUpdatedEvent } from '@polyphony/contracts';
 import type { Bus, Logger } from '@polyphony/platform';
-import type { CellRecord, GenerationRepository } from '../store/generation.repository';
+import type { CellRecord, GenerationRepository, StoredQuantiserRecord } from '../store/generation.repository';
 import { LocalBuildLock, type BuildLock, type BuildLockHandle } from '../store/build-lock';
 import type { TrackRepository } from '../store/track.repository';
 import { VECTOR_DIM } from '../store/track.repository';
@@ -10,8 +10,8 @@ import { ArtistLinkCounter, ArtistLinks, type Generation, type IndexState, type 
 import { CooperativeScheduler } from './ivf/cooperative';
 import { buildIvfIndex, type VectorBatch } from './ivf/ivf-build';
 import { IvfIndex } from './ivf/ivf-index';
-import { ProductQuantiser } from './ivf/quantiser';
-import { DEFAULT_PQ_M, quantiseIndex, quantiserFromParams, restoreQuantised } from './ivf/quantised-store';
+import { ProductQuantiser, type Quantiser } from './ivf/quantiser';
+import { DEFAULT_PQ_M, cellsOfCodes, encodeIndexCodes, quantiseIndex, quantiserFromParams, restoreQuantised } from './ivf/quantised-store';
 import type { VectorStoreSettings } from '../config';
 import type { MapFollower } from './maps/generation-maps';
 import { loadTrackMeta } from './maps/track-meta-store';
@@ -495,7 +495,14 @@ export class RebuildService {
       // Stored with the generation: other replicas load the codes instead of training and encoding again.
       const parts = served.parts();
       const qz = parts.quantised!.quantiser;
-      await this.generations.saveQuantised(generation, { mode: qz.kind, pqM: qz instanceof ProductQuantiser ? qz.m : null, codeSize: qz.codeSize, params: qz.toParams() }, parts.cellOffsets, parts.quantised!.codes);
+      await this.generations.saveQuantised(generation, storedQuantiser(qz), cellsOfCodes(parts.cellOffsets, parts.quantised!.codes, qz.codeSize));
+      if (v.mode === 'pq') {
+        // The int8 codes too (one pass over the float cells, ~1 s of CPU per 100k rows, encoded cell by cell into
+        // the INSERTs): an int8 replica of this generation restores without encoding. An int8 build stores no PQ
+        // codes (PQ encoding costs ~85x more); a PQ replica of such a generation trains and encodes its own.
+        const int8 = await encodeIndexCodes(index, { mode: 'int8', scheduler });
+        await this.generations.saveQuantised(generation, storedQuantiser(int8.quantiser), int8.cells);
+      }
     }
 
     const tQuantise = performance.now();
@@ -562,4 +569,9 @@ export class RebuildService {
 /** Bytes of a generation's float copy kept in memory at most (`INDEX_VECTOR_RESIDENT_MIB`; absent = 0, disk only). */
 function residentBytesOf(v: VectorStoreSettings): number {
   return Math.floor((v.residentMiB ?? 0) * 1024 * 1024);
+}
+
+/** The stored form of a trained quantiser (`index.quantisers` row). */
+function storedQuantiser(q: Quantiser): StoredQuantiserRecord {
+  return { mode: q.kind, pqM: q instanceof ProductQuantiser ? q.m : null, codeSize: q.codeSize, params: q.toParams() };
 }

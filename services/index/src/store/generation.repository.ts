@@ -91,14 +91,19 @@ export class GenerationRepository {
 
   /**
    * Stores the quantiser and the codes of a quantised generation (issue 19: replicas load them instead of
-   * encoding again). `codes` is in slot order with cells laid out by `cellOffsets` (rows ascending within a
-   * cell); written per cell, in multi-row INSERTs of about `flushBytes` bytes. Replaces an earlier copy of
-   * the same mode.
+   * encoding again). `cells` yields the codes of every non-empty cell (`codeSize` bytes per row, rows
+   * ascending within the cell; `cellsOfCodes` cuts them from a slot-ordered array); written in multi-row
+   * INSERTs of about `flushBytes` bytes, so a lazily encoded stream is never held whole. Replaces an earlier
+   * copy of the same mode.
    */
-  async saveQuantised(generation: number, q: StoredQuantiserRecord, cellOffsets: Int32Array, codes: Uint8Array, flushBytes = 4 * 1048576): Promise<void> {
+  async saveQuantised(
+    generation: number,
+    q: StoredQuantiserRecord,
+    cells: Iterable<{ cellId: number; codes: Uint8Array }> | AsyncIterable<{ cellId: number; codes: Uint8Array }>,
+    flushBytes = 4 * 1048576,
+  ): Promise<void> {
     await this.ds.query(`DELETE FROM ${S}.quantisers WHERE generation = $1 AND mode = $2`, [generation, q.mode]);
     await this.ds.query(`INSERT INTO ${S}.quantisers (generation, mode, pq_m, code_size, params) VALUES ($1, $2, $3, $4, $5)`, [generation, q.mode, q.pqM, q.codeSize, typedToBuffer(q.params)]);
-    const nlist = cellOffsets.length - 1;
     let cellIds: number[] = [];
     let parts: Uint8Array[] = [];
     let bytes = 0;
@@ -114,13 +119,11 @@ export class GenerationRepository {
       parts = [];
       bytes = 0;
     };
-    for (let c = 0; c < nlist; c++) {
-      const from = cellOffsets[c]! * q.codeSize;
-      const to = cellOffsets[c + 1]! * q.codeSize;
-      if (to === from) continue;
-      cellIds.push(c);
-      parts.push(codes.subarray(from, to));
-      bytes += to - from;
+    for await (const cell of cells) {
+      if (cell.codes.byteLength === 0) continue;
+      cellIds.push(cell.cellId);
+      parts.push(cell.codes);
+      bytes += cell.codes.byteLength;
       if (bytes >= flushBytes) await flush();
     }
     await flush();

@@ -104,26 +104,7 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
     file.writeRows(r0, chunk, 0, rows);
     await scheduler.maybeYield();
   }
-  const cellOfSlot = (slot: number): number => {
-    let lo = 0;
-    let hi = nlist - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (cellOffsets[mid]! <= slot) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
-  const wanted = options.sampleSize ?? (options.mode === 'int8' ? INT8_TRAIN_SAMPLE : PQ_TRAIN_SAMPLE);
-  const stride = sampleStride(size, wanted);
-  const n = Math.min(wanted, Math.ceil(size / stride));
-  const sample = new Float32Array(Math.max(1, n) * dim);
-  for (let i = 0; i < n; i++) {
-    const s = slotOfRow[i * stride]!;
-    const c = cellOfSlot(s);
-    for (let d = 0; d < dim; d++) sample[i * dim + d] = vectors[s * dim + d]! - centroids[c * dim + d]!;
-  }
-  const quantiser = size === 0 ? new ScalarQuantiser(dim, new Float32Array(dim), new Float32Array(dim).fill(1)) : await trainQuantiser(sample, n, dim, options, scheduler);
+  const quantiser = await trainOnIndex(parts, options, scheduler);
   if ((options.workers ?? 0) > 0 && size >= 4096) {
     const cellOfRow = new Int32Array(size);
     for (let c = 0; c < nlist; c++) for (let s = cellOffsets[c]!; s < cellOffsets[c + 1]!; s++) cellOfRow[rowOfSlot[s]!] = c;
@@ -147,6 +128,78 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
     }
   }
   return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, ...store, file } });
+}
+
+/**
+ * Trains the quantiser of `options.mode` on the residuals of an evenly spaced row sample of a float
+ * generation (rows `i * stride`, the rows `restoreQuantised` samples, so both train the same quantiser).
+ */
+async function trainOnIndex(parts: ReturnType<IvfIndex['parts']>, options: QuantiseOptions, scheduler: CooperativeScheduler): Promise<Quantiser> {
+  const { dim, nlist, centroids, cellOffsets, vectors, rowOfSlot, slotOfRow } = parts;
+  const size = rowOfSlot.length;
+  if (size === 0) return new ScalarQuantiser(dim, new Float32Array(dim), new Float32Array(dim).fill(1));
+  const cellOfSlot = (slot: number): number => {
+    let lo = 0;
+    let hi = nlist - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (cellOffsets[mid]! <= slot) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const wanted = options.sampleSize ?? (options.mode === 'int8' ? INT8_TRAIN_SAMPLE : PQ_TRAIN_SAMPLE);
+  const stride = sampleStride(size, wanted);
+  const n = Math.min(wanted, Math.ceil(size / stride));
+  const sample = new Float32Array(Math.max(1, n) * dim);
+  for (let i = 0; i < n; i++) {
+    const s = slotOfRow[i * stride]!;
+    const c = cellOfSlot(s);
+    for (let d = 0; d < dim; d++) sample[i * dim + d] = vectors[s * dim + d]! - centroids[c * dim + d]!;
+  }
+  return trainQuantiser(sample, n, dim, options, scheduler);
+}
+
+/**
+ * The codes of a further mode for a float generation, without building a second index (issue 19: a build
+ * stores the codes of more than its own mode, so that replicas of either mode restore without training):
+ * the quantiser is trained as `quantiseIndex` trains it, and `cells` encodes one cell per step, lazily, in
+ * cell order (the codes `quantiseIndex` would produce for that cell), so only one cell's codes are held.
+ * Cost: int8 ~3 * N * dim operations in this thread, yielding through `options.scheduler`.
+ * @throws IvfInputError when `index` is already quantised
+ */
+export async function encodeIndexCodes(index: IvfIndex, options: QuantiseOptions): Promise<{ quantiser: Quantiser; cells: AsyncGenerator<{ cellId: number; codes: Uint8Array }> }> {
+  const parts = index.parts();
+  if (parts.quantised) throw new IvfInputError('index is already quantised');
+  const scheduler = options.scheduler ?? new CooperativeScheduler(10);
+  const quantiser = await trainOnIndex(parts, options, scheduler);
+  const { dim, nlist, centroids, cellOffsets, vectors } = parts;
+  async function* cells(): AsyncGenerator<{ cellId: number; codes: Uint8Array }> {
+    const residual = new Float32Array(dim);
+    for (let c = 0; c < nlist; c++) {
+      const from = cellOffsets[c]!;
+      const rows = cellOffsets[c + 1]! - from;
+      if (rows === 0) continue;
+      const codes = new Uint8Array(rows * quantiser.codeSize);
+      for (let i = 0; i < rows; i++) {
+        const s = from + i;
+        for (let d = 0; d < dim; d++) residual[d] = vectors[s * dim + d]! - centroids[c * dim + d]!;
+        quantiser.encode(residual, 0, codes, i * quantiser.codeSize);
+      }
+      yield { cellId: c, codes };
+      await scheduler.maybeYield();
+    }
+  }
+  return { quantiser, cells: cells() };
+}
+
+/** The per-cell codes of a slot-ordered code array (cells laid out by `cellOffsets`), empty cells skipped; views, not copies. */
+export function* cellsOfCodes(cellOffsets: Int32Array, codes: Uint8Array, codeSize: number): Generator<{ cellId: number; codes: Uint8Array }> {
+  for (let c = 0; c + 1 < cellOffsets.length; c++) {
+    const from = cellOffsets[c]! * codeSize;
+    const to = cellOffsets[c + 1]! * codeSize;
+    if (to > from) yield { cellId: c, codes: codes.subarray(from, to) };
+  }
 }
 
 /**
