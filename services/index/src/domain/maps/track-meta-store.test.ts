@@ -45,8 +45,8 @@ describe('TrackMetaStore', () => {
     s.set(7, meta('odd', { moodVector: 'rock:0.51,pop:0.22', otherFeatures: '' }));
     expect(s.get(3, 'c')).toMatchObject({ moodVector: mood, otherFeatures: other });
     expect(s.get(7, 'c')).toMatchObject({ moodVector: 'rock:0.51,pop:0.22', otherFeatures: '' });
-    // 53 B of per-row arrays + ~7 B title + 29 B of compact moods: one 16 MiB chunk (as text, ~160 B a row need two).
-    expect(s.bytes).toBeLessThanOrEqual(rows * 53 + (1 << 24));
+    // 21 B of per-row arrays; records of 4 B tuple reference + ~7 B title + 31 B of compact moods: one 16 MiB chunk (as text, ~160 B a row need two).
+    expect(s.bytes).toBeLessThanOrEqual(rows * 21 + (1 << 24));
   });
 
   it('When an empty title or artist is stored, then it reads back as an empty string, not as a missing row', () => {
@@ -69,8 +69,8 @@ describe('TrackMetaStore', () => {
     });
     expect(store.count).toBe(20_000);
     expect(store.get(12_345, ids[12_345]!)).toMatchObject({ title: 'Song 12345', artist: 'Artist 45', album: 'Album 345' });
-    // Per-row arrays (64 B) plus one 16 MiB arena chunk; the strings themselves take ~40 B a row.
-    expect(store.bytes).toBeLessThan(20_000 * 64 + (1 << 24) + 1);
+    // Per-row arrays (21 B) plus one 16 MiB arena chunk; the records take ~35 B a row, the 500 album tuples are stored once.
+    expect(store.bytes).toBe(20_000 * 21 + (1 << 24));
   });
 });
 
