@@ -142,6 +142,7 @@ export function emptyGeneration(dim = DEFAULT_DIM): Generation {
 export class IndexState {
   private live: Generation;
   private readonly listeners: Array<(g: Generation) => void> = [];
+  private readonly preparers: Array<(g: Generation) => Promise<void>> = [];
 
   constructor(initial: Generation) {
     this.live = initial;
@@ -162,5 +163,23 @@ export class IndexState {
   /** Called after every swap (caches keyed by generation drop their old entries). */
   onSwap(listener: (g: Generation) => void): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Registers work that must be done for a generation before it is served (e.g. the semantic table of text
+   * search): `prepare(next)` awaits every such task, so the work is part of a replica's load and of a build's
+   * activation (before `/readyz` turns ready, while the old generation still answers), not background CPU
+   * competing with queries right after the swap.
+   */
+  onPrepare(task: (g: Generation) => Promise<void>): void {
+    this.preparers.push(task);
+  }
+
+  /**
+   * Runs every `onPrepare` task for `next` (concurrently) and waits for them. A failing task does not fail the
+   * load: its error is handed to `onError` and the owner builds lazily on first use, as before.
+   */
+  async prepare(next: Generation, onError: (err: unknown) => void = () => undefined): Promise<void> {
+    await Promise.all(this.preparers.map((t) => t(next).catch(onError)));
   }
 }

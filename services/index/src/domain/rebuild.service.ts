@@ -240,6 +240,10 @@ export class RebuildService {
       loadTrackMeta(restored.index, this.tracks).finally(() => (phasesMs.meta = Math.round(performance.now() - tMaps))),
     ]);
     const gen: Generation = { ...restored, maps, meta };
+    // Per-generation tables (text search) are built before the generation is served and the replica turns ready.
+    const tPrepare = performance.now();
+    await this.state.prepare(gen);
+    phasesMs.prepare = Math.round(performance.now() - tPrepare);
     this.state.swap(gen);
     void this.maps.catchUp(maps).catch(() => undefined);
     this.lastLoad = { generation: live.generation, ms: performance.now() - t0, storedCodes: codesLoaded, phasesMs };
@@ -513,8 +517,11 @@ export class RebuildService {
     if (signal.aborted) throw new Error('index build aborted');
     const [maps, meta] = await Promise.all([this.maps.load(served), loadTrackMeta(served, this.tracks)]);
     if (signal.aborted) throw new Error('index build aborted');
-    const deleted = await this.generations.activate(generation, version ?? null);
     const gen: Generation = { generation, index: served, artists, links: artistLinks, pca, coords, mapMethod, builtAt: new Date(), embedderVersion: version ?? null, maps, meta };
+    // Per-generation tables (text search) are built while the old generation still answers.
+    await this.state.prepare(gen);
+    if (signal.aborted) throw new Error('index build aborted');
+    const deleted = await this.generations.activate(generation, version ?? null);
     this.state.swap(gen);
     // Changes logged while the activation committed.
     void this.maps.catchUp(maps).catch(() => undefined);
