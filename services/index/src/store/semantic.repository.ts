@@ -13,9 +13,11 @@ export const META_MATCH_LIMIT = 100_000;
 export class SemanticRepository {
   constructor(private readonly ds: DataSource) {}
 
-  /** Tags, other features, tempo and energy of every track row marked by the live data (keyset pages of 20000). */
-  async semanticRows(): Promise<SemanticRowSource[]> {
-    const out: SemanticRowSource[] = [];
+  /**
+   * Tags, other features, tempo and energy of every track row, as keyset pages of 20,000 rows in item-id order
+   * (one page alive at a time while the caller folds it into its columns).
+   */
+  async *semanticPages(): AsyncGenerator<SemanticRowSource[]> {
     let after: string | null = null;
     for (;;) {
       const rows: Array<{ item_id: string; tags: Buffer | null; other_scores: number[] | null; tempo: number | null; energy: number | null }> = await this.ds.query(
@@ -23,8 +25,8 @@ export class SemanticRepository {
           WHERE ($1::text IS NULL OR item_id COLLATE "C" > $1::text COLLATE "C") ORDER BY item_id COLLATE "C" LIMIT 20000`,
         [after],
       );
-      for (const r of rows) out.push({ itemId: r.item_id, tags: r.tags, other: r.other_scores, tempo: r.tempo, energy: r.energy });
-      if (rows.length < 20000) return out;
+      yield rows.map((r) => ({ itemId: r.item_id, tags: r.tags, other: r.other_scores, tempo: r.tempo, energy: r.energy }));
+      if (rows.length < 20000) return;
       after = rows[rows.length - 1]!.item_id;
     }
   }

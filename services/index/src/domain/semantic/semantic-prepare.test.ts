@@ -11,7 +11,12 @@ describe('SemanticService and generation prepare', () => {
   it('When a generation is prepared, then its semantic table is built before the swap and not again after it', async () => {
     const state = new IndexState(emptyGeneration());
     let reads = 0;
-    const repo = { semanticRows: async () => (reads++, []) } as unknown as SemanticRepository;
+    const repo = {
+      semanticPages: async function* () {
+        reads++;
+        yield [];
+      },
+    } as unknown as SemanticRepository;
     const lyrics = {} as LyricsPort;
     const service = new SemanticService(state, repo, lyrics, createLogger({ service: 'test', level: 'error' }));
     const next = { ...emptyGeneration(), generation: 3 };
@@ -27,10 +32,10 @@ describe('SemanticService and generation prepare', () => {
     const state = new IndexState(emptyGeneration());
     let reads = 0;
     const repo = {
-      semanticRows: async () => {
+      semanticPages: async function* () {
         reads++;
         if (reads === 1) throw new Error('connection terminated');
-        return [];
+        yield [];
       },
     } as unknown as SemanticRepository;
     const service = new SemanticService(state, repo, {} as LyricsPort, createLogger({ service: 'test', level: 'error' }));

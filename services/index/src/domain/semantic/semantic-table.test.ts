@@ -68,4 +68,29 @@ describe('SemanticTable storage', () => {
     // 100 tag bytes + 6 float32 other features + tempo, energy (float32) + 1 flag byte per row.
     expect(table.byteLength()).toBe(n * (OTHER_OFFSET + 4 * (FEATURE_COLUMNS - OTHER_OFFSET) + 4 + 4 + 1));
   });
+
+  it('When rows arrive in pages, then the table equals the one built from all rows at once', async () => {
+    const rand = rng(7);
+    const n = 120;
+    const rows: SemanticRowSource[] = Array.from({ length: n }, (_, i) => ({
+      itemId: `id${i}`,
+      tags: i % 5 === 0 ? null : Buffer.from(Array.from({ length: OTHER_OFFSET }, () => Math.floor(rand() * 256))),
+      other: Array.from({ length: OTHER_FEATURE_LABELS.length }, () => rand()),
+      tempo: 80 + i,
+      energy: -10 - (i % 4),
+    }));
+    const vectors = Array.from({ length: n }, () => Float32Array.from({ length: 8 }, () => rand() - 0.5));
+    const gen = { generation: 2, index: { size: n, rowOf: (id: string) => Number(id.slice(2)), getVector: (r: number) => vectors[r]! } } as unknown as Generation;
+    async function* pages(): AsyncGenerator<SemanticRowSource[]> {
+      for (let i = 0; i < n; i += 17) yield rows.slice(i, i + 17);
+    }
+    const whole = SemanticTable.build(gen, rows);
+    const paged = await SemanticTable.buildFromPages(gen, pages());
+    expect(paged.taggedCount).toBe(whole.taggedCount);
+    for (let r = 0; r < n; r++) for (let c = 0; c < FEATURE_COLUMNS; c++) expect(Object.is(paged.raw(r, c), whole.raw(r, c))).toBe(true);
+    expect([...paged.low]).toEqual([...whole.low]);
+    expect([...paged.high]).toEqual([...whole.high]);
+    expect([...paged.moods.keys()]).toEqual([...whole.moods.keys()]);
+    for (const [mood, m] of whole.moods) expect([...paged.moods.get(mood)!.vector]).toEqual([...m.vector]);
+  });
 });

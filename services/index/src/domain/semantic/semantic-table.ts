@@ -72,6 +72,39 @@ const BYTE_PROBABILITY = Float32Array.from({ length: 256 }, (_, b) => b / 255);
 /** Columns after the MSD and MTT tags (the other features). */
 const OTHER_COLUMNS = FEATURE_COLUMNS - OTHER_OFFSET;
 
+/** The per-row columns of a SemanticTable, filled from rows in any number of batches. */
+class ColumnFill {
+  readonly tagBytes: Uint8Array;
+  readonly others: Float32Array;
+  readonly tagged: Uint8Array;
+  readonly tempo: Float32Array;
+  readonly energy: Float32Array;
+  taggedCount = 0;
+
+  constructor(size: number, private readonly rowOf: (id: string) => number) {
+    this.tagBytes = new Uint8Array(size * OTHER_OFFSET);
+    this.others = new Float32Array(size * OTHER_COLUMNS);
+    this.tagged = new Uint8Array(size);
+    this.tempo = new Float32Array(size).fill(Number.NaN);
+    this.energy = new Float32Array(size).fill(Number.NaN);
+  }
+
+  /** Adds rows (ids the generation does not hold are skipped; rows without exactly 100 tag bytes stay untagged). */
+  add(rows: Iterable<SemanticRowSource>): void {
+    for (const r of rows) {
+      const row = this.rowOf(r.itemId);
+      if (row < 0) continue;
+      if (r.tempo !== null) this.tempo[row] = r.tempo;
+      if (r.energy !== null) this.energy[row] = r.energy;
+      if (!r.tags || r.tags.length !== OTHER_OFFSET) continue;
+      this.tagBytes.set(r.tags.subarray(0, OTHER_OFFSET), row * OTHER_OFFSET);
+      for (let c = 0; c < OTHER_COLUMNS; c++) this.others[row * OTHER_COLUMNS + c] = Math.max(0, Math.min(1, r.other?.[c] ?? 0));
+      if (this.tagged[row] !== 1) this.taggedCount++;
+      this.tagged[row] = 1;
+    }
+  }
+}
+
 export class SemanticTable {
   /**
    * The 100 MSD + MTT tag probabilities per row as the bytes the catalogue stores (value b/255): 100 bytes per
@@ -92,24 +125,13 @@ export class SemanticTable {
   readonly energyRange: [number, number];
   readonly moods: Map<MoodName, MoodCentroid>;
 
-  private constructor(readonly generation: number, size: number, rows: SemanticRowSource[], rowOf: (id: string) => number, vectorOf: (row: number) => Float32Array) {
-    this.tagBytes = new Uint8Array(size * OTHER_OFFSET);
-    this.others = new Float32Array(size * OTHER_COLUMNS);
-    this.tagged = new Uint8Array(size);
-    this.tempo = new Float32Array(size).fill(Number.NaN);
-    this.energy = new Float32Array(size).fill(Number.NaN);
-    let tagged = 0;
-    for (const r of rows) {
-      const row = rowOf(r.itemId);
-      if (row < 0) continue;
-      if (r.tempo !== null) this.tempo[row] = r.tempo;
-      if (r.energy !== null) this.energy[row] = r.energy;
-      if (!r.tags || r.tags.length !== OTHER_OFFSET) continue;
-      this.tagBytes.set(r.tags.subarray(0, OTHER_OFFSET), row * OTHER_OFFSET);
-      for (let c = 0; c < OTHER_COLUMNS; c++) this.others[row * OTHER_COLUMNS + c] = Math.max(0, Math.min(1, r.other?.[c] ?? 0));
-      this.tagged[row] = 1;
-      tagged++;
-    }
+  private constructor(readonly generation: number, size: number, fill: ColumnFill, vectorOf: (row: number) => Float32Array) {
+    this.tagBytes = fill.tagBytes;
+    this.others = fill.others;
+    this.tagged = fill.tagged;
+    this.tempo = fill.tempo;
+    this.energy = fill.energy;
+    const tagged = fill.taggedCount;
     this.taggedCount = tagged;
     this.low = new Float32Array(FEATURE_COLUMNS);
     this.high = new Float32Array(FEATURE_COLUMNS).fill(1);
@@ -154,8 +176,20 @@ export class SemanticTable {
   }
 
   /** Builds the table of a generation from its tracks' rows. */
-  static build(gen: Generation, rows: SemanticRowSource[]): SemanticTable {
-    return new SemanticTable(gen.generation, gen.index.size, rows, (id) => gen.index.rowOf(id), (r) => gen.index.getVector(r));
+  static build(gen: Generation, rows: Iterable<SemanticRowSource>): SemanticTable {
+    const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
+    fill.add(rows);
+    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r));
+  }
+
+  /**
+   * Builds the table from pages of rows as they are read (`SemanticRepository.semanticPages`): only one page of
+   * row objects is alive at a time (at 1M songs, materialising every row first held ~1 GiB more at the peak).
+   */
+  static async buildFromPages(gen: Generation, pages: AsyncIterable<readonly SemanticRowSource[]>): Promise<SemanticTable> {
+    const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
+    for await (const page of pages) fill.add(page);
+    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r));
   }
 
   /** The three MSD tags with the highest mean probability over the rows. */

@@ -73,7 +73,7 @@ export class SemanticService {
   table(gen: Generation): Promise<SemanticTable> {
     let t = this.tables.get(gen.generation);
     if (!t) {
-      t = this.repo.semanticRows().then((rows) => SemanticTable.build(gen, rows));
+      t = SemanticTable.buildFromPages(gen, this.repo.semanticPages());
       t.catch(() => this.tables.delete(gen.generation));
       this.tables.set(gen.generation, t);
     }
