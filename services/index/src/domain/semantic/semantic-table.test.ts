@@ -4,21 +4,10 @@
  * features clamped to [0, 1], NaN for untagged rows), so text-search scores are unchanged.
  */
 import { OTHER_FEATURE_LABELS } from '@polyphony/contracts';
+import { mulberry32 as rng } from '@polyphony/vectors';
 import type { Generation } from '../generation';
 import { SemanticTable, type SemanticRowSource } from './semantic-table';
 import { FEATURE_COLUMNS, OTHER_OFFSET } from './vocabulary';
-
-/** Deterministic PRNG (mulberry32) so a failure reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('SemanticTable storage', () => {
   it('When rows are tagged, untagged or malformed, then every column reads what the all-float32 table held', () => {
