@@ -2,8 +2,7 @@ import { MAX_COMPONENTS, PRIOR_FRACTION, fitDiagonalGmm, type MixtureView } from
 import type { CooperativeScheduler } from './ivf/cooperative';
 import type { IvfIndex } from './ivf/ivf-index';
 import { VectorFile } from './ivf/vector-file';
-import type { Worker } from 'node:worker_threads';
-import { startModuleWorker } from './worker-thread';
+import { IvfWorkerPool, type WorkerReply } from './ivf/worker-pool';
 
 /** One artist's profile as stored per generation (`index.artist_profiles`). */
 export interface ArtistProfileRecord {
@@ -358,7 +357,7 @@ export const ARTIST_WORKER_MIN_SONGS = 20_000;
 const ARTIST_TASK_SONGS = 2000;
 
 /**
- * `ArtistModel.fit`'s loop over artists in `workers` worker threads (`artist-worker.ts`): the main thread
+ * `ArtistModel.fit`'s loop over artists in `workers` worker threads (the IVF build pool, task `artists`): the main thread
  * gathers the vectors of consecutive artists into tasks of about `ARTIST_TASK_SONGS` songs, at most two tasks
  * in flight per worker, and adds the answers to the builder in artist order, so the model is the one the
  * in-thread loop builds (same `fitArtistPoints`). The workers are terminated before returning.
@@ -376,35 +375,17 @@ async function fitInWorkers(
 ): Promise<void> {
   const dim = index.dim;
   const a = keys.length;
-  const pool = Array.from({ length: workers }, () => startModuleWorker(__dirname, 'artist-worker'));
-  type Reply = { fits?: Array<Omit<ArtistProfileRecord, 'key' | 'name'>>; error?: string };
-  const ask = (w: Worker, task: { points: Float32Array; counts: Int32Array; rows: Int32Array; dim: number; prior: Float32Array }) =>
-    new Promise<Reply>((resolve, reject) => {
-      const onMessage = (reply: Reply) => {
-        w.off('error', onError);
-        resolve(reply);
-      };
-      const onError = (err: Error) => {
-        w.off('message', onMessage);
-        reject(err);
-      };
-      w.once('message', onMessage);
-      w.once('error', onError);
-      w.postMessage(task, [task.points.buffer as ArrayBuffer, task.counts.buffer as ArrayBuffer, task.rows.buffer as ArrayBuffer]);
-    });
-  // Per worker a chain of tasks (one message at a time per worker keeps replies in order).
-  const chains: Array<Promise<unknown>> = pool.map(() => Promise.resolve());
-  const inFlight: Array<{ artists: number[]; reply: Promise<Reply> }> = [];
+  const pool = new IvfWorkerPool(workers);
+  const inFlight: Array<{ artists: number[]; reply: Promise<WorkerReply> }> = [];
   const drain = async () => {
     const next = inFlight.shift()!;
     const reply = await next.reply;
-    if (!reply.fits) throw new Error(`artist mixture worker: ${reply.error ?? 'no answer'}`);
-    next.artists.forEach((i, j) => builder.add({ key: keys[i]!, name: names[i]!, ...reply.fits![j]! }));
+    if (reply.type !== 'artists') throw new Error(`artist mixture worker: unexpected ${reply.type} reply`);
+    next.artists.forEach((i, j) => builder.add({ key: keys[i]!, name: names[i]!, ...reply.fits[j]! }));
     await scheduler?.maybeYield();
   };
   try {
     let i = 0;
-    let t = 0;
     while (i < a) {
       const artists: number[] = [];
       let songs = 0;
@@ -425,18 +406,14 @@ async function fitInWorkers(
           points.set(index.getVector(byArtist[k]!), o * dim);
         }
       }
-      const w = t % workers;
-      const reply = chains[w]!.then(() => ask(pool[w]!, { points, counts, rows, dim, prior }));
-      chains[w] = reply.catch(() => undefined);
-      inFlight.push({ artists, reply });
-      t++;
+      inFlight.push({ artists, reply: pool.run({ type: 'artists', points, counts, rows, dim, prior }) });
       if (inFlight.length >= 2 * workers) await drain();
       scheduler?.throwIfAborted();
     }
     while (inFlight.length) await drain();
   } finally {
     for (const x of inFlight) x.reply.catch(() => undefined);
-    await Promise.all(pool.map((w) => w.terminate()));
+    await pool.close();
   }
 }
 
@@ -445,7 +422,10 @@ async function fitInWorkers(
  * `offset`, in the order of `rows`): what `ArtistModel.fit` stores, without the key and name. Pure (the artist
  * worker threads run it too; same result in any thread).
  */
-export function fitArtistPoints(points: Float32Array, offset: number, rows: Int32Array, dim: number, prior: Float32Array): Omit<ArtistProfileRecord, 'key' | 'name'> {
+/** What `fitArtistPoints` returns: an artist's stored mixture without its key and name. */
+export type ArtistFit = Omit<ArtistProfileRecord, 'key' | 'name'>;
+
+export function fitArtistPoints(points: Float32Array, offset: number, rows: Int32Array, dim: number, prior: Float32Array): ArtistFit {
   const n = rows.length;
   const fit = fitDiagonalGmm(offset === 0 && points.length === n * dim ? points : points.subarray(offset, offset + n * dim), n, dim, prior);
   const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => fit.assignment[x]! - fit.assignment[y]! || fit.sqDistance[x]! - fit.sqDistance[y]! || rows[x]! - rows[y]!);

@@ -3,10 +3,12 @@
  * once (a Float32Array over a SharedArrayBuffer: no copy), then runs tasks:
  *  - `lloyd`: one second-level spherical Lloyd run over given rows (two-level training);
  *  - `nearest`: brute-force nearest centroid of given rows (coarse assignment of the training sample, flat builds);
- *  - `assign`: nearest centroid via `CentroidTree` of the rows [from, to), written into a shared Int32Array.
+ *  - `assign`: nearest centroid via `CentroidTree` of the rows [from, to), written into a shared Int32Array;
+ *  - `artists`: the mixtures of consecutive artists from their songs' vectors (`fitArtistPoints`, artist-model.ts).
  * Same kernels and seeds as the in-thread build, so the parallel build is bit-identical to it.
  */
 import { parentPort } from 'node:worker_threads';
+import { fitArtistPoints } from '../artist-model';
 import { CooperativeScheduler } from './cooperative';
 import { CentroidTree, nearestCentroids, sphericalLloyd } from './kmeans';
 import { ProductQuantiser, ScalarQuantiser } from './quantiser';
@@ -61,6 +63,15 @@ async function run(task: WorkerTask): Promise<WorkerReply> {
         }
       }
       return { id: task.id, type: 'encode', rows: task.to - task.from };
+    }
+    case 'artists': {
+      const fits = [];
+      let o = 0;
+      for (const n of task.counts) {
+        fits.push(fitArtistPoints(task.points, o * task.dim, task.rows.subarray(o, o + n), task.dim, task.prior));
+        o += n;
+      }
+      return { id: task.id, type: 'artists', fits };
     }
     case 'assign': {
       if (!tree || tree.key !== task.treeKey) tree = { key: task.treeKey, tree: new CentroidTree(task.centroids, task.nlist, dim, task.groupOf, task.groupCount) };

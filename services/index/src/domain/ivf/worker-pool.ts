@@ -1,6 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { startModuleWorker } from '../worker-thread';
 import { IvfBuildAbortedError, IvfInputError } from './errors';
+import type { ArtistFit } from '../artist-model';
 import type { LloydOptions } from './kmeans';
 
 /** Messages to a build worker (`ivf-worker.ts`). Typed arrays are copied by structured clone unless shared. */
@@ -36,6 +37,16 @@ export type WorkerTask =
       slotOfRow: SharedArrayBuffer;
       quantiser: { kind: 'int8' | 'pq'; params: Float32Array };
       codes: SharedArrayBuffer;
+    }
+  | {
+      id: number;
+      /** Artist mixtures (`ArtistModel.fit` in workers): consecutive artists, `counts[i]` songs each, rows and unit vectors concatenated. */
+      type: 'artists';
+      points: Float32Array;
+      counts: Int32Array;
+      rows: Int32Array;
+      dim: number;
+      prior: Float32Array;
     };
 
 /** Replies of a build worker. */
@@ -45,6 +56,7 @@ export type WorkerReply =
   | { id: number; type: 'nearest'; nearest: Int32Array }
   | { id: number; type: 'assign'; dotProducts: number }
   | { id: number; type: 'encode'; rows: number }
+  | { id: number; type: 'artists'; fits: ArtistFit[] }
   | { id: number; type: 'error'; message: string };
 
 type Pending = { resolve: (r: WorkerReply) => void; reject: (e: Error) => void };
@@ -52,7 +64,7 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 
 /**
  * A fixed pool of worker threads for the CPU-heavy phases of an IVF build (second-level k-means runs,
- * coarse assignment of the training sample, final assignment of every row). The vector matrix lives in a
+ * coarse assignment of the training sample, final assignment of every row) and of the artist mixtures. The vector matrix lives in a
  * SharedArrayBuffer handed to every worker once; tasks carry only row lists and centroids. Tasks queue
  * and go to the next idle worker. `close()` terminates the workers (always call it, e.g. in `finally`).
  *
