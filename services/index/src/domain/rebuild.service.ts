@@ -68,6 +68,29 @@ function cpuNow(): number {
   return (u.user + u.system) / 1000;
 }
 
+type BuildPhase = 'snapshot' | 'build' | 'projection' | 'artists' | 'quantise' | 'activate';
+
+/** Wall and process-CPU time of a build's consecutive phases: `end(phase)` closes a phase where the last one ended. */
+class PhaseClock {
+  private readonly t0 = performance.now();
+  private readonly c0 = cpuNow();
+  private t = this.t0;
+  private c = this.c0;
+  readonly wallMs = { snapshot: 0, build: 0, projection: 0, artists: 0, quantise: 0, activate: 0, total: 0 };
+  readonly cpuMs = { snapshot: 0, build: 0, projection: 0, artists: 0, quantise: 0, activate: 0, total: 0 };
+
+  end(phase: BuildPhase): void {
+    const t = performance.now();
+    const c = cpuNow();
+    this.wallMs[phase] = t - this.t;
+    this.cpuMs[phase] = c - this.c;
+    this.wallMs.total = t - this.t0;
+    this.cpuMs.total = c - this.c0;
+    this.t = t;
+    this.c = c;
+  }
+}
+
 /**
  * Rebuilds the shared index from the catalogue (spec "Shared index" 2; issue 6 "Index"):
  *  1. snapshot: every page of `GET /internal/snapshot/tracks` is upserted into the catalogue copy
@@ -323,8 +346,7 @@ export class RebuildService {
   }
 
   private async build(job: Job, generation: number, signal: AbortSignal): Promise<RebuildOutcome> {
-    const t0 = performance.now();
-    const c0 = cpuNow();
+    const clock = new PhaseClock();
     // 1. snapshot -> catalogue copy
     let links = new ArtistLinkCounter();
     let synced = 0;
@@ -394,8 +416,7 @@ export class RebuildService {
     const tDrain = performance.now();
     await drainWrites();
     snapshotWriteMs += performance.now() - tDrain;
-    const tSnapshot = performance.now();
-    const cSnapshot = cpuNow();
+    clock.end('snapshot');
     this.note(job, `snapshot: ${synced} songs (${skipped} skipped), embedder ${version ?? 'none'}`);
 
     // 2. IVF build, cells written as they complete
@@ -464,8 +485,7 @@ export class RebuildService {
       },
     });
     await flush();
-    const tBuild = performance.now();
-    const cBuild = cpuNow();
+    clock.end('build');
     if (index.size !== rowCount) throw new Error(`build holds ${index.size} rows but ${rowCount} were streamed`);
 
     // 3. projection and artists
@@ -477,8 +497,7 @@ export class RebuildService {
     const mapMethod: MapMethod = umap ? 'umap' : 'pca';
     const coords = umap ?? (pca ? await projectAll(index, pca, scheduler) : new Float32Array(0));
     await this.generations.saveProjection(generation, coords, pca ? encodeBasis(pca) : null, mapMethod);
-    const tProjection = performance.now();
-    const cProjection = cpuNow();
+    clock.end('projection');
     await this.publishTask(job, 'RUNNING', 82, 'fitting artist mixtures');
     const artists = pca ? await ArtistModel.fit(index, artistOfRow.subarray(0, rowCount), artistKeys, artistNames, pca.variance, scheduler, this.vectors.dir, this.vectors.buildWorkers) : ArtistModel.empty(VECTOR_DIM, index.size);
     // Records are read back from the model's mixture file one batch at a time.
@@ -487,8 +506,7 @@ export class RebuildService {
     })());
     const artistLinks = links.finish();
     await this.generations.saveLinks(generation, artistLinks.entries());
-    const tArtists = performance.now();
-    const cArtists = cpuNow();
+    clock.end('artists');
 
     // 4. quantisation (int8 / pq modes): the float generation is re-packed and dropped.
     let served = index;
@@ -509,8 +527,7 @@ export class RebuildService {
       }
     }
 
-    const tQuantise = performance.now();
-    const cQuantise = cpuNow();
+    clock.end('quantise');
 
     // 5. activation
     await this.publishTask(job, 'RUNNING', 95, 'activating the new generation');
@@ -525,18 +542,17 @@ export class RebuildService {
     this.state.swap(gen);
     // Changes logged while the activation committed.
     void this.maps.catchUp(maps).catch(() => undefined);
-    const tEnd = performance.now();
-    const cEnd = cpuNow();
-    this.logger.info('index generation live', { generation, items: index.size, nlist: index.nlist, artists: artists.count, deletedTracks: deleted, ms: Math.round(tEnd - t0) });
+    clock.end('activate');
+    this.logger.info('index generation live', { generation, items: index.size, nlist: index.nlist, artists: artists.count, deletedTracks: deleted, ms: Math.round(clock.wallMs.total) });
     return {
       generation,
       items: index.size,
       nlist: report.nlist,
       deletedTracks: deleted,
       skippedTracks: skipped,
-      timingsMs: { snapshot: tSnapshot - t0, build: tBuild - tSnapshot, projection: tProjection - tBuild, artists: tArtists - tProjection, quantise: tQuantise - tArtists, activate: tEnd - tQuantise, total: tEnd - t0 },
+      timingsMs: clock.wallMs,
       snapshotMs: { waitForPages: snapshotWaitMs, writeCopy: snapshotWriteMs },
-      cpuMs: { snapshot: cSnapshot - c0, build: cBuild - cSnapshot, projection: cProjection - cBuild, artists: cArtists - cProjection, quantise: cQuantise - cArtists, activate: cEnd - cQuantise, total: cEnd - c0 },
+      cpuMs: clock.cpuMs,
     };
   }
 
