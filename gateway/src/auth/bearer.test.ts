@@ -1,7 +1,8 @@
 import { createLogger, type SettingsStore } from '@polyphony/platform';
 import type { SessionRepository } from '../store/session.repository';
 import type { UserRepository } from '../store/user.repository';
-import { AuthService, sameString } from './auth.service';
+import { AuthService } from './auth.service';
+import { constantTimeEquals } from './password';
 
 /** An AuthService over in-memory stand-ins of its store and repositories (one admin exists; no database). */
 async function authWith(apiToken: string | undefined, stored: Record<string, string> = {}): Promise<{ auth: AuthService; store: Map<string, string> }> {
@@ -47,9 +48,9 @@ describe('Bearer API token check', () => {
     expect(auth.authenticateBearer('anything')).toBeUndefined();
   });
 
-  it('sameString compares every unit: equal strings only', () => {
-    expect(sameString('abc', 'abc')).toBe(true);
-    for (const [a, b] of [['abd', 'abc'], ['ab', 'abc'], ['abcd', 'abc'], ['', 'abc'], ['abc', ''], ['\u0000bc', 'abc'], ['é', 'e']]) expect(sameString(a!, b!)).toBe(false);
-    expect(sameString('', '')).toBe(true);
+  it('the remembered token is compared in constant time (constantTimeEquals): equal strings only', () => {
+    expect(constantTimeEquals('abc', 'abc')).toBe(true);
+    for (const [a, b] of [['abd', 'abc'], ['ab', 'abc'], ['abcd', 'abc'], ['', 'abc'], ['abc', ''], ['\u0000bc', 'abc'], ['é', 'e']]) expect(constantTimeEquals(a!, b!)).toBe(false);
+    expect(constantTimeEquals('', '')).toBe(true);
   });
 });
