@@ -13,6 +13,7 @@ describe('stopping during a cleaning (full stack)', () => {
   it('When the stack stops while a cleaning rebuilds the index, then it stops within seconds and the cleaning finishes after the restart', async () => {
     const { stack, db, url } = await startTestStack();
     let again: Awaited<ReturnType<typeof startTestStack>> | undefined;
+    let firstStopped = false;
     try {
       const started = await request(url).post('/api/cleaning/start').set(auth).send({}).expect(202);
       const taskId = started.body.task_id as string;
@@ -20,6 +21,7 @@ describe('stopping during a cleaning (full stack)', () => {
       while (Date.now() < until && (await request(url).get(`/api/status/${taskId}`).set(auth)).body.status_message !== 'Rebuilding the index') await new Promise((r) => setTimeout(r, 50));
       const t0 = Date.now();
       await stack.stop();
+      firstStopped = true;
       expect(Date.now() - t0).toBeLessThan(15_000);
       again = await startTestStack({}, db);
       const end = Date.now() + 120_000;
@@ -30,6 +32,8 @@ describe('stopping during a cleaning (full stack)', () => {
       }
       expect(state).toBe('SUCCESS');
     } finally {
+      // A failure before the timed stop must not leave the first stack (its bus consumers and timers) running.
+      if (!firstStopped) await stack.stop();
       await again?.stack.stop();
       await db.drop();
     }

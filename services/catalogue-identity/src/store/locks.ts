@@ -63,22 +63,27 @@ export function sortLockKeys(keys: readonly LockKey[]): LockKey[] {
   return sorted.filter((k, i) => i === 0 || k[0] !== (sorted[i - 1] as LockKey)[0] || k[1] !== (sorted[i - 1] as LockKey)[1]);
 }
 
-/** Takes transaction-level exclusive locks on `keys` in sorted order (one round trip). */
-export async function lockExclusive(m: Queryable, keys: readonly LockKey[]): Promise<void> {
+/**
+ * Takes transaction-level advisory locks on `keys` in sorted order, in one round trip: `pg_advisory_xact_lock`
+ * (exclusive) or `pg_advisory_xact_lock_shared` (shared). The sorted order is what keeps two transactions that take
+ * overlapping key sets from deadlocking; `OFFSET 0` stops the planner from reordering the calls.
+ */
+async function lockKeys(m: Queryable, keys: readonly LockKey[], mode: 'exclusive' | 'shared'): Promise<void> {
   const sorted = sortLockKeys(keys);
   if (sorted.length === 0) return;
+  const fn = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
   await m.query(
-    `SELECT count(pg_advisory_xact_lock(k1, k2)) FROM (SELECT k1, k2 FROM unnest($1::int[], $2::int[]) WITH ORDINALITY AS t(k1, k2, n) ORDER BY n OFFSET 0) s`,
+    `SELECT count(${fn}(k1, k2)) FROM (SELECT k1, k2 FROM unnest($1::int[], $2::int[]) WITH ORDINALITY AS t(k1, k2, n) ORDER BY n OFFSET 0) s`,
     [sorted.map((k) => k[0]), sorted.map((k) => k[1])],
   );
 }
 
+/** Takes transaction-level exclusive locks on `keys` in sorted order (one round trip). */
+export function lockExclusive(m: Queryable, keys: readonly LockKey[]): Promise<void> {
+  return lockKeys(m, keys, 'exclusive');
+}
+
 /** Takes transaction-level shared locks on `keys` in sorted order (one round trip). */
-export async function lockShared(m: Queryable, keys: readonly LockKey[]): Promise<void> {
-  const sorted = sortLockKeys(keys);
-  if (sorted.length === 0) return;
-  await m.query(
-    `SELECT count(pg_advisory_xact_lock_shared(k1, k2)) FROM (SELECT k1, k2 FROM unnest($1::int[], $2::int[]) WITH ORDINALITY AS t(k1, k2, n) ORDER BY n OFFSET 0) s`,
-    [sorted.map((k) => k[0]), sorted.map((k) => k[1])],
-  );
+export function lockShared(m: Queryable, keys: readonly LockKey[]): Promise<void> {
+  return lockKeys(m, keys, 'shared');
 }
