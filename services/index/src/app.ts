@@ -1,4 +1,4 @@
-import { TaskCancelRequestedEvent, RoutingKeys, api, type IndexRebuilt, routesOf, z } from '@polyphony/contracts';
+import { TaskCancelRequestedEvent, RoutingKeys, SNAPSHOT_PAGE_BINARY_TYPE, api, type IndexRebuilt, routesOf, z } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { AppError, ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeReplicaEvents, replicaQueueName } from './bus/replica.consumer';
@@ -11,7 +11,7 @@ import { AlchemyService } from './domain/alchemy.service';
 import { ArtistService } from './domain/artist.service';
 import { BrowseService } from './domain/browse.service';
 import { MapFollower } from './domain/maps/generation-maps';
-import { parseMappingChanges, parseMappingRows, SnapshotPageChecked } from './domain/maps/wire';
+import { parseMappingChanges, parseMappingRows, parseSnapshotAnswer } from './domain/maps/wire';
 import { ServerInfoCache } from './domain/server-info';
 import { FingerprintService } from './domain/fingerprint.service';
 import { IndexState, emptyGeneration } from './domain/generation';
@@ -78,7 +78,9 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const settings = rt.settings('index');
   const catalogue: CataloguePort = deps.catalogue ?? {
     async snapshotPage(after, limit) {
-      return cataloguePeer.callAs(api.internal.snapshotTracks, SnapshotPageChecked, { query: { after: after ?? undefined, limit } });
+      // The binary page (raw float32 vectors) when the catalogue serves it, JSON otherwise (an older catalogue).
+      const answer = await cataloguePeer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE, { query: { after: after ?? undefined, limit } });
+      return parseSnapshotAnswer(answer.contentType, answer.body);
     },
     async mappingRows(after) {
       // Up to 20 000 rows a page: checked by the hand-written loops of maps/wire.ts, not by a zod parse per row.

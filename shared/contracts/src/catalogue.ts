@@ -109,7 +109,8 @@ const TrackDspFields = {
 
 /**
  * GET /internal/snapshot/tracks?after=<itemId>&limit=<n<=5000>: keyset-paged catalogue for
- * projections (the index). `embedding` is base64 of little-endian float32[200].
+ * projections (the index). `embedding` is base64 of little-endian float32[200]. A caller whose `Accept` asks for
+ * `SNAPSHOT_PAGE_BINARY_TYPE` gets the same page with raw vector bytes instead (snapshot-binary.ts; the index does).
  */
 export const SnapshotTrack = z.object({
   itemId: z.string(),
@@ -125,7 +126,12 @@ export const SnapshotTrack = z.object({
   mappings: z.array(z.object({ serverId: z.string(), providerId: z.string(), artistId: z.string().nullable() })),
 });
 export type SnapshotTrack = z.infer<typeof SnapshotTrack>;
-export const SnapshotPage = z.object({ tracks: z.array(SnapshotTrack), next: z.string().nullable() });
+export const SnapshotPage = z.object({
+  tracks: z.array(SnapshotTrack),
+  next: z.string().nullable(),
+  /** First page only (absent from older producers): how many songs the snapshot held when that page was read; a capacity hint for the reader (rows may change while it pages), not a promise. */
+  total: z.number().int().nonnegative().optional(),
+});
 
 /** Mapping row of a track as GET /internal/tracks/:itemId returns it. */
 export const TrackMappingView = z.object({

@@ -7,6 +7,7 @@ export * from './servers';
 export * from './tasks';
 export * from './learned';
 export * from './catalogue';
+export * from './snapshot-binary';
 export * from './features';
 export * from './playlists';
 export * from './ops';

@@ -54,6 +54,12 @@ export interface RouteDef {
   params?: z.AnyZodObject;
   body?: z.ZodTypeAny;
   response?: z.ZodTypeAny;
+  /**
+   * Other media types the route answers in when the caller's `Accept` asks for one of them (content negotiation:
+   * the JSON `response` stays the default, for callers that ask for JSON or nothing). Each type documents its
+   * own layout next to its codec (e.g. `SNAPSHOT_PAGE_BINARY_TYPE`).
+   */
+  alternateTypes?: readonly string[];
   status?: number;
 }
 

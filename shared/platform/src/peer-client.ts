@@ -43,6 +43,22 @@ export class PeerClient {
     return this.send(route, schema, input, options) as Promise<z.output<S>>;
   }
 
+  /**
+   * Calls `route` asking for one of its `alternateTypes` first and JSON second (`Accept: <type>, application/json;q=0.5`)
+   * and returns the answer unparsed: the caller decodes the alternate type, or parses JSON when the callee (an older
+   * version, a test double) answered JSON. GET calls are retried like `call`'s.
+   * @throws Error when `type` is not one of the route's `alternateTypes` (a programming error)
+   */
+  async callBytes<R extends RouteDef>(route: R, type: string, input: CallInput<R> = {}, options: PeerCallOptions = {}): Promise<{ contentType: string; body: Uint8Array }> {
+    if (route.service !== this.service) throw new Error(`${routeKey(route)} belongs to ${route.service}, not ${this.service}`);
+    if (!route.alternateTypes?.includes(type)) throw new Error(`${routeKey(route)} does not answer ${type}`);
+    const path = buildPath(route.path, input.params as Record<string, unknown> | undefined);
+    const query = input.query as Record<string, string | number | undefined> | undefined;
+    const method = route.method.toUpperCase();
+    const send = () => this.client.requestBytes(method, path, `${type}, application/json;q=0.5`, { identity: options.identity, query });
+    return method === 'GET' ? withTransientRetry(send, this.retry) : send();
+  }
+
   private async send(route: RouteDef, schema: ZodTypeAny | undefined, input: CallInput<RouteDef>, options: PeerCallOptions): Promise<unknown> {
     if (route.service !== this.service) throw new Error(`${routeKey(route)} belongs to ${route.service}, not ${this.service}`);
     const path = buildPath(route.path, input.params as Record<string, unknown> | undefined);

@@ -17,26 +17,48 @@ export class ServiceClient {
 
   /** Sends a JSON request; returns the parsed JSON body (or undefined for 204). */
   async request<T>(method: string, path: string, body?: unknown, options: { identity?: CallerIdentity; query?: Record<string, string | number | undefined> } = {}): Promise<T> {
+    const res = await this.send(method, path, body, { ...options, accept: 'application/json' });
+    const text = await res.text();
+    const parsed: unknown = text ? safeJson(text) : undefined;
+    if (!res.ok) throw errorOf(res.status, parsed);
+    return parsed as T;
+  }
+
+  /**
+   * Sends a request whose `Accept` is `accept` (content negotiation, e.g. `application/vnd.polyphony.snapshot-page,
+   * application/json;q=0.5`) and returns the answer's media type and raw bytes unparsed; error answers are mapped
+   * like `request`'s (the error body is JSON whatever was asked for).
+   * @returns `contentType` without parameters, lower case ('' when absent)
+   */
+  async requestBytes(method: string, path: string, accept: string, options: { identity?: CallerIdentity; query?: Record<string, string | number | undefined> } = {}): Promise<{ contentType: string; body: Uint8Array }> {
+    const res = await this.send(method, path, undefined, { ...options, accept });
+    if (!res.ok) {
+      const text = await res.text();
+      throw errorOf(res.status, text ? safeJson(text) : undefined);
+    }
+    let body: Uint8Array;
+    try {
+      body = new Uint8Array(await res.arrayBuffer());
+    } catch (err) {
+      throw new UpstreamUnavailableError(`Service call ${method} ${path} failed while reading the answer: ${(err as Error).message}`, 503, { cause: err });
+    }
+    const contentType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    return { contentType, body };
+  }
+
+  private async send(method: string, path: string, body: unknown, options: { identity?: CallerIdentity; query?: Record<string, string | number | undefined>; accept: string }): Promise<Response> {
     const url = new URL(path, this.baseUrl());
     for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const identity = options.identity ?? { sub: `service:${this.callerName}`, username: this.callerName, role: 'admin' as const, via: 'internal' as const };
-    const headers: Record<string, string> = { ...signIdentity({ ...identity, iat: Date.now() }, this.internalSecret), accept: 'application/json' };
+    const headers: Record<string, string> = { ...signIdentity({ ...identity, iat: Date.now() }, this.internalSecret), accept: options.accept };
     const requestId = currentContext()?.requestId;
     if (requestId) headers[REQUEST_ID_HEADER] = requestId;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
     try {
-      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs) });
+      return await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
       throw new UpstreamUnavailableError(`Service call ${method} ${url.pathname} failed: ${(err as Error).message}`, 503, { cause: err });
     }
-    const text = await res.text();
-    const parsed: unknown = text ? safeJson(text) : undefined;
-    if (!res.ok) {
-      const e = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-      throw new AppError(e?.code ?? 'upstream_error', e?.message ?? `Service responded ${res.status}`, res.status >= 500 ? 502 : res.status);
-    }
-    return parsed as T;
   }
 
   get<T>(path: string, query?: Record<string, string | number | undefined>, identity?: CallerIdentity): Promise<T> {
@@ -45,6 +67,12 @@ export class ServiceClient {
   post<T>(path: string, body?: unknown, identity?: CallerIdentity): Promise<T> {
     return this.request<T>('POST', path, body ?? {}, { identity });
   }
+}
+
+/** The callee's error answer as an AppError with its code and message (5xx -> 502). */
+function errorOf(status: number, parsed: unknown): AppError {
+  const e = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
+  return new AppError(e?.code ?? 'upstream_error', e?.message ?? `Service responded ${status}`, status >= 500 ? 502 : status);
 }
 
 function safeJson(text: string): unknown {

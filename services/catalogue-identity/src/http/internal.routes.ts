@@ -18,8 +18,10 @@ import {
   ServerIdParams,
   StoreLearnedFeaturesRequest,
   TrackGetQuery,
+  SNAPSHOT_PAGE_BINARY_TYPE,
+  encodeSnapshotPage,
   z, api } from '@polyphony/contracts';
-import { NotFoundError, ValidationError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { NotFoundError, ValidationError, asyncRoute, parseOrThrow, parsedQuery, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IdentityService } from '../domain/identity.service';
 import type { EmbeddingSwitchStore } from '../store/embedding-switch.store';
 import type { MappingChangedPublisher } from '../domain/mapping-events';
@@ -146,7 +148,18 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
 
   r.json(api.internal.mappingChanges, async ({ query: q }) => (await d.log.changes(q.after, q.limit)) satisfies MappingChangesPage);
 
-  r.json(api.internal.snapshotTracks, ({ query: q }) => d.tracks.snapshot(q.after, q.limit));
+  // Content negotiation (contracts snapshot-binary.ts): JSON unless the caller's Accept prefers the binary page.
+  r.on(api.internal.snapshotTracks,
+    asyncRoute(async (req, res) => {
+      const q = parsedQuery(api.internal.snapshotTracks, req);
+      if (req.accepts(['application/json', SNAPSHOT_PAGE_BINARY_TYPE]) === SNAPSHOT_PAGE_BINARY_TYPE) {
+        const body = encodeSnapshotPage(await d.tracks.snapshotBytes(q.after, q.limit));
+        res.status(200).type(SNAPSHOT_PAGE_BINARY_TYPE).send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+        return;
+      }
+      res.json(await d.tracks.snapshot(q.after, q.limit));
+    }),
+  );
 
   r.json(api.internal.artistsResolve, async ({ query: q }) => (await d.artists.resolve(q.serverId, q.value)) satisfies ArtistResolveResponse);
 

@@ -3,7 +3,7 @@
  * snapshot the index builds its projections from. Lyrics live in lyrics.repository.ts.
  */
 import type { DataSource } from 'typeorm';
-import { SNAPSHOT_MAX_LIMIT, type LearnedFeatures, type SnapshotTrack, type TrackDetail, type TrackMappingView } from '@polyphony/contracts';
+import { SNAPSHOT_MAX_LIMIT, type LearnedFeatures, type SnapshotTrack, type SnapshotTrackBytes, type TrackDetail, type TrackMappingView } from '@polyphony/contracts';
 import { learnedFromRow, learnedParams, LEARNED_COLUMNS_SQL, type LearnedColumns } from './learned';
 import { returnedRows } from './sql';
 
@@ -96,9 +96,20 @@ export class TrackRepository {
   /**
    * One snapshot page: songs with an embedding whose id sorts after `after` (the database's text order, which the primary key index serves), at most `limit`,
    * with their mappings. `next` is the last id of the page, or null at the end. Orphans are included
-   * (the availability masks hide them).
+   * (the availability masks hide them). JSON form (`SnapshotPage`): the embedding as base64; see `snapshotBytes`.
    */
-  async snapshot(after: string | undefined, limit: number): Promise<{ tracks: SnapshotTrack[]; next: string | null }> {
+  async snapshot(after: string | undefined, limit: number): Promise<{ tracks: SnapshotTrack[]; next: string | null; total?: number }> {
+    const page = await this.snapshotBytes(after, limit);
+    const tracks = page.tracks.map(({ itemId, vector, ...rest }) => ({ itemId, embedding: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64'), ...rest }));
+    return { tracks, next: page.next, ...(page.total !== undefined ? { total: page.total } : {}) };
+  }
+
+  /**
+   * The same page as `snapshot`, each embedding as its stored bytes (little-endian float32): what the binary page
+   * (`SNAPSHOT_PAGE_BINARY_TYPE`, contracts snapshot-binary.ts) carries. The first page (no `after`) also carries
+   * `total`, the number of songs with an embedding at that moment (one count over the two primary keys).
+   */
+  async snapshotBytes(after: string | undefined, limit: number): Promise<{ tracks: SnapshotTrackBytes[]; next: string | null; total?: number }> {
     const n = Math.max(1, Math.min(SNAPSHOT_MAX_LIMIT, Math.floor(limit)));
     const rows: Array<ScoreRow & { vector: Buffer; embedding_version: string; has_lyrics: boolean; map_rows: Array<{ serverId: string; providerId: string; artistId: string | null }> }> = await this.ds.query(
       `SELECT s.item_id, s.title, s.artist, s.album, s.album_artist, s.year, s.rating, s.duration_seconds, s.tempo, s.key, s.scale, s.energy, ${LEARNED_COLUMNS_SQL},
@@ -111,9 +122,9 @@ export class TrackRepository {
         ORDER BY s.item_id LIMIT $2`,
       [after ?? null, n],
     );
-    const tracks: SnapshotTrack[] = rows.map((r) => ({
+    const tracks: SnapshotTrackBytes[] = rows.map((r) => ({
       itemId: r.item_id,
-      embedding: r.vector.toString('base64'),
+      vector: r.vector,
       embedderVersion: r.embedding_version,
       ...songColumns(r),
       tempo: r.tempo,
@@ -124,7 +135,10 @@ export class TrackRepository {
       hasLyrics: r.has_lyrics,
       mappings: r.map_rows,
     }));
-    return { tracks, next: rows.length === n ? (rows[rows.length - 1] as ScoreRow).item_id : null };
+    const next = rows.length === n ? (rows[rows.length - 1] as ScoreRow).item_id : null;
+    if (after !== undefined) return { tracks, next };
+    const counted: Array<{ n: string }> = await this.ds.query('SELECT count(*) AS n FROM catalogue.score s JOIN catalogue.embedding e ON e.item_id = s.item_id');
+    return { tracks, next, total: Number(counted[0]?.n ?? tracks.length) };
   }
 
   /**

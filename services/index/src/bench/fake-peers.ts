@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import { api, type SnapshotTrack } from '@polyphony/contracts';
+import { api, encodeSnapshotPage, SNAPSHOT_PAGE_BINARY_TYPE, type SnapshotTrack, type SnapshotTrackBytes } from '@polyphony/contracts';
 import type { ServerConnection, ServerType } from '@polyphony/media-servers';
 
 /** A media server known to the fake registry, with its mapping rows. */
@@ -34,7 +34,7 @@ export type FakeSong = Omit<SnapshotTrack, 'mappings'>;
 export class FakePeers {
   readonly songs = new Map<string, FakeSong>();
   readonly servers = new Map<string, FakeServerEntry>();
-  readonly calls = { snapshot: 0, availability: 0, availabilityVersion: 0, resolveInput: 0, mapOutput: 0, server: 0, artists: 0, mappingRows: 0, mappingChanges: 0 };
+  readonly calls = { snapshot: 0, snapshotBinary: 0, availability: 0, availabilityVersion: 0, resolveInput: 0, mapOutput: 0, server: 0, artists: 0, mappingRows: 0, mappingChanges: 0 };
   /** The mapping log (`/internal/mappings/changes`): [seq, serverId, providerId, itemId | null]. */
   readonly log: Array<[number, string, string, string | null]> = [];
   /** Entries with seq <= this were "pruned" (a reader behind it gets `reset`). */
@@ -43,6 +43,8 @@ export class FakePeers {
   version = 1;
   /** When true, the snapshot endpoint answers 503 (an unreachable catalogue, for failure tests). */
   failSnapshot = false;
+  /** When false, the snapshot endpoint answers JSON whatever the caller accepts (a catalogue older than the binary page). */
+  binarySnapshot = true;
   private server?: Server;
   private sortedIds?: string[];
 
@@ -151,8 +153,21 @@ export class FakePeers {
         start = lo;
       }
       const page = ids.slice(start, start + limit);
+      const next = start + limit < ids.length ? page[page.length - 1]! : null;
+      const total = after === undefined ? ids.length : undefined;
+      // Content negotiation as the catalogue does it (internal.routes.ts): the binary page when Accept prefers it.
+      if (this.binarySnapshot && req.accepts(['application/json', SNAPSHOT_PAGE_BINARY_TYPE]) === SNAPSHOT_PAGE_BINARY_TYPE) {
+        this.calls.snapshotBinary++;
+        const tracks: SnapshotTrackBytes[] = page.map((id) => {
+          const { embedding, ...rest } = this.songs.get(id)!;
+          return { ...rest, vector: Buffer.from(embedding, 'base64'), mappings: this.mappingsOf(id) };
+        });
+        const body = encodeSnapshotPage({ tracks, next, total });
+        res.status(200).type(SNAPSHOT_PAGE_BINARY_TYPE).send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+        return;
+      }
       const tracks: SnapshotTrack[] = page.map((id) => ({ ...this.songs.get(id)!, mappings: this.mappingsOf(id) }));
-      res.json({ tracks, next: start + limit < ids.length ? page[page.length - 1]! : null });
+      res.json({ tracks, next, ...(total !== undefined ? { total } : {}) });
     });
     let rowsCache: { seq: number; rows: Array<[string, string, string]> } | undefined;
     app.get(api.internal.mappingRows.path, (req, res) => {

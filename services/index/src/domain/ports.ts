@@ -1,4 +1,4 @@
-import type { SnapshotTrack } from '@polyphony/contracts';
+import type { SnapshotPageBytes } from './maps/wire';
 import type { Generation } from './generation';
 import type { MappingSource } from './maps/generation-maps';
 import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
@@ -9,8 +9,12 @@ import type { MediaServerClient, ServerConnection } from '@polyphony/media-serve
  * availability are not here: they come from the mapping rows and log (`MappingSource`) into memory.
  */
 export interface CataloguePort extends MappingSource {
-  /** One keyset page of the catalogue snapshot (`after` = last item id of the previous page, null first). */
-  snapshotPage(after: string | null, limit: number): Promise<{ tracks: SnapshotTrack[]; next: string | null }>;
+  /**
+   * One keyset page of the catalogue snapshot (`after` = last item id of the previous page, null first), each
+   * embedding as little-endian float32 bytes (`maps/wire.ts` parseSnapshotAnswer); `total` on the first page when
+   * the catalogue sends it.
+   */
+  snapshotPage(after: string | null, limit: number): Promise<SnapshotPageBytes>;
   /** A provider artist id of the server or an artist name -> the artist's name (unknown values come back as given). */
   resolveArtist(serverId: string, value: string): Promise<{ artistName: string; providerArtistId: string | null }>;
   /** Artist names -> provider artist ids of the server; names unknown there are absent. */

@@ -4,11 +4,13 @@ import type { Bus, Logger } from '@polyphony/platform';
 import type { CellRecord, GenerationRepository, StoredQuantiserRecord } from '../store/generation.repository';
 import { LocalBuildLock, type BuildLock, type BuildLockHandle } from '../store/build-lock';
 import type { TrackRepository } from '../store/track.repository';
-import { VECTOR_DIM } from '../store/track.repository';
+import { VECTOR_DIM, snapshotVector } from '../store/track.repository';
+import type { SnapshotTrackBytes } from '@polyphony/contracts';
+import { SnapshotFeed, byteOrderLess } from './snapshot-feed';
 import { ArtistModel, ArtistModelBuilder } from './artist-model';
 import { ArtistLinkCounter, ArtistLinks, type Generation, type IndexState, type MapMethod } from './generation';
 import { CooperativeScheduler } from './ivf/cooperative';
-import { buildIvfIndex, type VectorBatch } from './ivf/ivf-build';
+import { buildIvfIndex, type IvfBuildOptions, type IvfBuildResult, type VectorBatch } from './ivf/ivf-build';
 import { IvfIndex } from './ivf/ivf-index';
 import { ProductQuantiser, type Quantiser } from './ivf/quantiser';
 import { DEFAULT_PQ_M, cellsOfCodes, encodeIndexCodes, quantiseIndex, quantiserFromParams, restoreQuantised } from './ivf/quantised-store';
@@ -34,6 +36,12 @@ export interface RebuildOptions {
   vectors?: VectorStoreSettings;
   /** Cross-replica build lock (default: in-process only). */
   lock?: BuildLock;
+  /**
+   * Feed the IVF build from the snapshot pages as they arrive (default true) instead of reading every vector back
+   * from `index.tracks` after the snapshot. Same rows, same order, same bytes, so the same generation (test); the
+   * read-back path stays for a snapshot whose pages are not in byte order of the ids or that restarted.
+   */
+  feedBuildFromSnapshot?: boolean;
 }
 
 interface Job {
@@ -60,6 +68,11 @@ export interface RebuildOutcome {
   snapshotMs: { waitForPages: number; writeCopy: number };
   /** Process CPU time (user + system, every thread: the build and map workers included) of the same phases, ms. */
   cpuMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
+  /**
+   * The IVF build itself (ivf-build.ts report, wall ms): ingest (during the snapshot when fed from it), train,
+   * assign, arrange, emit (cells written to `index.cells` as they are emitted); `fedFromSnapshot` says which input path ran.
+   */
+  ivf: { ingest: number; train: number; assign: number; arrange: number; emit: number; total: number; fedFromSnapshot: boolean };
 }
 
 /** User + system CPU time of this process (all threads), ms. */
@@ -115,6 +128,7 @@ export class RebuildService {
   private readonly cellFlushBytes: number;
   private readonly vectors: VectorStoreSettings;
   private readonly lock: BuildLock;
+  private readonly feedFromSnapshot: boolean;
   /** Outcome of the last successful build (for status and benchmarks). */
   lastOutcome?: RebuildOutcome;
   lastError?: string;
@@ -136,6 +150,7 @@ export class RebuildService {
     this.snapshotWriters = Math.max(1, options.snapshotWriters ?? 2);
     this.cellFlushBytes = options.cellFlushBytes ?? 4 * 1024 * 1024;
     this.lock = options.lock ?? new LocalBuildLock();
+    this.feedFromSnapshot = options.feedBuildFromSnapshot ?? true;
     this.vectors = options.vectors ?? { mode: 'float', pqM: 25, buildWorkers: 0 };
   }
 
@@ -347,7 +362,47 @@ export class RebuildService {
 
   private async build(job: Job, generation: number, signal: AbortSignal): Promise<RebuildOutcome> {
     const clock = new PhaseClock();
-    // 1. snapshot -> catalogue copy
+    // Rows of the new generation in build order and their artists, filled by whichever input feeds the IVF build.
+    const rows = new BuildRows();
+    // The IVF build's options; `streamed` = fed from the snapshot pages (its ingest progress is the snapshot's).
+    let lastPercent = -1;
+    let buffered: CellRecord[] = [];
+    let bufferedBytes = 0;
+    const flush = async () => {
+      if (buffered.length === 0) return;
+      const cells = buffered;
+      buffered = [];
+      bufferedBytes = 0;
+      await this.generations.saveCells(generation, cells);
+    };
+    const ivfOptions = (expected: number | undefined, buildSignal: AbortSignal, streamed: boolean): IvfBuildOptions => ({
+      dim: VECTOR_DIM,
+      ...(expected !== undefined ? { expectedCount: expected } : {}),
+      generation,
+      signal: buildSignal,
+      workers: this.vectors.buildWorkers,
+      onTrained: async (info) => {
+        await this.generations.saveTrained(generation, info.dim, info.nlist, info.count, info.centroids);
+        this.note(job, `trained ${info.nlist} cells on ${info.sampleSize} songs`);
+      },
+      onCell: async (cellId, rowIds, vectors, ids) => {
+        buffered.push({ cellId, rowIds: rowIds.slice(), ids: [...ids], vectors: vectors.slice() });
+        bufferedBytes += vectors.byteLength + rowIds.byteLength;
+        if (bufferedBytes >= this.cellFlushBytes) await flush();
+      },
+      onProgress: (p) => {
+        if (streamed && p.phase === 'ingest') return;
+        const base = { ingest: 30, train: 45, assign: 55, arrange: 70, emit: 70 }[p.phase];
+        const span = { ingest: 15, train: 10, assign: 15, arrange: 0, emit: 10 }[p.phase];
+        const percent = Math.floor(base + (p.total > 0 ? (span * p.done) / p.total : 0));
+        if (percent !== lastPercent) {
+          lastPercent = percent;
+          void this.publishTask(job, 'RUNNING', percent, `building the index: ${p.phase}`);
+        }
+      },
+    });
+
+    // 1. snapshot -> catalogue copy, and (by default) -> the IVF build's ingest at the same time
     let links = new ArtistLinkCounter();
     let synced = 0;
     let skipped = 0;
@@ -365,128 +420,129 @@ export class RebuildService {
       const failed = (await Promise.allSettled(all)).find((r) => r.status === 'rejected');
       if (failed) throw (failed as PromiseRejectedResult).reason;
     };
+    // The build fed from the pages: started at the first page, stopped (read-back path instead) when the pages
+    // are not in the byte order the read-back uses or the snapshot restarts, so both paths give the same rows.
+    const feedAbort = new AbortController();
+    const abortFeed = () => feedAbort.abort();
+    signal.addEventListener('abort', abortFeed, { once: true });
+    let feed: SnapshotFeed | undefined;
+    let fed: Promise<IvfBuildResult> | undefined;
+    let feedStopped: string | undefined = this.feedFromSnapshot ? undefined : 'disabled';
+    const stopFeed = (reason: string) => {
+      if (feedStopped) return;
+      feedStopped = reason;
+      feed?.fail(new Error(`snapshot feed stopped: ${reason}`));
+      feedAbort.abort();
+      rows.reset();
+      this.note(job, `index build reads the catalogue copy back (${reason})`);
+    };
+    const settleFeed = async () => {
+      if (fed) await fed.catch(() => undefined);
+    };
     // The next page is fetched while the current one is written (one page of look-ahead).
     let nextPage = this.catalogue.snapshotPage(null, this.snapshotPageSize);
     try {
-      for (;;) {
-        if (signal.aborted) {
-          nextPage.catch(() => undefined);
-          throw new Error('index build aborted');
+      try {
+        for (;;) {
+          if (signal.aborted) {
+            nextPage.catch(() => undefined);
+            throw new Error('index build aborted');
+          }
+          const tWait = performance.now();
+          const page = await nextPage;
+          snapshotWaitMs += performance.now() - tWait;
+          const other = page.tracks.find((t) => t.embedderVersion !== (version ??= t.embedderVersion));
+          if (other) {
+            if (++restarts > 3) throw new Error(`the catalogue snapshot mixes embedder versions (${version} and ${other.embedderVersion})`);
+            await drainWrites();
+            this.note(job, `embedder version changed during the snapshot (${version} -> ${other.embedderVersion}); reading it again`);
+            stopFeed('the snapshot restarted');
+            version = undefined;
+            links = new ArtistLinkCounter();
+            synced = 0;
+            skipped = 0;
+            nextPage = this.catalogue.snapshotPage(null, this.snapshotPageSize);
+            continue;
+          }
+          if (page.next && page.tracks.length > 0) nextPage = this.catalogue.snapshotPage(page.next, this.snapshotPageSize);
+          if (!feedStopped) {
+            if (!feed) {
+              feed = new SnapshotFeed();
+              // Capacity hint: the catalogue's count on the first page, else the live generation's size (grows if short).
+              const live = this.state.current().index.size;
+              fed = buildIvfIndex(feed, ivfOptions(page.total ?? (live > 0 ? Math.ceil(live * 1.05) + 1024 : undefined), feedAbort.signal, true));
+              fed.catch(() => undefined);
+            }
+            this.feedPage(page.tracks, feed, rows, stopFeed);
+          }
+          // Up to `snapshotWriters` pages are written at once, each on its own connection (pages hold disjoint ids).
+          const tWrite = performance.now();
+          while (writes.size >= this.snapshotWriters) await Promise.race(writes);
+          snapshotWriteMs += performance.now() - tWrite;
+          const write: Promise<void> = this.tracks.upsertSnapshot(page.tracks, generation).then((res) => {
+            synced += res.written;
+            skipped += res.skipped.length;
+            if (res.skipped.length) this.logger.warn('snapshot tracks skipped (embedding is not 200 float32 values)', { count: res.skipped.length, first: res.skipped[0] });
+          });
+          writes.add(write);
+          // A failed write is kept in the set so the next wait (or the drain below) throws it.
+          void write.then(() => writes.delete(write), () => undefined);
+          for (const t of page.tracks) {
+            const key = artistKey(t.artist);
+            for (const m of t.mappings) if (m.artistId) links.add(m.serverId, key, m.artistId);
+          }
+          await this.publishTask(job, 'RUNNING', Math.min(29, 1 + Math.floor(synced / 10_000)), `catalogue snapshot: ${synced} songs`);
+          if (!page.next || page.tracks.length === 0) break;
         }
-        const tWait = performance.now();
-        const page = await nextPage;
-        snapshotWaitMs += performance.now() - tWait;
-        const other = page.tracks.find((t) => t.embedderVersion !== (version ??= t.embedderVersion));
-        if (other) {
-          if (++restarts > 3) throw new Error(`the catalogue snapshot mixes embedder versions (${version} and ${other.embedderVersion})`);
-          await drainWrites();
-          this.note(job, `embedder version changed during the snapshot (${version} -> ${other.embedderVersion}); reading it again`);
-          version = undefined;
-          links = new ArtistLinkCounter();
-          synced = 0;
-          skipped = 0;
-          nextPage = this.catalogue.snapshotPage(null, this.snapshotPageSize);
-          continue;
-        }
-        if (page.next && page.tracks.length > 0) nextPage = this.catalogue.snapshotPage(page.next, this.snapshotPageSize);
-        // Up to `snapshotWriters` pages are written at once, each on its own connection (pages hold disjoint ids).
-        const tWrite = performance.now();
-        while (writes.size >= this.snapshotWriters) await Promise.race(writes);
-        snapshotWriteMs += performance.now() - tWrite;
-        const write: Promise<void> = this.tracks.upsertSnapshot(page.tracks, generation).then((res) => {
-          synced += res.written;
-          skipped += res.skipped.length;
-          if (res.skipped.length) this.logger.warn('snapshot tracks skipped (embedding is not 200 float32 values)', { count: res.skipped.length, first: res.skipped[0] });
-        });
-        writes.add(write);
-        // A failed write is kept in the set so the next wait (or the drain below) throws it.
-        void write.then(() => writes.delete(write), () => undefined);
-        for (const t of page.tracks) {
-          const key = artistKey(t.artist);
-          for (const m of t.mappings) if (m.artistId) links.add(m.serverId, key, m.artistId);
-        }
-        await this.publishTask(job, 'RUNNING', Math.min(29, 1 + Math.floor(synced / 10_000)), `catalogue snapshot: ${synced} songs`);
-        if (!page.next || page.tracks.length === 0) break;
+      } catch (err) {
+        // No write outlives a failed snapshot.
+        await drainWrites().catch(() => undefined);
+        throw err;
       }
+      // The fed build trains and assigns while the last pages are written.
+      feed?.end();
+      const tDrain = performance.now();
+      await drainWrites();
+      snapshotWriteMs += performance.now() - tDrain;
     } catch (err) {
-      // No write outlives a failed snapshot.
-      await drainWrites().catch(() => undefined);
+      // No build outlives a failed snapshot either.
+      feedAbort.abort();
+      await settleFeed();
+      signal.removeEventListener('abort', abortFeed);
       throw err;
     }
-    const tDrain = performance.now();
-    await drainWrites();
-    snapshotWriteMs += performance.now() - tDrain;
     clock.end('snapshot');
     this.note(job, `snapshot: ${synced} songs (${skipped} skipped), embedder ${version ?? 'none'}`);
 
-    // 2. IVF build, cells written as they complete
-    const expected = await this.tracks.countSeen(generation);
-    const keyToArtist = new Map<string, number>();
-    const artistKeys: string[] = [];
-    const artistNames: string[] = [];
-    let artistOfRow = new Int32Array(Math.max(1, expected));
-    let rowCount = 0;
-    const tracks = this.tracks;
-    const batchSize = this.vectorBatchSize;
-    async function* source(): AsyncGenerator<VectorBatch> {
-      for await (const b of tracks.streamVectors(generation, batchSize)) {
-        if (rowCount + b.ids.length > artistOfRow.length) {
-          const grown = new Int32Array(Math.max(rowCount + b.ids.length, artistOfRow.length * 2));
-          grown.set(artistOfRow);
-          artistOfRow = grown;
-        }
-        b.artistKeys.forEach((key, i) => {
-          let a = keyToArtist.get(key);
-          if (a === undefined) {
-            a = artistKeys.length;
-            keyToArtist.set(key, a);
-            artistKeys.push(key);
-            artistNames.push(b.artistNames[i]!);
+    // 2. IVF build, cells written as they complete: the fed build's rest, or a build from the catalogue copy
+    let built: IvfBuildResult;
+    try {
+      if (fed && !feedStopped) built = await fed;
+      else {
+        await settleFeed();
+        rows.reset();
+        const expected = await this.tracks.countSeen(generation);
+        const tracks = this.tracks;
+        const batchSize = this.vectorBatchSize;
+        const source = async function* (): AsyncGenerator<VectorBatch> {
+          for await (const b of tracks.streamVectors(generation, batchSize)) {
+            rows.add(b.ids, b.artistKeys, b.artistNames);
+            yield { ids: b.ids, vectors: b.vectors };
           }
-          artistOfRow[rowCount + i] = key ? a : -1;
-        });
-        rowCount += b.ids.length;
-        yield { ids: b.ids, vectors: b.vectors };
+        };
+        built = await buildIvfIndex(source(), ivfOptions(expected, signal, false));
       }
+    } finally {
+      signal.removeEventListener('abort', abortFeed);
     }
-    let buffered: CellRecord[] = [];
-    let bufferedBytes = 0;
-    const flush = async () => {
-      if (buffered.length === 0) return;
-      const cells = buffered;
-      buffered = [];
-      bufferedBytes = 0;
-      await this.generations.saveCells(generation, cells);
-    };
-    let lastPercent = -1;
-    const { index, report } = await buildIvfIndex(source(), {
-      dim: VECTOR_DIM,
-      expectedCount: expected,
-      generation,
-      signal,
-      workers: this.vectors.buildWorkers,
-      onTrained: async (info) => {
-        await this.generations.saveTrained(generation, info.dim, info.nlist, info.count, info.centroids);
-        this.note(job, `trained ${info.nlist} cells on ${info.sampleSize} songs`);
-      },
-      onCell: async (cellId, rowIds, vectors, ids) => {
-        buffered.push({ cellId, rowIds: rowIds.slice(), ids: [...ids], vectors: vectors.slice() });
-        bufferedBytes += vectors.byteLength + rowIds.byteLength;
-        if (bufferedBytes >= this.cellFlushBytes) await flush();
-      },
-      onProgress: (p) => {
-        const base = { ingest: 30, train: 45, assign: 55, arrange: 70, emit: 70 }[p.phase];
-        const span = { ingest: 15, train: 10, assign: 15, arrange: 0, emit: 10 }[p.phase];
-        const percent = Math.floor(base + (p.total > 0 ? (span * p.done) / p.total : 0));
-        if (percent !== lastPercent) {
-          lastPercent = percent;
-          void this.publishTask(job, 'RUNNING', percent, `building the index: ${p.phase}`);
-        }
-      },
-    });
+    const { index, report } = built;
     await flush();
     clock.end('build');
-    if (index.size !== rowCount) throw new Error(`build holds ${index.size} rows but ${rowCount} were streamed`);
+    if (index.size !== rows.count) throw new Error(`build holds ${index.size} rows but ${rows.count} were streamed`);
+    if (index.size !== synced) throw new Error(`build holds ${index.size} rows but the snapshot wrote ${synced}`);
+    const artistOfRow = rows.artistOfRow();
+    const artistKeys = rows.artistKeys;
+    const artistNames = rows.artistNames;
 
     // 3. projection and artists
     const scheduler = new CooperativeScheduler(10, signal);
@@ -499,7 +555,7 @@ export class RebuildService {
     await this.generations.saveProjection(generation, coords, pca ? encodeBasis(pca) : null, mapMethod);
     clock.end('projection');
     await this.publishTask(job, 'RUNNING', 82, 'fitting artist mixtures');
-    const artists = pca ? await ArtistModel.fit(index, artistOfRow.subarray(0, rowCount), artistKeys, artistNames, pca.variance, scheduler, this.vectors.dir, this.vectors.buildWorkers) : ArtistModel.empty(VECTOR_DIM, index.size);
+    const artists = pca ? await ArtistModel.fit(index, artistOfRow, artistKeys, artistNames, pca.variance, scheduler, this.vectors.dir, this.vectors.buildWorkers) : ArtistModel.empty(VECTOR_DIM, index.size);
     // Records are read back from the model's mixture file one batch at a time.
     await this.generations.saveArtists(generation, (function* () {
       for (let a = 0; a < artists.count; a++) yield artists.record(a);
@@ -553,7 +609,37 @@ export class RebuildService {
       timingsMs: clock.wallMs,
       snapshotMs: { waitForPages: snapshotWaitMs, writeCopy: snapshotWriteMs },
       cpuMs: clock.cpuMs,
+      ivf: { ...report.timingsMs, fedFromSnapshot: feedStopped === undefined },
     };
+  }
+
+  /**
+   * Pushes the usable vectors of one snapshot page into the fed build (the rule of `snapshotVector`, as the copy
+   * skips them), checking that ids rise in byte order (`byteOrderLess`, the read-back's order); the first id out of
+   * order stops the feed (`stop`), so the build reads the copy back instead and still sees the same row order.
+   */
+  private feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFeed, rows: BuildRows, stop: (reason: string) => void): void {
+    let lastId = rows.lastId;
+    const ids: string[] = [];
+    const keys: string[] = [];
+    const names: string[] = [];
+    const vectors = new Float32Array(tracks.length * VECTOR_DIM);
+    for (const t of tracks) {
+      const f = snapshotVector(t.vector);
+      if (!f) continue;
+      if (lastId !== undefined && !byteOrderLess(lastId, t.itemId)) {
+        stop(`snapshot ids not in byte order at ${JSON.stringify(t.itemId.slice(0, 100))}`);
+        return;
+      }
+      lastId = t.itemId;
+      vectors.set(f, ids.length * VECTOR_DIM);
+      ids.push(t.itemId);
+      keys.push(artistKey(t.artist));
+      names.push(t.artist);
+    }
+    if (ids.length === 0) return;
+    rows.add(ids, keys, names);
+    feed.push({ ids, vectors: vectors.subarray(0, ids.length * VECTOR_DIM) });
   }
 
   private note(job: Job, line: string): void {
@@ -597,4 +683,53 @@ function residentBytesOf(v: VectorStoreSettings): number {
 /** The stored form of a trained quantiser (`index.quantisers` row). */
 function storedQuantiser(q: Quantiser): StoredQuantiserRecord {
   return { mode: q.kind, pqM: q instanceof ProductQuantiser ? q.m : null, codeSize: q.codeSize, params: q.toParams() };
+}
+
+/**
+ * The rows of a build in build order and their artists (index per distinct folded artist key, -1 = no artist),
+ * filled batch by batch by the input that feeds the IVF build (the snapshot pages or the catalogue copy).
+ */
+class BuildRows {
+  count = 0;
+  lastId: string | undefined;
+  artistKeys: string[] = [];
+  artistNames: string[] = [];
+  private keyToArtist = new Map<string, number>();
+  private artistOf = new Int32Array(1024);
+
+  /** Appends one batch: canonical ids, folded artist keys and display names, same length. */
+  add(ids: readonly string[], keys: readonly string[], names: readonly string[]): void {
+    if (this.count + ids.length > this.artistOf.length) {
+      const grown = new Int32Array(Math.max(this.count + ids.length, this.artistOf.length * 2));
+      grown.set(this.artistOf.subarray(0, this.count));
+      this.artistOf = grown;
+    }
+    keys.forEach((key, i) => {
+      let a = this.keyToArtist.get(key);
+      if (a === undefined) {
+        a = this.artistKeys.length;
+        this.keyToArtist.set(key, a);
+        this.artistKeys.push(key);
+        this.artistNames.push(names[i]!);
+      }
+      this.artistOf[this.count + i] = key ? a : -1;
+    });
+    this.count += ids.length;
+    if (ids.length) this.lastId = ids[ids.length - 1];
+  }
+
+  /** Forgets every row (the build starts over from another input). */
+  reset(): void {
+    this.count = 0;
+    this.lastId = undefined;
+    this.artistKeys = [];
+    this.artistNames = [];
+    this.keyToArtist = new Map();
+    this.artistOf = new Int32Array(1024);
+  }
+
+  /** Artist index of each row (`count` entries). */
+  artistOfRow(): Int32Array {
+    return this.artistOf.subarray(0, this.count);
+  }
 }

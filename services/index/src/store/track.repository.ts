@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { MSD_TAGS, MTT_TAGS, OTHER_FEATURE_LABELS, parseLabelScores, type LearnedFeatures, type SnapshotTrack } from '@polyphony/contracts';
+import { MSD_TAGS, MTT_TAGS, OTHER_FEATURE_LABELS, parseLabelScores, type LearnedFeatures, type SnapshotTrackBytes } from '@polyphony/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
 import { foldText } from '../domain/text';
 import { bufferToF32 } from './codec';
@@ -76,6 +76,23 @@ export function otherFeaturesOf(learned: LearnedFeatures | null | undefined): st
 /** Dimension of the embeddings the index holds (the contract's 200-d MusiCNN vectors). */
 export const VECTOR_DIM = 200;
 
+/**
+ * The float32 values of a snapshot embedding (little-endian bytes), or undefined when the index cannot hold it:
+ * not VECTOR_DIM values, a non-finite value, or all zeros (no direction: it cannot be ranked by cosine distance).
+ * The one rule for both the catalogue copy (`upsertSnapshot` skips such tracks) and the build fed from the pages.
+ */
+export function snapshotVector(bytes: Uint8Array): Float32Array | undefined {
+  if (bytes.byteLength !== VECTOR_DIM * 4) return undefined;
+  const f = bufferToF32(bytes);
+  let nonZero = false;
+  for (let i = 0; i < f.length; i++) {
+    const x = f[i]!;
+    if (!Number.isFinite(x)) return undefined;
+    if (x !== 0) nonZero = true;
+  }
+  return nonZero ? f : undefined;
+}
+
 const T = '"index".tracks';
 
 const META_COLUMNS = 'item_id, title, artist, album, album_artist, mood_vector, other_features, tempo, energy';
@@ -104,25 +121,19 @@ export class TrackRepository {
   /**
    * Upserts one snapshot page, marking every row with `build` (rows not marked by a successful build are
    * deleted when it goes live, see GenerationRepository.activate). Tracks whose embedding is not 200
-   * finite float32 values, or is all zeros, are skipped and returned.
+   * finite float32 values, or is all zeros (`snapshotVector`), are skipped and returned.
    * One INSERT ... SELECT FROM unnest(...) statement per call; the vectors go as one binary parameter.
    */
-  async upsertSnapshot(tracks: SnapshotTrack[], build: number): Promise<{ written: number; skipped: string[] }> {
+  async upsertSnapshot(tracks: readonly SnapshotTrackBytes[], build: number): Promise<{ written: number; skipped: string[] }> {
     const cols: unknown[][] = Array.from({ length: 24 }, () => []);
     const vectors: Buffer[] = [];
     const skipped: string[] = [];
     for (const t of tracks) {
-      const vector = Buffer.from(t.embedding, 'base64');
-      if (vector.byteLength !== VECTOR_DIM * 4) {
+      if (!snapshotVector(t.vector)) {
         skipped.push(t.itemId);
         continue;
       }
-      const f = bufferToF32(vector);
-      // A non-finite or all-zero embedding has no direction: it cannot be ranked by cosine distance.
-      if (!f.every(Number.isFinite) || f.every((x) => x === 0)) {
-        skipped.push(t.itemId);
-        continue;
-      }
+      const vector = Buffer.from(t.vector.buffer, t.vector.byteOffset, t.vector.byteLength);
       const titleN = foldText(t.title);
       const artistN = foldText(t.artist);
       const albumN = foldText(t.album);

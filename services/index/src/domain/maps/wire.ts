@@ -1,4 +1,4 @@
-import { LearnedFeatures, MSD_TAGS, MTT_TAGS, SnapshotPage, SnapshotTrack, type TagScores } from '@polyphony/contracts';
+import { LearnedFeatures, MSD_TAGS, MTT_TAGS, SNAPSHOT_PAGE_BINARY_TYPE, SnapshotPage, SnapshotTrack, decodeSnapshotPageBinary, type SnapshotTrackBytes, type TagScores } from '@polyphony/contracts';
 import { UpstreamUnavailableError } from '@polyphony/platform';
 import { z } from 'zod';
 
@@ -57,3 +57,50 @@ function isTagScores(v: unknown): boolean {
 export const SnapshotPageChecked = SnapshotPage.extend({
   tracks: z.array(SnapshotTrack.extend({ learned: LearnedFeatures.extend({ tags: z.custom<TagScores>(isTagScores, { message: 'expected MSD (and MTT) tag probabilities in [0, 1]' }) }).nullish() })),
 });
+
+/** The binary page's header (contracts snapshot-binary.ts): the checked page without the tracks' `embedding`. */
+const SnapshotHeaderChecked = SnapshotPageChecked.extend({ tracks: z.array(SnapshotPageChecked.shape.tracks.element.omit({ embedding: true })) });
+
+/** One snapshot page as the index reads it: every track's embedding as little-endian float32 bytes. */
+export interface SnapshotPageBytes {
+  tracks: SnapshotTrackBytes[];
+  next: string | null;
+  /** First page only, when the catalogue sends it: songs in the snapshot (capacity hint). */
+  total?: number;
+}
+
+/**
+ * A `GET /internal/snapshot/tracks` answer in either representation the route serves (content negotiation): the
+ * binary page (`SNAPSHOT_PAGE_BINARY_TYPE`: framing decoded, header checked with `SnapshotPageChecked` minus the
+ * embedding) or JSON (`SnapshotPageChecked`, each base64 embedding decoded to bytes). Same result for the same page.
+ * @throws UpstreamUnavailableError (502) on a malformed answer or another media type
+ */
+export function parseSnapshotAnswer(contentType: string, body: Uint8Array): SnapshotPageBytes {
+  if (contentType === SNAPSHOT_PAGE_BINARY_TYPE) {
+    let decoded: ReturnType<typeof decodeSnapshotPageBinary>;
+    try {
+      decoded = decodeSnapshotPageBinary(body);
+    } catch (err) {
+      throw new UpstreamUnavailableError(`the catalogue answered a malformed snapshot page: ${(err as Error).message}`, 502);
+    }
+    const header = SnapshotHeaderChecked.safeParse({ next: decoded.next, total: decoded.total, tracks: decoded.tracks });
+    if (!header.success) throw new UpstreamUnavailableError(`the catalogue answered a snapshot page with an unexpected shape: ${header.error.issues[0]?.message ?? 'invalid'}`, 502);
+    const page = header.data;
+    return { tracks: page.tracks.map((t, i) => ({ ...t, vector: decoded.vectors[i]! })), next: page.next, ...(page.total !== undefined ? { total: page.total } : {}) };
+  }
+  if (contentType !== 'application/json') throw new UpstreamUnavailableError(`the catalogue answered the snapshot as ${contentType || 'no media type'}`, 502);
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  } catch {
+    throw bad('snapshot page (not JSON)');
+  }
+  const parsed = SnapshotPageChecked.safeParse(json);
+  if (!parsed.success) throw new UpstreamUnavailableError(`the catalogue answered a snapshot page with an unexpected shape: ${parsed.error.issues[0]?.message ?? 'invalid'}`, 502);
+  const page = parsed.data;
+  return {
+    tracks: page.tracks.map(({ embedding, ...t }) => ({ ...t, vector: Buffer.from(embedding, 'base64') })),
+    next: page.next,
+    ...(page.total !== undefined ? { total: page.total } : {}),
+  };
+}

@@ -1,0 +1,173 @@
+import 'reflect-metadata';
+import { createBus, createLogger, type Bus } from '@polyphony/platform';
+import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
+import { buildIndex, loadIndexConfig, type IndexService } from '../src';
+import type { Generation } from '../src/domain/generation';
+import { FakePeers } from '../src/bench/fake-peers';
+import { syntheticLearned, syntheticSongs, toSnapshotTrack } from '../src/bench/synthetic-catalogue';
+
+/**
+ * The build fed from the snapshot pages (binary pages, `feedBuildFromSnapshot`, the default) against the build that
+ * reads every vector back from `index.tracks` after the snapshot (the path before): both must produce the same
+ * generation. Also: a catalogue that answers JSON only (older producer: content negotiation falls back), and pages
+ * whose ids are not in byte order (the feed stops and the read-back path runs). Real PostgreSQL (testkit).
+ */
+const SECRET = 'index-feed-test-secret-0123456789abcdef0123';
+const SONGS = 3000;
+
+interface World {
+  db: TestDatabase;
+  peers: FakePeers;
+  bus: Bus;
+  built: IndexService[];
+  build(feed: boolean): IndexService;
+}
+
+let w: World;
+
+beforeAll(async () => {
+  const peers = new FakePeers();
+  peers.addServer({ id: 'srv-a', name: 'A', type: 'navidrome', isDefault: true, connection: { type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } } });
+  let i = 0;
+  for (const s of syntheticSongs(SONGS, { songsPerArtist: 10, songsPerAlbum: 5, seed: 5 })) {
+    const { mappings: _m, ...song } = toSnapshotTrack(s, [], i % 3 === 0 ? syntheticLearned(i, 7) : undefined);
+    peers.addSong(song);
+    if (i % 2 === 0) peers.map('srv-a', s.itemId, `p-${i}`, `ar-${s.artist}`);
+    i++;
+  }
+  // Two songs the index must skip (all-zero and short embeddings), on both paths alike.
+  const extra = [...syntheticSongs(1, { seed: 9 })][0]!;
+  for (const [itemId, vector] of [['zz-zero', new Float32Array(200)], ['zz-short', new Float32Array(199).fill(1)]] as const) {
+    const { mappings: _m, ...song } = toSnapshotTrack({ ...extra, itemId, vector }, []);
+    peers.addSong(song);
+  }
+  const url = await peers.start();
+  const db = await createTestDatabase('index_feed');
+  const bus = createBus({});
+  const logger = createLogger({ service: 'index-feed-test', level: 'error' });
+  const built: IndexService[] = [];
+  w = {
+    db,
+    peers,
+    bus,
+    built,
+    build(feed) {
+      const svc = buildIndex(loadIndexConfig({ DATABASE_URL: db.url, INTERNAL_SECRET: SECRET, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: 'float', INDEX_BUILD_WORKERS: '1' }), {
+        logger,
+        bus,
+        peers: () => ({ registry: url, catalogue: url, analysis: url, index: url, playlist: url }),
+        migrateOnStart: true,
+        rebuild: { snapshotPageSize: 700, vectorBatchSize: 300, cellFlushBytes: 64 * 1024, feedBuildFromSnapshot: feed },
+        rebuildOnStart: false,
+        clientFactory: () => {
+          throw new Error('no media server calls in this test');
+        },
+      });
+      built.push(svc);
+      return svc;
+    },
+  };
+}, 120_000);
+
+afterAll(async () => {
+  for (const s of w.built) await s.stop();
+  await w.bus.close();
+  await w.peers.stop();
+  await w.db.drop();
+});
+
+/** Builds one generation with `svc` and returns it with the build's outcome. */
+async function buildWith(svc: IndexService): Promise<{ gen: Generation; fed: boolean; skipped: number }> {
+  svc.rebuild.request('test');
+  await svc.rebuild.idle();
+  const outcome = svc.rebuild.lastOutcome;
+  if (!outcome || svc.rebuild.lastError) throw new Error(`build failed: ${svc.rebuild.lastError}`);
+  return { gen: svc.state.current(), fed: outcome.ivf.fedFromSnapshot, skipped: outcome.skippedTracks };
+}
+
+/** Everything a generation holds that a path could change: rows, ids, cells, centroids, vectors, map, artists. */
+function fingerprint(g: Generation) {
+  const p = g.index.parts();
+  const ids: string[] = [];
+  for (let r = 0; r < g.index.size; r++) ids.push(g.index.idOf(r));
+  const artists: string[] = [];
+  for (let a = 0; a < g.artists.count; a++) {
+    const rec = g.artists.record(a);
+    const bytes = (x: Float32Array | Int32Array) => Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64');
+    artists.push([rec.key, rec.name, bytes(rec.weights), bytes(rec.means), bytes(rec.variances), bytes(rec.songRows), bytes(rec.componentSizes)].join('|'));
+  }
+  return {
+    size: g.index.size,
+    nlist: p.nlist,
+    ids,
+    centroids: Buffer.from(p.centroids.buffer, p.centroids.byteOffset, p.centroids.byteLength).toString('base64'),
+    cellOffsets: Array.from(p.cellOffsets),
+    rowOfSlot: Array.from(p.rowOfSlot),
+    vectors: Buffer.from(p.vectors!.buffer, p.vectors!.byteOffset, p.vectors!.byteLength).toString('base64'),
+    coords: Buffer.from(g.coords.buffer, g.coords.byteOffset, g.coords.byteLength).toString('base64'),
+    mapMethod: g.mapMethod,
+    artists,
+  };
+}
+
+describe('index build fed from the snapshot pages', () => {
+  test('same generation as the build that reads the catalogue copy back; binary pages asked for and served', async () => {
+    const fedSvc = w.build(true);
+    await fedSvc.start();
+    const binaryBefore = w.peers.calls.snapshotBinary;
+    const fed = await buildWith(fedSvc);
+    expect(fed.fed).toBe(true);
+    // ceil(3002 / 700) = 5 pages, every one binary.
+    expect(w.peers.calls.snapshotBinary - binaryBefore).toBe(5);
+    expect(fed.gen.index.size).toBe(SONGS);
+    expect(fed.skipped).toBe(2);
+
+    const readBackSvc = w.build(false);
+    await readBackSvc.start();
+    const readBack = await buildWith(readBackSvc);
+    expect(readBack.fed).toBe(false);
+    expect(readBack.gen.generation).toBeGreaterThan(fed.gen.generation);
+    expect(fingerprint(readBack.gen)).toEqual(fingerprint(fed.gen));
+  }, 300_000);
+
+  test('a catalogue that answers JSON only (older producer): same generation, still fed from the pages', async () => {
+    const svc = w.build(true);
+    await svc.start();
+    const reference = await buildWith(svc);
+    w.peers.binarySnapshot = false;
+    try {
+      const binaryBefore = w.peers.calls.snapshotBinary;
+      const json = await buildWith(svc);
+      expect(w.peers.calls.snapshotBinary).toBe(binaryBefore);
+      expect(json.fed).toBe(true);
+      expect(fingerprint(json.gen)).toEqual(fingerprint(reference.gen));
+    } finally {
+      w.peers.binarySnapshot = true;
+    }
+  }, 300_000);
+
+  test('pages not in byte order of the ids: the feed stops, the copy is read back, same generation as the read-back path', async () => {
+    // JavaScript sorts U+10000 (a surrogate pair) before U+E000; UTF-8 byte order (COLLATE "C") puts it after.
+    const base = [...syntheticSongs(2, { seed: 13 })];
+    const a = toSnapshotTrack({ ...base[0]!, itemId: 'zy-\u{10000}' }, []);
+    const b = toSnapshotTrack({ ...base[1]!, itemId: 'zy-\uE000' }, []);
+    const { mappings: _a, ...songA } = a;
+    const { mappings: _b, ...songB } = b;
+    w.peers.addSong(songA);
+    w.peers.addSong(songB);
+    try {
+      const fedSvc = w.build(true);
+      await fedSvc.start();
+      const stopped = await buildWith(fedSvc);
+      expect(stopped.fed).toBe(false);
+      expect(stopped.gen.index.size).toBe(SONGS + 2);
+      const readBackSvc = w.build(false);
+      await readBackSvc.start();
+      const readBack = await buildWith(readBackSvc);
+      expect(fingerprint(readBack.gen)).toEqual(fingerprint(stopped.gen));
+    } finally {
+      w.peers.removeSong(songA.itemId);
+      w.peers.removeSong(songB.itemId);
+    }
+  }, 300_000);
+});
