@@ -6,7 +6,8 @@ import { createBus, createLogger } from '@polyphony/platform';
 import { buildIndex, generationMemory, loadIndexConfig } from '@polyphony/index';
 
 /**
- * One index replica in its own process, for the throughput benchmark (`index-throughput.ts`).
+ * One index replica in its own process, for the throughput benchmark (`index-throughput.ts`). TP_BUILD_READBACK=1
+ * builds by reading the vectors back from `index.tracks` (the path before the snapshot-fed build).
  * argv[2] = JSON `{ dbUrl, secret, peersUrl, port, build, mode }`: starts the service on 127.0.0.1:`port`
  * (0 = any), builds a generation first when `build`, else loads the stored one. Prints one JSON line
  * `{ url, buildMs, loadMs, rssMb }` once ready. SIGTERM stops it gracefully (readiness off first, then
@@ -65,7 +66,10 @@ async function main(): Promise<void> {
   const bus = createBus({});
   const peers = () => ({ registry: o.peersUrl, catalogue: o.peersUrl, analysis: o.peersUrl, index: o.peersUrl, playlist: o.peersUrl });
   const env: Record<string, string> = { DATABASE_URL: o.dbUrl, INTERNAL_SECRET: o.secret, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: o.mode ?? 'int8', INDEX_BUILD_WORKERS: String(o.workers ?? 2) };
-  const svc = buildIndex(loadIndexConfig(env), { logger, bus, peers, migrateOnStart: true, rebuildOnStart: false });
+  // TP_BUILD_READBACK=1: the build reads every vector back from index.tracks after the snapshot (the path before the
+  // build was fed from the snapshot pages), for before/after runs of one tree.
+  const rebuild = process.env.TP_BUILD_READBACK === '1' ? { feedBuildFromSnapshot: false } : {};
+  const svc = buildIndex(loadIndexConfig(env), { logger, bus, peers, migrateOnStart: true, rebuildOnStart: false, rebuild });
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   await svc.start();
@@ -95,6 +99,8 @@ async function main(): Promise<void> {
       buildCpuMs,
       buildPhasesMs: svc.rebuild.lastOutcome?.timingsMs,
       buildPhasesCpuMs: svc.rebuild.lastOutcome?.cpuMs,
+      buildIvfMs: svc.rebuild.lastOutcome?.ivf,
+      buildSnapshotMs: svc.rebuild.lastOutcome?.snapshotMs,
       loadMs,
       loadCpuMs,
       loadPhases: svc.rebuild.lastLoad,

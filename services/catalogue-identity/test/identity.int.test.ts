@@ -4,7 +4,7 @@
  * deletion, orphan re-bind, snapshot, lyrics, duration back-fill, artists, auth and validation.
  */
 import request from 'supertest';
-import { MSD_TAGS, moodVectorOf, RoutingKeys, MappingChangedEvent, ServerCountedEvent, type MappingChangedEvent as MappingChanged, type ServerCountedEvent as ServerCounted } from '@polyphony/contracts';
+import { MSD_TAGS, SNAPSHOT_PAGE_BINARY_TYPE, decodeSnapshotPageBinary, moodVectorOf, RoutingKeys, MappingChangedEvent, ServerCountedEvent, type MappingChangedEvent as MappingChanged, type ServerCountedEvent as ServerCounted } from '@polyphony/contracts';
 import { DEFAULT_IDENTITY_CONFIG } from '../src/domain/identity/constants';
 import { cosineDistance } from '@polyphony/vectors';
 import { computeSignature, formatCanonicalId, nextCode, signatureToHex, unsignableCanonicalId } from '../src/domain/identity/signature';
@@ -291,6 +291,39 @@ describe('catalogue identity (PostgreSQL, HTTP API)', () => {
       const first = (await c.get(`/internal/snapshot/tracks?limit=1`).expect(200)).body.tracks[0];
       const detail = (await c.get(`/internal/tracks/${first.itemId}`).expect(200)).body;
       expect(first.mappings).toEqual(detail.mappings.map((m: { serverId: string; providerId: string; artistId: string | null }) => ({ serverId: m.serverId, providerId: m.providerId, artistId: m.artistId })));
+    });
+
+    it('When the snapshot is asked for as binary pages, then every page holds the tracks of the JSON page and the exact vector bytes', async () => {
+      const binary = (path: string) =>
+        c
+          .get(path)
+          .set('accept', `${SNAPSHOT_PAGE_BINARY_TYPE}, application/json;q=0.5`)
+          .buffer(true)
+          .parse((res, done) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (d: Buffer) => chunks.push(d));
+            res.on('end', () => done(null, Buffer.concat(chunks)));
+          })
+          .expect(200)
+          .expect('content-type', SNAPSHOT_PAGE_BINARY_TYPE);
+      let after: string | undefined;
+      let pages = 0;
+      for (;;) {
+        const path = `/internal/snapshot/tracks?limit=7${after ? `&after=${after}` : ''}`;
+        const json = (await c.get(path).expect(200)).body as { tracks: Array<{ embedding: string } & Record<string, unknown>>; next: string | null; total?: number };
+        const page = decodeSnapshotPageBinary(new Uint8Array((await binary(path)).body as Buffer));
+        pages++;
+        expect(page.next).toEqual(json.next);
+        expect(page.total).toEqual(json.total);
+        expect(page.tracks).toEqual(json.tracks.map(({ embedding: _e, ...t }) => t));
+        page.vectors.forEach((v, i) => expect(Buffer.from(v).equals(Buffer.from(json.tracks[i]!.embedding, 'base64'))).toBe(true));
+        if (!json.next) break;
+        after = json.next;
+      }
+      expect(pages).toBeGreaterThan(2);
+      // The first page counts the snapshot; JSON stays the default without an Accept header.
+      const rows = await c.sql<{ n: string }>(`SELECT count(*) AS n FROM catalogue.score s JOIN catalogue.embedding e ON e.item_id = s.item_id`);
+      expect((await c.get('/internal/snapshot/tracks?limit=3').expect(200).expect('content-type', /json/)).body.total).toBe(Number(rows[0]!.n));
     });
 
     it('When tracks are looked up in a batch, then known ones come back in the asked order', async () => {

@@ -8,12 +8,14 @@ import { syntheticLearned, syntheticSongs, toSnapshotTrack } from './synthetic-c
  * Usage: node dist/bench/fake-peers-server.js <songs> [sparseEvery=100]
  * With FAKE_PEERS_LEARNED=1 every song carries learned features (`syntheticLearned`: MSD tags, mood_vector and
  * other_features strings of real length), so the index holds real-sized mood strings (memory benchmarks).
- * Prints one JSON line `{"url": ...}` once listening; exits when its stdin closes.
+ * With FAKE_PEERS_JSON_ONLY=1 the snapshot is served as JSON whatever the caller accepts (a catalogue before the binary
+ * page; before/after runs). Prints one JSON line `{"url": ...}` once listening; exits when its stdin closes.
  */
 async function main(): Promise<void> {
   const songs = Number(process.argv[2] ?? 100_000);
   const sparseEvery = Number(process.argv[3] ?? 100);
   const peers = new FakePeers();
+  peers.binarySnapshot = process.env.FAKE_PEERS_JSON_ONLY !== '1';
   peers.addServer({ id: 'srv-main', name: 'Main', type: 'jellyfin', isDefault: true, connection: { type: 'jellyfin', creds: { url: 'http://127.0.0.1:9', user_id: '0'.repeat(32), token: 't' } } });
   peers.addServer({ id: 'srv-half', name: 'Half', type: 'emby', isDefault: false, connection: { type: 'emby', creds: { url: 'http://127.0.0.1:9', user_id: '0'.repeat(32), token: 't' } } });
   peers.addServer({ id: 'srv-sparse', name: 'Sparse', type: 'navidrome', isDefault: false, connection: { type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } } });

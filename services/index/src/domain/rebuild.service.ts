@@ -106,10 +106,12 @@ class PhaseClock {
 
 /**
  * Rebuilds the shared index from the catalogue (spec "Shared index" 2; issue 6 "Index"):
- *  1. snapshot: every page of `GET /internal/snapshot/tracks` is upserted into the catalogue copy
- *     (`index.tracks`), marked with the new generation; provider artist ids are counted per server;
- *  2. build: the marked vectors stream from the copy in canonical-id order, in batches, into the IVF
- *     build (ivf/ivf-build.ts); every completed cell is written to `index.cells` as it is emitted;
+ *  1. snapshot: every page of `GET /internal/snapshot/tracks` (binary pages, JSON from an older catalogue) is
+ *     upserted into the catalogue copy (`index.tracks`), marked with the new generation; provider artist ids are
+ *     counted per server; the page's vectors go into the IVF build's ingest at the same time (`SnapshotFeed`);
+ *  2. build: the IVF build (ivf/ivf-build.ts) trains and assigns once the last page is in; every completed cell is
+ *     written to `index.cells` as it is emitted. When the feed stopped (ids not in byte order, a restarted
+ *     snapshot) the marked vectors stream back from the copy in canonical-id order instead (same generation);
  *  3. the 2-D PCA projection and the artist mixtures of the new generation are computed and stored;
  *  4. activation: one transaction flips `live` to the new generation, deletes tracks that vanished from
  *     the catalogue and every other generation's rows; then the in-memory reference is swapped.
