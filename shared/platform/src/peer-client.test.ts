@@ -1,0 +1,65 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+import { SNAPSHOT_PAGE_BINARY_TYPE, api } from '@polyphony/contracts';
+import { AppError } from './errors';
+import { PeerClient } from './peer-client';
+import { ServiceClient } from './service-client';
+
+/** PeerClient.callBytes / ServiceClient.requestBytes against a real HTTP server (content negotiation, error mapping). */
+describe('PeerClient.callBytes', () => {
+  let server: Server;
+  let peer: PeerClient;
+  let mode: 'binary' | 'json' | 'unavailable' | 'missing' = 'binary';
+  const seenAccept: string[] = [];
+
+  beforeAll(async () => {
+    const app = express();
+    app.get(api.internal.snapshotTracks.path, (req, res) => {
+      seenAccept.push(String(req.headers.accept));
+      if (mode === 'unavailable') return void res.status(503).json({ error: { code: 'upstream_unavailable', message: 'db down', requestId: 'x' } });
+      if (mode === 'missing') return void res.status(404).json({ error: { code: 'not_found', message: 'nope', requestId: 'x' } });
+      if (mode === 'json') return void res.json({ tracks: [], next: null, after: req.query.after ?? null });
+      res.type(SNAPSHOT_PAGE_BINARY_TYPE).send(Buffer.from([1, 2, 3, 250]));
+    });
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    peer = new PeerClient(new ServiceClient(() => url, 'peer-client-test-secret-0123456789abcdef', 'index', 5_000), 'catalogue', { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 });
+  });
+
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  test('asks for the alternate type first and JSON second, and returns the raw bytes and media type', async () => {
+    mode = 'binary';
+    const res = await peer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE, { query: { limit: 5 } });
+    expect(res.contentType).toBe(SNAPSHOT_PAGE_BINARY_TYPE);
+    expect(Array.from(res.body)).toEqual([1, 2, 3, 250]);
+    expect(seenAccept.at(-1)).toBe(`${SNAPSHOT_PAGE_BINARY_TYPE}, application/json;q=0.5`);
+  });
+
+  test('a callee that answers JSON is returned as JSON bytes (the caller parses them); the query is sent', async () => {
+    mode = 'json';
+    const res = await peer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE, { query: { after: 'abc', limit: 5 } });
+    expect(res.contentType).toBe('application/json');
+    expect(JSON.parse(Buffer.from(res.body).toString('utf8'))).toEqual({ tracks: [], next: null, after: 'abc' });
+  });
+
+  test('error answers map to AppError like JSON calls (5xx -> 502, 4xx kept)', async () => {
+    mode = 'unavailable';
+    const down = (await peer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE).catch((e: unknown) => e)) as AppError;
+    expect(down).toBeInstanceOf(AppError);
+    expect([down.httpStatus, down.code, down.message]).toEqual([502, 'upstream_unavailable', 'db down']);
+    mode = 'missing';
+    const missing = (await peer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE).catch((e: unknown) => e)) as AppError;
+    expect(missing).toBeInstanceOf(AppError);
+    expect([missing.httpStatus, missing.code]).toEqual([404, 'not_found']);
+  });
+
+  test('a type the route does not list in alternateTypes is a programming error', async () => {
+    await expect(peer.callBytes(api.internal.mappingRows, SNAPSHOT_PAGE_BINARY_TYPE)).rejects.toThrow(/does not answer/);
+  });
+});
