@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { MSD_TAGS, MTT_TAGS, OTHER_FEATURE_LABELS, formatLabelScores, moodVectorOf } from '@polyphony/contracts';
-import { signIdentity } from '@polyphony/platform';
+import { buildIndex, loadIndexConfig } from '@polyphony/index';
+import { createLogger, InMemoryBus, signIdentity } from '@polyphony/platform';
 import type { TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, startTestStack } from './helpers';
@@ -314,6 +315,43 @@ describe('semantic endpoints through the gateway (seeded catalogue)', () => {
     expect(run).toMatchObject({ playlists_created: 0, radios_enabled: 1, servers_enabled: 2, status: 'SUCCESS' });
     expect([...run.failed].sort()).toEqual(['Calm radio@Alpha', 'Calm radio@Beta']);
     expect(run.message).toMatch(/2 failed/);
+  });
+
+  it('When a replica keeps its metadata and text-search columns on disk (INDEX_TABLE_RESIDENT_MIB=0), then it answers byte-identically to the in-memory replica', async () => {
+    const env = { DATABASE_URL: db.url, INTERNAL_SECRET: stack.internalSecret, PORT: '0', INDEX_TABLE_RESIDENT_MIB: '0' };
+    const onDisk = buildIndex(loadIndexConfig(env), { bus: new InMemoryBus(), peers: stack.peers, rebuildOnStart: false, logger: createLogger({ service: 'index-disk', level: process.env.LOG_LEVEL ?? 'error' }) });
+    try {
+      await onDisk.start();
+      const live = onDisk.state.current();
+      expect(live.index.size).toBe(N);
+      expect(live.meta.onDisk).toBe(true);
+      const as = (serverId: string) => signIdentity({ sub: 'u-1', username: 'tester', role: 'admin', via: 'bearer', serverId }, stack.internalSecret);
+      const ask = async (target: Parameters<typeof request>[0], method: 'get' | 'post', path: string, serverId: string, body?: object) => {
+        const req = request(target)[method](path).set(as(serverId));
+        const res = await (body ? req.send(body) : req);
+        return { status: res.status, text: res.text };
+      };
+      const calls: Array<['get' | 'post', string, string, object?]> = [
+        ['post', '/api/clap/search', alphaId, { query: 'calm ambient music', limit: 10 }],
+        ['post', '/api/clap/search', betaId, { query: 'party dance', limit: 500 }],
+        ['post', '/api/clap/search', alphaId, { query: 'storm loud', limit: 20 }],
+        ['post', '/api/clap/search', alphaId, { query: 'slow quiet instrumental', limit: 30 }],
+        ['post', '/api/clap/search', betaId, { query: 'fast rock', limit: 30 }],
+        ['get', '/api/mood_centroids', alphaId],
+        ['get', '/api/similar_tracks?mood=happy&n=8', alphaId],
+        ['get', '/api/similar_tracks?item_id=a-13&n=10', alphaId],
+        ['get', '/api/similar_tracks?item_id=b-22&n=30&eliminate_duplicates=true', betaId],
+        ['post', '/api/sem_grove/search', alphaId, { item_id: 'a-13', limit: 5 }],
+        ['get', '/api/map?n=50', betaId],
+      ];
+      for (const [method, path, serverId, body] of calls) {
+        const want = await ask(stack.peers().index, method, path, serverId, body);
+        expect(want.status).toBe(200);
+        expect(await ask(onDisk.http, method, path, serverId, body)).toEqual(want);
+      }
+    } finally {
+      await onDisk.stop();
+    }
   });
 
   it('When no song has tags (model missing), then the tag-based endpoints answer 503 tags_unavailable with the reason', async () => {

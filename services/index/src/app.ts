@@ -20,7 +20,7 @@ import type { CataloguePort, MediaClientFactory, NamedSeedSource, PlaylistPort, 
 import { liveGenerationRoutes } from './http/live.routes';
 import { ReplicaReporter } from './domain/replica-reporter';
 import { ReplicaRepository } from './store/replica.repository';
-import { RebuildService, type RebuildOptions } from './domain/rebuild.service';
+import { RebuildService, tableStorageOf, type RebuildOptions } from './domain/rebuild.service';
 import { SearchService } from './domain/search.service';
 import { STATIC_QUERY_DEFAULTS, SimilarityService } from './domain/similarity.service';
 import { SyncService } from './domain/sync.service';
@@ -139,7 +139,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
       return cataloguePeer.call(api.internal.lyricsSimilar, { body: { itemId, serverId, limit } });
     },
   };
-  const semantic = new SemanticService(state, new SemanticRepository(rt.ds), lyrics, rt.logger.child({ component: 'SemanticService' }));
+  const semantic = new SemanticService(state, new SemanticRepository(rt.ds), lyrics, rt.logger.child({ component: 'SemanticService' }), tableStorageOf(config.vectors));
   // Moods as seeds of find_path, alchemy and similar_tracks: a centroid of the generation's mood (503 without tags).
   // An alchemy mood item may name a centroid as the reference does: "<mood>:<centroid index>".
   seeds.mood = (gen, mood, centroidIndex) => {

@@ -5,6 +5,12 @@ import type { VectorMode } from './domain/ivf/ivf-index';
 /** Default `INDEX_VECTOR_RESIDENT_MIB`: float copies up to 128 MiB (~167k songs at 200-d) stay in memory too. */
 export const DEFAULT_RESIDENT_MIB = 128;
 
+/**
+ * Default `INDEX_TABLE_RESIDENT_MIB`: per-generation tables (display metadata, text-search columns) up to 32 MiB each
+ * stay in memory (100k songs: ~11 and ~13 MiB); larger ones (1M: ~100 and ~126 MiB) live in a file in `INDEX_VECTOR_DIR`.
+ */
+export const DEFAULT_TABLE_RESIDENT_MIB = 32;
+
 /** How index generations hold their vectors in memory (issue 19 "Bounded memory"). */
 export interface VectorStoreSettings {
   /** `INDEX_VECTOR_MODE`: float | int8 (default) | pq. */
@@ -17,6 +23,12 @@ export interface VectorStoreSettings {
    * not, so the 1M memory bound is unchanged; 0 or absent = always disk only).
    */
   residentMiB?: number;
+  /**
+   * `INDEX_TABLE_RESIDENT_MIB`: the display metadata and the text-search columns of a generation are each kept in
+   * memory while at most this many MiB, else written to an unlinked file in `dir` and read per query (a result row's
+   * record, a text query's columns); default 32, 0 = always on disk.
+   */
+  tableResidentMiB?: number;
   /** `INDEX_PQ_M`: PQ sub-spaces, must divide 200 (default 25). */
   pqM: number;
   /** `INDEX_BUILD_WORKERS`: worker threads of a build (default 2; 0 = build on the main thread). */
@@ -31,7 +43,7 @@ export type IndexConfig = ServiceConfig & {
 
 /**
  * Index service configuration: connection settings plus the vector store settings
- * (`INDEX_VECTOR_MODE`, `INDEX_VECTOR_DIR`, `INDEX_VECTOR_RESIDENT_MIB`, `INDEX_PQ_M`) and the replica heartbeat
+ * (`INDEX_VECTOR_MODE`, `INDEX_VECTOR_DIR`, `INDEX_VECTOR_RESIDENT_MIB`, `INDEX_TABLE_RESIDENT_MIB`, `INDEX_PQ_M`) and the replica heartbeat
  * (`INDEX_REPLICA_HEARTBEAT_MS`); other tunables live in its settings table.
  * @throws IvfInputError (at start) on an unknown mode or an m that does not divide 200
  */
@@ -50,5 +62,7 @@ export function vectorSettingsFrom(env: Record<string, string | undefined>): Vec
   if (!Number.isInteger(buildWorkers) || buildWorkers < 0 || buildWorkers > 64) throw new Error(`INDEX_BUILD_WORKERS must be an integer in [0, 64], got ${env.INDEX_BUILD_WORKERS}`);
   const residentMiB = env.INDEX_VECTOR_RESIDENT_MIB ? Number(env.INDEX_VECTOR_RESIDENT_MIB) : DEFAULT_RESIDENT_MIB;
   if (!Number.isFinite(residentMiB) || residentMiB < 0 || residentMiB > 65536) throw new Error(`INDEX_VECTOR_RESIDENT_MIB must be a number of MiB in [0, 65536], got ${env.INDEX_VECTOR_RESIDENT_MIB}`);
-  return { mode, pqM, buildWorkers, residentMiB, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}) };
+  const tableResidentMiB = env.INDEX_TABLE_RESIDENT_MIB ? Number(env.INDEX_TABLE_RESIDENT_MIB) : DEFAULT_TABLE_RESIDENT_MIB;
+  if (!Number.isFinite(tableResidentMiB) || tableResidentMiB < 0 || tableResidentMiB > 65536) throw new Error(`INDEX_TABLE_RESIDENT_MIB must be a number of MiB in [0, 65536], got ${env.INDEX_TABLE_RESIDENT_MIB}`);
+  return { mode, pqM, buildWorkers, residentMiB, tableResidentMiB, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}) };
 }

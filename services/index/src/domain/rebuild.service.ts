@@ -277,7 +277,7 @@ export class RebuildService {
     const tMaps = performance.now();
     const [maps, meta] = await Promise.all([
       this.maps.load(restored.index).finally(() => (phasesMs.maps = Math.round(performance.now() - tMaps))),
-      loadTrackMeta(restored.index, this.tracks).finally(() => (phasesMs.meta = Math.round(performance.now() - tMaps))),
+      loadTrackMeta(restored.index, this.tracks, tableStorageOf(this.vectors)).finally(() => (phasesMs.meta = Math.round(performance.now() - tMaps))),
     ]);
     const gen: Generation = { ...restored, maps, meta };
     // Per-generation tables (text search) are built before the generation is served and the replica turns ready.
@@ -297,6 +297,7 @@ export class RebuildService {
       mapSeq: maps.seq,
       metaRows: meta.count,
       metaMiB: Math.round(meta.bytes / 1048576),
+      metaOnDisk: meta.onDisk,
       vectorMode: this.vectors.mode,
       storedCodes: codesLoaded,
     });
@@ -590,7 +591,7 @@ export class RebuildService {
     // 5. activation
     await this.publishTask(job, 'RUNNING', 95, 'activating the new generation');
     if (signal.aborted) throw new Error('index build aborted');
-    const [maps, meta] = await Promise.all([this.maps.load(served), loadTrackMeta(served, this.tracks)]);
+    const [maps, meta] = await Promise.all([this.maps.load(served), loadTrackMeta(served, this.tracks, tableStorageOf(this.vectors))]);
     if (signal.aborted) throw new Error('index build aborted');
     const gen: Generation = { generation, index: served, artists, links: artistLinks, pca, coords, mapMethod, builtAt: new Date(), embedderVersion: version ?? null, maps, meta };
     // Per-generation tables (text search) are built while the old generation still answers.
@@ -680,6 +681,14 @@ export class RebuildService {
 /** Bytes of a generation's float copy kept in memory at most (`INDEX_VECTOR_RESIDENT_MIB`; absent = 0, disk only). */
 function residentBytesOf(v: VectorStoreSettings): number {
   return Math.floor((v.residentMiB ?? 0) * 1024 * 1024);
+}
+
+/**
+ * Where a generation's display metadata and text-search columns live (`INDEX_TABLE_RESIDENT_MIB`, `INDEX_VECTOR_DIR`);
+ * settings without a table budget (tests, benches) keep them in memory.
+ */
+export function tableStorageOf(v: VectorStoreSettings): { dir?: string; residentMaxBytes?: number } {
+  return { ...(v.dir ? { dir: v.dir } : {}), ...(v.tableResidentMiB !== undefined ? { residentMaxBytes: Math.floor(v.tableResidentMiB * 1024 * 1024) } : {}) };
 }
 
 /** The stored form of a trained quantiser (`index.quantisers` row). */

@@ -1,4 +1,7 @@
 import fc from 'fast-check';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TrackMetaStore, loadTrackMeta, type TrackMetaFields } from './track-meta-store';
 import type { TrackMeta } from '../../store/track.repository';
 
@@ -45,8 +48,10 @@ describe('TrackMetaStore', () => {
     s.set(7, meta('odd', { moodVector: 'rock:0.51,pop:0.22', otherFeatures: '' }));
     expect(s.get(3, 'c')).toMatchObject({ moodVector: mood, otherFeatures: other });
     expect(s.get(7, 'c')).toMatchObject({ moodVector: 'rock:0.51,pop:0.22', otherFeatures: '' });
-    // 21 B of per-row arrays; records of 4 B tuple reference + ~7 B title + 31 B of compact moods: one 16 MiB chunk (as text, ~160 B a row need two).
-    expect(s.bytes).toBeLessThanOrEqual(rows * 21 + (1 << 24));
+    // Records of ~7 B title + 16 B artist and album + 31 B of compact moods + 8 B tempo + lengths and flags (as text, ~160 B more).
+    expect(s.logBytes).toBeLessThanOrEqual(rows * 76);
+    // In memory: 4 B a row of positions plus the records' 1 MiB chunks.
+    expect(s.bytes).toBe(rows * 4 + Math.ceil(s.logBytes / (1 << 20)) * (1 << 20));
   });
 
   it('When an empty title or artist is stored, then it reads back as an empty string, not as a missing row', () => {
@@ -55,22 +60,47 @@ describe('TrackMetaStore', () => {
     expect(s.get(0, 'a')).toMatchObject({ title: '', artist: '' });
   });
 
-  it('When loaded from pages, then ids outside the generation are skipped, equal artists share bytes, and 20 000 rows cost well under 200 bytes each', async () => {
+  it('When loaded from pages, then ids outside the generation are skipped and 20 000 rows cost 4 bytes each in memory once on disk, reading back what the in-memory store holds', async () => {
     const ids = Array.from({ length: 20_000 }, (_, i) => `id-${String(i).padStart(6, '0')}`);
     const rowOf = new Map(ids.map((id, i) => [id, i]));
     const index = { size: ids.length, rowOf: (id: string) => rowOf.get(id) ?? -1 };
+    // Some titles longer than the 256-byte read window (a second read).
     const page = (from: number, to: number): TrackMeta[] =>
-      ids.slice(from, to).map((itemId, i) => ({ itemId, ...meta(`Song ${from + i}`, { artist: `Artist ${(from + i) % 50}`, album: `Album ${(from + i) % 500}` }) }));
-    const store = await loadTrackMeta(index, {
+      ids.slice(from, to).map((itemId, i) => ({ itemId, ...meta(`Song ${from + i}${(from + i) % 97 === 0 ? ' ✓'.repeat(200) : ''}`, { artist: `Artist ${(from + i) % 50}`, album: `Album ${(from + i) % 500}` }) }));
+    const source = {
       async *streamMetadata() {
         yield page(0, 10_000);
         yield [...page(10_000, 20_000), { itemId: 'not-in-generation', ...meta('ghost') }];
       },
-    });
+    };
+    const store = await loadTrackMeta(index, source);
     expect(store.count).toBe(20_000);
+    expect(store.onDisk).toBe(false);
     expect(store.get(12_345, ids[12_345]!)).toMatchObject({ title: 'Song 12345', artist: 'Artist 45', album: 'Album 345' });
-    // Per-row arrays (21 B) plus one 16 MiB arena chunk; the records take ~35 B a row, the 500 album tuples are stored once.
-    expect(store.bytes).toBe(20_000 * 21 + (1 << 24));
+    const dir = mkdtempSync(join(tmpdir(), 'meta-store-'));
+    try {
+      // Spilled part-way through the load (budget 300 kB), and from the first row (budget 0).
+      for (const residentMaxBytes of [300_000, 0]) {
+        const disk = await loadTrackMeta(index, source, { dir, residentMaxBytes });
+        expect(disk.onDisk).toBe(true);
+        expect(disk.count).toBe(20_000);
+        for (let row = 0; row < ids.length; row++) expect(disk.get(row, ids[row]!)).toEqual(store.get(row, ids[row]!));
+        expect(disk.reads).toBeGreaterThan(10_000); // a read a row from the file; the unflushed tail (< 1 MiB) is read from the write buffer
+        // 4 B of position a row plus the 1 MiB write buffer; the records (~1.4 MB) are in the (unlinked) file.
+        expect(disk.bytes).toBe(20_000 * 4 + (1 << 20));
+        expect(disk.logBytes).toBe(store.logBytes);
+        // Later changes append to the file.
+        disk.set(7, meta('Changed', { tempo: null, energy: -3.25 }));
+        disk.remove(8);
+        expect(disk.get(7, 'x')).toMatchObject({ title: 'Changed', tempo: null, energy: -3.25 });
+        expect(disk.get(8, 'x')).toBeUndefined();
+        disk.close();
+        expect(() => disk.get(7, 'x')).toThrow(/closed/);
+      }
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -80,10 +110,10 @@ describe('TrackMetaStore against a plain Map model (fast-check)', () => {
   const fields = fc.record({ title: fc.string({ maxLength: 10 }), artist: fc.string({ maxLength: 6 }), album: text, albumArtist: text, moodVector: text, otherFeatures: text, tempo: num, energy: num });
   const op = fc.oneof(fc.record({ row: fc.integer({ min: -1, max: 9 }), set: fields }), fc.record({ row: fc.integer({ min: -1, max: 9 }), set: fc.constant(undefined) }));
 
-  it('every sequence of set/remove reads back exactly what the model holds', () => {
+  it('every sequence of set/remove reads back exactly what the model holds, in memory and on disk', () => {
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
-        const store = new TrackMetaStore(9);
+      fc.property(fc.array(op, { maxLength: 40 }), fc.constantFrom(undefined, 0, 200), (ops, residentMaxBytes) => {
+        const store = new TrackMetaStore(9, residentMaxBytes === undefined ? {} : { residentMaxBytes });
         const model = new Map<number, TrackMetaFields>();
         for (const o of ops) {
           if (o.set) store.set(o.row, o.set);
@@ -98,6 +128,7 @@ describe('TrackMetaStore against a plain Map model (fast-check)', () => {
           expect(store.has(row)).toBe(want !== undefined);
           expect(store.get(row, `id-${row}`)).toEqual(want ? { itemId: `id-${row}`, ...want, tempo: want.tempo ?? null, energy: want.energy ?? null } : undefined);
         }
+        store.close();
       }),
       { numRuns: 300 },
     );

@@ -4,6 +4,9 @@
  * features clamped to [0, 1], NaN for untagged rows), so text-search scores are unchanged.
  */
 import { OTHER_FEATURE_LABELS } from '@polyphony/contracts';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { mulberry32 as rng } from '@polyphony/vectors';
 import type { Generation } from '../generation';
 import { SemanticTable, type SemanticRowSource } from './semantic-table';
@@ -55,7 +58,14 @@ describe('SemanticTable storage', () => {
     });
     expect(table.moodsCoverage()).toEqual(coverage);
     // 100 tag bytes + 6 float32 other features + tempo, energy (float32) + 1 flag byte per row.
-    expect(table.byteLength()).toBe(n * (OTHER_OFFSET + 4 * (FEATURE_COLUMNS - OTHER_OFFSET) + 4 + 4 + 1));
+    expect(table.columnBytes()).toBe(n * (OTHER_OFFSET + 4 * (FEATURE_COLUMNS - OTHER_OFFSET) + 4 + 4 + 1));
+    // Column by column (what a text query reads) the same values, normalised as `norm` does.
+    for (let c = 0; c < FEATURE_COLUMNS; c++) {
+      const score = table.normColumn(c);
+      for (let r = 0; r < n; r++) expect(Object.is(score(r), table.norm(r, c))).toBe(true);
+    }
+    expect([...table.tempoColumn()]).toEqual(rows.map((r) => r.tempo));
+    expect([...table.energyColumn()]).toEqual(rows.map((r) => r.energy));
   });
 
   it('When rows arrive in pages, then the table equals the one built from all rows at once', async () => {
@@ -81,5 +91,58 @@ describe('SemanticTable storage', () => {
     expect([...paged.high]).toEqual([...whole.high]);
     expect([...paged.moods.keys()]).toEqual([...whole.moods.keys()]);
     for (const [mood, m] of whole.moods) expect([...paged.moods.get(mood)!.vector]).toEqual([...m.vector]);
+  });
+
+  it('When the columns outgrow the memory budget, then they live in a file and every value, score, percentile, mood and coverage equals the in-memory table', async () => {
+    const rand = rng(11);
+    const n = 5_000;
+    const rows: SemanticRowSource[] = Array.from({ length: n }, (_, i) => ({
+      itemId: `id${i}`,
+      tags: i % 9 === 0 ? null : Buffer.from(Array.from({ length: OTHER_OFFSET }, () => Math.floor(rand() * 256))),
+      other: Array.from({ length: OTHER_FEATURE_LABELS.length }, () => rand()),
+      tempo: i % 13 === 0 ? null : 60 + rand() * 120,
+      energy: i % 17 === 0 ? null : -30 + rand() * 25,
+    }));
+    const vectors = Array.from({ length: n }, () => Float32Array.from({ length: 8 }, () => rand() - 0.5));
+    const gen = { generation: 3, index: { size: n, rowOf: (id: string) => Number(id.slice(2)), getVector: (r: number) => vectors[r]! } } as unknown as Generation;
+    const memory = SemanticTable.build(gen, rows);
+    const dir = mkdtempSync(join(tmpdir(), 'semantic-table-'));
+    try {
+      async function* pages(): AsyncGenerator<SemanticRowSource[]> {
+        for (let i = 0; i < n; i += 1000) yield rows.slice(i, i + 1000);
+      }
+      // Spilled part-way (the first 200 kB of columns were in memory) and from the start.
+      for (const residentMaxBytes of [200_000, 0]) {
+        const disk = await SemanticTable.buildFromPages(gen, pages(), { dir, residentMaxBytes });
+        expect(disk.onDisk).toBe(true);
+        expect(memory.onDisk).toBe(false);
+        // In memory: the tagged flags and the 1 MiB write buffer; the 132 B a row of columns are in the file.
+        expect(disk.byteLength()).toBe(n + (1 << 20));
+        expect(disk.columnBytes()).toBe(memory.columnBytes());
+        expect(disk.taggedCount).toBe(memory.taggedCount);
+        expect([...disk.low]).toEqual([...memory.low]);
+        expect([...disk.high]).toEqual([...memory.high]);
+        expect(disk.energyRange).toEqual(memory.energyRange);
+        expect(disk.moodsCoverage()).toEqual(memory.moodsCoverage());
+        expect([...disk.moods.keys()]).toEqual([...memory.moods.keys()]);
+        for (const [mood, m] of memory.moods) {
+          const d = disk.moods.get(mood)!;
+          expect(d.clusters.map((c) => [c.songs, c.topTags, [...c.vector]])).toEqual(m.clusters.map((c) => [c.songs, c.topTags, [...c.vector]]));
+        }
+        for (let c = 0; c < FEATURE_COLUMNS; c++) {
+          const a = disk.normColumn(c);
+          const b = memory.normColumn(c);
+          for (let r = 0; r < n; r++) if (!Object.is(a(r), b(r))) throw new Error(`column ${c} row ${r}: ${a(r)} != ${b(r)}`);
+        }
+        for (const r of [0, 1, 9, 4_999]) for (const c of [0, 57, OTHER_OFFSET + 2]) expect(Object.is(disk.raw(r, c), memory.raw(r, c))).toBe(true);
+        expect([...disk.tempoColumn()]).toEqual([...memory.tempoColumn()]);
+        expect([...disk.energyColumn()]).toEqual([...memory.energyColumn()]);
+        disk.close();
+        expect(() => disk.normColumn(0)).toThrow(/closed/);
+      }
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

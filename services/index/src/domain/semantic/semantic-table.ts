@@ -7,6 +7,7 @@
 import { MOOD_NAMES, MSD_TAGS, OTHER_FEATURE_LABELS, type MoodName } from '@polyphony/contracts';
 import { dot, lloydKMeansSync, normaliseInto } from '@polyphony/vectors';
 import type { Generation } from '../generation';
+import { ByteLog } from '../storage/byte-log';
 import { FEATURE_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
 
 /**
@@ -105,34 +106,53 @@ class ColumnFill {
   }
 }
 
+/** Where the per-row columns of a table live: a file in `dir` once they are longer than `residentMaxBytes`. */
+export interface SemanticStorage {
+  /** Directory of the file (`INDEX_VECTOR_DIR`; default `$TMPDIR/polyphony-index`). */
+  dir?: string;
+  /** Longest column log kept in memory, bytes (`INDEX_TABLE_RESIDENT_MIB`); default: no limit (always in memory). */
+  residentMaxBytes?: number;
+}
+
+/** Scores of one column for a query: the normalised value in [0, 1] of a row (0 when untagged). */
+export type ColumnScore = (row: number) => number;
+
 export class SemanticTable {
   /**
-   * The 100 MSD + MTT tag probabilities per row as the bytes the catalogue stores (value b/255): 100 bytes per
-   * song instead of 400 as float32 (1M songs: 95 MiB instead of 381). Read through `value`.
+   * The per-row columns, column after column (issue 19 "Bounded memory"): the 100 MSD + MTT tag columns as the
+   * bytes the catalogue stores (value b/255, `size` bytes each), the OTHER_COLUMNS other features (float32 in
+   * [0, 1], `4 size` bytes each), then tempo and energy (float32, NaN = unknown). 132 bytes a song (126 MiB at 1M);
+   * in memory up to the storage budget, else in an unlinked local file of which a text query reads only the
+   * columns its terms need (a concept of 1-8 columns reads 1-8 MiB at 1M songs from the page cache).
    */
-  private readonly tagBytes: Uint8Array;
-  /** The other features per row (OTHER_COLUMNS float32 values in [0, 1]). */
-  private readonly others: Float32Array;
-  /** 1 when the row carries tags (its columns are defined), else 0: untagged columns read NaN. */
+  private readonly columns: ByteLog;
+  /** 1 when the row carries tags (its columns are defined), else 0: untagged columns read NaN. Kept in memory (1 byte a row). */
   readonly tagged: Uint8Array;
   readonly taggedCount: number;
-  readonly tempo: Float32Array;
-  readonly energy: Float32Array;
   /** Per column: low = 5th percentile over tagged songs, high = max(99th percentile, low + MIN_SPREAD); normalised value clamp((p - low) / (high - low)). */
   readonly low: Float32Array;
   readonly high: Float32Array;
   /** 5th / 95th percentiles of energy (dB) and tempo (BPM) over analysed songs. */
   readonly energyRange: [number, number];
   readonly moods: Map<MoodName, MoodCentroid>;
+  /** Mean raw score of each other feature over tagged songs (computed with the table). */
+  private readonly coverage: Array<{ label: string; score: number }>;
 
-  private constructor(readonly generation: number, size: number, fill: ColumnFill, vectorOf: (row: number) => Float32Array) {
-    this.tagBytes = fill.tagBytes;
-    this.others = fill.others;
+  private constructor(
+    readonly generation: number,
+    readonly size: number,
+    fill: ColumnFill,
+    vectorOf: (row: number) => Float32Array,
+    storage: SemanticStorage,
+  ) {
     this.tagged = fill.tagged;
-    this.tempo = fill.tempo;
-    this.energy = fill.energy;
     const tagged = fill.taggedCount;
     this.taggedCount = tagged;
+    // Column c of a row while building: a tag probability (stored byte / 255), an other feature, or NaN when the row is untagged.
+    const value = (row: number, c: number): number => {
+      if (fill.tagged[row] !== 1) return Number.NaN;
+      return c < OTHER_OFFSET ? BYTE_PROBABILITY[fill.tagBytes[row * OTHER_OFFSET + c]!]! : fill.others[row * OTHER_COLUMNS + c - OTHER_OFFSET]!;
+    };
     this.low = new Float32Array(FEATURE_COLUMNS);
     this.high = new Float32Array(FEATURE_COLUMNS).fill(1);
     const taggedRows: number[] = [];
@@ -140,7 +160,7 @@ export class SemanticTable {
     const stride = Math.max(1, Math.ceil(taggedRows.length / NORM_SAMPLE));
     const sample = taggedRows.filter((_, i) => i % stride === 0);
     for (let c = 0; c < FEATURE_COLUMNS; c++) {
-      const values = Float32Array.from(sample, (r) => this.value(r, c)).sort();
+      const values = Float32Array.from(sample, (r) => value(r, c)).sort();
       if (values.length === 0) continue;
       const lo = percentile(values, 0.05);
       const hi = percentile(values, 0.99);
@@ -149,14 +169,25 @@ export class SemanticTable {
       this.low[c] = lo;
       this.high[c] = Math.max(hi, lo + MIN_SPREAD);
     }
-    const energies = Float32Array.from(this.energy.filter(Number.isFinite)).sort();
+    const energies = Float32Array.from(fill.energy.filter(Number.isFinite)).sort();
     this.energyRange = energies.length ? [percentile(energies, 0.05), percentile(energies, 0.95)] : [0, 1];
+    const topTags = (rows: readonly number[]): string[] => {
+      const means = MSD_TAGS.map((label, i) => {
+        let sum = 0;
+        for (const r of rows) sum += value(r, MSD_OFFSET + i);
+        return { label, mean: sum / Math.max(1, rows.length) };
+      });
+      return means
+        .sort((a, b) => b.mean - a.mean || (a.label < b.label ? -1 : 1))
+        .slice(0, 3)
+        .map((m) => m.label);
+    };
     this.moods = new Map();
     const k = moodCentroidSize(tagged);
     if (k > 0) {
       for (const mood of MOOD_NAMES) {
         const col = MOOD_COLUMN[mood];
-        const ranked = taggedRows.map((r) => [r, this.value(r, col)] as const).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k);
+        const ranked = taggedRows.map((r) => [r, value(r, col)] as const).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k);
         const sum = new Float64Array(vectorOf(ranked[0]![0]).length);
         for (const [r] of ranked) {
           const v = vectorOf(r);
@@ -168,44 +199,96 @@ export class SemanticTable {
         if (norm === 0) continue;
         const vector = Float32Array.from(sum, (x) => x / norm);
         const rows = ranked.map(([r]) => r);
-        const clusters: MoodCluster[] = [{ index: 0, vector, songs: rows.length, topTags: this.topTags(rows) }];
-        for (const members of moodClusters(rows, vectorOf)) clusters.push({ index: clusters.length, vector: unitMean(members, vectorOf), songs: members.length, topTags: this.topTags(members) });
+        const clusters: MoodCluster[] = [{ index: 0, vector, songs: rows.length, topTags: topTags(rows) }];
+        for (const members of moodClusters(rows, vectorOf)) clusters.push({ index: clusters.length, vector: unitMean(members, vectorOf), songs: members.length, topTags: topTags(members) });
         this.moods.set(mood, { mood, vector, songs: ranked.length, minScore: ranked[ranked.length - 1]![1], clusters });
       }
     }
+    this.coverage = OTHER_FEATURE_LABELS.map((label, i) => {
+      let sum = 0;
+      for (let r = 0; r < size; r++) if (this.tagged[r]) sum += value(r, OTHER_OFFSET + i);
+      return { label, score: this.taggedCount ? Math.round((sum / this.taggedCount) * 1000) / 1000 : 0 };
+    });
+    // The columns, one after the other (the fill's arrays are dropped with the fill).
+    this.columns = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'semantic');
+    const column = Buffer.allocUnsafeSlow(size * 4);
+    for (let c = 0; c < OTHER_OFFSET; c++) {
+      for (let r = 0; r < size; r++) column[r] = fill.tagBytes[r * OTHER_OFFSET + c]!;
+      this.columns.append(column.subarray(0, size));
+    }
+    const f32 = new Float32Array(column.buffer, column.byteOffset, size);
+    for (let c = 0; c < OTHER_COLUMNS; c++) {
+      for (let r = 0; r < size; r++) f32[r] = fill.others[r * OTHER_COLUMNS + c]!;
+      this.columns.append(column.subarray(0, size * 4));
+    }
+    this.columns.append(new Uint8Array(fill.tempo.buffer, fill.tempo.byteOffset, size * 4));
+    this.columns.append(new Uint8Array(fill.energy.buffer, fill.energy.byteOffset, size * 4));
   }
 
-  /** Builds the table of a generation from its tracks' rows. */
-  static build(gen: Generation, rows: Iterable<SemanticRowSource>): SemanticTable {
+  /**
+   * Builds the table of a generation from its tracks' rows.
+   * @param storage where the per-row columns live (default: in memory)
+   */
+  static build(gen: Generation, rows: Iterable<SemanticRowSource>, storage: SemanticStorage = {}): SemanticTable {
     const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
     fill.add(rows);
-    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r));
+    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage);
   }
 
   /**
    * Builds the table from pages of rows as they are read (`SemanticRepository.semanticPages`): only one page of
    * row objects is alive at a time (at 1M songs, materialising every row first held ~1 GiB more at the peak).
+   * The columns are filled in memory (~126 MiB at 1M, released once they are written to `storage`).
    */
-  static async buildFromPages(gen: Generation, pages: AsyncIterable<readonly SemanticRowSource[]>): Promise<SemanticTable> {
+  static async buildFromPages(gen: Generation, pages: AsyncIterable<readonly SemanticRowSource[]>, storage: SemanticStorage = {}): Promise<SemanticTable> {
     const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
     for await (const page of pages) fill.add(page);
-    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r));
+    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage);
   }
 
-  /** The three MSD tags with the highest mean probability over the rows. */
-  private topTags(rows: readonly number[]): string[] {
-    const means = MSD_TAGS.map((label, i) => {
-      let sum = 0;
-      for (const r of rows) sum += this.value(r, MSD_OFFSET + i);
-      return { label, mean: sum / Math.max(1, rows.length) };
-    });
-    return means
-      .sort((a, b) => b.mean - a.mean || (a.label < b.label ? -1 : 1))
-      .slice(0, 3)
-      .map((m) => m.label);
+  /** Bytes of column c in the log, and where it starts. */
+  private columnSpan(c: number): { at: number; bytes: number } {
+    const n = this.size;
+    if (c < OTHER_OFFSET) return { at: c * n, bytes: n };
+    return { at: OTHER_OFFSET * n + (c - OTHER_OFFSET) * 4 * n, bytes: 4 * n };
   }
 
-  /** Normalised value in [0, 1] of column c for a row (0 when untagged). */
+  /** Reads `bytes` bytes from `at` of the column log into a fresh buffer (one read call per column from the file). */
+  private readColumn(at: number, bytes: number): ArrayBuffer {
+    const out = new ArrayBuffer(bytes);
+    this.columns.read(at, bytes, new Uint8Array(out));
+    return out;
+  }
+
+  /**
+   * The normalised score of column c for every row, as a function of the row, reading the column once (from memory
+   * or the table's file): clamp((p - low[c]) / (high[c] - low[c])) with p the stored probability, 0 for an untagged
+   * row. Holds the column (`size` or `4 size` bytes) until dropped: call it once per query and column.
+   */
+  normColumn(c: number): ColumnScore {
+    const { at, bytes } = this.columnSpan(c);
+    const lo = this.low[c]!;
+    const hi = this.high[c]!;
+    const tagged = this.tagged;
+    if (c < OTHER_OFFSET) {
+      const b = new Uint8Array(this.readColumn(at, bytes));
+      return (row) => (tagged[row] !== 1 ? 0 : Math.max(0, Math.min(1, (BYTE_PROBABILITY[b[row]!]! - lo) / (hi - lo))));
+    }
+    const f = new Float32Array(this.readColumn(at, bytes));
+    return (row) => (tagged[row] !== 1 ? 0 : Math.max(0, Math.min(1, (f[row]! - lo) / (hi - lo))));
+  }
+
+  /** Tempo (BPM) of every row, NaN when unknown, read once from memory or the table's file. */
+  tempoColumn(): Float32Array {
+    return new Float32Array(this.readColumn((OTHER_OFFSET + 4 * OTHER_COLUMNS) * this.size, 4 * this.size));
+  }
+
+  /** Energy (dB) of every row, NaN when unknown, read once from memory or the table's file. */
+  energyColumn(): Float32Array {
+    return new Float32Array(this.readColumn((OTHER_OFFSET + 4 * OTHER_COLUMNS + 4) * this.size, 4 * this.size));
+  }
+
+  /** Normalised value in [0, 1] of column c for a row (0 when untagged). One read per call: tests and single rows only. */
   norm(row: number, c: number): number {
     const p = this.value(row, c);
     if (Number.isNaN(p)) return 0;
@@ -214,7 +297,7 @@ export class SemanticTable {
     return Math.max(0, Math.min(1, (p - lo) / (hi - lo)));
   }
 
-  /** Raw probability of column c (NaN when untagged). */
+  /** Raw probability of column c (NaN when untagged). One read per call. */
   raw(row: number, c: number): number {
     return this.value(row, c);
   }
@@ -222,21 +305,36 @@ export class SemanticTable {
   /** Column c of a row: a tag probability (stored byte / 255), an other feature, or NaN when the row is untagged. */
   private value(row: number, c: number): number {
     if (this.tagged[row] !== 1) return Number.NaN;
-    return c < OTHER_OFFSET ? BYTE_PROBABILITY[this.tagBytes[row * OTHER_OFFSET + c]!]! : this.others[row * OTHER_COLUMNS + c - OTHER_OFFSET]!;
+    const { at, bytes } = this.columnSpan(c);
+    const width = bytes / this.size;
+    const b = new Uint8Array(width);
+    this.columns.read(at + row * width, width, b);
+    return c < OTHER_OFFSET ? BYTE_PROBABILITY[b[0]!]! : new Float32Array(b.buffer)[0]!;
   }
 
-  /** Bytes held by the per-row columns (tags, other features, tempo, energy, tagged flags). */
+  /** Bytes held in memory: the tagged flags plus the column log's memory (all columns while resident, a write buffer once on disk). */
   byteLength(): number {
-    return this.tagBytes.byteLength + this.others.byteLength + this.tempo.byteLength + this.energy.byteLength + this.tagged.byteLength;
+    return this.tagged.byteLength + this.columns.residentBytes;
+  }
+
+  /** Bytes of the per-row columns (tags, other features, tempo, energy), in memory or on disk, plus the tagged flags. */
+  columnBytes(): number {
+    return this.columns.bytes + this.tagged.byteLength;
+  }
+
+  /** True when the columns live in a file. */
+  get onDisk(): boolean {
+    return this.columns.spilled;
+  }
+
+  /** Releases the columns' memory and file now (later column reads throw). Otherwise the file closes when the table is garbage-collected. */
+  close(): void {
+    this.columns.close();
   }
 
   /** Mean raw score of each other feature over tagged songs (the dashboard's moods_coverage). */
   moodsCoverage(): Array<{ label: string; score: number }> {
-    return OTHER_FEATURE_LABELS.map((label, i) => {
-      let sum = 0;
-      for (let r = 0; r < this.tagged.length; r++) if (this.tagged[r]) sum += this.value(r, OTHER_OFFSET + i);
-      return { label, score: this.taggedCount ? Math.round((sum / this.taggedCount) * 1000) / 1000 : 0 };
-    });
+    return this.coverage.map((c) => ({ ...c }));
   }
 
   /** MSD probability of column i (tests). */

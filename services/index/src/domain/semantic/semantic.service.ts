@@ -17,7 +17,7 @@ import type { Generation, IndexState } from '../generation';
 import { dot } from '@polyphony/vectors';
 import { projectPoint } from '../projection';
 import type { RankedRow, RequestScope } from '../scope';
-import { SemanticTable } from './semantic-table';
+import { SemanticTable, type SemanticStorage } from './semantic-table';
 import { FEATURE_COLUMNS, parseQuery, type Concept, type Descriptor } from './vocabulary';
 
 /** 503 when no song of the live generation has MusiCNN tags (model missing or songs not re-analysed). */
@@ -53,6 +53,7 @@ export class SemanticService {
     private readonly repo: SemanticRepository,
     private readonly lyrics: LyricsPort,
     private readonly logger: Logger,
+    private readonly storage: SemanticStorage = {},
   ) {
     // Built for every generation before it is served (part of the load, so a replica that turns ready does not
     // spend its first seconds building it: ~10 s of CPU at 1M songs); drop older tables after the swap.
@@ -73,7 +74,7 @@ export class SemanticService {
   table(gen: Generation): Promise<SemanticTable> {
     let t = this.tables.get(gen.generation);
     if (!t) {
-      t = SemanticTable.buildFromPages(gen, this.repo.semanticPages());
+      t = SemanticTable.buildFromPages(gen, this.repo.semanticPages(), this.storage);
       t.catch(() => this.tables.delete(gen.generation));
       this.tables.set(gen.generation, t);
     }
@@ -150,11 +151,14 @@ export class SemanticService {
     return { query, count: results.length, results, understood, ignored };
   }
 
+  /** One concept's channel; reads the concept's columns (and a descriptor's column) once for the query. */
   private conceptChannel(table: SemanticTable, c: Concept): (row: number) => number {
     const desc = c.descriptor ? this.descriptorChannel(table, c.descriptor) : undefined;
+    const scores = c.columns.map((col) => table.normColumn(col));
+    const tagged = table.tagged;
     return (row) => {
       let best = 0;
-      if (table.tagged[row]) for (const col of c.columns) best = Math.max(best, table.norm(row, col));
+      if (tagged[row]) for (const score of scores) best = Math.max(best, score(row));
       if (desc) best = Math.max(best, desc(row));
       return best;
     };
@@ -165,14 +169,22 @@ export class SemanticService {
     const ramp = (x: number, [a, b]: [number, number]) => Math.max(0, Math.min(1, (x - a) / (b - a)));
     const [e5, e95] = table.energyRange;
     switch (d) {
-      case 'slow':
-        return (row) => (Number.isFinite(table.tempo[row]!) ? 1 - ramp(table.tempo[row]!, SLOW_BPM) : 0);
-      case 'fast':
-        return (row) => (Number.isFinite(table.tempo[row]!) ? ramp(table.tempo[row]!, FAST_BPM) : 0);
-      case 'loud':
-        return (row) => (Number.isFinite(table.energy[row]!) && e95 > e5 ? ramp(table.energy[row]!, [e5, e95]) : 0);
-      case 'quiet':
-        return (row) => (Number.isFinite(table.energy[row]!) && e95 > e5 ? 1 - ramp(table.energy[row]!, [e5, e95]) : 0);
+      case 'slow': {
+        const tempo = table.tempoColumn();
+        return (row) => (Number.isFinite(tempo[row]!) ? 1 - ramp(tempo[row]!, SLOW_BPM) : 0);
+      }
+      case 'fast': {
+        const tempo = table.tempoColumn();
+        return (row) => (Number.isFinite(tempo[row]!) ? ramp(tempo[row]!, FAST_BPM) : 0);
+      }
+      case 'loud': {
+        const energy = table.energyColumn();
+        return (row) => (Number.isFinite(energy[row]!) && e95 > e5 ? ramp(energy[row]!, [e5, e95]) : 0);
+      }
+      case 'quiet': {
+        const energy = table.energyColumn();
+        return (row) => (Number.isFinite(energy[row]!) && e95 > e5 ? 1 - ramp(energy[row]!, [e5, e95]) : 0);
+      }
     }
   }
 
