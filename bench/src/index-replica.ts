@@ -14,7 +14,8 @@ import { buildIndex, generationMemory, loadIndexConfig } from '@polyphony/index'
  * in-flight requests finish), like `main.ts`; closing stdin does the same.
  * With TP_PROFILE_DIR set, a V8 CPU profile of the serving phase only (from ready to stop, the build left
  * out) is written there as `replica-<pid>.cpuprofile`. The ready line's `memoryMiB.resident` says where the RSS is
- * (smaps summary, see `residentByMapping`).
+ * (smaps summary, see `residentByMapping`). A line `memory` on stdin prints the same memory figures again (after a
+ * full GC with --expose-gc), e.g. after the load scenarios. INDEX_* variables of the environment are passed to the service.
  */
 /**
  * Where this process's resident memory is, from /proc/self/smaps (Linux; {} elsewhere), in MiB: `file` (the node
@@ -65,7 +66,9 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'index-replica', level: 'error' });
   const bus = createBus({});
   const peers = () => ({ registry: o.peersUrl, catalogue: o.peersUrl, analysis: o.peersUrl, index: o.peersUrl, playlist: o.peersUrl });
-  const env: Record<string, string> = { DATABASE_URL: o.dbUrl, INTERNAL_SECRET: o.secret, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: o.mode ?? 'int8', INDEX_BUILD_WORKERS: String(o.workers ?? 2) };
+  // INDEX_* settings of the bench's environment (INDEX_TABLE_RESIDENT_MIB, INDEX_VECTOR_RESIDENT_MIB, INDEX_VECTOR_DIR, INDEX_PQ_M) pass through.
+  const passed = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('INDEX_') && e[1] !== undefined));
+  const env: Record<string, string> = { ...passed, DATABASE_URL: o.dbUrl, INTERNAL_SECRET: o.secret, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: o.mode ?? 'int8', INDEX_BUILD_WORKERS: String(o.workers ?? 2) };
   // TP_BUILD_READBACK=1: the build reads every vector back from index.tracks after the snapshot (the path before the
   // build was fed from the snapshot pages), for before/after runs of one tree.
   const rebuild = process.env.TP_BUILD_READBACK === '1' ? { feedBuildFromSnapshot: false } : {};
@@ -86,11 +89,15 @@ async function main(): Promise<void> {
     buildCpuMs = cpuMs(process.cpuUsage(c));
     if (!svc.rebuild.lastOutcome) throw new Error(`build failed: ${svc.rebuild.lastError}`);
   }
-  // Memory after a full collection when the process runs with --expose-gc (TP_REPLICA_ARGS).
-  (globalThis as { gc?: () => void }).gc?.();
-  const mem = process.memoryUsage();
-  const mib = (b: number) => Math.round((b / 1048576) * 10) / 10;
-  const structures = Object.fromEntries(Object.entries(generationMemory(svc.state.current())).map(([k, v]) => [k, mib(v)]));
+  const memory = () => {
+    // Memory after a full collection when the process runs with --expose-gc (TP_REPLICA_ARGS).
+    (globalThis as { gc?: () => void }).gc?.();
+    const mem = process.memoryUsage();
+    const mib = (b: number) => Math.round((b / 1048576) * 10) / 10;
+    const structures = Object.fromEntries(Object.entries(generationMemory(svc.state.current())).map(([k, v]) => [k, mib(v)]));
+    return { mem, memoryMiB: { rss: mib(mem.rss), heapUsed: mib(mem.heapUsed), heapTotal: mib(mem.heapTotal), external: mib(mem.external), arrayBuffers: mib(mem.arrayBuffers), structures, resident: residentByMapping() } };
+  };
+  const { mem, memoryMiB } = memory();
   const port = await svc.listen(o.port, '127.0.0.1');
   process.stdout.write(
     `${JSON.stringify({
@@ -105,7 +112,7 @@ async function main(): Promise<void> {
       loadCpuMs,
       loadPhases: svc.rebuild.lastLoad,
       rssMb: mem.rss / 1048576,
-      memoryMiB: { rss: mib(mem.rss), heapUsed: mib(mem.heapUsed), heapTotal: mib(mem.heapTotal), external: mib(mem.external), arrayBuffers: mib(mem.arrayBuffers), structures, resident: residentByMapping() },
+      memoryMiB,
       generation: svc.state.current().generation,
     })}\n`,
   );
@@ -131,7 +138,16 @@ async function main(): Promise<void> {
       .finally(() => process.exit(0));
   };
   process.on('SIGTERM', stop);
-  process.stdin.resume();
+  // A line `memory` on stdin: one JSON line `{ memoryMiB }` (after a full GC with --expose-gc) on stdout.
+  let pending = '';
+  process.stdin.on('data', (d: Buffer) => {
+    pending += d.toString();
+    for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
+      const line = pending.slice(0, nl).trim();
+      pending = pending.slice(nl + 1);
+      if (line === 'memory') process.stdout.write(`${JSON.stringify({ memoryMiB: memory().memoryMiB })}\n`);
+    }
+  });
   process.stdin.on('end', stop);
 }
 

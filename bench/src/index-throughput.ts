@@ -40,6 +40,9 @@ import type { LoadResult } from './load-child';
  * bench database (from /proc/<pid>/stat), which does not depend on how loaded the machine is, and the gateway's and
  * replicas' figures net of their idle CPU (measured for TP_IDLE_SEC, default 5 s, before each replica count's
  * scenarios; timers and probes cost CPU per second, not per request, and dominate at a low request rate).
+ * TP_TEXT_QUERIES=<n> then asks n text searches one at a time through the gateway (latency, replica CPU per query) and
+ * reports each replica's RSS over 10 s idle and its memory after a full GC (TP_MEMORY_AFTER=1: the memory report alone).
+ * INDEX_* variables (INDEX_TABLE_RESIDENT_MIB, INDEX_VECTOR_RESIDENT_MIB, INDEX_VECTOR_DIR, ...) reach the replicas.
  */
 interface ReplicaInfo {
   url: string;
@@ -80,19 +83,45 @@ function load(): string {
     .join('/');
 }
 
-async function startReplica(options: Record<string, unknown>): Promise<{ child: ChildProcess; info: ReplicaInfo }> {
+type Replica = { child: ChildProcess; info: ReplicaInfo; memory: () => Promise<unknown> };
+
+async function startReplica(options: Record<string, unknown>): Promise<Replica> {
   const execArgv = (process.env.TP_REPLICA_ARGS ?? '').split(' ').filter((a) => a !== '');
   const child = fork(path.join(__dirname, 'index-replica.js'), [JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'], execArgv });
-  const info = await new Promise<ReplicaInfo>((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const nl = buf.indexOf('\n');
-      if (nl >= 0) resolve(JSON.parse(buf.slice(0, nl)) as ReplicaInfo);
-    });
-    child.on('exit', (code) => reject(new Error(`replica exited with ${code}`)));
+  const lines: string[] = [];
+  const waiting: Array<(line: string) => void> = [];
+  let buf = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      const w = waiting.shift();
+      if (w) w(line);
+      else lines.push(line);
+    }
   });
-  return { child, info };
+  const nextLine = () => new Promise<string>((resolve) => (lines.length ? resolve(lines.shift()!) : waiting.push(resolve)));
+  const info = await new Promise<ReplicaInfo>((resolve, reject) => {
+    child.on('exit', (code) => reject(new Error(`replica exited with ${code}`)));
+    void nextLine().then((l) => resolve(JSON.parse(l) as ReplicaInfo));
+  });
+  /** The replica's memory figures now (after a full GC when it runs with --expose-gc). */
+  const memory = async (): Promise<unknown> => {
+    child.stdin!.write('memory\n');
+    return (JSON.parse(await nextLine()) as { memoryMiB: unknown }).memoryMiB;
+  };
+  return { child, info, memory };
+}
+
+/** VmRSS of a process in MiB (/proc/<pid>/status; 0 elsewhere). */
+function vmRssMiB(pid: number | undefined): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
 }
 
 async function main(): Promise<void> {
@@ -110,7 +139,7 @@ async function main(): Promise<void> {
   const { child: peersChild, info: peers } = await startChild<{ url: string }>(indexBenchScript('fake-peers-server.js'), [String(songs)]);
   const logger = createLogger({ service: 'tp-bench', level: 'error' });
   const bus = createBus({});
-  const replicas: Array<{ child: ChildProcess; info: ReplicaInfo }> = [];
+  const replicas: Replica[] = [];
   let indexTarget = '';
   const targets = () => ({ registry: peers.url, catalogue: peers.url, analysis: peers.url, index: indexTarget, playlist: peers.url });
   const out: Record<string, unknown> = { songs, seconds, connections, mode, node: process.version, cores: cpus().length, startedAt: new Date().toISOString(), loadAtStart: load() };
@@ -237,6 +266,42 @@ async function main(): Promise<void> {
       }
     }
     out.table = table;
+
+    // TP_TEXT_QUERIES=<n>: text search latency, n POST /api/clap/search one at a time through the gateway (the 14
+    // evaluation queries in turn, limit 10), then each replica's RSS sampled for 10 s and its memory after a full GC.
+    const textQueries = Number(process.env.TP_TEXT_QUERIES ?? 0);
+    if (textQueries > 0) {
+      indexTarget = replicas[0]!.info.url;
+      await new Promise((r) => setTimeout(r, 1500));
+      const queries = ['something calm to relax to', 'sad piano', 'instrumental without vocals', 'upbeat party music', 'dark and strange', 'fast and loud', 'slow ambient', 'epic orchestral', 'medieval flute', 'drums and percussion', 'happy acoustic guitar', 'aggressive metal', 'female vocals pop', 'electronic dance'];
+      const ms: number[] = [];
+      const before = load();
+      const c0 = cpuMsOf(replicas[0]!.child.pid);
+      for (let i = 0; i < textQueries; i++) {
+        const t = performance.now();
+        const res = await fetch(`${gatewayUrl}/api/clap/search`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ query: queries[i % queries.length], limit: 10 }) });
+        const body = await res.text();
+        if (res.status !== 200) throw new Error(`text search: ${res.status} ${body.slice(0, 300)}`);
+        ms.push(performance.now() - t);
+      }
+      const cpu = cpuMsOf(replicas[0]!.child.pid) - c0;
+      ms.sort((a, b) => a - b);
+      const q = (p: number) => Math.round(ms[Math.min(ms.length - 1, Math.floor(p * ms.length))]! * 10) / 10;
+      const text = { queries: textQueries, p50: q(0.5), p90: q(0.9), p99: q(0.99), max: q(1), meanMs: Math.round((ms.reduce((a, b) => a + b, 0) / ms.length) * 10) / 10, indexCpuMsPerQuery: Math.round((cpu / textQueries) * 10) / 10, load: `${before} -> ${load()}` };
+      console.log(`text search: ${JSON.stringify(text)}`);
+      out.textSearch = text;
+    }
+    if (textQueries > 0 || process.env.TP_MEMORY_AFTER === '1') {
+      for (const [i, r] of replicas.entries()) {
+        const samples: number[] = [];
+        for (let s = 0; s < 10; s++) {
+          samples.push(vmRssMiB(r.child.pid));
+          await new Promise((res) => setTimeout(res, 1000));
+        }
+        const after = { replica: i, idleVmRssMiB: [Math.round(Math.min(...samples)), Math.round(Math.max(...samples))], afterGc: await r.memory(), load: load() };
+        console.log(`memory after the runs: ${JSON.stringify(after)}`);
+      }
+    }
 
     // Rolling restart of replica B under load (2 replicas).
     if (process.env.TP_ROLLING === '0') {
