@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { createBus, createLogger } from '@polyphony/platform';
+import { createBus, createLogger, signIdentity } from '@polyphony/platform';
 import { buildGateway, loadGatewayConfig } from '@polyphony/gateway';
 import { Client } from 'pg';
 import { adminUrl, createBenchDatabase, indexBenchScript, startChild } from './support';
@@ -40,6 +40,7 @@ import type { LoadResult } from './load-child';
  * bench database (from /proc/<pid>/stat), which does not depend on how loaded the machine is, and the gateway's and
  * replicas' figures net of their idle CPU (measured for TP_IDLE_SEC, default 5 s, before each replica count's
  * scenarios; timers and probes cost CPU per second, not per request, and dominate at a low request rate).
+ * TP_DIRECT=1 adds similar songs n=10 sent straight to replica A (the identity the gateway would sign, no gateway hop).
  * TP_TEXT_QUERIES=<n> then asks n text searches one at a time through the gateway (latency, replica CPU per query) and
  * reports each replica's RSS over 10 s idle and its memory after a full GC (TP_MEMORY_AFTER=1: the memory report alone).
  * INDEX_* variables (INDEX_TABLE_RESIDENT_MIB, INDEX_VECTOR_RESIDENT_MIB, INDEX_VECTOR_DIR, ...) reach the replicas.
@@ -208,8 +209,11 @@ async function main(): Promise<void> {
     // the request rate (at a higher rate more requests share each event-loop turn and system call wake-up), so two
     // trees are compared at one fixed rate both reach.
     const rate = Number(process.env.TP_RATE ?? 0);
-    const run = async (paths: string[], conns: number, secs: number): Promise<LoadResult> => {
-      const { info: r } = await startChild<LoadResult>(path.join(__dirname, 'load-child.js'), [JSON.stringify({ url: gatewayUrl, connections: conns, durationSec: secs, requests: paths.map((p) => ({ path: p, headers: bearer })), ...(rate > 0 ? { rate } : {}) })]);
+    const run = async (paths: string[], conns: number, secs: number, direct = false): Promise<LoadResult> => {
+      // direct: straight to replica A with the identity the gateway would sign (default server `srv-main`), no gateway hop.
+      const url = direct ? replicas[0]!.info.url : gatewayUrl;
+      const headers = direct ? signIdentity({ sub: 'bench', username: 'bench', role: 'admin', via: 'bearer', serverId: 'srv-main' }, secret) : bearer;
+      const { info: r } = await startChild<LoadResult>(path.join(__dirname, 'load-child.js'), [JSON.stringify({ url, connections: conns, durationSec: secs, requests: paths.map((p) => ({ path: p, headers })), ...(rate > 0 ? { rate } : {}) })]);
       return r;
     };
     await run(scenarios.similar10!, connections, 3); // warm-up
@@ -266,6 +270,17 @@ async function main(): Promise<void> {
       }
     }
     out.table = table;
+
+    // TP_DIRECT=1: similar songs n=10 straight at replica A (signed identity, no gateway), same rate and duration.
+    if (process.env.TP_DIRECT === '1') {
+      const before = load();
+      const ix0 = cpuMsOf(replicas[0]!.child.pid);
+      const r = await run(scenarios.similar10!, connections, seconds, true);
+      const ixMs = cpuMsOf(replicas[0]!.child.pid) - ix0;
+      const row = { replicas: 1, scenario: 'similar10 direct', rps: Math.round(r.requestsPerSec), p50: r.latencyMs.p50, p99: r.latencyMs.p99, errors: r.errors + r.non2xx + r.timeouts, indexCpuMsPerReq: r.total > 0 ? Math.round((ixMs / r.total) * 1000) / 1000 : 0, load: `${before} -> ${load()}` };
+      table.push(row);
+      console.log(JSON.stringify(row));
+    }
 
     // TP_TEXT_QUERIES=<n>: text search latency, n POST /api/clap/search one at a time through the gateway (the 14
     // evaluation queries in turn, limit 10), then each replica's RSS sampled for 10 s and its memory after a full GC.
