@@ -18,6 +18,7 @@ import { dot } from '@polyphony/vectors';
 import { projectPoint } from '../projection';
 import type { RankedRow, RequestScope } from '../scope';
 import { SemanticTable, type SemanticStorage } from './semantic-table';
+import { TopScored } from './top-scored';
 import { FEATURE_COLUMNS, parseQuery, type Concept, type Descriptor } from './vocabulary';
 
 /** 503 when no song of the live generation has MusiCNN tags (model missing or songs not re-analysed). */
@@ -127,16 +128,16 @@ export class SemanticService {
       channels.push((row) => (rows.has(row) ? 1 : 0));
     }
     if (channels.length === 0 || mask.count === 0) return { query, count: 0, results: [], understood, ignored };
-    const scored: Array<{ row: number; s: number }> = [];
+    // The best 2 x limit by score, ties by canonical id (as a full sort of every scoring row would order them).
+    const best = new TopScored(limit * 2, (row) => scope.idOf(row));
     for (let row = 0; row < size; row++) {
       if (!mask.has(row)) continue;
       let s = 0;
       for (const ch of channels) s += ch(row);
       s /= channels.length;
-      if (s > 0) scored.push({ row, s });
+      if (s > 0) best.offer(row, s);
     }
-    scored.sort((a, b) => b.s - a.s || (scope.idOf(a.row) < scope.idOf(b.row) ? -1 : 1));
-    const top = scored.slice(0, Math.min(scored.length, limit * 2));
+    const top = best.sorted();
     const presented = await scope.presentRanked(top.map((t) => ({ row: t.row, distance: 1 - t.s })));
     const results = presented.slice(0, limit).map(({ dto }) => ({
       item_id: dto.item_id,
