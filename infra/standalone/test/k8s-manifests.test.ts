@@ -75,6 +75,18 @@ describe('Kubernetes manifests', () => {
     expect(volume?.emptyDir?.sizeLimit).toMatch(/Gi$/);
   });
 
+  it('When the index starts, then it preloads the jemalloc library at the path the image links it to (freed memory is returned)', () => {
+    const dockerfile = readFileSync(path.resolve(__dirname, '../../docker/Dockerfile'), 'utf8');
+    const linked = /ln -s "[^"]*libjemalloc\.so\.2[^"]*" (\S+)/.exec(dockerfile)?.[1];
+    expect(dockerfile).toMatch(/apt-get install[^\n]*libjemalloc2/);
+    const [main] = deployments.find((d) => d.metadata.name === 'index')!.spec.template.spec.containers;
+    const env = Object.fromEntries(main.env.map((e: { name: string; value?: string }) => [e.name, e.value]));
+    expect(env.LD_PRELOAD).toBe(linked);
+    expect(env.MALLOC_CONF).toMatch(/background_thread:true/);
+    const compose = parseAllDocuments(readFileSync(path.resolve(__dirname, '../../../docker-compose.yml'), 'utf8'), { merge: true })[0]!.toJS({ maxAliasCount: -1 }) as { services: Record<string, { environment?: Record<string, string> }> };
+    expect(compose.services.index!.environment).toMatchObject({ LD_PRELOAD: linked, MALLOC_CONF: env.MALLOC_CONF });
+  });
+
   it('When analysis workers start, then MODELS_DIR is a read-only mounted volume that every worker shares', () => {
     const pod = deployments.find((d) => d.metadata.name === 'analysis-worker')!.spec.template.spec;
     const [main] = pod.containers;
