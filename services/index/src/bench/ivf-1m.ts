@@ -2,8 +2,13 @@
  * Benchmark of the shared IVF index at catalogue scale.
  *
  *   npx tsc -b services/index
- *   node --max-old-space-size=256 --max-semi-space-size=2 services/index/dist/bench/ivf-1m.js [N=1000000] [queries=200] [nprobes=16,32,64,128] [workers=0]
+ *   node --max-old-space-size=256 --max-semi-space-size=2 services/index/dist/bench/ivf-1m.js [N=1000000] [queries=200] [nprobes=16,32,64,128] [workers=0] [int8=0]
  *   (IVF_SIMD=0 in the environment: JavaScript kernels instead of WebAssembly SIMD, for comparison)
+ *   int8=1: afterwards the generation is quantised as the service holds it (INDEX_VECTOR_MODE=int8, the float copy
+ *   on disk in $TMPDIR) and the nprobe sweep is repeated in the similar-songs configuration of the service: k = 10
+ *   and k = 41 (the candidate pool of an n = 10 request with the duplicate / per-artist filters, `similarTracks`),
+ *   recall@10 of the first 10 rows against the exact top 10, CPU per query, unmasked and with a 50% mask
+ *   (issue 19: the nprobe / recall trade-off of the default).
  *
  * The vectors live in typed arrays outside the V8 heap, so small V8 limits are enough and keep garbage
  * (batch id strings) from inflating the RSS: at 1M the peak RSS is ~934-945 MiB with both flags and
@@ -33,6 +38,7 @@ import { nearestOfFour, SeededRandom } from '@polyphony/vectors';
 import { recall, SyntheticMixture } from './synthetic-mixture';
 import { generationCpuS, timedGeneration } from './bench-support';
 import { simdKernelsAvailable } from '../domain/ivf/simd/kernels';
+import { quantiseIndex } from '../domain/ivf/quantised-store';
 
 const K = 10;
 
@@ -203,6 +209,7 @@ async function main(): Promise<void> {
     );
     summary[`mask${density * 100}`] = { rows: mask.count, recall: r, p50: percentile(ivf.wallMs, 50), p99: percentile(ivf.wallMs, 99), cpuP99: percentile(ivf.cpuMs, 99), leaked, short };
   }
+  if (process.argv[6] === '1') summary.int8 = await int8Sweep(index, queries, exact.results, nprobes, workers);
   summary.peakRssMb = peakRssMb();
   const mem = process.memoryUsage();
   console.log(
@@ -210,6 +217,49 @@ async function main(): Promise<void> {
       `JS heap ${(mem.heapUsed / 1048576).toFixed(0)}/${(mem.heapTotal / 1048576).toFixed(0)}, array buffers ${(mem.arrayBuffers / 1048576).toFixed(0)} MB)`,
   );
   console.log(`SUMMARY ${JSON.stringify(summary)}`);
+}
+
+/**
+ * The nprobe sweep of the int8 generation (codes in memory, exact re-rank of the short list from the disk copy):
+ * recall@10 of the first 10 results for k = 10 and k = 41 (the similar-songs pool of n = 10), unmasked and with a
+ * 50% mask, and the CPU per query.
+ */
+async function int8Sweep(float: IvfIndex, queries: number[], truth: Neighbour[][], nprobes: number[], workers: number): Promise<Record<string, unknown>[]> {
+  const t0 = performance.now();
+  const index = await quantiseIndex(float, { mode: 'int8', workers });
+  console.log(`int8: quantised in ${((performance.now() - t0) / 1000).toFixed(1)} s (codes ${(index.vectorBytes / 1048576).toFixed(0)} MiB, floats on disk)`);
+  for (let i = 0; i < 30; i++) index.searchByRow(queries[i % queries.length]!, { k: 41 });
+  const n = float.size;
+  const maskRng = new SeededRandom(500);
+  const rows: number[] = [];
+  for (let r = 0; r < n; r++) if (maskRng.nextFloat() < 0.5) rows.push(r);
+  const mask = AvailabilityMask.fromRows(n, rows);
+  const maskTruth = queries.map((row) => float.exactSearch(float.getVector(row), { k: K, mask, exclude: [row] }));
+  const top10 = (t: Timed): Neighbour[][] => t.results.map((r) => r.slice(0, K));
+  const out: Record<string, unknown>[] = [];
+  for (const nprobe of nprobes) {
+    const k10 = timeQueries(queries, (row, stats) => index.searchByRow(row, { k: K, nprobe, stats }));
+    const k41 = timeQueries(queries, (row, stats) => index.searchByRow(row, { k: 41, nprobe, stats }));
+    const m41 = timeQueries(queries, (row, stats) => index.searchByRow(row, { k: 41, nprobe, mask, stats }));
+    const row = {
+      nprobe,
+      recallK10: recall(top10(k10), truth),
+      recallK41: recall(top10(k41), truth),
+      recallMask50K41: recall(top10(m41), maskTruth),
+      cpuP50K10: percentile(k10.cpuMs, 50),
+      cpuP50K41: percentile(k41.cpuMs, 50),
+      cpuMeanK41: k41.cpuMs.reduce((a, b) => a + b, 0) / k41.cpuMs.length,
+      cpuP50Mask50K41: percentile(m41.cpuMs, 50),
+      codesPerQueryK41: Math.round(k41.distanceComputations / k41.results.length),
+    };
+    console.log(
+      `int8 nprobe=${nprobe}: recall@10 k=10 ${row.recallK10.toFixed(4)}, k=41 ${row.recallK41.toFixed(4)}, 50% mask k=41 ${row.recallMask50K41.toFixed(4)}; ` +
+        `CPU p50 k=10 ${row.cpuP50K10.toFixed(3)} ms, k=41 ${row.cpuP50K41.toFixed(3)} ms (mean ${row.cpuMeanK41.toFixed(3)}), 50% mask ${row.cpuP50Mask50K41.toFixed(3)} ms; ` +
+        `${row.codesPerQueryK41} codes/query (${((row.codesPerQueryK41 * float.dim) / 1024).toFixed(0)} KiB); load avg ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
+    );
+    out.push(row);
+  }
+  return out;
 }
 
 main().catch((err: unknown) => {

@@ -580,14 +580,38 @@ export class IvfIndex {
     return n;
   }
 
-  /** Exact distances of the short list (vectors read from disk in ascending row order); the best `want`. */
+  /**
+   * Exact distances of the short list (vectors read in ascending row order: sequential on disk); the best `want`.
+   * With a kernel arena (int8) the rows are copied into its scratch block and scored by the SIMD kernel `dotsF64`
+   * (bit-identical to `dot`, so the same distances; issue 19: the JavaScript dot products were ~20% of a query's
+   * CPU at nprobe 32), a block of rows per call.
+   */
   private rerankExact(qp: QuantisedParts, q: Float32Array, approx: TopK, want: number): TopK {
-    const list = approx.sorted();
-    const rows = new Int32Array(list.length);
-    for (let i = 0; i < list.length; i++) rows[i] = list[i]!.row;
+    const rows = approx.rowsHeld();
     rows.sort();
     const exact = new TopK(Math.min(want, rows.length));
     const dim = this.dim;
+    const arena = qp.arena;
+    if (arena && rows.length > 0) {
+      // Scratch block: [float64 scores of `per` rows][query][`per` rows of dim floats], 16-byte aligned parts.
+      const km = arena.km;
+      const bytes = ARENA_BLOCK_ROWS * dim; // the block's size: ARENA_BLOCK_ROWS int8 codes (createCodeArena)
+      const per = Math.max(1, Math.floor((bytes - dim * 4 - 32) / (dim * 4 + 8)));
+      const out = arena.block;
+      const qPtr = out + Math.ceil((per * 8) / 16) * 16;
+      const vPtr = qPtr + Math.ceil((dim * 4) / 16) * 16;
+      km.putF32(qPtr, q, 0, dim);
+      const f32 = km.f32;
+      const f64 = km.f64;
+      for (let first = 0; first < rows.length; first += per) {
+        const count = Math.min(per, rows.length - first);
+        for (let i = 0; i < count; i++) qp.file.readRow(rows[first + i]!, f32, (vPtr >> 2) + i * dim);
+        km.dotsF64(qPtr, vPtr, count, dim, out);
+        const ob = out >> 3;
+        for (let i = 0; i < count; i++) exact.push(rows[first + i]!, 1 - f64[ob + i]!);
+      }
+      return exact;
+    }
     const resident = qp.file.resident;
     if (resident) {
       // The float copy is in memory (small generation): the same float32 values, no read call per row.
@@ -835,12 +859,16 @@ function topCells(scores: Float64Array, count: number): Int32Array {
   const heap = new TopK(count);
   // Cells a partial centroid scoring left out (-Infinity) rank last: offered only when the scored cells are
   // fewer than `count`, so the result is the same as offering every cell (the top-k of a total order).
-  for (let c = 0; c < scores.length; c++) if (scores[c] !== -Infinity) heap.push(c, -scores[c]!);
+  // A cell above the heap's threshold cannot enter (TopK.push would reject it): skipped before the call (ties go in).
+  let threshold = heap.threshold;
+  for (let c = 0; c < scores.length; c++) {
+    const s = scores[c]!;
+    if (s === -Infinity || -s > threshold) continue;
+    heap.push(c, -s);
+    threshold = heap.threshold;
+  }
   if (heap.size < count) for (let c = 0; c < scores.length; c++) if (scores[c] === -Infinity) heap.push(c, Infinity);
-  const sorted = heap.sorted();
-  const out = new Int32Array(sorted.length);
-  for (let i = 0; i < sorted.length; i++) out[i] = sorted[i]!.row;
-  return out;
+  return heap.drainRows();
 }
 
 /** Every cell not in `taken`, best score first. */

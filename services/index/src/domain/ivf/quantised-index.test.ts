@@ -3,7 +3,7 @@ import { AvailabilityMask } from './availability-mask';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { buildIvfIndex, type VectorBatch } from './ivf-build';
 import { IvfIndex, type SearchStats, type StoredCell } from './ivf-index';
-import { SeededRandom } from '@polyphony/vectors';
+import { dot, normaliseInto, SeededRandom } from '@polyphony/vectors';
 import { setSimdKernelsEnabled } from './simd/kernels';
 import { parseVectorMode, quantiseIndex, quantiserFromParams, restoreQuantised } from './quantised-store';
 
@@ -64,6 +64,18 @@ describe('quantised IVF generations (int8, pq) with exact re-ranking from disk',
           const q = float.getVector(queries[i]!);
           for (const h of res) expect(h.distance).toBeCloseTo(1 - dotOf(float.getVector(h.row), q), 5);
         });
+      });
+
+      it('a short list longer than one kernel block (several re-rank calls) gives the exact distances of dot()', () => {
+        // 600 rows: more than the 252 rows of 200-d floats one kernel call scores from the arena's block (int8).
+        for (const r of queries.slice(0, 5)) {
+          const q = float.getVector(r);
+          const unit = new Float32Array(q.length);
+          normaliseInto(q, 0, unit, 0, q.length); // as the search normalises its query
+          const res = index.searchByRow(r, { k: 400, rerank: 600 });
+          expect(res).toHaveLength(400);
+          for (const h of res) expect(h.distance).toBe(1 - dot(index.getVector(h.row), 0, unit, 0, unit.length));
+        }
       });
 
       it('a short list of k only (no re-ranking slack) loses recall: the re-ranking is what the recall rests on', () => {

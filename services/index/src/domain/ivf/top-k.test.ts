@@ -17,6 +17,18 @@ describe(TopK.name, () => {
     }
   });
 
+  it('When drained, then the rows come out in the order of sorted() and the heap is empty', () => {
+    const rng = new SeededRandom(9);
+    for (const k of [1, 2, 7, 64]) {
+      const heap = new TopK(k);
+      for (let row = 0; row < 500; row++) heap.push(row, Math.floor(rng.nextFloat() * 50) / 10); // many ties
+      const want = heap.sorted().map((h) => h.row);
+      expect([...heap.rowsHeld()].sort((a, b) => a - b)).toEqual([...want].sort((a, b) => a - b));
+      expect([...heap.drainRows()]).toEqual(want);
+      expect(heap.size).toBe(0);
+    }
+  });
+
   it('When fewer than k items are pushed, then the threshold stays infinite', () => {
     const heap = new TopK(5);
     heap.push(1, 0.5);

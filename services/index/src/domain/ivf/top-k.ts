@@ -63,6 +63,44 @@ export class TopK {
     this.rows[i] = row;
   }
 
+  /**
+   * The held rows by ascending distance (then row), as `sorted().map(h => h.row)` without an object per pair:
+   * the heap is emptied (repeated removal of its worst pair, written from the back). O(size log size).
+   */
+  drainRows(): Int32Array {
+    const out = new Int32Array(this.n);
+    const dist = this.dist;
+    const rows = this.rows;
+    while (this.n > 0) {
+      const last = --this.n;
+      out[last] = rows[0]!;
+      if (last === 0) break;
+      // Sift the last pair down from the root (the same order as `push`).
+      const d = dist[last]!;
+      const r = rows[last]!;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= last) break;
+        const rr = l + 1;
+        let c = l;
+        if (rr < last && worse(dist[rr]!, rows[rr]!, dist[l]!, rows[l]!)) c = rr;
+        if (!worse(dist[c]!, rows[c]!, d, r)) break;
+        dist[i] = dist[c]!;
+        rows[i] = rows[c]!;
+        i = c;
+      }
+      dist[i] = d;
+      rows[i] = r;
+    }
+    return out;
+  }
+
+  /** The held rows in no particular order (a copy). */
+  rowsHeld(): Int32Array {
+    return this.rows.slice(0, this.n);
+  }
+
   /** The held pairs sorted by ascending distance (then row). Does not clear the heap. */
   sorted(): Neighbour[] {
     const out: Neighbour[] = [];
