@@ -179,6 +179,54 @@ describe('leanProxy: authenticated GETs of service routes without express', () =
     }
   });
 
+  it('When one of two replicas is slow, then new requests go to the replica with fewer requests in flight, and every count returns to zero', async () => {
+    const slow = await upstream('slow', 3000);
+    const fast = await upstream('fast');
+    const gw = gateway({ index: `${slow.url},${fast.url}` });
+    try {
+      // The first request takes the slow replica (both idle: round-robin order); while it is in flight (3 s), the
+      // next six sequential requests all go to the fast one (plain round-robin would send three to the slow one).
+      const held = request(gw.handler).get('/api/similar_tracks?item_id=held').set(bearer).then((r) => r);
+      for (let waited = 0; slow.seen.length === 0 && waited < 2000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+      const pool = gw.upstreams.poolFor('index')!;
+      expect(pool.inFlight()).toEqual([1, 0]);
+      for (let i = 0; i < 6; i++) {
+        const res = await request(gw.handler).get(`/api/similar_tracks?item_id=${i}`).set(bearer);
+        expect([res.status, res.body.replica]).toEqual([200, 'fast']);
+      }
+      expect(pool.inFlight()).toEqual([1, 0]);
+      expect((await held).body.replica).toBe('slow');
+      await new Promise((r) => setTimeout(r, 20));
+      expect(pool.inFlight()).toEqual([0, 0]);
+      // Idle again: alternate (the slow replica's answers take 3 s each).
+      const who = [];
+      for (let i = 0; i < 2; i++) who.push((await request(gw.handler).get(`/api/similar_tracks?item_id=r${i}`).set(bearer)).body.replica);
+      expect(who.sort()).toEqual(['fast', 'slow']);
+      // A refused connection (retried on the other replica) and an abandoned request are released too.
+      await fast.close();
+      expect((await request(gw.handler).get('/api/similar_tracks?item_id=retry').set(bearer)).body.replica).toBe('slow');
+      const front = await listenStandIn(gw.handler);
+      try {
+        await new Promise<void>((resolve) => {
+          const req = http.get({ host: '127.0.0.1', port: Number(new URL(front.url).port), path: '/api/similar_tracks?item_id=gone', headers: bearer });
+          req.on('error', () => resolve());
+          setTimeout(() => {
+            req.destroy();
+            resolve();
+          }, 80);
+        });
+        await new Promise((r) => setTimeout(r, 100));
+      } finally {
+        await front.close();
+      }
+      expect(pool.inFlight()).toEqual([0, 0]);
+    } finally {
+      gw.upstreams.stop();
+      await slow.close();
+      await fast.close().catch(() => undefined);
+    }
+  });
+
   it('When the caller goes away before the service answers, then the forwarded request is abandoned too', async () => {
     const ix = await upstream('slow', 300);
     const gw = gateway({ index: ix.url });

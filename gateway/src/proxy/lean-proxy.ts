@@ -112,7 +112,7 @@ export function leanProxy(options: LeanProxyOptions): (req: IncomingMessage, res
     for (const [name, value] of headers) res.setHeader(name, value);
 
     const forward = (caller: CallerIdentity, tried: Set<string>): void => {
-      const target = upstreams.pick(service, tried);
+      const { target, release } = upstreams.acquire(service, tried);
       const u = urlOf(target);
       const out: Record<string, string | string[]> = {};
       copyHeaders(req.headers, out, DROPPED_REQUEST_HEADERS);
@@ -121,6 +121,8 @@ export function leanProxy(options: LeanProxyOptions): (req: IncomingMessage, res
       out[REQUEST_ID_HEADER] = requestId;
       const base = u.pathname === '/' ? '' : u.pathname.replace(/\/+$/, '');
       const up = http.request({ agent: upstreams.agent, hostname: u.hostname, port: u.port || 80, method: 'GET', path: base + raw, headers: out });
+      // The request leaves the replica's in-flight count when it is done: answer ended, or failed ('close' either way).
+      up.once('close', release);
       up.setTimeout(UPSTREAM_TIMEOUT_MS, () => up.destroy(Object.assign(new Error('upstream timeout'), { code: 'ETIMEDOUT' })));
       const onClose = () => {
         if (!res.writableFinished) up.destroy();

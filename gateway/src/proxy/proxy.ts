@@ -7,6 +7,8 @@ import { isApiPath, matchRoute, needsServerResolution } from './routes';
 import type { ServerResolver } from './server-resolver';
 import { UpstreamPool, isConnectionFailure } from './upstream-pool';
 
+const noop = (): void => undefined;
+
 /** Per-request proxy state: replicas already tried (a pooled service retries on another replica). */
 interface Attempt {
   service: ServiceName;
@@ -60,6 +62,26 @@ export class Upstreams {
     const pool = this.poolFor(service);
     if (!pool) return this.targets()[service];
     return pool.pick(tried) ?? pool.urls[0]!;
+  }
+
+  /**
+   * `pick`, counted as in flight on the replica (least-in-flight balancing, `UpstreamPool`): call the returned
+   * `release` once when the attempt's answer has ended or the attempt failed.
+   */
+  acquire(service: ServiceName, tried: ReadonlySet<string>): { target: string; release: () => void } {
+    const pool = this.poolFor(service);
+    if (!pool) return { target: this.targets()[service], release: noop };
+    const counted = pool.acquire(tried);
+    if (counted === undefined) return { target: pool.urls[0]!, release: noop };
+    let done = false;
+    return {
+      target: counted,
+      release: () => {
+        if (done) return;
+        done = true;
+        pool.release(counted);
+      },
+    };
   }
 
   /**

@@ -10,8 +10,11 @@ export interface UpstreamPoolOptions {
 
 /**
  * Several replicas of one service (a comma-separated service URL, e.g. `INDEX_URL=http://index-a:8080,
- * http://index-b:8080`), balanced round-robin over the replicas whose `/readyz` answered 200 at the last
- * probe (every `probeIntervalMs`). A replica that refuses or resets a connection is marked down at once
+ * http://index-b:8080`), balanced over the replicas whose `/readyz` answered 200 at the last probe (every
+ * `probeIntervalMs`): the one with the fewest requests in flight from this gateway (`acquire` / `release`;
+ * ties in round-robin order), so a replica that stalls (a GC pause, descheduled on a busy host) stops receiving
+ * new requests until it has caught up, instead of collecting every other one as plain round-robin would (issue 19
+ * tail latency: "join the shortest queue"). A replica that refuses or resets a connection is marked down at once
  * (the proxy then retries the request on another one) until a probe finds it ready again. When no replica
  * is known ready, every replica is tried in turn (a probe may simply not have run yet).
  *
@@ -21,6 +24,8 @@ export interface UpstreamPoolOptions {
 export class UpstreamPool {
   readonly urls: readonly string[];
   private readonly ready: boolean[];
+  /** Requests in flight per replica (`acquire` minus `release`). */
+  private readonly inflight: number[];
   private next = 0;
   private timer?: NodeJS.Timeout;
   private readonly probeIntervalMs: number;
@@ -34,6 +39,7 @@ export class UpstreamPool {
     if (urls.length === 0) throw new Error('an upstream pool needs at least one URL');
     this.urls = urls;
     this.ready = urls.map(() => true);
+    this.inflight = urls.map(() => 0);
     this.probeIntervalMs = options.probeIntervalMs ?? 1000;
     this.probeTimeoutMs = options.probeTimeoutMs ?? 800;
   }
@@ -51,19 +57,49 @@ export class UpstreamPool {
     return this.urls.length;
   }
 
-  /** The next replica to use, skipping `tried`; undefined when every replica was tried. Ready replicas first. */
+  /**
+   * The next replica to use, skipping `tried`; undefined when every replica was tried. Ready replicas first;
+   * among them the fewest requests in flight, ties in round-robin order. Does not count the request: see `acquire`.
+   */
   pick(tried?: ReadonlySet<string>): string | undefined {
+    const j = this.choose(tried);
+    return j < 0 ? undefined : this.urls[j];
+  }
+
+  /** `pick`, counting the request in flight on the chosen replica until `release(url)`. */
+  acquire(tried?: ReadonlySet<string>): string | undefined {
+    const j = this.choose(tried);
+    if (j < 0) return undefined;
+    this.inflight[j]!++;
+    return this.urls[j];
+  }
+
+  /** Ends a request counted by `acquire` (once per acquire: its answer ended, or it failed). */
+  release(url: string): void {
+    const i = this.urls.indexOf(url);
+    if (i >= 0 && this.inflight[i]! > 0) this.inflight[i]!--;
+  }
+
+  /** Requests in flight per replica, in `urls` order (tests, diagnostics). */
+  inFlight(): number[] {
+    return [...this.inflight];
+  }
+
+  private choose(tried: ReadonlySet<string> | undefined): number {
     const n = this.urls.length;
     for (const wantReady of [true, false]) {
+      let best = -1;
       for (let i = 0; i < n; i++) {
         const j = (this.next + i) % n;
-        const url = this.urls[j]!;
-        if (this.ready[j] !== wantReady || tried?.has(url)) continue;
-        this.next = (j + 1) % n;
-        return url;
+        if (this.ready[j] !== wantReady || tried?.has(this.urls[j]!)) continue;
+        if (best < 0 || this.inflight[j]! < this.inflight[best]!) best = j;
+      }
+      if (best >= 0) {
+        this.next = (best + 1) % n;
+        return best;
       }
     }
-    return undefined;
+    return -1;
   }
 
   /** Marks a replica down until the next successful probe (called on a connection failure). */
