@@ -3,7 +3,10 @@
  *
  *   npx tsc -b services/index
  *   node --max-old-space-size=256 --max-semi-space-size=2 services/index/dist/bench/ivf-1m.js [N=1000000] [queries=200] [nprobes=16,32,64,128] [workers=0] [int8=0]
- *   (IVF_SIMD=0 in the environment: JavaScript kernels instead of WebAssembly SIMD, for comparison)
+ *   (IVF_SIMD=0 in the environment: JavaScript kernels instead of WebAssembly SIMD, for comparison;
+ *   IVF_DATA=catalogue: the vectors of the throughput benchmark's catalogue, `syntheticSongs` (20-song artists around
+ *   independent N(0, 1) centres: a few near songs per seed, every other song far and nearly equidistant), instead of
+ *   the clustered mixture)
  *   int8=1: afterwards the generation is quantised as the service holds it (INDEX_VECTOR_MODE=int8, the float copy
  *   on disk in $TMPDIR) and the nprobe sweep is repeated in the similar-songs configuration of the service: k = 10
  *   and k = 41 (the candidate pool of an n = 10 request with the duplicate / per-artist filters, `similarTracks`),
@@ -39,6 +42,7 @@ import { recall, SyntheticMixture } from './synthetic-mixture';
 import { generationCpuS, timedGeneration } from './bench-support';
 import { simdKernelsAvailable } from '../domain/ivf/simd/kernels';
 import { quantiseIndex } from '../domain/ivf/quantised-store';
+import { syntheticSongs } from './synthetic-catalogue';
 
 const K = 10;
 
@@ -119,6 +123,10 @@ async function main(): Promise<void> {
   async function* source(): AsyncGenerator<VectorBatch> {
     // Small batches: generating a point costs ~5 us, so this keeps the generator's own event-loop stalls
     // (a real source waits on the database asynchronously) out of the build's delay figure.
+    if (process.env.IVF_DATA === 'catalogue') {
+      for (const b of catalogueBatches(n, 1000)) yield b;
+      return;
+    }
     for (const b of timedGeneration(mixture.batches(n, 1000))) yield { ids: b.ids, vectors: b.vectors };
   }
   const loopDelay = monitorEventLoopDelay({ resolution: 5 });
@@ -217,6 +225,22 @@ async function main(): Promise<void> {
       `JS heap ${(mem.heapUsed / 1048576).toFixed(0)}/${(mem.heapTotal / 1048576).toFixed(0)}, array buffers ${(mem.arrayBuffers / 1048576).toFixed(0)} MB)`,
   );
   console.log(`SUMMARY ${JSON.stringify(summary)}`);
+}
+
+/** The vectors of `syntheticSongs` (the FakePeers / throughput-bench catalogue) in batches. */
+function* catalogueBatches(n: number, size: number): Generator<VectorBatch> {
+  let ids: string[] = [];
+  let vectors = new Float32Array(size * 200);
+  for (const song of syntheticSongs(n)) {
+    vectors.set(song.vector, ids.length * 200);
+    ids.push(song.itemId);
+    if (ids.length === size) {
+      yield { ids, vectors };
+      ids = [];
+      vectors = new Float32Array(size * 200);
+    }
+  }
+  if (ids.length > 0) yield { ids, vectors: vectors.subarray(0, ids.length * 200) };
 }
 
 /**
