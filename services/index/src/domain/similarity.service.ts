@@ -70,17 +70,20 @@ export class SimilarityService {
    * @throws NotFoundError when the seed is not in the index
    */
   async seedRow(scope: RequestScope, seed: SeedInput): Promise<number> {
-    if (seed.itemId) {
-      const [row] = await scope.rowsOfInput([seed.itemId]);
-      if (row === undefined || row < 0) throw new NotFoundError('Target track not found in index');
-      return row;
-    }
+    if (seed.itemId) return this.seedRowById(scope, seed.itemId);
     if (!seed.title || !seed.artist) throw new ValidationError('Give item_id, or both title and artist');
     const ids = await this.tracks.findByTitleArtist(foldText(seed.title), foldText(seed.artist));
     const rows = ids.map((id) => scope.gen.index.rowOf(id)).filter((r) => r >= 0);
     if (rows.length === 0) throw new NotFoundError('Target track not found in index');
     const mask = await scope.mask();
     return rows.find((r) => mask.has(r)) ?? rows[0]!;
+  }
+
+  /** `seedRow` of an id, synchronously. @throws NotFoundError when the id is not in the index */
+  private seedRowById(scope: RequestScope, itemId: string): number {
+    const row = scope.rowOfInput(itemId);
+    if (row < 0) throw new NotFoundError('Target track not found in index');
+    return row;
   }
 
   /**
@@ -91,8 +94,9 @@ export class SimilarityService {
    * @throws NotFoundError / ValidationError from `seedRow`
    */
   async similarTracks(scope: RequestScope, seed: SeedInput, options: SimilarOptions): Promise<TrackRowDto[]> {
-    const seedRow = await this.seedRow(scope, seed);
-    const mask = await scope.mask();
+    // By item id (what the plugins send) the seed, mask and rows are read synchronously: no promise per step.
+    const seedRow = seed.itemId ? this.seedRowById(scope, seed.itemId) : await this.seedRow(scope, seed);
+    const mask = scope.maskNow();
     const index = scope.gen.index;
     const seedId = scope.idOf(seedRow);
     const filtering = options.eliminateDuplicates || options.maxPerArtist > 0;
@@ -106,7 +110,7 @@ export class SimilarityService {
       if (selected.length >= options.n || hits.length < k || k >= mask.count) break;
       pool *= 4;
     }
-    return scope.present(selected);
+    return scope.presentNow(selected);
   }
 
   /**
