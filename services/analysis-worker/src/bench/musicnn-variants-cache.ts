@@ -1,0 +1,123 @@
+/**
+ * Per-track inputs of every embedding variant of the issue-13 retrieval study, at the worker's patch budget, cached
+ * once so that variants (blocks, pooling, projections, fusion weights) are evaluated without running the networks
+ * again: `<bench scratch>/musicnn-variants-<patches>/<group>__<stem>.json`.
+ *
+ * Per track, computed as the worker computes it (track-processor.ts): ffmpeg decode to 16 kHz mono; MusiCNN MSD + MTT
+ * on DEFAULT_MUSICNN_PATCHES evenly spaced patches (mel.ts patchStarts); dsp-v1 from one FrameAnalyser pass (the raw
+ * 200-d descriptor and the embedding with dsp-v1's committed constants, as DefaultEmbedder.embed). Kept:
+ * - msdPen / mttPen: the 200-d penultimate vector per patch (rounded to 1e-5);
+ * - msdTags / mttTags: the 50 tag probabilities per patch;
+ * - patchMel: mean then std of the 96 MusiCNN log-mel bands over the frames of the patches run (what the worker has
+ *   at no extra cost);
+ * - dspMel: mean then std of dsp-v1's 64 log-mel bands over the whole track (feature-cache.ts melBandStatistics,
+ *   from the same analysis pass);
+ * - dspRaw, dsp: dsp-v1's raw descriptor and its stored embedding.
+ *
+ * Run: node services/analysis-worker/dist/bench/musicnn-variants-cache.js [--shard i/n]
+ *   (MODELS_DIR, else ../shared/models; MUSICNN_BACKEND); --shard i/n fills every n-th track of the interleaved
+ *   corpus from the i-th (0-based), so two processes can fill one cache.
+ */
+import { loadavg } from 'node:os';
+import { DEFAULT_MUSICNN_PATCHES } from '../config';
+import { ANALYSIS_PARAMS, FrameAnalyser } from '../domain/audio/analysis';
+import { dspV1RawFeatures } from '../domain/audio/dsp-features';
+import { DefaultEmbedder } from '../domain/audio/embedder';
+import { MusicnnAnalyser } from '../domain/musicnn/analyser';
+import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges } from '../domain/musicnn/mel';
+import { decodeCorpusTrack, interleaved, loadCorpus, type CorpusTrack } from './corpus';
+import { melBandStatistics } from './feature-cache';
+import { benchBackend, benchModelsDir, cachedPerTrack, roundedRows } from './musicnn-cache';
+
+/** Cached inputs of one track (see module docs). */
+export interface VariantTrackCache {
+  name: string;
+  group: string;
+  durationSeconds: number;
+  starts: number[];
+  msdPen: number[][];
+  mttPen: number[][];
+  msdTags: number[][];
+  mttTags: number[][];
+  patchMel: number[];
+  dspMel: number[];
+  dspRaw: number[];
+  dsp: number[];
+  cpuMs: { decode: number; dsp: number; mel: number; msd: number; mtt: number };
+}
+
+/** Mean then std of the 96 bands over the frames of `ranges` of a frame-major log-mel. */
+function patchMelStats(data: Float32Array, frames: number, ranges: ReadonlyArray<readonly [number, number]>): number[] {
+  const nb = MUSICNN_INPUT.nMels;
+  const sum = new Float64Array(nb);
+  const sq = new Float64Array(nb);
+  let n = 0;
+  for (const [a, b] of ranges) {
+    for (let t = a; t < Math.min(b, frames); t++, n++) {
+      for (let m = 0; m < nb; m++) {
+        const v = data[t * nb + m]!;
+        sum[m]! += v;
+        sq[m]! += v * v;
+      }
+    }
+  }
+  const mean = Array.from(sum, (s) => s / Math.max(1, n));
+  return [...mean, ...Array.from(sq, (s, m) => Math.sqrt(Math.max(0, s / Math.max(1, n) - mean[m]! ** 2)))];
+}
+
+/** Cached inputs of `tracks` at `patches` patches, computing the missing ones unless `cachedOnly`. */
+export async function variantCorpus(tracks: CorpusTrack[], log: (l: string) => void, cachedOnly: boolean, patches = DEFAULT_MUSICNN_PATCHES): Promise<VariantTrackCache[]> {
+  let net: MusicnnAnalyser | undefined;
+  const frame = new FrameAnalyser();
+  const embedder = new DefaultEmbedder();
+  const mel = new MusicnnMelFrontend();
+  let done = 0;
+  const out = await cachedPerTrack<VariantTrackCache>(`musicnn-variants-${patches}`, tracks, cachedOnly, async (t, position) => {
+    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), maxPatches: patches });
+    if (!net.hasMtt) throw new Error('the variants need MTT_musicnn.h5 beside MSD_musicnn.h5');
+    const c0 = process.cpuUsage();
+    const pcm = await decodeCorpusTrack(t, log, position);
+    if (!pcm) return undefined;
+    const c1 = process.cpuUsage();
+    const analysis = frame.analyse(pcm.samples, ANALYSIS_PARAMS.sampleRateHz);
+    const raw = dspV1RawFeatures(analysis);
+    const c2 = process.cpuUsage();
+    const a = await net.analyse(pcm.samples);
+    const ranges = patchFrameRanges(a.starts);
+    const m = mel.compute(pcm.samples, ranges);
+    const n = a.starts.length;
+    const ms = (x: NodeJS.CpuUsage, y: NodeJS.CpuUsage) => (y.user - x.user + y.system - x.system) / 1000;
+    if (++done % 10 === 0) log(`${position} ${t.name}: ${done} computed (load ${loadavg()[0]!.toFixed(1)}, rss ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB)`);
+    return {
+      name: t.name,
+      group: t.group,
+      durationSeconds: pcm.durationSeconds,
+      starts: a.starts,
+      msdPen: roundedRows(a.msd.penultimate, n, 200),
+      mttPen: roundedRows(a.mtt!.penultimate, n, 200),
+      msdTags: roundedRows(a.msd.tags, n, 50),
+      mttTags: roundedRows(a.mtt!.tags, n, 50),
+      patchMel: patchMelStats(m.data, m.frames, ranges),
+      dspMel: melBandStatistics(analysis),
+      dspRaw: Array.from(raw),
+      dsp: Array.from(embedder.normalise(raw)),
+      cpuMs: { decode: ms(c0, c1), dsp: ms(c1, c2), mel: a.cpu!.melMs, msd: a.cpu!.msdMs, mtt: a.cpu!.mttMs },
+    };
+  });
+  net?.dispose();
+  return out.sort((x, y) => (x.name < y.name ? -1 : 1));
+}
+
+if (require.main === module) {
+  const log = (l: string) => process.stderr.write(`${l}\n`);
+  const shardArg = process.argv.indexOf('--shard');
+  const [i, n] = shardArg >= 0 ? process.argv[shardArg + 1]!.split('/').map(Number) : [0, 1];
+  const tracks = interleaved(loadCorpus(log)).filter((_, k) => k % n! === i!);
+  variantCorpus(tracks, log, false).then(
+    (c) => log(`cached ${c.length} tracks`),
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
