@@ -2,6 +2,7 @@ import type { TrackRowDto } from '@polyphony/contracts';
 import type { TrackMeta, TrackRepository } from '../store/track.repository';
 import type { Generation } from './generation';
 import type { AvailabilityMask } from './ivf/availability-mask';
+import type { TrackTitleArtist } from './maps/track-meta-store';
 
 /** Shared collaborators of every request scope. */
 export interface ScopeDeps {
@@ -133,6 +134,18 @@ export class RequestScope {
       this.metaCache.set(row, m);
     }
     return m ?? undefined;
+  }
+
+  /**
+   * Title and artist of a row (undefined when it holds no metadata), for the similar-songs filters: the full
+   * record already read for this request when there is one, else the store's title/artist-only read (no
+   * album, mood or canonical-id decoding; most filtered candidates are rejected, issue 19). Not cached: a row is
+   * compared once per pool, and the rows kept are read in full by `present` in the same synchronous step.
+   */
+  titleArtistAt(row: number): TrackTitleArtist | undefined {
+    const m = this.metaCache.get(row);
+    if (m !== undefined) return m ?? undefined;
+    return this.gen.meta.titleArtist(row);
   }
 
   /** Provider id on the selected server of a canonical id (undefined when not on it or not in the generation). */

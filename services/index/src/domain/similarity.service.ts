@@ -1,10 +1,11 @@
 import { SERVICE_DEFAULTS, type FindPathResponse, type TrackRowDto } from '@polyphony/contracts';
 import { NotFoundError, ValidationError } from '@polyphony/platform';
-import type { TrackMeta, TrackRepository } from '../store/track.repository';
+import type { TrackRepository } from '../store/track.repository';
 import { dot } from '@polyphony/vectors';
 import type { RankedRow, RequestScope } from './scope';
 import { roundDistance } from './scope';
 import { foldText, songKey } from './text';
+import type { TrackTitleArtist } from './maps/track-meta-store';
 
 /** Reference defaults (reference-implementation.md 2.7, "Similar songs" and "Path"). */
 export const DEFAULT_SIMILAR_N = 10;
@@ -255,16 +256,17 @@ export class SimilarityService {
 
 /**
  * The first n candidates (ascending distance) that are on the selected server and pass the duplicate and
- * per-artist filters. Candidates must have been `describe`d.
+ * per-artist filters. Candidates must have been `describe`d. Only title and artist of a candidate are read
+ * (`titleArtistAt`): the caller presents the rows kept, in the same synchronous step.
  */
-function selectRows(scope: RequestScope, hits: readonly RankedRow[], seedMeta: TrackMeta | undefined, options: SimilarOptions): RankedRow[] {
+function selectRows(scope: RequestScope, hits: readonly RankedRow[], seedMeta: TrackTitleArtist | undefined, options: SimilarOptions): RankedRow[] {
   const seen = new Set<string>();
   if (options.eliminateDuplicates && seedMeta) seen.add(songKey(seedMeta.title, seedMeta.artist));
   const perArtist = new Map<string, number>();
   const out: RankedRow[] = [];
   for (const h of hits) {
     if (!scope.gen.maps.providerOf(scope.serverId, h.row)) continue;
-    const m = scope.metaAt(h.row);
+    const m = scope.titleArtistAt(h.row);
     if (!m) continue;
     // The folded artist serves both keys (songKey = folded title + NUL + folded artist, artistKey = folded artist).
     const artist = options.eliminateDuplicates || options.maxPerArtist > 0 ? foldText(m.artist) : '';

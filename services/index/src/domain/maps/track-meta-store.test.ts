@@ -110,7 +110,7 @@ describe('TrackMetaStore against a plain Map model (fast-check)', () => {
   const fields = fc.record({ title: fc.string({ maxLength: 10 }), artist: fc.string({ maxLength: 6 }), album: text, albumArtist: text, moodVector: text, otherFeatures: text, tempo: num, energy: num });
   const op = fc.oneof(fc.record({ row: fc.integer({ min: -1, max: 9 }), set: fields }), fc.record({ row: fc.integer({ min: -1, max: 9 }), set: fc.constant(undefined) }));
 
-  it('every sequence of set/remove reads back exactly what the model holds, in memory and on disk', () => {
+  it('every sequence of set/remove reads back exactly what the model holds (full record and title/artist), in memory and on disk', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 40 }), fc.constantFrom(undefined, 0, 200), (ops, residentMaxBytes) => {
         const store = new TrackMetaStore(9, residentMaxBytes === undefined ? {} : { residentMaxBytes });
@@ -127,6 +127,8 @@ describe('TrackMetaStore against a plain Map model (fast-check)', () => {
           const want = model.get(row);
           expect(store.has(row)).toBe(want !== undefined);
           expect(store.get(row, `id-${row}`)).toEqual(want ? { itemId: `id-${row}`, ...want, tempo: want.tempo ?? null, energy: want.energy ?? null } : undefined);
+          // The filters' partial read sees the same title and artist as the full record.
+          expect(store.titleArtist(row)).toEqual(want ? { title: want.title, artist: want.artist } : undefined);
         }
         store.close();
       }),

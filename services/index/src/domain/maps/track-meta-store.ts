@@ -5,6 +5,9 @@ import { decodeLabelScores, encodeLabelScores, isEncodedLabelScores } from './la
 /** One row of display metadata as the store takes it (TrackMeta without the id). */
 export type TrackMetaFields = Omit<TrackMeta, 'itemId'>;
 
+/** The two fields the similar-songs filters compare (`TrackMetaStore.titleArtist`). */
+export type TrackTitleArtist = Pick<TrackMeta, 'title' | 'artist'>;
+
 /** Longest string kept, in UTF-8 bytes (longer display strings are cut at a character boundary). */
 const MAX_STRING_BYTES = 65_535;
 
@@ -199,6 +202,21 @@ export class TrackMetaStore {
    * @throws Error when the store was closed or its file cannot be read
    */
   get(row: number, itemId: string): TrackMeta | undefined {
+    return this.read(row, itemId, STRING_FIELDS.length) as TrackMeta | undefined;
+  }
+
+  /**
+   * Title and artist of `row` only (what the duplicate and per-artist filters of similar songs compare), or
+   * undefined when the row holds none: the record is read as by `get`, but the album fields and the
+   * `mood_vector` / `other_features` strings after them are not decoded. Values equal `get(row).title/artist`.
+   * @throws Error when the store was closed or its file cannot be read
+   */
+  titleArtist(row: number): TrackTitleArtist | undefined {
+    return this.read(row, '', 2);
+  }
+
+  /** Decodes the record of `row` up to (not including) string field `fields` (2 = title and artist only; all = the full TrackMeta). */
+  private read(row: number, itemId: string, fields: number): TrackMeta | TrackTitleArtist | undefined {
     if (!this.has(row)) return undefined;
     const position = (this.pos[row]! - 1) * ALIGN;
     let buf = window;
@@ -216,7 +234,7 @@ export class TrackMetaStore {
     }
     const flags = buf[at++]!;
     const out: Array<string | null> = [null, null, null, null, null, null];
-    for (let f = 0; f < STRING_FIELDS.length; f++) {
+    for (let f = 0; f < fields; f++) {
       if (flags & (1 << f)) continue;
       let n = 0;
       for (let shift = 0; ; shift += 7) {
@@ -227,6 +245,7 @@ export class TrackMetaStore {
       out[f] = n === 0 ? '' : IS_LABEL_SCORE[f] && isEncodedLabelScores(buf, at, n) ? decodeLabelScores(buf, at, n) : buf.toString('utf8', at, at + n);
       at += n;
     }
+    if (fields < STRING_FIELDS.length) return { title: out[0] ?? '', artist: out[1] ?? '' };
     let tempo: number | null = null;
     let energy: number | null = null;
     if (!(flags & TEMPO_NULL)) {
