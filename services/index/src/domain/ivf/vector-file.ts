@@ -1,18 +1,5 @@
-import { closeSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { DEFAULT_INDEX_FILE_DIR, closeUnlinkedFile, openUnlinkedFile, readFully, writeFully } from '../storage/unlinked-file';
 import { IvfInputError } from './errors';
-
-/** Closes the descriptor of a vector file once its index generation is garbage-collected. */
-const closer = new FinalizationRegistry<number>((fd) => {
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed
-  }
-});
-
-let sequence = 0;
 
 /**
  * The exact float32 unit vectors of one quantised index generation, on local disk in row order
@@ -50,17 +37,13 @@ export class VectorFile {
   constructor(
     readonly dim: number,
     readonly count: number,
-    dir: string = join(tmpdir(), 'polyphony-index'),
+    dir: string = DEFAULT_INDEX_FILE_DIR,
     residentMaxBytes = 0,
   ) {
-    mkdirSync(dir, { recursive: true });
-    const path = join(dir, `vectors-${process.pid}-${Date.now()}-${sequence++}.f32`);
-    this.fd = openSync(path, 'w+');
-    unlinkSync(path);
+    this.fd = openUnlinkedFile(this, dir, 'vectors', '.f32');
     this.scratch = Buffer.allocUnsafeSlow(dim * 4);
     this.scratchF32 = new Float32Array(this.scratch.buffer, this.scratch.byteOffset, dim);
     if (count > 0 && count * dim * 4 <= residentMaxBytes) this.resident = new Float32Array(count * dim);
-    closer.register(this, this.fd, this);
   }
 
   /** Bytes of the resident copy held in memory (0 without one). */
@@ -85,8 +68,7 @@ export class VectorFile {
     if (firstRow < 0 || firstRow + rows > this.count) throw new IvfInputError(`rows [${firstRow}, ${firstRow + rows}) outside [0, ${this.count})`);
     this.resident?.set(src.subarray(so, so + rows * this.dim), firstRow * this.dim);
     const bytes = Buffer.from(src.buffer, src.byteOffset + so * 4, rows * this.dim * 4);
-    let done = 0;
-    while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done, firstRow * this.dim * 4 + done);
+    writeFully(this.fd, bytes, bytes.length, firstRow * this.dim * 4);
   }
 
   /** Reads the vector of `row` into `out[oo .. oo + dim)`. */
@@ -118,17 +100,11 @@ export class VectorFile {
     if (this.closed) return;
     this.closed = true;
     this.resident = undefined;
-    closer.unregister(this);
-    closeSync(this.fd);
+    closeUnlinkedFile(this, this.fd);
   }
 
   private readInto(position: number, buf: Buffer, length: number): void {
-    let done = 0;
-    while (done < length) {
-      const n = readSync(this.fd, buf, done, length - done, position + done);
-      if (n === 0) throw new IvfInputError(`vector file ends at byte ${position + done}`);
-      done += n;
-    }
+    readFully(this.fd, buf, 0, length, position, (at) => new IvfInputError(`vector file ends at byte ${at}`));
     this.reads++;
   }
 

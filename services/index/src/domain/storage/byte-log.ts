@@ -1,22 +1,9 @@
-import { closeSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
-/** Closes the descriptor of a spilled log once its owner (a generation's table) is garbage-collected. */
-const closer = new FinalizationRegistry<number>((fd) => {
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed
-  }
-});
+import { DEFAULT_INDEX_FILE_DIR, closeUnlinkedFile, openUnlinkedFile, readFully, writeFully } from './unlinked-file';
 
 /** Bytes per in-memory chunk while the log is resident (1 MiB: above glibc's mmap threshold, returned to the system when freed). */
 const CHUNK_BYTES = 1 << 20;
 /** Appends after the spill are buffered and written in blocks of this many bytes. */
 const WRITE_BLOCK = 1 << 20;
-
-let sequence = 0;
 
 /**
  * Append-only bytes of one index generation (issue 19 "Bounded memory"): held in memory while the log is at
@@ -48,7 +35,7 @@ export class ByteLog {
    * @param label part of the file name (for `ls /proc/<pid>/fd` while debugging)
    */
   constructor(
-    private readonly dir: string = join(tmpdir(), 'polyphony-index'),
+    private readonly dir: string = DEFAULT_INDEX_FILE_DIR,
     private readonly residentMaxBytes = 0,
     private readonly label = 'log',
   ) {}
@@ -122,16 +109,13 @@ export class ByteLog {
     }
     // From the file up to `flushed`, the rest from the write buffer.
     const fromFile = Math.max(0, Math.min(n, this.flushed - position));
-    let done = 0;
-    while (done < fromFile) {
-      const k = readSync(this.fd, out, outOffset + done, fromFile - done, position + done);
-      if (k === 0) throw new Error(`${this.label}: file ends at byte ${position + done}`);
-      done += k;
+    if (fromFile > 0) {
+      readFully(this.fd, out, outOffset, fromFile, position, (at) => new Error(`${this.label}: file ends at byte ${at}`));
+      this.reads++;
     }
-    if (fromFile > 0) this.reads++;
-    if (done < n) {
-      const start = position + done - this.flushed;
-      out.set(this.pending!.subarray(start, start + n - done), outOffset + done);
+    if (fromFile < n) {
+      const start = position + fromFile - this.flushed;
+      out.set(this.pending!.subarray(start, start + n - fromFile), outOffset + fromFile);
     }
     return n;
   }
@@ -142,25 +126,18 @@ export class ByteLog {
     this.closed = true;
     this.chunks = undefined;
     this.pending = undefined;
-    if (this.fd >= 0) {
-      closer.unregister(this);
-      closeSync(this.fd);
-    }
+    if (this.fd >= 0) closeUnlinkedFile(this, this.fd);
   }
 
   /** Moves the log to its file and releases the chunks. */
   private spill(): void {
-    mkdirSync(this.dir, { recursive: true });
-    const path = join(this.dir, `${this.label}-${process.pid}-${Date.now()}-${sequence++}.bin`);
-    this.fd = openSync(path, 'w+');
-    unlinkSync(path);
-    closer.register(this, this.fd, this);
+    this.fd = openUnlinkedFile(this, this.dir, this.label, '.bin');
     const chunks = this.chunks!;
     this.chunks = undefined;
     let written = 0;
     for (const c of chunks) {
       const n = Math.min(CHUNK_BYTES, this.length - written);
-      this.writeAll(c, n, written);
+      writeFully(this.fd, c, n, written);
       written += n;
     }
     this.flushed = this.length;
@@ -169,13 +146,8 @@ export class ByteLog {
 
   /** Writes the write buffer (the bytes up to log position `end`) to the file. */
   private flushTo(end: number): void {
-    this.writeAll(this.pending!, end - this.flushed, this.flushed);
+    writeFully(this.fd, this.pending!, end - this.flushed, this.flushed);
     this.flushed = end;
-  }
-
-  private writeAll(b: Buffer, n: number, position: number): void {
-    let done = 0;
-    while (done < n) done += writeSync(this.fd, b, done, n - done, position + done);
   }
 
   private checkOpen(): void {
