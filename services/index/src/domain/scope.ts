@@ -105,15 +105,6 @@ export class RequestScope {
   }
 
   /**
-   * Formerly fetched the metadata of the ids in one query; the metadata is in memory now (`gen.meta`) and
-   * `metaOf` reads it lazily, so only the candidates a request actually looks at are decoded. Kept so the
-   * callers' "describe, then read" order stays valid if the store ever moves out of process.
-   */
-  describe(_canonicalIds: readonly string[]): Promise<void> {
-    return Promise.resolve();
-  }
-
-  /**
    * Metadata of an id (undefined when unknown), read from the generation's store on first use and kept for
    * the request, so one request sees one value per song even if a catalogue change lands meanwhile.
    */

@@ -222,8 +222,6 @@ export class SimilarityService {
         candidateLists.push(hits.map((h) => h.row));
       }
     }
-    const allRows = [...new Set([startRow, endRow, ...candidateLists.flat()])];
-    await scope.describe(allRows.map((r) => scope.idOf(r)));
     const keyOf = (row: number): string => {
       const m = scope.metaAt(row);
       return m ? songKey(m.title, m.artist) : `row:${row}`;
@@ -232,7 +230,7 @@ export class SimilarityService {
     const usedKeys = new Set<string>([keyOf(startRow), keyOf(endRow)]);
     const pathRows: number[] = [startRow];
     for (const list of candidateLists) {
-      const pick = list.find((r) => !usedRows.has(r) && !usedKeys.has(keyOf(r)) && scope.providerOf(scope.idOf(r)) !== undefined);
+      const pick = list.find((r) => !usedRows.has(r) && !usedKeys.has(keyOf(r)) && scope.gen.maps.providerOf(scope.serverId, r) !== undefined);
       if (pick === undefined) continue;
       usedRows.add(pick);
       usedKeys.add(keyOf(pick));
@@ -256,7 +254,7 @@ export class SimilarityService {
 
 /**
  * The first n candidates (ascending distance) that are on the selected server and pass the duplicate and
- * per-artist filters. Candidates must have been `describe`d. Only title and artist of a candidate are read
+ * per-artist filters. Only title and artist of a candidate are read
  * (`titleArtistAt`): the caller presents the rows kept, in the same synchronous step.
  */
 function selectRows(scope: RequestScope, hits: readonly RankedRow[], seedMeta: TrackTitleArtist | undefined, options: SimilarOptions): RankedRow[] {

@@ -189,9 +189,6 @@ export class TrackMetaStore {
     return row >= 0 && row < this.size && this.pos[row] !== 0;
   }
 
-  /** Ends the bulk load (kept for callers; records are self-contained, nothing is shared while loading). */
-  sealLoad(): void {}
-
   /** Releases the log's memory and file now (later reads throw). The generation's owner calls it when the generation is dropped; otherwise the file closes when the store is garbage-collected. */
   close(): void {
     this.log.close();
@@ -282,6 +279,5 @@ export async function loadTrackMeta(index: { size: number; rowOf(id: string): nu
   for await (const page of source.streamMetadata()) {
     for (const m of page) store.set(index.rowOf(m.itemId), m);
   }
-  store.sealLoad();
   return store;
 }
