@@ -14,6 +14,8 @@ interface Attempt {
   service: ServiceName;
   tried: Set<string>;
   target?: string;
+  /** Ends the attempt's in-flight count on its replica (`Upstreams.acquire`; idempotent). */
+  release?: () => void;
 }
 const ATTEMPT = Symbol('upstream-attempt');
 type WithAttempt = import('express').Request & { [ATTEMPT]?: Attempt };
@@ -57,16 +59,10 @@ export class Upstreams {
     return pool;
   }
 
-  /** The replica for the next attempt of a request (skipping `tried`), or the service's single URL. */
-  pick(service: ServiceName, tried: ReadonlySet<string>): string {
-    const pool = this.poolFor(service);
-    if (!pool) return this.targets()[service];
-    return pool.pick(tried) ?? pool.urls[0]!;
-  }
-
   /**
-   * `pick`, counted as in flight on the replica (least-in-flight balancing, `UpstreamPool`): call the returned
-   * `release` once when the attempt's answer has ended or the attempt failed.
+   * The replica for the next attempt of a request (skipping `tried`; the service's single URL without a pool), counted
+   * as in flight on it (least-in-flight balancing, `UpstreamPool`): call the returned `release` when the attempt's
+   * answer has ended or the attempt failed (idempotent). Used by both the lean path and the generic proxy.
    */
   acquire(service: ServiceName, tried: ReadonlySet<string>): { target: string; release: () => void } {
     const pool = this.poolFor(service);
@@ -128,8 +124,14 @@ export function proxyDispatcher(
   const { agent } = upstreams;
   const targetOf = (service: ServiceName, req: WithAttempt): string => {
     const attempt = (req[ATTEMPT] ??= { service, tried: new Set() });
-    attempt.target = upstreams.pick(service, attempt.tried);
-    return attempt.target;
+    // Counted in flight on the replica like the lean path's requests, so both paths inform the balancing; released
+    // when the upstream request closes (answer ended or failed), or with the caller's response at the latest.
+    attempt.release?.();
+    const { target, release } = upstreams.acquire(service, attempt.tried);
+    attempt.target = target;
+    attempt.release = release;
+    req.res?.once('close', release);
+    return target;
   };
   const proxyFor = (service: ServiceName): RequestHandler => {
     let p = proxies.get(service);
@@ -142,6 +144,8 @@ export function proxyDispatcher(
         proxyTimeout: 10 * 60_000,
         on: {
           proxyReq: (proxyReq, req) => {
+            const release = (req as WithAttempt)[ATTEMPT]?.release;
+            if (release) proxyReq.once('close', release);
             const r = req as import('express').Request;
             proxyReq.removeHeader('cookie');
             proxyReq.removeHeader('authorization');

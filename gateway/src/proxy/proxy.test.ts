@@ -1,0 +1,70 @@
+import express from 'express';
+import request from 'supertest';
+import { createLogger, type CallerIdentity, type PeerClient } from '@polyphony/platform';
+import type { ServiceName } from '../config';
+import { Upstreams, proxyDispatcher } from './proxy';
+import { listenStandIn } from './__tests__/stand-in';
+import { ServerResolver } from './server-resolver';
+
+const logger = createLogger({ service: 'test', level: 'error' });
+const SECRET = 's'.repeat(32);
+
+/** A stand-in replica answering `{ replica }` after `delayMs`. */
+async function replica(name: string, delayMs = 0) {
+  let seen = 0;
+  const standIn = await listenStandIn((req, res) => {
+    if (req.url === '/readyz') return void res.writeHead(200).end();
+    seen++;
+    setTimeout(() => {
+      if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ replica: name }));
+    }, delayMs);
+  });
+  return { ...standIn, seen: () => seen };
+}
+
+/** The generic proxy (http-proxy-middleware) behind a stand-in authentication step. */
+function gateway(targets: Partial<Record<ServiceName, string>>) {
+  const dead = 'http://127.0.0.1:1';
+  const all: Record<ServiceName, string> = { registry: dead, catalogue: dead, analysis: dead, index: dead, playlist: dead, ...targets };
+  const registry = { call: async () => ({ server: { id: 'srv-main', name: 'Main', server_type: 'jellyfin' } }) } as unknown as PeerClient;
+  const upstreams = new Upstreams(() => all, SECRET, logger);
+  const app = express();
+  app.use((req, _res, next) => {
+    const identity: CallerIdentity = { sub: 'api-token', username: 'api-token', role: 'admin', via: 'bearer', iat: Date.now() };
+    Object.assign(req, { identity, requestId: 'req-1' });
+    next();
+  });
+  app.use(proxyDispatcher({ internalSecret: SECRET }, () => all, new ServerResolver(registry), logger, upstreams));
+  return { app, upstreams };
+}
+
+describe('proxyDispatcher over index replicas', () => {
+  it('When one of two replicas is slow, then the generic proxy counts its requests in flight like the lean path (new ones go to the idle replica), and every count returns to zero, retries included', async () => {
+    const slow = await replica('slow', 1500);
+    const fast = await replica('fast');
+    const gw = gateway({ index: `${slow.url},${fast.url}` });
+    try {
+      const held = request(gw.app).get('/api/similar_tracks?item_id=held').then((r) => r);
+      for (let waited = 0; slow.seen() === 0 && waited < 2000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+      const pool = gw.upstreams.poolFor('index')!;
+      expect(pool.inFlight()).toEqual([1, 0]);
+      for (let i = 0; i < 4; i++) {
+        const res = await request(gw.app).get(`/api/similar_tracks?item_id=${i}`);
+        expect([res.status, res.body.replica]).toEqual([200, 'fast']);
+      }
+      expect((await held).body.replica).toBe('slow');
+      await new Promise((r) => setTimeout(r, 20));
+      expect(pool.inFlight()).toEqual([0, 0]);
+      // A refused connection is retried on the other replica; both attempts are released.
+      await fast.close();
+      const retried = await request(gw.app).get('/api/similar_tracks?item_id=retry');
+      expect(retried.body.replica).toBe('slow');
+      await new Promise((r) => setTimeout(r, 20));
+      expect(pool.inFlight()).toEqual([0, 0]);
+    } finally {
+      gw.upstreams.stop();
+      await slow.close();
+      await fast.close().catch(() => undefined);
+    }
+  });
+});
