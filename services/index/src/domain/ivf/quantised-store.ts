@@ -77,6 +77,15 @@ async function trainQuantiser(sample: Float32Array, n: number, dim: number, opti
   return ProductQuantiser.train(sample, n, dim, m, { seed: options.seed ?? 0x5eed, maybeYield: () => scheduler.maybeYield() });
 }
 
+/**
+ * Encodes the residual of slot `s` (its float vector minus the centroid of its cell `c`) into `out` at byte `at`;
+ * `residual` is a `dim`-float scratch. The one encoding rule of `quantiseIndex` and `encodeIndexCodes`.
+ */
+function encodeSlot(vectors: Float32Array, centroids: Float32Array, dim: number, s: number, c: number, quantiser: Quantiser, residual: Float32Array, out: Uint8Array, at: number): void {
+  for (let d = 0; d < dim; d++) residual[d] = vectors[s * dim + d]! - centroids[c * dim + d]!;
+  quantiser.encode(residual, 0, out, at);
+}
+
 function sampleStride(count: number, sampleSize: number): number {
   return Math.max(1, Math.floor(count / Math.max(1, sampleSize)));
 }
@@ -119,8 +128,7 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
   let done = 0;
   for (let c = 0; c < nlist; c++) {
     for (let s = cellOffsets[c]!; s < cellOffsets[c + 1]!; s++) {
-      for (let d = 0; d < dim; d++) residual[d] = vectors[s * dim + d]! - centroids[c * dim + d]!;
-      quantiser.encode(residual, 0, codes, s * quantiser.codeSize);
+      encodeSlot(vectors, centroids, dim, s, c, quantiser, residual, codes, s * quantiser.codeSize);
       if ((++done & 255) === 0) {
         options.onProgress?.(done, size);
         await scheduler.maybeYield();
@@ -182,9 +190,7 @@ export async function encodeIndexCodes(index: IvfIndex, options: QuantiseOptions
       if (rows === 0) continue;
       const codes = new Uint8Array(rows * quantiser.codeSize);
       for (let i = 0; i < rows; i++) {
-        const s = from + i;
-        for (let d = 0; d < dim; d++) residual[d] = vectors[s * dim + d]! - centroids[c * dim + d]!;
-        quantiser.encode(residual, 0, codes, i * quantiser.codeSize);
+        encodeSlot(vectors, centroids, dim, from + i, c, quantiser, residual, codes, i * quantiser.codeSize);
       }
       yield { cellId: c, codes };
       await scheduler.maybeYield();
