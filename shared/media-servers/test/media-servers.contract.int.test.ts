@@ -10,6 +10,9 @@ import { navidromeFixture } from './contract/navidrome.fixture';
 import { plexFixture } from './contract/plex.fixture';
 import { mediaServerContract } from './contract/suite';
 
+// The cases and their assertions live in contract/suite.ts; this guard fails any case of it that asserts nothing.
+beforeEach(() => expect.hasAssertions());
+
 mediaServerContract(jellyfinFixture);
 mediaServerContract(embyFixture);
 mediaServerContract(navidromeFixture);
