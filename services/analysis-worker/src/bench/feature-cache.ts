@@ -43,14 +43,24 @@ function noHalves(): boolean {
  * This is the "raw spectral statistics" baseline of the retrieval benchmark.
  */
 export function melBandStatistics(analysis: AudioAnalysis): number[] {
-  const nMels = ANALYSIS_PARAMS.nMels;
-  const sum = new Float64Array(nMels);
-  const sq = new Float64Array(nMels);
+  return bandMeanStd(
+    ANALYSIS_PARAMS.nMels,
+    analysis.regions.map((r) => ({ data: r.logMel, from: 0, to: r.nFrames })),
+  );
+}
+
+/**
+ * Mean then standard deviation (population) of each of `nBands` bands over the frames `[from, to)` of frame-major
+ * blocks (`data[t * nBands + b]`), all blocks pooled; 0s when there is no frame. 2 * nBands values.
+ */
+export function bandMeanStd(nBands: number, blocks: ReadonlyArray<{ data: ArrayLike<number>; from: number; to: number }>): number[] {
+  const sum = new Float64Array(nBands);
+  const sq = new Float64Array(nBands);
   let n = 0;
-  for (const r of analysis.regions) {
-    for (let t = 0; t < r.nFrames; t++) {
-      for (let b = 0; b < nMels; b++) {
-        const v = r.logMel[t * nMels + b]!;
+  for (const { data, from, to } of blocks) {
+    for (let t = from; t < to; t++) {
+      for (let b = 0; b < nBands; b++) {
+        const v = data[t * nBands + b]!;
         sum[b] = sum[b]! + v;
         sq[b] = sq[b]! + v * v;
       }
@@ -58,8 +68,8 @@ export function melBandStatistics(analysis: AudioAnalysis): number[] {
     }
   }
   const out: number[] = [];
-  for (let b = 0; b < nMels; b++) out.push(n > 0 ? sum[b]! / n : 0);
-  for (let b = 0; b < nMels; b++) {
+  for (let b = 0; b < nBands; b++) out.push(n > 0 ? sum[b]! / n : 0);
+  for (let b = 0; b < nBands; b++) {
     const m = n > 0 ? sum[b]! / n : 0;
     out.push(n > 0 ? Math.sqrt(Math.max(0, sq[b]! / n - m * m)) : 0);
   }

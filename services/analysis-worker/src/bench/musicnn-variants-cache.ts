@@ -26,7 +26,7 @@ import { DefaultEmbedder } from '../domain/audio/embedder';
 import { MusicnnAnalyser } from '../domain/musicnn/analyser';
 import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges } from '../domain/musicnn/mel';
 import { decodeCorpusTrack, interleaved, loadCorpus, type CorpusTrack } from './corpus';
-import { melBandStatistics } from './feature-cache';
+import { bandMeanStd, melBandStatistics } from './feature-cache';
 import { benchBackend, benchModelsDir, cachedPerTrack, roundedRows } from './musicnn-cache';
 
 /** Cached inputs of one track (see module docs). */
@@ -48,21 +48,10 @@ export interface VariantTrackCache {
 
 /** Mean then std of the 96 bands over the frames of `ranges` of a frame-major log-mel. */
 function patchMelStats(data: Float32Array, frames: number, ranges: ReadonlyArray<readonly [number, number]>): number[] {
-  const nb = MUSICNN_INPUT.nMels;
-  const sum = new Float64Array(nb);
-  const sq = new Float64Array(nb);
-  let n = 0;
-  for (const [a, b] of ranges) {
-    for (let t = a; t < Math.min(b, frames); t++, n++) {
-      for (let m = 0; m < nb; m++) {
-        const v = data[t * nb + m]!;
-        sum[m]! += v;
-        sq[m]! += v * v;
-      }
-    }
-  }
-  const mean = Array.from(sum, (s) => s / Math.max(1, n));
-  return [...mean, ...Array.from(sq, (s, m) => Math.sqrt(Math.max(0, s / Math.max(1, n) - mean[m]! ** 2)))];
+  return bandMeanStd(
+    MUSICNN_INPUT.nMels,
+    ranges.map(([a, b]) => ({ data, from: a, to: Math.min(b, frames) })),
+  );
 }
 
 /** Cached inputs of `tracks` at `patches` patches, computing the missing ones unless `cachedOnly`. */
