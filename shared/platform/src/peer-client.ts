@@ -50,20 +50,27 @@ export class PeerClient {
    * @throws Error when `type` is not one of the route's `alternateTypes` (a programming error)
    */
   async callBytes<R extends RouteDef>(route: R, type: string, input: CallInput<R> = {}, options: PeerCallOptions = {}): Promise<{ contentType: string; body: Uint8Array }> {
-    if (route.service !== this.service) throw new Error(`${routeKey(route)} belongs to ${route.service}, not ${this.service}`);
+    const { path, query, method } = this.target(route, input);
     if (!route.alternateTypes?.includes(type)) throw new Error(`${routeKey(route)} does not answer ${type}`);
-    const path = buildPath(route.path, input.params as Record<string, unknown> | undefined);
-    const query = input.query as Record<string, string | number | undefined> | undefined;
-    const method = route.method.toUpperCase();
     const send = () => this.client.requestBytes(method, path, `${type}, application/json;q=0.5`, { identity: options.identity, query });
     return method === 'GET' ? withTransientRetry(send, this.retry) : send();
   }
 
-  private async send(route: RouteDef, schema: ZodTypeAny | undefined, input: CallInput<RouteDef>, options: PeerCallOptions): Promise<unknown> {
+  /**
+   * Path (with its parameters filled in), query and upper-case method of a call of `route`.
+   * @throws Error when the route belongs to another service (a programming error)
+   */
+  private target(route: RouteDef, input: CallInput<RouteDef>): { path: string; query: Record<string, string | number | undefined> | undefined; method: string } {
     if (route.service !== this.service) throw new Error(`${routeKey(route)} belongs to ${route.service}, not ${this.service}`);
-    const path = buildPath(route.path, input.params as Record<string, unknown> | undefined);
-    const query = input.query as Record<string, string | number | undefined> | undefined;
-    const method = route.method.toUpperCase();
+    return {
+      path: buildPath(route.path, input.params as Record<string, unknown> | undefined),
+      query: input.query as Record<string, string | number | undefined> | undefined,
+      method: route.method.toUpperCase(),
+    };
+  }
+
+  private async send(route: RouteDef, schema: ZodTypeAny | undefined, input: CallInput<RouteDef>, options: PeerCallOptions): Promise<unknown> {
+    const { path, query, method } = this.target(route, input);
     const send = () => this.client.request<unknown>(method, path, method === 'GET' || method === 'DELETE' ? undefined : (input.body ?? {}), { identity: options.identity, query });
     const raw = method === 'GET' ? await withTransientRetry(send, this.retry) : await send();
     if (!schema) return raw;
