@@ -66,16 +66,27 @@ function cpuMsOf(pid: number | undefined): number {
   }
 }
 
-/** Summed CPU ms of the PostgreSQL backends serving database `name` (the replicas' and the gateway's connections). */
-async function postgresCpuMs(name: string): Promise<number> {
+/** CPU ms per PostgreSQL backend (pid) serving database `name` (the replicas' and the gateway's connections). */
+async function postgresCpuMs(name: string): Promise<Map<number, number>> {
   const c = new Client({ connectionString: adminUrl() });
   await c.connect();
   try {
     const { rows } = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [name]);
-    return rows.reduce((t, r) => t + cpuMsOf(r.pid), 0);
+    return new Map(rows.map((r) => [r.pid, cpuMsOf(r.pid)]));
   } finally {
     await c.end();
   }
+}
+
+/**
+ * CPU ms the backends spent between two {@link postgresCpuMs} snapshots: per backend alive at the end, its CPU
+ * minus its CPU at the start (0 for a backend opened since). A backend that ended in between is not counted (its
+ * /proc entry is gone), so the figure can undercount but never goes negative, as a difference of sums did.
+ */
+function postgresCpuDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let ms = 0;
+  for (const [pid, cpu] of after) ms += Math.max(0, cpu - (before.get(pid) ?? 0));
+  return ms;
 }
 
 function load(): string {
@@ -246,7 +257,7 @@ async function main(): Promise<void> {
         const t0 = performance.now();
         const r = await run(paths, connections, seconds);
         const wallSec = (performance.now() - t0) / 1000;
-        const pgMs = (await postgresCpuMs(dbName)) - pg0;
+        const pgMs = postgresCpuDelta(pg0, await postgresCpuMs(dbName));
         const gwCpu = process.cpuUsage(gw0);
         const ixMs = replicas.slice(0, replicaCount).reduce((t, x) => t + cpuMsOf(x.child.pid), 0) - ix0;
         const perReq = (ms: number) => (r.total > 0 ? Math.round((ms / r.total) * 1000) / 1000 : 0);
