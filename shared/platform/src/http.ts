@@ -90,28 +90,39 @@ export function requestIdMiddleware(): RequestHandler {
   };
 }
 
+/** Paths never access-logged (probes and scrapes, every few seconds). */
+const UNLOGGED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
 /**
- * Whether a finished request gets its access-log line: never when `info` is below the logger's level (the
- * line would be dropped: not built at all, a per-request cost of issue 19), always for a status >= 400, and
- * for a success with probability `sample` (ACCESS_LOG_SAMPLE: 1 = every request, 0 = errors only).
+ * The level of a finished request's access-log line, or undefined for none:
+ * - a probe path (`/healthz`, `/readyz`, `/metrics`, every few seconds; readiness is in the metrics): none;
+ * - a status >= 400: `info`, always (when `info` is enabled);
+ * - a success on a service-to-service path (`/internal/...`: the index's mapping poll every 5 s, identity
+ *   resolution per analysed track, ...): `debug`, so a default `info` log holds the requests of users, plugins
+ *   and the UI (each also logged by the gateway under the same request id) rather than the services' own traffic;
+ * - any other success: `info`, with probability `sample` (ACCESS_LOG_SAMPLE: 1 = every request, 0 = errors only).
+ * A level the logger drops gives undefined, so the line is not built at all (a per-request cost of issue 19).
  */
-export function accessLogged(logger: Logger, status: number, sample = 1): boolean {
-  if (!logger.isLevelEnabled('info')) return false;
-  return status >= 400 || sample >= 1 || (sample > 0 && Math.random() < sample);
+export function accessLogLevel(logger: Logger, path: string, status: number, sample = 1): 'info' | 'debug' | undefined {
+  if (UNLOGGED_PATHS.has(path)) return undefined;
+  if (status >= 400) return logger.isLevelEnabled('info') ? 'info' : undefined;
+  if (path.startsWith('/internal/')) return logger.isLevelEnabled('debug') ? 'debug' : undefined;
+  if (!logger.isLevelEnabled('info')) return undefined;
+  return sample >= 1 || (sample > 0 && Math.random() < sample) ? 'info' : undefined;
 }
 
 /**
- * One log line per request: method, path (no query string: it may hold secrets), status, duration ms.
- * Successful requests are sampled by `sample` (see `accessLogged`).
+ * One log line per request: method, path (no query string: it may hold secrets), status, duration ms, at the
+ * level `accessLogLevel` gives (successes sampled by `sample`, internal successes at debug, probes never).
  */
 export function accessLogMiddleware(logger: Logger, sample = 1): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      if (!accessLogged(logger, res.statusCode, sample)) return;
-      if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics') return;
+      const level = accessLogLevel(logger, req.path, res.statusCode, sample);
+      if (!level) return;
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      logger.info('http request', {
+      logger.log(level, 'http request', {
         requestId: req.requestId,
         method: req.method,
         path: req.path.length > 512 ? `${req.path.slice(0, 512)}…` : req.path,

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { z } from 'zod';
 import type { RouteAccess, RouteDef } from '@polyphony/contracts';
-import { accessLogged, createServiceHttp } from './http';
+import { accessLogLevel, createServiceHttp } from './http';
 import { CALLERS, type Caller } from './__tests__/callers';
 import { IdentitySigner, IdentityVerifier, signIdentity, IDENTITY_HEADER, SIGNATURE_HEADER } from './internal-auth';
 import { leanServiceRoutes, splitSimpleUrl, withLeanPath } from './lean-http';
@@ -27,8 +27,9 @@ const ECHO: RouteDef = {
 const BOOM: RouteDef = { method: 'get', path: '/boom', summary: 'throws', tags: [], service: 'index', access: 'user' };
 const FALLS: RouteDef = { method: 'get', path: '/falls', summary: 'calls next()', tags: [], service: 'index', access: 'user' };
 const POSTED: RouteDef = { method: 'post', path: '/echo/:id', summary: 'post', tags: [], service: 'index', access: 'user' };
+const INTERNAL_ECHO: RouteDef = { method: 'get', path: '/internal/echo', summary: 'service-to-service', tags: [], service: 'index', access: 'internal' };
 const BY_ACCESS = ACCESSES.map(defOf);
-const DEFS = [...BY_ACCESS, ECHO, BOOM, FALLS, POSTED];
+const DEFS = [...BY_ACCESS, ECHO, BOOM, FALLS, POSTED, INTERNAL_ECHO];
 
 /** A service app with every route mounted, its lean path, and a counter of the requests the lean path took. */
 function service(secret: string | undefined = SECRET, logger = createLogger({ service: 'test', level: 'error' }), accessLogSample = 1) {
@@ -42,6 +43,7 @@ function service(secret: string | undefined = SECRET, logger = createLogger({ se
   });
   r.on(FALLS, (_req, _res, next) => next());
   r.on(POSTED, (_req, res) => void res.json({ posted: true }));
+  r.on(INTERNAL_ECHO, (_req, res) => void res.json({ internal: true }));
   const mounted = mountRoutes(http.app, DEFS, r);
   http.finish();
   const lean = leanServiceRoutes({ app: http.app, mounted, verifier: http.verifier, logger, metrics, accessLogSample });
@@ -197,26 +199,51 @@ describe('leanServiceRoutes: the same chain from the route table, without the ex
 describe('access log of the lean path (ACCESS_LOG_SAMPLE)', () => {
   it('When the level lets info through, then a lean request gets the same access line fields as on the express path', async () => {
     const logger = createLogger({ service: 'test', level: 'info' });
-    const info = jest.spyOn(logger, 'info').mockImplementation(() => logger);
+    const log = jest.spyOn(logger, 'log').mockImplementation(() => logger);
     const s = service(SECRET, logger);
     await request(s.handler).get('/echo/5?q=secret-ish').set(USER).set('x-request-id', 'logged-1');
-    const calls = info.mock.calls as unknown as Array<[string, Record<string, unknown>]>;
-    const line = calls.find((c) => c[0] === 'http request');
-    expect(line?.[1]).toMatchObject({ requestId: 'logged-1', method: 'GET', path: '/echo/5', status: 200, userId: 'u1' });
+    const calls = log.mock.calls as unknown as Array<[string, string, Record<string, unknown>]>;
+    const line = calls.find((c) => c[1] === 'http request');
+    expect(line?.[0]).toBe('info');
+    expect(line?.[2]).toMatchObject({ requestId: 'logged-1', method: 'GET', path: '/echo/5', status: 200, userId: 'u1' });
     expect(JSON.stringify(line)).not.toContain('secret-ish');
   });
 
   it('When successes are sampled at 0, then only error answers are logged; below info nothing is built', () => {
     const infoLogger = createLogger({ service: 'test', level: 'info' });
     const quiet = createLogger({ service: 'test', level: 'warn' });
-    expect([accessLogged(infoLogger, 200, 0), accessLogged(infoLogger, 404, 0), accessLogged(infoLogger, 500, 0), accessLogged(infoLogger, 200, 1)]).toEqual([false, true, true, true]);
-    expect([accessLogged(quiet, 200, 1), accessLogged(quiet, 500, 1)]).toEqual([false, false]);
+    const at = (l: typeof infoLogger, status: number, sample: number) => accessLogLevel(l, '/api/similar_tracks', status, sample);
+    expect([at(infoLogger, 200, 0), at(infoLogger, 404, 0), at(infoLogger, 500, 0), at(infoLogger, 200, 1)]).toEqual([undefined, 'info', 'info', 'info']);
+    expect([at(quiet, 200, 1), at(quiet, 500, 1)]).toEqual([undefined, undefined]);
     const random = jest.spyOn(Math, 'random').mockReturnValueOnce(0.05).mockReturnValueOnce(0.5);
     try {
-      expect([accessLogged(infoLogger, 200, 0.1), accessLogged(infoLogger, 200, 0.1)]).toEqual([true, false]);
+      expect([at(infoLogger, 200, 0.1), at(infoLogger, 200, 0.1)]).toEqual(['info', undefined]);
     } finally {
       random.mockRestore();
     }
+  });
+
+  it('When services call each other, then their successes are logged at debug only, their failures at info, probes never', () => {
+    const infoLogger = createLogger({ service: 'test', level: 'info' });
+    const debugLogger = createLogger({ service: 'test', level: 'debug' });
+    expect([accessLogLevel(infoLogger, '/internal/mappings/changes', 200), accessLogLevel(debugLogger, '/internal/mappings/changes', 200)]).toEqual([undefined, 'debug']);
+    expect([accessLogLevel(infoLogger, '/internal/identity/resolve', 503), accessLogLevel(infoLogger, '/internal/identity/resolve', 400)]).toEqual(['info', 'info']);
+    expect(['/healthz', '/readyz', '/metrics'].flatMap((p) => [accessLogLevel(debugLogger, p, 200), accessLogLevel(debugLogger, p, 503)])).toEqual(Array(6).fill(undefined));
+    // A user path that merely contains "internal" is a user path.
+    expect(accessLogLevel(infoLogger, '/api/internal-looking', 200)).toBe('info');
+  });
+
+  it('When an internal route succeeds, then its access line is at debug on the lean and the express path alike', async () => {
+    const logger = createLogger({ service: 'test', level: 'debug' });
+    const log = jest.spyOn(logger, 'log').mockImplementation(() => logger);
+    const s = service(SECRET, logger);
+    const caller = signIdentity(CALLERS['service (internal admin)']!, SECRET);
+    for (const target of [s.handler, s.app]) await request(target).get('/internal/echo').set(caller).expect(200);
+    const lines = (log.mock.calls as unknown as Array<[string, string, Record<string, unknown>]>).filter((c) => c[1] === 'http request');
+    expect(lines.map((c) => [c[0], c[2].path])).toEqual([
+      ['debug', '/internal/echo'],
+      ['debug', '/internal/echo'],
+    ]);
   });
 });
 

@@ -3,7 +3,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { RouteMatcher, type RouteDef } from '@polyphony/contracts';
 import { REQUEST_ID_HEADER, runWithContext, type RequestContext } from './context';
-import { accessLogged, errorHandler } from './http';
+import { accessLogLevel, errorHandler } from './http';
 import type { IdentityVerifier } from './internal-auth';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
@@ -84,7 +84,7 @@ function plainComponent(raw: string): string {
 /**
  * Request-id header, async context, access log line and latency histogram of a request answered outside
  * express (both lean paths). The access line carries the same fields as `accessLogMiddleware`'s and follows
- * the same rule (`accessLogged`: level, ACCESS_LOG_SAMPLE for successes). `route` labels the histogram (the
+ * the same rule (`accessLogLevel`: level, ACCESS_LOG_SAMPLE for successes, internal paths at debug). `route` labels the histogram (the
  * route's path pattern).
  */
 export function trackLeanRequest(req: IncomingMessage, res: ServerResponse, requestId: string, route: string, logger: Logger, metrics: Metrics, userId: () => string | undefined, accessLogSample = 1): void {
@@ -93,10 +93,11 @@ export function trackLeanRequest(req: IncomingMessage, res: ServerResponse, requ
   res.once('finish', () => {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.httpDuration.observe({ method: req.method ?? 'GET', route, status: String(res.statusCode) }, seconds);
-    if (!accessLogged(logger, res.statusCode, accessLogSample)) return;
     const q = (req.url ?? '').indexOf('?');
     const path = q < 0 ? (req.url ?? '') : (req.url ?? '').slice(0, q);
-    logger.info('http request', {
+    const level = accessLogLevel(logger, path, res.statusCode, accessLogSample);
+    if (!level) return;
+    logger.log(level, 'http request', {
       requestId,
       method: req.method,
       path: path.length > 512 ? `${path.slice(0, 512)}…` : path,
