@@ -16,6 +16,7 @@ declare -A BENCH=(
   [musicnn-patch-budget]="node services/analysis-worker/dist/bench/musicnn-patch-budget.js"
   [musicnn-variants-cache]="node services/analysis-worker/dist/bench/musicnn-variants-cache.js"
   [musicnn-variants]="env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python3 services/analysis-worker/src/bench/musicnn-variants.py"
+  [musicnn-grown]="env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python3 services/analysis-worker/src/bench/musicnn-grown.py"
   [identity-calibration]="node services/analysis-worker/dist/bench/identity-calibration.js"
   [identity-1m]="node --expose-gc services/catalogue-identity/dist/bench/identity-1m.js"
   [identity-store]="node --expose-gc services/catalogue-identity/dist/bench/store-bench.js resolve 100000"

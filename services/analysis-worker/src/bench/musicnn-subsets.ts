@@ -1,7 +1,7 @@
 /**
  * Same-soundtrack precision@5 of the shipped embedding on benchmarks shaped like the issue's (issue 13: "118 tracks of
  * 3 soundtracks, chance 0.35"), without picking which soundtracks: every 3-group subset of the corpus is a
- * benchmark, and the figures are the mean, median and spread over all of them (560 subsets of 16 groups), next to the
+ * benchmark, and the figures are the mean, median and spread over all of them (560 subsets of the 16 groups up to session 9; BENCH_CORPUS=session9 restricts the corpus to them), next to the
  * full 16-group figure of musicnn-retrieval.ts / musicnn-patch-budget.ts.
  *
  * Per track, computed as the worker computes it (track-processor.ts): ffmpeg decode to 16 kHz mono, dsp-v1
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     }
     return { label: v.label, all, figures };
   });
-  process.stdout.write('| variant | all 16 groups: held-out P@5 | 3-group benchmarks: mean | median | p10 / p90 | min / max | share >= 0.75 | mean chance | with wesnoth: mean | subsets |\n|---|---|---|---|---|---|---|---|---|---|\n');
+  process.stdout.write(`| variant | all ${groups.length} groups: held-out P@5 | 3-group benchmarks: mean | median | p10 / p90 | min / max | share >= 0.75 | mean chance | with wesnoth: mean | subsets |\n|---|---|---|---|---|---|---|---|---|---|\n`);
   for (const r of results) {
     const ps = r.figures.map((f) => f.p).sort((a, b) => a - b);
     const w = r.figures.filter((f) => f.wesnoth).map((f) => f.p);

@@ -10,6 +10,7 @@
  * - msdTags / mttTags: the 50 tag probabilities per patch;
  * - patchMel: mean then std of the 96 MusiCNN log-mel bands over the frames of the patches run (what the worker has
  *   at no extra cost);
+ * - patchLevel: per patch, the mean of its 96 log-mel bands (a loudness proxy for skipping near-silent patches);
  * - dspMel: mean then std of dsp-v1's 64 log-mel bands over the whole track (feature-cache.ts melBandStatistics,
  *   from the same analysis pass);
  * - dspRaw, dsp: dsp-v1's raw descriptor and its stored embedding.
@@ -40,11 +41,15 @@ export interface VariantTrackCache {
   msdTags: number[][];
   mttTags: number[][];
   patchMel: number[];
+  /** Per patch: mean of the 96 MusiCNN log-mel bands over the patch's frames (0 = digital silence; added session 13). */
+  patchLevel?: number[];
   dspMel: number[];
   dspRaw: number[];
   dsp: number[];
   cpuMs: { decode: number; dsp: number; mel: number; msd: number; mtt: number };
 }
+
+const round5 = (v: number) => Math.round(v * 1e5) / 1e5;
 
 /** Mean then std of the 96 bands over the frames of `ranges` of a frame-major log-mel. */
 function patchMelStats(data: Float32Array, frames: number, ranges: ReadonlyArray<readonly [number, number]>): number[] {
@@ -87,6 +92,7 @@ export async function variantCorpus(tracks: CorpusTrack[], log: (l: string) => v
       msdTags: roundedRows(a.msd.tags, n, 50),
       mttTags: roundedRows(a.mtt!.tags, n, 50),
       patchMel: patchMelStats(m.data, m.frames, ranges),
+      patchLevel: ranges.map((r) => round5(patchMelStats(m.data, m.frames, [r]).slice(0, MUSICNN_INPUT.nMels).reduce((acc, v) => acc + v, 0) / MUSICNN_INPUT.nMels)),
       dspMel: melBandStatistics(analysis),
       dspRaw: Array.from(raw),
       dsp: Array.from(embedder.normalise(raw)),
