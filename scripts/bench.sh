@@ -17,6 +17,8 @@ declare -A BENCH=(
   [musicnn-variants-cache]="node services/analysis-worker/dist/bench/musicnn-variants-cache.js"
   [musicnn-variants]="env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python3 services/analysis-worker/src/bench/musicnn-variants.py"
   [musicnn-grown]="env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python3 services/analysis-worker/src/bench/musicnn-grown.py"
+  [musicnn-int8-calibrate]="node services/analysis-worker/dist/bench/musicnn-int8-calibrate.js 4"
+  [musicnn-int8-accuracy]="node services/analysis-worker/dist/bench/musicnn-int8-accuracy.js"
   [identity-calibration]="node services/analysis-worker/dist/bench/identity-calibration.js"
   [identity-1m]="node --expose-gc services/catalogue-identity/dist/bench/identity-1m.js"
   [identity-store]="node --expose-gc services/catalogue-identity/dist/bench/store-bench.js resolve 100000"

@@ -86,7 +86,7 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     numRecentAlbums: await settings.number('NUM_RECENT_ALBUMS', SERVICE_DEFAULTS.numRecentAlbums),
     topNMoods: await settings.number('TOP_N_MOODS', SERVICE_DEFAULTS.topNMoods),
   });
-  const learned = new LearnedModel(config.modelsDir, config.musicnnPatches, rt.logger.child({ component: 'LearnedModel' }), 'auto', config.musicnnMtt);
+  const learned = new LearnedModel(config.modelsDir, config.musicnnPatches, rt.logger.child({ component: 'LearnedModel' }), 'auto', config.musicnnMtt, config.musicnnPrecision);
   const service = new AnalysisRunService(runs, registry, catalogue, index, clientFactory, rt.bus, rt.logger.child({ component: 'AnalysisRunService' }), rt.metrics, {
     learnedModel: () => learned.target(),
     settings: runSettings,

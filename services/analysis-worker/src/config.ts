@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envBool, loadServiceConfig, parseConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
+import type { MusicnnPrecision } from './domain/musicnn/analyser';
 
 /** Analysis service configuration: connection settings, the learned-model folder and its patch budget. */
 export interface AnalysisConfig extends ServiceConfig {
@@ -9,13 +10,18 @@ export interface AnalysisConfig extends ServiceConfig {
   musicnnPatches: number;
   /** MUSICNN_MTT: also run the MTT network when its file is present (default on: MTT tags carry the instrument, tempo and loudness words of text search, precision@10 0.89 against 0.61 without; doubles network cost). */
   musicnnMtt: boolean;
+  /** MUSICNN_PRECISION: 'int8' (timbral convolutions in int8 on ONNX Runtime) or 'float' (docs/musicnn.md, Cost). */
+  musicnnPrecision: MusicnnPrecision;
 }
 
 /** Default patches per track (docs/musicnn.md, "Cost"). */
 export const DEFAULT_MUSICNN_PATCHES = 24;
 
+/** Default precision of the MusiCNN timbral convolutions on ONNX Runtime (docs/musicnn.md, Cost: "int8"). */
+export const DEFAULT_MUSICNN_PRECISION: MusicnnPrecision = 'int8';
+
 /** Analysis service configuration from the environment (tunables live in its settings table). */
 export function loadAnalysisConfig(env: Record<string, string | undefined> = readEnv()): AnalysisConfig {
-  const e = parseConfig(z.object({ MODELS_DIR: z.string().min(1).optional(), MUSICNN_PATCHES: z.coerce.number().int().min(1).max(1000).default(DEFAULT_MUSICNN_PATCHES), MUSICNN_MTT: envBool(true) }), env);
-  return { ...loadServiceConfig('analysis-worker', 'analysis', env), modelsDir: e.MODELS_DIR, musicnnPatches: e.MUSICNN_PATCHES, musicnnMtt: e.MUSICNN_MTT };
+  const e = parseConfig(z.object({ MODELS_DIR: z.string().min(1).optional(), MUSICNN_PATCHES: z.coerce.number().int().min(1).max(1000).default(DEFAULT_MUSICNN_PATCHES), MUSICNN_MTT: envBool(true), MUSICNN_PRECISION: z.enum(['int8', 'float']).default(DEFAULT_MUSICNN_PRECISION) }), env);
+  return { ...loadServiceConfig('analysis-worker', 'analysis', env), modelsDir: e.MODELS_DIR, musicnnPatches: e.MUSICNN_PATCHES, musicnnMtt: e.MUSICNN_MTT, musicnnPrecision: e.MUSICNN_PRECISION };
 }

@@ -64,6 +64,8 @@ export const AnalysisModelStatus = z
     backend: z.string().nullable(),
     /** Patches per track run by the network (ready only). */
     patchesPerTrack: z.number().int().nullable(),
+    /** Precision of MusiCNN's timbral convolutions: 'int8' or 'float' (MUSICNN_PRECISION; 'float' on TensorFlow.js; ready only). */
+    precision: z.enum(['int8', 'float']).nullable(),
     /** Why there is no model (missing/error). */
     reason: z.string().nullable(),
     /** How to add the model files. */
@@ -82,7 +84,7 @@ export const taskRoutes = {
   last: defineRoute({ method: 'get', path: '/api/last_task', summary: 'Most recent task (plugin shape)', tags: ['tasks'], access: 'user', service: 'registry', firstRun: true }),
   analysisStart: defineRoute({ method: 'post', path: '/api/analysis/start', summary: 'Start one analysis over all servers (202; 409 while one runs)', tags: ['tasks'], access: 'admin', service: 'analysis', body: AnalysisStartRequest, status: 202 }),
   lyricsBackfill: defineRoute({ method: 'post', path: '/api/analysis/lyrics_backfill', summary: 'Start the resumable lyrics backfill over every catalogue item without lyrics (202; 404 when no lyrics provider is configured)', tags: ['tasks'], access: 'admin', service: 'analysis', body: z.object({}).passthrough(), status: 202 }),
-  analysisModel: defineRoute({ method: 'get', path: '/api/analysis/model', summary: 'Whether the MusiCNN model is loaded (status ready | missing | error | loading, model id, backend, patches per track) and, when it is not, the reason and how to install it', tags: ['tasks'], access: 'user', service: 'analysis', response: AnalysisModelStatus }),
+  analysisModel: defineRoute({ method: 'get', path: '/api/analysis/model', summary: 'Whether the MusiCNN model is loaded (status ready | missing | error | loading, model id, backend, patches per track, precision) and, when it is not, the reason and how to install it', tags: ['tasks'], access: 'user', service: 'analysis', response: AnalysisModelStatus }),
   analysisExclusions: defineRoute({ method: 'get', path: '/api/analysis/exclusions', summary: 'Songs the analysis skipped and why (the selected server; `all` for every server)', tags: ['tasks'], access: 'user', service: 'analysis', query: z.object({ all: z.string().max(10).optional() }) }),
   cleaningStart: defineRoute({
     method: 'post',

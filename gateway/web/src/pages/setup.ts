@@ -66,7 +66,7 @@ function modelStatus(): HTMLElement {
       const present = worker.status === 'ready';
       const headline =
         worker.status === 'ready'
-          ? `Present: ${worker.model ?? 'MusiCNN'}${worker.backend ? ` on the ${worker.backend} backend` : ''}${worker.patchesPerTrack ? `, ${worker.patchesPerTrack} patches per track` : ''}. Moods, tags and the text search are computed by the analysis.`
+          ? `Present: ${worker.model ?? 'MusiCNN'}${worker.backend ? ` on the ${worker.backend} backend` : ''}${worker.precision ? ` (${worker.precision})` : ''}${worker.patchesPerTrack ? `, ${worker.patchesPerTrack} patches per track` : ''}. Moods, tags and the text search are computed by the analysis.`
           : worker.status === 'loading'
             ? 'The analysis worker is still loading the model.'
             : `Not present${worker.reason ? `: ${worker.reason}` : ''}. Similarity uses the built-in audio features only; moods, tags and the text search need the MusiCNN model.`;

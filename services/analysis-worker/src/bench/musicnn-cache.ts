@@ -10,7 +10,8 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { MusicnnAnalyser, type MusicnnBackendPreference } from '../domain/musicnn/analyser';
+import { DEFAULT_MUSICNN_PRECISION } from '../config';
+import { MusicnnAnalyser, type MusicnnBackendPreference, type MusicnnPrecision } from '../domain/musicnn/analyser';
 import { MUSICNN_INPUT, MusicnnMelFrontend } from '../domain/musicnn/mel';
 import { BENCH_SCRATCH_DIR, decodeCorpusTrack, interleaved, loadCorpus, type CorpusTrack } from './corpus';
 
@@ -42,6 +43,17 @@ export interface MusicnnTrackCache {
 /** The runtime benchmarks use: MUSICNN_BACKEND (onnxruntime, wasm, tensorflow, cpu), else auto. */
 export function benchBackend(): MusicnnBackendPreference {
   return (process.env.MUSICNN_BACKEND as MusicnnBackendPreference | undefined) ?? 'auto';
+}
+
+/**
+ * The precision of the benchmarks that measure the worker as it runs (musicnn-cost, musicnn-rss, musicnn-variants-cache):
+ * MUSICNN_PRECISION (int8, float), else the worker's default. The other benchmarks' caches were filled in float and
+ * stay float (the analyser's default).
+ */
+export function benchPrecision(): MusicnnPrecision {
+  const p = process.env.MUSICNN_PRECISION;
+  if (p !== undefined && p !== 'int8' && p !== 'float') throw new Error(`MUSICNN_PRECISION must be int8 or float, not ${p}`);
+  return p ?? DEFAULT_MUSICNN_PRECISION;
 }
 
 /** The weights folder benchmarks use: MODELS_DIR, else <repo>/../shared/models. */

@@ -9,14 +9,15 @@
  *
  * Run: node services/analysis-worker/dist/bench/musicnn-cost.js [tracks=4] [rssIterations=100] [patches=4,8,16,32]
  * (MODELS_DIR, else ../shared/models relative to the repository root; MUSICNN_BACKEND: onnxruntime, wasm,
- * else auto = onnxruntime when it loads).
+ * else auto = onnxruntime when it loads; MUSICNN_PRECISION: int8 or float, default the worker's, see musicnn-cache.ts
+ * benchPrecision).
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { decodeToPcm } from '../domain/audio/decode';
 import { MusicnnAnalyser } from '../domain/musicnn/analyser';
 import { wesnothTracks } from './corpus';
-import { benchBackend, benchModelsDir } from './musicnn-cache';
+import { benchBackend, benchModelsDir, benchPrecision } from './musicnn-cache';
 
 /** CPU ms of this process's reaped children (Linux /proc/self/stat fields 16-17, clock ticks of 10 ms). */
 function childrenCpuMs(): number {
@@ -35,10 +36,10 @@ async function main(): Promise<void> {
   const nTracks = Number(process.argv[2] ?? 4);
   const rssIterations = Number(process.argv[3] ?? 100);
   const budgets = (process.argv[4] ?? '4,8,16,32').split(',').map(Number);
-  const analyser = await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend() });
+  const analyser = await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), precision: benchPrecision() });
   const tf = analyser.tf;
   const wasm = tf ? `, SIMD ${tf.env().getBool('WASM_HAS_SIMD_SUPPORT')}, threads ${tf.env().getBool('WASM_HAS_MULTITHREAD_SUPPORT')}` : '';
-  process.stdout.write(`backend ${analyser.backend}${wasm}; MTT ${analyser.hasMtt}; load average ${load()}\n`);
+  process.stdout.write(`backend ${analyser.backend}${wasm}; precision ${analyser.precision}; MTT ${analyser.hasMtt}; load average ${load()}\n`);
   const picked = [];
   for (const t of wesnothTracks()) {
     if (picked.length >= nTracks) break;

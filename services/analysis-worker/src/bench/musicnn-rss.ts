@@ -9,7 +9,8 @@
  * RSS_DSP=0 leaves the dsp-v1 analysis out (pure JavaScript typed arrays, no native or wasm memory; it is
  * most of the CPU per track, so the shared machine can loop more tracks without it).
  *
- * Run: node services/analysis-worker/dist/bench/musicnn-rss.js [tracks=500]
+ * Run: node services/analysis-worker/dist/bench/musicnn-rss.js [tracks=500] (MUSICNN_PRECISION: int8 or float, default the
+ * worker's)
  * (MODELS_DIR, else ../shared/models relative to the repository root).
  */
 import { loadavg } from 'node:os';
@@ -18,12 +19,12 @@ import { DefaultEmbedder } from '../domain/audio/embedder';
 import { MusicnnAnalyser } from '../domain/musicnn/analyser';
 import { learnedFeatures } from '../domain/musicnn/learned';
 import { interleaved, loadCorpus } from './corpus';
-import { benchBackend, benchModelsDir } from './musicnn-cache';
+import { benchBackend, benchModelsDir, benchPrecision } from './musicnn-cache';
 
 async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 500);
   const patches = Number(process.env.MUSICNN_PATCHES ?? 4);
-  const analyser = await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), maxPatches: patches, useMtt: process.env.MUSICNN_MTT !== '0' });
+  const analyser = await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), maxPatches: patches, precision: benchPrecision(), useMtt: process.env.MUSICNN_MTT !== '0' });
   const embedder = new DefaultEmbedder();
   const withDsp = process.env.RSS_DSP !== '0';
   const tracks = interleaved(loadCorpus(() => undefined));
@@ -34,7 +35,7 @@ async function main(): Promise<void> {
       `${String(i).padStart(4)} tracks | RSS ${mb(m.rss)} MB | heap ${mb(m.heapUsed)} MB | external ${mb(m.external)} MB | arrayBuffers ${mb(m.arrayBuffers)} MB | tfjs tensors ${analyser.tf?.memory().numTensors ?? '-'} | CPU ${(cpuMs / Math.max(1, i) / 1000).toFixed(2)} s/track | load ${loadavg()[0]!.toFixed(1)}\n`,
     );
   };
-  process.stdout.write(`backend ${analyser.backend}, ${patches} patches, dsp-v1 ${withDsp ? 'on' : 'off'}, model ${analyser.modelId}, ${n} tracks over ${tracks.length} corpus files\n`);
+  process.stdout.write(`backend ${analyser.backend} (${analyser.precision}), ${patches} patches, dsp-v1 ${withDsp ? 'on' : 'off'}, model ${analyser.modelId}, ${n} tracks over ${tracks.length} corpus files\n`);
   const c0 = process.cpuUsage();
   const cpu = () => {
     const u = process.cpuUsage(c0);

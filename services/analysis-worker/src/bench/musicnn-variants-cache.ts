@@ -1,7 +1,8 @@
 /**
  * Per-track inputs of every embedding variant of the issue-13 retrieval study, at the worker's patch budget, cached
  * once so that variants (blocks, pooling, projections, fusion weights) are evaluated without running the networks
- * again: `<bench scratch>/musicnn-variants-<patches>/<group>__<stem>.json`.
+ * again: `<bench scratch>/musicnn-variants-<patches>[-int8]/<group>__<stem>.json` (variantCacheFolder; MUSICNN_PRECISION,
+ * default the worker's: int8 fills the `-int8` folder, float the plain one).
  *
  * Per track, computed as the worker computes it (track-processor.ts): ffmpeg decode to 16 kHz mono; MusiCNN MSD + MTT
  * on DEFAULT_MUSICNN_PATCHES evenly spaced patches (mel.ts patchStarts); dsp-v1 from one FrameAnalyser pass (the raw
@@ -24,11 +25,11 @@ import { DEFAULT_MUSICNN_PATCHES } from '../config';
 import { ANALYSIS_PARAMS, FrameAnalyser } from '../domain/audio/analysis';
 import { dspV1RawFeatures } from '../domain/audio/dsp-features';
 import { DefaultEmbedder } from '../domain/audio/embedder';
-import { MusicnnAnalyser } from '../domain/musicnn/analyser';
+import { MusicnnAnalyser, type MusicnnPrecision } from '../domain/musicnn/analyser';
 import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges } from '../domain/musicnn/mel';
 import { decodeCorpusTrack, interleaved, loadCorpus, type CorpusTrack } from './corpus';
 import { bandMeanStd, melBandStatistics } from './feature-cache';
-import { benchBackend, benchModelsDir, cachedPerTrack, roundedRows } from './musicnn-cache';
+import { benchBackend, benchModelsDir, benchPrecision, cachedPerTrack, roundedRows } from './musicnn-cache';
 
 /** Cached inputs of one track (see module docs). */
 export interface VariantTrackCache {
@@ -59,6 +60,14 @@ function patchMelStats(data: Float32Array, frames: number, ranges: ReadonlyArray
   );
 }
 
+/**
+ * The cache folder: `musicnn-variants-<patches>` for float (the layout of the float cache is unchanged), with `-int8`
+ * appended for the int8 path, so both caches coexist.
+ */
+export function variantCacheFolder(patches: number, precision: MusicnnPrecision): string {
+  return `musicnn-variants-${patches}${precision === 'float' ? '' : `-${precision}`}`;
+}
+
 /** Cached inputs of `tracks` at `patches` patches, computing the missing ones unless `cachedOnly`. */
 export async function variantCorpus(tracks: CorpusTrack[], log: (l: string) => void, cachedOnly: boolean, patches = DEFAULT_MUSICNN_PATCHES): Promise<VariantTrackCache[]> {
   let net: MusicnnAnalyser | undefined;
@@ -66,8 +75,10 @@ export async function variantCorpus(tracks: CorpusTrack[], log: (l: string) => v
   const embedder = new DefaultEmbedder();
   const mel = new MusicnnMelFrontend();
   let done = 0;
-  const out = await cachedPerTrack<VariantTrackCache>(`musicnn-variants-${patches}`, tracks, cachedOnly, async (t, position) => {
-    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), maxPatches: patches });
+  const precision = benchPrecision();
+  const out = await cachedPerTrack<VariantTrackCache>(variantCacheFolder(patches, precision), tracks, cachedOnly, async (t, position) => {
+    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), maxPatches: patches, precision });
+    if (net.precision !== precision) throw new Error(`the ${precision} cache needs ONNX Runtime (the ${net.backend} backend runs ${net.precision})`);
     if (!net.hasMtt) throw new Error('the variants need MTT_musicnn.h5 beside MSD_musicnn.h5');
     const c0 = process.cpuUsage();
     const pcm = await decodeCorpusTrack(t, log, position);

@@ -15,13 +15,19 @@ protocol for comparison. Exploration only: nothing here ships; a variant worth s
 
 Run (after node services/analysis-worker/dist/bench/musicnn-variants-cache.js):
   OPENBLAS_NUM_THREADS=1 python3 services/analysis-worker/src/bench/musicnn-variants.py
+  (MUSICNN_PRECISION=int8 reads the int8 cache `musicnn-variants-24-int8`, default the float one; SHIPPED_ONLY=1 reports
+  dsp-v1 and the shipped vector only; COMMON_TRACKS=1 keeps only the tracks present in both caches, for int8 vs float)
 (one BLAS thread: on the shared machine threaded BLAS made a run 20x slower.)
 """
 import glob, hashlib, itertools, json, os, re, time
 
 import numpy as np
 
-CACHE = '/tmp/polyphony-audio-bench/musicnn-variants-24'
+# MUSICNN_PRECISION=int8 reads the int8 cache (musicnn-variants-cache.ts variantCacheFolder); default the float one
+PRECISION = os.environ.get('MUSICNN_PRECISION', 'float')
+CACHE = '/tmp/polyphony-audio-bench/musicnn-variants-24' + ('' if PRECISION == 'float' else '-' + PRECISION)
+# SHIPPED_ONLY=1: only dsp-v1 and the shipped vector (the int8 vs float comparison), not the variant study
+SHIPPED_ONLY = os.environ.get('SHIPPED_ONLY') == '1'
 MIN_GROUP = int(os.environ.get('MIN_GROUP', 6))
 
 
@@ -33,7 +39,13 @@ SESSION9_GROUPS = {'wesnoth', 'drascula', 'warzone2100', 'nexuiz', 'fretsonfire'
 
 def load():
     recs = []
-    for f in sorted(glob.glob(CACHE + '/*.json')):
+    files = sorted(glob.glob(CACHE + '/*.json'))
+    if os.environ.get('COMMON_TRACKS') == '1':
+        # only the tracks cached at both precisions (the float and int8 caches may cover different parts of the corpus)
+        other = CACHE[:-len('-' + PRECISION)] if PRECISION != 'float' else CACHE + '-int8'
+        have = {os.path.basename(f) for f in glob.glob(other + '/*.json')}
+        files = [f for f in files if os.path.basename(f) in have]
+    for f in files:
         r = json.load(open(f))
         if r['group'] in SESSION9_GROUPS:
             recs.append(r)
@@ -133,7 +145,7 @@ class Bench:
 
 recs = load()
 B = Bench(recs)
-print(f'{B.N} tracks, {B.tune.sum()} tuning, {B.held.sum()} held-out, groups {len(B.glist)}', flush=True)
+print(f'{CACHE}: {B.N} tracks, {B.tune.sum()} tuning, {B.held.sum()} held-out, groups {len(B.glist)}', flush=True)
 
 def pen(r, which, kind='mean'):
     X = np.array(r[which])
@@ -285,6 +297,8 @@ def main():
     ws = [0.4, 0.5, 0.6, 0.7, 0.8]
     report('dsp-v1', D)
     report('shipped v1 (committed constants)', shipped(M, D))
+    if SHIPPED_ONLY:
+        return
     report('MSD+MTT pen mean z (400)', z(M))
     # refit of the v1 recipe at 24 patches, w by tuning
     best = max(ws, key=lambda w: B.tuning_fig(recipe_v1(tune, w)))

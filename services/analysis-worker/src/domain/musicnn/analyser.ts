@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import type * as Tf from '@tensorflow/tfjs';
 import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges, patchStarts, patchTensorData } from './mel';
 import { MusicnnNetwork, POOLED_DIM, type PatchNetwork, type PatchOutputs } from './network';
+import { MUSICNN_INT8_CALIBRATION } from './int8-calibration';
+import type { MusicnnPrecision } from './onnx-graph';
 import { OnnxMusicnnNetwork, loadOnnxRuntime } from './onnx-network';
 import { type ModuleLoader, type NeuralBackend, type TfRuntime, ensureBackend, loadTfRuntime } from './tf-runtime';
 import { MusicnnModelError, loadMusicnnFile } from './weights';
@@ -31,6 +33,8 @@ export const MUSICNN_FILES = Object.freeze({
 export function musicnnPath(modelsDir: string, which: keyof typeof MUSICNN_FILES): string {
   return join(modelsDir, 'musicnn', MUSICNN_FILES[which].file);
 }
+
+export type { MusicnnPrecision };
 
 /** Where the network runs: ONNX Runtime or a TensorFlow.js backend. */
 export type MusicnnBackend = 'onnxruntime' | NeuralBackend;
@@ -51,6 +55,12 @@ export interface MusicnnOptions {
   useMtt?: boolean;
   /** Also return the 1506-d pooled layer per patch (benchmarks; default false). */
   withPooled?: boolean;
+  /**
+   * Precision of the timbral convolutions on ONNX Runtime (MUSICNN_PRECISION): 'float' (default here; matches the
+   * numpy oracle) or 'int8' (QLinearConv with the measured ranges of int8-calibration.ts, about half the CPU per
+   * patch; docs/musicnn.md, Cost). TensorFlow.js always runs float.
+   */
+  precision?: MusicnnPrecision;
 }
 
 /** Per-track outputs of the networks. */
@@ -86,6 +96,8 @@ export class MusicnnAnalyser {
     readonly modelId: string,
     readonly maxPatches: number,
     private readonly withPooled = false,
+    /** The precision the networks run at ('float' on TensorFlow.js whatever was asked). */
+    readonly precision: MusicnnPrecision = 'float',
   ) {}
 
   /** The runtime in use ('onnxruntime', or the tfjs backend 'tensorflow', 'wasm' or 'cpu'). */
@@ -110,14 +122,17 @@ export class MusicnnAnalyser {
     const mtt = opts.useMtt !== false && existsSync(mttPath) ? await loadMusicnnFile(mttPath, MUSICNN_FILES.mtt.sha256) : undefined;
     const id = `musicnn-msd@${msd.sha256.slice(0, 8)}${mtt ? `+mtt@${mtt.sha256.slice(0, 8)}` : ''}`;
     const preference = opts.backend ?? 'auto';
+    const precision = opts.precision ?? 'float';
     const make = (rt: TfRuntime | undefined, msdNet: PatchNetwork, mttNet: PatchNetwork | undefined) =>
-      new MusicnnAnalyser(rt, msdNet, mttNet, id, opts.maxPatches ?? Infinity, opts.withPooled ?? false);
+      new MusicnnAnalyser(rt, msdNet, mttNet, id, opts.maxPatches ?? Infinity, opts.withPooled ?? false, rt ? 'float' : precision);
     if (preference === 'auto' || preference === 'onnxruntime') {
       const ort = loadOnnxRuntime(opts.load);
       if (ort) {
         try {
-          const msdNet = await OnnxMusicnnNetwork.create(ort, msd.weights);
-          return make(undefined, msdNet, mtt ? await OnnxMusicnnNetwork.create(ort, mtt.weights) : undefined);
+          // the calibration belongs to the pinned checkpoints (loadMusicnnFile checked their sha256)
+          const graph = (which: 'msd' | 'mtt') => (precision === 'int8' ? { precision, int8: MUSICNN_INT8_CALIBRATION[which] } : {});
+          const msdNet = await OnnxMusicnnNetwork.create(ort, msd.weights, graph('msd'));
+          return make(undefined, msdNet, mtt ? await OnnxMusicnnNetwork.create(ort, mtt.weights, graph('mtt')) : undefined);
         } catch (err) {
           if (preference === 'onnxruntime') throw new MusicnnModelError(`ONNX Runtime rejected the MusiCNN graph: ${(err as Error).message}`);
         }

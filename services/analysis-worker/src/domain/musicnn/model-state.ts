@@ -8,7 +8,7 @@ import { DSP_V1_NORMALISATION } from '../audio/dsp-v1-normalisation';
 import type { LearnedTarget } from '../ports';
 import { MUSICNN_FILES, MusicnnAnalyser, musicnnPath } from './analyser';
 import { FusionEmbedder } from './embedding';
-import type { MusicnnBackendPreference } from './analyser';
+import type { MusicnnBackendPreference, MusicnnPrecision } from './analyser';
 
 /** GET /api/analysis/model body. */
 export interface ModelStatus {
@@ -20,6 +20,8 @@ export interface ModelStatus {
   backend: string | null;
   /** Patches per track run by the network (ready only). */
   patchesPerTrack: number | null;
+  /** Precision of the timbral convolutions, 'int8' or 'float' (MUSICNN_PRECISION; always 'float' on TensorFlow.js; ready only). */
+  precision: MusicnnPrecision | null;
   /**
    * Embedder version of the vectors this worker stores: the learned `musicnn-fusion-v1` when the model is ready
    * with both networks (MSD and MTT), else `dsp-v1`.
@@ -52,8 +54,10 @@ export class LearnedModel {
     private readonly backend: MusicnnBackendPreference = 'auto',
     /** Run the MTT network too when its file is present (MUSICNN_MTT). */
     private readonly useMtt = false,
+    /** MUSICNN_PRECISION (default float here; the worker's default is config.ts DEFAULT_MUSICNN_PRECISION). */
+    private readonly precision: MusicnnPrecision = 'float',
   ) {
-    this.state = { status: modelsDir ? 'loading' : 'missing', model: null, backend: null, patchesPerTrack: null, embedderVersion: DSP_VERSION, reason: modelsDir ? null : 'MODELS_DIR is not set', howToInstall: HOW_TO };
+    this.state = { status: modelsDir ? 'loading' : 'missing', model: null, backend: null, patchesPerTrack: null, precision: null, embedderVersion: DSP_VERSION, reason: modelsDir ? null : 'MODELS_DIR is not set', howToInstall: HOW_TO };
   }
 
   /** The learned embedder (both networks loaded), or undefined (the worker stores dsp-v1 vectors). */
@@ -84,11 +88,11 @@ export class LearnedModel {
       return;
     }
     try {
-      const a = await MusicnnAnalyser.load({ modelsDir: this.modelsDir, maxPatches: this.maxPatches, backend: this.backend, useMtt: this.useMtt });
+      const a = await MusicnnAnalyser.load({ modelsDir: this.modelsDir, maxPatches: this.maxPatches, backend: this.backend, useMtt: this.useMtt, precision: this.precision });
       this.analyserRef = a;
       this.fusionRef = a.hasMtt ? new FusionEmbedder() : undefined;
-      this.state = { status: 'ready', model: a.modelId, backend: a.backend, patchesPerTrack: this.maxPatches, embedderVersion: this.fusionRef?.version ?? DSP_VERSION, reason: null, howToInstall: HOW_TO };
-      this.logger.info('learned model loaded', { model: a.modelId, backend: a.backend, patchesPerTrack: this.maxPatches });
+      this.state = { status: 'ready', model: a.modelId, backend: a.backend, patchesPerTrack: this.maxPatches, precision: a.precision, embedderVersion: this.fusionRef?.version ?? DSP_VERSION, reason: null, howToInstall: HOW_TO };
+      this.logger.info('learned model loaded', { model: a.modelId, backend: a.backend, patchesPerTrack: this.maxPatches, precision: a.precision });
     } catch (err) {
       const missing = (err as Error).message.endsWith('is missing');
       this.state = { ...this.state, status: missing ? 'missing' : 'error', reason: (err as Error).message };

@@ -9,7 +9,7 @@
  */
 import { MUSICNN_INPUT } from './mel';
 import type { PatchNetwork, PatchOutputs } from './network';
-import { musicnnOnnxModel } from './onnx-graph';
+import { type MusicnnGraphOptions, musicnnOnnxModel } from './onnx-graph';
 import type { ModuleLoader } from './tf-runtime';
 import type { MusicnnWeights } from './weights';
 
@@ -45,7 +45,7 @@ export function loadOnnxRuntime(load: ModuleLoader = defaultLoader): OrtModule |
 }
 
 /** Session options: one thread, all graph optimisations (conv + add fusion, constant folding). */
-const SESSION_OPTIONS = Object.freeze({
+export const ONNX_SESSION_OPTIONS = Object.freeze({
   intraOpNumThreads: 1,
   interOpNumThreads: 1,
   executionMode: 'sequential',
@@ -61,10 +61,11 @@ export class OnnxMusicnnNetwork implements PatchNetwork {
 
   /**
    * Builds the graph from the weights and opens a session on it.
+   * @param graph precision (float by default, or int8 with its calibration; onnx-graph.ts)
    * @throws whatever ONNX Runtime throws when it rejects the model or cannot run it (analyser.ts then falls back to tfjs)
    */
-  static async create(ort: OrtModule, w: MusicnnWeights): Promise<OnnxMusicnnNetwork> {
-    const net = new OnnxMusicnnNetwork(ort, await ort.InferenceSession.create(musicnnOnnxModel(w), { ...SESSION_OPTIONS }));
+  static async create(ort: OrtModule, w: MusicnnWeights, graph: MusicnnGraphOptions = {}): Promise<OnnxMusicnnNetwork> {
+    const net = new OnnxMusicnnNetwork(ort, await ort.InferenceSession.create(musicnnOnnxModel(w, graph), { ...ONNX_SESSION_OPTIONS }));
     // One probe patch: a runtime that loads but cannot run here (e.g. Jest's sandbox, whose Float32Array
     // is not the native binding's) fails now, so the analyser falls back to tfjs instead of failing tracks.
     try {
