@@ -16,7 +16,8 @@ protocol for comparison. Exploration only: nothing here ships; a variant worth s
 Run (after node services/analysis-worker/dist/bench/musicnn-variants-cache.js):
   OPENBLAS_NUM_THREADS=1 python3 services/analysis-worker/src/bench/musicnn-variants.py
   (MUSICNN_PRECISION=int8 reads the int8 cache `musicnn-variants-24-int8`, default the float one; SHIPPED_ONLY=1 reports
-  dsp-v1 and the shipped vector only; COMMON_TRACKS=1 keeps only the tracks present in both caches, for int8 vs float)
+  dsp-v1 and the shipped vector only; COMMON_TRACKS=1 keeps only the tracks present in both caches; COMPARE_INT8=1 with
+  COMMON_TRACKS=1 on the float cache also prints int8 vs float differences and the int8 shipped vector's figures)
 (one BLAS thread: on the shared machine threaded BLAS made a run 20x slower.)
 """
 import glob, hashlib, itertools, json, os, re, time
@@ -293,10 +294,35 @@ def disjoint(make, label, do_subsets=True):
 
 def fuse(a, b, w): return np.hstack([w * unit(a), (1 - w) * unit(b)])
 
+def compare_int8():
+    """The same tracks from the int8 cache (musicnn-variants-24-int8): tag and penultimate differences per patch, track
+    tags, the shipped vector's cosine distance int8 vs float, and the int8 shipped vector's precision."""
+    by_name = {}
+    for f in glob.glob(CACHE + '-int8/*.json'):
+        r = json.load(open(f))
+        by_name[r['name']] = r
+    q = [by_name[r['name']] for r in recs]
+    tag_d = np.concatenate([np.abs(np.array(a[k]) - np.array(b[k])).ravel() for a, b in zip(recs, q) for k in ('msdTags', 'mttTags')])
+    track_d = np.array([np.abs(np.mean(a[k], 0) - np.mean(b[k], 0)).max() for a, b in zip(recs, q) for k in ('msdTags', 'mttTags')])
+    pen_d = np.concatenate([1 - (unit(np.array(a[k])) * unit(np.array(b[k]))).sum(1) for a, b in zip(recs, q) for k in ('msdPen', 'mttPen')])
+    M8 = np.array([np.concatenate([pen(r, 'msdPen'), pen(r, 'mttPen')]) for r in q])
+    D8 = np.array([r['dsp'] for r in q])
+    V, V8 = shipped(M, D), shipped(M8, D8)
+    fus = 1 - (unit(V) * unit(V8)).sum(1)
+    held = B.held
+    pct = lambda x, p: float(np.quantile(x, p))
+    print(f'int8 vs float, {len(q)} tracks (dsp-v1 identical: {bool(np.allclose(D, D8))}): patch tags |d| max {tag_d.max():.4f} mean {tag_d.mean():.5f}; '
+          f'track tags |d| max {track_d.max():.4f}; penultimate cosine distance median {pct(pen_d, .5):.1e} p99 {pct(pen_d, .99):.1e} max {pen_d.max():.1e}; '
+          f'shipped vector cosine distance median {pct(fus, .5):.1e} p99 {pct(fus, .99):.1e} max {fus.max():.1e} (held-out: median {pct(fus[held], .5):.1e} max {fus[held].max():.1e})', flush=True)
+    report('shipped v1 (committed constants), int8 MusiCNN', V8)
+
+
 def main():
     ws = [0.4, 0.5, 0.6, 0.7, 0.8]
     report('dsp-v1', D)
     report('shipped v1 (committed constants)', shipped(M, D))
+    if os.environ.get('COMPARE_INT8') == '1':
+        compare_int8()
     if SHIPPED_ONLY:
         return
     report('MSD+MTT pen mean z (400)', z(M))
