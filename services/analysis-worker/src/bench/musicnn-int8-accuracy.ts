@@ -8,7 +8,8 @@
  * precisions alternating track by track, so load drifts hit both alike).
  *
  * Tracks: the interleaved corpus (corpus.ts, round-robin over the soundtracks), the first N (all by default), both
- * tuning and held-out (the int8 calibration used only tuning tracks: the held-out summary line is the clean one).
+ * tuning and held-out (the int8 calibration used only tuning tracks of the 16 session-9 soundtracks: the held-out line,
+ * and the line of the soundtracks outside those 16 when the grown corpus is installed, are the clean ones).
  *
  * Run: node services/analysis-worker/dist/bench/musicnn-int8-accuracy.js [tracks=all] (MODELS_DIR, else
  *   ../shared/models).
@@ -21,7 +22,7 @@ import { DefaultEmbedder } from '../domain/audio/embedder';
 import { MusicnnAnalyser } from '../domain/musicnn/analyser';
 import { FusionEmbedder } from '../domain/musicnn/embedding';
 import { trackTags } from '../domain/musicnn/learned';
-import { decodeCorpusTrack, interleaved, isHeldOut, loadCorpus } from './corpus';
+import { SESSION9_GROUPS, decodeCorpusTrack, interleaved, isHeldOut, loadCorpus } from './corpus';
 import { benchModelsDir } from './musicnn-cache';
 
 /** 1 - cos(a, b). */
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
   const fusion = new FusionEmbedder();
   const embedder = new DefaultEmbedder();
   const frame = new FrameAnalyser();
-  const stats = { tuning: new Stats(), heldOut: new Stats() };
+  const stats = { tuning: new Stats(), heldOut: new Stats(), unseen: new Stats() };
   const cpu = { float: { msd: 0, mtt: 0 }, int8: { msd: 0, mtt: 0 } };
   let timed = 0;
   process.stdout.write(`MusiCNN int8 vs float, ${DEFAULT_MUSICNN_PATCHES} patches, ${tracks.length} tracks; load average ${loadavg().map((v) => v.toFixed(1)).join(' ')}\n`);
@@ -116,12 +117,14 @@ async function main(): Promise<void> {
     const dsp = embedder.normalise(dspV1RawFeatures(frame.analyse(pcm.samples, ANALYSIS_PARAMS.sampleRateHz)));
     s.fusionCos.push(cosineDistance(fusion.embedTrack(a, dsp), fusion.embedTrack(b, dsp)));
     (isHeldOut(t.name) ? stats.heldOut : stats.tuning).add(s);
+    if (!SESSION9_GROUPS.includes(t.group)) stats.unseen.add(s);
     log(`[${i + 1}/${tracks.length}] ${t.name}: fusion cosine distance ${s.fusionCos[0]!.toExponential(1)}, track tags |d| max ${s.trackTagMax.toFixed(4)} (load ${loadavg()[0]!.toFixed(1)})`);
   }
   const both = new Stats();
   both.add(stats.tuning);
   both.add(stats.heldOut);
   process.stdout.write(`${stats.tuning.line('tuning')}\n${stats.heldOut.line('held-out')}\n${both.line('all')}\n`);
+  if (stats.unseen.tracks > 0) process.stdout.write(`${stats.unseen.line('soundtracks outside the calibration (not in the 16 groups of session 9)')}\n`);
   const per = (v: number) => (v / timed).toFixed(0);
   const perPatch = (v: number) => (v / timed / DEFAULT_MUSICNN_PATCHES).toFixed(1);
   process.stdout.write(

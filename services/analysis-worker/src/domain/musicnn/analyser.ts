@@ -8,7 +8,7 @@
  * Model files live under `<MODELS_DIR>/musicnn/` (MSD_musicnn.h5 required, MTT_musicnn.h5 optional) and are
  * checked against the pinned sha256 of upstream musicnn_keras (MUSICNN_FILES).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as Tf from '@tensorflow/tfjs';
 import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges, patchStarts, patchTensorData } from './mel';
@@ -36,6 +36,29 @@ export function musicnnPath(modelsDir: string, which: keyof typeof MUSICNN_FILES
 
 export type { MusicnnPrecision };
 
+/**
+ * Whether the int8 path is safe on this CPU. On x86, ONNX Runtime's uint8 x int8 kernels without VNNI (plain AVX2 /
+ * AVX-512) use VPMADDUBSW, whose 16-bit pair sums can saturate with full-range 8-bit inputs and weights (ONNX Runtime's
+ * quantization documentation, "reduce_range"); with AVX512-VNNI or AVX-VNNI (VPDPBUSD, 32-bit sums) they cannot. Other
+ * architectures (arm64: widening 16 -> 32-bit accumulation) are taken as safe. Linux reads /proc/cpuinfo; an x86 host
+ * whose flags cannot be read is treated as unsafe (float).
+ * @param cpuinfo the text of /proc/cpuinfo (tests); default read from the system
+ * @param arch process.arch (tests)
+ */
+export function int8Supported(cpuinfo?: string, arch: string = process.arch): boolean {
+  if (arch !== 'x64' && arch !== 'ia32') return true;
+  let text = cpuinfo;
+  if (text === undefined) {
+    try {
+      text = readFileSync('/proc/cpuinfo', 'utf8');
+    } catch {
+      return false;
+    }
+  }
+  const flags = /^flags\s*:(.*)$/m.exec(text)?.[1]?.split(/\s+/) ?? [];
+  return flags.includes('avx512_vnni') || flags.includes('avx_vnni');
+}
+
 /** Where the network runs: ONNX Runtime or a TensorFlow.js backend. */
 export type MusicnnBackend = 'onnxruntime' | NeuralBackend;
 /** `auto` tries onnxruntime, then the TensorFlow.js order (tensorflow, wasm, cpu). */
@@ -58,9 +81,12 @@ export interface MusicnnOptions {
   /**
    * Precision of the timbral convolutions on ONNX Runtime (MUSICNN_PRECISION): 'float' (default here; matches the
    * numpy oracle) or 'int8' (QLinearConv with the measured ranges of int8-calibration.ts, about half the CPU per
-   * patch; docs/musicnn.md, Cost). TensorFlow.js always runs float.
+   * patch; docs/musicnn.md, Cost). TensorFlow.js always runs float, and so does an x86 CPU without VNNI
+   * (int8Supported); the analyser's `precision` says which ran.
    */
   precision?: MusicnnPrecision;
+  /** Whether int8 is safe on this host (tests simulate a CPU without VNNI); default int8Supported. */
+  int8Check?: () => boolean;
 }
 
 /** Per-track outputs of the networks. */
@@ -122,7 +148,8 @@ export class MusicnnAnalyser {
     const mtt = opts.useMtt !== false && existsSync(mttPath) ? await loadMusicnnFile(mttPath, MUSICNN_FILES.mtt.sha256) : undefined;
     const id = `musicnn-msd@${msd.sha256.slice(0, 8)}${mtt ? `+mtt@${mtt.sha256.slice(0, 8)}` : ''}`;
     const preference = opts.backend ?? 'auto';
-    const precision = opts.precision ?? 'float';
+    // int8 only where the CPU's kernels are exact (int8Supported); elsewhere float, which `precision` then reports
+    const precision: MusicnnPrecision = opts.precision === 'int8' && (opts.int8Check ?? int8Supported)() ? 'int8' : 'float';
     const make = (rt: TfRuntime | undefined, msdNet: PatchNetwork, mttNet: PatchNetwork | undefined) =>
       new MusicnnAnalyser(rt, msdNet, mttNet, id, opts.maxPatches ?? Infinity, opts.withPooled ?? false, rt ? 'float' : precision);
     if (preference === 'auto' || preference === 'onnxruntime') {

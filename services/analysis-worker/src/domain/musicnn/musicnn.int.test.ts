@@ -111,6 +111,19 @@ d('MusiCNN int8 (MUSICNN_PRECISION=int8) against float on ONNX Runtime (real mus
     int8 = await MusicnnAnalyser.load({ modelsDir: testModelsDir(), backend: 'onnxruntime', precision: 'int8' });
     expect([float.precision, int8.precision]).toEqual(['float', 'int8']);
   }, 120_000);
+
+  it('When the CPU cannot run int8 exactly (x86 without VNNI), then int8 is refused and the analyser runs and reports float', async () => {
+    const a = await MusicnnAnalyser.load({ modelsDir: testModelsDir(), backend: 'onnxruntime', precision: 'int8', useMtt: false, int8Check: () => false });
+    try {
+      expect(a.precision).toBe('float');
+      const pcm = (await decodeToPcm(wesnoth('elf-land'))).samples;
+      const got = await a.analyse(pcm, 2);
+      const ref = await float.analyse(pcm, 2);
+      expect(maxAbs(got.msd.penultimate, ref.msd.penultimate)).toBe(0);
+    } finally {
+      a.dispose();
+    }
+  }, 120_000);
   afterAll(() => {
     float?.dispose();
     int8?.dispose();
