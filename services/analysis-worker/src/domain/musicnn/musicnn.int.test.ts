@@ -129,8 +129,8 @@ d('MusiCNN int8 (MUSICNN_PRECISION=int8) against float on ONNX Runtime (real mus
     int8?.dispose();
   });
 
-  // Tolerances (docs/musicnn.md, Cost "int8"; worst over the 317 corpus tracks: per patch tags 0.048, penultimate
-  // cosine distance 3.9e-3, track tags 0.011, stored vector 6.2e-4, median 1.0e-4): 1.3-1.6x the worst measured. The
+  // Tolerances (docs/musicnn.md, Cost "int8"; worst over the 317 + 36 corpus tracks measured: per patch tags 0.048,
+  // penultimate cosine distance 3.9e-3, track tags 0.014, stored vector 6.2e-4, median 1.0e-4): 1.2-2x the worst. The
   // stored vector's bound, 1e-3, is half the median distance of a re-encoded copy (0.002) and 40x below the identity
   // gate (0.04).
   it('When Wesnoth tracks go through both precisions at the worker budget, then tags, penultimate vectors and the stored fusion vector agree within the int8 tolerances', async () => {
@@ -145,7 +145,7 @@ d('MusiCNN int8 (MUSICNN_PRECISION=int8) against float on ONNX Runtime (real mus
         const fa = a[net]!;
         const fb = b[net]!;
         expect(maxAbs(fb.tags, fa.tags)).toBeLessThan(0.06);
-        expect(maxAbs(trackTags(fb), trackTags(fa))).toBeLessThan(0.015);
+        expect(maxAbs(trackTags(fb), trackTags(fa))).toBeLessThan(0.03);
         for (let p = 0; p < fa.patches; p++) expect(cosineDistance(fb.penultimate.subarray(p * 200, p * 200 + 200), fa.penultimate.subarray(p * 200, p * 200 + 200))).toBeLessThan(5e-3);
         // int8 is not float: the outputs do differ (a broken switch would give identical vectors)
         expect(maxAbs(fb.penultimate, fa.penultimate)).toBeGreaterThan(1e-5);
