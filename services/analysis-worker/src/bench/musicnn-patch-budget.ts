@@ -14,7 +14,8 @@
  *
  * Run: node services/analysis-worker/dist/bench/musicnn-patch-budget.js [--cached]
  *   fills the cache (ONNX Runtime by default, MUSICNN_BACKEND to change) then prints the table;
- *   --cached uses the cached tracks only.
+ *   --cached uses the cached tracks only. MUSICNN_PRECISION (int8, float; default the worker's, musicnn-cache.ts
+ *   benchPrecision): int8 uses its own cache `musicnn-all-<CAP>-int8`, float the plain one.
  */
 import { DefaultEmbedder } from '../domain/audio/embedder';
 import { MusicnnAnalyser } from '../domain/musicnn/analyser';
@@ -22,7 +23,7 @@ import { FusionEmbedder, LEARNED_EMBEDDER_VERSION } from '../domain/musicnn/embe
 import { patchStarts } from '../domain/musicnn/mel';
 import { decodeCorpusTrack, interleaved, isHeldOut, loadCorpus, type CorpusTrack } from './corpus';
 import { corpusFeatures } from './feature-cache';
-import { benchBackend, benchModelsDir, cachedPerTrack, roundedRows } from './musicnn-cache';
+import { benchBackend, benchModelsDir, benchPrecision, cachedPerTrack, roundedRows } from './musicnn-cache';
 import { evalOn, fuseBlocks, pool, zFit, zApply, type Rows } from './musicnn-retrieval';
 
 /** Most patches cached per track. */
@@ -43,8 +44,10 @@ interface AllPatchesCache {
 
 async function fill(tracks: CorpusTrack[], cachedOnly: boolean, log: (l: string) => void): Promise<AllPatchesCache[]> {
   let net: MusicnnAnalyser | undefined;
-  const out = await cachedPerTrack<AllPatchesCache>(`musicnn-all-${CAP}`, tracks, cachedOnly, async (t, position) => {
-    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend() });
+  const precision = benchPrecision();
+  const out = await cachedPerTrack<AllPatchesCache>(`musicnn-all-${CAP}${precision === 'float' ? '' : `-${precision}`}`, tracks, cachedOnly, async (t, position) => {
+    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), precision });
+    if (net.precision !== precision) throw new Error(`the ${precision} cache needs ONNX Runtime on a CPU that runs it (got ${net.precision})`);
     const c0 = process.cpuUsage();
     const pcm = await decodeCorpusTrack(t, log, position);
     if (!pcm) return undefined;
