@@ -23,7 +23,9 @@ held-out queries against the whole corpus with a projection fitted without that 
 ships; a variant worth shipping is refitted in TypeScript.
 
 Run (after node services/analysis-worker/dist/bench/musicnn-variants-cache.js):
-  OPENBLAS_NUM_THREADS=1 python3 services/analysis-worker/src/bench/musicnn-grown.py [--quick]
+  OPENBLAS_NUM_THREADS=1 python3 services/analysis-worker/src/bench/musicnn-grown.py [--quick | --curve | --new-only]
+(--curve: learning curve of the fold figures over the number of training soundtracks; --new-only: 3-group benchmarks
+of the new groups only.)
 """
 import glob, hashlib, itertools, json, os, re, sys, time, base64
 
@@ -289,7 +291,71 @@ def pooled(kind, arg=None):
     return np.array(out)
 
 
+def markdown():
+    f = lambda x: '' if x != x else f'{x:.3f}'
+    log('\n| variant | dims | P@5 tuning | held-out 16 groups | held-out all groups | 16: shape | 16: baseline | all: 3 groups | all: shape | all: baseline |')
+    log('|---|---|---|---|---|---|---|---|---|---|')
+    for r in ROWS:
+        log(f'| {r["label"]} | {r["dims"]} | {f(r["tune"])} | {f(r["held16"])} | **{f(r["heldAll"])}** | {f(r["shape16"])} | {f(r["base16"])} | {f(r["allAll"])} | {f(r["shapeAll"])} | {f(r["baseAll"])} |')
+    log('\n| unseen soundtracks (group-disjoint) | all-group triples tuning: shape / baseline | held-out: shape | held-out: baseline | 16-group triples tuning: shape / baseline | held-out: shape / baseline | folds: tuning | folds: held-out | LOGO held-out |')
+    log('|---|---|---|---|---|---|---|---|---|')
+    for r in DROWS:
+        log(f'| {r["label"]} | {f(r["shapeT"])} / {f(r["baseT"])} | **{f(r["shapeH"])}** | **{f(r["baseH"])}** | {f(r["shape16T"])} / {f(r["base16T"])} | {f(r["shape16H"])} / {f(r["base16H"])} | {f(r["foldT"])} | {f(r["foldH"])} | {f(r["logo"])} |')
+    gl = [g for g in qgroups]
+    log('\n| per group (held-out P@5) | ' + ' | '.join(gl) + ' |')
+    log('|---|' + '---|' * len(gl))
+    for r in ROWS[:3]:
+        log(f'| {r["label"]}, all groups | ' + ' | '.join(f'{r["per"].get(g, float("nan")):.2f}' for g in gl) + ' |')
+    for r in DROWS:
+        log(f'| {r["label"]}, folds | ' + ' | '.join(f'{r["per"].get(g, float("nan")):.2f}' for g in gl) + ' |')
+
+
+def curve():
+    """--curve: fold figures (held-out queries inside each fold of groups) when the projection is fitted on only k of
+    the other folds' groups (3 random draws per fold and k, seed 13): does the supervised projection gain on the
+    unsupervised recipe as the number of labelled soundtracks grows?"""
+    rng = np.random.default_rng(13)
+    fold = {g: i % 5 for i, g in enumerate(glist)}
+    fo = np.array([fold[g] for g in groups])
+    makes = [('v1 recipe (unsupervised)', lambda tr: recipe(tr, 0.6)),
+             ('WCCN(M z, lam 0.5) -> PCA100 + D PCA100', lambda tr: fuse(wccn(fit_z(M, tr), tr, 0.5, 100), fit_pca(fit_z(D, tr), tr, 100), 0.6)),
+             ('M z -> PCA100 -> WCCN (lam 0.3) + D PCA100', lambda tr: fuse(wccn(fit_pca(fit_z(M, tr), tr, 100), tr, 0.3, None), fit_pca(fit_z(D, tr), tr, 100), 0.6))]
+    log('\n| training soundtracks | ' + ' | '.join(f'{m[0]}: folds tuning / held-out' for m in makes) + ' |')
+    log('|---|' + '---|' * len(makes))
+    for k in [8, 14, 20, 26]:
+        res = {m[0]: ([], []) for m in makes}
+        for f in range(5):
+            others = [g for g in glist if fold[g] != f]
+            for _ in range(3):
+                pick = list(rng.choice(others, size=min(k, len(others)), replace=False))
+                tr = idx(tune & np.isin(groups, pick))
+                for lab, make in makes:
+                    Vn = unit(make(tr))
+                    res[lab][0].extend(hits(Vn, idx(tune & (fo == f)), idx(tune & (fo == f)))[1])
+                    res[lab][1].extend(hits(Vn, idx(held & (fo == f)), idx(fo == f))[1])
+        log(f'| {k} | ' + ' | '.join(f'{np.mean(res[m[0]][0]):.3f} / {np.mean(res[m[0]][1]):.3f}' for m in makes) + f' |  ({time.time() - T0:.0f}s, load {os.getloadavg()[0]:.1f})')
+
+
+def new_only():
+    """--new-only: 3-group benchmarks among the groups added in session 13 only (none of them shaped the committed v1
+    constants), for dsp-v1, the shipped vector and the v1 recipe refitted on all tuning tracks."""
+    T = triple_sets([g for g in glist if g not in OLD16])
+    for t in T:
+        t['shape'] = 0.3 <= t['chance'] <= 0.4 and 90 <= t['n'] <= 150
+        t['base'] = abs(t['dsp'] - 0.646) <= 0.05
+    log(f'new groups only: {len(T)} triples, shape {sum(t["shape"] for t in T)}, baseline {sum(t["base"] for t in T)}')
+    for lab, V in [('dsp-v1', D), ('shipped v1', shipped()), ('v1 recipe refit on grown tuning, w=0.6', recipe(TUNE, 0.6))]:
+        Vn = unit(V)
+        f = [p5(Vn, t['q'], t['pool']) for t in T]
+        log(f'{lab}: all {np.nanmean(f):.3f} shape {tri_fig(f, T, "shape"):.3f} base {tri_fig(f, T, "base"):.3f}; '
+            f'held-out queries of the new groups against the new groups {p5(Vn, idx(held & ~old), idx(~old)):.3f}')
+
+
 def main():
+    if '--curve' in sys.argv:
+        return curve()
+    if '--new-only' in sys.argv:
+        return new_only()
     ws = [0.5, 0.6, 0.7]
     evaluate('dsp-v1 (committed constants)', D)
     evaluate('shipped tfjs:musicnn-fusion-v1 (committed constants)', shipped())
@@ -311,9 +377,12 @@ def main():
         disjoint(f'WCCN(M z, lam {lam}) -> PCA100 + D PCA100, w=0.6', lambda tr: fuse(wccn(fit_z(M, tr), tr, lam, 100), fit_pca(fit_z(D, tr), tr, 100), 0.6))
     for lam in [0.3, 0.8]:
         disjoint(f'WCCN(M z) + WCCN(D z), lam {lam}, PCA 100+100, w=0.6', lambda tr: fuse(wccn(fit_z(M, tr), tr, lam, 100), wccn(fit_z(D, tr), tr, lam, 100), 0.6))
+    for lam in [0.3, 0.6, 0.8, 0.9, 0.95]:
         disjoint(f'v1 recipe then WCCN (200x200), lam {lam}', lambda tr: wccn(recipe(tr, 0.6), tr, lam, None))
+    for lam in [0.3, 0.6]:
+        disjoint(f'M z -> PCA100 -> WCCN (100x100, lam {lam}) + D PCA100, w=0.6', lambda tr: fuse(wccn(fit_pca(fit_z(M, tr), tr, 100), tr, lam, None), fit_pca(fit_z(D, tr), tr, 100), 0.6))
     for lam in [0.3, 0.8]:
-        disjoint(f'LDA(St|Sw, M z, lam {lam}, alpha 1) 100 + D PCA100, w=0.6', lambda tr: fuse(lda(fit_z(M, tr), tr, lam, 100, 1.0), fit_pca(fit_z(D, tr), tr, 100), 0.6))
+        disjoint(f'LDA(St vs Sw, M z, lam {lam}, alpha 1) 100 + D PCA100, w=0.6', lambda tr: fuse(lda(fit_z(M, tr), tr, lam, 100, 1.0), fit_pca(fit_z(D, tr), tr, 100), 0.6))
     json.dump(dict(rows=ROWS, drows=DROWS, groups={g: gsize[g] for g in glist}), open('/tmp/polyphony-audio-bench/musicnn-grown.json', 'w'), indent=1)
     log('per group, held-out queries against the whole grown corpus:')
     for r in ROWS[:3]:
@@ -321,6 +390,7 @@ def main():
     log('per group, folds (group-disjoint, held-out queries inside the fold):')
     for r in DROWS:
         log(f'  {r["label"]}: ' + ', '.join(f'{g} {p:.2f}' for g, p in sorted(r['per'].items())))
+    markdown()
     log(f'done in {time.time() - T0:.0f}s, {time.strftime("%H:%M UTC", time.gmtime())}, load {os.getloadavg()[0]:.1f}')
 
 
