@@ -301,7 +301,7 @@ export function musicnnOnnxModel(w: MusicnnWeights, opts: MusicnnGraphOptions = 
     const first = offset;
     offset += c.shape[3]!;
     // Only the timbral convolutions (three quarters of the CPU) go int8: QLinearConv on the temporal ones (128, 64,
-    // 32 x 1) measured no faster than float (docs/musicnn.md, Cost).
+    // 32 x 1) measured slower than float (docs/musicnn.md, Cost "int8").
     if (xq && j < 2) return int8Branch(g, xq, c, bn, ranges.slice(first, offset), before, after);
     const padded = g.op('Pad', [x0, g.ints([0, 0, before, 0, 0, 0, after, 0])]);
     const sign = bn.scale.map((s) => (s >= 0 ? 1 : -1));
