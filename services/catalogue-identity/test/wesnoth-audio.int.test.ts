@@ -34,7 +34,7 @@ import { join } from 'node:path';
 import { decodeToPcm } from '../../analysis-worker/src/domain/audio/decode';
 import { DefaultEmbedder } from '../../analysis-worker/src/domain/audio/embedder';
 import { computeChromaprint } from '../../analysis-worker/src/domain/audio/chromaprint';
-import { DEFAULT_MUSICNN_PATCHES } from '../../analysis-worker/src/config';
+import { DEFAULT_MUSICNN_PATCHES, DEFAULT_MUSICNN_PRECISION } from '../../analysis-worker/src/config';
 import { MusicnnAnalyser } from '../../analysis-worker/src/domain/musicnn/analyser';
 import { FusionEmbedder } from '../../analysis-worker/src/domain/musicnn/embedding';
 import { modelsPresent, testModelsDir } from '../../analysis-worker/src/domain/musicnn/__tests__/models';
@@ -92,10 +92,10 @@ const dspV1 = async (): Promise<WorkerEmbedder> => {
   return { version: dsp.version, embed: async (pcm) => ({ embedding: dsp.embed(pcm.samples, pcm.sampleRate) }) };
 };
 
-/** MusiCNN MSD + MTT (worker default patch budget) fused with dsp-v1: track-processor.ts's learned vector. */
+/** MusiCNN MSD + MTT (worker default patch budget and precision) fused with dsp-v1: track-processor.ts's learned vector. */
 const musicnnFusion = async (): Promise<WorkerEmbedder> => {
   const dsp = new DefaultEmbedder();
-  const analyser = await MusicnnAnalyser.load({ modelsDir: testModelsDir(), maxPatches: DEFAULT_MUSICNN_PATCHES });
+  const analyser = await MusicnnAnalyser.load({ modelsDir: testModelsDir(), maxPatches: DEFAULT_MUSICNN_PATCHES, precision: DEFAULT_MUSICNN_PRECISION });
   if (!analyser.hasMtt) throw new Error('the fusion embedding needs MTT_musicnn.h5 beside MSD_musicnn.h5');
   const fusion = new FusionEmbedder();
   return {

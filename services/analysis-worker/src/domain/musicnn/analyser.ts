@@ -40,13 +40,14 @@ export type { MusicnnPrecision };
  * Whether the int8 path is safe on this CPU. On x86, ONNX Runtime's uint8 x int8 kernels without VNNI (plain AVX2 /
  * AVX-512) use VPMADDUBSW, whose 16-bit pair sums can saturate with full-range 8-bit inputs and weights (ONNX Runtime's
  * quantization documentation, "reduce_range"); with AVX512-VNNI or AVX-VNNI (VPDPBUSD, 32-bit sums) they cannot. Other
- * architectures (arm64: widening 16 -> 32-bit accumulation) are taken as safe. Linux reads /proc/cpuinfo; an x86 host
- * whose flags cannot be read is treated as unsafe (float).
+ * architectures (arm64: different kernels) run float: the int8 path's accuracy and speed were measured on x86 with
+ * VNNI only (docs/musicnn.md, Cost), and float is the path checked against the numpy oracle. Linux reads
+ * /proc/cpuinfo; an x86 host whose flags cannot be read is treated as unsafe (float).
  * @param cpuinfo the text of /proc/cpuinfo (tests); default read from the system
  * @param arch process.arch (tests)
  */
 export function int8Supported(cpuinfo?: string, arch: string = process.arch): boolean {
-  if (arch !== 'x64' && arch !== 'ia32') return true;
+  if (arch !== 'x64' && arch !== 'ia32') return false;
   let text = cpuinfo;
   if (text === undefined) {
     try {
