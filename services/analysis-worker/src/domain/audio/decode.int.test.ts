@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeToPcm, UndecodableAudioError } from './decode';
@@ -39,6 +40,16 @@ describe(`${decodeToPcm.name} (real ffmpeg)`, () => {
     const a = await decodeToPcm(wesnoth('defeat'));
     const b = await decodeToPcm(wesnoth('defeat'));
     expect(Buffer.from(a.samples.buffer, a.samples.byteOffset, a.samples.byteLength).equals(Buffer.from(b.samples.buffer, b.samples.byteOffset, b.samples.byteLength))).toBe(true);
+  });
+
+  it('When decoding through the pipe, then the PCM is bit-identical to the file ffmpeg writes for the same stream (the output buffering changes no sample)', async () => {
+    const path = wesnoth('battle-epic');
+    const out = join(dir, 'reference.f32');
+    execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', path, '-vn', '-ac', '1', '-ar', '16000', '-f', 'f32le', out]);
+    const reference = readFileSync(out);
+    const pcm = await decodeToPcm(path);
+    expect(pcm.samples.byteLength).toBe(reference.length);
+    expect(Buffer.from(pcm.samples.buffer, pcm.samples.byteOffset, pcm.samples.byteLength).equals(reference)).toBe(true);
   });
 
   it('When the file is not audio, then UndecodableAudioError names ffmpeg’s complaint', async () => {

@@ -1,9 +1,12 @@
 /**
  * Decoding of any audio file to mono float PCM with the system `ffmpeg`.
  *
- * Command: `ffmpeg -nostdin -v error -i <file> -vn -ac 1 -ar <rate> -f f32le -` : ffmpeg downmixes all
- * channels to one (mean of the channels, as librosa's mono=True and the reference implementation do), resamples
- * with its default swresample filter, and writes little-endian float32 samples to stdout. The stream is copied
+ * Command: `ffmpeg -nostdin -v error -i <file> -vn -ac 1 -ar <rate> -flush_packets 0 -f f32le -` : ffmpeg downmixes
+ * all channels to one (mean of the channels, as librosa's mono=True and the reference implementation do), resamples
+ * with its default swresample filter, and writes little-endian float32 samples to stdout. `-flush_packets 0` lets
+ * ffmpeg's output buffer fill (32 KiB writes) instead of writing every decoded frame (1.5 KiB): the same bytes in
+ * ~600 pipe reads instead of ~15,000 for a 5-minute track, which cut this process's CPU for the read from ~250 ms
+ * to ~80 ms per track (measured on Wesnoth's battle.ogg, 2026-11-26). The stream is copied
  * chunk by chunk into a Float32Array that grows by 1.5x, so no list of Buffers is ever concatenated and the
  * peak memory is about 2.5x the final PCM size at worst.
  */
@@ -70,7 +73,7 @@ export function decodeToPcm(filePath: string, options: DecodeOptions = {}): Prom
     throw new RangeError(`sampleRate must be an integer in [1000, 384000] Hz, got ${sampleRate}`);
   }
   const maxStored = Math.max(1, Math.floor(maxStoredSeconds * sampleRate));
-  const args = ['-nostdin', '-v', 'error', '-i', filePath, '-vn', '-ac', '1', '-ar', String(sampleRate), '-f', 'f32le', '-'];
+  const args = ['-nostdin', '-v', 'error', '-i', filePath, '-vn', '-ac', '1', '-ar', String(sampleRate), '-flush_packets', '0', '-f', 'f32le', '-'];
 
   let buffer = new Float32Array(Math.min(maxStored, INITIAL_CAPACITY_SECONDS * sampleRate));
   let stored = 0;
