@@ -21,7 +21,7 @@
  * | ufoai-crystan, ufoai-psymong, ufoai-marine | ufoai-music (bench only; 0music.pk3, one group per composer prefix; other composers left out) | orchestral / electronic / rock | 14, 15, 8 |
  * | planetblupi  | planetblupi-music-ogg (bench only)                      | light orchestral, 10 min loops | 10     |
  *
- * Added in session 13 (2026-11-26; Debian 12 "bookworm" main, versions in docs/musicnn.md), one group per package:
+ * Added in session 10 (2026-11-26; Debian 12 "bookworm" main, versions in docs/musicnn.md), one group per package:
  *
  * | group            | package(s) (all bench only)                                   | style                          | tracks |
  * |------------------|---------------------------------------------------------------|--------------------------------|--------|
@@ -49,7 +49,7 @@
  *   apt-get install -y drascula-music warzone2100-music nexuiz-music fretsonfire-songs-muldjord \
  *     fretsonfire-songs-sectoid hedgewars-data marsshooter-data asc-music hyperrogue-music singularity-music \
  *     colobot-common-sounds supertux-data ufoai-music planetblupi-music-ogg
- * and those of session 13 with
+ * and those of session 10 with
  *   apt-get install -y --no-install-recommends extremetuxracer-data xmoto-data pingus-data neverball-data blobwars-data \
  *     megaglest-data freedroidrpg-data naev-data flare-game warmux-data supertuxkart-data widelands-data 0ad-data \
  *     fillets-ng-data btanks-data enigma-data lordsawar-data unknown-horizons
@@ -145,7 +145,7 @@ function nexuizTracks(): string[] {
 
 /**
  * The 16 groups of the corpus up to session 9 (2026-11-26, 320 tracks): every figure of docs/musicnn.md before
- * session 13 is on these. `BENCH_CORPUS=session9` restricts loadCorpus to them, which reproduces those figures.
+ * session 10 is on these. `BENCH_CORPUS=session9` restricts loadCorpus to them, which reproduces those figures.
  */
 export const SESSION9_GROUPS: readonly string[] = [
   'wesnoth', 'drascula', 'warzone2100', 'nexuiz', 'fretsonfire', 'hedgewars', 'mars', 'asc', 'hyperrogue', 'singularity',
@@ -176,7 +176,7 @@ export function loadCorpus(log: (line: string) => void = (l) => process.stderr.w
     ['ufoai-psymong', ufoaiTracks(/^Psymong.*\.ogg$/)],
     ['ufoai-marine', ufoaiTracks(/^Marine.*\.ogg$/)],
     ['planetblupi', listFiles('/usr/share/planetblupi/music', /\.ogg$/)],
-    // Added in session 13 (2026-11-26); names of the groups above are unchanged, so their split is too.
+    // Added in session 10 (2026-11-26); names of the groups above are unchanged, so their split is too.
     ['etr', listFiles('/usr/share/games/etr/music', /\.ogg$/)],
     ['xmoto', listFiles('/usr/share/games/xmoto/Textures/Musics', /\.ogg$/)],
     ['pingus', listFiles('/usr/share/games/pingus/data/music', /\.(it|s3m)$/)],

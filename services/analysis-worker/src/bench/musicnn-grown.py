@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """
-Issue 13, session 13: the variants study of musicnn-variants.py on the GROWN corpus (corpus.ts, 16 soundtracks of
-session 9 plus the groups added in session 13), on the cache of musicnn-variants-cache.ts (24 patches, the worker's
+Issue 13, session 10: the variants study of musicnn-variants.py on the GROWN corpus (corpus.ts, 16 soundtracks of
+session 9 plus the groups added in session 10), on the cache of musicnn-variants-cache.ts (24 patches, the worker's
 budget). numpy only. Same-soundtrack precision@5 exactly as musicnn-retrieval.ts / musicnn-subsets.ts compute it
 (cosine, ties by name, queries from groups of >= 6 tracks; held-out = odd first sha256 byte of the track name,
 corpus.ts isHeldOut, so the 16 old groups keep their split).
@@ -337,7 +337,7 @@ def curve():
 
 
 def new_only():
-    """--new-only: 3-group benchmarks among the groups added in session 13 only (none of them shaped the committed v1
+    """--new-only: 3-group benchmarks among the groups added in session 10 only (none of them shaped the committed v1
     constants), for dsp-v1, the shipped vector and the v1 recipe refitted on all tuning tracks."""
     T = triple_sets([g for g in glist if g not in OLD16])
     for t in T:

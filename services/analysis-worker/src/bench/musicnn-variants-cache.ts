@@ -42,7 +42,7 @@ export interface VariantTrackCache {
   msdTags: number[][];
   mttTags: number[][];
   patchMel: number[];
-  /** Per patch: mean of the 96 MusiCNN log-mel bands over the patch's frames (0 = digital silence; added session 13). */
+  /** Per patch: mean of the 96 MusiCNN log-mel bands over the patch's frames (0 = digital silence; added session 10). */
   patchLevel?: number[];
   dspMel: number[];
   dspRaw: number[];

@@ -32,7 +32,7 @@ SHIPPED_ONLY = os.environ.get('SHIPPED_ONLY') == '1'
 MIN_GROUP = int(os.environ.get('MIN_GROUP', 6))
 
 
-# The 16 groups of session 9 (corpus.ts SESSION9_GROUPS): the cache of the grown corpus (session 13) holds more, which
+# The 16 groups of session 9 (corpus.ts SESSION9_GROUPS): the cache of the grown corpus (session 10) holds more, which
 # musicnn-grown.py studies; this script keeps session 9's figures reproducible on it.
 SESSION9_GROUPS = {'wesnoth', 'drascula', 'warzone2100', 'nexuiz', 'fretsonfire', 'hedgewars', 'mars', 'asc', 'hyperrogue',
                    'singularity', 'colobot', 'supertux', 'ufoai-crystan', 'ufoai-psymong', 'ufoai-marine', 'planetblupi'}
