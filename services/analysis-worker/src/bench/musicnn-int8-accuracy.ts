@@ -24,19 +24,7 @@ import { FusionEmbedder } from '../domain/musicnn/embedding';
 import { trackTags } from '../domain/musicnn/learned';
 import { SESSION9_GROUPS, decodeCorpusTrack, interleaved, isHeldOut, loadCorpus } from './corpus';
 import { benchModelsDir } from './musicnn-cache';
-
-/** 1 - cos(a, b). */
-export function cosineDistance(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i]! * b[i]!;
-    aa += a[i]! * a[i]!;
-    bb += b[i]! * b[i]!;
-  }
-  return 1 - ab / Math.sqrt(aa * bb);
-}
+import { cosineDistance } from '@polyphony/vectors';
 
 /** Collected differences of one part of the corpus. */
 class Stats {

@@ -21,6 +21,7 @@ import { FusionEmbedder } from './embedding';
 import { learnedFeatures, trackTags } from './learned';
 import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges } from './mel';
 import { dumpWeights, modelsPresent, runOracle, testModelsDir } from './__tests__/models';
+import { cosineDistance } from '@polyphony/vectors';
 
 const present = modelsPresent('MusiCNN oracle tests');
 const d = present ? describe : describe.skip;
@@ -90,18 +91,6 @@ d.each(['onnxruntime', 'wasm'] as const)('MusiCNN on %s against the numpy oracle
     }
   }, 240_000);
 });
-
-function cosineDistance(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i]! * b[i]!;
-    aa += a[i]! * a[i]!;
-    bb += b[i]! * b[i]!;
-  }
-  return 1 - ab / Math.sqrt(aa * bb);
-}
 
 d('MusiCNN int8 (MUSICNN_PRECISION=int8) against float on ONNX Runtime (real music)', () => {
   let float: MusicnnAnalyser;
