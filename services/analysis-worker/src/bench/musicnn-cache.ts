@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DEFAULT_MUSICNN_PRECISION } from '../config';
-import { MusicnnAnalyser, type MusicnnBackendPreference, type MusicnnPrecision } from '../domain/musicnn/analyser';
+import { MusicnnAnalyser, type MusicnnBackendPreference, type MusicnnOptions, type MusicnnPrecision } from '../domain/musicnn/analyser';
 import { MUSICNN_INPUT, MusicnnMelFrontend } from '../domain/musicnn/mel';
 import { BENCH_SCRATCH_DIR, decodeCorpusTrack, interleaved, loadCorpus, type CorpusTrack } from './corpus';
 
@@ -54,6 +54,25 @@ export function benchPrecision(): MusicnnPrecision {
   const p = process.env.MUSICNN_PRECISION;
   if (p !== undefined && p !== 'int8' && p !== 'float') throw new Error(`MUSICNN_PRECISION must be int8 or float, not ${p}`);
   return p ?? DEFAULT_MUSICNN_PRECISION;
+}
+
+/**
+ * A cache folder of results computed at `precision`: `base` for float (the layout of the float caches is unchanged),
+ * `base-int8` for int8, so both coexist.
+ */
+export function precisionCacheFolder(base: string, precision: MusicnnPrecision): string {
+  return precision === 'float' ? base : `${base}-${precision}`;
+}
+
+/**
+ * Loads the analyser a precision-keyed cache is filled with (benchModelsDir, benchBackend) and checks that it runs
+ * at `precision`: a cache must not mix precisions.
+ * @throws Error when the runtime runs another precision (TensorFlow.js, or a CPU without int8 support: int8Supported)
+ */
+export async function loadPrecisionAnalyser(precision: MusicnnPrecision, opts: Omit<MusicnnOptions, 'modelsDir' | 'backend' | 'precision'> = {}): Promise<MusicnnAnalyser> {
+  const net = await MusicnnAnalyser.load({ ...opts, modelsDir: benchModelsDir(), backend: benchBackend(), precision });
+  if (net.precision !== precision) throw new Error(`the ${precision} cache needs ONNX Runtime on a CPU that runs it (the ${net.backend} backend runs ${net.precision})`);
+  return net;
 }
 
 /** The weights folder benchmarks use: MODELS_DIR, else <repo>/../shared/models. */

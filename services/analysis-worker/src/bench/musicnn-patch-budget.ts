@@ -18,12 +18,12 @@
  *   benchPrecision): int8 uses its own cache `musicnn-all-<CAP>-int8`, float the plain one.
  */
 import { DefaultEmbedder } from '../domain/audio/embedder';
-import { MusicnnAnalyser } from '../domain/musicnn/analyser';
+import type { MusicnnAnalyser } from '../domain/musicnn/analyser';
 import { FusionEmbedder, LEARNED_EMBEDDER_VERSION } from '../domain/musicnn/embedding';
 import { patchStarts } from '../domain/musicnn/mel';
 import { decodeCorpusTrack, interleaved, isHeldOut, loadCorpus, type CorpusTrack } from './corpus';
 import { corpusFeatures } from './feature-cache';
-import { benchBackend, benchModelsDir, benchPrecision, cachedPerTrack, roundedRows } from './musicnn-cache';
+import { benchPrecision, cachedPerTrack, loadPrecisionAnalyser, precisionCacheFolder, roundedRows } from './musicnn-cache';
 import { evalOn, fuseBlocks, pool, zFit, zApply, type Rows } from './musicnn-retrieval';
 
 /** Most patches cached per track. */
@@ -45,9 +45,8 @@ interface AllPatchesCache {
 async function fill(tracks: CorpusTrack[], cachedOnly: boolean, log: (l: string) => void): Promise<AllPatchesCache[]> {
   let net: MusicnnAnalyser | undefined;
   const precision = benchPrecision();
-  const out = await cachedPerTrack<AllPatchesCache>(`musicnn-all-${CAP}${precision === 'float' ? '' : `-${precision}`}`, tracks, cachedOnly, async (t, position) => {
-    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), precision });
-    if (net.precision !== precision) throw new Error(`the ${precision} cache needs ONNX Runtime on a CPU that runs it (got ${net.precision})`);
+  const out = await cachedPerTrack<AllPatchesCache>(precisionCacheFolder(`musicnn-all-${CAP}`, precision), tracks, cachedOnly, async (t, position) => {
+    net ??= await loadPrecisionAnalyser(precision);
     const c0 = process.cpuUsage();
     const pcm = await decodeCorpusTrack(t, log, position);
     if (!pcm) return undefined;

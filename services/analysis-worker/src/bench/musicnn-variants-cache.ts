@@ -25,11 +25,11 @@ import { DEFAULT_MUSICNN_PATCHES } from '../config';
 import { ANALYSIS_PARAMS, FrameAnalyser } from '../domain/audio/analysis';
 import { dspV1RawFeatures } from '../domain/audio/dsp-features';
 import { DefaultEmbedder } from '../domain/audio/embedder';
-import { MusicnnAnalyser, type MusicnnPrecision } from '../domain/musicnn/analyser';
+import type { MusicnnAnalyser, MusicnnPrecision } from '../domain/musicnn/analyser';
 import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges } from '../domain/musicnn/mel';
 import { decodeCorpusTrack, interleaved, loadCorpus, type CorpusTrack } from './corpus';
 import { bandMeanStd, melBandStatistics } from './feature-cache';
-import { benchBackend, benchModelsDir, benchPrecision, cachedPerTrack, roundedRows } from './musicnn-cache';
+import { benchPrecision, cachedPerTrack, loadPrecisionAnalyser, precisionCacheFolder, roundedRows } from './musicnn-cache';
 
 /** Cached inputs of one track (see module docs). */
 export interface VariantTrackCache {
@@ -65,7 +65,7 @@ function patchMelStats(data: Float32Array, frames: number, ranges: ReadonlyArray
  * appended for the int8 path, so both caches coexist.
  */
 export function variantCacheFolder(patches: number, precision: MusicnnPrecision): string {
-  return `musicnn-variants-${patches}${precision === 'float' ? '' : `-${precision}`}`;
+  return precisionCacheFolder(`musicnn-variants-${patches}`, precision);
 }
 
 /** Cached inputs of `tracks` at `patches` patches, computing the missing ones unless `cachedOnly`. */
@@ -77,8 +77,7 @@ export async function variantCorpus(tracks: CorpusTrack[], log: (l: string) => v
   let done = 0;
   const precision = benchPrecision();
   const out = await cachedPerTrack<VariantTrackCache>(variantCacheFolder(patches, precision), tracks, cachedOnly, async (t, position) => {
-    net ??= await MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: benchBackend(), maxPatches: patches, precision });
-    if (net.precision !== precision) throw new Error(`the ${precision} cache needs ONNX Runtime (the ${net.backend} backend runs ${net.precision})`);
+    net ??= await loadPrecisionAnalyser(precision, { maxPatches: patches });
     if (!net.hasMtt) throw new Error('the variants need MTT_musicnn.h5 beside MSD_musicnn.h5');
     const c0 = process.cpuUsage();
     const pcm = await decodeCorpusTrack(t, log, position);

@@ -93,7 +93,7 @@ export class LearnedModel {
       this.fusionRef = a.hasMtt ? new FusionEmbedder() : undefined;
       this.state = { status: 'ready', model: a.modelId, backend: a.backend, patchesPerTrack: this.maxPatches, precision: a.precision, embedderVersion: this.fusionRef?.version ?? DSP_VERSION, reason: null, howToInstall: HOW_TO };
       this.logger.info('learned model loaded', { model: a.modelId, backend: a.backend, patchesPerTrack: this.maxPatches, precision: a.precision });
-      if (this.precision !== a.precision) this.logger.warn('MUSICNN_PRECISION=int8 runs as float here (TensorFlow.js, or an x86 CPU without VNNI)', { backend: a.backend });
+      if (this.precision !== a.precision) this.logger.warn('MUSICNN_PRECISION=int8 runs as float here (TensorFlow.js, an x86 CPU without VNNI, or not x86: int8Supported)', { backend: a.backend });
     } catch (err) {
       const missing = (err as Error).message.endsWith('is missing');
       this.state = { ...this.state, status: missing ? 'missing' : 'error', reason: (err as Error).message };

@@ -217,6 +217,16 @@ interface QuantisedInput {
 }
 
 /**
+ * Max over the bands of a front-end conv output [n, padded16, 187, 96 - kw + 1] as a MaxPool over the whole width,
+ * reshaped to [n, padded16, 187], then the first `filters` channels (the padding filters dropped). Shared by the float
+ * and int8 branches (uint8 or float, MaxPool takes both).
+ */
+function bandMax(g: GraphBuilder, z: string, kw: number, padded16: number, filters: number): string {
+  const pooled16 = g.op('Reshape', [g.op('MaxPool', [z], { kernel_shape: [1, 96 - kw + 1] }), g.ints([0, padded16, 187])]);
+  return g.op('Slice', [pooled16, g.ints([0]), g.ints([filters]), g.ints([1])]);
+}
+
+/**
  * One front-end branch in int8 (QLinearConv + uint8 MaxPool), returning BN(relu(pre)) [n, F, 187] as the float
  * branch does. Per channel c with float kernel K_c, bias b_c, BN sign s_c and calibrated range h_c:
  *   the conv computes v_c = g_c (z_c + b_c) + o_c with g_c = s_c / h_c and o_c = (s_c < 0 ? 1 : 0), quantised with
@@ -256,9 +266,7 @@ function int8Branch(g: GraphBuilder, xq: QuantisedInput, c: DenseWeights, bn: Fo
     [xq.name, xq.scale, xq.zero, g.constant([padded16, 1, kh, kw], wq), g.constant([padded16], ws), g.constant([padded16], new Int8Array(padded16)), g.constant([], Float32Array.of(1 / 255)), g.constant([], Uint8Array.of(0)), g.constant([padded16], bias)],
     { kernel_shape: [kh, kw], pads: [before, 0, after, 0] },
   );
-  const width = 96 - kw + 1;
-  const pooled16 = g.op('Reshape', [g.op('MaxPool', [y], { kernel_shape: [1, width] }), g.ints([0, padded16, 187])]);
-  const q = g.op('Slice', [pooled16, g.ints([0]), g.ints([filters]), g.ints([1])]);
+  const q = bandMax(g, y, kw, padded16, filters);
   return g.op('Add', [g.op('Mul', [g.op('Cast', [q], { to: FLOAT }), channelVector(g, mul)]), channelVector(g, add)]);
 }
 
@@ -314,9 +322,7 @@ export function musicnnOnnxModel(w: MusicnnWeights, opts: MusicnnGraphOptions = 
     const kernel = new Float32Array(padded16 * kh * c.shape[1]!);
     kernel.set(frontKernel(c, sign));
     const z = g.op('Conv', [padded, g.constant([padded16, 1, kh, c.shape[1]!], kernel)], { kernel_shape: [kh, c.shape[1]!] });
-    const width = 96 - c.shape[1]! + 1;
-    const pooled16 = g.op('Reshape', [g.op('MaxPool', [z], { kernel_shape: [1, width] }), g.ints([0, padded16, 187])]);
-    const m = g.op('Slice', [pooled16, g.ints([0]), g.ints([filters]), g.ints([1])]);
+    const m = bandMax(g, z, c.shape[1]!, padded16, filters);
     const pre = g.op('Mul', [g.op('Add', [m, channelVector(g, c.bias.map((b, o) => b * sign[o]!))]), channelVector(g, sign)]);
     const relu = g.op('Relu', [pre]);
     if (j < 2) frontRelu.push(relu);
