@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DEFAULT_MUSICNN_PRECISION } from '../config';
 import { MusicnnAnalyser, type MusicnnBackendPreference, type MusicnnOptions, type MusicnnPrecision } from '../domain/musicnn/analyser';
-import { MUSICNN_INPUT, MusicnnMelFrontend } from '../domain/musicnn/mel';
+import { MUSICNN_INPUT, MusicnnMelFrontend, centredFrameCount } from '../domain/musicnn/mel';
 import { BENCH_SCRATCH_DIR, decodeCorpusTrack, interleaved, loadCorpus, type CorpusTrack } from './corpus';
 
 export { interleaved };
@@ -137,7 +137,7 @@ export async function musicnnCorpus(tracks: CorpusTrack[], log: (line: string) =
       name: t.name,
       group: t.group,
       durationSeconds: pcm.durationSeconds,
-      totalPatches: Math.max(1, Math.floor((1 + Math.floor(pcm.samples.length / MUSICNN_INPUT.hopSamples)) / MUSICNN_INPUT.patchFrames)),
+      totalPatches: Math.max(1, Math.floor(centredFrameCount(pcm.samples.length) / MUSICNN_INPUT.patchFrames)),
       starts: a.starts,
       msdPen: roundedRows(a.msd.penultimate, n, 200),
       mttPen: roundedRows(a.mtt!.penultimate, n, 200),

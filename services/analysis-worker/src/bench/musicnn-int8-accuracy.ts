@@ -19,11 +19,11 @@ import { DEFAULT_MUSICNN_PATCHES } from '../config';
 import { ANALYSIS_PARAMS, FrameAnalyser } from '../domain/audio/analysis';
 import { dspV1RawFeatures } from '../domain/audio/dsp-features';
 import { DefaultEmbedder } from '../domain/audio/embedder';
-import { MusicnnAnalyser } from '../domain/musicnn/analyser';
+import type { MusicnnAnalyser, MusicnnPrecision } from '../domain/musicnn/analyser';
 import { FusionEmbedder } from '../domain/musicnn/embedding';
 import { trackTags } from '../domain/musicnn/learned';
 import { SESSION9_GROUPS, decodeCorpusTrack, interleaved, isHeldOut, loadCorpus } from './corpus';
-import { benchModelsDir } from './musicnn-cache';
+import { loadPrecisionAnalyser } from './musicnn-cache';
 import { cosineDistance } from '@polyphony/vectors';
 
 /** Collected differences of one part of the corpus. */
@@ -64,7 +64,8 @@ async function main(): Promise<void> {
   const log = (l: string) => process.stderr.write(`${l}\n`);
   const all = interleaved(loadCorpus(log));
   const tracks = all.slice(0, Number(process.argv[2] ?? all.length));
-  const load = (precision: 'float' | 'int8') => MusicnnAnalyser.load({ modelsDir: benchModelsDir(), backend: 'onnxruntime', maxPatches: DEFAULT_MUSICNN_PATCHES, precision });
+  // each precision checked (loadPrecisionAnalyser): on a host that runs int8 as float the comparison would be float vs float
+  const load = (precision: MusicnnPrecision) => loadPrecisionAnalyser(precision, { maxPatches: DEFAULT_MUSICNN_PATCHES });
   const nets = { float: await load('float'), int8: await load('int8') };
   const fusion = new FusionEmbedder();
   const embedder = new DefaultEmbedder();

@@ -17,7 +17,7 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_MUSICNN_PATCHES } from '../config';
 import { MUSICNN_FILES, musicnnPath } from '../domain/musicnn/analyser';
-import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges, patchStarts, patchTensorData } from '../domain/musicnn/mel';
+import { MUSICNN_INPUT, MusicnnMelFrontend, centredFrameCount, patchFrameRanges, patchStarts, patchTensorData } from '../domain/musicnn/mel';
 import { musicnnOnnxModel } from '../domain/musicnn/onnx-graph';
 import { loadOnnxRuntime, ONNX_SESSION_OPTIONS } from '../domain/musicnn/onnx-network';
 import { loadMusicnnFile } from '../domain/musicnn/weights';
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   for (const [i, t] of tracks.entries()) {
     const pcm = await decodeCorpusTrack(t, log, `[${i + 1}/${tracks.length}]`);
     if (!pcm) continue;
-    const starts = patchStarts(1 + Math.floor(pcm.samples.length / MUSICNN_INPUT.hopSamples), DEFAULT_MUSICNN_PATCHES);
+    const starts = patchStarts(centredFrameCount(pcm.samples.length), DEFAULT_MUSICNN_PATCHES);
     const input = patchTensorData(mel.compute(pcm.samples, patchFrameRanges(starts)), starts);
     for (const v of input) melMax = Math.max(melMax, v);
     for (let p = 0; p < starts.length; p++) {

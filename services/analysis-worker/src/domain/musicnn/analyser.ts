@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as Tf from '@tensorflow/tfjs';
-import { MUSICNN_INPUT, MusicnnMelFrontend, patchFrameRanges, patchStarts, patchTensorData } from './mel';
+import { MUSICNN_INPUT, MusicnnMelFrontend, centredFrameCount, patchFrameRanges, patchStarts, patchTensorData } from './mel';
 import { MusicnnNetwork, POOLED_DIM, type PatchNetwork, type PatchOutputs } from './network';
 import { MUSICNN_INT8_CALIBRATION } from './int8-calibration';
 import type { MusicnnPrecision } from './onnx-graph';
@@ -192,7 +192,7 @@ export class MusicnnAnalyser {
     if (pcm.length <= MUSICNN_INPUT.nFft / 2) throw new RangeError(`audio of ${pcm.length} samples is too short for MusiCNN`);
     const t0 = performance.now();
     const c0 = process.cpuUsage();
-    const frames = 1 + Math.floor(pcm.length / MUSICNN_INPUT.hopSamples);
+    const frames = centredFrameCount(pcm.length);
     const starts = patchStarts(frames, maxPatches);
     const mel = this.mel.compute(pcm, patchFrameRanges(starts));
     const input = patchTensorData(mel, starts);
