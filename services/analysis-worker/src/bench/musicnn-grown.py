@@ -27,30 +27,22 @@ Run (after node services/analysis-worker/dist/bench/musicnn-variants-cache.js):
 (--curve: learning curve of the fold figures over the number of training soundtracks; --new-only: 3-group benchmarks
 of the new groups only.)
 """
-import glob, hashlib, itertools, json, os, re, sys, time, base64
+import functools, glob, itertools, json, os, sys, time
 
 import numpy as np
 
+import musicnn_study as study
+from musicnn_study import SESSION9_GROUPS, fit_pca, fit_z, fuse, held_out, unit
+
 CACHE = '/tmp/polyphony-audio-bench/musicnn-variants-24'
 MIN_GROUP = 6
-OLD16 = ['asc', 'colobot', 'drascula', 'fretsonfire', 'hedgewars', 'hyperrogue', 'mars', 'nexuiz', 'planetblupi',
-         'singularity', 'supertux', 'ufoai-crystan', 'ufoai-marine', 'ufoai-psymong', 'warzone2100', 'wesnoth']
+OLD16 = SESSION9_GROUPS
 QUICK = '--quick' in sys.argv
 T0 = time.time()
 
 
 def log(s):
     print(s, flush=True)
-
-
-def held_out(name):
-    return hashlib.sha256(name.encode()).digest()[0] & 1 == 1
-
-
-def unit(X):
-    n = np.linalg.norm(X, axis=1, keepdims=True)
-    n[n == 0] = 1
-    return X / n
 
 
 recs = sorted((json.load(open(f)) for f in glob.glob(CACHE + '/*.json')), key=lambda r: r['name'])
@@ -95,18 +87,8 @@ PAT = [np.hstack([np.array(r['msdPen']), np.array(r['mttPen'])]) for r in recs] 
 LEV = [np.array(r.get('patchLevel') or [1.0] * len(r['msdPen'])) for r in recs]
 
 
-def fusion_constants():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'domain', 'musicnn', 'embedding-constants.ts')
-    j = json.loads(re.search(r'FusionConstants = (\{.*\});', open(path).read(), re.S).group(1))
-    deq = lambda m: np.frombuffer(base64.b64decode(m['q']), dtype=np.int8).astype(np.float64).reshape(m['rows'], m['cols']) / 127 * np.array(m['scale'])[:, None]
-    return j, deq(j['pm']), deq(j['pd'])
-
-
 def shipped(Mx=M):
-    j, pm, pd = fusion_constants()
-    a = ((Mx - np.array(j['mMean'])) / np.array(j['mStd'])) @ pm.T
-    b = ((D - np.array(j['dMean'])) / np.array(j['dStd'])) @ pd.T
-    return np.hstack([j['w'] * unit(a), (1 - j['w']) * unit(b)])
+    return study.shipped(Mx, D)
 
 
 # ---- triples and matched sets (by dsp-v1, committed constants)
@@ -169,58 +151,13 @@ def evaluate(label, V, dims=None, triples_all=True):
     return row
 
 
-# ---- fitting helpers
-def fit_z(X, tr):
-    m = X[tr].mean(0)
-    s = X[tr].std(0)
-    s[s < 1e-6] = 1e-6
-    return (X - m) / s
-
-
-def fit_pca(Xz, tr, k):
-    mu = Xz[tr].mean(0)
-    _, _, Vt = np.linalg.svd(Xz[tr] - mu, full_matrices=False)
-    return (Xz - mu) @ Vt[:min(k, len(tr) - 1)].T
-
-
-def fuse(a, b, w):
-    return np.hstack([w * unit(a), (1 - w) * unit(b)])
-
-
+# ---- fitting helpers (musicnn_study.py, shared with musicnn-variants.py)
 def recipe(tr, w=0.6, km=100, Mx=None):
-    Mx = M if Mx is None else Mx
-    return fuse(fit_pca(fit_z(Mx, tr), tr, km), fit_pca(fit_z(D, tr), tr, 200 - km), w)
+    return study.recipe_v1(M if Mx is None else Mx, D, tr, w, km)
 
 
-def within_cov(X, tr):
-    g = groups[tr]
-    Xc = X[tr].copy()
-    for gg in set(g):
-        m = g == gg
-        Xc[m] -= Xc[m].mean(0)
-    return Xc.T @ Xc / len(tr)
-
-
-def wccn(X, tr, lam, k=None):
-    """whiten by the shrunk within-soundtrack covariance of tr, Sw' = (1-lam) Sw + lam tr(Sw)/d I, then PCA k."""
-    mu = X[tr].mean(0)
-    Sw = within_cov(X, tr)
-    d = X.shape[1]
-    e, U = np.linalg.eigh((1 - lam) * Sw + lam * np.trace(Sw) / d * np.eye(d))
-    Y = (X - mu) @ (U @ np.diag(e ** -0.5) @ U.T)
-    return fit_pca(Y, tr, k) if k else Y
-
-
-def lda(X, tr, lam, k, alpha=1.0):
-    import scipy.linalg
-    mu = X[tr].mean(0)
-    Xc = X[tr] - mu
-    St = Xc.T @ Xc / len(tr)
-    Sw = within_cov(X, tr)
-    d = X.shape[1]
-    e, V = scipy.linalg.eigh(St, (1 - lam) * Sw + lam * np.trace(Sw) / d * np.eye(d))
-    o = np.argsort(-e)[:k]
-    return (X - mu) @ V[:, o] * (e[o] ** (alpha / 2))
+wccn = functools.partial(study.wccn, groups=groups)
+lda = functools.partial(study.lda, groups=groups)
 
 
 DROWS = []

@@ -20,9 +20,12 @@ Run (after node services/analysis-worker/dist/bench/musicnn-variants-cache.js):
   COMMON_TRACKS=1 on the float cache also prints int8 vs float differences and the int8 shipped vector's figures)
 (one BLAS thread: on the shared machine threaded BLAS made a run 20x slower.)
 """
-import glob, hashlib, itertools, json, os, re, time
+import functools, glob, itertools, json, os, time
 
 import numpy as np
+
+import musicnn_study as study
+from musicnn_study import SESSION9_GROUPS, fit_pca, fit_z, fuse, held_out, shipped, unit
 
 # MUSICNN_PRECISION=int8 reads the int8 cache (musicnn-variants-cache.ts variantCacheFolder); default the float one
 PRECISION = os.environ.get('MUSICNN_PRECISION', 'float')
@@ -32,13 +35,9 @@ SHIPPED_ONLY = os.environ.get('SHIPPED_ONLY') == '1'
 MIN_GROUP = int(os.environ.get('MIN_GROUP', 6))
 
 
-# The 16 groups of session 9 (corpus.ts SESSION9_GROUPS): the cache of the grown corpus (session 10) holds more, which
-# musicnn-grown.py studies; this script keeps session 9's figures reproducible on it.
-SESSION9_GROUPS = {'wesnoth', 'drascula', 'warzone2100', 'nexuiz', 'fretsonfire', 'hedgewars', 'mars', 'asc', 'hyperrogue',
-                   'singularity', 'colobot', 'supertux', 'ufoai-crystan', 'ufoai-psymong', 'ufoai-marine', 'planetblupi'}
-
-
 def load():
+    """The cached tracks of the 16 groups of session 9 (SESSION9_GROUPS): the cache of the grown corpus (session 10)
+    holds more, which musicnn-grown.py studies; this script keeps session 9's figures reproducible on it."""
     recs = []
     files = sorted(glob.glob(CACHE + '/*.json'))
     if os.environ.get('COMMON_TRACKS') == '1':
@@ -52,34 +51,6 @@ def load():
             recs.append(r)
     recs.sort(key=lambda r: r['name'])
     return recs
-
-
-def held_out(name):
-    return hashlib.sha256(name.encode()).digest()[0] & 1 == 1
-
-
-def fusion_constants(path=os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'domain', 'musicnn', 'embedding-constants.ts')):
-    txt = open(path).read()
-    j = json.loads(re.search(r'FusionConstants = (\{.*\});', txt, re.S).group(1))
-    def deq(m):
-        import base64
-        b = np.frombuffer(base64.b64decode(m['q']), dtype=np.int8).astype(np.float64).reshape(m['rows'], m['cols'])
-        return b / 127 * np.array(m['scale'])[:, None]
-    return j, deq(j['pm']), deq(j['pd'])
-
-
-def shipped(M, D):
-    j, pm, pd = fusion_constants()
-    a = ((M - np.array(j['mMean'])) / np.array(j['mStd'])) @ pm.T
-    b = ((D - np.array(j['dMean'])) / np.array(j['dStd'])) @ pd.T
-    w = j['w']
-    return np.hstack([w * unit(a), (1 - w) * unit(b)])
-
-
-def unit(X):
-    n = np.linalg.norm(X, axis=1, keepdims=True)
-    n[n == 0] = 1
-    return X / n
 
 
 class Bench:
@@ -162,23 +133,8 @@ DM = np.array([r['dspMel'] for r in recs])
 tune = B.idx(B.tune)
 
 
-def zfit(X, idx=tune):
-    m = X[idx].mean(0)
-    s = X[idx].std(0)
-    s[s < 1e-6] = 1e-6
-    return m, s
-
-
 def z(X, idx=tune):
-    m, s = zfit(X, idx)
-    return (X - m) / s
-
-
-def pca(Xz, k, idx=tune):
-    mu = Xz[idx].mean(0)
-    U, S, Vt = np.linalg.svd(Xz[idx] - mu, full_matrices=False)
-    k = min(k, len(idx) - 1)
-    return (Xz - mu) @ Vt[:k].T
+    return fit_z(X, idx)
 
 
 # --- subsets: matched sets defined by dsp-v1 (committed constants), as musicnn-subsets.ts
@@ -206,62 +162,13 @@ def report(label, V, subsets=True):
 
 
 # ---------------- group-disjoint machinery
-def fit_z(X, idx):
-    m = X[idx].mean(0)
-    s = X[idx].std(0)
-    s[s < 1e-6] = 1e-6
-    return (X - m) / s
-
-
-def fit_pca(Xz, idx, k):
-    mu = Xz[idx].mean(0)
-    U, S, Vt = np.linalg.svd(Xz[idx] - mu, full_matrices=False)
-    k = min(k, len(idx) - 1)
-    return (Xz - mu) @ Vt[:k].T
-
-
 def recipe_v1(idx, w=0.6, km=100, Mx=None):
-    """the shipped recipe refitted on idx: z->PCA km of M, z->PCA 200-km of D, unit blocks, w."""
-    Mx = M if Mx is None else Mx
-    a = fit_pca(fit_z(Mx, idx), idx, km)
-    b = fit_pca(fit_z(D, idx), idx, 200 - km)
-    return np.hstack([w * unit(a), (1 - w) * unit(b)])
+    """the shipped recipe refitted on idx (musicnn_study.recipe_v1) on M or Mx."""
+    return study.recipe_v1(M if Mx is None else Mx, D, idx, w, km)
 
 
-def within_cov(X, idx):
-    g = B.groups[idx]
-    Xc = X[idx].copy()
-    for gg in set(g):
-        m = g == gg
-        Xc[m] -= Xc[m].mean(0)
-    return Xc.T @ Xc / len(idx)
-
-
-def wccn(X, idx, lam, k=None, alpha=0.0):
-    """whiten by the shrunk within-soundtrack covariance of idx, then PCA (k) of the train tracks."""
-    mu = X[idx].mean(0)
-    Sw = within_cov(X, idx)
-    d = X.shape[1]
-    Sr = (1 - lam) * Sw + lam * np.trace(Sw) / d * np.eye(d)
-    e, U = np.linalg.eigh(Sr)
-    W = U @ np.diag(e ** -0.5) @ U.T
-    Y = (X - mu) @ W
-    if k is not None:
-        Y = fit_pca(Y, idx, k)
-    return Y
-
-
-def lda(X, idx, lam, k, alpha=1.0):
-    mu = X[idx].mean(0)
-    Xc = X[idx] - mu
-    St = Xc.T @ Xc / len(idx)
-    Sw = within_cov(X, idx)
-    d = X.shape[1]
-    Sr = (1 - lam) * Sw + lam * np.trace(Sw) / d * np.eye(d)
-    import scipy.linalg
-    e, V = scipy.linalg.eigh(St, Sr)
-    order = np.argsort(-e)[:k]
-    return (X - mu) @ V[:, order] * (e[order] ** (alpha / 2))
+wccn = functools.partial(study.wccn, groups=B.groups)
+lda = functools.partial(study.lda, groups=B.groups)
 
 
 def disjoint(make, label, do_subsets=True):
@@ -292,7 +199,6 @@ def disjoint(make, label, do_subsets=True):
         s = f'| triples tune {np.nanmean(ft):.3f} shape {np.nanmean(ft[shape]):.3f} base {np.nanmean(ft[base]):.3f} | held {subset_summary(fh)}'
     print(f'[disjoint] {label:60s} LOGO tune {tl:.3f} LOGO held16 {hl:.3f} {s}  ({time.time()-t0:.0f}s)', flush=True)
 
-def fuse(a, b, w): return np.hstack([w * unit(a), (1 - w) * unit(b)])
 
 def compare_int8():
     """The same tracks from the int8 cache (musicnn-variants-24-int8): tag and penultimate differences per patch, track
