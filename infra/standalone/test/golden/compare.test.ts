@@ -106,6 +106,20 @@ describe('golden normaliser', () => {
     expect(Object.keys(out)).toEqual(['fp', 'item_id', 'message', 'running_time_seconds', 'task_id', 'z']);
   });
 
+  it('When an answer holds a base64 float32 embedding or a paging cursor, then they are decoded (numbers compared with the tolerance)', () => {
+    const n = new Normaliser();
+    n.register('fp_4eb1145798', 'song:sad');
+    const floats = Buffer.alloc(8);
+    floats.writeFloatLE(0.25, 0);
+    floats.writeFloatLE(-1.5, 4);
+    const cursor = Buffer.from('fp_4eb1145798').toString('base64url');
+    expect(n.normalise({ embedding: floats.toString('base64'), next_page: cursor })).toEqual({ embedding: { float32_base64: [0.25, -1.5] }, next_page: '<cursor:<song:sad>>' });
+    expect(n.normaliseRequest('GET', `/api/sync?limit=20&next_page=${cursor}&ids=a%2Cfp_4eb1145798`)).toBe('GET /api/sync?limit=20&next_page=<cursor:<song:sad>>&ids=a,<song:sad>');
+    const noisy = Buffer.from(floats);
+    noisy.writeFloatLE(0.25 + 1e-7, 0);
+    expect(compareGolden(n.normalise({ embedding: floats.toString('base64') }), n.normalise({ embedding: noisy.toString('base64') }))).toEqual([]);
+  });
+
   it('When an id is labelled twice differently or is too short, then registering throws', () => {
     const n = new Normaliser();
     n.register('abc-1', 'x');

@@ -19,6 +19,7 @@ import { Normaliser } from './normalise';
  * by normalise.ts (ids -> labels, volatile values masked) and compared by compare.ts (tolerance, ties).
  *
  * `npm run golden:record` (GOLDEN_RECORD=1) rewrites the fixtures instead of comparing; review `git diff`.
+ * GOLDEN_FRESH_DIR=<folder> also writes this run's normalised answers there (to inspect a difference).
  * Skips, saying so loudly, only when the MusiCNN weights (MODELS_DIR, else <repo>/../shared/models) are absent.
  */
 const MODELS = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../../..', 'shared', 'models');
@@ -112,7 +113,7 @@ d('golden answers (supysonic + fake Jellyfin, MusiCNN float, full stack)', () =>
     const res = method === 'GET' ? await request(t.url).get(path).set(auth) : await request(t.url).post(path).set(auth).send((body ?? {}) as object);
     const parsed = res.type === 'application/json' ? res.body : res.text;
     family[label] = {
-      request: norm.normaliseString(`${method} ${decodeURIComponent(path)}${body === undefined ? '' : ` ${JSON.stringify(body)}`}`),
+      request: `${norm.normaliseRequest(method, path)}${body === undefined ? '' : ` ${JSON.stringify(norm.normalise(body))}`}`,
       status: res.status,
       body: norm.normalise(parsed),
     };
@@ -131,6 +132,11 @@ d('golden answers (supysonic + fake Jellyfin, MusiCNN float, full stack)', () =>
       mkdirSync(FIXTURES, { recursive: true });
       writeFileSync(file, `${JSON.stringify(fresh, null, 2)}\n`);
       return;
+    }
+    if (process.env.GOLDEN_FRESH_DIR) {
+      // For inspection only (e.g. the largest numeric difference between two runs): this run's answers.
+      mkdirSync(process.env.GOLDEN_FRESH_DIR, { recursive: true });
+      writeFileSync(join(process.env.GOLDEN_FRESH_DIR, `${name}.json`), `${JSON.stringify(fresh, null, 2)}\n`);
     }
     if (!existsSync(file)) throw new Error(`golden: no fixture ${file}; record with npm run golden:record and review the diff`);
     const recorded = JSON.parse(readFileSync(file, 'utf8')) as Record<string, GoldenEntry>;
@@ -209,6 +215,9 @@ d('golden answers (supysonic + fake Jellyfin, MusiCNN float, full stack)', () =>
       }
       await call(`${server} anchor by name Golden battle n=5`, 'GET', `/api/similar_tracks?${q({ anchor_id: 'Golden battle', n: 5, ...srv })}`);
     }
+    // The plugins' own shapes: Jellyfin InstantMix (n=199), Navidrome (sorted keys, radius_similarity).
+    await call('Supysonic:victory n=199 (Jellyfin InstantMix)', 'GET', `/api/similar_tracks?${q({ n: 199, item_id: id('Supysonic:victory') })}`);
+    await call('Supysonic:wanderer Navidrome shape n=10', 'GET', `/api/similar_tracks?${q({ eliminate_duplicates: true, item_id: id('Supysonic:wanderer'), n: 10, radius_similarity: true })}`);
     const [row] = await t.sql<{ title: string; artist: string }>(`SELECT title, artist FROM catalogue.score WHERE item_id = $1`, [id('song:battle-epic')]);
     await call('title+artist of battle-epic n=5', 'GET', `/api/similar_tracks?${q({ title: row!.title, artist: row!.artist, n: 5 })}`);
     await call('max_distance Supysonic:sad', 'GET', `/api/max_distance?${q({ item_id: id('Supysonic:sad') })}`);
@@ -222,6 +231,7 @@ d('golden answers (supysonic + fake Jellyfin, MusiCNN float, full stack)', () =>
       await call(`Supysonic:${a} -> ${b}`, 'GET', `/api/find_path?${q({ start_song_id: id(`Supysonic:${a}`), end_song_id: id(`Supysonic:${b}`) })}`);
       await call(`Supysonic:${a} -> ${b} max_steps=6`, 'GET', `/api/find_path?${q({ start_song_id: id(`Supysonic:${a}`), end_song_id: id(`Supysonic:${b}`), max_steps: 6 })}`);
     }
+    await call('Supysonic:sad -> victory2 Navidrome shape (count, mood_pct, path_fix_size)', 'GET', `/api/find_path?${q({ count: 25, end_song_id: id('Supysonic:victory2'), max_steps: 25, mood_pct: 100, path_fix_size: false, start_song_id: id('Supysonic:sad') })}`);
     await call('mood happy -> Supysonic:sad max_steps=8', 'GET', `/api/find_path?${q({ start_mood: 'happy', end_song_id: id('Supysonic:sad'), max_steps: 8 })}`);
     await call('Supysonic:victory -> mood relaxed max_steps=8', 'GET', `/api/find_path?${q({ start_song_id: id('Supysonic:victory'), end_mood: 'relaxed', max_steps: 8 })}`);
     await call('anchor Golden calm -> Supysonic:victory max_steps=8', 'GET', `/api/find_path?${q({ start_anchor: anchorId, end_song_id: id('Supysonic:victory'), max_steps: 8 })}`);
@@ -286,6 +296,7 @@ d('golden answers (supysonic + fake Jellyfin, MusiCNN float, full stack)', () =>
     await call('lyrics love (no lyrics provider)', 'POST', '/api/lyrics/search/text', { query: 'love', limit: 5 });
     await call('sem_grove Supysonic:sad', 'POST', '/api/sem_grove/search', { item_id: id('Supysonic:sad'), limit: 5 });
     await call('mood_centroids', 'GET', '/api/mood_centroids');
+    await call('clap top_queries (the queries above)', 'GET', '/api/clap/top_queries');
     settle('search');
   });
 
@@ -324,7 +335,7 @@ d('golden answers (supysonic + fake Jellyfin, MusiCNN float, full stack)', () =>
   });
 
   it('When chat asks for playlists without an AI provider, then the rule-based answers match', async () => {
-    for (const text of ['calm orchestral music like Battle Epic', 'something by Wesnoth', 'energetic music', 'slow songs', 'sad songs', 'Frantic']) {
+    for (const text of ['calm orchestral music like Battle Epic', 'something by Aleksi Aubry-Carlson', 'energetic music', 'slow songs', 'sad songs', 'music from the 2000s', 'Frantic']) {
       await call(`Supysonic "${text}"`, 'POST', '/chat/api/chatPlaylist', { userInput: text });
     }
     await call('Supysonic "relaxed" n=5', 'POST', '/chat/api/chatPlaylist', { userInput: 'relaxed', n: 5 });
@@ -344,6 +355,18 @@ d('golden answers (supysonic + fake Jellyfin, MusiCNN float, full stack)', () =>
     await call('search_playlists', 'GET', `/api/search_playlists?${q({ query: 'a' })}`);
     await call('dashboard summary', 'GET', '/api/dashboard/summary');
     settle('dashboard');
+  });
+
+  it('When the configuration, model and task probes the plugins read are asked (idle stack), then the answers match', async () => {
+    await call('config', 'GET', '/api/config');
+    await call('config Jelly', 'GET', `/api/config?${q({ server: 'Jelly' })}`);
+    await call('config defaults', 'GET', '/api/config/defaults');
+    await call('config defaults Jelly', 'GET', `/api/config/defaults?${q({ server: 'Jelly' })}`);
+    await call('chat config defaults', 'GET', '/chat/api/config_defaults');
+    await call('analysis model', 'GET', '/api/analysis/model');
+    await call('active tasks (idle)', 'GET', '/api/active_tasks');
+    await call('clap warmup', 'POST', '/api/clap/warmup', {});
+    settle('probes');
   });
 });
 

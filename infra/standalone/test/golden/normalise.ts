@@ -9,6 +9,10 @@
  * - **Volatile values are masked, never dropped.** UUIDs that are not registered (task ids, generation ids)
  *   become `<uuid>`, ISO-8601 times `<time>`, and the values of keys listed in `VOLATILE_KEYS` (durations,
  *   times, byte sizes of caches) become `<volatile:number>` / `<volatile:string>`: the key stays, with its type.
+ * - **Encoded values are decoded, not masked.** An `embedding` given as base64 of little-endian float32
+ *   (`/api/sync?include_embeddings`) becomes `{ float32_base64: [numbers] }`, so the comparator applies its
+ *   numeric tolerance; a paging cursor (`next_page`, `after`: base64url of a canonical id) becomes
+ *   `<cursor:...>` around its normalised text.
  */
 
 /** Keys whose value changes per run (times, durations, sizes that depend on timing); their type is kept. */
@@ -37,6 +41,17 @@ export const VOLATILE_KEYS: ReadonlySet<string> = new Set([
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const ISO_TIME = /\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?/g;
 
+/** Keys whose string value is an opaque paging cursor (base64url of text). */
+export const CURSOR_KEYS: ReadonlySet<string> = new Set(['next_page', 'after']);
+
+/** Decodes base64 of little-endian float32 values, or undefined when `s` is not that. */
+function float32Base64(s: string): number[] | undefined {
+  if (s.length === 0 || s.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(s)) return undefined;
+  const bytes = Buffer.from(s, 'base64');
+  if (bytes.length % 4 !== 0) return undefined;
+  return Array.from({ length: bytes.length / 4 }, (_, i) => bytes.readFloatLE(i * 4));
+}
+
 /** Turns answers into their stable form; ids are registered before the first call is normalised. */
 export class Normaliser {
   private readonly labels = new Map<string, string>();
@@ -54,6 +69,17 @@ export class Normaliser {
     if (had !== undefined && had !== label) throw new Error(`golden: id ${id} labelled twice (${had}, ${label})`);
     this.labels.set(id, label);
     this.pattern = undefined;
+  }
+
+  /**
+   * Normalises a request line `<METHOD> <path>?<query>`: each query value as `normalise(value, key)`
+   * (so ids become labels and cursors are decoded), shown unencoded.
+   */
+  normaliseRequest(method: string, path: string): string {
+    const [p, query] = path.split('?', 2) as [string, string | undefined];
+    if (query === undefined) return `${method} ${this.normaliseString(p)}`;
+    const parts = [...new URLSearchParams(query)].map(([k, v]) => `${k}=${String(this.normalise(v, k))}`);
+    return `${method} ${this.normaliseString(p)}?${parts.join('&')}`;
   }
 
   /** The label of a registered id, or undefined. */
@@ -77,11 +103,20 @@ export class Normaliser {
   }
 
   /**
-   * Normalises a JSON value: strings as normaliseString; values of VOLATILE_KEYS masked with their type;
+   * Normalises a JSON value (`key`: the key it sits under): strings as normaliseString; values of
+   * VOLATILE_KEYS masked with their type; embeddings and cursors decoded (see the file comment);
    * object keys kept (an id used as a key is relabelled too) and sorted, so fixtures diff line by line.
    */
   normalise(value: unknown, key?: string): unknown {
     if (key !== undefined && VOLATILE_KEYS.has(key) && value !== null && typeof value !== 'object') return `<volatile:${typeof value}>`;
+    if (typeof value === 'string' && key === 'embedding') {
+      const floats = float32Base64(value);
+      if (floats) return { float32_base64: floats };
+    }
+    if (typeof value === 'string' && key !== undefined && CURSOR_KEYS.has(key)) {
+      const text = Buffer.from(value, 'base64url').toString('latin1');
+      if (/^[\x20-\x7e]+$/.test(text)) return `<cursor:${this.normaliseString(text)}>`;
+    }
     if (typeof value === 'string') return this.normaliseString(value);
     if (Array.isArray(value)) return value.map((v) => this.normalise(v));
     if (value !== null && typeof value === 'object') {
