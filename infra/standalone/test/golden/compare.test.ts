@@ -120,10 +120,12 @@ describe('golden normaliser', () => {
     expect(compareGolden(n.normalise({ embedding: floats.toString('base64') }), n.normalise({ embedding: noisy.toString('base64') }))).toEqual([]);
   });
 
-  it('When an id is labelled twice differently or is too short, then registering throws', () => {
+  it('When an id is labelled twice differently, a label is given to two ids or an id is too short, then registering throws', () => {
     const n = new Normaliser();
     n.register('abc-1', 'x');
     expect(() => n.register('abc-1', 'y')).toThrow(/labelled twice/);
     expect(() => n.register('ab', 'z')).toThrow(/too short/);
+    expect(() => n.register('abc-2', 'x')).toThrow(/two ids/);
+    n.register('abc-1', 'x');
   });
 });

@@ -55,19 +55,24 @@ function float32Base64(s: string): number[] | undefined {
 /** Turns answers into their stable form; ids are registered before the first call is normalised. */
 export class Normaliser {
   private readonly labels = new Map<string, string>();
+  private readonly idOfLabel = new Map<string, string>();
   private pattern: RegExp | undefined;
 
   /**
    * Registers `id` (as it appears in answers) under `label`. Ids shorter than 3 characters are refused
-   * (they would match inside unrelated text). A second label for the same id throws: two things would
-   * be reported as one.
+   * (they would match inside unrelated text). A second label for the same id, or a second id for the
+   * same label, throws: two things would be reported as one (e.g. a transcode given a content id of its
+   * own instead of its original's would hide behind the original's `song:<stem>`).
    * @throws Error for a short id or a conflicting label.
    */
   register(id: string, label: string): void {
     if (id.length < 3) throw new Error(`golden: id ${JSON.stringify(id)} is too short to label`);
     const had = this.labels.get(id);
     if (had !== undefined && had !== label) throw new Error(`golden: id ${id} labelled twice (${had}, ${label})`);
+    const other = this.idOfLabel.get(label);
+    if (other !== undefined && other !== id) throw new Error(`golden: label ${label} given to two ids (${other}, ${id})`);
     this.labels.set(id, label);
+    this.idOfLabel.set(label, id);
     this.pattern = undefined;
   }
 
