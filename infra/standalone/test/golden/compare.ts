@@ -47,28 +47,24 @@ const show = (v: unknown): string => {
   return s === undefined ? String(v) : s.length > 160 ? `${s.slice(0, 157)}...` : s;
 };
 
-/** The rank of a row (its first RANK_KEYS number), or undefined when the row is not a ranked object. */
-function rankOf(row: unknown): number | undefined {
+/** The value of the first of `keys` a row (a plain object) holds with the type `type`, else undefined. */
+function firstField<T extends 'number' | 'string'>(row: unknown, keys: readonly string[], type: T): (T extends 'number' ? number : string) | undefined {
   if (row === null || typeof row !== 'object' || Array.isArray(row)) return undefined;
-  for (const k of RANK_KEYS) {
+  for (const k of keys) {
     const v = (row as Record<string, unknown>)[k];
-    if (typeof v === 'number') return v;
+    if (typeof v === type) return v as T extends 'number' ? number : string;
   }
   return undefined;
 }
+
+/** The rank of a row (its first RANK_KEYS number), or undefined when the row is not a ranked object. */
+const rankOf = (row: unknown): number | undefined => firstField(row, RANK_KEYS, 'number');
 
 /** Keys that name what a row is (the first one a row has is used). */
 export const IDENTITY_KEYS = ['item_id', 'id', 'artist_id', 'artist'] as const;
 
 /** The identity of a row (its first IDENTITY_KEYS string), or undefined. */
-function identityOf(row: unknown): string | undefined {
-  if (row === null || typeof row !== 'object' || Array.isArray(row)) return undefined;
-  for (const k of IDENTITY_KEYS) {
-    const v = (row as Record<string, unknown>)[k];
-    if (typeof v === 'string') return v;
-  }
-  return undefined;
-}
+const identityOf = (row: unknown): string | undefined => firstField(row, IDENTITY_KEYS, 'string');
 
 /**
  * Compares `expected` (the fixture) with `actual` (this run) and returns every difference (empty = agree).
