@@ -20,11 +20,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromaprintSimilarity, computeChromaprint } from '../domain/audio/chromaprint';
+import { computeChromaprint } from '../domain/audio/chromaprint';
 import { FrameAnalyser } from '../domain/audio/analysis';
 import { decodeToPcm } from '../domain/audio/decode';
 import { dspV1RawFeatures } from '../domain/audio/dsp-features';
-import { cosineDistance } from '@polyphony/vectors';
+import { chromaprintSimilarity, cosineDistance } from '@polyphony/vectors';
 import { DefaultEmbedder } from '../domain/audio/embedder';
 import { BENCH_SCRATCH_DIR, wesnothTracks } from './corpus';
 

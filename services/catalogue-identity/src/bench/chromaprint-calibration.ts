@@ -5,7 +5,7 @@
  * wesnoth-1.16-music), three copies of the same recording are made with ffmpeg: MP3 128 kbit/s, Opus
  * 64 kbit/s, and the original with 0.5 s of silence prepended (an offset the alignment must find only
  * partially: 0.5 s = ~4 items). Each copy is compared with the original (same recording), and every
- * original with every other original (different recordings), with chromaprintSimilarity at the
+ * original with every other original (different recordings), with chromaprintAlignment at the
  * configured offsets. Prints the distributions and the margin around the threshold.
  *
  * Run: npx tsc -b services/catalogue-identity && node services/catalogue-identity/dist/bench/chromaprint-calibration.js [dir...]
@@ -15,7 +15,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromaprintSimilarity, parseFpcalcRaw } from '../domain/identity/chromaprint';
+import { chromaprintAlignment } from '@polyphony/vectors';
+import { parseFpcalcRaw } from '../domain/identity/chromaprint';
 import { CHROMAPRINT_MATCH_THRESHOLD, CHROMAPRINT_MAX_ALIGN_OFFSET, CHROMAPRINT_MIN_OVERLAP } from '../domain/identity/constants';
 
 const AUDIO = /\.(ogg|mp3|flac|m4a|opus|wav)$/i;
@@ -62,7 +63,7 @@ function main(): void {
       for (const [name, args] of variants) {
         ffmpeg(args);
         const out = args[args.length - 1] as string;
-        const m = chromaprintSimilarity(fp, fingerprint(out), options);
+        const m = chromaprintAlignment(fp, fingerprint(out), options);
         (same[name] as number[]).push(m ? m.similarity : NaN);
       }
     });
@@ -72,7 +73,7 @@ function main(): void {
   const different: number[] = [];
   for (let i = 0; i < originals.length; i++) {
     for (let j = i + 1; j < originals.length; j++) {
-      const m = chromaprintSimilarity(originals[i] as Int32Array, originals[j] as Int32Array, options);
+      const m = chromaprintAlignment(originals[i] as Int32Array, originals[j] as Int32Array, options);
       if (m) different.push(m.similarity);
     }
   }
