@@ -9,6 +9,9 @@ const moduleNameMapper = {
   '^@polyphony/(contracts|platform|vectors|media-servers|testkit|llm)$': '<rootDir>/shared/$1/src',
   '^@polyphony/gateway$': '<rootDir>/gateway/src',
   '^@polyphony/(registry|catalogue-identity|analysis-worker|index|playlist)$': '<rootDir>/services/$1/src',
+  // Package `exports` subpaths (a service's documented library API for tools outside it).
+  '^@polyphony/analysis-worker/engine$': '<rootDir>/services/analysis-worker/src/engine',
+  '^@polyphony/catalogue-identity/identity$': '<rootDir>/services/catalogue-identity/src/identity-engine',
 };
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }] };
 const common = {

@@ -1,5 +1,5 @@
-import { authRoutes, featureRoutes, serverRoutes, taskRoutes } from '@polyphony/contracts';
-import { buildRequest, errorMessage, fillPath, queryString } from './request';
+import { authRoutes, buildPath, buildQuery, featureRoutes, serverRoutes, taskRoutes } from '@polyphony/contracts';
+import { buildRequest, errorMessage } from './request';
 import { resolveSelected, serverParamFor } from './selection';
 import { parseHashRoute } from './route';
 import { fmtBytes, fmtDistance, parseLabelScores, similarHref, trackLabel } from './track-format';
@@ -10,12 +10,13 @@ import { isActiveState, liveTasks, taskServerRows } from './task-logic';
 
 describe('web UI request building', () => {
   it('When a route path has :params, then they are filled URI-encoded from the route definition; a missing one throws', () => {
-    expect(fillPath(serverRoutes.sweep.path, { id: 'a b/c' })).toBe('/api/servers/a%20b%2Fc/sweep');
-    expect(() => fillPath(serverRoutes.sweep.path, {})).toThrow(/missing path parameter id/);
+    expect(buildPath(serverRoutes.sweep.path, { id: 'a b/c' })).toBe('/api/servers/a%20b%2Fc/sweep');
+    expect(() => buildPath(serverRoutes.sweep.path, {})).toThrow(/Missing path parameter "id"/);
   });
 
   it('When a query has blanks, nulls and arrays, then blanks are left out and arrays repeat the key', () => {
-    expect(queryString({ a: 1, b: '', c: null, d: undefined, e: ['x', 'y'], f: false })).toBe('a=1&e=x&e=y&f=false');
+    expect(buildQuery({ a: 1, b: '', c: null, d: undefined, e: ['x', 'y'], f: false })).toBe('?a=1&e=x&e=y&f=false');
+    expect(buildQuery({ b: '' })).toBe('');
   });
 
   it('When the selected server is not the default, then GET calls carry it in the query and POST calls in the JSON body', () => {

@@ -1,39 +1,16 @@
 /**
- * Pure request building for the typed API client (no DOM, no fetch): unit-tested on its own.
- * A route is a contracts `defineRoute` object (method, Express-style path, zod schemas); the
- * URL comes from its `path` with `:params` filled in, never from a hand-written string.
+ * Pure request building for the web UI's API calls (no DOM, no fetch): unit-tested on its own.
+ * A route is a contracts `defineRoute` object (method, Express-style path, zod schemas); the URL is
+ * built by the contracts client's `buildPath` (`:params` filled, URI-encoded) and `buildQuery` (blank
+ * values left out, arrays repeat the key), never from a hand-written string. What is the UI's own
+ * here: where the selected server goes, the default `{}` body, and the error message.
  */
+import { buildPath, buildQuery } from '@polyphony/contracts';
 
 /** The parts of a contracts route definition the client needs. */
 export interface RouteShape {
   method: string;
   path: string;
-}
-
-/** Scalar values a query string can carry; undefined, null and '' are left out. */
-export type QueryValue = string | number | boolean | null | undefined;
-
-/**
- * Fills `:name` segments of an Express-style path from `params` (URI-encoded). Throws when a
- * segment has no value: a programming error, caught by the unit tests, never a silent "/undefined".
- */
-export function fillPath(path: string, params: Record<string, unknown> | undefined): string {
-  return path.replace(/:(\w+)/g, (_m, name: string) => {
-    const v = params?.[name];
-    if (v === undefined || v === null || v === '') throw new Error(`missing path parameter ${name} for ${path}`);
-    return encodeURIComponent(String(v));
-  });
-}
-
-/** Query string (without '?') of the scalar entries of `query`; arrays repeat the key. */
-export function queryString(query: Record<string, unknown> | undefined): string {
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {})) {
-    if (v === undefined || v === null || v === '') continue;
-    if (Array.isArray(v)) for (const x of v) params.append(k, String(x));
-    else params.set(k, String(v));
-  }
-  return params.toString();
 }
 
 export interface BuiltRequest {
@@ -61,9 +38,7 @@ export function buildRequest(
     else body = { ...((body as Record<string, unknown> | undefined) ?? {}), server };
   }
   if (body === undefined && method !== 'GET' && method !== 'HEAD' && method !== 'DELETE') body = {};
-  const qs = queryString(query);
-  const path = fillPath(route.path, input.params);
-  return { method, url: qs ? `${path}?${qs}` : path, body };
+  return { method, url: `${buildPath(route.path, input.params)}${buildQuery(query)}`, body };
 }
 
 /** The message of an API error body `{error:{code,message}}`, or a fallback naming the HTTP status. */

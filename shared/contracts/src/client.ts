@@ -3,7 +3,7 @@ import type { z } from './zod';
 
 /**
  * A small typed HTTP client over the route table, safe for the browser (only `fetch`; no Node
- * modules). The web UI calls `call(featureRoutes.similarTracks, { query: { item_id, n: 10 } })`
+ * modules). `call(featureRoutes.similarTracks, { query: { item_id, n: 10 } })`
  * and gets the route's response type; the request shape is checked by the compiler from the same
  * zod schemas the services validate with.
  *
@@ -57,11 +57,14 @@ export function buildPath(path: string, params: Record<string, unknown> = {}): s
   });
 }
 
-/** Query string of the defined values (arrays repeat the key); '' when empty. */
+/**
+ * Query string with its '?' of the given values (arrays repeat the key); undefined, null and blank ('')
+ * values are left out, so an empty form field means "not given". '' when nothing is left.
+ */
 export function buildQuery(query: Record<string, unknown> = {}): string {
   const qs = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {
-    if (v === undefined || v === null) continue;
+    if (v === undefined || v === null || v === '') continue;
     for (const item of Array.isArray(v) ? v : [v]) qs.append(k, String(item));
   }
   const s = qs.toString();

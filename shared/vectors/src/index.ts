@@ -1,6 +1,6 @@
 /**
  * @polyphony/vectors: the vector math every service shares (index, playlist, catalogue identity,
- * analysis). One cosine distance, one L2 normalisation, one k-means engine (euclidean and spherical, pluggable assignment kernel), one embedding codec and the
+ * analysis). One cosine distance, one L2 normalisation, one k-means engine (euclidean and spherical, pluggable assignment kernel), one diagonal-GMM EM, one popcount and one Chromaprint comparison, one embedding codec and the
  * seeded generators, so that "distance" means the same thing in every service.
  */
 export * from './cosine';
@@ -9,3 +9,6 @@ export * from './codec';
 export * from './random';
 export * from './lloyd';
 export * from './kmeans';
+export * from './gmm';
+export * from './bits';
+export * from './chromaprint';

@@ -3,11 +3,10 @@
  * passphrase: media-server secrets kept encrypted, else left out), download, delete, restore a
  * listed archive or an uploaded one (all or nothing; ends every session, so you log in again).
  */
-import { opsRoutes, type BackupDto } from '@polyphony/contracts';
+import { buildPath, opsRoutes, type BackupDto } from '@polyphony/contracts';
 import { call } from '../api';
 import { busy, errText, field, h, msg, say, section, table } from '../dom';
 import type { Page } from '../page';
-import { fillPath } from '../request';
 import { fmtBytes } from '../track-format';
 
 const page: Page = {
@@ -57,7 +56,7 @@ const page: Page = {
                     await load();
                   }),
                 );
-                const download = b.status === 'ready' ? h('a', { href: fillPath(opsRoutes.backupDownload.path, { id: b.id }), download: `polyphony-${b.id}.tar.gz`, text: 'Download', 'aria-label': `Download backup of ${label}` }) : null;
+                const download = b.status === 'ready' ? h('a', { href: buildPath(opsRoutes.backupDownload.path, { id: b.id }), download: `polyphony-${b.id}.tar.gz`, text: 'Download', 'aria-label': `Download backup of ${label}` }) : null;
                 return [label, b.status, fmtBytes(b.size_bytes), b.rows === null ? '—' : String(b.rows), b.secrets, b.message, h('div', { class: 'actions' }, download, restoreButton, del)];
               }),
               { class: 'backups' },

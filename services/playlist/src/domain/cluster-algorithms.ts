@@ -1,5 +1,5 @@
 import { PCA } from 'ml-pca';
-import { kmeans, type KMeansOptions } from '@polyphony/vectors';
+import { fitDiagonalGmmAsync, kmeans, type KMeansOptions } from '@polyphony/vectors';
 
 // density-clustering has no type declarations; its DBSCAN takes (dataset, eps, minPts, distance).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -86,75 +86,17 @@ export function reduceWithPca(vectors: Float32Array, n: number, dim: number, com
 }
 
 /**
- * Gaussian mixture with diagonal covariances fitted by EM (Dempster, Laird, Rubin 1977), started from
- * a k-means clustering; each song goes to its most probable component, its distance is the
- * Mahalanobis distance (diagonal) to that component's mean. Variances are floored at 1e-4 so a
- * component of identical songs stays finite.
+ * Gaussian mixture with diagonal covariances fitted by EM (the shared `fitDiagonalGmmAsync` of
+ * @polyphony/vectors: Dempster, Laird, Rubin 1977), started from a k-means clustering, at most
+ * `maxIterations` M-steps, stopping when the log-likelihood changes by less than 1e-6 of itself; each
+ * song goes to its most probable component, its distance is the Mahalanobis distance (diagonal) to
+ * that component's mean. Variances are floored at 1e-4 so a component of identical songs stays finite.
  */
 export async function gmmDiagonal(vectors: Float32Array, n: number, dim: number, k: number, seed: number, maxIterations = 30, shouldStop?: () => Promise<boolean> | boolean): Promise<Clustering> {
   const init = await kmeans(vectors, n, dim, { k, seed, maxIterations: 20, restarts: 1 });
-  const means = new Float64Array(k * dim);
-  const vars = new Float64Array(k * dim).fill(1);
-  const weights = new Float64Array(k);
-  const resp = new Float64Array(n * k);
-  for (let i = 0; i < n; i++) resp[i * k + init.assignments[i]!] = 1;
-  const VAR_FLOOR = 1e-4;
-  let previous = -Infinity;
-  for (let it = 0; it < maxIterations; it++) {
-    // M step.
-    means.fill(0);
-    vars.fill(0);
-    weights.fill(0);
-    for (let i = 0; i < n; i++) for (let c = 0; c < k; c++) {
-      const r = resp[i * k + c]!;
-      if (r === 0) continue;
-      weights[c]! += r;
-      for (let j = 0; j < dim; j++) means[c * dim + j]! += r * vectors[i * dim + j]!;
-    }
-    for (let c = 0; c < k; c++) for (let j = 0; j < dim; j++) means[c * dim + j]! /= Math.max(weights[c]!, 1e-12);
-    for (let i = 0; i < n; i++) for (let c = 0; c < k; c++) {
-      const r = resp[i * k + c]!;
-      if (r === 0) continue;
-      for (let j = 0; j < dim; j++) vars[c * dim + j]! += r * (vectors[i * dim + j]! - means[c * dim + j]!) ** 2;
-    }
-    for (let c = 0; c < k; c++) for (let j = 0; j < dim; j++) vars[c * dim + j] = Math.max(VAR_FLOOR, vars[c * dim + j]! / Math.max(weights[c]!, 1e-12));
-    // E step (log-sum-exp per song).
-    let logLik = 0;
-    const logw = Array.from(weights, (w) => Math.log(Math.max(w / n, 1e-300)));
-    const logdet = Array.from({ length: k }, (_, c) => {
-      let s = 0;
-      for (let j = 0; j < dim; j++) s += Math.log(vars[c * dim + j]!);
-      return s;
-    });
-    const lp = new Float64Array(k);
-    for (let i = 0; i < n; i++) {
-      let max = -Infinity;
-      for (let c = 0; c < k; c++) {
-        let q = 0;
-        for (let j = 0; j < dim; j++) q += (vectors[i * dim + j]! - means[c * dim + j]!) ** 2 / vars[c * dim + j]!;
-        lp[c] = logw[c]! - 0.5 * (q + logdet[c]!);
-        if (lp[c]! > max) max = lp[c]!;
-      }
-      let sum = 0;
-      for (let c = 0; c < k; c++) sum += Math.exp(lp[c]! - max);
-      for (let c = 0; c < k; c++) resp[i * k + c] = Math.exp(lp[c]! - max) / sum;
-      logLik += max + Math.log(sum);
-    }
-    if (shouldStop && (await shouldStop())) break;
-    if (Math.abs(logLik - previous) < 1e-6 * Math.abs(logLik)) break;
-    previous = logLik;
-  }
-  const assignments = new Int32Array(n);
-  const distances = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    let best = 0;
-    for (let c = 1; c < k; c++) if (resp[i * k + c]! > resp[i * k + best]!) best = c;
-    assignments[i] = best;
-    let q = 0;
-    for (let j = 0; j < dim; j++) q += (vectors[i * dim + j]! - means[best * dim + j]!) ** 2 / vars[best * dim + j]!;
-    distances[i] = Math.sqrt(q);
-  }
-  return { algorithm: 'gmm', k, assignments, distances, params: { k } };
+  // The first M-step turns the k-means assignments into parameters; maxIterations - 1 more E + M pairs follow.
+  const fit = await fitDiagonalGmmAsync(vectors, n, dim, { start: { assignments: init.assignments, k }, maxIterations: Math.max(0, maxIterations - 1), varianceFloor: 1e-4, shouldStop });
+  return { algorithm: 'gmm', k, assignments: fit.assignment, distances: Float64Array.from(fit.sqMahalanobis, Math.sqrt), params: { k } };
 }
 
 /**

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChromaprintError, chromaprintSimilarity, computeChromaprint } from './chromaprint';
+import { chromaprintSimilarity } from '@polyphony/vectors';
+import { ChromaprintError, computeChromaprint } from './chromaprint';
 import { transcode, wesnoth } from './__tests__/wesnoth';
 
 describe(`${computeChromaprint.name} (real fpcalc)`, () => {

@@ -1,6 +1,6 @@
 /**
- * Chromaprint fingerprints through the system `fpcalc` (Debian package libchromaprint-tools) and their
- * comparison.
+ * Chromaprint fingerprints through the system `fpcalc` (Debian package libchromaprint-tools). Their
+ * comparison (`chromaprintAlignment`, `chromaprintSimilarity`) is the shared one in @polyphony/vectors.
  *
  * A raw Chromaprint fingerprint is a sequence of 32-bit words, one per ~0.1238 s of audio (the default
  * algorithm 2 frames 11025 Hz audio with a hop of 4096/3 samples); each bit is the sign of one of 16 learned
@@ -89,70 +89,4 @@ export function parseFpcalcJson(text: string): Chromaprint {
     fingerprint[i] = w >>> 0; // accepts fpcalc -signed output too
   }
   return { durationSeconds: value.duration, fingerprint };
-}
-
-/** Number of set bits of a 32-bit word (SWAR popcount, Hacker's Delight 5-1). */
-export function popcount32(x: number): number {
-  let v = x >>> 0;
-  v = v - ((v >>> 1) & 0x55555555);
-  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-  v = (v + (v >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(v, 0x01010101) >>> 24;
-}
-
-/** Options of {@link chromaprintAlignment} / {@link chromaprintSimilarity}. */
-export interface ChromaprintCompareOptions {
-  /** Largest shift tried in either direction, fingerprint words (1 word ~ 0.124 s). Default 20 (~2.5 s). */
-  maxOffset?: number;
-  /** Fewest overlapping words an offset must have to count. Default 40 (~5 s). */
-  minOverlap?: number;
-}
-
-/** Best alignment of two fingerprints. */
-export interface ChromaprintAlignment {
-  /** Fraction of equal bits over the overlap at the best offset, in [0, 1]. ~0.5 for unrelated audio. */
-  similarity: number;
-  /** Best shift: word i of `a` is compared with word i + offset of `b`. */
-  offset: number;
-  /** Words compared at that offset. */
-  overlap: number;
-}
-
-/**
- * Tries every shift in [-maxOffset, maxOffset] and keeps the one with the highest fraction of equal bits
- * (1 - popcount(a[i] XOR b[i+offset]) / 32, averaged over the overlap). Ties keep the smallest |offset|,
- * then the negative one, so the result is deterministic.
- * @returns the best alignment, or null when no shift overlaps by at least `minOverlap` words (the check
- *   abstains, as the reference implementation's identity gate does for short prints).
- */
-export function chromaprintAlignment(
-  a: ArrayLike<number>,
-  b: ArrayLike<number>,
-  options: ChromaprintCompareOptions = {},
-): ChromaprintAlignment | null {
-  const maxOffset = options.maxOffset ?? 20;
-  const minOverlap = options.minOverlap ?? 40;
-  let best: ChromaprintAlignment | null = null;
-  for (let step = 0; step <= 2 * maxOffset; step++) {
-    // 0, -1, +1, -2, +2, ... so ties resolve toward the smallest shift.
-    const offset = step === 0 ? 0 : step % 2 === 1 ? -((step + 1) >> 1) : step >> 1;
-    const startA = Math.max(0, -offset);
-    const endA = Math.min(a.length, b.length - offset);
-    const overlap = endA - startA;
-    if (overlap < minOverlap || overlap <= 0) continue;
-    let differing = 0;
-    for (let i = startA; i < endA; i++) differing += popcount32((a[i]! ^ b[i + offset]!) >>> 0);
-    const similarity = 1 - differing / (32 * overlap);
-    if (best === null || similarity > best.similarity) best = { similarity, offset, overlap };
-  }
-  return best;
-}
-
-/**
- * Best fraction of matching fingerprint bits over small alignment shifts; see {@link chromaprintAlignment}.
- * @returns a value in [0, 1] (about 0.5 for unrelated audio, > 0.95 for the same recording in another
- *   encoding), or null when the prints overlap too little to judge.
- */
-export function chromaprintSimilarity(a: ArrayLike<number>, b: ArrayLike<number>, options: ChromaprintCompareOptions = {}): number | null {
-  return chromaprintAlignment(a, b, options)?.similarity ?? null;
 }

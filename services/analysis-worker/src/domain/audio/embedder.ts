@@ -5,7 +5,7 @@
  *
  * The default embedder ('dsp-v1') is pure DSP: the raw descriptor of dsp-features.ts, centred and scaled
  * per dimension with constants derived from real music (dsp-v1-normalisation.ts, produced by
- * src/bench/derive-normalisation.ts), clipped to +-DSP_V1_CLIP and weighted by each dimension's within-track
+ * bench/src/analysis-worker/derive-normalisation.ts), clipped to +-DSP_V1_CLIP and weighted by each dimension's within-track
  * reliability. Raw spectral
  * statistics share a large common component (every song has falling MFCCs, similar loudness ...), which makes
  * all songs look alike under cosine; after centring, cosine compares how a song deviates from typical music,
@@ -45,7 +45,7 @@ export const MIN_AUDIO_SECONDS = 1;
 export const DSP_V1_CLIP = 5;
 
 /**
- * Identity thresholds calibrated for 'dsp-v1' by src/bench/identity-calibration.ts (41 Wesnoth tracks, each
+ * Identity thresholds calibrated for 'dsp-v1' by bench/src/analysis-worker/identity-calibration.ts (41 Wesnoth tracks, each
  * re-encoded as MP3 128k, AAC 128k, Opus 96k and FLAC, plus a copy with the first 1.5 s cut):
  * - cosine distance original -> re-encoding: median 0.001-0.003, max 0.0104 (Opus);
  * - cosine distance between different tracks: min 0.112 (sad / transience), 1st percentile 0.184;

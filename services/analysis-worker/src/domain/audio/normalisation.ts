@@ -1,6 +1,6 @@
 /**
  * Per-dimension centring and scaling constants that ship with an embedder version.
- * Produced by src/bench/derive-normalisation.ts from real music and committed as a generated TS module.
+ * Produced by bench/src/analysis-worker/derive-normalisation.ts from real music and committed as a generated TS module.
  */
 
 /** Constants of one embedder version. */

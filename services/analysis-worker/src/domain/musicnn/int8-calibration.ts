@@ -1,6 +1,6 @@
 /**
  * Measured activation ranges of MusiCNN's int8 path (onnx-graph.ts int8Branch). Measurements, not weights: written by
- * src/bench/musicnn-int8-calibrate.ts (2026-11-26) from the float graph's `timbralMax` output on
+ * bench/src/analysis-worker/musicnn-int8-calibrate.ts (2026-11-26) from the float graph's `timbralMax` output on
  * 1383 patches (24 evenly spaced per track, as the worker) of 61 tuning tracks of the corpus
  * (at most 4 per soundtrack: wesnoth, drascula, fretsonfire, hedgewars, mars, hyperrogue, ufoai-crystan, ufoai-psymong, ufoai-marine, planetblupi, asc, singularity, nexuiz, colobot, supertux, warzone2100; all freely licensed, Debian main). Each range is 1.2 x the largest
  * value seen; the input range 1.2 x the largest log-mel value seen (6.970), rounded up to 0.1.

@@ -19,7 +19,7 @@
  * i mod B, spreading neighbouring (often correlated) dimensions and any run of always-set dimensions
  * over all bands. {@link balancedBandLayout} can build a layout from a sample of real codes instead; a
  * store must persist the layout id it indexed with and rebuild its band index when the id changes.
- * Measured on a clustered synthetic set of 1,000,000 songs (src/bench/identity-1m.ts): 6,818 codes
+ * Measured on a clustered synthetic set of 1,000,000 songs (bench/src/catalogue-identity/identity-1m.ts): 6,818 codes
  * examined per lookup with the strided layout, 5,132 with a balanced layout, 1,700 with the
  * multi-probe layout below.
  *

@@ -2,7 +2,7 @@
  * Tunable defaults of the content-identity decision, in one place.
  *
  * CALIBRATION STATUS. The embedder-dependent values (cosine threshold, Hamming radius) were set from
- * a run of services/analysis-worker/src/bench/identity-calibration.ts against the default embedder
+ * a run of bench/src/analysis-worker/identity-calibration.ts against the default embedder
  * 'dsp-v1' (2026-11-21, 41 Wesnoth tracks x 5 copies: MP3 128k, AAC 128k, Opus 96k, FLAC, FLAC
  * trimmed by 1.5 s; 820 pairs of different tracks). That corpus is small: its closest different
  * pair is far closer to the copies than the reference's MusiCNN geometry, and a 100k-song library
@@ -53,7 +53,7 @@ export const DUPLICATE_DISTANCE_THRESHOLD_COSINE = 0.04;
  * catalogue serves one version at a time, store/embedding-switch.store.ts). Calibration of each factor:
  * docs/musicnn.md "Identity threshold".
  *
- * tfjs:musicnn-fusion-v1: analysis-worker src/bench/learned-identity-calibration.ts (2026-11-26, 4 patches, the
+ * tfjs:musicnn-fusion-v1: bench/src/analysis-worker/learned-identity-calibration.ts (2026-11-26, 4 patches, the
  * 41 Wesnoth tracks; MP3 128k / AAC 128k / Opus 96k / FLAC copies of 10 of them): re-encodings max 0.0097
  * (MP3 0.0080, AAC 0.0097, Opus 0.0088, FLAC 0), 820 pairs of different tracks min 0.158, p1 0.194; the geometric
  * mean of the two edges is 0.039, so factor 1 (0.04: x4.1 above the worst copy, x3.9 below the closest different
@@ -77,7 +77,7 @@ export const CHROMAPRINT_GATE_ENABLED = true;
 /**
  * Smallest best-alignment bit agreement (fraction of equal bits, 0..1) between two raw Chromaprint
  * fingerprints for the gate to pass. Reference value 0.95 (section 2.6), confirmed on real audio by
- * src/bench/chromaprint-calibration.ts (fpcalc 1.5.1, the 41 Wesnoth Ogg tracks, offsets +-12,
+ * bench/src/catalogue-identity/chromaprint-calibration.ts (fpcalc 1.5.1, the 41 Wesnoth Ogg tracks, offsets +-12,
  * min overlap 40): same recording re-encoded as MP3 128k min 0.9926 / p50 0.9952, Opus 64k min
  * 0.9766 / p50 0.9850, 0.5 s delayed min 0.9920; 780 pairs of different recordings p50 0.5185,
  * p99 0.6004, max 0.7620. At 0.95: 0/120 same-recording pairs split, 0/780 different pairs merged.

@@ -13,8 +13,7 @@
  *    CHROMAPRINT_MATCH_THRESHOLD; abstains when either print is missing or no alignment overlaps
  *    enough.
  */
-import { cosineDistance } from '@polyphony/vectors';
-import { chromaprintSimilarity } from './chromaprint';
+import { chromaprintAlignment, cosineDistance } from '@polyphony/vectors';
 import type { IdentityConfig } from './constants';
 import type { TrackEvidence, TrackFile } from './identity-candidate-source';
 import { schemeRules } from './scheme';
@@ -129,7 +128,7 @@ export function evaluateGates(track: TrackEvidence, candidate: TrackEvidence, co
   let similarity: number | null = null;
   if (config.chromaprintGateEnabled) {
     if (track.chromaprint && candidate.chromaprint && track.chromaprint.length > 0 && candidate.chromaprint.length > 0) {
-      const match = chromaprintSimilarity(track.chromaprint, candidate.chromaprint, {
+      const match = chromaprintAlignment(track.chromaprint, candidate.chromaprint, {
         maxOffset: config.chromaprintMaxAlignOffset,
         minOverlap: config.chromaprintMinOverlap,
       });

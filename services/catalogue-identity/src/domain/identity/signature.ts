@@ -25,6 +25,7 @@
  * item_id format and one fixed-width column (54 characters).
  */
 import { createHash } from 'node:crypto';
+import { popcount32 } from '@polyphony/vectors';
 
 /** Embedding length the signature is defined for (spec: 200-bit code, one bit per dimension). */
 export const EMBEDDING_DIMENSION = 200;
@@ -106,14 +107,6 @@ export function signatureFromHex(hex: string): SignatureCode {
   for (let w = 0; w < 6; w++) code[w] = parseInt(hex.slice(w * 8, w * 8 + 8), 16) >>> 0;
   code[6] = (parseInt(hex.slice(48, 50), 16) << 24) >>> 0;
   return code;
-}
-
-/** Number of set bits in a 32-bit value (SWAR popcount). */
-export function popcount32(x: number): number {
-  x = x - ((x >>> 1) & 0x55555555);
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
 }
 
 /** Hamming distance in bits (0..200) between two codes. */

@@ -3,7 +3,7 @@
  * into UTF-8 blocks instead of one heap object each, numeric columns in typed arrays, and a sorted
  * 64-bit key table instead of a Map. A few large buffers instead of millions of small objects keep the
  * memory per track low and the garbage collector's work small (issue 7 "Bounded memory"; figures in
- * src/bench/sweep-500k.ts).
+ * bench/src/catalogue-identity/sweep-500k.ts).
  */
 
 /** Bytes per arena block. Entries never straddle blocks; a longer string gets a block of its own. */

@@ -40,7 +40,7 @@ export interface RemoteDetails {
  * the tie-break of a shared metadata key. Per track only what the sweep writes back is kept: provider
  * id and path packed as UTF-8 (compact.ts StringArena), repeating names interned to 32-bit codes, year,
  * rating and duration in typed columns. No title is kept (only its hashed keys). About 230 bytes per
- * track at 500k tracks (src/bench/sweep-500k.ts).
+ * track at 500k tracks (bench/src/catalogue-identity/sweep-500k.ts).
  *
  * Tracks are appended page by page with {@link add}; the first lookup sorts the tables (append the whole
  * listing before looking up: a lookup between appends sorts early, and a repeated provider id seen by
