@@ -1,8 +1,8 @@
 import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
 import type { DataSource } from 'typeorm';
-import { createServiceDataSource } from './db';
-import { createLogger } from './logger';
-import { LeaseLostError, TASK_RUN_COLUMNS_SQL, TaskRunHost, TaskRunStore, pluginStatus, taskRunIndexesSql, toTaskEvent, type LeaseKeeper, type TaskRun } from './task-run';
+import { createServiceDataSource } from '../db';
+import { createLogger } from '../logger';
+import { LeaseLostError, TASK_RUN_COLUMNS_SQL, TaskRunHost, TaskRunStore, pluginStatus, taskRunIndexesSql, toTaskEvent, type LeaseKeeper, type TaskRun } from '.';
 
 describe('platform task runs (PostgreSQL)', () => {
   let db: TestDatabase;
