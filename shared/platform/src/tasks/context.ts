@@ -2,7 +2,13 @@ import type { ServerTaskCounts } from '@polyphony/contracts';
 import type { Logger } from '../logger';
 import { LeaseLostError, type Lease, type LeaseKeeper } from './lease-keeper';
 import type { TaskRun } from './state';
-import type { TaskRunStore } from './store';
+
+/** What a coordination holds besides its row: the per-server counts and the log last reported. */
+export interface LiveRunState {
+  servers: ServerTaskCounts[];
+  log: string[];
+}
+import type { StoredRun, TaskStore } from './store';
 
 /** Lines of the run log kept in memory by a coordinator (the row keeps the last 100). */
 const MEMORY_LOG_LINES = 200;
@@ -25,7 +31,7 @@ export interface TaskReport {
  * writes the run. Every write is fenced by {@link lease}: it throws {@link LeaseLostError} once the run
  * was cancelled or taken over, and the host then ends this coordination.
  */
-export class TaskContext {
+export class TaskContext<R extends StoredRun = TaskRun> {
   /** The run log (timestamped lines), continued from the row's on a takeover. */
   readonly log: string[];
   private currentDetails: Record<string, unknown>;
@@ -33,18 +39,18 @@ export class TaskContext {
 
   constructor(
     /** The row as this process claimed it (details and servers written by earlier coordinators included). */
-    readonly run: TaskRun,
+    readonly run: R & Partial<Pick<TaskRun, 'servers' | 'log'>>,
     private readonly keeper: LeaseKeeper,
     private readonly stopping: AbortSignal,
-    private readonly store: TaskRunStore,
-    private readonly publish: (run: TaskRun, final: boolean) => Promise<void>,
+    private readonly store: TaskStore<R>,
+    private readonly publish: (run: R, final: boolean, live: LiveRunState) => Promise<void>,
     private readonly logger: Logger,
     /** Log message of {@link note} lines (the task type). */
     private readonly noteLabel: string,
   ) {
-    this.log = [...run.log];
+    this.log = [...(run.log ?? [])];
     this.currentDetails = { ...run.details };
-    this.currentServers = run.servers;
+    this.currentServers = run.servers ?? [];
     this.signal = AbortSignal.any([keeper.signal, stopping]);
   }
 
@@ -88,16 +94,21 @@ export class TaskContext {
    * @returns the row after the write.
    * @throws LeaseLostError when the run was cancelled or taken over (nothing written).
    */
-  async report(r: TaskReport): Promise<TaskRun> {
+  async report(r: TaskReport): Promise<R> {
     const saved = await this.store.save(this.lease, this.snapshot(r));
-    await this.publish(saved, false);
+    await this.publish(saved, false, this.live);
     return saved;
   }
 
+  /** The per-server counts and log last reported (for stores whose rows do not keep them). */
+  get live(): LiveRunState {
+    return { servers: this.currentServers, log: this.log };
+  }
+
   /** The host's final write (SUCCESS or FAIL, progress 100), fenced like {@link report}. */
-  async finish(state: 'SUCCESS' | 'FAIL', r: Omit<TaskReport, 'progress'>): Promise<TaskRun> {
+  async finish(state: 'SUCCESS' | 'FAIL', r: Omit<TaskReport, 'progress'>): Promise<R> {
     const saved = await this.store.finish(this.lease, state, this.snapshot({ ...r, progress: 100 }));
-    await this.publish(saved, true);
+    await this.publish(saved, true, this.live);
     return saved;
   }
 

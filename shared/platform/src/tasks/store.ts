@@ -54,9 +54,40 @@ export interface RunSnapshot {
 }
 
 /** A run and the lease its caller now holds on it. */
-export interface LeasedRun {
-  run: TaskRun;
+export interface LeasedRun<R = TaskRun> {
+  run: R;
   lease: Lease;
+}
+
+/** What the task host needs to know of a stored run, whatever its table. */
+export interface StoredRun {
+  id: string;
+  /** Grows by one at every claim (first run or takeover); fences the holder's writes. */
+  leaseGeneration: number;
+  details: Record<string, unknown>;
+}
+
+/**
+ * The persistence a {@link TaskHost} drives (a port): {@link TaskRunStore} for a platform task-run table
+ * (at most one live run); a service with its own run table (the catalogue's batch queue) implements
+ * the same statements. Fenced methods throw {@link LeaseLostError} when the lease is no longer held.
+ */
+export interface TaskStore<R extends StoredRun = TaskRun> extends LeaseStore {
+  /**
+   * Claims the next run this process should coordinate, with a lease of `ttlMs`: a live run whose lease
+   * expired or was handed back (a takeover), or (for a queue) the next queued one. Undefined when none.
+   */
+  claim(owner: string, ttlMs?: number): Promise<LeasedRun<R> | undefined>;
+  /** Fenced RUNNING snapshot; returns the row after the write. */
+  save(lease: Lease, s: RunSnapshot): Promise<R>;
+  /** Fenced final write (SUCCESS or FAIL); clears the lease. */
+  finish(lease: Lease, state: Extract<TaskState, 'SUCCESS' | 'FAIL'>, s: Omit<RunSnapshot, 'state'>): Promise<R>;
+  /** Ends a live run as REVOKED at once, unfenced; undefined when it was not live. */
+  cancel(id: string, message?: string): Promise<R | undefined>;
+  /** True when the run was cancelled (or is gone). */
+  isCancelled(id: string): Promise<boolean>;
+  /** The run with this id. */
+  find(id: string): Promise<R | undefined>;
 }
 
 const LIVE = `state IN ('NEW','RUNNING')`;
@@ -71,7 +102,7 @@ export function leaseOwnerName(service: string): string {
  * table). Every method is one SQL statement; fenced methods take a {@link Lease} and throw
  * {@link LeaseLostError} when the row no longer carries that lease generation (or the run has ended).
  */
-export class TaskRunStore implements LeaseStore {
+export class TaskRunStore implements TaskStore<TaskRun> {
   private readonly t: string;
 
   constructor(
@@ -136,6 +167,11 @@ export class TaskRunStore implements LeaseStore {
     if (!rows[0]) return undefined;
     const run = toRun(rows[0]);
     return { run, lease: { runId: run.id, owner, generation: run.leaseGeneration } };
+  }
+
+  /** {@link TaskStore.claim}: a live run whose lease expired ({@link claimExpired}); a run table has no queue. */
+  claim(owner: string, ttlMs = DEFAULT_LEASE_TTL_MS): Promise<LeasedRun | undefined> {
+    return this.claimExpired(owner, ttlMs);
   }
 
   /**
