@@ -210,6 +210,8 @@ export class TaskHost<W = unknown, R extends StoredRun = TaskRun> {
     };
     const p = drain().finally(() => {
       if (this.claiming === p) this.claiming = undefined;
+      // A kick that arrived after the drain's last check: claim once more.
+      if (this.claimAgain && !this.stopped) void this.kick();
     });
     this.claiming = p;
     return p;
