@@ -110,8 +110,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /**
- * The analysis task (spec: Analysis across servers, Batch tasks), coordinated through the platform
- * task-run module so that no single process owns a run:
+ * The analysis task (spec: Analysis across servers, Batch tasks), run on the platform task host
+ * (shared/platform/src/tasks/; this service is its executor) so that no single process owns a run:
  *
  * - The run row (`analysis.runs`) is the one model of the run; every status-board snapshot is built
  *   from it after a write. The coordinating process holds a lease renewed by heartbeat; when it dies,

@@ -38,7 +38,19 @@ export interface TaskEnd {
  *
  * A thrown error ends the coordination without a final write: a LeaseLostError or an abort is a
  * normal stop; anything else is logged as a crash and another replica resumes the run when the lease
- * expires.
+ * expires (or, with `transientBackoff`, a transient fault hands the lease back at once).
+ *
+ * Adopting it (a kind with a platform task-run table, e.g. `createTaskRunTableSql('index', 'radio_runs')`):
+ * ```ts
+ * const host = new TaskHost<Work>(new TaskRunStore(ds, 'index', 'radio_runs', 'A radio run is already running'),
+ *   leaseOwnerName('index-radios'),
+ *   { start: (ctx) => begin(ctx), step: (work, ctx) => step(work, ctx) },
+ *   logger, { bus, type: 'radios', owner: 'index' }, { requestIdPrefix: 'radios' });
+ * await host.start({ ...parameters });   // POST .../run: 409 while one is live
+ * await host.cancel(taskId);             // task.cancel.requested.v1
+ * host.startScanning();                  // service start: takeovers
+ * await host.stop();                     // SIGTERM: hand the lease back
+ * ```
  */
 export interface TaskExecutor<W, R extends StoredRun = TaskRun> {
   start(ctx: TaskContext<R>): Promise<W>;
