@@ -18,7 +18,6 @@ import { MappingChangedPublisher } from './domain/mapping-events';
 import { HttpIndexPort, HttpRegistryPort, type IndexPort, type MediaClientFactory, type RegistryPort } from './domain/ports';
 import { SchemeService, type SchemeStartReport } from './domain/scheme.service';
 import { SweepExecutor, type SweepHooks } from './domain/sweep.service';
-import { TaskBoard } from './domain/task-run';
 import { CatalogueSettings } from './settings';
 import { ArtistRepository } from './store/artist.repository';
 import { BatchTaskRepository } from './store/batch-task.repository';
@@ -93,7 +92,6 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
   const sweepStore = new SweepStore(rt.ds);
   const batchTasks = new BatchTaskRepository(rt.ds);
-  const board = new TaskBoard(batchTasks, rt.bus, log.child({ component: 'TaskBoard' }));
   const sweeps = new SweepExecutor(sweepStore, registryPort, clientFactory, settings, events, rt.bus, log.child({ component: 'SweepExecutor' }), {
     chunkSize: config.sweepChunkSize,
     refreshChunkSize: config.sweepRefreshChunkSize,
@@ -104,7 +102,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     indexTimeoutMs: config.indexRebuildTimeoutMs,
     indexPollMs: config.indexRebuildPollMs,
   });
-  const batch = new BatchRunner(batchTasks, board, sweeps, cleanings, settings, log.child({ component: 'BatchRunner' }), {
+  const batch = new BatchRunner(batchTasks, rt.bus, sweeps, cleanings, settings, log.child({ component: 'BatchRunner' }), {
     recheckMs: config.batchRecheckMs,
     progressIntervalMs: config.taskProgressIntervalMs,
   });

@@ -12,7 +12,7 @@ export * from './service-client';
 export * from './bus';
 export * from './service-runtime';
 export * from './faults';
-export * from './task-run';
+export * from './tasks';
 export * from './routes';
 export * from './settings-reader';
 export * from './peer-client';

@@ -2,18 +2,16 @@ import { RoutingKeys, type AnalysisTrackRequested, type EmbeddingSwitchStatus, t
 import type { ProviderTrack } from '@polyphony/media-servers';
 import {
   LeaseLostError,
-  TaskRunHost,
+  TaskHost,
   isTransientFault,
   jitteredBackoffMs,
   leaseOwnerName,
-  runWithContext,
-  toTaskEvent,
   withTransientRetry,
   type Bus,
-  type LeaseKeeper,
   type Logger,
   type Metrics,
-  type TaskRun,
+  type TaskContext,
+  type TaskEnd,
 } from '@polyphony/platform';
 import type { OutcomeCounts, RunRecord, RunRepository, RunServerRow } from '../store/run.repository';
 import type { CataloguePort, IndexPort, LearnedTarget, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
@@ -81,6 +79,16 @@ function storedOptions(details: Record<string, unknown>): RunSettings | undefine
   return { numRecentAlbums: o.numRecentAlbums, topNMoods: o.topNMoods };
 }
 
+/** Working state of the run coordinated here (rebuilt by `begin` from durable rows on a takeover). */
+interface AnalysisWork {
+  /** Durable per-server state, in run order. */
+  rows: RunServerRow[];
+  /** The options fixed when the run started. */
+  options: RunSettings;
+  /** Whether this coordination fixed the server order and wrote its first snapshot. */
+  started: boolean;
+}
+
 /** Media-server failure while enumerating (counts towards the server's consecutive failures). */
 class ServerReadError extends Error {
   constructor(readonly inner: unknown) {
@@ -102,8 +110,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /**
- * The analysis task (spec: Analysis across servers, Batch tasks), coordinated through the platform
- * task-run module so that no single process owns a run:
+ * The analysis task (spec: Analysis across servers, Batch tasks), run on the platform task host
+ * (shared/platform/src/tasks/; this service is its executor) so that no single process owns a run:
  *
  * - The run row (`analysis.runs`) is the one model of the run; every status-board snapshot is built
  *   from it after a write. The coordinating process holds a lease renewed by heartbeat; when it dies,
@@ -134,8 +142,8 @@ export class AnalysisRunService {
   private readonly indexRerequestMs: number;
   private readonly failureThreshold: number;
   private readonly settings: () => Promise<RunSettings>;
-  /** Overrides of runs this process started and has not yet written into their details. */
-  readonly host: TaskRunHost;
+  /** Starts runs, takes over runs whose coordinator died, cancels, hands leases back on stop. */
+  readonly host: TaskHost<AnalysisWork>;
 
   constructor(
     private readonly runs: RunRepository,
@@ -145,7 +153,7 @@ export class AnalysisRunService {
     private readonly clientFactory: MediaClientFactory,
     private readonly bus: Bus,
     private readonly logger: Logger,
-    private readonly metrics?: Metrics,
+    metrics?: Metrics,
     options: AnalysisRunOptions = {},
   ) {
     this.pollMs = options.pollMs ?? 1000;
@@ -156,10 +164,14 @@ export class AnalysisRunService {
     this.indexRerequestMs = options.indexRerequestMs ?? 5 * 60_000;
     this.failureThreshold = options.serverFailureThreshold ?? SERVER_FAILURE_THRESHOLD;
     this.settings = options.settings ?? (async () => DEFAULT_RUN_SETTINGS);
-    this.host = new TaskRunHost(runs.tasks, leaseOwnerName('analysis'), (run, keeper, stop) => this.coordinate(run, keeper, stop), logger, {
-      ttlMs: options.leaseTtlMs,
-      scanMs: options.takeoverScanMs,
-    });
+    this.host = new TaskHost<AnalysisWork>(
+      runs.tasks,
+      leaseOwnerName('analysis'),
+      { start: (ctx) => this.begin(ctx), step: (work, ctx) => this.step(work, ctx) },
+      logger,
+      { bus, type: 'analysis', owner: 'analysis', metrics: metrics && { metrics, task: 'analysis' } },
+      { ttlMs: options.leaseTtlMs, scanMs: options.takeoverScanMs, requestIdPrefix: 'analysis' },
+    );
   }
 
   /**
@@ -169,9 +181,7 @@ export class AnalysisRunService {
   async start(overrides: RunOverrides = {}): Promise<RunRecord> {
     // Fixed at start and stored with the run, so a replica that takes it over applies the same ones.
     const options = withOverrides(await this.runSettings(), overrides);
-    const run = await this.host.startNew({ options });
-    await this.announce(run);
-    return run;
+    return this.host.start({ options });
   }
 
   /** Resolves when no run is coordinated by this process (tests). */
@@ -184,91 +194,76 @@ export class AnalysisRunService {
    * dead or the broker is down), then tells the status board.
    */
   async cancel(taskId: string): Promise<void> {
-    const run = await this.runs.tasks.cancel(taskId);
-    if (run) {
-      this.metrics?.tasks.inc({ task: 'analysis', outcome: 'REVOKED' });
-      await this.announce(run);
-    }
+    await this.host.cancel(taskId);
   }
 
-  /** Publishes the run's row to the status board (snapshot; a newer seq always wins there). Never throws. */
-  private async announce(run: TaskRun, persistent = false): Promise<void> {
-    const send = () => this.bus.publish(RoutingKeys.taskUpdated, toTaskEvent(run, 'analysis', 'analysis'));
-    try {
-      if (persistent) await withTransientRetry(send, { maxAttempts: 12, initialDelayMs: 500, maxDelayMs: 15_000 });
-      else await send();
-    } catch (err) {
-      this.logger.warn('status board update not published (the next snapshot carries it)', { taskId: run.id, err: (err as Error).message });
-    }
+  /** Executor `start`: the run's options and durable per-server rows (a run taken over keeps both). */
+  private async begin(ctx: TaskContext): Promise<AnalysisWork> {
+    // Runs started by an older version stored no options: the current settings apply to them.
+    const options = storedOptions(ctx.run.details) ?? (await this.runSettings());
+    return { rows: await this.runs.servers(ctx.run.id), options, started: false };
   }
 
-  private async coordinate(initial: TaskRun, keeper: LeaseKeeper, stop: AbortSignal): Promise<void> {
-    const lease = keeper.lease;
-    const taskId = initial.id;
-    const abort = AbortSignal.any([keeper.signal, stop]);
-    const log: string[] = [...initial.log];
-    const note = (line: string) => {
-      log.push(`${new Date().toISOString()} ${line}`);
-      this.logger.info('analysis', { taskId, line });
+  /**
+   * Executor `step`: first the server order (fixed once, from the registry), then one server at a time
+   * (enumerate, then wait for its tracks), then the index rebuild and the end of the run.
+   */
+  private async step(work: AnalysisWork, ctx: TaskContext): Promise<TaskEnd | undefined> {
+    if (!work.started) return this.startServers(work, ctx);
+    const row = work.rows.find((r) => r.status !== 'done' && r.status !== 'failed' && r.status !== 'cancelled');
+    if (row) {
+      await this.runServer(ctx, row, work.rows, work.options);
+      return undefined;
+    }
+    return this.end(ctx);
+  }
+
+  /** The run's servers, default first (written once: a resumed run keeps its order), and the first snapshot. */
+  private async startServers(work: AnalysisWork, ctx: TaskContext): Promise<TaskEnd | undefined> {
+    const { options } = work;
+    if (work.rows.length === 0) {
+      let servers: ServerInfo[];
+      try {
+        servers = await withTransientRetry(() => this.registry.listServers(), { maxAttempts: 6, signal: ctx.signal });
+      } catch (err) {
+        ctx.throwIfStopped();
+        ctx.note(`cannot read the server registry: ${(err as Error).message}`);
+        return { state: 'FAIL', message: 'Cannot read the server registry', servers: [] };
+      }
+      servers.sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
+      await this.runs.initServers(ctx.lease, servers.map((s) => ({ id: s.id, name: s.name })));
+      work.rows = await this.runs.servers(ctx.run.id);
+    }
+    if (!ctx.resumed) ctx.note(`options: ${options.numRecentAlbums > 0 ? `the ${options.numRecentAlbums} most recently added albums of each server` : 'every track of each server'}, top ${options.topNMoods} moods`);
+    await this.progress(ctx, work.rows, `Analyzing ${work.rows.length} server(s)`, { options });
+    work.started = true;
+    return undefined;
+  }
+
+  /** Every server has ended: the embedder switch, one index rebuild waited for, and the run's end. */
+  private async end(ctx: TaskContext): Promise<TaskEnd> {
+    const final = await this.runs.servers(ctx.run.id);
+    const failedServers = final.filter((s) => s.status === 'failed').length;
+    const allFailed = final.length > 0 && failedServers === final.length;
+    let details: Record<string, unknown> = {};
+    // The catalogue switches embedder versions when the run covered it; asked before the rebuild request, so the
+    // build that follows reads the new version (the status call performs the switch when covered).
+    const embeddingSwitch = await this.switchStatus(true);
+    if (embeddingSwitch) details.embeddingSwitch = embeddingSwitch;
+    const servers = async () => (final.length ? (await this.counts(ctx.run.id, final)).map(({ queued: _q, ...c }) => c) : []);
+    if (!allFailed && final.length > 0) {
+      const waited = await this.waitForIndex(ctx, final);
+      if (!waited.ok) return { state: 'FAIL', message: `Analysis done but the index was not rebuilt: ${waited.reason}`, servers: await servers(), details: waited.details };
+      details = { ...details, ...waited.details };
+    }
+    const counts = await this.counts(ctx.run.id, final);
+    const summary = counts.reduce((a, c) => ({ analyzed: a.analyzed + c.analyzed, mapped: a.mapped + c.mappedExisting, failed: a.failed + c.failed }), { analyzed: 0, mapped: 0, failed: 0 });
+    return {
+      state: allFailed ? 'FAIL' : 'SUCCESS',
+      message: `${allFailed ? 'All servers failed' : 'Done'}: ${summary.analyzed} analyzed, ${summary.mapped} mapped to existing songs, ${summary.failed} failed${failedServers ? `, ${failedServers} server(s) failed` : ''}`,
+      servers: await servers(),
+      details,
     };
-    const check = () => {
-      if (abort.aborted) throw abort.reason instanceof Error ? abort.reason : new LeaseLostError(taskId);
-    };
-    await runWithContext({ requestId: `analysis-${taskId}` }, async () => {
-      if (initial.leaseGeneration > 1) note(`resumed by ${lease.owner} (lease generation ${lease.generation})`);
-      let rows = await this.runs.servers(taskId);
-      // Runs started by an older version stored no options: the current settings apply to them.
-      const options = storedOptions(initial.details) ?? (await this.runSettings());
-      if (rows.length === 0) {
-        let servers: ServerInfo[];
-        try {
-          servers = await withTransientRetry(() => this.registry.listServers(), { maxAttempts: 6, signal: abort });
-        } catch (err) {
-          check();
-          note(`cannot read the server registry: ${(err as Error).message}`);
-          await this.finish(keeper, 'FAIL', 'Cannot read the server registry', [], log, {});
-          return;
-        }
-        servers.sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
-        await this.runs.initServers(lease, servers.map((s) => ({ id: s.id, name: s.name })));
-        rows = await this.runs.servers(taskId);
-      }
-      if (initial.leaseGeneration === 1) note(`options: ${options.numRecentAlbums > 0 ? `the ${options.numRecentAlbums} most recently added albums of each server` : 'every track of each server'}, top ${options.topNMoods} moods`);
-      await this.progress(keeper, rows, log, `Analyzing ${rows.length} server(s)`, { options });
-      for (const row of rows) {
-        check();
-        if (row.status === 'done' || row.status === 'failed' || row.status === 'cancelled') continue;
-        await this.runServer(keeper, row, rows, log, note, abort, options);
-      }
-      check();
-      const final = await this.runs.servers(taskId);
-      const failedServers = final.filter((s) => s.status === 'failed').length;
-      const allFailed = final.length > 0 && failedServers === final.length;
-      let details: Record<string, unknown> = {};
-      // The catalogue switches embedder versions when the run covered it; asked before the rebuild request, so the
-      // build that follows reads the new version (the status call performs the switch when covered).
-      const embeddingSwitch = await this.switchStatus(true);
-      if (embeddingSwitch) details.embeddingSwitch = embeddingSwitch;
-      if (!allFailed && final.length > 0) {
-        const waited = await this.waitForIndex(keeper, final, log, note, abort);
-        if (!waited.ok) {
-          await this.finish(keeper, 'FAIL', `Analysis done but the index was not rebuilt: ${waited.reason}`, final, log, waited.details);
-          return;
-        }
-        details = { ...details, ...waited.details };
-      }
-      const counts = await this.counts(taskId, final);
-      const summary = counts.reduce((a, c) => ({ analyzed: a.analyzed + c.analyzed, mapped: a.mapped + c.mappedExisting, failed: a.failed + c.failed }), { analyzed: 0, mapped: 0, failed: 0 });
-      const state = allFailed ? 'FAIL' : 'SUCCESS';
-      await this.finish(
-        keeper,
-        state,
-        `${allFailed ? 'All servers failed' : 'Done'}: ${summary.analyzed} analyzed, ${summary.mapped} mapped to existing songs, ${summary.failed} failed${failedServers ? `, ${failedServers} server(s) failed` : ''}`,
-        final,
-        log,
-        details,
-      );
-    });
   }
 
   /** The settings a new run applies (defaults when the registry cannot be read: the reader keeps the last known values). */
@@ -282,18 +277,19 @@ export class AnalysisRunService {
   }
 
   /** Enumerates (or resumes) one server and waits until every queued track of it has an outcome. */
-  private async runServer(keeper: LeaseKeeper, row: RunServerRow, rows: RunServerRow[], log: string[], note: (l: string) => void, abort: AbortSignal, options: RunSettings): Promise<void> {
-    const lease = keeper.lease;
+  private async runServer(ctx: TaskContext, row: RunServerRow, rows: RunServerRow[], options: RunSettings): Promise<void> {
+    const lease = ctx.lease;
     const taskId = lease.runId;
+    const abort = ctx.signal;
     row.status = 'running';
     await this.runs.updateServer(lease, row.serverId, { status: 'running' });
-    note(`server ${row.serverName}: ${row.enumerated ? 'waiting for its tracks' : 'started'}`);
+    ctx.note(`server ${row.serverName}: ${row.enumerated ? 'waiting for its tracks' : 'started'}`);
     let server: ServerInfo | undefined;
     while (!row.enumerated) {
       if (abort.aborted) return;
       try {
         server ??= await this.registry.getServer(row.serverId);
-        await this.enumerate(keeper, server, row, rows, log, abort, options);
+        await this.enumerate(ctx, server, row, rows, options);
         row.enumerated = true;
         await this.runs.updateServer(lease, row.serverId, { enumerated: true, failures: 0 });
       } catch (err) {
@@ -312,11 +308,11 @@ export class AnalysisRunService {
           row.status = 'failed';
           row.error = message;
           await this.runs.updateServer(lease, row.serverId, { status: 'failed', error: message });
-          note(`server ${row.serverName}: failed after ${row.failures} consecutive failures: ${message}`);
-          await this.progress(keeper, rows, log);
+          ctx.note(`server ${row.serverName}: failed after ${row.failures} consecutive failures: ${message}`);
+          await this.progress(ctx, rows);
           return;
         }
-        note(`server ${row.serverName}: read failed (${row.failures}/${this.failureThreshold}), retrying: ${message}`);
+        ctx.note(`server ${row.serverName}: read failed (${row.failures}/${this.failureThreshold}), retrying: ${message}`);
         await sleep(jitteredBackoffMs(row.failures, this.serverRetryDelayMs, 60_000), abort);
       }
     }
@@ -325,10 +321,10 @@ export class AnalysisRunService {
       if (abort.aborted) return;
       try {
         const republished = await this.republishUnconfirmed(taskId, row.serverId, server, options);
-        if (republished) note(`server ${row.serverName}: ${republished} unconfirmed message(s) published again`);
+        if (republished) ctx.note(`server ${row.serverName}: ${republished} unconfirmed message(s) published again`);
         const counts = (await this.runs.outcomeCounts(taskId)).get(row.serverId);
         if (!counts || counts.queued === 0) break;
-        await this.progress(keeper, rows, log);
+        await this.progress(ctx, rows);
       } catch (err) {
         if (err instanceof LeaseLostError) throw err;
         this.logger.warn('analysis progress check failed, retrying', { taskId, err: (err as Error).message });
@@ -339,17 +335,18 @@ export class AnalysisRunService {
     row.status = 'done';
     await this.runs.updateServer(lease, row.serverId, { status: 'done' });
     const c = (await this.counts(taskId, rows)).find((x) => x.serverId === row.serverId);
-    note(`server ${row.serverName}: done (seen ${c?.seen}, skipped ${c?.skippedMapped}, mapped ${c?.mappedExisting}, analyzed ${c?.analyzed}, failed ${c?.failed})`);
-    await this.progress(keeper, rows, log);
+    ctx.note(`server ${row.serverName}: done (seen ${c?.seen}, skipped ${c?.skippedMapped}, mapped ${c?.mappedExisting}, analyzed ${c?.analyzed}, failed ${c?.failed})`);
+    await this.progress(ctx, rows);
   }
 
   /**
    * One pass over the server's catalogue (see class doc), or over the tracks of its
    * `options.numRecentAlbums` newest albums; throws ServerReadError for the server's own failures.
    */
-  private async enumerate(keeper: LeaseKeeper, server: ServerInfo, row: RunServerRow, rows: RunServerRow[], log: string[], abort: AbortSignal, options: RunSettings): Promise<void> {
-    const lease = keeper.lease;
+  private async enumerate(ctx: TaskContext, server: ServerInfo, row: RunServerRow, rows: RunServerRow[], options: RunSettings): Promise<void> {
+    const lease = ctx.lease;
     const taskId = lease.runId;
+    const abort = ctx.signal;
     const client = this.clientFactory(server.connection);
     row.seen = 0;
     row.skippedMapped = 0;
@@ -395,7 +392,7 @@ export class AnalysisRunService {
       await this.runs.updateServer(lease, row.serverId, { seen: row.seen, skippedMapped: row.skippedMapped, excluded: row.excluded });
       if (Date.now() - lastPublish > this.pollMs) {
         lastPublish = Date.now();
-        await this.progress(keeper, rows, log);
+        await this.progress(ctx, rows);
       }
     }
     await this.republishUnconfirmed(taskId, server.id, server, options);
@@ -436,15 +433,15 @@ export class AnalysisRunService {
    * waits until every live index replica serves a generation whose build started after it
    * ({@link indexCoverage}); meanwhile the run's message names the generation and the replicas it waits for.
    */
-  private async waitForIndex(keeper: LeaseKeeper, rows: RunServerRow[], log: string[], note: (l: string) => void, abort: AbortSignal): Promise<{ ok: true; details: Record<string, unknown> } | { ok: false; reason: string; details: Record<string, unknown> }> {
-    const taskId = keeper.lease.runId;
-    const run = await this.runs.find(taskId);
-    let requestedAt = typeof run?.details.indexRequestedAt === 'string' ? new Date(run.details.indexRequestedAt) : undefined;
+  private async waitForIndex(ctx: TaskContext, rows: RunServerRow[]): Promise<{ ok: true; details: Record<string, unknown> } | { ok: false; reason: string; details: Record<string, unknown> }> {
+    const taskId = ctx.run.id;
+    const abort = ctx.signal;
+    let requestedAt = typeof ctx.details.indexRequestedAt === 'string' ? new Date(ctx.details.indexRequestedAt) : undefined;
     const request = async () => {
       requestedAt = await this.runs.now();
       await this.bus.publish(RoutingKeys.indexRebuildRequested, { reason: 'analysis', taskId } satisfies IndexRebuildRequested);
-      await this.progress(keeper, rows, log, 'Waiting for the index rebuild', { indexRequestedAt: requestedAt.toISOString() });
-      note('index rebuild requested');
+      await this.progress(ctx, rows, 'Waiting for the index rebuild', { indexRequestedAt: requestedAt.toISOString() });
+      ctx.note('index rebuild requested');
     };
     if (!requestedAt) await withTransientRetry(request, { maxAttempts: 8, signal: abort });
     const started = Date.now();
@@ -458,7 +455,7 @@ export class AnalysisRunService {
         lastSeen = { generation: live.generation, items: live.items };
         const coverage = requestedAt ? indexCoverage(live, requestedAt) : undefined;
         if (coverage?.ok) {
-          note(`index generation ${coverage.generation} is live on ${coverage.replicas} replica(s)`);
+          ctx.note(`index generation ${coverage.generation} is live on ${coverage.replicas} replica(s)`);
           return { ok: true, details: { indexRequestedAt: requestedAt!.toISOString(), indexGeneration: coverage.generation, indexItems: live.items, indexReplicas: coverage.replicas } };
         }
         if (coverage?.target !== undefined) {
@@ -466,8 +463,8 @@ export class AnalysisRunService {
           const waiting = `Waiting for index generation ${coverage.target} on ${coverage.lagging.length} of ${coverage.replicas} replica(s): ${coverage.lagging.join(', ')}`.slice(0, 500);
           if (waiting !== lastWaiting) {
             lastWaiting = waiting;
-            note(waiting);
-            await this.progress(keeper, rows, log, waiting, { indexRequestedAt: requestedAt!.toISOString(), indexWaitingFor: { generation: coverage.target, lagging: coverage.lagging } });
+            ctx.note(waiting);
+            await this.progress(ctx, rows, waiting, { indexRequestedAt: requestedAt!.toISOString(), indexWaitingFor: { generation: coverage.target, lagging: coverage.lagging } });
           }
         }
         // A new build is asked again only when no replica serves one yet (a lagging replica loads, it does not build).
@@ -505,9 +502,9 @@ export class AnalysisRunService {
     });
   }
 
-  /** Saves a fenced snapshot (progress derived from durable rows) and announces it. */
-  private async progress(keeper: LeaseKeeper, rows: RunServerRow[], log: string[], message?: string, details?: Record<string, unknown>): Promise<void> {
-    const taskId = keeper.lease.runId;
+  /** Reports a fenced snapshot through the host (progress derived from durable rows). */
+  private async progress(ctx: TaskContext, rows: RunServerRow[], message?: string, details?: Record<string, unknown>): Promise<void> {
+    const taskId = ctx.run.id;
     const counts = await this.counts(taskId, rows);
     let sum = 0;
     for (let i = 0; i < rows.length; i++) {
@@ -526,10 +523,8 @@ export class AnalysisRunService {
     const text = message ?? (cur ? `${current!.serverName}: ${cur.seen} seen, ${cur.analyzed} analyzed, ${cur.mappedExisting} mapped, ${cur.failed} failed` : 'Analyzing');
     const sw = await this.switchStatus(false);
     if (sw) details = { ...details, embeddingSwitch: sw };
-    const prev = details ? { ...((await this.runs.find(taskId))?.details ?? {}), ...details } : undefined;
     const switching = sw?.switching ? ` · embedder switch ${sw.servedVersion} -> ${sw.targetVersion}: ${sw.covered}/${sw.total} songs` : '';
-    const saved = await this.runs.tasks.save(keeper.lease, { message: `${text}${message ? '' : switching}`, progress, servers: counts.map(({ queued: _q, ...c }) => c), log, details: prev });
-    await this.announce(saved);
+    await ctx.report({ message: `${text}${message ? '' : switching}`, progress, servers: counts.map(({ queued: _q, ...c }) => c), details });
   }
 
   /**
@@ -546,16 +541,6 @@ export class AnalysisRunService {
       this.logger.warn('embedder switch status unavailable', { err: (err as Error).message });
       return this.lastSwitch?.status;
     }
-  }
-
-  private async finish(keeper: LeaseKeeper, state: 'SUCCESS' | 'FAIL', message: string, rows: RunServerRow[], log: string[], details: Record<string, unknown>): Promise<void> {
-    const taskId = keeper.lease.runId;
-    const counts = rows.length ? await this.counts(taskId, rows) : [];
-    const prev = (await this.runs.find(taskId))?.details ?? {};
-    const saved = await this.runs.tasks.finish(keeper.lease, state, { message, progress: 100, servers: counts.map(({ queued: _q, ...c }) => c), log, details: { ...prev, ...details } });
-    this.metrics?.tasks.inc({ task: 'analysis', outcome: state });
-    this.logger.info('analysis run ended', { taskId, state, message });
-    await this.announce(saved, true);
   }
 }
 

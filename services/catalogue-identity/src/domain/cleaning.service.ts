@@ -26,7 +26,7 @@ import type { CatalogueSettings } from '../settings';
 import type { SweepStore } from '../store/sweep.store';
 import type { MappingChangedPublisher } from './mapping-events';
 import type { IndexPort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
-import { rethrowOwnTransientFault, serversDefaultFirst, type TaskOutcome, type TaskRun } from './task-run';
+import { rethrowOwnTransientFault, serversDefaultFirst, type BatchTaskRun, type TaskOutcome } from './batch-task-run';
 
 /** Options of the cleaning. */
 export interface CleaningOptions {
@@ -85,7 +85,7 @@ export class CleaningExecutor {
     private readonly options: CleaningOptions,
   ) {}
 
-  async run(run: TaskRun): Promise<TaskOutcome> {
+  async run(run: BatchTaskRun): Promise<TaskOutcome> {
     const listed = await serversDefaultFirst(this.registry, run);
     if (!Array.isArray(listed)) return listed;
     const servers = listed;
@@ -169,7 +169,7 @@ export class CleaningExecutor {
    * @returns true when cancelled.
    * @throws when the catalogue could not be read completely (the caller skips the server).
    */
-  private async cleanServer(run: TaskRun, server: ServerInfo, report: ServerCleaningReport, at: (p: number) => number): Promise<boolean> {
+  private async cleanServer(run: BatchTaskRun, server: ServerInfo, report: ServerCleaningReport, at: (p: number) => number): Promise<boolean> {
     const listingStartedAt = await this.store.now();
     // The provider ids of the listing: all a prune needs.
     const listing = new Set<string>();

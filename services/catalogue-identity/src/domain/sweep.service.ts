@@ -28,7 +28,7 @@ import type { CatalogueSettings } from '../settings';
 import type { SweepStore } from '../store/sweep.store';
 import type { MappingChangedPublisher } from './mapping-events';
 import type { MediaClientFactory, RegistryPort, ServerInfo } from './ports';
-import { rethrowOwnTransientFault, serversDefaultFirst, type TaskOutcome, type TaskRun } from './task-run';
+import { rethrowOwnTransientFault, serversDefaultFirst, type BatchTaskRun, type TaskOutcome } from './batch-task-run';
 
 /** Instrumentation points (tests and benchmarks): awaited by the sweep, so they can pause it deterministically. */
 export interface SweepHooks {
@@ -98,7 +98,7 @@ export class SweepExecutor {
   ) {}
 
   /** Runs `run.task` (type 'sweep' or 'alignment') to its end, a failure of every server, or a cancel. */
-  async run(run: TaskRun): Promise<TaskOutcome> {
+  async run(run: BatchTaskRun): Promise<TaskOutcome> {
     const listed = await serversDefaultFirst(this.registry, run);
     if (!Array.isArray(listed)) return listed;
     let servers = listed;
@@ -177,7 +177,7 @@ export class SweepExecutor {
    * @returns true when the run was cancelled (work done so far is kept).
    * @throws FetchFailed when the catalogue could not be read; other errors of the store.
    */
-  private async sweepServer(run: TaskRun, server: ServerInfo, report: ServerSweepReport, counts: ServerTaskCounts, at: (p: number) => number): Promise<boolean> {
+  private async sweepServer(run: BatchTaskRun, server: ServerInfo, report: ServerSweepReport, counts: ServerTaskCounts, at: (p: number) => number): Promise<boolean> {
     const tunables = await this.settings.get();
     const listingStartedAt = await this.store.now();
     let t = Date.now();

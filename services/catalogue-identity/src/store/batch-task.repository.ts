@@ -3,8 +3,8 @@
  * every server, cleaning runs. Admission, coalescing and cancel-running happen in one transaction under
  * the admission advisory lock, so two replicas receiving requests at once agree.
  *
- * Execution follows the platform task-run lease model (shared/platform/src/task-run.ts; the lease
- * columns come from `taskRunUpgradeSql`): a replica claims the next task with a lease (owner, generation,
+ * Execution follows the platform task-run lease model (shared/platform/src/tasks/; the lease
+ * columns come from `taskRunUpgradeSql`); this repository is the platform task host's store (TaskStore): a replica claims the next task with a lease (owner, generation,
  * expiry) renewed by heartbeat, and every write of the running task is fenced by the lease generation.
  * At most one task runs at a time across replicas (a claim is refused while a RUNNING task holds a live
  * lease). A RUNNING task whose lease expired (its process died) or was handed back (SIGTERM) is claimed
@@ -22,7 +22,7 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import type { SweepRequestedEvent, TaskState } from '@polyphony/contracts';
-import { ConflictError, DEFAULT_LEASE_TTL_MS, LeaseLostError, queryRows, type Lease, type LeaseStore } from '@polyphony/platform';
+import { ConflictError, DEFAULT_LEASE_TTL_MS, LeaseLostError, queryRows, type Lease, type LeasedRun, type RunSnapshot, type TaskStore } from '@polyphony/platform';
 import { BATCH_ADMISSION_LOCK, lockExclusive } from './locks';
 import type { Queryable } from './sql';
 
@@ -116,8 +116,8 @@ export interface SnapshotWrite {
 
 const SWEEP_TYPES = ['sweep', 'alignment'];
 
-/** Persistence of the batch-task queue. */
-export class BatchTaskRepository implements LeaseStore {
+/** Persistence of the batch-task queue; the task store of the batch lane's platform task host. */
+export class BatchTaskRepository implements TaskStore<BatchTask> {
   constructor(private readonly ds: DataSource) {}
 
   private async admission<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
@@ -235,6 +235,32 @@ export class BatchTaskRepository implements LeaseStore {
       const task = rows[0] ? toTask(rows[0]) : undefined;
       return task ? { task, lease: { runId: task.id, owner, generation: task.leaseGeneration }, resumed } : undefined;
     });
+  }
+
+  /** TaskStore `claim`: {@link claimNext}. */
+  async claim(owner: string, ttlMs = DEFAULT_LEASE_TTL_MS): Promise<LeasedRun<BatchTask> | undefined> {
+    const claimed = await this.claimNext(owner, ttlMs);
+    return claimed && { run: claimed.task, lease: claimed.lease };
+  }
+
+  /** TaskStore `save`: a fenced RUNNING snapshot (the row keeps no per-server counts or log: the board gets them from the run). */
+  async save(lease: Lease, s: RunSnapshot): Promise<BatchTask> {
+    return (await this.snapshot(lease, { progress: s.progress, message: s.message, details: s.details })).task;
+  }
+
+  /** TaskStore `finish`: the fenced final snapshot; clears the lease. */
+  async finish(lease: Lease, state: 'SUCCESS' | 'FAIL', s: Omit<RunSnapshot, 'state'>): Promise<BatchTask> {
+    return (await this.snapshot(lease, { state, progress: s.progress, message: s.message, details: s.details, finished: true })).task;
+  }
+
+  /** TaskStore `cancel`: {@link requestCancel} (its own messages; `message` is not used). Returns the REVOKED task. */
+  async cancel(taskId: string): Promise<BatchTask | undefined> {
+    return (await this.requestCancel(taskId)).revoked;
+  }
+
+  /** TaskStore `isCancelled`: {@link isCancelRequested}. */
+  isCancelled(id: string): Promise<boolean> {
+    return this.isCancelRequested(id);
   }
 
   /** Heartbeat of a running task's lease (LeaseStore): extends it, answers the cancel flag; LeaseLostError when no longer held. */

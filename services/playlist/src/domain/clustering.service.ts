@@ -1,7 +1,7 @@
-import { RoutingKeys, type ServerTaskCounts } from '@polyphony/contracts';
+import type { ServerTaskCounts } from '@polyphony/contracts';
 import { isMediaServerError, type MediaServerClient } from '@polyphony/media-servers';
 import { nameClusterWithLlm, type LlmProvider } from '@polyphony/llm';
-import { leaseOwnerName, runWithContext, TaskRunHost, toTaskEvent, type Bus, type LeaseKeeper, type Logger, type Metrics, type TaskRun } from '@polyphony/platform';
+import { leaseOwnerName, TaskHost, type Bus, type Logger, type Metrics, type TaskContext, type TaskEnd, type TaskRun } from '@polyphony/platform';
 import type { ClusteringRunRepository } from '../store/clustering-run.repository';
 import type { PlaylistRepository, WrittenTrack } from '../store/playlist.repository';
 import { profileCluster, topClusterTags, uniqueNames, type ClusterProfile } from './cluster-naming';
@@ -80,17 +80,16 @@ interface PlannedPlaylist {
 
 type ServerOutcome = 'done' | 'skipped' | 'cancelled';
 
-/** Mutable state of the run being executed. */
-interface RunView {
-  taskId: string;
+/** Working state of the run coordinated here (rebuilt from the row by `begin` on a takeover). */
+interface ClusteringWork {
   params: ClusteringParams;
+  /** The servers in run order, default first; undefined until the first step read the registry. */
+  servers?: ServerInfo[];
   counts: ServerTaskCounts[];
   reports: ServerClusteringReport[];
-  log: string[];
-  keeper: LeaseKeeper;
-  /** True once the run must stop: cancelled (ended in the database), lease lost, or this process stopping. */
-  stopped(): Promise<boolean>;
 }
+
+const finishedReport = (r: ServerClusteringReport) => r.status === 'done' || r.status === 'skipped' || r.status === 'failed';
 
 /**
  * The clustering task (spec: Batch tasks 1-3). One run at a time; it goes over every configured server
@@ -106,45 +105,45 @@ interface RunView {
  *    playlists created and recorded.
  * A server that fails is isolated and reported; the run continues.
  *
- * Lifecycle: the platform task-run module over `playlist.clustering_runs` (the same model as analysis
- * and radio runs). The row is the one source of the task board: every snapshot is written (fenced by
- * the coordinator's lease) and then published as `toTaskEvent(row)`. The coordinator holds a lease
- * renewed by heartbeat; when it dies or hands the lease back on SIGTERM another replica takes the run
- * over and resumes from the per-server reports stored in `details.clustering` (servers done, skipped or
- * failed are not redone; the one in progress is clustered again, which replaces its playlists).
- * Cancel (`task.cancel.requested.v1`) ends the run as REVOKED in the database at once, whatever state
- * its coordinator is in; the coordinator stops at its next check (between pages, k-means iterations,
- * servers and playlists); playlists written so far are kept and recorded.
+ * Lifecycle: the platform task host over `playlist.clustering_runs` (the same host as analysis runs);
+ * this class is its executor: one step reads the servers, then one step per server. The row is the one
+ * source of the task board: every snapshot is written through the host (fenced by the coordinator's
+ * lease) and published from the row. When the coordinator dies or hands the lease back on SIGTERM
+ * another replica takes the run over and resumes from the per-server reports stored in
+ * `details.clustering` (servers done, skipped or failed are not redone; the one in progress is
+ * clustered again, which replaces its playlists). Cancel (`task.cancel.requested.v1`) ends the run as
+ * REVOKED in the database at once, whatever state its coordinator is in; the coordinator stops at its
+ * next check (between pages, k-means iterations, servers and playlists); playlists written so far are
+ * kept and recorded.
  */
 export class ClusteringService {
   private readonly progressIntervalMs: number;
   private readonly pageSize: number;
-  /** Starts runs, takes over runs whose coordinator died, hands leases back on stop. */
-  readonly host: TaskRunHost;
-  /** Stop checks of the runs coordinated here, by run id. */
-  private readonly stops = new Map<string, () => Promise<boolean>>();
+  /** Starts runs, takes over runs whose coordinator died, cancels, hands leases back on stop. */
+  readonly host: TaskHost<ClusteringWork>;
 
   constructor(
-    private readonly runs: ClusteringRunRepository,
+    runs: ClusteringRunRepository,
     private readonly playlists: PlaylistRepository,
     private readonly registry: RegistryPort,
     private readonly catalogue: CataloguePort,
     private readonly clientFactory: MediaClientFactory,
-    private readonly bus: Bus,
+    bus: Bus,
     private readonly logger: Logger,
-    private readonly metrics?: Metrics,
+    metrics?: Metrics,
     private readonly options: ClusteringOptions = {},
     /** The configured LLM for playlist names, or null (descriptor names); read once per server. */
     private readonly namer?: () => Promise<LlmProvider | null>,
   ) {
     this.progressIntervalMs = options.progressIntervalMs ?? 500;
     this.pageSize = options.pageSize ?? 1000;
-    this.host = new TaskRunHost(
+    this.host = new TaskHost<ClusteringWork>(
       runs.tasks,
       leaseOwnerName('playlist-clustering'),
-      (run, keeper, stop) => runWithContext({ requestId: `clustering-${run.id}` }, () => this.coordinate(run, keeper, stop)),
+      { start: (ctx) => this.begin(ctx), step: (work, ctx) => this.step(work, ctx) },
       logger,
-      { ttlMs: options.leaseTtlMs, scanMs: options.scanMs },
+      { bus, type: 'clustering', owner: 'playlist', metrics: metrics && { metrics, task: 'clustering' } },
+      { ttlMs: options.leaseTtlMs, scanMs: options.scanMs, requestIdPrefix: 'clustering', cancelMessage: 'Cancelled; playlists written so far are kept' },
     );
   }
 
@@ -153,9 +152,7 @@ export class ClusteringService {
    * @throws ConflictError (409, code task_already_running) while another run is live.
    */
   async start(params: ClusteringParams): Promise<TaskRun> {
-    const run = await this.host.startNew({ task_type: CLUSTERING_TASK_TYPE, params });
-    await this.publishRun(run);
-    return run;
+    return this.host.start({ task_type: CLUSTERING_TASK_TYPE, params });
   }
 
   /** Starts looking for runs whose coordinator lease expired (service start). */
@@ -175,87 +172,58 @@ export class ClusteringService {
 
   /** Ends a live run as REVOKED at once (idempotent; unknown or finished runs are ignored). */
   async cancel(taskId: string): Promise<void> {
-    const run = await this.runs.tasks.cancel(taskId, 'Cancelled; playlists written so far are kept');
-    if (!run) return;
-    this.metrics?.tasks.inc({ task: 'clustering', outcome: 'REVOKED' });
-    await this.publishRun(run);
+    await this.host.cancel(taskId);
   }
 
-  private note(view: RunView, line: string): void {
-    view.log.push(`${new Date().toISOString()} ${line}`);
-    if (view.log.length > 200) view.log.splice(0, view.log.length - 200);
-    this.logger.info('clustering', { taskId: view.taskId, line });
-  }
-
-  /** Publishes the row's snapshot to the task board; a bus failure is logged, the next snapshot carries the full state. */
-  private async publishRun(run: TaskRun): Promise<void> {
-    try {
-      await this.bus.publish(RoutingKeys.taskUpdated, toTaskEvent(run, 'clustering', 'playlist'));
-    } catch (err) {
-      this.logger.warn('task update not published', { taskId: run.id, seq: run.seq, err: (err as Error).message });
-    }
-  }
-
-  private details(view: RunView): Record<string, unknown> {
-    return { task_type: CLUSTERING_TASK_TYPE, clustering: view.reports, params: view.params };
+  private details(work: ClusteringWork): Record<string, unknown> {
+    return { task_type: CLUSTERING_TASK_TYPE, clustering: work.reports, params: work.params };
   }
 
   /** Fenced snapshot (RUNNING) then publish; throws LeaseLostError when the run was cancelled or taken over. */
-  private async publish(view: RunView, progress: number, message: string): Promise<void> {
-    await this.publishRun(await this.runs.tasks.save(view.keeper.lease, { message, progress, servers: view.counts, log: view.log, details: this.details(view) }));
+  private async publish(work: ClusteringWork, ctx: TaskContext, progress: number, message: string): Promise<void> {
+    await ctx.report({ message, progress, servers: work.counts, details: this.details(work) });
   }
 
-  /** Fenced final snapshot (SUCCESS or FAIL) then publish. */
-  private async finish(view: RunView, state: 'SUCCESS' | 'FAIL', message: string): Promise<void> {
-    this.metrics?.tasks.inc({ task: 'clustering', outcome: state });
-    await this.publishRun(await this.runs.tasks.finish(view.keeper.lease, state, { message, progress: 100, servers: view.counts, log: view.log, details: this.details(view) }));
+  /** Executor `start`: the working state of a new run, or of one taken over from a replica that stopped. */
+  private async begin(ctx: TaskContext): Promise<ClusteringWork> {
+    const d = ctx.run.details as { params?: ClusteringParams; clustering?: ServerClusteringReport[] };
+    if (!d.params) throw new Error(`clustering run ${ctx.run.id} has no parameters`);
+    return { params: d.params, counts: ctx.run.servers, reports: d.clustering ?? [] };
   }
 
-  /** Whether the run coordinated here must stop (see RunView.stopped). */
-  private async isStopped(taskId: string): Promise<boolean> {
-    const check = this.stops.get(taskId);
-    return check ? check() : this.isStopped(taskId);
-  }
-
-  /** The run body (TaskRunHost `execute`): a new run, or one taken over from a replica that stopped. */
-  private async coordinate(run: TaskRun, keeper: LeaseKeeper, stop: AbortSignal): Promise<void> {
-    const d = run.details as { params?: ClusteringParams; clustering?: ServerClusteringReport[] };
-    if (!d.params) throw new Error(`clustering run ${run.id} has no parameters`);
-    const view: RunView = {
-      taskId: run.id,
-      params: d.params,
-      counts: run.servers,
-      reports: d.clustering ?? [],
-      log: [...run.log],
-      keeper,
-      stopped: async () => keeper.signal.aborted || stop.aborted || (await this.runs.isCancelled(run.id)),
-    };
-    if (run.leaseGeneration > 1) this.note(view, `resumed by ${keeper.lease.owner} (lease generation ${keeper.lease.generation})`);
-    this.stops.set(run.id, view.stopped);
-    try {
-      await this.execute(view);
-    } finally {
-      this.stops.delete(run.id);
+  /** Executor `step`: reads the servers first, then clusters the next server not finished, then ends the run. */
+  private async step(work: ClusteringWork, ctx: TaskContext): Promise<TaskEnd | undefined> {
+    if (!work.servers) return this.readServers(work, ctx);
+    const servers = work.servers;
+    const i = work.reports.findIndex((r) => !finishedReport(r));
+    if (i >= 0) {
+      await this.runServer(work, ctx, servers[i]!, i);
+      return undefined;
     }
+    const failed = work.reports.filter((r) => r.status === 'failed').length;
+    const allFailed = servers.length > 0 && failed === servers.length;
+    const created = work.reports.reduce((a, r) => a + r.playlistsCreated, 0);
+    return { state: allFailed ? 'FAIL' : 'SUCCESS', message: `${allFailed ? 'All servers failed' : 'Done'}: ${created} playlist(s) created${failed ? `, ${failed} server(s) failed` : ''}`, servers: work.counts, details: this.details(work) };
   }
 
-  private async execute(view: RunView): Promise<void> {
+  /** The run's servers, default first; per-server reports of an earlier coordinator (takeover) are kept. */
+  private async readServers(work: ClusteringWork, ctx: TaskContext): Promise<TaskEnd | undefined> {
     let servers: ServerInfo[];
     try {
       servers = await this.registry.listServers();
     } catch (err) {
-      if (await view.stopped()) return;
-      this.note(view, `cannot read the server registry: ${(err as Error).message}`);
-      await this.finish(view, 'FAIL', 'Cannot read the server registry');
-      return;
+      if (await ctx.stopped()) return undefined;
+      ctx.note(`cannot read the server registry: ${(err as Error).message}`);
+      return { state: 'FAIL', message: 'Cannot read the server registry', servers: work.counts, details: this.details(work) };
     }
     // Default first, the others in registry order (Array.prototype.sort is stable).
     servers = [...servers].sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
     // Reports stored by an earlier coordinator of this run (takeover) are kept: they are its durable results.
-    const earlier = new Map(view.reports.map((r) => [r.serverId, r]));
-    const earlierCounts = new Map(view.counts.map((c) => [c.serverId, c]));
-    view.counts = servers.map((s) => earlierCounts.get(s.id) ?? { serverId: s.id, serverName: s.name, seen: 0, skippedMapped: 0, mappedExisting: 0, analyzed: 0, failed: 0, status: 'pending' });
-    view.reports = servers.map(
+    const earlier = new Map(work.reports.map((r) => [r.serverId, r]));
+    const earlierCounts = new Map(work.counts.map((c) => [c.serverId, c]));
+    work.servers = servers;
+    work.counts = servers.map((s) => earlierCounts.get(s.id) ?? { serverId: s.id, serverName: s.name, seen: 0, skippedMapped: 0, mappedExisting: 0, analyzed: 0, failed: 0, status: 'pending' });
+    work.reports = servers.map(
       (s) =>
         earlier.get(s.id) ?? {
           serverId: s.id,
@@ -272,68 +240,62 @@ export class ClusteringService {
           playlistSizes: [],
         },
     );
-    const finished = (r: ServerClusteringReport) => r.status === 'done' || r.status === 'skipped' || r.status === 'failed';
-    await this.publish(view, (100 * view.reports.filter(finished).length) / Math.max(1, servers.length), servers.length ? `Clustering ${servers.length} server(s)` : 'No servers configured');
+    await this.publish(work, ctx, (100 * work.reports.filter(finishedReport).length) / Math.max(1, servers.length), servers.length ? `Clustering ${servers.length} server(s)` : 'No servers configured');
+    return undefined;
+  }
 
-    for (let i = 0; i < servers.length; i++) {
-      const server = servers[i]!;
-      const report = view.reports[i]!;
-      const counts = view.counts[i]!;
-      if (finished(report)) continue;
-      if (await view.stopped()) return;
-      report.status = counts.status = 'running';
-      this.note(view, `server ${server.name}: started`);
-      let last = 0;
-      const progress = async (fraction: number, force = false) => {
-        if (!force && Date.now() - last < this.progressIntervalMs) return;
-        last = Date.now();
-        counts.seen = report.songs;
-        await this.publish(view, Math.min(99, ((i + Math.min(1, fraction)) / servers.length) * 100), `${server.name}: ${phaseText(report)}`);
-      };
-      await progress(0, true);
-      try {
-        const outcome = await this.clusterServer(view, server, report, progress);
-        if (outcome === 'cancelled') return;
-        report.status = outcome;
-      } catch (err) {
-        if (err instanceof KMeansStoppedError || (await view.stopped())) return;
-        report.status = 'failed';
-        report.error = (err as Error).message.slice(0, 300);
-        counts.error = report.error;
-      }
-      counts.status = report.status;
+  /** Clusters server `i` of the run; a failure is recorded on its report. Returns early (nothing recorded) when the run must stop. */
+  private async runServer(work: ClusteringWork, ctx: TaskContext, server: ServerInfo, i: number): Promise<void> {
+    const servers = work.servers!;
+    const report = work.reports[i]!;
+    const counts = work.counts[i]!;
+    report.status = counts.status = 'running';
+    ctx.note(`server ${server.name}: started`);
+    let last = 0;
+    const progress = async (fraction: number, force = false) => {
+      if (!force && Date.now() - last < this.progressIntervalMs) return;
+      last = Date.now();
       counts.seen = report.songs;
-      this.note(
-        view,
-        `server ${server.name}: ${report.status}${report.error ? ` (${report.error})` : ''}; ${report.songs} songs, ${report.clusters} clusters, ` +
-          `${report.playlistsDeleted} old playlists deleted, ${report.playlistsCreated} created, ${report.tracksWritten} tracks written, ${report.tracksUnavailable} unavailable`,
-      );
-      await progress(1, true);
+      await this.publish(work, ctx, Math.min(99, ((i + Math.min(1, fraction)) / servers.length) * 100), `${server.name}: ${phaseText(report)}`);
+    };
+    await progress(0, true);
+    try {
+      const outcome = await this.clusterServer(work, ctx, server, report, progress);
+      if (outcome === 'cancelled') return;
+      report.status = outcome;
+    } catch (err) {
+      if (err instanceof KMeansStoppedError || (await ctx.stopped())) return;
+      report.status = 'failed';
+      report.error = (err as Error).message.slice(0, 300);
+      counts.error = report.error;
     }
-
-    const failed = view.reports.filter((r) => r.status === 'failed').length;
-    const allFailed = servers.length > 0 && failed === servers.length;
-    const created = view.reports.reduce((a, r) => a + r.playlistsCreated, 0);
-    await this.finish(view, allFailed ? 'FAIL' : 'SUCCESS', `${allFailed ? 'All servers failed' : 'Done'}: ${created} playlist(s) created${failed ? `, ${failed} server(s) failed` : ''}`);
+    counts.status = report.status;
+    counts.seen = report.songs;
+    ctx.note(
+      `server ${server.name}: ${report.status}${report.error ? ` (${report.error})` : ''}; ${report.songs} songs, ${report.clusters} clusters, ` +
+        `${report.playlistsDeleted} old playlists deleted, ${report.playlistsCreated} created, ${report.tracksWritten} tracks written, ${report.tracksUnavailable} unavailable`,
+    );
+    await progress(1, true);
   }
 
   /** The whole pipeline for one server; throws on a server failure (isolated by the caller). */
-  private async clusterServer(view: RunView, server: ServerInfo, report: ServerClusteringReport, progress: (fraction: number, force?: boolean) => Promise<void>): Promise<ServerOutcome> {
-    const { params, taskId } = view;
-    const loaded = await this.loadSongs(taskId, server.id, report);
+  private async clusterServer(work: ClusteringWork, ctx: TaskContext, server: ServerInfo, report: ServerClusteringReport, progress: (fraction: number, force?: boolean) => Promise<void>): Promise<ServerOutcome> {
+    const { params } = work;
+    const taskId = ctx.run.id;
+    const loaded = await this.loadSongs(ctx, server.id, report);
     if (loaded === 'cancelled') return 'cancelled';
     const { songs, vectors, dimensions } = loaded;
     report.songs = songs.length;
     await progress(0.1, true);
     if (songs.length < 2 || songs.length < params.minSongsPerPlaylist) {
-      this.note(view, `server ${server.name}: ${songs.length} song(s) with embeddings, too few to cluster; its playlists are left as they are`);
+      ctx.note(`server ${server.name}: ${songs.length} song(s) with embeddings, too few to cluster; its playlists are left as they are`);
       return 'skipped';
     }
 
     const reduced = reduceWithPca(vectors, songs.length, dimensions, params.pcaComponents);
     const labels: SongLabels[] = songs.map((song) => ({ topTag: argmax(song.tags), profile: profileCluster([song]).name }));
     const maxIterations = this.options.kmeans?.maxIterations ?? 50;
-    const shouldStop = () => this.isStopped(taskId);
+    const shouldStop = () => ctx.stopped();
     const { best, score, tried } = await searchClustering(reduced.vectors, songs.length, reduced.dim, labels, {
       algorithm: params.algorithm,
       k: params.numClusters !== undefined ? chooseK(songs.length, params) : undefined,
@@ -346,7 +308,7 @@ export class ClusteringService {
       shouldStop,
       kmeans: { maxIterations, restarts: this.options.kmeans?.restarts, trainingSample: this.options.kmeans?.trainingSample, shouldStop },
     });
-    if (await this.isStopped(taskId)) return 'cancelled';
+    if (await ctx.stopped()) return 'cancelled';
     await progress(0.6, true);
     const k = best.k;
     const result = best;
@@ -355,7 +317,7 @@ export class ClusteringService {
     report.parameters = best.params;
     report.score = Math.round(score * 1000) / 1000;
     report.candidatesTried = tried;
-    this.note(view, `server ${server.name}: ${best.algorithm} ${JSON.stringify(best.params)} chosen from ${tried} candidate(s), score ${report.score}`);
+    ctx.note(`server ${server.name}: ${best.algorithm} ${JSON.stringify(best.params)} chosen from ${tried} candidate(s), score ${report.score}`);
 
     const plans = await this.plan(songs, result.assignments, result.distances, k, params, report);
     await progress(0.65, true);
@@ -372,7 +334,7 @@ export class ClusteringService {
       return { name: `${p.name}${AUTOMATIC_SUFFIX}`, baseName: p.name, tracks };
     });
 
-    if (await this.isStopped(taskId)) return 'cancelled';
+    if (await ctx.stopped()) return 'cancelled';
     const client = this.clientFactory(server.connection);
     // Only playlists recorded as OURS are deleted; user playlists are never listed or matched by name.
     for (const old of await this.playlists.listByServerAndKind(server.id, 'automatic')) {
@@ -384,7 +346,7 @@ export class ClusteringService {
 
     const toWrite = writes.filter((w) => w.tracks.length > 0);
     for (let j = 0; j < toWrite.length; j++) {
-      if (await this.isStopped(taskId)) return 'cancelled';
+      if (await ctx.stopped()) return 'cancelled';
       const w = toWrite[j]!;
       const created = await client.createPlaylist(w.name, w.tracks.map((t) => t.providerId));
       await this.playlists.record({ serverId: server.id, providerPlaylistId: created.id, name: w.name, kind: 'automatic', runId: taskId, tracks: w.tracks });
@@ -402,11 +364,11 @@ export class ClusteringService {
    * the server and a usable embedding of the majority embedder version, sorted by canonical id (so the
    * clustering is deterministic), packed row-major into one Float32Array of unit vectors.
    */
-  private async loadSongs(taskId: string, serverId: string, report: ServerClusteringReport): Promise<'cancelled' | { songs: Song[]; vectors: Float32Array; dimensions: number }> {
+  private async loadSongs(ctx: TaskContext, serverId: string, report: ServerClusteringReport): Promise<'cancelled' | { songs: Song[]; vectors: Float32Array; dimensions: number }> {
     const byVersion = new Map<string, Array<{ song: Song; vector: Float32Array }>>();
     let mapped = 0;
     for await (const page of this.catalogue.snapshotPages(this.pageSize)) {
-      if (await this.isStopped(taskId)) return 'cancelled';
+      if (await ctx.stopped()) return 'cancelled';
       for (const t of page) {
         if (!t.mappings.some((m) => m.serverId === serverId)) continue;
         mapped++;

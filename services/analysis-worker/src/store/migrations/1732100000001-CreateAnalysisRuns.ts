@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { taskRunColumnsSql } from '@polyphony/platform';
 
 /**
  * Analysis runs and their per-track outcomes (idempotent: one row per run and provider file, so a
@@ -8,18 +9,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 export class CreateAnalysisRuns1732100000001 implements MigrationInterface {
   name = 'CreateAnalysisRuns1732100000001';
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE analysis.runs (
-      id uuid PRIMARY KEY,
-      state text NOT NULL CHECK (state IN ('NEW','RUNNING','SUCCESS','FAIL','REVOKED')),
-      message text NOT NULL DEFAULT '',
-      progress real NOT NULL DEFAULT 0,
-      servers jsonb NOT NULL DEFAULT '[]'::jsonb,
-      log jsonb NOT NULL DEFAULT '[]'::jsonb,
-      seq integer NOT NULL DEFAULT 0,
-      cancel_requested boolean NOT NULL DEFAULT false,
-      started_at timestamptz NOT NULL DEFAULT now(),
-      finished_at timestamptz,
-      heartbeat_at timestamptz NOT NULL DEFAULT now()
+    await q.query(`CREATE TABLE analysis.runs (${taskRunColumnsSql('      ', 1)}
     )`);
     // At most one live run: a second start is refused by the database, not only by a check.
     await q.query(`CREATE UNIQUE INDEX runs_one_live ON analysis.runs ((true)) WHERE state IN ('NEW','RUNNING')`);

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { taskRunUpgradeSql } from '@polyphony/platform';
+import { dropLeaseColumnsSql, taskRunUpgradeSql } from '@polyphony/platform';
 
 /**
  * Batch tasks on the platform task-run lease model (issue 12: one run model for every batch kind):
@@ -13,7 +13,6 @@ export class BatchTaskLeases1733400000000 implements MigrationInterface {
     for (const sql of taskRunUpgradeSql('catalogue', 'batch_task')) await q.query(sql);
   }
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX IF EXISTS catalogue.batch_task_lease`);
-    for (const c of ['lease_expires_at', 'lease_generation', 'lease_owner']) await q.query(`ALTER TABLE catalogue.batch_task DROP COLUMN ${c}`);
+    for (const sql of dropLeaseColumnsSql('catalogue', 'batch_task')) await q.query(sql);
   }
 }

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { taskRunUpgradeSql } from '@polyphony/platform';
+import { dropLeaseColumnsSql, taskRunUpgradeSql } from '@polyphony/platform';
 
 /**
  * Clustering runs on the platform task-run module (issue 12: one run model for every batch kind):
@@ -17,7 +17,6 @@ export class ClusteringRunLeases1733400000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE playlist.clustering_runs ADD COLUMN params jsonb NOT NULL DEFAULT '{}'::jsonb`);
     await q.query(`UPDATE playlist.clustering_runs SET params = COALESCE(details->'params', '{}'::jsonb)`);
-    await q.query(`DROP INDEX IF EXISTS playlist.clustering_runs_lease`);
-    for (const c of ['lease_expires_at', 'lease_generation', 'lease_owner']) await q.query(`ALTER TABLE playlist.clustering_runs DROP COLUMN ${c}`);
+    for (const sql of dropLeaseColumnsSql('playlist', 'clustering_runs')) await q.query(sql);
   }
 }
