@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { bySpecificity, compileRoute, routeKey, type RouteDef } from '@polyphony/contracts';
 import type { z } from 'zod';
 import { ForbiddenError, UnauthorizedError } from './errors';
@@ -24,6 +24,12 @@ function parseInput<R extends RouteDef>(def: R, req: Request): ParsedInput<R> {
 
 /** What `validateRequest` parsed, per request, so a `json` handler does not parse the same input again. */
 const validatedInput = new WeakMap<Request, { def: RouteDef; input: ParsedInput<RouteDef> }>();
+
+/** The input of `req` parsed with `def`'s schemas: what `validateRequest` parsed when mounted with `mountRoutes`, else parsed here. */
+function inputOf<R extends RouteDef>(def: R, req: Request): ParsedInput<R> {
+  const done = validatedInput.get(req);
+  return done?.def === def ? (done.input as ParsedInput<R>) : parseInput(def, req);
+}
 
 /**
  * The query of `req` parsed with `def`'s query schema: the value `validateRequest` already parsed for this request
@@ -59,16 +65,29 @@ export class RouteHandlers {
    * Adds a JSON route: `handle` gets the params, query and body parsed with the route's schemas (typed,
    * coerced, defaults applied) and the request; what it returns is sent as JSON with the route's
    * `status` (default 200). Errors it throws go to the error handler (4xx/5xx in the error shape).
-   * For the common "parse, call the domain, answer JSON" handler; anything else uses `on`.
+   * For the common "parse, call the domain, answer JSON" handler; a handler that writes its own answer uses `handle`.
    */
   json<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request) => unknown): this {
     return this.on(
       def,
       asyncRoute(async (req, res) => {
-        // Parsed once by `validateRequest` when mounted with `mountRoutes`; parsed here otherwise.
-        const done = validatedInput.get(req);
-        const input = done?.def === def ? (done.input as ParsedInput<R>) : parseInput(def, req);
-        res.status(def.status ?? 200).json(await handle(input, req));
+        res.status(def.status ?? 200).json(await handle(inputOf(def, req), req));
+      }),
+    );
+  }
+
+  /**
+   * Adds a route whose handler writes its own answer (a stream, a header, a status chosen at run time, 204 without a
+   * body): `handle` gets the same parsed input as {@link json} (the route's schemas, parsed once by
+   * `validateRequest`), the request and the response. Errors it throws or rejects with go to the error handler.
+   * `options.before`: middlewares run ahead of validation and the handler (e.g. a body parser with another limit).
+   */
+  handle<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request, res: Response) => unknown, options: { before?: RequestHandler[] } = {}): this {
+    return this.on(
+      def,
+      ...(options.before ?? []),
+      asyncRoute(async (req, res) => {
+        await handle(inputOf(def, req), req, res);
       }),
     );
   }
