@@ -42,6 +42,12 @@ export function parsedQuery<R extends RouteDef>(def: R, req: Request): Parsed<R[
   return (def.query ? parseOrThrow(def.query, req.query, 'query') : undefined) as Parsed<R['query']>;
 }
 
+/** Options of a typed handler (`json`, `handle`). */
+export interface HandlerOptions {
+  /** Middlewares run ahead of the route's validation and its handler (e.g. a body parser with another type or limit). */
+  before?: RequestHandler[];
+}
+
 /**
  * The handlers of a service's routes, collected by route definition (from `@polyphony/contracts`'s
  * `api` table) instead of by path literal: `routeHandlers().on(api.features.similarTracks, handler)`.
@@ -66,10 +72,12 @@ export class RouteHandlers {
    * coerced, defaults applied) and the request; what it returns is sent as JSON with the route's
    * `status` (default 200). Errors it throws go to the error handler (4xx/5xx in the error shape).
    * For the common "parse, call the domain, answer JSON" handler; a handler that writes its own answer uses `handle`.
+   * `options.before`: middlewares run ahead of validation and the handler (e.g. a body parser with another limit).
    */
-  json<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request) => unknown): this {
+  json<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request) => unknown, options: HandlerOptions = {}): this {
     return this.on(
       def,
+      ...(options.before ?? []),
       asyncRoute(async (req, res) => {
         res.status(def.status ?? 200).json(await handle(inputOf(def, req), req));
       }),
@@ -80,9 +88,8 @@ export class RouteHandlers {
    * Adds a route whose handler writes its own answer (a stream, a header, a status chosen at run time, 204 without a
    * body): `handle` gets the same parsed input as {@link json} (the route's schemas, parsed once by
    * `validateRequest`), the request and the response. Errors it throws or rejects with go to the error handler.
-   * `options.before`: middlewares run ahead of validation and the handler (e.g. a body parser with another limit).
    */
-  handle<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request, res: Response) => unknown, options: { before?: RequestHandler[] } = {}): this {
+  handle<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request, res: Response) => unknown, options: HandlerOptions = {}): this {
     return this.on(
       def,
       ...(options.before ?? []),

@@ -13,7 +13,7 @@
  * buckets are uneven; rows are bulk-inserted (score, embedding, signature_band, track_server_map) in
  * 5000-row statements.
  *
- * resolve: latency through IdentityStore.resolve (the same transaction the HTTP route runs) for
+ * resolve: latency through PgIdentityRepository.resolve (the same transaction the HTTP route runs) for
  *   (a) new songs, (b) copies of stored songs (merge: mapping row only), (c) redeliveries (fast path),
  *   and the band lookup alone with its candidate count. p50/p95/p99 in ms.
  * relabel: the rows are stored under fp_3 ids with scheme state 3, then the service starts with
@@ -29,7 +29,7 @@ import { bandKeys, bandLayoutForTolerance } from '../domain/identity/bands';
 import { DEFAULT_IDENTITY_CONFIG } from '../domain/identity/constants';
 import { computeSignature, formatCanonicalId } from '../domain/identity/signature';
 import { encodeVector, signatureParam } from '../store/codec';
-import { IdentityStore, PgCandidateSource } from '../store/identity.store';
+import { PgIdentityRepository, PgCandidateSource } from '../store/identity.repository';
 import { mulberry32 as prng } from '@polyphony/vectors';
 
 const rand = prng(12345);
@@ -113,7 +113,7 @@ async function benchResolve(rows: number): Promise<void> {
     const sample = await seed(config.databaseUrl, rows, 4);
     const scheme = svc.identity.activeScheme;
     if (!scheme) throw new Error('not started');
-    const store = new IdentityStore(svc.runtime.ds);
+    const store = new PgIdentityRepository(svc.runtime.ds);
     const opts = { config: { ...DEFAULT_IDENTITY_CONFIG, schemeVersion: scheme.version }, layout: scheme.layout };
     const req = (serverId: string, providerId: string, e: Float32Array) => ({
       serverId,
