@@ -64,11 +64,11 @@ describe('mountRoutes: access from the route table, enforced by the service', ()
   });
 });
 
-describe('RouteHandlers.handle: typed input, the handler writes its own answer', () => {
+describe('RouteHandlers.json: typed input, a handler that writes its own answer', () => {
   const def: RouteDef = { method: 'get', path: '/t/items/:id', summary: 'item', tags: [], service: 'index', access: 'public', params: z.object({ id: z.coerce.number().int().min(1) }), query: z.object({ n: z.coerce.number().int().default(3) }) };
   function handleApp() {
     const http = createServiceHttp({ service: 'index', logger: createLogger({ service: 'test', level: 'error' }), metrics: new Metrics('test'), readiness: [] });
-    const r = routeHandlers().handle(def, ({ params, query }, _req, res) => {
+    const r = routeHandlers().json(def, ({ params, query }, _req, res) => {
       const { id } = params as { id: number };
       const { n } = query as { n: number };
       res.status(id === 1 ? 201 : 200).setHeader('Cache-Control', 'no-store');

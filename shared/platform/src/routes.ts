@@ -25,12 +25,6 @@ function parseInput<R extends RouteDef>(def: R, req: Request): ParsedInput<R> {
 /** What `validateRequest` parsed, per request, so a `json` handler does not parse the same input again. */
 const validatedInput = new WeakMap<Request, { def: RouteDef; input: ParsedInput<RouteDef> }>();
 
-/** The input of `req` parsed with `def`'s schemas: what `validateRequest` parsed when mounted with `mountRoutes`, else parsed here. */
-function inputOf<R extends RouteDef>(def: R, req: Request): ParsedInput<R> {
-  const done = validatedInput.get(req);
-  return done?.def === def ? (done.input as ParsedInput<R>) : parseInput(def, req);
-}
-
 /**
  * The query of `req` parsed with `def`'s query schema: the value `validateRequest` already parsed for this request
  * when the route was mounted with `mountRoutes` (no second zod pass), else parsed here (same schema, same result).
@@ -42,7 +36,7 @@ export function parsedQuery<R extends RouteDef>(def: R, req: Request): Parsed<R[
   return (def.query ? parseOrThrow(def.query, req.query, 'query') : undefined) as Parsed<R['query']>;
 }
 
-/** Options of a typed handler (`json`, `handle`). */
+/** Options of a typed handler (`json`). */
 export interface HandlerOptions {
   /** Middlewares run ahead of the route's validation and its handler (e.g. a body parser with another type or limit). */
   before?: RequestHandler[];
@@ -68,33 +62,23 @@ export class RouteHandlers {
   }
 
   /**
-   * Adds a JSON route: `handle` gets the params, query and body parsed with the route's schemas (typed,
-   * coerced, defaults applied) and the request; what it returns is sent as JSON with the route's
+   * Adds a typed route: `handle` gets the params, query and body parsed with the route's schemas (typed,
+   * coerced, defaults applied), the request and the response; what it returns is sent as JSON with the route's
    * `status` (default 200). Errors it throws go to the error handler (4xx/5xx in the error shape).
-   * For the common "parse, call the domain, answer JSON" handler; a handler that writes its own answer uses `handle`.
+   * A handler that answers itself (a stream, 204 without a body, a status chosen at run time) writes to `res`: its
+   * return value is then ignored; `res` also serves for what goes beside the body (a header).
    * `options.before`: middlewares run ahead of validation and the handler (e.g. a body parser with another limit).
    */
-  json<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request) => unknown, options: HandlerOptions = {}): this {
+  json<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request, res: Response) => unknown, options: HandlerOptions = {}): this {
     return this.on(
       def,
       ...(options.before ?? []),
       asyncRoute(async (req, res) => {
-        res.status(def.status ?? 200).json(await handle(inputOf(def, req), req));
-      }),
-    );
-  }
-
-  /**
-   * Adds a route whose handler writes its own answer (a stream, a header, a status chosen at run time, 204 without a
-   * body): `handle` gets the same parsed input as {@link json} (the route's schemas, parsed once by
-   * `validateRequest`), the request and the response. Errors it throws or rejects with go to the error handler.
-   */
-  handle<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request, res: Response) => unknown, options: HandlerOptions = {}): this {
-    return this.on(
-      def,
-      ...(options.before ?? []),
-      asyncRoute(async (req, res) => {
-        await handle(inputOf(def, req), req, res);
+        // Parsed once by `validateRequest` when mounted with `mountRoutes`; parsed here otherwise.
+        const done = validatedInput.get(req);
+        const input = done?.def === def ? (done.input as ParsedInput<R>) : parseInput(def, req);
+        const out = await handle(input, req, res);
+        if (!res.headersSent) res.status(def.status ?? 200).json(out);
       }),
     );
   }

@@ -55,7 +55,7 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
   });
 
   r.json(api.internal.tracksLookup, async ({ body }) => ({ tracks: await d.tracks.findMany(body.itemIds, body.includeEmbedding) }));
-  r.handle(api.internal.trackLearned, async ({ params: { itemId }, body }, _req, res) => {
+  r.json(api.internal.trackLearned, async ({ params: { itemId }, body }, _req, res) => {
     await d.tracks.storeLearned(itemId, body);
     res.status(204).end();
   });
@@ -75,7 +75,7 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
   r.json(api.internal.mappingChanges, async ({ query: q }) => (await d.mappings.changes(q.after, q.limit)) satisfies MappingChangesPage);
 
   // Content negotiation (contracts snapshot-binary.ts): JSON unless the caller's Accept prefers the binary page.
-  r.handle(api.internal.snapshotTracks, async ({ query: q }, req, res) => {
+  r.json(api.internal.snapshotTracks, async ({ query: q }, req, res) => {
     if (req.accepts(['application/json', SNAPSHOT_PAGE_BINARY_TYPE]) === SNAPSHOT_PAGE_BINARY_TYPE) {
       const body = encodeSnapshotPage(await d.tracks.snapshotBytes(q.after, q.limit));
       res.status(200).type(SNAPSHOT_PAGE_BINARY_TYPE).send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));

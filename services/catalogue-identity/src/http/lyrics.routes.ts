@@ -35,7 +35,7 @@ export function lyricsRoutes(lyrics: LyricsService): RouteHandlers {
       })),
     } satisfies LyricsSearchResponse;
   });
-  r.handle(api.internal.trackLyrics, async ({ params: { itemId }, body }, _req, res) => {
+  r.json(api.internal.trackLyrics, async ({ params: { itemId }, body }, _req, res) => {
     await lyrics.put(itemId, body);
     res.status(204).end();
   });

@@ -52,7 +52,7 @@ export function opsRoutesRouter(schedules: ScheduleService, backups: BackupServi
   r.json(api.ops.backupList, async () => ({ backups: await backups.list() }));
   r.json(api.ops.backupCreate, ({ body }) => backups.start({ passphrase: body.passphrase }));
   // The archive comes as the request body (streamed to the backup volume, never parsed), or names a stored backup (`?id=`).
-  r.handle(api.ops.backupRestore, async ({ query: q }, req, res) => {
+  r.json(api.ops.backupRestore, async ({ query: q }, req, res) => {
     const passphrase = headerValue(req, 'x-backup-passphrase') ?? q.passphrase;
     if (q.id) {
       const { path } = await backups.archivePath(q.id);
@@ -69,7 +69,7 @@ export function opsRoutesRouter(schedules: ScheduleService, backups: BackupServi
       await rm(path, { force: true });
     }
   });
-  r.handle(api.ops.backupDownload, async ({ params: { id } }, _req, res) => {
+  r.json(api.ops.backupDownload, async ({ params: { id } }, _req, res) => {
     const { path, fileName, size } = await backups.archivePath(id);
     res.setHeader('content-type', 'application/gzip');
     res.setHeader('content-length', String(size));

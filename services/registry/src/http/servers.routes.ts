@@ -18,7 +18,7 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
   r.json(api.servers.create, async ({ body }) => toView(await servers.create({ ...body, creds: body.creds as Record<string, string> }), true));
   r.json(api.servers.test, ({ body }) => servers.test({ ...body, creds: body.creds as Record<string, string> }));
   // 201 for a new server, 200 when the token was stored on an existing one (`server_id`).
-  r.handle(api.servers.signIn, async ({ body }, _req, res) => {
+  r.json(api.servers.signIn, async ({ body }, _req, res) => {
     const saved = await servers.signIn(body);
     res.status(body.server_id ? 200 : 201).json(toView(saved, true));
   });
@@ -38,7 +38,7 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
   r.json(api.servers.makeDefault, async ({ params: { id } }) => toView(await servers.makeDefault(id), true));
   r.json(api.servers.sweep, async ({ params: { id } }) => ({ enqueued: true, task_id: await servers.requestSweep(id), server_id: id }));
   r.json(api.servers.plexPin, ({ body }) => plex.create(body.client_id));
-  r.handle(api.servers.plexPinPoll, async ({ params: { id }, query: { client_id } }, _req, res) => {
+  r.json(api.servers.plexPinPoll, async ({ params: { id }, query: { client_id } }, _req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     res.json(await plex.poll(id, client_id));
   });

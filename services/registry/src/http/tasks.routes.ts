@@ -12,7 +12,7 @@ import type { TaskBoardService } from '../domain/task-board.service';
 export function taskRoutes(board: TaskBoardService, deadLetters: DeadLetterService): RouteHandlers {
   const r = routeHandlers();
   // An unknown id answers 404 in the plugins' status shape (they read `state`), besides the error body.
-  r.handle(api.tasks.status, async ({ params: { id } }, req, res) => {
+  r.json(api.tasks.status, async ({ params: { id } }, req, res) => {
     const t = await board.find(id);
     if (!t) {
       res.status(404).json({ task_id: id, state: 'UNKNOWN', status: 'UNKNOWN', status_message: 'Task not found', progress: 0, details: {}, error: { code: 'not_found', message: 'Task not found', requestId: req.requestId } });
