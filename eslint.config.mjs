@@ -91,7 +91,7 @@ export default tseslint.config(
     rules: { 'import-x/no-restricted-paths': 'off' },
   },
   {
-    // The catalogue's sweep and cleaning take the sweep store class (store/sweep.store.ts) until it has its port.
+    // The catalogue's sweep and cleaning take the sweep store class (store/sweep.repository.ts) until it has its port.
     files: ['services/catalogue-identity/src/domain/sweep.service.ts', 'services/catalogue-identity/src/domain/cleaning.service.ts'],
     rules: { 'import-x/no-restricted-paths': 'off' },
   },

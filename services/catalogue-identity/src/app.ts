@@ -33,7 +33,7 @@ import { LyricsRepository } from './store/lyrics.repository';
 import { MappingRepository } from './store/mapping.repository';
 import { catalogueMigrations } from './store/migrations';
 import { PgSchemeRepository } from './store/scheme.repository';
-import { SweepStore } from './store/sweep.store';
+import { SweepStore } from './store/sweep.repository';
 import { TrackRepository } from './store/track.repository';
 
 /** Dependencies of the catalogue; the optional ports replace the HTTP peers and media-server clients (tests, benchmarks). */
