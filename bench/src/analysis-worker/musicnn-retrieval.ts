@@ -297,7 +297,7 @@ async function main(): Promise<void> {
     const json = JSON.stringify({ ...c, mMean: r6(c.mMean), mStd: r6(c.mStd), dMean: r6(c.dMean), dStd: r6(c.dStd), pm: { ...c.pm, scale: r6(c.pm.scale) }, pd: { ...c.pd, scale: r6(c.pd.scale) } });
     writeFileSync(
       constantsFile,
-      `/**\n * Constants of the ${c.version} embedding (embedding.ts), written by bench/musicnn-retrieval.ts --write-constants on\n * ${new Date().toISOString().slice(0, 16)} UTC from the tuning tracks (${tune.length}) of the retrieval corpus: ${pickedFusion.name}.\n * Fitted on MusiCNN and dsp-v1 outputs of our corpus (our measurements, not model weights). Do not edit by hand.\n */\nimport type { FusionConstants } from './embedding';\n\n// prettier-ignore\nexport const FUSION_V1: FusionConstants = ${json};\n`,
+      `/**\n * Constants of the ${c.version} embedding (embedding.ts), written by bench/musicnn-retrieval.ts --write-constants on\n * ${new Date().toISOString().slice(0, 16)} UTC from the tuning tracks (${tune.length}) of the retrieval corpus: ${pickedFusion.name}.\n * Fitted on MusiCNN and dsp-v1 outputs of our corpus (our measurements, not model weights). Do not edit by hand.\n */\nimport type { FusionConstants } from './fusion-constants';\n\n// prettier-ignore\nexport const FUSION_V1: FusionConstants = ${json};\n`,
     );
     out.push(`constants written to ${constantsFile}`);
   }

@@ -13,7 +13,7 @@
  * buckets are uneven; rows are bulk-inserted (score, embedding, signature_band, track_server_map) in
  * 5000-row statements.
  *
- * resolve: latency through IdentityStore.resolve (the same transaction the HTTP route runs) for
+ * resolve: latency through PgIdentityRepository.resolve (the same transaction the HTTP route runs) for
  *   (a) new songs, (b) copies of stored songs (merge: mapping row only), (c) redeliveries (fast path),
  *   and the band lookup alone with its candidate count. p50/p95/p99 in ms.
  * relabel: the rows are stored under fp_3 ids with scheme state 3, then the service starts with
@@ -24,7 +24,7 @@ import 'reflect-metadata';
 import { Client } from 'pg';
 import { buildCatalogue, loadCatalogueConfig } from '@polyphony/catalogue-identity';
 import { createDb } from './bench-db';
-import { bandKeys, bandLayoutForTolerance, DEFAULT_IDENTITY_CONFIG, computeSignature, formatCanonicalId, encodeVector, signatureParam, IdentityStore, PgCandidateSource } from '@polyphony/catalogue-identity/identity';
+import { bandKeys, bandLayoutForTolerance, DEFAULT_IDENTITY_CONFIG, computeSignature, formatCanonicalId, encodeVector, signatureParam, PgIdentityRepository, PgCandidateSource } from '@polyphony/catalogue-identity/identity';
 import { mulberry32 as prng } from '@polyphony/vectors';
 
 const rand = prng(12345);
@@ -108,7 +108,7 @@ async function benchResolve(rows: number): Promise<void> {
     const sample = await seed(config.databaseUrl, rows, 4);
     const scheme = svc.identity.activeScheme;
     if (!scheme) throw new Error('not started');
-    const store = new IdentityStore(svc.runtime.ds);
+    const store = new PgIdentityRepository(svc.runtime.ds);
     const opts = { config: { ...DEFAULT_IDENTITY_CONFIG, schemeVersion: scheme.version }, layout: scheme.layout };
     const req = (serverId: string, providerId: string, e: Float32Array) => ({
       serverId,

@@ -6,6 +6,7 @@ import { consumeTrackRequests } from './bus/track-requested.consumer';
 import type { AnalysisConfig } from './config';
 import { AnalysisRunService, type AnalysisRunOptions } from './domain/analysis-run.service';
 import { DefaultEmbedder } from './domain/audio/embedder';
+import { ExclusionService } from './domain/exclusions.service';
 import type { CataloguePort, IndexPort, MediaClientFactory, RegistryPort } from './domain/ports';
 import { LyricsBackfillService } from './domain/lyrics-backfill.service';
 import { LearnedModel } from './domain/musicnn/model-state';
@@ -95,7 +96,7 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
   const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, new DefaultEmbedder(), rt.logger.child({ component: 'TrackProcessor' }), undefined, learned, () => settings.number('TOP_N_MOODS', SERVICE_DEFAULTS.topNMoods));
   const lyricsBackfill = new LyricsBackfillService(catalogue, registry, clientFactory, rt.bus, rt.logger.child({ component: 'LyricsBackfill' }));
   const routeSets: RouteHandlers[] = [];
-  routeSets.push(analysisRoutes(service, runs, lyricsBackfill, learned));
+  routeSets.push(analysisRoutes(service, new ExclusionService(runs), lyricsBackfill, learned));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('analysis'), routeSets);
   rt.finishRoutes();

@@ -7,28 +7,32 @@ import { consumeSettingsChanged } from './bus/settings.consumer';
 import type { CatalogueConfig } from './config';
 import { cleaningRoutes } from './http/cleaning.routes';
 import { probeRoutes } from './http/probes.routes';
-import { CoverageRepository } from './store/coverage.repository';
 import { internalRoutes } from './http/internal.routes';
 import { lyricsRoutes } from './http/lyrics.routes';
 import { BatchRunner } from './domain/batch-runner';
+import { CoverageService } from './domain/coverage.service';
 import { CleaningExecutor } from './domain/cleaning.service';
 import { type ActiveScheme, IdentityService } from './domain/identity.service';
 import type { BandLayout } from './domain/identity/bands';
 import { MappingChangedPublisher } from './domain/mapping-events';
+import { MappingService } from './domain/mapping.service';
+import { LyricsService } from './domain/lyrics.service';
 import { HttpIndexPort, HttpRegistryPort, type IndexPort, type MediaClientFactory, type RegistryPort } from './domain/ports';
 import { SchemeService, type SchemeStartReport } from './domain/scheme.service';
 import { SweepExecutor, type SweepHooks } from './domain/sweep.service';
+import { TrackService } from './domain/track.service';
 import { CatalogueSettings } from './settings';
 import { ArtistRepository } from './store/artist.repository';
+import { CoverageRepository } from './store/coverage.repository';
 import { BatchTaskRepository } from './store/batch-task.repository';
-import { IdentityStore } from './store/identity.store';
-import { EmbeddingSwitchStore } from './store/embedding-switch.store';
+import { PgIdentityRepository } from './store/identity.repository';
+import { PgEmbeddingSwitchRepository } from './store/embedding-switch.repository';
 import { MappingLogRepository } from './store/mapping-log.repository';
 import { LyricsRepository } from './store/lyrics.repository';
 import { MappingRepository } from './store/mapping.repository';
 import { catalogueMigrations } from './store/migrations';
-import { PgSchemeStore } from './store/scheme.store';
-import { SweepStore } from './store/sweep.store';
+import { PgSchemeRepository } from './store/scheme.repository';
+import { SweepStore } from './store/sweep.repository';
 import { TrackRepository } from './store/track.repository';
 
 /** Dependencies of the catalogue; the optional ports replace the HTTP peers and media-server clients (tests, benchmarks). */
@@ -69,7 +73,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   };
   const events = new MappingChangedPublisher(rt.bus, config.mappingChangedDebounceMs, log.child({ component: 'MappingChangedPublisher' }), reportCounts);
   // Embedder versions: the band layout is the active scheme's (set at start, before any resolve or switch).
-  const versions: EmbeddingSwitchStore = new EmbeddingSwitchStore(
+  const versions: PgEmbeddingSwitchRepository = new PgEmbeddingSwitchRepository(
     rt.ds,
     (): BandLayout => {
       const active: ActiveScheme | undefined = identity.activeScheme;
@@ -78,10 +82,10 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     },
     log.child({ component: 'EmbeddingSwitch' }),
   );
-  const identity: IdentityService = new IdentityService(new IdentityStore(rt.ds), settings, events, versions);
+  const identity: IdentityService = new IdentityService(new PgIdentityRepository(rt.ds), settings, events, versions);
   const tracks = new TrackRepository(rt.ds);
   const artists = new ArtistRepository(rt.ds);
-  const scheme = new SchemeService(new PgSchemeStore(rt.ds), settings, rt.bus, events, log.child({ component: 'SchemeService' }), {
+  const scheme = new SchemeService(new PgSchemeRepository(rt.ds), settings, rt.bus, events, log.child({ component: 'SchemeService' }), {
     chunkSize: config.relabelChunkSize,
     concurrency: config.relabelConcurrency,
     poolSize: config.dbPoolSize,
@@ -107,12 +111,13 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     progressIntervalMs: config.taskProgressIntervalMs,
   });
 
+  const mappingService = new MappingService(mappings, mappingLog, artists, settings, events);
   const routeSets: RouteHandlers[] = [];
-  routeSets.push(internalRoutes({ identity, versions, mappings, log: mappingLog, tracks, artists, settings, events, scheme }));
+  routeSets.push(internalRoutes({ identity, mappings: mappingService, tracks: new TrackService(tracks, versions), settings, scheme }));
   routeSets.push(cleaningRoutes(batch));
-  routeSets.push(probeRoutes(new CoverageRepository(rt.ds)));
+  routeSets.push(probeRoutes(new CoverageService(new CoverageRepository(rt.ds))));
   const lyrics = new LyricsRepository(rt.ds);
-  routeSets.push(lyricsRoutes(lyrics));
+  routeSets.push(lyricsRoutes(new LyricsService(lyrics)));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('catalogue'), routeSets);
   rt.finishRoutes();
@@ -127,7 +132,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     // A switch whose last re-analysed song arrived just before a restart completes now.
     void versions.promoteIfCovered().catch((err: unknown) => log.warn('embedder switch check failed', { err: (err as Error).message }));
     log.info('catalogue id scheme', { version: schemeReport.active.version, action: schemeReport.action, elapsedMs: schemeReport.elapsedMs });
-    consumers.push(await consumeServerDeleted(rt.bus, mappings, events, log.child({ component: 'server-deleted' }), config.busPrefetch));
+    consumers.push(await consumeServerDeleted(rt.bus, mappingService, log.child({ component: 'server-deleted' }), config.busPrefetch));
     consumers.push(await consumeSweepRequests(rt.bus, batch, config.busPrefetch));
     consumers.push(await consumeTaskCancels(rt.bus, batch, config.busPrefetch));
     consumers.push(await consumeSettingsChanged(rt.bus, settings, log.child({ component: 'settings' }), config.busPrefetch));

@@ -7,7 +7,7 @@
  * - Band index: `bandLayoutForTolerance`, `bandCountForTolerance`, `balancedBandLayout`, `bandKeys`, `probeKeys`.
  * - Decisions: `IdentityResolver`, `mintCanonicalId`, `DEFAULT_IDENTITY_CONFIG`, the Chromaprint gate constants,
  *   `InMemoryIdentityStore` (the resolver's candidate source without a database), `planRelabel`.
- * - Storage: `IdentityStore`, `PgCandidateSource`, and the column codecs `encodeVector`, `signatureParam`.
+ * - Storage: `PgIdentityRepository`, `PgCandidateSource`, and the column codecs `encodeVector`, `signatureParam`.
  * - `parseFpcalcRaw` (fpcalc -raw output to words).
  * Shapes, units and errors are documented on each export.
  */
@@ -18,5 +18,5 @@ export { IdentityResolver, mintCanonicalId } from './domain/identity/decide';
 export { InMemoryIdentityStore } from './domain/identity/in-memory-identity-store';
 export { planRelabel, type RelabelChunkPlan, type RelabelRow, type RelabelRowSource } from './domain/identity/relabel';
 export { parseFpcalcRaw } from './domain/identity/chromaprint';
-export { IdentityStore, PgCandidateSource } from './store/identity.store';
+export { PgIdentityRepository, PgCandidateSource } from './store/identity.repository';
 export { encodeVector, signatureParam } from './store/codec';

@@ -1,5 +1,5 @@
 /**
- * Embedder switch on a stored catalogue (issue 13, "Embedder versions"; store/embedding-switch.store.ts): songs
+ * Embedder switch on a stored catalogue (issue 13, "Embedder versions"; store/embedding-switch.repository.ts): songs
  * stored with one version, then re-analysed with a learned version through the normal paths (resolve of new files
  * with the old version as an alternate, PUT .../learned with the new vector). Ids, mappings and the served version
  * stay as they were until every song has a new vector; then the catalogue serves the new version (signatures and

@@ -48,7 +48,7 @@ export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
   // Admin-editable clustering defaults (PUT /api/config), read through a 5 s cache.
   const settings = rt.settings('playlist');
   const routeSets: RouteHandlers[] = [];
-  routeSets.push(playlistRoutes(playlists, repo));
+  routeSets.push(playlistRoutes(playlists));
   routeSets.push(
     clusteringRoutes(clustering, async () => ({
       minClusters: await settings.number('NUM_CLUSTERS_MIN', STATIC_CLUSTERING_DEFAULTS.minClusters),

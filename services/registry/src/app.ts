@@ -6,20 +6,22 @@ import { GENERAL_CONFIG_KEYS, type RegistryConfig } from './config';
 import { ConfigService } from './domain/config.service';
 import { BackupService } from './domain/backup.service';
 import { DashboardService } from './domain/dashboard.service';
+import { DeadLetterService } from './domain/dead-letters.service';
 import { PlexLinkService } from './domain/plex-link.service';
 import { ScheduleService } from './domain/schedule.service';
 import { SettingsService } from './domain/settings.service';
 import { ServerService, type ClientFactory } from './domain/server.service';
+import { TaskBoardService } from './domain/task-board.service';
 import { opsRoutesRouter } from './http/ops.routes';
 import { probeRoutesRouter } from './http/probes.routes';
 import { dashboardRoutes } from './http/dashboard.routes';
 import { serverRoutes } from './http/servers.routes';
 import { taskRoutes } from './http/tasks.routes';
-import { BackupStore } from './store/backup.store';
-import { PgConfigStore } from './store/config.store';
+import { PgBackupRepository } from './store/backup.repository';
+import { PgConfigRepository } from './store/config.repository';
 import { registryMigrations } from './store/migrations';
-import { PgScheduleStore } from './store/schedule.store';
-import { PgSettingsStore } from './store/settings.store';
+import { PgScheduleRepository } from './store/schedule.repository';
+import { PgSettingsRepository } from './store/settings.repository';
 import { ServerRepository } from './store/server.repository';
 import { TaskRepository } from './store/task.repository';
 
@@ -57,10 +59,11 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const serverRepo = new ServerRepository(rt.ds);
   const tasks = new TaskRepository(rt.ds);
   const servers = new ServerService(serverRepo, rt.bus, rt.logger.child({ component: 'ServerService' }), deps.clientFactory);
-  const settings = new SettingsService(new PgSettingsStore(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }));
-  const configService = new ConfigService(new PgConfigStore(rt.ds, serverRepo), serverRepo, rt.logger.child({ component: 'ConfigService' }), (owner) => settings.valuesOf(owner));
+  const settings = new SettingsService(new PgSettingsRepository(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }));
+  const configService = new ConfigService(new PgConfigRepository(rt.ds, serverRepo), serverRepo, rt.logger.child({ component: 'ConfigService' }), (owner) => settings.valuesOf(owner));
   const plex = new PlexLinkService(async () => (await configService.all()).PLEX_TV_URL ?? 'https://plex.tv');
-  const backups = new BackupService(new BackupStore(rt.ds), tasks, { dir: config.backupDir, appVersion: APP_VERSION /* version written into backup headers */, requestIndexRebuild: async () => (await rt.peer('index').callAs(api.features.rebuild, StartedTask, { body: {} }))?.task_id ?? null }, rt.logger.child({ component: 'BackupService' }));
+  const backupRepo = new PgBackupRepository(rt.ds);
+  const backups = new BackupService(backupRepo, tasks, { dir: config.backupDir, appVersion: APP_VERSION /* version written into backup headers */, requestIndexRebuild: async () => (await rt.peer('index').callAs(api.features.rebuild, StartedTask, { body: {} }))?.task_id ?? null }, rt.logger.child({ component: 'BackupService' }));
   const startTask = async (kind: ScheduleKind, params: Record<string, unknown>): Promise<string | null> => {
     if (kind === 'backup') return (await backups.start({ keep: typeof params.keep === 'number' ? params.keep : undefined })).task_id;
     if (kind === 'sweep') return servers.requestAlignment(false);
@@ -69,7 +72,7 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
     return answer?.task_id ?? null;
   };
   const busy = async (kind: ScheduleKind) => (await tasks.active()).some((t) => BUSY_TYPES[kind].includes(t.type));
-  const schedules = new ScheduleService(new PgScheduleStore(rt.ds), startTask, busy, rt.logger.child({ component: 'Scheduler' }));
+  const schedules = new ScheduleService(new PgScheduleRepository(rt.ds), startTask, busy, rt.logger.child({ component: 'Scheduler' }));
   const routeSets: RouteHandlers[] = [];
   routeSets.push(serverRoutes(servers, plex));
   // The learned-model status shown with /api/config (analysis worker GET /api/analysis/model), cached 10 s.
@@ -83,7 +86,7 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
     return value;
   };
   routeSets.push(probeRoutesRouter(servers, configService, learnedModel, () => settings.list()));
-  routeSets.push(taskRoutes(tasks, rt.bus));
+  routeSets.push(taskRoutes(new TaskBoardService(tasks, rt.bus), new DeadLetterService(rt.bus)));
   routeSets.push(opsRoutesRouter(schedules, backups, settings));
   const dashboard = new DashboardService(serverRepo, tasks, rt.peer('catalogue', 15_000), rt.peer('index', 15_000), rt.logger.child({ component: 'DashboardService' }));
   routeSets.push(dashboardRoutes(dashboard));
@@ -98,7 +101,7 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
     await schedules.seedDefaults(config.seedEnv.TZ || Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
     consumers.push(await consumeTaskUpdates(rt.bus, tasks, config.busPrefetch));
     consumers.push(await consumeServerCounts(rt.bus, serverRepo, config.busPrefetch));
-    await new BackupStore(rt.ds).failAbandoned();
+    await backupRepo.failAbandoned();
     schedules.startLoop(config.schedulerTickMs);
   });
   rt.onStop(async () => {

@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
 import type { ScheduleKind } from '@polyphony/contracts';
 import { ScheduleService } from '../src/domain/schedule.service';
 import { registryMigrations } from '../src/store/migrations';
-import { PgScheduleStore } from '../src/store/schedule.store';
+import { PgScheduleRepository } from '../src/store/schedule.repository';
 
 /**
  * The scheduler on real PostgreSQL: several replicas (each its own connection pool and
@@ -39,7 +39,7 @@ describe('scheduler (real PostgreSQL, several replicas)', () => {
     const services = pools.map(
       (ds, i) =>
         new ScheduleService(
-          new PgScheduleStore(ds),
+          new PgScheduleRepository(ds),
           async (kind) => {
             started.push({ replica: i, kind });
             return `task-${started.length}`;

@@ -1,3 +1,4 @@
+import { ConsumerQueues } from './events';
 import { defineRoute } from './openapi';
 import { z } from './zod';
 
@@ -53,6 +54,12 @@ export const DeadLetterReplayRequest = z
   .openapi('DeadLetterReplayRequest');
 export type DeadLetterReplayRequest = z.infer<typeof DeadLetterReplayRequest>;
 
+/** `GET /api/tasks/dead-letters?queue=&limit=`: one work queue (default: every one) and at most `limit` messages per queue. */
+export const DeadLettersQuery = z.object({ queue: z.enum(ConsumerQueues).optional(), limit: z.coerce.number().int().min(1).max(1000).default(100) });
+
+/** A task id in a path (`/api/status/:id` takes any string: an unknown id answers 404 with the plugin shape). */
+const TaskIdParams = z.object({ id: z.string().min(1).max(100) });
+
 /** `GET /api/analysis/model`: the analysis worker's learned-model (MusiCNN) state (services/analysis-worker model-state.ts). */
 export const AnalysisModelStatus = z
   .object({
@@ -76,10 +83,10 @@ export const AnalysisModelStatus = z
 export type AnalysisModelStatus = z.infer<typeof AnalysisModelStatus>;
 
 export const taskRoutes = {
-  deadLetters: defineRoute({ method: 'get', path: '/api/tasks/dead-letters', summary: 'Messages every retry gave up on, per queue (they stay until replayed)', tags: ['tasks'], access: 'admin', service: 'registry' }),
+  deadLetters: defineRoute({ method: 'get', path: '/api/tasks/dead-letters', summary: 'Messages every retry gave up on, per queue (they stay until replayed)', tags: ['tasks'], access: 'admin', service: 'registry', query: DeadLettersQuery }),
   deadLettersReplay: defineRoute({ method: 'post', path: '/api/tasks/dead-letters/replay', summary: 'Put dead letters back in their queue (attempt 1)', tags: ['tasks'], access: 'admin', service: 'registry', body: DeadLetterReplayRequest }),
   status: defineRoute({ method: 'get', path: '/api/status/:id', summary: 'State, progress, per-server counts and log of a task', tags: ['tasks'], access: 'user', service: 'registry', firstRun: true, params: z.object({ id: z.string() }), response: TaskStatusDto }),
-  cancel: defineRoute({ method: 'post', path: '/api/cancel/:id', summary: 'Cancel a task; work done so far is kept', tags: ['tasks'], access: 'admin', service: 'registry', firstRun: true, params: z.object({ id: z.string() }) }),
+  cancel: defineRoute({ method: 'post', path: '/api/cancel/:id', summary: 'Cancel a task; work done so far is kept', tags: ['tasks'], access: 'admin', service: 'registry', firstRun: true, params: TaskIdParams }),
   active: defineRoute({ method: 'get', path: '/api/active_tasks', summary: 'Running tasks (plugin shape)', tags: ['tasks'], access: 'user', service: 'registry', firstRun: true }),
   last: defineRoute({ method: 'get', path: '/api/last_task', summary: 'Most recent task (plugin shape)', tags: ['tasks'], access: 'user', service: 'registry', firstRun: true }),
   analysisStart: defineRoute({ method: 'post', path: '/api/analysis/start', summary: 'Start one analysis over all servers (202; 409 while one runs)', tags: ['tasks'], access: 'admin', service: 'analysis', body: AnalysisStartRequest, status: 202 }),

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { z } from 'zod';
 import type { RouteAccess, RouteDef } from '@polyphony/contracts';
 import { createServiceHttp } from './http';
 import { CALLERS } from './__tests__/callers';
@@ -60,5 +61,34 @@ describe('mountRoutes: access from the route table, enforced by the service', ()
     http.finish();
     const statuses = await Promise.all(ACCESSES.map(async (a) => (await request(http.app).get(`/t/${a}`)).status));
     expect(statuses).toEqual([200, 401, 401, 401, 401]);
+  });
+});
+
+describe('RouteHandlers.json: typed input, a handler that writes its own answer', () => {
+  const def: RouteDef = { method: 'get', path: '/t/items/:id', summary: 'item', tags: [], service: 'index', access: 'public', params: z.object({ id: z.coerce.number().int().min(1) }), query: z.object({ n: z.coerce.number().int().default(3) }) };
+  function handleApp() {
+    const http = createServiceHttp({ service: 'index', logger: createLogger({ service: 'test', level: 'error' }), metrics: new Metrics('test'), readiness: [] });
+    const r = routeHandlers().json(def, ({ params, query }, _req, res) => {
+      const { id } = params as { id: number };
+      const { n } = query as { n: number };
+      res.status(id === 1 ? 201 : 200).setHeader('Cache-Control', 'no-store');
+      res.json({ id, n, types: [typeof id, typeof n] });
+    });
+    mountRoutes(http.app, [def], r);
+    http.finish();
+    return http.app;
+  }
+
+  it('When the input is valid, then the handler gets it parsed with the route schemas (coerced, defaults applied) and chooses status and headers', async () => {
+    const res = await request(handleApp()).get('/t/items/1');
+    expect(res.status).toBe(201);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body).toEqual({ id: 1, n: 3, types: ['number', 'number'] });
+  });
+
+  it('When the input breaks a route schema, then the handler never runs and the answer is 400', async () => {
+    const res = await request(handleApp()).get('/t/items/0?n=x');
+    expect(res.status).toBe(400);
+    expect(res.body.id).toBeUndefined();
   });
 });

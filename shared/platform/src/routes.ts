@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { bySpecificity, compileRoute, routeKey, type RouteDef } from '@polyphony/contracts';
 import type { z } from 'zod';
 import { ForbiddenError, UnauthorizedError } from './errors';
@@ -36,6 +36,12 @@ export function parsedQuery<R extends RouteDef>(def: R, req: Request): Parsed<R[
   return (def.query ? parseOrThrow(def.query, req.query, 'query') : undefined) as Parsed<R['query']>;
 }
 
+/** Options of a typed handler (`json`). */
+export interface HandlerOptions {
+  /** Middlewares run ahead of the route's validation and its handler (e.g. a body parser with another type or limit). */
+  before?: RequestHandler[];
+}
+
 /**
  * The handlers of a service's routes, collected by route definition (from `@polyphony/contracts`'s
  * `api` table) instead of by path literal: `routeHandlers().on(api.features.similarTracks, handler)`.
@@ -56,19 +62,23 @@ export class RouteHandlers {
   }
 
   /**
-   * Adds a JSON route: `handle` gets the params, query and body parsed with the route's schemas (typed,
-   * coerced, defaults applied) and the request; what it returns is sent as JSON with the route's
+   * Adds a typed route: `handle` gets the params, query and body parsed with the route's schemas (typed,
+   * coerced, defaults applied), the request and the response; what it returns is sent as JSON with the route's
    * `status` (default 200). Errors it throws go to the error handler (4xx/5xx in the error shape).
-   * For the common "parse, call the domain, answer JSON" handler; anything else uses `on`.
+   * A handler that answers itself (a stream, 204 without a body, a status chosen at run time) writes to `res`: its
+   * return value is then ignored; `res` also serves for what goes beside the body (a header).
+   * `options.before`: middlewares run ahead of validation and the handler (e.g. a body parser with another limit).
    */
-  json<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request) => unknown): this {
+  json<R extends RouteDef>(def: R, handle: (input: ParsedInput<R>, req: Request, res: Response) => unknown, options: HandlerOptions = {}): this {
     return this.on(
       def,
+      ...(options.before ?? []),
       asyncRoute(async (req, res) => {
         // Parsed once by `validateRequest` when mounted with `mountRoutes`; parsed here otherwise.
         const done = validatedInput.get(req);
         const input = done?.def === def ? (done.input as ParsedInput<R>) : parseInput(def, req);
-        res.status(def.status ?? 200).json(await handle(input, req));
+        const out = await handle(input, req, res);
+        if (!res.headersSent) res.status(def.status ?? 200).json(out);
       }),
     );
   }

@@ -46,3 +46,38 @@ export interface IndexPort {
   /** The answering replica's generation plus every replica's heartbeat report (`IndexLive`). */
   live(): Promise<IndexLive>;
 }
+
+/** Final outcomes of one track in one run. `retagged`: an already-mapped song got its missing (or other-model) MusiCNN tags, nothing else changed. */
+export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'retagged' | 'failed' | 'excluded' | 'cancelled';
+
+/** What a claim found: the claim is ours, the track is final, another live attempt holds it, or there is no run row. */
+export type TrackClaim = { state: 'claimed' } | { state: 'absent' } | { state: 'final'; outcome: TrackOutcome } | { state: 'busy'; until: Date };
+
+/** A run's per-track state as the track workers use it (analysis.run_tracks and analysis.exclusions; store/run.repository.ts). */
+export interface TrackClaimStore {
+  /** Whether the run was cancelled. */
+  isCancelled(runId: string): Promise<boolean>;
+  /** Claims a queued track for one processing attempt (`owner`) for `leaseSeconds` (database clock). */
+  claimTrack(runId: string, serverId: string, providerId: string, owner: string, leaseSeconds: number): Promise<TrackClaim>;
+  /** Extends `owner`'s live claim; false when it is no longer `owner`'s or the track is final. */
+  renewClaim(runId: string, serverId: string, providerId: string, owner: string, leaseSeconds: number): Promise<boolean>;
+  /** Gives `owner`'s claim back (the attempt ended without an outcome). */
+  releaseClaim(runId: string, serverId: string, providerId: string, owner: string): Promise<void>;
+  /** Records a track's final outcome; false when it already had one. */
+  recordOutcome(runId: string, serverId: string, providerId: string, outcome: TrackOutcome, itemId?: string, error?: string): Promise<boolean>;
+  /** Excludes a file (undecodable or unreadable) until its metadata hash changes. */
+  exclude(serverId: string, providerId: string, metadataHash: string, reason: string): Promise<void>;
+}
+
+/** A file the analysis skipped and why. */
+export interface Exclusion {
+  serverId: string;
+  providerId: string;
+  reason: string;
+}
+
+/** The excluded files (analysis.exclusions). */
+export interface ExclusionStore {
+  /** The newest 1,000 exclusions of one server, or of every server. */
+  exclusions(serverId?: string): Promise<Exclusion[]>;
+}

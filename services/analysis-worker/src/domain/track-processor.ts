@@ -5,14 +5,13 @@ import path from 'node:path';
 import { TOP_N_MOODS, type AnalysisTrackRequested, type ResolveIdentityRequest } from '@polyphony/contracts';
 import type { MediaServerClient } from '@polyphony/media-servers';
 import { TransientError, isTransientFault, leaseRenewMs, type Logger } from '@polyphony/platform';
-import type { RunRepository, TrackClaim, TrackOutcome } from '../store/run.repository';
 import { computeChromaprint } from './audio/chromaprint';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
 import { DefaultEmbedder, InsufficientAudioError, MIN_AUDIO_SECONDS } from './audio/embedder';
 import { fetchAndStoreLyrics, isInstrumental } from './lyrics';
 import { learnedFeatures } from './musicnn/learned';
 import type { LearnedModel } from './musicnn/model-state';
-import type { CataloguePort, MediaClientFactory, RegistryPort } from './ports';
+import type { CataloguePort, MediaClientFactory, RegistryPort, TrackClaim, TrackClaimStore, TrackOutcome } from './ports';
 
 /** Stable hash of the metadata that, when changed, lifts a file's exclusion (title, artist, album, duration, path). */
 export function metadataHash(t: AnalysisTrackRequested['track']): string {
@@ -73,7 +72,7 @@ export class TrackProcessor {
   constructor(
     private readonly registry: RegistryPort,
     private readonly catalogue: CataloguePort,
-    private readonly runs: RunRepository,
+    private readonly runs: TrackClaimStore,
     private readonly clientFactory: MediaClientFactory,
     private readonly embedder: DefaultEmbedder,
     private readonly logger: Logger,

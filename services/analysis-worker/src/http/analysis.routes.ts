@@ -1,9 +1,9 @@
-import { AnalysisStartRequest, z, api } from '@polyphony/contracts';
-import { NotFoundError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { api } from '@polyphony/contracts';
+import { NotFoundError, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { AnalysisRunService } from '../domain/analysis-run.service';
+import type { ExclusionService } from '../domain/exclusions.service';
 import type { LyricsBackfillService } from '../domain/lyrics-backfill.service';
 import type { LearnedModel } from '../domain/musicnn/model-state';
-import type { RunRepository } from '../store/run.repository';
 
 /**
  * POST /api/analysis/start (admin or bearer; JSON body AnalysisStartRequest, `{}` accepted:
@@ -18,32 +18,21 @@ import type { RunRepository } from '../store/run.repository';
  * (status ready | missing | error | loading, model id, backend, patches per track) and, when it is
  * not, the reason and how to install it.
  */
-export function analysisRoutes(service: AnalysisRunService, runs: RunRepository, backfill?: LyricsBackfillService, learned?: LearnedModel): RouteHandlers {
+export function analysisRoutes(service: AnalysisRunService, exclusions: ExclusionService, backfill?: LyricsBackfillService, learned?: LearnedModel): RouteHandlers {
   const r = routeHandlers();
-  r.on(api.tasks.analysisModel, (_req, res, next) => {
-    if (!learned) return next(new NotFoundError('No learned model in this deployment'));
-    res.json(learned.status());
+  r.json(api.tasks.analysisModel, () => {
+    if (!learned) throw new NotFoundError('No learned model in this deployment');
+    return learned.status();
   });
-  r.on(api.tasks.analysisStart,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(AnalysisStartRequest, req.body ?? {}, 'analysis request');
-      const run = await service.start({ numRecentAlbums: body.num_recent_albums, topNMoods: body.top_n_moods });
-      res.status(202).json({ task_id: run.id, task_type: 'main_analysis', status: 'NEW' });
-    }),
-  );
-  r.on(api.tasks.lyricsBackfill,
-    asyncRoute(async (req, res) => {
-      parseOrThrow(z.object({}).passthrough(), req.body ?? {}, 'lyrics backfill request');
-      if (!backfill) throw new NotFoundError('No lyrics backfill in this deployment');
-      const { taskId } = backfill.start();
-      res.status(202).json({ task_id: taskId, task_type: 'lyrics_backfill', status: 'NEW' });
-    }),
-  );
-  r.on(api.tasks.analysisExclusions,
-    asyncRoute(async (req, res) => {
-      const serverId = req.identity?.serverId;
-      res.json({ exclusions: await runs.exclusions(typeof req.query.all === 'string' ? undefined : serverId) });
-    }),
-  );
+  r.json(api.tasks.analysisStart, async ({ body }) => {
+    const run = await service.start({ numRecentAlbums: body.num_recent_albums, topNMoods: body.top_n_moods });
+    return { task_id: run.id, task_type: 'main_analysis', status: 'NEW' };
+  });
+  r.json(api.tasks.lyricsBackfill, () => {
+    if (!backfill) throw new NotFoundError('No lyrics backfill in this deployment');
+    const { taskId } = backfill.start();
+    return { task_id: taskId, task_type: 'lyrics_backfill', status: 'NEW' };
+  });
+  r.json(api.tasks.analysisExclusions, async ({ query }, req) => ({ exclusions: await exclusions.list(req.identity?.serverId, query.all !== undefined) }));
   return r;
 }

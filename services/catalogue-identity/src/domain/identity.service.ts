@@ -9,8 +9,7 @@ import type { BandLayout } from './identity/bands';
 import { identityConfigForVersion } from './identity/constants';
 import type { SchemeVersion } from './identity/scheme';
 import type { CatalogueSettings } from '../settings';
-import type { EmbeddingSwitchStore } from '../store/embedding-switch.store';
-import { ServedVersionChanged, type IdentityStore, type ResolveResult } from '../store/identity.store';
+import { ServedVersionChanged, type EmbeddingVersionStore, type IdentityResolveStore, type ResolveResult } from './ports';
 import type { MappingChangedPublisher } from './mapping-events';
 
 /** The scheme the catalogue is at: ids are minted with this version and looked up in this layout. */
@@ -24,10 +23,10 @@ export class IdentityService {
   private scheme?: ActiveScheme;
 
   constructor(
-    private readonly store: IdentityStore,
+    private readonly store: IdentityResolveStore,
     private readonly settings: CatalogueSettings,
     private readonly events: MappingChangedPublisher,
-    private readonly versions: EmbeddingSwitchStore,
+    private readonly versions: EmbeddingVersionStore,
   ) {}
 
   /** Sets the active scheme (called once the start-time relabel check is done). */
@@ -41,11 +40,11 @@ export class IdentityService {
   }
 
   /**
-   * Resolves one analysed provider file (see IdentityStore.resolve) with the current tunables and the
+   * Resolves one analysed provider file (see IdentityResolveStore.resolve) with the current tunables and the
    * active scheme version, and schedules catalogue.mapping.changed.v1 for the server when a mapping
    * row was written.
    *
-   * Embedder versions (embedding-switch.store.ts): the request's primary version becomes the catalogue's target;
+   * Embedder versions (embedding-switch.repository.ts): the request's primary version becomes the catalogue's target;
    * the decision uses the request's vector of the SERVED version (primary or alternate) with that version's
    * calibrated cosine threshold (identityConfigForVersion), so the gate compares vectors of one version only; the
    * request's other vectors are kept as alternates of the song.

@@ -1,11 +1,34 @@
 /**
+ * The catalogue domain's ports: what it needs from its own database (implemented in `store/*.repository.ts`; domain code
+ * imports these, never a store class) and from other services (HTTP implementations below).
+ *
  * What the catalogue's batch tasks need from other services, as ports with HTTP implementations over the
  * platform's typed PeerClient (route table, signed identity, GET retries): the server registry (server list with connections, which server is
  * the default) and the index service (the inline full rebuild that ends a cleaning run).
  */
-import { type IndexStatusDto, api, z } from '@polyphony/contracts';
+import {
+  type CatalogueStats,
+  type EmbeddingSwitchStatus,
+  type IndexStatusDto,
+  type LearnedFeatures,
+  type LyricsPendingPage,
+  type MappingChangesPage,
+  type MappingRowsPage,
+  type PutLyricsRequest,
+  type ResolveIdentityRequest,
+  type SnapshotTrack,
+  type SnapshotTrackBytes,
+  type TrackDetail,
+  type VersionedEmbedding,
+  api,
+  z,
+} from '@polyphony/contracts';
 import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
 import type { PeerClient } from '@polyphony/platform';
+import type { ListedDuration } from './durations';
+import type { BandLayout } from './identity/bands';
+import type { IdentityConfig } from './identity/constants';
+import type { IdentityDecision } from './identity/decide';
 
 /** A configured media server with its connection (the one schema: ServerInfoSchema in @polyphony/contracts). */
 import type { ServerInfo } from '@polyphony/contracts';
@@ -118,4 +141,178 @@ export class HttpIndexPort implements IndexPort {
       await this.sleep(Math.min(pollMs, 500));
     }
   }
+}
+
+// ---- The catalogue's own database (store/*.repository.ts) ----
+
+/** Result of a duration back-fill. */
+export interface BackfillResult {
+  readonly mappingsUpdated: number;
+  readonly scoresFilled: number;
+  readonly rejectedEntries: number;
+  readonly conflictingItems: number;
+}
+
+/** Counts of a server deletion. */
+export interface ServerDeletionResult {
+  readonly mappingsDeleted: number;
+  readonly artistsDeleted: number;
+  /** Songs that were mapped only on this server and are now orphans (kept, hidden by every mask). */
+  readonly orphaned: number;
+}
+
+/** The track mapping (catalogue.track_server_map). */
+export interface MappingStore {
+  /** Provider ids among `providerIds` that have a mapping on the server. */
+  lookupMapped(serverId: string, providerIds: readonly string[]): Promise<string[]>;
+  /** Input resolver: provider ids of the server -> song ids; song ids and unknown ids pass through (same order and length). */
+  resolveInput(serverId: string | undefined, ids: readonly string[]): Promise<string[]>;
+  /** Output mapping: song id -> the server's provider id; songs not on the server are absent. */
+  mapOutput(serverId: string, itemIds: readonly string[]): Promise<Record<string, string>>;
+  /** Version counter of a server's availability set. */
+  availabilityVersion(serverId: string): Promise<number>;
+  /** The song ids available on a server, with the set's version. */
+  availability(serverId: string): Promise<{ version: number; itemIds: string[] }>;
+  /** Removes a server's mapping, Chromaprint and artist rows (never songs: those mapped nowhere else become orphans). */
+  deleteServer(serverId: string): Promise<ServerDeletionResult>;
+  /** Fills missing durations from a server's listing (entries beyond `toleranceSeconds` of a stored duration are rejected). */
+  backfillDurations(serverId: string, listing: readonly ListedDuration[], toleranceSeconds: number): Promise<BackfillResult>;
+}
+
+/** The mapping change log (catalogue.mapping_log) and the full map, paged. */
+export interface MappingLogStore {
+  /**
+   * One page of every mapping row, keyset-paged (`after`: the previous page's opaque cursor).
+   * @throws ValidationError (400) when `after` is not a cursor of this page
+   */
+  rows(after: string | undefined, limit: number): Promise<MappingRowsPage>;
+  /** Log entries after position `after`, in commit order. */
+  changes(after: number, limit: number): Promise<MappingChangesPage>;
+}
+
+/** Artist names per server (catalogue.artist_server_map). */
+export interface ArtistStore {
+  /** A display name or provider artist id of a server -> the artist's name and its provider id there (null when unknown). */
+  resolve(serverId: string, value: string): Promise<{ artistName: string; providerArtistId: string | null }>;
+  /** Artist names -> the server's provider artist ids; names not on the server are absent. */
+  mapNames(serverId: string, names: readonly string[]): Promise<Record<string, string>>;
+}
+
+/** Songs (catalogue.score and their mappings). */
+export interface TrackStore {
+  find(itemId: string, includeEmbedding?: boolean): Promise<TrackDetail | undefined>;
+  /** The songs of `itemIds` that exist (unknown ids are absent). */
+  findMany(itemIds: readonly string[], includeEmbedding?: boolean): Promise<TrackDetail[]>;
+  /** One snapshot page (songs with embeddings, descriptors and mapping rows) after the song id `after`. */
+  snapshot(after: string | undefined, limit: number): Promise<{ tracks: SnapshotTrack[]; next: string | null; total?: number }>;
+  /** The same page with vectors as bytes (the binary page). */
+  snapshotBytes(after: string | undefined, limit: number): Promise<{ tracks: SnapshotTrackBytes[]; next: string | null; total?: number }>;
+  /** Replaces a song's learned features; false for an unknown song. */
+  setLearned(itemId: string, learned: LearnedFeatures): Promise<boolean>;
+}
+
+/** Where the embedder switch stands: the version served to the index, the version the workers analyse with, when it last switched. */
+export interface EmbeddingState {
+  servedVersion: string | null;
+  targetVersion: string | null;
+  switchedAt: Date | null;
+}
+
+/** Embedder versions of the stored vectors and the switch between them (store/embedding-switch.repository.ts). */
+export interface EmbeddingVersionStore {
+  /** The switch's state. */
+  state(): Promise<EmbeddingState>;
+  /** Records the version the workers analyse with now (the switch's target). */
+  noteTarget(version: string): Promise<EmbeddingState>;
+  /** Switches the served version to the target when every song has a vector of it; true when it switched. */
+  promoteIfCovered(): Promise<boolean>;
+  /** Checks coverage soon (debounced), off the caller's path. */
+  scheduleCheck(): void;
+  /** Stores a song's vector of another embedder version; false for an unknown song. */
+  storeVector(itemId: string, vector: VersionedEmbedding): Promise<boolean>;
+  /** Where the catalogue stands in an embedder switch (the call switches when the target version covers the catalogue). */
+  status(): Promise<EmbeddingSwitchStatus>;
+}
+
+/** A lyrics search hit on one server. */
+export interface LyricsHit {
+  providerId: string;
+  title: string;
+  artist: string;
+  album: string | null;
+  albumArtist: string | null;
+  score: number;
+  snippet: string;
+}
+
+/** Lyrics texts and their full-text index (catalogue.lyrics). */
+export interface LyricsStore {
+  /** Stores the outcome of one lookup; false for an unknown song. */
+  put(itemId: string, req: PutLyricsRequest): Promise<boolean>;
+  /** Full-text search over the lyrics of the songs mapped on a server, best first. */
+  search(serverId: string, query: string, limit: number): Promise<LyricsHit[]>;
+  /** TF-IDF lyrics neighbours of a song among the songs of a server. */
+  similar(itemId: string, serverId: string, limit: number): Promise<{ seedHasLyrics: boolean; matches: Array<{ itemId: string; similarity: number }> }>;
+  /** Songs without a lookup yet, paged by song id. */
+  pending(after: string | undefined, limit: number): Promise<LyricsPendingPage>;
+  /** Content counts of the dashboard. */
+  stats(): Promise<CatalogueStats>;
+}
+
+/** Song counts behind the feature probes: all songs, songs with learned tags, songs with lyrics. */
+export interface CoverageCounts {
+  songs: number;
+  tagged: number;
+  lyrics: number;
+}
+
+/** The counts behind the feature probes. */
+export interface CoverageStore {
+  global(): Promise<CoverageCounts>;
+  forServer(serverId: string): Promise<CoverageCounts>;
+}
+
+/** Result of {@link IdentityResolveStore.resolve}. */
+export interface ResolveResult {
+  readonly itemId: string;
+  /** 'new': a score row was stored from this file (also on redelivery of that file); 'existing': only a mapping row. */
+  readonly outcome: 'new' | 'existing';
+  /** How the answer was reached. */
+  readonly via: 'mapped' | 'merge' | 'new';
+  /** The domain decision (absent when the file was already mapped). */
+  readonly decision?: IdentityDecision;
+  /** Transaction attempts used (1 unless a conflict forced a re-decision). */
+  readonly attempts: number;
+  /** True when this call wrote a mapping row. */
+  readonly mappingWritten: boolean;
+}
+
+/**
+ * Thrown when the catalogue's served embedder version is not the request's `embedderVersion` once the decision
+ * holds its locks (an embedder switch committed in between): the caller chooses the vector again.
+ */
+export class ServedVersionChanged extends Error {
+  constructor(readonly expected: string, readonly served: string | null) {
+    super(`served embedder version is ${served}, the request was prepared for ${expected}`);
+    this.name = 'ServedVersionChanged';
+  }
+}
+
+/** Options of one resolve. */
+export interface ResolveOptions {
+  /** Identity config; `schemeVersion` must be the version the catalogue is at (ids are minted with it). */
+  readonly config: IdentityConfig;
+  /** Band layout the signature_band table is built with. */
+  readonly layout: BandLayout;
+  /** Decision attempts before giving up (default 6). */
+  readonly maxAttempts?: number;
+}
+
+/** The resolve path's writes and reads (store/identity.repository.ts): the same/different decision under the catalogue's locks, and the mapping row. */
+export interface IdentityResolveStore {
+  /**
+   * Resolves one analysed provider file to a song id (see IdentityResolver for the decision).
+   * @throws ServedVersionChanged when an embedder switch committed in between (the caller chooses the vector again)
+   */
+  resolve(req: ResolveIdentityRequest, options: ResolveOptions): Promise<ResolveResult>;
 }

@@ -9,7 +9,7 @@
  *    one lock and one single-row read).
  * 3. Fresh catalogue (no state, no rows): the state row is written with the configured version.
  * 4. Otherwise the domain planner (relabel.ts) runs over the stored rows in chunks read by a bounded
- *    pool (scheme.store.ts PgRelabelSource), its plans are applied in the same transaction together
+ *    pool (scheme.repository.ts PgRelabelSource), its plans are applied in the same transaction together
  *    with the old -> new map for the index (relabel_map) and the new state; then commit.
  * 5. After commit: catalogue.ids.relabelled.v1 and catalogue.mapping.changed.v1 (no server: all
  *    servers) are published; the index repoints its ids from GET /internal/ids/relabel-map or rebuilds.
@@ -71,7 +71,7 @@ export interface SchemeTx {
   relabelSource(concurrency: number): RelabelRowSource;
 }
 
-/** Port of the scheme's storage; implemented by store/scheme.store.ts (PgSchemeStore). */
+/** Port of the scheme's storage; implemented by store/scheme.repository.ts (PgSchemeRepository). */
 export interface SchemeStorePort {
   /** Runs `fn` in one transaction holding the catalogue write lock: commits when it resolves, rolls back when it throws. */
   underWriteLock<T>(fn: (tx: SchemeTx) => Promise<T>): Promise<T>;

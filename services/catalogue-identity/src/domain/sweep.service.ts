@@ -25,7 +25,7 @@ import { SweepMatcher, pruneAllowed } from './sweep/matcher';
 import { planRefresh } from './sweep/refresh';
 import { RemoteIndex, TIERS, type Tier } from './sweep/remote-index';
 import type { CatalogueSettings } from '../settings';
-import type { SweepStore } from '../store/sweep.store';
+import type { SweepStore } from '../store/sweep.repository';
 import type { MappingChangedPublisher } from './mapping-events';
 import type { MediaClientFactory, RegistryPort, ServerInfo } from './ports';
 import { rethrowOwnTransientFault, serversDefaultFirst, type BatchTaskRun, type TaskOutcome } from './batch-task-run';

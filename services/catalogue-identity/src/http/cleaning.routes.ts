@@ -5,19 +5,15 @@
  * the summary are on the task board (GET /api/status/<task_id>).
  */
 import { CleaningStartAccepted, taskRoutes } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { BatchRunner } from '../domain/batch-runner';
 
 /** The cleaning routes. */
 export function cleaningRoutes(runner: BatchRunner): RouteHandlers {
   const r = routeHandlers();
-  const route = taskRoutes.cleaningStart;
-  r.on(route,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(route.body, req.body ?? {}, 'cleaning request');
-      const task = await runner.startCleaning(body.clean_catalogue ?? null);
-      res.status(202).json({ task_id: task.id, task_type: 'cleaning', status: 'NEW' } satisfies CleaningStartAccepted);
-    }),
-  );
+  r.json(taskRoutes.cleaningStart, async ({ body }) => {
+    const task = await runner.startCleaning(body.clean_catalogue ?? null);
+    return { task_id: task.id, task_type: 'cleaning', status: 'NEW' } satisfies CleaningStartAccepted;
+  });
   return r;
 }

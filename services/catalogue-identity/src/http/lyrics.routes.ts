@@ -10,53 +10,37 @@
  * - POST /internal/lyrics/similar: TF-IDF lyrics neighbours of a song on a server (SemGrove).
  * - GET /internal/stats: content counts of the dashboard.
  */
-import { ItemIdParams, LYRICS_DEFAULT_LIMIT, PutLyricsRequest, semanticRoutes, type LyricsSearchResponse, api } from '@polyphony/contracts';
-import { NotFoundError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
-import type { LyricsRepository } from '../store/lyrics.repository';
-
-const ItemParams = ItemIdParams;
+import { LYRICS_DEFAULT_LIMIT, semanticRoutes, type LyricsSearchResponse, api } from '@polyphony/contracts';
+import { NotFoundError, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import type { LyricsService } from '../domain/lyrics.service';
 
 /** The lyrics routes (public search and internal). */
-export function lyricsRoutes(lyrics: LyricsRepository): RouteHandlers {
+export function lyricsRoutes(lyrics: LyricsService): RouteHandlers {
   const r = routeHandlers();
-  const route = semanticRoutes.lyricsSearch;
 
-  r.on(route,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(route.body, req.body ?? {}, 'body');
-      const serverId = req.identity?.serverId;
-      const hits = serverId ? await lyrics.search(serverId, body.query, body.limit ?? LYRICS_DEFAULT_LIMIT) : [];
-      if (hits.length === 0) throw new NotFoundError(`No lyrics match "${body.query}" on this server`);
-      const out: LyricsSearchResponse = {
-        query: body.query,
-        count: hits.length,
-        results: hits.map((h) => ({
-          item_id: h.providerId,
-          title: h.title,
-          author: h.artist,
-          album: h.album,
-          album_artist: h.albumArtist,
-          score: Math.round((h.score / (1 + h.score)) * 1e6) / 1e6,
-          snippet: h.snippet,
-        })),
-      };
-      res.status(200).json(out);
-    }),
-  );
-
-  r.on(api.internal.trackLyrics,
-    asyncRoute(async (req, res) => {
-      const { itemId } = parseOrThrow(ItemParams, req.params, 'path');
-      const body = parseOrThrow(PutLyricsRequest, req.body, 'lyrics');
-      if (!(await lyrics.put(itemId, body))) throw new NotFoundError(`Track ${itemId} not found`);
-      res.status(204).end();
-    }),
-  );
-
+  r.json(semanticRoutes.lyricsSearch, async ({ body }, req) => {
+    const hits = await lyrics.search(req.identity?.serverId, body.query, body.limit ?? LYRICS_DEFAULT_LIMIT);
+    if (hits.length === 0) throw new NotFoundError(`No lyrics match "${body.query}" on this server`);
+    return {
+      query: body.query,
+      count: hits.length,
+      results: hits.map((h) => ({
+        item_id: h.providerId,
+        title: h.title,
+        author: h.artist,
+        album: h.album,
+        album_artist: h.albumArtist,
+        score: Math.round((h.score / (1 + h.score)) * 1e6) / 1e6,
+        snippet: h.snippet,
+      })),
+    } satisfies LyricsSearchResponse;
+  });
+  r.json(api.internal.trackLyrics, async ({ params: { itemId }, body }, _req, res) => {
+    await lyrics.put(itemId, body);
+    res.status(204).end();
+  });
   r.json(api.internal.lyricsPending, ({ query: q }) => lyrics.pending(q.after, q.limit));
-
   r.json(api.internal.lyricsSimilar, ({ body }) => lyrics.similar(body.itemId, body.serverId, body.limit));
-
   r.json(api.internal.catalogueStats, () => lyrics.stats());
   return r;
 }

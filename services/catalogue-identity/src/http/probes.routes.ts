@@ -11,15 +11,12 @@
  *   keeps); `audio_dim` = the embedding size, `lyrics_dim` 0 (no fixed-size lyrics vector); weights are the
  *   reference's 0.25 audio / 0.75 lyrics.
  * - `GET /api/models`: per learned model, coverage over the catalogue and over the selected server.
- * Counts are cached for PROBE_CACHE_MS, so a burst of client start-ups costs one scan.
+ * Counts come from CoverageService (reused for PROBE_CACHE_MS, so a burst of client start-ups costs one scan).
  */
-import type { Request } from 'express';
 import { MSD_TAGS, probeRoutes as routes, type ModelsDto } from '@polyphony/contracts';
-import { asyncRoute, routeHandlers, type RouteHandlers } from '@polyphony/platform';
-import type { CoverageCounts, CoverageRepository } from '../store/coverage.repository';
+import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import type { CoverageService } from '../domain/coverage.service';
 
-/** How long probe counts are reused (ms). */
-export const PROBE_CACHE_MS = 5_000;
 /** Dimension of the stored audio embedding (contract: 200-d vectors). */
 export const AUDIO_DIM = 200;
 /** SemGrove merge weights (reference: 0.25 audio, 0.75 lyrics). */
@@ -30,51 +27,31 @@ export function coverage(count: number, total: number): { count: number; total: 
   return { count, total, percentage: total > 0 ? Math.round((1000 * count) / total) / 10 : 0 };
 }
 
-export function probeRoutes(repo: CoverageRepository): RouteHandlers {
+export function probeRoutes(coverageCounts: CoverageService): RouteHandlers {
   const r = routeHandlers();
-  const cache = new Map<string, { at: number; value: Promise<CoverageCounts> }>();
-  const counts = (serverId?: string): Promise<CoverageCounts> => {
-    const key = serverId ?? '';
-    const hit = cache.get(key);
-    if (hit && Date.now() - hit.at < PROBE_CACHE_MS) return hit.value;
-    const value = serverId === undefined ? repo.global() : repo.forServer(serverId);
-    value.catch(() => cache.delete(key));
-    if (cache.size > 100) cache.clear();
-    cache.set(key, { at: Date.now(), value });
-    return value;
-  };
-  const serverOf = (req: Request): string | undefined => req.identity?.serverId;
+  const counts = (serverId?: string) => coverageCounts.counts(serverId);
 
-  r.on(routes.clapStats,
-    asyncRoute(async (_req, res) => {
-      const c = await counts();
-      const loaded = c.tagged > 0;
-      res.json({ clap_enabled: loaded, loaded, song_count: c.tagged, embedding_dimension: loaded ? MSD_TAGS.length : 0 });
-    }),
-  );
-  r.on(routes.lyricsStats,
-    asyncRoute(async (_req, res) => {
-      const c = await counts();
-      res.json({ lyrics_enabled: true, loaded: c.lyrics > 0, song_count: c.lyrics, embedding_dimension: 0 });
-    }),
-  );
-  r.on(routes.semGroveStats,
-    asyncRoute(async (_req, res) => {
-      const c = await counts();
-      const loaded = c.lyrics > 0;
-      res.json({ loaded, song_count: c.lyrics, audio_dim: AUDIO_DIM, lyrics_dim: 0, w_audio: SEM_GROVE_WEIGHTS.audio, w_lyrics: SEM_GROVE_WEIGHTS.lyrics });
-    }),
-  );
-  r.on(routes.models,
-    asyncRoute(async (req, res) => {
-      const serverId = serverOf(req);
-      const [g, l] = await Promise.all([counts(), serverId === undefined ? Promise.resolve(undefined) : counts(serverId)]);
-      const out: ModelsDto = {
-        musicnn: { enabled: g.tagged > 0, global: coverage(g.tagged, g.songs), ...(l ? { local: coverage(l.tagged, l.songs) } : {}) },
-        lyrics: { enabled: g.lyrics > 0, global: coverage(g.lyrics, g.songs), ...(l ? { local: coverage(l.lyrics, l.songs) } : {}) },
-      };
-      res.json(out);
-    }),
-  );
+  r.json(routes.clapStats, async () => {
+    const c = await counts();
+    const loaded = c.tagged > 0;
+    return { clap_enabled: loaded, loaded, song_count: c.tagged, embedding_dimension: loaded ? MSD_TAGS.length : 0 };
+  });
+  r.json(routes.lyricsStats, async () => {
+    const c = await counts();
+    return { lyrics_enabled: true, loaded: c.lyrics > 0, song_count: c.lyrics, embedding_dimension: 0 };
+  });
+  r.json(routes.semGroveStats, async () => {
+    const c = await counts();
+    const loaded = c.lyrics > 0;
+    return { loaded, song_count: c.lyrics, audio_dim: AUDIO_DIM, lyrics_dim: 0, w_audio: SEM_GROVE_WEIGHTS.audio, w_lyrics: SEM_GROVE_WEIGHTS.lyrics };
+  });
+  r.json(routes.models, async (_input, req) => {
+    const serverId = req.identity?.serverId;
+    const [g, l] = await Promise.all([counts(), serverId === undefined ? Promise.resolve(undefined) : counts(serverId)]);
+    return {
+      musicnn: { enabled: g.tagged > 0, global: coverage(g.tagged, g.songs), ...(l ? { local: coverage(l.tagged, l.songs) } : {}) },
+      lyrics: { enabled: g.lyrics > 0, global: coverage(g.lyrics, g.songs), ...(l ? { local: coverage(l.lyrics, l.songs) } : {}) },
+    } satisfies ModelsDto;
+  });
   return r;
 }

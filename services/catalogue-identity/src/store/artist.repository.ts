@@ -4,9 +4,10 @@
  */
 import type { DataSource } from 'typeorm';
 import { normaliseArtistName } from '../domain/names';
+import type { ArtistStore } from '../domain/ports';
 
 /** Persistence of the artist mapping. */
-export class ArtistRepository {
+export class ArtistRepository implements ArtistStore {
   constructor(private readonly ds: DataSource) {}
 
   /**

@@ -1,18 +1,13 @@
 import type { DataSource } from 'typeorm';
+import type { CoverageCounts, CoverageStore } from '../domain/ports';
 
-/** Song counts behind the feature probes: all songs, songs with learned tags, songs with lyrics. */
-export interface CoverageCounts {
-  songs: number;
-  tagged: number;
-  lyrics: number;
-}
 
 /**
  * Counts of catalogue.score rows for the readiness probes (`/api/clap/stats`, `/api/lyrics/stats`,
  * `/api/sem_grove/stats`, `/api/models`). One aggregate scan of the score table (with the mapping table
  * for one server), so a probe costs one query.
  */
-export class CoverageRepository {
+export class CoverageRepository implements CoverageStore {
   constructor(private readonly ds: DataSource) {}
 
   /** Counts over every song of the catalogue. */

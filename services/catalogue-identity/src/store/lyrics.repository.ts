@@ -5,18 +5,9 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CatalogueStats, LyricsPendingPage, PutLyricsRequest } from '@polyphony/contracts';
+import type { LyricsHit, LyricsStore } from '../domain/ports';
 import { returnedRows } from './sql';
 
-/** A lyrics search hit on one server. */
-export interface LyricsHit {
-  providerId: string;
-  title: string;
-  artist: string;
-  album: string | null;
-  albumArtist: string | null;
-  score: number;
-  snippet: string;
-}
 
 /**
  * Language detection at write time, inside PostgreSQL, with PostgreSQL's own stop-word lists: for every
@@ -37,7 +28,7 @@ export const SIMILAR_QUERY_TERMS = 40;
 /** Candidates (by ts_rank of those terms) whose exact TF-IDF cosine is computed. */
 export const SIMILAR_CANDIDATES = 2000;
 
-export class LyricsRepository {
+export class LyricsRepository implements LyricsStore {
   constructor(private readonly ds: DataSource) {}
 
   /**

@@ -4,13 +4,14 @@
  */
 import type { DataSource } from 'typeorm';
 import { MAPPING_PAGE_MAX, type MappingChangesPage, type MappingRowsPage } from '@polyphony/contracts';
-import { queryRows } from '@polyphony/platform';
+import { ValidationError, queryRows } from '@polyphony/platform';
+import type { MappingLogStore } from '../domain/ports';
 
 /** How long log entries are kept (a replica further behind reloads the maps in full): 24 h. */
 export const MAPPING_LOG_RETENTION_HOURS = 24;
 
 /** The mapping log and full-map paging. */
-export class MappingLogRepository {
+export class MappingLogRepository implements MappingLogStore {
   constructor(private readonly ds: DataSource) {}
 
   /** Highest committed log position (0 for an empty log). */
@@ -23,12 +24,13 @@ export class MappingLogRepository {
    * One page of every mapping row, keyset-paged by (server_id, provider_id). The log head is read
    * first, in its own statement, so the page is at least as new as `seq` (see MappingRowsPage).
    * @param after opaque cursor of the previous page (undefined = first page)
-   * @throws Error when the cursor is malformed (the route turns it into a 400 beforehand)
+   * @throws ValidationError (400) when the cursor is malformed
    */
   async rows(after: string | undefined, limit: number): Promise<MappingRowsPage> {
+    const key = after === undefined ? undefined : decodeCursor(after);
+    if (after !== undefined && key === undefined) throw new ValidationError('after is not a cursor of this endpoint');
     const n = Math.min(Math.max(1, limit), MAPPING_PAGE_MAX);
     const seq = await this.head();
-    const key = after === undefined ? undefined : decodeCursor(after);
     const rows = await queryRows<{ server_id: string; provider_id: string; item_id: string }>(
       this.ds,
       key

@@ -5,28 +5,15 @@
  */
 import type { DataSource } from 'typeorm';
 import { type DurationBackfillPlan, type ListedDuration, planDurationBackfill } from '../domain/durations';
-import { bumpAvailability } from './identity.store';
+import type { BackfillResult, MappingStore, ServerDeletionResult } from '../domain/ports';
+import { bumpAvailability } from './identity.repository';
 import { CATALOGUE_WRITE_LOCK, lockExclusive, lockShared, serverLockKey } from './locks';
 import { returnedRows } from './sql';
 
-/** Counts of a server deletion. */
-export interface ServerDeletionResult {
-  readonly mappingsDeleted: number;
-  readonly artistsDeleted: number;
-  /** Songs that were mapped only on this server and are now orphans (kept, hidden by every mask). */
-  readonly orphaned: number;
-}
 
-/** Result of a duration back-fill. */
-export interface BackfillResult {
-  readonly mappingsUpdated: number;
-  readonly scoresFilled: number;
-  readonly rejectedEntries: number;
-  readonly conflictingItems: number;
-}
 
 /** Persistence of the track mapping. */
-export class MappingRepository {
+export class MappingRepository implements MappingStore {
   constructor(private readonly ds: DataSource) {}
 
   /** The subset of `providerIds` that has a mapping row on the server (each id at most once, input order). */

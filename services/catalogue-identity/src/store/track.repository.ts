@@ -5,6 +5,7 @@
 import type { DataSource } from 'typeorm';
 import { SNAPSHOT_MAX_LIMIT, type LearnedFeatures, type SnapshotTrack, type SnapshotTrackBytes, type TrackDetail, type TrackMappingView } from '@polyphony/contracts';
 import { learnedFromRow, learnedParams, LEARNED_COLUMNS_SQL, type LearnedColumns } from './learned';
+import type { TrackStore } from '../domain/ports';
 import { returnedRows } from './sql';
 
 interface ScoreRow extends LearnedColumns {
@@ -61,7 +62,7 @@ function toDetail(r: ScoreRow, includeEmbedding: boolean): TrackDetail {
 }
 
 /** Reads of the score table. */
-export class TrackRepository {
+export class TrackRepository implements TrackStore {
   constructor(private readonly ds: DataSource) {}
 
   /** One track with its mappings (and its embedding as base64 float32 LE when asked), or undefined. */

@@ -1,7 +1,6 @@
 import { isMediaServerError } from '@polyphony/media-servers';
-import { UpstreamUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
-import type { PlaylistRepository, WrittenTrack } from '../store/playlist.repository';
-import type { CataloguePort, MediaClientFactory, RegistryPort, TrackTitle } from './ports';
+import { NotFoundError, UpstreamUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
+import type { CataloguePort, MediaClientFactory, PlaylistStore, RegistryPort, TrackTitle, WrittenTrack } from './ports';
 import { deletePlaylistOnServer } from './clustering.service';
 import { RADIO_SUFFIX } from '@polyphony/contracts';
 
@@ -40,7 +39,7 @@ export interface ServerPlaylists {
  */
 export class PlaylistService {
   constructor(
-    private readonly repo: PlaylistRepository,
+    private readonly repo: PlaylistStore,
     private readonly registry: RegistryPort,
     private readonly catalogue: CataloguePort,
     private readonly clientFactory: MediaClientFactory,
@@ -166,6 +165,17 @@ export class PlaylistService {
       }
       return { serverId: s.id, serverName: s.name, isDefault: s.isDefault, playlists: Object.fromEntries(playlists) };
     });
+  }
+
+  /**
+   * The canonical ids of a playlist this service wrote on a server (by provider playlist id or name, see
+   * PlaylistStore.trackIdsOf), for alchemy items of type playlist.
+   * @throws NotFoundError (404) when this service wrote no such playlist there
+   */
+  async trackIdsOf(serverId: string, playlist: string): Promise<{ name: string; itemIds: string[] }> {
+    const found = await this.repo.trackIdsOf(serverId, playlist);
+    if (!found) throw new NotFoundError(`No playlist "${playlist}" written by this service on that server`);
+    return found;
   }
 
   /** Forgets our records of a server deleted from the registry (its playlists went with it). */

@@ -33,3 +33,51 @@ export interface CataloguePort {
 
 /** Builds the media-server client of a connection (tests inject options such as fast retries). */
 export type MediaClientFactory = (conn: ServerConnection) => MediaServerClient;
+
+/** instant: written by POST /api/create_playlist; automatic: written by a clustering run; radio: by a radio run (index service). */
+export type PlaylistKind = 'instant' | 'automatic' | 'radio';
+
+/** One track of a playlist we wrote: the canonical id and the provider id actually sent to the server. */
+export interface WrittenTrack {
+  itemId: string;
+  providerId: string;
+  /** Title/artist known at write time (null when unknown); refreshed from the catalogue on read. */
+  title?: string | null;
+  author?: string | null;
+}
+
+/** A playlist this service wrote on a media server. */
+export interface WrittenPlaylist {
+  id: string;
+  serverId: string;
+  providerPlaylistId: string;
+  /** Name as written on the server, suffix included (`Mix_instant`, `Fast_Major_High_automatic`). */
+  name: string;
+  kind: PlaylistKind;
+  runId: string | null;
+  trackCount: number;
+  createdAt: Date;
+}
+
+export interface WrittenPlaylistWithTracks extends WrittenPlaylist {
+  tracks: Array<{ itemId: string; providerId: string; title: string | null; author: string | null }>;
+}
+
+/** The playlists this service wrote (playlist.playlists + playlist_tracks): the only source of what may be deleted on a server. */
+export interface PlaylistStore {
+  /** Records a playlist written on a server with its tracks in order. */
+  record(p: { serverId: string; providerPlaylistId: string; name: string; kind: PlaylistKind; runId?: string; tracks: WrittenTrack[] }): Promise<WrittenPlaylist>;
+  /** Our playlists of one kind on a server. */
+  listByServerAndKind(serverId: string, kind: PlaylistKind): Promise<WrittenPlaylist[]>;
+  /** Forgets one record; false when it was not there. */
+  remove(id: string): Promise<boolean>;
+  /** Forgets every record of a server; returns how many. */
+  removeServer(serverId: string): Promise<number>;
+  /**
+   * Canonical ids, in order, of the newest playlist we wrote on a server whose provider playlist id or name equals `key`
+   * (names case-insensitive, with or without the `_instant`/`_automatic`/`_radio` suffix); undefined when none.
+   */
+  trackIdsOf(serverId: string, key: string): Promise<{ name: string; itemIds: string[] } | undefined>;
+  /** Every playlist we wrote with its tracks in order; playlists oldest first. */
+  listWithTracks(): Promise<WrittenPlaylistWithTracks[]>;
+}

@@ -1,5 +1,5 @@
 import { playlistRoutes as defs, type z, type TaskStartResponse } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import { clusteringParams, type ClusteringDefaults } from '../domain/clustering-params';
 import { CLUSTERING_TASK_TYPE, type ClusteringService } from '../domain/clustering.service';
 
@@ -11,12 +11,9 @@ import { CLUSTERING_TASK_TYPE, type ClusteringService } from '../domain/clusteri
  */
 export function clusteringRoutes(service: ClusteringService, defaults: () => Promise<ClusteringDefaults>): RouteHandlers {
   const r = routeHandlers();
-  r.on(defs.clusteringStart,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(defs.clusteringStart.body, req.body ?? {}, 'clustering request');
-      const run = await service.start(clusteringParams(body, await defaults()));
-      res.status(202).json({ task_id: run.id, task_type: CLUSTERING_TASK_TYPE, status: 'NEW' } satisfies z.infer<typeof TaskStartResponse>);
-    }),
-  );
+  r.json(defs.clusteringStart, async ({ body }) => {
+    const run = await service.start(clusteringParams(body, await defaults()));
+    return { task_id: run.id, task_type: CLUSTERING_TASK_TYPE, status: 'NEW' } satisfies z.infer<typeof TaskStartResponse>;
+  });
   return r;
 }

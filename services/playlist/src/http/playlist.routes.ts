@@ -1,6 +1,5 @@
-import { PlaylistTracksQuery, PlaylistTracksResponse, RadioPlaylistRequest, chatRoutes, playlistRoutes as defs, type CreatePlaylistResponse, type PlaylistsResponse, api } from '@polyphony/contracts';
-import { ForbiddenError, NotFoundError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
-import type { PlaylistRepository } from '../store/playlist.repository';
+import { chatRoutes, playlistRoutes as defs, type CreatePlaylistBody, type CreatePlaylistResponse, type PlaylistsResponse, api } from '@polyphony/contracts';
+import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { InstantPlaylistResult, PlaylistService, ServerPlaylists } from '../domain/playlist.service';
 
 /** 201 body of POST /api/create_playlist (reference shape plus the unavailable ids). */
@@ -36,35 +35,16 @@ export function toPlaylistsDto(servers: ServerPlaylists[]): PlaylistsResponse {
  * `identity.serverId`) -> 201; 400 for a malformed body, no server, or no track on the server; 502 when
  * the media server fails. GET /api/playlists -> the playlists this service wrote, per server.
  */
-export function playlistRoutes(service: PlaylistService, repo: PlaylistRepository): RouteHandlers {
+export function playlistRoutes(service: PlaylistService): RouteHandlers {
   const r = routeHandlers();
-  // Internal: the tracks of a playlist we wrote (alchemy items of type playlist). Signed internal callers only.
-  r.on(api.internal.playlistTracks,
-    asyncRoute(async (req, res) => {
-      if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
-      const q = parseOrThrow(PlaylistTracksQuery, req.query, 'query');
-      const found = await repo.trackIdsOf(q.serverId, q.playlist);
-      if (!found) throw new NotFoundError(`No playlist "${q.playlist}" written by this service on that server`);
-      res.json(PlaylistTracksResponse.parse(found));
-    }),
-  );
-  // Internal: replace a radio playlist (radio runs of the index service). Signed internal callers only.
-  r.on(api.internal.playlistRadio,
-    asyncRoute(async (req, res) => {
-      if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
-      const body = parseOrThrow(RadioPlaylistRequest, req.body ?? {}, 'body');
-      res.json(await service.replaceRadio(body.serverId, body.name, body.ids, body.runId));
-    }),
-  );
+  // Internal (service callers only): the tracks of a playlist we wrote (alchemy items of type playlist).
+  r.json(api.internal.playlistTracks, ({ query: q }) => service.trackIdsOf(q.serverId, q.playlist));
+  // Internal: replace a radio playlist (radio runs of the index service).
+  r.json(api.internal.playlistRadio, ({ body }) => service.replaceRadio(body.serverId, body.name, body.ids, body.runId));
   // The chat page saves its result through /chat/api/create_playlist: same body, same answer.
-  const create = asyncRoute(async (req, res) => {
-    const body = parseOrThrow(defs.createPlaylist.body, req.body ?? {}, 'playlist request');
-    const ids = (body.track_ids ?? body.item_ids)!;
-    const result = await service.createInstant(req.identity?.serverId, body.playlist_name, ids);
-    res.status(201).json(toCreateDto(result));
-  });
-  r.on(defs.createPlaylist, create);
-  r.on(chatRoutes.chatCreatePlaylist, create);
+  const create = async (serverId: string | undefined, body: CreatePlaylistBody) => toCreateDto(await service.createInstant(serverId, body.playlist_name, (body.track_ids ?? body.item_ids)!));
+  r.json(defs.createPlaylist, ({ body }, req) => create(req.identity?.serverId, body));
+  r.json(chatRoutes.chatCreatePlaylist, ({ body }, req) => create(req.identity?.serverId, body));
   r.json(defs.playlists, async () => toPlaylistsDto(await service.listWritten()));
   return r;
 }

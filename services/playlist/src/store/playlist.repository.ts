@@ -1,35 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { queryRows } from '@polyphony/platform';
+import type { PlaylistKind, PlaylistStore, WrittenPlaylist, WrittenPlaylistWithTracks, WrittenTrack } from '../domain/ports';
 
-/** instant: written by POST /api/create_playlist; automatic: written by a clustering run; radio: by a radio run (index service). */
-export type PlaylistKind = 'instant' | 'automatic' | 'radio';
-
-/** One track of a playlist we wrote: the canonical id and the provider id actually sent to the server. */
-export interface WrittenTrack {
-  itemId: string;
-  providerId: string;
-  /** Title/artist known at write time (null when unknown); refreshed from the catalogue on read. */
-  title?: string | null;
-  author?: string | null;
-}
-
-/** A playlist this service wrote on a media server. */
-export interface WrittenPlaylist {
-  id: string;
-  serverId: string;
-  providerPlaylistId: string;
-  /** Name as written on the server, suffix included (`Mix_instant`, `Fast_Major_High_automatic`). */
-  name: string;
-  kind: PlaylistKind;
-  runId: string | null;
-  trackCount: number;
-  createdAt: Date;
-}
-
-export interface WrittenPlaylistWithTracks extends WrittenPlaylist {
-  tracks: Array<{ itemId: string; providerId: string; title: string | null; author: string | null }>;
-}
+// The records' types are the domain's (domain/ports.ts); re-exported for the modules that still import them from here.
+export type { PlaylistKind, WrittenPlaylist, WrittenPlaylistWithTracks, WrittenTrack };
 
 interface PlaylistRow {
   id: string;
@@ -56,7 +31,7 @@ const toPlaylist = (r: PlaylistRow): WrittenPlaylist => ({
  * Records of the playlists this service wrote (playlist.playlists + playlist.playlist_tracks). The
  * only source used to decide what may be deleted on a server: names on the server are never scanned.
  */
-export class PlaylistRepository {
+export class PlaylistRepository implements PlaylistStore {
   constructor(private readonly ds: DataSource) {}
 
   /**

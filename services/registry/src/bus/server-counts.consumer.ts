@@ -1,9 +1,9 @@
 import { BusEvents } from '@polyphony/contracts';
 import { consumeEvent, type Bus, type ConsumerHandle } from '@polyphony/platform';
-import type { ServerRepository } from '../store/server.repository';
+import type { ServerStore } from '../domain/ports';
 
 /** Stores the last known track count and matched-song count of each server (dashboard's Music Server Status). */
-export function consumeServerCounts(bus: Bus, servers: ServerRepository, prefetch: number): Promise<ConsumerHandle> {
+export function consumeServerCounts(bus: Bus, servers: Pick<ServerStore, 'setCounts'>, prefetch: number): Promise<ConsumerHandle> {
   return consumeEvent(bus, BusEvents.serverCounted, {
     queue: 'registry.server-counts',
     prefetch,

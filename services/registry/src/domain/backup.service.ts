@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { BackupDto, TaskUpdatedEvent } from '@polyphony/contracts';
 import { ConflictError, NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
 import { ArchiveReader, ArchiveWriter, BACKUP_FORMAT, BACKUP_FORMAT_VERSION, CREDENTIAL_SECRET_KEYS, SECRET_SETTING, SecretCipher, type BackupHeader } from './backup-format';
-import type { BackupStore } from '../store/backup.store';
+import type { BackupStorePort } from './ports';
 
 /** Where task snapshots go (the registry's own task board). */
 export interface TaskBoardWriter {
@@ -34,7 +34,7 @@ export class BackupService {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly store: BackupStore,
+    private readonly store: BackupStorePort,
     private readonly tasks: TaskBoardWriter,
     private readonly options: BackupOptions,
     private readonly logger: Logger,

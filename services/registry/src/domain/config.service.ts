@@ -1,7 +1,7 @@
 import { APP_VERSION, MOOD_LABELS, REQUIRED_CREDS, SERVICE_DEFAULTS, SETTINGS, SETTING_SECRET_MASK, type PublicConfigDto } from '@polyphony/contracts';
 import { SERVER_TYPES, type ServerType } from '@polyphony/media-servers';
 import type { Logger } from '@polyphony/platform';
-import type { ServerRepository } from '../store/server.repository';
+import type { ServerStore } from './ports';
 
 /**
  * Legacy media-server config keys (single-server installs) and the registry credential each feeds.
@@ -70,7 +70,7 @@ export interface ConfigMigrationTx {
   insertServer(s: { name: string; type: string; creds: Record<string, string>; musicLibraries: string[]; isDefault: boolean }): Promise<{ id: string }>;
 }
 
-/** Port of the general config store (registry.app_config); implemented by store/config.store.ts. */
+/** Port of the general config store (registry.app_config); implemented by store/config.repository.ts. */
 export interface ConfigStorePort {
   /** Stored rows, ordered by key: every row, or those of `keys`. */
   read(keys?: readonly string[]): Promise<ConfigRow[]>;
@@ -90,7 +90,7 @@ export interface ConfigStorePort {
 export class ConfigService {
   constructor(
     private readonly store: ConfigStorePort,
-    private readonly servers: ServerRepository,
+    private readonly servers: Pick<ServerStore, 'findDefault'>,
     private readonly logger: Logger,
     /** Effective values of the settings one service applies (SettingsService.valuesOf). */
     private readonly settingValues: (owner: 'index' | 'playlist' | 'analysis') => Promise<Record<string, string | number | boolean | null>>,

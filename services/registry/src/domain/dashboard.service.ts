@@ -1,7 +1,6 @@
 import { api, type DashboardSummary } from '@polyphony/contracts';
 import type { Logger, PeerClient } from '@polyphony/platform';
-import type { ServerRepository } from '../store/server.repository';
-import type { TaskRepository } from '../store/task.repository';
+import type { ServerStore, TaskBoardStore } from './ports';
 import { pluginStatus } from './task-board';
 
 /** How long a summary is reused (the Lyrion plugin caches it for 30 s as well). */
@@ -18,8 +17,8 @@ export class DashboardService {
   private cache?: { at: number; value: DashboardSummary };
 
   constructor(
-    private readonly servers: ServerRepository,
-    private readonly tasks: TaskRepository,
+    private readonly servers: Pick<ServerStore, 'list'>,
+    private readonly tasks: Pick<TaskBoardStore, 'lastPerType'>,
     private readonly catalogue: PeerClient,
     private readonly index: PeerClient,
     private readonly logger: Logger,

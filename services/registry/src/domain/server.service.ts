@@ -12,7 +12,7 @@ import {
   type SignInResult,
 } from '@polyphony/media-servers';
 import { AppError, ConflictError, NotFoundError, UpstreamUnavailableError, ValidationError, type Bus, type Logger } from '@polyphony/platform';
-import type { ServerRepository } from '../store/server.repository';
+import type { ServerStore } from './ports';
 import type { MusicServer } from './server';
 
 export interface ServerInputData {
@@ -174,7 +174,7 @@ export interface SignInInput {
  */
 export class ServerService {
   constructor(
-    private readonly repo: ServerRepository,
+    private readonly repo: ServerStore,
     private readonly bus: Bus,
     private readonly logger: Logger,
     private readonly clientFactory: ClientFactory = createMediaServerClient,

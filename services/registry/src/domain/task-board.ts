@@ -1,5 +1,5 @@
 import { pluginStatus as platformPluginStatus } from '@polyphony/platform';
-import type { TaskRecord } from '../store/task.repository';
+import type { TaskRecord } from './ports';
 
 /** Plugin vocabulary for a task's `status`: the platform task-run module's one definition. */
 export const pluginStatus = (state: TaskRecord['state']): string => platformPluginStatus(state);

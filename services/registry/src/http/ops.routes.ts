@@ -3,16 +3,12 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import { BackupStartBody, CronPreviewBody, ScheduleBody, SettingsUpdateBody, opsRoutes, SettingsOwnerParam, z, api, type OwnerSettingsDto } from '@polyphony/contracts';
+import { api, type OwnerSettingsDto } from '@polyphony/contracts';
 import { createLlmProvider, testLlmProvider, LlmError } from '@polyphony/llm';
-import { AppError, ForbiddenError, ValidationError, asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { AppError, ValidationError, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { BackupService } from '../domain/backup.service';
 import type { ScheduleService } from '../domain/schedule.service';
 import type { SettingsService } from '../domain/settings.service';
-
-const IdParam = z.object({ id: z.string().uuid() });
-const BackupIdParam = opsRoutes.backupDownload.params;
-const RestoreQuery = z.object({ id: z.string().regex(/^[0-9a-z-]{1,80}$/).optional(), passphrase: z.string().max(1000).optional() });
 
 /** Largest archive accepted as an upload (bytes, compressed); stored backups of any size restore by id. */
 export const RESTORE_UPLOAD_LIMIT_BYTES = 4 * 1024 ** 3;
@@ -26,62 +22,37 @@ export const RESTORE_UPLOAD_LIMIT_BYTES = 4 * 1024 ** 3;
 export function opsRoutesRouter(schedules: ScheduleService, backups: BackupService, settings: SettingsService): RouteHandlers {
   const r = routeHandlers();
 
-  r.on(api.settings.settingsList, asyncRoute(async (_req, res) => void res.json({ settings: await settings.list() })));
-  r.on(api.settings.settingsUpdate, asyncRoute(async (req, res) => {
-    const result = await settings.update(parseOrThrow(SettingsUpdateBody, req.body, 'settings'));
-    res.json({ ...result, settings: await settings.list() });
-  }));
-  r.on(api.chat.aiTest, asyncRoute(async (_req, res) => {
+  r.json(api.settings.settingsList, async () => ({ settings: await settings.list() }));
+  r.json(api.settings.settingsUpdate, async ({ body }) => ({ ...(await settings.update(body)), settings: await settings.list() }));
+  r.json(api.chat.aiTest, async () => {
     const ai = await settings.aiSettings();
     let provider;
     try {
       provider = createLlmProvider(ai, { attempts: 1 });
     } catch (err) {
-      res.json({ ok: false, provider: ai.provider, model: null, latency_ms: 0, error: (err as LlmError).message });
-      return;
+      return { ok: false, provider: ai.provider, model: null, latency_ms: 0, error: (err as LlmError).message };
     }
-    if (!provider) {
-      res.json({ ok: false, provider: 'NONE', model: null, latency_ms: 0, error: 'No AI provider is configured (AI_MODEL_PROVIDER is NONE)' });
-      return;
-    }
-    res.json(await testLlmProvider(provider));
-  }));
-  // Services only (the gateway never routes /internal): the provider settings with their keys.
-  r.on(api.internal.aiSettings, asyncRoute(async (req, res) => {
-    if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
-    res.json(await settings.aiSettings());
-  }));
-
+    if (!provider) return { ok: false, provider: 'NONE', model: null, latency_ms: 0, error: 'No AI provider is configured (AI_MODEL_PROVIDER is NONE)' };
+    return testLlmProvider(provider);
+  });
+  // Services only (the route table's `internal` access): the provider settings with their keys.
+  r.json(api.internal.aiSettings, () => settings.aiSettings());
   // Services only: the effective non-secret settings one service applies (index, playlist, catalogue, analysis).
-  r.on(api.internal.ownerSettings, asyncRoute(async (req, res) => {
-    if (req.identity?.via !== 'internal') throw new ForbiddenError('Internal endpoint');
-    const { owner } = parseOrThrow(SettingsOwnerParam, req.params, 'path');
-    res.json({ values: await settings.valuesOf(owner) } satisfies OwnerSettingsDto);
-  }));
+  r.json(api.internal.ownerSettings, async ({ params: { owner } }) => ({ values: await settings.valuesOf(owner) }) satisfies OwnerSettingsDto);
 
-  r.on(api.ops.cronList, asyncRoute(async (_req, res) => void res.json({ schedules: await schedules.list() })));
-  r.on(api.ops.cronPreview, asyncRoute(async (req, res) => {
-    const b = parseOrThrow(CronPreviewBody, req.body, 'cron preview');
-    res.json({ next: schedules.preview(b.cron, b.timezone, b.count) });
-  }));
-  r.on(api.ops.cronCreate, asyncRoute(async (req, res) => void res.status(201).json(await schedules.create(parseOrThrow(ScheduleBody, req.body, 'schedule')))));
-  r.on(api.ops.cronUpdate, asyncRoute(async (req, res) => {
-    const { id } = parseOrThrow(IdParam, req.params, 'path');
-    res.json(await schedules.update(id, parseOrThrow(ScheduleBody, req.body, 'schedule')));
-  }));
-  r.on(api.ops.cronDelete, asyncRoute(async (req, res) => {
-    const { id } = parseOrThrow(IdParam, req.params, 'path');
+  r.json(api.ops.cronList, async () => ({ schedules: await schedules.list() }));
+  r.json(api.ops.cronPreview, ({ body: b }) => ({ next: schedules.preview(b.cron, b.timezone, b.count) }));
+  r.json(api.ops.cronCreate, ({ body }) => schedules.create(body));
+  r.json(api.ops.cronUpdate, ({ params: { id }, body }) => schedules.update(id, body));
+  r.json(api.ops.cronDelete, async ({ params: { id } }) => {
     await schedules.remove(id);
-    res.json({ deleted: id });
-  }));
+    return { deleted: id };
+  });
 
-  r.on(api.ops.backupList, asyncRoute(async (_req, res) => void res.json({ backups: await backups.list() })));
-  r.on(api.ops.backupCreate, asyncRoute(async (req, res) => {
-    const b = parseOrThrow(BackupStartBody, req.body ?? {}, 'backup');
-    res.status(202).json(await backups.start({ passphrase: b.passphrase }));
-  }));
-  r.on(api.ops.backupRestore, asyncRoute(async (req, res) => {
-    const q = parseOrThrow(RestoreQuery, req.query, 'query');
+  r.json(api.ops.backupList, async () => ({ backups: await backups.list() }));
+  r.json(api.ops.backupCreate, ({ body }) => backups.start({ passphrase: body.passphrase }));
+  // The archive comes as the request body (streamed to the backup volume, never parsed), or names a stored backup (`?id=`).
+  r.json(api.ops.backupRestore, async ({ query: q }, req, res) => {
     const passphrase = headerValue(req, 'x-backup-passphrase') ?? q.passphrase;
     if (q.id) {
       const { path } = await backups.archivePath(q.id);
@@ -97,20 +68,18 @@ export function opsRoutesRouter(schedules: ScheduleService, backups: BackupServi
     } finally {
       await rm(path, { force: true });
     }
-  }));
-  r.on(api.ops.backupDownload, asyncRoute(async (req, res) => {
-    const { id } = parseOrThrow(BackupIdParam!, req.params, 'path') as { id: string };
+  });
+  r.json(api.ops.backupDownload, async ({ params: { id } }, _req, res) => {
     const { path, fileName, size } = await backups.archivePath(id);
     res.setHeader('content-type', 'application/gzip');
     res.setHeader('content-length', String(size));
     res.setHeader('content-disposition', `attachment; filename="${fileName}"`);
     await pipeline(backups.openArchive(path), res);
-  }));
-  r.on(api.ops.backupDelete, asyncRoute(async (req, res) => {
-    const { id } = parseOrThrow(BackupIdParam!, req.params, 'path') as { id: string };
+  });
+  r.json(api.ops.backupDelete, async ({ params: { id } }) => {
     await backups.remove(id);
-    res.json({ deleted: id });
-  }));
+    return { deleted: id };
+  });
   return r;
 }
 

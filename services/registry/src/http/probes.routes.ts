@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { APP_VERSION, probeRoutes as routes, type SettingDto } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, ValidationError, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { ValidationError, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { ConfigService } from '../domain/config.service';
 import type { ServerService } from '../domain/server.service';
 
@@ -27,44 +27,34 @@ function isSessionAdmin(req: Request): boolean {
  */
 export function probeRoutesRouter(servers: ServerService, config: ConfigService, learnedModel?: () => Promise<unknown>, settingsList?: () => Promise<SettingDto[]>): RouteHandlers {
   const r = routeHandlers();
-  r.on(routes.config,
-    asyncRoute(async (req, res) => {
-      parseOrThrow(routes.config.query, req.query, 'query');
-      const admin = isSessionAdmin(req);
-      const learned = learnedModel ? ((await learnedModel()) as Record<string, unknown>) : undefined;
-      // The reason may name a server path: session admins only.
-      const learnedView = learned && (admin ? learned : { status: learned.status, model: learned.model ?? null, howToInstall: learned.howToInstall });
-      const pub = { ...(await config.publicView()), ...(learnedView ? { learned_model: learnedView } : {}) };
-      res.json(admin ? { ...(await config.adminView()), ...pub, ...(settingsList ? { settings: await settingsList() } : {}) } : pub);
-    }),
-  );
-  r.on(routes.configDefaults,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(routes.configDefaults.query, req.query, 'query');
-      const s = await servers.resolve(q.server);
-      if (!s && q.server !== undefined) throw new ValidationError(`Unknown server "${q.server}": give a configured server's display name or id`);
-      const admin = isSessionAdmin(req);
-      res.json({
-        server_type: s?.type ?? null,
-        default_user_id: admin && s?.creds.user_id ? s.creds.user_id : null,
-        default_user: admin && s?.creds.user ? s.creds.user : null,
-      });
-    }),
-  );
-  r.on(routes.chatConfigDefaults,
-    asyncRoute(async (_req, res) => {
-      const ai = await config.aiDefaults();
-      res.json({
-        default_ai_provider: ai.provider,
-        default_ollama_model_name: ai.ollama,
-        default_openai_model_name: ai.openai,
-        default_gemini_model_name: ai.gemini,
-        default_mistral_model_name: ai.mistral,
-      });
-    }),
-  );
-  r.on(routes.version, (_req, res) => {
-    res.json({ app_version: APP_VERSION });
+  r.json(routes.config, async (_input, req) => {
+    const admin = isSessionAdmin(req);
+    const learned = learnedModel ? ((await learnedModel()) as Record<string, unknown>) : undefined;
+    // The reason may name a server path: session admins only.
+    const learnedView = learned && (admin ? learned : { status: learned.status, model: learned.model ?? null, howToInstall: learned.howToInstall });
+    const pub = { ...(await config.publicView()), ...(learnedView ? { learned_model: learnedView } : {}) };
+    return admin ? { ...(await config.adminView()), ...pub, ...(settingsList ? { settings: await settingsList() } : {}) } : pub;
   });
+  r.json(routes.configDefaults, async ({ query: q }, req) => {
+    const s = await servers.resolve(q.server);
+    if (!s && q.server !== undefined) throw new ValidationError(`Unknown server "${q.server}": give a configured server's display name or id`);
+    const admin = isSessionAdmin(req);
+    return {
+      server_type: s?.type ?? null,
+      default_user_id: admin && s?.creds.user_id ? s.creds.user_id : null,
+      default_user: admin && s?.creds.user ? s.creds.user : null,
+    };
+  });
+  r.json(routes.chatConfigDefaults, async () => {
+    const ai = await config.aiDefaults();
+    return {
+      default_ai_provider: ai.provider,
+      default_ollama_model_name: ai.ollama,
+      default_openai_model_name: ai.openai,
+      default_gemini_model_name: ai.gemini,
+      default_mistral_model_name: ai.mistral,
+    };
+  });
+  r.json(routes.version, () => ({ app_version: APP_VERSION }));
   return r;
 }

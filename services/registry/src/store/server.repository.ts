@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { ConflictError, mapUniqueViolation, queryRows } from '@polyphony/platform';
+import type { ServerStore } from '../domain/ports';
 import type { MusicServer } from '../domain/server';
 
 interface Row {
@@ -30,7 +31,7 @@ const toServer = (r: Row): MusicServer => ({
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Persistence of registry.music_servers. Mutations run in transactions under one advisory lock so default rules hold under concurrency. */
-export class ServerRepository {
+export class ServerRepository implements ServerStore {
   constructor(private readonly ds: DataSource) {}
 
   async list(): Promise<MusicServer[]> {

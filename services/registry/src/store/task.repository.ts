@@ -1,13 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { TaskUpdatedEvent } from '@polyphony/contracts';
-
-export interface TaskRecord extends Omit<TaskUpdatedEvent, 'startedAt' | 'finishedAt'> {
-  startedAt?: Date;
-  finishedAt?: Date;
-  createdAt: Date;
-  /** When a user asked to cancel it (the state stays the owner's until its snapshot says REVOKED). */
-  cancelRequestedAt?: Date;
-}
+import type { TaskBoardStore, TaskRecord } from '../domain/ports';
 
 interface Row {
   id: string;
@@ -43,7 +36,7 @@ const toTask = (r: Row): TaskRecord => ({
 });
 
 /** The task board: latest snapshot of every batch task, fed by task.status.updated events. */
-export class TaskRepository {
+export class TaskRepository implements TaskBoardStore {
   constructor(private readonly ds: DataSource) {}
 
   /** Upserts a snapshot unless a newer one (higher seq) is already stored. */

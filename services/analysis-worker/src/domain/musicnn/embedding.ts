@@ -17,6 +17,7 @@
  */
 import type { MusicnnTrackOutputs } from './analyser';
 import { FUSION_V1 } from './embedding-constants';
+import type { FusionConstants, QuantisedMatrix } from './fusion-constants';
 import type { PatchOutputs } from './network';
 
 /**
@@ -28,28 +29,7 @@ export const LEARNED_EMBEDDER_VERSION = 'tfjs:musicnn-fusion-v1';
 /** Width of the stored embedding (the catalogue's and the index's contract). */
 export const LEARNED_EMBEDDING_DIM = 200;
 
-/** A projection matrix as shipped: `rows` x `cols` int8 (base64, row-major) with one scale per row. */
-export interface QuantisedMatrix {
-  rows: number;
-  cols: number;
-  /** base64 of rows * cols signed bytes. */
-  q: string;
-  /** Per row: the row's largest absolute value (value = q / 127 * scale). */
-  scale: number[];
-}
-
-/** The fitted constants of a fusion embedder version. */
-export interface FusionConstants {
-  version: string;
-  /** Weight of the MusiCNN block (the dsp-v1 block gets 1 - w). */
-  w: number;
-  mMean: number[];
-  mStd: number[];
-  dMean: number[];
-  dStd: number[];
-  pm: QuantisedMatrix;
-  pd: QuantisedMatrix;
-}
+export type { FusionConstants, QuantisedMatrix };
 
 /** Dense float rows of a quantised matrix. */
 export function dequantise(m: QuantisedMatrix): Float32Array {

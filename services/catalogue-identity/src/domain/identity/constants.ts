@@ -50,7 +50,7 @@ export const DUPLICATE_DISTANCE_THRESHOLD_COSINE = 0.04;
  * Cosine thresholds of embedder versions other than dsp-v1, as a factor on the DUPLICATE_DISTANCE_THRESHOLD_COSINE
  * setting (which is calibrated for dsp-v1): the gate of a version v is setting x factor[v], so an admin who
  * tightens the setting tightens every version alike. Vectors of different versions are never compared (the
- * catalogue serves one version at a time, store/embedding-switch.store.ts). Calibration of each factor:
+ * catalogue serves one version at a time, store/embedding-switch.repository.ts). Calibration of each factor:
  * docs/musicnn.md "Identity threshold".
  *
  * tfjs:musicnn-fusion-v1: bench/src/analysis-worker/learned-identity-calibration.ts (2026-11-26, 4 patches, the

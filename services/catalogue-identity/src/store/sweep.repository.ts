@@ -14,7 +14,7 @@ import type { MappedRow, RefreshPlan } from '../domain/sweep/refresh';
 import type { RemoteIndex, Tier } from '../domain/sweep/remote-index';
 import { normaliseArtistName } from '../domain/names';
 import { normalisePath, parentFolder } from '../domain/identity/gates';
-import { bumpAvailability } from './identity.store';
+import { bumpAvailability } from './identity.repository';
 import { CATALOGUE_WRITE_LOCK, lockExclusive, lockShared, serverLockKey } from './locks';
 import type { Queryable } from './sql';
 

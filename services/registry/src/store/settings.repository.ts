@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { SettingsStorePort, StoredSetting } from '../domain/settings.service';
 
 /** registry.app_config as the settings store (source column: env import or admin edit). */
-export class PgSettingsStore implements SettingsStorePort {
+export class PgSettingsRepository implements SettingsStorePort {
   constructor(private readonly ds: DataSource) {}
 
   async read(keys: string[]): Promise<StoredSetting[]> {

@@ -1,12 +1,12 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ConfigMigrationTx, ConfigRow, ConfigStorePort } from '../domain/config.service';
-import type { ServerRepository } from './server.repository';
+import type { ServerStore } from '../domain/ports';
 
 /** registry.app_config as the general config store, and the first-start migration's transaction. */
-export class PgConfigStore implements ConfigStorePort {
+export class PgConfigRepository implements ConfigStorePort {
   constructor(
     private readonly ds: DataSource,
-    private readonly servers: ServerRepository,
+    private readonly servers: ServerStore,
   ) {}
 
   read(keys?: readonly string[]): Promise<ConfigRow[]> {

@@ -2,6 +2,7 @@ import type { DataSource, QueryRunner } from 'typeorm';
 import type { BackupDto } from '@polyphony/contracts';
 import { queryRows } from '@polyphony/platform';
 import type { ArchiveItem, TableHeader } from '../domain/backup-format';
+import type { BackupSnapshot, BackupStorePort, RestoreHooks, SecretPolicy, TableInfo } from '../domain/ports';
 
 /**
  * Tables a backup leaves out: derived data rebuilt after a restore (the index's generations,
@@ -36,14 +37,9 @@ export const BACKUP_EXCLUDED_TABLES = [
   'registry.backups',
 ];
 
-export interface TableInfo {
-  name: string;
-  /** Insertable columns (generated columns left out). */
-  columns: string[];
-}
 
 /** Low-level access for backup and restore: table discovery, one consistent snapshot, one restore transaction. */
-export class BackupStore {
+export class PgBackupRepository implements BackupStorePort {
   constructor(private readonly ds: DataSource) {}
 
   /** Applied migrations per application schema. */
@@ -199,21 +195,7 @@ export class BackupStore {
   }
 }
 
-/** Which values of the current install are secrets a restore keeps (the archive may lack them). */
-export interface SecretPolicy {
-  /** Key/value settings tables (schema.table) whose secret rows are kept. */
-  settingsTables: readonly string[];
-  /** Whether a settings key names a secret. */
-  isSecretSetting(key: string): boolean;
-  /** Keys of registry.music_servers.creds that are secrets. */
-  credentialSecretKeys: readonly string[];
-}
 
-export interface RestoreHooks {
-  /** Rewrites an archive row before it is inserted (secrets opened), or drops it (undefined). */
-  transform(table: string, row: Record<string, unknown>): Record<string, unknown> | undefined;
-  keep: SecretPolicy;
-}
 
 /** Secret setting rows and credential secrets of the current install, read before a restore empties the tables. */
 interface KeptSecrets {
@@ -244,10 +226,10 @@ async function restoreKeptSecrets(qr: QueryRunner, kept: KeptSecrets, policy: Se
 }
 
 /** Reads tables inside the backup's snapshot transaction. */
-export class SnapshotReader {
+export class SnapshotReader implements BackupSnapshot {
   constructor(
     private readonly qr: QueryRunner,
-    private readonly store: BackupStore,
+    private readonly store: PgBackupRepository,
   ) {}
 
   schemaVersions(): Promise<Record<string, string[]>> {

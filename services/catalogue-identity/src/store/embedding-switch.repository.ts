@@ -8,7 +8,7 @@
  * one the analysis workers produce now (the primary `embedderVersion` of their requests: the learned embedder
  * when its model is loaded, else dsp-v1). While target != served the catalogue is switching: re-analysis adds
  * target vectors to the alternates (re-analysis of mapped songs by the normal analysis run), and once every song
- * has one, {@link EmbeddingSwitchStore.promoteIfCovered} swaps them in one transaction (EXCLUSIVE catalogue write
+ * has one, {@link PgEmbeddingSwitchRepository.promoteIfCovered} swaps them in one transaction (EXCLUSIVE catalogue write
  * lock, so no resolve runs meanwhile): the served vectors move to the alternates, the target vectors become the
  * served ones with their signatures and bands recomputed. Song ids, mappings and playlists are not touched (ids
  * are never parsed back into signatures, signature.ts). The index serves the generation it has until its next
@@ -19,26 +19,21 @@
  */
 import type { DataSource } from 'typeorm';
 import type { EmbeddingSwitchStatus, VersionedEmbedding } from '@polyphony/contracts';
-import { storeAlternateVectors } from './identity.store';
+import { storeAlternateVectors } from './identity.repository';
 import type { Logger } from '@polyphony/platform';
 import { type BandLayout, bandKeys } from '../domain/identity/bands';
 import { computeSignature } from '../domain/identity/signature';
 import { decodeVector, encodeVector, signatureParam } from './codec';
 import { CATALOGUE_WRITE_LOCK, lockExclusive } from './locks';
+import type { EmbeddingState, EmbeddingVersionStore } from '../domain/ports';
 import type { Queryable } from './sql';
 
-/** The state row. */
-export interface EmbeddingState {
-  servedVersion: string | null;
-  targetVersion: string | null;
-  switchedAt: Date | null;
-}
 
 /** Rows re-signed per statement during a switch. */
 const PROMOTE_BATCH = 2000;
 
 /** See module docs. */
-export class EmbeddingSwitchStore {
+export class PgEmbeddingSwitchRepository implements EmbeddingVersionStore {
   private lastCheck = 0;
   private pendingCheck?: NodeJS.Timeout;
 

@@ -21,30 +21,16 @@ import type { ResolveIdentityRequest } from '@polyphony/contracts';
 import { learnedParams } from './learned';
 import { ConflictError } from '@polyphony/platform';
 import { type BandLayout, bandKeys } from '../domain/identity/bands';
-import type { IdentityConfig } from '../domain/identity/constants';
-import { type IdentityDecision, IdentityResolver } from '../domain/identity/decide';
+import { IdentityResolver } from '../domain/identity/decide';
 import { normalisePath, parentFolder } from '../domain/identity/gates';
 import type { CandidateQuery, IdentityCandidate, IdentityCandidateSource, TrackEvidence, TrackFile } from '../domain/identity/identity-candidate-source';
 import { computeSignature, unsignableCanonicalId } from '../domain/identity/signature';
 import { normaliseArtistName } from '../domain/names';
 import { chromaprintParam, decodeVector, encodeVector, signatureParam } from './codec';
+import { ServedVersionChanged, type IdentityResolveStore, type ResolveOptions, type ResolveResult } from '../domain/ports';
 import type { Queryable } from './sql';
 import { CATALOGUE_WRITE_LOCK, type LockKey, bandLockKey, lockExclusive, lockShared, serverLockKey, unsignableLockKey } from './locks';
 
-/** Result of {@link IdentityStore.resolve}. */
-export interface ResolveResult {
-  readonly itemId: string;
-  /** 'new': a score row was stored from this file (also on redelivery of that file); 'existing': only a mapping row. */
-  readonly outcome: 'new' | 'existing';
-  /** How the answer was reached. */
-  readonly via: 'mapped' | 'merge' | 'new';
-  /** The domain decision (absent when the file was already mapped). */
-  readonly decision?: IdentityDecision;
-  /** Transaction attempts used (1 unless a conflict forced a re-decision). */
-  readonly attempts: number;
-  /** True when this call wrote a mapping row. */
-  readonly mappingWritten: boolean;
-}
 
 /** Thrown inside a resolve transaction to roll it back and decide again. */
 class RetryDecision extends Error {
@@ -54,16 +40,6 @@ class RetryDecision extends Error {
   }
 }
 
-/**
- * Thrown when the catalogue's served embedder version is not the request's `embedderVersion` once the decision
- * holds its locks (an embedder switch committed in between): the caller chooses the vector again.
- */
-export class ServedVersionChanged extends Error {
-  constructor(readonly expected: string, readonly served: string | null) {
-    super(`served embedder version is ${served}, the request was prepared for ${expected}`);
-    this.name = 'ServedVersionChanged';
-  }
-}
 
 /** SQLSTATEs after which a resolve is re-decided: unique violation, FK violation, serialization failure, deadlock. */
 const RETRYABLE_SQLSTATES = new Set(['23505', '23503', '40001', '40P01']);
@@ -136,18 +112,9 @@ export class PgCandidateSource implements IdentityCandidateSource {
   }
 }
 
-/** Options of one resolve. */
-export interface ResolveOptions {
-  /** Identity config; `schemeVersion` must be the version the catalogue is at (ids are minted with it). */
-  readonly config: IdentityConfig;
-  /** Band layout the signature_band table is built with. */
-  readonly layout: BandLayout;
-  /** Decision attempts before giving up (default 6). */
-  readonly maxAttempts?: number;
-}
 
 /** Writes and reads of the resolve path. */
-export class IdentityStore {
+export class PgIdentityRepository implements IdentityResolveStore {
   constructor(private readonly ds: DataSource) {}
 
   /**

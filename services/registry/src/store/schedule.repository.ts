@@ -36,7 +36,7 @@ const SCHEDULER_LOCK = 'polyphony-scheduler';
 const SEED_LOCK = 'polyphony-schedule-seed';
 
 /** registry.schedules / registry.schedule_runs in PostgreSQL. */
-export class PgScheduleStore implements ScheduleStore {
+export class PgScheduleRepository implements ScheduleStore {
   constructor(private readonly ds: DataSource) {}
 
   async list(): Promise<Schedule[]> {

@@ -321,7 +321,7 @@ export async function relabelMapPage(
 }
 
 /** {@link SchemeStorePort} over PostgreSQL: the scheme transaction on one pool connection, chunk reads on others. */
-export class PgSchemeStore implements SchemeStorePort {
+export class PgSchemeRepository implements SchemeStorePort {
   constructor(private readonly ds: DataSource) {}
 
   async underWriteLock<T>(fn: (tx: SchemeTx) => Promise<T>): Promise<T> {
