@@ -258,9 +258,9 @@ describe('semantic endpoints through the gateway (seeded catalogue)', () => {
     await request(url).post('/api/sem_grove/search').set(auth).send({ item_id: 'b-55', limit: 5 }).expect(404);
   });
 
-  it('Moods: GET /api/mood_centroids lists five centroids; similar_tracks?mood= seeds with one; an unknown mood is a 400', async () => {
+  it('Moods: GET /api/mood_centroids is keyed by the six moods; similar_tracks?mood= seeds with one; an unknown mood is a 400', async () => {
     const c = await request(url).get('/api/mood_centroids').set(auth).expect(200);
-    expect(c.body.centroids.map((x: { mood: string }) => x.mood).sort()).toEqual(['aggressive', 'danceable', 'happy', 'relaxed', 'sad']);
+    expect(Object.keys(c.body).sort()).toEqual(['aggressive', 'danceable', 'happy', 'party', 'relaxed', 'sad']);
     const relaxed = await request(url).get('/api/similar_tracks?mood=relaxed&n=5&server=Beta').set(auth).expect(200);
     expect(Array.isArray(relaxed.body)).toBe(true);
     expect(relaxed.body.length).toBe(5);

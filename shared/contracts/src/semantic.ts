@@ -1,4 +1,5 @@
 import { SearchRowDto, SongRowFields } from './features';
+import { OTHER_FEATURE_LABELS } from './learned';
 import { defineRoute } from './openapi';
 import { z } from './zod';
 
@@ -20,8 +21,12 @@ const QueryText = z.preprocess((v) => (typeof v === 'string' ? v.trim() : v), z.
 /** Track id as callers send it (provider id of the selected server or canonical id); numbers accepted. */
 const IdValue = z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().min(1).max(500));
 
-/** Mood names the reference accepts as a seed (`similar_tracks?mood=`, `find_path?start_mood`, alchemy `type: mood`). */
-export const MOOD_NAMES = ['happy', 'sad', 'aggressive', 'relaxed', 'danceable'] as const;
+/**
+ * Mood names accepted as a seed (`similar_tracks?mood=`, `find_path?start_mood`, alchemy `type: mood`): every
+ * mood GET /api/mood_centroids lists, i.e. the six `other_features` labels of the reference's catalogue
+ * (danceable, aggressive, happy, party, relaxed, sad).
+ */
+export const MOOD_NAMES = OTHER_FEATURE_LABELS;
 export type MoodName = (typeof MOOD_NAMES)[number];
 export const MoodParam = z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(MOOD_NAMES, { errorMap: () => ({ message: `mood must be one of ${MOOD_NAMES.join(', ')}` }) }));
 
@@ -199,26 +204,31 @@ export type SemGroveResponse = z.infer<typeof SemGroveResponse>;
 // ---------------------------------------------------------------------------------------------------
 // Moods
 
-export const MoodCentroidsResponse = z
+/**
+ * One centroid of a mood, as `similar_tracks?mood=<mood>&centroid_index=<index>` picks it: index 0 is the whole
+ * mood, 1.. the clusters of its songs (spherical k-means, at most 3, each at least 5 songs), largest first.
+ */
+export const MoodCluster = z
   .object({
-    generation: z.number().int(),
-    centroids: z.array(
-      z.object({
-        mood: z.string(),
-        /** Songs whose mean embedding the centroid is. */
-        songs: z.number().int(),
-        /** Lowest mood score among those songs. */
-        min_score: z.number(),
-        embedding_2d: z.tuple([z.number(), z.number()]).nullable(),
-        /**
-         * The centroids `similar_tracks?mood=<mood>&centroid_index=<index>` picks: index 0 is the whole mood,
-         * 1.. the clusters of its songs (spherical k-means, at most 3, each at least 5 songs), largest first.
-         */
-        clusters: z.array(z.object({ index: z.number().int(), songs: z.number().int(), top_tags: z.array(z.string()), embedding_2d: z.tuple([z.number(), z.number()]).nullable() })),
-      }),
-    ),
+    index: z.number().int(),
+    /** The three MSD tags with the highest mean probability over the centroid's songs. */
+    top_tags: z.array(z.string()),
+    /** Songs whose mean embedding the centroid is. */
+    n_songs: z.number().int(),
+    /** The centroid on the live generation's 2-D map (null before the map exists). */
+    embedding_2d: z.tuple([z.number(), z.number()]).nullable(),
+    /** Index 0 only: the lowest mood score among the mood's songs. */
+    min_score: z.number().optional(),
   })
-  .openapi('MoodCentroidsResponse');
+  .openapi('MoodCluster');
+
+/**
+ * GET /api/mood_centroids: an object keyed by mood (the reference's reading: clients build their mood pickers
+ * from the keys and send `mood=<key>&centroid_index=<index>` back), each value the mood's centroids. A mood
+ * with no usable centroid is absent. The live index generation is in the `X-Index-Generation` header.
+ */
+export const MoodCentroidsResponse = z.record(z.enum(MOOD_NAMES), z.array(MoodCluster)).openapi('MoodCentroidsResponse');
+export type MoodCentroidsResponse = z.infer<typeof MoodCentroidsResponse>;
 
 // ---------------------------------------------------------------------------------------------------
 // Dashboard
