@@ -232,11 +232,13 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       }
     });
 
-    it('When /api/config/defaults is read, then it names the selected server kind; the default user only for a session admin', async () => {
-      for (const [, h] of callers()) {
-        expect((await get('/api/config/defaults', h).expect(200)).body).toEqual({ server_type: 'navidrome', default_user_id: null, default_user: null });
+    it('When /api/config/defaults is read, then it names the selected server kind and its user name (never a secret) for every caller', async () => {
+      for (const h of [...callers().map(([, x]) => x), { Cookie: adminCookie }]) {
+        const body = (await get('/api/config/defaults?server=Navi', h).expect(200)).body;
+        expect(body).toEqual({ server_type: 'navidrome', default_user_id: null, default_user: 'nav-user' });
+        expect(JSON.stringify(body)).not.toContain('nav-secret-pw');
+        expect((await get('/api/config/defaults', h).expect(200)).body).toEqual(body);
       }
-      expect((await get('/api/config/defaults?server=Navi', { Cookie: adminCookie }).expect(200)).body).toEqual({ server_type: 'navidrome', default_user_id: null, default_user: 'nav-user' });
       expect((await get('/api/config/defaults?server=nope').expect(400)).body.error.message).toMatch(/Unknown server/);
     });
 
