@@ -95,7 +95,7 @@ export const SimilarTracksQuery = z
     radius_similarity: boolParam,
     /** Mood seed instead of a song (danceable, aggressive, happy, party, relaxed, sad); checked by the route (400 for another word). */
     mood: textParam,
-    /** Which centroid of the mood (GET /api/mood_centroids `clusters[].index`; 0 = the whole mood, the default). */
+    /** Which centroid of the mood (GET /api/mood_centroids `<mood>[].index`; 0 = the whole mood, the default). */
     centroid_index: z.preprocess(blankToUndefined, z.coerce.number({ invalid_type_error: 'centroid_index must be an integer' }).int('centroid_index must be an integer').min(0, 'centroid_index must be 0 or greater').max(1000).optional()),
     /** Saved anchor seed (id, or name) instead of a song. */
     anchor_id: textParam,

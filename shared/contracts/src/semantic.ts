@@ -127,6 +127,9 @@ export const LyricsSimilarResponse = z.object({
 });
 export type LyricsSimilarResponse = z.infer<typeof LyricsSimilarResponse>;
 
+/** Songs per tempo band (BPM of the analysis): slow < 90, medium 90-119, fast 120-149, very_fast >= 150. */
+export const TempoProfile = z.object({ slow: z.number().int(), medium: z.number().int(), fast: z.number().int(), very_fast: z.number().int() }).openapi('TempoProfile');
+
 /** GET /internal/stats (catalogue): content counts of the dashboard. */
 export const CatalogueStats = z.object({
   songs: z.number().int(),
@@ -135,8 +138,26 @@ export const CatalogueStats = z.object({
   lyrics: z.number().int(),
   distinct_albums: z.number().int(),
   distinct_artists: z.number().int(),
+  /** Songs mapped on no server. */
+  orphans: z.number().int(),
+  /** Per server with mappings: distinct songs mapped there, and its extra tracks that are copies of a song it already holds. */
+  per_server: z.array(z.object({ server_id: z.string(), unique_songs: z.number().int(), duplicate_copies: z.number().int() })),
+  /** The genre (MSD_GENRES) that is the strongest genre tag of the most tagged songs; null without tags. */
+  top_genre: z.string().nullable(),
+  tempo_profile: TempoProfile,
 });
 export type CatalogueStats = z.infer<typeof CatalogueStats>;
+
+/** GET /internal/analysis/stats (analysis): the analysis numbers of the dashboard. */
+export const AnalysisStats = z.object({
+  /** Files excluded as undecodable or unreadable (analysis.exclusions). */
+  unanalyzable_tracks: z.number().int(),
+  /** Tracks of the live run still queued (0 when no run is live). */
+  queue_backlog: z.number().int(),
+  /** Tracks with a live worker claim right now. */
+  active: z.number().int(),
+});
+export type AnalysisStats = z.infer<typeof AnalysisStats>;
 
 /** GET /internal/stats (index): what the live generation holds. */
 export const IndexStats = z.object({
@@ -233,9 +254,30 @@ export type MoodCentroidsResponse = z.infer<typeof MoodCentroidsResponse>;
 // ---------------------------------------------------------------------------------------------------
 // Dashboard
 
+/** A server of the dashboard `content.music_servers` (reference names). */
+export const DashboardMusicServer = z.object({
+  name: z.string(),
+  server_type: z.string(),
+  is_default: z.boolean(),
+  /** True once any of its tracks is resolved to a catalogue song (mapped by analysis or by a sweep). */
+  resolved: z.boolean(),
+  /** Distinct catalogue songs mapped on the server. */
+  unique_songs: z.number().int(),
+  /** Its tracks beyond one per song: further copies of a song it already holds. */
+  duplicate_copies: z.number().int(),
+});
+
+/**
+ * GET /api/dashboard/summary. `content` carries the reference's block (the Lyrion plugin and other clients read
+ * it) beside the fields of the polyphony UI. A part whose service did not answer is named in `unavailable`:
+ * its reference fields are then absent (a client reads a missing `total_songs` as "unknown", 0 as "never
+ * scanned"), its UI counts 0.
+ */
 export const DashboardSummary = z
   .object({
     content: z.object({
+      /** Analysed songs (reference `total_songs`). */
+      total_songs: z.number().int().optional(),
       distinct_albums: z.number().int(),
       distinct_artists: z.number().int(),
       songs: z.number().int(),
@@ -244,12 +286,28 @@ export const DashboardSummary = z
       lyrics: z.number().int(),
       clap_indexed: z.number().int(),
       gmm_indexed: z.number().int(),
+      music_servers: z.array(DashboardMusicServer),
+      /** Songs mapped on no server. */
+      orphan_songs: z.number().int().optional(),
+      /** Files the analysis excluded as undecodable or unreadable (GET /api/analysis/exclusions lists them). */
+      unanalyzable_tracks: z.number().int().optional(),
       moods_coverage: z.array(z.object({ label: z.string(), score: z.number() })),
+      top_genre: z.string().nullable().optional(),
+      tempo_profile: TempoProfile.optional(),
     }),
     servers: z.array(z.object({ server_id: z.string(), name: z.string(), server_type: z.string(), is_default: z.boolean(), track_count: z.number().int().nullable(), matched_count: z.number().int().nullable() })),
     tasks: z.record(z.object({ task_id: z.string(), status: z.string(), progress: z.number(), updated_at: z.string().nullable() })),
+    /** Analysis tracks being worked on right now (live claims of the workers); absent when the analysis service did not answer. */
+    workers: z.object({ active: z.number().int() }).optional(),
+    /** Tracks of the live analysis run still queued (0 when none runs); absent when the analysis service did not answer. */
+    queue_backlog: z.number().int().optional(),
+    /** The 10 newest tasks of every kind, newest first. */
+    recent_tasks: z.array(z.object({ task_id: z.string(), task_type: z.string(), status: z.string(), progress: z.number(), message: z.string(), created_at: z.string(), finished_at: z.string().nullable() })),
     /** Parts that could not be read (a service down); their numbers are 0. */
     unavailable: z.array(z.string()),
+    /** When the counts were read (the summary is cached DASHBOARD_CACHE_MS). */
+    stats_updated_at: z.string(),
+    /** When this answer was made. */
     generated_at: z.string(),
   })
   .openapi('DashboardSummary');

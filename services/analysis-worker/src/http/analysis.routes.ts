@@ -14,6 +14,7 @@ import type { RunRepository } from '../store/run.repository';
  * looks up lyrics of songs analyzed before lyrics were kept (resumable; progress on the task board);
  * 409 while one runs. An analysis run always ends: cancel ends it in the database, a dead
  * coordinator's lease expires and another replica finishes it.
+ * GET /internal/analysis/stats (services) -> the dashboard's analysis numbers (RunRepository.stats).
  * GET /api/analysis/model (any user) -> 200 ModelStatus: whether the MusiCNN model is loaded
  * (status ready | missing | error | loading, model id, backend, patches per track) and, when it is
  * not, the reason and how to install it.
@@ -39,6 +40,7 @@ export function analysisRoutes(service: AnalysisRunService, runs: RunRepository,
       res.status(202).json({ task_id: taskId, task_type: 'lyrics_backfill', status: 'NEW' });
     }),
   );
+  r.json(api.internal.analysisStats, () => runs.stats());
   r.on(api.tasks.analysisExclusions,
     asyncRoute(async (req, res) => {
       const serverId = req.identity?.serverId;

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { APP_VERSION, probeRoutes as routes, type ConfigDefaultsDto, type SettingDto } from '@polyphony/contracts';
+import { APP_VERSION, probeRoutes as routes, type ConfigDefaultsDto, type SettingDto, type z } from '@polyphony/contracts';
 import { asyncRoute, parseOrThrow, ValidationError, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { ConfigService } from '../domain/config.service';
 import type { ServerService } from '../domain/server.service';
@@ -32,7 +32,7 @@ function isSessionAdmin(req: Request): boolean {
  * string or null (other kinds, an API-key Subsonic server, a Lyrion server without a user). Only these two
  * credential fields are ever read: never a password, token or API key.
  */
-export function configDefaultsOf(s: { type: string; creds: Record<string, unknown> } | undefined): ConfigDefaultsDto {
+export function configDefaultsOf(s: { type: string; creds: Record<string, unknown> } | undefined): z.infer<typeof ConfigDefaultsDto> {
   const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v : null);
   const byUserName = s?.type === 'navidrome' || s?.type === 'lyrion';
   const byUserId = s?.type === 'jellyfin' || s?.type === 'emby';
