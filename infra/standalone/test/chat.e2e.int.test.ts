@@ -2,7 +2,7 @@ import request from 'supertest';
 import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createFakeLlm, startSupysonic, WESNOTH_MUSIC_DIR, type StartedFake, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
+import { collectText, createFakeLlm, sseDataFrames, startSupysonic, WESNOTH_MUSIC_DIR, type StartedFake, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, startTestStack } from './helpers';
 
@@ -149,18 +149,11 @@ describe('instant playlist from a chat and clustering (real analysis, fake LLM)'
       .set(auth)
       .send({ userInput: 'music like Defeat' })
       .buffer(true)
-      .parse((r, cb) => {
-        let text = '';
-        r.on('data', (c: Buffer) => (text += c.toString()));
-        r.on('end', () => cb(null, text));
-      })
+      .parse(collectText)
       .expect(200);
     expect(res.headers['content-type']).toMatch(/text\/event-stream/);
     // As the reference's clients read it: frames split on a blank line, their data: lines joined, JSON with a type.
-    const frames = (res.body as string)
-      .split('\n\n')
-      .filter((block) => block.trim())
-      .map((block) => JSON.parse(block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n')) as Record<string, unknown>);
+    const frames = sseDataFrames(res.body as string);
     expect(frames[0]).toMatchObject({ type: 'log', kind: 'status', message: expect.any(String) });
     expect(frames.some((f) => f.type === 'log' && f.kind === 'text')).toBe(true);
     expect(frames.slice(0, -1).every((f) => f.type === 'log')).toBe(true);

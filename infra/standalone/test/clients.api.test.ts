@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
 import { OTHER_FEATURE_LABELS } from '@polyphony/contracts';
-import { startSupysonic, WESNOTH_MUSIC_DIR, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
+import { collectText, sseDataFrames, startSupysonic, WESNOTH_MUSIC_DIR, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, loginCookie, startTestStack, waitForTask } from './helpers';
 
@@ -19,15 +19,6 @@ const withModel = existsSync(join(MODELS, 'musicnn', 'MSD_musicnn.h5'));
 if (!withModel) console.warn(`Client parity, mood calls: SKIPPED, weights not found at ${join(MODELS, 'musicnn', 'MSD_musicnn.h5')}`);
 const itModel = withModel ? it : it.skip;
 const TRACKS = ['victory', 'defeat', 'defeat2', 'elf-land', 'revelation', 'victory2', 'sad'];
-
-/** A server-sent-events body read as the reference's clients read it: frames split on a blank line, data: lines joined, JSON. */
-function framesOf(body: string): Array<Record<string, any>> {
-  return body
-    .replace(/\r\n?/g, '\n')
-    .split('\n\n')
-    .filter((block) => block.trim())
-    .map((block) => JSON.parse(block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, '')).join('\n')) as Record<string, any>);
-}
 
 describe('answers as the reference clients read them, on a catalogue analysed from supysonic (issue 30)', () => {
   jest.setTimeout(10 * 60_000);
@@ -100,14 +91,10 @@ describe('answers as the reference clients read them, on a catalogue analysed fr
         .set(h)
         .send({ userInput: 'sad music like defeat' })
         .buffer(true)
-        .parse((r, cb) => {
-          let text = '';
-          r.on('data', (c: Buffer) => (text += c.toString()));
-          r.on('end', () => cb(null, text));
-        })
+        .parse(collectText)
         .expect(200);
       expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
-      const frames = framesOf(res.body as string);
+      const frames = sseDataFrames(res.body as string);
       expect(frames.length).toBeGreaterThan(1);
       for (const f of frames.slice(0, -1)) expect(f).toEqual({ type: 'log', kind: expect.stringMatching(/^(status|text)$/), message: expect.any(String) });
       const done = frames.at(-1)!;

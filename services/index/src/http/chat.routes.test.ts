@@ -2,6 +2,7 @@ import express from 'express';
 import request from 'supertest';
 import { chatRoutes } from '@polyphony/contracts';
 import { createLogger } from '@polyphony/platform';
+import { collectText, sseDataFrames } from '@polyphony/testkit';
 import type { InstantPlaylistService } from '../domain/chat/instant-playlist.service';
 import type { IndexState } from '../domain/generation';
 import type { ScopeDeps } from '../domain/scope';
@@ -28,18 +29,11 @@ async function frames(app: express.Express): Promise<Array<Record<string, unknow
     .post(chatRoutes.chatPlaylistStream.path)
     .send({ userInput: 'calm music' })
     .buffer(true)
-    .parse((r, cb) => {
-      let text = '';
-      r.on('data', (c: Buffer) => (text += c.toString()));
-      r.on('end', () => cb(null, text));
-    })
+    .parse(collectText)
     .expect(200);
   expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
   expect(res.body as string).not.toMatch(/^event:/m);
-  return (res.body as string)
-    .split('\n\n')
-    .filter((b) => b.trim())
-    .map((b) => JSON.parse(b.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n')) as Record<string, unknown>);
+  return sseDataFrames(res.body as string);
 }
 
 describe('POST /chat/api/chatPlaylistStream frames', () => {
