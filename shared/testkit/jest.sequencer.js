@@ -23,8 +23,11 @@ const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Suite path (relative to the repository root) -> wall seconds of a run (see above). */
 const KNOWN_SECONDS = {
+  // Measured 2026-12-03 at a load average near 10 (64 full-length analyses over three supysonic servers).
+  'infra/standalone/test/sweep-copies.e2e.int.test.ts': 1097,
   'infra/standalone/test/analysis.e2e.int.test.ts': 454,
   'infra/standalone/test/faults.int.test.ts': 359,
+  'infra/standalone/test/clients.api.test.ts': 326,
   'infra/standalone/test/fuzz.api.test.ts': 300,
   'infra/standalone/test/semantic.wesnoth.e2e.int.test.ts': 244,
   'infra/standalone/test/musicnn.e2e.int.test.ts': 216,

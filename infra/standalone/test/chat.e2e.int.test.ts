@@ -2,7 +2,7 @@ import request from 'supertest';
 import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createFakeLlm, startSupysonic, WESNOTH_MUSIC_DIR, type StartedFake, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
+import { collectText, createFakeLlm, sseDataFrames, startSupysonic, WESNOTH_MUSIC_DIR, type StartedFake, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, startTestStack } from './helpers';
 
@@ -142,25 +142,23 @@ describe('instant playlist from a chat and clustering (real analysis, fake LLM)'
     expect(garbage.body.response.ai_provider_used).toBe('NONE');
   });
 
-  it('When the stream endpoint is used, then status and text events come before the result; the result can be saved as a playlist', async () => {
+  it('When the stream endpoint is used, then log frames (status, then model text) come before one done frame carrying the chatPlaylist response; the result can be saved as a playlist', async () => {
     llm.setScript([{ toolCalls: [{ name: 'song_similarity', arguments: { title: 'Defeat' } }] }, { content: 'Sombre pieces after a defeat.' }]);
     const res = await request(url)
       .post('/chat/api/chatPlaylistStream')
       .set(auth)
       .send({ userInput: 'music like Defeat' })
       .buffer(true)
-      .parse((r, cb) => {
-        let text = '';
-        r.on('data', (c: Buffer) => (text += c.toString()));
-        r.on('end', () => cb(null, text));
-      })
+      .parse(collectText)
       .expect(200);
     expect(res.headers['content-type']).toMatch(/text\/event-stream/);
-    const events = (res.body as string).split('\n\n').filter(Boolean).map((block) => ({ event: /event: (\w+)/.exec(block)![1], data: JSON.parse(/data: (.*)/.exec(block)![1]!) }));
-    expect(events[0]!.event).toBe('status');
-    expect(events.some((e) => e.event === 'text')).toBe(true);
-    const result = events.at(-1)!;
-    expect(result.event).toBe('result');
+    // As the reference's clients read it: frames split on a blank line, their data: lines joined, JSON with a type.
+    const frames = sseDataFrames(res.body as string);
+    expect(frames[0]).toMatchObject({ type: 'log', kind: 'status', message: expect.any(String) });
+    expect(frames.some((f) => f.type === 'log' && f.kind === 'text')).toBe(true);
+    expect(frames.slice(0, -1).every((f) => f.type === 'log')).toBe(true);
+    const result = { data: frames.at(-1) as { type: string; response: { ai_provider_used: string; query_results: Array<{ item_id: string }> } } };
+    expect(result.data.type).toBe('done');
     expect(result.data.response.ai_provider_used).toBe('OPENAI');
     const ids = result.data.response.query_results.map((s: { item_id: string }) => s.item_id);
     const saved = await request(url).post('/chat/api/create_playlist').set(auth).send({ playlist_name: 'After defeat', item_ids: [...ids, 'not-on-this-server'] }).expect(201);

@@ -232,11 +232,13 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       }
     });
 
-    it('When /api/config/defaults is read, then it names the selected server kind; the default user only for a session admin', async () => {
-      for (const [, h] of callers()) {
-        expect((await get('/api/config/defaults', h).expect(200)).body).toEqual({ server_type: 'navidrome', default_user_id: null, default_user: null });
+    it('When /api/config/defaults is read, then it names the selected server kind and its user name (never a secret) for every caller', async () => {
+      for (const h of [...callers().map(([, x]) => x), { Cookie: adminCookie }]) {
+        const body = (await get('/api/config/defaults?server=Navi', h).expect(200)).body;
+        expect(body).toEqual({ server_type: 'navidrome', default_user_id: null, default_user: 'nav-user' });
+        expect(JSON.stringify(body)).not.toContain('nav-secret-pw');
+        expect((await get('/api/config/defaults', h).expect(200)).body).toEqual(body);
       }
-      expect((await get('/api/config/defaults?server=Navi', { Cookie: adminCookie }).expect(200)).body).toEqual({ server_type: 'navidrome', default_user_id: null, default_user: 'nav-user' });
       expect((await get('/api/config/defaults?server=nope').expect(400)).body.error.message).toMatch(/Unknown server/);
     });
 
@@ -526,10 +528,10 @@ describe('reference API parity through the gateway (bearer token and non-admin c
     });
 
     it('When a mood seed names a centroid_index, then that centroid of the mood is used; an index the mood lacks is a 400 with the valid range', async () => {
-      const centroids = (await get('/api/mood_centroids').expect(200)).body.centroids as Array<{ mood: string; clusters: Array<{ index: number; songs: number; top_tags: string[] }> }>;
-      const happy = centroids.find((c) => c.mood === 'happy')!;
+      const centroids = (await get('/api/mood_centroids').expect(200)).body as Record<string, Array<{ index: number; n_songs: number; top_tags: string[] }>>;
+      const happy = { clusters: centroids.happy! };
       expect(happy.clusters[0]).toMatchObject({ index: 0 });
-      for (const c of happy.clusters) expectShape(c, { index: 'number', songs: 'number', top_tags: 'array' });
+      for (const c of happy.clusters) expectShape(c, { index: 'number', n_songs: 'number', top_tags: 'array' });
       for (const [, h] of callers()) {
         const whole = (await get('/api/similar_tracks?mood=happy&n=5', h).expect(200)).body;
         expect((await get('/api/similar_tracks?mood=happy&centroid_index=0&n=5', h).expect(200)).body).toEqual(whole);

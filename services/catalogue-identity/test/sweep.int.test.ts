@@ -216,6 +216,70 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
     expect(counted).toContainEqual({ serverId: 'c3', trackCount: n, matchedCount: n });
   });
 
+  it('When 20 of 41 songs of the default server A have tagless copies on B, then an alignment refreshes their metadata from A only, and C holding A\'s tagged files under another folder maps all 41', async () => {
+    // Issue 30 as reported with three supysonic servers: A (default) holds 41 tagged songs at music/<name>.ogg;
+    // B holds tagless MP3 transcodes of 20 of them (supysonic names them from the file: album
+    // "[non-album tracks]", artist "[unknown]") and its analysis merged them into A's songs; C holds A's files,
+    // tags intact, under music/library/wesnoth/<name>.ogg. The alignment C's save enqueues sweeps A, B, C in
+    // turn: B's refresh used to write its album over the 20 shared songs, so their (title, artist, album) key
+    // matched none of C's files and C's sweep mapped only 21.
+    const n = 41;
+    const stem = (i: number) => `theme-${String(i).padStart(2, '0')}`;
+    const title = (i: number) => `Wesnoth Theme ${i}`;
+    const tagged = (id: string, i: number, path: string) => fakeTrack(id, { title: title(i), artist: 'Doug Kaufman', albumArtist: 'Doug Kaufman', album: 'The Battle for Wesnoth OST', path });
+    const aTracks = Array.from({ length: n }, (_, i) => tagged(`a-${i}`, i, `music/${stem(i)}.ogg`));
+    const bTracks = Array.from({ length: 20 }, (_, i) => fakeTrack(`b-${i}`, { title: `${stem(i)}.mp3`, artist: '[unknown]', albumArtist: '[unknown]', album: '[non-album tracks]', path: `music/${stem(i)}.mp3` }));
+    const bOwn = Array.from({ length: 3 }, (_, i) => fakeTrack(`own-${i}`, { title: `own-${i}.ogg`, artist: '[unknown]', albumArtist: '[unknown]', album: '[non-album tracks]', path: `music/own-${i}.ogg` }));
+    const cTracks = Array.from({ length: n }, (_, i) => tagged(`c-${i}`, i, `music/library/wesnoth/${stem(i)}.ogg`));
+    const subsonics = [aTracks, [...bTracks, ...bOwn], cTracks].map((tracks) => createFakeSubsonic({ catalogue: new ArrayCatalogue(LIBRARIES, tracks), reportRealPath: true }));
+    const [sa, sb, sc] = await Promise.all(subsonics.map((f) => f.start()));
+    fakes.push(sa!, sb!, sc!);
+    const [fa, fb, fc] = subsonics as [ReturnType<typeof createFakeSubsonic>, ReturnType<typeof createFakeSubsonic>, ReturnType<typeof createFakeSubsonic>];
+    // The state after A's and B's analyses: A's songs (source A), B's 20 copies mapped to them, B's 3 own songs.
+    await c.sql(
+      `INSERT INTO catalogue.score (item_id, title, artist, album, album_artist, file_path, duration_seconds, embedder_version, source_server_id)
+       SELECT id, t, 'Doug Kaufman', 'The Battle for Wesnoth OST', 'Doug Kaufman', p, 200, 'test-v1', 'a' FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, t, p)`,
+      [aTracks.map((_, i) => `w-${i}`), aTracks.map((_, i) => title(i)), aTracks.map((t) => t.path)],
+    );
+    await c.sql(
+      `INSERT INTO catalogue.score (item_id, title, artist, album, album_artist, file_path, duration_seconds, embedder_version, source_server_id)
+       SELECT id, t, '[unknown]', '[non-album tracks]', '[unknown]', p, 200, 'test-v1', 'b' FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, t, p)`,
+      [bOwn.map((_, i) => `own-${i}`), bOwn.map((t) => t.title), bOwn.map((t) => t.path)],
+    );
+    const map = async (server: string, rows: Array<[string, string, string]>) =>
+      c.sql(
+        `INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id, file_path, match_tier) SELECT $1, pid, id, p, 'analysis' FROM unnest($2::text[], $3::text[], $4::text[]) AS u(pid, id, p)`,
+        [server, rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])],
+      );
+    await map('a', aTracks.map((t, i) => [fa.idOf(t), `w-${i}`, t.path]));
+    await map('b', [...bTracks.map((t, i): [string, string, string] => [fb.idOf(t), `w-${i}`, t.path]), ...bOwn.map((t, i): [string, string, string] => [fb.idOf(t), `own-${i}`, t.path])]);
+    const subsonicInfo = (id: string, name: string, started: StartedFake, fake: ReturnType<typeof createFakeSubsonic>, isDefault: boolean) => ({
+      id,
+      name,
+      type: 'navidrome' as const,
+      isDefault,
+      connection: { type: 'navidrome' as const, creds: { url: started.url, user: fake.user, password: fake.password } },
+    });
+    peers.servers = [subsonicInfo('a', 'A', sa!, fa, true), subsonicInfo('b', 'B', sb!, fb, false), subsonicInfo('c', 'C', sc!, fc, false)];
+    const done = await sweep(undefined);
+    expect(done).toMatchObject({ state: 'SUCCESS', type: 'alignment' });
+    const reports = (done.details as { per_server: Array<Record<string, unknown>> }).per_server;
+    expect(reports.map((r) => r.serverId)).toEqual(['a', 'b', 'c']);
+    expect(reports[2]).toMatchObject({ fetched: n, matched: n, ambiguous: 0 });
+    const got = await mappingsOf(c, 'c');
+    const wrong = cTracks.map((t, i) => [i, got.get(fc.idOf(t))?.itemId]).filter(([i, item]) => item !== `w-${i as number}`);
+    expect(wrong).toEqual([]);
+    // The shared songs keep the default server's metadata; B's own songs take B's (their source server).
+    const albums = await c.sql<{ album: string; n: number }>(`SELECT album, count(*)::int AS n FROM catalogue.score GROUP BY album ORDER BY n`);
+    expect(albums).toEqual([
+      { album: '[non-album tracks]', n: 3 },
+      { album: 'The Battle for Wesnoth OST', n: n },
+    ]);
+    // A sweep of B alone (no default in its task) still leaves the songs A holds alone.
+    expect((await sweep('b')).state).toBe('SUCCESS');
+    expect((await c.sql<{ n: number }>(`SELECT count(*)::int AS n FROM catalogue.score WHERE album = '[non-album tracks]'`))[0]!.n).toBe(3);
+  });
+
   it('When songs are mapped on a server, then album, album artist, year, rating and durations are refreshed from it, the file path only from the default server, and its artist links are upserted', async () => {
     await seedSongs(c, [
       { id: 'r-1', title: 'Refresh One', album: 'Album', filePath: '/old/path/one.flac', durationSeconds: null },

@@ -88,7 +88,7 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   routeSets.push(probeRoutesRouter(servers, configService, learnedModel, () => settings.list()));
   routeSets.push(taskRoutes(new TaskBoardService(tasks, rt.bus), new DeadLetterService(rt.bus)));
   routeSets.push(opsRoutesRouter(schedules, backups, settings));
-  const dashboard = new DashboardService(serverRepo, tasks, rt.peer('catalogue', 15_000), rt.peer('index', 15_000), rt.logger.child({ component: 'DashboardService' }));
+  const dashboard = new DashboardService(serverRepo, tasks, rt.peer('catalogue', 15_000), rt.peer('index', 15_000), rt.peer('analysis', 15_000), rt.logger.child({ component: 'DashboardService' }));
   routeSets.push(dashboardRoutes(dashboard));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('registry'), routeSets);

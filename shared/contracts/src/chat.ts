@@ -31,6 +31,23 @@ export const ChatPlaylistResponse = z
   })
   .openapi('ChatPlaylistResponse');
 
+/**
+ * One frame of POST /chat/api/chatPlaylistStream (server-sent events, `text/event-stream`): a `data:` line with
+ * this JSON, then a blank line (no `event:` name; reference clients split frames on the blank line, join the
+ * `data:` lines and switch on `type`).
+ * - `log`: progress while it works; `kind` says whether `message` is a status line or a chunk of the model's
+ *   text (`status` | `text`).
+ * - `done`: the last frame; `response` is the same object as POST /chat/api/chatPlaylist's `response`.
+ * - `error`: the last frame; `error` and `message` hold the human-readable reason, `code` and `request_id` the
+ *   machine code and the request id.
+ */
+export const ChatStreamFrame = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('log'), kind: z.enum(['status', 'text']), message: z.string() }),
+  z.object({ type: z.literal('done'), response: ChatPlaylistResponse.shape.response }),
+  z.object({ type: z.literal('error'), error: z.string(), message: z.string(), code: z.string(), request_id: z.string().optional() }),
+]);
+export type ChatStreamFrame = z.infer<typeof ChatStreamFrame>;
+
 /** GET /internal/settings/ai (registry): the provider settings with their keys, for services only. */
 export const AiSettingsDto = z.object({
   provider: z.enum(['NONE', 'OPENAI', 'OLLAMA', 'GEMINI', 'MISTRAL']),
@@ -46,7 +63,7 @@ export const AiTestResponse = z.object({ ok: z.boolean(), provider: z.string(), 
 
 export const chatRoutes = {
   chatPlaylist: defineRoute({ method: 'post', path: '/chat/api/chatPlaylist', summary: 'Instant playlist from a chat message (LLM with tools, or the rule-based interpreter); songs of the selected server in its ids', tags: ['chat'], access: 'user', service: 'index', body: ChatPlaylistBody, response: ChatPlaylistResponse }),
-  chatPlaylistStream: defineRoute({ method: 'post', path: '/chat/api/chatPlaylistStream', summary: 'The same as server-sent events: `status` and `text` events while it works, then one `result` (or `error`) event', tags: ['chat'], access: 'user', service: 'index', body: ChatPlaylistBody }),
+  chatPlaylistStream: defineRoute({ method: 'post', path: '/chat/api/chatPlaylistStream', summary: 'The same as server-sent events: `data:` frames of JSON with `type` `log` while it works, then one `done` frame (`response` as chatPlaylist\'s) or one `error` frame (`error` message, `code`, `request_id`)', tags: ['chat'], access: 'user', service: 'index', body: ChatPlaylistBody }),
   chatCreatePlaylist: defineRoute({ method: 'post', path: '/chat/api/create_playlist', summary: 'Save a chat result as a playlist on the selected server (name suffixed _instant)', tags: ['chat'], access: 'user', service: 'playlist', body: CreatePlaylistBody, response: CreatePlaylistResponse, status: 201 }),
   aiTest: defineRoute({ method: 'post', path: '/api/config/ai/test', summary: 'Test the configured AI provider: reachability and latency of the model', tags: ['config'], access: 'admin', service: 'registry', firstRun: true, response: AiTestResponse }),
 };

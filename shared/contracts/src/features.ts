@@ -1,4 +1,5 @@
 import { defineRoute } from './openapi';
+import { OTHER_FEATURE_LABELS } from './learned';
 import { SERVICE_DEFAULTS } from './probes';
 import { z } from './zod';
 
@@ -92,9 +93,9 @@ export const SimilarTracksQuery = z
     max_songs_per_artist: intParam(0, 1000),
     /** Accepted for compatibility; results are always ordered by distance. */
     radius_similarity: boolParam,
-    /** Mood seed instead of a song (happy, sad, aggressive, relaxed, danceable); checked by the route (400 for another word). */
+    /** Mood seed instead of a song (danceable, aggressive, happy, party, relaxed, sad); checked by the route (400 for another word). */
     mood: textParam,
-    /** Which centroid of the mood (GET /api/mood_centroids `clusters[].index`; 0 = the whole mood, the default). */
+    /** Which centroid of the mood (GET /api/mood_centroids `<mood>[].index`; 0 = the whole mood, the default). */
     centroid_index: z.preprocess(blankToUndefined, z.coerce.number({ invalid_type_error: 'centroid_index must be an integer' }).int('centroid_index must be an integer').min(0, 'centroid_index must be 0 or greater').max(1000).optional()),
     /** Saved anchor seed (id, or name) instead of a song. */
     anchor_id: textParam,
@@ -102,8 +103,11 @@ export const SimilarTracksQuery = z
   .passthrough();
 export type SimilarTracksQuery = z.infer<typeof SimilarTracksQuery>;
 
-/** The moods the reference accepts as seeds (`find_path?start_mood`, alchemy `type: mood`). */
-export const PATH_MOODS = ['happy', 'sad', 'aggressive', 'relaxed', 'danceable'] as const;
+/**
+ * The moods accepted as path ends (`find_path?start_mood`): the six `other_features` labels, the same list as
+ * semantic.ts MOOD_NAMES and GET /api/mood_centroids (danceable, aggressive, happy, party, relaxed, sad).
+ */
+export const PATH_MOODS = OTHER_FEATURE_LABELS;
 const PathMood = z.preprocess(
   (v) => (v === '' ? undefined : typeof v === 'string' ? v.trim().toLowerCase() : v),
   z.enum(PATH_MOODS, { errorMap: () => ({ message: `mood must be one of ${PATH_MOODS.join(', ')}` }) }).optional(),
@@ -137,7 +141,7 @@ export const AlchemyItem = z
     op: z.preprocess((v) => (typeof v === 'string' ? v.toUpperCase() : v), z.enum(['ADD', 'SUBTRACT'])),
     /**
      * song (track id), artist (name or provider artist id), playlist (a playlist this service wrote on the
-     * selected server: its id or name), mood (happy, sad, aggressive, relaxed, danceable; `<mood>:<centroid index>`
+     * selected server: its id or name), mood (danceable, aggressive, happy, party, relaxed, sad; `<mood>:<centroid index>`
      * as the reference sends it picks one of the mood's centroids), anchor (anchor id or name).
      */
     type: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(ALCHEMY_ITEM_TYPES).default('song')),

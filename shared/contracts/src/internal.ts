@@ -30,7 +30,7 @@ import {
 import { StoreLearnedFeaturesRequest } from './learned';
 import { PlaylistTracksQuery, PlaylistTracksResponse } from './playlists';
 import { RadioPlaylistRequest, RadioPlaylistResponse } from './anchors';
-import { CatalogueStats, IndexLive, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse, PutLyricsRequest } from './semantic';
+import { AnalysisStats, CatalogueStats, IndexLive, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse, PutLyricsRequest } from './semantic';
 import { AiSettingsDto } from './chat';
 import { ServerTypeSchema } from './servers';
 import { SNAPSHOT_PAGE_BINARY_TYPE } from './snapshot-binary';
@@ -139,6 +139,8 @@ export const internalRoutes = {
   lyricsSimilar: defineRoute({ method: 'post', path: '/internal/lyrics/similar', service: 'catalogue', access: internal, tags, summary: 'Items with the most similar lyrics (TF-IDF)', body: LyricsSimilarRequest, response: LyricsSimilarResponse }),
   embeddingSwitch: defineRoute({ method: 'get', path: '/internal/embedding/switch', service: 'catalogue', access: internal, tags, summary: 'Embedder switch progress (served and target version, songs covered); switches when covered', response: EmbeddingSwitchStatus }),
   catalogueStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'catalogue', access: internal, tags, summary: 'Catalogue counts for the dashboard', response: CatalogueStats }),
+  // analysis
+  analysisStats: defineRoute({ method: 'get', path: '/internal/analysis/stats', service: 'analysis', access: internal, tags, summary: 'Analysis numbers for the dashboard (excluded files, queued tracks, live claims)', response: AnalysisStats }),
   // index
   indexStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'index', access: internal, tags, summary: 'Index counts for the dashboard', response: IndexStats }),
   indexLive: defineRoute({ method: 'get', path: '/internal/index/live', service: 'index', access: internal, tags, summary: "This replica's live generation and every replica's report", response: IndexLive }),

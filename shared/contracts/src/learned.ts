@@ -16,6 +16,16 @@ export const MSD_TAGS = [
   'funk', 'electro', 'heavy metal', 'Progressive rock', '60s', 'rnb', 'indie pop', 'sad', 'House', 'happy',
 ] as const;
 
+/**
+ * The MSD tags that name a genre (the others name an era, a voice, an instrument or a mood); the dashboard's
+ * `top_genre` is chosen among them.
+ */
+export const MSD_GENRES: readonly string[] = [
+  'rock', 'pop', 'alternative', 'indie', 'electronic', 'dance', 'alternative rock', 'jazz', 'metal', 'classic rock',
+  'soul', 'indie rock', 'electronica', 'folk', 'punk', 'blues', 'hard rock', 'ambient', 'experimental', 'Hip-Hop',
+  'country', 'easy listening', 'funk', 'electro', 'heavy metal', 'Progressive rock', 'rnb', 'indie pop', 'House',
+];
+
 /** The 50 MagnaTagATune tags of the MTT MusiCNN model, in output order. */
 export const MTT_TAGS = [
   'guitar', 'classical', 'slow', 'techno', 'strings', 'drums', 'electronic', 'rock', 'fast', 'piano',

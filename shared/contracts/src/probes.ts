@@ -97,13 +97,16 @@ export const PublicConfigDto = z
   .openapi('PublicConfig');
 export type PublicConfigDto = z.infer<typeof PublicConfigDto>;
 
-/** `GET /api/config/defaults`: the selected server's kind and default user (user fields only for session admins). */
+/**
+ * `GET /api/config/defaults`: the selected server's kind and default user, for every authenticated caller (a
+ * player pre-fills its sonic-fingerprint account with it). Never a secret: no password, token or API key.
+ */
 export const ConfigDefaultsDto = z
   .object({
     server_type: z.string().nullable(),
-    /** Jellyfin/Emby user id of the stored credentials; null for other kinds, non-admins and tokens. */
+    /** Jellyfin/Emby user id of the stored credentials; null for other kinds. */
     default_user_id: z.string().nullable(),
-    /** Navidrome/Lyrion user name of the stored credentials; null for other kinds, non-admins and tokens. */
+    /** Subsonic (navidrome) or Lyrion user name of the stored credentials; null for other kinds and for a Subsonic server reached by API key. */
     default_user: z.string().nullable(),
   })
   .openapi('ConfigDefaults');

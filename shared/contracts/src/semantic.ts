@@ -1,4 +1,5 @@
 import { SearchRowDto, SongRowFields } from './features';
+import { OTHER_FEATURE_LABELS } from './learned';
 import { defineRoute } from './openapi';
 import { z } from './zod';
 
@@ -20,8 +21,12 @@ const QueryText = z.preprocess((v) => (typeof v === 'string' ? v.trim() : v), z.
 /** Track id as callers send it (provider id of the selected server or canonical id); numbers accepted. */
 const IdValue = z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().min(1).max(500));
 
-/** Mood names the reference accepts as a seed (`similar_tracks?mood=`, `find_path?start_mood`, alchemy `type: mood`). */
-export const MOOD_NAMES = ['happy', 'sad', 'aggressive', 'relaxed', 'danceable'] as const;
+/**
+ * Mood names accepted as a seed (`similar_tracks?mood=`, `find_path?start_mood`, alchemy `type: mood`): every
+ * mood GET /api/mood_centroids lists, i.e. the six `other_features` labels of the reference's catalogue
+ * (danceable, aggressive, happy, party, relaxed, sad).
+ */
+export const MOOD_NAMES = OTHER_FEATURE_LABELS;
 export type MoodName = (typeof MOOD_NAMES)[number];
 export const MoodParam = z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(MOOD_NAMES, { errorMap: () => ({ message: `mood must be one of ${MOOD_NAMES.join(', ')}` }) }));
 
@@ -122,6 +127,9 @@ export const LyricsSimilarResponse = z.object({
 });
 export type LyricsSimilarResponse = z.infer<typeof LyricsSimilarResponse>;
 
+/** Songs per tempo band (BPM of the analysis): slow < 90, medium 90-119, fast 120-149, very_fast >= 150. */
+export const TempoProfile = z.object({ slow: z.number().int(), medium: z.number().int(), fast: z.number().int(), very_fast: z.number().int() }).openapi('TempoProfile');
+
 /** GET /internal/stats (catalogue): content counts of the dashboard. */
 export const CatalogueStats = z.object({
   songs: z.number().int(),
@@ -130,8 +138,26 @@ export const CatalogueStats = z.object({
   lyrics: z.number().int(),
   distinct_albums: z.number().int(),
   distinct_artists: z.number().int(),
+  /** Songs mapped on no server. */
+  orphans: z.number().int(),
+  /** Per server with mappings: distinct songs mapped there, and its extra tracks that are copies of a song it already holds. */
+  per_server: z.array(z.object({ server_id: z.string(), unique_songs: z.number().int(), duplicate_copies: z.number().int() })),
+  /** The genre (MSD_GENRES) that is the strongest genre tag of the most tagged songs; null without tags. */
+  top_genre: z.string().nullable(),
+  tempo_profile: TempoProfile,
 });
 export type CatalogueStats = z.infer<typeof CatalogueStats>;
+
+/** GET /internal/analysis/stats (analysis): the analysis numbers of the dashboard. */
+export const AnalysisStats = z.object({
+  /** Files excluded as undecodable or unreadable (analysis.exclusions). */
+  unanalyzable_tracks: z.number().int(),
+  /** Tracks of the live run still queued (0 when no run is live). */
+  queue_backlog: z.number().int(),
+  /** Tracks with a live worker claim right now. */
+  active: z.number().int(),
+});
+export type AnalysisStats = z.infer<typeof AnalysisStats>;
 
 /** GET /internal/stats (index): what the live generation holds. */
 export const IndexStats = z.object({
@@ -199,33 +225,59 @@ export type SemGroveResponse = z.infer<typeof SemGroveResponse>;
 // ---------------------------------------------------------------------------------------------------
 // Moods
 
-export const MoodCentroidsResponse = z
+/**
+ * One centroid of a mood, as `similar_tracks?mood=<mood>&centroid_index=<index>` picks it: index 0 is the whole
+ * mood, 1.. the clusters of its songs (spherical k-means, at most 3, each at least 5 songs), largest first.
+ */
+export const MoodCluster = z
   .object({
-    generation: z.number().int(),
-    centroids: z.array(
-      z.object({
-        mood: z.string(),
-        /** Songs whose mean embedding the centroid is. */
-        songs: z.number().int(),
-        /** Lowest mood score among those songs. */
-        min_score: z.number(),
-        embedding_2d: z.tuple([z.number(), z.number()]).nullable(),
-        /**
-         * The centroids `similar_tracks?mood=<mood>&centroid_index=<index>` picks: index 0 is the whole mood,
-         * 1.. the clusters of its songs (spherical k-means, at most 3, each at least 5 songs), largest first.
-         */
-        clusters: z.array(z.object({ index: z.number().int(), songs: z.number().int(), top_tags: z.array(z.string()), embedding_2d: z.tuple([z.number(), z.number()]).nullable() })),
-      }),
-    ),
+    index: z.number().int(),
+    /** The three MSD tags with the highest mean probability over the centroid's songs. */
+    top_tags: z.array(z.string()),
+    /** Songs whose mean embedding the centroid is. */
+    n_songs: z.number().int(),
+    /** The centroid on the live generation's 2-D map (null before the map exists). */
+    embedding_2d: z.tuple([z.number(), z.number()]).nullable(),
+    /** Index 0 only: the lowest mood score among the mood's songs. */
+    min_score: z.number().optional(),
   })
-  .openapi('MoodCentroidsResponse');
+  .openapi('MoodCluster');
+
+/**
+ * GET /api/mood_centroids: an object keyed by mood (the reference's reading: clients build their mood pickers
+ * from the keys and send `mood=<key>&centroid_index=<index>` back), each value the mood's centroids. A mood
+ * with no usable centroid is absent. The live index generation is in the `X-Index-Generation` header.
+ */
+export const MoodCentroidsResponse = z.record(z.enum(MOOD_NAMES), z.array(MoodCluster)).openapi('MoodCentroidsResponse');
+export type MoodCentroidsResponse = z.infer<typeof MoodCentroidsResponse>;
 
 // ---------------------------------------------------------------------------------------------------
 // Dashboard
 
+/** A server of the dashboard `content.music_servers` (reference names). */
+export const DashboardMusicServer = z.object({
+  name: z.string(),
+  server_type: z.string(),
+  is_default: z.boolean(),
+  /** True once any of its tracks is resolved to a catalogue song (mapped by analysis or by a sweep). */
+  resolved: z.boolean(),
+  /** Distinct catalogue songs mapped on the server. */
+  unique_songs: z.number().int(),
+  /** Its tracks beyond one per song: further copies of a song it already holds. */
+  duplicate_copies: z.number().int(),
+});
+
+/**
+ * GET /api/dashboard/summary. `content` carries the reference's block (the Lyrion plugin and other clients read
+ * it) beside the fields of the polyphony UI. A part whose service did not answer is named in `unavailable`:
+ * its reference fields are then absent (a client reads a missing `total_songs` as "unknown", 0 as "never
+ * scanned"), its UI counts 0.
+ */
 export const DashboardSummary = z
   .object({
     content: z.object({
+      /** Analysed songs (reference `total_songs`). */
+      total_songs: z.number().int().optional(),
       distinct_albums: z.number().int(),
       distinct_artists: z.number().int(),
       songs: z.number().int(),
@@ -234,12 +286,28 @@ export const DashboardSummary = z
       lyrics: z.number().int(),
       clap_indexed: z.number().int(),
       gmm_indexed: z.number().int(),
+      music_servers: z.array(DashboardMusicServer),
+      /** Songs mapped on no server. */
+      orphan_songs: z.number().int().optional(),
+      /** Files the analysis excluded as undecodable or unreadable (GET /api/analysis/exclusions lists them). */
+      unanalyzable_tracks: z.number().int().optional(),
       moods_coverage: z.array(z.object({ label: z.string(), score: z.number() })),
+      top_genre: z.string().nullable().optional(),
+      tempo_profile: TempoProfile.optional(),
     }),
     servers: z.array(z.object({ server_id: z.string(), name: z.string(), server_type: z.string(), is_default: z.boolean(), track_count: z.number().int().nullable(), matched_count: z.number().int().nullable() })),
     tasks: z.record(z.object({ task_id: z.string(), status: z.string(), progress: z.number(), updated_at: z.string().nullable() })),
+    /** Analysis tracks being worked on right now (live claims of the workers); absent when the analysis service did not answer. */
+    workers: z.object({ active: z.number().int() }).optional(),
+    /** Tracks of the live analysis run still queued (0 when none runs); absent when the analysis service did not answer. */
+    queue_backlog: z.number().int().optional(),
+    /** The 10 newest tasks of every kind, newest first. */
+    recent_tasks: z.array(z.object({ task_id: z.string(), task_type: z.string(), status: z.string(), progress: z.number(), message: z.string(), created_at: z.string(), finished_at: z.string().nullable() })),
     /** Parts that could not be read (a service down); their numbers are 0. */
     unavailable: z.array(z.string()),
+    /** When the counts were read (the summary is cached DASHBOARD_CACHE_MS). */
+    stats_updated_at: z.string(),
+    /** When this answer was made. */
     generated_at: z.string(),
   })
   .openapi('DashboardSummary');
@@ -251,7 +319,7 @@ export const semanticRoutes = {
   clapSearch: defineRoute({ method: 'post', path: '/api/clap/search', summary: 'Songs matching a free-text description (tags, synonyms, descriptors, metadata), available on the selected server', tags, access: 'user', service: 'index', body: ClapSearchBody, response: ClapSearchResponse }),
   clapWarmup: defineRoute({ method: 'post', path: '/api/clap/warmup', summary: 'Readies the text scorer (answers at once)', tags, access: 'user', service: 'index', body: ok, response: ClapWarmupResponse }),
   clapTopQueries: defineRoute({ method: 'get', path: '/api/clap/top_queries', summary: 'The most frequent past text queries (counts only, no user)', tags, access: 'user', service: 'index', response: TopQueriesResponse }),
-  lyricsSearch: defineRoute({ method: 'post', path: '/api/lyrics/search/text', summary: 'Songs whose lyrics match the query (PostgreSQL full-text search); 404 when nothing matches', tags, access: 'user', service: 'catalogue', body: LyricsSearchBody, response: LyricsSearchResponse }),
+  lyricsSearch: defineRoute({ method: 'post', path: '/api/lyrics/search/text', summary: 'Songs whose lyrics match the query (PostgreSQL full-text search); 200 with an empty `results` when nothing matches', tags, access: 'user', service: 'catalogue', body: LyricsSearchBody, response: LyricsSearchResponse }),
   semGrove: defineRoute({ method: 'post', path: '/api/sem_grove/search', summary: 'Songs close to the seed in lyrics and audio, seed first (is_seed)', tags, access: 'user', service: 'index', body: SemGroveBody, response: SemGroveResponse }),
   moodCentroids: defineRoute({ method: 'get', path: '/api/mood_centroids', summary: 'The mood centroids of the live index generation', tags, access: 'user', service: 'index', response: MoodCentroidsResponse }),
   dashboardSummary: defineRoute({ method: 'get', path: '/api/dashboard/summary', summary: 'Library summary: content counts, servers, last task per kind (cached 30 s)', tags, access: 'user', service: 'registry', response: DashboardSummary }),

@@ -26,3 +26,4 @@ export { createFakePlexTv, FakePlexTv, type FakePlexTvOptions, type FakePin, typ
 export { startSupysonic, type StartedSupysonic, type SupysonicOptions } from './supysonic';
 export { createFakeLlm, FakeLlm, type FakeTurn } from './fakes/llm';
 export * from './private-infra';
+export { collectText, sseDataFrames } from './sse';

@@ -1,9 +1,9 @@
 /**
  * Instant playlist (PER SERVER): describe a playlist in words; the answer streams in
- * (POST /chat/api/chatPlaylistStream: `status` and `text` events, then `result` or `error`), the songs
+ * (POST /chat/api/chatPlaylistStream: `log` frames, then `done` or `error`), the songs
  * are previewed and can be saved on the selected server (POST /chat/api/create_playlist).
  */
-import { chatRoutes, CHAT_INPUT_MAX, type ChatPlaylistResponse } from '@polyphony/contracts';
+import { chatRoutes, CHAT_INPUT_MAX, type ChatPlaylistResponse, type ChatStreamFrame } from '@polyphony/contracts';
 import type { z } from 'zod';
 import { send } from '../api';
 import { busy, field, h, msg, numberInput, say } from '../dom';
@@ -50,12 +50,12 @@ const page: Page = {
           const { value, done } = await reader.read();
           if (done) break;
           for (const ev of parser.push(value)) {
-            const data = JSON.parse(ev.data) as Record<string, unknown>;
-            if (ev.event === 'status') say(statusLine, String(data.message ?? ''));
-            else if (ev.event === 'text') answer.textContent += String(data.text ?? '');
-            else if (ev.event === 'error') throw new Error(String((data.error as { message?: string } | undefined)?.message ?? 'The playlist could not be made'));
-            else if (ev.event === 'result') {
-              const r = (data as Result).response;
+            const frame = JSON.parse(ev.data) as ChatStreamFrame;
+            if (frame.type === 'log' && frame.kind === 'status') say(statusLine, frame.message);
+            else if (frame.type === 'log') answer.textContent += frame.message;
+            else if (frame.type === 'error') throw new Error(frame.error || 'The playlist could not be made');
+            else if (frame.type === 'done') {
+              const r = frame.response;
               songs = r.query_results;
               if (!answer.textContent) answer.textContent = r.message;
               say(statusLine, `${songs.length} songs · ${r.ai_provider_used === 'NONE' ? 'rule-based interpreter' : `${r.ai_provider_used}${r.ai_model_used ? ` (${r.ai_model_used})` : ''}`}`, 'ok');

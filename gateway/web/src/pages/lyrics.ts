@@ -3,7 +3,7 @@
  * (POST /api/lyrics/search/text, PostgreSQL full-text search), with the matching snippet; savable.
  */
 import { semanticRoutes, type LyricsSearchResponse } from '@polyphony/contracts';
-import { ApiError, call } from '../api';
+import { call } from '../api';
 import { busy, field, h, msg, numberInput, say } from '../dom';
 import type { Page } from '../page';
 import { snippetParts } from '../track-format';
@@ -24,13 +24,7 @@ const page: Page = {
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       void busy(go, out, async () => {
-        try {
-          const r = await call(semanticRoutes.lyricsSearch, { body: { query: q.value.trim(), limit: Number(limit.value) } }, { scoped: true });
-          rows = r.results;
-        } catch (err) {
-          if (!(err instanceof ApiError && err.status === 404)) throw err;
-          rows = []; // documented: 404 when nothing matches
-        }
+        rows = (await call(semanticRoutes.lyricsSearch, { body: { query: q.value.trim(), limit: Number(limit.value) } }, { scoped: true })).results;
         say(out, rows.length ? `${rows.length} songs.` : 'No lyrics match on this server.', rows.length ? 'ok' : 'info');
         results.replaceChildren(
           rows.length

@@ -8,4 +8,9 @@ export class ExclusionService {
   list(serverId: string | undefined, all: boolean): Promise<Exclusion[]> {
     return this.store.exclusions(all ? undefined : serverId);
   }
+
+  /** `GET /internal/analysis/stats` (the dashboard): files excluded as unanalyzable, tracks waiting, active coordinators. */
+  stats(): Promise<{ unanalyzable_tracks: number; queue_backlog: number; active: number }> {
+    return this.store.stats();
+  }
 }

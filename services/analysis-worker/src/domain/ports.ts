@@ -80,4 +80,6 @@ export interface Exclusion {
 export interface ExclusionStore {
   /** The newest 1,000 exclusions of one server, or of every server. */
   exclusions(serverId?: string): Promise<Exclusion[]>;
+  /** The dashboard's analysis numbers: files excluded, tracks waiting, active coordinators. */
+  stats(): Promise<{ unanalyzable_tracks: number; queue_backlog: number; active: number }>;
 }

@@ -14,6 +14,7 @@ import type { LearnedModel } from '../domain/musicnn/model-state';
  * looks up lyrics of songs analyzed before lyrics were kept (resumable; progress on the task board);
  * 409 while one runs. An analysis run always ends: cancel ends it in the database, a dead
  * coordinator's lease expires and another replica finishes it.
+ * GET /internal/analysis/stats (services) -> the dashboard's analysis numbers (RunRepository.stats).
  * GET /api/analysis/model (any user) -> 200 ModelStatus: whether the MusiCNN model is loaded
  * (status ready | missing | error | loading, model id, backend, patches per track) and, when it is
  * not, the reason and how to install it.
@@ -34,5 +35,6 @@ export function analysisRoutes(service: AnalysisRunService, exclusions: Exclusio
     return { task_id: taskId, task_type: 'lyrics_backfill', status: 'NEW' };
   });
   r.json(api.tasks.analysisExclusions, async ({ query }, req) => ({ exclusions: await exclusions.list(req.identity?.serverId, query.all !== undefined) }));
+  r.json(api.internal.analysisStats, () => exclusions.stats());
   return r;
 }

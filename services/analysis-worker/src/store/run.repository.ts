@@ -234,4 +234,18 @@ export class RunRepository {
     );
     return rows.map((r) => ({ serverId: r.server_id, providerId: r.provider_id, reason: r.reason }));
   }
+
+  /**
+   * The analysis numbers of the dashboard (GET /internal/analysis/stats): files excluded as undecodable or
+   * unreadable, tracks of the live run still queued, and tracks with a live worker claim right now.
+   */
+  async stats(): Promise<{ unanalyzable_tracks: number; queue_backlog: number; active: number }> {
+    const [r] = await this.ds.query(
+      `SELECT (SELECT count(*) FROM analysis.exclusions)::int AS unanalyzable_tracks,
+              (SELECT count(*) FROM analysis.run_tracks t JOIN analysis.runs r ON r.id = t.run_id WHERE r.state IN ('NEW', 'RUNNING') AND t.outcome = 'queued')::int AS queue_backlog,
+              (SELECT count(*) FROM analysis.run_tracks t JOIN analysis.runs r ON r.id = t.run_id
+                WHERE r.state IN ('NEW', 'RUNNING') AND t.outcome = 'queued' AND t.claimed_by IS NOT NULL AND t.claim_expires_at > now())::int AS active`,
+    );
+    return r as { unanalyzable_tracks: number; queue_backlog: number; active: number };
+  }
 }

@@ -13,7 +13,8 @@
  *    deleted before the next chunk is read, so a cancel keeps everything matched so far;
  * 4. the server's artist links are upserted from the listing;
  * 5. refresh (chunked over the server's mapping rows): album, album artist, year, rating of every mapped
- *    song (the file path only from the default server), the rows' own path/artist/duration, the
+ *    song the server speaks for (a song on several servers: the default server's, else its source server's;
+ *    SweepStore.metadataAuthoritySql), the file path only from the default server, the rows' own path/artist/duration, the
  *    duration back-fill, and — full refresh only, and only when {@link pruneAllowed} — deletion of rows
  *    whose provider track is gone or filtered out;
  * 6. the server's track count and matched-song count go to the registry (catalogue.server.counted.v1) and
@@ -102,6 +103,7 @@ export class SweepExecutor {
     const listed = await serversDefaultFirst(this.registry, run);
     if (!Array.isArray(listed)) return listed;
     let servers = listed;
+    const defaultServerId = listed.find((s) => s.isDefault)?.id ?? null;
     if (run.task.type === 'sweep') {
       servers = servers.filter((s) => s.id === run.task.serverId);
       if (servers.length === 0) return { state: 'FAIL', message: `Server ${run.task.serverId} is not configured`, details: {} };
@@ -139,7 +141,7 @@ export class SweepExecutor {
       const t0 = Date.now();
       run.note(`${server.name}: sweep started`);
       try {
-        cancelled = await this.sweepServer(run, server, report, counts, (p) => ((i + p) / servers.length) * 100);
+        cancelled = await this.sweepServer(run, server, defaultServerId, report, counts, (p) => ((i + p) / servers.length) * 100);
         report.status = cancelled ? 'cancelled' : 'done';
       } catch (err) {
         rethrowOwnTransientFault(err, err instanceof FetchFailed);
@@ -177,7 +179,7 @@ export class SweepExecutor {
    * @returns true when the run was cancelled (work done so far is kept).
    * @throws FetchFailed when the catalogue could not be read; other errors of the store.
    */
-  private async sweepServer(run: BatchTaskRun, server: ServerInfo, report: ServerSweepReport, counts: ServerTaskCounts, at: (p: number) => number): Promise<boolean> {
+  private async sweepServer(run: BatchTaskRun, server: ServerInfo, defaultServerId: string | null, report: ServerSweepReport, counts: ServerTaskCounts, at: (p: number) => number): Promise<boolean> {
     const tunables = await this.settings.get();
     const listingStartedAt = await this.store.now();
     let t = Date.now();
@@ -246,7 +248,7 @@ export class SweepExecutor {
     let cursor: string | null = null;
     let refreshed = 0;
     do {
-      const chunk = await this.store.mappedChunk(server.id, cursor, this.options.refreshChunkSize, listingStartedAt);
+      const chunk = await this.store.mappedChunk(server.id, cursor, this.options.refreshChunkSize, listingStartedAt, defaultServerId);
       const plan = planRefresh(chunk.rows, listed, { refreshMetadata: true, isDefault: server.isDefault, prune, toleranceSeconds: tunables.identity.durationToleranceSeconds });
       const res = await this.store.applyRefresh(server.id, plan, listingStartedAt);
       report.metadataRefreshed += res.scoresUpdated;

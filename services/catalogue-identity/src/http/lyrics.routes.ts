@@ -3,15 +3,16 @@
  *
  * - POST /api/lyrics/search/text `{query (3-500 chars), limit 1-500 (50)}` -> `{query, count, results:[{item_id,
  *   title, author, album, album_artist, score, snippet}]}` on the server the gateway resolved (its provider
- *   ids; songs not mapped there never appear); 404 with a message when nothing matches (the Lyrion plugin
- *   reads 404 as "no match"); 400 on a short query or a limit outside 1-500.
+ *   ids; songs not mapped there never appear); nothing matching is a 200 with `count: 0, results: []`, as
+ *   the reference answers (issue 30: a radio tool raises on a 404, the Lyrion plugin reads an empty list as
+ *   "no match"); 400 on a short query or a limit outside 1-500.
  * - PUT /internal/tracks/:itemId/lyrics (service callers): the outcome of one lookup; 204, 404 unknown song.
  * - GET /internal/lyrics/pending?after=&limit=1-1000: songs without a lookup (the backfill's work list).
  * - POST /internal/lyrics/similar: TF-IDF lyrics neighbours of a song on a server (SemGrove).
  * - GET /internal/stats: content counts of the dashboard.
  */
 import { LYRICS_DEFAULT_LIMIT, semanticRoutes, type LyricsSearchResponse, api } from '@polyphony/contracts';
-import { NotFoundError, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { LyricsService } from '../domain/lyrics.service';
 
 /** The lyrics routes (public search and internal). */
@@ -20,7 +21,6 @@ export function lyricsRoutes(lyrics: LyricsService): RouteHandlers {
 
   r.json(semanticRoutes.lyricsSearch, async ({ body }, req) => {
     const hits = await lyrics.search(req.identity?.serverId, body.query, body.limit ?? LYRICS_DEFAULT_LIMIT);
-    if (hits.length === 0) throw new NotFoundError(`No lyrics match "${body.query}" on this server`);
     return {
       query: body.query,
       count: hits.length,

@@ -4,7 +4,7 @@
  * backfill's work list and the dashboard counts.
  */
 import type { DataSource, EntityManager } from 'typeorm';
-import type { CatalogueStats, LyricsPendingPage, PutLyricsRequest } from '@polyphony/contracts';
+import { MSD_GENRES, type CatalogueStats, type LyricsPendingPage, type PutLyricsRequest } from '@polyphony/contracts';
 import type { LyricsHit, LyricsStore } from '../domain/ports';
 import { returnedRows } from './sql';
 
@@ -163,6 +163,14 @@ export class LyricsRepository implements LyricsStore {
   }
 
   /** Content counts of the dashboard (one statement). */
+  /**
+   * Content counts of the dashboard (GET /internal/stats, contracts CatalogueStats): songs, analysed, tagged,
+   * with lyrics, distinct albums and artists, orphans (mapped on no server), per server its distinct songs
+   * and extra copies, the top genre (MSD_GENRES: per tagged song the first genre of its `mood_vector`,
+   * which lists its strongest MSD tags best first; the genre first in most songs, ties by name) and the
+   * tempo profile (BPM bands: slow < 90, medium 90-119, fast 120-149, very_fast >= 150). Four statements, each
+   * one scan of its table.
+   */
   async stats(): Promise<CatalogueStats> {
     const [r] = await this.ds.query(
       `SELECT (SELECT count(*) FROM catalogue.score)::int AS songs,
@@ -170,9 +178,27 @@ export class LyricsRepository implements LyricsStore {
               (SELECT count(*) FROM catalogue.score WHERE tag_scores IS NOT NULL)::int AS tagged,
               (SELECT count(*) FROM catalogue.lyrics WHERE status = 'found')::int AS lyrics,
               (SELECT count(DISTINCT (lower(coalesce(nullif(album_artist, ''), artist)), lower(album))) FROM catalogue.score WHERE coalesce(album, '') <> '')::int AS distinct_albums,
-              (SELECT count(DISTINCT lower(artist)) FROM catalogue.score WHERE artist <> '')::int AS distinct_artists`,
+              (SELECT count(DISTINCT lower(artist)) FROM catalogue.score WHERE artist <> '')::int AS distinct_artists,
+              (SELECT count(*) FROM catalogue.score s WHERE NOT EXISTS (SELECT 1 FROM catalogue.track_server_map m WHERE m.item_id = s.item_id))::int AS orphans`,
     );
-    return r as CatalogueStats;
+    const perServer: Array<{ server_id: string; unique_songs: number; duplicate_copies: number }> = await this.ds.query(
+      `SELECT server_id, count(DISTINCT item_id)::int AS unique_songs, (count(*) - count(DISTINCT item_id))::int AS duplicate_copies
+         FROM catalogue.track_server_map GROUP BY server_id ORDER BY server_id`,
+    );
+    const [genre] = await this.ds.query(
+      `SELECT g FROM (
+         SELECT (SELECT split_part(t, ':', 1) FROM unnest(string_to_array(s.mood_vector, ',')) WITH ORDINALITY AS x(t, o)
+                  WHERE split_part(t, ':', 1) = ANY($1::text[]) ORDER BY o LIMIT 1) AS g
+           FROM catalogue.score s WHERE s.mood_vector IS NOT NULL) y
+        WHERE g IS NOT NULL GROUP BY g ORDER BY count(*) DESC, g LIMIT 1`,
+      [MSD_GENRES],
+    );
+    const [tempo] = await this.ds.query(
+      `SELECT count(*) FILTER (WHERE tempo < 90)::int AS slow, count(*) FILTER (WHERE tempo >= 90 AND tempo < 120)::int AS medium,
+              count(*) FILTER (WHERE tempo >= 120 AND tempo < 150)::int AS fast, count(*) FILTER (WHERE tempo >= 150)::int AS very_fast
+         FROM catalogue.score WHERE tempo IS NOT NULL AND tempo <> 'NaN'`,
+    );
+    return { ...(r as Omit<CatalogueStats, 'per_server' | 'top_genre' | 'tempo_profile'>), per_server: perServer, top_genre: (genre?.g as string | undefined) ?? null, tempo_profile: tempo };
   }
 
   /** Status of one song's lookup (tests, diagnostics), or undefined when never looked up. */

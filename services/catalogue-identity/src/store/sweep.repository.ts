@@ -62,6 +62,23 @@ export interface OrphanReport {
   readonly orphanAlbums: number;
 }
 
+/**
+ * SQL boolean: whether server `server` speaks for the metadata (album, album artist, year, rating) of the song
+ * row `s` when its sweep refreshes it. A song held by several servers is described by one of them, so its
+ * stored metadata never becomes a mix of servers (issue 30: the album of a tagless copy on server B written
+ * over the tagged song of the default server A left the song's title/artist/album key matching no tagged
+ * copy, and a third server's sweep left those songs unmapped). In order: the default server (when it holds
+ * the song: the rule the file path follows); else the server the song was analysed from
+ * (`source_server_id`), when it still holds it; else every server holding it.
+ */
+export function metadataAuthoritySql(s: string, server: string, defaultServer: string): string {
+  return `(CASE WHEN ${defaultServer} IS NULL OR ${server} = ${defaultServer} THEN true
+               WHEN EXISTS (SELECT 1 FROM catalogue.track_server_map d WHERE d.item_id = ${s}.item_id AND d.server_id = ${defaultServer}) THEN false
+               WHEN ${s}.source_server_id = ${server} THEN true
+               WHEN ${s}.source_server_id IS NOT NULL AND EXISTS (SELECT 1 FROM catalogue.track_server_map o WHERE o.item_id = ${s}.item_id AND o.server_id = ${s}.source_server_id) THEN false
+               ELSE true END)`;
+}
+
 /** Persistence of the sweep and the cleaning. */
 export class SweepStore {
   constructor(private readonly ds: DataSource) {}
@@ -189,23 +206,25 @@ export class SweepStore {
   /**
    * One chunk of the server's mapping rows for the refresh/prune pass: the rows of up to `limit` songs
    * after `after` (song id order), grouped by song, provider ids in byte order; `olderThanListing` when
-   * the row was written before `listingStartedAt`.
+   * the row was written before `listingStartedAt`; `metadataAuthority` when this server speaks for the
+   * song's metadata (see {@link metadataAuthoritySql}; `defaultServerId` = the default server, null when
+   * none is known).
    */
-  async mappedChunk(serverId: string, after: string | null, limit: number, listingStartedAt: Date): Promise<{ rows: MappedRow[]; next: string | null }> {
-    const rows: Array<{ item_id: string; provider_id: string; older: boolean; duration_seconds: number | null }> = await queryRows(
+  async mappedChunk(serverId: string, after: string | null, limit: number, listingStartedAt: Date, defaultServerId: string | null = null): Promise<{ rows: MappedRow[]; next: string | null }> {
+    const rows: Array<{ item_id: string; provider_id: string; older: boolean; duration_seconds: number | null; authority: boolean }> = await queryRows(
       this.ds,
       `WITH items AS (
          SELECT DISTINCT item_id FROM catalogue.track_server_map WHERE server_id = $1 AND ($2::text IS NULL OR item_id > $2::text) ORDER BY item_id LIMIT $3
        )
-       SELECT m.item_id, m.provider_id, m.created_at < $4 AS older, s.duration_seconds
+       SELECT m.item_id, m.provider_id, m.created_at < $4 AS older, s.duration_seconds, ${metadataAuthoritySql('s', '$1', '$5::text')} AS authority
          FROM items i JOIN catalogue.track_server_map m ON m.server_id = $1 AND m.item_id = i.item_id
          JOIN catalogue.score s ON s.item_id = i.item_id
         ORDER BY m.item_id, m.provider_id COLLATE "C"`,
-      [serverId, after, limit, listingStartedAt],
+      [serverId, after, limit, listingStartedAt, defaultServerId],
     );
     const items = new Set(rows.map((r) => r.item_id));
     return {
-      rows: rows.map((r) => ({ itemId: r.item_id, providerId: r.provider_id, olderThanListing: r.older, itemDurationSeconds: r.duration_seconds })),
+      rows: rows.map((r) => ({ itemId: r.item_id, providerId: r.provider_id, olderThanListing: r.older, itemDurationSeconds: r.duration_seconds, metadataAuthority: r.authority })),
       next: items.size === limit ? rows[rows.length - 1]!.item_id : null,
     };
   }

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { chatRoutes as routes } from '@polyphony/contracts';
+import { chatRoutes as routes, type ChatStreamFrame } from '@polyphony/contracts';
 import { asyncRoute, parseOrThrow, type Logger, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { InstantPlaylistService } from '../domain/chat/instant-playlist.service';
 import type { IndexState } from '../domain/generation';
@@ -7,8 +7,10 @@ import { RequestScope, type ScopeDeps } from '../domain/scope';
 
 /**
  * Instant playlists (reference `/chat/api/*`): `chatPlaylist` answers `{response:{...}}` (200; 400 for
- * an empty or too long `userInput`); `chatPlaylistStream` sends the same as server-sent events
- * (`status`, `text`, then `result` or `error`). Songs are the selected server's, in its ids.
+ * an empty or too long `userInput`); `chatPlaylistStream` sends the same as server-sent events: `data:`
+ * frames of JSON (contracts ChatStreamFrame) with `type` `log` while it works, then one `done` frame carrying
+ * the same `response` as chatPlaylist, or one `error` frame that ends the stream. Songs are the selected
+ * server's, in its ids.
  */
 export function chatRoutesRouter(service: InstantPlaylistService, state: IndexState, scopeDeps: ScopeDeps, logger: Logger): RouteHandlers {
   const r = routeHandlers();
@@ -28,15 +30,16 @@ export function chatRoutesRouter(service: InstantPlaylistService, state: IndexSt
       res.setHeader('cache-control', 'no-store');
       res.setHeader('x-accel-buffering', 'no');
       res.flushHeaders();
-      const send = (event: string, data: unknown) => {
-        if (!res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      const send = (frame: ChatStreamFrame) => {
+        if (!res.writableEnded) res.write(`data: ${JSON.stringify(frame)}\n\n`);
       };
       try {
-        const result = await service.run(scopeOf(req), body.userInput, body.n, (e) => send(e.type, e.type === 'text' ? { text: e.text } : { message: e.message }));
-        send('result', result);
+        const result = await service.run(scopeOf(req), body.userInput, body.n, (e) => send({ type: 'log', kind: e.type, message: e.type === 'text' ? e.text : e.message }));
+        send({ type: 'done', response: result.response });
       } catch (err) {
         logger.warn('instant playlist stream failed', { error: (err as Error).message });
-        send('error', { error: { code: 'chat_failed', message: (err as Error).message, requestId: req.requestId } });
+        const message = (err as Error).message;
+        send({ type: 'error', error: message, message, code: 'chat_failed', request_id: req.requestId });
       }
       res.end();
     }),

@@ -19,7 +19,11 @@ export function semanticRoutes(state: IndexState, scopeDeps: ScopeDeps, semantic
   r.json(routes.clapWarmup, () => semantic.warmup());
   r.json(routes.clapTopQueries, async () => ({ queries: await semantic.topQueries() }));
   r.json(routes.semGrove, ({ body }, req) => semantic.semGrove(scopeOf(req), body.item_id, body.limit ?? SEM_GROVE_DEFAULT_LIMIT));
-  r.json(routes.moodCentroids, () => semantic.moodCentroids(state.current()));
+  r.json(routes.moodCentroids, (_input, req) => {
+    const gen = state.current();
+    req.res?.setHeader('X-Index-Generation', String(gen.generation));
+    return semantic.moodCentroids(gen);
+  });
   r.json(api.internal.indexStats, () => semantic.stats());
   return r;
 }

@@ -23,6 +23,14 @@ describe(planRefresh.name, () => {
     expect(planRefresh(rows, listed, { ...sweepOpts, isDefault: true }).scores[0]?.filePath).toBe('/srv/b.flac');
   });
 
+  it('When the server does not speak for a song (held by the default or its source server), then its metadata is left alone while its own mapping rows are still refreshed', () => {
+    const listed = listing({ b: { album: '[non-album tracks]', albumArtist: '[unknown]', path: '/srv/b.mp3', durationSeconds: 200 } });
+    const plan = planRefresh([row('s1', 'b', { metadataAuthority: false })], listed, sweepOpts);
+    expect(plan.scores).toEqual([]);
+    expect(plan.mappings.map((m) => [m.providerId, m.filePath])).toEqual([['b', '/srv/b.mp3']]);
+    expect(planRefresh([row('s1', 'b', { metadataAuthority: true })], listed, sweepOpts).scores).toEqual([{ itemId: 's1', album: '[non-album tracks]', albumArtist: '[unknown]', year: undefined, rating: undefined, filePath: undefined }]);
+  });
+
   it('When a row is absent from the listing, then it is stale only when pruning is allowed and the row is older than the listing', () => {
     const listed = listing({});
     const rows = [row('s1', 'old'), row('s2', 'new', { olderThanListing: false })];

@@ -4,7 +4,9 @@
  * of the server's mapping rows, this plans, the store writes.
  *
  * - metadata refresh (sweeps): album, album artist, year and rating of every song mapped on the server
- *   from the server's listing; the song's file path too, but only when the server is the default one.
+ *   from the server's listing, when the server speaks for the song (`metadataAuthority`: a song on several
+ *   servers takes the default server's metadata, else its source server's; store/sweep.store.ts
+ *   metadataAuthoritySql); the song's file path too, but only when the server is the default one.
  *   A value the server does not report keeps the stored one. When a song has several files on the
  *   server, the listed file with the smallest provider id (byte order) speaks for it (deterministic).
  * - mapping refresh (sweeps): each listed file's path (and its folder), provider artist id and listed
@@ -28,6 +30,8 @@ export interface MappedRow {
   readonly olderThanListing: boolean;
   /** The song's stored duration, seconds, or null. */
   readonly itemDurationSeconds: number | null;
+  /** This server speaks for the song's metadata (default server, else source server); absent = true. */
+  readonly metadataAuthority?: boolean;
 }
 
 /** New metadata of one song (undefined fields keep the stored value). */
@@ -113,7 +117,7 @@ export function planRefresh(rows: readonly MappedRow[], listed: (providerId: str
       const norm = normalisePath(d.path);
       mappings.push({ providerId: row.providerId, filePath: d.path, folder: d.path === undefined ? undefined : norm === null ? null : parentFolder(norm), artistId: d.artistId });
     }
-    if (!refreshedItems.has(row.itemId)) {
+    if (!refreshedItems.has(row.itemId) && row.metadataAuthority !== false) {
       refreshedItems.add(row.itemId);
       scores.push({
         itemId: row.itemId,

@@ -9,6 +9,7 @@ import {
   type IndexStats,
   type LyricsSimilarResponse,
   type MoodName,
+  type MoodCentroidsResponse,
   type SemGroveResponse,
 } from '@polyphony/contracts';
 import { NotFoundError, StateUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
@@ -216,25 +217,27 @@ export class SemanticService {
     return cluster.vector;
   }
 
-  /** Every mood centroid of the live generation, with its 2-D map position. */
-  async moodCentroids(gen: Generation) {
+  /**
+   * Every mood centroid of the live generation keyed by mood (GET /api/mood_centroids, contracts
+   * MoodCentroidsResponse): per mood its centroids `{index, top_tags, n_songs, embedding_2d}` (index 0 = the
+   * whole mood, carrying `min_score` too). Positions are the generation's PCA projection, rounded to 1e-4.
+   * @throws TagsUnavailableError (503) when no song of the generation is tagged
+   */
+  async moodCentroids(gen: Generation): Promise<MoodCentroidsResponse> {
     const table = await this.table(gen);
     if (table.taggedCount === 0) throw new TagsUnavailableError('Mood centroids');
-    return {
-      generation: gen.generation,
-      centroids: [...table.moods.values()].map((m) => ({
-        mood: m.mood,
-        songs: m.songs,
-        min_score: Math.round(m.minScore * 1000) / 1000,
-        embedding_2d: gen.pca ? (projectPoint(gen.pca, m.vector).map((x) => Math.round(x * 1e4) / 1e4) as [number, number]) : null,
-        clusters: m.clusters.map((c) => ({
-          index: c.index,
-          songs: c.songs,
-          top_tags: c.topTags,
-          embedding_2d: gen.pca ? (projectPoint(gen.pca, c.vector).map((x) => Math.round(x * 1e4) / 1e4) as [number, number]) : null,
-        })),
-      })),
-    };
+    const at = (v: Float32Array) => (gen.pca ? (projectPoint(gen.pca, v).map((x) => Math.round(x * 1e4) / 1e4) as [number, number]) : null);
+    const out: MoodCentroidsResponse = {};
+    for (const m of table.moods.values()) {
+      out[m.mood] = m.clusters.map((c) => ({
+        index: c.index,
+        top_tags: c.topTags,
+        n_songs: c.songs,
+        embedding_2d: at(c.vector),
+        ...(c.index === 0 ? { min_score: Math.round(m.minScore * 1000) / 1000 } : {}),
+      }));
+    }
+    return out;
   }
 
   /**

@@ -1,0 +1,108 @@
+import { copyFile, link, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { startSupysonic, wesnothFiles, type StartedSupysonic } from '@polyphony/testkit';
+import { API_TOKEN, useTestStack, waitFor, waitForTask } from './helpers';
+import { syntheticSong, transcodeAll } from './media';
+
+/**
+ * Issue 30, "a sweep that leaves copied songs unmapped", with three real Subsonic servers (supysonic):
+ * - A (the default) holds the 41 Wesnoth Ogg songs at `music/<name>.ogg` and is analysed;
+ * - B holds MP3 transcodes of 20 of them made with ffmpeg's defaults (no tags: supysonic titles them from
+ *   the file name) plus 3 songs of its own, and is analysed: the 20 join A's songs by content;
+ * - C holds A's 41 Ogg files, tags intact, under `music/library/wesnoth/<name>.ogg`, and only gets the
+ *   sweep its save enqueues.
+ * The sweep must map all 41 of C's files by path tail or metadata, with nothing ambiguous and no analysis
+ * (a song with a second mapping on B, whose path and title differ, is still found by A's path and tags).
+ */
+describe('sweep of a third server when copies of the songs live on two analysed servers (three supysonic servers)', () => {
+  jest.setTimeout(30 * 60_000);
+  const auth = { Authorization: `Bearer ${API_TOKEN}` };
+  const app = useTestStack();
+  const { sql } = app;
+  const files = wesnothFiles();
+  const stems = files.map((f) => path.basename(f, '.ogg'));
+  const copied = stems.slice(0, 20);
+  let root: string;
+  const servers: StartedSupysonic[] = [];
+
+  /** Hard link when the cache and the music sit on one file system, else a copy. */
+  async function place(src: string, dest: string): Promise<void> {
+    await mkdir(path.dirname(dest), { recursive: true });
+    try {
+      await link(src, dest);
+    } catch {
+      await copyFile(src, dest);
+    }
+  }
+
+  async function addServer(name: string, s: StartedSupysonic): Promise<string> {
+    const res = await request(app.url).post('/api/servers').set(auth).send({ name, server_type: 'navidrome', creds: { url: s.url, user: 'alice', password: 'alice-pass' } }).expect(201);
+    return res.body.id as string;
+  }
+
+  /** Waits for the alignment a server's save enqueued (created after `since`) to end; returns its status. */
+  async function alignmentAfter(since: Date): Promise<Record<string, any>> {
+    const id = await waitFor(
+      () => 'the alignment task of the new server',
+      async () => (await sql<{ id: string }>(`SELECT id FROM registry.tasks WHERE type IN ('alignment', 'sweep') AND created_at >= $1 ORDER BY created_at DESC LIMIT 1`, [since]))[0]?.id,
+      { timeoutMs: 120_000, intervalMs: 300 },
+    );
+    return waitForTask(app.url, id, { intervalMs: 500 });
+  }
+
+  async function analyse(): Promise<void> {
+    const start = await request(app.url).post('/api/analysis/start').set(auth).send({}).expect(202);
+    expect((await waitForTask(app.url, start.body.task_id, { intervalMs: 2000, timeoutMs: 25 * 60_000 })).state).toBe('SUCCESS');
+  }
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'polyphony-sweep-copies-'));
+    for (const f of files) {
+      await place(f, path.join(root, 'a', 'music', path.basename(f)));
+      await place(f, path.join(root, 'c', 'music', 'library', 'wesnoth', path.basename(f)));
+    }
+    const mp3s = await transcodeAll(files.slice(0, 20), 'mp3');
+    for (const m of mp3s) await place(m, path.join(root, 'b', 'music', path.basename(m)));
+    for (const v of [0, 1, 2] as const) await place(await syntheticSong(v), path.join(root, 'b', 'music', `own-${v}.ogg`));
+    for (const name of ['a', 'b', 'c']) servers.push(await startSupysonic({ musicDir: path.join(root, name), user: 'alice', password: 'alice-pass' }));
+  }, 10 * 60_000);
+  afterAll(async () => {
+    for (const s of servers) await s.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it('When C holding the 41 songs under another folder is added, then its sweep maps 41 of 41 (20 of them also live on B), nothing ambiguous, no new song', async () => {
+    const [a, b, c] = servers as [StartedSupysonic, StartedSupysonic, StartedSupysonic];
+    const aId = await addServer('A', a);
+    await analyse();
+    const bId = await addServer('B', b);
+    await analyse();
+    expect((await sql<{ n: number }>(`SELECT count(*)::int AS n FROM catalogue.score`))[0]!.n).toBe(41 + 3);
+    // The 20 transcodes joined A's songs: 20 songs have a mapping on both A and B.
+    const shared = await sql<{ n: number }>(
+      `SELECT count(DISTINCT a.item_id)::int AS n FROM catalogue.track_server_map a JOIN catalogue.track_server_map b USING (item_id) WHERE a.server_id = $1 AND b.server_id = $2`,
+      [aId, bId],
+    );
+    expect(shared[0]!.n).toBe(copied.length);
+
+    const since = new Date();
+    const cId = await addServer('C', c);
+    const sweep = await alignmentAfter(since);
+    expect(sweep.state).toBe('SUCCESS');
+    const report = (sweep.details.per_server as Array<Record<string, any>>).find((s) => s.serverId === cId)!;
+    expect(report).toMatchObject({ status: 'done', fetched: 41, ambiguous: 0, matched: 41 });
+    const rows = await sql<{ item_id: string; match_tier: string }>(`SELECT item_id, match_tier FROM catalogue.track_server_map WHERE server_id = $1`, [cId]);
+    expect(rows).toHaveLength(41);
+    expect(rows.every((r) => r.match_tier !== 'analysis')).toBe(true);
+    // Every C file joined the song of its A twin (the same canonical song), and no song was created.
+    const twins = await sql<{ n: number }>(
+      `SELECT count(*)::int AS n FROM catalogue.track_server_map cm JOIN catalogue.track_server_map am ON am.item_id = cm.item_id AND am.server_id = $2
+        WHERE cm.server_id = $1 AND regexp_replace(cm.file_path, '^.*/', '') = regexp_replace(am.file_path, '^.*/', '')`,
+      [cId, aId],
+    );
+    expect(twins[0]!.n).toBe(41);
+    expect((await sql<{ n: number }>(`SELECT count(*)::int AS n FROM catalogue.score`))[0]!.n).toBe(41 + 3);
+  });
+});
