@@ -38,7 +38,7 @@ export function taskRoutes(tasks: TaskRepository, bus: Bus): RouteHandlers {
     asyncRoute(async (req, res) => {
       const t = await tasks.find(String(req.params.id));
       if (!t) {
-        res.status(404).json({ task_id: req.params.id, state: 'UNKNOWN', status: 'UNKNOWN', status_message: 'Task not found', progress: 0, details: {}, error: { code: 'not_found', message: 'Task not found', requestId: req.requestId } });
+        res.status(404).json({ task_id: req.params.id, state: 'UNKNOWN', status: 'UNKNOWN', status_message: 'Task not found', progress: 0, details: {}, error: 'Task not found', code: 'not_found', request_id: req.requestId });
         return;
       }
       res.json(toStatusDto(t));
