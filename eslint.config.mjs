@@ -71,6 +71,26 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
+    // Gateway layers: HTTP and authentication code never touch SQL; persistence is in gateway/src/store (repositories).
+    files: ['gateway/src/http/**/*.ts', 'gateway/src/auth/**/*.ts', 'gateway/src/proxy/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/services/*/src/**', '../../services/**'], message: 'A service never imports another service; use contracts and HTTP/bus.' },
+        { group: ['typeorm', 'pg'], message: 'SQL belongs in gateway/src/store (a repository); http/, auth/ and proxy/ call it.' },
+      ] }],
+    },
+  },
+  {
+    // An http/ folder calls domain code, never a store directly.
+    files: ['gateway/src/http/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['typeorm', 'pg'], message: 'SQL belongs in gateway/src/store (a repository).' },
+        { group: ['../store/*', '**/store/*'], message: 'Routes call the auth service, never a repository.' },
+      ] }],
+    },
+  },
+  {
     files: ['**/*.test.ts', '**/test/**/*.ts', '**/bench/**/*.ts', '**/__tests__/**/*.ts', 'shared/testkit/**/*.ts', 'shared/platform/src/config.ts'],
     rules: { 'no-restricted-properties': 'off', '@typescript-eslint/no-require-imports': 'off', '@typescript-eslint/no-explicit-any': 'off', 'no-restricted-imports': 'off', '@typescript-eslint/no-non-null-assertion': 'off', 'max-lines': 'off', 'import-x/no-restricted-paths': 'off' },
   },

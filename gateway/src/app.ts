@@ -1,7 +1,6 @@
 import path from 'node:path';
-import cookieParser from 'cookie-parser';
-import express from 'express';
-import { APP_VERSION, api, buildOpenApiDocument, routesOf } from '@polyphony/contracts';
+import express, { type RequestHandler } from 'express';
+import { APP_VERSION, api, buildOpenApiDocument, routesOf, type RouteDef } from '@polyphony/contracts';
 import {
   Metrics,
   PeerClient,
@@ -16,7 +15,6 @@ import {
   handleClientErrors,
   guardPoolErrors,
   listen,
-  withLeanPath,
   metricsHandler,
   mountRoutes,
   routeHandlers,
@@ -25,27 +23,21 @@ import {
   type Logger,
 } from '@polyphony/platform';
 import type { Server } from 'node:http';
-import type { RequestHandler } from 'express';
 import { AuthService } from './auth/auth.service';
-import { authenticate } from './auth/authenticate.middleware';
+import { gatewayCaller } from './auth/authenticate';
 import { loginRateLimiters } from './auth/rate-limit';
 import type { GatewayConfig, ServiceName } from './config';
 import { loginRoutes, userRoutes } from './http/users.routes';
 import { docsPage } from './http/docs.page';
 import { webUi } from './http/web-ui';
-import { bodyParsing, csrfGuard, loginOriginGuard, securityHeaders } from './http/security';
-import { leanProxy, staticHeadersOf } from './proxy/lean-proxy';
-import { Upstreams, proxyDispatcher } from './proxy/proxy';
+import { bodyParsing, csrfGuard, loginOriginGuard, securityHeaders, staticHeadersOf } from './http/security';
+import { Forwarder, Upstreams } from './proxy/forward';
 import { ServerResolver } from './proxy/server-resolver';
-import { matchRoute } from './proxy/routes';
+import { gatewayRoutes, isApiPath } from './proxy/routes';
 import { authMigrations } from './store/migrations';
+import { RateLimitRepository } from './store/rate-limit.repository';
 import { SessionRepository } from './store/session.repository';
 import { UserRepository } from './store/user.repository';
-
-/** Runs `handler` for POST requests only (the credential routes' guards, mounted by path prefix). */
-function onlyPost(handler: RequestHandler): RequestHandler {
-  return (req, res, next) => (req.method === 'POST' && (req.path === '/' || req.path === '') ? handler(req, res, next) : next());
-}
 
 export interface GatewayDeps {
   logger?: Logger;
@@ -56,14 +48,19 @@ export interface GatewayDeps {
 }
 
 /**
- * Composition root of the gateway: auth schema, user re-validation, server resolution, proxy
- * to the owning services, OpenAPI document, login page and the web UI.
+ * Composition root of the gateway: auth schema, user re-validation, server resolution, forwarding to the
+ * owning services, OpenAPI document, login page and the web UI.
  *
- * Middleware order (security-relevant): request id, access log, metrics timer, /healthz /readyz,
- * malformed-URL guard (400), security headers, cookies; public pages; the credential routes
- * (origin check, per-address rate limit, 4 kB body, per-account rate limit); then for /api and
- * /external authentication BEFORE any body is read, CSRF guard for cookie callers, body parsing
- * with per-route limits (413), and only then the routes and the proxy.
+ * Every request of the route table (all but `internal` routes) takes the platform's one request pipeline
+ * (`RequestPipeline`), in this order (security-relevant): request id, security headers (helmet's, recorded
+ * once), access log and latency histogram, malformed-URL guard (400), route match (an unknown API path is
+ * 404 and a known path with another method 405 with `Allow`, both after authentication), authentication
+ * (`gatewayCaller`: API token, session cookie, first-run window; BEFORE any body is read), the access
+ * decision from the table (`decideAccess`: 401/403), then the route's stages: for the credential routes the
+ * origin check, the per-address rate limit, a 4 kB body and the per-account rate limit; for the others the
+ * CSRF guard of cookie callers and body parsing with the route's limit (413); then the gateway's own handler
+ * or the forwarder (`Forwarder`). The host express app serves only what is not in the table: the login page,
+ * the web UI's files, `/healthz`, `/readyz`, `/metrics`.
  */
 export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   const logger = deps.logger ?? createLogger({ service: 'gateway', level: config.logLevel, pretty: config.logPretty });
@@ -77,6 +74,16 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   const resolver = new ServerResolver(new PeerClient(registryClient, 'registry'));
   const publicDir = path.resolve(__dirname, '../public');
   const ui = webUi(path.resolve(__dirname, '../dist/public'));
+  const limiters = loginRateLimiters(new RateLimitRepository(ds), config.loginRate, logger.child({ component: 'rate-limit' }));
+  const loginOrigin = loginOriginGuard();
+
+  /** The stages of a route after the access decision (see the composition comment above). */
+  const stages = (route: RouteDef): RequestHandler[] => {
+    if (route === api.auth.login || route === api.auth.authAlias) return [loginOrigin, limiters.byIp, bodyParsing(route), limiters.byAccount];
+    if (route === api.auth.logout) return [loginOrigin];
+    if (route.access === 'public') return [];
+    return [...(route === api.auth.setupAdmin ? [limiters.byIp] : []), csrfGuard(route), bodyParsing(route)];
+  };
 
   const http = createServiceHttp({
     service: 'gateway',
@@ -85,21 +92,15 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     // The gateway authenticates callers itself; it has no internal signature to check.
     internalSecret: undefined,
     readiness: [{ name: 'database', check: () => databaseReachable(ds) }],
-    // Bodies are parsed after authentication, with per-route limits (below).
-    parseBodies: false,
     serveMetrics: false,
     trustProxy: config.trustProxy,
     accessLogSample: config.accessLogSample,
-    // Proxied and refused requests are labelled with their contract route (not `other`).
-    routeLabel: (method, path) => {
-      const m = matchRoute(method, path);
-      return m.kind === 'found' ? m.def.path : undefined;
-    },
+    identify: gatewayCaller(auth),
+    stages,
+    headers: staticHeadersOf(securityHeaders()),
+    ownsPath: isApiPath,
   });
   const app = http.app;
-  const security = securityHeaders();
-  app.use(security);
-  app.use(cookieParser());
 
   // Metrics: on the internal METRICS_PORT when configured, else here behind the bearer token.
   if (config.metricsPort === undefined) {
@@ -109,16 +110,12 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     }, metricsHandler(metrics));
   }
 
-  // The gateway's own routes are in the contracts table (service 'gateway'): the public ones first,
-  // the rest after authentication; mountRoutes throws when one of them has no handler.
-  const own = routesOf('gateway');
-  // The OpenAPI document is a function of the static route table: generated once per process (about 100 ms
-  // of CPU under load, measured by the fuzz suite), not on every request of this public endpoint.
+  // The gateway's own routes are in the contracts table (service 'gateway'); mountRoutes throws when one of
+  // them has no handler. The OpenAPI document is a function of the static route table: generated once per
+  // process (about 100 ms of CPU under load, measured by the fuzz suite), not on every request of this public endpoint.
   let openApiJson: string | undefined;
   const publicHandlers = routeHandlers()
-    .on(api.auth.health, (_req, res) => {
-      res.json({ status: 'ok' });
-    })
+    .json(api.auth.health, () => ({ status: 'ok' }))
     .on(api.auth.openapi, (_req, res) => {
       openApiJson ??= JSON.stringify(buildOpenApiDocument(APP_VERSION));
       res.type('application/json').send(openApiJson);
@@ -126,24 +123,19 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     .on(api.auth.docs, (_req, res) => {
       res.type('html').send(docsPage());
     });
+  mountRoutes(app, routesOf('gateway'), [publicHandlers, loginRoutes(auth), userRoutes(auth)]);
+  // Every other route of the table is forwarded to its owner.
+  const upstreams = new Upstreams(targets, config.internalSecret, logger);
+  const forwarder = new Forwarder(upstreams, resolver, logger);
+  // The forwarder uses node's request/response only: a GET without a body or cookie skips express's prototypes (plain).
+  for (const route of gatewayRoutes()) if (route.service !== 'gateway') http.pipeline.add(route, [forwarder.handler(route.service)], { plain: true });
   // Pages of the web UI (/login, /, /index.html, /assets) are static files, not API routes.
   app.get('/login', ui.page('login.html'));
-  const limiters = loginRateLimiters(ds, config.loginRate, logger.child({ component: 'rate-limit' }));
-  app.use(['/login', '/auth', '/logout'], onlyPost(loginOriginGuard()));
-  app.use(['/login', '/auth'], onlyPost(limiters.byIp), onlyPost(bodyParsing()), onlyPost(limiters.byAccount));
-  mountRoutes(app, own.filter((d) => d.access === 'public'), [publicHandlers, loginRoutes(auth)]);
-  app.use(['/api', '/external', '/chat/api'], authenticate(auth));
-  app.use('/api/setup/admin', onlyPost(limiters.byIp));
-  app.use(['/api', '/external', '/chat/api'], csrfGuard(), bodyParsing());
-  mountRoutes(app, own.filter((d) => d.access !== 'public'), userRoutes(auth));
-  const upstreams = new Upstreams(targets, config.internalSecret, logger);
-  app.use(proxyDispatcher(config, targets, resolver, logger, upstreams));
   app.use('/assets', ui.assets);
   app.get(['/', '/index.html'], ui.page('index.html'));
   app.use(express.static(publicDir, { index: false }));
   http.finish();
-  // Authenticated GETs of the services' routes take the lean path first (issue 19; lean-proxy.ts), the rest express.
-  const handler = withLeanPath(app, leanProxy({ app, auth, upstreams, resolver, headers: staticHeadersOf(security), logger, metrics, accessLogSample: config.accessLogSample }));
+  const handler = http.handler;
 
   let server: Server | undefined;
   let metricsServer: Server | undefined;
@@ -151,7 +143,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   return {
     name: 'gateway',
     http: app,
-    /** The request listener `listen` serves: the lean proxy path, then `http` (supertest it for the served behaviour). */
+    /** The request listener `listen` serves: the request pipeline, then `http` for what is not in the table (either may be supertested). */
     handler,
     auth,
     users,

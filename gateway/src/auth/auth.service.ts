@@ -161,7 +161,7 @@ export class AuthService {
    * Checks a Bearer token against the stored API token hash in constant time; undefined when wrong or none configured.
    * The last token that matched is remembered with the hash it matched (one entry, forgotten when the hash in force
    * changes): a request carrying the same token is accepted after a constant-time comparison of the strings
-   * (`constantTimeEquals`) instead of a SHA-256 per request (issue 19: ~4% of the gateway's CPU on the lean path). Any
+   * (`constantTimeEquals`) instead of a SHA-256 per request (issue 19: ~4% of the gateway's CPU on an API-token request). Any
    * other token takes the hash comparison, with the same result as before.
    */
   authenticateBearer(token: string): CallerIdentity | undefined {

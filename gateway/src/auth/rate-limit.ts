@@ -1,21 +1,22 @@
 import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { rateLimit, ipKeyGenerator, type IncrementResponse, type Options, type Store } from 'express-rate-limit';
-import type { DataSource } from 'typeorm';
-import { queryRows, type Logger } from '@polyphony/platform';
+import { sendError, type Logger } from '@polyphony/platform';
+import type { RateLimitRepository } from '../store/rate-limit.repository';
 
 /**
- * express-rate-limit store on PostgreSQL (auth.rate_limits), so every gateway replica counts into
- * the same fixed windows. One upsert per counted request; expired rows are swept every 200 increments.
+ * express-rate-limit store over the gateway's `RateLimitRepository` (auth.rate_limits), so every gateway
+ * replica counts into the same fixed windows. One upsert per counted request; expired rows are swept every
+ * 200 increments.
  */
-export class PgRateLimitStore implements Store {
+export class SharedRateLimitStore implements Store {
   /** Counters are shared across processes. */
   readonly localKeys = false;
   private windowMs = 60_000;
   private increments = 0;
 
   constructor(
-    private readonly ds: DataSource,
+    private readonly counters: RateLimitRepository,
     readonly prefix: string,
   ) {}
 
@@ -28,33 +29,26 @@ export class PgRateLimitStore implements Store {
   }
 
   async get(key: string): Promise<IncrementResponse | undefined> {
-    const rows: Array<{ hits: number; reset_at: Date }> = await this.ds.query(`SELECT hits, reset_at FROM auth.rate_limits WHERE key = $1 AND reset_at > clock_timestamp()`, [this.key(key)]);
-    return rows[0] ? { totalHits: rows[0].hits, resetTime: rows[0].reset_at } : undefined;
+    const c = await this.counters.get(this.key(key));
+    return c ? { totalHits: c.hits, resetTime: c.resetAt } : undefined;
   }
 
   async increment(key: string): Promise<IncrementResponse> {
-    if (++this.increments % 200 === 0) await this.ds.query(`DELETE FROM auth.rate_limits WHERE reset_at < clock_timestamp() - interval '1 minute'`);
-    const rows: Array<{ hits: number; reset_at: Date }> = await this.ds.query(
-      `INSERT INTO auth.rate_limits AS r (key, hits, reset_at) VALUES ($1, 1, clock_timestamp() + make_interval(secs => $2))
-       ON CONFLICT (key) DO UPDATE SET
-         hits = CASE WHEN r.reset_at <= clock_timestamp() THEN 1 ELSE r.hits + 1 END,
-         reset_at = CASE WHEN r.reset_at <= clock_timestamp() THEN EXCLUDED.reset_at ELSE r.reset_at END
-       RETURNING hits, reset_at`,
-      [this.key(key), this.windowMs / 1000],
-    );
-    return { totalHits: rows[0]!.hits, resetTime: rows[0]!.reset_at };
+    if (++this.increments % 200 === 0) await this.counters.sweepExpired();
+    const c = await this.counters.increment(this.key(key), this.windowMs / 1000);
+    return { totalHits: c.hits, resetTime: c.resetAt };
   }
 
   async decrement(key: string): Promise<void> {
-    await queryRows(this.ds, `UPDATE auth.rate_limits SET hits = greatest(hits - 1, 0) WHERE key = $1 AND reset_at > clock_timestamp() RETURNING key`, [this.key(key)]);
+    await this.counters.decrement(this.key(key));
   }
 
   async resetKey(key: string): Promise<void> {
-    await this.ds.query(`DELETE FROM auth.rate_limits WHERE key = $1`, [this.key(key)]);
+    await this.counters.reset(this.key(key));
   }
 
   async resetAll(): Promise<void> {
-    await this.ds.query(`DELETE FROM auth.rate_limits WHERE starts_with(key, $1)`, [this.prefix]);
+    await this.counters.resetPrefix(this.prefix);
   }
 }
 
@@ -77,15 +71,15 @@ function accountKey(username: unknown): string | undefined {
  * `byIp` runs before the body is parsed and counts failed attempts per client address (req.ip,
  * which honours X-Forwarded-For only from TRUST_PROXY addresses; IPv6 grouped per /56);
  * `byAccount` runs after parsing and counts failed attempts per username. Successful attempts are
- * not counted. Over the limit: 429 in the error shape with `Retry-After` (seconds), and one warning
+ * not counted. Over the limit: 429 in the error envelope with `Retry-After` (seconds), and one warning
  * log line per event with the address and username (never the password).
  */
-export function loginRateLimiters(ds: DataSource, options: LoginRateOptions, logger: Logger): { byIp: RequestHandler; byAccount: RequestHandler } {
+export function loginRateLimiters(counters: RateLimitRepository, options: LoginRateOptions, logger: Logger): { byIp: RequestHandler; byAccount: RequestHandler } {
   const make = (prefix: string, limit: number, keyOf: (req: import('express').Request) => string | undefined, what: string) =>
     rateLimit({
       windowMs: options.windowMs,
       limit,
-      store: new PgRateLimitStore(ds, prefix),
+      store: new SharedRateLimitStore(counters, prefix),
       standardHeaders: 'draft-7',
       legacyHeaders: false,
       skipSuccessfulRequests: true,
@@ -104,7 +98,7 @@ export function loginRateLimiters(ds: DataSource, options: LoginRateOptions, log
         const username = typeof body?.username === 'string' ? body.username : typeof body?.user === 'string' ? body.user : undefined;
         logger.warn('login rate limit reached', { limit: what, ip: req.ip, username: username?.slice(0, 200), retryAfterSeconds: retryAfter });
         res.setHeader('Retry-After', String(retryAfter));
-        res.status(429).json({ error: { code: 'rate_limited', message: `Too many failed login attempts; try again in ${retryAfter} s`, requestId: req.requestId } });
+        sendError(res, 429, 'rate_limited', `Too many failed login attempts; try again in ${retryAfter} s`, req.requestId);
       },
     });
   return {

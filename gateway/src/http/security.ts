@@ -1,7 +1,7 @@
-import express, { type RequestHandler } from 'express';
+import express, { type Request, type RequestHandler } from 'express';
 import helmet from 'helmet';
-import { AppError, jsonBody, rejectNulInBody } from '@polyphony/platform';
-import { bodyLimitFor, uploadTypesFor } from '../proxy/routes';
+import { DEFAULT_BODY_LIMIT, api, type RouteDef } from '@polyphony/contracts';
+import { AppError, hasBody, jsonBody, rejectNulInBody } from '@polyphony/platform';
 
 /**
  * Security headers (helmet) with a Content-Security-Policy the web UI passes: scripts and styles
@@ -34,6 +34,27 @@ export function securityHeaders(): RequestHandler {
 }
 
 /**
+ * Runs a header-setting middleware (helmet) once against a recording response and returns the headers it
+ * set: helmet's headers depend only on its configuration, so the request pipeline sets the recorded list on
+ * every answer instead of running helmet per request.
+ * @throws Error when the middleware does not call `next` synchronously (its headers would depend on the request)
+ */
+export function staticHeadersOf(middleware: RequestHandler): Array<[string, string]> {
+  const headers = new Map<string, string>();
+  const res = {
+    setHeader: (name: string, value: string | number | readonly string[]) => headers.set(name.toLowerCase(), Array.isArray(value) ? value.join(', ') : String(value)),
+    removeHeader: (name: string) => headers.delete(name.toLowerCase()),
+    getHeader: (name: string) => headers.get(name.toLowerCase()),
+  };
+  let called = false;
+  middleware({ headers: {}, method: 'GET', url: '/' } as never, res as never, () => {
+    called = true;
+  });
+  if (!called) throw new Error('staticHeadersOf: the middleware did not call next synchronously');
+  return [...headers.entries()];
+}
+
+/**
  * Request body limits come from the route table (`bodyLimit` of each route in shared/contracts:
  * credentials and settings are a few hundred bytes, 4 kB; an alchemy request holds at most 1000
  * items, 256 kB; an anchor up to 500 exclusion vectors, 2 MB; a playlist at most CREATE_PLAYLIST_MAX_TRACKS = 10,000 track references of
@@ -45,53 +66,37 @@ export function securityHeaders(): RequestHandler {
  * RESTORE_UPLOAD_LIMIT_BYTES). None of these types can be sent cross-site without a CORS preflight,
  * which the gateway never grants.
  */
-function isStreamedUpload(req: import('express').Request, path: string): boolean {
+function isStreamedUpload(req: Request, route: RouteDef): boolean {
+  if (!route.uploadTypes) return false;
   const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  return uploadTypesFor(req.method, path).includes(type);
-}
-
-/** The request path from the app's root, without a trailing slash (middleware mounted at `/login` sees `/`). */
-function fullPath(req: import('express').Request): string {
-  const p = req.baseUrl + req.path;
-  return p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
-}
-
-function hasBody(req: import('express').Request): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  return route.uploadTypes.includes(type);
 }
 
 /**
- * JSON body parsing with the per-route limit (413 `payload_too_large` before reading), the depth
- * limit and the NUL check. A body of any other media type is refused (415), except a form on
- * `/login` (the login page's no-script fallback), parsed with the same small limit, and the
- * STREAMED_UPLOADS, passed through unread.
- * Mount after authentication: an unauthenticated caller never gets a body parsed, except on the
- * public credential routes, which are rate-limited per address first.
+ * The body stage of one route: JSON parsing with the route's limit (413 `payload_too_large` before reading,
+ * from Content-Length), the depth limit and the NUL check. A body of any other media type is refused (415),
+ * except a form on `POST /login` (the login page's no-script fallback), parsed with the same small limit, and
+ * the route's streamed-upload types, passed through unread.
+ * Run after authentication: an unauthenticated caller never gets a body parsed, except on the public
+ * credential routes, which are rate-limited per address first.
  */
-export function bodyParsing(): RequestHandler {
-  const parsers = new Map<number, RequestHandler>();
-  const jsonFor = (bytes: number) => {
-    let p = parsers.get(bytes);
-    if (!p) parsers.set(bytes, (p = jsonBody(bytes)));
-    return p;
-  };
-  const form = express.urlencoded({ extended: false, limit: 4 * 1024, parameterLimit: 20 });
+export function bodyParsing(route: RouteDef): RequestHandler {
+  const limit = route.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const json = jsonBody(limit);
+  const form = route === api.auth.login ? express.urlencoded({ extended: false, limit: 4 * 1024, parameterLimit: 20 }) : undefined;
   const nul = rejectNulInBody();
   return (req, res, next) => {
     if (!hasBody(req)) return next();
-    const path = fullPath(req);
-    if (isStreamedUpload(req, path)) return next();
-    let parser: RequestHandler;
-    const limit = bodyLimitFor(req.method, path);
+    if (isStreamedUpload(req, route)) return next();
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
       // Refuse at once and close the connection instead of draining a body we will not use.
       res.setHeader('Connection', 'close');
       return next(new AppError('payload_too_large', `Request body too large for this route (limit ${limit} bytes)`, 413));
     }
-    if (req.is('application/json')) parser = jsonFor(limit);
-    else if (path === '/login' && req.is('application/x-www-form-urlencoded')) parser = form;
+    let parser: RequestHandler;
+    if (req.is('application/json')) parser = json;
+    else if (form && req.is('application/x-www-form-urlencoded')) parser = form;
     else return next(new AppError('unsupported_media_type', 'Request bodies must be application/json', 415));
     parser(req, res, (err?: unknown) => (err ? next(err) : nul(req, res, next)));
   };
@@ -105,7 +110,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * sent to (X-Forwarded-Host only from TRUST_PROXY peers). No header at all: not a browser (curl,
  * plugins), allowed.
  */
-export function sameOrigin(req: import('express').Request): boolean {
+export function sameOrigin(req: Request): boolean {
   const site = req.header('sec-fetch-site');
   if (site !== undefined) return site === 'same-origin' || site === 'none';
   const origin = req.header('origin');
@@ -125,11 +130,11 @@ export function sameOrigin(req: import('express').Request): boolean {
  * application/json (a cross-site form can only send urlencoded, multipart or text/plain). 403
  * `csrf_rejected` otherwise. Mount after authentication.
  */
-export function csrfGuard(): RequestHandler {
+export function csrfGuard(route: RouteDef): RequestHandler {
   return (req, _res, next) => {
     if (SAFE_METHODS.has(req.method) || req.identity?.via !== 'cookie') return next();
     if (!sameOrigin(req)) return next(new AppError('csrf_rejected', 'Cross-site request refused', 403));
-    if (req.headers['content-type'] !== undefined && !req.is('application/json') && !isStreamedUpload(req, fullPath(req))) {
+    if (req.headers['content-type'] !== undefined && !req.is('application/json') && !isStreamedUpload(req, route)) {
       return next(new AppError('csrf_rejected', 'Cookie-authenticated changes must send application/json', 403));
     }
     next();

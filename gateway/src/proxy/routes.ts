@@ -2,11 +2,10 @@ import { DEFAULT_BODY_LIMIT, RouteMatcher, routeTable, type RouteDef, type Route
 import type { ServiceName } from '../config';
 
 /**
- * The gateway's routing and authorization, read from the contracts route table (no second table
- * here): every route except the `internal` ones is reachable through the gateway; a path not in the
- * table is 404 and a known path with another method is 405 (default deny). Owner, access
- * (public/user/admin/bearer), the first-run window and the body limit come from each route's
- * definition.
+ * The gateway's view of the contracts route table (no second table here): every route except the
+ * `internal` ones is reachable through the gateway. The request pipeline (`@polyphony/platform`
+ * `RequestPipeline`) serves exactly these routes; the functions below read the table for the pipeline's
+ * configuration and for tests (owner, access, first-run window, body limit of a request).
  */
 let matcher: RouteMatcher | undefined;
 
@@ -15,25 +14,10 @@ export function gatewayRoutes(): RouteDef[] {
   return routeTable().filter((d) => d.access !== 'internal');
 }
 
-/** Recent look-ups by `METHOD path` (the table is static; at most MATCH_CACHE_SIZE, then emptied). */
-const matches = new Map<string, RouteMatch>();
-const MATCH_CACHE_SIZE = 2048;
-
-/**
- * Looks up a request in the table (HEAD is answered by GET). A request is looked up 2-4 times (auth,
- * access, body limit, dispatch), each a scan of ~150 route patterns: recent answers are kept (issue 19).
- * The returned match is shared: callers must not change it.
- */
+/** Looks up a request among `gatewayRoutes()` (HEAD is answered by GET). The returned match is shared: callers must not change it. */
 export function matchRoute(method: string, path: string): RouteMatch {
-  const key = `${method} ${path}`;
-  let m = matches.get(key);
-  if (!m) {
-    matcher ??= new RouteMatcher(gatewayRoutes());
-    m = matcher.match(method, path);
-    if (matches.size >= MATCH_CACHE_SIZE) matches.clear();
-    matches.set(key, m);
-  }
-  return m;
+  matcher ??= new RouteMatcher(gatewayRoutes());
+  return matcher.match(method, path);
 }
 
 function found(method: string, path: string): RouteDef | undefined {
@@ -41,7 +25,7 @@ function found(method: string, path: string): RouteDef | undefined {
   return m.kind === 'found' ? m.def : undefined;
 }
 
-/** Paths the gateway's dispatcher answers for (the API); anything else is the web UI's static files. */
+/** Paths whose unknown routes the gateway answers 404/405 (the API); anything else is the web UI's static files. */
 export function isApiPath(path: string): boolean {
   return /^\/(api|external)(\/|$)|^\/chat\/api(\/|$)/.test(path);
 }
@@ -52,14 +36,9 @@ export function serviceFor(method: string, path: string): ServiceName | undefine
   return def && def.service !== 'gateway' ? def.service : undefined;
 }
 
-/** Whether the route needs the admin role (403 otherwise). The owning service checks again where it must. */
+/** Whether the route's access is `admin` in the table. */
 export function isAdminOnly(method: string, path: string): boolean {
   return found(method, path)?.access === 'admin';
-}
-
-/** Whether the route takes only the API token (`bearer` access). */
-export function isBearerOnly(method: string, path: string): boolean {
-  return found(method, path)?.access === 'bearer';
 }
 
 /** Whether the route is reachable without authentication while no admin exists (first-run Setup). */
@@ -75,9 +54,4 @@ export function needsServerResolution(service: ServiceName): boolean {
 /** The JSON body limit of a route in bytes (its `bodyLimit`, else DEFAULT_BODY_LIMIT). */
 export function bodyLimitFor(method: string, path: string): number {
   return found(method, path)?.bodyLimit ?? DEFAULT_BODY_LIMIT;
-}
-
-/** The streamed-upload media types of a route (none for most). */
-export function uploadTypesFor(method: string, path: string): readonly string[] {
-  return found(method, path)?.uploadTypes ?? [];
 }

@@ -46,7 +46,7 @@ export class ServerResolver {
 
   /**
    * The cached answer of `resolve(server)` when it is fresh and is a server or "none configured" (no registry call, no
-   * promise: the lean path forwards in the same turn); undefined when `resolve` must run (not cached, expired, too
+   * promise: the forwarder forwards in the same turn); undefined when `resolve` must run (not cached, expired, too
    * long, or an unknown server, whose 400 `resolve` throws).
    */
   peek(server: string | undefined): { server: Resolved | undefined } | undefined {

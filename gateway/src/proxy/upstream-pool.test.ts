@@ -1,8 +1,7 @@
 import express from 'express';
 import request from 'supertest';
 import { createLogger } from '@polyphony/platform';
-import type { GatewayConfig } from '../config';
-import { proxyDispatcher } from './proxy';
+import { Forwarder, Upstreams } from './forward';
 import type { ServerResolver } from './server-resolver';
 import { UpstreamPool } from './upstream-pool';
 import { listenStandIn } from './__tests__/stand-in';
@@ -32,10 +31,10 @@ function gatewayTo(indexUrl: string): express.Express {
     (req as unknown as { requestId: string }).requestId = 'req-1';
     next();
   });
-  const config = { internalSecret: 'x'.repeat(32) } as unknown as GatewayConfig;
-  const resolver = { resolve: async () => undefined } as unknown as ServerResolver;
+  const resolver = { peek: () => undefined, resolve: async () => undefined } as unknown as ServerResolver;
   const url = 'http://127.0.0.1:1';
-  app.use(proxyDispatcher(config, () => ({ registry: url, catalogue: url, analysis: url, index: indexUrl, playlist: url }), resolver, logger));
+  const upstreams = new Upstreams(() => ({ registry: url, catalogue: url, analysis: url, index: indexUrl, playlist: url }), 'x'.repeat(32), logger);
+  app.use(new Forwarder(upstreams, resolver, logger).handler('index'));
   return app;
 }
 
@@ -75,7 +74,7 @@ describe('index replicas behind the gateway (UpstreamPool)', () => {
     await b.close();
     const res = await request(gatewayTo(`${a.url},${b.url}`)).get('/api/similar_tracks?item_id=x');
     expect(res.status).toBe(503);
-    expect(res.body.error.code).toBe('upstream_unavailable');
+    expect(res.body).toMatchObject({ error: 'The index service is unavailable', code: 'upstream_unavailable', request_id: 'req-1' });
   });
 
   it('When replicas are picked, then ready ones come first, round-robin, and tried ones are skipped', async () => {

@@ -32,10 +32,10 @@ describe('typed API client', () => {
   it("When the API refuses, then the error carries the API's message and code; a 401 calls the login handler unless allowed", async () => {
     let sentToLogin = 0;
     setUnauthorizedHandler(() => sentToLogin++);
-    answer(409, { error: { code: 'default_server', message: 'The default server cannot be deleted', requestId: 'r1' } });
+    answer(409, { error: 'The default server cannot be deleted', code: 'default_server', request_id: 'r1' });
     await expect(call(serverRoutes.remove, { params: { id: 's1' } })).rejects.toEqual(expect.objectContaining({ status: 409, code: 'default_server', message: 'The default server cannot be deleted' }));
     expect(calls[0]!.init.method).toBe('DELETE');
-    answer(401, { error: { code: 'unauthorized', message: 'Authentication required', requestId: 'r2' } });
+    answer(401, { error: 'Authentication required', code: 'unauthorized', request_id: 'r2' });
     await expect(call(serverRoutes.list, {})).rejects.toBeInstanceOf(ApiError);
     expect(sentToLogin).toBe(1);
     await expect(call(serverRoutes.list, {}, { allow401: true })).rejects.toBeInstanceOf(ApiError);

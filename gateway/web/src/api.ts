@@ -86,7 +86,7 @@ export async function send<R extends RouteLike>(route: R, input: CallInput<R>, o
 
 /**
  * JSON call of a contracts route. Resolves to the parsed body (typed by the route's response
- * schema; null for an empty body); rejects with ApiError carrying the server's error.message.
+ * schema; null for an empty body); rejects with ApiError carrying the server's `error` message.
  */
 export async function call<R extends RouteLike>(route: R, input: CallInput<R>, opts: CallOptions = {}): Promise<CallOutput<R>> {
   if (opts.raw) {

@@ -52,7 +52,7 @@ export function msg(): HTMLParagraphElement {
   return h('p', { class: 'msg', role: 'status' });
 }
 
-/** The message of anything thrown (ApiError carries the API's error.message). */
+/** The message of anything thrown (ApiError carries the API's `error` message). */
 export function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -36,9 +36,9 @@ describe('web UI request building', () => {
   });
 
   it("When the API answers an error body, then its message is shown; otherwise the HTTP status is named", () => {
-    expect(errorMessage(409, { error: { code: 'busy', message: 'An analysis is already running', requestId: 'r' } })).toEqual({ message: 'An analysis is already running', code: 'busy' });
+    expect(errorMessage(409, { error: 'An analysis is already running', code: 'busy', request_id: 'r' })).toEqual({ message: 'An analysis is already running', code: 'busy' });
     expect(errorMessage(502, null)).toEqual({ message: 'Request failed (HTTP 502)' });
-    expect(errorMessage(500, { error: { message: '' } }).message).toBe('Request failed (HTTP 500)');
+    expect(errorMessage(500, { error: '' }).message).toBe('Request failed (HTTP 500)');
   });
 });
 

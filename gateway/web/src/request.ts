@@ -41,9 +41,9 @@ export function buildRequest(
   return { method, url: `${buildPath(route.path, input.params)}${buildQuery(query)}`, body };
 }
 
-/** The message of an API error body `{error:{code,message}}`, or a fallback naming the HTTP status. */
+/** The message of an API error body `{ error: message, code, request_id }`, or a fallback naming the HTTP status. */
 export function errorMessage(status: number, body: unknown): { message: string; code?: string } {
-  const err = (body as { error?: { message?: unknown; code?: unknown } } | null)?.error;
-  if (err && typeof err.message === 'string' && err.message) return { message: err.message, code: typeof err.code === 'string' ? err.code : undefined };
+  const e = body as { error?: unknown; code?: unknown } | null;
+  if (e && typeof e.error === 'string' && e.error) return { message: e.error, code: typeof e.code === 'string' ? e.code : undefined };
   return { message: `Request failed (HTTP ${status})` };
 }

@@ -188,7 +188,7 @@ describe('reference API parity through the gateway (bearer token and non-admin c
         expect(models.musicnn).toEqual({ enabled: true, global: { count: learnedCount, total: N, percentage: pct }, local: { count: learnedCount, total: N, percentage: pct } });
         expect(models.lyrics.global).toEqual({ count: lyricsCount, total: N, percentage: Math.round((1000 * lyricsCount) / N) / 10 });
       }
-      expect((await get('/api/models?server=nope').expect(400)).body.error.message).toMatch(/Unknown server/);
+      expect((await get('/api/models?server=nope').expect(400)).body.error).toMatch(/Unknown server/);
     });
 
     it('When a token or a non-admin reads /api/config, then it gets the public reference fields and no media-server URL or user', async () => {
@@ -239,7 +239,7 @@ describe('reference API parity through the gateway (bearer token and non-admin c
         expect(JSON.stringify(body)).not.toContain('nav-secret-pw');
         expect((await get('/api/config/defaults', h).expect(200)).body).toEqual(body);
       }
-      expect((await get('/api/config/defaults?server=nope').expect(400)).body.error.message).toMatch(/Unknown server/);
+      expect((await get('/api/config/defaults?server=nope').expect(400)).body.error).toMatch(/Unknown server/);
     });
 
     it('When artists are searched the way clients probe (query=a&start=0&end=1) and page, then rows are {artist, artist_id, track_count}', async () => {
@@ -258,8 +258,8 @@ describe('reference API parity through the gateway (bearer token and non-admin c
         }
         expect((await get('/api/search_artists?query=beyonce', h).expect(200)).body).toEqual([{ artist: 'Beyoncé Knowles', artist_id: `ar-${artistNo(ACCENTED)}`, track_count: SONGS_PER_ARTIST }]);
       }
-      expect((await get('/api/search_artists?query=a&start=5&end=2').expect(400)).body.error.message).toMatch(/end/);
-      expect((await get('/api/search_artists?query=a&start=0&end=501').expect(400)).body.error.message).toMatch(/500/);
+      expect((await get('/api/search_artists?query=a&start=5&end=2').expect(400)).body.error).toMatch(/end/);
+      expect((await get('/api/search_artists?query=a&start=0&end=501').expect(400)).body.error).toMatch(/500/);
     });
 
     it("When an artist's tracks are asked by name or provider artist id, then rows are {item_id, title, author} on the server", async () => {
@@ -269,8 +269,8 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       expect(new Set(byName.map((r) => r.item_id))).toEqual(new Set([10, 11, 12, 13, 14].map(pid)));
       const byId = (await get('/api/artist_tracks?artist=ar-2').expect(200)).body;
       expect(byId).toEqual(byName);
-      expect((await get('/api/artist_tracks?artist=nobody-at-all').expect(404)).body.error.message).toMatch(/not found/i);
-      expect((await get('/api/artist_tracks').expect(400)).body.error.message).toMatch(/artist/);
+      expect((await get('/api/artist_tracks?artist=nobody-at-all').expect(404)).body.error).toMatch(/not found/i);
+      expect((await get('/api/artist_tracks').expect(400)).body.error).toMatch(/artist/);
     });
 
     it('When the artist projections are read and rebuilt, then each component has the reference fields; rebuilding is admin-only', async () => {
@@ -331,8 +331,8 @@ describe('reference API parity through the gateway (bearer token and non-admin c
         cursor = res.next_page;
       }
       expect(viaCursor.sort()).toEqual(Array.from({ length: N }, (_, i) => pid(i)).sort());
-      expect((await get('/api/sync?page=2&next_page=abc').expect(400)).body.error.message).toMatch(/page/);
-      expect((await get('/api/sync?page=0').expect(400)).body.error.code).toBe('validation_failed');
+      expect((await get('/api/sync?page=2&next_page=abc').expect(400)).body.error).toMatch(/page/);
+      expect((await get('/api/sync?page=0').expect(400)).body.code).toBe('validation_failed');
     });
 
     it('When full rows are read (/api/sync?ids=, /external/get_score, /api/track, similar rows), then they carry mood_vector and other_features in the reference format', async () => {
@@ -366,7 +366,7 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       expect(new Set(grove)).toEqual(new Set(Array.from({ length: N }, (_, i) => i).filter((i) => i !== ACCENTED && lyricsSong(i)).map(pid)));
       expect(await ids('search_query=song&index=neural')).toEqual([]); // no neural embedder ran: that index is empty
       const bad = await get('/api/search_tracks?search_query=song&index=clapx').expect(400);
-      expect(bad.body.error.message).toMatch(/index must be one of/);
+      expect(bad.body.error).toMatch(/index must be one of/);
       // Autocomplete contract: 0-20, then 20-40, no duplicates; end - start <= 500.
       const p1 = await ids('search_query=song&start=0&end=20');
       const p2 = await ids('search_query=song&start=20&end=40');
@@ -374,8 +374,8 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       expect(p2).toHaveLength(20);
       expect(new Set([...p1, ...p2]).size).toBe(40);
       expect(await ids('search_query=song&start=5&end=5')).toEqual([]);
-      expect((await get('/api/search_tracks?search_query=song&start=10&end=5').expect(400)).body.error.message).toMatch(/end/);
-      expect((await get('/api/search_tracks?search_query=song&start=0&end=501').expect(400)).body.error.message).toMatch(/500/);
+      expect((await get('/api/search_tracks?search_query=song&start=10&end=5').expect(400)).body.error).toMatch(/end/);
+      expect((await get('/api/search_tracks?search_query=song&start=0&end=501').expect(400)).body.error).toMatch(/500/);
     });
 
     it('When a Subsonic server delegates "similar" by title and artist, then names match case- and accent-insensitively; unknown names are a 404 with a message', async () => {
@@ -386,7 +386,7 @@ describe('reference API parity through the gateway (bearer token and non-admin c
         expect(byName.body.length).toBeGreaterThan(0);
       }
       const missing = await get('/api/similar_tracks?title=No%20Such%20Song&artist=Nobody').expect(404);
-      expect(missing.body.error.message).toMatch(/not found/i);
+      expect(missing.body.error).toMatch(/not found/i);
     });
 
     it('When alchemy gets artist and playlist items, then both seed the blend; unknown kinds are a 400 with a message', async () => {
@@ -412,9 +412,9 @@ describe('reference API parity through the gateway (bearer token and non-admin c
         }
       }
       const unknown = await post('/api/alchemy', { items: [{ id: 'No Such Playlist', op: 'ADD', type: 'playlist' }] }).expect(404);
-      expect(unknown.body.error.message).toMatch(/ADD items/);
+      expect(unknown.body.error).toMatch(/ADD items/);
       const badKind = await post('/api/alchemy', { items: [{ id: 'x', op: 'ADD', type: 'genre' }] }).expect(400);
-      expect(badKind.body.error.code).toBe('validation_failed');
+      expect(badKind.body.code).toBe('validation_failed');
     });
 
     it('When find_path ends are given, then each end is exactly one of song, mood or anchor; other combinations are a 400 with a message', async () => {
@@ -424,9 +424,9 @@ describe('reference API parity through the gateway (bearer token and non-admin c
         expect(path.path[path.path.length - 1].item_id).toBe(pid(40));
         for (const r of path.path) expectShape(r, { item_id: 'string', distance: 'number', mood_vector: 'string|null' });
       }
-      expect((await get(`/api/find_path?end_song_id=${pid(1)}`).expect(400)).body.error.message).toMatch(/exactly one of start_song_id, start_mood or start_anchor/);
-      expect((await get(`/api/find_path?start_song_id=${pid(0)}&start_mood=happy&end_song_id=${pid(1)}`).expect(400)).body.error.message).toMatch(/exactly one/);
-      expect((await get(`/api/find_path?start_mood=grumpy&end_song_id=${pid(1)}`).expect(400)).body.error.message).toMatch(/mood must be one of/);
+      expect((await get(`/api/find_path?end_song_id=${pid(1)}`).expect(400)).body.error).toMatch(/exactly one of start_song_id, start_mood or start_anchor/);
+      expect((await get(`/api/find_path?start_song_id=${pid(0)}&start_mood=happy&end_song_id=${pid(1)}`).expect(400)).body.error).toMatch(/exactly one/);
+      expect((await get(`/api/find_path?start_mood=grumpy&end_song_id=${pid(1)}`).expect(400)).body.error).toMatch(/mood must be one of/);
     });
 
     it('When anchors are saved (recipe or ready centroid), then they seed similar_tracks, find_path and alchemy with their exclusions; bad input is a 4xx with a message', async () => {
@@ -483,8 +483,8 @@ describe('reference API parity through the gateway (bearer token and non-admin c
         await get(`/api/find_path?start_anchor=${ready.id}&end_song_id=${pid(1)}`).expect(409),
         await post('/api/alchemy', { items: [{ id: String(ready.id), op: 'ADD', type: 'anchor' }] }).expect(409),
       ]) {
-        expect(res.body.error.code).toBe('embedder_version_mismatch');
-        expect(res.body.error.message).toMatch(/saved against older-embedder-v0 vectors; the library is now analysed with dsp-v1/);
+        expect(res.body.code).toBe('embedder_version_mismatch');
+        expect(res.body.error).toMatch(/saved against older-embedder-v0 vectors; the library is now analysed with dsp-v1/);
       }
       await db.query(`UPDATE "index".anchors SET embedder_version = 'dsp-v1' WHERE id = $1`, [ready.id]);
       expect((await get(`/api/similar_tracks?anchor_id=${ready.id}&n=1`).expect(200)).body[0].item_id).toBe(pid(5));
@@ -498,7 +498,7 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       const fromSaved = (await get(`/api/similar_tracks?anchor_id=${saved.id}&n=10&max_songs_per_artist=0`).expect(200)).body.map((r: { item_id: string }) => r.item_id);
       expect(fromSaved).not.toContain(pid(21));
       expect(fromSaved).toEqual(expect.arrayContaining(blended.results.map((r: { item_id: string }) => r.item_id).filter((id: string) => id !== pid(20))));
-      expect((await post('/api/alchemy', { items: [{ id: 'happy:7', op: 'ADD', type: 'mood' }] }).expect(400)).body.error.message).toMatch(/Invalid centroid_index 7 for mood 'happy'/);
+      expect((await post('/api/alchemy', { items: [{ id: 'happy:7', op: 'ADD', type: 'mood' }] }).expect(400)).body.error).toMatch(/Invalid centroid_index 7 for mood 'happy'/);
       // The largest anchor a client may save (500 exclusion vectors, about 1 MB of JSON) passes the gateway; more is a 400.
       const many = Array.from({ length: 500 }, (_, i) => ({ vector: vectors[i % N]!.map((x) => Math.round(x * 1e6) / 1e6), distance: 0.01 }));
       const big = (await post('/api/anchors', { name: 'Many exclusions', centroid: vectors[3], exclusions: many }).expect(200)).body.anchor;
@@ -506,19 +506,19 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       await post('/api/anchors', { name: 'Too many exclusions', centroid: vectors[3], exclusions: [...many, many[0]] }).expect(400);
 
       // Bad input: unknown anchor, two seeds, too many points, wrong dimension, taken name, bad ids.
-      expect((await get('/api/similar_tracks?anchor_id=987654').expect(404)).body.error.message).toMatch(/Anchor "987654" not found/);
-      expect((await get(`/api/find_path?start_anchor=987654&end_song_id=${pid(1)}`).expect(404)).body.error.message).toMatch(/not found/);
-      expect((await post('/api/alchemy', { items: [{ id: '987654', op: 'ADD', type: 'anchor' }] }).expect(404)).body.error.message).toMatch(/not found/);
-      expect((await get(`/api/similar_tracks?anchor_id=${ids[0]}&item_id=${pid(1)}`).expect(400)).body.error.message).toMatch(/one seed/);
+      expect((await get('/api/similar_tracks?anchor_id=987654').expect(404)).body.error).toMatch(/Anchor "987654" not found/);
+      expect((await get(`/api/find_path?start_anchor=987654&end_song_id=${pid(1)}`).expect(404)).body.error).toMatch(/not found/);
+      expect((await post('/api/alchemy', { items: [{ id: '987654', op: 'ADD', type: 'anchor' }] }).expect(404)).body.error).toMatch(/not found/);
+      expect((await get(`/api/similar_tracks?anchor_id=${ids[0]}&item_id=${pid(1)}`).expect(400)).body.error).toMatch(/one seed/);
       const tooMany = Array.from({ length: 17 }, (_, i) => ({ id: pid(i), op: 'ADD', type: 'song' }));
-      expect((await post('/api/anchors', { name: 'too many', items: tooMany }).expect(400)).body.error.message).toMatch(/at most 16 anchor points/);
-      expect((await post('/api/anchors', { name: 'short', centroid: [1, 2, 3] }).expect(400)).body.error.message).toMatch(/200 numbers/);
-      expect((await post('/api/anchors', { name: 'both', centroid: vectors[1], items: [{ id: pid(1), op: 'ADD' }] }).expect(400)).body.error.message).toMatch(/either items/);
-      expect((await post('/api/anchors', { items: [{ id: pid(1), op: 'ADD' }] }).expect(400)).body.error.message).toMatch(/name/);
-      expect((await post('/api/anchors', { name: 'SONG FIVE', centroid: vectors[5] }).expect(409)).body.error.message).toMatch(/exists/);
-      expect((await post('/api/anchors', { name: 'nothing known', items: [{ id: 'nope', op: 'ADD' }] }).expect(404)).body.error.message).toMatch(/ADD items/);
-      expect((await get('/api/anchors/abc').expect(400)).body.error.code).toBe('validation_failed');
-      expect((await get('/api/anchors/987654').expect(404)).body.error.message).toMatch(/not found/);
+      expect((await post('/api/anchors', { name: 'too many', items: tooMany }).expect(400)).body.error).toMatch(/at most 16 anchor points/);
+      expect((await post('/api/anchors', { name: 'short', centroid: [1, 2, 3] }).expect(400)).body.error).toMatch(/200 numbers/);
+      expect((await post('/api/anchors', { name: 'both', centroid: vectors[1], items: [{ id: pid(1), op: 'ADD' }] }).expect(400)).body.error).toMatch(/either items/);
+      expect((await post('/api/anchors', { items: [{ id: pid(1), op: 'ADD' }] }).expect(400)).body.error).toMatch(/name/);
+      expect((await post('/api/anchors', { name: 'SONG FIVE', centroid: vectors[5] }).expect(409)).body.error).toMatch(/exists/);
+      expect((await post('/api/anchors', { name: 'nothing known', items: [{ id: 'nope', op: 'ADD' }] }).expect(404)).body.error).toMatch(/ADD items/);
+      expect((await get('/api/anchors/abc').expect(400)).body.code).toBe('validation_failed');
+      expect((await get('/api/anchors/987654').expect(404)).body.error).toMatch(/not found/);
       // Rename, delete.
       expect((await request(url).put(`/api/anchors/${ready.id}`).set(bearer).send({ name: 'Song 5 renamed' }).expect(200)).body.anchor.name).toBe('Song 5 renamed');
       await request(url).put(`/api/anchors/${ready.id}`).set(bearer).send({ name: '' }).expect(400);
@@ -539,25 +539,25 @@ describe('reference API parity through the gateway (bearer token and non-admin c
         for (const r of whole) expectShape(r, { item_id: 'string', distance: 'number', mood_vector: 'string|null', other_features: 'string|null' });
       }
       const last = happy.clusters.length - 1;
-      expect((await get(`/api/similar_tracks?mood=happy&centroid_index=${last + 1}`).expect(400)).body.error.message).toBe(`Invalid centroid_index ${last + 1} for mood 'happy' (0-${last})`);
-      expect((await get('/api/similar_tracks?mood=happy&centroid_index=-1').expect(400)).body.error.message).toMatch(/centroid_index/);
-      expect((await get('/api/similar_tracks?mood=happy&centroid_index=x').expect(400)).body.error.message).toMatch(/centroid_index/);
-      expect((await get('/api/similar_tracks?centroid_index=0').expect(400)).body.error.message).toMatch(/centroid_index needs mood/);
-      expect((await get('/api/similar_tracks?mood=gloomy&centroid_index=0').expect(400)).body.error.message).toMatch(/mood must be one of/);
+      expect((await get(`/api/similar_tracks?mood=happy&centroid_index=${last + 1}`).expect(400)).body.error).toBe(`Invalid centroid_index ${last + 1} for mood 'happy' (0-${last})`);
+      expect((await get('/api/similar_tracks?mood=happy&centroid_index=-1').expect(400)).body.error).toMatch(/centroid_index/);
+      expect((await get('/api/similar_tracks?mood=happy&centroid_index=x').expect(400)).body.error).toMatch(/centroid_index/);
+      expect((await get('/api/similar_tracks?centroid_index=0').expect(400)).body.error).toMatch(/centroid_index needs mood/);
+      expect((await get('/api/similar_tracks?mood=gloomy&centroid_index=0').expect(400)).body.error).toMatch(/mood must be one of/);
     });
 
     it('When radios are saved and run, then each enabled radio replaces its own <name>_radio playlist with songs of the server and user playlists are untouched', async () => {
       const anchor = (await post('/api/anchors', { name: 'Drive', items: [{ id: 'Artist 2', op: 'ADD', type: 'artist' }] }).expect(200)).body.anchor;
       const radio = (await post('/api/radios', { anchor_id: anchor.id, n_results: 5, temperature: 0 }, { Cookie: userCookie }).expect(200)).body.radio;
       expect(radio).toMatchObject({ anchor_id: anchor.id, name: 'Drive', n_results: 5, temperature: 0, enabled: true, playlist_name: 'Drive_radio' });
-      expect((await post('/api/radios', { anchor_id: anchor.id }).expect(409)).body.error.message).toMatch(/already has a radio/);
+      expect((await post('/api/radios', { anchor_id: anchor.id }).expect(409)).body.error).toMatch(/already has a radio/);
       const evening = (await post('/api/radios', { name: 'Evening', items: [{ id: 'Artist 3', op: 'ADD', type: 'artist' }], n_results: 4 }).expect(200)).body.radio;
       expect(evening).toMatchObject({ name: 'Evening', n_results: 4, temperature: 1, enabled: true });
       await request(url).put(`/api/radios/${evening.id}`).set(bearer).send({ enabled: false }).expect(200);
-      expect((await request(url).put(`/api/radios/${evening.id}`).set(bearer).send({ n_results: 0 }).expect(400)).body.error.message).toMatch(/n_results must be between 1 and/);
+      expect((await request(url).put(`/api/radios/${evening.id}`).set(bearer).send({ n_results: 0 }).expect(400)).body.error).toMatch(/n_results must be between 1 and/);
       await request(url).put('/api/radios/987654').set(bearer).send({ enabled: true }).expect(404);
-      expect((await post('/api/radios', { anchor_id: 987654 }).expect(404)).body.error.message).toMatch(/Anchor 987654 not found/);
-      expect((await post('/api/radios', { temperature: 1 }).expect(400)).body.error.message).toMatch(/anchor_id or a recipe/);
+      expect((await post('/api/radios', { anchor_id: 987654 }).expect(404)).body.error).toMatch(/Anchor 987654 not found/);
+      expect((await post('/api/radios', { temperature: 1 }).expect(400)).body.error).toMatch(/anchor_id or a recipe/);
       for (const [, h] of callers()) {
         const list = (await get('/api/radios', h).expect(200)).body.radios as Array<Record<string, unknown>>;
         for (const r of list) expectShape(r, { name: 'string', enabled: 'boolean', n_results: 'number', id: 'number', anchor_id: 'number', temperature: 'number' });
@@ -642,8 +642,8 @@ describe('reference API parity through the gateway (bearer token and non-admin c
   describe('admin-editable query defaults (issue "Operations": settings)', () => {
     it('When an admin changes the similarity, path and alchemy defaults, then /api/config shows them and the index applies them within seconds; a request\'s own value still wins', async () => {
       const put = (body: object) => request(url).put('/api/config').set(bearer).send(body);
-      expect((await put({ NUM_CLUSTERS_MIN: 0 }).expect(400)).body.error.message).toMatch(/NUM_CLUSTERS_MIN/);
-      expect((await put({ ALCHEMY_DEFAULT_N_RESULTS: 501 }).expect(400)).body.error.message).toMatch(/ALCHEMY_DEFAULT_N_RESULTS/);
+      expect((await put({ NUM_CLUSTERS_MIN: 0 }).expect(400)).body.error).toMatch(/NUM_CLUSTERS_MIN/);
+      expect((await put({ ALCHEMY_DEFAULT_N_RESULTS: 501 }).expect(400)).body.error).toMatch(/ALCHEMY_DEFAULT_N_RESULTS/);
       const before = (await get(`/api/similar_tracks?item_id=${pid(0)}&n=20`).expect(200)).body as Array<{ author: string }>;
       expect(Math.max(...Object.values(countBy(before.map((r) => r.author))))).toBe(3);
       await put({ MAX_SONGS_PER_ARTIST: 1, PATH_DEFAULT_LENGTH: 5, ALCHEMY_DEFAULT_N_RESULTS: 4, TOP_N_CLUSTERING_PLAYLIST: 6 }).expect(200);

@@ -120,7 +120,7 @@ describe.each([
       const res = await request(app.url).post('/api/servers').set(auth).send(body as object);
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.status).toBeLessThan(500);
-      expect(res.body.error.message).toMatch(message);
+      expect(res.body.error).toMatch(message);
     }
     await request(app.url).put('/api/servers/00000000-0000-0000-0000-000000000000').set(auth).send({ name: 'Y' }).expect(404);
     await request(app.url).delete('/api/servers/nope').set(auth).expect(404);
@@ -144,7 +144,7 @@ describe.each([
   it('When the default is deleted, then it is refused; another server can be made default and the old one deleted', async () => {
     const { servers, default_id } = (await request(app.url).get('/api/servers').set(auth)).body;
     const del = await request(app.url).delete(`/api/servers/${default_id}`).set(auth).expect(409);
-    expect(del.body.error.code).toBe('default_server');
+    expect(del.body.code).toBe('default_server');
     const other = servers.find((s: { id: string }) => s.id !== default_id);
     await request(app.url).post(`/api/servers/${other.id}/default`).set(auth).expect(200);
     await request(app.url).delete(`/api/servers/${default_id}`).set(auth).expect(200);
@@ -232,11 +232,11 @@ describe.each([
         ['/api/servers/test', { server_type: 'navidrome', server_id: naviRow.id, creds: { url: `${rec.url}/rest`, user: 'nav', password: '__unchanged__' } }],
       ] as const) {
         const res = await request(app.url).post(path).set(auth).send(body).expect(400);
-        expect(res.body.error.message).toMatch(/re-enter creds\.(token|password)/);
+        expect(res.body.error).toMatch(/re-enter creds\.(token|password)/);
         noSecrets(res.body);
       }
       const put = await request(app.url).put(`/api/servers/${plexRow.id}`).set(auth).send({ creds: { url: rec.url, token: '__unchanged__' } }).expect(400);
-      expect(put.body.error.message).toMatch(/re-enter creds\.token/);
+      expect(put.body.error).toMatch(/re-enter creds\.token/);
       await request(app.url).put(`/api/servers/${plexRow.id}`).set(auth).send({ creds: { url: rec.url } }).expect(400);
       expect(rec.seen).toHaveLength(0);
       const [row] = await sql(`SELECT creds FROM registry.music_servers WHERE id = $1`, [plexRow.id]);
@@ -258,7 +258,7 @@ describe.each([
 
   it('When the media server behind /api/servers/libraries is unreachable or refuses the credentials, then 502 or 400 with a clear message, never 500', async () => {
     const down = await request(app.url).post('/api/servers/libraries').set(auth).send({ server_type: 'jellyfin', creds: { url: 'http://127.0.0.1:9', user_id: 'u', token: 'x' } }).expect(502);
-    expect(down.body.error).toMatchObject({ code: 'upstream_unavailable', message: expect.stringMatching(/could not be reached/) });
+    expect(down.body).toMatchObject({ code: 'upstream_unavailable', error: expect.stringMatching(/could not be reached/) });
     const rec = await startRecorder();
     try {
       const broken = await request(app.url).post('/api/servers/libraries').set(auth).send({ server_type: 'plex', creds: { url: rec.url, token: 'x' } }).expect(502);
@@ -267,7 +267,7 @@ describe.each([
       await rec.close();
     }
     const refused = await request(app.url).post('/api/servers/libraries').set(auth).send({ server_type: 'plex', creds: { url: urls.plex, token: 'wrong' } }).expect(400);
-    expect(refused.body.error).toMatchObject({ code: 'media_server_auth_failed', message: expect.stringMatching(/refused the credentials/) });
+    expect(refused.body).toMatchObject({ code: 'media_server_auth_failed', error: expect.stringMatching(/refused the credentials/) });
   });
 
   it('When a Navidrome server uses an OpenSubsonic API key, then it is tested, added, listed masked and switched from user + password', async () => {
@@ -284,9 +284,9 @@ describe.each([
     const [row] = await sql(`SELECT creds FROM registry.music_servers WHERE id = $1`, [created.body.id]);
     expect(row.creds).toEqual(creds);
     const mixed = await request(app.url).post('/api/servers').set(auth).send({ name: 'Mixed', server_type: 'navidrome', creds: { ...creds, user: 'nav', password: 'pw' } }).expect(400);
-    expect(mixed.body.error.message).toMatch(/not both/);
+    expect(mixed.body.error).toMatch(/not both/);
     const none = await request(app.url).post('/api/servers').set(auth).send({ name: 'None', server_type: 'navidrome', creds: { url: urls.navkey } }).expect(400);
-    expect(none.body.error.message).toBe('creds.api_key is required for navidrome (or give url, user, password)');
+    expect(none.body.error).toBe('creds.api_key is required for navidrome (or give url, user, password)');
     // Switching the password server to an API key replaces the stored user + password.
     const navi = (await request(app.url).get('/api/servers').set(auth)).body.servers.find((s: { name: string }) => s.name === 'Navi');
     await request(app.url).put(`/api/servers/${navi.id}`).set(auth).send({ creds: { url: urls.navidrome, api_key: 'switched-key' } }).expect(200);
@@ -305,7 +305,7 @@ describe.each([
     ] as const) {
       const target = server_type === 'jellyfin' ? urls.jflogin : urls.embylogin;
       const refused = await request(app.url).post('/api/servers/signin').set(auth).send({ server_type, url: target, username: user, password: 'wrong-pw', name }).expect(400);
-      expect(refused.body.error.code).toBe('media_server_auth_failed');
+      expect(refused.body.code).toBe('media_server_auth_failed');
       const res = await request(app.url).post('/api/servers/signin').set(auth).send({ server_type, url: target, username: user, password: pw, name }).expect(201);
       noSecrets(res.body);
       expect(res.body.creds).toEqual({ url: target, user_id: fake.userId, token: '__unchanged__' });
@@ -320,7 +320,7 @@ describe.each([
       await request(app.url).delete(`/api/servers/${res.body.id}`).set(auth).expect(200);
     }
     const down = await request(app.url).post('/api/servers/signin').set(auth).send({ server_type: 'jellyfin', url: 'http://127.0.0.1:9', username: 'a', password: 'b', name: 'Nowhere' }).expect(502);
-    expect(down.body.error.code).toBe('upstream_unavailable');
+    expect(down.body.code).toBe('upstream_unavailable');
     await request(app.url).post('/api/servers/signin').set(auth).send({ server_type: 'jellyfin', url: urls.jflogin, username: 'jfuser', password: 'jf-login-pw' }).expect(400);
     await request(app.url).post('/api/servers/signin').set(auth).send({ server_type: 'plex', url: urls.plex, username: 'a', password: 'b', name: 'P' }).expect(400);
     const cookie = await loginCookie(app.url, 'listener', 'listener-pass');

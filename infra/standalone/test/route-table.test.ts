@@ -6,7 +6,7 @@ import { bodyLimitFor, buildGateway, isAdminOnly, isSetupPath, loadGatewayConfig
 
 import { buildIndex, loadIndexConfig } from '@polyphony/index';
 import request from 'supertest';
-import { createBus, createLogger, signIdentity } from '@polyphony/platform';
+import { RequestPipeline, createBus, createLogger, signIdentity } from '@polyphony/platform';
 import { buildPlaylist, loadPlaylistConfig } from '@polyphony/playlist';
 import { buildRegistry, loadRegistryConfig } from '@polyphony/registry';
 
@@ -24,7 +24,7 @@ interface Layer {
   handle?: { stack?: Layer[] };
 }
 
-/** `METHOD path` of every route registered on an express app (routers included). */
+/** `METHOD path` of every route a unit serves: its request pipeline's table routes and its host express app's own (routers included). */
 function mounted(app: Express): string[] {
   const out: string[] = [];
   const walk = (stack: Layer[]) => {
@@ -35,7 +35,7 @@ function mounted(app: Express): string[] {
     }
   };
   walk((app as unknown as { _router: { stack: Layer[] } })._router.stack);
-  return out.filter((k) => !PLATFORM.has(k));
+  return [...RequestPipeline.of(app).routes().map(routeKey), ...out].filter((k) => !PLATFORM.has(k));
 }
 
 /** A concrete path for a route pattern (`:id` -> `x1`). */
@@ -58,14 +58,14 @@ describe('one route table', () => {
   };
   afterAll(() => bus.close());
 
-  it.each(ROUTE_SERVICES)('%s mounts exactly its routes of the table', (service) => {
-    const own = routesOf(service).map(routeKey);
+  it.each(ROUTE_SERVICES)('%s mounts exactly its routes of the table (the gateway: every non-internal route, its own or forwarded)', (service) => {
+    const own = (service === 'gateway' ? routeTable().filter((d) => d.access !== 'internal') : routesOf(service)).map(routeKey);
     // Every route under an API prefix is in the table; the web UI's pages (/, /index.html, assets) are not API routes.
     const api = mounted(apps[service]).filter((k) => own.includes(k) || /^\w+ \/(api|external|chat\/api|internal)(\/|$)/.test(k));
     expect(api.sort()).toEqual(own.sort());
   });
 
-  // Defence in depth: each service enforces the route's access from the table itself (mountRoutes), so a
+  // Defence in depth: each service decides the route's access from the table itself (its pipeline's decideAccess), so a
   // request that reaches it directly, or through a faulty gateway, is refused before any handler runs.
   const secret = env.INTERNAL_SECRET;
   const user = () => signIdentity({ sub: 'u1', username: 'ann', role: 'user', via: 'cookie' }, secret);

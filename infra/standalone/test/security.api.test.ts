@@ -46,13 +46,13 @@ describe('security hardening (full stack, real PostgreSQL)', () => {
     await db?.drop();
   }, 120_000);
 
-  /** Error shape of every 4xx/5xx. */
+  /** Error envelope of every 4xx/5xx: `{ error: message, code, request_id }`. */
   const expectErrorShape = (res: { body: unknown }, code?: string) => {
-    const body = res.body as { error?: { code?: unknown; message?: unknown; requestId?: unknown } };
-    expect(typeof body.error?.code).toBe('string');
-    expect(typeof body.error?.message).toBe('string');
-    expect(typeof body.error?.requestId).toBe('string');
-    if (code) expect(body.error!.code).toBe(code);
+    const body = res.body as { error?: unknown; code?: unknown; request_id?: unknown };
+    expect(typeof body.error).toBe('string');
+    expect(typeof body.code).toBe('string');
+    expect(typeof body.request_id).toBe('string');
+    if (code) expect(body.code).toBe(code);
   };
 
   /** Raw request: headers announce `declared` bytes, only `sent` are written; resolves with the status (or 'timeout'). */

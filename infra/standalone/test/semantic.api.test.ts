@@ -195,7 +195,7 @@ describe('semantic endpoints through the gateway (seeded catalogue)', () => {
   it('When the text query is short or the limit out of range, then 400 in the error shape', async () => {
     for (const body of [{ query: 'ab' }, { query: 'calm', limit: 0 }, { query: 'calm', limit: 10000 }, {}, { query: 42 }]) {
       const res = await request(url).post('/api/clap/search').set(auth).send(body).expect(400);
-      expect(res.body.error).toMatchObject({ code: 'validation_failed' });
+      expect(res.body).toMatchObject({ code: 'validation_failed' });
     }
     await request(url).post('/api/clap/search?server=Nope').set(auth).send({ query: 'calm' }).expect(400);
   });
@@ -270,7 +270,7 @@ describe('semantic endpoints through the gateway (seeded catalogue)', () => {
       expect(typeof r.distance).toBe('number');
     }
     const bad = await request(url).get('/api/similar_tracks?mood=furious').set(auth).expect(400);
-    expect(bad.body.error.message).toMatch(/mood must be one of/);
+    expect(bad.body.error).toMatch(/mood must be one of/);
   });
 
   it('Mood seeds: find_path from a mood to a song and alchemy with a mood item answer songs of the selected server', async () => {
@@ -358,8 +358,8 @@ describe('semantic endpoints through the gateway (seeded catalogue)', () => {
     await db.query(`UPDATE catalogue.score SET tag_scores = NULL, mood_vector = NULL, other_features = NULL, tags_model = NULL`);
     await rebuildIndex(N);
     const res = await request(url).post('/api/clap/search').set(auth).send({ query: 'calm ambient' }).expect(503);
-    expect(res.body.error).toMatchObject({ code: 'tags_unavailable' });
-    expect(res.body.error.message).toMatch(/MusiCNN/);
+    expect(res.body).toMatchObject({ code: 'tags_unavailable' });
+    expect(res.body.error).toMatch(/MusiCNN/);
     await request(url).get('/api/mood_centroids').set(auth).expect(503);
     await request(url).get('/api/similar_tracks?mood=happy').set(auth).expect(503);
     const warm = await request(url).post('/api/clap/warmup').set(auth).send({}).expect(200);

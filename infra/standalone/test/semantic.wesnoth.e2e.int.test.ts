@@ -114,7 +114,7 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
         expect(r.other_features).toMatch(/^danceable:[01]\.\d{3},aggressive:/);
       }
     }
-    expect((await request(url).get(`/api/similar_tracks?mood=sad&centroid_index=1&${S}`).set(bearer).expect(400)).body.error.message).toBe("Invalid centroid_index 1 for mood 'sad' (0-0)");
+    expect((await request(url).get(`/api/similar_tracks?mood=sad&centroid_index=1&${S}`).set(bearer).expect(400)).body.error).toBe("Invalid centroid_index 1 for mood 'sad' (0-0)");
   });
 
   it('When an anchor is saved from a mood and songs, then it seeds similar_tracks, find_path and alchemy, its exclusion applied; a radio on it writes <name>_radio on supysonic', async () => {

@@ -92,7 +92,7 @@ describe('alignment and cleaning end to end (fake Jellyfin + fake Subsonic, full
     const start = await request(app.url).post('/api/cleaning/start').set(auth).send({ clean_catalogue: true }).expect(202);
     expect(start.body).toEqual({ task_id: expect.any(String), task_type: 'cleaning', status: 'NEW' });
     const again = await request(app.url).post('/api/cleaning/start').set(auth).send({}).expect(409);
-    expect(again.body.error.code).toBe('task_running');
+    expect(again.body.code).toBe('task_running');
     const done = await waitForTask(app.url, start.body.task_id, { timeoutMs: 5 * 60_000, intervalMs: 500 });
     expect(done).toMatchObject({ task_type: 'cleaning', state: 'SUCCESS' });
     const details = done.details as Record<string, unknown> & { per_server: Array<Record<string, unknown>>; catalogue_deletion: Record<string, unknown>; index: Record<string, unknown> };

@@ -111,7 +111,7 @@ export class FakePeers {
     });
     app.get('/api/status/:id', (req, res) => {
       const t = this.board.tasks.get(req.params.id);
-      if (!t) return void res.status(404).json({ error: { code: 'not_found', message: 'Task not found', requestId: 'x' } });
+      if (!t) return void res.status(404).json({ error: 'Task not found', code: 'not_found', request_id: 'x' });
       res.json({ task_id: t.taskId, state: t.state, status: t.state, status_message: t.message, progress: t.progress, details: t.details });
     });
     app.post('/api/index/rebuild', (_req, res) => {

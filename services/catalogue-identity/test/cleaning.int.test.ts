@@ -178,7 +178,7 @@ describe('cleaning (PostgreSQL, fake media servers)', () => {
     const sweepId = await requestSweep(bus, { serverId: 'jf' });
     await atChunk;
     const refused = await c.post('/api/cleaning/start', {}).expect(409);
-    expect(refused.body.error.code).toBe('task_running');
+    expect(refused.body.code).toBe('task_running');
     afterChunk = undefined;
     release();
     expect((await board.waitFor(sweepId)).state).toBe('SUCCESS');

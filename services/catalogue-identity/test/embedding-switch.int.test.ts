@@ -104,8 +104,8 @@ describe('embedder switch (PostgreSQL, HTTP API)', () => {
 
   it('When a request carries no vector of the served version and the catalogue cannot switch to its version, then it is a 409 saying why', async () => {
     const body = (await c.post('/internal/identity/resolve', resolveRequest('srv-f', 'f1', songEmbedding(77), { embedderVersion: 'tfjs:other' })).expect(409)).body;
-    expect(body.error.code).toBe('embedder_version_mismatch');
-    expect(body.error.message).toContain(OLD);
+    expect(body.code).toBe('embedder_version_mismatch');
+    expect(body.error).toContain(OLD);
     // A request of the served version is still decided normally afterwards.
     expect((await resolve(resolveRequest('srv-f', 'f2', songEmbedding(78)))).outcome).toBe('new');
   });

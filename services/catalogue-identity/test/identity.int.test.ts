@@ -142,7 +142,7 @@ describe('catalogue identity (PostgreSQL, HTTP API)', () => {
 
     it('When a request is malformed or unsigned or not admin, then it is refused (400 / 401 / 403)', async () => {
       const bad = await c.post('/internal/identity/resolve', { ...resolveRequest('s', 'p', songEmbedding(9)), embedding: [1, 2, 3] }).expect(400);
-      expect(bad.body.error.code).toBe('validation_failed');
+      expect(bad.body.code).toBe('validation_failed');
       await c.post('/internal/identity/resolve', resolveRequest('s', 'p', songEmbedding(9)), 'user').expect(403);
       await request(c.svc.http).post('/internal/identity/resolve').send(resolveRequest('s', 'p', songEmbedding(9))).expect(401);
     });
@@ -363,7 +363,7 @@ describe('catalogue identity (PostgreSQL, HTTP API)', () => {
       expect(avail.itemIds).toEqual([]);
       expect(avail.version).toBeGreaterThan(versionBefore);
       const late = await c.post('/internal/identity/resolve', resolveRequest('srv-del', 'd-3', songEmbedding(502))).expect(409);
-      expect(late.body.error.code).toBe('server_deleted');
+      expect(late.body.code).toBe('server_deleted');
     });
 
     it('When an orphaned song returns on another server, then it is re-bound to its old id', async () => {
@@ -421,7 +421,7 @@ describe('catalogue identity (PostgreSQL, HTTP API)', () => {
       expect(after.learned.otherFeatures).toBe(learned.otherFeatures);
       expect(after.embedding).toBe(before.embedding);
       expect(after.mappings).toEqual(before.mappings);
-      expect((await c.put(`/internal/tracks/fp_4${'f'.repeat(50)}/learned`, learned).expect(404)).body.error.code).toBe('not_found');
+      expect((await c.put(`/internal/tracks/fp_4${'f'.repeat(50)}/learned`, learned).expect(404)).body.code).toBe('not_found');
     });
 
     it('When learned features are malformed, then resolve and PUT answer 400 and store nothing', async () => {
@@ -432,7 +432,7 @@ describe('catalogue identity (PostgreSQL, HTTP API)', () => {
         { ...learned, moodVector: 'rock=0.5' },
         { ...learned, otherFeatures: 'happy:2' },
       ]) {
-        expect((await c.put(`/internal/tracks/${r.itemId}/learned`, bad).expect(400)).body.error.code).toBe('validation_failed');
+        expect((await c.put(`/internal/tracks/${r.itemId}/learned`, bad).expect(400)).body.code).toBe('validation_failed');
         await c.post('/internal/identity/resolve', resolveRequest('srv-ml', 'ml-5', songEmbedding(904), { learned: bad })).expect(400);
       }
       expect((await c.get(`/internal/tracks/${r.itemId}?embedding=0`).expect(200)).body.learned).toBeNull();
@@ -447,7 +447,7 @@ describe('catalogue identity (PostgreSQL, HTTP API)', () => {
       expect((await c.get(`/internal/tracks/${r.itemId}?embedding=0`).expect(200)).body).toMatchObject({ lyrics: 'la la la' });
       expect((await c.get(`/internal/tracks/${r.itemId}?embedding=0`).expect(200)).body.embedding).toBeUndefined();
       const missing = await c.put(`/internal/tracks/fp_4${'e'.repeat(50)}/lyrics`, { status: 'found', text: 'x' }).expect(404);
-      expect(missing.body.error.code).toBe('not_found');
+      expect(missing.body.code).toBe('not_found');
       // A later lookup replaces the earlier one; text without status found is refused.
       await c.put(`/internal/tracks/${r.itemId}/lyrics`, { status: 'none' }).expect(204);
       expect((await c.get(`/internal/tracks/${r.itemId}?embedding=0`).expect(200)).body.lyrics).toBeNull();

@@ -229,9 +229,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   // No ETag: express would hash every JSON answer (up to ~40 kB for 199 similar songs) for a validator no
   // client of these query endpoints sends back (issue 19 per-request cost).
   rt.app.set('etag', false);
-  // The GET routes (similar songs, search, sync, map, ...) also run on the platform's lean path: the same
-  // chain from the table without the express router (issue 19 per-request cost; see lean-http.ts).
-  rt.serveLean(mountRoutes(rt.app, routesOf('index'), routeSets));
+  mountRoutes(rt.app, routesOf('index'), routeSets);
   rt.finishRoutes();
 
   const consumers: ConsumerHandle[] = [];

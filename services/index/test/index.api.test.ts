@@ -184,7 +184,7 @@ describe('GET /api/similar_tracks', () => {
   it('When the seed is unknown, then it answers 404 with an error', async () => {
     const res = await get('/api/similar_tracks?item_id=ffffffffffffffffffffffffffffffff&n=10');
     expect(res.status).toBe(404);
-    expect(res.body.error.message).toMatch(/not found/i);
+    expect(res.body.error).toMatch(/not found/i);
     const byName = await get('/api/similar_tracks?title=nope&artist=nobody');
     expect(byName.status).toBe(404);
   });
@@ -193,7 +193,7 @@ describe('GET /api/similar_tracks', () => {
     for (const q of ['n=0', 'n=1001', 'n=abc', 'n=2.5']) {
       const res = await get(`/api/similar_tracks?item_id=${f.jellyId(1)}&${q}`);
       expect(res.status).toBe(400);
-      expect(res.body.error.code).toBe('validation_failed');
+      expect(res.body.code).toBe('validation_failed');
     }
     expect((await get('/api/similar_tracks?n=5')).status).toBe(400);
     expect((await get('/api/similar_tracks?title=Song%201')).status).toBe(400);

@@ -2,8 +2,8 @@ import request from 'supertest';
 import { JELLY, NAVI, setupFixture, type Fixture } from './fixtures';
 
 /**
- * The index's lean GET path (`rt.serveLean`, issue 19) against its express app: the listener the
- * service serves (`svc.handler`) must answer every GET exactly as the express app (`svc.http`) does,
+ * The index's served listener (`svc.handler`: the request pipeline first, issue 19 / 29) against its express app
+ * (`svc.http`, whose first middleware is the same pipeline): both must answer every GET alike,
  * successes and failures, since both run the same mounted chain from the contracts table.
  */
 let f: Fixture;
@@ -24,7 +24,7 @@ async function both(path: string, headers: Record<string, string>) {
 }
 
 describe('index lean GET path', () => {
-  it('When similar songs, search, artists, map and status are asked, then the lean listener answers exactly as the express app', async () => {
+  it('When similar songs, search, artists, map and status are asked, then the served listener answers exactly as the express app', async () => {
     const seed = f.jellyId(3);
     const paths = [
       `/api/similar_tracks?item_id=${seed}&n=10`,
@@ -44,7 +44,7 @@ describe('index lean GET path', () => {
     }
   });
 
-  it('When a request fails (bad parameter, unknown song, song not on the server, no signature, admin route as a user), then the lean listener gives the same status and error shape', async () => {
+  it('When a request fails (bad parameter, unknown song, song not on the server, no signature, admin route as a user), then the served listener gives the same status and error envelope', async () => {
     const cases: Array<[string, Record<string, string>]> = [
       ['/api/similar_tracks?item_id=x&n=0', f.as(JELLY)],
       ['/api/similar_tracks?item_id=no-such-song', f.as(JELLY)],
@@ -58,7 +58,7 @@ describe('index lean GET path', () => {
       expect([path, lean.status]).toEqual([path, plain.status]);
       expect(lean.status).toBeGreaterThanOrEqual(400);
       expect(lean.body).toEqual(plain.body);
-      expect(lean.body.error.requestId).toBe('lean-path-test');
+      expect(lean.body.request_id).toBe('lean-path-test');
     }
   });
 });

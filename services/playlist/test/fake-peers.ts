@@ -40,7 +40,7 @@ export class FakePeers {
       this.requests.push({ method: req.method, path: req.path, body: req.body });
       const identity = verifyIdentity(req.headers, this.secret);
       if (!identity || identity.via !== 'internal') {
-        res.status(401).json({ error: { code: 'unauthorized', message: 'bad signature', requestId: 'fake' } });
+        res.status(401).json({ error: 'bad signature', code: 'unauthorized', request_id: 'fake' });
         return;
       }
       next();
@@ -50,7 +50,7 @@ export class FakePeers {
     });
     app.get(api.internal.serverGet.path, (req, res) => {
       const s = this.servers.find((x) => x.id === req.params.id || x.name === req.params.id);
-      if (!s) res.status(404).json({ error: { code: 'not_found', message: 'no such server', requestId: 'fake' } });
+      if (!s) res.status(404).json({ error: 'no such server', code: 'not_found', request_id: 'fake' });
       else res.json(s);
     });
     app.post(api.internal.idsResolveInput.path, (req, res) => {
@@ -99,7 +99,7 @@ export class FakePeers {
     });
     app.post(api.internal.tracksLookup.path, (req, res) => {
       if (!this.lookupAvailable) {
-        res.status(404).json({ error: { code: 'not_found', message: 'No route', requestId: 'fake' } });
+        res.status(404).json({ error: 'No route', code: 'not_found', request_id: 'fake' });
         return;
       }
       const { itemIds } = req.body as { itemIds: string[] };

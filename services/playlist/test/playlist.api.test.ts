@@ -168,7 +168,7 @@ describe('playlist service (API, real PostgreSQL, fake media servers)', () => {
     it('When no track is on the selected server, then 400 and nothing is written anywhere', async () => {
       const before = { sub: sub.playlists().length, rows: (await sql(`SELECT count(*)::int AS n FROM playlist.playlists`))[0].n };
       const res = await request(svc.http).post('/api/create_playlist').set(headers('user', 'srv-nav')).send({ playlist_name: 'Nothing', track_ids: [jfId(0), jfId(4), canonical(37)] }).expect(400);
-      expect(res.body.error.message).toMatch(/None of the 3 track\(s\) is available on server "Navi"/);
+      expect(res.body.error).toMatch(/None of the 3 track\(s\) is available on server "Navi"/);
       expect(sub.playlists().length).toBe(before.sub);
       expect((await sql(`SELECT count(*)::int AS n FROM playlist.playlists`))[0].n).toBe(before.rows);
     });
@@ -183,10 +183,10 @@ describe('playlist service (API, real PostgreSQL, fake media servers)', () => {
       ];
       for (const [body, message] of cases) {
         const res = await request(svc.http).post('/api/create_playlist').set(headers('user', 'srv-nav')).send(body).expect(400);
-        expect(res.body.error.message).toMatch(message);
+        expect(res.body.error).toMatch(message);
       }
       const noServer = await request(svc.http).post('/api/create_playlist').set(headers('user')).send({ playlist_name: 'X', track_ids: [jfId(1)] }).expect(400);
-      expect(noServer.body.error.message).toMatch(/No media server/);
+      expect(noServer.body.error).toMatch(/No media server/);
       await request(svc.http).post('/api/create_playlist').set(headers('user', 'srv-deleted')).send({ playlist_name: 'X', track_ids: [jfId(1)] }).expect(400);
       await request(svc.http).post('/api/create_playlist').send({ playlist_name: 'X', track_ids: [jfId(1)] }).expect(401);
     });
@@ -194,7 +194,7 @@ describe('playlist service (API, real PostgreSQL, fake media servers)', () => {
     it('When the media server refuses, then 502 and nothing is recorded', async () => {
       const before = (await sql(`SELECT count(*)::int AS n FROM playlist.playlists`))[0].n;
       const res = await request(svc.http).post('/api/create_playlist').set(headers('user', 'srv-bad')).send({ playlist_name: 'Fails', track_ids: [canonical(1)] }).expect(502);
-      expect(res.body.error.message).toMatch(/Broken/);
+      expect(res.body.error).toMatch(/Broken/);
       expect((await sql(`SELECT count(*)::int AS n FROM playlist.playlists`))[0].n).toBe(before);
       expect(jf.playlists().some((p) => p.name === 'Fails_instant')).toBe(false);
     });
@@ -313,7 +313,7 @@ describe('playlist service (API, real PostgreSQL, fake media servers)', () => {
         const res = await request(svc.http).post('/api/clustering/start').set(headers('admin')).send({}).expect(202);
         taskId = res.body.task_id;
         const second = await request(svc.http).post('/api/clustering/start').set(headers('admin')).send({}).expect(409);
-        expect(second.body.error.code).toBe('task_already_running');
+        expect(second.body.code).toBe('task_already_running');
         await svc.runtime.bus.publish(RoutingKeys.taskCancelRequested, { taskId, type: 'clustering' } satisfies TaskCancelRequestedEvent);
         await waitFor('cancel flag', async () => (await svc.runs.find(taskId))?.cancelRequested === true);
       } finally {

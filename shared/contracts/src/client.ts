@@ -8,7 +8,7 @@ import type { z } from './zod';
  * zod schemas the services validate with.
  *
  * Errors: a non-2xx answer throws `ApiError` with the status and the documented error body
- * (`{ error: { code, message, requestId } }`); a network failure rejects with fetch's TypeError.
+ * (`{ error: message, code, request_id }`); a network failure rejects with fetch's TypeError.
  */
 
 type InputOf<S> = S extends z.ZodTypeAny ? z.input<S> : never;
@@ -96,8 +96,9 @@ export async function call<R extends RouteDef>(route: R, input: CallInput<R> = {
     }
   }
   if (!res.ok) {
-    const err = (json as { error?: { code?: string; message?: string; requestId?: string } } | undefined)?.error;
-    throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`, err?.requestId);
+    const err = json as { error?: unknown; code?: unknown; request_id?: unknown } | undefined;
+    const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+    throw new ApiError(res.status, text(err?.code) ?? 'http_error', text(err?.error) ?? `HTTP ${res.status}`, text(err?.request_id));
   }
   if (options.validate && route.response) return route.response.parse(json) as ResponseOf<R>;
   return json as ResponseOf<R>;

@@ -8,8 +8,18 @@ import { z } from './zod';
  */
 export const apiRegistry = new OpenAPIRegistry();
 
+/**
+ * The error envelope of every 4xx/5xx answer: `error` is the human-readable message (what clients print),
+ * `code` the machine code, `request_id` the request's id (also in `x-request-id`); `details` only where
+ * there are some (a validation failure: the schema's issues).
+ */
 export const ErrorBody = z
-  .object({ error: z.object({ code: z.string(), message: z.string(), requestId: z.string() }) })
+  .object({
+    error: z.string().openapi({ description: 'Human-readable message', example: 'Invalid query: n: Number must be less than or equal to 500' }),
+    code: z.string().openapi({ description: 'Machine code', example: 'validation_failed' }),
+    request_id: z.string().openapi({ description: 'Request id (also the x-request-id header)' }),
+    details: z.unknown().optional().openapi({ description: 'Details of the error: for validation_failed, the schema issues [{ path, message, code }]' }),
+  })
   .openapi('Error');
 
 /** The optional `server` selector every endpoint accepts: display name or internal id. */

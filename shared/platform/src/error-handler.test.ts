@@ -2,7 +2,7 @@ import express from 'express';
 import request from 'supertest';
 import type { Logger } from './logger';
 import { StateUnavailableError, UpstreamUnavailableError, ValidationError } from './errors';
-import { errorHandler, requestIdMiddleware } from './http';
+import { errorHandler } from './http';
 
 /** A logger that records (level, message) pairs. */
 function recordingLogger(): { logger: Logger; lines: Array<[string, string]> } {
@@ -15,7 +15,10 @@ function recordingLogger(): { logger: Logger; lines: Array<[string, string]> } {
 function appThrowing(err: unknown) {
   const rec = recordingLogger();
   const app = express();
-  app.use(requestIdMiddleware());
+  app.use((req, _res, next) => {
+    req.requestId = 'req-x';
+    next();
+  });
   app.get('/x', () => {
     throw err;
   });
@@ -23,12 +26,12 @@ function appThrowing(err: unknown) {
   return { app, lines: rec.lines };
 }
 
-describe('errorHandler: status, error shape and log level per error kind', () => {
+describe('errorHandler: status, error envelope and log level per error kind', () => {
   it('a state the operator must set up (StateUnavailableError) is a 503 with its code, logged at warn, not error', async () => {
     const { app, lines } = appThrowing(new StateUnavailableError('tags_unavailable', 'install the model'));
     const res = await request(app).get('/x');
     expect(res.status).toBe(503);
-    expect(res.body.error).toEqual({ code: 'tags_unavailable', message: 'install the model', requestId: expect.any(String) });
+    expect(res.body).toEqual({ error: 'install the model', code: 'tags_unavailable', request_id: 'req-x' });
     expect(lines.map(([l]) => l)).toEqual(['warn']);
   });
 
@@ -36,7 +39,7 @@ describe('errorHandler: status, error shape and log level per error kind', () =>
     const { app, lines } = appThrowing(new UpstreamUnavailableError('catalogue unreachable'));
     const res = await request(app).get('/x');
     expect(res.status).toBe(503);
-    expect(res.body.error.code).toBe('upstream_unavailable');
+    expect(res.body).toEqual({ error: 'catalogue unreachable', code: 'upstream_unavailable', request_id: 'req-x' });
     expect(lines.map(([l]) => l)).toContain('error');
   });
 
@@ -44,15 +47,23 @@ describe('errorHandler: status, error shape and log level per error kind', () =>
     const { app, lines } = appThrowing(new ValidationError('bad n'));
     const res = await request(app).get('/x');
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'validation_failed', message: 'bad n' });
+    expect(res.body).toEqual({ error: 'bad n', code: 'validation_failed', request_id: 'req-x' });
     expect(lines.filter(([l]) => l === 'error')).toEqual([]);
+  });
+
+  it('a validation error with details (the schema issues) answers them beside the message', async () => {
+    const issues = [{ path: ['n'], message: 'Expected number', code: 'invalid_type' }];
+    const { app } = appThrowing(new ValidationError('Invalid query: n: Expected number', issues));
+    const res = await request(app).get('/x');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'Invalid query: n: Expected number', code: 'validation_failed', request_id: 'req-x', details: issues });
   });
 
   it('an unknown error is a 500 without internals in the body', async () => {
     const { app } = appThrowing(new Error('secret internals at /var/lib/x'));
     const res = await request(app).get('/x');
     expect(res.status).toBe(500);
-    expect(res.body.error).toMatchObject({ code: 'internal_error', message: 'Internal server error' });
+    expect(res.body).toEqual({ error: 'Internal server error', code: 'internal_error', request_id: 'req-x' });
     expect(JSON.stringify(res.body)).not.toContain('/var/lib/x');
   });
 });

@@ -1,6 +1,10 @@
+import type { ServerResponse } from 'node:http';
+
 /**
- * Typed errors, mapped to HTTP in exactly one middleware (http.ts `errorHandler`).
- * Response shape for every 4xx/5xx: `{ "error": { "code", "message", "requestId" } }`.
+ * Typed errors, mapped to HTTP in exactly one place (http.ts `errorHandler`), answered in the one
+ * error envelope `errorEnvelope` builds and `sendError` writes (issue 30):
+ * `{ "error": "<human-readable message>", "code": "<machine code>", "request_id": "<id>" }`, plus
+ * `details` (for a validation failure: the schema's issues) when there are any.
  */
 export class AppError extends Error {
   constructor(
@@ -75,4 +79,36 @@ export function mapUniqueViolation(err: unknown, message: string): never {
   const code = (err as { code?: string; driverError?: { code?: string } })?.code ?? (err as { driverError?: { code?: string } })?.driverError?.code;
   if (code === '23505') throw new ConflictError(message, 'duplicate');
   throw err;
+}
+
+/**
+ * The body of every error answer (gateway, services, 404/405, 401/403, 413, 429, 503): `error` is the
+ * human-readable message (what the reference's clients print), `code` the machine code
+ * (`validation_failed`, `not_found`, ...), `request_id` the request's id (also in `x-request-id`), and
+ * `details` only when the error carries some (a validation failure's zod issues: `[{ path, message, code }]`).
+ */
+export interface ErrorEnvelope {
+  error: string;
+  code: string;
+  request_id: string;
+  details?: unknown;
+}
+
+/** The error envelope of one answer (see {@link ErrorEnvelope}); `details` is left out when undefined. */
+export function errorEnvelope(code: string, message: string, requestId: string, details?: unknown): ErrorEnvelope {
+  return details === undefined ? { error: message, code, request_id: requestId } : { error: message, code, request_id: requestId, details };
+}
+
+/**
+ * Writes an error answer: `status`, `Content-Type: application/json; charset=utf-8`, the envelope as the
+ * body (with `Content-Length`). The one writer of error bodies for express and raw node responses alike;
+ * does nothing when the headers are already sent (a failure mid-stream: the caller destroys the socket).
+ */
+export function sendError(res: ServerResponse, status: number, code: string, message: string, requestId: string, details?: unknown): void {
+  if (res.headersSent) return;
+  const body = JSON.stringify(errorEnvelope(code, message, requestId, details));
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));
+  res.end(body, 'utf8');
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ZodError, type ZodType, type ZodTypeDef } from 'zod';
 import { safeParseValue } from '@polyphony/contracts';
-import { REQUEST_ID_HEADER, currentContext, runWithContext } from './context';
+import { currentContext } from './context';
 import { isTransientFault } from './faults';
-import { AppError, StateUnavailableError, UnauthorizedError, ValidationError } from './errors';
+import { AppError, StateUnavailableError, UnauthorizedError, ValidationError, errorEnvelope, sendError } from './errors';
 import { type CallerIdentity, IdentityVerifier } from './internal-auth';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
@@ -79,17 +79,6 @@ export function sendJson(res: Response, status: number, value: unknown): void {
   res.end(body, 'utf8');
 }
 
-/** Request-id middleware: takes `x-request-id` (if sane) or makes one, echoes it, and sets the async context. */
-export function requestIdMiddleware(): RequestHandler {
-  return (req, res, next) => {
-    const given = req.header(REQUEST_ID_HEADER);
-    const requestId = given && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-    req.requestId = requestId;
-    res.setHeader(REQUEST_ID_HEADER, requestId);
-    runWithContext({ requestId }, () => next());
-  };
-}
-
 /** Paths never access-logged (probes and scrapes, every few seconds). */
 const UNLOGGED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
@@ -112,31 +101,8 @@ export function accessLogLevel(logger: Logger, path: string, status: number, sam
 }
 
 /**
- * One log line per request: method, path (no query string: it may hold secrets), status, duration ms, at the
- * level `accessLogLevel` gives (successes sampled by `sample`, internal successes at debug, probes never).
- */
-export function accessLogMiddleware(logger: Logger, sample = 1): RequestHandler {
-  return (req, res, next) => {
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const level = accessLogLevel(logger, req.path, res.statusCode, sample);
-      if (!level) return;
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      logger.log(level, 'http request', {
-        requestId: req.requestId,
-        method: req.method,
-        path: req.path.length > 512 ? `${req.path.slice(0, 512)}…` : req.path,
-        status: res.statusCode,
-        durationMs: Math.round(ms * 10) / 10,
-        userId: req.identity?.sub,
-      });
-    });
-    next();
-  };
-}
-
-/**
- * The single error-to-HTTP mapping: `{ error: { code, message, requestId } }`; unknown errors are 500 without internals.
+ * The single error-to-HTTP mapping, answered in the error envelope (`errorEnvelope`: `{ error: message, code,
+ * request_id }`, plus `details` for a validation failure); unknown errors are 500 without internals.
  * Errors of the HTTP plumbing (body-parser, serve-static, express's path decoding: objects with a 4xx
  * `status`) and URIError from a malformed %-escape are the caller's fault and become 4xx with a fixed
  * message; a client that went away (`request.aborted`) is logged at debug, not as an error.
@@ -147,16 +113,19 @@ export function errorHandler(logger: Logger) {
     let status = 500;
     let code = 'internal_error';
     let message = 'Internal server error';
+    let details: unknown;
     if (err instanceof AppError) {
       status = err.httpStatus;
       code = err.code;
       message = err.message;
+      details = err.details;
       if (err instanceof StateUnavailableError) logger.warn('feature unavailable in the current state', { requestId, code, message });
       else if (status >= 500) logger.error('request failed upstream', { requestId, code, message, cause: String((err as { cause?: unknown }).cause ?? '') });
     } else if (err instanceof ZodError) {
       status = 400;
       code = 'validation_failed';
       message = `Invalid request: ${formatZodError(err)}`;
+      details = err.issues;
     } else if (isClientAbort(err, req)) {
       logger.debug('client aborted the request', { requestId, method: req.method, path: safePath(req) });
       status = 400;
@@ -184,8 +153,7 @@ export function errorHandler(logger: Logger) {
     } else {
       logger.error('unhandled error', { requestId, err });
     }
-    if (res.headersSent) return;
-    res.status(status).json({ error: { code, message, requestId } });
+    sendError(res, status, code, message, requestId, details);
   };
 }
 
@@ -288,6 +256,12 @@ export function jsonBody(limit: string | number): RequestHandler {
   });
 }
 
+/** Whether a request carries a body (`Transfer-Encoding`, or a `Content-Length` other than 0). */
+export function hasBody(req: import('node:http').IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 /** True when `value` (any JSON-like value) holds a NUL character in a string or key, at any depth. */
 export function containsNul(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
@@ -298,23 +272,25 @@ export function containsNul(value: unknown, depth = 0): boolean {
 }
 
 /**
- * Refuses, before routing, URLs no route can expect: a path with a malformed %-escape or a NUL,
- * a query string value with a NUL (PostgreSQL cannot store NUL in text, so it would surface as a
- * database error). 400 `malformed_request`.
+ * Why a request's URL cannot reach any route, or undefined: a path with a malformed %-escape or a NUL, a query
+ * value or key with a NUL (PostgreSQL cannot store NUL in text, so it would surface as a database error).
+ * 400 `malformed_request`. `query` is the parsed query.
  */
+export function urlProblem(path: string, query: unknown): AppError | undefined {
+  let decoded: string;
+  try {
+    decoded = path.includes('%') ? decodeURIComponent(path) : path;
+  } catch {
+    return new AppError('malformed_request', 'Malformed percent-encoding in the path', 400);
+  }
+  if (decoded.includes('\u0000')) return new AppError('malformed_request', 'NUL character in the path', 400);
+  if (containsNul(query)) return new AppError('malformed_request', 'NUL character in a query parameter', 400);
+  return undefined;
+}
+
+/** `urlProblem` as middleware, for what the host app serves outside the route table (the pipeline checks its own). */
 export function rejectMalformedUrl(): RequestHandler {
-  return (req, _res, next) => {
-    let path: string;
-    try {
-      path = decodeURIComponent(req.path);
-    } catch {
-      next(new AppError('malformed_request', 'Malformed percent-encoding in the path', 400));
-      return;
-    }
-    if (path.includes('\u0000')) return next(new AppError('malformed_request', 'NUL character in the path', 400));
-    if (containsNul(req.query)) return next(new AppError('malformed_request', 'NUL character in a query parameter', 400));
-    next();
-  };
+  return (req, _res, next) => next(urlProblem(req.path, req.query));
 }
 
 /** Refuses a parsed body holding a NUL character in any string or key (400 `malformed_request`). */
@@ -340,9 +316,7 @@ export function handleClientErrors(server: import('node:http').Server, logger?: 
     }
     const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
     const status = tooLarge ? 431 : 400;
-    const body = JSON.stringify({
-      error: { code: tooLarge ? 'headers_too_large' : 'malformed_request', message: tooLarge ? 'Request line or headers too large' : 'Malformed HTTP request', requestId: randomUUID() },
-    });
+    const body = JSON.stringify(errorEnvelope(tooLarge ? 'headers_too_large' : 'malformed_request', tooLarge ? 'Request line or headers too large' : 'Malformed HTTP request', randomUUID()));
     logger?.debug('malformed HTTP request', { code: err.code });
     socket.end(`HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   };
@@ -351,10 +325,10 @@ export function handleClientErrors(server: import('node:http').Server, logger?: 
 }
 const clientErrorHandlers = new WeakMap<import('node:http').Server, (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => void>();
 
-/** 404 in the common error shape for unmatched routes. */
+/** 404 in the error envelope for what nothing served (the host app's last handler). */
 export function notFoundHandler(): RequestHandler {
   return (req, res) => {
-    res.status(404).json({ error: { code: 'not_found', message: `No route for ${req.method} ${req.path}`, requestId: req.requestId } });
+    sendError(res, 404, 'not_found', `No route for ${req.method} ${req.path}`, req.requestId ?? currentContext()?.requestId ?? 'unknown');
   };
 }
 
@@ -374,88 +348,6 @@ export function internalAuthMiddleware(secret: string | IdentityVerifier): Reque
     req.identity = identity;
     if (currentContext()) currentContext()!.userId = identity.sub;
     next();
-  };
-}
-
-export interface ServiceHttpOptions {
-  service: string;
-  logger: Logger;
-  metrics: Metrics;
-  /** Shared secret of the gateway's signed header; when undefined the check is off (unit tests only). */
-  internalSecret?: string;
-  /**
-   * Readiness probes (database, bus); `/readyz` is 503 when a required one throws or returns false.
-   * An `optional` probe is reported in `checks` but does not take the pod out of rotation (a service
-   * that answers queries without the broker stays ready through a broker restart).
-   */
-  readiness: Array<{ name: string; check: () => Promise<boolean> | boolean; optional?: boolean }>;
-  /** JSON body limit (default 10 MB: batch id lists). */
-  bodyLimit?: string;
-  /**
-   * Parse JSON and form bodies for every route (default true). The gateway passes false and parses
-   * after authentication with per-route limits.
-   */
-  parseBodies?: boolean;
-  /** Serve `/metrics` on this app (default true). The gateway serves it behind the bearer or on an internal port. */
-  serveMetrics?: boolean;
-  /**
-   * express `trust proxy` (which peers may set X-Forwarded-For/-Proto/-Host): false (default, trust
-   * nobody), or addresses/subnets/keywords such as `loopback` (https://expressjs.com/en/guide/behind-proxies.html).
-   */
-  trustProxy?: boolean | string | string[];
-  /** Share of successful requests logged in the access log (ACCESS_LOG_SAMPLE; default 1 = all). */
-  accessLogSample?: number;
-  /** Route pattern of a request express does not route itself, for the latency histogram (see Metrics.httpMiddleware). */
-  routeLabel?: (method: string, path: string) => string | undefined;
-}
-
-/**
- * Builds the express app every service shares: request id, access log, metrics, `/healthz`,
- * `/readyz`, `/metrics`, the malformed-URL guard, internal auth, then JSON body parsing (so an
- * unsigned caller never gets a body parsed). Mount routes on the returned app, then call
- * `finish()` to add the 404 and error handlers.
- */
-export function createServiceHttp(options: ServiceHttpOptions): { app: Express; finish(): void; verifier?: IdentityVerifier } {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('trust proxy', options.trustProxy ?? false);
-  app.use(requestIdMiddleware());
-  app.use(accessLogMiddleware(options.logger, options.accessLogSample));
-  app.use(options.metrics.httpMiddleware(options.routeLabel));
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok', service: options.service });
-  });
-  app.get(
-    '/readyz',
-    asyncRoute(async (_req, res) => {
-      const results: Record<string, boolean> = {};
-      for (const probe of options.readiness) {
-        try {
-          results[probe.name] = Boolean(await probe.check());
-        } catch {
-          results[probe.name] = false;
-        }
-      }
-      const ok = options.readiness.every((p) => p.optional || results[p.name]);
-      res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks: results });
-    }),
-  );
-  if (options.serveMetrics !== false) app.get('/metrics', metricsHandler(options.metrics));
-  app.use(rejectMalformedUrl());
-  const verifier = options.internalSecret ? new IdentityVerifier(options.internalSecret) : undefined;
-  if (verifier) app.use(internalAuthMiddleware(verifier));
-  if (options.parseBodies !== false) {
-    app.use(jsonBody(options.bodyLimit ?? '10mb'));
-    app.use(express.urlencoded({ extended: false, limit: '1mb' }));
-    app.use(rejectNulInBody());
-  }
-  return {
-    app,
-    verifier,
-    finish() {
-      app.use(notFoundHandler());
-      app.use(errorHandler(options.logger));
-    },
   };
 }
 

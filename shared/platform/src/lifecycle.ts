@@ -18,7 +18,7 @@ export interface ServiceUnit {
  * Listens on `port` (0 = any) on `host`; resolves with the server and the bound port. HTTP parser
  * errors (a request line or headers above Node's 16 KiB limit, which a long query forwarded by the
  * gateway can reach) are answered in the common error shape (`handleClientErrors`). `app` is an express
- * app or any request listener (an app behind a lean path: `withLeanPath`).
+ * app or any request listener (a service's request pipeline: `ServiceRuntime.handler`).
  */
 export function listen(app: import('node:http').RequestListener, port: number, host = '0.0.0.0'): Promise<{ server: Server; port: number }> {
   return new Promise((resolve, reject) => {

@@ -1,5 +1,4 @@
 import client from 'prom-client';
-import type { NextFunction, Request, Response } from 'express';
 
 /**
  * Prometheus metrics of one service, served at `/metrics`: default process metrics, an HTTP
@@ -40,24 +39,5 @@ export class Metrics {
       labelNames: ['task', 'outcome'],
       registers: [this.registry],
     });
-  }
-
-  /**
-   * Express middleware recording latency per route pattern (not per raw URL, to bound cardinality).
-   * `routeLabel(method, path)` names the pattern of a request express did not route itself (the gateway's
-   * proxied requests and those its authentication refused: the contract's path, e.g. `/api/servers/:id`);
-   * it must return a pattern from a fixed table, never the raw path.
-   */
-  httpMiddleware(routeLabel?: (method: string, path: string) => string | undefined) {
-    return (req: Request, res: Response, next: NextFunction): void => {
-      const end = this.httpDuration.startTimer();
-      res.on('finish', () => {
-        const pattern = req.route ? undefined : routeLabel?.(req.method, (req.originalUrl ?? req.url).split('?')[0]!);
-        if (pattern) return void end({ method: req.method, route: pattern, status: String(res.statusCode) });
-        const route = (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? 'unmatched' : req.baseUrl || 'other');
-        end({ method: req.method, route: `${req.baseUrl}${typeof route === 'string' && route !== req.baseUrl ? route : ''}` || route, status: String(res.statusCode) });
-      });
-      next();
-    };
   }
 }

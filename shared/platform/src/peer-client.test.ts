@@ -17,8 +17,8 @@ describe('PeerClient.callBytes', () => {
     const app = express();
     app.get(api.internal.snapshotTracks.path, (req, res) => {
       seenAccept.push(String(req.headers.accept));
-      if (mode === 'unavailable') return void res.status(503).json({ error: { code: 'upstream_unavailable', message: 'db down', requestId: 'x' } });
-      if (mode === 'missing') return void res.status(404).json({ error: { code: 'not_found', message: 'nope', requestId: 'x' } });
+      if (mode === 'unavailable') return void res.status(503).json({ error: 'db down', code: 'upstream_unavailable', request_id: 'x' });
+      if (mode === 'missing') return void res.status(404).json({ error: 'nope', code: 'not_found', request_id: 'x' });
       if (mode === 'json') return void res.json({ tracks: [], next: null, after: req.query.after ?? null });
       res.type(SNAPSHOT_PAGE_BINARY_TYPE).send(Buffer.from([1, 2, 3, 250]));
     });

@@ -1,8 +1,8 @@
-import type { Request, RequestHandler, Response, Router } from 'express';
+import type { Express, Request, RequestHandler, Response } from 'express';
 import { bySpecificity, compileRoute, routeKey, type RouteDef } from '@polyphony/contracts';
 import type { z } from 'zod';
-import { ForbiddenError, UnauthorizedError } from './errors';
 import { asyncRoute, parseOrThrow } from './http';
+import { RequestPipeline } from './pipeline';
 
 type Parsed<S> = S extends z.ZodTypeAny ? z.output<S> : undefined;
 
@@ -52,8 +52,8 @@ export class RouteHandlers {
 
   /**
    * Adds the handler chain of one route (middlewares first, the route handler last). The route's
-   * `access` (public, user, admin, bearer, internal) is enforced by `mountRoutes` from the table: no
-   * role middleware is needed here.
+   * `access` (public, user, admin, bearer, internal) is decided by the request pipeline from the table
+   * (`decideAccess`): no role middleware is needed here.
    */
   on(def: RouteDef, ...handlers: RequestHandler[]): this {
     if (handlers.length === 0) throw new Error(`No handler given for ${routeKey(def)}`);
@@ -64,7 +64,7 @@ export class RouteHandlers {
   /**
    * Adds a typed route: `handle` gets the params, query and body parsed with the route's schemas (typed,
    * coerced, defaults applied), the request and the response; what it returns is sent as JSON with the route's
-   * `status` (default 200). Errors it throws go to the error handler (4xx/5xx in the error shape).
+   * `status` (default 200). Errors it throws go to the error handler (4xx/5xx in the error envelope).
    * A handler that answers itself (a stream, 204 without a body, a status chosen at run time) writes to `res`: its
    * return value is then ignored; `res` also serves for what goes beside the body (a header).
    * `options.before`: middlewares run ahead of validation and the handler (e.g. a body parser with another limit).
@@ -89,30 +89,6 @@ export function routeHandlers(): RouteHandlers {
 }
 
 /**
- * The route's `access` from the table, enforced again by the service that owns it (defence in depth:
- * the gateway enforces it first, but a service reached directly, or a gateway bug, must not open a
- * route). Reads the identity the platform verified from the signed header (`req.identity`):
- * - `public`: no check.
- * - `user`: a verified identity (401 without).
- * - `admin`: a verified identity with the admin role (401 without, 403 for a user).
- * - `bearer`: a caller the gateway authenticated with the API token (or with authentication off);
- *   a cookie session is refused (403), as at the gateway.
- * - `internal`: a service's own signed identity (`via: 'internal'`, the admin role `ServiceClient` signs);
- *   a user's identity forwarded from the gateway is refused (403): the gateway never routes /internal.
- */
-export function enforceAccess(def: RouteDef): RequestHandler {
-  return (req, _res, next) => {
-    if (def.access === 'public') return next();
-    const id = req.identity;
-    if (!id) return next(new UnauthorizedError());
-    if (def.access === 'admin' && id.role !== 'admin') return next(new ForbiddenError('Admin role required'));
-    if (def.access === 'bearer' && id.via !== 'bearer' && id.via !== 'anonymous') return next(new ForbiddenError('This route takes the API token (Authorization: Bearer)'));
-    if (def.access === 'internal' && (id.via !== 'internal' || id.role !== 'admin')) return next(new ForbiddenError('Internal route: service callers only'));
-    next();
-  };
-}
-
-/**
  * Validates path parameters, query and JSON body against the route's schemas (400 `invalid_request`
  * in the error shape on failure). The parsed input is kept for the request: a `json` handler uses it instead of
  * parsing again; other handlers still read `req.params`/`req.query`/`req.body`.
@@ -128,27 +104,26 @@ export function validateRequest(def: RouteDef): RequestHandler {
   };
 }
 
-/** One route as `mountRoutes` wired it: the table's definition and its full handler chain. */
+/** One route as `mountRoutes` wired it: the table's definition and its handler chain. */
 export interface MountedRoute {
   def: RouteDef;
-  /** Access check from the table, the route's middlewares, schema validation, the handler. */
+  /** The route's middlewares, schema validation, the handler (the pipeline runs identification and access first). */
   chain: RequestHandler[];
 }
 
 /**
- * Registers every route of `routes` (one service's slice of the table: `routesOf('index')`) on
- * `router` with its handlers, most specific path first (a literal segment before a `:param`).
- * Each chain starts with the route's access check from the table (`enforceAccess`: 401/403), and
- * request validation from the route's schemas runs just before the last handler (so a non-admin
- * gets 403 before a 400).
+ * Serves every route of `routes` (one service's slice of the table: `routesOf('index')`) with its handlers
+ * on the request pipeline of `app` (made by `createServiceHttp`; `RequestPipeline`), which identifies the
+ * caller and decides access from the table (`decideAccess`: 401/403) before the chain runs. Each chain is
+ * the route's middlewares, then request validation from the route's schemas (`validateRequest`: 400), then
+ * the handler; so a non-admin gets 403 before a 400.
  *
  * Throws (at startup, so the service's tests fail) when a route of `routes` has no handler, when a
  * handler is given for a route not in `routes` (another service's, or not in the table), or when a
- * route gets two handler chains.
- * Returns the wired chains (most specific first), for a lean path that runs the same chain without the
- * express router (`leanServiceRoutes`).
+ * route gets two handler chains. Returns the wired chains, most specific path first.
  */
-export function mountRoutes(router: Pick<Router, 'get' | 'post' | 'put' | 'patch' | 'delete'>, routes: readonly RouteDef[], handlers: RouteHandlers | RouteHandlers[]): MountedRoute[] {
+export function mountRoutes(app: Express | RequestPipeline, routes: readonly RouteDef[], handlers: RouteHandlers | RouteHandlers[]): MountedRoute[] {
+  const pipeline = app instanceof RequestPipeline ? app : RequestPipeline.of(app);
   const sets = Array.isArray(handlers) ? handlers : [handlers];
   const byDef = new Map<RouteDef, RequestHandler[]>();
   for (const set of sets) {
@@ -164,8 +139,8 @@ export function mountRoutes(router: Pick<Router, 'get' | 'post' | 'put' | 'patch
   for (const compiled of routes.map(compileRoute).sort(bySpecificity)) {
     const def = compiled.def;
     const chain = byDef.get(def)!;
-    const wired = [enforceAccess(def), ...chain.slice(0, -1), validateRequest(def), chain[chain.length - 1]!];
-    router[def.method as 'get' | 'post' | 'put' | 'patch' | 'delete'](def.path, ...wired);
+    const wired = [...chain.slice(0, -1), validateRequest(def), chain[chain.length - 1]!];
+    pipeline.add(def, wired);
     mounted.push({ def, chain: wired });
   }
   return mounted;

@@ -71,8 +71,10 @@ export class ServiceClient {
 
 /** The callee's error answer as an AppError with its code and message (5xx -> 502). */
 function errorOf(status: number, parsed: unknown): AppError {
-  const e = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-  return new AppError(e?.code ?? 'upstream_error', e?.message ?? `Service responded ${status}`, status >= 500 ? 502 : status);
+  const e = parsed as { error?: unknown; code?: unknown } | undefined;
+  const code = typeof e?.code === 'string' ? e.code : 'upstream_error';
+  const message = typeof e?.error === 'string' ? e.error : `Service responded ${status}`;
+  return new AppError(code, message, status >= 500 ? 502 : status);
 }
 
 function safeJson(text: string): unknown {

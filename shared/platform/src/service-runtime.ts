@@ -2,7 +2,7 @@ import { api, defaultSettingsOf, type SettingSpec } from '@polyphony/contracts';
 import { PeerClient } from './peer-client';
 import { SettingsReader } from './settings-reader';
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { Express } from 'express';
 import { z, type ZodRawShape } from 'zod';
 import type { DataSource } from 'typeorm';
@@ -10,10 +10,7 @@ import { createBus, InstrumentedBus } from './bus';
 import type { Bus } from './bus/types';
 import { baseEnvShape, databaseUrlFrom, parseConfig, readEnv } from './config';
 import { assertSchemaCurrent, createServiceDataSource, databaseReachable, guardPoolErrors, migrateSchema, type MigrationClass } from './db';
-import { createServiceHttp } from './http';
-import type { IdentityVerifier } from './internal-auth';
-import { leanServiceRoutes, withLeanPath } from './lean-http';
-import type { MountedRoute } from './routes';
+import { createServiceHttp } from './service-http';
 import { closeServer, listen } from './lifecycle';
 import { createLogger, type Logger } from './logger';
 import { Metrics } from './metrics';
@@ -108,9 +105,9 @@ export class ServiceRuntime {
   readonly ds: DataSource;
   readonly bus: Bus;
   readonly app: Express;
+  /** The node request listener the server runs: the request pipeline, then `app` for what is not in the route table. */
+  readonly handler: RequestListener;
   private readonly finishHttp: () => void;
-  private readonly verifier?: IdentityVerifier;
-  private lean?: (req: IncomingMessage, res: ServerResponse) => boolean;
   private readonly ownsBus: boolean;
   private readonly startHooks: Array<() => Promise<void>> = [];
   private readonly stopHooks: Array<() => Promise<void>> = [];
@@ -143,22 +140,8 @@ export class ServiceRuntime {
       accessLogSample: config.accessLogSample,
     });
     this.app = http.app;
+    this.handler = http.handler;
     this.finishHttp = http.finish;
-    this.verifier = http.verifier;
-  }
-
-  /**
-   * Serves the GET routes of `mounted` (what `mountRoutes` returned) on the lean path as well
-   * (`leanServiceRoutes`: same chain, same access rules and validation, without the express router);
-   * `handler` and `listen` then use it. Requests it does not take still go to `app`.
-   */
-  serveLean(mounted: readonly MountedRoute[]): void {
-    this.lean = leanServiceRoutes({ app: this.app, mounted, verifier: this.verifier, logger: this.logger, metrics: this.metrics, accessLogSample: this.config.accessLogSample });
-  }
-
-  /** The node request listener the server runs: the lean path (when `serveLean` was called), then `app`. */
-  get handler(): RequestListener {
-    return withLeanPath(this.app, this.lean);
   }
 
   /** A client for a peer service, signing requests with the internal secret. */

@@ -135,7 +135,7 @@ export class FakePeers {
     app.get(api.internal.snapshotTracks.path, (req, res) => {
       this.calls.snapshot++;
       if (this.failSnapshot) {
-        res.status(503).json({ error: { code: 'upstream_unavailable', message: 'catalogue database unavailable', requestId: 'fake' } });
+        res.status(503).json({ error: 'catalogue database unavailable', code: 'upstream_unavailable', request_id: 'fake' });
         return;
       }
       const after = typeof req.query.after === 'string' ? req.query.after : undefined;
@@ -200,7 +200,7 @@ export class FakePeers {
       this.calls.availability++;
       const s = this.servers.get(req.params.serverId!);
       if (!s) {
-        res.status(404).json({ error: { code: 'not_found', message: 'unknown server', requestId: 'fake' } });
+        res.status(404).json({ error: 'unknown server', code: 'not_found', request_id: 'fake' });
         return;
       }
       res.json({ serverId: s.id, version: this.version, itemIds: [...s.tracks.keys()].filter((id) => this.songs.has(id)) });
@@ -266,7 +266,7 @@ export class FakePeers {
       this.calls.server++;
       const s = this.servers.get(req.params.id!);
       if (!s) {
-        res.status(404).json({ error: { code: 'not_found', message: `Server ${req.params.id} not found`, requestId: 'fake' } });
+        res.status(404).json({ error: `Server ${req.params.id} not found`, code: 'not_found', request_id: 'fake' });
         return;
       }
       res.json({ id: s.id, name: s.name, type: s.type, isDefault: s.isDefault, connection: s.connection });

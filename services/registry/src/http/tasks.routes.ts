@@ -15,7 +15,7 @@ export function taskRoutes(board: TaskBoardService, deadLetters: DeadLetterServi
   r.json(api.tasks.status, async ({ params: { id } }, req, res) => {
     const t = await board.find(id);
     if (!t) {
-      res.status(404).json({ task_id: id, state: 'UNKNOWN', status: 'UNKNOWN', status_message: 'Task not found', progress: 0, details: {}, error: { code: 'not_found', message: 'Task not found', requestId: req.requestId } });
+      res.status(404).json({ task_id: id, state: 'UNKNOWN', status: 'UNKNOWN', status_message: 'Task not found', progress: 0, details: {}, error: 'Task not found', code: 'not_found', request_id: req.requestId });
       return;
     }
     res.json(toStatusDto(t));

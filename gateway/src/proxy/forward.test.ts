@@ -2,7 +2,7 @@ import express from 'express';
 import request from 'supertest';
 import { createLogger, type CallerIdentity, type PeerClient } from '@polyphony/platform';
 import type { ServiceName } from '../config';
-import { Upstreams, proxyDispatcher } from './proxy';
+import { Forwarder, Upstreams } from './forward';
 import { listenStandIn } from './__tests__/stand-in';
 import { ServerResolver } from './server-resolver';
 
@@ -22,7 +22,7 @@ async function replica(name: string, delayMs = 0) {
   return { ...standIn, seen: () => seen };
 }
 
-/** The generic proxy (http-proxy-middleware) behind a stand-in authentication step. */
+/** The forwarder of the index's routes behind a stand-in authentication step. */
 function gateway(targets: Partial<Record<ServiceName, string>>) {
   const dead = 'http://127.0.0.1:1';
   const all: Record<ServiceName, string> = { registry: dead, catalogue: dead, analysis: dead, index: dead, playlist: dead, ...targets };
@@ -34,12 +34,12 @@ function gateway(targets: Partial<Record<ServiceName, string>>) {
     Object.assign(req, { identity, requestId: 'req-1' });
     next();
   });
-  app.use(proxyDispatcher({ internalSecret: SECRET }, () => all, new ServerResolver(registry), logger, upstreams));
+  app.use(new Forwarder(upstreams, new ServerResolver(registry), logger).handler('index'));
   return { app, upstreams };
 }
 
-describe('proxyDispatcher over index replicas', () => {
-  it('When one of two replicas is slow, then the generic proxy counts its requests in flight like the lean path (new ones go to the idle replica), and every count returns to zero, retries included', async () => {
+describe('Forwarder over index replicas', () => {
+  it('When one of two replicas is slow, then the forwarder counts its requests in flight (new ones go to the idle replica), and every count returns to zero, retries included', async () => {
     const slow = await replica('slow', 1500);
     const fast = await replica('fast');
     const gw = gateway({ index: `${slow.url},${fast.url}` });
