@@ -34,4 +34,15 @@ export default tseslint.config(
     files: ['**/*.test.ts', '**/test/**/*.ts', '**/bench/**/*.ts', '**/__tests__/**/*.ts', 'shared/testkit/**/*.ts', 'shared/platform/src/config.ts'],
     rules: { 'no-restricted-properties': 'off', '@typescript-eslint/no-require-imports': 'off', '@typescript-eslint/no-explicit-any': 'off', 'no-restricted-imports': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
   },
+  {
+    // The vector engine knows vectors, row numbers, opaque keys and masks: it imports no service and no package
+    // that knows songs, servers or the HTTP contract (shared/vector-engine/README.md "What the engine knows").
+    files: ['shared/vector-engine/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@polyphony/*', '!@polyphony/vectors', '!@polyphony/platform', '!@polyphony/testkit', '**/services/**'], message: 'The vector engine depends only on @polyphony/vectors and @polyphony/platform (tests: @polyphony/testkit).' }] },
+      ],
+    },
+  },
 );

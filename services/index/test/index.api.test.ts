@@ -4,7 +4,7 @@ import type { IndexService } from '../src';
 import request from 'supertest';
 import { cosineDistance } from '@polyphony/vectors';
 import { RoutingKeys, TaskUpdatedEvent, IndexRebuilt, buildOpenApiDocument, type TrackRowDto } from '@polyphony/contracts';
-import { syntheticItemId } from '../src/bench/synthetic-catalogue';
+import { syntheticItemId } from '@polyphony/testkit';
 import {
   ACCENTED,
   ARTISTS,

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { mixtureDivergence, type MixtureView } from './artist-gmm';
 import { SeededRandom } from '@polyphony/vectors';
 import { ArtistModel, ArtistModelBuilder, type ArtistProfileRecord } from './artist-model';
-import { buildIvfIndex } from './ivf/ivf-build';
+import { buildIvfIndex } from '@polyphony/vector-engine';
 
 const DIM = 6;
 
@@ -146,4 +146,23 @@ describe('ArtistModel.fit in worker threads', () => {
     }
     expect([...pooled.artistOfRow]).toEqual([...inThread.artistOfRow]);
   }, 60_000);
+
+  it('fits the same mixtures in worker threads (the artist-fit job of the engine pool) as in this thread', async () => {
+    const dim = 8;
+    const rnd = new SeededRandom(11);
+    const n = 120;
+    const data = new Float32Array(n * dim);
+    const artistOfRow = new Int32Array(n);
+    for (let r = 0; r < n; r++) {
+      artistOfRow[r] = r % 5 === 4 ? -1 : r % 7;
+      for (let d = 0; d < dim; d++) data[r * dim + d] = Math.sin(artistOfRow[r]! * 1.3 + d) + 0.3 * rnd.nextGaussian();
+    }
+    const { index } = await buildIvfIndex([{ ids: Array.from({ length: n }, (_, i) => `s${i}`), vectors: data }], { dim, expectedCount: n });
+    const keys = Array.from({ length: 7 }, (_, i) => `a${i}`);
+    const variance = new Float32Array(dim).fill(0.2);
+    const inThread = await ArtistModel.fit(index, artistOfRow, keys, keys, variance);
+    const inWorkers = await ArtistModel.fit(index, artistOfRow, keys, keys, variance, undefined, undefined, 2, 1);
+    expect(inWorkers.count).toBe(inThread.count);
+    for (let a = 0; a < inThread.count; a++) expect(inWorkers.record(a)).toEqual(inThread.record(a));
+  }, 120000);
 });

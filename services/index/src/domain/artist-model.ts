@@ -1,23 +1,9 @@
-import { MAX_COMPONENTS, PRIOR_FRACTION, fitDiagonalGmm, type MixtureView } from './artist-gmm';
-import type { CooperativeScheduler } from './ivf/cooperative';
-import type { IvfIndex } from './ivf/ivf-index';
-import { VectorFile } from './ivf/vector-file';
-import { IvfWorkerPool, type WorkerReply } from './ivf/worker-pool';
+import { MAX_COMPONENTS, PRIOR_FRACTION, type MixtureView } from './artist-gmm';
+import { fitArtistPoints, type ArtistFit, type ArtistProfileRecord } from './artist-fit';
+import { ARTIST_FIT_JOB, type ArtistFitJob } from './artist-fit.job';
+import { type CooperativeScheduler, type IvfIndex, VectorFile, IvfWorkerPool, moduleFile } from '@polyphony/vector-engine';
 
-/** One artist's profile as stored per generation (`index.artist_profiles`). */
-export interface ArtistProfileRecord {
-  key: string;
-  name: string;
-  /** k mixing weights. */
-  weights: Float32Array;
-  /** k * dim means and variances. */
-  means: Float32Array;
-  variances: Float32Array;
-  /** Rows of the artist's songs, grouped by component, nearest to the component mean first. */
-  songRows: Int32Array;
-  /** k component sizes (songRows is their concatenation). */
-  componentSizes: Int32Array;
-}
+export type { ArtistProfileRecord } from './artist-fit';
 
 /**
  * Every artist of one index generation, summarised by a diagonal Gaussian mixture (artist-gmm.ts), in
@@ -357,7 +343,7 @@ export const ARTIST_WORKER_MIN_SONGS = 20_000;
 const ARTIST_TASK_SONGS = 2000;
 
 /**
- * `ArtistModel.fit`'s loop over artists in `workers` worker threads (the IVF build pool, task `artists`): the main thread
+ * `ArtistModel.fit`'s loop over artists in `workers` worker threads (the IVF build pool, job `ARTIST_FIT_JOB`, artist-fit.job.ts): the main thread
  * gathers the vectors of consecutive artists into tasks of about `ARTIST_TASK_SONGS` songs, at most two tasks
  * in flight per worker, and adds the answers to the builder in artist order, so the model is the one the
  * in-thread loop builds (same `fitArtistPoints`). The workers are terminated before returning.
@@ -375,13 +361,12 @@ async function fitInWorkers(
 ): Promise<void> {
   const dim = index.dim;
   const a = keys.length;
-  const pool = new IvfWorkerPool(workers);
-  const inFlight: Array<{ artists: number[]; reply: Promise<WorkerReply> }> = [];
+  const pool = new IvfWorkerPool(workers, undefined, [moduleFile(__dirname, 'artist-fit.job')]);
+  const inFlight: Array<{ artists: number[]; reply: Promise<ArtistFit[]> }> = [];
   const drain = async () => {
     const next = inFlight.shift()!;
-    const reply = await next.reply;
-    if (reply.type !== 'artists') throw new Error(`artist mixture worker: unexpected ${reply.type} reply`);
-    next.artists.forEach((i, j) => builder.add({ key: keys[i]!, name: names[i]!, ...reply.fits[j]! }));
+    const fits = await next.reply;
+    next.artists.forEach((i, j) => builder.add({ key: keys[i]!, name: names[i]!, ...fits[j]! }));
     await scheduler?.maybeYield();
   };
   try {
@@ -406,7 +391,7 @@ async function fitInWorkers(
           points.set(index.getVector(byArtist[k]!), o * dim);
         }
       }
-      inFlight.push({ artists, reply: pool.run({ type: 'artists', points, counts, rows, dim, prior }) });
+      inFlight.push({ artists, reply: pool.runJob<ArtistFit[]>(ARTIST_FIT_JOB, { points, counts, rows, dim, prior } satisfies ArtistFitJob) });
       if (inFlight.length >= 2 * workers) await drain();
       scheduler?.throwIfAborted();
     }
@@ -415,34 +400,4 @@ async function fitInWorkers(
     for (const x of inFlight) x.reply.catch(() => undefined);
     await pool.close();
   }
-}
-
-/**
- * The mixture of one artist from its songs' unit vectors (`rows.length * dim` floats of `points` from float
- * `offset`, in the order of `rows`): what `ArtistModel.fit` stores, without the key and name. Pure (the artist
- * worker threads run it too; same result in any thread).
- */
-/** What `fitArtistPoints` returns: an artist's stored mixture without its key and name. */
-export type ArtistFit = Omit<ArtistProfileRecord, 'key' | 'name'>;
-
-export function fitArtistPoints(points: Float32Array, offset: number, rows: Int32Array, dim: number, prior: Float32Array): ArtistFit {
-  const n = rows.length;
-  const fit = fitDiagonalGmm(offset === 0 && points.length === n * dim ? points : points.subarray(offset, offset + n * dim), n, dim, prior);
-  const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => fit.assignment[x]! - fit.assignment[y]! || fit.sqDistance[x]! - fit.sqDistance[y]! || rows[x]! - rows[y]!);
-  const songRows = Int32Array.from(order, (i) => rows[i]!);
-  const sizes = new Int32Array(fit.k);
-  for (let i = 0; i < n; i++) sizes[fit.assignment[i]!]!++;
-  // Drop components that ended up with no hard-assigned song (they cannot show representative songs).
-  const keep: number[] = [];
-  for (let c = 0; c < fit.k; c++) if (sizes[c]! > 0) keep.push(c);
-  let wsum = 0;
-  for (const c of keep) wsum += fit.weights[c]!;
-  const weights = Float32Array.from(keep, (c) => fit.weights[c]! / wsum);
-  const means = new Float32Array(keep.length * dim);
-  const variances = new Float32Array(keep.length * dim);
-  keep.forEach((c, j) => {
-    means.set(fit.means.subarray(c * dim, (c + 1) * dim), j * dim);
-    variances.set(fit.variances.subarray(c * dim, (c + 1) * dim), j * dim);
-  });
-  return { weights, means, variances, songRows, componentSizes: Int32Array.from(keep, (c) => sizes[c]!) };
 }

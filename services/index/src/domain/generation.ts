@@ -1,7 +1,5 @@
 import { ArtistModel } from './artist-model';
-import { IdTableBuilder } from './ivf/id-table';
-import { DEFAULT_DIM } from './ivf/ivf-build';
-import { DEFAULT_NPROBE, IvfIndex } from './ivf/ivf-index';
+import { IdTableBuilder, DEFAULT_DIM, DEFAULT_NPROBE, IvfIndex } from '@polyphony/vector-engine';
 import { GenerationMaps } from './maps/generation-maps';
 import { TrackMetaStore } from './maps/track-meta-store';
 import type { PcaBasis } from './projection';

@@ -1,6 +1,6 @@
 import type { MapQuery, MapResponse } from '@polyphony/contracts';
 import type { Generation } from './generation';
-import type { AvailabilityMask } from './ivf/availability-mask';
+import type { AvailabilityMask } from '@polyphony/vector-engine';
 import { hashString32 } from '@polyphony/vectors';
 import type { RequestScope } from './scope';
 

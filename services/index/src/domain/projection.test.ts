@@ -1,4 +1,4 @@
-import { buildIvfIndex } from './ivf/ivf-build';
+import { buildIvfIndex } from '@polyphony/vector-engine';
 import { SeededRandom } from '@polyphony/vectors';
 import { decodeBasis, encodeBasis, fitPca, projectAll, projectPoint } from './projection';
 

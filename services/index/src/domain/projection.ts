@@ -1,6 +1,5 @@
 import { PCA } from 'ml-pca';
-import type { IvfIndex } from './ivf/ivf-index';
-import type { CooperativeScheduler } from './ivf/cooperative';
+import type { IvfIndex, CooperativeScheduler } from '@polyphony/vector-engine';
 
 /** Rows of the uniform sample the PCA basis (and the catalogue variance) is estimated from. */
 export const PCA_SAMPLE_ROWS = 5_000;

@@ -1,7 +1,7 @@
 import type { TrackRowDto } from '@polyphony/contracts';
 import type { TrackMeta, TrackRepository } from '../store/track.repository';
 import type { Generation } from './generation';
-import type { AvailabilityMask } from './ivf/availability-mask';
+import type { AvailabilityMask } from '@polyphony/vector-engine';
 import type { TrackTitleArtist } from './maps/track-meta-store';
 
 /** Shared collaborators of every request scope. */

@@ -1,4 +1,4 @@
-import type { VectorBatch } from './ivf/ivf-build';
+import type { VectorBatch } from '@polyphony/vector-engine';
 
 /**
  * True when `a` sorts strictly before `b` in UTF-8 byte order, the order of `ORDER BY item_id COLLATE "C"`

@@ -1,5 +1,5 @@
 import { ValidationError } from '@polyphony/platform';
-import { buildIvfIndex } from './ivf/ivf-build';
+import { buildIvfIndex } from '@polyphony/vector-engine';
 import { decodeToken, encodeToken, firstRowAfter } from './sync.service';
 
 describe('sync paging helpers', () => {

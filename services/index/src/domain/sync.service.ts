@@ -2,7 +2,7 @@ import type { ScoreDto, SyncQuery, SyncResponse } from '@polyphony/contracts';
 import { NotFoundError, ValidationError } from '@polyphony/platform';
 import { typedToBuffer } from '../store/codec';
 import type { TrackDetails, TrackRepository } from '../store/track.repository';
-import type { IvfIndex } from './ivf/ivf-index';
+import type { IvfIndex } from '@polyphony/vector-engine';
 import type { RequestScope } from './scope';
 import type { SimilarityService } from './similarity.service';
 

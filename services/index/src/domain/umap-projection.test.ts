@@ -1,5 +1,5 @@
-import { mapNeighbourPurity } from '../bench/map-quality';
-import { buildIvfIndex } from './ivf/ivf-build';
+import { mapNeighbourPurity } from '@polyphony/testkit';
+import { buildIvfIndex } from '@polyphony/vector-engine';
 import { SeededRandom } from '@polyphony/vectors';
 import { mapPosition, placeAmong, UMAP_MIN_SAMPLES, umapLayout } from './umap-projection';
 

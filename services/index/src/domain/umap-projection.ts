@@ -1,12 +1,8 @@
 import { UMAP } from 'umap-js';
 import type { Generation } from './generation';
-import type { CooperativeScheduler } from './ivf/cooperative';
-import type { IvfIndex } from './ivf/ivf-index';
+import { type CooperativeScheduler, type IvfIndex, TopK, startModuleWorker, acquireKernelMemory, releaseKernelMemory, type KernelMemory } from '@polyphony/vector-engine';
 import { SeededRandom } from '@polyphony/vectors';
-import { TopK } from './ivf/top-k';
 import { projectPoint } from './projection';
-import { startModuleWorker } from './worker-thread';
-import { acquireKernelMemory, releaseKernelMemory, type KernelMemory } from './ivf/simd/kernels';
 
 /**
  * Server-side UMAP layout of the catalogue map (`/api/map`), computed once per index generation at build

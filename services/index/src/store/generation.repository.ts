@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { ArtistProfileRecord } from '../domain/artist-model';
 import type { MapMethod } from '../domain/generation';
-import type { StoredCell } from '../domain/ivf/ivf-index';
+import type { StoredCell } from '@polyphony/vector-engine';
 import { bufferToF32, bufferToI32, bytesOf, packBlobs, typedToBuffer } from './codec';
 import type { TrackRepository } from './track.repository';
 

@@ -1,6 +1,5 @@
 import type { Logger } from '@polyphony/platform';
-import type { AvailabilityMask } from '../ivf/availability-mask';
-import type { IvfIndex } from '../ivf/ivf-index';
+import type { AvailabilityMask, IvfIndex } from '@polyphony/vector-engine';
 import { ServerMap } from './server-map';
 
 /** One mapping as the catalogue lists it: [serverId, providerId, itemId | null (removed)]. */

@@ -1,4 +1,4 @@
-import { AvailabilityMask } from '../ivf/availability-mask';
+import { AvailabilityMask } from '@polyphony/vector-engine';
 import { hashString32 } from '@polyphony/vectors';
 
 const encoder = new TextEncoder();

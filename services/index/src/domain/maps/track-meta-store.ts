@@ -1,5 +1,5 @@
 import type { TrackMeta } from '../../store/track.repository';
-import { ByteLog } from '../storage/byte-log';
+import { ByteLog } from '@polyphony/vector-engine';
 import { decodeLabelScores, encodeLabelScores, isEncodedLabelScores } from './label-scores-codec';
 
 /** One row of display metadata as the store takes it (TrackMeta without the id). */

@@ -7,7 +7,7 @@
 import { MOOD_NAMES, MSD_TAGS, OTHER_FEATURE_LABELS, type MoodName } from '@polyphony/contracts';
 import { dot, lloydKMeansSync, normaliseInto } from '@polyphony/vectors';
 import type { Generation } from '../generation';
-import { ByteLog } from '../storage/byte-log';
+import { ByteLog } from '@polyphony/vector-engine';
 import { FEATURE_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
 
 /**
