@@ -3,7 +3,7 @@ import { CENTROID_GROUPS_VISIT_FACTOR, CentroidGroups } from './centroid-groups'
 import type { CooperativeScheduler } from './cooperative';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { IdTable } from './id-table';
-import { RestoreChecks } from './restore-checks';
+import { RestoreChecks, type RestoreInput } from './restore-checks';
 import type { Quantiser } from './quantiser';
 import { Neighbour, TopK } from './top-k';
 import type { VectorFile } from './vector-file';
@@ -11,6 +11,7 @@ import { ARENA_BLOCK_ROWS, type CodeArena, quantiseTableInt16 } from '../simd/ke
 import { dot, normaliseInto } from '@polyphony/vectors';
 
 export type { Neighbour } from './top-k';
+export type { RestoreInput, StoredCell } from './restore-checks';
 
 /**
  * Default number of cells probed per query. Tuned with `src/bench/ivf-1m.ts` on a 1M-item, 200-d
@@ -105,30 +106,6 @@ export interface IvfIndexParts {
    * null = score every centroid on every query (benchmarks compare both).
    */
   groups?: CentroidGroups | null;
-}
-
-/** One stored cell as the persistence layer hands it back to `IvfIndex.restore`. */
-export interface StoredCell {
-  cellId: number;
-  /** Rows of the generation held by the cell. */
-  rowIds: ArrayLike<number>;
-  /** Canonical id of each of those rows, same order. */
-  ids: readonly string[];
-  /** `rowIds.length * dim` vectors, same order (re-normalised on load). */
-  vectors: Float32Array;
-}
-
-/** Input of `IvfIndex.restore`. */
-export interface RestoreInput {
-  dim: number;
-  /** Number of rows of the stored generation. */
-  count: number;
-  /** `nlist * dim` stored centroids. */
-  centroids: Float32Array;
-  /** Every stored cell exactly once, in any order; cells with no rows may be omitted. */
-  cells: AsyncIterable<StoredCell> | Iterable<StoredCell>;
-  generation?: number;
-  defaultNprobe?: number;
 }
 
 /**

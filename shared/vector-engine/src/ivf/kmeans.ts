@@ -1,7 +1,9 @@
 import type { IvfWorkerPool, WorkerReply } from './worker-pool';
-import { CooperativeScheduler } from './cooperative';
+import type { LloydOptions } from './lloyd-options';
 import { type AssignmentKernelFactory, dot, lloydKMeans, nearestOfFour, normaliseSumInto, type PointSet as VectorPointSet, SeededRandom } from '@polyphony/vectors';
 import { acquireKernelMemory, KernelMemory, nearestRowsSimd, releaseKernelMemory, scratchKernels, simdKernelsAvailable } from '../simd/kernels';
+
+export type { LloydOptions } from './lloyd-options';
 
 /**
  * The IVF coarse quantiser's training: spherical k-means on the shared Lloyd engine of `@polyphony/vectors`
@@ -16,21 +18,6 @@ import { acquireKernelMemory, KernelMemory, nearestRowsSimd, releaseKernelMemory
 
 /** A subset of rows of a unit-vector matrix. `rows[i]` is a row of `data` (offset `rows[i] * dim`). */
 export type PointSet = VectorPointSet;
-
-/** Tunables of one Lloyd run. */
-export interface LloydOptions {
-  /** PRNG seed of the k-means++ initialisation. */
-  seed: number;
-  /** Maximum Lloyd iterations (one iteration = assign every point, then move every centroid). */
-  maxIterations: number;
-  /** Stop early once at most this fraction of points changed centroid in an iteration. */
-  tolerance: number;
-  /** Points processed between two event-loop checks; the sample is streamed in batches of this size. */
-  batchSize: number;
-  scheduler: CooperativeScheduler;
-  /** k-means++ candidates per seeding step (default greedy `2 + floor(ln k)`; 1 = plain k-means++). */
-  seedingTrials?: number;
-}
 
 /** Outcome of one Lloyd run. */
 export interface LloydResult {

@@ -1,7 +1,30 @@
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { IdTableBuilder } from './id-table';
-import type { RestoreInput, StoredCell } from './ivf-index';
 import { normaliseInto } from '@polyphony/vectors';
+
+/** One stored cell as the persistence layer hands it back to `IvfIndex.restore`. */
+export interface StoredCell {
+  cellId: number;
+  /** Rows of the generation held by the cell. */
+  rowIds: ArrayLike<number>;
+  /** Canonical id of each of those rows, same order. */
+  ids: readonly string[];
+  /** `rowIds.length * dim` vectors, same order (re-normalised on load). */
+  vectors: Float32Array;
+}
+
+/** Input of `IvfIndex.restore`. */
+export interface RestoreInput {
+  dim: number;
+  /** Number of rows of the stored generation. */
+  count: number;
+  /** `nlist * dim` stored centroids. */
+  centroids: Float32Array;
+  /** Every stored cell exactly once, in any order; cells with no rows may be omitted. */
+  cells: AsyncIterable<StoredCell> | Iterable<StoredCell>;
+  generation?: number;
+  defaultNprobe?: number;
+}
 
 /**
  * The checks every restore of a stored generation makes, float (`IvfIndex.restore`) and quantised

@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { startModuleWorker } from '../worker-thread';
 import { IvfBuildAbortedError, IvfInputError } from './errors';
-import type { LloydOptions } from './kmeans';
+import type { LloydOptions } from './lloyd-options';
 
 /**
  * A job kind registered by a pool's user: the handler runs in every worker thread. A job module (a file
