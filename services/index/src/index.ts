@@ -1,8 +1,8 @@
 export { buildIndex, type IndexService, type IndexDeps } from './app';
 export { loadIndexConfig, type IndexConfig } from './config';
-export { indexMigrations } from './store/migrations';
-export { emptyGeneration, generationMemory } from './domain/generation';
-export { RequestScope } from './domain/scope';
+export { indexMigrations } from './core/migrations';
+export { emptyGeneration, generationMemory } from './core/generation';
+export { RequestScope } from './core/scope';
 // The map layout's two stages (the benchmark workspace times them on synthetic vectors).
-export { fitPca, projectAll } from './domain/projection';
-export { UMAP_FIT_ROWS, umapLayout } from './domain/umap-projection';
+export { fitPca, projectAll } from './maps/projection';
+export { UMAP_FIT_ROWS, umapLayout } from './maps/umap-projection';

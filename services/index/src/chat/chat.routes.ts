@@ -1,0 +1,45 @@
+import type { Request } from 'express';
+import { chatRoutes as routes } from '@polyphony/contracts';
+import { asyncRoute, parseOrThrow, type Logger, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import type { InstantPlaylistService } from './instant-playlist.service';
+import type { IndexState } from '../core/generation';
+import { RequestScope, type ScopeDeps } from '../core/scope';
+
+/**
+ * Instant playlists (reference `/chat/api/*`): `chatPlaylist` answers `{response:{...}}` (200; 400 for
+ * an empty or too long `userInput`); `chatPlaylistStream` sends the same as server-sent events
+ * (`status`, `text`, then `result` or `error`). Songs are the selected server's, in its ids.
+ */
+export function chatRoutesRouter(service: InstantPlaylistService, state: IndexState, scopeDeps: ScopeDeps, logger: Logger): RouteHandlers {
+  const r = routeHandlers();
+  const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
+
+  r.on(routes.chatPlaylist,
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(routes.chatPlaylist.body!, req.body ?? {}, 'chat request') as { userInput: string; n?: number };
+      res.json(await service.run(scopeOf(req), body.userInput, body.n));
+    }),
+  );
+
+  r.on(routes.chatPlaylistStream,
+    asyncRoute(async (req, res) => {
+      const body = parseOrThrow(routes.chatPlaylistStream.body!, req.body ?? {}, 'chat request') as { userInput: string; n?: number };
+      res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
+      res.setHeader('cache-control', 'no-store');
+      res.setHeader('x-accel-buffering', 'no');
+      res.flushHeaders();
+      const send = (event: string, data: unknown) => {
+        if (!res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      };
+      try {
+        const result = await service.run(scopeOf(req), body.userInput, body.n, (e) => send(e.type, e.type === 'text' ? { text: e.text } : { message: e.message }));
+        send('result', result);
+      } catch (err) {
+        logger.warn('instant playlist stream failed', { error: (err as Error).message });
+        send('error', { error: { code: 'chat_failed', message: (err as Error).message, requestId: req.requestId } });
+      }
+      res.end();
+    }),
+  );
+  return r;
+}
