@@ -1,6 +1,6 @@
-import { TaskCancelRequestedEvent, RoutingKeys, SNAPSHOT_PAGE_BINARY_TYPE, api, type IndexRebuilt, routesOf, z } from '@polyphony/contracts';
+import { TaskCancelRequestedEvent, RoutingKeys, type IndexRebuilt, routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { AppError, ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
+import { ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeReplicaEvents, replicaQueueName } from './generation/replica.consumer';
 import { consumeRebuildRequests } from './generation/rebuild-requested.consumer';
 import { consumeRelabels } from './generation/ids-relabelled.consumer';
@@ -11,7 +11,7 @@ import { AlchemyService } from './alchemy/alchemy.service';
 import { ArtistService } from './artists/artist.service';
 import { BrowseService } from './artists/browse.service';
 import { MapFollower } from './maps/generation-maps';
-import { parseMappingChanges, parseMappingRows, parseSnapshotAnswer } from './maps/wire';
+import { aiSettingsSource, cataloguePort, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
 import { ServerInfoCache } from './core/server-info';
 import { FingerprintService } from './similarity/fingerprint.service';
 import { IndexState, emptyGeneration } from './core/generation';
@@ -60,9 +60,6 @@ export interface IndexDeps extends RuntimeDeps {
   rebuildOnStart?: boolean;
 }
 
-/** Leaves a peer's answer unparsed for a caller that checks it itself (the mapping pages: maps/wire.ts). */
-const UNPARSED = z.unknown();
-
 /**
  * Composition root of the index service: the shared similarity index (IVF generations persisted in the
  * `index` schema, one live in memory), the availability masks, the interactive features and their routes,
@@ -76,43 +73,12 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const registryPeer = rt.peer('registry', 30_000);
   // Admin-editable defaults of this service (PUT /api/config), read through a 5 s cache.
   const settings = rt.settings('index');
-  const catalogue: CataloguePort = deps.catalogue ?? {
-    async snapshotPage(after, limit) {
-      // The binary page (raw float32 vectors) when the catalogue serves it, JSON otherwise (an older catalogue).
-      const answer = await cataloguePeer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE, { query: { after: after ?? undefined, limit } });
-      return parseSnapshotAnswer(answer.contentType, answer.body);
-    },
-    async mappingRows(after) {
-      // Up to 20 000 rows a page: checked by the hand-written loops of maps/wire.ts, not by a zod parse per row.
-      return parseMappingRows(await cataloguePeer.callAs(api.internal.mappingRows, UNPARSED, { query: { after: after ?? undefined } }));
-    },
-    async mappingChanges(after) {
-      return parseMappingChanges(await cataloguePeer.callAs(api.internal.mappingChanges, UNPARSED, { query: { after } }));
-    },
-    async resolveArtist(serverId, value) {
-      return cataloguePeer.call(api.internal.artistsResolve, { query: { serverId, value } });
-    },
-    async mapArtists(serverId, names) {
-      return (await cataloguePeer.call(api.internal.artistsMapOutput, { body: { serverId, names } })).map;
-    },
-  };
-  const registryHttp: RegistryPort = deps.registry ?? {
-    getServer: (id) => registryPeer.call(api.internal.serverGet, { params: { id } }),
-  };
   const playlistPeer = rt.peer('playlist', 30_000);
-  const playlists: PlaylistPort = deps.playlists ?? {
-    async playlistTracks(serverId, playlist) {
-      try {
-        return await playlistPeer.call(api.internal.playlistTracks, { query: { serverId, playlist } });
-      } catch (err) {
-        if (err instanceof AppError && err.httpStatus === 404) return undefined;
-        throw err;
-      }
-    },
-  };
+  const catalogue = deps.catalogue ?? cataloguePort(cataloguePeer);
+  const playlists = deps.playlists ?? playlistPort(playlistPeer);
   const seeds: NamedSeedSource = {};
   // Server descriptions are cached until registry.server.saved/deleted (no registry call per /api/sync).
-  const servers = new ServerInfoCache(registryHttp);
+  const servers = new ServerInfoCache(deps.registry ?? registryPort(registryPeer));
   const registry: RegistryPort = servers;
   const tracks = new TrackRepository(rt.ds);
   const generations = new GenerationRepository(rt.ds, tracks);
@@ -127,18 +93,14 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const repoint = new RepointService(
     new ItemIdRenameStore(rt.ds),
     rebuild,
-    deps.relabelMap ?? (async (toVersion, after) => cataloguePeer.call(api.internal.idsRelabelMap, { query: { toVersion, after: after ?? undefined, limit: 5000 } })),
+    deps.relabelMap ?? relabelMapSource(cataloguePeer),
     rt.logger.child({ component: 'RepointService' }),
   );
   const similarity = new SimilarityService(tracks);
   const artists = new ArtistService(catalogue, rt.logger.child({ component: 'ArtistService' }));
   const scopeDeps = { tracks };
   const clientFactory: MediaClientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
-  const lyrics: LyricsPort = deps.lyrics ?? {
-    async similar(itemId, serverId, limit) {
-      return cataloguePeer.call(api.internal.lyricsSimilar, { body: { itemId, serverId, limit } });
-    },
-  };
+  const lyrics = deps.lyrics ?? lyricsPort(cataloguePeer);
   const semantic = new SemanticService(state, new SemanticRepository(rt.ds), lyrics, rt.logger.child({ component: 'SemanticService' }), tableStorageOf(config.vectors));
   // Moods as seeds of find_path, alchemy and similar_tracks: a centroid of the generation's mood (503 without tags).
   // An alchemy mood item may name a centroid as the reference does: "<mood>:<centroid index>".
@@ -158,14 +120,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     alchemy,
     state,
     scopeDeps,
-    {
-      async listServers() {
-        return (await registryPeer.call(api.internal.serversList)).servers.map((s) => ({ id: s.id, name: s.name }));
-      },
-      async replaceRadio(serverId, name, ids, runId) {
-        return playlistPeer.call(api.internal.playlistRadio, { body: { serverId, name, ids, runId } });
-      },
-    },
+    radioPeers(registryPeer, playlistPeer),
     radioStore,
     rt.bus,
     rt.logger.child({ component: 'RadioService' }),
@@ -215,7 +170,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
         },
       },
     },
-    async () => registryPeer.call(api.internal.aiSettings),
+    aiSettingsSource(registryPeer),
     rt.logger.child({ component: 'InstantPlaylist' }),
   );
   routeSets.push(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
