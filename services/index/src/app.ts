@@ -18,6 +18,7 @@ import { IndexState, emptyGeneration } from './core/generation';
 import { MapService } from './maps/map.service';
 import type { CataloguePort, MediaClientFactory, NamedSeedSource, PlaylistPort, RegistryPort } from './core/ports';
 import { liveGenerationRoutes } from './generation/live.routes';
+import { LiveGenerationService } from './generation/live-generation.service';
 import { ReplicaReporter } from './generation/replica-reporter';
 import { ReplicaRepository } from './generation/replica.repository';
 import { RebuildService, tableStorageOf, type RebuildOptions } from './generation/rebuild.service';
@@ -179,7 +180,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   // Every serving replica reports the generation it serves (a run ends SUCCESS once all live ones serve its songs).
   const replicaRows = new ReplicaRepository(rt.ds);
   const reporter = new ReplicaReporter(leaseOwnerName('index'), state, replicaRows, rt.logger.child({ component: 'ReplicaReporter' }), config.replicaHeartbeatMs);
-  routeSets.push(liveGenerationRoutes(state, generations, replicaRows, ReplicaReporter.liveWindowMs(config.replicaHeartbeatMs)));
+  routeSets.push(liveGenerationRoutes(new LiveGenerationService(state, generations, replicaRows, ReplicaReporter.liveWindowMs(config.replicaHeartbeatMs))));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   // No ETag: express would hash every JSON answer (up to ~40 kB for 199 similar songs) for a validator no
   // client of these query endpoints sends back (issue 19 per-request cost).

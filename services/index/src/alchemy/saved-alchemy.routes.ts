@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { AnchorIdParams, AnchorRenameBody, RadioRunBody, RadioUpdateBody, savedAlchemyRoutes as routes } from '@polyphony/contracts';
+import { RadioRunBody, savedAlchemyRoutes as routes } from '@polyphony/contracts';
 import { asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IndexState } from '../core/generation';
 import { RADIO_RUN_WAIT_MS, RadioService, type AnchorService } from './saved-alchemy.service';
@@ -21,27 +21,18 @@ export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anch
   const r = routeHandlers();
   const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
   const userOf = (req: Request) => req.identity?.username ?? null;
-  const idOf = (req: Request) => parseOrThrow(AnchorIdParams, req.params, 'path').id;
 
-  r.on(routes.listAnchors, asyncRoute(async (_req, res) => void res.json({ anchors: await anchors.list() })));
-  r.on(routes.getAnchor, asyncRoute(async (req, res) => void res.json({ anchor: await anchors.get(idOf(req)) })));
+  r.json(routes.listAnchors, async () => ({ anchors: await anchors.list() }));
+  r.json(routes.getAnchor, async ({ params }) => ({ anchor: await anchors.get(params.id) }));
   r.json(routes.createAnchor, async ({ body }, req) => ({ anchor: await anchors.create(scopeOf(req), body, userOf(req)) }));
-  r.on(routes.renameAnchor,
-    asyncRoute(async (req, res) => {
-      const id = idOf(req);
-      const body = parseOrThrow(AnchorRenameBody, req.body ?? {}, 'body');
-      res.json({ anchor: await anchors.rename(id, body.name) });
-    }),
-  );
-  r.on(routes.deleteAnchor,
-    asyncRoute(async (req, res) => {
-      await anchors.remove(idOf(req));
-      res.json({ deleted: true });
-    }),
-  );
+  r.json(routes.renameAnchor, async ({ params, body }) => ({ anchor: await anchors.rename(params.id, body.name) }));
+  r.json(routes.deleteAnchor, async ({ params }) => {
+    await anchors.remove(params.id);
+    return { deleted: true };
+  });
 
-  r.on(routes.listRadios, asyncRoute(async (_req, res) => void res.json({ radios: await radios.list() })));
-  // Before /api/radios/:id so "run" is never read as an id.
+  r.json(routes.listRadios, async () => ({ radios: await radios.list() }));
+  // Before /api/radios/:id so "run" is never read as an id. Its status depends on how the run ended, so it answers itself (`on`; the platform has no parsed body for `on` handlers).
   r.on(routes.runRadios,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(RadioRunBody, req.body ?? {}, 'body');
@@ -55,18 +46,10 @@ export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anch
     }),
   );
   r.json(routes.createRadio, async ({ body }, req) => ({ radio: await radios.create(scopeOf(req), body, userOf(req)) }));
-  r.on(routes.updateRadio,
-    asyncRoute(async (req, res) => {
-      const id = idOf(req);
-      const body = parseOrThrow(RadioUpdateBody, req.body ?? {}, 'body');
-      res.json({ radio: await radios.update(id, body) });
-    }),
-  );
-  r.on(routes.deleteRadio,
-    asyncRoute(async (req, res) => {
-      await radios.remove(idOf(req));
-      res.json({ deleted: true });
-    }),
-  );
+  r.json(routes.updateRadio, async ({ params, body }) => ({ radio: await radios.update(params.id, body) }));
+  r.json(routes.deleteRadio, async ({ params }) => {
+    await radios.remove(params.id);
+    return { deleted: true };
+  });
   return r;
 }

@@ -14,13 +14,9 @@ export function chatRoutesRouter(service: InstantPlaylistService, state: IndexSt
   const r = routeHandlers();
   const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
 
-  r.on(routes.chatPlaylist,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(routes.chatPlaylist.body!, req.body ?? {}, 'chat request') as { userInput: string; n?: number };
-      res.json(await service.run(scopeOf(req), body.userInput, body.n));
-    }),
-  );
+  r.json(routes.chatPlaylist, ({ body }, req) => service.run(scopeOf(req), body.userInput, body.n));
 
+  // Server-sent events: the handler writes the answer itself (`on`, parsing its body).
   r.on(routes.chatPlaylistStream,
     asyncRoute(async (req, res) => {
       const body = parseOrThrow(routes.chatPlaylistStream.body!, req.body ?? {}, 'chat request') as { userInput: string; n?: number };

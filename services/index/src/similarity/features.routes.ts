@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { featureRoutes as routes, parityRoutes, AlchemyBody, FingerprintParams, MoodParam } from '@polyphony/contracts';
+import { featureRoutes as routes, parityRoutes, FingerprintParams, MoodParam } from '@polyphony/contracts';
 import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, ValidationError, asyncRoute, parseOrThrow, parsedQuery, routeHandlers, sendJson, type RouteHandlers } from '@polyphony/platform';
 import type { AlchemyService } from '../alchemy/alchemy.service';
 import type { ArtistService } from '../artists/artist.service';
@@ -82,29 +82,22 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
     }),
   );
 
-  r.on(routes.findPath,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(routes.findPath.query, req.query, 'query');
-      const scope = scopeOf(req);
-      const start = await pathEndOf('start', { songId: q.start_song_id, mood: q.start_mood, anchor: q.start_anchor }, scope.gen, d.seeds);
-      const end = await pathEndOf('end', { songId: q.end_song_id, mood: q.end_mood, anchor: q.end_anchor }, scope.gen, d.seeds);
-      res.status(200).json(await d.similarity.findPathBetween(scope, start, end, q.max_steps ?? (await d.queryDefaults()).pathSteps));
-    }),
-  );
+  r.json(routes.findPath, async ({ query: q }, req) => {
+    const scope = scopeOf(req);
+    const start = await pathEndOf('start', { songId: q.start_song_id, mood: q.start_mood, anchor: q.start_anchor }, scope.gen, d.seeds);
+    const end = await pathEndOf('end', { songId: q.end_song_id, mood: q.end_mood, anchor: q.end_anchor }, scope.gen, d.seeds);
+    return d.similarity.findPathBetween(scope, start, end, q.max_steps ?? (await d.queryDefaults()).pathSteps);
+  });
 
-  r.on(routes.alchemy,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(AlchemyBody, req.body ?? {}, 'body');
-      const defaults = await d.queryDefaults();
-      const out = await d.alchemy.run(scopeOf(req), body.items, {
-        n: body.n ?? defaults.alchemyN,
-        temperature: body.temperature ?? defaults.alchemyTemperature,
-        subtractDistance: body.subtract_distance ?? defaults.alchemySubtractDistance,
-        seed: body.seed,
-      });
-      res.status(200).json(out);
-    }),
-  );
+  r.json(routes.alchemy, async ({ body }, req) => {
+    const defaults = await d.queryDefaults();
+    return d.alchemy.run(scopeOf(req), body.items, {
+      n: body.n ?? defaults.alchemyN,
+      temperature: body.temperature ?? defaults.alchemyTemperature,
+      subtractDistance: body.subtract_distance ?? defaults.alchemySubtractDistance,
+      seed: body.seed,
+    });
+  });
 
   r.json(routes.similarArtists, ({ query: q }, req) => d.artists.similarArtists(scopeOf(req), { artist: q.artist, artistId: q.artist_id }, q.n ?? 10, q.include_component_matches ?? false));
 
@@ -130,23 +123,16 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   r.on(routes.fingerprintGet, fingerprint);
   r.on(routes.fingerprintPost, fingerprint);
 
-  const search = asyncRoute(async (req, res) => {
-    const q = parseOrThrow(routes.searchTracks.query, req.query, 'query');
-    res.status(200).json(await d.search.search(scopeOf(req), q));
-  });
-  r.on(routes.searchTracks, search);
-  r.on(routes.externalSearch, search);
+  r.json(routes.searchTracks, ({ query: q }, req) => d.search.search(scopeOf(req), q));
+  r.json(routes.externalSearch, ({ query: q }, req) => d.search.search(scopeOf(req), q));
 
   r.json(routes.map, ({ query: q }, req) => d.map.map(scopeOf(req), q));
 
-  r.on(routes.sync,
-    asyncRoute(async (req, res) => {
-      const q = parseOrThrow(routes.sync.query, req.query, 'query');
-      const scope = scopeOf(req);
-      const providerType = scope.serverId === undefined ? null : (await d.registry.getServer(scope.serverId)).type;
-      res.status(200).json(await d.sync.sync(scope, q, providerType));
-    }),
-  );
+  r.json(routes.sync, async ({ query: q }, req) => {
+    const scope = scopeOf(req);
+    const providerType = scope.serverId === undefined ? null : (await d.registry.getServer(scope.serverId)).type;
+    return d.sync.sync(scope, q, providerType);
+  });
 
   r.json(routes.getScore, ({ query: q }, req) => d.sync.score(scopeOf(req), q.id));
   r.json(routes.getEmbedding, ({ query: q }, req) => d.sync.embedding(scopeOf(req), q.id));
@@ -157,43 +143,36 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   r.json(parityRoutes.searchPlaylists, ({ query: q }, req) => d.browse.searchPlaylists(scopeOf(req), q));
   r.json(parityRoutes.artistTracks, ({ query: q }, req) => d.browse.artistTracks(scopeOf(req), q));
   r.json(parityRoutes.artistProjections, (_input, req) => d.browse.artistProjections(scopeOf(req)));
-  r.on(parityRoutes.buildArtistProjection,
-    asyncRoute(async (_req, res) => {
-      const count = d.browse.buildProjections(d.state.current());
-      res.status(200).json({ status: 'success', message: `Artist component projection built: ${count} components`, count });
-    }),
-  );
-  r.on(parityRoutes.mapCacheStatus,
-    asyncRoute(async (req, res) => {
-      const buckets = await d.map.status(scopeOf(req));
-      res.status(200).json(Object.keys(buckets).length ? { ok: true, buckets } : { ok: false, reason: 'empty_cache', buckets });
-    }),
-  );
+  r.json(parityRoutes.buildArtistProjection, () => {
+    const count = d.browse.buildProjections(d.state.current());
+    return { status: 'success', message: `Artist component projection built: ${count} components`, count };
+  });
+  r.json(parityRoutes.mapCacheStatus, async (_input, req) => {
+    const buckets = await d.map.status(scopeOf(req));
+    return Object.keys(buckets).length ? { ok: true, buckets } : { ok: false, reason: 'empty_cache', buckets };
+  });
   r.json(parityRoutes.rebuildMapCache, async (_input, req) => ({ ok: true, message: 'map cache rebuilt', buckets: await d.map.rebuild(scopeOf(req)) }));
 
-  r.on(routes.rebuild,
-    asyncRoute(async (_req, res) => {
-      const { taskId, coalesced } = d.rebuild.request('requested through the API');
-      res.status(202).json({ task_id: taskId, task_type: 'index_build', status: coalesced ? 'NEW' : 'RUNNING', coalesced });
-    }),
-  );
-  r.on(routes.status,
-    asyncRoute(async (_req, res) => {
-      const gen = d.state.current();
-      res.status(200).json({
-        generation: gen.generation,
-        items: gen.index.size,
-        nlist: gen.index.nlist,
-        dim: gen.index.dim,
-        built_at: gen.builtAt ? gen.builtAt.toISOString() : null,
-        building: d.rebuild.busy,
-        task_id: d.rebuild.runningTaskId ?? null,
-        // Mapping-log position applied to the live generation's maps and when it was last at the catalogue's head.
-        map_seq: gen.maps.seq,
-        maps_current_at: gen.maps.currentAt ? new Date(gen.maps.currentAt).toISOString() : null,
-        servers: gen.maps.summary().map((s) => ({ server_id: s.serverId, available: s.available, mappings: s.mappings })),
-      });
-    }),
-  );
+  // 202 (the route's status).
+  r.json(routes.rebuild, () => {
+    const { taskId, coalesced } = d.rebuild.request('requested through the API');
+    return { task_id: taskId, task_type: 'index_build', status: coalesced ? 'NEW' : 'RUNNING', coalesced };
+  });
+  r.json(routes.status, () => {
+    const gen = d.state.current();
+    return {
+      generation: gen.generation,
+      items: gen.index.size,
+      nlist: gen.index.nlist,
+      dim: gen.index.dim,
+      built_at: gen.builtAt ? gen.builtAt.toISOString() : null,
+      building: d.rebuild.busy,
+      task_id: d.rebuild.runningTaskId ?? null,
+      // Mapping-log position applied to the live generation's maps and when it was last at the catalogue's head.
+      map_seq: gen.maps.seq,
+      maps_current_at: gen.maps.currentAt ? new Date(gen.maps.currentAt).toISOString() : null,
+      servers: gen.maps.summary().map((s) => ({ server_id: s.serverId, available: s.available, mappings: s.mappings })),
+    };
+  });
   return r;
 }
