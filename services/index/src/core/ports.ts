@@ -2,6 +2,9 @@ import type { SnapshotPageBytes } from '../maps/wire';
 import type { Generation } from './generation';
 import type { MappingSource } from '../maps/generation-maps';
 import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
+import type { SearchHit, TrackDetails, TrackFilter } from './track-records';
+
+export type { SearchHit, TrackDetails, TrackFilter, TrackMeta } from './track-records';
 
 /**
  * What the index needs from the catalogue-identity service (its internal API,
@@ -65,4 +68,19 @@ export interface NamedAnchor {
   vector: Float32Array;
   /** Unit vectors with their radius (cosine distance; null = the caller's default). */
   exclusions: Array<{ vector: Float32Array; distance: number | null }>;
+}
+
+/**
+ * Query-time reads of the index's catalogue copy (`index.tracks`, store: core/track.repository.ts) that the
+ * request features make: display details, raw vectors, title lookup, token search.
+ */
+export interface TrackReader {
+  /** Details of each known id (absent ids are left out). */
+  details(ids: readonly string[]): Promise<Map<string, TrackDetails>>;
+  /** The stored float32 vector of each known id. */
+  rawVectors(ids: readonly string[]): Promise<Map<string, Float32Array>>;
+  /** Canonical ids of the songs with this folded title and artist. */
+  findByTitleArtist(titleN: string, artistN: string): Promise<string[]>;
+  /** Songs matching every folded token (title, artist, album), at most `limit`, optionally filtered. */
+  search(tokens: readonly string[], limit: number, filter?: TrackFilter): Promise<SearchHit[]>;
 }

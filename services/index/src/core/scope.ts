@@ -1,12 +1,12 @@
 import type { TrackRowDto } from '@polyphony/contracts';
-import type { TrackMeta, TrackRepository } from './track.repository';
+import type { TrackMeta, TrackReader } from './ports';
 import type { Generation } from './generation';
 import type { AvailabilityMask } from '@polyphony/vector-engine';
 import type { TrackTitleArtist } from '../maps/track-meta-store';
 
 /** Shared collaborators of every request scope. */
 export interface ScopeDeps {
-  tracks: TrackRepository;
+  tracks: TrackReader;
 }
 
 /** A ranked candidate: a row of the scope's generation and its distance. */

@@ -3,39 +3,9 @@ import { MSD_TAGS, MTT_TAGS, OTHER_FEATURE_LABELS, parseLabelScores, type Learne
 import type { DataSource, EntityManager } from 'typeorm';
 import { foldText } from './text';
 import { bufferToF32 } from './codec';
+import type { SearchHit, TrackDetails, TrackFilter, TrackMeta } from './track-records';
 
-/** Display metadata of one track (what result rows show). */
-export interface TrackMeta {
-  itemId: string;
-  title: string;
-  artist: string;
-  album: string | null;
-  albumArtist: string | null;
-  /** Reference `mood_vector`: top MSD tags as `label:prob,...`; null without the learned model. */
-  moodVector: string | null;
-  /** Reference `other_features`: `danceable:p,...,sad:p`; null without the learned model. */
-  otherFeatures: string | null;
-  /** Tempo in BPM (analysis DSP); null when unknown. Filled by `metadata()`. */
-  tempo?: number | null;
-  /** Energy as the analysis stores it (`energy` column); null when unknown. Filled by `metadata()`. */
-  energy?: number | null;
-}
-
-/** Everything stored about a track except its vector. */
-export interface TrackDetails extends TrackMeta {
-  year: number | null;
-  rating: number | null;
-  duration: number | null;
-  tempo: number | null;
-  key: string | null;
-  scale: string | null;
-  energy: number | null;
-  fp: string;
-  embedderVersion: string;
-  /** Learned-model id of the mood fields (null = analysed without it). */
-  tagsModel: string | null;
-  hasLyrics: boolean;
-}
+export type { SearchHit, TrackDetails, TrackFilter, TrackMeta } from './track-records';
 
 /** One batch of the vector stream feeding a build, in canonical-id order (byte order, COLLATE "C"). */
 export interface TrackVectorBatch {
@@ -45,12 +15,6 @@ export interface TrackVectorBatch {
   artistNames: string[];
   /** ids.length * dim raw float32 values. */
   vectors: Float32Array;
-}
-
-/** A search hit before availability filtering. */
-export interface SearchHit {
-  itemId: string;
-  score: number;
 }
 
 /** Tag bytes per tagged song: MSD then MTT probabilities, round(p * 255) each (migration 1732810000001). */
@@ -101,8 +65,6 @@ function metaOfRow(r: MetaRow): TrackMeta {
   return { itemId: r.item_id, title: r.title, artist: r.artist, album: r.album, albumArtist: r.album_artist, moodVector: r.mood_vector, otherFeatures: r.other_features, tempo: r.tempo === null ? null : Number(r.tempo), energy: r.energy === null ? null : Number(r.energy) };
 }
 
-/** Subsets of the catalogue a search can be limited to (see `search`). */
-export type TrackFilter = 'learned' | 'lyrics' | 'neural';
 /** Embedder versions of neural (TensorFlow.js) models start with this prefix (analysis-worker NeuralEmbedder). */
 export const NEURAL_EMBEDDER_PREFIX = 'tfjs:';
 const FILTER_SQL: Record<TrackFilter, string> = {

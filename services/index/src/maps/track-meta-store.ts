@@ -1,4 +1,4 @@
-import type { TrackMeta } from '../core/track.repository';
+import type { TrackMeta } from '../core/track-records';
 import { ByteLog } from '@polyphony/vector-engine';
 import { decodeLabelScores, encodeLabelScores, isEncodedLabelScores } from './label-scores-codec';
 

@@ -1,6 +1,6 @@
 import type { SearchIndex, SearchRowDto, SearchTracksQuery } from '@polyphony/contracts';
 import { ValidationError } from '@polyphony/platform';
-import type { TrackFilter, TrackRepository } from '../core/track.repository';
+import type { TrackFilter, TrackReader } from '../core/ports';
 import type { RequestScope } from '../core/scope';
 import { searchTokens } from '../core/text';
 
@@ -33,7 +33,7 @@ export const INDEX_FILTER: Record<SearchIndex, TrackFilter> = {
 };
 
 export class SearchService {
-  constructor(private readonly tracks: TrackRepository) {}
+  constructor(private readonly tracks: TrackReader) {}
 
   /** @throws ValidationError when end < start or end - start > 500 */
   async search(scope: RequestScope, q: SearchTracksQuery): Promise<SearchRowDto[]> {

@@ -1,6 +1,6 @@
 import { SERVICE_DEFAULTS, type FindPathResponse, type TrackRowDto } from '@polyphony/contracts';
 import { NotFoundError, ValidationError } from '@polyphony/platform';
-import type { TrackRepository } from '../core/track.repository';
+import type { TrackReader } from '../core/ports';
 import { dot } from '@polyphony/vectors';
 import type { RankedRow, RequestScope } from '../core/scope';
 import { roundDistance } from '../core/scope';
@@ -61,7 +61,7 @@ export interface SeedInput {
  * Every method takes the request's scope (generation snapshot, server, mask, id translation).
  */
 export class SimilarityService {
-  constructor(private readonly tracks: TrackRepository) {}
+  constructor(private readonly tracks: TrackReader) {}
 
   /**
    * Row of a seed in the scope's generation.

@@ -1,7 +1,7 @@
 import type { ScoreDto, SyncQuery, SyncResponse } from '@polyphony/contracts';
 import { NotFoundError, ValidationError } from '@polyphony/platform';
 import { typedToBuffer } from '../core/codec';
-import type { TrackDetails, TrackRepository } from '../core/track.repository';
+import type { TrackDetails, TrackReader } from '../core/ports';
 import type { IvfIndex } from '@polyphony/vector-engine';
 import type { RequestScope } from '../core/scope';
 import type { SimilarityService } from '../similarity/similarity.service';
@@ -25,7 +25,7 @@ export const SYNC_MAX_IDS = 500;
  */
 export class SyncService {
   constructor(
-    private readonly tracks: TrackRepository,
+    private readonly tracks: TrackReader,
     private readonly similarity: SimilarityService,
   ) {}
 
