@@ -4,34 +4,10 @@
  */
 import type { DataSource } from 'typeorm';
 import { mapUniqueViolation, queryRows } from '@polyphony/platform';
+import type { SavedAlchemyStore, StoredAnchor, StoredExclusion, StoredRadio } from './ports';
 
-/** An exclusion as stored: unit vector and radius (cosine distance; null = the caller's default). */
-export interface StoredExclusion {
-  vector: number[];
-  distance: number | null;
-}
+export type { StoredAnchor, StoredExclusion, StoredRadio } from './ports';
 
-export interface StoredAnchor {
-  id: number;
-  name: string;
-  centroid: Float32Array;
-  dim: number;
-  exclusions: StoredExclusion[];
-  items: Array<{ id: string; op: 'ADD' | 'SUBTRACT'; type: string }> | null;
-  createdBy: string | null;
-  createdAt: Date;
-  /** Embedder version of the generation it was computed against; null when unknown (saved on an empty index). */
-  embedderVersion: string | null;
-}
-
-export interface StoredRadio {
-  id: number;
-  anchorId: number;
-  name: string;
-  temperature: number;
-  nResults: number;
-  enabled: boolean;
-}
 
 interface AnchorRow {
   id: number;
@@ -68,7 +44,7 @@ const toRadio = (r: RadioRow): StoredRadio => ({ id: r.id, anchorId: r.anchor_id
 
 const RADIO_SELECT = `SELECT r.id, r.anchor_id, a.name, r.temperature, r.n_results, r.enabled FROM "index".radios r JOIN "index".anchors a ON a.id = r.anchor_id`;
 
-export class SavedAlchemyRepository {
+export class SavedAlchemyRepository implements SavedAlchemyStore {
   constructor(private readonly ds: DataSource) {}
 
   /** Every anchor, newest first (vectors included: the list is small, at most a few hundred). */

@@ -31,7 +31,7 @@ import {
   type TaskRunHost,
   type TaskRunStore,
 } from '@polyphony/platform';
-import type { SavedAlchemyRepository, StoredAnchor, StoredExclusion, StoredRadio } from './saved-alchemy.repository';
+import type { SavedAlchemyStore, StoredAnchor, StoredExclusion, StoredRadio } from './ports';
 import { AlchemyService } from './alchemy.service';
 import type { Generation, IndexState } from '../core/generation';
 import { normaliseInto } from '@polyphony/vectors';
@@ -69,7 +69,7 @@ function toAnchorDto(a: StoredAnchor): AnchorDto {
 /** Saved anchors: CRUD, and the anchor seed of alchemy, find_path and similar_tracks. */
 export class AnchorService {
   constructor(
-    private readonly repo: SavedAlchemyRepository,
+    private readonly repo: SavedAlchemyStore,
     private readonly alchemy: AlchemyService,
   ) {}
 
@@ -197,7 +197,7 @@ interface RunDetails {
  */
 export class RadioService {
   constructor(
-    private readonly repo: SavedAlchemyRepository,
+    private readonly repo: SavedAlchemyStore,
     private readonly anchors: AnchorService,
     private readonly alchemy: AlchemyService,
     private readonly state: IndexState,

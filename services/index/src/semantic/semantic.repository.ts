@@ -3,6 +3,7 @@
  * per-generation SemanticTable), metadata full-text matches, and the query counts of top_queries.
  */
 import type { DataSource } from 'typeorm';
+import type { SemanticStore } from './ports';
 import type { SemanticRowSource } from './semantic-table';
 
 const T = '"index".tracks';
@@ -10,7 +11,7 @@ const T = '"index".tracks';
 /** Largest number of metadata matches read per word (a word matching more songs says little). */
 export const META_MATCH_LIMIT = 100_000;
 
-export class SemanticRepository {
+export class SemanticRepository implements SemanticStore {
   constructor(private readonly ds: DataSource) {}
 
   /**

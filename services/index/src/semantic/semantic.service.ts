@@ -12,7 +12,7 @@ import {
   type SemGroveResponse,
 } from '@polyphony/contracts';
 import { NotFoundError, StateUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
-import type { SemanticRepository } from './semantic.repository';
+import type { SemanticStore } from './ports';
 import type { Generation, IndexState } from '../core/generation';
 import { dot } from '@polyphony/vectors';
 import { projectPoint } from '../maps/projection';
@@ -51,7 +51,7 @@ export class SemanticService {
 
   constructor(
     private readonly state: IndexState,
-    private readonly repo: SemanticRepository,
+    private readonly repo: SemanticStore,
     private readonly lyrics: LyricsPort,
     private readonly logger: Logger,
     private readonly storage: SemanticStorage = {},
