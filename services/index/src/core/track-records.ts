@@ -41,3 +41,13 @@ export interface SearchHit {
 
 /** Subsets of the catalogue a search can be limited to (see `search`). */
 export type TrackFilter = 'learned' | 'lyrics' | 'neural';
+
+/** One batch of the vector stream feeding a build, in canonical-id order (byte order, COLLATE "C"). */
+export interface TrackVectorBatch {
+  ids: string[];
+  /** Folded artist key and display name of each track. */
+  artistKeys: string[];
+  artistNames: string[];
+  /** ids.length * dim raw float32 values. */
+  vectors: Float32Array;
+}

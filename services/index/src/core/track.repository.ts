@@ -3,19 +3,9 @@ import { MSD_TAGS, MTT_TAGS, OTHER_FEATURE_LABELS, parseLabelScores, type Learne
 import type { DataSource, EntityManager } from 'typeorm';
 import { foldText } from './text';
 import { bufferToF32 } from './codec';
-import type { SearchHit, TrackDetails, TrackFilter, TrackMeta } from './track-records';
+import type { SearchHit, TrackDetails, TrackFilter, TrackMeta, TrackVectorBatch } from './track-records';
 
-export type { SearchHit, TrackDetails, TrackFilter, TrackMeta } from './track-records';
-
-/** One batch of the vector stream feeding a build, in canonical-id order (byte order, COLLATE "C"). */
-export interface TrackVectorBatch {
-  ids: string[];
-  /** Folded artist key and display name of each track. */
-  artistKeys: string[];
-  artistNames: string[];
-  /** ids.length * dim raw float32 values. */
-  vectors: Float32Array;
-}
+export type { SearchHit, TrackDetails, TrackFilter, TrackMeta, TrackVectorBatch } from './track-records';
 
 /** Tag bytes per tagged song: MSD then MTT probabilities, round(p * 255) each (migration 1732810000001). */
 export const TAG_COUNT = MSD_TAGS.length + MTT_TAGS.length;

@@ -18,12 +18,12 @@ import type { VectorStoreSettings } from '../config';
 import { ArtistLinkCounter, type ArtistLinks, type Generation, type IndexState, type MapMethod } from '../core/generation';
 import type { CataloguePort } from '../core/ports';
 import { artistKey } from '../core/text';
-import { VECTOR_DIM, snapshotVector, type TrackRepository } from '../core/track.repository';
+import { VECTOR_DIM, snapshotVector } from '../core/track.repository';
 import type { MapFollower } from '../maps/generation-maps';
 import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
 import { loadTrackMeta } from '../maps/track-meta-store';
 import { umapLayout } from '../maps/umap-projection';
-import type { CellRecord, GenerationRepository, StoredQuantiserRecord } from './generation.repository';
+import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
 import { SnapshotFeed, byteOrderLess } from './snapshot-feed';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
 
@@ -87,8 +87,8 @@ export interface BuildSettings {
 /** What one build uses of its service: stores, peers, the live state, and where it reports progress. */
 export interface BuildHost {
   catalogue: CataloguePort;
-  tracks: TrackRepository;
-  generations: GenerationRepository;
+  tracks: TrackCopy;
+  generations: GenerationStore;
   state: IndexState;
   maps: MapFollower;
   logger: Logger;

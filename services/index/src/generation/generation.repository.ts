@@ -4,40 +4,9 @@ import type { MapMethod } from '../core/generation';
 import type { StoredCell } from '@polyphony/vector-engine';
 import { bufferToF32, bufferToI32, bytesOf, packBlobs, typedToBuffer } from '../core/codec';
 import type { TrackRepository } from '../core/track.repository';
+import type { BuildRecord, CellRecord, GenerationStore, StoredQuantiserRecord } from './ports';
 
-/** A build row (`index.builds`). */
-export interface BuildRecord {
-  generation: number;
-  state: 'building' | 'live' | 'retired' | 'failed';
-  taskId: string | null;
-  dim: number | null;
-  nlist: number | null;
-  itemCount: number | null;
-  centroids: Float32Array | null;
-  pca: Float32Array | null;
-  createdAt: Date;
-  finishedAt: Date | null;
-  /** Embedder version of the build's vectors; null when unknown (empty index, or built before it was recorded). */
-  embedderVersion: string | null;
-}
-
-/** One completed cell as the build hands it over (copied: the build reuses its arrays). */
-export interface CellRecord {
-  cellId: number;
-  rowIds: Int32Array;
-  ids: string[];
-  vectors: Float32Array;
-}
-
-/** The quantiser of a stored quantised generation (`index.quantisers`). */
-export interface StoredQuantiserRecord {
-  mode: 'int8' | 'pq';
-  /** PQ sub-spaces (null for int8). */
-  pqM: number | null;
-  codeSize: number;
-  /** `Quantiser.toParams()` values. */
-  params: Float32Array;
-}
+export type { BuildRecord, CellRecord, StoredQuantiserRecord } from './ports';
 
 const S = '"index"';
 
@@ -46,7 +15,7 @@ const S = '"index"';
  * projection, artist profiles and artist links. Exactly one build is `live` (partial unique index);
  * `activate` flips it in one transaction together with the catalogue-copy cleanup.
  */
-export class GenerationRepository {
+export class GenerationRepository implements GenerationStore {
   constructor(
     private readonly ds: DataSource,
     private readonly tracks: TrackRepository,

@@ -1,7 +1,6 @@
 import type { IndexLive } from '@polyphony/contracts';
 import type { IndexState } from '../core/generation';
-import type { GenerationRepository } from './generation.repository';
-import type { ReplicaRepository } from './replica.repository';
+import type { GenerationStore, ReplicaStore } from './ports';
 
 /**
  * What GET /internal/index/live answers (`IndexLive`): the generation this replica serves, when its build began
@@ -11,8 +10,8 @@ import type { ReplicaRepository } from './replica.repository';
 export class LiveGenerationService {
   constructor(
     private readonly state: IndexState,
-    private readonly generations: Pick<GenerationRepository, 'buildStartedAt'>,
-    private readonly replicas: Pick<ReplicaRepository, 'list'>,
+    private readonly generations: Pick<GenerationStore, 'buildStartedAt'>,
+    private readonly replicas: ReplicaStore,
     readonly liveWithinMs: number,
   ) {}
 

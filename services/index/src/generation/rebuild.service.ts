@@ -6,13 +6,12 @@ import { ArtistModelBuilder } from '../artists/artist-model';
 import type { VectorStoreSettings } from '../config';
 import { ArtistLinks, type Generation, type IndexState } from '../core/generation';
 import type { CataloguePort } from '../core/ports';
-import type { TrackRepository } from '../core/track.repository';
 import type { MapFollower } from '../maps/generation-maps';
 import { decodeBasis, projectAll } from '../maps/projection';
 import { loadTrackMeta } from '../maps/track-meta-store';
 import { LocalBuildLock, type BuildLock, type BuildLockHandle } from './build-lock.repository';
 import { BuildRun, type BuildHost, type BuildSettings, type RebuildOutcome } from './build-run';
-import type { GenerationRepository } from './generation.repository';
+import type { GenerationStore, TrackCopy } from './ports';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
 
 export type { RebuildOutcome } from './build-run';
@@ -83,8 +82,8 @@ export class RebuildService {
 
   constructor(
     private readonly catalogue: CataloguePort,
-    private readonly tracks: TrackRepository,
-    private readonly generations: GenerationRepository,
+    private readonly tracks: TrackCopy,
+    private readonly generations: GenerationStore,
     private readonly state: IndexState,
     private readonly maps: MapFollower,
     private readonly bus: Bus,

@@ -1,19 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { queryRows } from '@polyphony/platform';
+import type { ReplicaReport, ReplicaStore } from './ports';
 
-/** What one index replica serves, as it last reported it (`index.replicas`). */
-export interface ReplicaReport {
-  replicaId: string;
-  /** Generation the replica answers queries from (0 = nothing built yet). */
-  generation: number;
-  /** Songs in that generation. */
-  items: number;
-  /** When that generation's build began (database clock); every song stored before it is in it. */
-  buildStartedAt: Date | null;
-  heartbeatAt: Date;
-  /** Heart-beat within the window the caller gave (database clock). */
-  live: boolean;
-}
+export type { ReplicaReport } from './ports';
 
 interface Row {
   replica_id: string;
@@ -25,7 +14,7 @@ interface Row {
 }
 
 /** Persistence of the per-replica reports (one row per serving replica, upserted by its heartbeat). */
-export class ReplicaRepository {
+export class ReplicaRepository implements ReplicaStore {
   constructor(private readonly ds: DataSource) {}
 
   /** Upserts this replica's row: the generation it serves (build start looked up in `index.builds`), heartbeat now. */
