@@ -1,9 +1,6 @@
-import { TaskCancelRequestedEvent, RoutingKeys, type IndexRebuilt, routesOf } from '@polyphony/contracts';
+import { routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
-import { consumeReplicaEvents, replicaQueueName } from './generation/replica.consumer';
-import { consumeRebuildRequests } from './generation/rebuild-requested.consumer';
-import { consumeRelabels } from './generation/ids-relabelled.consumer';
+import { ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { RepointService, type RelabelMapSource } from './generation/repoint.service';
 import { ItemIdRenameStore } from './generation/item-id-rename.repository';
 import type { IndexConfig } from './config';
@@ -11,6 +8,7 @@ import { AlchemyService } from './alchemy/alchemy.service';
 import { ArtistService } from './artists/artist.service';
 import { BrowseService } from './artists/browse.service';
 import { MapFollower } from './maps/generation-maps';
+import { attachReplicaLifecycle } from './lifecycle';
 import { aiSettingsSource, cataloguePort, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
 import { ServerInfoCache } from './core/server-info';
 import { FingerprintService } from './similarity/fingerprint.service';
@@ -190,76 +188,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   rt.serveLean(mountRoutes(rt.app, routesOf('index'), routeSets));
   rt.finishRoutes();
 
-  const consumers: ConsumerHandle[] = [];
-  const log = rt.logger.child({ component: 'replica' });
-  // Readiness (issue 19): the stored generation is loaded (or none exists) and its maps were caught up with
-  // the catalogue's mapping log at least once. Stopping turns it off first, so balancers drain this replica.
-  let ready = false;
-  rt.addReadiness('index', () => ready);
-  const catchUp = async (): Promise<void> => {
-    await maps.catchUp(state.current().maps);
-  };
-  let pollTimer: NodeJS.Timeout | undefined;
-  rt.onStart(async () => {
-    // Subscribe before loading, so no change logged during the load is missed (catch-ups are idempotent).
-    consumers.push(
-      await consumeReplicaEvents(
-        rt.bus,
-        replicaQueueName(),
-        {
-          mappingsChanged: catchUp,
-          generationPublished: async (event: IndexRebuilt) => {
-            if (event.generation === state.current().generation && !event.repointed) return;
-            if (rebuild.busy && event.generation <= state.current().generation) return;
-            log.info('generation published by another replica; loading it', { generation: event.generation, serving: state.current().generation });
-            await rebuild.loadLive({ markInterrupted: false });
-          },
-          serverChanged: (serverId) => servers.invalidate(serverId),
-        },
-        log,
-      ),
-    );
-    const { loaded, interrupted } = await rebuild.loadLive();
-    consumers.push(await consumeRebuildRequests(rt.bus, rebuild));
-    consumers.push(
-      await consumeRelabels(rt.bus, rebuild, repoint, async () => {
-        const g = state.current();
-        await rt.bus.publish(RoutingKeys.indexRebuilt, { generation: g.generation, items: g.index.size, repointed: true } satisfies IndexRebuilt);
-      }),
-    );
-    // Radio runs: cancel requests from the task board, and takeover of runs whose coordinator died.
-    consumers.push(
-      await rt.bus.consume({
-        queue: 'index.task-cancel',
-        bindings: [RoutingKeys.taskCancelRequested],
-        schema: TaskCancelRequestedEvent,
-        handler: async (e) => {
-          if (e.type === 'radios') await radios.cancel(e.taskId);
-        },
-      }),
-    );
-    radios.host!.startScanning();
-    if ((!loaded || interrupted > 0) && deps.rebuildOnStart !== false) {
-      rebuild.request(loaded ? 'a build was interrupted by a restart' : 'start-up: no stored index generation');
-    }
-    if (!loaded) await catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message }));
-    ready = true;
-    // Reported only once serving: a replica that is not ready takes no queries, so no run waits for it.
-    await reporter.start();
-    const pollMs = deps.mapPollMs ?? 5000;
-    if (pollMs > 0) {
-      pollTimer = setInterval(() => void catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message })), pollMs);
-      pollTimer.unref();
-    }
-  });
-  rt.onStop(async () => {
-    ready = false;
-    await reporter.stop();
-    if (pollTimer) clearInterval(pollTimer);
-    for (const c of consumers) await c.stop();
-    await radios.host!.stop();
-    await rebuild.stop();
-  });
+  const lifecycle = attachReplicaLifecycle({ rt, state, maps, rebuild, repoint, servers, radios, reporter, rebuildOnStart: deps.rebuildOnStart, mapPollMs: deps.mapPollMs });
   return {
     name: 'index',
     runtime: rt,
@@ -278,7 +207,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     /** Server descriptions cached until registry events. */
     servers,
     /** False until the generation and its maps are loaded; false again once stopping. */
-    isReady: () => ready,
+    isReady: lifecycle.isReady,
     /** The domain services behind the routes (benchmarks call them in process). */
     features,
     /** Saved anchors and radios. */
