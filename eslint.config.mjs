@@ -115,4 +115,15 @@ export default tseslint.config(
     files: ['services/catalogue-identity/src/domain/sweep.service.ts', 'services/catalogue-identity/src/domain/cleaning.service.ts'],
     rules: { 'import-x/no-restricted-paths': 'off' },
   },
+  {
+    // The vector engine knows vectors, row numbers, opaque keys and masks: it imports no service and no package
+    // that knows songs, servers or the HTTP contract (shared/vector-engine/README.md "What the engine knows").
+    files: ['shared/vector-engine/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@polyphony/*', '!@polyphony/vectors', '!@polyphony/platform', '!@polyphony/testkit', '**/services/**'], message: 'The vector engine depends only on @polyphony/vectors and @polyphony/platform (tests: @polyphony/testkit).' }] },
+      ],
+    },
+  },
 );

@@ -25,7 +25,7 @@ import type { LoadResult } from './load-child';
  * load through 2 replicas, replica B gets SIGTERM, exits, and is started again on the same port; the
  * failed-request count (errors + non-2xx) of that run is the figure.
  * Load average is printed with every figure (the 2-core machine is shared).
- * Needs `npx tsc -b gateway services/index`.
+ * Needs `npx tsc -b bench`.
  * Usage: node bench/dist/index-throughput.js [songs=100000] [seconds=10] [connections=16] [mode=int8]
  * Environment (profiling runs): TP_SCENARIOS = comma list of scenario names (default all), TP_REPLICAS =
  * comma list of replica counts (default `1,2`), TP_ROLLING=0 skips the rolling restart, TP_REPLICA_ARGS =

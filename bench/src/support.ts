@@ -1,10 +1,12 @@
 /**
- * What the cross-unit benchmarks reuse from the index's own benchmark code (services/index/src/bench):
- * the throw-away database, the child-process starter and the fake catalogue/registry server.
+ * What the cross-unit benchmarks share: the throw-away database, the child-process starter (bench-support.ts)
+ * and the scripts of the index's benchmark folder (`index/`, e.g. the fake catalogue/registry server).
  */
-export { adminUrl, createBenchDatabase, startChild } from '@polyphony/index/dist/bench/bench-support';
+import path from 'node:path';
+
+export { adminUrl, createBenchDatabase, startChild } from './bench-support';
 
 /** Absolute path of a compiled script of the index's benchmark folder (e.g. `fake-peers-server.js`). */
 export function indexBenchScript(file: string): string {
-  return require.resolve(`@polyphony/index/dist/bench/${file}`);
+  return path.join(__dirname, 'index', file);
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { MTT_TAGS, OTHER_FEATURE_LABELS, formatLabelScores, moodVectorOf } from '@polyphony/contracts';
 import { createLogger } from '@polyphony/platform';
-import { evaluateInstall, formatEvalReport, type EvalSong } from '@polyphony/index';
+import { evaluateInstall, formatEvalReport, type EvalSong } from '@polyphony/testkit';
 import { startStack } from '@polyphony/standalone';
 
 /**
@@ -22,7 +22,7 @@ import { startStack } from '@polyphony/standalone';
  * written to the catalogue, one server maps them, the index is rebuilt, and every evaluation query goes
  * through the gateway's `POST /api/clap/search` with the API token (evaluateInstall, the `text-eval` benchmark's
  * code), so the figure is the shipped scorer's.
- * Ground truth and metric: services/index/src/domain/semantic/text-eval.ts.
+ * Ground truth and metric: shared/testkit/src/text-eval/text-eval.ts.
  * Usage: node bench/dist/standalone/text-eval-corpus.js <cache dir>
  *   (PG_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres; TEXT_EVAL_MIN_TRACKS, default 20)
  */

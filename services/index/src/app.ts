@@ -1,44 +1,43 @@
-import { TaskCancelRequestedEvent, RoutingKeys, SNAPSHOT_PAGE_BINARY_TYPE, api, type IndexRebuilt, routesOf, z } from '@polyphony/contracts';
+import { routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { AppError, ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
-import { consumeReplicaEvents, replicaQueueName } from './bus/replica.consumer';
-import { consumeRebuildRequests } from './bus/rebuild-requested.consumer';
-import { consumeRelabels } from './bus/ids-relabelled.consumer';
-import { RepointService, type RelabelMapSource } from './domain/repoint.service';
-import { ItemIdRenameStore } from './store/item-id-rename.store';
+import { ServiceRuntime, TaskRunHost, TaskRunStore, leaseOwnerName, parseOrThrow, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
+import { RepointService, type RelabelMapSource } from './generation/repoint.service';
+import { ItemIdRenameStore } from './generation/item-id-rename.repository';
 import type { IndexConfig } from './config';
-import { AlchemyService } from './domain/alchemy.service';
-import { ArtistService } from './domain/artist.service';
-import { BrowseService } from './domain/browse.service';
-import { MapFollower } from './domain/maps/generation-maps';
-import { parseMappingChanges, parseMappingRows, parseSnapshotAnswer } from './domain/maps/wire';
-import { ServerInfoCache } from './domain/server-info';
-import { FingerprintService } from './domain/fingerprint.service';
-import { IndexState, emptyGeneration } from './domain/generation';
-import { MapService } from './domain/map.service';
-import type { CataloguePort, MediaClientFactory, NamedSeedSource, PlaylistPort, RegistryPort } from './domain/ports';
-import { liveGenerationRoutes } from './http/live.routes';
-import { ReplicaReporter } from './domain/replica-reporter';
-import { ReplicaRepository } from './store/replica.repository';
-import { RebuildService, tableStorageOf, type RebuildOptions } from './domain/rebuild.service';
-import { SearchService } from './domain/search.service';
-import { STATIC_QUERY_DEFAULTS, SimilarityService } from './domain/similarity.service';
-import { SyncService } from './domain/sync.service';
+import { AlchemyService } from './alchemy/alchemy.service';
+import { ArtistService } from './artists/artist.service';
+import { BrowseService } from './artists/browse.service';
+import { MapFollower } from './maps/generation-maps';
+import { attachReplicaLifecycle } from './lifecycle';
+import { aiSettingsSource, cataloguePort, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
+import { ServerInfoCache } from './core/server-info';
+import { FingerprintService } from './similarity/fingerprint.service';
+import { IndexState, emptyGeneration } from './core/generation';
+import { MapService } from './maps/map.service';
+import type { CataloguePort, MediaClientFactory, NamedSeedSource, PlaylistPort, RegistryPort } from './core/ports';
+import { liveGenerationRoutes } from './generation/live.routes';
+import { LiveGenerationService } from './generation/live-generation.service';
+import { ReplicaReporter } from './generation/replica-reporter';
+import { ReplicaRepository } from './generation/replica.repository';
+import { RebuildService, tableStorageOf, type RebuildOptions } from './generation/rebuild.service';
+import { SearchService } from './similarity/search.service';
+import { STATIC_QUERY_DEFAULTS, SimilarityService } from './similarity/similarity.service';
+import { SyncService } from './sync/sync.service';
 import { MoodParam } from '@polyphony/contracts';
-import { InstantPlaylistService } from './domain/chat/instant-playlist.service';
-import { chatRoutesRouter } from './http/chat.routes';
-import { featureRoutes } from './http/features.routes';
-import { PgChatCatalog } from './store/chat.store';
-import { semanticRoutes } from './http/semantic.routes';
-import { savedAlchemyRoutes } from './http/saved-alchemy.routes';
-import { AnchorService, RadioService } from './domain/saved-alchemy.service';
-import { SavedAlchemyRepository } from './store/saved-alchemy.repository';
-import { SemanticService, TagsUnavailableError, type LyricsPort } from './domain/semantic/semantic.service';
-import { SemanticRepository } from './store/semantic.repository';
-import { GenerationRepository } from './store/generation.repository';
-import { PgBuildLock } from './store/build-lock';
-import { indexMigrations } from './store/migrations';
-import { TrackRepository } from './store/track.repository';
+import { InstantPlaylistService } from './chat/instant-playlist.service';
+import { chatRoutesRouter } from './chat/chat.routes';
+import { featureRoutes } from './similarity/features.routes';
+import { PgChatCatalog } from './chat/chat.repository';
+import { semanticRoutes } from './semantic/semantic.routes';
+import { savedAlchemyRoutes } from './alchemy/saved-alchemy.routes';
+import { AnchorService, RadioService } from './alchemy/saved-alchemy.service';
+import { SavedAlchemyRepository } from './alchemy/saved-alchemy.repository';
+import { SemanticService, TagsUnavailableError, type LyricsPort } from './semantic/semantic.service';
+import { SemanticRepository } from './semantic/semantic.repository';
+import { GenerationRepository } from './generation/generation.repository';
+import { PgBuildLock } from './generation/build-lock.repository';
+import { indexMigrations } from './core/migrations';
+import { TrackRepository } from './core/track.repository';
 
 export interface IndexDeps extends RuntimeDeps {
   /** Media-server clients for the sonic fingerprint (default: @polyphony/media-servers). */
@@ -60,9 +59,6 @@ export interface IndexDeps extends RuntimeDeps {
   rebuildOnStart?: boolean;
 }
 
-/** Leaves a peer's answer unparsed for a caller that checks it itself (the mapping pages: maps/wire.ts). */
-const UNPARSED = z.unknown();
-
 /**
  * Composition root of the index service: the shared similarity index (IVF generations persisted in the
  * `index` schema, one live in memory), the availability masks, the interactive features and their routes,
@@ -76,43 +72,12 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const registryPeer = rt.peer('registry', 30_000);
   // Admin-editable defaults of this service (PUT /api/config), read through a 5 s cache.
   const settings = rt.settings('index');
-  const catalogue: CataloguePort = deps.catalogue ?? {
-    async snapshotPage(after, limit) {
-      // The binary page (raw float32 vectors) when the catalogue serves it, JSON otherwise (an older catalogue).
-      const answer = await cataloguePeer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE, { query: { after: after ?? undefined, limit } });
-      return parseSnapshotAnswer(answer.contentType, answer.body);
-    },
-    async mappingRows(after) {
-      // Up to 20 000 rows a page: checked by the hand-written loops of maps/wire.ts, not by a zod parse per row.
-      return parseMappingRows(await cataloguePeer.callAs(api.internal.mappingRows, UNPARSED, { query: { after: after ?? undefined } }));
-    },
-    async mappingChanges(after) {
-      return parseMappingChanges(await cataloguePeer.callAs(api.internal.mappingChanges, UNPARSED, { query: { after } }));
-    },
-    async resolveArtist(serverId, value) {
-      return cataloguePeer.call(api.internal.artistsResolve, { query: { serverId, value } });
-    },
-    async mapArtists(serverId, names) {
-      return (await cataloguePeer.call(api.internal.artistsMapOutput, { body: { serverId, names } })).map;
-    },
-  };
-  const registryHttp: RegistryPort = deps.registry ?? {
-    getServer: (id) => registryPeer.call(api.internal.serverGet, { params: { id } }),
-  };
   const playlistPeer = rt.peer('playlist', 30_000);
-  const playlists: PlaylistPort = deps.playlists ?? {
-    async playlistTracks(serverId, playlist) {
-      try {
-        return await playlistPeer.call(api.internal.playlistTracks, { query: { serverId, playlist } });
-      } catch (err) {
-        if (err instanceof AppError && err.httpStatus === 404) return undefined;
-        throw err;
-      }
-    },
-  };
+  const catalogue = deps.catalogue ?? cataloguePort(cataloguePeer);
+  const playlists = deps.playlists ?? playlistPort(playlistPeer);
   const seeds: NamedSeedSource = {};
   // Server descriptions are cached until registry.server.saved/deleted (no registry call per /api/sync).
-  const servers = new ServerInfoCache(registryHttp);
+  const servers = new ServerInfoCache(deps.registry ?? registryPort(registryPeer));
   const registry: RegistryPort = servers;
   const tracks = new TrackRepository(rt.ds);
   const generations = new GenerationRepository(rt.ds, tracks);
@@ -127,18 +92,14 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const repoint = new RepointService(
     new ItemIdRenameStore(rt.ds),
     rebuild,
-    deps.relabelMap ?? (async (toVersion, after) => cataloguePeer.call(api.internal.idsRelabelMap, { query: { toVersion, after: after ?? undefined, limit: 5000 } })),
+    deps.relabelMap ?? relabelMapSource(cataloguePeer),
     rt.logger.child({ component: 'RepointService' }),
   );
   const similarity = new SimilarityService(tracks);
   const artists = new ArtistService(catalogue, rt.logger.child({ component: 'ArtistService' }));
   const scopeDeps = { tracks };
   const clientFactory: MediaClientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
-  const lyrics: LyricsPort = deps.lyrics ?? {
-    async similar(itemId, serverId, limit) {
-      return cataloguePeer.call(api.internal.lyricsSimilar, { body: { itemId, serverId, limit } });
-    },
-  };
+  const lyrics = deps.lyrics ?? lyricsPort(cataloguePeer);
   const semantic = new SemanticService(state, new SemanticRepository(rt.ds), lyrics, rt.logger.child({ component: 'SemanticService' }), tableStorageOf(config.vectors));
   // Moods as seeds of find_path, alchemy and similar_tracks: a centroid of the generation's mood (503 without tags).
   // An alchemy mood item may name a centroid as the reference does: "<mood>:<centroid index>".
@@ -158,14 +119,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     alchemy,
     state,
     scopeDeps,
-    {
-      async listServers() {
-        return (await registryPeer.call(api.internal.serversList)).servers.map((s) => ({ id: s.id, name: s.name }));
-      },
-      async replaceRadio(serverId, name, ids, runId) {
-        return playlistPeer.call(api.internal.playlistRadio, { body: { serverId, name, ids, runId } });
-      },
-    },
+    radioPeers(registryPeer, playlistPeer),
     radioStore,
     rt.bus,
     rt.logger.child({ component: 'RadioService' }),
@@ -215,7 +169,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
         },
       },
     },
-    async () => registryPeer.call(api.internal.aiSettings),
+    aiSettingsSource(registryPeer),
     rt.logger.child({ component: 'InstantPlaylist' }),
   );
   routeSets.push(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
@@ -224,7 +178,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   // Every serving replica reports the generation it serves (a run ends SUCCESS once all live ones serve its songs).
   const replicaRows = new ReplicaRepository(rt.ds);
   const reporter = new ReplicaReporter(leaseOwnerName('index'), state, replicaRows, rt.logger.child({ component: 'ReplicaReporter' }), config.replicaHeartbeatMs);
-  routeSets.push(liveGenerationRoutes(state, generations, replicaRows, ReplicaReporter.liveWindowMs(config.replicaHeartbeatMs)));
+  routeSets.push(liveGenerationRoutes(new LiveGenerationService(state, generations, replicaRows, ReplicaReporter.liveWindowMs(config.replicaHeartbeatMs))));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   // No ETag: express would hash every JSON answer (up to ~40 kB for 199 similar songs) for a validator no
   // client of these query endpoints sends back (issue 19 per-request cost).
@@ -232,76 +186,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   mountRoutes(rt.app, routesOf('index'), routeSets);
   rt.finishRoutes();
 
-  const consumers: ConsumerHandle[] = [];
-  const log = rt.logger.child({ component: 'replica' });
-  // Readiness (issue 19): the stored generation is loaded (or none exists) and its maps were caught up with
-  // the catalogue's mapping log at least once. Stopping turns it off first, so balancers drain this replica.
-  let ready = false;
-  rt.addReadiness('index', () => ready);
-  const catchUp = async (): Promise<void> => {
-    await maps.catchUp(state.current().maps);
-  };
-  let pollTimer: NodeJS.Timeout | undefined;
-  rt.onStart(async () => {
-    // Subscribe before loading, so no change logged during the load is missed (catch-ups are idempotent).
-    consumers.push(
-      await consumeReplicaEvents(
-        rt.bus,
-        replicaQueueName(),
-        {
-          mappingsChanged: catchUp,
-          generationPublished: async (event: IndexRebuilt) => {
-            if (event.generation === state.current().generation && !event.repointed) return;
-            if (rebuild.busy && event.generation <= state.current().generation) return;
-            log.info('generation published by another replica; loading it', { generation: event.generation, serving: state.current().generation });
-            await rebuild.loadLive({ markInterrupted: false });
-          },
-          serverChanged: (serverId) => servers.invalidate(serverId),
-        },
-        log,
-      ),
-    );
-    const { loaded, interrupted } = await rebuild.loadLive();
-    consumers.push(await consumeRebuildRequests(rt.bus, rebuild));
-    consumers.push(
-      await consumeRelabels(rt.bus, rebuild, repoint, async () => {
-        const g = state.current();
-        await rt.bus.publish(RoutingKeys.indexRebuilt, { generation: g.generation, items: g.index.size, repointed: true } satisfies IndexRebuilt);
-      }),
-    );
-    // Radio runs: cancel requests from the task board, and takeover of runs whose coordinator died.
-    consumers.push(
-      await rt.bus.consume({
-        queue: 'index.task-cancel',
-        bindings: [RoutingKeys.taskCancelRequested],
-        schema: TaskCancelRequestedEvent,
-        handler: async (e) => {
-          if (e.type === 'radios') await radios.cancel(e.taskId);
-        },
-      }),
-    );
-    radios.host!.startScanning();
-    if ((!loaded || interrupted > 0) && deps.rebuildOnStart !== false) {
-      rebuild.request(loaded ? 'a build was interrupted by a restart' : 'start-up: no stored index generation');
-    }
-    if (!loaded) await catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message }));
-    ready = true;
-    // Reported only once serving: a replica that is not ready takes no queries, so no run waits for it.
-    await reporter.start();
-    const pollMs = deps.mapPollMs ?? 5000;
-    if (pollMs > 0) {
-      pollTimer = setInterval(() => void catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message })), pollMs);
-      pollTimer.unref();
-    }
-  });
-  rt.onStop(async () => {
-    ready = false;
-    await reporter.stop();
-    if (pollTimer) clearInterval(pollTimer);
-    for (const c of consumers) await c.stop();
-    await radios.host!.stop();
-    await rebuild.stop();
-  });
+  const lifecycle = attachReplicaLifecycle({ rt, state, maps, rebuild, repoint, servers, radios, reporter, rebuildOnStart: deps.rebuildOnStart, mapPollMs: deps.mapPollMs });
   return {
     name: 'index',
     runtime: rt,
@@ -320,7 +205,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     /** Server descriptions cached until registry events. */
     servers,
     /** False until the generation and its maps are loaded; false again once stopping. */
-    isReady: () => ready,
+    isReady: lifecycle.isReady,
     /** The domain services behind the routes (benchmarks call them in process). */
     features,
     /** Saved anchors and radios. */

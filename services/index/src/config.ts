@@ -1,6 +1,5 @@
 import { loadServiceConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
-import { DEFAULT_PQ_M, parseVectorMode } from './domain/ivf/quantised-store';
-import type { VectorMode } from './domain/ivf/ivf-index';
+import { DEFAULT_PQ_M, parseVectorMode, type VectorMode } from '@polyphony/vector-engine';
 
 /** Default `INDEX_VECTOR_RESIDENT_MIB`: float copies up to 128 MiB (~167k songs at 200-d) stay in memory too. */
 export const DEFAULT_RESIDENT_MIB = 128;

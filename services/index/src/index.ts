@@ -1,6 +1,8 @@
 export { buildIndex, type IndexService, type IndexDeps } from './app';
 export { loadIndexConfig, type IndexConfig } from './config';
-export { indexMigrations } from './store/migrations';
-export { EVAL_QUERIES, EVAL_K, evaluateTextSearch, formatEvalReport, type EvalSong, type EvalReport } from './domain/semantic/text-eval';
-export { evaluateInstall } from './bench/text-search-eval';
-export { generationMemory } from './domain/generation';
+export { indexMigrations } from './core/migrations';
+export { emptyGeneration, generationMemory } from './core/generation';
+export { RequestScope } from './core/scope';
+// The map layout's two stages (the benchmark workspace times them on synthetic vectors).
+export { fitPca, projectAll } from './maps/projection';
+export { UMAP_FIT_ROWS, umapLayout } from './maps/umap-projection';

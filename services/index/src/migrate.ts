@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { runMigrateCommand } from '@polyphony/platform';
-import { indexMigrations } from './store/migrations';
+import { indexMigrations } from './core/migrations';
 
 runMigrateCommand('index', 'index', indexMigrations).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : err);

@@ -1,11 +1,8 @@
 import 'reflect-metadata';
-import type { MediaServerClient, ProviderTrack } from '@polyphony/media-servers';
-import { createMediaServerClient } from '@polyphony/media-servers';
+import { type MediaServerClient, type ProviderTrack, createMediaServerClient } from '@polyphony/media-servers';
 import { createBus, createLogger, signIdentity, type Bus } from '@polyphony/platform';
-import { ArrayCatalogue, createFakeJellyfin, createTestDatabase, type FakeJellyfin, type FakeTrack, type StartedFake, type TestDatabase } from '@polyphony/testkit';
+import { ArrayCatalogue, createFakeJellyfin, createTestDatabase, type FakeJellyfin, type FakeTrack, type StartedFake, type TestDatabase, FakePeers, syntheticItemId, syntheticSongs, toSnapshotTrack, type SyntheticSong } from '@polyphony/testkit';
 import { buildIndex, loadIndexConfig, type IndexService } from '../src';
-import { FakePeers } from '../src/bench/fake-peers';
-import { syntheticItemId, syntheticSongs, toSnapshotTrack, type SyntheticSong } from '../src/bench/synthetic-catalogue';
 
 /** Sizes of the test catalogue. */
 export const ARTISTS = 100;

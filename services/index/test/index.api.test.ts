@@ -1,10 +1,10 @@
-import { RepointService } from '../src/domain/repoint.service';
-import { ItemIdRenameStore } from '../src/store/item-id-rename.store';
+import { RepointService } from '../src/generation/repoint.service';
+import { ItemIdRenameStore } from '../src/generation/item-id-rename.repository';
 import type { IndexService } from '../src';
 import request from 'supertest';
 import { cosineDistance } from '@polyphony/vectors';
 import { RoutingKeys, TaskUpdatedEvent, IndexRebuilt, buildOpenApiDocument, type TrackRowDto } from '@polyphony/contracts';
-import { syntheticItemId } from '../src/bench/synthetic-catalogue';
+import { syntheticItemId } from '@polyphony/testkit';
 import {
   ACCENTED,
   ARTISTS,

@@ -1,10 +1,8 @@
 import 'reflect-metadata';
 import { createBus, createLogger, type Bus } from '@polyphony/platform';
-import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
+import { createTestDatabase, type TestDatabase, FakePeers, syntheticLearned, syntheticSongs, toSnapshotTrack } from '@polyphony/testkit';
 import { buildIndex, loadIndexConfig, type IndexService } from '../src';
-import type { Generation } from '../src/domain/generation';
-import { FakePeers } from '../src/bench/fake-peers';
-import { syntheticLearned, syntheticSongs, toSnapshotTrack } from '../src/bench/synthetic-catalogue';
+import type { Generation } from '../src/core/generation';
 
 /**
  * The build fed from the snapshot pages (binary pages, `feedBuildFromSnapshot`, the default) against the build that

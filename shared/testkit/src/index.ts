@@ -27,3 +27,13 @@ export { startSupysonic, type StartedSupysonic, type SupysonicOptions } from './
 export { createFakeLlm, FakeLlm, type FakeTurn } from './fakes/llm';
 export * from './private-infra';
 export { collectText, sseDataFrames } from './sse';
+
+// Synthetic vector data and map-quality metric (vector-engine and index tests, benchmarks).
+export { DEFAULT_MIXTURE, SyntheticMixture, recall, type MixtureBatch, type MixtureOptions } from './synthetic-mixture';
+export { mapNeighbourPurity } from './map-quality';
+// The index's fake peers (catalogue + registry over HTTP) and the synthetic catalogue it serves (index tests, benchmarks).
+export { FakePeers } from './fakes/peers';
+export { syntheticItemId, syntheticLearned, syntheticSongs, toSnapshotTrack, type SyntheticSong } from './synthetic-catalogue';
+// Text-search evaluation: tag-derived ground truth and P@10 (text-eval benchmarks).
+export { EVAL_K, EVAL_QUERIES, evaluateTextSearch, formatEvalReport, precisionAt, relevantIds, type EvalReport, type EvalSong } from './text-eval/text-eval';
+export { evaluateInstall } from './text-eval/evaluate-install';

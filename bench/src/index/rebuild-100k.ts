@@ -1,0 +1,105 @@
+import 'reflect-metadata';
+import { createBus, createLogger } from '@polyphony/platform';
+import { buildIndex, emptyGeneration, loadIndexConfig, RequestScope } from '@polyphony/index';
+import { createBenchDatabase, gc, mb, RssSampler, startChild } from '../bench-support';
+import { indexBenchScript } from '../support';
+
+/**
+ * Rebuild benchmark of the real index service at N songs (default 100000):
+ *  - a FakePeers catalogue with N synthetic songs runs in a child process (its memory is not counted);
+ *  - the index service (buildIndex, real PostgreSQL from TEST_DATABASE_URL or 127.0.0.1:5432) pulls the
+ *    snapshot over loopback HTTP, builds, persists and activates one generation;
+ *  - printed: phase timings, RSS before / peak during / after the build (after a GC when run with
+ *    --expose-gc), then a second instance's start-up load of the stored generation (time + RSS),
+ *    and in-process query latencies (similar songs, masked to the main and to the 1% server).
+ * Usage: node --expose-gc bench/dist/index/rebuild-100k.js [songs]
+ */
+async function main(): Promise<void> {
+  const songs = Number(process.argv[2] ?? 100_000);
+  const db = await createBenchDatabase('index_bench');
+  const { child, info } = await startChild<{ url: string }>(indexBenchScript('fake-peers-server.js'), [String(songs)]);
+  const logger = createLogger({ service: 'index-bench', level: 'warn' });
+  const bus = createBus({});
+  const peers = () => ({ registry: info.url, catalogue: info.url, analysis: info.url, index: info.url, playlist: info.url });
+  const config = loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'warn' });
+  try {
+    const svc = buildIndex(config, { logger, bus, peers, migrateOnStart: true, rebuildOnStart: false });
+    await svc.start();
+    gc();
+    const rssBefore = process.memoryUsage().rss;
+    const sampler = new RssSampler();
+    sampler.start();
+    const t0 = performance.now();
+    svc.rebuild.request('benchmark');
+    await svc.rebuild.idle();
+    const wall = performance.now() - t0;
+    const peak = sampler.stop();
+    if (!svc.rebuild.lastOutcome) throw new Error(`build failed: ${svc.rebuild.lastError}`);
+    gc();
+    const rssAfter = process.memoryUsage().rss;
+    const heap = process.memoryUsage();
+
+    // Query latency in process (no HTTP): similar songs through the request scope (mask, search, metadata, mapping).
+    const latencies = async (serverId: string, seeds: string[], rounds: number) => {
+      const times: number[] = [];
+      for (let r = 0; r < rounds; r++) {
+        const seed = seeds[r % seeds.length]!;
+        const t = performance.now();
+        const scope = new RequestScope(svc.state.current(), serverId, svc.features.scopeDeps);
+        await svc.features.similarity.similarTracks(scope, { itemId: seed }, { n: 10, eliminateDuplicates: true, maxPerArtist: 3 });
+        times.push(performance.now() - t);
+      }
+      times.sort((a, b) => a - b);
+      return { p50: round(times[Math.floor(times.length * 0.5)]!), p99: round(times[Math.floor(times.length * 0.99)]!), mean: round(times.reduce((s, x) => s + x, 0) / times.length) };
+    };
+    const mainSeeds = Array.from({ length: 200 }, (_, i) => `m-${(i * 7919) % songs}`);
+    const sparseSeeds = Array.from({ length: 50 }, (_, i) => String(100_000_000 + ((i * 100) % songs)));
+    await latencies('srv-main', mainSeeds, 20); // warm-up (masks, JIT)
+    const mainLat = await latencies('srv-main', mainSeeds, 300);
+    await latencies('srv-sparse', sparseSeeds, 10);
+    const sparseLat = await latencies('srv-sparse', sparseSeeds, 300);
+
+    // Restart: a second instance loads the stored generation instead of rebuilding.
+    await svc.stop();
+    svc.state.swap(emptyGeneration()); // release the first instance's generation before measuring the second
+    gc();
+    const rssIdle = process.memoryUsage().rss;
+    const second = buildIndex(config, { logger, bus, peers, migrateOnStart: true, rebuildOnStart: false });
+    const t1 = performance.now();
+    await second.start();
+    const loadMs = performance.now() - t1;
+    gc();
+    const rssLoaded = process.memoryUsage().rss;
+    const o = svc.rebuild.lastOutcome;
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          songs,
+          generation: o.generation,
+          nlist: o.nlist,
+          rebuild: { wallMs: Math.round(wall), phasesMs: Object.fromEntries(Object.entries(o.timingsMs).map(([k, v]) => [k, Math.round(v)])), cpuMs: Object.fromEntries(Object.entries(o.cpuMs).map(([k, v]) => [k, Math.round(v)])), snapshotMs: Object.fromEntries(Object.entries(o.snapshotMs).map(([k, v]) => [k, Math.round(v)])) },
+          rssMb: { beforeBuild: mb(rssBefore), peakDuringBuild: mb(peak), afterBuild: mb(rssAfter), heapUsedAfter: mb(heap.heapUsed), arrayBuffersAfter: mb(heap.arrayBuffers) },
+          restart: { loadMs: Math.round(loadMs), items: second.state.current().index.size, rssBeforeMb: mb(rssIdle), rssAfterLoadMb: mb(rssLoaded) },
+          similarTracksInProcessMs: { mainServer: mainLat, sparseServer1pct: sparseLat },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    await second.stop();
+  } finally {
+    await bus.close();
+    child.stdin?.end();
+    child.kill();
+    await db.drop();
+  }
+}
+
+function round(x: number): number {
+  return Math.round(x * 100) / 100;
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

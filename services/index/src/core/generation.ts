@@ -1,0 +1,183 @@
+import { ArtistModel } from '../artists/artist-model';
+import { IdTableBuilder, DEFAULT_DIM, DEFAULT_NPROBE, IvfIndex } from '@polyphony/vector-engine';
+import { GenerationMaps } from '../maps/generation-maps';
+import { TrackMetaStore } from '../maps/track-meta-store';
+import type { PcaBasis } from '../maps/projection';
+
+/**
+ * Provider artist ids per server, taken from the catalogue snapshot's mapping rows at build time
+ * (`mappings[].artistId`). For every (server, artist) the most frequent provider id wins.
+ */
+export class ArtistLinks {
+  private readonly byKey = new Map<string, Map<string, string>>();
+  private readonly byProvider = new Map<string, Map<string, string>>();
+
+  /** Records that on `serverId`, the artist with folded name `key` has provider id `providerId`. */
+  set(serverId: string, key: string, providerId: string): void {
+    let k = this.byKey.get(serverId);
+    if (!k) this.byKey.set(serverId, (k = new Map()));
+    k.set(key, providerId);
+    let p = this.byProvider.get(serverId);
+    if (!p) this.byProvider.set(serverId, (p = new Map()));
+    p.set(providerId, key);
+  }
+
+  /** Provider artist id of `key` on the server, or undefined. */
+  providerIdOf(serverId: string | undefined, key: string): string | undefined {
+    return serverId === undefined ? undefined : this.byKey.get(serverId)?.get(key);
+  }
+
+  /** Folded artist name behind a provider artist id of the server, or undefined. */
+  keyOfProviderId(serverId: string | undefined, providerId: string): string | undefined {
+    return serverId === undefined ? undefined : this.byProvider.get(serverId)?.get(providerId);
+  }
+
+  /** Every (server, key, provider id) triple, for persistence. */
+  *entries(): Generator<{ serverId: string; key: string; providerId: string }> {
+    for (const [serverId, m] of this.byKey) for (const [key, providerId] of m) yield { serverId, key, providerId };
+  }
+}
+
+/**
+ * Counts provider artist ids per (server, artist key) while the snapshot streams, then keeps the most
+ * frequent one (ties: the smaller id, so the result does not depend on page order).
+ */
+export class ArtistLinkCounter {
+  private readonly counts = new Map<string, Map<string, Map<string, number>>>();
+
+  add(serverId: string, key: string, providerId: string): void {
+    let s = this.counts.get(serverId);
+    if (!s) this.counts.set(serverId, (s = new Map()));
+    let a = s.get(key);
+    if (!a) s.set(key, (a = new Map()));
+    a.set(providerId, (a.get(providerId) ?? 0) + 1);
+  }
+
+  finish(): ArtistLinks {
+    const links = new ArtistLinks();
+    for (const [serverId, s] of this.counts) {
+      for (const [key, ids] of s) {
+        let best: string | undefined;
+        let bestN = 0;
+        for (const [id, n] of ids) if (n > bestN || (n === bestN && best !== undefined && id < best)) [best, bestN] = [id, n];
+        if (best !== undefined) links.set(serverId, key, best);
+      }
+    }
+    return links;
+  }
+}
+
+/** Layout method of a generation's map. */
+export type MapMethod = 'umap' | 'pca';
+
+/**
+ * Everything one index generation consists of in memory. Immutable once published: a request takes
+ * one snapshot (`IndexState.current()`) and uses it throughout, so rows, masks, artists and map
+ * coordinates always belong to the same generation.
+ */
+export interface Generation {
+  /** 0 = nothing built yet. */
+  readonly generation: number;
+  readonly index: IvfIndex;
+  readonly artists: ArtistModel;
+  readonly links: ArtistLinks;
+  /** 2-D basis; undefined for an empty index. */
+  readonly pca: PcaBasis | undefined;
+  /** Map coordinates, 2 floats per row, in about [-1, 1]. */
+  readonly coords: Float32Array;
+  /** How `coords` were made: UMAP (umap-projection.ts) from UMAP_MIN_SAMPLES rows on, PCA (projection.ts) below. */
+  readonly mapMethod: MapMethod;
+  readonly builtAt: Date | null;
+  /**
+   * Embedder version of the vectors (e.g. `dsp-v1`, `tfjs:musicnn-fusion-v1`); null when unknown (nothing built, or a
+   * build stored before versions were recorded). Vectors saved against another version (anchors) are refused.
+   */
+  readonly embedderVersion: string | null;
+  /** Provider <-> canonical maps and availability per server over this generation's rows (kept current from the catalogue's mapping log). */
+  readonly maps: GenerationMaps;
+  /** Display metadata of every row (title, artist, album, moods, tempo, energy), in memory: result rows need no database query (issue 19). */
+  readonly meta: TrackMetaStore;
+}
+
+/**
+ * Bytes held in memory by each structure of a generation (issue 19 memory accounting; typed-array capacities,
+ * so growth slack counts): the index parts (`IvfIndex.memory`), the maps per server, the display metadata,
+ * the artist model's arrays and the map coordinates. JS objects on the heap (artist names and keys, artist
+ * links) are not counted here: the caller compares the total with `process.memoryUsage()`.
+ */
+export function generationMemory(gen: Generation): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(gen.index.memory())) out[`index.${k}`] = v;
+  for (const [k, v] of Object.entries(gen.maps.bytesPerServer())) out[`maps.${k}`] = v;
+  out.meta = gen.meta.bytes;
+  out.artists = gen.artists.bytes;
+  out.coords = gen.coords.byteLength;
+  return out;
+}
+
+/** The generation served before any build exists: an empty index (built synchronously). */
+export function emptyGeneration(dim = DEFAULT_DIM): Generation {
+  const index = new IvfIndex({
+    dim,
+    nlist: 0,
+    generation: 0,
+    defaultNprobe: DEFAULT_NPROBE,
+    centroids: new Float32Array(0),
+    cellOffsets: new Int32Array(1),
+    vectors: new Float32Array(0),
+    rowOfSlot: new Int32Array(0),
+    slotOfRow: new Int32Array(0),
+    ids: new IdTableBuilder(16).finish(0),
+  });
+  return { generation: 0, index, artists: ArtistModel.empty(dim, 0), links: new ArtistLinks(), pca: undefined, coords: new Float32Array(0), mapMethod: 'pca', builtAt: null, embedderVersion: null, maps: new GenerationMaps(index), meta: new TrackMetaStore(0) };
+}
+
+/**
+ * Holds the live generation. `swap` is one reference assignment, so every request is answered entirely
+ * by the old or entirely by the new generation; the old one is garbage-collected when the last request
+ * holding it finishes.
+ */
+export class IndexState {
+  private live: Generation;
+  private readonly listeners: Array<(g: Generation) => void> = [];
+  private readonly preparers: Array<(g: Generation) => Promise<void>> = [];
+
+  constructor(initial: Generation) {
+    this.live = initial;
+  }
+
+  current(): Generation {
+    return this.live;
+  }
+
+  /** Publishes `next`; returns the previous generation. Listeners run synchronously after the swap. */
+  swap(next: Generation): Generation {
+    const previous = this.live;
+    this.live = next;
+    for (const l of this.listeners) l(next);
+    return previous;
+  }
+
+  /** Called after every swap (caches keyed by generation drop their old entries). */
+  onSwap(listener: (g: Generation) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Registers work that must be done for a generation before it is served (e.g. the semantic table of text
+   * search): `prepare(next)` awaits every such task, so the work is part of a replica's load and of a build's
+   * activation (before `/readyz` turns ready, while the old generation still answers), not background CPU
+   * competing with queries right after the swap.
+   */
+  onPrepare(task: (g: Generation) => Promise<void>): void {
+    this.preparers.push(task);
+  }
+
+  /**
+   * Runs every `onPrepare` task for `next` (concurrently) and waits for them. A failing task does not fail the
+   * load: its error is handed to `onError` and the owner builds lazily on first use, as before.
+   */
+  async prepare(next: Generation, onError: (err: unknown) => void = () => undefined): Promise<void> {
+    await Promise.all(this.preparers.map((t) => t(next).catch(onError)));
+  }
+}

@@ -1,0 +1,510 @@
+import type { SnapshotTrackBytes } from '@polyphony/contracts';
+import type { Logger } from '@polyphony/platform';
+import {
+  CooperativeScheduler,
+  ProductQuantiser,
+  buildIvfIndex,
+  cellsOfCodes,
+  encodeIndexCodes,
+  quantiseIndex,
+  type IvfBuildOptions,
+  type IvfBuildResult,
+  type IvfIndex,
+  type Quantiser,
+  type VectorBatch,
+} from '@polyphony/vector-engine';
+import { ArtistModel } from '../artists/artist-model';
+import type { VectorStoreSettings } from '../config';
+import { ArtistLinkCounter, type ArtistLinks, type Generation, type IndexState, type MapMethod } from '../core/generation';
+import type { CataloguePort } from '../core/ports';
+import { artistKey } from '../core/text';
+import { VECTOR_DIM, snapshotVector } from '../core/track.repository';
+import type { MapFollower } from '../maps/generation-maps';
+import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
+import { loadTrackMeta } from '../maps/track-meta-store';
+import { umapLayout } from '../maps/umap-projection';
+import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
+import { SnapshotFeed, byteOrderLess } from './snapshot-feed';
+import { residentBytesOf, tableStorageOf } from './vector-storage';
+
+/** What a finished build reports. */
+export interface RebuildOutcome {
+  generation: number;
+  items: number;
+  nlist: number;
+  deletedTracks: number;
+  skippedTracks: number;
+  timingsMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
+  /** Snapshot wall time spent waiting for the catalogue's pages (fetch, JSON parse and validation not overlapped with writing) and waiting for the writes into `index.tracks` (a free writer, then the last writes), ms. */
+  snapshotMs: { waitForPages: number; writeCopy: number };
+  /** Process CPU time (user + system, every thread: the build and map workers included) of the same phases, ms. */
+  cpuMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
+  /**
+   * The IVF build itself (ivf-build.ts report, wall ms): ingest (during the snapshot when fed from it), train,
+   * assign, arrange, emit (cells written to `index.cells` as they are emitted); `fedFromSnapshot` says which input path ran.
+   */
+  ivf: { ingest: number; train: number; assign: number; arrange: number; emit: number; total: number; fedFromSnapshot: boolean };
+}
+
+/** User + system CPU time of this process (all threads), ms. */
+function cpuNow(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+type BuildPhase = 'snapshot' | 'build' | 'projection' | 'artists' | 'quantise' | 'activate';
+
+/** Wall and process-CPU time of a build's consecutive phases: `end(phase)` closes a phase where the last one ended. */
+class PhaseClock {
+  private readonly t0 = performance.now();
+  private readonly c0 = cpuNow();
+  private t = this.t0;
+  private c = this.c0;
+  readonly wallMs = { snapshot: 0, build: 0, projection: 0, artists: 0, quantise: 0, activate: 0, total: 0 };
+  readonly cpuMs = { snapshot: 0, build: 0, projection: 0, artists: 0, quantise: 0, activate: 0, total: 0 };
+
+  end(phase: BuildPhase): void {
+    const t = performance.now();
+    const c = cpuNow();
+    this.wallMs[phase] = t - this.t;
+    this.cpuMs[phase] = c - this.c;
+    this.wallMs.total = t - this.t0;
+    this.cpuMs.total = c - this.c0;
+    this.t = t;
+    this.c = c;
+  }
+}
+
+/** The build's tunables (RebuildOptions with defaults applied). */
+export interface BuildSettings {
+  snapshotPageSize: number;
+  vectorBatchSize: number;
+  snapshotWriters: number;
+  cellFlushBytes: number;
+  feedFromSnapshot: boolean;
+}
+
+/** What one build uses of its service: stores, peers, the live state, and where it reports progress. */
+export interface BuildHost {
+  catalogue: CataloguePort;
+  tracks: TrackCopy;
+  generations: GenerationStore;
+  state: IndexState;
+  maps: MapFollower;
+  logger: Logger;
+  vectors: VectorStoreSettings;
+  settings: BuildSettings;
+  /** Appends a line to the task's log. */
+  note(line: string): void;
+  /** Reports RUNNING progress (percent 0-100) on the task board. */
+  progress(percent: number, message: string): Promise<void>;
+}
+
+/**
+ * One build of one generation, in named phases (RebuildService's steps; `run` calls them in order):
+ *  1. `snapshot`: catalogue pages -> the catalogue copy, and (by default) -> the IVF build's ingest at once;
+ *  2. `buildIvf`: the IVF build's rest (or a build from the copy), cells written as they complete;
+ *  3. `layOutMap` (PCA basis, UMAP or PCA map) and `fitArtists` (artist mixtures, provider artist links);
+ *  4. `quantise` (int8 / pq modes: the float generation is re-packed, codes stored);
+ *  5. `activate`: maps and display metadata loaded, per-generation tables prepared, the generation made live.
+ * Wall and CPU time per phase are measured (`PhaseClock`); an abort (`signal`) stops between and inside phases.
+ */
+export class BuildRun {
+  private readonly clock = new PhaseClock();
+  /** Rows of the new generation in build order and their artists, filled by whichever input feeds the IVF build. */
+  private readonly rows = new BuildRows();
+  private readonly scheduler: CooperativeScheduler;
+  private lastPercent = -1;
+  private buffered: CellRecord[] = [];
+  private bufferedBytes = 0;
+  // Snapshot results.
+  private links = new ArtistLinkCounter();
+  private synced = 0;
+  private skipped = 0;
+  /** One embedder version per generation (docs/architecture.md "Embedder versions"). */
+  private version: string | undefined;
+  /** Where the snapshot's time goes: waiting for the catalogue's next page, writing a page into the copy. */
+  private snapshotWaitMs = 0;
+  private snapshotWriteMs = 0;
+  // The build fed from the pages: started at the first page, stopped (read-back path instead) when the pages
+  // are not in the byte order the read-back uses or the snapshot restarts, so both paths give the same rows.
+  private readonly feedAbort = new AbortController();
+  private readonly abortFeed = () => this.feedAbort.abort();
+  private feed: SnapshotFeed | undefined;
+  private fed: Promise<IvfBuildResult> | undefined;
+  private feedStopped: string | undefined;
+
+  constructor(
+    private readonly host: BuildHost,
+    private readonly generation: number,
+    private readonly signal: AbortSignal,
+  ) {
+    this.feedStopped = host.settings.feedFromSnapshot ? undefined : 'disabled';
+    this.scheduler = new CooperativeScheduler(10, signal);
+  }
+
+  /** Runs every phase in order. @throws on abort or any phase's failure (the previous generation stays live) */
+  async run(): Promise<RebuildOutcome> {
+    await this.snapshot();
+    this.clock.end('snapshot');
+    this.host.note(`snapshot: ${this.synced} songs (${this.skipped} skipped), embedder ${this.version ?? 'none'}`);
+    const { index, report } = await this.buildIvf();
+    this.clock.end('build');
+    const { pca, coords, mapMethod } = await this.layOutMap(index);
+    this.clock.end('projection');
+    const { artists, links } = await this.fitArtists(index, pca);
+    this.clock.end('artists');
+    const served = await this.quantise(index);
+    this.clock.end('quantise');
+    const deleted = await this.activate({ generation: this.generation, index: served, artists, links, pca, coords, mapMethod, builtAt: new Date(), embedderVersion: this.version ?? null });
+    this.clock.end('activate');
+    this.host.logger.info('index generation live', { generation: this.generation, items: index.size, nlist: index.nlist, artists: artists.count, deletedTracks: deleted, ms: Math.round(this.clock.wallMs.total) });
+    return {
+      generation: this.generation,
+      items: index.size,
+      nlist: report.nlist,
+      deletedTracks: deleted,
+      skippedTracks: this.skipped,
+      timingsMs: this.clock.wallMs,
+      snapshotMs: { waitForPages: this.snapshotWaitMs, writeCopy: this.snapshotWriteMs },
+      cpuMs: this.clock.cpuMs,
+      ivf: { ...report.timingsMs, fedFromSnapshot: this.feedStopped === undefined },
+    };
+  }
+
+  /** Writes the buffered cells (`index.cells`). */
+  private async flush(): Promise<void> {
+    if (this.buffered.length === 0) return;
+    const cells = this.buffered;
+    this.buffered = [];
+    this.bufferedBytes = 0;
+    await this.host.generations.saveCells(this.generation, cells);
+  }
+
+  /** The IVF build's options; `streamed` = fed from the snapshot pages (its ingest progress is the snapshot's). */
+  private ivfOptions(expected: number | undefined, buildSignal: AbortSignal, streamed: boolean): IvfBuildOptions {
+    const h = this.host;
+    return {
+      dim: VECTOR_DIM,
+      ...(expected !== undefined ? { expectedCount: expected } : {}),
+      generation: this.generation,
+      signal: buildSignal,
+      workers: h.vectors.buildWorkers,
+      onTrained: async (info) => {
+        await h.generations.saveTrained(this.generation, info.dim, info.nlist, info.count, info.centroids);
+        h.note(`trained ${info.nlist} cells on ${info.sampleSize} songs`);
+      },
+      onCell: async (cellId, rowIds, vectors, ids) => {
+        this.buffered.push({ cellId, rowIds: rowIds.slice(), ids: [...ids], vectors: vectors.slice() });
+        this.bufferedBytes += vectors.byteLength + rowIds.byteLength;
+        if (this.bufferedBytes >= h.settings.cellFlushBytes) await this.flush();
+      },
+      onProgress: (p) => {
+        if (streamed && p.phase === 'ingest') return;
+        const base = { ingest: 30, train: 45, assign: 55, arrange: 70, emit: 70 }[p.phase];
+        const span = { ingest: 15, train: 10, assign: 15, arrange: 0, emit: 10 }[p.phase];
+        const percent = Math.floor(base + (p.total > 0 ? (span * p.done) / p.total : 0));
+        if (percent !== this.lastPercent) {
+          this.lastPercent = percent;
+          void h.progress(percent, `building the index: ${p.phase}`);
+        }
+      },
+    };
+  }
+
+  /** Stops the fed build (the IVF build reads the catalogue copy back instead). */
+  private stopFeed(reason: string): void {
+    if (this.feedStopped) return;
+    this.feedStopped = reason;
+    this.feed?.fail(new Error(`snapshot feed stopped: ${reason}`));
+    this.feedAbort.abort();
+    this.rows.reset();
+    this.host.note(`index build reads the catalogue copy back (${reason})`);
+  }
+
+  private async settleFeed(): Promise<void> {
+    if (this.fed) await this.fed.catch(() => undefined);
+  }
+
+  /**
+   * Phase 1, snapshot: every catalogue page is upserted into the catalogue copy (`index.tracks`, up to
+   * `snapshotWriters` pages at once), provider artist ids are counted, and the page's vectors go into the IVF
+   * build's ingest (`SnapshotFeed`). A change of embedder version mid-snapshot starts it over (at most 3 times).
+   */
+  private async snapshot(): Promise<void> {
+    const h = this.host;
+    const { snapshotPageSize, snapshotWriters } = h.settings;
+    const signal = this.signal;
+    let restarts = 0;
+    const writes = new Set<Promise<void>>();
+    const drainWrites = async () => {
+      const all = [...writes];
+      writes.clear();
+      const failed = (await Promise.allSettled(all)).find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+    };
+    signal.addEventListener('abort', this.abortFeed, { once: true });
+    const stopFeed = (reason: string) => this.stopFeed(reason);
+    // The next page is fetched while the current one is written (one page of look-ahead).
+    let nextPage = h.catalogue.snapshotPage(null, snapshotPageSize);
+    try {
+      try {
+        for (;;) {
+          if (signal.aborted) {
+            nextPage.catch(() => undefined);
+            throw new Error('index build aborted');
+          }
+          const tWait = performance.now();
+          const page = await nextPage;
+          this.snapshotWaitMs += performance.now() - tWait;
+          const other = page.tracks.find((t) => t.embedderVersion !== (this.version ??= t.embedderVersion));
+          if (other) {
+            if (++restarts > 3) throw new Error(`the catalogue snapshot mixes embedder versions (${this.version} and ${other.embedderVersion})`);
+            await drainWrites();
+            h.note(`embedder version changed during the snapshot (${this.version} -> ${other.embedderVersion}); reading it again`);
+            stopFeed('the snapshot restarted');
+            this.version = undefined;
+            this.links = new ArtistLinkCounter();
+            this.synced = 0;
+            this.skipped = 0;
+            nextPage = h.catalogue.snapshotPage(null, snapshotPageSize);
+            continue;
+          }
+          if (page.next && page.tracks.length > 0) nextPage = h.catalogue.snapshotPage(page.next, snapshotPageSize);
+          if (!this.feedStopped) {
+            if (!this.feed) {
+              this.feed = new SnapshotFeed();
+              // Capacity hint: the catalogue's count on the first page, else the live generation's size (grows if short).
+              const live = h.state.current().index.size;
+              this.fed = buildIvfIndex(this.feed, this.ivfOptions(page.total ?? (live > 0 ? Math.ceil(live * 1.05) + 1024 : undefined), this.feedAbort.signal, true));
+              this.fed.catch(() => undefined);
+            }
+            this.feedPage(page.tracks, this.feed, this.rows, stopFeed);
+          }
+          const tWrite = performance.now();
+          while (writes.size >= snapshotWriters) await Promise.race(writes);
+          this.snapshotWriteMs += performance.now() - tWrite;
+          const write: Promise<void> = h.tracks.upsertSnapshot(page.tracks, this.generation).then((res) => {
+            this.synced += res.written;
+            this.skipped += res.skipped.length;
+            if (res.skipped.length) h.logger.warn('snapshot tracks skipped (embedding is not 200 float32 values)', { count: res.skipped.length, first: res.skipped[0] });
+          });
+          writes.add(write);
+          // A failed write is kept in the set so the next wait (or the drain below) throws it.
+          void write.then(() => writes.delete(write), () => undefined);
+          for (const t of page.tracks) {
+            const key = artistKey(t.artist);
+            for (const m of t.mappings) if (m.artistId) this.links.add(m.serverId, key, m.artistId);
+          }
+          await h.progress(Math.min(29, 1 + Math.floor(this.synced / 10_000)), `catalogue snapshot: ${this.synced} songs`);
+          if (!page.next || page.tracks.length === 0) break;
+        }
+      } catch (err) {
+        // No write outlives a failed snapshot.
+        await drainWrites().catch(() => undefined);
+        throw err;
+      }
+      // The fed build trains and assigns while the last pages are written.
+      this.feed?.end();
+      const tDrain = performance.now();
+      await drainWrites();
+      this.snapshotWriteMs += performance.now() - tDrain;
+    } catch (err) {
+      // No build outlives a failed snapshot either.
+      this.feedAbort.abort();
+      await this.settleFeed();
+      signal.removeEventListener('abort', this.abortFeed);
+      throw err;
+    }
+  }
+
+  /**
+   * Phase 2, IVF build: the fed build's rest, or (feed stopped) a build from the catalogue copy streamed in
+   * canonical-id order; every completed cell is written as it is emitted. @throws when the row counts disagree
+   */
+  private async buildIvf(): Promise<IvfBuildResult> {
+    const h = this.host;
+    const rows = this.rows;
+    let built: IvfBuildResult;
+    try {
+      if (this.fed && !this.feedStopped) built = await this.fed;
+      else {
+        await this.settleFeed();
+        rows.reset();
+        const expected = await h.tracks.countSeen(this.generation);
+        const tracks = h.tracks;
+        const generation = this.generation;
+        const batchSize = h.settings.vectorBatchSize;
+        const source = async function* (): AsyncGenerator<VectorBatch> {
+          for await (const b of tracks.streamVectors(generation, batchSize)) {
+            rows.add(b.ids, b.artistKeys, b.artistNames);
+            yield { ids: b.ids, vectors: b.vectors };
+          }
+        };
+        built = await buildIvfIndex(source(), this.ivfOptions(expected, this.signal, false));
+      }
+    } finally {
+      this.signal.removeEventListener('abort', this.abortFeed);
+    }
+    await this.flush();
+    const size = built.index.size;
+    if (size !== rows.count) throw new Error(`build holds ${size} rows but ${rows.count} were streamed`);
+    if (size !== this.synced) throw new Error(`build holds ${size} rows but the snapshot wrote ${this.synced}`);
+    return built;
+  }
+
+  /**
+   * Phase 3a, map: the PCA basis is always fitted (artist mixture prior); the map is UMAP from UMAP_MIN_SAMPLES
+   * rows on, else the PCA projection. Stored with the generation (`index.map_projections`).
+   */
+  private async layOutMap(index: IvfIndex): Promise<{ pca: PcaBasis | undefined; coords: Float32Array; mapMethod: MapMethod }> {
+    const pca = await fitPca(index, this.scheduler);
+    await this.host.progress(76, 'laying out the map');
+    const umap = await umapLayout(index, this.scheduler);
+    const mapMethod: MapMethod = umap ? 'umap' : 'pca';
+    const coords = umap ?? (pca ? await projectAll(index, pca, this.scheduler) : new Float32Array(0));
+    await this.host.generations.saveProjection(this.generation, coords, pca ? encodeBasis(pca) : null, mapMethod);
+    return { pca, coords, mapMethod };
+  }
+
+  /** Phase 3b, artists: every artist's mixture (prior from the PCA variance) and the provider artist links, stored. */
+  private async fitArtists(index: IvfIndex, pca: PcaBasis | undefined): Promise<{ artists: ArtistModel; links: ArtistLinks }> {
+    const h = this.host;
+    await h.progress(82, 'fitting artist mixtures');
+    const rows = this.rows;
+    const artists = pca ? await ArtistModel.fit(index, rows.artistOfRow(), rows.artistKeys, rows.artistNames, pca.variance, this.scheduler, h.vectors.dir, h.vectors.buildWorkers) : ArtistModel.empty(VECTOR_DIM, index.size);
+    // Records are read back from the model's mixture file one batch at a time.
+    await h.generations.saveArtists(this.generation, (function* () {
+      for (let a = 0; a < artists.count; a++) yield artists.record(a);
+    })());
+    const links = this.links.finish();
+    await h.generations.saveLinks(this.generation, links.entries());
+    return { artists, links };
+  }
+
+  /** Phase 4, quantisation (int8 / pq modes): the float generation is re-packed and dropped; codes are stored. */
+  private async quantise(index: IvfIndex): Promise<IvfIndex> {
+    const v = this.host.vectors;
+    if (v.mode === 'float') return index;
+    const generations = this.host.generations;
+    await this.host.progress(90, `quantising the vectors (${v.mode})`);
+    const served = await quantiseIndex(index, { mode: v.mode as 'int8' | 'pq', pqM: v.pqM, scheduler: this.scheduler, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.dir ? { dir: v.dir } : {}) });
+    // Stored with the generation: other replicas load the codes instead of training and encoding again.
+    const parts = served.parts();
+    const qz = parts.quantised!.quantiser;
+    await generations.saveQuantised(this.generation, storedQuantiser(qz), cellsOfCodes(parts.cellOffsets, parts.quantised!.codes, qz.codeSize));
+    if (v.mode === 'pq') {
+      // The int8 codes too (one pass over the float cells, ~1 s of CPU per 100k rows, encoded cell by cell into
+      // the INSERTs): an int8 replica of this generation restores without encoding. An int8 build stores no PQ
+      // codes (PQ encoding costs ~85x more); a PQ replica of such a generation trains and encodes its own.
+      const int8 = await encodeIndexCodes(index, { mode: 'int8', scheduler: this.scheduler });
+      await generations.saveQuantised(this.generation, storedQuantiser(int8.quantiser), int8.cells);
+    }
+    return served;
+  }
+
+  /**
+   * Phase 5, activation: maps and display metadata of the served index are loaded, per-generation tables (text
+   * search) prepared while the old generation still answers, then one transaction makes it live and the
+   * in-memory reference is swapped. @returns the number of tracks deleted (vanished from the catalogue)
+   */
+  private async activate(parts: Omit<Generation, 'maps' | 'meta'>): Promise<number> {
+    const h = this.host;
+    const signal = this.signal;
+    await h.progress(95, 'activating the new generation');
+    if (signal.aborted) throw new Error('index build aborted');
+    const [maps, meta] = await Promise.all([h.maps.load(parts.index), loadTrackMeta(parts.index, h.tracks, tableStorageOf(h.vectors))]);
+    if (signal.aborted) throw new Error('index build aborted');
+    const gen: Generation = { ...parts, maps, meta };
+    await h.state.prepare(gen);
+    if (signal.aborted) throw new Error('index build aborted');
+    const deleted = await h.generations.activate(this.generation, this.version ?? null);
+    h.state.swap(gen);
+    // Changes logged while the activation committed.
+    void h.maps.catchUp(maps).catch(() => undefined);
+    return deleted;
+  }
+
+  /**
+   * Pushes the usable vectors of one snapshot page into the fed build (the rule of `snapshotVector`, as the copy
+   * skips them), checking that ids rise in byte order (`byteOrderLess`, the read-back's order); the first id out of
+   * order stops the feed (`stop`), so the build reads the copy back instead and still sees the same row order.
+   */
+  private feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFeed, rows: BuildRows, stop: (reason: string) => void): void {
+    let lastId = rows.lastId;
+    const ids: string[] = [];
+    const keys: string[] = [];
+    const names: string[] = [];
+    const vectors = new Float32Array(tracks.length * VECTOR_DIM);
+    for (const t of tracks) {
+      const f = snapshotVector(t.vector);
+      if (!f) continue;
+      if (lastId !== undefined && !byteOrderLess(lastId, t.itemId)) {
+        stop(`snapshot ids not in byte order at ${JSON.stringify(t.itemId.slice(0, 100))}`);
+        return;
+      }
+      lastId = t.itemId;
+      vectors.set(f, ids.length * VECTOR_DIM);
+      ids.push(t.itemId);
+      keys.push(artistKey(t.artist));
+      names.push(t.artist);
+    }
+    if (ids.length === 0) return;
+    rows.add(ids, keys, names);
+    feed.push({ ids, vectors: vectors.subarray(0, ids.length * VECTOR_DIM) });
+  }
+}
+
+/** The stored form of a trained quantiser (`index.quantisers` row). */
+function storedQuantiser(q: Quantiser): StoredQuantiserRecord {
+  return { mode: q.kind, pqM: q instanceof ProductQuantiser ? q.m : null, codeSize: q.codeSize, params: q.toParams() };
+}
+
+/**
+ * The rows of a build in build order and their artists (index per distinct folded artist key, -1 = no artist),
+ * filled batch by batch by the input that feeds the IVF build (the snapshot pages or the catalogue copy).
+ */
+class BuildRows {
+  count = 0;
+  lastId: string | undefined;
+  artistKeys: string[] = [];
+  artistNames: string[] = [];
+  private keyToArtist = new Map<string, number>();
+  private artistOf = new Int32Array(1024);
+
+  /** Appends one batch: canonical ids, folded artist keys and display names, same length. */
+  add(ids: readonly string[], keys: readonly string[], names: readonly string[]): void {
+    if (this.count + ids.length > this.artistOf.length) {
+      const grown = new Int32Array(Math.max(this.count + ids.length, this.artistOf.length * 2));
+      grown.set(this.artistOf.subarray(0, this.count));
+      this.artistOf = grown;
+    }
+    keys.forEach((key, i) => {
+      let a = this.keyToArtist.get(key);
+      if (a === undefined) {
+        a = this.artistKeys.length;
+        this.keyToArtist.set(key, a);
+        this.artistKeys.push(key);
+        this.artistNames.push(names[i]!);
+      }
+      this.artistOf[this.count + i] = key ? a : -1;
+    });
+    this.count += ids.length;
+    if (ids.length) this.lastId = ids[ids.length - 1];
+  }
+
+  /** Forgets every row (the build starts over from another input). */
+  reset(): void {
+    this.count = 0;
+    this.lastId = undefined;
+    this.artistKeys = [];
+    this.artistNames = [];
+    this.keyToArtist = new Map();
+    this.artistOf = new Int32Array(1024);
+  }
+
+  /** Artist index of each row (`count` entries). */
+  artistOfRow(): Int32Array {
+    return this.artistOf.subarray(0, this.count);
+  }
+}

@@ -1,0 +1,74 @@
+import type { VectorBatch } from '@polyphony/vector-engine';
+
+/**
+ * True when `a` sorts strictly before `b` in UTF-8 byte order, the order of `ORDER BY item_id COLLATE "C"`
+ * (the order the build reads the catalogue copy in, TrackRepository.streamVectors). JavaScript's `<` compares
+ * UTF-16 code units, which differs from byte order only where a surrogate (a code point above U+FFFF, 4 UTF-8
+ * bytes) meets a code unit U+E000-U+FFFF: the surrogate is the larger code point there.
+ */
+export function byteOrderLess(a: string, b: string): boolean {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const ca = a.charCodeAt(i);
+    const cb = b.charCodeAt(i);
+    if (ca === cb) continue;
+    const sa = ca >= 0xd800 && ca <= 0xdfff;
+    const sb = cb >= 0xd800 && cb <= 0xdfff;
+    return sa === sb ? ca < cb : sb;
+  }
+  return a.length < b.length;
+}
+
+/**
+ * A one-producer, one-consumer queue of vector batches: the snapshot loop pushes each page's usable vectors as it
+ * arrives, the IVF build (`buildIvfIndex`) pulls them as its source, so the build ingests while the snapshot is
+ * still being read and written instead of reading every vector back from `index.tracks` afterwards. Unbounded:
+ * the build copies a batch at once (~1 ms per 1,000 rows), far faster than pages arrive; at most a few 4 MB pages
+ * wait. `fail` ends the stream with an error (the build then rejects with it).
+ */
+export class SnapshotFeed implements AsyncIterable<VectorBatch> {
+  private readonly queue: VectorBatch[] = [];
+  private ended = false;
+  private error: Error | undefined;
+  private wake: (() => void) | undefined;
+
+  /** Adds one batch (ids and `ids.length * dim` raw floats). Ignored after `end`/`fail`. */
+  push(batch: VectorBatch): void {
+    if (this.ended || this.error) return;
+    this.queue.push(batch);
+    this.notify();
+  }
+
+  /** No more batches: the consumer's iteration ends after the queued ones. */
+  end(): void {
+    this.ended = true;
+    this.notify();
+  }
+
+  /** Ends the stream with `error`: the consumer's next pull throws it (queued batches are dropped). */
+  fail(error: Error): void {
+    if (this.ended) return;
+    this.error = error;
+    this.queue.length = 0;
+    this.notify();
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<VectorBatch> {
+    for (;;) {
+      if (this.error) throw this.error;
+      const next = this.queue.shift();
+      if (next) {
+        yield next;
+        continue;
+      }
+      if (this.ended) return;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+}

@@ -1,0 +1,15 @@
+import type { VectorStoreSettings } from '../config';
+
+/** Bytes of a generation's float copy kept in memory at most (`INDEX_VECTOR_RESIDENT_MIB`; absent = 0, disk only). */
+export function residentBytesOf(v: VectorStoreSettings): number {
+  return Math.floor((v.residentMiB ?? 0) * 1024 * 1024);
+}
+
+/**
+ * Where a generation's display metadata and text-search columns live (`INDEX_TABLE_RESIDENT_MIB`, `INDEX_VECTOR_DIR`);
+ * settings without a table budget (tests, benches) keep them in memory.
+ */
+export function tableStorageOf(v: VectorStoreSettings): { dir?: string; residentMaxBytes?: number } {
+  return { ...(v.dir ? { dir: v.dir } : {}), ...(v.tableResidentMiB !== undefined ? { residentMaxBytes: Math.floor(v.tableResidentMiB * 1024 * 1024) } : {}) };
+}
+

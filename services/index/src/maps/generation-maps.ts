@@ -1,0 +1,190 @@
+import type { Logger } from '@polyphony/platform';
+import type { AvailabilityMask, IvfIndex } from '@polyphony/vector-engine';
+import { ServerMap } from './server-map';
+
+/** One mapping as the catalogue lists it: [serverId, providerId, itemId | null (removed)]. */
+export type MappingTriple = readonly [string, string, string | null];
+
+/** What the maps need from the catalogue (its internal API, shared/contracts/src/catalogue.ts). */
+export interface MappingSource {
+  /** GET /internal/mappings/rows: one keyset page of every mapping, with the log position read first. */
+  mappingRows(after: string | null): Promise<{ seq: number; rows: Array<[string, string, string]>; next: string | null }>;
+  /** GET /internal/mappings/changes: log entries after `after`, in commit order. */
+  mappingChanges(after: number): Promise<{ reset: boolean; seq: number; more: boolean; changes: Array<[number, string, string, string | null]> }>;
+}
+
+/**
+ * Provider <-> canonical maps and availability of every server over one index generation (issue 19,
+ * spec "Selecting a server at runtime" 5-7 and "Shared index" 1), kept current from the catalogue's
+ * mapping log: `seq` is the log position applied so far. Requests read it without any call out.
+ */
+export class GenerationMaps {
+  private readonly servers = new Map<string, ServerMap>();
+  private readonly emptyMask: AvailabilityMask;
+  /** Mapping-log position applied (0 = none). */
+  seq = 0;
+  /** Time the maps were last known to be at the catalogue's head (ms since epoch; 0 = never). */
+  currentAt = 0;
+
+  constructor(readonly index: IvfIndex) {
+    this.emptyMask = new ServerMap(index.size).mask();
+  }
+
+  /** Applies one mapping (itemId null = removed); ids outside the generation drop the provider id. */
+  apply(serverId: string, providerId: string, itemId: string | null): void {
+    let m = this.servers.get(serverId);
+    if (itemId === null) {
+      m?.remove(providerId);
+      return;
+    }
+    if (!m) this.servers.set(serverId, (m = new ServerMap(this.index.size)));
+    m.set(providerId, this.index.rowOf(itemId));
+  }
+
+  /** Availability mask of the server (empty for an unknown server or none). */
+  mask(serverId: string | undefined): AvailabilityMask {
+    const m = serverId === undefined ? undefined : this.servers.get(serverId);
+    return m ? m.mask() : this.emptyMask;
+  }
+
+  /** Row of a provider id of the server, or -1. */
+  rowOfProvider(serverId: string | undefined, providerId: string): number {
+    if (serverId === undefined) return -1;
+    return this.servers.get(serverId)?.rowOf(providerId) ?? -1;
+  }
+
+  /** Provider id of a row on the server, or undefined when the row's song is not on it. */
+  providerOf(serverId: string | undefined, row: number): string | undefined {
+    if (serverId === undefined) return undefined;
+    return this.servers.get(serverId)?.providerOf(row);
+  }
+
+  /** Takes over the state of `other` (same generation) in one step: a reload never shows a half-filled map. */
+  replaceFrom(other: GenerationMaps): void {
+    if (other.index !== this.index) throw new Error('maps of another generation');
+    this.servers.clear();
+    for (const [k, v] of other.servers) this.servers.set(k, v);
+    this.seq = other.seq;
+  }
+
+  /** Drops the growth slack of every server's map after a bulk load (`ServerMap.trim`). */
+  trim(): void {
+    for (const m of this.servers.values()) m.trim();
+  }
+
+  /** Bytes held per server (memory accounting). */
+  bytesPerServer(): Record<string, number> {
+    return Object.fromEntries([...this.servers].map(([id, m]) => [id, m.memoryBytes]));
+  }
+
+  /** Per-server counts (status endpoint). */
+  summary(): Array<{ serverId: string; available: number; mappings: number }> {
+    return [...this.servers].map(([serverId, m]) => ({ serverId, available: m.available, mappings: m.mappings }));
+  }
+}
+
+/**
+ * Loads and follows the maps of each generation from the catalogue:
+ *  - `load(index)`: every mapping page (`/internal/mappings/rows`), then the log after the first page's
+ *    `seq` until none is left. A new generation is published only after this (no window where it is
+ *    served with maps older than the live one's).
+ *  - `catchUp(maps)`: applies the log after `maps.seq` (on every catalogue.mappings.logged.v1 nudge, on
+ *    catalogue.mapping.changed.v1 and on a safety poll). Calls on one maps object are serialised and
+ *    coalesced (a nudge during a catch-up causes exactly one more).
+ *    A `reset` (the log was pruned past `maps.seq`) reloads every page into the same object.
+ */
+export class MapFollower {
+  private readonly running = new WeakMap<GenerationMaps, { run: Promise<void>; again: boolean }>();
+  /** Last catch-up failure (status; cleared by the next success). */
+  lastError?: string;
+  /** Log entries applied so far (metrics, tests). */
+  applied = 0;
+
+  /** @param loadTimeoutMs how long `load` retries an unreachable catalogue (default 120000) */
+  constructor(
+    private readonly source: MappingSource,
+    private readonly logger: Logger,
+    private readonly loadTimeoutMs = 120_000,
+  ) {}
+
+  /**
+   * Maps of `index`, loaded in full and caught up with the log. A failing catalogue is retried with
+   * backoff (0.2 s doubling to 5 s) for `loadTimeoutMs`.
+   * @throws the last error when the catalogue stayed unreachable
+   */
+  async load(index: IvfIndex): Promise<GenerationMaps> {
+    const deadline = Date.now() + this.loadTimeoutMs;
+    for (let delay = 200; ; delay = Math.min(5000, delay * 2)) {
+      try {
+        const maps = new GenerationMaps(index);
+        await this.fill(maps);
+        await this.catchUp(maps);
+        return maps;
+      } catch (err) {
+        if (Date.now() + delay > deadline) throw err;
+        this.logger.warn('mapping load failed; retrying', { generation: index.generation, err: (err as Error).message, retryInMs: delay });
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  /** Applies every log entry after `maps.seq` (see the class comment). */
+  catchUp(maps: GenerationMaps): Promise<void> {
+    const cur = this.running.get(maps);
+    if (cur) {
+      cur.again = true;
+      return cur.run;
+    }
+    const state = { run: Promise.resolve(), again: false };
+    state.run = (async () => {
+      try {
+        do {
+          state.again = false;
+          await this.drain(maps);
+        } while (state.again);
+        this.lastError = undefined;
+      } catch (err) {
+        this.lastError = (err as Error).message;
+        throw err;
+      } finally {
+        this.running.delete(maps);
+      }
+    })();
+    this.running.set(maps, state);
+    return state.run;
+  }
+
+  private async fill(maps: GenerationMaps): Promise<void> {
+    let after: string | null = null;
+    let first = true;
+    let rows = 0;
+    do {
+      const page = await this.source.mappingRows(after);
+      if (first) maps.seq = page.seq;
+      first = false;
+      for (const [s, p, i] of page.rows) maps.apply(s, p, i);
+      rows += page.rows.length;
+      after = page.next;
+    } while (after);
+    maps.trim();
+    this.logger.debug('mapping rows loaded', { generation: maps.index.generation, rows, seq: maps.seq });
+  }
+
+  private async drain(maps: GenerationMaps): Promise<void> {
+    for (;;) {
+      const page = await this.source.mappingChanges(maps.seq);
+      if (page.reset) {
+        this.logger.warn('mapping log pruned past this replica; reloading every mapping', { seq: maps.seq });
+        const fresh = new GenerationMaps(maps.index);
+        await this.fill(fresh);
+        maps.replaceFrom(fresh);
+        continue;
+      }
+      for (const [, s, p, i] of page.changes) maps.apply(s, p, i);
+      this.applied += page.changes.length;
+      maps.seq = page.seq;
+      if (!page.more) break;
+    }
+    maps.currentAt = Date.now();
+  }
+}

@@ -1,0 +1,283 @@
+import type { TrackMeta } from '../core/track-records';
+import { ByteLog } from '@polyphony/vector-engine';
+import { decodeLabelScores, encodeLabelScores, isEncodedLabelScores } from './label-scores-codec';
+
+/** One row of display metadata as the store takes it (TrackMeta without the id). */
+export type TrackMetaFields = Omit<TrackMeta, 'itemId'>;
+
+/** The two fields the similar-songs filters compare (`TrackMetaStore.titleArtist`). */
+export type TrackTitleArtist = Pick<TrackMeta, 'title' | 'artist'>;
+
+/** Longest string kept, in UTF-8 bytes (longer display strings are cut at a character boundary). */
+const MAX_STRING_BYTES = 65_535;
+
+function truncateUtf8(s: string, maxBytes: number): string {
+  let out = s.slice(0, maxBytes);
+  while (Buffer.byteLength(out, 'utf8') > maxBytes) out = out.slice(0, -1);
+  return out;
+}
+
+/** String columns; bit `f` of a record's flags marks field `f` null. `title` and `artist` are never null for a present row. */
+const STRING_FIELDS = ['title', 'artist', 'album', 'albumArtist', 'moodVector', 'otherFeatures'] as const;
+type StringField = (typeof STRING_FIELDS)[number];
+/** Columns of `label:prob,...` text, kept in the compact form of `label-scores-codec.ts` when it reads back exactly. */
+const LABEL_SCORE_FIELDS: ReadonlySet<StringField> = new Set(['moodVector', 'otherFeatures']);
+/** LABEL_SCORE_FIELDS by field index (STRING_FIELDS order), for the per-row read and write loops. */
+const IS_LABEL_SCORE: readonly boolean[] = STRING_FIELDS.map((name) => LABEL_SCORE_FIELDS.has(name));
+/** Record flags after the six string-field bits: tempo null, energy null. */
+const TEMPO_NULL = 1 << 6;
+const ENERGY_NULL = 1 << 7;
+
+/** Records start at multiples of this many bytes, so a uint32 addresses 16 GiB of log (`pos[row] = position / ALIGN + 1`). */
+const ALIGN = 4;
+/** A row's record is read with one call of this many bytes (a typical record is 40-150 bytes; a longer one takes a second read). */
+const READ_WINDOW = 256;
+
+/** Scratch for one record: a 3-byte length, flags, 6 fields of at most MAX_STRING_BYTES with 3-byte lengths, 2 float64, padding. */
+const scratch = Buffer.allocUnsafe(3 + 1 + 6 * (3 + MAX_STRING_BYTES) + 16 + ALIGN);
+/** Read window of `get` (one per process: reads are synchronous). */
+const window = Buffer.allocUnsafe(READ_WINDOW);
+
+/** Writes `len` as LEB128 (1-3 bytes for <= 65,535) at `at`; returns the next offset. */
+function putLength(b: Buffer, at: number, len: number): number {
+  while (len >= 0x80) {
+    b[at++] = (len & 0x7f) | 0x80;
+    len >>>= 7;
+  }
+  b[at++] = len;
+  return at;
+}
+
+/** Bytes of the LEB128 form of `len`. */
+function lengthBytes(len: number): number {
+  let n = 1;
+  while (len >= 0x80) {
+    len >>>= 7;
+    n++;
+  }
+  return n;
+}
+
+/** Where the display metadata of a generation lives: a file in `dir` once it is longer than `residentMaxBytes`. */
+export interface TrackMetaStorage {
+  /** Directory of the file (`INDEX_VECTOR_DIR`; default `$TMPDIR/polyphony-index`). */
+  dir?: string;
+  /** Longest record log kept in memory, bytes (`INDEX_TABLE_RESIDENT_MIB`); default: no limit (always in memory). */
+  residentMaxBytes?: number;
+}
+
+/**
+ * Display metadata of every row of one index generation (issue 19): what a result row shows
+ * (`TrackRowDto`: title, artist, album, album_artist, mood_vector, other_features) plus tempo and energy, so a
+ * query makes no database call for its rows.
+ *
+ * Storage: one self-contained record per row in an append-only `ByteLog` (in memory while the log is at most
+ * `residentMaxBytes`, else in an unlinked local file read with one positional read per row, like the float
+ * re-ranking vectors); per row in memory only the record's position (uint32, 4 bytes a row: 4 MiB at 1M songs
+ * instead of the ~84 MiB the records and per-row arrays took in memory). A record is a LEB128 body length, a
+ * flag byte (bits 0-5: null string field in STRING_FIELDS order; bit 6 / 7: tempo / energy null), every
+ * non-null string as a LEB128 byte length and its bytes (UTF-8, cut at 65,535 bytes; `mood_vector` and
+ * `other_features` in the compact form of `label-scores-codec.ts` whenever it decodes to the identical string),
+ * then tempo and energy as float64 (exactly the value PostgreSQL returned), padded to 4 bytes. A result row
+ * costs one read of READ_WINDOW bytes (page cache) and its decoding (a few hundred ns).
+ *
+ * Kept current by `set`/`remove` (row-addressed, so a relabel of canonical ids keeps it valid; a replaced record
+ * is not reclaimed: the garbage is bounded by one generation's metadata changes); `seq` is the position of the
+ * change log applied so far (0 = only what the generation was loaded with).
+ */
+export class TrackMetaStore {
+  private readonly log: ByteLog;
+  /** pos[row]: the row's record position / ALIGN + 1; 0 = no metadata. */
+  private readonly pos: Uint32Array;
+  private present = 0;
+  /** Change-log position applied (0 = none beyond the load). */
+  seq = 0;
+
+  constructor(
+    readonly size: number,
+    storage: TrackMetaStorage = {},
+  ) {
+    this.pos = new Uint32Array(size);
+    this.log = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'metadata');
+  }
+
+  /** Rows holding metadata. */
+  get count(): number {
+    return this.present;
+  }
+
+  /** Bytes held in memory: the per-row positions plus the record log's memory (chunks, or the write buffer once on disk). */
+  get bytes(): number {
+    return this.pos.byteLength + this.log.residentBytes;
+  }
+
+  /** Bytes of records written (in memory or on disk). */
+  get logBytes(): number {
+    return this.log.bytes;
+  }
+
+  /** True when the records live in a file. */
+  get onDisk(): boolean {
+    return this.log.spilled;
+  }
+
+  /** Positional file reads so far (benchmarks). */
+  get reads(): number {
+    return this.log.reads;
+  }
+
+  /**
+   * Sets the metadata of `row` (replacing what it held). Rows outside [0, size) are ignored.
+   * Values are copied into the log; the argument is not kept.
+   * @throws Error when the log cannot be written (disk full) or exceeds 16 GiB
+   */
+  set(row: number, m: TrackMetaFields): void {
+    if (!(row >= 0 && row < this.size)) return;
+    // A missing title or artist reads back as '' (as before), the other fields as null.
+    let flags = 0;
+    let at = 4; // room for the body length (<= 3 bytes) and the flags, moved down below
+    const body = at;
+    at++; // flags
+    for (let f = 0; f < STRING_FIELDS.length; f++) {
+      const raw = m[STRING_FIELDS[f]!];
+      if (raw === null || raw === undefined) {
+        if (f >= 2) {
+          flags |= 1 << f;
+          continue;
+        }
+      }
+      const v = raw ?? '';
+      const encoded = IS_LABEL_SCORE[f] ? encodeLabelScores(v) : undefined;
+      if (encoded) {
+        at = putLength(scratch, at, encoded.length);
+        encoded.copy(scratch, at);
+        at += encoded.length;
+      } else {
+        const s = Buffer.byteLength(v, 'utf8') > MAX_STRING_BYTES ? truncateUtf8(v, MAX_STRING_BYTES) : v;
+        const len = Buffer.byteLength(s, 'utf8');
+        at = putLength(scratch, at, len);
+        scratch.write(s, at, len, 'utf8');
+        at += len;
+      }
+    }
+    if (m.tempo === null || m.tempo === undefined) flags |= TEMPO_NULL;
+    else at = scratch.writeDoubleLE(m.tempo, at);
+    if (m.energy === null || m.energy === undefined) flags |= ENERGY_NULL;
+    else at = scratch.writeDoubleLE(m.energy, at);
+    scratch[body] = flags;
+    const bodyLength = at - body;
+    const start = body - lengthBytes(bodyLength);
+    putLength(scratch, start, bodyLength);
+    const end = start + Math.ceil((at - start) / ALIGN) * ALIGN;
+    scratch.fill(0, at, end);
+    const position = this.log.append(scratch.subarray(start, end));
+    const slot = position / ALIGN + 1;
+    if (slot > 0xffffffff) throw new Error('metadata log full (16 GiB)');
+    if (this.pos[row] === 0) this.present++;
+    this.pos[row] = slot;
+  }
+
+  /** Drops the metadata of `row` (the song left the catalogue copy): it is then omitted from results. */
+  remove(row: number): void {
+    if (!this.has(row)) return;
+    this.present--;
+    this.pos[row] = 0;
+  }
+
+  /** True when the row holds metadata. */
+  has(row: number): boolean {
+    return row >= 0 && row < this.size && this.pos[row] !== 0;
+  }
+
+  /** Releases the log's memory and file now (later reads throw). The generation's owner calls it when the generation is dropped; otherwise the file closes when the store is garbage-collected. */
+  close(): void {
+    this.log.close();
+  }
+
+  /**
+   * Metadata of `row` under canonical id `itemId`, or undefined when the row holds none.
+   * @throws Error when the store was closed or its file cannot be read
+   */
+  get(row: number, itemId: string): TrackMeta | undefined {
+    return this.read(row, itemId, STRING_FIELDS.length) as TrackMeta | undefined;
+  }
+
+  /**
+   * Title and artist of `row` only (what the duplicate and per-artist filters of similar songs compare), or
+   * undefined when the row holds none: the record is read as by `get`, but the album fields and the
+   * `mood_vector` / `other_features` strings after them are not decoded. Values equal `get(row).title/artist`.
+   * @throws Error when the store was closed or its file cannot be read
+   */
+  titleArtist(row: number): TrackTitleArtist | undefined {
+    return this.read(row, '', 2);
+  }
+
+  /** Decodes the record of `row` up to (not including) string field `fields` (2 = title and artist only; all = the full TrackMeta). */
+  private read(row: number, itemId: string, fields: number): TrackMeta | TrackTitleArtist | undefined {
+    if (!this.has(row)) return undefined;
+    const position = (this.pos[row]! - 1) * ALIGN;
+    let buf = window;
+    const got = this.log.read(position, READ_WINDOW, buf);
+    let len = 0;
+    let at = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = buf[at++]!;
+      len |= (b & 0x7f) << shift;
+      if (b < 0x80) break;
+    }
+    if (at + len > got) {
+      buf = Buffer.allocUnsafe(at + len);
+      this.log.read(position, at + len, buf);
+    }
+    const flags = buf[at++]!;
+    const out: Array<string | null> = [null, null, null, null, null, null];
+    for (let f = 0; f < fields; f++) {
+      if (flags & (1 << f)) continue;
+      let n = 0;
+      for (let shift = 0; ; shift += 7) {
+        const b = buf[at++]!;
+        n |= (b & 0x7f) << shift;
+        if (b < 0x80) break;
+      }
+      out[f] = n === 0 ? '' : IS_LABEL_SCORE[f] && isEncodedLabelScores(buf, at, n) ? decodeLabelScores(buf, at, n) : buf.toString('utf8', at, at + n);
+      at += n;
+    }
+    if (fields < STRING_FIELDS.length) return { title: out[0] ?? '', artist: out[1] ?? '' };
+    let tempo: number | null = null;
+    let energy: number | null = null;
+    if (!(flags & TEMPO_NULL)) {
+      tempo = buf.readDoubleLE(at);
+      at += 8;
+    }
+    if (!(flags & ENERGY_NULL)) energy = buf.readDoubleLE(at);
+    return {
+      itemId,
+      title: out[0] ?? '',
+      artist: out[1] ?? '',
+      album: out[2] ?? null,
+      albumArtist: out[3] ?? null,
+      moodVector: out[4] ?? null,
+      otherFeatures: out[5] ?? null,
+      tempo,
+      energy,
+    };
+  }
+}
+
+/** Source of the bulk load (TrackRepository.streamMetadata). */
+export interface TrackMetaSource {
+  streamMetadata(): AsyncIterable<TrackMeta[]>;
+}
+
+/**
+ * The metadata of a generation (in memory or in a local file, `storage`), read from the index's catalogue copy (`index.tracks`, the rows
+ * the generation was built from) in keyset pages. Ids not in the generation are skipped.
+ * @param index the generation's id table (`rowOf`) and size
+ */
+export async function loadTrackMeta(index: { size: number; rowOf(id: string): number }, source: TrackMetaSource, storage: TrackMetaStorage = {}): Promise<TrackMetaStore> {
+  const store = new TrackMetaStore(index.size, storage);
+  for await (const page of source.streamMetadata()) {
+    for (const m of page) store.set(index.rowOf(m.itemId), m);
+  }
+  return store;
+}

@@ -1,0 +1,93 @@
+import { api, SNAPSHOT_PAGE_BINARY_TYPE, z } from '@polyphony/contracts';
+import { AppError, type PeerClient } from '@polyphony/platform';
+import type { RadioPeers } from './alchemy/saved-alchemy.service';
+import type { AiSettingsSource } from './chat/instant-playlist.service';
+import type { CataloguePort, PlaylistPort, RegistryPort } from './core/ports';
+import type { RelabelMapSource } from './generation/repoint.service';
+import { parseMappingChanges, parseMappingRows, parseSnapshotAnswer } from './maps/wire';
+import type { LyricsPort } from './semantic/semantic.service';
+
+/**
+ * The index's adapters over its peers' internal HTTP APIs, typed from the contracts route table (answers
+ * parsed with each route's response schema unless noted). Errors are the peer client's (`AppError`:
+ * 502/503/504 for an unreachable or failing peer); nothing here retries beyond the peer client.
+ */
+
+/** Leaves a peer's answer unparsed for a caller that checks it itself (the mapping pages: maps/wire.ts). */
+const UNPARSED = z.unknown();
+
+/** Catalogue-identity: snapshot pages, provider <-> canonical mapping log, artist resolution. */
+export function cataloguePort(catalogue: PeerClient): CataloguePort {
+  return {
+    async snapshotPage(after, limit) {
+      // The binary page (raw float32 vectors) when the catalogue serves it, JSON otherwise (an older catalogue).
+      const answer = await catalogue.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE, { query: { after: after ?? undefined, limit } });
+      return parseSnapshotAnswer(answer.contentType, answer.body);
+    },
+    async mappingRows(after) {
+      // Up to 20 000 rows a page: checked by the hand-written loops of maps/wire.ts, not by a zod parse per row.
+      return parseMappingRows(await catalogue.callAs(api.internal.mappingRows, UNPARSED, { query: { after: after ?? undefined } }));
+    },
+    async mappingChanges(after) {
+      return parseMappingChanges(await catalogue.callAs(api.internal.mappingChanges, UNPARSED, { query: { after } }));
+    },
+    async resolveArtist(serverId, value) {
+      return catalogue.call(api.internal.artistsResolve, { query: { serverId, value } });
+    },
+    async mapArtists(serverId, names) {
+      return (await catalogue.call(api.internal.artistsMapOutput, { body: { serverId, names } })).map;
+    },
+  };
+}
+
+/** Catalogue-identity: relabel-map pages (GET /internal/ids/relabel-map, 5000 rows a page). */
+export function relabelMapSource(catalogue: PeerClient): RelabelMapSource {
+  return async (toVersion, after) => catalogue.call(api.internal.idsRelabelMap, { query: { toVersion, after: after ?? undefined, limit: 5000 } });
+}
+
+/** Catalogue-identity: lyrics similarity of SemGrove (POST /internal/lyrics/similar). */
+export function lyricsPort(catalogue: PeerClient): LyricsPort {
+  return {
+    async similar(itemId, serverId, limit) {
+      return catalogue.call(api.internal.lyricsSimilar, { body: { itemId, serverId, limit } });
+    },
+  };
+}
+
+/** Registry: one server's description (GET /internal/servers/:id). */
+export function registryPort(registry: PeerClient): RegistryPort {
+  return {
+    getServer: (id) => registry.call(api.internal.serverGet, { params: { id } }),
+  };
+}
+
+/** Registry: the AI provider settings of the chat (GET /internal/ai-settings). */
+export function aiSettingsSource(registry: PeerClient): AiSettingsSource {
+  return async () => registry.call(api.internal.aiSettings);
+}
+
+/** Playlist service: a named playlist's tracks (GET /internal/playlists/tracks); undefined when it answers 404. */
+export function playlistPort(playlist: PeerClient): PlaylistPort {
+  return {
+    async playlistTracks(serverId, name) {
+      try {
+        return await playlist.call(api.internal.playlistTracks, { query: { serverId, playlist: name } });
+      } catch (err) {
+        if (err instanceof AppError && err.httpStatus === 404) return undefined;
+        throw err;
+      }
+    },
+  };
+}
+
+/** What radio runs call: the registry's server list and the playlist service's radio playlist replacement. */
+export function radioPeers(registry: PeerClient, playlist: PeerClient): RadioPeers {
+  return {
+    async listServers() {
+      return (await registry.call(api.internal.serversList)).servers.map((s) => ({ id: s.id, name: s.name }));
+    },
+    async replaceRadio(serverId, name, ids, runId) {
+      return playlist.call(api.internal.playlistRadio, { body: { serverId, name, ids, runId } });
+    },
+  };
+}

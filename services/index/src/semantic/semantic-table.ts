@@ -1,0 +1,405 @@
+/**
+ * The learned features of one index generation in row order, with the per-column normalisation of the
+ * text search and the mood centroids. Built from `index.tracks` (tags, other_features, tempo, energy) the
+ * first time a generation is used and again for every new generation (SemanticTables listens to swaps),
+ * so mood centroids are recomputed with each index generation.
+ */
+import { MOOD_NAMES, MSD_TAGS, OTHER_FEATURE_LABELS, type MoodName } from '@polyphony/contracts';
+import { dot, lloydKMeansSync, normaliseInto } from '@polyphony/vectors';
+import type { Generation } from '../core/generation';
+import { ByteLog } from '@polyphony/vector-engine';
+import { FEATURE_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
+
+/**
+ * Smallest probability spread a column is normalised over (see `norm`): a tag whose probabilities only range
+ * 0.02-0.06 over the library (never really present) then scores at most 0.16, not 1.
+ */
+export const MIN_SPREAD = 0.25;
+
+/** Rows of the sample the per-column percentiles are estimated from. */
+const NORM_SAMPLE = 20_000;
+
+/**
+ * Songs per mood centroid: the `max(5, min(200, ceil(5% of tagged songs)))` songs with the highest score for
+ * the mood (other_features column; for "danceable" etc. directly, see MOOD_COLUMN). Fewer when fewer songs
+ * are tagged.
+ */
+export function moodCentroidSize(tagged: number): number {
+  return Math.min(tagged, Math.max(5, Math.min(200, Math.ceil(0.05 * tagged))));
+}
+
+/** Feature column of each mood seed: the other_features label of the same name. */
+export const MOOD_COLUMN: Record<MoodName, number> = Object.fromEntries(MOOD_NAMES.map((m) => [m, OTHER_OFFSET + OTHER_FEATURE_LABELS.indexOf(m)])) as Record<MoodName, number>;
+
+/** One row of the tracks table as the loader reads it. */
+export interface SemanticRowSource {
+  itemId: string;
+  /** 100 quantised tag bytes (null = untagged). */
+  tags: Buffer | null;
+  other: number[] | null;
+  tempo: number | null;
+  energy: number | null;
+}
+
+export interface MoodCentroid {
+  mood: MoodName;
+  /** Unit vector (index dim). */
+  vector: Float32Array;
+  songs: number;
+  minScore: number;
+  /**
+   * Centroids of the mood that `centroid_index` picks: [0] is the whole mood (this vector), then the clusters
+   * of its songs (see moodClusters), largest first.
+   */
+  clusters: MoodCluster[];
+}
+
+/** One centroid of a mood: a unit vector, the songs it is the mean of, and their three strongest MSD tags. */
+export interface MoodCluster {
+  index: number;
+  vector: Float32Array;
+  songs: number;
+  topTags: string[];
+}
+
+/** Largest number of clusters per mood, and the fewest songs per cluster (fewer songs: the mood alone). */
+export const MOOD_MAX_CLUSTERS = 3;
+export const MOOD_CLUSTER_MIN_SONGS = 5;
+/** Lloyd iterations of the mood clusters (the mood's songs are at most 200). */
+const MOOD_CLUSTER_ITERATIONS = 15;
+
+/** Probability of a stored tag byte: BYTE_PROBABILITY[b] = b / 255 rounded to float32, as the table held it before. */
+const BYTE_PROBABILITY = Float32Array.from({ length: 256 }, (_, b) => b / 255);
+/** Columns after the MSD and MTT tags (the other features). */
+const OTHER_COLUMNS = FEATURE_COLUMNS - OTHER_OFFSET;
+
+/** The per-row columns of a SemanticTable, filled from rows in any number of batches. */
+class ColumnFill {
+  readonly tagBytes: Uint8Array;
+  readonly others: Float32Array;
+  readonly tagged: Uint8Array;
+  readonly tempo: Float32Array;
+  readonly energy: Float32Array;
+  taggedCount = 0;
+
+  constructor(size: number, private readonly rowOf: (id: string) => number) {
+    this.tagBytes = new Uint8Array(size * OTHER_OFFSET);
+    this.others = new Float32Array(size * OTHER_COLUMNS);
+    this.tagged = new Uint8Array(size);
+    this.tempo = new Float32Array(size).fill(Number.NaN);
+    this.energy = new Float32Array(size).fill(Number.NaN);
+  }
+
+  /** Adds rows (ids the generation does not hold are skipped; rows without exactly 100 tag bytes stay untagged). */
+  add(rows: Iterable<SemanticRowSource>): void {
+    for (const r of rows) {
+      const row = this.rowOf(r.itemId);
+      if (row < 0) continue;
+      if (r.tempo !== null) this.tempo[row] = r.tempo;
+      if (r.energy !== null) this.energy[row] = r.energy;
+      if (!r.tags || r.tags.length !== OTHER_OFFSET) continue;
+      this.tagBytes.set(r.tags.subarray(0, OTHER_OFFSET), row * OTHER_OFFSET);
+      for (let c = 0; c < OTHER_COLUMNS; c++) this.others[row * OTHER_COLUMNS + c] = Math.max(0, Math.min(1, r.other?.[c] ?? 0));
+      if (this.tagged[row] !== 1) this.taggedCount++;
+      this.tagged[row] = 1;
+    }
+  }
+}
+
+/** Where the per-row columns of a table live: a file in `dir` once they are longer than `residentMaxBytes`. */
+export interface SemanticStorage {
+  /** Directory of the file (`INDEX_VECTOR_DIR`; default `$TMPDIR/polyphony-index`). */
+  dir?: string;
+  /** Longest column log kept in memory, bytes (`INDEX_TABLE_RESIDENT_MIB`); default: no limit (always in memory). */
+  residentMaxBytes?: number;
+}
+
+/** Scores of one column for a query: the normalised value in [0, 1] of a row (0 when untagged). */
+export type ColumnScore = (row: number) => number;
+
+export class SemanticTable {
+  /**
+   * The per-row columns, column after column (issue 19 "Bounded memory"): the 100 MSD + MTT tag columns as the
+   * bytes the catalogue stores (value b/255, `size` bytes each), the OTHER_COLUMNS other features (float32 in
+   * [0, 1], `4 size` bytes each), then tempo and energy (float32, NaN = unknown). 132 bytes a song (126 MiB at 1M);
+   * in memory up to the storage budget, else in an unlinked local file of which a text query reads only the
+   * columns its terms need (a concept of 1-8 columns reads 1-8 MiB at 1M songs from the page cache).
+   */
+  private readonly columns: ByteLog;
+  /** 1 when the row carries tags (its columns are defined), else 0: untagged columns read NaN. Kept in memory (1 byte a row). */
+  readonly tagged: Uint8Array;
+  readonly taggedCount: number;
+  /** Per column: low = 5th percentile over tagged songs, high = max(99th percentile, low + MIN_SPREAD); normalised value clamp((p - low) / (high - low)). */
+  readonly low: Float32Array;
+  readonly high: Float32Array;
+  /** 5th / 95th percentiles of energy (dB) and tempo (BPM) over analysed songs. */
+  readonly energyRange: [number, number];
+  readonly moods: Map<MoodName, MoodCentroid>;
+  /** Mean raw score of each other feature over tagged songs (computed with the table). */
+  private readonly coverage: Array<{ label: string; score: number }>;
+
+  private constructor(
+    readonly generation: number,
+    readonly size: number,
+    fill: ColumnFill,
+    vectorOf: (row: number) => Float32Array,
+    storage: SemanticStorage,
+  ) {
+    this.tagged = fill.tagged;
+    const tagged = fill.taggedCount;
+    this.taggedCount = tagged;
+    // Column c of a row while building: a tag probability (stored byte / 255), an other feature, or NaN when the row is untagged.
+    const value = (row: number, c: number): number => {
+      if (fill.tagged[row] !== 1) return Number.NaN;
+      return c < OTHER_OFFSET ? BYTE_PROBABILITY[fill.tagBytes[row * OTHER_OFFSET + c]!]! : fill.others[row * OTHER_COLUMNS + c - OTHER_OFFSET]!;
+    };
+    this.low = new Float32Array(FEATURE_COLUMNS);
+    this.high = new Float32Array(FEATURE_COLUMNS).fill(1);
+    const taggedRows: number[] = [];
+    for (let r = 0; r < size; r++) if (this.tagged[r]) taggedRows.push(r);
+    const stride = Math.max(1, Math.ceil(taggedRows.length / NORM_SAMPLE));
+    const sample = taggedRows.filter((_, i) => i % stride === 0);
+    for (let c = 0; c < FEATURE_COLUMNS; c++) {
+      const values = Float32Array.from(sample, (r) => value(r, c)).sort();
+      if (values.length === 0) continue;
+      const lo = percentile(values, 0.05);
+      const hi = percentile(values, 0.99);
+      // A column that barely varies over this catalogue must not turn its noise into full scores: the
+      // spread is at least MIN_SPREAD of probability.
+      this.low[c] = lo;
+      this.high[c] = Math.max(hi, lo + MIN_SPREAD);
+    }
+    const energies = Float32Array.from(fill.energy.filter(Number.isFinite)).sort();
+    this.energyRange = energies.length ? [percentile(energies, 0.05), percentile(energies, 0.95)] : [0, 1];
+    const topTags = (rows: readonly number[]): string[] => {
+      const means = MSD_TAGS.map((label, i) => {
+        let sum = 0;
+        for (const r of rows) sum += value(r, MSD_OFFSET + i);
+        return { label, mean: sum / Math.max(1, rows.length) };
+      });
+      return means
+        .sort((a, b) => b.mean - a.mean || (a.label < b.label ? -1 : 1))
+        .slice(0, 3)
+        .map((m) => m.label);
+    };
+    this.moods = new Map();
+    const k = moodCentroidSize(tagged);
+    if (k > 0) {
+      for (const mood of MOOD_NAMES) {
+        const col = MOOD_COLUMN[mood];
+        const ranked = taggedRows.map((r) => [r, value(r, col)] as const).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k);
+        const sum = new Float64Array(vectorOf(ranked[0]![0]).length);
+        for (const [r] of ranked) {
+          const v = vectorOf(r);
+          for (let d = 0; d < v.length; d++) sum[d]! += v[d]!;
+        }
+        let norm = 0;
+        for (let d = 0; d < sum.length; d++) norm += sum[d]! * sum[d]!;
+        norm = Math.sqrt(norm);
+        if (norm === 0) continue;
+        const vector = Float32Array.from(sum, (x) => x / norm);
+        const rows = ranked.map(([r]) => r);
+        const clusters: MoodCluster[] = [{ index: 0, vector, songs: rows.length, topTags: topTags(rows) }];
+        for (const members of moodClusters(rows, vectorOf)) clusters.push({ index: clusters.length, vector: unitMean(members, vectorOf), songs: members.length, topTags: topTags(members) });
+        this.moods.set(mood, { mood, vector, songs: ranked.length, minScore: ranked[ranked.length - 1]![1], clusters });
+      }
+    }
+    this.coverage = OTHER_FEATURE_LABELS.map((label, i) => {
+      let sum = 0;
+      for (let r = 0; r < size; r++) if (this.tagged[r]) sum += value(r, OTHER_OFFSET + i);
+      return { label, score: this.taggedCount ? Math.round((sum / this.taggedCount) * 1000) / 1000 : 0 };
+    });
+    // The columns, one after the other (the fill's arrays are dropped with the fill).
+    this.columns = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'semantic');
+    const column = Buffer.allocUnsafeSlow(size * 4);
+    for (let c = 0; c < OTHER_OFFSET; c++) {
+      for (let r = 0; r < size; r++) column[r] = fill.tagBytes[r * OTHER_OFFSET + c]!;
+      this.columns.append(column.subarray(0, size));
+    }
+    const f32 = new Float32Array(column.buffer, column.byteOffset, size);
+    for (let c = 0; c < OTHER_COLUMNS; c++) {
+      for (let r = 0; r < size; r++) f32[r] = fill.others[r * OTHER_COLUMNS + c]!;
+      this.columns.append(column.subarray(0, size * 4));
+    }
+    this.columns.append(new Uint8Array(fill.tempo.buffer, fill.tempo.byteOffset, size * 4));
+    this.columns.append(new Uint8Array(fill.energy.buffer, fill.energy.byteOffset, size * 4));
+  }
+
+  /**
+   * Builds the table of a generation from its tracks' rows.
+   * @param storage where the per-row columns live (default: in memory)
+   */
+  static build(gen: Generation, rows: Iterable<SemanticRowSource>, storage: SemanticStorage = {}): SemanticTable {
+    const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
+    fill.add(rows);
+    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage);
+  }
+
+  /**
+   * Builds the table from pages of rows as they are read (`SemanticRepository.semanticPages`): only one page of
+   * row objects is alive at a time (at 1M songs, materialising every row first held ~1 GiB more at the peak).
+   * The columns are filled in memory (~126 MiB at 1M, released once they are written to `storage`).
+   */
+  static async buildFromPages(gen: Generation, pages: AsyncIterable<readonly SemanticRowSource[]>, storage: SemanticStorage = {}): Promise<SemanticTable> {
+    const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
+    for await (const page of pages) fill.add(page);
+    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage);
+  }
+
+  /** Bytes of column c in the log, and where it starts. */
+  private columnSpan(c: number): { at: number; bytes: number } {
+    const n = this.size;
+    if (c < OTHER_OFFSET) return { at: c * n, bytes: n };
+    return { at: OTHER_OFFSET * n + (c - OTHER_OFFSET) * 4 * n, bytes: 4 * n };
+  }
+
+  /** Reads `bytes` bytes from `at` of the column log into a fresh buffer (one read call per column from the file). */
+  private readColumn(at: number, bytes: number): ArrayBuffer {
+    const out = new ArrayBuffer(bytes);
+    this.columns.read(at, bytes, new Uint8Array(out));
+    return out;
+  }
+
+  /**
+   * The normalised score of column c for every row, as a function of the row, reading the column once (from memory
+   * or the table's file): clamp((p - low[c]) / (high[c] - low[c])) with p the stored probability, 0 for an untagged
+   * row. Holds the column (`size` or `4 size` bytes) until dropped: call it once per query and column.
+   */
+  normColumn(c: number): ColumnScore {
+    const { at, bytes } = this.columnSpan(c);
+    const lo = this.low[c]!;
+    const hi = this.high[c]!;
+    const tagged = this.tagged;
+    if (c < OTHER_OFFSET) {
+      const b = new Uint8Array(this.readColumn(at, bytes));
+      return (row) => (tagged[row] !== 1 ? 0 : Math.max(0, Math.min(1, (BYTE_PROBABILITY[b[row]!]! - lo) / (hi - lo))));
+    }
+    const f = new Float32Array(this.readColumn(at, bytes));
+    return (row) => (tagged[row] !== 1 ? 0 : Math.max(0, Math.min(1, (f[row]! - lo) / (hi - lo))));
+  }
+
+  /** Tempo (BPM) of every row, NaN when unknown, read once from memory or the table's file. */
+  tempoColumn(): Float32Array {
+    return new Float32Array(this.readColumn((OTHER_OFFSET + 4 * OTHER_COLUMNS) * this.size, 4 * this.size));
+  }
+
+  /** Energy (dB) of every row, NaN when unknown, read once from memory or the table's file. */
+  energyColumn(): Float32Array {
+    return new Float32Array(this.readColumn((OTHER_OFFSET + 4 * OTHER_COLUMNS + 4) * this.size, 4 * this.size));
+  }
+
+  /** Normalised value in [0, 1] of column c for a row (0 when untagged). One read per call: tests and single rows only. */
+  norm(row: number, c: number): number {
+    const p = this.value(row, c);
+    if (Number.isNaN(p)) return 0;
+    const lo = this.low[c]!;
+    const hi = this.high[c]!;
+    return Math.max(0, Math.min(1, (p - lo) / (hi - lo)));
+  }
+
+  /** Raw probability of column c (NaN when untagged). One read per call. */
+  raw(row: number, c: number): number {
+    return this.value(row, c);
+  }
+
+  /** Column c of a row: a tag probability (stored byte / 255), an other feature, or NaN when the row is untagged. */
+  private value(row: number, c: number): number {
+    if (this.tagged[row] !== 1) return Number.NaN;
+    const { at, bytes } = this.columnSpan(c);
+    const width = bytes / this.size;
+    const b = new Uint8Array(width);
+    this.columns.read(at + row * width, width, b);
+    return c < OTHER_OFFSET ? BYTE_PROBABILITY[b[0]!]! : new Float32Array(b.buffer)[0]!;
+  }
+
+  /** Bytes held in memory: the tagged flags plus the column log's memory (all columns while resident, a write buffer once on disk). */
+  byteLength(): number {
+    return this.tagged.byteLength + this.columns.residentBytes;
+  }
+
+  /** Bytes of the per-row columns (tags, other features, tempo, energy), in memory or on disk, plus the tagged flags. */
+  columnBytes(): number {
+    return this.columns.bytes + this.tagged.byteLength;
+  }
+
+  /** True when the columns live in a file. */
+  get onDisk(): boolean {
+    return this.columns.spilled;
+  }
+
+  /** Releases the columns' memory and file now (later column reads throw). Otherwise the file closes when the table is garbage-collected. */
+  close(): void {
+    this.columns.close();
+  }
+
+  /** Mean raw score of each other feature over tagged songs (the dashboard's moods_coverage). */
+  moodsCoverage(): Array<{ label: string; score: number }> {
+    return this.coverage.map((c) => ({ ...c }));
+  }
+
+  /** MSD probability of column i (tests). */
+  msd(row: number, i: number): number {
+    return this.raw(row, MSD_OFFSET + i);
+  }
+}
+
+/** Linear-interpolated percentile of sorted values, q in [0, 1]. */
+export function percentile(sorted: Float32Array, q: number): number {
+  if (sorted.length === 1) return sorted[0]!;
+  const pos = q * (sorted.length - 1);
+  const i = Math.floor(pos);
+  const f = pos - i;
+  return sorted[i]! + f * ((sorted[Math.min(i + 1, sorted.length - 1)] ?? sorted[i]!) - sorted[i]!);
+}
+
+/** Unit vector of the mean of the rows' vectors (zero vector when they cancel out). */
+function unitMean(rows: readonly number[], vectorOf: (row: number) => Float32Array): Float32Array {
+  const first = vectorOf(rows[0]!);
+  const sum = new Float64Array(first.length);
+  for (const r of rows) {
+    const v = vectorOf(r);
+    for (let d = 0; d < v.length; d++) sum[d]! += v[d]!;
+  }
+  let norm = 0;
+  for (let d = 0; d < sum.length; d++) norm += sum[d]! * sum[d]!;
+  norm = Math.sqrt(norm) || 1;
+  return Float32Array.from(sum, (x) => x / norm);
+}
+
+/**
+ * Clusters of a mood's songs (the reference keeps several centroids per mood; `centroid_index` picks one):
+ * spherical k-means with k = min(MOOD_MAX_CLUSTERS, floor(songs / MOOD_CLUSTER_MIN_SONGS)) on the shared
+ * engine (`lloydKMeansSync` of `@polyphony/vectors`) over the songs' vectors scaled to unit length, with a
+ * deterministic farthest-point start (the first row given, i.e. the song scoring highest for the mood, then
+ * each time the song least similar to every chosen seed), at most MOOD_CLUSTER_ITERATIONS Lloyd steps on
+ * cosine similarity, an empty cluster keeping its centre. Clusters with fewer than MOOD_CLUSTER_MIN_SONGS
+ * songs are dropped; the rest come largest first (ties by their first row). Empty when k < 2: the mood is
+ * then only its whole centroid. Cost O(MOOD_CLUSTER_ITERATIONS * songs * k * dim).
+ */
+export function moodClusters(rows: readonly number[], vectorOf: (row: number) => Float32Array): number[][] {
+  const k = Math.min(MOOD_MAX_CLUSTERS, Math.floor(rows.length / MOOD_CLUSTER_MIN_SONGS));
+  if (k < 2) return [];
+  const dim = vectorOf(rows[0]!).length;
+  const data = new Float32Array(rows.length * dim);
+  rows.forEach((r, i) => normaliseInto(vectorOf(r), 0, data, i * dim, dim));
+  const centres = new Float32Array(k * dim);
+  centres.set(data.subarray(0, dim));
+  // Farthest-point start: best[i] = similarity of song i to its most similar chosen seed.
+  const best = new Float64Array(rows.length).fill(-Infinity);
+  for (let j = 1; j < k; j++) {
+    let worst = -1;
+    let worstSim = Infinity;
+    for (let i = 0; i < rows.length; i++) {
+      best[i] = Math.max(best[i]!, dot(centres, (j - 1) * dim, data, i * dim, dim));
+      if (best[i]! < worstSim) {
+        worstSim = best[i]!;
+        worst = i;
+      }
+    }
+    centres.set(data.subarray(worst * dim, worst * dim + dim), j * dim);
+  }
+  const points = { data, dim, rows: Int32Array.from(rows, (_, i) => i) };
+  const { assignment } = lloydKMeansSync(points, k, { geometry: 'spherical', initialCentroids: centres, maxIterations: MOOD_CLUSTER_ITERATIONS, emptyClusters: 'keep' });
+  const groups = Array.from({ length: k }, (_, j) => rows.filter((_, i) => assignment[i] === j));
+  return groups.filter((g) => g.length >= MOOD_CLUSTER_MIN_SONGS).sort((a, b) => b.length - a.length || a[0]! - b[0]!);
+}

@@ -1,0 +1,312 @@
+/**
+ * Text search (/api/clap/*), mood seeds and centroids, SemGrove and the index's dashboard numbers, over
+ * the live generation's SemanticTable. Scoring rules: docs/architecture.md "Text search" and "SemGrove".
+ */
+import {
+  CLAP_DEFAULT_LIMIT,
+  SEM_GROVE_DEFAULT_LIMIT,
+  type ClapSearchResponse,
+  type IndexStats,
+  type LyricsSimilarResponse,
+  type MoodName,
+  type MoodCentroidsResponse,
+  type SemGroveResponse,
+} from '@polyphony/contracts';
+import { NotFoundError, StateUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
+import type { SemanticStore } from './ports';
+import type { Generation, IndexState } from '../core/generation';
+import { dot } from '@polyphony/vectors';
+import { projectPoint } from '../maps/projection';
+import type { RankedRow, RequestScope } from '../core/scope';
+import { SemanticTable, type SemanticStorage } from './semantic-table';
+import { TopScored } from './top-scored';
+import { FEATURE_COLUMNS, parseQuery, type Concept, type Descriptor } from './vocabulary';
+
+/** 503 when no song of the live generation has MusiCNN tags (model missing or songs not re-analysed). */
+export class TagsUnavailableError extends StateUnavailableError {
+  constructor(what: string) {
+    super(
+      'tags_unavailable',
+      `${what} needs MusiCNN tags, and no song in the index has them yet: install the MusiCNN model (MODELS_DIR) and analyze the library, then wait for the index rebuild`,
+    );
+  }
+}
+
+/** What SemGrove needs from the catalogue (owner of the lyrics). */
+export interface LyricsPort {
+  similar(itemId: string, serverId: string, limit: number): Promise<LyricsSimilarResponse>;
+}
+
+/** SemGrove merge weights (reference SEM_GROVE_WEIGHT_LYRICS 0.75, SEM_GROVE_WEIGHT_AUDIO 0.25). */
+export const SEM_GROVE_WEIGHT_LYRICS = 0.75;
+export const SEM_GROVE_WEIGHT_AUDIO = 0.25;
+/** Queries listed by /api/clap/top_queries. */
+export const TOP_QUERIES = 20;
+
+/** BPM ramps of the tempo words: "slow" = 1 at <= 70 BPM, 0 at >= 120; "fast" = 0 at <= 100, 1 at >= 150. */
+const SLOW_BPM: [number, number] = [70, 120];
+const FAST_BPM: [number, number] = [100, 150];
+
+export class SemanticService {
+  private tables = new Map<number, Promise<SemanticTable>>();
+
+  constructor(
+    private readonly state: IndexState,
+    private readonly repo: SemanticStore,
+    private readonly lyrics: LyricsPort,
+    private readonly logger: Logger,
+    private readonly storage: SemanticStorage = {},
+  ) {
+    // Built for every generation before it is served (part of the load, so a replica that turns ready does not
+    // spend its first seconds building it: ~10 s of CPU at 1M songs); drop older tables after the swap.
+    state.onPrepare(async (g) => {
+      await this.table(g).then(
+        () => undefined,
+        (err: unknown) => this.logger.warn('semantic table not built; built on first use', { generation: g.generation, err: (err as Error).message }),
+      );
+    });
+    state.onSwap((g) => {
+      for (const k of this.tables.keys()) if (k !== g.generation) this.tables.delete(k);
+      // A generation swapped in without prepare() (tests, benches) still gets its table in the background.
+      if (!this.tables.has(g.generation)) void this.table(g).catch((err: unknown) => this.logger.warn('semantic table not built', { generation: g.generation, err: (err as Error).message }));
+    });
+  }
+
+  /** The semantic table of a generation (built once per generation). */
+  table(gen: Generation): Promise<SemanticTable> {
+    let t = this.tables.get(gen.generation);
+    if (!t) {
+      t = SemanticTable.buildFromPages(gen, this.repo.semanticPages(), this.storage);
+      t.catch(() => this.tables.delete(gen.generation));
+      this.tables.set(gen.generation, t);
+    }
+    return t;
+  }
+
+  /**
+   * Text search. Each query term becomes one channel scoring every song in [0, 1]:
+   *  - a tag concept (label or synonym): the best normalised probability among its columns, where a
+   *    column's value is clamp((p - p5) / (p99 - p5)) with the column's 5th/99th percentiles over the tagged
+   *    catalogue (so "rock" means "more rock than most of this library");
+   *  - with a tempo/energy descriptor as well, the best of that and the descriptor ramp;
+   *  - 1 instead when the term is also a whole word (or phrase) of the song's title, artist, album or year;
+   *  - a remaining word: 1 when it is a whole word of the song's title, artist, album or year, else 0.
+   * similarity = mean of the channels. Songs scoring 0 are left out; ties by canonical id. A query that
+   * found something is counted for top_queries (normalised text, count only).
+   * @throws TagsUnavailableError when no song has tags
+   */
+  async textSearch(scope: RequestScope, query: string, limit = CLAP_DEFAULT_LIMIT): Promise<ClapSearchResponse> {
+    const table = await this.table(scope.gen);
+    if (table.taggedCount === 0) throw new TagsUnavailableError('Text search');
+    const { concepts, words } = parseQuery(query);
+    const size = scope.gen.index.size;
+    const mask = await scope.mask();
+    const channels: Array<(row: number) => number> = [];
+    const understood: string[] = [];
+    const ignored: string[] = [];
+    const metaRows = async (text: string): Promise<Set<number>> => {
+      const rows = new Set<number>();
+      for (const id of await this.repo.metadataMatches(text)) {
+        const r = scope.gen.index.rowOf(id);
+        if (r >= 0) rows.add(r);
+      }
+      return rows;
+    };
+    for (const c of concepts) {
+      // A tag word may also be part of a name ("Daft Punk", "Massive Attack"): metadata counts too.
+      const concept = this.conceptChannel(table, c);
+      const rows = await metaRows(c.term);
+      channels.push(rows.size ? (row) => (rows.has(row) ? 1 : concept(row)) : concept);
+      understood.push(c.term);
+    }
+    for (const w of words) {
+      const rows = await metaRows(w);
+      if (rows.size === 0) {
+        ignored.push(w);
+        continue;
+      }
+      understood.push(w);
+      channels.push((row) => (rows.has(row) ? 1 : 0));
+    }
+    if (channels.length === 0 || mask.count === 0) return { query, count: 0, results: [], understood, ignored };
+    // The best 2 x limit by score, ties by canonical id (as a full sort of every scoring row would order them).
+    const best = new TopScored(limit * 2, (row) => scope.idOf(row));
+    for (let row = 0; row < size; row++) {
+      if (!mask.has(row)) continue;
+      let s = 0;
+      for (const ch of channels) s += ch(row);
+      s /= channels.length;
+      if (s > 0) best.offer(row, s);
+    }
+    const top = best.sorted();
+    const presented = await scope.presentRanked(top.map((t) => ({ row: t.row, distance: 1 - t.s })));
+    const results = presented.slice(0, limit).map(({ dto }) => ({
+      item_id: dto.item_id,
+      title: dto.title,
+      author: dto.author,
+      album: dto.album,
+      album_artist: dto.album_artist,
+      similarity: Math.round((1 - dto.distance) * 1e6) / 1e6,
+    }));
+    // Only queries that found something are counted (top_queries offers them to be asked again).
+    if (results.length > 0) await this.repo.countQuery(normaliseQuery(query)).catch((err: unknown) => this.logger.warn('query count not stored', { err: (err as Error).message }));
+    return { query, count: results.length, results, understood, ignored };
+  }
+
+  /** One concept's channel; reads the concept's columns (and a descriptor's column) once for the query. */
+  private conceptChannel(table: SemanticTable, c: Concept): (row: number) => number {
+    const desc = c.descriptor ? this.descriptorChannel(table, c.descriptor) : undefined;
+    const scores = c.columns.map((col) => table.normColumn(col));
+    const tagged = table.tagged;
+    return (row) => {
+      let best = 0;
+      if (tagged[row]) for (const score of scores) best = Math.max(best, score(row));
+      if (desc) best = Math.max(best, desc(row));
+      return best;
+    };
+  }
+
+  /** Tempo ramps (BPM, constants above) and energy (dB, scaled between the catalogue's 5th and 95th percentiles). */
+  private descriptorChannel(table: SemanticTable, d: Descriptor): (row: number) => number {
+    const ramp = (x: number, [a, b]: [number, number]) => Math.max(0, Math.min(1, (x - a) / (b - a)));
+    const [e5, e95] = table.energyRange;
+    switch (d) {
+      case 'slow': {
+        const tempo = table.tempoColumn();
+        return (row) => (Number.isFinite(tempo[row]!) ? 1 - ramp(tempo[row]!, SLOW_BPM) : 0);
+      }
+      case 'fast': {
+        const tempo = table.tempoColumn();
+        return (row) => (Number.isFinite(tempo[row]!) ? ramp(tempo[row]!, FAST_BPM) : 0);
+      }
+      case 'loud': {
+        const energy = table.energyColumn();
+        return (row) => (Number.isFinite(energy[row]!) && e95 > e5 ? ramp(energy[row]!, [e5, e95]) : 0);
+      }
+      case 'quiet': {
+        const energy = table.energyColumn();
+        return (row) => (Number.isFinite(energy[row]!) && e95 > e5 ? 1 - ramp(energy[row]!, [e5, e95]) : 0);
+      }
+    }
+  }
+
+  /** The most frequent past queries. */
+  topQueries(): Promise<string[]> {
+    return this.repo.topQueries(TOP_QUERIES);
+  }
+
+  /** Builds the live generation's table now (warmup) and says whether text search can answer. */
+  async warmup(): Promise<{ status: 'ready' | 'no_tags'; scorer: string; tagged_songs: number; message: string }> {
+    const table = await this.table(this.state.current());
+    return table.taggedCount > 0
+      ? { status: 'ready', scorer: 'tags+synonyms+descriptors+metadata', tagged_songs: table.taggedCount, message: `Text search ready over ${table.taggedCount} tagged songs` }
+      : { status: 'no_tags', scorer: 'tags+synonyms+descriptors+metadata', tagged_songs: 0, message: new TagsUnavailableError('Text search').message };
+  }
+
+  /**
+   * A mood centroid of the scope's generation: `centroidIndex` 0 (default) = the whole mood, i > 0 = its
+   * i-th cluster (GET /api/mood_centroids lists them).
+   * @throws TagsUnavailableError without tags; ValidationError (400) for an index the mood does not have
+   */
+  async moodVector(gen: Generation, mood: MoodName, centroidIndex = 0): Promise<Float32Array> {
+    const table = await this.table(gen);
+    const c = table.moods.get(mood);
+    if (!c) throw new TagsUnavailableError(`The mood "${mood}"`);
+    const cluster = c.clusters[centroidIndex];
+    if (!cluster) throw new ValidationError(`Invalid centroid_index ${centroidIndex} for mood '${mood}' (0-${c.clusters.length - 1})`);
+    return cluster.vector;
+  }
+
+  /**
+   * Every mood centroid of the live generation keyed by mood (GET /api/mood_centroids, contracts
+   * MoodCentroidsResponse): per mood its centroids `{index, top_tags, n_songs, embedding_2d}` (index 0 = the
+   * whole mood, carrying `min_score` too). Positions are the generation's PCA projection, rounded to 1e-4.
+   * @throws TagsUnavailableError (503) when no song of the generation is tagged
+   */
+  async moodCentroids(gen: Generation): Promise<MoodCentroidsResponse> {
+    const table = await this.table(gen);
+    if (table.taggedCount === 0) throw new TagsUnavailableError('Mood centroids');
+    const at = (v: Float32Array) => (gen.pca ? (projectPoint(gen.pca, v).map((x) => Math.round(x * 1e4) / 1e4) as [number, number]) : null);
+    const out: MoodCentroidsResponse = {};
+    for (const m of table.moods.values()) {
+      out[m.mood] = m.clusters.map((c) => ({
+        index: c.index,
+        top_tags: c.topTags,
+        n_songs: c.songs,
+        embedding_2d: at(c.vector),
+        ...(c.index === 0 ? { min_score: Math.round(m.minScore * 1000) / 1000 } : {}),
+      }));
+    }
+    return out;
+  }
+
+  /**
+   * SemGrove: songs close to the seed in lyrics and audio. Lyrics similarity = TF-IDF cosine computed by the
+   * catalogue (LyricsPort); audio similarity = max(0, cosine of the unit embeddings). Candidates: the
+   * 3 * limit nearest in audio and the 3 * limit nearest in lyrics, on the selected server. When the seed
+   * has lyrics, similarity = 0.75 * lyrics + 0.25 * audio (a candidate without matching lyrics counts 0 for
+   * lyrics); otherwise audio alone. The seed comes first with is_seed true.
+   * @throws NotFoundError when the seed is unknown or not on the selected server
+   */
+  async semGrove(scope: RequestScope, inputId: string, limit = SEM_GROVE_DEFAULT_LIMIT): Promise<SemGroveResponse> {
+    const [canonical] = await scope.resolveInput([inputId]);
+    const seedRow = canonical ? scope.gen.index.rowOf(canonical) : -1;
+    if (!canonical || seedRow < 0) throw new NotFoundError('Seed track not found in index');
+    const mask = await scope.mask();
+    if (!mask.has(seedRow) || scope.serverId === undefined) throw new NotFoundError('Seed track not found on the selected server');
+    const pool = Math.min(1500, limit * 3);
+    const index = scope.gen.index;
+    const audio = index.searchByRow(seedRow, { k: Math.max(1, Math.min(pool, mask.count)), mask, exclude: [seedRow] });
+    const lyr = await this.lyrics.similar(canonical, scope.serverId, pool);
+    const lyricsSim = new Map<number, number>();
+    for (const m of lyr.matches) {
+      const r = index.rowOf(m.itemId);
+      if (r >= 0 && r !== seedRow && mask.has(r)) lyricsSim.set(r, m.similarity);
+    }
+    const seedVec = index.getVector(seedRow);
+    const candidates = new Set<number>([...audio.map((h) => h.row), ...lyricsSim.keys()]);
+    const scored = [...candidates].map((row) => {
+      const a = Math.max(0, Math.min(1, dot(seedVec, 0, index.getVector(row), 0, seedVec.length)));
+      const l = lyricsSim.get(row) ?? 0;
+      const s = lyr.seedHasLyrics ? SEM_GROVE_WEIGHT_LYRICS * l + SEM_GROVE_WEIGHT_AUDIO * a : a;
+      return { row, a, l: lyr.seedHasLyrics ? l : null, s };
+    });
+    scored.sort((x, y) => y.s - x.s || x.row - y.row);
+    const ranked: RankedRow[] = [{ row: seedRow, distance: 0 }, ...scored.slice(0, limit + 10).map((x) => ({ row: x.row, distance: 1 - x.s }))];
+    const byRow = new Map(scored.map((x) => [x.row, x]));
+    const presented = await scope.presentRanked(ranked);
+    const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+    const results = presented.slice(0, limit + 1).map(({ row, dto }) => {
+      const x = byRow.get(row);
+      const isSeed = row === seedRow;
+      return {
+        item_id: dto.item_id,
+        title: dto.title,
+        author: dto.author,
+        album: dto.album,
+        album_artist: dto.album_artist,
+        distance: isSeed ? 0 : r6(1 - x!.s),
+        similarity: isSeed ? 1 : r6(x!.s),
+        lyrics_similarity: isSeed ? (lyr.seedHasLyrics ? 1 : null) : x!.l === null ? null : r6(x!.l),
+        audio_similarity: isSeed ? 1 : r6(x!.a),
+        is_seed: isSeed,
+      };
+    });
+    return { results, count: results.length, mode: lyr.seedHasLyrics ? 'lyrics+audio' : 'audio' };
+  }
+
+  /** The index part of the dashboard. */
+  async stats(): Promise<IndexStats> {
+    const gen = this.state.current();
+    const table = await this.table(gen);
+    return { generation: gen.generation, items: gen.index.size, clap_indexed: table.taggedCount, gmm_indexed: gen.artists.count, moods_coverage: table.moodsCoverage() };
+  }
+}
+
+/** Stored form of a query for top_queries: trimmed, lower case, inner whitespace collapsed, at most 200 characters. */
+export function normaliseQuery(q: string): string {
+  return q.trim().toLowerCase().replace(/\s+/g, ' ').slice(0, 200);
+}
+
+/** Exposed for tests: number of feature columns. */
+export const SEMANTIC_FEATURE_COLUMNS = FEATURE_COLUMNS;
