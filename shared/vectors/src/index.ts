@@ -1,7 +1,7 @@
 /**
  * @polyphony/vectors: the vector math every service shares (index, playlist, catalogue identity,
  * analysis). One cosine distance, one L2 normalisation, one k-means engine (euclidean and spherical, pluggable assignment kernel), one embedding codec and the
- * seeded generators, so that "distance" means the same thing in every service.
+ * seeded generators, and the real FFT of the audio front ends, so that "distance" means the same thing in every service.
  */
 export * from './cosine';
 export * from './kernels';
@@ -9,3 +9,4 @@ export * from './codec';
 export * from './random';
 export * from './lloyd';
 export * from './kmeans';
+export * from './fft';
