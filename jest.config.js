@@ -6,7 +6,7 @@
  * Workspace packages resolve to their TypeScript sources, so tests do not need a prior build.
  */
 const moduleNameMapper = {
-  '^@polyphony/(contracts|platform|vectors|vector-engine|media-servers|testkit|llm)$': '<rootDir>/shared/$1/src',
+  '^@polyphony/(contracts|platform|vectors|vector-engine|landmarks|media-servers|testkit|llm)$': '<rootDir>/shared/$1/src',
   '^@polyphony/gateway$': '<rootDir>/gateway/src',
   '^@polyphony/(registry|catalogue-identity|analysis-worker|index|playlist)$': '<rootDir>/services/$1/src',
   // Package `exports` subpaths (a service's documented library API for tools outside it).

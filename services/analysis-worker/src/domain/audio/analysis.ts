@@ -29,7 +29,7 @@
  * the last sample. Feature statistics pool the frames of all regions; differences never cross a region boundary.
  */
 import { Chroma36Map, CHROMA_SUBBINS, estimateTuningShift } from './chroma';
-import { hannWindow, RealFft } from './fft';
+import { hannWindow, RealFft } from '@polyphony/vectors';
 import { dctIIMatrix, MelFilterbank } from './mel';
 
 /** Fixed analysis parameters (units in the names). Changing any of them changes the embedder version. */

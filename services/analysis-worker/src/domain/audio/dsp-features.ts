@@ -32,7 +32,7 @@
  * transformations for music genre classification", ISMIR 2005 (rhythm patterns).
  */
 import { ANALYSIS_PARAMS, AudioAnalysis, FRAME_GATE_DB, N_CONTRAST } from './analysis';
-import { hannWindow, RealFft } from './fft';
+import { hannWindow, RealFft } from '@polyphony/vectors';
 import { circularTempo, sampleAutocorrelation } from './rhythm';
 import { chromaFrames, MAX_RHYTHM_LAG_SECONDS, onsetAutocorrelation, trackKey, trackTempo } from './track-summary';
 

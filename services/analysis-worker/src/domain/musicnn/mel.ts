@@ -11,9 +11,9 @@
  *   area", librosa `norm='slaney'`), evaluated at bin frequencies k * 16000 / 512;
  * - compression log10(1 + 10000 * mel);
  * - patches of 187 consecutive frames (about 3 s), non-overlapping from frame 0 (musicnn's default step).
- * Arithmetic is float64 (FFT of audio/fft.ts); the result is stored as float32, the network's input type.
+ * Arithmetic is float64 (FFT of @polyphony/vectors fft.ts); the result is stored as float32, the network's input type.
  */
-import { RealFft, hannWindow } from '../audio/fft';
+import { RealFft, hannWindow } from '@polyphony/vectors';
 
 /** Fixed front-end parameters (units in the names). */
 export const MUSICNN_INPUT = Object.freeze({

@@ -1,5 +1,5 @@
 import { hannWindow, RealFft } from './fft';
-import { seededRandom } from './__tests__/signals';
+import { mulberry32 as seededRandom } from './random';
 
 function naiveDft(x: ArrayLike<number>): { re: Float64Array; im: Float64Array } {
   const n = x.length;

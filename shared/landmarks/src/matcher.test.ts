@@ -1,0 +1,76 @@
+import { addNoise, syntheticSong } from './__tests__/synthetic';
+import { changeSpeed, extractLandmarks, type Landmarks } from './extract';
+import { LandmarkIndex } from './landmark-index';
+import { LandmarkMatcher } from './matcher';
+import { FRAME_SECONDS, LANDMARK_PARAMS } from './params';
+
+const SR = LANDMARK_PARAMS.sampleRateHz;
+const SONGS = 8;
+const songs = Array.from({ length: SONGS }, (_, i) => syntheticSong(100 + i, 30));
+const stored: Landmarks[] = songs.map((pcm) => extractLandmarks(pcm));
+const index = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const));
+const matcher = new LandmarkMatcher(index);
+
+function clip(pcm: Float32Array, startSeconds: number, seconds: number): Float32Array {
+  return pcm.slice(Math.round(startSeconds * SR), Math.round((startSeconds + seconds) * SR));
+}
+
+describe('landmark extraction', () => {
+  it('When a song is fingerprinted twice, then the landmarks are identical, sorted, and about 5-15 per second', () => {
+    const again = extractLandmarks(songs[0]!);
+    expect(Array.from(again.hashes)).toEqual(Array.from(stored[0]!.hashes));
+    const perSecond = again.hashes.length / 30;
+    expect(perSecond).toBeGreaterThan(5);
+    expect(perSecond).toBeLessThan(16);
+    for (let i = 1; i < again.times.length; i++) expect(again.times[i]! >= again.times[i - 1]!).toBe(true);
+  });
+
+  it('When the level changes by -12 dB, then nearly all landmarks stay the same', () => {
+    const quiet = extractLandmarks(songs[1]!.map((v) => v / 4));
+    const keys = new Set(Array.from(stored[1]!.hashes, (h, i) => `${h}@${stored[1]!.times[i]}`));
+    const shared = Array.from(quiet.hashes, (h, i) => `${h}@${quiet.times[i]}`).filter((k) => keys.has(k)).length;
+    expect(shared / stored[1]!.hashes.length).toBeGreaterThan(0.95);
+  });
+
+  it('When the audio is digital silence or shorter than one frame, then there are no landmarks', () => {
+    expect(extractLandmarks(new Float32Array(SR * 5)).hashes.length).toBe(0);
+    expect(extractLandmarks(new Float32Array(100)).hashes.length).toBe(0);
+  });
+});
+
+describe(LandmarkMatcher.name, () => {
+  it('When a 10-second clip of a stored song is searched, then that song is identified at the clip offset', () => {
+    for (const [row, start] of [[3, 12.3], [7, 0], [6, 19.5]] as const) {
+      const report = matcher.match(clip(songs[row]!, start, 10));
+      expect(report.results[0]).toMatchObject({ row, identified: true, speed: 1 });
+      expect(Math.abs(report.results[0]!.offsetSeconds - start)).toBeLessThan(2 * FRAME_SECONDS);
+    }
+  });
+
+  it('When the clip carries noise at 5 dB SNR, then the song is still identified', () => {
+    const report = matcher.match(addNoise(clip(songs[5]!, 8, 10), 5, 9));
+    expect(report.results[0]).toMatchObject({ row: 5, identified: true });
+  });
+
+  it('When the clip plays 1.5 % fast, then the speed grid finds the song and reports the speed that undid it', () => {
+    const fast = changeSpeed(clip(songs[2]!, 10, 12), 1.015);
+    const report = matcher.match(fast);
+    expect(report.results[0]).toMatchObject({ row: 2, identified: true });
+    expect(Math.abs(report.results[0]!.speed * 1.015 - 1)).toBeLessThan(0.006);
+    const atOwnSpeed = matcher.match(fast, { speeds: [1] });
+    expect(atOwnSpeed.results[0]?.votes ?? 0).toBeLessThan(report.results[0]!.votes);
+  });
+
+  it('When the clip comes from a song that is not in the index, then the answer is "no match"', () => {
+    for (let seed = 900; seed < 903; seed++) {
+      const report = matcher.match(clip(syntheticSong(seed, 20), 5, 10));
+      expect(report.results[0]?.identified ?? false).toBe(false);
+    }
+  });
+
+  it('When the availability filter hides the song, then it is neither identified nor listed', () => {
+    const report = matcher.match(clip(songs[4]!, 15, 10), { allow: (row) => row !== 4 });
+    expect(report.results.map((r) => r.row)).not.toContain(4);
+    expect(report.results[0]?.identified ?? false).toBe(false);
+  });
+});
