@@ -29,8 +29,8 @@ import { randomUUID } from 'node:crypto';
 import type { SweepRequestedEvent } from '@polyphony/contracts';
 import { TaskHost, leaseOwnerName, type Bus, type Logger, type TaskContext, type TaskEnd } from '@polyphony/platform';
 import type { CatalogueSettings } from '../settings';
-import type { BatchTask, BatchTaskRepository } from '../store/batch-task.repository';
 import type { CleaningExecutor } from './cleaning.service';
+import type { BatchTask, BatchTaskStore } from './ports';
 import type { SweepExecutor } from './sweep.service';
 import { BatchTaskRun, batchTaskEvents } from './batch-task-run';
 
@@ -64,7 +64,7 @@ export class BatchRunner {
   readonly host: TaskHost<BatchWork, BatchTask>;
 
   constructor(
-    private readonly repo: BatchTaskRepository,
+    private readonly repo: BatchTaskStore,
     bus: Bus,
     private readonly sweeps: SweepExecutor,
     private readonly cleanings: CleaningExecutor,

@@ -10,8 +10,7 @@
  */
 import type { ServerTaskCounts, TaskUpdatedEvent } from '@polyphony/contracts';
 import { isTransientFault, type LiveRunState, type TaskContext } from '@polyphony/platform';
-import type { BatchTask } from '../store/batch-task.repository';
-import type { RegistryPort, ServerInfo } from './ports';
+import type { BatchTask, RegistryPort, ServerInfo } from './ports';
 
 /** Longest log kept on the board (the contract's cap). */
 const LOG_LINES = 200;

@@ -18,13 +18,15 @@ import {
   type ResolveIdentityRequest,
   type SnapshotTrack,
   type SnapshotTrackBytes,
+  type SweepRequestedEvent,
+  type TaskState,
   type TrackDetail,
   type VersionedEmbedding,
   api,
   z,
 } from '@polyphony/contracts';
 import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
-import type { PeerClient } from '@polyphony/platform';
+import type { Lease, PeerClient, TaskStore } from '@polyphony/platform';
 import type { ListedDuration } from './durations';
 import type { BandLayout } from './identity/bands';
 import type { IdentityConfig } from './identity/constants';
@@ -315,4 +317,62 @@ export interface IdentityResolveStore {
    * @throws ServedVersionChanged when an embedder switch committed in between (the caller chooses the vector again)
    */
   resolve(req: ResolveIdentityRequest, options: ResolveOptions): Promise<ResolveResult>;
+}
+
+/** Kinds of batch task this service runs. */
+export type BatchTaskType = 'sweep' | 'alignment' | 'cleaning';
+
+/** One row of catalogue.batch_task (a sweep, alignment or cleaning on the task host). */
+export interface BatchTask {
+  readonly id: string;
+  readonly type: BatchTaskType;
+  readonly state: TaskState;
+  /** The server of a one-server sweep; null for alignments and cleanings. */
+  readonly serverId: string | null;
+  /** Prune stale mappings (manual sweeps, alignments). */
+  readonly fullRefresh: boolean;
+  /** Orphan deletion asked by the run (cleaning); null = follow the CLEANING_CATALOGUE setting. */
+  readonly cleanCatalogue: boolean | null;
+  /** What started it: 'api', 'save' (a server save), 'schedule'. */
+  readonly trigger: string;
+  /** Task ids of requests coalesced into this one. */
+  readonly aliases: string[];
+  readonly cancelRequested: boolean;
+  readonly seq: number;
+  readonly progress: number;
+  readonly message: string;
+  readonly details: Record<string, unknown>;
+  readonly createdAt: Date;
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+  /** Grows by one at every claim (first run or takeover); fences the runner's writes. */
+  readonly leaseGeneration: number;
+}
+
+/** Outcome of a sweep request. */
+export interface SweepAdmission {
+  /** 'queued': a new task; 'coalesced': joined `task` as an alias; 'duplicate': this task id was seen before. */
+  readonly outcome: 'queued' | 'coalesced' | 'duplicate';
+  /** The task that will do the work. */
+  readonly task: BatchTask;
+  /** Queued sweeps/alignments revoked by `cancelRunning` (now REVOKED). */
+  readonly revoked: BatchTask[];
+  /** Running sweeps/alignments ended (REVOKED, also in `revoked`) by `cancelRunning`. */
+  readonly cancelledRunning: string[];
+}
+
+/**
+ * The catalogue's batch-task queue (catalogue.batch_task) as the task host and the batch runner use it:
+ * the host's TaskStore (claim, fenced snapshots, finish, cancel) plus admission. Implemented by
+ * store/batch-task.repository.ts.
+ */
+export interface BatchTaskStore extends TaskStore<BatchTask> {
+  /** Queues a sweep or alignment, or coalesces it into a queued one (see SweepAdmission). */
+  requestSweep(e: SweepRequestedEvent): Promise<SweepAdmission>;
+  /** Queues a cleaning; ConflictError (409) while a sweep, alignment or cleaning is queued or running. */
+  admitCleaning(id: string, cleanCatalogue: boolean | null, trigger: 'api' | 'schedule'): Promise<BatchTask>;
+  /** Rewrites the details of a task this lease ran and that was revoked meanwhile; undefined when the lease is lost. */
+  amendRevoked(lease: Lease, details: Record<string, unknown>): Promise<BatchTask | undefined>;
+  /** True while a task is queued (NEW). */
+  hasQueued(): Promise<boolean>;
 }

@@ -22,39 +22,13 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import type { SweepRequestedEvent, TaskState } from '@polyphony/contracts';
-import { ConflictError, DEFAULT_LEASE_TTL_MS, LeaseLostError, queryRows, type Lease, type LeasedRun, type RunSnapshot, type TaskStore } from '@polyphony/platform';
+import { ConflictError, DEFAULT_LEASE_TTL_MS, LeaseLostError, queryRows, type Lease, type LeasedRun, type RunSnapshot } from '@polyphony/platform';
 import { BATCH_ADMISSION_LOCK, lockExclusive } from './locks';
 import type { Queryable } from './sql';
 
-/** Kinds of batch task this service runs. */
-export type BatchTaskType = 'sweep' | 'alignment' | 'cleaning';
+import type { BatchTask, BatchTaskStore, BatchTaskType, SweepAdmission } from '../domain/ports';
 
-/** One row of catalogue.batch_task. */
-export interface BatchTask {
-  readonly id: string;
-  readonly type: BatchTaskType;
-  readonly state: TaskState;
-  /** The server of a one-server sweep; null for alignments and cleanings. */
-  readonly serverId: string | null;
-  /** Prune stale mappings (manual sweeps, alignments). */
-  readonly fullRefresh: boolean;
-  /** Orphan deletion asked by the run (cleaning); null = follow the CLEANING_CATALOGUE setting. */
-  readonly cleanCatalogue: boolean | null;
-  /** What started it: 'api', 'save' (a server save), 'schedule'. */
-  readonly trigger: string;
-  /** Task ids of requests coalesced into this one. */
-  readonly aliases: string[];
-  readonly cancelRequested: boolean;
-  readonly seq: number;
-  readonly progress: number;
-  readonly message: string;
-  readonly details: Record<string, unknown>;
-  readonly createdAt: Date;
-  readonly startedAt: Date | null;
-  readonly finishedAt: Date | null;
-  /** Grows by one at every claim (first run or takeover); fences the runner's writes. */
-  readonly leaseGeneration: number;
-}
+export type { BatchTask, BatchTaskType, SweepAdmission };
 
 interface Row {
   id: string;
@@ -96,17 +70,6 @@ const toTask = (r: Row): BatchTask => ({
   leaseGeneration: r.lease_generation ?? 0,
 });
 
-/** Outcome of a sweep request. */
-export interface SweepAdmission {
-  /** 'queued': a new task; 'coalesced': joined `task` as an alias; 'duplicate': this task id was seen before. */
-  readonly outcome: 'queued' | 'coalesced' | 'duplicate';
-  /** The task that will do the work. */
-  readonly task: BatchTask;
-  /** Queued sweeps/alignments revoked by `cancelRunning` (now REVOKED). */
-  readonly revoked: BatchTask[];
-  /** Running sweeps/alignments ended (REVOKED, also in `revoked`) by `cancelRunning`. */
-  readonly cancelledRunning: string[];
-}
 
 /** A snapshot write: the row's new seq and what the task board needs. */
 export interface SnapshotWrite {
@@ -117,7 +80,7 @@ export interface SnapshotWrite {
 const SWEEP_TYPES = ['sweep', 'alignment'];
 
 /** Persistence of the batch-task queue; the task store of the batch lane's platform task host. */
-export class BatchTaskRepository implements TaskStore<BatchTask> {
+export class BatchTaskRepository implements BatchTaskStore {
   constructor(private readonly ds: DataSource) {}
 
   private async admission<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {

@@ -3,9 +3,9 @@ import request from 'supertest';
 import { chatRoutes } from '@polyphony/contracts';
 import { createLogger } from '@polyphony/platform';
 import { collectText, sseDataFrames } from '@polyphony/testkit';
-import type { InstantPlaylistService } from '../domain/chat/instant-playlist.service';
-import type { IndexState } from '../domain/generation';
-import type { ScopeDeps } from '../domain/scope';
+import type { InstantPlaylistService } from './instant-playlist.service';
+import type { IndexState } from '../core/generation';
+import type { ScopeDeps } from '../core/scope';
 import { chatRoutesRouter } from './chat.routes';
 
 /** The stream route alone on an express app (no gateway): frames as the reference's clients read them. */

@@ -26,7 +26,7 @@ export class DashboardService {
 
   constructor(
     private readonly servers: Pick<ServerStore, 'list'>,
-    private readonly tasks: Pick<TaskBoardStore, 'lastPerType'>,
+    private readonly tasks: Pick<TaskBoardStore, 'lastPerType' | 'history'>,
     private readonly catalogue: PeerClient,
     private readonly index: PeerClient,
     private readonly analysis: PeerClient,
