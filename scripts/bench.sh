@@ -32,6 +32,7 @@ declare -A BENCH=(
   [text-eval-corpus]="node bench/dist/standalone/text-eval-corpus.js ${TEXT_EVAL_CACHE:-/tmp/polyphony-audio-bench/musicnn-8-pooled}"
   [kmeans]="node bench/dist/playlist/kmeans.js"
   [fakes]="node bench/dist/testkit/fakes-100k.js 100000"
+  [recording-search]="node bench/dist/landmarks/recording-search.js --queries 30 --scale 100000"
   [sweep-500k]="node --expose-gc bench/dist/catalogue-identity/sweep-500k.js"
 )
 QUICK=(enumerate bus embed retrieval kmeans)
