@@ -92,7 +92,8 @@ describe('platform task runs (PostgreSQL)', () => {
         return { done: Number(ctx.run.details.done ?? 0), items: Number(ctx.run.details.items) };
       },
       async step(work, ctx) {
-        if (work.done === opts.blockAt) await new Promise<void>((r) => ctx.signal.addEventListener('abort', () => r(), { once: true }));
+        // An abort can land between the host's stop check and this step: check it before waiting for one.
+        if (work.done === opts.blockAt && !ctx.signal.aborted) await new Promise<void>((r) => ctx.signal.addEventListener('abort', () => r(), { once: true }));
         if (ctx.signal.aborted) return undefined;
         work.done++;
         await ctx.report({ message: `${work.done}/${work.items}`, progress: (100 * work.done) / work.items, details: { done: work.done } });
