@@ -18,7 +18,8 @@
  * at the stored density (4-minute songs), so the postings lists have the length a real N-song library gives,
  * and reports index bytes, build time and the latency (p50/p99, one core) and accuracy of the goal case among them.
  *
- * Usage: node bench/dist/landmarks/recording-search.js [--queries 30] [--scale 100000] [--lengths 5,10,20]
+ * Latency is the CPU time of each query in this single-threaded process (one core), so a loaded machine
+ * does not inflate it. Usage: node bench/dist/landmarks/recording-search.js [--queries 30] [--scale 100000] [--lengths 5,10,20]
  * Prints JSON. Decision thresholds: the table `thresholds` shows accuracy and wrong answers for other
  * (minVotes, minLead) pairs, from the same queries.
  */
@@ -253,9 +254,11 @@ function main(): void {
   function run(index: LandmarkIndex, rowsOffset: number): { outcomes: Map<string, Outcome[]>; negatives: Map<string, Outcome[]> } {
     const matcher = new LandmarkMatcher(index);
     const measure = (pcm: Float32Array, truth: number | null): Outcome => {
-      const t0 = process.hrtime.bigint();
+      // CPU time of this single-threaded process: the one-core cost of the query, unaffected by other load.
+      const t0 = process.cpuUsage();
       const r = matcher.match(pcm, { minVotes: 0, minLead: 0 }).results[0];
-      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      const du = process.cpuUsage(t0);
+      const ms = (du.user + du.system) / 1000;
       return { truth, row: r ? r.row - rowsOffset : null, votes: r?.votes ?? 0, lead: r?.lead ?? 0, ms };
     };
     const outcomes = new Map<string, Outcome[]>();

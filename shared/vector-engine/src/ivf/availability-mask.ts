@@ -1,3 +1,4 @@
+import { popcount32 } from '@polyphony/vectors';
 import { IvfInputError } from './errors';
 
 /**
@@ -109,11 +110,4 @@ export class AvailabilityMask {
 function allocWords(size: number): Uint32Array {
   if (!Number.isInteger(size) || size < 0) throw new IvfInputError(`mask size must be a non-negative integer, got ${size}`);
   return new Uint32Array(Math.ceil(size / 32));
-}
-
-/** Population count of a 32-bit word (Hacker's Delight, 5-2). */
-function popcount32(v: number): number {
-  v = v - ((v >>> 1) & 0x55555555);
-  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-  return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff;
 }
