@@ -123,6 +123,7 @@ export class LandmarkMatcher {
   /** Candidate songs of one landmark set: the best time offset and its votes for the most-hit rows. */
   private searchOnce(lm: Landmarks, allow?: (row: number) => boolean): Array<{ row: number; votes: number; offset: number }> {
     const count = this.hitCount;
+    const touched: number[] = []; // rows with at least one hit, each once
     let n = 0;
     for (let i = 0; i < lm.hashes.length; i++) {
       const { rows, times, start, end } = this.index.postings(lm.hashes[i]!);
@@ -134,19 +135,10 @@ export class LandmarkMatcher {
         this.hitRows[n] = row;
         this.hitOffsets[n] = times[k]! - tq;
         n++;
-        count[row]!++;
+        if (count[row]!++ === 0) touched.push(row);
       }
     }
     // The rows with the most raw hits are the only ones worth an offset histogram.
-    const touched: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const row = this.hitRows[i]!;
-      if (count[row]! > 0) {
-        touched.push(row);
-        count[row] = count[row]! | 0x80000000; // mark seen; cleared below
-      }
-    }
-    for (const row of touched) count[row] = count[row]! & 0x7fffffff;
     touched.sort((a, b) => count[b]! - count[a]! || a - b);
     const keep = touched.slice(0, MATCH_DEFAULTS.candidates);
     for (const row of touched) count[row] = 0;
