@@ -107,12 +107,14 @@ d('golden answers (supysonic + fake Jellyfin, MusiCNN float, full stack)', () =>
 
   /**
    * Makes one call through the gateway (API token) and keeps its normalised answer under `label`.
-   * `path` is as sent (with real ids); `body` is sent as JSON for POST.
+   * `path` is as sent (with real ids); `body` is sent as JSON for POST. `settleOrder`, when given, puts parts
+   * of the answer whose order depends on timing (not on the contract) into a stable order before recording.
    */
-  async function call(label: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<request.Response> {
+  async function call(label: string, method: 'GET' | 'POST', path: string, body?: unknown, settleOrder?: (parsed: any) => void): Promise<request.Response> {
     if (label in family) throw new Error(`golden: call label ${label} used twice`);
     const res = method === 'GET' ? await request(t.url).get(path).set(auth) : await request(t.url).post(path).set(auth).send((body ?? {}) as object);
-    const parsed = res.type === 'application/json' ? res.body : res.text;
+    const parsed = res.type === 'application/json' ? structuredClone(res.body) : res.text;
+    if (settleOrder && res.status === 200) settleOrder(parsed);
     family[label] = {
       request: `${norm.normaliseRequest(method, path)}${body === undefined ? '' : ` ${JSON.stringify(norm.normalise(body))}`}`,
       status: res.status,
@@ -354,7 +356,12 @@ d('golden answers (supysonic + fake Jellyfin, MusiCNN float, full stack)', () =>
     await call('analysis exclusions all', 'GET', `/api/analysis/exclusions?${q({ all: 'true' })}`);
     await call('playlists (none written)', 'GET', '/api/playlists');
     await call('search_playlists', 'GET', `/api/search_playlists?${q({ query: 'a' })}`);
-    await call('dashboard summary', 'GET', '/api/dashboard/summary');
+    // recent_tasks is newest first; an analysis run and the alignment the same catalogue walk starts are
+    // created within milliseconds of each other, so their relative order differs between runs (CI saw both).
+    await call('dashboard summary', 'GET', '/api/dashboard/summary', undefined, (b: { recent_tasks: Array<{ task_type: string; message: string }> }) => {
+      const key = (x: { task_type: string; message: string }): string => `${x.task_type}\u0000${x.message}`;
+      b.recent_tasks.sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0));
+    });
     settle('dashboard');
   });
 
