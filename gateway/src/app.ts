@@ -29,6 +29,7 @@ import { loginRateLimiters } from './auth/rate-limit';
 import type { GatewayConfig, ServiceName } from './config';
 import { loginRoutes, userRoutes } from './http/users.routes';
 import { docsPage } from './http/docs.page';
+import { listenTls, loadTlsCredentials, type TlsCredentials, type TlsListener } from './http/https';
 import { webUi } from './http/web-ui';
 import { bodyParsing, csrfGuard, loginOriginGuard, securityHeaders, staticHeadersOf } from './http/security';
 import { Forwarder, Upstreams } from './proxy/forward';
@@ -138,6 +139,8 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   const handler = http.handler;
 
   let server: Server | undefined;
+  let tlsListener: TlsListener | undefined;
+  let tls: TlsCredentials | undefined;
   let metricsServer: Server | undefined;
   let metricsPortBound: number | undefined;
   return {
@@ -157,11 +160,21 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
       await assertSchemaCurrent(ds);
       await auth.init(config.seeds, config.secrets);
     },
-    /** Starts listening on config.port; returns the bound port. */
+    /**
+     * Starts listening on config.port; returns the bound port. With `HTTPS` on, the port speaks TLS (plain
+     * HTTP on it is redirected to https) with the kept or new self-signed certificate or the custom files.
+     * @throws Error when the custom certificate files are unreadable or do not match
+     */
     async listen(port = config.port, host = config.host): Promise<number> {
-      const bound = await listen(handler, port, host);
-      server = bound.server;
-      handleClientErrors(server, logger);
+      tls = await loadTlsCredentials(config.https, logger);
+      if (tls) {
+        tlsListener = await listenTls(handler, tls, port, host, logger);
+        logger.info('https on', { source: tls.source, generated: tls.generated, sha256Fingerprint: tls.fingerprint256, names: tls.subjectAltName, validTo: tls.validTo.toISOString(), ...(config.https.mode === 'self-signed' ? { certificate: `${config.https.dir}/cert.pem` } : {}) });
+      } else {
+        const bound = await listen(handler, port, host);
+        server = bound.server;
+        handleClientErrors(server, logger);
+      }
       if (config.metricsPort !== undefined && !metricsServer) {
         const internal = express();
         internal.disable('x-powered-by');
@@ -171,7 +184,15 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
         metricsPortBound = m.port;
         logger.info('metrics listening', { port: m.port });
       }
-      return bound.port;
+      return tlsListener?.port ?? (server!.address() as { port: number }).port;
+    },
+    /** `https` when the public port speaks TLS (HTTPS setting), else `http`. */
+    get scheme(): 'http' | 'https' {
+      return tls ? 'https' : 'http';
+    },
+    /** The certificate served on the public port (undefined with HTTPS off). */
+    get tls(): TlsCredentials | undefined {
+      return tls;
     },
     /** Port of the internal metrics listener (METRICS_PORT), once listening. */
     get metricsPort(): number | undefined {
@@ -180,6 +201,8 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     async stop(): Promise<void> {
       if (server) await closeServer(server);
       server = undefined;
+      if (tlsListener) await tlsListener.close();
+      tlsListener = undefined;
       if (metricsServer) await closeServer(metricsServer);
       metricsServer = undefined;
       if (ds.isInitialized) await ds.destroy();

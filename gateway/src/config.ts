@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { baseEnvShape, databaseUrlFrom, envBool, parseConfig, readEnv } from '@polyphony/platform';
+import { parseHttpsSetting } from './http/https';
 
 const Env = z.object({
   ...baseEnvShape,
@@ -41,6 +42,15 @@ const Env = z.object({
     .refine((v) => v.split(',').every((u) => u.trim() === '' || URL.canParse(u.trim())) && v.split(',').some((u) => u.trim() !== ''), 'a URL or a comma-separated list of URLs')
     .default('http://index:8080'),
   PLAYLIST_URL: z.string().url().default('http://playlist:8080'),
+  /** Data directory (standalone: the embedded PostgreSQL's); the self-signed HTTPS certificate is kept in `<DATA_DIR>/tls`. */
+  DATA_DIR: z.string().default('./data'),
+  /** TLS on the public port: `off` (default), `self-signed` (made once, kept in DATA_DIR) or `custom` (HTTPS_CERT + HTTPS_KEY); http/https.ts. */
+  HTTPS: z.string().optional(),
+  /** PEM certificate (chain) and private key files of `HTTPS=custom`. */
+  HTTPS_CERT: z.string().optional(),
+  HTTPS_KEY: z.string().optional(),
+  /** Extra names and IP addresses (comma-separated) the self-signed certificate must cover, e.g. `music.lan,192.168.1.20`. */
+  HTTPS_HOSTNAMES: z.string().optional(),
 });
 
 /**
@@ -70,6 +80,8 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = read
     sessionMaxSeconds: Math.round(Math.max(e.SESSION_MAX_HOURS, e.SESSION_TTL_HOURS) * 3600),
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     metricsPort: e.METRICS_PORT,
+    /** TLS on the public port (`HTTPS`, `HTTPS_CERT`, `HTTPS_KEY`, `HTTPS_HOSTNAMES`, `DATA_DIR`). */
+    https: parseHttpsSetting(e),
     loginRate: { perIp: e.LOGIN_RATE_IP_MAX, perAccount: e.LOGIN_RATE_ACCOUNT_MAX, windowMs: Math.round(e.LOGIN_RATE_WINDOW_MINUTES * 60_000) },
     /** Environment secrets: when given they win over the stored ones at every start (rotation). */
     secrets: { apiToken: e.API_TOKEN, jwtSecret: e.JWT_SECRET, jwtSecretPrevious: e.JWT_SECRET_PREVIOUS },

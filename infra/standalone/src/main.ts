@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     if (db) await db.stop();
     throw err;
   }
-  logger.info('polyphony is running', { url: `http://localhost:${stack.port}`, bus: env.AMQP_URL ? 'rabbitmq' : 'in-process', database: db ? 'embedded' : 'external' });
+  logger.info('polyphony is running', { url: `${stack.gateway.scheme}://localhost:${stack.port}`, ...(stack.gateway.tls ? { sha256Fingerprint: stack.gateway.tls.fingerprint256 } : {}), bus: env.AMQP_URL ? 'rabbitmq' : 'in-process', database: db ? 'embedded' : 'external' });
   onShutdownSignal(logger, async () => {
     await stack.stop();
     if (db) await db.stop();
