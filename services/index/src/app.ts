@@ -30,6 +30,7 @@ import { featureRoutes } from './similarity/features.routes';
 import { PgChatCatalog } from './chat/chat.repository';
 import { semanticRoutes } from './semantic/semantic.routes';
 import { savedAlchemyRoutes } from './alchemy/saved-alchemy.routes';
+import { recordingRoutes } from './recording/recording.routes';
 import { AnchorService, RadioService } from './alchemy/saved-alchemy.service';
 import { SavedAlchemyRepository } from './alchemy/saved-alchemy.repository';
 import { SemanticService, TagsUnavailableError, type LyricsPort } from './semantic/semantic.service';
@@ -175,6 +176,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   routeSets.push(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
   routeSets.push(semanticRoutes(state, scopeDeps, semantic));
   routeSets.push(savedAlchemyRoutes(state, scopeDeps, anchors, radios));
+  routeSets.push(recordingRoutes());
   // Every serving replica reports the generation it serves (a run ends SUCCESS once all live ones serve its songs).
   const replicaRows = new ReplicaRepository(rt.ds);
   const reporter = new ReplicaReporter(leaseOwnerName('index'), state, replicaRows, rt.logger.child({ component: 'ReplicaReporter' }), config.replicaHeartbeatMs);
