@@ -6,7 +6,7 @@ import { internalRoutes } from './internal';
 import { opsRoutes } from './ops';
 import { playlistRoutes } from './playlists';
 import { probeRoutes } from './probes';
-import { recordingRoutes } from './recording';
+import { recordingInternalRoutes, recordingRoutes } from './recording';
 import { semanticRoutes } from './semantic';
 import { serverRoutes } from './servers';
 import { settingsRoutes } from './settings';
@@ -28,6 +28,7 @@ export const api = {
   playlists: playlistRoutes,
   probes: probeRoutes,
   recording: recordingRoutes,
+  recordingInternal: recordingInternalRoutes,
   semantic: semanticRoutes,
   servers: serverRoutes,
   settings: settingsRoutes,

@@ -196,3 +196,49 @@ export const recordingRoutes = {
   warmup: defineRoute({ method: 'post', path: '/api/recording_search/warmup', summary: 'Loads the fingerprint index of the live generation (answers once loaded) and returns its status', tags, access: 'user', service: 'index', query: ServerQuery, body: z.object({}).passthrough(), response: RecordingStatus }),
   status: defineRoute({ method: 'get', path: '/api/recording_search/status', summary: 'Readiness of the fingerprint index: songs fingerprinted, available on the selected server, memory', tags, access: 'user', service: 'index', query: ServerQuery, response: RecordingStatus }),
 };
+
+// ---------------------------------------------------------------------------------------------------
+// Internal: fingerprint storage in the catalogue (written by the analysis worker, read by the index)
+
+/** Largest fingerprint blob (bytes): ~3 bytes per landmark, ~5-10 landmarks/s; 2 MiB holds hours of audio. */
+export const FINGERPRINT_MAX_BYTES = 2 * 1024 * 1024;
+/** Largest page of GET /internal/fingerprints (songs; ~6 KB each for a 4-minute song). */
+export const FINGERPRINT_PAGE_MAX = 2000;
+
+/**
+ * PUT /internal/tracks/:itemId/fingerprint: a song's landmark fingerprint (replaces an earlier one). 204; 404
+ * unknown song. `blob` is the `@polyphony/landmarks` codec's bytes in base64; `codec` its version byte.
+ */
+export const PutFingerprintRequest = z.object({
+  codec: z.number().int().min(1).max(255),
+  landmarks: z.number().int().min(0),
+  blob: z.string().max(Math.ceil((FINGERPRINT_MAX_BYTES * 4) / 3) + 4),
+  /** Seconds of audio the fingerprint covers. */
+  seconds: z.number().min(0).max(1e6),
+});
+export type PutFingerprintRequest = z.infer<typeof PutFingerprintRequest>;
+
+/** GET /internal/fingerprints?after=&limit=: keyset page (by item id) of stored fingerprints. */
+export const FingerprintPageQuery = z.object({ after: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(FINGERPRINT_PAGE_MAX).default(500) });
+export const FingerprintPage = z.object({
+  items: z.array(z.object({ itemId: z.string(), codec: z.number().int(), blob: z.string() })),
+  /** Item id to pass as `after` for the next page; null after the last. */
+  next: z.string().nullable(),
+});
+export type FingerprintPage = z.infer<typeof FingerprintPage>;
+
+/** POST /internal/fingerprints/missing: which of a server's mapped provider ids belong to songs without a fingerprint. */
+export const FingerprintMissingRequest = z.object({ serverId: z.string().min(1).max(200), providerIds: z.array(z.string().min(1).max(500)).max(5000) });
+export const FingerprintMissingResponse = z.object({
+  /** The provider id and its song's item id, one provider id per song (the smallest), for songs without a fingerprint. */
+  missing: z.array(z.object({ providerId: z.string(), itemId: z.string() })),
+});
+export type FingerprintMissingResponse = z.infer<typeof FingerprintMissingResponse>;
+
+const internal = 'internal' as const;
+const itemIdParams = z.object({ itemId: z.string().min(1).max(500) });
+export const recordingInternalRoutes = {
+  trackFingerprint: defineRoute({ method: 'put', path: '/internal/tracks/:itemId/fingerprint', service: 'catalogue', access: internal, tags, summary: 'Store the landmark fingerprint of a song (204; 404 when unknown)', params: itemIdParams, body: PutFingerprintRequest, bodyLimit: Math.ceil((FINGERPRINT_MAX_BYTES * 4) / 3) + 4096, status: 204 }),
+  fingerprintsPage: defineRoute({ method: 'get', path: '/internal/fingerprints', service: 'catalogue', access: internal, tags, summary: 'Keyset page of stored fingerprints (the index loads them per generation)', query: FingerprintPageQuery, response: FingerprintPage }),
+  fingerprintsMissing: defineRoute({ method: 'post', path: '/internal/fingerprints/missing', service: 'catalogue', access: internal, tags, summary: "Which of a server's provider ids map to songs without a fingerprint (analysis backfill)", body: FingerprintMissingRequest, response: FingerprintMissingResponse }),
+};
