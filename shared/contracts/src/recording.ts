@@ -227,6 +227,10 @@ export const FingerprintPage = z.object({
 });
 export type FingerprintPage = z.infer<typeof FingerprintPage>;
 
+/** GET /internal/tracks/:itemId/fingerprint: one song's stored fingerprint (the seed of `by_track`). */
+export const StoredFingerprint = z.object({ itemId: z.string(), codec: z.number().int(), landmarks: z.number().int(), seconds: z.number(), blob: z.string() });
+export type StoredFingerprint = z.infer<typeof StoredFingerprint>;
+
 /** POST /internal/fingerprints/missing: which of a server's mapped provider ids belong to songs without a fingerprint. */
 export const FingerprintMissingRequest = z.object({ serverId: z.string().min(1).max(200), providerIds: z.array(z.string().min(1).max(500)).max(5000) });
 export const FingerprintMissingResponse = z.object({
@@ -240,5 +244,6 @@ const itemIdParams = z.object({ itemId: z.string().min(1).max(500) });
 export const recordingInternalRoutes = {
   trackFingerprint: defineRoute({ method: 'put', path: '/internal/tracks/:itemId/fingerprint', service: 'catalogue', access: internal, tags, summary: 'Store the landmark fingerprint of a song (204; 404 when unknown)', params: itemIdParams, body: PutFingerprintRequest, bodyLimit: Math.ceil((FINGERPRINT_MAX_BYTES * 4) / 3) + 4096, status: 204 }),
   fingerprintsPage: defineRoute({ method: 'get', path: '/internal/fingerprints', service: 'catalogue', access: internal, tags, summary: 'Keyset page of stored fingerprints (the index loads them per generation)', query: FingerprintPageQuery, response: FingerprintPage }),
+  trackFingerprintGet: defineRoute({ method: 'get', path: '/internal/tracks/:itemId/fingerprint', service: 'catalogue', access: internal, tags, summary: "A song's stored fingerprint (404 when the song has none)", params: itemIdParams, response: StoredFingerprint }),
   fingerprintsMissing: defineRoute({ method: 'post', path: '/internal/fingerprints/missing', service: 'catalogue', access: internal, tags, summary: "Which of a server's provider ids map to songs without a fingerprint (analysis backfill)", body: FingerprintMissingRequest, response: FingerprintMissingResponse }),
 };

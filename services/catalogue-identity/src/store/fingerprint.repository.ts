@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { FingerprintMissingResponse, FingerprintPage } from '@polyphony/contracts';
+import type { FingerprintMissingResponse, FingerprintPage, StoredFingerprint } from '@polyphony/contracts';
 
 /**
  * Recording fingerprints of songs (`catalogue.fingerprint`, migration CreateFingerprints): the landmarks codec's
@@ -18,6 +18,16 @@ export class FingerprintRepository {
       [itemId, f.codec, f.landmarks, f.seconds, f.blob],
     );
     return rows.length > 0;
+  }
+
+  /** One song's fingerprint (blob in base64), or undefined when it has none. */
+  async get(itemId: string): Promise<StoredFingerprint | undefined> {
+    const rows: Array<{ item_id: string; codec: number; landmarks: number; seconds: number; blob: Buffer }> = await this.ds.query(
+      `SELECT item_id, codec, landmarks, seconds, blob FROM catalogue.fingerprint WHERE item_id = $1`,
+      [itemId],
+    );
+    const r = rows[0];
+    return r ? { itemId: r.item_id, codec: Number(r.codec), landmarks: Number(r.landmarks), seconds: Number(r.seconds), blob: r.blob.toString('base64') } : undefined;
   }
 
   /** One keyset page of fingerprints by item id (blobs in base64). */
