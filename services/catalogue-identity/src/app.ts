@@ -11,6 +11,7 @@ import { internalRoutes } from './http/internal.routes';
 import { lyricsRoutes } from './http/lyrics.routes';
 import { fingerprintRoutes } from './http/fingerprint.routes';
 import { FingerprintRepository } from './store/fingerprint.repository';
+import { FingerprintService } from './domain/fingerprint.service';
 import { BatchRunner } from './domain/batch-runner';
 import { CoverageService } from './domain/coverage.service';
 import { CleaningExecutor } from './domain/cleaning.service';
@@ -121,7 +122,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   const lyrics = new LyricsRepository(rt.ds);
   routeSets.push(lyricsRoutes(new LyricsService(lyrics)));
   const fingerprints = new FingerprintRepository(rt.ds);
-  routeSets.push(fingerprintRoutes(fingerprints));
+  routeSets.push(fingerprintRoutes(new FingerprintService(fingerprints)));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('catalogue'), routeSets);
   rt.finishRoutes();

@@ -1,11 +1,12 @@
 import type { DataSource } from 'typeorm';
 import type { FingerprintMissingResponse, FingerprintPage, StoredFingerprint } from '@polyphony/contracts';
+import type { FingerprintStore } from '../domain/fingerprint.service';
 
 /**
  * Recording fingerprints of songs (`catalogue.fingerprint`, migration CreateFingerprints): the landmarks codec's
  * bytes per song, written by the analysis worker, read by the index in keyset pages.
  */
-export class FingerprintRepository {
+export class FingerprintRepository implements FingerprintStore {
   constructor(private readonly ds: DataSource) {}
 
   /** Stores (or replaces) a song's fingerprint. Returns false when the song does not exist. */
