@@ -46,6 +46,7 @@ const KNOWN_SECONDS = {
   'services/index/test/index.api.test.ts': 60,
   'infra/standalone/test/auth-restart.api.test.ts': 60,
   'infra/standalone/test/semantic.api.test.ts': 48,
+  'infra/standalone/test/recording.api.test.ts': 65,
   'infra/standalone/test/analysis.distributed.int.test.ts': 48,
   'services/analysis-worker/src/domain/audio/embedder.int.test.ts': 46,
   'infra/standalone/test/parity.api.test.ts': 45,

@@ -9,7 +9,7 @@ import { ArtistService } from './artists/artist.service';
 import { BrowseService } from './artists/browse.service';
 import { MapFollower } from './maps/generation-maps';
 import { attachReplicaLifecycle } from './lifecycle';
-import { aiSettingsSource, cataloguePort, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
+import { aiSettingsSource, cataloguePort, fingerprintSource, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
 import { ServerInfoCache } from './core/server-info';
 import { FingerprintService } from './similarity/fingerprint.service';
 import { IndexState, emptyGeneration } from './core/generation';
@@ -30,6 +30,8 @@ import { featureRoutes } from './similarity/features.routes';
 import { PgChatCatalog } from './chat/chat.repository';
 import { semanticRoutes } from './semantic/semantic.routes';
 import { savedAlchemyRoutes } from './alchemy/saved-alchemy.routes';
+import { recordingRoutes } from './recording/recording.routes';
+import { RecordingIndexService } from './recording/recording-index.service';
 import { AnchorService, RadioService } from './alchemy/saved-alchemy.service';
 import { SavedAlchemyRepository } from './alchemy/saved-alchemy.repository';
 import { SemanticService, TagsUnavailableError, type LyricsPort } from './semantic/semantic.service';
@@ -175,6 +177,9 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   routeSets.push(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
   routeSets.push(semanticRoutes(state, scopeDeps, semantic));
   routeSets.push(savedAlchemyRoutes(state, scopeDeps, anchors, radios));
+  const recording = new RecordingIndexService(state, fingerprintSource(cataloguePeer), scopeDeps, config.recording, rt.logger.child({ component: 'RecordingIndex' }));
+  features.search.fingerprinted = (gen) => recording.printedRows(gen);
+  routeSets.push(recordingRoutes(state, scopeDeps, recording));
   // Every serving replica reports the generation it serves (a run ends SUCCESS once all live ones serve its songs).
   const replicaRows = new ReplicaRepository(rt.ds);
   const reporter = new ReplicaReporter(leaseOwnerName('index'), state, replicaRows, rt.logger.child({ component: 'ReplicaReporter' }), config.replicaHeartbeatMs);
@@ -208,6 +213,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     isReady: lifecycle.isReady,
     /** The domain services behind the routes (benchmarks call them in process). */
     features,
+    /** Search by recording: the fingerprint index per generation. */
+    recording,
     /** Saved anchors and radios. */
     anchors,
     radios,

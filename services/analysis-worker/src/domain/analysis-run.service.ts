@@ -377,10 +377,13 @@ export class AnalysisRunService {
         // With the learned model installed, mapped songs lacking its tags or its embedding are analysed again (no new song, mapping or id).
         const model = this.learnedModel();
         const retag = model && mapped.size > 0 ? await this.catalogue.songsNeedingTags(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id)), model) : new Map<string, string>();
+        // Mapped songs without a recording fingerprint (analysed before fingerprints existed) are fetched again and
+        // fingerprinted only: the backfill rides on the run, so it is resumable and leased like the rest of it.
+        const unprinted = this.catalogue.songsWithoutFingerprint && mapped.size > 0 ? await this.catalogue.songsWithoutFingerprint(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id) && !retag.has(id))) : new Map<string, string>();
         const candidates: ProviderTrack[] = [];
         for (const t of batch) {
           if (inRun.has(t.id)) continue; // this run's own work (queued or finished): counted by its row
-          if (retag.has(t.id)) candidates.push(t);
+          if (retag.has(t.id) || unprinted.has(t.id)) candidates.push(t);
           else if (mapped.has(t.id)) row.skippedMapped++;
           else if (excluded.has(t.id)) row.excluded++;
           else candidates.push(t);
@@ -485,12 +488,13 @@ export class AnalysisRunService {
   private async counts(taskId: string, rows: RunServerRow[]): Promise<Array<ServerTaskCounts & { queued: number }>> {
     const outcomes = await this.runs.outcomeCounts(taskId);
     return rows.map((r) => {
-      const o: OutcomeCounts = outcomes.get(r.serverId) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
+      const o: OutcomeCounts = outcomes.get(r.serverId) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, fingerprinted: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
       return {
         serverId: r.serverId,
         serverName: r.serverName,
-        seen: Math.max(r.seen, o.analyzed + o.retagged + o.mapped_existing + o.skipped_mapped + o.failed + o.excluded + o.cancelled + o.queued + r.skippedMapped + r.excluded),
-        skippedMapped: r.skippedMapped + o.skipped_mapped,
+        seen: Math.max(r.seen, o.analyzed + o.retagged + o.fingerprinted + o.mapped_existing + o.skipped_mapped + o.failed + o.excluded + o.cancelled + o.queued + r.skippedMapped + r.excluded),
+        // songs only given their missing recording fingerprint were mapped already (the board has no separate column)
+        skippedMapped: r.skippedMapped + o.skipped_mapped + o.fingerprinted,
         mappedExisting: o.mapped_existing,
         // songs re-analysed for MusiCNN tags count as analysed (the board has no separate column)
         analyzed: o.analyzed + o.retagged,

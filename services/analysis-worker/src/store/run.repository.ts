@@ -3,7 +3,8 @@ import { TaskRunStore, queryRows, type Lease, type TaskRun } from '@polyphony/pl
 
 /** Final outcomes of one track in one run; `queued` = enqueued, no outcome yet. */
 /** `retagged`: an already-mapped song whose MusiCNN tags were missing or from another model got them (nothing else changed). */
-export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'retagged' | 'failed' | 'excluded' | 'cancelled';
+/** `fingerprinted`: an already-mapped song without a recording fingerprint got one (nothing else changed). */
+export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'retagged' | 'fingerprinted' | 'failed' | 'excluded' | 'cancelled';
 
 export type RunRecord = TaskRun;
 
@@ -202,7 +203,7 @@ export class RunRepository {
     );
     const out = new Map<string, OutcomeCounts>();
     for (const r of rows) {
-      const c = out.get(r.server_id) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
+      const c = out.get(r.server_id) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, fingerprinted: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
       c[r.outcome] = r.n;
       out.set(r.server_id, c);
     }
