@@ -1,7 +1,8 @@
 /**
  * Instant playlist (PER SERVER): describe a playlist in words; the answer streams in
  * (POST /chat/api/chatPlaylistStream: `log` frames, then `done` or `error`), the songs
- * are previewed and can be saved on the selected server (POST /chat/api/create_playlist).
+ * are previewed and can be saved on the selected server (POST /chat/api/create_playlist). A link may carry the
+ * request (`#/chat?prompt=…`, from Recording search): it is filled in and sent at once.
  */
 import { chatRoutes, CHAT_INPUT_MAX, type ChatPlaylistResponse, type ChatStreamFrame } from '@polyphony/contracts';
 import type { z } from 'zod';
@@ -16,7 +17,7 @@ type Result = z.infer<typeof ChatPlaylistResponse>;
 const page: Page = {
   title: 'Instant playlist',
   tag: 'PER SERVER',
-  render(root) {
+  render(root, { params }) {
     const input = h('textarea', { rows: '3', maxlength: String(CHAT_INPUT_MAX), required: true, placeholder: 'e.g. calm acoustic songs for a rainy evening' });
     const n = numberInput(25, 1, 100);
     const ask = h('button', { type: 'submit', class: 'primary', text: 'Create playlist' });
@@ -67,6 +68,11 @@ const page: Page = {
       });
     });
     root.append(form, statusLine, log, results, saver.element);
+    const linked = params.get('prompt');
+    if (linked) {
+      input.value = linked.slice(0, CHAT_INPUT_MAX);
+      form.requestSubmit();
+    }
     return () => abort?.abort();
   },
 };

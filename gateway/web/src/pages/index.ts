@@ -13,6 +13,7 @@ import fingerprint from './fingerprint';
 import lyrics from './lyrics';
 import map from './map';
 import path from './path';
+import recording from './recording';
 import schedules from './schedules';
 import search from './search';
 import settings from './settings';
@@ -36,6 +37,7 @@ export const PAGES: Record<string, Page> = {
   alchemy,
   artists,
   fingerprint,
+  recording,
   search,
   lyrics,
   map,
@@ -47,6 +49,6 @@ export const PAGES: Record<string, Page> = {
 /** Sidebar: groups of page keys, in order. Admin-only pages are hidden from other users. */
 export const NAV: Array<{ title: string; keys: string[] }> = [
   { title: 'Library', keys: ['', 'analysis', 'clustering', 'cleaning', 'schedules', 'backup', 'tasks', 'dead-letters'] },
-  { title: 'Discover', keys: ['similar', 'chat', 'path', 'alchemy', 'artists', 'fingerprint', 'search', 'lyrics', 'map'] },
+  { title: 'Discover', keys: ['similar', 'chat', 'path', 'alchemy', 'artists', 'fingerprint', 'recording', 'search', 'lyrics', 'map'] },
   { title: 'Administration', keys: ['setup', 'settings', 'users'] },
 ];

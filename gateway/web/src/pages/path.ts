@@ -1,4 +1,7 @@
-/** Song path (PER SERVER): a path of songs between two songs (or moods) on the selected server; savable as a playlist. */
+/**
+ * Song path (PER SERVER): a path of songs between two songs (or moods) on the selected server; savable as a playlist.
+ * A link may name the start song (`#/path?start_song_id=…&start_title=…&start_author=…`, from Recording search).
+ */
 import { featureRoutes, MOOD_NAMES, type TrackRowDto } from '@polyphony/contracts';
 import { call } from '../api';
 import { busy, field, h, msg, numberInput, say, select } from '../dom';
@@ -10,7 +13,7 @@ import { playlistSaver, trackTable } from '../tracks';
 const page: Page = {
   title: 'Song path',
   tag: 'PER SERVER',
-  render(root) {
+  render(root, { params }) {
     const out = msg();
     const results = h('div');
     let path: TrackRowDto[] = [];
@@ -49,6 +52,8 @@ const page: Page = {
         saver.show(path.length > 0);
       }),
     );
+    const linked = params.get('start_song_id');
+    if (linked) start.set({ item_id: linked, title: params.get('start_title') || null, author: params.get('start_author') || null, album: null, album_artist: null });
     root.append(
       h('div', { class: 'two' }, h('div', {}, field('Start from', startMood), start.element), h('div', {}, field('End at', endMood), end.element)),
       h('div', { class: 'toolbar' }, field('Max steps', steps), button),
