@@ -1,4 +1,5 @@
 /// <reference lib="dom" />
+import { execFileSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +32,9 @@ import { API_TOKEN, startTestStack } from './helpers';
 const SCREENSHOTS = path.resolve(__dirname, '../../../artifacts/ui-screenshots');
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const TRACKS = 4;
+/** Recording search: the fake microphone plays (in a loop) 20 s of this library song from this second (Chromium's fake capture device reads 16-bit WAV). */
+const MIC_TRACK = 1;
+const MIC_FROM_SECONDS = 40;
 
 describe('web UI pages (chromium, real music)', () => {
   jest.setTimeout(240_000);
@@ -44,6 +48,9 @@ describe('web UI pages (chromium, real music)', () => {
   const plex = createFakePlex({ catalogue, token: 'plex-secret-token' });
   const started: Record<string, StartedFake> = {};
   let musicDir: string;
+  let clipDir: string;
+  let micTitle = '';
+  let phoneTitle = '';
   let supy: StartedSupysonic;
   let supy2: StartedSupysonic;
   let stack: Stack;
@@ -91,13 +98,25 @@ describe('web UI pages (chromium, real music)', () => {
     musicDir = await mkdtemp(path.join(os.tmpdir(), 'polyphony-ui-music-'));
     const files = (await readdir(WESNOTH_MUSIC_DIR)).filter((f) => f.endsWith('.ogg')).sort().slice(0, TRACKS);
     for (const f of files) await copyFile(path.join(WESNOTH_MUSIC_DIR, f), path.join(musicDir, f));
+    // Clips of search by recording, made before the browser starts (its fake microphone reads a file named at launch).
+    clipDir = await mkdtemp(path.join(os.tmpdir(), 'polyphony-ui-clips-'));
+    const ffmpeg = (...args: string[]) => execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', ...args]);
+    ffmpeg('-ss', String(MIC_FROM_SECONDS), '-t', '20', '-i', path.join(WESNOTH_MUSIC_DIR, files[MIC_TRACK]!), '-ac', '1', '-ar', '48000', '-c:a', 'pcm_s16le', path.join(clipDir, 'mic.wav'));
+    // An uploaded phone-like clip of another song: 12 s, telephone band (300-3400 Hz), Opus in Ogg.
+    ffmpeg('-ss', '25', '-t', '12', '-i', path.join(WESNOTH_MUSIC_DIR, files[2]!), '-af', 'highpass=f=300,highpass=f=300,lowpass=f=3400,lowpass=f=3400', '-c:a', 'libopus', '-b:a', '32k', path.join(clipDir, 'phone.ogg'));
+    // Music that is not in the library: the next Wesnoth track, not copied to the server.
+    const outside = (await readdir(WESNOTH_MUSIC_DIR)).filter((f) => f.endsWith('.ogg')).sort()[TRACKS]!;
+    ffmpeg('-ss', '30', '-t', '10', '-i', path.join(WESNOTH_MUSIC_DIR, outside), '-c:a', 'libmp3lame', '-b:a', '96k', path.join(clipDir, 'outside.mp3'));
+    const tagOf = (f: string) => execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format_tags=title:stream_tags=title', '-of', 'default=nw=1:nk=1', path.join(WESNOTH_MUSIC_DIR, f)]).toString().split('\n').find(Boolean)?.trim() ?? '';
+    micTitle = tagOf(files[MIC_TRACK]!);
+    phoneTitle = tagOf(files[2]!);
     supy = await startSupysonic({ musicDir, user: 'alice', password: 'alice-pass' });
     for (const [k, f] of Object.entries({ jellyfin: jf, emby, lyrion, plex })) started[k] = await f.start();
     ({ stack, db, url } = await startTestStack());
     // First run: no admin account yet.
     await db.query(`DELETE FROM auth.service_users WHERE role = 'admin'`);
     profile = await mkdtemp(path.join(os.tmpdir(), 'ui-pages-chromium-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 900 } });
+    context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: [...CHROMIUM_ARGS, '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${path.join(clipDir, 'mic.wav')}`], viewport: { width: 1280, height: 900 } });
     context.setDefaultTimeout(15_000);
     page = context.pages()[0] ?? (await context.newPage());
     page.on('dialog', (d) => void d.accept());
@@ -129,6 +148,7 @@ describe('web UI pages (chromium, real music)', () => {
     await supy2?.close();
     for (const s of Object.values(started)) await s.close();
     if (musicDir) await rm(musicDir, { recursive: true, force: true });
+    if (clipDir) await rm(clipDir, { recursive: true, force: true });
   }, 60_000);
 
   it('When a fresh install is opened, then Setup adds and tests the first server without a login and creates the admin', async () => {
@@ -356,6 +376,80 @@ describe('web UI pages (chromium, real music)', () => {
     await page.getByRole('button', { name: 'Search lyrics' }).click();
     await page.getByText(/No lyrics match/).waitFor();
     await shot('lyrics');
+  });
+
+  it('When a song plays into the microphone or a clip is uploaded, then Recording search names the song with its offset and evidence, says no match for other music, and leads to Similar songs, Song path and Instant playlist; it fits 393 and 440 px', async () => {
+    expect(micTitle).not.toBe('');
+    expect(titles).toContain(micTitle);
+    await open('Recording search', 'PER SERVER');
+    // Every analysed song got a fingerprint; the status (or the warmup it starts) says how many can be found.
+    await page.getByText(`${TRACKS} songs of this server can be recognised`).waitFor({ timeout: 60_000 });
+    // The microphone (Chromium's fake device playing the WAV): the meter moves and the countdown runs, 10 s by default.
+    expect(await page.getByLabel('Length').inputValue()).toBe('10');
+    await page.getByRole('button', { name: 'Record' }).click();
+    await page.getByText(/Recording… \d+ s left/).waitFor();
+    await waitFor('the level meter', async () => Number(await page.getByRole('meter', { name: 'Microphone level' }).getAttribute('aria-valuenow')) > -60, 10_000);
+    await page.getByRole('button', { name: 'Stop and identify' }).waitFor();
+    await shot('recording-listening');
+    const identified = page.getByRole('heading', { level: 2, name: /^Identified: / });
+    await identified.waitFor({ timeout: 60_000 });
+    expect(await identified.textContent()).toContain(micTitle);
+    // The fake device starts the file at its beginning: the clip starts MIC_FROM_SECONDS into the song (+- the recorder's start-up).
+    const detail = (await page.locator('.recording-result p.muted').first().textContent()) ?? '';
+    const [, m, sec] = /clip starts at (\d+):(\d\d)/.exec(detail) ?? [];
+    expect(Math.abs(Number(m) * 60 + Number(sec) - MIC_FROM_SECONDS)).toBeLessThanOrEqual(8);
+    expect(detail).toMatch(/\d+ matching landmarks, \d+ more than the next song · score 0\.\d\d/);
+    await shot('recording-identified');
+
+    // An uploaded telephone-band Opus clip of another song.
+    await page.getByLabel(/Audio file/).setInputFiles(path.join(clipDir, 'phone.ogg'));
+    await page.getByRole('button', { name: 'Identify file' }).click();
+    await page.getByRole('heading', { level: 2, name: new RegExp(`^Identified: ${phoneTitle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`) }).waitFor({ timeout: 60_000 });
+    // Music outside the library: no match, never a wrong song.
+    await page.getByLabel(/Audio file/).setInputFiles(path.join(clipDir, 'outside.mp3'));
+    await page.getByRole('button', { name: 'Identify file' }).click();
+    await page.getByRole('heading', { level: 2, name: 'No match' }).waitFor({ timeout: 60_000 });
+    await shot('recording-no-match');
+
+    // Narrow phones: no sideways scrolling, every control at least 24 px (WCAG 2.2 target size, minimum).
+    for (const width of [393, 440]) {
+      await page.setViewportSize({ width, height: 850 });
+      try {
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width + 2);
+        const small = await page.evaluate(() =>
+          [...document.querySelectorAll<HTMLElement>('.page button, .page select, .page input, .page a.button')]
+            .filter((e) => e.offsetParent !== null)
+            .map((e) => ({ what: e.textContent || e.getAttribute('type') || e.tagName, box: e.getBoundingClientRect() }))
+            .filter((x) => x.box.height < 24 || x.box.width < 24)
+            .map((x) => `${x.what} ${Math.round(x.box.width)}x${Math.round(x.box.height)}`),
+        );
+        expect(small).toEqual([]);
+        await shot(`recording-${width}`);
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
+    }
+
+    // From the identified song (the uploaded one): Similar songs, Song path from it, Instant playlist.
+    await page.getByLabel(/Audio file/).setInputFiles(path.join(clipDir, 'phone.ogg'));
+    await page.getByRole('button', { name: 'Identify file' }).click();
+    await page.getByRole('heading', { level: 2, name: /^Identified: / }).waitFor({ timeout: 60_000 });
+    await page.getByRole('link', { name: 'Similar songs', exact: true }).last().click();
+    await page.getByText(new RegExp(`songs similar to ${phoneTitle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)).waitFor({ timeout: 30_000 });
+    await page.goBack();
+    await page.getByRole('heading', { level: 1, name: /Recording search/ }).waitFor();
+    await page.getByLabel(/Audio file/).setInputFiles(path.join(clipDir, 'phone.ogg'));
+    await page.getByRole('button', { name: 'Identify file' }).click();
+    await page.getByRole('link', { name: 'Song path from it' }).click();
+    await page.getByRole('heading', { level: 1, name: /Song path/ }).waitFor();
+    await page.getByText(`Selected: ${phoneTitle}`, { exact: false }).first().waitFor();
+    await page.goBack();
+    await page.getByLabel(/Audio file/).setInputFiles(path.join(clipDir, 'phone.ogg'));
+    await page.getByRole('button', { name: 'Identify file' }).click();
+    await page.getByRole('link', { name: 'Instant playlist' }).click();
+    await page.getByRole('heading', { level: 1, name: /Instant playlist/ }).waitFor();
+    expect(await page.getByLabel('Describe the playlist').inputValue()).toContain(`Songs like ${phoneTitle}`);
+    await page.getByText(/rule-based interpreter|No songs matched/).first().waitFor({ timeout: 30_000 });
   });
 
   it('When the map opens, then it draws the analyzed songs on a canvas, hover names a song and a click offers it as a seed', async () => {
