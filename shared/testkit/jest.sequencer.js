@@ -45,6 +45,8 @@ const KNOWN_SECONDS = {
   'infra/standalone/test/sweep.e2e.int.test.ts': 64,
   'services/index/test/index.api.test.ts': 60,
   'infra/standalone/test/auth-restart.api.test.ts': 60,
+  // Measured 2026-12-04 at a load average near 18: two product starts with HTTPS=self-signed (~22 s of tests, the rest compiling).
+  'infra/standalone/test/https.api.test.ts': 100,
   'infra/standalone/test/semantic.api.test.ts': 48,
   'infra/standalone/test/recording.api.test.ts': 65,
   'infra/standalone/test/analysis.distributed.int.test.ts': 48,
