@@ -29,7 +29,7 @@ const KNOWN_SECONDS = {
   'infra/standalone/test/faults.int.test.ts': 359,
   'infra/standalone/test/clients.api.test.ts': 326,
   'infra/standalone/test/fuzz.api.test.ts': 300,
-  'infra/standalone/test/semantic.wesnoth.e2e.int.test.ts': 244,
+  'infra/standalone/test/semantic.wesnoth.e2e.int.test.ts': 295,
   'infra/standalone/test/musicnn.e2e.int.test.ts': 216,
   'infra/standalone/test/ui-pages.browser.int.test.ts': 215,
   'infra/standalone/test/backup.e2e.int.test.ts': 212,
