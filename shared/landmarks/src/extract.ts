@@ -71,8 +71,13 @@ export function bandSpectrogram(pcm: Float32Array): Spectrogram {
  * one-second block. Returned sorted by frame, then bin.
  */
 export function findPeaks(spec: Spectrogram, peaksPerSecond: number): Peak[] {
+  return findPeaksWithin(spec, peaksPerSecond, LANDMARK_PARAMS.peakBinRadius, LANDMARK_PARAMS.peakFrameRadius);
+}
+
+/** {@link findPeaks} with its own neighbourhood: maxima within +-`rf` bins and +-`rt` frames (a density's `peakBinRadius`/`peakFrameRadius`). */
+function findPeaksWithin(spec: Spectrogram, peaksPerSecond: number, rf: number, rt: number): Peak[] {
   const { db, frameDb, frames, bins } = spec;
-  const { peakBinRadius: rf, peakFrameRadius: rt, silenceBelowMaxDb, hopSamples, sampleRateHz } = LANDMARK_PARAMS;
+  const { silenceBelowMaxDb, hopSamples, sampleRateHz } = LANDMARK_PARAMS;
   if (frames === 0) return [];
   let loudest = -Infinity;
   for (let t = 0; t < frames; t++) if (frameDb[t]! > loudest) loudest = frameDb[t]!;
@@ -183,7 +188,7 @@ export function sortLandmarks(hashes: Uint32Array, times: Uint16Array): Landmark
  */
 export function extractLandmarks(pcm: Float32Array, density: Density = LANDMARK_PARAMS.store): Landmarks {
   const spec = bandSpectrogram(pcm);
-  return pairPeaks(findPeaks(spec, density.peaksPerSecond), density.fanOut);
+  return pairPeaks(findPeaksWithin(spec, density.peaksPerSecond, density.peakBinRadius ?? LANDMARK_PARAMS.peakBinRadius, density.peakFrameRadius ?? LANDMARK_PARAMS.peakFrameRadius), density.fanOut);
 }
 
 /**

@@ -55,4 +55,7 @@ export interface Density {
   peaksPerSecond: number;
   /** Target peaks paired with each anchor, nearest in time first. */
   fanOut: number;
+  /** Peak neighbourhood of this side, bins and frames (default LANDMARK_PARAMS.peakBinRadius / peakFrameRadius). */
+  peakBinRadius?: number;
+  peakFrameRadius?: number;
 }
