@@ -419,7 +419,7 @@ describe('web UI pages (chromium, real music)', () => {
       try {
         expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width + 2);
         const small = await page.evaluate(() =>
-          [...document.querySelectorAll<HTMLElement>('.page button, .page select, .page input, .page a.button')]
+          Array.from(document.querySelectorAll<HTMLElement>('.page button, .page select, .page input, .page a.button'))
             .filter((e) => e.offsetParent !== null)
             .map((e) => ({ what: e.textContent || e.getAttribute('type') || e.tagName, box: e.getBoundingClientRect() }))
             .filter((x) => x.box.height < 24 || x.box.width < 24)
