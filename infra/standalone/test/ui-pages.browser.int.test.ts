@@ -436,19 +436,20 @@ describe('web UI pages (chromium, real music)', () => {
     await page.getByLabel(/Audio file/).setInputFiles(path.join(clipDir, 'phone.ogg'));
     await page.getByRole('button', { name: 'Identify file' }).click();
     await page.getByRole('heading', { level: 2, name: /^Identified: / }).waitFor({ timeout: 60_000 });
-    await page.getByRole('link', { name: 'Similar songs', exact: true }).last().click();
+    await page.locator('.follow-ups').getByRole('link', { name: 'Similar songs' }).click();
     await page.getByText(new RegExp(`songs similar to ${phoneTitle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)).waitFor({ timeout: 30_000 });
     await page.goBack();
     await page.getByRole('heading', { level: 1, name: /Recording search/ }).waitFor();
     await page.getByLabel(/Audio file/).setInputFiles(path.join(clipDir, 'phone.ogg'));
     await page.getByRole('button', { name: 'Identify file' }).click();
-    await page.getByRole('link', { name: 'Song path from it' }).click();
+    await page.locator('.follow-ups').getByRole('link', { name: 'Song path from it' }).click();
     await page.getByRole('heading', { level: 1, name: /Song path/ }).waitFor();
     await page.getByText(`Selected: ${phoneTitle}`, { exact: false }).first().waitFor();
     await page.goBack();
     await page.getByLabel(/Audio file/).setInputFiles(path.join(clipDir, 'phone.ogg'));
     await page.getByRole('button', { name: 'Identify file' }).click();
-    await page.getByRole('link', { name: 'Instant playlist' }).click();
+    // Scoped to the result: the sidebar has an "Instant playlist" link too.
+    await page.locator('.follow-ups').getByRole('link', { name: 'Instant playlist' }).click();
     await page.getByRole('heading', { level: 1, name: /Instant playlist/ }).waitFor();
     expect(await page.getByLabel('Describe the playlist').inputValue()).toContain(`Songs like ${phoneTitle}`);
     await page.getByText(/rule-based interpreter|No songs matched/).first().waitFor({ timeout: 30_000 });
