@@ -1,0 +1,106 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import request from 'supertest';
+import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
+import { ADMIN, API_TOKEN, startTestStack, waitFor } from '../helpers';
+import { GOLDEN_FAMILIES, type GoldenContext } from '../golden/families';
+import { GoldenHarness } from '../golden/harness';
+import { appliedMigrations, restoreUpgradeFixture, UPGRADE_FIXTURES, type UpgradeMeta } from './fixture';
+
+/**
+ * Upgrades that lose nothing (issue 36; docs/operations.md "Upgrades"): every stored install of a previous
+ * release (`fixtures/<date>-<commit>/`: a pg_dump of the golden stack after its analysis and anchors, plus a user,
+ * a session, a playlist, a schedule and a setting; written by `npm run upgrade:record-fixture`) is restored into
+ * a fresh database and started with this release by two replicas at once. Then:
+ * - every migration is applied exactly once per schema, and the ones the old release had are kept;
+ * - the index serves the generation the old release built (no rebuild needed to answer);
+ * - the golden families that read stored data answer exactly as the golden fixtures of this release say
+ *   (the dashboard and probe families are left out: they list the fixture's extra playlist and tasks);
+ * - the user, their password, their session (while unexpired), the playlist, the schedule and the setting are there.
+ * The media servers of the old install are not running: nothing here needs them.
+ */
+const MODELS = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../../..', 'shared', 'models');
+const present = existsSync(join(MODELS, 'musicnn', 'MSD_musicnn.h5'));
+const releases = existsSync(UPGRADE_FIXTURES) ? readdirSync(UPGRADE_FIXTURES).filter((f) => existsSync(join(UPGRADE_FIXTURES, f, 'db.dump'))).sort() : [];
+if (!present) console.warn(`\n*** UPGRADE SUITE SKIPPED: MusiCNN weights not found at ${MODELS} (the golden fixtures it compares with need them).\n`);
+const d = present && releases.length > 0 ? describe : describe.skip;
+/** Golden families replayed after the upgrade (they read analysed songs, anchors and the index; anchors ran before the dump). */
+const REPLAYED = ['similar-tracks', 'find-path', 'alchemy', 'artists', 'search', 'map', 'sync', 'score', 'chat'];
+
+d.each(releases.length > 0 ? releases : ['(none stored)'])('upgrade from the install of release %s', (release) => {
+  jest.setTimeout(10 * 60_000);
+  const dir = join(UPGRADE_FIXTURES, release);
+  const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as UpgradeMeta;
+  const auth = { Authorization: `Bearer ${API_TOKEN}` };
+  const env = { MODELS_DIR: MODELS, MUSICNN_PRECISION: 'float', MUSICNN_PATCHES: '2' };
+  let db: TestDatabase;
+  let replicas: Array<Awaited<ReturnType<typeof startTestStack>>> = [];
+  let liveBefore: string;
+  const url = () => replicas[0]!.url;
+  const h = new GoldenHarness(url, auth, 'compare', process.env.GOLDEN_FRESH_DIR);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await restoreUpgradeFixture(dir, db.url);
+    const [live] = await db.query<{ generation: string }>(`SELECT generation::text FROM index.builds WHERE state = 'live'`);
+    liveBefore = live!.generation;
+    // Two replicas of the new release start together on the old data: migrations run once, under their lock.
+    replicas = await Promise.all([startTestStack(env, db), startTestStack(env, db)]);
+  }, 10 * 60_000);
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.stack.stop()));
+    await db?.drop();
+  }, 120_000);
+
+  it('When two replicas of this release start on it together, then each migration is applied exactly once and the old ones are kept', async () => {
+    const after = await appliedMigrations((text, params) => db.query(text, params));
+    for (const [schema, names] of Object.entries(meta.migrations)) {
+      expect(after[schema]?.slice(0, names.length)).toEqual(names);
+    }
+    for (const [schema, names] of Object.entries(after)) expect({ schema, names: [...new Set(names)] }).toEqual({ schema, names });
+  });
+
+  it('When it has started, then the index serves the generation the old release built, without a rebuild', async () => {
+    await h.labelIds((text, params) => db.query(text, params));
+    for (const r of replicas) {
+      await waitFor('each replica to answer similar songs', async () => {
+        const res = await request(r.url).get(`/api/similar_tracks?item_id=${encodeURIComponent(h.id('Supysonic:battle-epic'))}&n=5`).set(auth);
+        return res.status === 200 ? true : undefined;
+      }, { timeoutMs: 60_000, intervalMs: 500 });
+    }
+    const live = await db.query<{ generation: string }>(`SELECT generation::text FROM index.builds WHERE state = 'live'`);
+    expect(live.map((l) => l.generation)).toEqual([liveBefore]);
+  });
+
+  it('When the golden calls that read stored data are made, then they answer as this release does on a fresh install', async () => {
+    const [anchor] = await db.query<{ id: number }>(`SELECT id FROM index.anchors WHERE name = 'Golden calm'`);
+    const ctx: GoldenContext = { call: h.call, id: h.id, ids: h.ids, sql: (text, params) => db.query(text, params), anchorId: Number(anchor!.id) };
+    const failures: string[] = [];
+    for (const f of GOLDEN_FAMILIES.filter((g) => REPLAYED.includes(g.name))) {
+      await f.run(ctx);
+      try {
+        h.settle(f.name);
+      } catch (err) {
+        failures.push((err as Error).message);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("When the old install's user, session, playlist, schedule and setting are read, then they are all there", async () => {
+    const users = (await request(url()).get('/api/users').set(auth).expect(200)).body.users as Array<{ username: string; role: string }>;
+    expect(users.map((u) => u.username).sort()).toEqual([ADMIN.username, meta.user.username].sort());
+    const login = await request(url()).post('/login').send({ username: meta.user.username, password: meta.user.password });
+    expect(login.status).toBe(200);
+    const me = await request(url()).get('/api/me').set('Cookie', meta.session.cookie);
+    // A session outlives the upgrade; a fixture older than the session's lifetime proves the refusal instead.
+    if (meta.session.expires_at * 1000 > Date.now()) expect(me.body).toMatchObject({ username: meta.user.username });
+    else expect(me.status).toBe(401);
+    const playlists = (await request(url()).get('/api/playlists').set(auth).expect(200)).body as unknown;
+    expect(JSON.stringify(playlists)).toContain(meta.playlist.name);
+    const schedules = (await request(url()).get('/api/cron').set(auth).expect(200)).body.schedules as Array<Record<string, unknown>>;
+    expect(schedules.find((s) => s.name === meta.schedule.name)).toMatchObject({ kind: meta.schedule.kind, cron: meta.schedule.cron, enabled: false });
+    const settings = (await request(url()).get('/api/config/settings').set(auth).expect(200)).body.settings as Array<{ key: string; value: unknown }>;
+    expect(settings.find((s) => s.key === meta.setting.key)?.value).toBe(meta.setting.value);
+  });
+});
