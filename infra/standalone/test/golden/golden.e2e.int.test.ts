@@ -7,7 +7,7 @@ import { API_TOKEN, useTestStack, waitFor, waitForTask } from '../helpers';
 import { syntheticSong, transcodeAll } from '../media';
 import { GOLDEN_FAMILIES, type GoldenContext } from './families';
 import { GoldenHarness } from './harness';
-import { appliedMigrations, seedUpgradeState, writeUpgradeFixture } from '../upgrade/fixture';
+import { appliedMigrations, seedUpgradeState, UPGRADE_JWT_SECRET, writeUpgradeFixture } from '../upgrade/fixture';
 
 /**
  * Golden answers (issue 29): the whole answer of every deterministic read call on real music, recorded as
@@ -52,7 +52,8 @@ d('golden answers (supysonic + fake Jellyfin, MusiCNN float, full stack)', () =>
   beforeAll(async () => {
     supysonic = await startSupysonic({ musicDir: WESNOTH_MUSIC_DIR, user: 'alice', password: 'alice-pass' });
   }, 5 * 60_000);
-  const t = useTestStack({ MODELS_DIR: MODELS, MUSICNN_PRECISION: 'float', MUSICNN_PATCHES: '2' });
+  // An upgrade fixture is an install as users run it: with a configured session key (stored at first start).
+  const t = useTestStack({ MODELS_DIR: MODELS, MUSICNN_PRECISION: 'float', MUSICNN_PATCHES: '2', ...(UPGRADE_DUMP ? { JWT_SECRET: UPGRADE_JWT_SECRET } : {}) });
   afterAll(async () => {
     await supysonic?.close();
     await jellyfin?.close();

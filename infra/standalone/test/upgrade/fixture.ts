@@ -9,6 +9,12 @@ const run = promisify(execFile);
 /** Folder of the stored previous-release installs, one sub-folder per release (`<date>-<commit>`). */
 export const UPGRADE_FIXTURES = join(__dirname, 'fixtures');
 
+/**
+ * The session signing key the fixture installs were first started with (JWT_SECRET; stored by the gateway at first
+ * start, so the upgraded install, started without it, must use the stored one). A throw-away test value.
+ */
+export const UPGRADE_JWT_SECRET = 'upgrade-fixture-session-key-0123456789abcdef';
+
 /** What an upgrade fixture's `meta.json` records beside its database dump (`db.dump`, pg_dump custom format). */
 export interface UpgradeMeta {
   format: 1;

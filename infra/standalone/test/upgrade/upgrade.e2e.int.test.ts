@@ -16,7 +16,8 @@ import { appliedMigrations, restoreUpgradeFixture, UPGRADE_FIXTURES, type Upgrad
  * - the index serves the generation the old release built (no rebuild needed to answer);
  * - the golden families that read stored data answer exactly as the golden fixtures of this release say
  *   (the dashboard and probe families are left out: they list the fixture's extra playlist and tasks);
- * - the user, their password, their session (while unexpired), the playlist, the schedule and the setting are there.
+ * - the user, their password, their session (while unexpired), the playlist, the schedule and the setting are there;
+ * - a backup of the upgraded install, refused when truncated, restores onto a fresh install that answers the same.
  * The media servers of the old install are not running: nothing here needs them.
  */
 const MODELS = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../../..', 'shared', 'models');
@@ -27,6 +28,22 @@ const d = present && releases.length > 0 ? describe : describe.skip;
 /** Golden families replayed after the upgrade (they read analysed songs, anchors and the index; anchors ran before the dump). */
 const REPLAYED = ['similar-tracks', 'find-path', 'alchemy', 'artists', 'search', 'map', 'sync', 'score', 'chat'];
 
+/** Makes the REPLAYED golden families' calls through `h` and returns every difference from the golden fixtures. */
+async function replay(h: GoldenHarness, sql: GoldenContext['sql']): Promise<string[]> {
+  const [anchor] = await sql<{ id: number }>(`SELECT id FROM index.anchors WHERE name = 'Golden calm'`);
+  const ctx: GoldenContext = { call: h.call, id: h.id, ids: h.ids, sql, anchorId: Number(anchor!.id) };
+  const failures: string[] = [];
+  for (const f of GOLDEN_FAMILIES.filter((g) => REPLAYED.includes(g.name))) {
+    await f.run(ctx);
+    try {
+      h.settle(f.name);
+    } catch (err) {
+      failures.push((err as Error).message);
+    }
+  }
+  return failures;
+}
+
 d.each(releases.length > 0 ? releases : ['(none stored)'])('upgrade from the install of release %s', (release) => {
   jest.setTimeout(10 * 60_000);
   const dir = join(UPGRADE_FIXTURES, release);
@@ -36,6 +53,8 @@ d.each(releases.length > 0 ? releases : ['(none stored)'])('upgrade from the ins
   let db: TestDatabase;
   let replicas: Array<Awaited<ReturnType<typeof startTestStack>>> = [];
   let liveBefore: string;
+  /** The upgraded install's backup, taken before the golden calls (which record text-search queries). */
+  let archive: Buffer;
   const url = () => replicas[0]!.url;
   const h = new GoldenHarness(url, auth, 'compare', process.env.GOLDEN_FRESH_DIR);
 
@@ -49,6 +68,7 @@ d.each(releases.length > 0 ? releases : ['(none stored)'])('upgrade from the ins
   }, 10 * 60_000);
   afterAll(async () => {
     await Promise.all(replicas.map((r) => r.stack.stop()));
+    await Promise.all(replicas.filter((r) => r.db !== db).map((r) => r.db.drop()));
     await db?.drop();
   }, 120_000);
 
@@ -72,19 +92,29 @@ d.each(releases.length > 0 ? releases : ['(none stored)'])('upgrade from the ins
     expect(live.map((l) => l.generation)).toEqual([liveBefore]);
   });
 
+  it('When the upgraded install is backed up (before any call below changes it), then the archive is ready to download', async () => {
+    const started = await request(url()).post('/api/backup').set(auth).send({ passphrase: 'upgrade drill' }).expect(202);
+    const ready = await waitFor('the backup', async () => {
+      const list = (await request(url()).get('/api/backup').set(auth)).body.backups as Array<{ id: string; status: string }>;
+      return list.find((x) => x.id === started.body.backup_id && x.status === 'ready');
+    }, { timeoutMs: 5 * 60_000, intervalMs: 500 });
+    archive = (
+      await request(url())
+        .get(`/api/backup/${ready.id}`)
+        .set(auth)
+        .buffer(true)
+        .parse((res, cb) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => cb(null, Buffer.concat(chunks)));
+        })
+        .expect(200)
+    ).body as Buffer;
+    expect(archive.length).toBeGreaterThan(1000);
+  });
+
   it('When the golden calls that read stored data are made, then they answer as this release does on a fresh install', async () => {
-    const [anchor] = await db.query<{ id: number }>(`SELECT id FROM index.anchors WHERE name = 'Golden calm'`);
-    const ctx: GoldenContext = { call: h.call, id: h.id, ids: h.ids, sql: (text, params) => db.query(text, params), anchorId: Number(anchor!.id) };
-    const failures: string[] = [];
-    for (const f of GOLDEN_FAMILIES.filter((g) => REPLAYED.includes(g.name))) {
-      await f.run(ctx);
-      try {
-        h.settle(f.name);
-      } catch (err) {
-        failures.push((err as Error).message);
-      }
-    }
-    expect(failures).toEqual([]);
+    expect(await replay(h, (text, params) => db.query(text, params))).toEqual([]);
   });
 
   it("When the old install's user, session, playlist, schedule and setting are read, then they are all there", async () => {
@@ -102,5 +132,23 @@ d.each(releases.length > 0 ? releases : ['(none stored)'])('upgrade from the ins
     expect(schedules.find((s) => s.name === meta.schedule.name)).toMatchObject({ kind: meta.schedule.kind, cron: meta.schedule.cron, enabled: false });
     const settings = (await request(url()).get('/api/config/settings').set(auth).expect(200)).body.settings as Array<{ key: string; value: unknown }>;
     expect(settings.find((s) => s.key === meta.setting.key)?.value).toBe(meta.setting.value);
+  });
+
+  it('When the restored install starts from the upgraded install\'s backup, then a damaged archive is refused first and it answers the golden calls the same', async () => {
+    const fresh = await startTestStack(env);
+    replicas.push(fresh);
+    const restore = (body: Buffer) => request(fresh.url).post('/api/backup/restore').set(auth).set('content-type', 'application/gzip').set('x-backup-passphrase', 'upgrade drill').send(body);
+    const truncated = await restore(archive.subarray(0, Math.floor(archive.length / 2)));
+    expect(truncated.status).toBe(400);
+    expect(await fresh.db.query(`SELECT item_id FROM catalogue.score`)).toEqual([]);
+    await restore(archive).expect(200);
+    const songs = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalogue.score`))[0]!.n;
+    await waitFor('the restored install to rebuild its index', async () => {
+      const s = await request(fresh.url).get('/api/index/status').set(auth);
+      return s.status === 200 && !s.body.building && s.body.items === songs ? true : undefined;
+    }, { timeoutMs: 5 * 60_000, intervalMs: 500 });
+    const r = new GoldenHarness(() => fresh.url, auth, 'compare', process.env.GOLDEN_FRESH_DIR);
+    await r.labelIds((text, params) => fresh.db.query(text, params));
+    expect(await replay(r, (text, params) => fresh.db.query(text, params))).toEqual([]);
   });
 });
