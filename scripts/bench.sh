@@ -34,6 +34,7 @@ declare -A BENCH=(
   [fakes]="node bench/dist/testkit/fakes-100k.js 100000"
   [recording-search]="node bench/dist/landmarks/recording-search.js --queries 30 --scale 100000"
   [restore-drill]="node bench/dist/ops/restore-drill.js 100000 200"
+  [soak]="node bench/dist/ops/soak.js 120 4 10"
   [sweep-500k]="node --expose-gc bench/dist/catalogue-identity/sweep-500k.js"
 )
 QUICK=(enumerate bus embed retrieval kmeans)
