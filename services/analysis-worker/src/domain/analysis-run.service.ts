@@ -12,9 +12,9 @@ import {
   type Metrics,
   type TaskContext,
   type TaskEnd,
+  type TaskRun,
 } from '@polyphony/platform';
-import type { OutcomeCounts, RunRecord, RunRepository, RunServerRow } from '../store/run.repository';
-import type { CataloguePort, IndexPort, LearnedTarget, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
+import type { AnalysisRunStore, CataloguePort, IndexPort, LearnedTarget, MediaClientFactory, OutcomeCounts, RegistryPort, RunServerRow, ServerInfo } from './ports';
 import { indexCoverage } from './index-coverage';
 import { metadataHash } from './track-processor';
 
@@ -146,7 +146,7 @@ export class AnalysisRunService {
   readonly host: TaskHost<AnalysisWork>;
 
   constructor(
-    private readonly runs: RunRepository,
+    private readonly runs: AnalysisRunStore,
     private readonly registry: RegistryPort,
     private readonly catalogue: CataloguePort,
     private readonly index: IndexPort,
@@ -178,7 +178,7 @@ export class AnalysisRunService {
    * Starts a run coordinated by this process; 409 ConflictError while another is live. Returns at once (202).
    * @param overrides this run's NUM_RECENT_ALBUMS / TOP_N_MOODS instead of the settings
    */
-  async start(overrides: RunOverrides = {}): Promise<RunRecord> {
+  async start(overrides: RunOverrides = {}): Promise<TaskRun> {
     // Fixed at start and stored with the run, so a replica that takes it over applies the same ones.
     const options = withOverrides(await this.runSettings(), overrides);
     return this.host.start({ options });

@@ -7,7 +7,7 @@ import { ALCHEMY_MAX_ANCHOR_POINTS, ANCHOR_MAX_EXCLUSION_VECTORS, SERVICE_DEFAUL
 import { ConflictError, NotFoundError, ValidationError } from '@polyphony/platform';
 import type { SavedAlchemyStore, StoredAnchor, StoredExclusion } from './ports';
 import { AlchemyService } from './alchemy.service';
-import type { Generation, IndexState } from '../core/generation';
+import type { Generation } from '../core/generation';
 import { normaliseInto } from '@polyphony/vectors';
 import type { NamedAnchor } from '../core/ports';
 import type { RequestScope } from '../core/scope';
