@@ -72,7 +72,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const { features, routes: featureRoutes } = wireSimilarity(rt, {
     state, scopeDeps, tracks, semantic: semantic.semantic, alchemy: alchemy.alchemy, artists, seeds, rebuild: generation.rebuild, registry: servers, clientFactory,
   });
-  const chatRoutes = wireChat(rt, state, scopeDeps, { ...features, semantic: semantic.semantic }, aiSettingsSource(registryPeer));
+  const chatRoutes = wireChat(rt, state, scopeDeps, features, aiSettingsSource(registryPeer));
 
   // No ETag: express would hash every JSON answer (up to ~40 kB for 199 similar songs) for a validator no
   // client of these query endpoints sends back (issue 19 per-request cost).
