@@ -13,6 +13,7 @@ import { TrackRepository } from './core/track.repository';
 import { wireGeneration } from './generation/generation.wiring';
 import type { RebuildOptions } from './generation/rebuild.service';
 import type { RelabelMapSource } from './generation/repoint.service';
+import { tableStorageOf } from './generation/vector-storage';
 import { attachReplicaLifecycle } from './lifecycle';
 import { MapFollower } from './maps/generation-maps';
 import { aiSettingsSource, cataloguePort, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
@@ -65,7 +66,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   // Mood and anchor seeds of similar_tracks, find_path and alchemy, filled in by the semantic and alchemy features.
   const seeds: NamedSeedSource = {};
   const generation = wireGeneration(rt, config, { catalogue, tracks, state, maps, relabelMap: deps.relabelMap ?? relabelMapSource(cataloguePeer), rebuild: deps.rebuild });
-  const semantic = wireSemantic(rt, state, scopeDeps, seeds, deps.lyrics ?? lyricsPort(cataloguePeer), config.vectors);
+  const semantic = wireSemantic(rt, state, scopeDeps, seeds, deps.lyrics ?? lyricsPort(cataloguePeer), tableStorageOf(config.vectors));
   const artists = new ArtistService(catalogue, rt.logger.child({ component: 'ArtistService' }));
   const playlists = deps.playlists ?? playlistPort(playlistPeer);
   const alchemy = wireAlchemy(rt, { state, scopeDeps, artists, playlists, seeds, radioPeers: radioPeers(registryPeer, playlistPeer) });
