@@ -1,6 +1,6 @@
 import { api, SNAPSHOT_PAGE_BINARY_TYPE, z } from '@polyphony/contracts';
 import { AppError, type PeerClient } from '@polyphony/platform';
-import type { RadioPeers } from './alchemy/saved-alchemy.service';
+import type { RadioPeers } from './alchemy/radio.service';
 import type { AiSettingsSource } from './chat/instant-playlist.service';
 import type { CataloguePort, PlaylistPort, RegistryPort } from './core/ports';
 import type { RelabelMapSource } from './generation/repoint.service';
