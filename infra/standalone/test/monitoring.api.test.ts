@@ -1,7 +1,8 @@
 /**
  * Operators' dashboards and alerts (issue 36): k8s/monitoring/alerts.rules.yaml and k8s/monitoring/grafana-dashboard.json.
- * - `promtool check rules` accepts the rules file (Debian package `prometheus`; the case says SKIPPED when promtool
- *   is missing);
+ * - `promtool check rules` accepts the rules file and `promtool test rules` passes its unit tests
+ *   (k8s/monitoring/alerts.test.yaml: a database outage's 503s, 502s, a pod down) (Debian package `prometheus`; the
+ *   case says SKIPPED when promtool is missing);
  * - every alert has a severity, a summary and a `runbook_url` naming a heading of docs/operations.md that exists;
  * - every metric the rules and the dashboard's queries name is exported by the units of a running stack (each
  *   service's `/metrics` and the gateway's, scraped; a metric counts as exported once its `# TYPE` line is there,
@@ -16,6 +17,7 @@ import { useTestStack, API_TOKEN } from './helpers';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const RULES = path.join(ROOT, 'k8s/monitoring/alerts.rules.yaml');
+const RULE_TESTS = path.join(ROOT, 'k8s/monitoring/alerts.test.yaml');
 const DASHBOARD = path.join(ROOT, 'k8s/monitoring/grafana-dashboard.json');
 const OPERATIONS = path.join(ROOT, 'docs/operations.md');
 /** Series Prometheus writes itself for every scrape target. */
@@ -78,7 +80,7 @@ const dashboardExprs = [
 ];
 
 describe('alert rules and dashboard', () => {
-  it('When promtool checks the rules file, then it accepts every rule (SKIPPED without promtool)', async () => {
+  it('When promtool checks the rules file and runs its unit tests, then every rule is accepted and fires as tested (SKIPPED without promtool)', async () => {
     const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((p) => existsSync(p));
     if (!promtool) {
       console.warn('SKIPPED: promtool is not installed (apt-get install -y prometheus); the rules file was not validated by promtool');
@@ -86,6 +88,9 @@ describe('alert rules and dashboard', () => {
     }
     const { stdout } = await promisify(execFile)(promtool, ['check', 'rules', RULES]);
     expect(stdout).toMatch(new RegExp(`SUCCESS: ${rules.length} rules found`));
+    // The rules' own unit tests: given series, which alerts fire with which labels and annotations.
+    const tested = await promisify(execFile)(promtool, ['test', 'rules', path.basename(RULE_TESTS)], { cwd: path.dirname(RULE_TESTS) });
+    expect(tested.stdout).toMatch(/SUCCESS/);
   });
 
   it('When an alert fires, then it has a severity, a summary and a runbook link to an existing heading of docs/operations.md', () => {
