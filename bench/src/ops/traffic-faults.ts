@@ -1,10 +1,11 @@
 import 'reflect-metadata';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { freePort, ServiceClient } from '@polyphony/platform';
 import { createFakeSubsonic, PrivatePostgres, PrivateRabbit, syntheticCatalogue } from '@polyphony/testkit';
 
@@ -20,7 +21,9 @@ import { createFakeSubsonic, PrivatePostgres, PrivateRabbit, syntheticCatalogue 
  * runs `before` s, the fault is injected and cleared, and the load continues until every request kind has
  * answered 200 again plus `after` s. Scenarios, in order:
  *   kill -9 of index replica A (restarted after 5 s, as its Deployment would) · SIGTERM of index replica B once A is
- *   back (restarted) · RabbitMQ restart · PostgreSQL stopped 15 s · PostgreSQL stopped 60 s · media server slow
+ *   back (restarted) · restart (SIGTERM, start) of the registry, the catalogue and the playlist service (one replica
+ *   each) · RabbitMQ restart · PostgreSQL stopped 15 s · PostgreSQL stopped 60 s · PostgreSQL frozen 15 s
+ *   (SIGSTOP of its processes: a hung host or a network partition, connections stay open) · media server slow
  *   (5 s per call) for 30 s, then failing (503) for 30 s.
  * Printed per scenario: requests, failed (non-2xx, errors, 10 s client time-outs), of which 503 with Retry-After,
  * other 5xx, similar-by-id failures, p99 of the requests sent during the fault, recovery time (fault cleared -> every
@@ -30,11 +33,11 @@ import { createFakeSubsonic, PrivatePostgres, PrivateRabbit, syntheticCatalogue 
  *
  * Not run here: an analysis run during the faults (the synthetic catalogue has no audio; the fault suite
  * `infra/standalone/test/faults.int.test.ts` covers runs under each fault without traffic); rolling restarts of the
- * other unit kinds. The media server is only called by analysis and playlist writes, so this load does not reach
+ * gateways (this load keeps its connections on one gateway each; in front of two gateways a load balancer moves them). The media server is only called by analysis and playlist writes, so this load does not reach
  * it: that scenario shows the read path does not depend on it.
  *
  * Needs `npm run build`. Usage: node bench/dist/ops/traffic-faults.js [songs=400] [connections=16] [before=5] [after=5]
- * TF_SCENARIOS = comma list of scenario names to run (default all): kill9, sigterm, rabbitmq, pg15, pg60, media.
+ * TF_SCENARIOS = comma list of scenario names to run (default all): kill9, sigterm, restart-registry, restart-catalogue, restart-playlist, rabbitmq, pg15, pg60, pgfreeze, media.
  * Figures on the shared 2-core build machine are noisy (other jobs' load is printed with each row).
  */
 
@@ -140,6 +143,13 @@ async function mediaProxy(target: string) {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   return { url, state, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+}
+
+/** The postmaster (from `postmaster.pid`) and its children: every process of a private PostgreSQL. */
+async function postgresPids(dir: string): Promise<number[]> {
+  const main = Number((await readFile(path.join(dir, 'data', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  const { stdout } = await promisify(execFile)('pgrep', ['-P', String(main)]).catch(() => ({ stdout: '' }));
+  return [main, ...stdout.split('\n').filter((l) => l.trim() !== '').map(Number)];
 }
 
 interface Sample {
@@ -332,6 +342,18 @@ async function main(): Promise<void> {
           return { faultStart, faultEnd: Date.now(), note: `B exited after ${((exited - faultStart) / 1000).toFixed(1)} s, serving again after ${((Date.now() - faultStart) / 1000).toFixed(1)} s` };
         },
       },
+      // The single-replica units (in Kubernetes a rolling restart of a one-pod Deployment): SIGTERM, then started again.
+      ...(['registry', 'catalogue', 'playlist'] as UnitName[]).map((n) => ({
+        name: `restart-${n}`,
+        label: `restart of the ${n} (SIGTERM, started again)`,
+        run: async () => {
+          const faultStart = Date.now();
+          await u(n).kill('SIGTERM');
+          const exited = Date.now();
+          await u(n).start();
+          return { faultStart, faultEnd: Date.now(), note: `exited after ${((exited - faultStart) / 1000).toFixed(1)} s, serving again after ${((Date.now() - faultStart) / 1000).toFixed(1)} s` };
+        },
+      })),
       {
         name: 'rabbitmq',
         label: 'RabbitMQ restart',
@@ -353,6 +375,25 @@ async function main(): Promise<void> {
           return { faultStart, faultEnd: Date.now() };
         },
       })),
+      {
+        name: 'pgfreeze',
+        label: 'PostgreSQL frozen 15 s (SIGSTOP: connections open, no answer)',
+        run: async () => {
+          const faultStart = Date.now();
+          const pids = await postgresPids(pg.dir);
+          const signal = (sig: NodeJS.Signals) => pids.forEach((p) => {
+            try {
+              process.kill(p, sig);
+            } catch {
+              /* a backend that ended meanwhile */
+            }
+          });
+          signal('SIGSTOP');
+          await sleep(15_000 - (Date.now() - faultStart));
+          signal('SIGCONT');
+          return { faultStart, faultEnd: Date.now(), note: `${pids.length} PostgreSQL processes stopped` };
+        },
+      },
       {
         name: 'media',
         label: 'media server 5 s per call (30 s), then 503 (30 s)',
