@@ -10,7 +10,7 @@
  * - search, sync, `/api/config`, `/api/servers`, `/api/clap/stats`, `/api/index/status`: may need a database, so each
  *   answer must be 200 or a 503 in the error envelope with a `Retry-After` header;
  * - never a 500/502/504, never a request left hanging (10 s client time-out), no unit stopped;
- * - the index replica's `/readyz` stays 200 (database reported false, optional for the index);
+ * - the index replica's and the gateway's `/readyz` stay 200 (database reported false, not required by either);
  * - after PostgreSQL is back, every kind of request answers 200 again within 30 s.
  * The figures (requests per phase and status, recovery time) are printed at the end.
  */
@@ -147,10 +147,13 @@ describe('database outage under traffic', () => {
     phase = 'outage';
     await pg.stop('fast');
     const stoppedAt = Date.now();
-    // Mid-outage the index replica stays ready (it serves from memory): a Kubernetes Service keeps routing to it.
+    // Mid-outage the index replica and the gateway stay ready (similar songs are served from memory): a Kubernetes
+    // Service keeps routing to them.
     await new Promise((r) => setTimeout(r, OUTAGE_MS / 2));
     const ready = await fetch(`${stack.peers().index}/readyz`);
     const readyBody = (await ready.json()) as { checks: Record<string, boolean> };
+    const gatewayReady = await fetch(`${url}/readyz`);
+    const gatewayReadyBody = (await gatewayReady.json()) as { checks: Record<string, boolean> };
     await new Promise((r) => setTimeout(r, OUTAGE_MS - (Date.now() - stoppedAt)));
     await pg.restart();
     phase = 'after';
@@ -186,6 +189,7 @@ describe('database outage under traffic', () => {
     expect(fromMemory.filter((o) => o.phase === 'outage').length).toBeGreaterThan(30);
     expect(fromMemory.filter((o) => o.status !== 200).slice(0, 10)).toEqual([]);
     expect([ready.status, readyBody.checks.database, readyBody.checks.index]).toEqual([200, false, true]);
+    expect([gatewayReady.status, gatewayReadyBody.checks.database]).toEqual([200, false]);
     // Everything recovers once the database is back.
     expect([...recovered.keys()].sort()).toEqual(kinds.map((k) => k.kind).sort());
   });
