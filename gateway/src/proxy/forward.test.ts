@@ -67,6 +67,7 @@ describe('Forwarder over index replicas', () => {
       await fast.close().catch(() => undefined);
     }
   });
+
   it('When no replica accepts the connection, then the answer is 503 upstream_unavailable in the envelope with Retry-After', async () => {
     const gw = gateway({ index: 'http://127.0.0.1:1,http://127.0.0.1:2' });
     try {
