@@ -36,6 +36,7 @@ declare -A BENCH=(
   [restore-drill]="node bench/dist/ops/restore-drill.js 100000 200"
   [soak]="node bench/dist/ops/soak.js 120 4 10"
   [sweep-500k]="node --expose-gc bench/dist/catalogue-identity/sweep-500k.js"
+  [traffic-faults]="node bench/dist/ops/traffic-faults.js 400 16 5 5"
 )
 QUICK=(enumerate bus embed retrieval kmeans)
 names=("$@")

@@ -48,8 +48,9 @@ export interface IndexDeps extends RuntimeDeps {
  * the replica's start and stop (lifecycle.ts).
  */
 export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
-  // Queries need the database and the in-memory generation, not the broker: stay ready through a broker restart.
-  const rt = new ServiceRuntime(config, indexMigrations, { readyWithoutBus: true, ...deps });
+  // Queries by id are answered from the in-memory generation: stay ready through a broker restart and a database
+  // outage (the readiness check 'index' still requires a loaded generation; issue 36).
+  const rt = new ServiceRuntime(config, indexMigrations, { readyWithoutBus: true, readyWithoutDatabase: true, ...deps });
   const cataloguePeer = rt.peer('catalogue', 120_000);
   const registryPeer = rt.peer('registry', 30_000);
   const playlistPeer = rt.peer('playlist', 30_000);
