@@ -16,7 +16,9 @@ import type { RelabelMapSource } from './generation/repoint.service';
 import { tableStorageOf } from './generation/vector-storage';
 import { attachReplicaLifecycle } from './lifecycle';
 import { MapFollower } from './maps/generation-maps';
-import { aiSettingsSource, cataloguePort, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
+import { aiSettingsSource, cataloguePort, fingerprintSource, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
+import { RecordingIndexService } from './recording/recording-index.service';
+import { recordingRoutes } from './recording/recording.routes';
 import type { LyricsPort } from './semantic/semantic.service';
 import { wireSemantic } from './semantic/semantic.wiring';
 import { wireSimilarity } from './similarity/similarity.wiring';
@@ -75,12 +77,15 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     state, scopeDeps, tracks, semantic: semantic.semantic, alchemy: alchemy.alchemy, artists, seeds, rebuild: generation.rebuild, registry: servers, clientFactory,
   });
   const chatRoutes = wireChat(rt, state, scopeDeps, features, aiSettingsSource(registryPeer));
+  // Search by recording: the fingerprint index of each generation, loaded in the background after a swap.
+  const recording = new RecordingIndexService(state, fingerprintSource(cataloguePeer), scopeDeps, config.recording, rt.logger.child({ component: 'RecordingIndex' }));
+  features.search.fingerprinted = (gen) => recording.printedRows(gen);
 
   // No ETag: express would hash every JSON answer (up to ~40 kB for 199 similar songs) for a validator no
   // client of these query endpoints sends back (issue 19 per-request cost).
   rt.app.set('etag', false);
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
-  mountRoutes(rt.app, routesOf('index'), [featureRoutes, chatRoutes, semantic.routes, alchemy.routes, generation.routes]);
+  mountRoutes(rt.app, routesOf('index'), [featureRoutes, chatRoutes, semantic.routes, alchemy.routes, generation.routes, recordingRoutes(state, scopeDeps, recording)]);
   rt.finishRoutes();
 
   const { rebuild, repoint, reporter } = generation;
@@ -107,6 +112,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     isReady: lifecycle.isReady,
     /** The domain services behind the routes (benchmarks call them in process). */
     features,
+    /** Search by recording: the fingerprint index per generation. */
+    recording,
     /** Saved anchors and radios. */
     anchors,
     radios,

@@ -320,10 +320,13 @@ export class AnalysisRunService {
         // With the learned model installed, mapped songs lacking its tags or its embedding are analysed again (no new song, mapping or id).
         const model = this.learnedModel();
         const retag = model && mapped.size > 0 ? await this.catalogue.songsNeedingTags(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id)), model) : new Map<string, string>();
+        // Mapped songs without a recording fingerprint (analysed before fingerprints existed) are fetched again and
+        // fingerprinted only: the backfill rides on the run, so it is resumable and leased like the rest of it.
+        const unprinted = this.catalogue.songsWithoutFingerprint && mapped.size > 0 ? await this.catalogue.songsWithoutFingerprint(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id) && !retag.has(id))) : new Map<string, string>();
         const candidates: ProviderTrack[] = [];
         for (const t of batch) {
           if (inRun.has(t.id)) continue; // this run's own work (queued or finished): counted by its row
-          if (retag.has(t.id)) candidates.push(t);
+          if (retag.has(t.id) || unprinted.has(t.id)) candidates.push(t);
           else if (mapped.has(t.id)) row.skippedMapped++;
           else if (excluded.has(t.id)) row.excluded++;
           else candidates.push(t);

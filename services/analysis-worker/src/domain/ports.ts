@@ -1,4 +1,4 @@
-import type { EmbeddingSwitchStatus, IndexLive, StoreLearnedFeaturesRequest, LyricsPendingPage, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
+import type { EmbeddingSwitchStatus, IndexLive, StoreLearnedFeaturesRequest, LyricsPendingPage, PutFingerprintRequest, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
 import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
 import type { Lease, TaskRunStore } from '@polyphony/platform';
 
@@ -38,6 +38,16 @@ export interface CataloguePort {
   storeLyrics(itemId: string, outcome: PutLyricsRequest): Promise<void>;
   /** Songs without a lyrics lookup yet (GET /internal/lyrics/pending), for the backfill. */
   pendingLyrics(after: string | undefined, limit: number): Promise<LyricsPendingPage>;
+  /**
+   * Stores a song's recording fingerprint (PUT /internal/tracks/:itemId/fingerprint). Optional: a catalogue port
+   * without it (tests, benchmarks) means songs are analysed without fingerprints.
+   */
+  storeFingerprint?(itemId: string, print: PutFingerprintRequest): Promise<void>;
+  /**
+   * Of these mapped provider ids of a server, those whose song has no recording fingerprint, one provider id per
+   * song: provider id -> song id (POST /internal/fingerprints/missing). The analysis run's backfill pass.
+   */
+  songsWithoutFingerprint?(serverId: string, providerIds: string[]): Promise<Map<string, string>>;
 }
 
 export type MediaClientFactory = (conn: ServerConnection) => MediaServerClient;
@@ -48,8 +58,12 @@ export interface IndexPort {
   live(): Promise<IndexLive>;
 }
 
-/** Final outcomes of one track in one run. `retagged`: an already-mapped song got its missing (or other-model) MusiCNN tags, nothing else changed. */
-export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'retagged' | 'failed' | 'excluded' | 'cancelled';
+/**
+ * Final outcomes of one track in one run. `retagged`: an already-mapped song got its missing (or other-model) MusiCNN
+ * tags, nothing else changed. `fingerprinted`: an already-mapped song without a recording fingerprint got one (the
+ * backfill: audio fetched and fingerprinted, nothing re-analysed).
+ */
+export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'retagged' | 'fingerprinted' | 'failed' | 'excluded' | 'cancelled';
 
 /** What a claim found: the claim is ours, the track is final, another live attempt holds it, or there is no run row. */
 export type TrackClaim = { state: 'claimed' } | { state: 'absent' } | { state: 'final'; outcome: TrackOutcome } | { state: 'busy'; until: Date };

@@ -4,16 +4,17 @@ import type { OutcomeCounts, RunServerRow } from './ports';
 /**
  * The board's per-server counts of an analysis run: the durable enumeration counters of `rows` (run order) plus
  * the per-track outcome rows of each server (`outcomes`, by server id). Songs re-analysed for MusiCNN tags count as
- * analysed; `queued` = enqueued tracks without an outcome yet (not shown on the board).
+ * analysed, songs only fingerprinted as skipped (mapped); `queued` = enqueued tracks without an outcome yet (not shown on the board).
  */
 export function serverCounts(rows: RunServerRow[], outcomes: Map<string, OutcomeCounts>): Array<ServerTaskCounts & { queued: number }> {
   return rows.map((r) => {
-    const o: OutcomeCounts = outcomes.get(r.serverId) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
+    const o: OutcomeCounts = outcomes.get(r.serverId) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, fingerprinted: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
     return {
       serverId: r.serverId,
       serverName: r.serverName,
-      seen: Math.max(r.seen, o.analyzed + o.retagged + o.mapped_existing + o.skipped_mapped + o.failed + o.excluded + o.cancelled + o.queued + r.skippedMapped + r.excluded),
-      skippedMapped: r.skippedMapped + o.skipped_mapped,
+      seen: Math.max(r.seen, o.analyzed + o.retagged + o.fingerprinted + o.mapped_existing + o.skipped_mapped + o.failed + o.excluded + o.cancelled + o.queued + r.skippedMapped + r.excluded),
+      // songs only given their missing recording fingerprint were mapped already (the board has no separate column)
+      skippedMapped: r.skippedMapped + o.skipped_mapped + o.fingerprinted,
       mappedExisting: o.mapped_existing,
       // songs re-analysed for MusiCNN tags count as analysed (the board has no separate column)
       analyzed: o.analyzed + o.retagged,

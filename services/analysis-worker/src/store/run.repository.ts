@@ -178,7 +178,7 @@ export class RunRepository implements AnalysisRunStore {
     );
     const out = new Map<string, OutcomeCounts>();
     for (const r of rows) {
-      const c = out.get(r.server_id) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
+      const c = out.get(r.server_id) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, fingerprinted: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
       c[r.outcome] = r.n;
       out.set(r.server_id, c);
     }

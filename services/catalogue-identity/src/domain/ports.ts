@@ -269,6 +269,8 @@ export interface CoverageCounts {
   songs: number;
   tagged: number;
   lyrics: number;
+  /** Songs with a recording fingerprint (search by recording). */
+  fingerprinted: number;
 }
 
 /** The counts behind the feature probes. */
