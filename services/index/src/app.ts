@@ -9,7 +9,9 @@ import { ArtistService } from './artists/artist.service';
 import { BrowseService } from './artists/browse.service';
 import { MapFollower } from './maps/generation-maps';
 import { attachReplicaLifecycle } from './lifecycle';
-import { aiSettingsSource, cataloguePort, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
+import { aiSettingsSource, albumPeers, cataloguePort, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
+import { AlbumService } from './album/album.service';
+import { albumRoutesRouter } from './album/album.routes';
 import { ServerInfoCache } from './core/server-info';
 import { FingerprintService } from './similarity/fingerprint.service';
 import { IndexState, emptyGeneration } from './core/generation';
@@ -175,6 +177,9 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   routeSets.push(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
   routeSets.push(semanticRoutes(state, scopeDeps, semantic));
   routeSets.push(savedAlchemyRoutes(state, scopeDeps, anchors, radios));
+  // Album creation and Album of the Week (issue 31): the index, the learned tags' table, the playlist service's fixed playlist.
+  const albums = new AlbumService(state, scopeDeps, tracks, (g) => semantic.table(g), rt.logger.child({ component: 'AlbumService' }), albumPeers(registryPeer, playlistPeer));
+  routeSets.push(albumRoutesRouter(state, scopeDeps, albums));
   // Every serving replica reports the generation it serves (a run ends SUCCESS once all live ones serve its songs).
   const replicaRows = new ReplicaRepository(rt.ds);
   const reporter = new ReplicaReporter(leaseOwnerName('index'), state, replicaRows, rt.logger.child({ component: 'ReplicaReporter' }), config.replicaHeartbeatMs);
@@ -210,6 +215,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     features,
     /** Saved anchors and radios. */
     anchors,
+    /** Album creation and Album of the Week. */
+    albums,
     radios,
     start: () => rt.start(),
     stop: () => rt.stop(),
