@@ -52,6 +52,12 @@ describe('album selection (greedy towards a cohesion target)', () => {
     expect(album.stage).toBe(0);
   });
 
+  it('When only short tracks are left, then the last stage (3) takes them rather than leave the album short', () => {
+    const album = selectAlbum(cand(0, 0, { duration: 50 }), [cand(1, 1, { duration: 40 }), cand(2, 2, { duration: 30 }), cand(3, 3)], options({ target: 1 }));
+    expect(album.picks.map((c) => c.row)).toEqual([0, 3, 1, 2]);
+    expect(album.stage).toBe(3);
+  });
+
   it('When the pair floor cannot be met, then the floor is relaxed (stage 1) and the album is still filled', () => {
     const album = selectAlbum(cand(0, 0), [cand(1, 5), cand(2, 80), cand(3, 85)], options({ target: 1, pairFloor: 0.9 }));
     expect(album.picks).toHaveLength(4);

@@ -110,7 +110,7 @@ export function cohesionOf(vectors: readonly Float32Array[]): number {
 /** What the selection did: the chosen candidates in pick order and the relaxation stage it needed (0 = strict). */
 export interface AlbumSelection {
   picks: AlbumCandidate[];
-  /** 0 strict; 1 pair floor dropped; 2 era window and artist caps dropped as well. */
+  /** 0 strict; 1 pair floor dropped; 2 era window and artist caps dropped as well; 3 the length range too. */
   stage: number;
 }
 
@@ -120,7 +120,8 @@ export interface AlbumSelection {
  * (ties: the more similar to the first pick, then the lower row). A candidate qualifies when its length is in
  * range, the artist caps and the era window still hold with it, and (strict stage) its cosine with every pick
  * is at least `pairFloor`. When the strict stage cannot fill the album, the floor is dropped (stage 1), then
- * the era window and the artist caps (stage 2), keeping the picks made so far. O(pool x length).
+ * the era window and the artist caps (stage 2), then the length range (stage 3: a library too small for the
+ * rules still gets an album), keeping the picks made so far. O(pool x length).
  */
 export function selectAlbum(first: AlbumCandidate, pool: readonly AlbumCandidate[], o: AlbumSelectOptions): AlbumSelection {
   const picks: AlbumCandidate[] = [first];
@@ -132,7 +133,8 @@ export function selectAlbum(first: AlbumCandidate, pool: readonly AlbumCandidate
   bump(first);
   let yearLo = first.year ?? Number.POSITIVE_INFINITY;
   let yearHi = first.year ?? Number.NEGATIVE_INFINITY;
-  const cands = pool.filter((c) => c.row !== first.row && (c.duration === null || (c.duration >= o.minDuration && c.duration <= o.maxDuration)));
+  const cands = pool.filter((c) => c.row !== first.row);
+  const lengthOk = cands.map((c) => c.duration === null || (c.duration >= o.minDuration && c.duration <= o.maxDuration));
   // Running sums over the picks: similarity sum and minimum per candidate, the album's pairwise sum.
   const simSum = new Float64Array(cands.length);
   const simMin = new Float64Array(cands.length).fill(Number.POSITIVE_INFINITY);
@@ -158,6 +160,7 @@ export function selectAlbum(first: AlbumCandidate, pool: readonly AlbumCandidate
     for (let i = 0; i < cands.length; i++) {
       const c = cands[i]!;
       if (taken.has(c.row)) continue;
+      if (stage < 3 && !lengthOk[i]) continue;
       if (stage < 2) {
         if (c.artist >= 0) {
           const cap = c.artist === first.artist ? o.maxSeedArtist : o.maxPerArtist;
@@ -179,7 +182,7 @@ export function selectAlbum(first: AlbumCandidate, pool: readonly AlbumCandidate
       }
     }
     if (best < 0) {
-      if (stage === 2) break;
+      if (stage === 3) break;
       stage++;
       continue;
     }
