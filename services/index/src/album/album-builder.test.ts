@@ -71,6 +71,14 @@ describe('album selection (greedy towards a cohesion target)', () => {
     expect(selectAlbum(cand(0, 0), [cand(1, 1)], options()).picks).toHaveLength(2);
   });
 
+  it('When a gap tolerance is given, then among candidates about as good for the target the one nearest the first pick wins', () => {
+    // Target cos 30 degrees: row 2 (31 degrees) is nearer the target than row 1 (25 degrees), which is nearer the seed.
+    const target = Math.cos((30 * Math.PI) / 180);
+    const p = [cand(1, 25), cand(2, 31)];
+    expect(selectAlbum(cand(0, 0), p, options({ target, length: 2 })).picks[1]!.row).toBe(2);
+    expect(selectAlbum(cand(0, 0), p, options({ target, length: 2, gapTolerance: 0.05 })).picks[1]!.row).toBe(1);
+  });
+
   it('When a text seed gives turn lists, then the picks alternate between the concepts', () => {
     const p = [cand(1, 1), cand(2, 2), cand(3, 3), cand(11, 20), cand(12, 21), cand(13, 22)];
     const turns = [new Set([11, 12, 13]), new Set([1, 2, 3])];

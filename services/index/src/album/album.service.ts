@@ -178,7 +178,7 @@ export class AlbumService {
     const bySim = [...candidates.values()].filter((c) => c.row !== first.row).sort((a, b) => dot(first.vector, 0, b.vector, 0, b.vector.length) - dot(first.vector, 0, a.vector, 0, a.vector.length) || a.row - b.row);
     const nn = [first, ...bySim.slice(0, length - 1)];
     const { target, pairFloor } = calibrate(this.randomCohesionOf(gen), cohesionOf(nn.map((c) => c.vector)));
-    const options = { length, target, pairFloor, maxPerArtist: ALBUM_DEFAULTS.maxPerArtist, maxSeedArtist: seedArtistCap(length), eraWindow: ALBUM_DEFAULTS.eraWindow, minDuration: ALBUM_DEFAULTS.minDuration, maxDuration: ALBUM_DEFAULTS.maxDuration, turns };
+    const options = { length, target, pairFloor, maxPerArtist: ALBUM_DEFAULTS.maxPerArtist, maxSeedArtist: seedArtistCap(length), eraWindow: ALBUM_DEFAULTS.eraWindow, minDuration: ALBUM_DEFAULTS.minDuration, maxDuration: ALBUM_DEFAULTS.maxDuration, turns, gapTolerance: ALBUM_DEFAULTS.gapTolerance };
     let sel = selectAlbum(first, [...candidates.values()], options);
     if (sel.picks.length < length || sel.stage > 0) {
       const mask = scope.maskNow();
