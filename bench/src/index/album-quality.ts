@@ -139,7 +139,7 @@ async function measure(databaseUrl: string, baseUrl: string, token: string, serv
     console.log('');
     console.log(`target cohesion (calibrated per seed): mean ${(targets.reduce((s, x) => s + x, 0) / targets.length).toFixed(3)}, min ${Math.min(...targets).toFixed(3)}, max ${Math.max(...targets).toFixed(3)}`);
     console.log(`opener styles: ${[...styles].map(([k, v]) => `${k} ${v}`).join(', ')}`);
-    console.log(`client CPU per request (this process, not the server): ${(cpu / 1000 / albums).toFixed(1)} ms`);
+    console.log(`CPU of this process per request (includes the in-process stack in the self-contained mode; noisy under load): ${(cpu / 1000 / albums).toFixed(1)} ms`);
   } finally {
     await db.end();
   }

@@ -216,6 +216,8 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     const run = (await request(url).post('/api/album_creation/album_of_the_week/run').set(bearer).send({}).expect(200)).body;
     expect(run).toMatchObject({ status: 'SUCCESS', servers: [{ server_name: 'Supysonic', playlist: 'Album of the Week', error: null }] });
     expect((await supysonicPlaylists()).filter((p) => p.name === 'Album of the Week')).toHaveLength(1);
+    // The other playlists written here (the radio of the test above, the saved album) are left alone.
+    expect((await supysonicPlaylists()).filter((p) => p.name === 'Wesnoth calm_radio')).toHaveLength(1);
     await request(url).post('/api/album_creation/album_of_the_week/run').set({ Cookie: userCookie }).send({}).expect(403);
   });
 

@@ -289,7 +289,7 @@ describe('web UI pages (chromium, real music)', () => {
     const albumRows = page.locator('table.album tbody tr');
     await albumRows.nth(TRACKS - 1).waitFor();
     expect(await albumRows.locator('td.role').allTextContents()).toEqual(['opener', 'single', 'single', 'closer']);
-    await page.getByText(/4 tracks, [\d.]+ min, \d+ artists · cohesion/).waitFor();
+    await page.getByText(/4 tracks, [\d.]+ min, \d+ artists · as generated: cohesion/).waitFor();
     const firstId = await albumRows.nth(0).getAttribute('data-item-id');
     await albumRows.nth(0).getByRole('button', { name: /^Move .* down$/ }).click();
     expect(await albumRows.nth(1).getAttribute('data-item-id')).toBe(firstId);
@@ -570,7 +570,7 @@ describe('web UI pages (chromium, real music)', () => {
     });
     // Two enabled schedules that can start in the same minute (Mondays 03:00) are warned about, not refused.
     await page.getByLabel('Name', { exact: true }).fill('Monday cleaning');
-    await page.getByLabel('Task').selectOption('cleaning');
+    await page.getByLabel('Task', { exact: true }).selectOption('cleaning');
     await page.getByLabel('Cron expression').fill('0 3 * * 1');
     await page.getByLabel('Time zone').fill('UTC');
     await page.getByRole('button', { name: 'Add schedule' }).click();

@@ -51,12 +51,13 @@ const page: Page = {
     seedType.addEventListener('change', update);
     words.addEventListener('input', update);
 
-    /** Moves or drops a track of the shown sequence; roles stay with their slots' meaning only as generated. */
+    /** Shows the sequence; each track keeps the role it was generated with when it is moved. */
     const render = () => {
       const minutes = Math.round(tracks.reduce((t, x) => t + (x.duration ?? 0), 0) / 6) / 10;
       if (album) {
         const s = album.stats;
-        stats.textContent = `${tracks.length} tracks, ${minutes} min, ${new Set(tracks.map((t) => t.author.toLowerCase())).size} artists · cohesion ${s.cohesion} (target ${s.target_cohesion}) · opens with ${s.opener_style === 'intro' ? 'an intro' : 'a bang'}`;
+        // Counts follow the edits; cohesion and the opener style are the generated album's.
+        stats.textContent = `${tracks.length} tracks, ${minutes} min, ${new Set(tracks.map((t) => t.author.toLowerCase())).size} artists · as generated: cohesion ${s.cohesion} (target ${s.target_cohesion}), opens with ${s.opener_style === 'intro' ? 'an intro' : 'a bang'}`;
       }
       const rows = tracks.map((t, i) => {
         const up = h('button', { type: 'button', class: 'small', text: '↑', title: 'Move up', 'aria-label': `Move ${t.title} up`, disabled: i === 0 });
@@ -91,7 +92,7 @@ const page: Page = {
               'table',
               { class: 'tracks album' },
               h('caption', { text: album ? `${album.suggested_name} (seed: ${album.seed.label})` : 'Album' }),
-              h('thead', {}, h('tr', {}, ['#', 'Role', 'Song', 'Album', 'Length', 'Order'].map((x) => h('th', { scope: 'col', text: x })))),
+              h('thead', {}, h('tr', {}, ['#', 'Suggested role', 'Song', 'Album', 'Length', 'Order'].map((x) => h('th', { scope: 'col', text: x })))),
               h('tbody', {}, rows),
             )
           : '',
