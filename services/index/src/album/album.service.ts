@@ -23,6 +23,7 @@ import type { TrackReader } from '../core/ports';
 import { RequestScope, type ScopeDeps } from '../core/scope';
 import { foldText } from '../core/text';
 import type { SemanticTable } from '../semantic/semantic-table';
+import { TopScored } from '../semantic/top-scored';
 import { LABEL_COLUMNS, MSD_OFFSET, OTHER_OFFSET, parseQuery } from '../semantic/vocabulary';
 import { ALBUM_DEFAULTS, INTRO_GENRES, calibrate, cohesionOf, selectAlbum, seedArtistCap, sequenceAlbum, type AlbumCandidate, type OpenerStyle } from './album-builder';
 
@@ -125,25 +126,30 @@ export class AlbumService {
     const mask = scope.maskNow();
     const scorers = concepts.map((c) => c.columns.map((col) => table.normColumn(col)));
     const perConcept = Math.max(ALBUM_MIN_LENGTH, Math.ceil(ALBUM_DEFAULTS.pool / concepts.length));
-    const lists: Array<Array<{ row: number; s: number }>> = concepts.map(() => []);
-    const combined: Array<{ row: number; s: number }> = [];
+    // Bounded best-k per concept and overall (ties by canonical id, as text search orders them): O(songs log k).
+    const idOf = (row: number) => scope.idOf(row);
+    const lists = concepts.map(() => new TopScored(perConcept, idOf));
+    const best = new TopScored(TEXT_SEED_SONGS, idOf);
+    let matching = 0;
     mask.forEachRow((row) => {
       if (table.tagged[row] !== 1) return;
       let sum = 0;
       scorers.forEach((cols, i) => {
-        let best = 0;
-        for (const f of cols) best = Math.max(best, f(row));
-        sum += best;
-        if (best > 0) lists[i]!.push({ row, s: best });
+        let top = 0;
+        for (const f of cols) top = Math.max(top, f(row));
+        sum += top;
+        if (top > 0) lists[i]!.offer(row, top);
       });
-      if (sum > 0) combined.push({ row, s: sum / scorers.length });
+      if (sum > 0) {
+        matching++;
+        best.offer(row, sum / scorers.length);
+      }
     });
-    const byScore = (a: { row: number; s: number }, b: { row: number; s: number }) => b.s - a.s || a.row - b.row;
-    combined.sort(byScore);
-    if (combined.length < ALBUM_MIN_LENGTH) throw new NotFoundError(`Too few songs on this server match "${query}" (${combined.length}; an album needs ${ALBUM_MIN_LENGTH})`);
-    const turns = lists.map((l) => new Set(l.sort(byScore).slice(0, perConcept).map((x) => x.row)));
+    if (matching < ALBUM_MIN_LENGTH) throw new NotFoundError(`Too few songs on this server match "${query}" (${matching}; an album needs ${ALBUM_MIN_LENGTH})`);
+    const combined = best.sorted();
+    const turns = lists.map((l) => new Set(l.sorted().map((x) => x.row)));
     const sum = new Float32Array(gen.index.dim);
-    for (const { row } of combined.slice(0, TEXT_SEED_SONGS)) {
+    for (const { row } of combined) {
       const v = gen.index.getVector(row);
       for (let d = 0; d < sum.length; d++) sum[d]! += v[d]!;
     }
