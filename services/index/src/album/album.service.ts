@@ -266,7 +266,7 @@ export class AlbumService {
    * Album of the Week: for every configured server, an album from a random song available there (up to
    * WEEKLY_TRIES seeds until one yields at least ALBUM_MIN_LENGTH tracks), written to the server's one
    * ALBUM_OF_THE_WEEK_PLAYLIST playlist, emptied and refilled (4-12 unique songs). A server that fails is
-   * reported and the others still run.
+   * reported and the others still run. Status: SUCCESS (every server written), PARTIAL, FAILURE (none, or no server).
    * @throws StateUnavailableError (503) while no index generation serves
    */
   async albumOfTheWeek(): Promise<AlbumOfTheWeekRunResponse> {
@@ -298,7 +298,8 @@ export class AlbumService {
       out.push(result);
     }
     const ok = out.filter((s) => s.error === null).length;
-    return { status: ok === out.length ? 'SUCCESS' : ok > 0 ? 'PARTIAL' : 'FAILURE', servers: out };
+    // No server at all is a FAILURE too (the scheduler then records why nothing was written).
+    return { status: out.length > 0 && ok === out.length ? 'SUCCESS' : ok > 0 ? 'PARTIAL' : 'FAILURE', servers: out };
   }
 
   /**
