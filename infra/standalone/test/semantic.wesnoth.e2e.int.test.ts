@@ -18,7 +18,8 @@ import { API_TOKEN, loginCookie, startTestStack } from './helpers';
  * recording (issue 33): every analysed song gets a fingerprint, a degraded 10 s clip of a real file (noise at 10 dB
  * SNR, 300-3400 Hz band-pass) sent as WebM/Opus and as WAV identifies its song at its offset, speech and music
  * outside the library answer no match, and songs analysed before fingerprints existed get them from the next
- * analysis run without a re-analysis (the backfill).
+ * analysis run without a re-analysis (the backfill); album creation from a song and from words saved as a supysonic
+ * playlist, and the Album of the Week schedule refilling its one playlist there (issue 31).
  * Skips (saying why) only when the weights folder (MODELS_DIR, else <repo>/../shared/models) is absent.
  */
 const MODELS = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../..', 'shared', 'models');
@@ -153,6 +154,77 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     const written = (lists['subsonic-response'].playlists.playlist ?? []).filter((p) => p.name === 'Wesnoth calm_radio');
     expect(written).toHaveLength(1);
     expect(written[0]!.songCount).toBe(3);
+  });
+
+  /** Supysonic's playlists (Subsonic getPlaylists) with their song counts. */
+  const supysonicPlaylists = async () => {
+    const q = new URLSearchParams({ u: 'alice', p: 'alice-pass', v: '1.16.1', c: 'test', f: 'json' });
+    const lists = (await (await fetch(`${supysonic.url}/rest/getPlaylists.view?${q}`)).json()) as { 'subsonic-response': { playlists: { playlist?: Array<{ id: string; name: string; songCount: number }> } } };
+    return lists['subsonic-response'].playlists.playlist ?? [];
+  };
+
+  it('When an album is created from a song or from words, then it is a sequence of supysonic songs with roles and stats, for a token and a non-admin, and saves as a playlist there', async () => {
+    for (const h of callers()) {
+      const album = (await request(url).post(`/api/album_creation/generate?${S}`).set(h).send({ seed_type: 'song', item_id: ids[0] }).expect(200)).body;
+      // Seven songs in the library: the seed and its six neighbours, all qualifying once the stages relax.
+      expect(album.tracks).toHaveLength(TRACKS.length);
+      expect(album.tracks[0].role).toBe('opener');
+      expect(album.tracks.slice(1, 3).map((t: { role: string }) => t.role)).toEqual(['single', 'single']);
+      expect(album.tracks[album.tracks.length - 1].role).toBe('closer');
+      expect(album.tracks.map((t: { slot: number }) => t.slot)).toEqual(TRACKS.map((_, i) => i + 1));
+      expect(new Set(album.tracks.map((t: { item_id: string }) => t.item_id))).toEqual(new Set(ids));
+      expect(album.seed).toEqual({ type: 'song', label: expect.any(String) });
+      expect(album.stats).toMatchObject({ tracks: TRACKS.length, opener_style: expect.stringMatching(/^(intro|bang)$/) });
+      expect(album.stats.minutes).toBeGreaterThan(0);
+      expect(album.stats.cohesion).toBeGreaterThan(-1);
+      expect(album.stats.target_cohesion).toBeLessThanOrEqual(0.86);
+      for (const t of album.tracks) expect(t.duration).toBeGreaterThan(0);
+    }
+    const words = (await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'text', query: 'calm orchestral music', length: 5 }).expect(200)).body;
+    expect(words.seed).toEqual({ type: 'text', label: 'calm orchestral music' });
+    expect(words.tracks).toHaveLength(5);
+    for (const t of words.tracks) expect(ids).toContain(t.item_id);
+    // Bad seeds: 400 in the envelope; a steering concept is a learned tag.
+    const unknown = await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'song', item_id: 'no-such-song' }).expect(400);
+    expect(unknown.body).toMatchObject({ code: expect.any(String), error: expect.stringMatching(/Unknown seed song/), request_id: expect.any(String) });
+    await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'text' }).expect(400);
+    await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'text', query: 'zzz qqq' }).expect(400);
+    await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'song', item_id: ids[0], steering: [{ concept: 'kazoo', weight: 1 }] }).expect(400);
+    const steered = (await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'song', item_id: ids[0], length: 4, steering: [{ concept: 'piano', weight: 1 }] }).expect(200)).body;
+    expect(steered.tracks).toHaveLength(4);
+    expect(steered.tracks.map((t: { item_id: string }) => t.item_id)).toContain(ids[0]);
+    // Saved like every other result list: the instant playlist lands on supysonic in this order.
+    const saved = (await request(url).post(`/api/create_playlist?${S}`).set({ Cookie: userCookie }).send({ playlist_name: words.suggested_name, track_ids: words.tracks.map((t: { item_id: string }) => t.item_id) }).expect(201)).body;
+    expect(saved).toMatchObject({ mapped: 5, unavailable: 0 });
+    expect((await supysonicPlaylists()).filter((p) => p.name === saved.playlist_name).map((p) => p.songCount)).toEqual([5]);
+  });
+
+  it('When the Album of the Week schedule is enabled, then each firing empties and refills the one "Album of the Week" playlist on supysonic', async () => {
+    const all = (await request(url).get('/api/cron').set(bearer).expect(200)).body.schedules as Array<{ id: string; name: string; kind: string; cron: string; timezone: string; enabled: boolean }>;
+    const weekly = all.find((x) => x.kind === 'album_of_the_week')!;
+    expect(weekly).toMatchObject({ name: 'Album of the Week', cron: '30 0 * * 6', enabled: false });
+    // Fired every 2 s for the test (the scheduler ticks every second), twice, then put back.
+    await request(url).put(`/api/cron/${weekly.id}`).set(bearer).send({ name: weekly.name, kind: weekly.kind, cron: '*/2 * * * * *', timezone: 'UTC', enabled: true, params: {} }).expect(200);
+    let started = 0;
+    for (const deadline = Date.now() + 60_000; started < 2 && Date.now() < deadline; ) {
+      const row = ((await request(url).get('/api/cron').set(bearer).expect(200)).body.schedules as Array<{ id: string; history: Array<{ outcome: string; message: string }> }>).find((x) => x.id === weekly.id)!;
+      expect(row.history.filter((x) => x.outcome === 'failed')).toEqual([]);
+      started = row.history.filter((x) => x.outcome === 'started').length;
+      if (started < 2) await new Promise((r) => setTimeout(r, 250));
+    }
+    await request(url).put(`/api/cron/${weekly.id}`).set(bearer).send({ name: weekly.name, kind: weekly.kind, cron: weekly.cron, timezone: weekly.timezone, enabled: false, params: {} }).expect(200);
+    expect(started).toBeGreaterThanOrEqual(2);
+    const lists = (await supysonicPlaylists()).filter((p) => p.name === 'Album of the Week');
+    expect(lists).toHaveLength(1);
+    expect(lists[0]!.songCount).toBeGreaterThanOrEqual(4);
+    expect(lists[0]!.songCount).toBeLessThanOrEqual(12);
+    // The run answers per server when called directly too (admin).
+    const run = (await request(url).post('/api/album_creation/album_of_the_week/run').set(bearer).send({}).expect(200)).body;
+    expect(run).toMatchObject({ status: 'SUCCESS', servers: [{ server_name: 'Supysonic', playlist: 'Album of the Week', error: null }] });
+    expect((await supysonicPlaylists()).filter((p) => p.name === 'Album of the Week')).toHaveLength(1);
+    // The other playlists written here (the radio of the test above, the saved album) are left alone.
+    expect((await supysonicPlaylists()).filter((p) => p.name === 'Wesnoth calm_radio')).toHaveLength(1);
+    await request(url).post('/api/album_creation/album_of_the_week/run').set({ Cookie: userCookie }).send({}).expect(403);
   });
 
   it('When SemGrove and the dashboard are asked, then the seed comes first and the counts show the tagged songs', async () => {

@@ -282,6 +282,28 @@ describe('web UI pages (chromium, real music)', () => {
     await page.locator('table.tracks tbody tr').first().waitFor();
     await shot('path');
 
+    // Album creation: a song seed becomes a sequence with roles; a track moves down and one is dropped before saving.
+    await open('Album creation', 'PER SERVER');
+    await pick('Seed song', titles[0]!);
+    await page.getByRole('button', { name: 'Create album' }).click();
+    const albumRows = page.locator('table.album tbody tr');
+    await albumRows.nth(TRACKS - 1).waitFor();
+    expect(await albumRows.locator('td.role').allTextContents()).toEqual(['opener', 'single', 'single', 'closer']);
+    await page.getByText(/4 tracks, [\d.]+ min, \d+ artists · as generated: cohesion/).waitFor();
+    const firstId = await albumRows.nth(0).getAttribute('data-item-id');
+    await albumRows.nth(0).getByRole('button', { name: /^Move .* down$/ }).click();
+    expect(await albumRows.nth(1).getAttribute('data-item-id')).toBe(firstId);
+    await albumRows.nth(3).getByRole('button', { name: /^Drop / }).click();
+    await albumRows.nth(2).waitFor();
+    expect(await albumRows.count()).toBe(3);
+    const savedAlbum = page.waitForRequest((r) => new URL(r.url()).pathname === '/api/create_playlist' && r.method() === 'POST');
+    await page.getByRole('button', { name: 'Save as playlist' }).click();
+    const albumBody = (await savedAlbum).postDataJSON() as { track_ids: string[] };
+    expect(albumBody.track_ids).toHaveLength(3);
+    expect(albumBody.track_ids[1]).toBe(firstId);
+    await page.getByText(/Playlist ".*" created on Supysonic with 3 songs; 0 unavailable there\./).waitFor();
+    await shot('album');
+
     await open('Song alchemy', 'PER SERVER');
     await pick('Song', titles[0]!);
     await pick('Song', titles[1]!);
@@ -546,6 +568,16 @@ describe('web UI pages (chromium, real music)', () => {
       // The form kept its time zone after the save (reset to the default), so the refusal is about the expression.
       await page.locator('form [role=alert].msg-error').filter({ hasText: /Invalid cron expression 'not a cron'/ }).waitFor();
     });
+    // Two enabled schedules that can start in the same minute (Mondays 03:00) are warned about, not refused.
+    await page.getByLabel('Name', { exact: true }).fill('Monday cleaning');
+    await page.getByLabel('Task', { exact: true }).selectOption('cleaning');
+    await page.getByLabel('Cron expression').fill('0 3 * * 1');
+    await page.getByLabel('Time zone').fill('UTC');
+    await page.getByRole('button', { name: 'Add schedule' }).click();
+    await page.locator('table.schedules tbody tr', { hasText: 'Monday cleaning' }).waitFor();
+    await page.locator('.overlap-warning').getByText(/"(Nightly analysis|Monday cleaning)" and "(Nightly analysis|Monday cleaning)" can start in the same minute/).waitFor();
+    // The built-in Album of the Week schedule is listed, disabled.
+    await page.locator('table.schedules tbody tr', { hasText: 'Album of the Week' }).filter({ hasText: '30 0 * * 6' }).filter({ hasText: 'disabled' }).waitFor();
     await shot('schedules');
 
     await open('Backup and restore', 'CATALOGUE');

@@ -17,6 +17,7 @@ export * from './chat';
 export * from './semantic';
 export * from './anchors';
 export * from './recording';
+export * from './album';
 export * from './internal';
 export * from './route-match';
 export * from './client';
