@@ -358,6 +358,13 @@ export const ScoreDto = z
     mood_vector: z.string().nullable(),
     /** Reference `other_features`; null when the song has no learned features. */
     other_features: z.string().nullable(),
+    /**
+     * Every learned tag of the song with its probability in [0, 1] (3 decimals; stored as a byte, so steps of 1/255):
+     * the 50 MSD labels, and the 50 MTT labels when the song was analysed with the MTT model (MUSICNN_MTT), keyed by
+     * the models' labels (e.g. `{"piano": 0.41, "Mellow": 0.12}`); a label both models carry ("rock", "electronic",
+     * "pop", "dance", "country", "metal", "ambient", "guitar") holds the higher of the two. Null without learned tags.
+     */
+    tags: z.record(z.number()).nullable(),
   })
   .openapi('Score');
 export type ScoreDto = z.infer<typeof ScoreDto>;
