@@ -6,7 +6,7 @@ import { MSD_TAGS, STEER_CONCEPTS } from '@polyphony/contracts';
 import { mulberry32 as rng } from '@polyphony/vectors';
 import type { Generation } from '../core/generation';
 import { SemanticTable, type SemanticRowSource } from './semantic-table';
-import { conceptPosition, deriveDirections, steeredScore, steerPool, STEER_POOL_MAX, STEER_POOL_MIN } from './steering';
+import { conceptPosition, deriveDirections, steeredScore, steerMinSongs, steerPool, STEER_POOL_MAX, STEER_POOL_MIN } from './steering';
 import { OTHER_OFFSET } from './vocabulary';
 
 describe('deriveDirections', () => {
@@ -34,9 +34,9 @@ describe('deriveDirections', () => {
     expect(conceptPosition(d, Float32Array.from([9, 9, 2, -2]), 2)).toBe(1);
   });
 
-  it('When fewer than three rows carry (or lack) a concept, or both groups have the same mean, then it has no direction', () => {
+  it('When fewer than the minimum rows carry (or lack) a concept, or both groups have the same mean, then it has no direction', () => {
     const vectors = Float32Array.from([1, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1]);
-    const [tooFew, tooMany, ok] = deriveDirections(vectors, 2, [Uint8Array.from([1, 1, 0, 0, 0, 0]), Uint8Array.from([1, 1, 1, 1, 0, 0]), Uint8Array.from([1, 1, 0, 0, 0, 1])]);
+    const [tooFew, tooMany, ok] = deriveDirections(vectors, 2, [Uint8Array.from([1, 1, 0, 0, 0, 0]), Uint8Array.from([1, 1, 1, 1, 0, 0]), Uint8Array.from([1, 1, 0, 0, 0, 1])], 3);
     expect(tooFew).toBeNull();
     expect(tooMany).toBeNull();
     // Carriers (1,0),(1,0),(0,1) vs (0,1)x3: a direction along +x, -y.
@@ -77,6 +77,13 @@ describe('steeredScore', () => {
         expect(s).toBeLessThanOrEqual(1);
       }
     }
+  });
+
+  it('When the sample grows, then the fewest songs per side is 1% of it within [2, 20]', () => {
+    expect([4, 41, 200, 1000, 20_000].map(steerMinSongs)).toEqual([2, 2, 2, 10, 20]);
+    // Six rows, two of them carrying: enough by default (2), not with a minimum of 3.
+    const v = Float32Array.from([1, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1]);
+    expect(deriveDirections(v, 2, [Uint8Array.from([1, 1, 0, 0, 0, 0])])[0]).not.toBeNull();
   });
 
   it('When the limit grows, then the re-ranked pool is 10 x limit within its bounds', () => {

@@ -6,7 +6,7 @@
  *   the concept's columns, normalised as the text search normalises them) is at least CARRY_THRESHOLD.
  * - Its direction, per index generation, lives in the space the index searches (the generation's unit vectors):
  *   the unit vector of mean(vectors of songs carrying it) - mean(vectors of the other tagged songs), over a sample
- *   of the tagged songs; none when fewer than STEER_MIN_SONGS songs of the sample carry it or lack it. This is the
+ *   of the tagged songs; none when fewer than steerMinSongs(sample) songs of the sample carry it or lack it. This is the
  *   difference-of-means concept direction (the "concept activation vector" of Kim et al. 2018, TCAV, without the
  *   linear classifier: the class-mean difference of the two groups).
  * - A song's position on it: the dot product with the direction, scaled between the 5th and 95th percentiles of
@@ -19,8 +19,13 @@ import { percentile } from './percentile';
 
 /** Normalised concept score from which a song carries the concept (the middle of the column's library range). */
 export const CARRY_THRESHOLD = 0.5;
-/** Fewest sample songs with, and without, a concept for it to get a direction. */
-export const STEER_MIN_SONGS = 3;
+/**
+ * Fewest sample songs with, and without, a concept for it to get a direction: 1% of the sample, at least 2 (a mean
+ * of more than one song; small libraries) and at most 20 (20 songs already give a stable mean at 20k samples).
+ */
+export function steerMinSongs(sampleSize: number): number {
+  return Math.max(2, Math.min(20, Math.ceil(0.01 * sampleSize)));
+}
 /** Steered searches re-rank the query's best `steerPool(limit)` songs (never songs further down its ranking). */
 export const STEER_POOL_MIN = 200;
 export const STEER_POOL_MAX = 5000;
@@ -46,12 +51,13 @@ export interface ConceptDirection {
  * @param vectors the sample's vectors, row after row (n x dim, unit length as the index stores them)
  * @param dim vector dimension
  * @param carries per concept, a flag per sample row (1 = carries the concept)
- * @param minSongs fewest rows with and without the concept (default STEER_MIN_SONGS)
+ * @param minSongs fewest rows with and without the concept (default steerMinSongs(n))
  * @returns per concept its direction, or null when too few rows carry or lack it, or both groups have the same mean
  * Cost O(n * dim * (1 + concepts * share carrying)) for the sums plus O(concepts * n * dim) for the positions.
  */
-export function deriveDirections(vectors: Float32Array, dim: number, carries: readonly Uint8Array[], minSongs = STEER_MIN_SONGS): Array<ConceptDirection | null> {
+export function deriveDirections(vectors: Float32Array, dim: number, carries: readonly Uint8Array[], minSongs?: number): Array<ConceptDirection | null> {
   const n = dim > 0 ? vectors.length / dim : 0;
+  const least = minSongs ?? steerMinSongs(n);
   const total = new Float64Array(dim);
   for (let i = 0; i < n; i++) for (let d = 0; d < dim; d++) total[d]! += vectors[i * dim + d]!;
   const positions = new Float32Array(n);
@@ -64,7 +70,7 @@ export function deriveDirections(vectors: Float32Array, dim: number, carries: re
       for (let d = 0; d < dim; d++) strongSum[d]! += vectors[i * dim + d]!;
     }
     const weak = n - strong;
-    if (strong < minSongs || weak < minSongs) return null;
+    if (strong < least || weak < least) return null;
     const vector = new Float32Array(dim);
     let norm = 0;
     for (let d = 0; d < dim; d++) {
