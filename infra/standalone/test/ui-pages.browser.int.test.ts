@@ -621,12 +621,12 @@ describe('web UI pages (chromium, real music)', () => {
     await open('Search', 'PER SERVER');
     await page.getByRole('searchbox', { name: 'Describe the music' }).fill('piano drums');
     await page.getByText('Steer the results').click();
-    const concept = page.getByLabel('Concept');
+    const concept = page.getByLabel('Concept', { exact: true });
     await page.locator('select:enabled option[value="piano"]').waitFor({ state: 'attached' });
     expect(await concept.locator('option[value="piano"]').textContent()).toMatch(/^piano \(\d+ songs\)$/);
     await concept.selectOption('piano');
-    await page.getByLabel('Direction').selectOption('more');
-    await page.getByLabel('Strength').fill('1');
+    await page.getByLabel('Direction', { exact: true }).selectOption('more');
+    await page.getByLabel('Strength', { exact: true }).fill('1');
     await page.getByRole('button', { name: 'Add concept' }).click();
     await page.getByRole('list', { name: 'Steering concepts' }).getByText('more piano (1)').waitFor();
     const sent = page.waitForRequest((r) => new URL(r.url()).pathname === '/api/clap/search');

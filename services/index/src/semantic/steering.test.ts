@@ -97,7 +97,6 @@ describe('SemanticTable concepts', () => {
   it('When some songs are strong on "rock" and sit apart in the vector space, then rock is carried by exactly them and its direction points at them', () => {
     const rand = rng(11);
     const n = 60;
-    const dim = 4;
     const rockCol = MSD_TAGS.indexOf('rock');
     const rows: SemanticRowSource[] = [];
     const vectors: Float32Array[] = [];
