@@ -72,7 +72,7 @@ export function steeringControls(): { element: HTMLElement; items: () => Steerin
     'details',
     { class: 'steer' },
     h('summary', { text: 'Steer the results (more or less of a concept)' }),
-    h('div', { class: 'inline' }, field('Concept', concept), field('Direction', direction), field('Strength', strength, 'From 0.1 to 1: 1 counts as much as one word of the description'), shown, add),
+    h('div', { class: 'inline' }, field('Concept', concept), field('Direction', direction), field('Strength', strength, '0.1 to 1; 1 weighs like one word of the description'), shown, add),
     list,
     out,
   );
