@@ -1,4 +1,4 @@
-import { MSD_TAGS, MTT_TAGS, type ScoreDto, type SyncQuery, type SyncResponse } from '@polyphony/contracts';
+import { MSD_TAGS, MTT_TAGS, type ScoreDto, type SyncQuery, type SyncResponse, type TrackDto } from '@polyphony/contracts';
 import { NotFoundError, ValidationError } from '@polyphony/platform';
 import { typedToBuffer } from '../core/codec';
 import type { TrackDetails, TrackReader } from '../core/ports';
@@ -115,18 +115,24 @@ export class SyncService {
     };
   }
 
-  /** The analysis row of a track by the server's id (item_id echoes the caller's id). @throws NotFoundError */
+  /** The analysis row of a track by the server's id (item_id echoes the caller's id; /external/get_score). @throws NotFoundError */
   async score(scope: RequestScope, id: string): Promise<ScoreDto> {
+    const { reportedId, d } = await this.located(scope, id);
+    return { item_id: reportedId, title: d.title, author: d.artist, ...analysisFields(d) };
+  }
+
+  /** GET /api/track: the analysis row plus every learned tag (`tags`, see tagsRecord). @throws NotFoundError */
+  async track(scope: RequestScope, id: string): Promise<TrackDto> {
+    const { reportedId, d } = await this.located(scope, id);
+    return { item_id: reportedId, title: d.title, author: d.artist, ...analysisFields(d), tags: tagsRecord(d.tags) };
+  }
+
+  /** The stored row of a track by the server's id. @throws NotFoundError */
+  private async located(scope: RequestScope, id: string): Promise<{ reportedId: string; d: TrackDetails }> {
     const { canonical, reportedId } = await this.similarity.locate(scope, id);
     const d = (await this.tracks.details([canonical])).get(canonical);
     if (!d) throw new NotFoundError('Track not found');
-    return {
-      item_id: reportedId,
-      title: d.title,
-      author: d.artist,
-      ...analysisFields(d),
-      tags: tagsRecord(d.tags),
-    };
+    return { reportedId, d };
   }
 
   /** The raw stored embedding of a track by the server's id. @throws NotFoundError */
