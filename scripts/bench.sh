@@ -31,6 +31,7 @@ declare -A BENCH=(
   [text-eval]="node bench/dist/index/text-search-eval.js"
   [album-quality]="node bench/dist/index/album-quality.js 20"
   [text-eval-corpus]="node bench/dist/standalone/text-eval-corpus.js ${TEXT_EVAL_CACHE:-/tmp/polyphony-audio-bench/musicnn-8-pooled}"
+  [steering-eval]="node bench/dist/standalone/steering-eval.js"
   [kmeans]="node bench/dist/playlist/kmeans.js"
   [fakes]="node bench/dist/testkit/fakes-100k.js 100000"
   [recording-search]="node bench/dist/landmarks/recording-search.js --queries 30 --scale 100000"

@@ -12,7 +12,8 @@ import { API_TOKEN, loginCookie, startTestStack } from './helpers';
  * The semantic endpoints on real MusiCNN tags (issue 14 "Tests and measures"): supysonic serves seven short
  * Wesnoth tracks, the stack analyzes them with the model installed (MUSICNN_PATCHES=2 to keep CPU low), and
  * every tag-based endpoint is called through the gateway as the plugins and clients call it: bearer token
- * and a non-admin cookie, `server=` naming the server, ids in supysonic's ids. Checked: text search, mood
+ * and a non-admin cookie, `server=` naming the server, ids in supysonic's ids. Checked: text search (steered too,
+ * with the concepts list and GET /api/track's tags), mood
  * centroids and mood seeds (with centroid_index), anchors as seeds of similar_tracks / find_path / alchemy
  * with their exclusions, a radio run writing its playlist on supysonic, SemGrove, the dashboard counts; search by
  * recording (issue 33): every analysed song gets a fingerprint, a degraded 10 s clip of a real file (noise at 10 dB
@@ -102,6 +103,49 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     expect((await request(url).get('/api/clap/top_queries').set(bearer).expect(200)).body.queries).toContain('calm orchestral music');
     await request(url).post('/api/clap/search?server=Nope').set(bearer).send({ query: 'calm' }).expect(400);
     await request(url).post('/api/clap/search').set(bearer).send({ query: 'ab' }).expect(400);
+  });
+
+  it('When text search is steered on the real tags, then a steerable concept re-ranks the answer towards its songs in supysonic ids, concepts are listed per server, and GET /api/track gives every tag', async () => {
+    const listed = (await request(url).get(`/api/clap/concepts?${S}`).set({ Cookie: userCookie }).expect(200)).body as { concepts: Array<{ name: string; kind: string; songs: number; steerable: boolean }>; tagged_songs: number };
+    expect(listed.tagged_songs).toBe(TRACKS.length);
+    expect(listed.concepts.length).toBeGreaterThan(80);
+    for (const c of listed.concepts) {
+      expect(c.songs).toBeGreaterThanOrEqual(0);
+      expect(c.songs).toBeLessThanOrEqual(TRACKS.length);
+    }
+    const steerable = listed.concepts.filter((c) => c.steerable);
+    expect(steerable.length).toBeGreaterThan(0);
+    // Each song's tags as GET /api/track gives them (every MSD and MTT label with its probability).
+    const tags = new Map<string, Record<string, number>>();
+    for (const id of ids) {
+      const t = (await request(url).get(`/api/track?item_id=${id}&${S}`).set(bearer).expect(200)).body as { item_id: string; tags: Record<string, number>; mood_vector: string };
+      expect(t.item_id).toBe(id);
+      expect(Object.keys(t.tags)).toHaveLength(92);
+      for (const p of Object.values(t.tags)) expect(p >= 0 && p <= 1).toBe(true);
+      // The mood_vector's top MSD tag is among the tags at its probability (the tags' is stored as a byte: within half a
+      // step, 0.002, plus two roundings to 3 decimals), or higher when the MTT model carries the same label higher.
+      const [top, p] = t.mood_vector.split(',')[0]!.split(':');
+      expect(t.tags[top!]!).toBeGreaterThanOrEqual(Number(p) - 0.003);
+      tags.set(id, t.tags);
+    }
+    // The steerable concept most songs carry: "more" of it puts songs higher on its tag first, "less" of it last.
+    const concept = steerable.sort((a, b) => b.songs - a.songs)[0]!;
+    const search = async (weight?: number) =>
+      (await request(url).post(`/api/clap/search?${S}`).set(bearer).send({ query: 'calm orchestral music', limit: TRACKS.length, ...(weight === undefined ? {} : { steering: [{ concept: concept.name, weight }] }) }).expect(200)).body as {
+        results: Array<{ item_id: string; similarity: number }>;
+        steering?: Array<{ concept: string; weight: number }>;
+      };
+    const plain = await search();
+    const more = await search(1);
+    const less = await search(-1);
+    expect(more.steering).toEqual([{ concept: concept.name, weight: 1 }]);
+    for (const a of [plain, more, less]) for (const r of a.results) expect(ids).toContain(r.item_id);
+    expect(more.results.map((r) => r.item_id).sort()).toEqual(plain.results.map((r) => r.item_id).sort());
+    // Probability of the concept's label (a shared MSD/MTT label: the higher) of the first half of each answer.
+    const label = Object.keys(tags.get(ids[0]!)!).find((l) => l.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim() === concept.name)!;
+    const firstHalf = (a: { results: Array<{ item_id: string }> }) => a.results.slice(0, Math.ceil(a.results.length / 2)).reduce((sum, r) => sum + tags.get(r.item_id)![label]!, 0);
+    expect(firstHalf(more)).toBeGreaterThan(firstHalf(less));
+    await request(url).post(`/api/clap/search?${S}`).set(bearer).send({ query: 'battle', steering: [{ concept: 'bagpipes', weight: 1 }] }).expect(400);
   });
 
   it('When moods seed similar_tracks (with centroid_index), then rows are supysonic songs with the reference mood fields', async () => {

@@ -15,6 +15,7 @@ export * from './settings';
 export * from './probes';
 export * from './chat';
 export * from './semantic';
+export * from './steering';
 export * from './anchors';
 export * from './recording';
 export * from './album';
