@@ -26,6 +26,9 @@ const KNOWN_SECONDS = {
   // Measured 2026-12-03 at a load average near 10 (64 full-length analyses over three supysonic servers).
   'infra/standalone/test/sweep-copies.e2e.int.test.ts': 1097,
   'infra/standalone/test/analysis.e2e.int.test.ts': 454,
+  // Measured 2026-12-04 at a load average of 13-18: golden 400-475 s (87 s on a quiet machine), upgrade 53 s.
+  'infra/standalone/test/golden/golden.e2e.int.test.ts': 300,
+  'infra/standalone/test/upgrade/upgrade.e2e.int.test.ts': 55,
   'infra/standalone/test/faults.int.test.ts': 359,
   'infra/standalone/test/clients.api.test.ts': 326,
   'infra/standalone/test/fuzz.api.test.ts': 300,
@@ -47,6 +50,9 @@ const KNOWN_SECONDS = {
   'infra/standalone/test/auth-restart.api.test.ts': 60,
   // Measured 2026-12-04 at a load average near 18: two product starts with HTTPS=self-signed (~22 s of tests, the rest compiling).
   'infra/standalone/test/https.api.test.ts': 100,
+  // issue 36 (measured at load 17-20, 2026-12-04): stack start dominates both.
+  'infra/standalone/test/monitoring.api.test.ts': 62,
+  'infra/standalone/test/db-outage.int.test.ts': 45,
   'infra/standalone/test/semantic.api.test.ts': 48,
   'infra/standalone/test/recording.api.test.ts': 65,
   'infra/standalone/test/analysis.distributed.int.test.ts': 48,

@@ -35,7 +35,7 @@ import { LyricsRepository } from './store/lyrics.repository';
 import { MappingRepository } from './store/mapping.repository';
 import { catalogueMigrations } from './store/migrations';
 import { PgSchemeRepository } from './store/scheme.repository';
-import { SweepStore } from './store/sweep.repository';
+import { SweepRepository } from './store/sweep.repository';
 import { TrackRepository } from './store/track.repository';
 
 /** Dependencies of the catalogue; the optional ports replace the HTTP peers and media-server clients (tests, benchmarks). */
@@ -97,7 +97,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   const registryPort = deps.registryPort ?? new HttpRegistryPort(rt.peer('registry', 30_000));
   const indexPort = deps.indexPort ?? new HttpIndexPort(rt.peer('index', 30_000), rt.peer('registry', 30_000));
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
-  const sweepStore = new SweepStore(rt.ds);
+  const sweepStore = new SweepRepository(rt.ds);
   const batchTasks = new BatchTaskRepository(rt.ds);
   const sweeps = new SweepExecutor(sweepStore, registryPort, clientFactory, settings, events, rt.bus, log.child({ component: 'SweepExecutor' }), {
     chunkSize: config.sweepChunkSize,
