@@ -34,7 +34,8 @@ const KNOWN_SECONDS = {
   'infra/standalone/test/fuzz.api.test.ts': 300,
   'infra/standalone/test/semantic.wesnoth.e2e.int.test.ts': 295,
   'infra/standalone/test/musicnn.e2e.int.test.ts': 216,
-  'infra/standalone/test/ui-pages.browser.int.test.ts': 215,
+  // +25 s for Recording search (10 s of fake microphone, three uploads, two widths): 245 s at a load average near 10 on 2026-12-04.
+  'infra/standalone/test/ui-pages.browser.int.test.ts': 245,
   'infra/standalone/test/backup.e2e.int.test.ts': 212,
   'services/catalogue-identity/test/wesnoth-audio.int.test.ts': 180,
   'infra/standalone/test/chat.e2e.int.test.ts': 163,
