@@ -5,11 +5,13 @@ import { consumeSweepRequests, consumeTaskCancels } from './bus/batch.consumers'
 import { consumeServerDeleted } from './bus/server-deleted.consumer';
 import { consumeSettingsChanged } from './bus/settings.consumer';
 import type { CatalogueConfig } from './config';
+import { browseRoutes } from './http/browse.routes';
 import { cleaningRoutes } from './http/cleaning.routes';
 import { probeRoutes } from './http/probes.routes';
 import { internalRoutes } from './http/internal.routes';
 import { lyricsRoutes } from './http/lyrics.routes';
 import { BatchRunner } from './domain/batch-runner';
+import { BrowseService } from './domain/browse.service';
 import { CoverageService } from './domain/coverage.service';
 import { CleaningExecutor } from './domain/cleaning.service';
 import { type ActiveScheme, IdentityService } from './domain/identity.service';
@@ -23,6 +25,7 @@ import { SweepExecutor, type SweepHooks } from './domain/sweep.service';
 import { TrackService } from './domain/track.service';
 import { CatalogueSettings } from './settings';
 import { ArtistRepository } from './store/artist.repository';
+import { BrowseRepository } from './store/browse.repository';
 import { CoverageRepository } from './store/coverage.repository';
 import { BatchTaskRepository } from './store/batch-task.repository';
 import { PgIdentityRepository } from './store/identity.repository';
@@ -118,6 +121,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   routeSets.push(probeRoutes(new CoverageService(new CoverageRepository(rt.ds))));
   const lyrics = new LyricsRepository(rt.ds);
   routeSets.push(lyricsRoutes(new LyricsService(lyrics)));
+  routeSets.push(browseRoutes(new BrowseService(new BrowseRepository(rt.ds))));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('catalogue'), routeSets);
   rt.finishRoutes();

@@ -1,5 +1,6 @@
 import { savedAlchemyRoutes } from './anchors';
 import { authRoutes } from './auth';
+import { browseRoutes } from './browse';
 import { chatRoutes } from './chat';
 import { featureRoutes, parityRoutes } from './features';
 import { internalRoutes } from './internal';
@@ -19,6 +20,7 @@ import { taskRoutes } from './tasks';
 export const api = {
   anchors: savedAlchemyRoutes,
   auth: authRoutes,
+  browse: browseRoutes,
   chat: chatRoutes,
   features: featureRoutes,
   parity: parityRoutes,
