@@ -23,7 +23,7 @@ export class BrowseRepository implements BrowseStore {
                 WHERE NOT EXISTS (SELECT 1 FROM catalogue.track_server_map m WHERE m.item_id = s.item_id) AND ($1::text IS NULL OR true) /* $1 typed, unused: orphans are on no server */ AND ${text})`;
     }
     const copies = sel.filter === 'unique' ? 'AND f.copies = 1' : sel.filter === 'duplicates' ? 'AND f.copies > 1' : '';
-    return `f AS (SELECT m.item_id, count(*)::int AS copies, count(DISTINCT m.server_id)::int AS servers, min(m.provider_id) AS first_id
+    return `f AS (SELECT m.item_id, count(*)::int AS copies, count(DISTINCT m.server_id)::int AS servers, min(m.provider_id COLLATE "C") AS first_id
                     FROM catalogue.track_server_map m WHERE $1::text IS NULL OR m.server_id = $1 GROUP BY m.item_id),
             songs AS (SELECT ${cols}, f.first_id, f.copies, f.servers FROM catalogue.score s JOIN f ON f.item_id = s.item_id WHERE ${text} ${copies})`;
   }
@@ -52,7 +52,7 @@ export class BrowseRepository implements BrowseStore {
     const files = new Map<string, Array<{ item_id: string; path: string | null }>>();
     if (sel.filter === 'duplicates' && sel.serverId && rows.length > 0) {
       const found: Array<{ item_id: string; provider_id: string; file_path: string | null }> = await this.ds.query(
-        `SELECT item_id, provider_id, file_path FROM catalogue.track_server_map WHERE server_id = $1 AND item_id = ANY($2) ORDER BY item_id, provider_id`,
+        `SELECT item_id, provider_id, file_path FROM catalogue.track_server_map WHERE server_id = $1 AND item_id = ANY($2) ORDER BY item_id, provider_id COLLATE "C"`,
         [sel.serverId, rows.map((r) => r.item_id)],
       );
       for (const f of found) {
