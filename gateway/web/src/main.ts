@@ -63,6 +63,10 @@ function setMenuOpen(open: boolean): void {
   layout.classList.toggle('menu-open', open);
 }
 menuToggle.addEventListener('click', () => setMenuOpen(menuToggle.getAttribute('aria-expanded') !== 'true'));
+// Choosing a page closes the menu, also the page already shown (no hashchange then).
+navList.addEventListener('click', (e) => {
+  if ((e.target as Element).closest('a')) setMenuOpen(false);
+});
 document.addEventListener('keydown', (e) => {
   if (e.key === 'Escape' && layout.classList.contains('menu-open')) {
     setMenuOpen(false);
