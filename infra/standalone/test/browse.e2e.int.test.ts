@@ -113,7 +113,7 @@ describe('browse songs, duplicates, orphans and unanalyzable files (two supysoni
     const artists = (await browse('kind=artists').expect(200)).body;
     // One row per artist of the four songs, in name order.
     expect(artists.results.reduce((n: number, a: { songs: number }) => n + a.songs, 0)).toBe(4);
-    expect(artists.results.map((a: { artist: string }) => a.artist)).toEqual([...new Set(all.results.map((r: { author: string }) => r.author))].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1)));
+    expect(artists.results.map((a: { artist: string }) => a.artist)).toEqual([...new Set<string>(all.results.map((r: { author: string }) => r.author))].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1)));
     expect(artists.results.find((a: { artist: string }) => a.artist === 'Timothy Pinkham')).toMatchObject({ songs: 1, albums: expect.any(Number) });
     const albums = (await browse('kind=albums&server=Supysonic').expect(200)).body;
     expect(albums.results.reduce((n: number, a: { songs: number }) => n + a.songs, 0)).toBe(3);

@@ -603,7 +603,8 @@ describe('web UI pages (chromium, real music)', () => {
     const describe = (el: Element) => `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : ''}${el.getAttribute('aria-label') ? `[${el.getAttribute('aria-label')}]` : ''} "${(el.textContent ?? '').trim().slice(0, 30)}"`;
     for (const el of Array.from(document.querySelectorAll('main *'))) {
       const st = getComputedStyle(el);
-      if (el.tagName === 'CANVAS' || el.closest('.map-wrap')) continue;
+      // The map's canvas pans by design; the content of a closed <details> is not shown.
+      if (el.tagName === 'CANVAS' || el.closest('.map-wrap') || el.closest('details:not([open]) > :not(summary)')) continue;
       if (['auto', 'scroll'].includes(st.overflowX) && el.scrollWidth > el.clientWidth + 1) out.push(`${describe(el)} scrolls sideways inside itself (${el.scrollWidth} > ${el.clientWidth} px)`);
       if (el.tagName === 'TABLE' && el.getBoundingClientRect().right > vw + 1) out.push(`${describe(el)} is wider than the view`);
     }
@@ -645,6 +646,25 @@ describe('web UI pages (chromium, real music)', () => {
         }
       }
       expect(failures).toEqual([]);
+      // The measure itself sees what it must: a page made too wide, a table scrolling inside itself, a 10 px button.
+      await page.setViewportSize({ width: 393, height: 850 });
+      await page.evaluate(() => {
+        // Styled through the CSSOM: the page's CSP refuses style attributes.
+        const el = (tag: string, style: Partial<CSSStyleDeclaration>, ...kids: Array<Node | string>) => {
+          const e = document.createElement(tag);
+          Object.assign(e.style, style);
+          e.append(...kids);
+          return e;
+        };
+        const probe = el('div', {}, el('div', { width: '2000px' }, 'wide'), el('div', { overflowX: 'auto', width: '100px' }, el('div', { width: '300px' }, 'inner')), el('button', { minWidth: '0', minHeight: '0', width: '10px', height: '10px', padding: '0' }, 'x'));
+        probe.id = 'layout-probe';
+        document.getElementById('view')!.append(probe);
+      });
+      const seen = await page.evaluate(measureLayout, true);
+      await page.evaluate(() => document.getElementById('layout-probe')!.remove());
+      expect(seen.some((f) => /^page scrolls sideways/.test(f))).toBe(true);
+      expect(seen.some((f) => /scrolls sideways inside itself/.test(f))).toBe(true);
+      expect(seen.some((f) => /^button "x" is 10 x 10 px$/.test(f))).toBe(true);
       // Dark theme follows the system setting.
       await page.setViewportSize({ width: 393, height: 850 });
       await page.emulateMedia({ colorScheme: 'dark' });

@@ -10,7 +10,7 @@ import { call } from '../api';
 import { errText, field, h, msg, nodes, say, select, table } from '../dom';
 import { fmtDuration } from '../numbers';
 import type { Page } from '../page';
-import { state } from '../state';
+import { selectedServer, state } from '../state';
 
 const KIND_LABELS: Record<BrowseKind, string> = { songs: 'Songs', artists: 'Artists', albums: 'Albums', unanalyzable: 'Unanalyzable files' };
 const FILTER_LABELS: Record<BrowseFilter, string> = { all: 'All', unique: 'Unique', duplicates: 'Duplicates', orphan: 'Orphans' };
@@ -39,7 +39,8 @@ function resultsTable(r: BrowseResponse): HTMLTableElement {
     caption,
     ['Title', 'Artist', 'Album', 'Length', files ? 'Files' : 'Copies'],
     rows.map((s) => [
-      s.item_id && r.server && r.filter !== 'orphan' ? h('a', { href: `#/similar?item_id=${encodeURIComponent(String(s.item_id))}`, text: text(s.title) }) : text(s.title),
+      // A link to its similar songs when the rows are in the ids of the server the sidebar selects (the Similar songs page's).
+      s.item_id && r.server && r.server === selectedServer()?.name && r.filter !== 'orphan' ? h('a', { href: `#/similar?item_id=${encodeURIComponent(String(s.item_id))}`, text: text(s.title) }) : text(s.title),
       text(s.author),
       text(s.album),
       typeof s.duration === 'number' ? fmtDuration(s.duration) : '—',
