@@ -52,7 +52,7 @@ export const BrowseQuery = z
      * songs the filter keeps. Ignored by `unanalyzable`.
      */
     filter: z.preprocess(blankToUndefined, z.enum(BROWSE_FILTERS, { errorMap: () => ({ message: `filter must be one of ${BROWSE_FILTERS.join(', ')}` }) }).optional()),
-    /** Case-insensitive substring of the title, artist or album (artists: the name; albums: album or album artist; unanalyzable: title, artist, album or path). */
+    /** Case-insensitive substring of the title, artist, album or album artist (artists and albums: the groups holding a matching song; unanalyzable: title, artist, album, path or the file id). */
     q: z.string().max(200).optional(),
     /** 1-based page of BROWSE_PAGE_SIZE rows (default 1). */
     page: intParam(1, 1_000_000),
