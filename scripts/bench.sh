@@ -34,6 +34,7 @@ declare -A BENCH=(
   [fakes]="node bench/dist/testkit/fakes-100k.js 100000"
   [recording-search]="node bench/dist/landmarks/recording-search.js --queries 30 --scale 100000"
   [sweep-500k]="node --expose-gc bench/dist/catalogue-identity/sweep-500k.js"
+  [browse-1m]="node bench/dist/catalogue-identity/browse-1m.js 1000000"
 )
 QUICK=(enumerate bus embed retrieval kmeans)
 names=("$@")

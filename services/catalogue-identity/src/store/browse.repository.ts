@@ -7,6 +7,12 @@ export function likePattern(q: string): string {
 }
 
 /**
+ * The browse order of songs: the expressions of the `score_browse_order` index (migration BrowseOrder), selected as
+ * k_artist, k_album, k_title so the ORDER BY over the inlined CTE matches the index.
+ */
+const BROWSE_ORDER_KEYS = `lower(s.artist) AS k_artist, lower(coalesce(s.album, '')) AS k_album, lower(s.title) AS k_title`;
+
+/**
  * The browse queries over catalogue.score and catalogue.track_server_map (GET /internal/browse).
  * One SQL text per selection: a `songs` CTE keeps the songs of the filter (with their files counted on the
  * selected server, or on every server), then rows are the songs themselves or their groups per artist or album.
@@ -15,31 +21,37 @@ export function likePattern(q: string): string {
 export class BrowseRepository implements BrowseStore {
   constructor(private readonly ds: DataSource) {}
 
+  /**
+   * The `songs` CTE (inlined by PostgreSQL: referenced once). The songs are read in the browse order from the
+   * `score_browse_order` index and each song's files are counted by an index lookup (`track_server_map_item`), so a
+   * page or a capped count stops after the rows it needs instead of grouping every mapping row first.
+   */
   private songsCte(sel: BrowseSelection): string {
     const text = `($2::text IS NULL OR s.title ILIKE $2 OR s.artist ILIKE $2 OR coalesce(s.album, '') ILIKE $2 OR coalesce(s.album_artist, '') ILIKE $2)`;
-    const cols = `s.item_id, s.title, s.artist, s.album, s.album_artist, s.year, s.duration_seconds`;
+    const cols = `s.item_id, s.title, s.artist, s.album, s.album_artist, s.year, s.duration_seconds, ${BROWSE_ORDER_KEYS}`;
     if (sel.filter === 'orphan') {
       return `songs AS (SELECT ${cols}, NULL::text AS first_id, 0 AS copies, 0 AS servers FROM catalogue.score s
                 WHERE NOT EXISTS (SELECT 1 FROM catalogue.track_server_map m WHERE m.item_id = s.item_id) AND ($1::text IS NULL OR true) /* $1 typed, unused: orphans are on no server */ AND ${text})`;
     }
-    const copies = sel.filter === 'unique' ? 'AND f.copies = 1' : sel.filter === 'duplicates' ? 'AND f.copies > 1' : '';
-    return `f AS (SELECT m.item_id, count(*)::int AS copies, count(DISTINCT m.server_id)::int AS servers, min(m.provider_id COLLATE "C") AS first_id
-                    FROM catalogue.track_server_map m WHERE $1::text IS NULL OR m.server_id = $1 GROUP BY m.item_id),
-            songs AS (SELECT ${cols}, f.first_id, f.copies, f.servers FROM catalogue.score s JOIN f ON f.item_id = s.item_id WHERE ${text} ${copies})`;
+    const copies = sel.filter === 'unique' ? 'f.copies = 1' : sel.filter === 'duplicates' ? 'f.copies > 1' : 'f.copies > 0';
+    return `songs AS (SELECT ${cols}, f.first_id, f.copies, f.servers FROM catalogue.score s
+              CROSS JOIN LATERAL (SELECT count(*)::int AS copies, count(DISTINCT m.server_id)::int AS servers, min(m.provider_id COLLATE "C") AS first_id
+                                    FROM catalogue.track_server_map m WHERE m.item_id = s.item_id AND ($1::text IS NULL OR m.server_id = $1)) f
+             WHERE ${text} AND ${copies})`;
   }
 
   /** The SELECT over `songs` for the kind, in its stable order (without LIMIT). */
   private select(sel: BrowseSelection): string {
     if (sel.kind === 'artists') {
       return `SELECT min(artist) AS artist, count(*)::int AS songs, count(DISTINCT lower(album)) FILTER (WHERE coalesce(album, '') <> '')::int AS albums
-                FROM songs WHERE artist <> '' GROUP BY lower(artist) ORDER BY lower(artist)`;
+                FROM songs WHERE artist <> '' GROUP BY k_artist ORDER BY k_artist`;
     }
     if (sel.kind === 'albums') {
       return `SELECT min(album) AS album, min(coalesce(nullif(album_artist, ''), artist)) AS album_artist, count(*)::int AS songs, max(year) AS year
                 FROM songs WHERE coalesce(album, '') <> ''
                GROUP BY lower(coalesce(nullif(album_artist, ''), artist)), lower(album) ORDER BY lower(coalesce(nullif(album_artist, ''), artist)), lower(album)`;
     }
-    return `SELECT * FROM songs ORDER BY lower(artist), lower(coalesce(album, '')), lower(title), item_id`;
+    return `SELECT * FROM songs ORDER BY k_artist, k_album, k_title, item_id`;
   }
 
   private params(sel: BrowseSelection): unknown[] {
