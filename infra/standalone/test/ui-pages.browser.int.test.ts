@@ -635,6 +635,7 @@ describe('web UI pages (chromium, real music)', () => {
           if (narrow) {
             await toggle.click();
             expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+            if (width === 393 && key === links[0]!.key) await shot('w393-menu-open');
           }
           await nav(name).click();
           await page.getByRole('heading', { level: 1, name: new RegExp(name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) }).waitFor();
