@@ -33,7 +33,10 @@ declare -A BENCH=(
   [kmeans]="node bench/dist/playlist/kmeans.js"
   [fakes]="node bench/dist/testkit/fakes-100k.js 100000"
   [recording-search]="node bench/dist/landmarks/recording-search.js --queries 30 --scale 100000"
+  [restore-drill]="node bench/dist/ops/restore-drill.js 100000 200"
+  [soak]="node bench/dist/ops/soak.js 120 4 10"
   [sweep-500k]="node --expose-gc bench/dist/catalogue-identity/sweep-500k.js"
+  [traffic-faults]="node bench/dist/ops/traffic-faults.js 400 16 5 5"
   [browse-1m]="node bench/dist/catalogue-identity/browse-1m.js 1000000"
 )
 QUICK=(enumerate bus embed retrieval kmeans)

@@ -1,11 +1,12 @@
 import { api, SNAPSHOT_PAGE_BINARY_TYPE, z } from '@polyphony/contracts';
 import { AppError, type PeerClient } from '@polyphony/platform';
-import type { RadioPeers } from './alchemy/saved-alchemy.service';
+import type { RadioPeers } from './alchemy/radio.service';
 import type { AiSettingsSource } from './chat/instant-playlist.service';
 import type { CataloguePort, PlaylistPort, RegistryPort } from './core/ports';
 import type { RelabelMapSource } from './generation/repoint.service';
 import { parseMappingChanges, parseMappingRows, parseSnapshotAnswer } from './maps/wire';
 import type { LyricsPort } from './semantic/semantic.service';
+import type { FingerprintSource } from './recording/recording-index.service';
 
 /**
  * The index's adapters over its peers' internal HTTP APIs, typed from the contracts route table (answers
@@ -50,6 +51,21 @@ export function lyricsPort(catalogue: PeerClient): LyricsPort {
   return {
     async similar(itemId, serverId, limit) {
       return catalogue.call(api.internal.lyricsSimilar, { body: { itemId, serverId, limit } });
+    },
+  };
+}
+
+/** Catalogue: stored recording fingerprints (GET /internal/fingerprints, GET /internal/tracks/:itemId/fingerprint). */
+export function fingerprintSource(catalogue: PeerClient): FingerprintSource {
+  return {
+    fingerprintPage: (after, limit) => catalogue.call(api.recordingInternal.fingerprintsPage, { query: { after: after ?? undefined, limit } }),
+    async fingerprint(itemId) {
+      try {
+        return await catalogue.call(api.recordingInternal.trackFingerprintGet, { params: { itemId } });
+      } catch (err) {
+        if (err instanceof AppError && err.httpStatus === 404) return undefined;
+        throw err;
+      }
     },
   };
 }

@@ -7,6 +7,7 @@ import { internalRoutes } from './internal';
 import { opsRoutes } from './ops';
 import { playlistRoutes } from './playlists';
 import { probeRoutes } from './probes';
+import { recordingInternalRoutes, recordingRoutes } from './recording';
 import { semanticRoutes } from './semantic';
 import { serverRoutes } from './servers';
 import { settingsRoutes } from './settings';
@@ -28,6 +29,8 @@ export const api = {
   ops: opsRoutes,
   playlists: playlistRoutes,
   probes: probeRoutes,
+  recording: recordingRoutes,
+  recordingInternal: recordingInternalRoutes,
   semantic: semanticRoutes,
   servers: serverRoutes,
   settings: settingsRoutes,

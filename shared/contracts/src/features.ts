@@ -250,7 +250,8 @@ export const SearchTracksQuery = z
     limit: intParam(1, 500),
     /**
      * Only songs the named index holds (empty when it is not built): `musicnn`/`clap` = songs with learned
-     * tags, `sem_grove`/`lyrics` = songs with lyrics, `neural` = songs embedded by a neural (TensorFlow.js) model.
+     * tags, `sem_grove`/`lyrics` = songs with lyrics, `neural` = songs with a recording fingerprint (the
+     * reference's name for its recording-search index; search by recording, recording.ts).
      */
     index: z.preprocess(blankToUndefined, z.enum(SEARCH_INDEXES, { errorMap: () => ({ message: `index must be one of ${SEARCH_INDEXES.join(', ')}` }) }).optional()),
   })

@@ -16,6 +16,7 @@ export * from './probes';
 export * from './chat';
 export * from './semantic';
 export * from './anchors';
+export * from './recording';
 export * from './browse';
 export * from './internal';
 export * from './route-match';

@@ -8,6 +8,7 @@ import {
   type ClapSearchResponse,
   type IndexStats,
   type LyricsSimilarResponse,
+  MOOD_NAMES,
   type MoodName,
   type MoodCentroidsResponse,
   type SemGroveResponse,
@@ -201,6 +202,20 @@ export class SemanticService {
     return table.taggedCount > 0
       ? { status: 'ready', scorer: 'tags+synonyms+descriptors+metadata', tagged_songs: table.taggedCount, message: `Text search ready over ${table.taggedCount} tagged songs` }
       : { status: 'no_tags', scorer: 'tags+synonyms+descriptors+metadata', tagged_songs: 0, message: new TagsUnavailableError('Text search').message };
+  }
+
+  /**
+   * A mood named by a request as a seed (similar_tracks `mood`, find_path's mood ends, an alchemy or anchor item):
+   * the name, trimmed and case-folded, must be one of the six moods; an alchemy item may name one of its
+   * centroids as the reference does, `"<mood>:<centroid index>"` (the index then overrides `centroidIndex`).
+   * @returns the centroid's unit vector ({@link moodVector})
+   * @throws ValidationError (400) for another word or an index the mood does not have; TagsUnavailableError (503) without tags
+   */
+  moodSeed(gen: Generation, text: string, centroidIndex?: number): Promise<Float32Array> {
+    const m = /^\s*([^:]+):\s*(\d{1,4})\s*$/.exec(text);
+    const name = (m ? m[1]! : text).trim().toLowerCase();
+    if (!(MOOD_NAMES as readonly string[]).includes(name)) throw new ValidationError(`Invalid mood: mood must be one of ${MOOD_NAMES.join(', ')}`);
+    return this.moodVector(gen, name as MoodName, m ? Number(m[2]) : centroidIndex);
   }
 
   /**
