@@ -1,6 +1,8 @@
 import { routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { ServiceRuntime, mountRoutes, type RuntimeDeps } from '@polyphony/platform';
+import { albumRoutesRouter } from './album/album.routes';
+import { AlbumService } from './album/album.service';
 import { wireAlchemy } from './alchemy/alchemy.wiring';
 import { ArtistService } from './artists/artist.service';
 import { wireChat } from './chat/chat.wiring';
@@ -16,7 +18,7 @@ import type { RelabelMapSource } from './generation/repoint.service';
 import { tableStorageOf } from './generation/vector-storage';
 import { attachReplicaLifecycle } from './lifecycle';
 import { MapFollower } from './maps/generation-maps';
-import { aiSettingsSource, cataloguePort, fingerprintSource, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
+import { aiSettingsSource, albumPeers, cataloguePort, fingerprintSource, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
 import { RecordingIndexService } from './recording/recording-index.service';
 import { recordingRoutes } from './recording/recording.routes';
 import type { LyricsPort } from './semantic/semantic.service';
@@ -80,12 +82,14 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   // Search by recording: the fingerprint index of each generation, loaded in the background after a swap.
   const recording = new RecordingIndexService(state, fingerprintSource(cataloguePeer), scopeDeps, config.recording, rt.logger.child({ component: 'RecordingIndex' }));
   features.search.fingerprinted = (gen) => recording.printedRows(gen);
+  // Album creation and Album of the Week (issue 31): the index, the learned tags' table, the playlist service's fixed playlist.
+  const albums = new AlbumService(state, scopeDeps, tracks, (g) => semantic.semantic.table(g), rt.logger.child({ component: 'AlbumService' }), albumPeers(registryPeer, playlistPeer));
 
   // No ETag: express would hash every JSON answer (up to ~40 kB for 199 similar songs) for a validator no
   // client of these query endpoints sends back (issue 19 per-request cost).
   rt.app.set('etag', false);
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
-  mountRoutes(rt.app, routesOf('index'), [featureRoutes, chatRoutes, semantic.routes, alchemy.routes, generation.routes, recordingRoutes(state, scopeDeps, recording)]);
+  mountRoutes(rt.app, routesOf('index'), [featureRoutes, chatRoutes, semantic.routes, alchemy.routes, generation.routes, recordingRoutes(state, scopeDeps, recording), albumRoutesRouter(state, scopeDeps, albums)]);
   rt.finishRoutes();
 
   const { rebuild, repoint, reporter } = generation;
@@ -114,6 +118,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     features,
     /** Search by recording: the fingerprint index per generation. */
     recording,
+    /** Album creation and Album of the Week. */
+    albums,
     /** Saved anchors and radios. */
     anchors,
     radios,

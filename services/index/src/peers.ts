@@ -1,5 +1,6 @@
 import { api, SNAPSHOT_PAGE_BINARY_TYPE, z } from '@polyphony/contracts';
 import { AppError, type PeerClient } from '@polyphony/platform';
+import type { AlbumPeers } from './album/album.service';
 import type { RadioPeers } from './alchemy/radio.service';
 import type { AiSettingsSource } from './chat/instant-playlist.service';
 import type { CataloguePort, PlaylistPort, RegistryPort } from './core/ports';
@@ -104,6 +105,18 @@ export function radioPeers(registry: PeerClient, playlist: PeerClient): RadioPee
     },
     async replaceRadio(serverId, name, ids, runId) {
       return playlist.call(api.internal.playlistRadio, { body: { serverId, name, ids, runId } });
+    },
+  };
+}
+
+/** What Album of the Week calls: the registry's server list and the playlist service's fixed-name playlist (kind album_of_the_week). */
+export function albumPeers(registry: PeerClient, playlist: PeerClient): AlbumPeers {
+  return {
+    async listServers() {
+      return (await registry.call(api.internal.serversList)).servers.map((s) => ({ id: s.id, name: s.name }));
+    },
+    async replaceFixed(serverId, name, ids) {
+      return playlist.call(api.internal.playlistRadio, { body: { serverId, name, ids, kind: 'album_of_the_week' } });
     },
   };
 }

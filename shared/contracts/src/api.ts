@@ -1,3 +1,4 @@
+import { albumRoutes } from './album';
 import { savedAlchemyRoutes } from './anchors';
 import { authRoutes } from './auth';
 import { browseRoutes } from './browse';
@@ -19,6 +20,7 @@ import { taskRoutes } from './tasks';
  * loads every contracts module, so `routeTable()` is complete.
  */
 export const api = {
+  album: albumRoutes,
   anchors: savedAlchemyRoutes,
   auth: authRoutes,
   browse: browseRoutes,

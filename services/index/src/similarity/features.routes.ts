@@ -133,7 +133,7 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
 
   r.json(routes.getScore, ({ query: q }, req) => d.sync.score(scopeOf(req), q.id));
   r.json(routes.getEmbedding, ({ query: q }, req) => d.sync.embedding(scopeOf(req), q.id));
-  r.json(routes.track, ({ query: q }, req) => d.sync.score(scopeOf(req), q.item_id));
+  r.json(routes.track, ({ query: q }, req) => d.sync.track(scopeOf(req), q.item_id));
   r.json(routes.maxDistance, ({ query: q }, req) => d.similarity.maxDistance(scopeOf(req), q.item_id));
 
   r.json(parityRoutes.searchArtists, ({ query: q }, req) => d.browse.searchArtists(scopeOf(req), q));
