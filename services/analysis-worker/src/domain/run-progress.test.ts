@@ -13,7 +13,7 @@ const row = (serverId: string, status: RunServerRow['status'], patch: Partial<Ru
   failures: 0,
   ...patch,
 });
-const outcomes = (o: Partial<OutcomeCounts>): OutcomeCounts => ({ analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0, ...o });
+const outcomes = (o: Partial<OutcomeCounts>): OutcomeCounts => ({ analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, fingerprinted: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0, ...o });
 
 describe('analysis run board figures', () => {
   it('When a server has outcome rows, then its counts add the enumeration counters to them (retagged counts as analysed)', () => {
