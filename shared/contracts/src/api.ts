@@ -1,6 +1,7 @@
 import { albumRoutes } from './album';
 import { savedAlchemyRoutes } from './anchors';
 import { authRoutes } from './auth';
+import { browseRoutes } from './browse';
 import { chatRoutes } from './chat';
 import { featureRoutes, parityRoutes } from './features';
 import { internalRoutes } from './internal';
@@ -22,6 +23,7 @@ export const api = {
   album: albumRoutes,
   anchors: savedAlchemyRoutes,
   auth: authRoutes,
+  browse: browseRoutes,
   chat: chatRoutes,
   features: featureRoutes,
   parity: parityRoutes,

@@ -19,6 +19,7 @@ export * from './steering';
 export * from './anchors';
 export * from './recording';
 export * from './album';
+export * from './browse';
 export * from './internal';
 export * from './route-match';
 export * from './client';
