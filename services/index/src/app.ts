@@ -29,6 +29,8 @@ import { chatRoutesRouter } from './chat/chat.routes';
 import { featureRoutes } from './similarity/features.routes';
 import { PgChatCatalog } from './chat/chat.repository';
 import { semanticRoutes } from './semantic/semantic.routes';
+import { hyperbolicRoutes } from './hyperbolic/hyperbolic.routes';
+import { HyperbolicService } from './hyperbolic/hyperbolic.service';
 import { savedAlchemyRoutes } from './alchemy/saved-alchemy.routes';
 import { AnchorService, RadioService } from './alchemy/saved-alchemy.service';
 import { SavedAlchemyRepository } from './alchemy/saved-alchemy.repository';
@@ -107,6 +109,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     const m = /^\s*([^:]+):\s*(\d{1,4})\s*$/.exec(mood);
     return semantic.moodVector(gen, parseOrThrow(MoodParam, m ? m[1] : mood, 'mood'), m ? Number(m[2]) : centroidIndex);
   };
+  // The Poincaré ball of every generation, built before it is served (onPrepare), for /api/hyperbolic/* and get_embedding.
+  const hyperbolic = new HyperbolicService(state, rt.logger.child({ component: 'HyperbolicService' }));
   const alchemy = new AlchemyService(artists, playlists, seeds);
   const saved = new SavedAlchemyRepository(rt.ds);
   const anchors = new AnchorService(saved, alchemy);
@@ -140,6 +144,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     browse: new BrowseService(artists, registry, clientFactory, rt.logger.child({ component: 'BrowseService' })),
     rebuild,
     registry,
+    hyperbolic,
     queryDefaults: async () => ({
       maxSongsPerArtist: await settings.number('MAX_SONGS_PER_ARTIST', STATIC_QUERY_DEFAULTS.maxSongsPerArtist),
       pathSteps: await settings.number('PATH_DEFAULT_LENGTH', STATIC_QUERY_DEFAULTS.pathSteps),
@@ -174,6 +179,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   );
   routeSets.push(chatRoutesRouter(instant, state, scopeDeps, rt.logger.child({ component: 'chat' })));
   routeSets.push(semanticRoutes(state, scopeDeps, semantic));
+  routeSets.push(hyperbolicRoutes(state, scopeDeps, hyperbolic));
   routeSets.push(savedAlchemyRoutes(state, scopeDeps, anchors, radios));
   // Every serving replica reports the generation it serves (a run ends SUCCESS once all live ones serve its songs).
   const replicaRows = new ReplicaRepository(rt.ds);

@@ -2,6 +2,7 @@ import { savedAlchemyRoutes } from './anchors';
 import { authRoutes } from './auth';
 import { chatRoutes } from './chat';
 import { featureRoutes, parityRoutes } from './features';
+import { hyperbolicRoutes } from './hyperbolic';
 import { internalRoutes } from './internal';
 import { opsRoutes } from './ops';
 import { playlistRoutes } from './playlists';
@@ -21,6 +22,7 @@ export const api = {
   auth: authRoutes,
   chat: chatRoutes,
   features: featureRoutes,
+  hyperbolic: hyperbolicRoutes,
   parity: parityRoutes,
   internal: internalRoutes,
   ops: opsRoutes,

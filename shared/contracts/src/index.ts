@@ -16,6 +16,7 @@ export * from './probes';
 export * from './chat';
 export * from './semantic';
 export * from './anchors';
+export * from './hyperbolic';
 export * from './internal';
 export * from './route-match';
 export * from './client';
