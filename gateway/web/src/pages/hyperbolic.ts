@@ -24,6 +24,7 @@ const page: Page = {
   title: 'Hyperbolic',
   tag: 'PER SERVER',
   render(root) {
+    root.classList.add('hyper-page');
     const out = msg();
     const mode = select([['similar', 'Similar'], ['roots', 'Roots (more generic)'], ['niche', 'Niche (more specific)']], 'similar');
     const spread = numberInput(0.5, 0, 0.99, 0.05);
