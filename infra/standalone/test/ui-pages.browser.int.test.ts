@@ -471,6 +471,8 @@ describe('web UI pages (chromium, real music)', () => {
     for (const width of [393, 440]) {
       await page.setViewportSize({ width, height: 850 });
       try {
+        // Another page first: the Hyperbolic link alone would not change the route.
+        await open('Map', 'PER SERVER');
         await open('Hyperbolic', 'PER SERVER');
         await page.getByText(`${TRACKS} songs on the disc`).waitFor();
         await page.waitForFunction(() => Boolean(document.querySelector<HTMLCanvasElement>('.hyper-disc canvas')?.dataset.renderMs));

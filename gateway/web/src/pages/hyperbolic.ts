@@ -141,8 +141,8 @@ const page: Page = {
         const r = await call(hyperbolicRoutes.points, { query: {} }, { scoped: true });
         points = r.items;
         discs = points.map((p) => p.disc);
-        say(out, r.count ? `${r.count} songs on the disc${r.total > r.count ? ` (of ${r.total})` : ''}.` : 'No analysed song on this server yet.');
-        stats.textContent = r.count ? `Generation ${r.generation}. Colour: radius (blue = generic centre, red = niche rim).` : '';
+        say(out, r.count ? '' : 'No analysed song on this server yet.');
+        stats.textContent = r.count ? `${r.count} songs on the disc${r.total > r.count ? ` (of ${r.total})` : ''}. Generation ${r.generation}. Colour: radius (blue = generic centre, red = niche rim).` : '';
         redraw();
       });
 
