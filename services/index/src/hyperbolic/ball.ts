@@ -55,11 +55,13 @@ export interface PoincareBall {
   readonly scale: { low: number; high: number };
   /** Share of the centred vectors' variance the BALL_DIM axes hold, in [0, 1]. */
   readonly explainedVariance: number;
+  /** Largest radius of any row (the rim of the `niche` target; 0 when empty). */
+  readonly maxRadius: number;
 }
 
 /** The empty ball (no rows). */
 export function emptyBall(): PoincareBall {
-  return { size: 0, dim: 0, points: new Float32Array(0), radius: new Float32Array(0), norm2: new Float32Array(0), disc: new Float32Array(0), scale: { low: 0, high: 0 }, explainedVariance: 0 };
+  return { size: 0, dim: 0, points: new Float32Array(0), radius: new Float32Array(0), norm2: new Float32Array(0), disc: new Float32Array(0), scale: { low: 0, high: 0 }, explainedVariance: 0, maxRadius: 0 };
 }
 
 /** Value at quantile q in [0, 1] of a sorted array (linear interpolation). */
@@ -120,6 +122,7 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
   const radius = new Float32Array(size);
   const norm2 = new Float32Array(size);
   const disc = new Float32Array(size * 2);
+  let maxRadius = 0;
   for (let r = 0; r < size; r++) {
     const s = span > 1e-12 ? Math.min(MAX_SCALED, Math.max(0, (dist[r]! - low) / span)) : 0.5;
     const rad = Math.tanh(alpha * s);
@@ -138,13 +141,14 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
     for (let j = 0; j < k; j++) m2 += points[o + j]! * points[o + j]!;
     norm2[r] = m2;
     radius[r] = Math.sqrt(m2);
+    maxRadius = Math.max(maxRadius, radius[r]!);
     const x = points[o]!;
     const y = k > 1 ? points[o + 1]! : 0;
     const h = Math.hypot(x, y);
     disc[2 * r] = h > 1e-12 ? (x / h) * radius[r]! : radius[r]!;
     disc[2 * r + 1] = h > 1e-12 ? (y / h) * radius[r]! : 0;
   }
-  return { size, dim: k, points, radius, norm2, disc, scale: { low, high }, explainedVariance: explained };
+  return { size, dim: k, points, radius, norm2, disc, scale: { low, high }, explainedVariance: explained, maxRadius };
 }
 
 /** Top `k` principal axes (k rows of `dim`) of a uniform sample of the rows, and the share of variance they hold. */

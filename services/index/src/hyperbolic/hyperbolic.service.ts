@@ -98,6 +98,8 @@ export function discOf(p: ArrayLike<number>): [number, number] {
 export class HyperbolicService {
   private readonly balls = new Map<number, BallEntry>();
   private readonly trees = new Map<string, Tree>();
+  /** `points` answers per server and `n` (the subset costs a hash and a sort of every available song). */
+  private readonly pointAnswers = new Map<string, { gen: Generation; mask: AvailabilityMask; response: HyperbolicPointsResponse }>();
 
   constructor(
     private readonly state: IndexState,
@@ -112,6 +114,7 @@ export class HyperbolicService {
     state.onSwap((g) => {
       for (const k of this.balls.keys()) if (k !== g.generation) this.balls.delete(k);
       for (const [k, t] of this.trees) if (t.gen !== g) this.trees.delete(k);
+      for (const [k, p] of this.pointAnswers) if (p.gen !== g) this.pointAnswers.delete(k);
       if (!this.balls.has(g.generation)) void this.ball(g).catch(() => undefined);
     });
   }
@@ -162,8 +165,7 @@ export class HyperbolicService {
     // Target point on the seed's ray (the ray through the origin is a geodesic).
     let target = Float32Array.from(points.subarray(so, so + k));
     if (mode !== 'similar') {
-      let rim = BALL_RIM_RADIUS;
-      for (let i = 0; i < ball.size; i++) rim = Math.max(rim, radius[i]!);
+      const rim = Math.max(BALL_RIM_RADIUS, ball.maxRadius);
       const rt = mode === 'roots' ? rs * (1 - spread) : rs + spread * (rim - rs);
       target = rs > 1e-9 ? target.map((v) => (v / rs) * rt) : target.map((_, i) => (i === 0 ? rt : 0));
     }
@@ -318,11 +320,15 @@ export class HyperbolicService {
 
   /**
    * The selected server's songs on the 2-D disc: every available song, or the `n` whose seeded id hash is smallest
-   * (a stable subset per generation, as /api/map's `n`); default POINTS_DEFAULT_N.
+   * (a stable subset per generation, as /api/map's `n`); default POINTS_DEFAULT_N. Answers are cached per server and
+   * `n` (TREE_CACHE_ENTRIES of them) while the generation and the server's availability mask stay the same.
    */
   async points(scope: RequestScope, n = POINTS_DEFAULT_N): Promise<HyperbolicPointsResponse> {
     const ball = await this.ball(scope.gen);
     const mask = scope.maskNow();
+    const key = `${scope.serverId ?? ''}|${n}`;
+    const hit = this.pointAnswers.get(key);
+    if (hit && hit.gen === scope.gen && hit.mask === mask) return hit.response;
     let rows: number[] = [];
     mask.forEachRow((row) => rows.push(row));
     const total = rows.length;
@@ -338,7 +344,11 @@ export class HyperbolicService {
       if (!provider || !m) continue;
       items.push({ item_id: provider, title: m.title, author: m.artist, hyperbolic_radius: round6(ball.radius[row]!), top_genre: topGenreOf(m.moodVector), disc: [round6(ball.disc[2 * row]!), round6(ball.disc[2 * row + 1]!)] });
     }
-    return { items, count: items.length, total, generation: scope.gen.generation };
+    const response = { items, count: items.length, total, generation: scope.gen.generation };
+    this.pointAnswers.delete(key);
+    this.pointAnswers.set(key, { gen: scope.gen, mask, response });
+    while (this.pointAnswers.size > TREE_CACHE_ENTRIES) this.pointAnswers.delete(this.pointAnswers.keys().next().value as string);
+    return response;
   }
 
   /** `/external/get_embedding`'s hyperbolic fields of an input id (nulls when the song is not in the generation). */

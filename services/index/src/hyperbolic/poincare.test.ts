@@ -156,6 +156,7 @@ describe('buildPoincareBall', () => {
     expect(ball.scale.high).toBeCloseTo(quantileSorted(sorted, 0.99), 5);
     const at99 = g.findIndex((x) => Math.abs(x - ball.scale.high) < 1e-3);
     if (at99 >= 0) expect(ball.radius[at99]).toBeCloseTo(0.95, 2);
+    expect(ball.maxRadius).toBe(Math.max(...ball.radius));
     expect(ball.explainedVariance).toBeGreaterThan(0);
     expect(ball.explainedVariance).toBeLessThanOrEqual(1);
   });
