@@ -30,6 +30,7 @@ declare -A BENCH=(
   [gateway-similar]="node bench/dist/gateway-similar.js"
   [text-eval]="node bench/dist/index/text-search-eval.js"
   [hyperbolic-radius]="node bench/dist/index/hyperbolic-radius.js"
+  [hyperbolic-scale]="node bench/dist/index/hyperbolic-scale.js 100000"
   [text-eval-corpus]="node bench/dist/standalone/text-eval-corpus.js ${TEXT_EVAL_CACHE:-/tmp/polyphony-audio-bench/musicnn-8-pooled}"
   [kmeans]="node bench/dist/playlist/kmeans.js"
   [fakes]="node bench/dist/testkit/fakes-100k.js 100000"

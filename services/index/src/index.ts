@@ -8,4 +8,4 @@ export { fitPca, projectAll } from './maps/projection';
 export { UMAP_FIT_ROWS, umapLayout } from './maps/umap-projection';
 // The hyperbolic layout and its geometry (the benchmark workspace measures what the radius means on real music).
 export { buildPoincareBall, type PoincareBall } from './hyperbolic/ball';
-export { poincareDistance } from './hyperbolic/poincare';
+export { poincareDistance, poincareDistanceAt } from './hyperbolic/poincare';
