@@ -772,6 +772,7 @@ describe('hyperbolic exploration (/api/hyperbolic/*)', () => {
     expect(seen.size).toBe(node.children_count);
     const radii = node.items.map((t: { hyperbolic_radius: number }) => t.hyperbolic_radius) as number[];
     expect(radii).toEqual([...radii].sort((x, y) => x - y));
+    expect((await get('/api/hyperbolic/tree?node_id=mood%3A%25E0%25A4%25A', LYRION)).status).toBe(400);
     const bad = await get('/api/hyperbolic/tree?node_id=genre:nothing:here', LYRION);
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('validation_failed');

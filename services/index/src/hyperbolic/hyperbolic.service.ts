@@ -282,8 +282,13 @@ export class HyperbolicService {
   async tree(scope: RequestScope, nodeId = 'root'): Promise<HyperbolicTreeResponse> {
     const ball = await this.ball(scope.gen);
     const tree = await this.treeOf(scope, ball);
-    const parts = nodeId.split(':').map((p) => decodeURIComponent(p));
     const unknown = () => new ValidationError(`Unknown node_id '${nodeId}': open 'root' and follow the ids of its items`);
+    let parts: string[];
+    try {
+      parts = nodeId.split(':').map((p) => decodeURIComponent(p));
+    } catch {
+      throw unknown(); // a malformed %-escape
+    }
     const mean = (xs: number[]) => (xs.length ? xs.reduce((s, v) => s + v, 0) / xs.length : 0);
     const folder = (id: string, name: string, rows: number[]) => ({ id, name, type: 'folder' as const, children_count: rows.length, hyperbolic_radius: round6(mean(rows.map((r) => ball.radius[r]!))) });
     const enc = (...xs: string[]) => xs.map(encodeURIComponent).join(':');
