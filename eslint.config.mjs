@@ -105,25 +105,6 @@ export default tseslint.config(
     files: ['**/*.test.ts', '**/test/**/*.ts', '**/bench/**/*.ts', '**/__tests__/**/*.ts', 'shared/testkit/**/*.ts', 'shared/platform/src/config.ts'],
     rules: { 'no-restricted-properties': 'off', '@typescript-eslint/no-require-imports': 'off', '@typescript-eslint/no-explicit-any': 'off', 'no-restricted-imports': 'off', '@typescript-eslint/no-non-null-assertion': 'off', 'max-lines': 'off', 'import-x/no-restricted-paths': 'off' },
   },
-  // ---- Layer exceptions still to remove (each owned by the engineer named; delete the entry once the file follows the rule) ----
-  {
-    // index: the build's advisory lock (LocalBuildLock, the single-process default) is still constructed by the rebuild service; it goes with the task host's lease.
-    files: ['services/index/src/generation/rebuild.service.ts'],
-    rules: { 'import-x/no-restricted-paths': 'off' },
-  },
-  {
-    // Task plumbing (issue 29 "one task host"): these take the task-run stores directly until they run on the platform's task host.
-    files: [
-      'services/analysis-worker/src/domain/analysis-run.service.ts',
-      'services/playlist/src/domain/clustering.service.ts',
-    ],
-    rules: { 'import-x/no-restricted-paths': 'off' },
-  },
-  {
-    // The catalogue's sweep and cleaning take the sweep store class (store/sweep.repository.ts) until it has its port.
-    files: ['services/catalogue-identity/src/domain/sweep.service.ts', 'services/catalogue-identity/src/domain/cleaning.service.ts'],
-    rules: { 'import-x/no-restricted-paths': 'off' },
-  },
   {
     // The vector engine knows vectors, row numbers, opaque keys and masks: it imports no service and no package
     // that knows songs, servers or the HTTP contract (shared/vector-engine/README.md "What the engine knows").

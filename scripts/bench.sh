@@ -31,11 +31,16 @@ declare -A BENCH=(
   [text-eval]="node bench/dist/index/text-search-eval.js"
   [hyperbolic-radius]="node bench/dist/index/hyperbolic-radius.js"
   [hyperbolic-scale]="node bench/dist/index/hyperbolic-scale.js 100000"
+  [album-quality]="node bench/dist/index/album-quality.js 20"
   [text-eval-corpus]="node bench/dist/standalone/text-eval-corpus.js ${TEXT_EVAL_CACHE:-/tmp/polyphony-audio-bench/musicnn-8-pooled}"
+  [steering-eval]="node bench/dist/standalone/steering-eval.js"
   [kmeans]="node bench/dist/playlist/kmeans.js"
   [fakes]="node bench/dist/testkit/fakes-100k.js 100000"
   [recording-search]="node bench/dist/landmarks/recording-search.js --queries 30 --scale 100000"
+  [restore-drill]="node bench/dist/ops/restore-drill.js 100000 200"
+  [soak]="node bench/dist/ops/soak.js 120 4 10"
   [sweep-500k]="node --expose-gc bench/dist/catalogue-identity/sweep-500k.js"
+  [traffic-faults]="node bench/dist/ops/traffic-faults.js 400 16 5 5"
 )
 QUICK=(enumerate bus embed retrieval kmeans)
 names=("$@")

@@ -91,7 +91,10 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     metrics,
     // The gateway authenticates callers itself; it has no internal signature to check.
     internalSecret: undefined,
-    readiness: [{ name: 'database', check: () => databaseReachable(ds) }],
+    // The database is reported but not required (issue 36): API-token requests, and cookies read in the last minutes,
+    // are authenticated without it and similar songs by id are answered from the index's memory, so a Kubernetes
+    // Service keeps routing to the gateway during a database outage; what needs the database answers 503 + Retry-After.
+    readiness: [{ name: 'database', check: () => databaseReachable(ds), optional: true }],
     serveMetrics: false,
     trustProxy: config.trustProxy,
     accessLogSample: config.accessLogSample,

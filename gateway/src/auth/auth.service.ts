@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ConflictError, ForbiddenError, NotFoundError, SettingsStore, UnauthorizedError, ValidationError, type CallerIdentity, type Logger } from '@polyphony/platform';
-import type { SessionRepository } from '../store/session.repository';
+import { ConflictError, ForbiddenError, NotFoundError, SettingsStore, isTransientFault, UnauthorizedError, ValidationError, type CallerIdentity, type Logger } from '@polyphony/platform';
+import type { SessionRepository, SessionWithUser } from '../store/session.repository';
 import type { UserRecord, UserRepository } from '../store/user.repository';
 import { signSession, verifySession } from './jwt';
 import { constantTimeEquals, hashPassword, verifyPassword } from './password';
@@ -35,6 +35,14 @@ export interface IssuedSession {
   expiresAt: number;
 }
 
+/**
+ * How long a session row read from the database may stand in for it while the database is unreachable (issue 36):
+ * 5 minutes. Only used when the look-up fails on a transient fault; see `AuthService.authenticateCookie`.
+ */
+export const SESSION_STALE_MS = 5 * 60_000;
+/** Sessions remembered for outages (the most recently verified ones; about 1 kB each). */
+const SESSION_MEMORY_ENTRIES = 10_000;
+
 /** Stored form of the API token: SHA-256 is enough for a high-entropy token (no dictionary to try). */
 export function hashApiToken(token: string): string {
   return `sha256:${createHash('sha256').update(token, 'utf8').digest('hex')}`;
@@ -67,6 +75,8 @@ export const toPublicUser = (u: UserRecord): PublicUser => ({
  */
 export class AuthService {
   private settings!: AuthSettings;
+  /** The last good read of each recently used session, by session id (see `authenticateCookie`). */
+  private readonly lastGoodSessions = new Map<string, { session: SessionWithUser; at: number }>();
   /** The last Bearer token that matched and the hash it matched (see `authenticateBearer`). */
   private verifiedBearer?: { hash: string; token: string };
 
@@ -178,22 +188,59 @@ export class AuthService {
   /**
    * Validates a session cookie: signature, mandatory `exp`, and a live session row of an existing
    * user (one query). Returns the caller and, when the session was past half its idle lifetime, a
-   * refreshed token to set as the new cookie. Undefined when invalid for any reason.
+   * refreshed token to set as the new cookie. Undefined when invalid for any reason. While the database is
+   * unreachable, a session read in the last `SESSION_STALE_MS` is accepted from memory (not extended; see
+   * `sessionDuringOutage`); any other session is a 503 with `Retry-After`.
    */
   async authenticateCookie(token: string): Promise<{ identity: CallerIdentity; refreshed?: IssuedSession } | undefined> {
     const claims = verifySession(token, this.settings.jwtSecrets);
     if (!claims) return undefined;
-    const session = await this.sessions.findLive(claims.sid);
+    let session: SessionWithUser | undefined;
+    let fromMemory = false;
+    try {
+      session = await this.sessions.findLive(claims.sid);
+      this.rememberSession(claims.sid, session);
+    } catch (err) {
+      session = this.sessionDuringOutage(claims.sid, err);
+      fromMemory = true;
+    }
     if (!session || session.user.id !== claims.sub) return undefined;
     const { user } = session;
     const identity: CallerIdentity = { sub: user.id, username: user.username, role: user.role, via: 'cookie', iat: Date.now() };
     let refreshed: IssuedSession | undefined;
     const ttlMs = this.lifetimes.ttlSeconds * 1000;
-    if (session.expiresAt - Date.now() < ttlMs / 2 && session.expiresAt < session.maxExpiresAt) {
-      const expiresAt = await this.sessions.extend(session.id, this.lifetimes.ttlSeconds);
+    if (!fromMemory && session.expiresAt - Date.now() < ttlMs / 2 && session.expiresAt < session.maxExpiresAt) {
+      // Extending is a convenience: a database lost between the read and this write leaves the cookie as it is.
+      const expiresAt = await this.sessions.extend(session.id, this.lifetimes.ttlSeconds).catch((err: unknown) => {
+        if (isTransientFault(err)) return undefined;
+        throw err;
+      });
       if (expiresAt) refreshed = { token: signSession({ sub: user.id, sid: session.id, role: user.role }, this.settings.jwtSecrets[0]!, expiresAt), expiresAt };
     }
     return { identity, refreshed };
+  }
+
+  /** Keeps the last good read of a session (or forgets it when the database says it is gone). */
+  private rememberSession(sid: string, session: SessionWithUser | undefined): void {
+    this.lastGoodSessions.delete(sid);
+    if (!session) return;
+    if (this.lastGoodSessions.size >= SESSION_MEMORY_ENTRIES) this.lastGoodSessions.delete(this.lastGoodSessions.keys().next().value!);
+    this.lastGoodSessions.set(sid, { session, at: Date.now() });
+  }
+
+  /**
+   * The session to use when its look-up failed with `err` (issue 36, "database outage under traffic"): on a transient
+   * fault (the database unreachable), the row read less than `SESSION_STALE_MS` ago, if it has not expired since;
+   * otherwise `err` is rethrown (a 503 with `Retry-After` for a transient fault). Safe for revocation: logout, a
+   * password or role change and user deletion all need the same database, so none can have happened unseen by this
+   * gateway except through another gateway replica that still reaches it (a partition): such a change takes effect
+   * here within `SESSION_STALE_MS` at most, or as soon as this gateway reaches the database again.
+   */
+  private sessionDuringOutage(sid: string, err: unknown): SessionWithUser {
+    const kept = this.lastGoodSessions.get(sid);
+    const now = Date.now();
+    if (isTransientFault(err) && kept && now - kept.at < SESSION_STALE_MS && kept.session.expiresAt > now && kept.session.maxExpiresAt > now) return kept.session;
+    throw err;
   }
 
   /** Verifies username/password; returns the user and a fresh session. 401 on any mismatch. */
@@ -214,7 +261,10 @@ export class AuthService {
   /** Ends the session a cookie names (logout); a cookie that does not verify ends nothing. */
   async logout(token: string | undefined): Promise<void> {
     const claims = token ? verifySession(token, this.settings.jwtSecrets) : undefined;
-    if (claims) await this.sessions.revoke(claims.sid);
+    if (claims) {
+      this.lastGoodSessions.delete(claims.sid);
+      await this.sessions.revoke(claims.sid);
+    }
   }
 
   private async requireCurrentPassword(actor: CallerIdentity, currentPassword: string | undefined): Promise<void> {

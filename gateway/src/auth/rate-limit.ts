@@ -71,7 +71,8 @@ function accountKey(username: unknown): string | undefined {
  * `byIp` runs before the body is parsed and counts failed attempts per client address (req.ip,
  * which honours X-Forwarded-For only from TRUST_PROXY addresses; IPv6 grouped per /56);
  * `byAccount` runs after parsing and counts failed attempts per username. Successful attempts are
- * not counted. Over the limit: 429 in the error envelope with `Retry-After` (seconds), and one warning
+ * not counted. A counter store that fails (database unreachable) lets the attempt through uncounted (fail open; the
+ * login itself then needs the database). Over the limit: 429 in the error envelope with `Retry-After` (seconds), and one warning
  * log line per event with the address and username (never the password).
  */
 export function loginRateLimiters(counters: RateLimitRepository, options: LoginRateOptions, logger: Logger): { byIp: RequestHandler; byAccount: RequestHandler } {
@@ -83,6 +84,10 @@ export function loginRateLimiters(counters: RateLimitRepository, options: LoginR
       standardHeaders: 'draft-7',
       legacyHeaders: false,
       skipSuccessfulRequests: true,
+      // Fail open (issue 36): when the counters' database is unreachable the attempt is not counted and goes on to
+      // the credential check, which needs the same database and answers 503 with Retry-After; a store fault must
+      // never turn into a 500 of its own.
+      passOnStoreError: true,
       skip: (req) => keyOf(req) === undefined,
       keyGenerator: (req) => keyOf(req)!,
       // TRUST_PROXY is validated by the gateway config; the library's own X-Forwarded-For check would log to the console.

@@ -63,8 +63,9 @@ export function staticHeadersOf(middleware: RequestHandler): Array<[string, stri
  *
  * Routes with `uploadTypes` take a streamed upload of those media types: the gateway neither parses
  * nor buffers the body, the owning service enforces its own size limit while streaming (restore:
- * RESTORE_UPLOAD_LIMIT_BYTES). None of these types can be sent cross-site without a CORS preflight,
- * which the gateway never grants.
+ * RESTORE_UPLOAD_LIMIT_BYTES, a recording clip: RECORDING_LIMITS). A cross-site page can send
+ * multipart/form-data without a CORS preflight, so these uploads rely on csrfGuard's same-origin check
+ * (Sec-Fetch-Site or Origin) for cookie callers; the other types need a preflight the gateway never grants.
  */
 function isStreamedUpload(req: Request, route: RouteDef): boolean {
   if (!route.uploadTypes) return false;

@@ -1,6 +1,6 @@
 import express from 'express';
 import request from 'supertest';
-import { createLogger, type CallerIdentity, type PeerClient } from '@polyphony/platform';
+import { createLogger, RETRY_AFTER_SECONDS, type CallerIdentity, type PeerClient } from '@polyphony/platform';
 import type { ServiceName } from '../config';
 import { Forwarder, Upstreams } from './forward';
 import { listenStandIn } from './__tests__/stand-in';
@@ -65,6 +65,16 @@ describe('Forwarder over index replicas', () => {
       gw.upstreams.stop();
       await slow.close();
       await fast.close().catch(() => undefined);
+    }
+  });
+
+  it('When no replica accepts the connection, then the answer is 503 upstream_unavailable in the envelope with Retry-After', async () => {
+    const gw = gateway({ index: 'http://127.0.0.1:1,http://127.0.0.1:2' });
+    try {
+      const res = await request(gw.app).get('/api/similar_tracks?item_id=x');
+      expect([res.status, res.body.code, res.headers['retry-after']]).toEqual([503, 'upstream_unavailable', String(RETRY_AFTER_SECONDS)]);
+    } finally {
+      gw.upstreams.stop();
     }
   });
 });

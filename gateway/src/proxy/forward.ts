@@ -1,6 +1,6 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import { IDENTITY_HEADER, IdentitySigner, REQUEST_ID_HEADER, SIGNATURE_HEADER, hasBody, sendError, type CallerIdentity, type Logger } from '@polyphony/platform';
+import { IDENTITY_HEADER, IdentitySigner, REQUEST_ID_HEADER, SIGNATURE_HEADER, hasBody, sendError, setRetryAfter, type CallerIdentity, type Logger } from '@polyphony/platform';
 import type { ServiceName } from '../config';
 import { needsServerResolution } from './routes';
 import type { ServerResolver } from './server-resolver';
@@ -106,7 +106,7 @@ export class Upstreams {
  *   through unread; the service's answer (status, headers without hop-by-hop ones, body) is piped back;
  * - a connection refused or reset before any answer is retried once on another replica of a pooled service
  *   (never a streamed upload, which cannot be sent twice); when no replica answers, 503 `upstream_unavailable`
- *   in the error envelope.
+ *   in the error envelope, with `Retry-After`.
  */
 export class Forwarder {
   private readonly targetsParsed = new Map<string, URL>();
@@ -193,7 +193,10 @@ export class Forwarder {
         return;
       }
       logger.error('upstream unavailable', { service, err: err.message });
-      if (!res.headersSent) sendError(res, 503, 'upstream_unavailable', `The ${service} service is unavailable`, req.requestId);
+      if (!res.headersSent) {
+        setRetryAfter(res);
+        sendError(res, 503, 'upstream_unavailable', `The ${service} service is unavailable`, req.requestId);
+      }
       else res.destroy();
     });
     if (payload) up.end(payload);

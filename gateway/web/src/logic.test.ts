@@ -7,6 +7,7 @@ import { clamp, fmtDuration, pct } from './numbers';
 import { credentialFields } from './server-kinds';
 import { settingInputKind, settingsChanges } from './settings-logic';
 import { isActiveState, liveTasks, taskServerRows } from './task-logic';
+import { describeSteering, withSteering } from './steering-logic';
 
 describe('web UI request building', () => {
   it('When a route path has :params, then they are filled URI-encoded from the route definition; a missing one throws', () => {
@@ -155,5 +156,18 @@ describe('web UI setup and settings logic', () => {
       ['One', 'done', '3', '0', '0', '2', '0'],
       ['Two', 'failed: unreachable', '0', '0', '0', '0', '0'],
     ]);
+  });
+});
+
+describe('steering controls', () => {
+  it('When concepts are added, then one of the same name replaces the earlier weight, at most 8 are kept, and the list reads as more/less', () => {
+    let items = withSteering([], { concept: 'piano', weight: 0.5 });
+    items = withSteering(items, { concept: 'drums', weight: -1 });
+    items = withSteering(items, { concept: 'piano', weight: 0.8 });
+    expect(items).toEqual([{ concept: 'drums', weight: -1 }, { concept: 'piano', weight: 0.8 }]);
+    expect(describeSteering(items)).toBe('less drums (1), more piano (0.8)');
+    const full = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].reduce((acc, concept) => withSteering(acc, { concept, weight: 0.1 }), [] as ReturnType<typeof withSteering>);
+    expect(full).toHaveLength(8);
+    expect(withSteering(full, { concept: 'z', weight: 1 })).toEqual(full);
   });
 });

@@ -112,7 +112,9 @@ describe('answers as the reference clients read them, on a catalogue analysed fr
       const body = (await request(url).get('/api/dashboard/summary').set(h).expect(200)).body;
       const c = body.content;
       expect(c).toMatchObject({ total_songs: TRACKS.length, distinct_albums: expect.any(Number), distinct_artists: expect.any(Number), clap_indexed: withModel ? TRACKS.length : 0, orphan_songs: 0, unanalyzable_tracks: 0 });
-      expect(c.music_servers).toEqual([{ name: 'Supysonic', server_type: 'navidrome', is_default: true, resolved: true, unique_songs: TRACKS.length, duplicate_copies: 0 }]);
+      // Every analysed song also has a recording fingerprint (search by recording).
+      expect(c.fingerprinted).toBe(TRACKS.length);
+      expect(c.music_servers).toEqual([{ name: 'Supysonic', server_type: 'navidrome', is_default: true, resolved: true, unique_songs: TRACKS.length, duplicate_copies: 0, fingerprinted: TRACKS.length }]);
       const t = c.tempo_profile;
       expect(Object.keys(t).sort()).toEqual(['fast', 'medium', 'slow', 'very_fast']);
       expect(t.slow + t.medium + t.fast + t.very_fast).toBe(TRACKS.length);

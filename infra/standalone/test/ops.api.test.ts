@@ -32,9 +32,9 @@ describe('operations API (full stack)', () => {
     expect(badParams.body.error).toMatch(/Invalid params for a analysis schedule: num_recent_albums/);
     await request(app.url).post('/api/cron').set(auth).send({ ...base, kind: 'backup', params: { keep: 0 } }).expect(400);
     await request(app.url).post('/api/cron').set(auth).send({ ...base, kind: 'backup', params: { passphrase: 'in clear text' } }).expect(400);
-    // Only the built-in cleaning schedule every install starts with.
-    expect((await request(app.url).get('/api/cron').set(auth).expect(200)).body.schedules.map((x: { name: string }) => x.name)).toEqual(['Cleaning']);
-    expect(await sql('SELECT name FROM registry.schedules')).toEqual([{ name: 'Cleaning' }]);
+    // Only the built-in schedules every install starts with (cleaning, and Album of the Week disabled).
+    expect((await request(app.url).get('/api/cron').set(auth).expect(200)).body.schedules.map((x: { name: string }) => x.name)).toEqual(['Album of the Week', 'Cleaning']);
+    expect(await sql('SELECT name FROM registry.schedules ORDER BY name')).toEqual([{ name: 'Album of the Week' }, { name: 'Cleaning' }]);
   });
 
   it('When an admin adds, previews, edits and deletes a schedule, then each answer shows next run and history; a user is refused', async () => {

@@ -364,7 +364,7 @@ describe('reference API parity through the gateway (bearer token and non-admin c
       expect(new Set(learned)).toEqual(new Set(Array.from({ length: N }, (_, i) => i).filter((i) => i !== ACCENTED && learnedSong(i)).map(pid)));
       const grove = await ids('search_query=song&index=sem_grove&end=100');
       expect(new Set(grove)).toEqual(new Set(Array.from({ length: N }, (_, i) => i).filter((i) => i !== ACCENTED && lyricsSong(i)).map(pid)));
-      expect(await ids('search_query=song&index=neural')).toEqual([]); // no neural embedder ran: that index is empty
+      expect(await ids('search_query=song&index=neural')).toEqual([]); // no song has a recording fingerprint: that index is empty
       const bad = await get('/api/search_tracks?search_query=song&index=clapx').expect(400);
       expect(bad.body.error).toMatch(/index must be one of/);
       // Autocomplete contract: 0-20, then 20-40, no duplicates; end - start <= 500.

@@ -209,6 +209,84 @@ describe('semantic endpoints through the gateway (seeded catalogue)', () => {
     for (const q of top.body.queries) expect(typeof q).toBe('string');
   });
 
+  it('When a query matches two styles alike and is steered by a concept, then more of it ranks its songs first, less of it last, and the answer echoes the steering', async () => {
+    const ask = async (steering?: Array<{ concept: string; weight: number }>) =>
+      (await request(url).post('/api/clap/search').set(auth).send({ query: 'rock party', limit: 40, ...(steering ? { steering } : {}) }).expect(200)).body as {
+        results: Array<{ item_id: string; similarity: number }>;
+        steering?: unknown;
+      };
+    const styles = (answer: { results: Array<{ item_id: string }> }, n: number) => answer.results.slice(0, n).map((r) => styleOf(indexOf(r.item_id)));
+    const rockOnAlpha = Array.from({ length: N }, (_, i) => i).filter((i) => onAlpha(i) && styleOf(i) === 0).length;
+    const plain = await ask();
+    expect(plain.steering).toBeUndefined();
+    // Unsteered: the party songs (party is an MSD tag and an other feature) edge out the rock songs, which follow.
+    expect(new Set(styles(plain, rockOnAlpha))).not.toEqual(new Set([0]));
+    expect(styles(plain, 40).filter((s) => s === 0)).toHaveLength(rockOnAlpha);
+    const more = await ask([{ concept: 'Rock', weight: 1 }]);
+    expect(more.steering).toEqual([{ concept: 'rock', weight: 1 }]);
+    expect(styles(more, rockOnAlpha)).toEqual(Array(rockOnAlpha).fill(0));
+    const partyOnAlpha = Array.from({ length: N }, (_, i) => i).filter((i) => onAlpha(i) && styleOf(i) === 2).length;
+    const less = await ask([{ concept: 'rock', weight: -1 }]);
+    expect(styles(less, partyOnAlpha)).toEqual(Array(partyOnAlpha).fill(2));
+    for (const answer of [more, less]) {
+      const sims = answer.results.map((r) => r.similarity);
+      expect([...sims].sort((x, y) => y - x)).toEqual(sims);
+      for (const r of answer.results) expect(alphaIds.has(r.item_id)).toBe(true);
+    }
+    // A zero weight changes nothing.
+    const zero = await ask([{ concept: 'dance', weight: 0 }]);
+    expect(zero.results).toEqual(plain.results);
+  });
+
+  it('When the concepts are listed for a server, then each has its kind, the songs of that server carrying it, and whether it can steer', async () => {
+    const list = async (server: string) =>
+      (await request(url).get(`/api/clap/concepts?server=${server}`).set(auth).expect(200)).body as { concepts: Array<{ name: string; kind: string; songs: number; steerable: boolean }>; tagged_songs: number };
+    const alpha = await list('Alpha');
+    const beta = await list('Beta');
+    expect(alpha.tagged_songs).toBe(alphaIds.size);
+    expect(beta.tagged_songs).toBe(betaIds.size);
+    const byName = (l: typeof alpha) => new Map(l.concepts.map((c) => [c.name, c]));
+    // Rock songs (style 0) carry "rock": 17 of songs 0-49, 16 of songs 10-59.
+    const styleCount = (on: (i: number) => boolean, style: number) => Array.from({ length: N }, (_, i) => i).filter((i) => on(i) && styleOf(i) === style).length;
+    expect(byName(alpha).get('rock')).toEqual({ name: 'rock', kind: 'genre', songs: styleCount(onAlpha, 0), steerable: true });
+    expect(byName(beta).get('rock')).toMatchObject({ songs: styleCount(onBeta, 0), steerable: true });
+    expect(byName(alpha).get('party')).toMatchObject({ kind: 'mood', songs: styleCount(onAlpha, 2), steerable: true });
+    // No song is strong on piano (noise only): listed, carried by none, not steerable.
+    expect(byName(alpha).get('piano')).toEqual({ name: 'piano', kind: 'instrument', songs: 0, steerable: false });
+    expect(alpha.concepts.map((c) => c.kind)).toEqual([...alpha.concepts.map((c) => c.kind)].sort((a, b) => ['genre', 'instrument', 'voice', 'mood', 'era', 'tempo', 'dynamics', 'rhythm'].indexOf(a) - ['genre', 'instrument', 'voice', 'mood', 'era', 'tempo', 'dynamics', 'rhythm'].indexOf(b)));
+    await request(url).get('/api/clap/concepts?server=Nope').set(auth).expect(400);
+  });
+
+  it('When steering names an unknown or non-steerable concept, a weight out of range or a concept twice, then 400 in the error shape saying why', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [[{ concept: 'bagpipes', weight: 1 }], /unknown concept 'bagpipes'/],
+      [[{ concept: 'piano', weight: 2 }], /weight must be between -1 and 1/],
+      [[{ concept: 'piano', weight: -1.01 }], /weight must be between -1 and 1/],
+      [[{ concept: 'rock', weight: 0.5 }, { concept: 'ROCK', weight: -0.5 }], /only once/],
+      [{ concept: 'rock', weight: 1 }, /array/i],
+    ];
+    for (const [steering, why] of cases) {
+      const res = await request(url).post('/api/clap/search').set(auth).send({ query: 'calm ambient', steering }).expect(400);
+      expect(res.body).toMatchObject({ code: 'validation_failed', request_id: expect.any(String) });
+      expect(JSON.stringify(res.body)).toMatch(why);
+    }
+    const res = await request(url).post('/api/clap/search').set(auth).send({ query: 'calm ambient', steering: [{ concept: 'piano', weight: 0.5 }] }).expect(400);
+    expect(res.body).toMatchObject({ code: 'validation_failed' });
+    expect(res.body.error).toMatch(/concept 'piano' cannot steer on this index: 0 of 60 tagged songs carry it/);
+  });
+
+  it('When a song is asked for (GET /api/track), then it carries every learned tag with its probability beside the top-5 mood_vector', async () => {
+    const track = (await request(url).get('/api/track?item_id=a-0').set(auth).expect(200)).body as { mood_vector: string; tags: Record<string, number> };
+    const { msd, mtt } = tagsFor(0);
+    expect(Object.keys(track.tags).sort()).toEqual([...new Set([...MSD_TAGS, ...MTT_TAGS])].sort());
+    // Stored as bytes (p x 255), given with 3 decimals; "rock" is both an MSD and an MTT label: the higher.
+    const q = (p: number) => Math.round((Math.round(p * 255) / 255) * 1000) / 1000;
+    expect(track.tags['rock']).toBe(q(Math.max(msd[MSD_TAGS.indexOf('rock')]!, mtt[MTT_TAGS.indexOf('rock')]!)));
+    expect(track.tags['loud']).toBe(q(0.7));
+    expect(track.tags['Mellow']).toBe(q(msd[MSD_TAGS.indexOf('Mellow')]!));
+    expect(track.mood_vector.split(',')[0]).toMatch(/^rock:/);
+  });
+
   it('lyrion.lyrics_search: POST /api/lyrics/search/text {query,limit} answers {results:[rows]} of matching lyrics on the selected server; 200 {query, results: []} when nothing matches', async () => {
     const res = await request(url).post('/api/lyrics/search/text').set(auth).send({ query: 'ocean waves', limit: 50 }).expect(200);
     expect(res.body.results.length).toBeGreaterThan(5);
@@ -361,6 +439,7 @@ describe('semantic endpoints through the gateway (seeded catalogue)', () => {
     expect(res.body).toMatchObject({ code: 'tags_unavailable' });
     expect(res.body.error).toMatch(/MusiCNN/);
     await request(url).get('/api/mood_centroids').set(auth).expect(503);
+    expect((await request(url).get('/api/clap/concepts').set(auth).expect(503)).body).toMatchObject({ code: 'tags_unavailable' });
     await request(url).get('/api/similar_tracks?mood=happy').set(auth).expect(503);
     const warm = await request(url).post('/api/clap/warmup').set(auth).send({}).expect(200);
     expect(warm.body.status).toBe('no_tags');

@@ -1,7 +1,9 @@
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
+import { mulberry32 } from '@polyphony/vectors';
 import { startSupysonic, WESNOTH_MUSIC_DIR, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, loginCookie, startTestStack } from './helpers';
@@ -10,9 +12,15 @@ import { API_TOKEN, loginCookie, startTestStack } from './helpers';
  * The semantic endpoints on real MusiCNN tags (issue 14 "Tests and measures"): supysonic serves seven short
  * Wesnoth tracks, the stack analyzes them with the model installed (MUSICNN_PATCHES=2 to keep CPU low), and
  * every tag-based endpoint is called through the gateway as the plugins and clients call it: bearer token
- * and a non-admin cookie, `server=` naming the server, ids in supysonic's ids. Checked: text search, mood
+ * and a non-admin cookie, `server=` naming the server, ids in supysonic's ids. Checked: text search (steered too,
+ * with the concepts list and GET /api/track's tags), mood
  * centroids and mood seeds (with centroid_index), anchors as seeds of similar_tracks / find_path / alchemy
- * with their exclusions, a radio run writing its playlist on supysonic, SemGrove, the dashboard counts.
+ * with their exclusions, a radio run writing its playlist on supysonic, SemGrove, the dashboard counts; search by
+ * recording (issue 33): every analysed song gets a fingerprint, a degraded 10 s clip of a real file (noise at 10 dB
+ * SNR, 300-3400 Hz band-pass) sent as WebM/Opus and as WAV identifies its song at its offset, speech and music
+ * outside the library answer no match, and songs analysed before fingerprints existed get them from the next
+ * analysis run without a re-analysis (the backfill); album creation from a song and from words saved as a supysonic
+ * playlist, and the Album of the Week schedule refilling its one playlist there (issue 31).
  * Skips (saying why) only when the weights folder (MODELS_DIR, else <repo>/../shared/models) is absent.
  */
 const MODELS = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../..', 'shared', 'models');
@@ -97,6 +105,49 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     await request(url).post('/api/clap/search').set(bearer).send({ query: 'ab' }).expect(400);
   });
 
+  it('When text search is steered on the real tags, then a steerable concept re-ranks the answer towards its songs in supysonic ids, concepts are listed per server, and GET /api/track gives every tag', async () => {
+    const listed = (await request(url).get(`/api/clap/concepts?${S}`).set({ Cookie: userCookie }).expect(200)).body as { concepts: Array<{ name: string; kind: string; songs: number; steerable: boolean }>; tagged_songs: number };
+    expect(listed.tagged_songs).toBe(TRACKS.length);
+    expect(listed.concepts.length).toBeGreaterThan(80);
+    for (const c of listed.concepts) {
+      expect(c.songs).toBeGreaterThanOrEqual(0);
+      expect(c.songs).toBeLessThanOrEqual(TRACKS.length);
+    }
+    const steerable = listed.concepts.filter((c) => c.steerable);
+    expect(steerable.length).toBeGreaterThan(0);
+    // Each song's tags as GET /api/track gives them (every MSD and MTT label with its probability).
+    const tags = new Map<string, Record<string, number>>();
+    for (const id of ids) {
+      const t = (await request(url).get(`/api/track?item_id=${id}&${S}`).set(bearer).expect(200)).body as { item_id: string; tags: Record<string, number>; mood_vector: string };
+      expect(t.item_id).toBe(id);
+      expect(Object.keys(t.tags)).toHaveLength(92);
+      for (const p of Object.values(t.tags)) expect(p >= 0 && p <= 1).toBe(true);
+      // The mood_vector's top MSD tag is among the tags at its probability (the tags' is stored as a byte: within half a
+      // step, 0.002, plus two roundings to 3 decimals), or higher when the MTT model carries the same label higher.
+      const [top, p] = t.mood_vector.split(',')[0]!.split(':');
+      expect(t.tags[top!]!).toBeGreaterThanOrEqual(Number(p) - 0.003);
+      tags.set(id, t.tags);
+    }
+    // The steerable concept most songs carry: "more" of it puts songs higher on its tag first, "less" of it last.
+    const concept = steerable.sort((a, b) => b.songs - a.songs)[0]!;
+    const search = async (weight?: number) =>
+      (await request(url).post(`/api/clap/search?${S}`).set(bearer).send({ query: 'calm orchestral music', limit: TRACKS.length, ...(weight === undefined ? {} : { steering: [{ concept: concept.name, weight }] }) }).expect(200)).body as {
+        results: Array<{ item_id: string; similarity: number }>;
+        steering?: Array<{ concept: string; weight: number }>;
+      };
+    const plain = await search();
+    const more = await search(1);
+    const less = await search(-1);
+    expect(more.steering).toEqual([{ concept: concept.name, weight: 1 }]);
+    for (const a of [plain, more, less]) for (const r of a.results) expect(ids).toContain(r.item_id);
+    expect(more.results.map((r) => r.item_id).sort()).toEqual(plain.results.map((r) => r.item_id).sort());
+    // Probability of the concept's label (a shared MSD/MTT label: the higher) of the first half of each answer.
+    const label = Object.keys(tags.get(ids[0]!)!).find((l) => l.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim() === concept.name)!;
+    const firstHalf = (a: { results: Array<{ item_id: string }> }) => a.results.slice(0, Math.ceil(a.results.length / 2)).reduce((sum, r) => sum + tags.get(r.item_id)![label]!, 0);
+    expect(firstHalf(more)).toBeGreaterThan(firstHalf(less));
+    await request(url).post(`/api/clap/search?${S}`).set(bearer).send({ query: 'battle', steering: [{ concept: 'bagpipes', weight: 1 }] }).expect(400);
+  });
+
   it('When moods seed similar_tracks (with centroid_index), then rows are supysonic songs with the reference mood fields', async () => {
     const centroids = (await request(url).get(`/api/mood_centroids?${S}`).set(bearer).expect(200)).body as Record<string, Array<{ index: number; n_songs: number; top_tags: string[] }>>;
     expect(Object.keys(centroids).sort()).toEqual(['aggressive', 'danceable', 'happy', 'party', 'relaxed', 'sad']);
@@ -149,11 +200,187 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     expect(written[0]!.songCount).toBe(3);
   });
 
+  /** Supysonic's playlists (Subsonic getPlaylists) with their song counts. */
+  const supysonicPlaylists = async () => {
+    const q = new URLSearchParams({ u: 'alice', p: 'alice-pass', v: '1.16.1', c: 'test', f: 'json' });
+    const lists = (await (await fetch(`${supysonic.url}/rest/getPlaylists.view?${q}`)).json()) as { 'subsonic-response': { playlists: { playlist?: Array<{ id: string; name: string; songCount: number }> } } };
+    return lists['subsonic-response'].playlists.playlist ?? [];
+  };
+
+  it('When an album is created from a song or from words, then it is a sequence of supysonic songs with roles and stats, for a token and a non-admin, and saves as a playlist there', async () => {
+    for (const h of callers()) {
+      const album = (await request(url).post(`/api/album_creation/generate?${S}`).set(h).send({ seed_type: 'song', item_id: ids[0] }).expect(200)).body;
+      // Seven songs in the library: the seed and its six neighbours, all qualifying once the stages relax.
+      expect(album.tracks).toHaveLength(TRACKS.length);
+      expect(album.tracks[0].role).toBe('opener');
+      expect(album.tracks.slice(1, 3).map((t: { role: string }) => t.role)).toEqual(['single', 'single']);
+      expect(album.tracks[album.tracks.length - 1].role).toBe('closer');
+      expect(album.tracks.map((t: { slot: number }) => t.slot)).toEqual(TRACKS.map((_, i) => i + 1));
+      expect(new Set(album.tracks.map((t: { item_id: string }) => t.item_id))).toEqual(new Set(ids));
+      expect(album.seed).toEqual({ type: 'song', label: expect.any(String) });
+      expect(album.stats).toMatchObject({ tracks: TRACKS.length, opener_style: expect.stringMatching(/^(intro|bang)$/) });
+      expect(album.stats.minutes).toBeGreaterThan(0);
+      expect(album.stats.cohesion).toBeGreaterThan(-1);
+      expect(album.stats.target_cohesion).toBeLessThanOrEqual(0.86);
+      for (const t of album.tracks) expect(t.duration).toBeGreaterThan(0);
+    }
+    const words = (await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'text', query: 'calm orchestral music', length: 5 }).expect(200)).body;
+    expect(words.seed).toEqual({ type: 'text', label: 'calm orchestral music' });
+    expect(words.tracks).toHaveLength(5);
+    for (const t of words.tracks) expect(ids).toContain(t.item_id);
+    // Bad seeds: 400 in the envelope; a steering concept is a learned tag.
+    const unknown = await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'song', item_id: 'no-such-song' }).expect(400);
+    expect(unknown.body).toMatchObject({ code: expect.any(String), error: expect.stringMatching(/Unknown seed song/), request_id: expect.any(String) });
+    await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'text' }).expect(400);
+    await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'text', query: 'zzz qqq' }).expect(400);
+    await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'song', item_id: ids[0], steering: [{ concept: 'kazoo', weight: 1 }] }).expect(400);
+    const steered = (await request(url).post(`/api/album_creation/generate?${S}`).set(bearer).send({ seed_type: 'song', item_id: ids[0], length: 4, steering: [{ concept: 'piano', weight: 1 }] }).expect(200)).body;
+    expect(steered.tracks).toHaveLength(4);
+    expect(steered.tracks.map((t: { item_id: string }) => t.item_id)).toContain(ids[0]);
+    // Saved like every other result list: the instant playlist lands on supysonic in this order.
+    const saved = (await request(url).post(`/api/create_playlist?${S}`).set({ Cookie: userCookie }).send({ playlist_name: words.suggested_name, track_ids: words.tracks.map((t: { item_id: string }) => t.item_id) }).expect(201)).body;
+    expect(saved).toMatchObject({ mapped: 5, unavailable: 0 });
+    expect((await supysonicPlaylists()).filter((p) => p.name === saved.playlist_name).map((p) => p.songCount)).toEqual([5]);
+  });
+
+  it('When the Album of the Week schedule is enabled, then each firing empties and refills the one "Album of the Week" playlist on supysonic', async () => {
+    const all = (await request(url).get('/api/cron').set(bearer).expect(200)).body.schedules as Array<{ id: string; name: string; kind: string; cron: string; timezone: string; enabled: boolean }>;
+    const weekly = all.find((x) => x.kind === 'album_of_the_week')!;
+    expect(weekly).toMatchObject({ name: 'Album of the Week', cron: '30 0 * * 6', enabled: false });
+    // Fired every 2 s for the test (the scheduler ticks every second), twice, then put back.
+    await request(url).put(`/api/cron/${weekly.id}`).set(bearer).send({ name: weekly.name, kind: weekly.kind, cron: '*/2 * * * * *', timezone: 'UTC', enabled: true, params: {} }).expect(200);
+    let started = 0;
+    for (const deadline = Date.now() + 60_000; started < 2 && Date.now() < deadline; ) {
+      const row = ((await request(url).get('/api/cron').set(bearer).expect(200)).body.schedules as Array<{ id: string; history: Array<{ outcome: string; message: string }> }>).find((x) => x.id === weekly.id)!;
+      expect(row.history.filter((x) => x.outcome === 'failed')).toEqual([]);
+      started = row.history.filter((x) => x.outcome === 'started').length;
+      if (started < 2) await new Promise((r) => setTimeout(r, 250));
+    }
+    await request(url).put(`/api/cron/${weekly.id}`).set(bearer).send({ name: weekly.name, kind: weekly.kind, cron: weekly.cron, timezone: weekly.timezone, enabled: false, params: {} }).expect(200);
+    expect(started).toBeGreaterThanOrEqual(2);
+    const lists = (await supysonicPlaylists()).filter((p) => p.name === 'Album of the Week');
+    expect(lists).toHaveLength(1);
+    expect(lists[0]!.songCount).toBeGreaterThanOrEqual(4);
+    expect(lists[0]!.songCount).toBeLessThanOrEqual(12);
+    // The run answers per server when called directly too (admin).
+    const run = (await request(url).post('/api/album_creation/album_of_the_week/run').set(bearer).send({}).expect(200)).body;
+    expect(run).toMatchObject({ status: 'SUCCESS', servers: [{ server_name: 'Supysonic', playlist: 'Album of the Week', error: null }] });
+    expect((await supysonicPlaylists()).filter((p) => p.name === 'Album of the Week')).toHaveLength(1);
+    // The other playlists written here (the radio of the test above, the saved album) are left alone.
+    expect((await supysonicPlaylists()).filter((p) => p.name === 'Wesnoth calm_radio')).toHaveLength(1);
+    await request(url).post('/api/album_creation/album_of_the_week/run').set({ Cookie: userCookie }).send({}).expect(403);
+  });
+
   it('When SemGrove and the dashboard are asked, then the seed comes first and the counts show the tagged songs', async () => {
     const grove = (await request(url).post(`/api/sem_grove/search?${S}`).set(bearer).send({ item_id: ids[0], limit: 3 }).expect(200)).body;
     expect(grove.results[0]).toMatchObject({ item_id: ids[0], is_seed: true });
     for (const r of grove.results) expect(ids).toContain(r.item_id);
     const dash = (await request(url).get('/api/dashboard/summary').set({ Cookie: userCookie }).expect(200)).body;
     expect(dash.content).toMatchObject({ songs: TRACKS.length, analyzed: TRACKS.length, tagged: TRACKS.length, clap_indexed: TRACKS.length });
+  });
+  // ------------------------------------------------------------------------------------------------------------
+  // Search by recording (issue 33)
+
+  /** Supysonic's id of a library file. */
+  const idOfFile = async (stem: string): Promise<string> => {
+    const rows: Array<{ provider_id: string; file_path: string | null }> = await db.query(`SELECT provider_id, file_path FROM catalogue.track_server_map`);
+    const hit = rows.filter((r) => r.file_path !== null && (r.file_path === `${stem}.ogg` || r.file_path.endsWith(`/${stem}.ogg`)));
+    if (hit.length !== 1) throw new Error(`no single file ${stem}.ogg among ${JSON.stringify(rows.map((r) => r.file_path))}`);
+    return hit[0]!.provider_id;
+  };
+
+  /**
+   * A phone-like clip of `seconds` of `file` from `offset` s: decoded to 16 kHz mono, white noise added at `snrDb`
+   * below the clip's RMS level (seeded), then band-passed to 300-3400 Hz and encoded by ffmpeg as `format`.
+   */
+  const phoneClip = (file: string, offset: number, seconds: number, format: 'webm' | 'wav', snrDb = 10): Buffer => {
+    const raw = execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-ss', String(offset), '-t', String(seconds), '-i', file, '-ac', '1', '-ar', '16000', '-f', 'f32le', '-']);
+    const pcm = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length));
+    let sq = 0;
+    for (const v of pcm) sq += v * v;
+    const amp = (Math.sqrt(sq / pcm.length) / 10 ** (snrDb / 20)) * Math.sqrt(3);
+    const rnd = mulberry32(7);
+    const noisy = pcm.map((v) => v + amp * (2 * rnd() - 1));
+    const dir = mkdtempSync(join(tmpdir(), 'phone-clip-'));
+    try {
+      writeFileSync(join(dir, 'in.f32'), Buffer.from(noisy.buffer));
+      const out = join(dir, `clip.${format}`);
+      const codec = format === 'webm' ? ['-c:a', 'libopus', '-b:a', '32k'] : ['-c:a', 'pcm_s16le'];
+      execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-f', 'f32le', '-ar', '16000', '-ac', '1', '-i', join(dir, 'in.f32'), '-af', 'highpass=f=300,lowpass=f=3400', ...codec, out]);
+      return readFileSync(out);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  const searchClip = (clip: Buffer, name: string, type: string) =>
+    request(url).post(`/api/recording_search/search?${S}`).set(bearer).attach('clip', clip, { filename: name, contentType: type }).expect(200);
+
+  it('When the library is analysed, then every song has a recording fingerprint and a degraded 10 s clip of a real file, as WebM/Opus and as WAV, identifies its song at its offset', async () => {
+    const prints: Array<{ landmarks: number; bytes: number; seconds: number }> = await db.query(`SELECT landmarks, octet_length(blob) AS bytes, seconds FROM catalogue.fingerprint`);
+    expect(prints).toHaveLength(TRACKS.length);
+    for (const p of prints) {
+      expect(p.landmarks).toBeGreaterThan(0);
+      // ~3 bytes per landmark (codec), well under the 8 KB-per-4-minutes goal.
+      expect(p.bytes).toBeLessThan(4 * p.landmarks + 16);
+    }
+    const warm = (await request(url).post(`/api/recording_search/warmup?${S}`).set(bearer).send({}).expect(200)).body;
+    expect(warm).toMatchObject({ status: 'ready', fingerprinted_songs: TRACKS.length, available_songs: TRACKS.length });
+    // Songs with clear peaks in the telephone band. The engine's accuracy over many offsets and degradations is the
+    // benchmark's (bench/src/landmarks/recording-search.ts), not this wiring test's: revelation.ogg (orchestral) under
+    // white noise at 10 dB SNR is not identified at most offsets, and is left out here.
+    for (const [stem, offset] of [['sad', 12.7], ['elf-land', 8.2]] as const) {
+      const want = await idOfFile(stem);
+      const file = join(music, `${stem}.ogg`);
+      for (const [format, type] of [['webm', 'audio/webm'], ['wav', 'audio/wav']] as const) {
+        const res = (await searchClip(phoneClip(file, offset, 10, format), `clip.${format}`, type)).body;
+        expect(res.clip_seconds).toBeGreaterThan(9.5);
+        expect(res.results[0]).toMatchObject({ item_id: want, identified: true });
+        expect(Math.abs(res.results[0].offset_seconds - offset)).toBeLessThan(0.5);
+      }
+    }
+  });
+
+  it('When the clip is speech or music outside the library, then the answer is no match', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'speech-'));
+    try {
+      const speech = join(dir, 'speech.wav');
+      execFileSync('espeak-ng', ['-w', speech, '-s', '140', 'Hello, this is a recording of a person talking in a quiet room about the weather, the train timetable and what to cook for dinner tonight.']);
+      const spoken = (await searchClip(readFileSync(speech), 'speech.wav', 'audio/wav')).body;
+      expect(spoken.clip_seconds).toBeGreaterThan(5);
+      expect(spoken.results.some((r: { identified: boolean }) => r.identified)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    for (const stem of ['knolls', 'northerners']) {
+      const outside = (await searchClip(phoneClip(join(WESNOTH_MUSIC_DIR, `${stem}.ogg`), 20, 10, 'wav'), 'clip.wav', 'audio/wav')).body;
+      expect(outside.results.some((r: { identified: boolean }) => r.identified)).toBe(false);
+    }
+  });
+
+  it('When songs were analysed before fingerprints existed, then the next analysis run fingerprints them without re-analysing them, and their clips are identified again', async () => {
+    const before: Array<{ item_id: string; vector: Buffer }> = await db.query(`SELECT item_id, vector FROM catalogue.embedding ORDER BY item_id`);
+    await db.query(`DELETE FROM catalogue.fingerprint`);
+    expect((await request(url).get(`/api/models?${S}`).set(bearer).expect(200)).body.recording.local.count).toBe(0);
+    const start = await request(url).post('/api/analysis/start').set(bearer).send({}).expect(202);
+    for (const deadline = Date.now() + 5 * 60_000; ; ) {
+      const status = await request(url).get(`/api/status/${start.body.task_id}`).set(bearer);
+      if (status.status === 200 && ['SUCCESS', 'FAIL', 'REVOKED'].includes(status.body.state)) {
+        expect(status.body.state).toBe('SUCCESS');
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`backfill run did not finish: ${JSON.stringify(status.body)}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const outcomes: Array<{ outcome: string; n: number }> = await db.query(`SELECT outcome, count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 GROUP BY outcome`, [start.body.task_id]);
+    expect(outcomes).toEqual([{ outcome: 'fingerprinted', n: TRACKS.length }]);
+    expect(await db.query(`SELECT count(*)::int AS n FROM catalogue.fingerprint`)).toEqual([{ n: TRACKS.length }]);
+    // Nothing re-analysed: same songs, same vectors.
+    expect(await db.query(`SELECT item_id, vector FROM catalogue.embedding ORDER BY item_id`)).toEqual(before);
+    expect((await request(url).get(`/api/models?${S}`).set(bearer).expect(200)).body.recording.local).toEqual({ count: TRACKS.length, total: TRACKS.length, percentage: 100 });
+    const warm = (await request(url).post(`/api/recording_search/warmup?${S}`).set(bearer).send({}).expect(200)).body;
+    expect(warm).toMatchObject({ status: 'ready', fingerprinted_songs: TRACKS.length });
+    const res = (await searchClip(phoneClip(join(music, 'sad.ogg'), 30, 10, 'webm'), 'clip.webm', 'audio/webm')).body;
+    expect(res.results[0]).toMatchObject({ item_id: await idOfFile('sad'), identified: true });
+    expect(Math.abs(res.results[0].offset_seconds - 30)).toBeLessThan(0.5);
   });
 });

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import request from 'supertest';
+import { MSD_TAGS, MTT_TAGS } from '@polyphony/contracts';
 import {
   createFakeEmby,
   createFakeJellyfin,
@@ -281,6 +282,28 @@ describe('web UI pages (chromium, real music)', () => {
     await page.getByRole('button', { name: 'Find path' }).click();
     await page.locator('table.tracks tbody tr').first().waitFor();
     await shot('path');
+
+    // Album creation: a song seed becomes a sequence with roles; a track moves down and one is dropped before saving.
+    await open('Album creation', 'PER SERVER');
+    await pick('Seed song', titles[0]!);
+    await page.getByRole('button', { name: 'Create album' }).click();
+    const albumRows = page.locator('table.album tbody tr');
+    await albumRows.nth(TRACKS - 1).waitFor();
+    expect(await albumRows.locator('td.role').allTextContents()).toEqual(['opener', 'single', 'single', 'closer']);
+    await page.getByText(/4 tracks, [\d.]+ min, \d+ artists · as generated: cohesion/).waitFor();
+    const firstId = await albumRows.nth(0).getAttribute('data-item-id');
+    await albumRows.nth(0).getByRole('button', { name: /^Move .* down$/ }).click();
+    expect(await albumRows.nth(1).getAttribute('data-item-id')).toBe(firstId);
+    await albumRows.nth(3).getByRole('button', { name: /^Drop / }).click();
+    await albumRows.nth(2).waitFor();
+    expect(await albumRows.count()).toBe(3);
+    const savedAlbum = page.waitForRequest((r) => new URL(r.url()).pathname === '/api/create_playlist' && r.method() === 'POST');
+    await page.getByRole('button', { name: 'Save as playlist' }).click();
+    const albumBody = (await savedAlbum).postDataJSON() as { track_ids: string[] };
+    expect(albumBody.track_ids).toHaveLength(3);
+    expect(albumBody.track_ids[1]).toBe(firstId);
+    await page.getByText(/Playlist ".*" created on Supysonic with 3 songs; 0 unavailable there\./).waitFor();
+    await shot('album');
 
     await open('Song alchemy', 'PER SERVER');
     await pick('Song', titles[0]!);
@@ -613,6 +636,16 @@ describe('web UI pages (chromium, real music)', () => {
       // The form kept its time zone after the save (reset to the default), so the refusal is about the expression.
       await page.locator('form [role=alert].msg-error').filter({ hasText: /Invalid cron expression 'not a cron'/ }).waitFor();
     });
+    // Two enabled schedules that can start in the same minute (Mondays 03:00) are warned about, not refused.
+    await page.getByLabel('Name', { exact: true }).fill('Monday cleaning');
+    await page.getByLabel('Task', { exact: true }).selectOption('cleaning');
+    await page.getByLabel('Cron expression').fill('0 3 * * 1');
+    await page.getByLabel('Time zone').fill('UTC');
+    await page.getByRole('button', { name: 'Add schedule' }).click();
+    await page.locator('table.schedules tbody tr', { hasText: 'Monday cleaning' }).waitFor();
+    await page.locator('.overlap-warning').getByText(/"(Nightly analysis|Monday cleaning)" and "(Nightly analysis|Monday cleaning)" can start in the same minute/).waitFor();
+    // The built-in Album of the Week schedule is listed, disabled.
+    await page.locator('table.schedules tbody tr', { hasText: 'Album of the Week' }).filter({ hasText: '30 0 * * 6' }).filter({ hasText: 'disabled' }).waitFor();
     await shot('schedules');
 
     await open('Backup and restore', 'CATALOGUE');
@@ -661,6 +694,56 @@ describe('web UI pages (chromium, real music)', () => {
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 });
     }
+  });
+
+  it('When the songs have tags, then the Search page steers a text search by a concept picked from the list, and shows the steered answer of the API', async () => {
+    // This stack has no MusiCNN model: give the analysed songs tags (half strong on piano, half on drums) and rebuild.
+    const pianoCol = MTT_TAGS.indexOf('piano');
+    const drumsCol = MTT_TAGS.indexOf('drums');
+    const songs = (await db.query(`SELECT item_id FROM catalogue.score ORDER BY item_id`)) as Array<{ item_id: string }>;
+    for (const [i, { item_id }] of songs.entries()) {
+      const mtt = MTT_TAGS.map((_, k) => (k === (i % 2 ? drumsCol : pianoCol) ? 0.8 : 0.05));
+      const msd = MSD_TAGS.map(() => 0.05);
+      await db.query(`UPDATE catalogue.score SET tag_scores = $2::jsonb, tags_model = 'ui-test', mood_vector = $3, other_features = $4 WHERE item_id = $1`, [
+        item_id,
+        JSON.stringify({ msd, mtt }),
+        'rock:0.050',
+        'danceable:0.100,aggressive:0.100,happy:0.100,party:0.100,relaxed:0.100,sad:0.100',
+      ]);
+    }
+    const before = (await request(url).get('/api/index/status').set(bearer).expect(200)).body.generation as number;
+    await request(url).post('/api/index/rebuild').set(bearer).send({}).expect(202);
+    await waitFor('the index rebuild', async () => {
+      const st = (await request(url).get('/api/index/status').set(bearer)).body as { generation: number; building: boolean };
+      return st.generation > before && !st.building;
+    });
+    await open('Search', 'PER SERVER');
+    await page.getByRole('searchbox', { name: 'Describe the music' }).fill('piano drums');
+    await page.getByText('Steer the results').click();
+    const concept = page.getByLabel('Concept', { exact: true });
+    await page.locator('select:enabled option[value="piano"]').waitFor({ state: 'attached' });
+    expect(await concept.locator('option[value="piano"]').textContent()).toMatch(/^piano \(\d+ songs\)$/);
+    await concept.selectOption('piano');
+    await page.getByLabel('Direction', { exact: true }).selectOption('more');
+    await page.getByLabel('Strength', { exact: true }).fill('1');
+    await page.getByRole('button', { name: 'Add concept' }).click();
+    await page.getByRole('list', { name: 'Steering concepts' }).getByText('more piano (1)').waitFor();
+    const sent = page.waitForRequest((r) => new URL(r.url()).pathname === '/api/clap/search');
+    await page.getByRole('button', { name: 'Search by description' }).click();
+    const req = await sent;
+    const body = req.postDataJSON() as Record<string, unknown>;
+    expect(body.steering).toEqual([{ concept: 'piano', weight: 1 }]);
+    await page.getByRole('status').filter({ hasText: 'steered: more piano (1)' }).waitFor();
+    // The table shows the API's steered answer, in its order.
+    const u = new URL(req.url());
+    const api = (await request(url).post(`${u.pathname}${u.search}`).set(bearer).send(body).expect(200)).body as { results: Array<{ item_id: string }> };
+    expect(api.results.length).toBeGreaterThan(0);
+    const shown = await page.getByRole('table', { name: 'Text search' }).locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-item-id')));
+    expect(shown).toEqual(api.results.map((r) => r.item_id));
+    // Removing the concept empties the list (the next search is unsteered).
+    await page.getByRole('button', { name: 'Remove piano' }).click();
+    expect(await page.getByRole('list', { name: 'Steering concepts' }).locator('li').count()).toBe(0);
+    await shot('search-steered');
   });
 
   it('When a plain user logs in, then no admin page is offered and an admin page asked for by URL says so', async () => {

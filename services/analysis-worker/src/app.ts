@@ -75,6 +75,17 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     async pendingLyrics(after, limit) {
       return cataloguePeer.call(api.internal.lyricsPending, { query: { after, limit } });
     },
+    async storeFingerprint(itemId, print) {
+      await cataloguePeer.call(api.recordingInternal.trackFingerprint, { params: { itemId }, body: print });
+    },
+    async songsWithoutFingerprint(serverId, providerIds) {
+      const out = new Map<string, string>();
+      for (let off = 0; off < providerIds.length; off += 5000) {
+        const { missing } = await cataloguePeer.call(api.recordingInternal.fingerprintsMissing, { body: { serverId, providerIds: providerIds.slice(off, off + 5000) } });
+        for (const m of missing) out.set(m.providerId, m.itemId);
+      }
+      return out;
+    },
   };
   const indexPeer = rt.peer('index', 30_000);
   const index: IndexPort = deps.index ?? {

@@ -9,6 +9,9 @@ import { cleaningRoutes } from './http/cleaning.routes';
 import { probeRoutes } from './http/probes.routes';
 import { internalRoutes } from './http/internal.routes';
 import { lyricsRoutes } from './http/lyrics.routes';
+import { fingerprintRoutes } from './http/fingerprint.routes';
+import { FingerprintRepository } from './store/fingerprint.repository';
+import { FingerprintService } from './domain/fingerprint.service';
 import { BatchRunner } from './domain/batch-runner';
 import { CoverageService } from './domain/coverage.service';
 import { CleaningExecutor } from './domain/cleaning.service';
@@ -32,7 +35,7 @@ import { LyricsRepository } from './store/lyrics.repository';
 import { MappingRepository } from './store/mapping.repository';
 import { catalogueMigrations } from './store/migrations';
 import { PgSchemeRepository } from './store/scheme.repository';
-import { SweepStore } from './store/sweep.repository';
+import { SweepRepository } from './store/sweep.repository';
 import { TrackRepository } from './store/track.repository';
 
 /** Dependencies of the catalogue; the optional ports replace the HTTP peers and media-server clients (tests, benchmarks). */
@@ -94,7 +97,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   const registryPort = deps.registryPort ?? new HttpRegistryPort(rt.peer('registry', 30_000));
   const indexPort = deps.indexPort ?? new HttpIndexPort(rt.peer('index', 30_000), rt.peer('registry', 30_000));
   const clientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
-  const sweepStore = new SweepStore(rt.ds);
+  const sweepStore = new SweepRepository(rt.ds);
   const batchTasks = new BatchTaskRepository(rt.ds);
   const sweeps = new SweepExecutor(sweepStore, registryPort, clientFactory, settings, events, rt.bus, log.child({ component: 'SweepExecutor' }), {
     chunkSize: config.sweepChunkSize,
@@ -118,6 +121,8 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   routeSets.push(probeRoutes(new CoverageService(new CoverageRepository(rt.ds))));
   const lyrics = new LyricsRepository(rt.ds);
   routeSets.push(lyricsRoutes(new LyricsService(lyrics)));
+  const fingerprints = new FingerprintRepository(rt.ds);
+  routeSets.push(fingerprintRoutes(new FingerprintService(fingerprints)));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('catalogue'), routeSets);
   rt.finishRoutes();
@@ -164,6 +169,8 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     mappingLog,
     tracks,
     lyrics,
+    /** Recording fingerprints of songs (search by recording). */
+    fingerprints,
     settings,
     scheme,
     /** The batch lane (sweeps, alignments, cleanings). */

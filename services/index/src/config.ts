@@ -1,4 +1,5 @@
 import { loadServiceConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
+import { RECORDING_LIMITS } from '@polyphony/contracts';
 import { DEFAULT_PQ_M, parseVectorMode, type VectorMode } from '@polyphony/vector-engine';
 
 /** Default `INDEX_VECTOR_RESIDENT_MIB`: float copies up to 128 MiB (~167k songs at 200-d) stay in memory too. */
@@ -38,6 +39,11 @@ export type IndexConfig = ServiceConfig & {
   vectors: VectorStoreSettings;
   /** `INDEX_REPLICA_HEARTBEAT_MS`: how often a replica reports the generation it serves (default 5000 ms; live = reported within 3 beats). */
   replicaHeartbeatMs: number;
+  /**
+   * Search by recording clip limits: `RECORDING_MAX_UPLOAD_BYTES` (default 16 MiB), `RECORDING_MAX_CLIP_SECONDS`
+   * (default 60), `RECORDING_MIN_CLIP_SECONDS` (default 2); defaults in contracts RECORDING_LIMITS.
+   */
+  recording: { maxUploadBytes: number; maxClipSeconds: number; minClipSeconds: number };
 };
 
 /**
@@ -49,7 +55,23 @@ export type IndexConfig = ServiceConfig & {
 export function loadIndexConfig(env: Record<string, string | undefined> = readEnv()): IndexConfig {
   const replicaHeartbeatMs = env.INDEX_REPLICA_HEARTBEAT_MS ? Number(env.INDEX_REPLICA_HEARTBEAT_MS) : 5000;
   if (!Number.isInteger(replicaHeartbeatMs) || replicaHeartbeatMs < 100 || replicaHeartbeatMs > 600_000) throw new Error(`INDEX_REPLICA_HEARTBEAT_MS must be an integer in [100, 600000], got ${env.INDEX_REPLICA_HEARTBEAT_MS}`);
-  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs };
+  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs, recording: recordingLimitsFrom(env) };
+}
+
+/** Parses the clip limits of search by recording (see IndexConfig.recording). @throws Error on a value out of range */
+export function recordingLimitsFrom(env: Record<string, string | undefined>): IndexConfig['recording'] {
+  const num = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    const v = raw ? Number(raw) : fallback;
+    if (!Number.isFinite(v) || v < min || v > max) throw new Error(`${name} must be a number in [${min}, ${max}], got ${raw}`);
+    return v;
+  };
+  const maxClipSeconds = num('RECORDING_MAX_CLIP_SECONDS', RECORDING_LIMITS.maxClipSeconds, 5, 600);
+  return {
+    maxUploadBytes: Math.floor(num('RECORDING_MAX_UPLOAD_BYTES', RECORDING_LIMITS.maxUploadBytes, 64 * 1024, 256 * 1024 * 1024)),
+    maxClipSeconds,
+    minClipSeconds: num('RECORDING_MIN_CLIP_SECONDS', RECORDING_LIMITS.minClipSeconds, 0.5, maxClipSeconds),
+  };
 }
 
 /** Parses the vector store settings from the environment. */

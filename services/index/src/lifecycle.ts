@@ -1,6 +1,6 @@
 import { RoutingKeys, TaskCancelRequestedEvent, type IndexRebuilt } from '@polyphony/contracts';
 import type { ConsumerHandle, ServiceRuntime } from '@polyphony/platform';
-import type { RadioService } from './alchemy/saved-alchemy.service';
+import type { RadioService } from './alchemy/radio.service';
 import type { IndexState } from './core/generation';
 import type { ServerInfoCache } from './core/server-info';
 import { consumeRelabels } from './generation/ids-relabelled.consumer';
@@ -84,7 +84,7 @@ export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () =
         },
       }),
     );
-    radios.host!.startScanning();
+    radios.host.startScanning();
     if ((!loaded || interrupted > 0) && d.rebuildOnStart !== false) {
       rebuild.request(loaded ? 'a build was interrupted by a restart' : 'start-up: no stored index generation');
     }
@@ -103,7 +103,7 @@ export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () =
     await reporter.stop();
     if (pollTimer) clearInterval(pollTimer);
     for (const c of consumers) await c.stop();
-    await radios.host!.stop();
+    await radios.host.stop();
     await rebuild.stop();
   });
   return { isReady: () => ready };

@@ -1,11 +1,13 @@
 import { api, SNAPSHOT_PAGE_BINARY_TYPE, z } from '@polyphony/contracts';
 import { AppError, type PeerClient } from '@polyphony/platform';
-import type { RadioPeers } from './alchemy/saved-alchemy.service';
+import type { AlbumPeers } from './album/album.service';
+import type { RadioPeers } from './alchemy/radio.service';
 import type { AiSettingsSource } from './chat/instant-playlist.service';
 import type { CataloguePort, PlaylistPort, RegistryPort } from './core/ports';
 import type { RelabelMapSource } from './generation/repoint.service';
 import { parseMappingChanges, parseMappingRows, parseSnapshotAnswer } from './maps/wire';
 import type { LyricsPort } from './semantic/semantic.service';
+import type { FingerprintSource } from './recording/recording-index.service';
 
 /**
  * The index's adapters over its peers' internal HTTP APIs, typed from the contracts route table (answers
@@ -54,6 +56,21 @@ export function lyricsPort(catalogue: PeerClient): LyricsPort {
   };
 }
 
+/** Catalogue: stored recording fingerprints (GET /internal/fingerprints, GET /internal/tracks/:itemId/fingerprint). */
+export function fingerprintSource(catalogue: PeerClient): FingerprintSource {
+  return {
+    fingerprintPage: (after, limit) => catalogue.call(api.recordingInternal.fingerprintsPage, { query: { after: after ?? undefined, limit } }),
+    async fingerprint(itemId) {
+      try {
+        return await catalogue.call(api.recordingInternal.trackFingerprintGet, { params: { itemId } });
+      } catch (err) {
+        if (err instanceof AppError && err.httpStatus === 404) return undefined;
+        throw err;
+      }
+    },
+  };
+}
+
 /** Registry: one server's description (GET /internal/servers/:id). */
 export function registryPort(registry: PeerClient): RegistryPort {
   return {
@@ -88,6 +105,18 @@ export function radioPeers(registry: PeerClient, playlist: PeerClient): RadioPee
     },
     async replaceRadio(serverId, name, ids, runId) {
       return playlist.call(api.internal.playlistRadio, { body: { serverId, name, ids, runId } });
+    },
+  };
+}
+
+/** What Album of the Week calls: the registry's server list and the playlist service's fixed-name playlist (kind album_of_the_week). */
+export function albumPeers(registry: PeerClient, playlist: PeerClient): AlbumPeers {
+  return {
+    async listServers() {
+      return (await registry.call(api.internal.serversList)).servers.map((s) => ({ id: s.id, name: s.name }));
+    },
+    async replaceFixed(serverId, name, ids) {
+      return playlist.call(api.internal.playlistRadio, { body: { serverId, name, ids, kind: 'album_of_the_week' } });
     },
   };
 }

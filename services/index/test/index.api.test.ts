@@ -8,6 +8,7 @@ import { syntheticItemId } from '@polyphony/testkit';
 import {
   ACCENTED,
   ARTISTS,
+  BASE_SONGS,
   COVER_BAND,
   DUPLICATE,
   HISTORY_ARTIST,
@@ -538,6 +539,54 @@ describe('GET /api/similar_artists', () => {
       expect(lyrionArtists.has(Number(a.artist.split(' ')[1]))).toBe(true);
       expect(a.artist_id).toBe(a.artist.split(' ')[1]);
     }
+  });
+});
+
+describe('POST /api/album_creation/generate', () => {
+  const artistOf = (serverId: string, providerId: string) => f.songs.find((x) => x.itemId === f.peers.canonicalOf(serverId, providerId))!.artist;
+
+  it('When a song seeds an album, then it is 12 tracks of the selected server in sequence, with roles, stats and the artist caps', async () => {
+    const seed = f.jellyId(40);
+    const res = await post('/api/album_creation/generate', { seed_type: 'song', item_id: seed });
+    expect(res.status).toBe(200);
+    const album = res.body as { seed: { type: string; label: string }; suggested_name: string; tracks: Array<{ item_id: string; slot: number; role: string; author: string }>; stats: Record<string, number | string> };
+    expect(album.seed).toEqual({ type: 'song', label: 'Song 40 - Artist 3' });
+    expect(album.suggested_name).toBe('Around Song 40');
+    expect(album.tracks).toHaveLength(12);
+    expect(album.tracks.map((t) => t.slot)).toEqual([...Array(12).keys()].map((i) => i + 1));
+    expect(album.tracks.map((t) => t.role)).toEqual(['opener', 'single', 'single', ...Array(8).fill('track'), 'closer']);
+    for (const t of album.tracks) expect(jellyIds.has(t.item_id)).toBe(true);
+    expect(album.tracks.map((t) => t.item_id)).toContain(seed);
+    expect(new Set(album.tracks.map((t) => t.item_id)).size).toBe(12);
+    // At most 4 (a third) of the seed's artist, at most 2 of any other.
+    const counts = new Map<string, number>();
+    for (const t of album.tracks) counts.set(artistOf(JELLY, t.item_id), (counts.get(artistOf(JELLY, t.item_id)) ?? 0) + 1);
+    for (const [artist, n] of counts) expect(n).toBeLessThanOrEqual(artist === 'Artist 3' ? 4 : 2);
+    expect(album.stats).toMatchObject({ tracks: 12, artists: counts.size, opener_style: 'bang' });
+    expect(album.stats.target_cohesion as number).toBeLessThanOrEqual(0.86);
+  });
+
+  it('When another server is selected, then the album holds only its songs in its ids; length is honoured', async () => {
+    const seed = naviId([...Array(200).keys()].find((i) => onNavidrome(i))!);
+    const res = await post('/api/album_creation/generate', { seed_type: 'song', item_id: seed, length: 5 }, NAVI);
+    expect(res.status).toBe(200);
+    expect(res.body.tracks).toHaveLength(5);
+    for (const t of res.body.tracks as Array<{ item_id: string }>) expect(naviIds.has(t.item_id)).toBe(true);
+  });
+
+  it('When the seed is bad, then 400 says why; a text seed without learned tags is 503', async () => {
+    expect((await post('/api/album_creation/generate', { seed_type: 'song', item_id: 'nope' })).status).toBe(400);
+    expect((await post('/api/album_creation/generate', { seed_type: 'song' })).status).toBe(400);
+    expect((await post('/api/album_creation/generate', { seed_type: 'song', item_id: f.jellyId(40), length: 2 })).status).toBe(400);
+    expect((await post('/api/album_creation/generate', { seed_type: 'vibes', query: 'calm piano' })).status).toBe(400);
+    // A song of another server is not a seed here.
+    const offNavi = [...Array(BASE_SONGS).keys()].find((i) => !onNavidrome(i))!;
+    const notHere = await post('/api/album_creation/generate', { seed_type: 'song', item_id: syntheticItemId(offNavi) }, NAVI);
+    expect(notHere.status).toBe(400);
+    expect(notHere.body.error).toMatch(/not on the selected server/);
+    const words = await post('/api/album_creation/generate', { seed_type: 'text', query: 'calm piano' });
+    expect(words.status).toBe(503);
+    expect(words.body.code).toBe('tags_unavailable');
   });
 });
 

@@ -44,7 +44,7 @@ export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
       return null;
     }
   };
-  const clustering = new ClusteringService(runs, repo, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ClusteringService' }), rt.metrics, deps.clustering, namer);
+  const clustering = new ClusteringService(runs.tasks, repo, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ClusteringService' }), rt.metrics, deps.clustering, namer);
   // Admin-editable clustering defaults (PUT /api/config), read through a 5 s cache.
   const settings = rt.settings('playlist');
   const routeSets: RouteHandlers[] = [];

@@ -26,7 +26,7 @@ import { ServerRepository } from './store/server.repository';
 import { TaskRepository } from './store/task.repository';
 
 /** Where a scheduled kind is started (the owning service's public start route, from the route table). */
-const SCHEDULED_STARTS: Record<Exclude<ScheduleKind, 'backup' | 'sweep'>, { route: RouteDef; body?: Record<string, unknown> }> = {
+const SCHEDULED_STARTS: Record<Exclude<ScheduleKind, 'backup' | 'sweep' | 'album_of_the_week'>, { route: RouteDef; body?: Record<string, unknown> }> = {
   analysis: { route: api.tasks.analysisStart },
   clustering: { route: api.playlists.clusteringStart },
   cleaning: { route: api.tasks.cleaningStart },
@@ -47,6 +47,8 @@ const BUSY_TYPES: Record<ScheduleKind, string[]> = {
   radios: ['radios'],
   index_rebuild: ['index_build'],
   backup: ['backup', 'restore'],
+  // Runs inside the start call (no task on the board): never busy.
+  album_of_the_week: [],
 };
 
 export interface RegistryDeps extends RuntimeDeps {
@@ -67,6 +69,13 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const startTask = async (kind: ScheduleKind, params: Record<string, unknown>): Promise<string | null> => {
     if (kind === 'backup') return (await backups.start({ keep: typeof params.keep === 'number' ? params.keep : undefined })).task_id;
     if (kind === 'sweep') return servers.requestAlignment(false);
+    if (kind === 'album_of_the_week') {
+      // Answers once every server's playlist is written (one album per server: seconds), without a task id;
+      // a run that wrote no playlist at all is recorded as failed with the servers' reasons.
+      const run = await rt.peer('index', 120_000).call(api.album.weeklyRun, { body: {} });
+      if (run.status === 'FAILURE') throw new Error(`Album of the Week wrote no playlist: ${run.servers.map((x) => `${x.server_name}: ${x.error}`).join('; ') || 'no server configured'}`);
+      return null;
+    }
     const target = SCHEDULED_STARTS[kind];
     const answer = await rt.peer(target.route.service as PeerName).callAs(target.route, StartedTask, { body: { ...params, ...target.body } });
     return answer?.task_id ?? null;
@@ -98,7 +107,9 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   rt.onStart(async () => {
     await configService.migrateAtStart(config.seedEnv, GENERAL_CONFIG_KEYS);
     // After the env import: the built-in cleaning schedule is converted from CLEANING_SCHEDULE_HOURS once per install.
-    await schedules.seedDefaults(config.seedEnv.TZ || Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+    const zone = config.seedEnv.TZ || Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+    await schedules.seedDefaults(zone);
+    await schedules.seedAlbumOfTheWeek(zone);
     consumers.push(await consumeTaskUpdates(rt.bus, tasks, config.busPrefetch));
     consumers.push(await consumeServerCounts(rt.bus, serverRepo, config.busPrefetch));
     await backupRepo.failAbandoned();

@@ -171,6 +171,11 @@ export const RadioPlaylistRequest = z.object({
   /** Track ids (provider ids of the server, or canonical ids), in order. */
   ids: z.array(z.string().min(1).max(500)).min(1).max(1000),
   runId: z.string().max(100).optional(),
+  /**
+   * `radio` (default): the playlist is `<name>_radio`, recorded as a radio. `album_of_the_week`: the playlist is
+   * `<name>` as given (one fixed name per server), recorded as an Album of the Week (issue 31).
+   */
+  kind: z.enum(['radio', 'album_of_the_week']).optional(),
 });
 export const RadioPlaylistResponse = z.object({ playlistId: z.string(), name: z.string(), written: z.number().int(), replaced: z.number().int() });
 export type RadioPlaylistResponse = z.infer<typeof RadioPlaylistResponse>;

@@ -1,3 +1,4 @@
+import { albumRoutes } from './album';
 import { savedAlchemyRoutes } from './anchors';
 import { authRoutes } from './auth';
 import { chatRoutes } from './chat';
@@ -7,6 +8,7 @@ import { internalRoutes } from './internal';
 import { opsRoutes } from './ops';
 import { playlistRoutes } from './playlists';
 import { probeRoutes } from './probes';
+import { recordingInternalRoutes, recordingRoutes } from './recording';
 import { semanticRoutes } from './semantic';
 import { serverRoutes } from './servers';
 import { settingsRoutes } from './settings';
@@ -18,6 +20,7 @@ import { taskRoutes } from './tasks';
  * loads every contracts module, so `routeTable()` is complete.
  */
 export const api = {
+  album: albumRoutes,
   anchors: savedAlchemyRoutes,
   auth: authRoutes,
   chat: chatRoutes,
@@ -28,6 +31,8 @@ export const api = {
   ops: opsRoutes,
   playlists: playlistRoutes,
   probes: probeRoutes,
+  recording: recordingRoutes,
+  recordingInternal: recordingInternalRoutes,
   semantic: semanticRoutes,
   servers: serverRoutes,
   settings: settingsRoutes,

@@ -250,7 +250,8 @@ export const SearchTracksQuery = z
     limit: intParam(1, 500),
     /**
      * Only songs the named index holds (empty when it is not built): `musicnn`/`clap` = songs with learned
-     * tags, `sem_grove`/`lyrics` = songs with lyrics, `neural` = songs embedded by a neural (TensorFlow.js) model.
+     * tags, `sem_grove`/`lyrics` = songs with lyrics, `neural` = songs with a recording fingerprint (the
+     * reference's name for its recording-search index; search by recording, recording.ts).
      */
     index: z.preprocess(blankToUndefined, z.enum(SEARCH_INDEXES, { errorMap: () => ({ message: `index must be one of ${SEARCH_INDEXES.join(', ')}` }) }).optional()),
   })
@@ -362,6 +363,18 @@ export const ScoreDto = z
   .openapi('Score');
 export type ScoreDto = z.infer<typeof ScoreDto>;
 
+/** GET /api/track: the score row (the reference's `get_score` shape) plus the song's learned tags. */
+export const TrackDto = ScoreDto.extend({
+    /**
+     * Every learned tag of the song with its probability in [0, 1] (3 decimals; stored as a byte, so steps of 1/255):
+     * the 50 MSD labels, and the 50 MTT labels when the song was analysed with the MTT model (MUSICNN_MTT), keyed by
+     * the models' labels (e.g. `{"piano": 0.41, "Mellow": 0.12}`); a label both models carry ("rock", "electronic",
+     * "pop", "dance", "country", "metal", "ambient", "guitar") holds the higher of the two. Null without learned tags.
+     */
+    tags: z.record(z.number()).nullable(),
+}).openapi('Track');
+export type TrackDto = z.infer<typeof TrackDto>;
+
 export const EmbeddingDto = z
   .object({
     item_id: z.string(),
@@ -401,7 +414,7 @@ export const featureRoutes = {
   sync: defineRoute({ method: 'get', path: '/api/sync', summary: "Tracks of the selected server under its own ids, paged", tags: ['external'], access: 'user', service: 'index', query: SyncQuery, response: SyncResponse }),
   getScore: defineRoute({ method: 'get', path: '/external/get_score', summary: "Analysis row of a track, by the selected server's id", tags: ['external'], access: 'user', service: 'index', query: ExternalIdQuery, response: ScoreDto }),
   getEmbedding: defineRoute({ method: 'get', path: '/external/get_embedding', summary: "Raw embedding of a track, by the selected server's id", tags: ['external'], access: 'user', service: 'index', query: ExternalIdQuery, response: EmbeddingDto }),
-  track: defineRoute({ method: 'get', path: '/api/track', summary: 'One track', tags, access: 'user', service: 'index', query: ItemIdQuery, response: ScoreDto }),
+  track: defineRoute({ method: 'get', path: '/api/track', summary: 'One track, with every learned tag and its probability', tags, access: 'user', service: 'index', query: ItemIdQuery, response: TrackDto }),
   maxDistance: defineRoute({ method: 'get', path: '/api/max_distance', summary: 'Distance to the farthest song available on the selected server', tags, access: 'user', service: 'index', query: ItemIdQuery, response: MaxDistanceDto }),
   rebuild: defineRoute({ method: 'post', path: '/api/index/rebuild', summary: 'Rebuild the shared index (202; requests during a build are coalesced)', tags: ['tasks'], access: 'admin', service: 'index', body: z.object({}).passthrough(), response: IndexRebuildAccepted, status: 202 }),
   status: defineRoute({ method: 'get', path: '/api/index/status', summary: 'Live index generation and build state', tags: ['tasks'], access: 'user', service: 'index', response: IndexStatusDto }),

@@ -60,6 +60,8 @@ export interface RouteDef {
   bodyLimit?: number;
   /** Media types of a streamed upload body the gateway passes through unread (the service bounds its size). */
   uploadTypes?: readonly string[];
+  /** The fields of a `multipart/form-data` upload (documented in OpenAPI; the service reads the stream itself). */
+  form?: z.AnyZodObject;
   query?: z.AnyZodObject;
   params?: z.AnyZodObject;
   body?: z.ZodTypeAny;
@@ -105,7 +107,7 @@ export function defineRoute<T extends RouteDef>(def: T): T {
     request: {
       query: def.query,
       params: def.params,
-      body: def.body ? { content: { 'application/json': { schema: def.body } } } : undefined,
+      body: def.body ? { content: { 'application/json': { schema: def.body } } } : def.form ? { content: { 'multipart/form-data': { schema: def.form } } } : undefined,
     },
     responses: {
       [status]: { description: 'Success', content: def.response ? { 'application/json': { schema: def.response } } : undefined },

@@ -7,7 +7,7 @@ import { z } from './zod';
  */
 
 /** What a schedule can start. Each kind runs over every server (spec: Batch tasks 1). */
-export const SCHEDULE_KINDS = ['analysis', 'clustering', 'cleaning', 'sweep', 'radios', 'index_rebuild', 'backup'] as const;
+export const SCHEDULE_KINDS = ['analysis', 'clustering', 'cleaning', 'sweep', 'radios', 'index_rebuild', 'backup', 'album_of_the_week'] as const;
 export const ScheduleKind = z.enum(SCHEDULE_KINDS);
 export type ScheduleKind = z.infer<typeof ScheduleKind>;
 

@@ -1,6 +1,7 @@
 import { SearchRowDto, SongRowFields } from './features';
 import { OTHER_FEATURE_LABELS } from './learned';
 import { defineRoute } from './openapi';
+import { ClapConceptsResponse, Steering } from './steering';
 import { z } from './zod';
 
 /**
@@ -37,7 +38,8 @@ export const MoodParam = z.preprocess((v) => (typeof v === 'string' ? v.trim().t
 export const CLAP_DEFAULT_LIMIT = 100;
 export const CLAP_MAX_LIMIT = 500;
 
-export const ClapSearchBody = z.object({ query: QueryText, limit: intIn(1, CLAP_MAX_LIMIT) }).passthrough();
+/** `steering` (steering.ts): concepts to steer the ranking by; absent or empty = the plain text search. */
+export const ClapSearchBody = z.object({ query: QueryText, limit: intIn(1, CLAP_MAX_LIMIT), steering: Steering.optional() }).passthrough();
 export type ClapSearchBody = z.infer<typeof ClapSearchBody>;
 
 /** A search row (features.ts SearchRowDto) with its text-match score. */
@@ -54,6 +56,8 @@ export const ClapSearchResponse = z
     understood: z.array(z.string()),
     /** Query words it ignored. */
     ignored: z.array(z.string()),
+    /** The steering applied (concept names folded); present only when the request steered. */
+    steering: z.array(z.object({ concept: z.string(), weight: z.number() })).optional(),
   })
   .openapi('ClapSearchResponse');
 export type ClapSearchResponse = z.infer<typeof ClapSearchResponse>;
@@ -136,12 +140,14 @@ export const CatalogueStats = z.object({
   analyzed: z.number().int(),
   tagged: z.number().int(),
   lyrics: z.number().int(),
+  /** Songs with a recording fingerprint (search by recording). */
+  fingerprinted: z.number().int(),
   distinct_albums: z.number().int(),
   distinct_artists: z.number().int(),
   /** Songs mapped on no server. */
   orphans: z.number().int(),
-  /** Per server with mappings: distinct songs mapped there, and its extra tracks that are copies of a song it already holds. */
-  per_server: z.array(z.object({ server_id: z.string(), unique_songs: z.number().int(), duplicate_copies: z.number().int() })),
+  /** Per server with mappings: distinct songs mapped there, its extra tracks that are copies of a song it already holds, and its songs with a recording fingerprint. */
+  per_server: z.array(z.object({ server_id: z.string(), unique_songs: z.number().int(), duplicate_copies: z.number().int(), fingerprinted: z.number().int() })),
   /** The genre (MSD_GENRES) that is the strongest genre tag of the most tagged songs; null without tags. */
   top_genre: z.string().nullable(),
   tempo_profile: TempoProfile,
@@ -265,6 +271,8 @@ export const DashboardMusicServer = z.object({
   unique_songs: z.number().int(),
   /** Its tracks beyond one per song: further copies of a song it already holds. */
   duplicate_copies: z.number().int(),
+  /** Its songs with a recording fingerprint (search by recording can find them). */
+  fingerprinted: z.number().int(),
 });
 
 /**
@@ -284,6 +292,8 @@ export const DashboardSummary = z
       analyzed: z.number().int(),
       tagged: z.number().int(),
       lyrics: z.number().int(),
+      /** Songs with a recording fingerprint (search by recording). */
+      fingerprinted: z.number().int(),
       clap_indexed: z.number().int(),
       gmm_indexed: z.number().int(),
       music_servers: z.array(DashboardMusicServer),
@@ -318,6 +328,7 @@ const ok = z.object({}).passthrough();
 export const semanticRoutes = {
   clapSearch: defineRoute({ method: 'post', path: '/api/clap/search', summary: 'Songs matching a free-text description (tags, synonyms, descriptors, metadata), available on the selected server', tags, access: 'user', service: 'index', body: ClapSearchBody, response: ClapSearchResponse }),
   clapWarmup: defineRoute({ method: 'post', path: '/api/clap/warmup', summary: 'Readies the text scorer (answers at once)', tags, access: 'user', service: 'index', body: ok, response: ClapWarmupResponse }),
+  clapConcepts: defineRoute({ method: 'get', path: '/api/clap/concepts', summary: 'The concepts text search can be steered by (learned tag labels), with their kind and how many songs on the selected server carry each', tags, access: 'user', service: 'index', response: ClapConceptsResponse }),
   clapTopQueries: defineRoute({ method: 'get', path: '/api/clap/top_queries', summary: 'The most frequent past text queries (counts only, no user)', tags, access: 'user', service: 'index', response: TopQueriesResponse }),
   lyricsSearch: defineRoute({ method: 'post', path: '/api/lyrics/search/text', summary: 'Songs whose lyrics match the query (PostgreSQL full-text search); 200 with an empty `results` when nothing matches', tags, access: 'user', service: 'catalogue', body: LyricsSearchBody, response: LyricsSearchResponse }),
   semGrove: defineRoute({ method: 'post', path: '/api/sem_grove/search', summary: 'Songs close to the seed in lyrics and audio, seed first (is_seed)', tags, access: 'user', service: 'index', body: SemGroveBody, response: SemGroveResponse }),

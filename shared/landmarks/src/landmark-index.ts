@@ -39,29 +39,72 @@ export class LandmarkIndex {
    * are in the order the source yields them.
    */
   static build(source: () => Iterable<readonly [number, Landmarks]>): LandmarkIndex {
-    const counts = new Uint32Array(HASH_SPACE + 1);
-    let total = 0;
-    let rowCount = 0;
-    for (const [row, lm] of source()) {
-      for (let i = 0; i < lm.hashes.length; i++) counts[lm.hashes[i]! + 1]!++;
-      total += lm.hashes.length;
-      if (row + 1 > rowCount) rowCount = row + 1;
-    }
-    for (let h = 0; h < HASH_SPACE; h++) counts[h + 1]! += counts[h]!;
-    const offsets = counts;
-    const cursor = offsets.slice(0, HASH_SPACE);
-    const rows = new Uint32Array(total);
-    const times = new Uint16Array(total);
-    let filled = 0;
-    for (const [row, lm] of source()) {
-      for (let i = 0; i < lm.hashes.length; i++) {
-        const at = cursor[lm.hashes[i]!]!++;
-        rows[at] = row;
-        times[at] = lm.times[i]!;
-      }
-      filled += lm.hashes.length;
-    }
-    if (filled !== total) throw new Error(`landmark source yielded ${filled} landmarks on the second pass, ${total} on the first`);
+    const b = new TwoPassBuilder();
+    for (const [row, lm] of source()) b.count(row, lm);
+    b.allocate();
+    for (const [row, lm] of source()) b.fill(row, lm);
+    return b.finish();
+  }
+
+  /**
+   * {@link build} over an asynchronous source (e.g. pages of stored fingerprints read from a database or a
+   * peer service), called twice likewise: both passes must yield the same landmarks (a source that changed in
+   * between is an error, so the caller retries on a consistent snapshot or pins it, e.g. by an upper key).
+   */
+  static async buildAsync(source: () => AsyncIterable<readonly [number, Landmarks]>): Promise<LandmarkIndex> {
+    const b = new TwoPassBuilder();
+    for await (const [row, lm] of source()) b.count(row, lm);
+    b.allocate();
+    for await (const [row, lm] of source()) b.fill(row, lm);
+    return b.finish();
+  }
+
+  /** @internal used by the builder */
+  static fromParts(offsets: Uint32Array, rows: Uint32Array, times: Uint16Array, rowCount: number): LandmarkIndex {
     return new LandmarkIndex(offsets, rows, times, rowCount);
+  }
+}
+
+/** The two passes of a build: count postings per hash, then place each posting at its hash's cursor. */
+class TwoPassBuilder {
+  private readonly counts = new Uint32Array(HASH_SPACE + 1);
+  private total = 0;
+  private rowCount = 0;
+  private cursor?: Uint32Array;
+  private rows?: Uint32Array;
+  private times?: Uint16Array;
+  private filled = 0;
+
+  count(row: number, lm: Landmarks): void {
+    const counts = this.counts;
+    for (let i = 0; i < lm.hashes.length; i++) counts[lm.hashes[i]! + 1]!++;
+    this.total += lm.hashes.length;
+    if (row + 1 > this.rowCount) this.rowCount = row + 1;
+  }
+
+  allocate(): void {
+    const counts = this.counts;
+    for (let h = 0; h < HASH_SPACE; h++) counts[h + 1]! += counts[h]!;
+    this.cursor = counts.slice(0, HASH_SPACE);
+    this.rows = new Uint32Array(this.total);
+    this.times = new Uint16Array(this.total);
+  }
+
+  fill(row: number, lm: Landmarks): void {
+    const cursor = this.cursor!;
+    const rows = this.rows!;
+    const times = this.times!;
+    if (this.filled + lm.hashes.length > this.total) throw new Error(`landmark source yielded more landmarks on the second pass than the ${this.total} of the first`);
+    for (let i = 0; i < lm.hashes.length; i++) {
+      const at = cursor[lm.hashes[i]!]!++;
+      rows[at] = row;
+      times[at] = lm.times[i]!;
+    }
+    this.filled += lm.hashes.length;
+  }
+
+  finish(): LandmarkIndex {
+    if (this.filled !== this.total) throw new Error(`landmark source yielded ${this.filled} landmarks on the second pass, ${this.total} on the first`);
+    return LandmarkIndex.fromParts(this.counts, this.rows!, this.times!, this.rowCount);
   }
 }

@@ -101,6 +101,23 @@ export class LandmarkMatcher {
       const top = ranked[0];
       if (top && top.votes >= MATCH_DEFAULTS.earlyExitVotes && top.votes - (ranked[1]?.votes ?? 0) >= 2 * minLead) break;
     }
+    return { results: this.rank(best, maxResults, minVotes, minLead), queryLandmarks, speedsSearched: searched };
+  }
+
+  /**
+   * Finds the songs that share landmarks with `lm` at one consistent offset, at its own speed only: for a query
+   * that is already a set of landmarks, e.g. a stored song's own fingerprint (songs sharing recorded material
+   * with it). Same ranking and decision as {@link match}; `speeds` is ignored.
+   */
+  matchLandmarks(lm: Landmarks, options: MatchOptions = {}): MatchReport {
+    const best = new Map<number, Best>();
+    for (const c of this.searchOnce(lm, options.allow)) best.set(c.row, { votes: c.votes, offset: c.offset, speed: 1, queryCount: lm.hashes.length });
+    const results = this.rank(best, options.maxResults ?? MATCH_DEFAULTS.maxResults, options.minVotes ?? MATCH_DEFAULTS.minVotes, options.minLead ?? MATCH_DEFAULTS.minLead);
+    return { results, queryLandmarks: lm.hashes.length, speedsSearched: 1 };
+  }
+
+  /** The best `maxResults` rows by votes (ties: lower row), with leads and the decision on the first. */
+  private rank(best: Map<number, Best>, maxResults: number, minVotes: number, minLead: number): MatchResult[] {
     const ranked = [...best.entries()].sort((a, b) => b[1].votes - a[1].votes || a[0] - b[0]).slice(0, maxResults);
     const results = ranked.map(([row, b], i): MatchResult => {
       const next = ranked[i + 1]?.[1].votes ?? 0;
@@ -117,7 +134,7 @@ export class LandmarkMatcher {
     });
     const first = results[0];
     if (first && first.votes >= minVotes && first.lead >= minLead) first.identified = true;
-    return { results, queryLandmarks, speedsSearched: searched };
+    return results;
   }
 
   /** Candidate songs of one landmark set: the best time offset and its votes for the most-hit rows. */

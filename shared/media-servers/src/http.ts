@@ -34,10 +34,11 @@ import {
   ProtocolError,
   UnreachableError,
 } from './errors';
+import { MAX_BODY_BYTES, flatHeaders, headerOf, parseRetryAfter, readAll, readSnippet } from './response';
+import { buildUrl, mayCarryCredentials, redactUrl, type Query } from './url';
 
-/** A query value; arrays become repeated parameters (`songId=a&songId=b`), nullish values are skipped. */
-export type QueryValue = string | number | boolean | null | undefined | ReadonlyArray<string | number>;
-export type Query = Record<string, QueryValue>;
+export { MAX_BODY_BYTES, parseRetryAfter } from './response';
+export { basicAuthHeader, buildUrl, mayCarryCredentials, redactUrl, type Query, type QueryValue } from './url';
 
 /** Minimal logger shape (winston-compatible). */
 export interface MediaServerLogger {
@@ -110,61 +111,6 @@ export interface DownloadOptions extends RequestOptions {
 
 /** Redirect hops followed (same origin or https upgrade on the same host only). */
 export const MAX_REDIRECTS = 5;
-/** Largest body read into memory for a non-download response: 64 MiB (a 1,000-track Plex page is about 2 MB). */
-export const MAX_BODY_BYTES = 64 * 1024 * 1024;
-
-/** Query parameter names whose values are secrets (compared case-insensitively). */
-const SECRET_PARAMS = new Set([
-  'token', 'password', 't', 's', 'p', 'apikey', 'api_key', 'x-plex-token', 'accesstoken', 'auth', 'jwt',
-]);
-
-/**
- * Returns the URL as text with secret query values replaced by `***` and any `user:password@`
- * userinfo removed. Never throws; unparsable input is returned with a generic redaction.
- */
-export function redactUrl(url: string | URL): string {
-  let u: URL;
-  try {
-    u = new URL(String(url));
-  } catch {
-    return String(url).replace(/([?&](?:token|password|t|s|p|apikey|api_key|x-plex-token)=)[^&#]*/gi, '$1***');
-  }
-  if (u.username || u.password) {
-    u.username = '';
-    u.password = '';
-  }
-  const parts: string[] = [];
-  for (const [k, v] of u.searchParams) {
-    parts.push(`${encodeURIComponent(k)}=${SECRET_PARAMS.has(k.toLowerCase()) ? '***' : encodeURIComponent(v)}`);
-  }
-  return `${u.origin}${u.pathname}${parts.length ? `?${parts.join('&')}` : ''}`;
-}
-
-/** Builds `base + path` (base may carry a path prefix) and appends the query. */
-export function buildUrl(baseUrl: string, path: string, query?: Query): URL {
-  const base = baseUrl.replace(/\/+$/, '');
-  const url = new URL(base + (path.startsWith('/') ? path : `/${path}`));
-  if (query) {
-    for (const [key, value] of Object.entries(query)) {
-      if (value === undefined || value === null) continue;
-      if (Array.isArray(value)) {
-        for (const v of value as ReadonlyArray<string | number>) url.searchParams.append(key, String(v));
-      } else {
-        url.searchParams.append(key, String(value));
-      }
-    }
-  }
-  return url;
-}
-
-/**
- * Whether credentials for `from` may be sent to `to`: the same origin, or `https:` on the same
- * host name (an http → https upgrade behind a reverse proxy). Anything else is another origin.
- */
-export function mayCarryCredentials(from: URL, to: URL): boolean {
-  if (to.origin === from.origin) return true;
-  return to.protocol === 'https:' && to.hostname === from.hostname;
-}
 
 /** Statuses retried as transient. */
 const TRANSIENT_STATUSES = new Set([429, 502, 503, 504]);
@@ -550,67 +496,3 @@ interface IAxiosRetryConfigHolder {
   'axios-retry'?: IAxiosRetryConfig;
 }
 
-/** One response header as a string (first value of a list). */
-function headerOf(res: AxiosResponse | undefined, name: string): string | undefined {
-  const v = (res?.headers as Record<string, unknown> | undefined)?.[name];
-  if (Array.isArray(v)) return v[0] === undefined ? undefined : String(v[0]);
-  return v === undefined || v === null ? undefined : String(v);
-}
-
-function flatHeaders(res: AxiosResponse): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const key of Object.keys(res.headers ?? {})) out[key.toLowerCase()] = headerOf(res, key);
-  return out;
-}
-
-/** Reads at most 4 KiB of an error body, then drops the stream. */
-async function readSnippet(stream: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  try {
-    for await (const chunk of stream) {
-      const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-      chunks.push(b);
-      n += b.length;
-      if (n >= 4096) break;
-    }
-  } catch {
-    /* body unreadable: keep what arrived */
-  } finally {
-    stream.destroy();
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Reads a whole (small) response stream as UTF-8, capped at {@link MAX_BODY_BYTES}. */
-async function readAll(stream: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  for await (const chunk of stream) {
-    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    n += b.length;
-    if (n > MAX_BODY_BYTES) {
-      stream.destroy();
-      throw new ProtocolError(`response body larger than ${MAX_BODY_BYTES} bytes`);
-    }
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** `Retry-After` as ms: delta-seconds or an HTTP date; undefined when absent or invalid. */
-export function parseRetryAfter(value: string | null): number | undefined {
-  if (!value) return undefined;
-  const secs = Number(value);
-  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-/**
- * Encodes credentials for HTTP Basic auth (RFC 7617, UTF-8).
- * @returns the full header value, `Basic <base64(user:password)>`.
- */
-export function basicAuthHeader(user: string, password: string): string {
-  return `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
-}

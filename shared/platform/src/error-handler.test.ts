@@ -1,7 +1,7 @@
 import express from 'express';
 import request from 'supertest';
 import type { Logger } from './logger';
-import { StateUnavailableError, UpstreamUnavailableError, ValidationError } from './errors';
+import { RETRY_AFTER_SECONDS, StateUnavailableError, UpstreamUnavailableError, ValidationError } from './errors';
 import { errorHandler } from './http';
 
 /** A logger that records (level, message) pairs. */
@@ -32,6 +32,8 @@ describe('errorHandler: status, error envelope and log level per error kind', ()
     const res = await request(app).get('/x');
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ error: 'install the model', code: 'tags_unavailable', request_id: 'req-x' });
+    // Retrying cannot help: no Retry-After.
+    expect(res.headers['retry-after']).toBeUndefined();
     expect(lines.map(([l]) => l)).toEqual(['warn']);
   });
 
@@ -40,7 +42,17 @@ describe('errorHandler: status, error envelope and log level per error kind', ()
     const res = await request(app).get('/x');
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ error: 'catalogue unreachable', code: 'upstream_unavailable', request_id: 'req-x' });
+    expect(res.headers['retry-after']).toBe(String(RETRY_AFTER_SECONDS));
     expect(lines.map(([l]) => l)).toContain('error');
+  });
+
+  it('a database connection fault (pg ECONNREFUSED, SQLSTATE 57P01) is a 503 with Retry-After, logged at warn', async () => {
+    for (const err of [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })]) {
+      const { app, lines } = appThrowing(err);
+      const res = await request(app).get('/x');
+      expect([res.status, res.body.code, res.headers['retry-after']]).toEqual([503, 'upstream_unavailable', String(RETRY_AFTER_SECONDS)]);
+      expect(lines.map(([l]) => l)).toEqual(['warn']);
+    }
   });
 
   it('a validation error is a 400 and logs nothing at error', async () => {

@@ -49,6 +49,23 @@ export class ConflictError extends AppError {
     super(code, message, 409);
   }
 }
+/**
+ * Seconds a client is told to wait (`Retry-After`) before retrying a 503 caused by a fault: a database or broker
+ * that is unreachable, a peer service without a ready replica. 5 s is about the time a PostgreSQL restart or a
+ * pod replacement takes (issue 36's faults recovered in 0.3-3 s once cleared), short enough that a player retrying
+ * once does not give up on a brief outage. RFC 9110 section 10.2.3 (Retry-After as delay-seconds).
+ */
+export const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Sets `Retry-After: RETRY_AFTER_SECONDS` on a 503 answer that is about to be sent, unless one is already set (a
+ * peer's own value passed through). For faults only: a 503 for a documented state (`StateUnavailableError`, e.g. a
+ * model not installed) carries none, as retrying cannot help.
+ */
+export function setRetryAfter(res: ServerResponse, seconds = RETRY_AFTER_SECONDS): void {
+  if (!res.headersSent && res.getHeader('Retry-After') === undefined) res.setHeader('Retry-After', String(seconds));
+}
+
 /** 502/503: an upstream (media server, database, another service) failed or is unreachable. */
 export class UpstreamUnavailableError extends AppError {
   constructor(message: string, status = 503, options?: { cause?: unknown }) {

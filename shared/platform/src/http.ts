@@ -4,7 +4,7 @@ import { ZodError, type ZodType, type ZodTypeDef } from 'zod';
 import { safeParseValue } from '@polyphony/contracts';
 import { currentContext } from './context';
 import { isTransientFault } from './faults';
-import { AppError, StateUnavailableError, UnauthorizedError, ValidationError, errorEnvelope, sendError } from './errors';
+import { AppError, StateUnavailableError, UnauthorizedError, ValidationError, errorEnvelope, sendError, setRetryAfter } from './errors';
 import { type CallerIdentity, IdentityVerifier } from './internal-auth';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
@@ -103,6 +103,8 @@ export function accessLogLevel(logger: Logger, path: string, status: number, sam
 /**
  * The single error-to-HTTP mapping, answered in the error envelope (`errorEnvelope`: `{ error: message, code,
  * request_id }`, plus `details` for a validation failure); unknown errors are 500 without internals.
+ * Every 503 of a fault (a transient fault of the database or broker, an unreachable peer) carries `Retry-After`
+ * (`RETRY_AFTER_SECONDS`); a `StateUnavailableError` (a feature not set up) does not.
  * Errors of the HTTP plumbing (body-parser, serve-static, express's path decoding: objects with a 4xx
  * `status`) and URIError from a malformed %-escape are the caller's fault and become 4xx with a fixed
  * message; a client that went away (`request.aborted`) is logged at debug, not as an error.
@@ -153,6 +155,8 @@ export function errorHandler(logger: Logger) {
     } else {
       logger.error('unhandled error', { requestId, err });
     }
+    // A 503 of a fault (not of a documented state) tells the client when to retry (issue 36).
+    if (status === 503 && !(err instanceof StateUnavailableError)) setRetryAfter(res);
     sendError(res, status, code, message, requestId, details);
   };
 }

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import { SNAPSHOT_PAGE_BINARY_TYPE, api } from '@polyphony/contracts';
-import { AppError } from './errors';
+import { AppError, StateUnavailableError, UpstreamUnavailableError } from './errors';
 import { PeerClient } from './peer-client';
 import { ServiceClient } from './service-client';
 
@@ -10,14 +10,16 @@ import { ServiceClient } from './service-client';
 describe('PeerClient.callBytes', () => {
   let server: Server;
   let peer: PeerClient;
-  let mode: 'binary' | 'json' | 'unavailable' | 'missing' = 'binary';
+  let mode: 'binary' | 'json' | 'unavailable' | 'state' | 'broken' | 'missing' = 'binary';
   const seenAccept: string[] = [];
 
   beforeAll(async () => {
     const app = express();
     app.get(api.internal.snapshotTracks.path, (req, res) => {
       seenAccept.push(String(req.headers.accept));
-      if (mode === 'unavailable') return void res.status(503).json({ error: 'db down', code: 'upstream_unavailable', request_id: 'x' });
+      if (mode === 'unavailable') return void res.status(503).set('Retry-After', '5').json({ error: 'db down', code: 'upstream_unavailable', request_id: 'x' });
+      if (mode === 'state') return void res.status(503).json({ error: 'install the model', code: 'tags_unavailable', request_id: 'x' });
+      if (mode === 'broken') return void res.status(500).json({ error: 'Internal server error', code: 'internal_error', request_id: 'x' });
       if (mode === 'missing') return void res.status(404).json({ error: 'nope', code: 'not_found', request_id: 'x' });
       if (mode === 'json') return void res.json({ tracks: [], next: null, after: req.query.after ?? null });
       res.type(SNAPSHOT_PAGE_BINARY_TYPE).send(Buffer.from([1, 2, 3, 250]));
@@ -48,11 +50,18 @@ describe('PeerClient.callBytes', () => {
     expect(JSON.parse(Buffer.from(res.body).toString('utf8'))).toEqual({ tracks: [], next: null, after: 'abc' });
   });
 
-  test('error answers map to AppError like JSON calls (5xx -> 502, 4xx kept)', async () => {
+  test('error answers map to AppError like JSON calls (503 of a fault -> 503 with Retry-After, 503 of a state kept, other 5xx -> 502, 4xx kept)', async () => {
     mode = 'unavailable';
     const down = (await peer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE).catch((e: unknown) => e)) as AppError;
-    expect(down).toBeInstanceOf(AppError);
-    expect([down.httpStatus, down.code, down.message]).toEqual([502, 'upstream_unavailable', 'db down']);
+    expect(down).toBeInstanceOf(UpstreamUnavailableError);
+    expect([down.httpStatus, down.code, down.message]).toEqual([503, 'upstream_unavailable', 'db down']);
+    mode = 'state';
+    const state = (await peer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE).catch((e: unknown) => e)) as AppError;
+    expect(state).toBeInstanceOf(StateUnavailableError);
+    expect([state.httpStatus, state.code, state.message]).toEqual([503, 'tags_unavailable', 'install the model']);
+    mode = 'broken';
+    const broken = (await peer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE).catch((e: unknown) => e)) as AppError;
+    expect([broken.httpStatus, broken.code]).toEqual([502, 'internal_error']);
     mode = 'missing';
     const missing = (await peer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE).catch((e: unknown) => e)) as AppError;
     expect(missing).toBeInstanceOf(AppError);

@@ -25,17 +25,6 @@ function parseInput<R extends RouteDef>(def: R, req: Request): ParsedInput<R> {
 /** What `validateRequest` parsed, per request, so a `json` handler does not parse the same input again. */
 const validatedInput = new WeakMap<Request, { def: RouteDef; input: ParsedInput<RouteDef> }>();
 
-/**
- * The query of `req` parsed with `def`'s query schema: the value `validateRequest` already parsed for this request
- * when the route was mounted with `mountRoutes` (no second zod pass), else parsed here (same schema, same result).
- * For `on` handlers that read their query themselves. @throws ValidationError (400) on an invalid query
- */
-export function parsedQuery<R extends RouteDef>(def: R, req: Request): Parsed<R['query']> {
-  const done = validatedInput.get(req);
-  if (done?.def === def) return done.input.query as Parsed<R['query']>;
-  return (def.query ? parseOrThrow(def.query, req.query, 'query') : undefined) as Parsed<R['query']>;
-}
-
 /** Options of a typed handler (`json`). */
 export interface HandlerOptions {
   /** Middlewares run ahead of the route's validation and its handler (e.g. a body parser with another type or limit). */

@@ -1,5 +1,5 @@
 import { REQUEST_ID_HEADER, currentContext } from './context';
-import { AppError, UpstreamUnavailableError } from './errors';
+import { AppError, StateUnavailableError, UpstreamUnavailableError } from './errors';
 import { type CallerIdentity, signIdentity } from './internal-auth';
 
 /**
@@ -20,7 +20,7 @@ export class ServiceClient {
     const res = await this.send(method, path, body, { ...options, accept: 'application/json' });
     const text = await res.text();
     const parsed: unknown = text ? safeJson(text) : undefined;
-    if (!res.ok) throw errorOf(res.status, parsed);
+    if (!res.ok) throw errorOf(res.status, parsed, res.headers.get('retry-after'));
     return parsed as T;
   }
 
@@ -34,7 +34,7 @@ export class ServiceClient {
     const res = await this.send(method, path, undefined, { ...options, accept });
     if (!res.ok) {
       const text = await res.text();
-      throw errorOf(res.status, text ? safeJson(text) : undefined);
+      throw errorOf(res.status, text ? safeJson(text) : undefined, res.headers.get('retry-after'));
     }
     let body: Uint8Array;
     try {
@@ -69,11 +69,19 @@ export class ServiceClient {
   }
 }
 
-/** The callee's error answer as an AppError with its code and message (5xx -> 502). */
-function errorOf(status: number, parsed: unknown): AppError {
+/**
+ * The callee's error answer as an AppError with its code and message. A 4xx keeps its status. A 503 of a fault (the
+ * callee's database or broker unreachable: it sent `Retry-After`) stays a 503 `UpstreamUnavailableError`, so the
+ * caller's answer is a 503 with `Retry-After` too (issue 36: a database outage turned the registry's 503s into the
+ * gateway's 502s). A 503 without `Retry-After` (a documented state, e.g. a model not installed) keeps its code as a
+ * 503; any other 5xx (a bug or a bad answer of the callee) becomes 502.
+ */
+function errorOf(status: number, parsed: unknown, retryAfter: string | null = null): AppError {
   const e = parsed as { error?: unknown; code?: unknown } | undefined;
   const code = typeof e?.code === 'string' ? e.code : 'upstream_error';
   const message = typeof e?.error === 'string' ? e.error : `Service responded ${status}`;
+  if (status === 503 && retryAfter !== null) return new UpstreamUnavailableError(message, 503);
+  if (status === 503) return new StateUnavailableError(code, message);
   return new AppError(code, message, status >= 500 ? 502 : status);
 }
 

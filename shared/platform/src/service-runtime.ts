@@ -91,6 +91,12 @@ export interface RuntimeDeps {
    * a broker outage does not make the pod unready. Default false (the bus is required).
    */
   readyWithoutBus?: boolean;
+  /**
+   * The service answers its queries from memory (index: the live generation): the database is reported by `/readyz`
+   * but its outage does not make the pod unready, so a Kubernetes Service keeps routing queries to it during a
+   * database outage (issue 36). The service's own readiness checks still apply. Default false.
+   */
+  readyWithoutDatabase?: boolean;
 }
 
 /**
@@ -128,7 +134,7 @@ export class ServiceRuntime {
     const inner = deps.bus ?? createBus({ amqpUrl: config.amqpUrl, logger: this.logger.child({ component: 'bus' }), ...ns.exchangeOptions });
     this.bus = new InstrumentedBus(inner, this.metrics, deps.queuePrefix ?? ns.queuePrefix);
     this.readiness = [
-      { name: 'database', check: () => databaseReachable(this.ds) },
+      { name: 'database', check: () => databaseReachable(this.ds), optional: deps.readyWithoutDatabase === true },
       { name: 'bus', check: () => this.bus.isHealthy(), optional: deps.readyWithoutBus === true },
     ];
     const http = createServiceHttp({

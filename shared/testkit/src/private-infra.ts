@@ -151,6 +151,12 @@ export class PrivateRabbit {
     await waitForPort(this.port, timeoutMs);
   }
 
+  /** Runs `rabbitmqctl -n <node> <args>` against this node (same HOME, so the same Erlang cookie) and returns its stdout. */
+  async ctl(args: string[]): Promise<string> {
+    const { stdout } = await execFileAsync('rabbitmqctl', ['-n', this.nodeName, '-q', ...args], { env: this.env() });
+    return stdout;
+  }
+
   /** The Erlang VM's pid (from RABBITMQ_PID_FILE). */
   private async vmPid(): Promise<number | undefined> {
     const text = await readFile(join(this.dir, 'pid'), 'utf8').catch(() => '');

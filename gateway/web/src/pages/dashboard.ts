@@ -1,7 +1,7 @@
 /**
  * Dashboard (CATALOGUE): every live task with its progress bar (admins: the running tasks of GET /api/tasks;
  * other users: GET /api/active_tasks, which names one), last result per task kind, library summary (songs,
- * albums, artists, tagged, lyrics, mood coverage bars) from GET /api/dashboard/summary, and the
+ * albums, artists, tagged, lyrics, recording fingerprints in all and per server, mood coverage bars) from GET /api/dashboard/summary, and the
  * Music Server Status (matched songs per server; refreshed hourly and when a task ends).
  */
 import { opsRoutes, semanticRoutes, taskRoutes, type DashboardSummary } from '@polyphony/contracts';
@@ -34,6 +34,8 @@ function summaryView(s: DashboardSummary): HTMLElement {
     ['Artists', String(c.distinct_artists)],
     ['Tagged (moods)', `${c.tagged} (${pct(c.tagged, c.songs)})`],
     ['With lyrics', `${c.lyrics} (${pct(c.lyrics, c.songs)})`],
+    ['Fingerprinted (search by recording)', `${c.fingerprinted} (${pct(c.fingerprinted, c.songs)})`],
+    ...c.music_servers.map((m): [string, string] => [`Fingerprinted on ${m.name}`, `${m.fingerprinted} of ${m.unique_songs} (${pct(m.fingerprinted, m.unique_songs)})`]),
     ['Text-searchable', String(c.clap_indexed)],
     ['Artists with a profile', String(c.gmm_indexed)],
   ];

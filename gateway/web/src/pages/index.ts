@@ -1,5 +1,6 @@
 /** Page registry and sidebar groups. Keys are the hash routes (`#/<key>`); '' is the dashboard. */
 import type { Page } from '../page';
+import album from './album';
 import alchemy from './alchemy';
 import analysis from './analysis';
 import artists from './artists';
@@ -35,6 +36,7 @@ export const PAGES: Record<string, Page> = {
   chat,
   path,
   alchemy,
+  album,
   artists,
   fingerprint,
   search,
@@ -49,6 +51,6 @@ export const PAGES: Record<string, Page> = {
 /** Sidebar: groups of page keys, in order. Admin-only pages are hidden from other users. */
 export const NAV: Array<{ title: string; keys: string[] }> = [
   { title: 'Library', keys: ['', 'analysis', 'clustering', 'cleaning', 'schedules', 'backup', 'tasks', 'dead-letters'] },
-  { title: 'Discover', keys: ['similar', 'chat', 'path', 'alchemy', 'artists', 'fingerprint', 'search', 'lyrics', 'map', 'hyperbolic'] },
+  { title: 'Discover', keys: ['similar', 'chat', 'path', 'alchemy', 'album', 'artists', 'fingerprint', 'search', 'lyrics', 'map', 'hyperbolic'] },
   { title: 'Administration', keys: ['setup', 'settings', 'users'] },
 ];

@@ -7,6 +7,7 @@ import { opsRoutes, SCHEDULE_KINDS, type ScheduleDto } from '@polyphony/contract
 import { call } from '../api';
 import { busy, errText, field, h, msg, say, section, select, table } from '../dom';
 import type { Page } from '../page';
+import { scheduleOverlaps } from '../cron-overlap';
 
 const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 
@@ -17,6 +18,8 @@ const page: Page = {
   render(root) {
     const out = msg();
     const list = h('div', {}, h('p', { class: 'muted', text: 'Loading…' }));
+    // Warns (never refuses) when two enabled schedules can start in the same minute (cron-overlap.ts).
+    const overlapBox = h('div', { class: 'warnings overlap-warning', role: 'status' });
     const formOut = msg();
     let editing: ScheduleDto | null = null;
     const name = h('input', { required: true, maxlength: '100' });
@@ -99,6 +102,10 @@ const page: Page = {
     };
     const load = async () => {
       const { schedules } = await call(opsRoutes.cronList, {});
+      const overlaps = scheduleOverlaps(schedules);
+      overlapBox.replaceChildren(
+        ...overlaps.map((o) => h('p', { text: `"${o.a}" and "${o.b}" can start in the same minute (first at ${o.example}); they will run side by side.` })),
+      );
       if (schedules.length === 0) {
         list.replaceChildren(h('p', { class: 'muted', text: 'No schedule yet.' }));
         return;
@@ -133,7 +140,7 @@ const page: Page = {
         ),
       );
     };
-    root.append(section('Schedules', out, list), form);
+    root.append(section('Schedules', out, overlapBox, list), form);
     load().catch((err: unknown) => say(out, errText(err), 'error'));
   },
 };

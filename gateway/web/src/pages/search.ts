@@ -1,12 +1,14 @@
 /**
  * Search (PER SERVER): metadata search (GET /api/search_tracks: title, artist, album; optionally only
  * songs an index holds) and text/mood search (POST /api/clap/search: a free description scored
- * against tags, synonyms and descriptors), both on the selected server; results savable.
+ * against tags, synonyms and descriptors, optionally steered by concepts: ../steering.ts), both on the selected
+ * server; results savable.
  */
 import { featureRoutes, SEARCH_INDEXES, semanticRoutes, type SearchRowDto } from '@polyphony/contracts';
 import { call } from '../api';
 import { busy, errText, field, h, msg, numberInput, say, section, select } from '../dom';
 import type { Page } from '../page';
+import { describeSteering, steeringControls } from '../steering';
 import { playlistSaver, trackTable } from '../tracks';
 
 const page: Page = {
@@ -44,12 +46,15 @@ const page: Page = {
     let trows: SearchRowDto[] = [];
     const tsaver = playlistSaver(() => trows.map((r) => r.item_id), () => tq.value.trim().slice(0, 60) || 'Text search');
     const tform = h('form', { class: 'inline', role: 'search' }, field('Describe the music', tq, 'At least 3 characters: moods, genres, instruments, descriptors, names'), field('At most', tlimit), tgo);
+    const steer = steeringControls();
     tform.addEventListener('submit', (e) => {
       e.preventDefault();
       void busy(tgo, tout, async () => {
-        const r = await call(semanticRoutes.clapSearch, { body: { query: tq.value.trim(), limit: Number(tlimit.value) } }, { scoped: true });
+        const steering = steer.items();
+        const r = await call(semanticRoutes.clapSearch, { body: { query: tq.value.trim(), limit: Number(tlimit.value), ...(steering.length ? { steering } : {}) } }, { scoped: true });
         trows = r.results;
-        say(tout, `${r.count} songs. Understood: ${r.understood.join(', ') || 'nothing'}${r.ignored.length ? `; ignored: ${r.ignored.join(', ')}` : ''}.`, r.count ? 'ok' : 'info');
+        const steered = r.steering?.length ? `; steered: ${describeSteering(r.steering)}` : '';
+        say(tout, `${r.count} songs. Understood: ${r.understood.join(', ') || 'nothing'}${r.ignored.length ? `; ignored: ${r.ignored.join(', ')}` : ''}${steered}.`, r.count ? 'ok' : 'info');
         tresults.replaceChildren(r.results.length ? trackTable('Text search', r.results, [{ header: 'Match', cell: (t) => t.similarity.toFixed(3) }]) : '');
         tsaver.show(r.results.length > 0);
       });
@@ -69,7 +74,7 @@ const page: Page = {
         );
       })
       .catch((err: unknown) => say(tout, errText(err), 'error'));
-    root.append(section('By title, artist or album', form, out, results, saver.element), section('By description (text and mood)', tform, top, tout, tresults, tsaver.element));
+    root.append(section('By title, artist or album', form, out, results, saver.element), section('By description (text and mood)', tform, steer.element, top, tout, tresults, tsaver.element));
   },
 };
 export default page;

@@ -12,72 +12,15 @@ import {
   type Metrics,
   type TaskContext,
   type TaskEnd,
+  type TaskRun,
 } from '@polyphony/platform';
-import type { OutcomeCounts, RunRecord, RunRepository, RunServerRow } from '../store/run.repository';
-import type { CataloguePort, IndexPort, LearnedTarget, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
+import type { AnalysisRunStore, CataloguePort, IndexPort, LearnedTarget, MediaClientFactory, RegistryPort, RunServerRow, ServerInfo } from './ports';
+import { serverCounts, runProgress } from './run-progress';
+import { DEFAULT_RUN_SETTINGS, SERVER_FAILURE_THRESHOLD, storedOptions, withOverrides, type AnalysisRunOptions, type RunOverrides, type RunSettings } from './run-settings';
+
+export { SERVER_FAILURE_THRESHOLD, type AnalysisRunOptions, type RunOverrides, type RunSettings } from './run-settings';
 import { indexCoverage } from './index-coverage';
 import { metadataHash } from './track-processor';
-
-/**
- * Consecutive failed attempts to read a server's catalogue after which the server is marked failed
- * for the run (every successfully read page resets the count). With the default backoff the attempts
- * are about 2, 4, 8 and 16 s apart (jittered down to half), so a media server has to be unreadable
- * for roughly 15-30 s in a row; a shorter outage only delays the run.
- * A track's own error (download, decode) never counts here: it is that track's outcome.
- */
-export const SERVER_FAILURE_THRESHOLD = 5;
-
-export interface AnalysisRunOptions {
-  /** How often the coordinator refreshes counts and publishes progress, ms (default 1000). */
-  pollMs?: number;
-  /** Provider ids looked up per catalogue call (default 500). */
-  lookupBatch?: number;
-  /** Coordinator lease TTL, ms (default 60000, platform DEFAULT_LEASE_TTL_MS). */
-  leaseTtlMs?: number;
-  /** How often a replica looks for runs whose lease expired, ms (default 5000). */
-  takeoverScanMs?: number;
-  /** First delay between attempts to read a failing server, ms (default 2000; doubles, jittered). */
-  serverRetryDelayMs?: number;
-  /** Bound on waiting for the index generation holding the run's songs, ms (default 30 min). */
-  indexWaitMs?: number;
-  /** The rebuild request is repeated when no newer generation went live for this long, ms (default 5 min). */
-  indexRerequestMs?: number;
-  /**
-   * The learned model this process would tag with (model id) and the embedder version it stores, or undefined
-   * without a model. When set, mapped tracks whose song has no tags from this model or no vector of this version
-   * are enqueued again (re-analysis: tags and the learned embedding; the embedder switch).
-   */
-  learnedModel?: () => LearnedTarget | undefined;
-  /** Consecutive failures before a server is marked failed (default {@link SERVER_FAILURE_THRESHOLD}). */
-  serverFailureThreshold?: number;
-  /** The live NUM_RECENT_ALBUMS / TOP_N_MOODS settings a run applies unless its start overrides them (default: 0 / 5). */
-  settings?: () => Promise<RunSettings>;
-}
-
-/** What an analysis run applies; fixed when the run starts and kept in its details (`details.options`). */
-export interface RunSettings {
-  /** Only the tracks of the N most recently added albums of each server; 0 = the whole catalogue. */
-  numRecentAlbums: number;
-  /** MSD tags kept in the mood_vector of the songs this run analyzes. */
-  topNMoods: number;
-}
-
-/** Per-run overrides of POST /api/analysis/start (reference num_recent_albums, top_n_moods). */
-export type RunOverrides = Partial<RunSettings>;
-
-const DEFAULT_RUN_SETTINGS: RunSettings = { numRecentAlbums: 0, topNMoods: 5 };
-
-/** `base` with every override that is set. */
-function withOverrides(base: RunSettings, o: RunOverrides): RunSettings {
-  return { numRecentAlbums: o.numRecentAlbums ?? base.numRecentAlbums, topNMoods: o.topNMoods ?? base.topNMoods };
-}
-
-/** The options a run stored in its details, if any (a run resumed by another replica reads them back). */
-function storedOptions(details: Record<string, unknown>): RunSettings | undefined {
-  const o = details.options as Partial<RunSettings> | undefined;
-  if (!o || typeof o.numRecentAlbums !== 'number' || typeof o.topNMoods !== 'number') return undefined;
-  return { numRecentAlbums: o.numRecentAlbums, topNMoods: o.topNMoods };
-}
 
 /** Working state of the run coordinated here (rebuilt by `begin` from durable rows on a takeover). */
 interface AnalysisWork {
@@ -146,7 +89,7 @@ export class AnalysisRunService {
   readonly host: TaskHost<AnalysisWork>;
 
   constructor(
-    private readonly runs: RunRepository,
+    private readonly runs: AnalysisRunStore,
     private readonly registry: RegistryPort,
     private readonly catalogue: CataloguePort,
     private readonly index: IndexPort,
@@ -178,7 +121,7 @@ export class AnalysisRunService {
    * Starts a run coordinated by this process; 409 ConflictError while another is live. Returns at once (202).
    * @param overrides this run's NUM_RECENT_ALBUMS / TOP_N_MOODS instead of the settings
    */
-  async start(overrides: RunOverrides = {}): Promise<RunRecord> {
+  async start(overrides: RunOverrides = {}): Promise<TaskRun> {
     // Fixed at start and stored with the run, so a replica that takes it over applies the same ones.
     const options = withOverrides(await this.runSettings(), overrides);
     return this.host.start({ options });
@@ -377,10 +320,13 @@ export class AnalysisRunService {
         // With the learned model installed, mapped songs lacking its tags or its embedding are analysed again (no new song, mapping or id).
         const model = this.learnedModel();
         const retag = model && mapped.size > 0 ? await this.catalogue.songsNeedingTags(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id)), model) : new Map<string, string>();
+        // Mapped songs without a recording fingerprint (analysed before fingerprints existed) are fetched again and
+        // fingerprinted only: the backfill rides on the run, so it is resumable and leased like the rest of it.
+        const unprinted = this.catalogue.songsWithoutFingerprint && mapped.size > 0 ? await this.catalogue.songsWithoutFingerprint(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id) && !retag.has(id))) : new Map<string, string>();
         const candidates: ProviderTrack[] = [];
         for (const t of batch) {
           if (inRun.has(t.id)) continue; // this run's own work (queued or finished): counted by its row
-          if (retag.has(t.id)) candidates.push(t);
+          if (retag.has(t.id) || unprinted.has(t.id)) candidates.push(t);
           else if (mapped.has(t.id)) row.skippedMapped++;
           else if (excluded.has(t.id)) row.excluded++;
           else candidates.push(t);
@@ -483,41 +429,14 @@ export class AnalysisRunService {
 
   /** Per-server counts for the board: durable enumeration counters plus per-track outcome rows. */
   private async counts(taskId: string, rows: RunServerRow[]): Promise<Array<ServerTaskCounts & { queued: number }>> {
-    const outcomes = await this.runs.outcomeCounts(taskId);
-    return rows.map((r) => {
-      const o: OutcomeCounts = outcomes.get(r.serverId) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
-      return {
-        serverId: r.serverId,
-        serverName: r.serverName,
-        seen: Math.max(r.seen, o.analyzed + o.retagged + o.mapped_existing + o.skipped_mapped + o.failed + o.excluded + o.cancelled + o.queued + r.skippedMapped + r.excluded),
-        skippedMapped: r.skippedMapped + o.skipped_mapped,
-        mappedExisting: o.mapped_existing,
-        // songs re-analysed for MusiCNN tags count as analysed (the board has no separate column)
-        analyzed: o.analyzed + o.retagged,
-        failed: r.excluded + o.failed + o.excluded,
-        status: r.status,
-        ...(r.error && r.status === 'failed' ? { error: r.error } : {}),
-        queued: o.queued,
-      };
-    });
+    return serverCounts(rows, await this.runs.outcomeCounts(taskId));
   }
 
   /** Reports a fenced snapshot through the host (progress derived from durable rows). */
   private async progress(ctx: TaskContext, rows: RunServerRow[], message?: string, details?: Record<string, unknown>): Promise<void> {
     const taskId = ctx.run.id;
     const counts = await this.counts(taskId, rows);
-    let sum = 0;
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i]!;
-      const c = counts[i]!;
-      if (r.status === 'done' || r.status === 'failed' || r.status === 'cancelled') sum += 1;
-      else if (r.status === 'running') {
-        const total = c.seen - r.skippedMapped - r.excluded;
-        const finished = total - c.queued;
-        sum += r.enumerated ? 0.05 + 0.95 * (total > 0 ? finished / total : 1) : 0.05 * Math.min(1, c.seen / Math.max(1, c.seen + 1000));
-      }
-    }
-    const progress = rows.length ? Math.min(95, (sum / rows.length) * 95) : 95;
+    const progress = runProgress(rows, counts);
     const current = rows.find((r) => r.status === 'running');
     const cur = current && counts.find((c) => c.serverId === current.serverId);
     const text = message ?? (cur ? `${current!.serverName}: ${cur.seen} seen, ${cur.analyzed} analyzed, ${cur.mappedExisting} mapped, ${cur.failed} failed` : 'Analyzing');

@@ -1,5 +1,6 @@
-import type { EmbeddingSwitchStatus, IndexLive, StoreLearnedFeaturesRequest, LyricsPendingPage, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
+import type { EmbeddingSwitchStatus, IndexLive, StoreLearnedFeaturesRequest, LyricsPendingPage, PutFingerprintRequest, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
 import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
+import type { Lease, TaskRunStore } from '@polyphony/platform';
 
 /** A configured media server with its connection (the one schema: ServerInfoSchema in @polyphony/contracts). */
 import type { ServerInfo } from '@polyphony/contracts';
@@ -37,6 +38,16 @@ export interface CataloguePort {
   storeLyrics(itemId: string, outcome: PutLyricsRequest): Promise<void>;
   /** Songs without a lyrics lookup yet (GET /internal/lyrics/pending), for the backfill. */
   pendingLyrics(after: string | undefined, limit: number): Promise<LyricsPendingPage>;
+  /**
+   * Stores a song's recording fingerprint (PUT /internal/tracks/:itemId/fingerprint). Optional: a catalogue port
+   * without it (tests, benchmarks) means songs are analysed without fingerprints.
+   */
+  storeFingerprint?(itemId: string, print: PutFingerprintRequest): Promise<void>;
+  /**
+   * Of these mapped provider ids of a server, those whose song has no recording fingerprint, one provider id per
+   * song: provider id -> song id (POST /internal/fingerprints/missing). The analysis run's backfill pass.
+   */
+  songsWithoutFingerprint?(serverId: string, providerIds: string[]): Promise<Map<string, string>>;
 }
 
 export type MediaClientFactory = (conn: ServerConnection) => MediaServerClient;
@@ -47,8 +58,12 @@ export interface IndexPort {
   live(): Promise<IndexLive>;
 }
 
-/** Final outcomes of one track in one run. `retagged`: an already-mapped song got its missing (or other-model) MusiCNN tags, nothing else changed. */
-export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'retagged' | 'failed' | 'excluded' | 'cancelled';
+/**
+ * Final outcomes of one track in one run. `retagged`: an already-mapped song got its missing (or other-model) MusiCNN
+ * tags, nothing else changed. `fingerprinted`: an already-mapped song without a recording fingerprint got one (the
+ * backfill: audio fetched and fingerprinted, nothing re-analysed).
+ */
+export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'retagged' | 'fingerprinted' | 'failed' | 'excluded' | 'cancelled';
 
 /** What a claim found: the claim is ours, the track is final, another live attempt holds it, or there is no run row. */
 export type TrackClaim = { state: 'claimed' } | { state: 'absent' } | { state: 'final'; outcome: TrackOutcome } | { state: 'busy'; until: Date };
@@ -82,4 +97,62 @@ export interface ExclusionStore {
   exclusions(serverId?: string): Promise<Exclusion[]>;
   /** The dashboard's analysis numbers: files excluded, tracks waiting, active coordinators. */
   stats(): Promise<{ unanalyzable_tracks: number; queue_backlog: number; active: number }>;
+}
+
+/** Durable per-server state of a run (one row per server, in analysis order). */
+export interface RunServerRow {
+  serverId: string;
+  serverName: string;
+  position: number;
+  status: 'pending' | 'running' | 'done' | 'failed' | 'cancelled';
+  /** Tracks listed so far by the enumeration (reset when an interrupted enumeration starts over). */
+  seen: number;
+  /** Tracks skipped by the enumeration because their provider id was already mapped. */
+  skippedMapped: number;
+  /** Tracks skipped by the enumeration because they are excluded (undecodable, same metadata). */
+  excluded: number;
+  enumerated: boolean;
+  /** Consecutive failed attempts to read the server's catalogue (reset by every page read). */
+  failures: number;
+  error?: string;
+}
+
+/** Per-outcome counts of the tracks of one server in one run (`queued`: enqueued, not finished). */
+export type OutcomeCounts = Record<TrackOutcome | 'queued', number>;
+
+/**
+ * Persistence of analysis runs as the run coordinator uses it (store: store/run.repository.ts): the platform
+ * task-run table `analysis.runs`, the durable per-server state of a run (`analysis.run_servers`), per-track
+ * outcomes (one row per run, server and provider file) and exclusions. Writes taking a `lease` are fenced
+ * (LeaseLostError once the run was cancelled or taken over).
+ */
+export interface AnalysisRunStore {
+  /** The platform task-run store of `analysis.runs` (the task host drives it). */
+  readonly tasks: TaskRunStore;
+  /** Database clock (the index compares its build start with it). */
+  now(): Promise<Date>;
+  /** Creates the per-server rows once (a takeover finds them and keeps the original order). */
+  initServers(lease: Lease, servers: Array<{ id: string; name: string }>): Promise<void>;
+  /** The per-server rows of a run, in analysis order. */
+  servers(runId: string): Promise<RunServerRow[]>;
+  /** Updates a server row (fenced by the run's lease generation). */
+  updateServer(lease: Lease, serverId: string, patch: Partial<Pick<RunServerRow, 'status' | 'seen' | 'skippedMapped' | 'excluded' | 'enumerated' | 'failures' | 'error'>>): Promise<void>;
+  /** Provider ids among `providerIds` that already have a row (queued or finished) in this run. */
+  inRun(runId: string, serverId: string, providerIds: string[]): Promise<Set<string>>;
+  /** Records tracks as queued (not yet published); returns the provider ids that were new. */
+  enqueue(runId: string, serverId: string, providerIds: string[]): Promise<string[]>;
+  /** Marks queued tracks as published (the broker confirmed their messages). */
+  markPublished(runId: string, serverId: string, providerIds: string[]): Promise<void>;
+  /** Queued tracks whose message was never confirmed (a coordinator stopped between insert and publish). */
+  unpublished(runId: string, serverId: string, limit: number): Promise<string[]>;
+  /**
+   * Records a track's final outcome once: a queued row becomes final, an absent row is inserted, a
+   * final row is never changed (a redelivered message does not count twice). Returns false when a
+   * final outcome was already recorded.
+   */
+  recordOutcome(runId: string, serverId: string, providerId: string, outcome: TrackOutcome, itemId?: string, error?: string): Promise<boolean>;
+  /** Outcome counts per server of one run. */
+  outcomeCounts(runId: string): Promise<Map<string, OutcomeCounts>>;
+  /** Exclusion of a provider file, if its metadata hash still matches. */
+  isExcluded(serverId: string, providerIds: string[], hashes: Map<string, string>): Promise<Set<string>>;
 }

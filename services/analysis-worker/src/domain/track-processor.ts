@@ -6,6 +6,7 @@ import { TOP_N_MOODS, type AnalysisTrackRequested, type ResolveIdentityRequest }
 import type { MediaServerClient } from '@polyphony/media-servers';
 import { TransientError, isTransientFault, leaseRenewMs, type Logger } from '@polyphony/platform';
 import { computeChromaprint } from './audio/chromaprint';
+import { recordingFingerprint } from './audio/landmark-print';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
 import { DefaultEmbedder, InsufficientAudioError, MIN_AUDIO_SECONDS } from './audio/embedder';
 import { fetchAndStoreLyrics, isInstrumental } from './lyrics';
@@ -57,8 +58,10 @@ export const TRACK_CLAIM_LEASE_SECONDS = 20;
 /**
  * Analyzes one provider track (the work of one bus message): skip if already mapped (idempotent
  * redelivery), download to a temp directory (streamed), decode to 16 kHz mono with ffmpeg,
- * embed and describe, MusiCNN tags when the learned model is installed, Chromaprint with fpcalc, resolve identity in the catalogue, and for new
- * content fetch lyrics from the server. The temp directory is removed on every path.
+ * embed and describe, MusiCNN tags when the learned model is installed, Chromaprint with fpcalc, the recording
+ * fingerprint (landmarks, search by recording), resolve identity in the catalogue, and for new
+ * content fetch lyrics from the server. A mapped song lacking tags (model installed later) or a recording
+ * fingerprint (analysed before they existed) is fetched again for that part only. The temp directory is removed on every path.
  * Undecodable or unreadable files are excluded until their metadata changes.
  */
 export class TrackProcessor {
@@ -152,8 +155,11 @@ export class TrackProcessor {
       // Already a song: only its MusiCNN tags or its learned embedding may be missing (model installed after it was analysed).
       const want = this.learned?.target();
       const itemId = want ? (await this.catalogue.songsNeedingTags(serverId, [track.id], want)).get(track.id) : undefined;
-      if (!want || !itemId) return this.record(msg, { outcome: 'skipped_mapped' });
-      return this.retag(msg, finalAttempt, itemId, signal);
+      if (want && itemId) return this.retag(msg, finalAttempt, itemId, signal);
+      // ...or its recording fingerprint (analysed before fingerprints existed): fetched again, fingerprinted only.
+      const unprinted = this.catalogue.songsWithoutFingerprint ? (await this.catalogue.songsWithoutFingerprint(serverId, [track.id])).get(track.id) : undefined;
+      if (unprinted) return this.fingerprintOnly(msg, finalAttempt, unprinted, signal);
+      return this.record(msg, { outcome: 'skipped_mapped' });
     }
     const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
     try {
@@ -201,6 +207,8 @@ export class TrackProcessor {
         this.logger.warn('chromaprint failed', { serverId, providerId: track.id, err: (err as Error).message });
         return undefined;
       });
+      // The recording fingerprint (search by recording) from the same PCM; stored once the song's id is known.
+      const landmarks = this.catalogue.storeFingerprint ? this.landmarkPrint(pcm.samples, pcm.sampleRate, serverId, track.id) : undefined;
       const t4 = performance.now();
       this.lastTimings = { downloadMs: t1 - t0, decodeMs: t2 - t1, embedMs: t3 - t2, learnedMs: t3b - t3, fingerprintMs: t4 - t3b };
       const d = analysis.descriptors;
@@ -229,6 +237,7 @@ export class TrackProcessor {
         learned,
       };
       const resolved = await this.catalogue.resolve(request);
+      if (landmarks) await this.catalogue.storeFingerprint!(resolved.itemId, landmarks);
       // Same content already stored (e.g. from another server, possibly before the model was installed):
       // its tags are replaced by this file's, so a song gains tags when any of its files is analysed.
       if (resolved.outcome === 'existing' && learned) await this.catalogue.storeLearned(resolved.itemId, learned);
@@ -280,7 +289,51 @@ export class TrackProcessor {
         embedding = { embedderVersion: fusion.version, embedding: Array.from(fusion.embedTrack(outputs, dsp)) };
       }
       await this.catalogue.storeLearned(itemId, embedding ? { ...learned, embedding } : learned);
+      // The PCM is at hand: the song gets (or refreshes) its recording fingerprint too.
+      const landmarks = this.catalogue.storeFingerprint ? this.landmarkPrint(pcm.samples, pcm.sampleRate, serverId, track.id) : undefined;
+      if (landmarks) await this.catalogue.storeFingerprint!(itemId, landmarks);
       return this.record(msg, { outcome: 'retagged', itemId });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** The recording fingerprint of decoded PCM, or undefined (logged) when it cannot be made: the song is stored without one. */
+  private landmarkPrint(samples: Float32Array, sampleRate: number, serverId: string, providerId: string) {
+    try {
+      return recordingFingerprint(samples, sampleRate);
+    } catch (err) {
+      this.logger.warn('recording fingerprint failed; song stored without one', { serverId, providerId, err: (err as Error).message });
+      return undefined;
+    }
+  }
+
+  /**
+   * The fingerprint backfill of one mapped song (analysed before recording fingerprints existed): download, decode,
+   * fingerprint, PUT it. Nothing else of the song changes (no re-analysis, same id, mappings and tags). Outcome
+   * `fingerprinted`; a failed download or decode is `failed` without an exclusion (the song stays analysed, and
+   * the next run tries again).
+   */
+  private async fingerprintOnly(msg: AnalysisTrackRequested, finalAttempt: boolean, itemId: string, signal?: AbortSignal): Promise<ProcessResult> {
+    const { serverId, track } = msg;
+    const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
+    try {
+      const file = path.join(dir, 'audio');
+      try {
+        await (await this.client(serverId)).downloadTrack(track.id, file, signal);
+      } catch (err) {
+        if (!finalAttempt && isTransient(err)) throw err;
+        return this.fail(msg, `download failed: ${(err as Error).message}`, false);
+      }
+      let pcm;
+      try {
+        pcm = await decodeToPcm(file);
+      } catch (err) {
+        if (err instanceof UndecodableAudioError) return this.fail(msg, err.reason, false);
+        throw err;
+      }
+      await this.catalogue.storeFingerprint!(itemId, recordingFingerprint(pcm.samples, pcm.sampleRate));
+      return this.record(msg, { outcome: 'fingerprinted', itemId });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -1,42 +1,17 @@
 import type { DataSource } from 'typeorm';
 import { TaskRunStore, queryRows, type Lease, type TaskRun } from '@polyphony/platform';
+import type { AnalysisRunStore, OutcomeCounts, RunServerRow, TrackClaim, TrackOutcome } from '../domain/ports';
 
-/** Final outcomes of one track in one run; `queued` = enqueued, no outcome yet. */
-/** `retagged`: an already-mapped song whose MusiCNN tags were missing or from another model got them (nothing else changed). */
-export type TrackOutcome = 'analyzed' | 'mapped_existing' | 'skipped_mapped' | 'retagged' | 'failed' | 'excluded' | 'cancelled';
+export type { OutcomeCounts, RunServerRow, TrackClaim, TrackOutcome } from '../domain/ports';
 
 export type RunRecord = TaskRun;
-
-/** What `claimTrack` found: the claim is ours, the track is final, another live attempt holds it, or there is no run row. */
-export type TrackClaim = { state: 'claimed' } | { state: 'absent' } | { state: 'final'; outcome: TrackOutcome } | { state: 'busy'; until: Date };
-
-/** Durable per-server state of a run (one row per server, in analysis order). */
-export interface RunServerRow {
-  serverId: string;
-  serverName: string;
-  position: number;
-  status: 'pending' | 'running' | 'done' | 'failed' | 'cancelled';
-  /** Tracks listed so far by the enumeration (reset when an interrupted enumeration starts over). */
-  seen: number;
-  /** Tracks skipped by the enumeration because their provider id was already mapped. */
-  skippedMapped: number;
-  /** Tracks skipped by the enumeration because they are excluded (undecodable, same metadata). */
-  excluded: number;
-  enumerated: boolean;
-  /** Consecutive failed attempts to read the server's catalogue (reset by every page read). */
-  failures: number;
-  error?: string;
-}
-
-/** Per-outcome counts of the tracks of one server in one run (`queued`: enqueued, not finished). */
-export type OutcomeCounts = Record<TrackOutcome | 'queued', number>;
 
 /**
  * Persistence of analysis runs (the platform task-run table `analysis.runs`), their durable
  * per-server state, per-track outcomes (one row per run, server and provider file, so a redelivered
  * message never counts twice) and exclusions.
  */
-export class RunRepository {
+export class RunRepository implements AnalysisRunStore {
   /** The platform task-run store of `analysis.runs`. */
   readonly tasks: TaskRunStore;
 
@@ -69,6 +44,7 @@ export class RunRepository {
     );
   }
 
+  /** The per-server rows of a run, in analysis order. */
   async servers(runId: string): Promise<RunServerRow[]> {
     const rows: Array<{ server_id: string; server_name: string | null; position: number; status: RunServerRow['status']; seen: number; skipped_mapped: number; excluded: number; enumerated: boolean; failures: number; error: string | null }> =
       await this.ds.query(`SELECT * FROM analysis.run_servers WHERE run_id = $1 ORDER BY position, server_id`, [runId]);
@@ -202,7 +178,7 @@ export class RunRepository {
     );
     const out = new Map<string, OutcomeCounts>();
     for (const r of rows) {
-      const c = out.get(r.server_id) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
+      const c = out.get(r.server_id) ?? { analyzed: 0, mapped_existing: 0, skipped_mapped: 0, retagged: 0, fingerprinted: 0, failed: 0, excluded: 0, cancelled: 0, queued: 0 };
       c[r.outcome] = r.n;
       out.set(r.server_id, c);
     }

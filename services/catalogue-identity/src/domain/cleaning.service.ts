@@ -23,9 +23,8 @@ import { pruneAllowed } from './sweep/matcher';
 import { planRefresh } from './sweep/refresh';
 import type { RemoteDetails } from './sweep/remote-index';
 import type { CatalogueSettings } from '../settings';
-import type { SweepStore } from '../store/sweep.repository';
 import type { MappingChangedPublisher } from './mapping-events';
-import type { IndexPort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
+import type { IndexPort, MediaClientFactory, RegistryPort, ServerInfo, SweepStore } from './ports';
 import { rethrowOwnTransientFault, serversDefaultFirst, type BatchTaskRun, type TaskOutcome } from './batch-task-run';
 
 /** Options of the cleaning. */

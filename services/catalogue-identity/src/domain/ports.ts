@@ -28,6 +28,9 @@ import {
 import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
 import type { Lease, PeerClient, TaskStore } from '@polyphony/platform';
 import type { ListedDuration } from './durations';
+import type { LocalSong, Match } from './sweep/matcher';
+import type { MappedRow, RefreshPlan } from './sweep/refresh';
+import type { RemoteIndex, Tier } from './sweep/remote-index';
 import type { BandLayout } from './identity/bands';
 import type { IdentityConfig } from './identity/constants';
 import type { IdentityDecision } from './identity/decide';
@@ -266,6 +269,8 @@ export interface CoverageCounts {
   songs: number;
   tagged: number;
   lyrics: number;
+  /** Songs with a recording fingerprint (search by recording). */
+  fingerprinted: number;
 }
 
 /** The counts behind the feature probes. */
@@ -375,4 +380,105 @@ export interface BatchTaskStore extends TaskStore<BatchTask> {
   amendRevoked(lease: Lease, details: Record<string, unknown>): Promise<BatchTask | undefined>;
   /** True while a task is queued (NEW). */
   hasQueued(): Promise<boolean>;
+}
+
+/** Counts of one chunk write. */
+export interface ChunkWriteResult {
+  /** Mapping rows inserted (a provider id mapped meanwhile by analysis is left as it is). */
+  readonly written: number;
+  /** Mapping rows of this sweep deleted again (ambiguous or taken over). */
+  readonly retracted: number;
+  /** `written` and `retracted` per match tier. */
+  readonly writtenByTier: Partial<Record<Tier, number>>;
+  readonly retractedByTier: Partial<Record<Tier, number>>;
+}
+
+/** Counts of one refresh chunk write. */
+export interface RefreshWriteResult {
+  readonly scoresUpdated: number;
+  readonly mappingsUpdated: number;
+  readonly durationsFilled: number;
+  readonly pruned: number;
+}
+
+/** Orphan figures of the catalogue. */
+export interface OrphanReport {
+  /** Songs in the catalogue (score rows). */
+  readonly catalogue: number;
+  /** Songs mapped on no server. */
+  readonly orphans: number;
+  /** Up to `sampleLimit` orphans (id, title, artist, album), by id. */
+  readonly sample: Array<{ itemId: string; title: string; artist: string; album: string | null }>;
+  /** Distinct albums among the orphans. */
+  readonly orphanAlbums: number;
+}
+
+/**
+ * Persistence of the sweep and the cleaning (store: store/sweep.repository.ts). Only mapping rows are removed by a
+ * sweep or a cleaning prune; score rows go only through `deleteOrphansIf` (opt-in orphan deletion of the cleaning).
+ * Writes of a server throw ConflictError `server_deleted` when the server was deleted while the task ran.
+ */
+export interface SweepStore {
+  /** Songs in the catalogue (score rows). */
+  songCount(): Promise<number>;
+  /** Mapping rows of the server. */
+  mappingCount(serverId: string): Promise<number>;
+  /** The database clock (mapping rows written before it are older than a listing fetched after it). */
+  now(): Promise<Date>;
+  /**
+   * Flags in `remote` every provider id the server already has a mapping for (keyset pages of
+   * `pageSize`; memory: one page).
+   * @returns stored mapping rows and how many of them are in the listing.
+   */
+  markMapped(serverId: string, remote: RemoteIndex, pageSize: number): Promise<{ stored: number; listed: number }>;
+  /**
+   * One chunk of the local catalogue for a sweep of `serverId`: songs NOT mapped on that server, after
+   * `after` in id order, with every file path known for them (the song's own path and each mapping row's,
+   * across all servers).
+   * @returns the songs and the keyset cursor of the next chunk (null at the end).
+   */
+  localChunk(serverId: string, after: string | null, limit: number): Promise<{ songs: LocalSong[]; next: string | null; scanned: number }>;
+  /**
+   * Writes one chunk's matches: retractions first (rows of this sweep that turned ambiguous or were
+   * taken over; only rows carrying the sweep's tier for that song, so an analysis row is never touched),
+   * then the new rows with the match tier, the server's own path (and folder), artist id and listed
+   * duration. Bumps the server's availability counter when anything changed.
+   */
+  writeMatches(serverId: string, writes: readonly Match[], retracts: readonly Match[], remote: RemoteIndex): Promise<ChunkWriteResult>;
+  /**
+   * One chunk of the server's mapping rows for the refresh/prune pass: the rows of up to `limit` songs
+   * after `after` (song id order), grouped by song, provider ids in byte order; `olderThanListing` when
+   * the row was written before `listingStartedAt`; `metadataAuthority` when this server speaks for the
+   * song's metadata (store: `metadataAuthoritySql`; `defaultServerId` = the default server, null when
+   * none is known).
+   */
+  mappedChunk(serverId: string, after: string | null, limit: number, listingStartedAt: Date, defaultServerId?: string | null): Promise<{ rows: MappedRow[]; next: string | null }>;
+  /**
+   * Writes one refresh chunk (see domain/sweep/refresh.ts): song metadata (stored values kept where the
+   * server reports none), mapping rows, back-filled durations, and the stale rows' deletion (only rows
+   * older than `listingStartedAt`). Bumps the availability counter when rows were deleted.
+   */
+  applyRefresh(serverId: string, plan: RefreshPlan, listingStartedAt: Date): Promise<RefreshWriteResult>;
+  /**
+   * Upserts the server's artist links (provider artist id -> name) in statements of `batch` rows; a row
+   * whose name did not change is not rewritten.
+   * @returns rows inserted or renamed.
+   */
+  upsertArtists(serverId: string, links: ReadonlyMap<string, string>, batch?: number): Promise<number>;
+  /** Distinct songs mapped on the server. */
+  matchedCount(serverId: string): Promise<number>;
+  /**
+   * Orphans: songs mapped on no server (spec "Cleaning" 3). One statement for the counts, one for the
+   * sample.
+   */
+  orphanReport(sampleLimit: number): Promise<OrphanReport>;
+  /**
+   * Deletes the orphan songs (score rows mapped on no server; their embedding and band rows go with
+   * them) when `allowed(orphans, catalogue)` still holds for the counts taken inside the same
+   * transaction. The transaction holds the catalogue write lock EXCLUSIVE, so no resolve, relabel or
+   * server deletion changes the mappings between the re-count and the deletion (resolves wait for the
+   * few seconds it takes).
+   * @returns the re-counted figures, whether the deletion was refused on them, and songs deleted.
+   */
+  deleteOrphansIf(allowed: (orphans: number, catalogue: number) => boolean): Promise<{ orphans: number; catalogue: number; refused: boolean; deleted: number }>;
 }

@@ -14,7 +14,7 @@
  * 4. the server's artist links are upserted from the listing;
  * 5. refresh (chunked over the server's mapping rows): album, album artist, year, rating of every mapped
  *    song the server speaks for (a song on several servers: the default server's, else its source server's;
- *    SweepStore.metadataAuthoritySql), the file path only from the default server, the rows' own path/artist/duration, the
+ *    store/sweep.repository.ts metadataAuthoritySql), the file path only from the default server, the rows' own path/artist/duration, the
  *    duration back-fill, and — full refresh only, and only when {@link pruneAllowed} — deletion of rows
  *    whose provider track is gone or filtered out;
  * 6. the server's track count and matched-song count go to the registry (catalogue.server.counted.v1) and
@@ -26,9 +26,8 @@ import { SweepMatcher, pruneAllowed } from './sweep/matcher';
 import { planRefresh } from './sweep/refresh';
 import { RemoteIndex, TIERS, type Tier } from './sweep/remote-index';
 import type { CatalogueSettings } from '../settings';
-import type { SweepStore } from '../store/sweep.repository';
 import type { MappingChangedPublisher } from './mapping-events';
-import type { MediaClientFactory, RegistryPort, ServerInfo } from './ports';
+import type { MediaClientFactory, RegistryPort, ServerInfo, SweepStore } from './ports';
 import { rethrowOwnTransientFault, serversDefaultFirst, type BatchTaskRun, type TaskOutcome } from './batch-task-run';
 
 /** Instrumentation points (tests and benchmarks): awaited by the sweep, so they can pause it deterministically. */

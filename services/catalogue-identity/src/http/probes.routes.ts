@@ -10,7 +10,8 @@
  *   both (every song has audio): `song_count` = songs with lyrics (the same set `search_tracks?index=sem_grove`
  *   keeps); `audio_dim` = the embedding size, `lyrics_dim` 0 (no fixed-size lyrics vector); weights are the
  *   reference's 0.25 audio / 0.75 lyrics.
- * - `GET /api/models`: per learned model, coverage over the catalogue and over the selected server.
+ * - `GET /api/models`: per learned model, coverage over the catalogue and over the selected server; `recording` is
+ *   the landmark fingerprint of search by recording (songs with a fingerprint; no model file, always enabled).
  * Counts come from CoverageService (reused for PROBE_CACHE_MS, so a burst of client start-ups costs one scan).
  */
 import { MSD_TAGS, probeRoutes as routes, type ModelsDto } from '@polyphony/contracts';
@@ -51,6 +52,7 @@ export function probeRoutes(coverageCounts: CoverageService): RouteHandlers {
     return {
       musicnn: { enabled: g.tagged > 0, global: coverage(g.tagged, g.songs), ...(l ? { local: coverage(l.tagged, l.songs) } : {}) },
       lyrics: { enabled: g.lyrics > 0, global: coverage(g.lyrics, g.songs), ...(l ? { local: coverage(l.lyrics, l.songs) } : {}) },
+      recording: { enabled: true, global: coverage(g.fingerprinted, g.songs), ...(l ? { local: coverage(l.fingerprinted, l.songs) } : {}) },
     } satisfies ModelsDto;
   });
   return r;

@@ -4,7 +4,7 @@ import type { CoverageCounts, CoverageStore } from '../domain/ports';
 
 /**
  * Counts of catalogue.score rows for the readiness probes (`/api/clap/stats`, `/api/lyrics/stats`,
- * `/api/sem_grove/stats`, `/api/models`). One aggregate scan of the score table (with the mapping table
+ * `/api/sem_grove/stats`, `/api/models`, with songs holding a recording fingerprint). One aggregate scan of the score table (with the mapping table
  * for one server), so a probe costs one query.
  */
 export class CoverageRepository implements CoverageStore {
@@ -12,10 +12,11 @@ export class CoverageRepository implements CoverageStore {
 
   /** Counts over every song of the catalogue. */
   async global(): Promise<CoverageCounts> {
-    const rows: Array<{ songs: string; tagged: string; lyrics: string }> = await this.ds.query(
+    const rows: Array<{ songs: string; tagged: string; lyrics: string; fingerprinted: string }> = await this.ds.query(
       `SELECT count(*) AS songs,
               count(*) FILTER (WHERE s.tags_model IS NOT NULL) AS tagged,
-              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM catalogue.lyrics l WHERE l.item_id = s.item_id AND l.status = 'found')) AS lyrics
+              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM catalogue.lyrics l WHERE l.item_id = s.item_id AND l.status = 'found')) AS lyrics,
+              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM catalogue.fingerprint f WHERE f.item_id = s.item_id)) AS fingerprinted
          FROM catalogue.score s`,
     );
     return toCounts(rows[0]);
@@ -23,10 +24,11 @@ export class CoverageRepository implements CoverageStore {
 
   /** Counts over the songs mapped on one server (each song once, however many files map to it). */
   async forServer(serverId: string): Promise<CoverageCounts> {
-    const rows: Array<{ songs: string; tagged: string; lyrics: string }> = await this.ds.query(
+    const rows: Array<{ songs: string; tagged: string; lyrics: string; fingerprinted: string }> = await this.ds.query(
       `SELECT count(*) AS songs,
               count(*) FILTER (WHERE s.tags_model IS NOT NULL) AS tagged,
-              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM catalogue.lyrics l WHERE l.item_id = s.item_id AND l.status = 'found')) AS lyrics
+              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM catalogue.lyrics l WHERE l.item_id = s.item_id AND l.status = 'found')) AS lyrics,
+              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM catalogue.fingerprint f WHERE f.item_id = s.item_id)) AS fingerprinted
          FROM catalogue.score s
         WHERE EXISTS (SELECT 1 FROM catalogue.track_server_map m WHERE m.server_id = $1 AND m.item_id = s.item_id)`,
       [serverId],
@@ -35,6 +37,6 @@ export class CoverageRepository implements CoverageStore {
   }
 }
 
-function toCounts(r: { songs: string; tagged: string; lyrics: string } | undefined): CoverageCounts {
-  return { songs: Number(r?.songs ?? 0), tagged: Number(r?.tagged ?? 0), lyrics: Number(r?.lyrics ?? 0) };
+function toCounts(r: { songs: string; tagged: string; lyrics: string; fingerprinted: string } | undefined): CoverageCounts {
+  return { songs: Number(r?.songs ?? 0), tagged: Number(r?.tagged ?? 0), lyrics: Number(r?.lyrics ?? 0), fingerprinted: Number(r?.fingerprinted ?? 0) };
 }

@@ -177,13 +177,16 @@ export class LyricsRepository implements LyricsStore {
               (SELECT count(*) FROM catalogue.embedding)::int AS analyzed,
               (SELECT count(*) FROM catalogue.score WHERE tag_scores IS NOT NULL)::int AS tagged,
               (SELECT count(*) FROM catalogue.lyrics WHERE status = 'found')::int AS lyrics,
+              (SELECT count(*) FROM catalogue.fingerprint)::int AS fingerprinted,
               (SELECT count(DISTINCT (lower(coalesce(nullif(album_artist, ''), artist)), lower(album))) FROM catalogue.score WHERE coalesce(album, '') <> '')::int AS distinct_albums,
               (SELECT count(DISTINCT lower(artist)) FROM catalogue.score WHERE artist <> '')::int AS distinct_artists,
               (SELECT count(*) FROM catalogue.score s WHERE NOT EXISTS (SELECT 1 FROM catalogue.track_server_map m WHERE m.item_id = s.item_id))::int AS orphans`,
     );
-    const perServer: Array<{ server_id: string; unique_songs: number; duplicate_copies: number }> = await this.ds.query(
-      `SELECT server_id, count(DISTINCT item_id)::int AS unique_songs, (count(*) - count(DISTINCT item_id))::int AS duplicate_copies
-         FROM catalogue.track_server_map GROUP BY server_id ORDER BY server_id`,
+    const perServer: Array<{ server_id: string; unique_songs: number; duplicate_copies: number; fingerprinted: number }> = await this.ds.query(
+      `SELECT m.server_id, count(DISTINCT m.item_id)::int AS unique_songs, (count(*) - count(DISTINCT m.item_id))::int AS duplicate_copies,
+              count(DISTINCT f.item_id)::int AS fingerprinted
+         FROM catalogue.track_server_map m LEFT JOIN catalogue.fingerprint f ON f.item_id = m.item_id
+        GROUP BY m.server_id ORDER BY m.server_id`,
     );
     const [genre] = await this.ds.query(
       `SELECT g FROM (

@@ -5,7 +5,7 @@
  * deletion waits for it) and refuses a server deleted meanwhile.
  *
  * Only mapping rows are ever removed by a sweep or a cleaning prune; score rows go only through
- * {@link SweepStore.deleteOrphans} (opt-in orphan deletion of the cleaning).
+ * {@link SweepRepository.deleteOrphansIf} (opt-in orphan deletion of the cleaning).
  */
 import type { DataSource } from 'typeorm';
 import { ConflictError, queryRows } from '@polyphony/platform';
@@ -17,6 +17,7 @@ import { normalisePath, parentFolder } from '../domain/identity/gates';
 import { bumpAvailability } from './identity.repository';
 import { CATALOGUE_WRITE_LOCK, lockExclusive, lockShared, serverLockKey } from './locks';
 import type { Queryable } from './sql';
+import type { ChunkWriteResult, OrphanReport, RefreshWriteResult, SweepStore } from '../domain/ports';
 
 /** Thrown when the server was deleted from the registry while a sweep or cleaning worked on it. */
 export class ServerDeletedDuringTaskError extends ConflictError {
@@ -25,41 +26,10 @@ export class ServerDeletedDuringTaskError extends ConflictError {
   }
 }
 
-/** Counts of one chunk write. */
-export interface ChunkWriteResult {
-  /** Mapping rows inserted (a provider id mapped meanwhile by analysis is left as it is). */
-  readonly written: number;
-  /** Mapping rows of this sweep deleted again (ambiguous or taken over). */
-  readonly retracted: number;
-  /** `written` and `retracted` per match tier. */
-  readonly writtenByTier: Partial<Record<Tier, number>>;
-  readonly retractedByTier: Partial<Record<Tier, number>>;
-}
-
 function countTiers(rows: Array<{ match_tier: Tier }>): Partial<Record<Tier, number>> {
   const out: Partial<Record<Tier, number>> = {};
   for (const r of rows) out[r.match_tier] = (out[r.match_tier] ?? 0) + 1;
   return out;
-}
-
-/** Counts of one refresh chunk write. */
-export interface RefreshWriteResult {
-  readonly scoresUpdated: number;
-  readonly mappingsUpdated: number;
-  readonly durationsFilled: number;
-  readonly pruned: number;
-}
-
-/** Orphan figures of the catalogue. */
-export interface OrphanReport {
-  /** Songs in the catalogue (score rows). */
-  readonly catalogue: number;
-  /** Songs mapped on no server. */
-  readonly orphans: number;
-  /** Up to `sampleLimit` orphans (id, title, artist, album), by id. */
-  readonly sample: Array<{ itemId: string; title: string; artist: string; album: string | null }>;
-  /** Distinct albums among the orphans. */
-  readonly orphanAlbums: number;
 }
 
 /**
@@ -79,8 +49,8 @@ export function metadataAuthoritySql(s: string, server: string, defaultServer: s
                ELSE true END)`;
 }
 
-/** Persistence of the sweep and the cleaning. */
-export class SweepStore {
+/** Persistence of the sweep and the cleaning (the domain's SweepStore port, SQL over `catalogue`). */
+export class SweepRepository implements SweepStore {
   constructor(private readonly ds: DataSource) {}
 
   private async serverWrite<T>(serverId: string, work: (m: Queryable) => Promise<T>): Promise<T> {

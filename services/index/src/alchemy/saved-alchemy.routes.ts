@@ -1,8 +1,9 @@
 import type { Request } from 'express';
-import { RadioRunBody, savedAlchemyRoutes as routes } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { savedAlchemyRoutes as routes } from '@polyphony/contracts';
+import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IndexState } from '../core/generation';
-import { RADIO_RUN_WAIT_MS, RadioService, type AnchorService } from './saved-alchemy.service';
+import { RADIO_RUN_WAIT_MS, RadioService } from './radio.service';
+import type { AnchorService } from './saved-alchemy.service';
 import { RequestScope, type ScopeDeps } from '../core/scope';
 
 /**
@@ -32,19 +33,16 @@ export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anch
   });
 
   r.json(routes.listRadios, async () => ({ radios: await radios.list() }));
-  // Before /api/radios/:id so "run" is never read as an id. Its status depends on how the run ended, so it answers itself (`on`; the platform has no parsed body for `on` handlers).
-  r.on(routes.runRadios,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(RadioRunBody, req.body ?? {}, 'body');
-      const run = await radios.start();
-      if (body.wait === false) {
-        res.status(202).json({ task_id: run.id, task_type: 'radios', status: 'NEW' });
-        return;
-      }
-      const last = (await radios.waitFor(run.id, RADIO_RUN_WAIT_MS)) ?? run;
-      res.status(last.state === 'NEW' || last.state === 'RUNNING' ? 202 : 200).json(RadioService.summary(last));
-    }),
-  );
+  // Its status depends on how the run ended, so the handler answers itself (the body is the route's, parsed once).
+  r.json(routes.runRadios, async ({ body }, _req, res) => {
+    const run = await radios.start();
+    if (body.wait === false) {
+      res.status(202).json({ task_id: run.id, task_type: 'radios', status: 'NEW' });
+      return;
+    }
+    const last = (await radios.waitFor(run.id, RADIO_RUN_WAIT_MS)) ?? run;
+    res.status(last.state === 'NEW' || last.state === 'RUNNING' ? 202 : 200).json(RadioService.summary(last));
+  });
   r.json(routes.createRadio, async ({ body }, req) => ({ radio: await radios.create(scopeOf(req), body, userOf(req)) }));
   r.json(routes.updateRadio, async ({ params, body }) => ({ radio: await radios.update(params.id, body) }));
   r.json(routes.deleteRadio, async ({ params }) => {

@@ -1,50 +1,19 @@
 /**
  * Saved alchemy (issue 14 "Alchemy anchors and radios"): anchors (named points of the embedding space
- * with exclusions) and radios (an anchor + n_results + temperature, run into one playlist per server).
+ * with exclusions); radios, which run an anchor into one playlist per server, are in radio.service.ts.
  * Rules: shared/contracts/src/anchors.ts; operations: docs/architecture.md "Anchors and radios".
  */
-import {
-  ALCHEMY_MAX_ANCHOR_POINTS,
-  ANCHOR_MAX_EXCLUSION_VECTORS,
-  RADIO_SUFFIX,
-  RoutingKeys,
-  SERVICE_DEFAULTS,
-  type AlchemyItem,
-  type AnchorCreateBody,
-  type AnchorDto,
-  type RadioCreateBody,
-  type RadioDto,
-  type RadioPlaylistResponse,
-  type RadioRunSummary,
-} from '@polyphony/contracts';
-import {
-  AppError,
-  ConflictError,
-  NotFoundError,
-  ValidationError,
-  isTerminal,
-  toTaskEvent,
-  type Bus,
-  type LeaseKeeper,
-  type Logger,
-  type TaskRun,
-  type TaskRunHost,
-  type TaskRunStore,
-} from '@polyphony/platform';
-import type { SavedAlchemyStore, StoredAnchor, StoredExclusion, StoredRadio } from './ports';
+import { ALCHEMY_MAX_ANCHOR_POINTS, ANCHOR_MAX_EXCLUSION_VECTORS, SERVICE_DEFAULTS, type AnchorCreateBody, type AnchorDto } from '@polyphony/contracts';
+import { ConflictError, NotFoundError, ValidationError } from '@polyphony/platform';
+import type { SavedAlchemyStore, StoredAnchor, StoredExclusion } from './ports';
 import { AlchemyService } from './alchemy.service';
-import type { Generation, IndexState } from '../core/generation';
+import type { Generation } from '../core/generation';
 import { normaliseInto } from '@polyphony/vectors';
 import type { NamedAnchor } from '../core/ports';
-import { RequestScope, type ScopeDeps } from '../core/scope';
+import type { RequestScope } from '../core/scope';
 
 /** Default radius of an anchor's SUBTRACT items (reference ALCHEMY_SUBTRACT_DISTANCE_ANGULAR). */
 export const ANCHOR_DEFAULT_SUBTRACT_DISTANCE = SERVICE_DEFAULTS.alchemySubtractDistanceAngular;
-/** Radio defaults (reference ALCHEMY_TEMPERATURE, ALCHEMY_DEFAULT_N_RESULTS). */
-export const RADIO_DEFAULT_TEMPERATURE = SERVICE_DEFAULTS.alchemyTemperature;
-export const RADIO_DEFAULT_N = SERVICE_DEFAULTS.alchemyDefaultN;
-/** How long POST /api/radios/run waits for its run before answering 202 (the Lyrion plugin gives up at 180 s). */
-export const RADIO_RUN_WAIT_MS = 170_000;
 
 function unit(v: ArrayLike<number>): Float32Array | undefined {
   const src = Float32Array.from(v);
@@ -156,180 +125,5 @@ export class AnchorService {
         'embedder_version_mismatch',
       );
     return { id: a.id, name: a.name, vector: a.centroid, exclusions: a.exclusions.map((e) => ({ vector: Float32Array.from(e.vector), distance: e.distance })) };
-  }
-}
-
-/** A configured media server as the radio run needs it. */
-export interface RadioServer {
-  id: string;
-  name: string;
-}
-
-/** What a radio run needs from its peers. */
-export interface RadioPeers {
-  /** Every configured server (registry GET /internal/servers). */
-  listServers(): Promise<RadioServer[]>;
-  /** Replaces `<name>_radio` on one server with these tracks (playlist POST /internal/playlists/radio). */
-  replaceRadio(serverId: string, name: string, ids: string[], runId: string): Promise<RadioPlaylistResponse>;
-}
-
-function toRadioDto(r: StoredRadio): RadioDto {
-  return { id: r.id, anchor_id: r.anchorId, name: r.name, temperature: r.temperature, n_results: r.nResults, enabled: r.enabled, playlist_name: `${r.name}${RADIO_SUFFIX}` };
-}
-
-interface RunDetails {
-  /** `<radio id>@<server id>` of every playlist handled (written or failed), so a resumed run skips them. */
-  done: string[];
-  created: number;
-  failed: string[];
-  radios_enabled: number;
-  servers_enabled: number;
-  [k: string]: unknown;
-}
-
-/**
- * Radios: CRUD, and the run (task type `radios`, owner index, platform task-run module over
- * `index.radio_runs`): for every configured server and every enabled radio, alchemy with the radio's
- * anchor as the single ADD item, its n_results and temperature, on that server's songs; the result
- * replaces the playlist `<anchor name>_radio` written there by an earlier run (the playlist service
- * deletes only playlists it recorded as radios). One run at a time (409). A run whose coordinator died
- * is taken over by another replica and skips the (radio, server) pairs already handled.
- */
-export class RadioService {
-  constructor(
-    private readonly repo: SavedAlchemyStore,
-    private readonly anchors: AnchorService,
-    private readonly alchemy: AlchemyService,
-    private readonly state: IndexState,
-    private readonly scopeDeps: ScopeDeps,
-    private readonly peers: RadioPeers,
-    readonly store: TaskRunStore,
-    private readonly bus: Bus,
-    private readonly logger: Logger,
-  ) {}
-
-  /** Set by the composition root (the host calls back into `execute`). */
-  host?: TaskRunHost;
-
-  async list(): Promise<RadioDto[]> {
-    return (await this.repo.listRadios()).map(toRadioDto);
-  }
-
-  /**
-   * Saves a radio on an anchor, or on a new recipe (its anchor is saved first under the radio's name).
-   * @throws NotFoundError (unknown anchor), ConflictError (the anchor has a radio; taken name)
-   */
-  async create(scope: RequestScope, body: RadioCreateBody, createdBy: string | null): Promise<RadioDto> {
-    let anchorId = body.anchor_id;
-    if (anchorId === undefined) anchorId = (await this.anchors.create(scope, { name: body.name!, items: body.items as AlchemyItem[] }, createdBy)).id;
-    else if (!(await this.repo.findAnchor(anchorId))) throw new NotFoundError(`Anchor ${anchorId} not found`);
-    const r = await this.repo.insertRadio({ anchorId, temperature: body.temperature ?? RADIO_DEFAULT_TEMPERATURE, nResults: body.n_results ?? RADIO_DEFAULT_N, enabled: body.enabled ?? true });
-    return toRadioDto(r);
-  }
-
-  /** @throws NotFoundError */
-  async update(id: number, patch: { temperature?: number; n_results?: number; enabled?: boolean }): Promise<RadioDto> {
-    const r = await this.repo.updateRadio(id, { temperature: patch.temperature, nResults: patch.n_results, enabled: patch.enabled });
-    if (!r) throw new NotFoundError(`Radio ${id} not found`);
-    return toRadioDto(r);
-  }
-
-  /** Deletes a radio (its anchor and the playlists already written stay). @throws NotFoundError */
-  async remove(id: number): Promise<void> {
-    if (!(await this.repo.deleteRadio(id))) throw new NotFoundError(`Radio ${id} not found`);
-  }
-
-  /** Starts a run. @throws ConflictError (409 task_already_running) while one is live */
-  async start(): Promise<TaskRun> {
-    if (!this.host) throw new AppError('not_ready', 'Radio runs are not available in this process', 503);
-    const run = await this.host.startNew();
-    await this.publish(run);
-    return run;
-  }
-
-  /** Waits until the run ends or `ms` pass; returns the last state read. */
-  async waitFor(runId: string, ms: number): Promise<TaskRun | undefined> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const run = await this.store.find(runId);
-      if (!run || isTerminal(run.state) || Date.now() > deadline) return run;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-
-  /** The reference's answer of POST /api/radios/run from a run row. */
-  static summary(run: TaskRun): RadioRunSummary {
-    const d = run.details as Partial<RunDetails>;
-    const created = d.created ?? 0;
-    return {
-      playlists_created: created,
-      radios_enabled: d.radios_enabled ?? 0,
-      servers_enabled: d.servers_enabled ?? 0,
-      message: run.message,
-      failed: d.failed ?? [],
-      task_id: run.id,
-      status: run.state,
-    };
-  }
-
-  /** Cancels a live run (task.cancel.requested.v1). */
-  async cancel(runId: string): Promise<boolean> {
-    const run = await this.store.cancel(runId);
-    if (run) await this.publish(run);
-    return run !== undefined;
-  }
-
-  private async publish(run: TaskRun): Promise<void> {
-    await this.bus.publish(RoutingKeys.taskUpdated, toTaskEvent(run, 'radios', 'index')).catch((err: unknown) => this.logger.warn('task update not published', { runId: run.id, err: (err as Error).message }));
-  }
-
-  /** The run body (TaskRunHost `execute`): every write is fenced by the lease. */
-  async execute(run: TaskRun, keeper: LeaseKeeper, stop: AbortSignal): Promise<void> {
-    const lease = keeper.lease;
-    const details: RunDetails = { done: [], created: 0, failed: [], radios_enabled: 0, servers_enabled: 0, ...(run.details as Partial<RunDetails>) };
-    const save = async (message: string, progress: number) => this.publish(await this.store.save(lease, { message, progress, servers: [], details }));
-    try {
-      const radios = (await this.repo.listRadios()).filter((r) => r.enabled);
-      const servers = await this.peers.listServers();
-      details.radios_enabled = radios.length;
-      details.servers_enabled = servers.length;
-      const total = radios.length * servers.length;
-      await save(total ? `Writing ${radios.length} radio(s) on ${servers.length} server(s)` : 'No enabled radio', 1);
-      const gen = this.state.current();
-      for (const server of servers) {
-        for (const radio of radios) {
-          const key = `${radio.id}@${server.id}`;
-          if (details.done.includes(key)) continue;
-          if (stop.aborted || keeper.signal.aborted) return;
-          const label = servers.length > 1 ? `${radio.name}@${server.name}` : radio.name;
-          try {
-            const scope = new RequestScope(gen, server.id, this.scopeDeps);
-            const out = await this.alchemy.run(scope, [{ id: String(radio.anchorId), op: 'ADD', type: 'anchor' }], {
-              n: radio.nResults,
-              temperature: radio.temperature,
-              subtractDistance: ANCHOR_DEFAULT_SUBTRACT_DISTANCE,
-            });
-            const ids = out.results.map((r) => r.item_id);
-            if (ids.length === 0) throw new NotFoundError('no song of this server near the anchor');
-            await this.peers.replaceRadio(server.id, radio.name, ids, run.id);
-            details.created++;
-          } catch (err) {
-            if (keeper.signal.aborted) return;
-            details.failed.push(label);
-            this.logger.warn('radio playlist not written', { runId: run.id, radio: radio.name, serverId: server.id, err: (err as Error).message });
-          }
-          details.done.push(key);
-          await save(`Radio "${radio.name}" on ${server.name} (${details.done.length}/${total})`, Math.min(99, (100 * details.done.length) / Math.max(1, total)));
-        }
-      }
-      const message = `Created ${details.created} radio playlist(s) for ${radios.length} enabled radio(s) on ${servers.length} server(s)${details.failed.length ? `; ${details.failed.length} failed: ${details.failed.join(', ')}` : ''}`;
-      await this.publish(await this.store.finish(lease, 'SUCCESS', { message, progress: 100, servers: [], details }));
-      this.logger.info('radio run finished', { runId: run.id, created: details.created, failed: details.failed.length });
-    } catch (err) {
-      if (keeper.signal.aborted || stop.aborted) throw err;
-      const message = `Radio run failed: ${(err as Error).message}`;
-      this.logger.error('radio run failed', { runId: run.id, err: (err as Error).message });
-      await this.publish(await this.store.finish(lease, 'FAIL', { message, progress: 100, servers: [], details }));
-    }
   }
 }

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { chatRoutes as routes, type ChatStreamFrame } from '@polyphony/contracts';
-import { asyncRoute, parseOrThrow, type Logger, routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { type Logger, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { InstantPlaylistService } from './instant-playlist.service';
 import type { IndexState } from '../core/generation';
 import { RequestScope, type ScopeDeps } from '../core/scope';
@@ -18,27 +18,24 @@ export function chatRoutesRouter(service: InstantPlaylistService, state: IndexSt
 
   r.json(routes.chatPlaylist, ({ body }, req) => service.run(scopeOf(req), body.userInput, body.n));
 
-  // Server-sent events: the handler writes the answer itself (`on`, parsing its body).
-  r.on(routes.chatPlaylistStream,
-    asyncRoute(async (req, res) => {
-      const body = parseOrThrow(routes.chatPlaylistStream.body!, req.body ?? {}, 'chat request') as { userInput: string; n?: number };
-      res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
-      res.setHeader('cache-control', 'no-store');
-      res.setHeader('x-accel-buffering', 'no');
-      res.flushHeaders();
-      const send = (frame: ChatStreamFrame) => {
-        if (!res.writableEnded) res.write(`data: ${JSON.stringify(frame)}\n\n`);
-      };
-      try {
-        const result = await service.run(scopeOf(req), body.userInput, body.n, (e) => send({ type: 'log', kind: e.type, message: e.type === 'text' ? e.text : e.message }));
-        send({ type: 'done', response: result.response });
-      } catch (err) {
-        logger.warn('instant playlist stream failed', { error: (err as Error).message });
-        const message = (err as Error).message;
-        send({ type: 'error', error: message, message, code: 'chat_failed', request_id: req.requestId });
-      }
-      res.end();
-    }),
-  );
+  // Server-sent events: the handler writes the answer itself (the body is the route's, parsed once).
+  r.json(routes.chatPlaylistStream, async ({ body }, req, res) => {
+    res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
+    res.setHeader('cache-control', 'no-store');
+    res.setHeader('x-accel-buffering', 'no');
+    res.flushHeaders();
+    const send = (frame: ChatStreamFrame) => {
+      if (!res.writableEnded) res.write(`data: ${JSON.stringify(frame)}\n\n`);
+    };
+    try {
+      const result = await service.run(scopeOf(req), body.userInput, body.n, (e) => send({ type: 'log', kind: e.type, message: e.type === 'text' ? e.text : e.message }));
+      send({ type: 'done', response: result.response });
+    } catch (err) {
+      logger.warn('instant playlist stream failed', { error: (err as Error).message });
+      const message = (err as Error).message;
+      send({ type: 'error', error: message, message, code: 'chat_failed', request_id: req.requestId });
+    }
+    res.end();
+  });
   return r;
 }

@@ -31,6 +31,8 @@ export interface TrackDetails extends TrackMeta {
   /** Learned-model id of the mood fields (null = analysed without it). */
   tagsModel: string | null;
   hasLyrics: boolean;
+  /** The stored tag bytes (`index.tracks.tags`: 100 bytes, MSD then MTT probabilities x 255; MTT zeros when absent); null without tags. */
+  tags: Buffer | null;
 }
 
 /** A search hit before availability filtering. */

@@ -226,7 +226,7 @@ export class TrackRepository {
     if (ids.length === 0) return out;
     const rows: Array<Record<string, unknown>> = await this.ds.query(
       `SELECT item_id, title, artist, album, album_artist, year, rating, duration, tempo, key, scale, energy, fp, embedder_version,
-              mood_vector, other_features, tags_model, has_lyrics
+              mood_vector, other_features, tags_model, has_lyrics, tags
          FROM ${T} WHERE item_id = ANY($1::text[])`,
       [ids],
     );
@@ -250,6 +250,7 @@ export class TrackRepository {
         otherFeatures: (r.other_features as string | null) ?? null,
         tagsModel: (r.tags_model as string | null) ?? null,
         hasLyrics: r.has_lyrics === true,
+        tags: Buffer.isBuffer(r.tags) ? r.tags : null,
       });
     }
     return out;

@@ -24,6 +24,8 @@ import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projecti
 import { loadTrackMeta } from '../maps/track-meta-store';
 import { umapLayout } from '../maps/umap-projection';
 import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
+import { BuildRows } from './build-rows';
+import { PhaseClock } from './phase-clock';
 import { SnapshotFeed, byteOrderLess } from './snapshot-feed';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
 
@@ -44,35 +46,6 @@ export interface RebuildOutcome {
    * assign, arrange, emit (cells written to `index.cells` as they are emitted); `fedFromSnapshot` says which input path ran.
    */
   ivf: { ingest: number; train: number; assign: number; arrange: number; emit: number; total: number; fedFromSnapshot: boolean };
-}
-
-/** User + system CPU time of this process (all threads), ms. */
-function cpuNow(): number {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-}
-
-type BuildPhase = 'snapshot' | 'build' | 'projection' | 'artists' | 'quantise' | 'activate';
-
-/** Wall and process-CPU time of a build's consecutive phases: `end(phase)` closes a phase where the last one ended. */
-class PhaseClock {
-  private readonly t0 = performance.now();
-  private readonly c0 = cpuNow();
-  private t = this.t0;
-  private c = this.c0;
-  readonly wallMs = { snapshot: 0, build: 0, projection: 0, artists: 0, quantise: 0, activate: 0, total: 0 };
-  readonly cpuMs = { snapshot: 0, build: 0, projection: 0, artists: 0, quantise: 0, activate: 0, total: 0 };
-
-  end(phase: BuildPhase): void {
-    const t = performance.now();
-    const c = cpuNow();
-    this.wallMs[phase] = t - this.t;
-    this.cpuMs[phase] = c - this.c;
-    this.wallMs.total = t - this.t0;
-    this.cpuMs.total = c - this.c0;
-    this.t = t;
-    this.c = c;
-  }
 }
 
 /** The build's tunables (RebuildOptions with defaults applied). */
@@ -458,53 +431,4 @@ export class BuildRun {
 /** The stored form of a trained quantiser (`index.quantisers` row). */
 function storedQuantiser(q: Quantiser): StoredQuantiserRecord {
   return { mode: q.kind, pqM: q instanceof ProductQuantiser ? q.m : null, codeSize: q.codeSize, params: q.toParams() };
-}
-
-/**
- * The rows of a build in build order and their artists (index per distinct folded artist key, -1 = no artist),
- * filled batch by batch by the input that feeds the IVF build (the snapshot pages or the catalogue copy).
- */
-class BuildRows {
-  count = 0;
-  lastId: string | undefined;
-  artistKeys: string[] = [];
-  artistNames: string[] = [];
-  private keyToArtist = new Map<string, number>();
-  private artistOf = new Int32Array(1024);
-
-  /** Appends one batch: canonical ids, folded artist keys and display names, same length. */
-  add(ids: readonly string[], keys: readonly string[], names: readonly string[]): void {
-    if (this.count + ids.length > this.artistOf.length) {
-      const grown = new Int32Array(Math.max(this.count + ids.length, this.artistOf.length * 2));
-      grown.set(this.artistOf.subarray(0, this.count));
-      this.artistOf = grown;
-    }
-    keys.forEach((key, i) => {
-      let a = this.keyToArtist.get(key);
-      if (a === undefined) {
-        a = this.artistKeys.length;
-        this.keyToArtist.set(key, a);
-        this.artistKeys.push(key);
-        this.artistNames.push(names[i]!);
-      }
-      this.artistOf[this.count + i] = key ? a : -1;
-    });
-    this.count += ids.length;
-    if (ids.length) this.lastId = ids[ids.length - 1];
-  }
-
-  /** Forgets every row (the build starts over from another input). */
-  reset(): void {
-    this.count = 0;
-    this.lastId = undefined;
-    this.artistKeys = [];
-    this.artistNames = [];
-    this.keyToArtist = new Map();
-    this.artistOf = new Int32Array(1024);
-  }
-
-  /** Artist index of each row (`count` entries). */
-  artistOfRow(): Int32Array {
-    return this.artistOf.subarray(0, this.count);
-  }
 }

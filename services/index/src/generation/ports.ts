@@ -136,3 +136,20 @@ export interface ReplicaStore {
   /** Every replica's last report; `live` = heart-beat within `liveWithinMs`. */
   list(liveWithinMs: number): Promise<ReplicaReport[]>;
 }
+
+/** The held cross-replica build lock (build-lock.repository.ts: a PostgreSQL session advisory lock). */
+export interface BuildLockHandle {
+  /** Releases the lock and returns the connection to the pool. Idempotent; never throws. */
+  release(): Promise<void>;
+}
+
+/** Lock port of the rebuild service (PostgreSQL in production: PgBuildLock; in-process: LocalBuildLock in build-lock.ts). */
+export interface BuildLock {
+  /**
+   * Takes the lock, waiting while another replica holds it. `onWait` is called once when it has to wait.
+   * @throws Error('index build aborted') when `signal` fires while waiting
+   */
+  acquire(signal: AbortSignal, onWait?: () => void): Promise<BuildLockHandle>;
+  /** Takes the lock only when free right now; undefined when another replica holds it. */
+  tryAcquire(): Promise<BuildLockHandle | undefined>;
+}

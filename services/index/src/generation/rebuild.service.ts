@@ -9,9 +9,9 @@ import type { CataloguePort } from '../core/ports';
 import type { MapFollower } from '../maps/generation-maps';
 import { decodeBasis, projectAll } from '../maps/projection';
 import { loadTrackMeta } from '../maps/track-meta-store';
-import { LocalBuildLock, type BuildLock, type BuildLockHandle } from './build-lock.repository';
+import { LocalBuildLock } from './build-lock';
 import { BuildRun, type BuildHost, type BuildSettings, type RebuildOutcome } from './build-run';
-import type { GenerationStore, TrackCopy } from './ports';
+import type { BuildLock, BuildLockHandle, GenerationStore, TrackCopy } from './ports';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
 
 export type { RebuildOutcome } from './build-run';

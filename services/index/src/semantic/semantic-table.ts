@@ -4,11 +4,15 @@
  * first time a generation is used and again for every new generation (SemanticTables listens to swaps),
  * so mood centroids are recomputed with each index generation.
  */
-import { MOOD_NAMES, MSD_TAGS, OTHER_FEATURE_LABELS, type MoodName } from '@polyphony/contracts';
+import { CONCEPT_KIND, MOOD_NAMES, MSD_TAGS, OTHER_FEATURE_LABELS, STEER_CONCEPTS, type ConceptKind, type MoodName } from '@polyphony/contracts';
 import { dot, lloydKMeansSync, normaliseInto } from '@polyphony/vectors';
 import type { Generation } from '../core/generation';
 import { ByteLog } from '@polyphony/vector-engine';
-import { FEATURE_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
+import { FEATURE_COLUMNS, LABEL_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
+import { percentile } from './percentile';
+import { CARRY_THRESHOLD, deriveDirections, type ConceptDirection } from './steering';
+
+export { percentile };
 
 /**
  * Smallest probability spread a column is normalised over (see `norm`): a tag whose probabilities only range
@@ -67,6 +71,21 @@ export const MOOD_MAX_CLUSTERS = 3;
 export const MOOD_CLUSTER_MIN_SONGS = 5;
 /** Lloyd iterations of the mood clusters (the mood's songs are at most 200). */
 const MOOD_CLUSTER_ITERATIONS = 15;
+
+/** One steering concept of a generation (steering.ts; GET /api/clap/concepts). */
+export interface SteerConcept {
+  /** Folded label (STEER_CONCEPTS). */
+  name: string;
+  kind: ConceptKind;
+  /** Feature columns of the label (one, or two when MSD and MTT both carry it). */
+  columns: number[];
+  /** Rows carrying the concept (normalised score >= CARRY_THRESHOLD), as bitset words (bit row & 31 of word row >>> 5). */
+  carriers: Uint32Array;
+  /** Number of rows carrying it. */
+  songs: number;
+  /** Its direction in the index space; null when too few songs carry or lack it. */
+  direction: ConceptDirection | null;
+}
 
 /** Probability of a stored tag byte: BYTE_PROBABILITY[b] = b / 255 rounded to float32, as the table held it before. */
 const BYTE_PROBABILITY = Float32Array.from({ length: 256 }, (_, b) => b / 255);
@@ -135,6 +154,8 @@ export class SemanticTable {
   /** 5th / 95th percentiles of energy (dB) and tempo (BPM) over analysed songs. */
   readonly energyRange: [number, number];
   readonly moods: Map<MoodName, MoodCentroid>;
+  /** The steering concepts, in STEER_CONCEPTS order (directions derived from the normalisation sample). */
+  readonly concepts: Map<string, SteerConcept>;
   /** Mean raw score of each other feature over tagged songs (computed with the table). */
   private readonly coverage: Array<{ label: string; score: number }>;
 
@@ -204,6 +225,7 @@ export class SemanticTable {
         this.moods.set(mood, { mood, vector, songs: ranked.length, minScore: ranked[ranked.length - 1]![1], clusters });
       }
     }
+    this.concepts = buildConcepts(size, taggedRows, sample, (row, c) => Math.max(0, Math.min(1, (value(row, c) - this.low[c]!) / (this.high[c]! - this.low[c]!))), vectorOf);
     this.coverage = OTHER_FEATURE_LABELS.map((label, i) => {
       let sum = 0;
       for (let r = 0; r < size; r++) if (this.tagged[r]) sum += value(r, OTHER_OFFSET + i);
@@ -343,14 +365,6 @@ export class SemanticTable {
   }
 }
 
-/** Linear-interpolated percentile of sorted values, q in [0, 1]. */
-export function percentile(sorted: Float32Array, q: number): number {
-  if (sorted.length === 1) return sorted[0]!;
-  const pos = q * (sorted.length - 1);
-  const i = Math.floor(pos);
-  const f = pos - i;
-  return sorted[i]! + f * ((sorted[Math.min(i + 1, sorted.length - 1)] ?? sorted[i]!) - sorted[i]!);
-}
 
 /** Unit vector of the mean of the rows' vectors (zero vector when they cancel out). */
 function unitMean(rows: readonly number[], vectorOf: (row: number) => Float32Array): Float32Array {
@@ -402,4 +416,38 @@ export function moodClusters(rows: readonly number[], vectorOf: (row: number) =>
   const { assignment } = lloydKMeansSync(points, k, { geometry: 'spherical', initialCentroids: centres, maxIterations: MOOD_CLUSTER_ITERATIONS, emptyClusters: 'keep' });
   const groups = Array.from({ length: k }, (_, j) => rows.filter((_, i) => assignment[i] === j));
   return groups.filter((g) => g.length >= MOOD_CLUSTER_MIN_SONGS).sort((a, b) => b.length - a.length || a[0]! - b[0]!);
+}
+
+/**
+ * The steering concepts of a table being built (steering.ts): per concept (STEER_CONCEPTS order) its columns
+ * (LABEL_COLUMNS), the bitset of the tagged rows carrying it (best normalised column >= CARRY_THRESHOLD) and its
+ * direction from the sample's vectors (deriveDirections). Cost: O(tagged rows x columns) score reads for the
+ * bitsets, O(sample x dim x concepts) for the directions (0.83 s of CPU for a 20k sample at 200-d, 95 concepts); memory
+ * ceil(size / 32) x 4 bytes per concept (11 MiB for 95 concepts at 1M songs) plus a transient copy of the sample's
+ * vectors (16 MiB for 20k x 200-d).
+ * @param norm normalised score in [0, 1] of column c for a tagged row
+ */
+function buildConcepts(size: number, taggedRows: readonly number[], sample: readonly number[], norm: (row: number, c: number) => number, vectorOf: (row: number) => Float32Array): Map<string, SteerConcept> {
+  const defs = STEER_CONCEPTS.map((name) => ({ name, columns: LABEL_COLUMNS.get(name) ?? [] }));
+  const carries = (row: number, columns: readonly number[]) => columns.some((c) => norm(row, c) >= CARRY_THRESHOLD);
+  const dim = sample.length ? vectorOf(sample[0]!).length : 0;
+  const vectors = new Float32Array(sample.length * dim);
+  sample.forEach((r, i) => vectors.set(vectorOf(r), i * dim));
+  const directions = deriveDirections(
+    vectors,
+    dim,
+    defs.map((d) => Uint8Array.from(sample, (r) => (carries(r, d.columns) ? 1 : 0))),
+  );
+  const out = new Map<string, SteerConcept>();
+  defs.forEach((d, i) => {
+    const carriers = new Uint32Array(Math.ceil(size / 32));
+    let songs = 0;
+    for (const r of taggedRows) {
+      if (!carries(r, d.columns)) continue;
+      carriers[r >>> 5]! |= 1 << (r & 31);
+      songs++;
+    }
+    out.set(d.name, { name: d.name, kind: CONCEPT_KIND[d.name] ?? 'genre', columns: d.columns, carriers, songs, direction: directions[i] ?? null });
+  });
+  return out;
 }

@@ -1,6 +1,6 @@
 /**
  * Text search, SemGrove and mood endpoints of the index service (shapes: shared/contracts/src/semantic.ts):
- * POST /api/clap/search, POST /api/clap/warmup, GET /api/clap/top_queries, POST /api/sem_grove/search,
+ * POST /api/clap/search (steerable), GET /api/clap/concepts, POST /api/clap/warmup, GET /api/clap/top_queries, POST /api/sem_grove/search,
  * GET /api/mood_centroids, and GET /internal/stats (dashboard numbers). Bad input -> 400; unknown seed ->
  * 404; no tagged song -> 503 tags_unavailable with the reason.
  */
@@ -15,7 +15,8 @@ export function semanticRoutes(state: IndexState, scopeDeps: ScopeDeps, semantic
   const r = routeHandlers();
   const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
 
-  r.json(routes.clapSearch, ({ body }, req) => semantic.textSearch(scopeOf(req), body.query, body.limit ?? CLAP_DEFAULT_LIMIT));
+  r.json(routes.clapSearch, ({ body }, req) => semantic.textSearch(scopeOf(req), body.query, body.limit ?? CLAP_DEFAULT_LIMIT, body.steering ?? []));
+  r.json(routes.clapConcepts, (_input, req) => semantic.concepts(scopeOf(req)));
   r.json(routes.clapWarmup, () => semantic.warmup());
   r.json(routes.clapTopQueries, async () => ({ queries: await semantic.topQueries() }));
   r.json(routes.semGrove, ({ body }, req) => semantic.semGrove(scopeOf(req), body.item_id, body.limit ?? SEM_GROVE_DEFAULT_LIMIT));

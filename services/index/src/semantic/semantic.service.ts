@@ -4,10 +4,14 @@
  */
 import {
   CLAP_DEFAULT_LIMIT,
+  CONCEPT_KINDS,
+  type ClapConceptsResponse,
+  type SteeringItem,
   SEM_GROVE_DEFAULT_LIMIT,
   type ClapSearchResponse,
   type IndexStats,
   type LyricsSimilarResponse,
+  MOOD_NAMES,
   type MoodName,
   type MoodCentroidsResponse,
   type SemGroveResponse,
@@ -20,6 +24,8 @@ import { projectPoint } from '../maps/projection';
 import type { RankedRow, RequestScope } from '../core/scope';
 import { SemanticTable, type SemanticStorage } from './semantic-table';
 import { TopScored } from './top-scored';
+import { conceptPosition, steeredScore, steerPool, type ConceptDirection } from './steering';
+import { popcount32 } from '@polyphony/vectors';
 import { FEATURE_COLUMNS, parseQuery, type Concept, type Descriptor } from './vocabulary';
 
 /** 503 when no song of the live generation has MusiCNN tags (model missing or songs not re-analysed). */
@@ -93,11 +99,19 @@ export class SemanticService {
    *  - a remaining word: 1 when it is a whole word of the song's title, artist, album or year, else 0.
    * similarity = mean of the channels. Songs scoring 0 are left out; ties by canonical id. A query that
    * found something is counted for top_queries (normalised text, count only).
-   * @throws TagsUnavailableError when no song has tags
+   * With `steering` (steering.ts, docs "Steering"): the query's best steerPool(limit) songs are re-ranked by
+   * steeredScore (each concept one more channel of weight |weight|: the song's position on the concept's
+   * direction, or 1 - position for a negative weight), and similarity is that steered score; the answer
+   * echoes the steering. Songs outside that pool, or that the query did not match, never enter.
+   * @param steering concepts already validated by the route's schema (known names, weights in [-1, 1], no repeats)
+   * @throws TagsUnavailableError when no song has tags; ValidationError (400) when a steering concept has no
+   *   direction on this index (too few songs carry or lack it: GET /api/clap/concepts says `steerable: false`)
    */
-  async textSearch(scope: RequestScope, query: string, limit = CLAP_DEFAULT_LIMIT): Promise<ClapSearchResponse> {
+  async textSearch(scope: RequestScope, query: string, limit = CLAP_DEFAULT_LIMIT, steering: readonly SteeringItem[] = []): Promise<ClapSearchResponse> {
     const table = await this.table(scope.gen);
     if (table.taggedCount === 0) throw new TagsUnavailableError('Text search');
+    const steer = steering.filter((st) => st.weight !== 0).map((st) => ({ weight: st.weight, direction: this.direction(table, st.concept) }));
+    const echo = steering.length ? { steering: steering.map((st) => ({ concept: st.concept, weight: st.weight })) } : {};
     const { concepts, words } = parseQuery(query);
     const size = scope.gen.index.size;
     const mask = await scope.mask();
@@ -128,9 +142,10 @@ export class SemanticService {
       understood.push(w);
       channels.push((row) => (rows.has(row) ? 1 : 0));
     }
-    if (channels.length === 0 || mask.count === 0) return { query, count: 0, results: [], understood, ignored };
-    // The best 2 x limit by score, ties by canonical id (as a full sort of every scoring row would order them).
-    const best = new TopScored(limit * 2, (row) => scope.idOf(row));
+    if (channels.length === 0 || mask.count === 0) return { query, count: 0, results: [], understood, ignored, ...echo };
+    // The best 2 x limit by score (steered: the pool to re-rank), ties by canonical id (as a full sort of every scoring row would order them).
+    const idOf = (row: number) => scope.idOf(row);
+    const best = new TopScored(steer.length ? Math.max(limit * 2, steerPool(limit)) : limit * 2, idOf);
     for (let row = 0; row < size; row++) {
       if (!mask.has(row)) continue;
       let s = 0;
@@ -138,7 +153,15 @@ export class SemanticService {
       s /= channels.length;
       if (s > 0) best.offer(row, s);
     }
-    const top = best.sorted();
+    let top = best.sorted();
+    if (steer.length) {
+      const steered = new TopScored(limit * 2, idOf);
+      for (const t of top) {
+        const v = scope.gen.index.getVector(t.row);
+        steered.offer(t.row, steeredScore(t.s, channels.length, steer.map((st) => ({ weight: st.weight, position: conceptPosition(st.direction, v) }))));
+      }
+      top = steered.sorted();
+    }
     const presented = await scope.presentRanked(top.map((t) => ({ row: t.row, distance: 1 - t.s })));
     const results = presented.slice(0, limit).map(({ dto }) => ({
       item_id: dto.item_id,
@@ -150,7 +173,42 @@ export class SemanticService {
     }));
     // Only queries that found something are counted (top_queries offers them to be asked again).
     if (results.length > 0) await this.repo.countQuery(normaliseQuery(query)).catch((err: unknown) => this.logger.warn('query count not stored', { err: (err as Error).message }));
-    return { query, count: results.length, results, understood, ignored };
+    return { query, count: results.length, results, understood, ignored, ...echo };
+  }
+
+  /** The direction of a steering concept. @throws ValidationError when the concept has none on this index */
+  private direction(table: SemanticTable, concept: string): ConceptDirection {
+    const c = table.concepts.get(concept);
+    if (!c?.direction) {
+      throw new ValidationError(
+        `concept '${concept}' cannot steer on this index: ${c?.songs ?? 0} of ${table.taggedCount} tagged songs carry it, and a direction needs at least a few songs with and without it (GET /api/clap/concepts: steerable)`,
+      );
+    }
+    return c.direction;
+  }
+
+  /**
+   * The steering concepts (GET /api/clap/concepts): every concept in CONCEPT_KINDS order, then most songs first,
+   * then by name; `songs` counts the songs carrying it among those available on the selected server (bitset AND
+   * mask, O(size / 32) per concept), `steerable` says whether the index has a direction for it (generation-wide).
+   * @throws TagsUnavailableError (503) when no song of the generation is tagged
+   */
+  async concepts(scope: RequestScope): Promise<ClapConceptsResponse> {
+    const table = await this.table(scope.gen);
+    if (table.taggedCount === 0) throw new TagsUnavailableError('Steering');
+    const mask = await scope.mask();
+    let tagged = 0;
+    mask.forEachRow((row) => {
+      tagged += table.tagged[row]!;
+    });
+    const concepts = [...table.concepts.values()].map((c) => {
+      let songs = 0;
+      for (let w = 0; w < c.carriers.length; w++) if (c.carriers[w]) songs += popcount32((c.carriers[w]! & mask.wordAt(w)) >>> 0);
+      return { name: c.name, kind: c.kind, songs, steerable: c.direction !== null };
+    });
+    const kindOrder = (k: string) => (CONCEPT_KINDS as readonly string[]).indexOf(k);
+    concepts.sort((a, b) => kindOrder(a.kind) - kindOrder(b.kind) || b.songs - a.songs || (a.name < b.name ? -1 : 1));
+    return { concepts, tagged_songs: tagged };
   }
 
   /** One concept's channel; reads the concept's columns (and a descriptor's column) once for the query. */
@@ -201,6 +259,20 @@ export class SemanticService {
     return table.taggedCount > 0
       ? { status: 'ready', scorer: 'tags+synonyms+descriptors+metadata', tagged_songs: table.taggedCount, message: `Text search ready over ${table.taggedCount} tagged songs` }
       : { status: 'no_tags', scorer: 'tags+synonyms+descriptors+metadata', tagged_songs: 0, message: new TagsUnavailableError('Text search').message };
+  }
+
+  /**
+   * A mood named by a request as a seed (similar_tracks `mood`, find_path's mood ends, an alchemy or anchor item):
+   * the name, trimmed and case-folded, must be one of the six moods; an alchemy item may name one of its
+   * centroids as the reference does, `"<mood>:<centroid index>"` (the index then overrides `centroidIndex`).
+   * @returns the centroid's unit vector ({@link moodVector})
+   * @throws ValidationError (400) for another word or an index the mood does not have; TagsUnavailableError (503) without tags
+   */
+  moodSeed(gen: Generation, text: string, centroidIndex?: number): Promise<Float32Array> {
+    const m = /^\s*([^:]+):\s*(\d{1,4})\s*$/.exec(text);
+    const name = (m ? m[1]! : text).trim().toLowerCase();
+    if (!(MOOD_NAMES as readonly string[]).includes(name)) throw new ValidationError(`Invalid mood: mood must be one of ${MOOD_NAMES.join(', ')}`);
+    return this.moodVector(gen, name as MoodName, m ? Number(m[2]) : centroidIndex);
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
-import { featureRoutes as routes, parityRoutes, FingerprintParams, MoodParam } from '@polyphony/contracts';
-import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, ValidationError, asyncRoute, parseOrThrow, parsedQuery, routeHandlers, sendJson, type RouteHandlers } from '@polyphony/platform';
+import { featureRoutes as routes, parityRoutes, type FingerprintParams } from '@polyphony/contracts';
+import { AppError, ForbiddenError, NotFoundError, UpstreamUnavailableError, ValidationError, routeHandlers, sendJson, type RouteHandlers } from '@polyphony/platform';
 import type { AlchemyService } from '../alchemy/alchemy.service';
 import type { ArtistService } from '../artists/artist.service';
 import type { BrowseService } from '../artists/browse.service';
@@ -49,41 +49,39 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   const r = routeHandlers();
   const scopeOf = (req: Request) => new RequestScope(d.state.current(), req.identity?.serverId, d.scopeDeps);
 
-  r.on(routes.similarTracks,
-    asyncRoute(async (req, res) => {
-      const q = parsedQuery(routes.similarTracks, req);
-      const defaults = await d.queryDefaults();
-      const options = { n: q.n ?? DEFAULT_SIMILAR_N, eliminateDuplicates: q.eliminate_duplicates ?? true, maxPerArtist: q.max_songs_per_artist ?? defaults.maxSongsPerArtist };
-      const bySong = q.item_id !== undefined || q.title !== undefined;
-      const seedKinds = [bySong, q.mood !== undefined, q.anchor_id !== undefined].filter(Boolean).length;
-      if (seedKinds > 1) throw new ValidationError('Give one seed: item_id (or title and artist), mood (with centroid_index), or anchor_id');
-      if (q.centroid_index !== undefined && q.mood === undefined) throw new ValidationError('centroid_index needs mood');
-      if (q.mood !== undefined) {
-        // Mood seed: songs nearest to the mood's centroid (unknown mood or centroid index -> 400, no tags -> 503).
-        if (!d.seeds.mood) throw new ValidationError('Mood seeds are not available: no mood centroids in this deployment');
-        const scope = scopeOf(req);
-        const mood = parseOrThrow(MoodParam, q.mood, 'mood');
-        sendJson(res, 200, await d.similarity.similarToPoint(scope, await d.seeds.mood(scope.gen, mood, q.centroid_index ?? 0), options));
-        return;
-      }
-      if (q.anchor_id !== undefined) {
-        // Anchor seed: songs nearest to the saved centroid, its exclusions applied (unknown anchor -> 404).
-        if (!d.seeds.anchor) throw new ValidationError('Anchor seeds are not available: no anchors in this deployment');
-        const scope = scopeOf(req);
-        const a = await d.seeds.anchor(q.anchor_id, scope.gen);
-        const exclusions = a.exclusions.map((e) => ({ vector: e.vector, distance: e.distance ?? defaults.alchemySubtractDistance }));
-        sendJson(res, 200, await d.similarity.similarToPoint(scope, a.vector, options, exclusions));
-        return;
-      }
-      const rows = await d.similarity.similarTracks(
-        scopeOf(req),
-        { itemId: q.item_id, title: q.title, artist: q.artist },
-        options,
-      );
-      // The rows are TrackRowDto built by `toRow`: written without res.json's per-call work (same bytes).
-      sendJson(res, 200, rows);
-    }),
-  );
+  // The answer is written with sendJson (the bytes of res.json without its per-call work): the handler answers itself.
+  r.json(routes.similarTracks, async ({ query: q }, req, res) => {
+    const defaults = await d.queryDefaults();
+    const options = { n: q.n ?? DEFAULT_SIMILAR_N, eliminateDuplicates: q.eliminate_duplicates ?? true, maxPerArtist: q.max_songs_per_artist ?? defaults.maxSongsPerArtist };
+    const bySong = q.item_id !== undefined || q.title !== undefined;
+    const seedKinds = [bySong, q.mood !== undefined, q.anchor_id !== undefined].filter(Boolean).length;
+    if (seedKinds > 1) throw new ValidationError('Give one seed: item_id (or title and artist), mood (with centroid_index), or anchor_id');
+    if (q.centroid_index !== undefined && q.mood === undefined) throw new ValidationError('centroid_index needs mood');
+    if (q.mood !== undefined) {
+      // Mood seed: songs nearest to the mood's centroid (unknown mood or centroid index -> 400, no tags -> 503).
+      if (!d.seeds.mood) throw new ValidationError('Mood seeds are not available: no mood centroids in this deployment');
+      const scope = scopeOf(req);
+      // The seed source checks the mood's name (400 for another word), as for alchemy's and find_path's mood items.
+      sendJson(res, 200, await d.similarity.similarToPoint(scope, await d.seeds.mood(scope.gen, q.mood, q.centroid_index ?? 0), options));
+      return;
+    }
+    if (q.anchor_id !== undefined) {
+      // Anchor seed: songs nearest to the saved centroid, its exclusions applied (unknown anchor -> 404).
+      if (!d.seeds.anchor) throw new ValidationError('Anchor seeds are not available: no anchors in this deployment');
+      const scope = scopeOf(req);
+      const a = await d.seeds.anchor(q.anchor_id, scope.gen);
+      const exclusions = a.exclusions.map((e) => ({ vector: e.vector, distance: e.distance ?? defaults.alchemySubtractDistance }));
+      sendJson(res, 200, await d.similarity.similarToPoint(scope, a.vector, options, exclusions));
+      return;
+    }
+    const rows = await d.similarity.similarTracks(
+      scopeOf(req),
+      { itemId: q.item_id, title: q.title, artist: q.artist },
+      options,
+    );
+    // The rows are TrackRowDto built by `toRow`: written without res.json's per-call work (same bytes).
+    sendJson(res, 200, rows);
+  });
 
   r.json(routes.findPath, async ({ query: q }, req) => {
     const scope = scopeOf(req);
@@ -104,9 +102,8 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
 
   r.json(routes.similarArtists, ({ query: q }, req) => d.artists.similarArtists(scopeOf(req), { artist: q.artist, artistId: q.artist_id }, q.n ?? 10, q.include_component_matches ?? false));
 
-  const fingerprint = asyncRoute(async (req, res) => {
-    const body = req.method === 'POST' && req.body && typeof req.body === 'object' ? (req.body as Record<string, unknown>) : {};
-    const params = parseOrThrow(FingerprintParams, { ...req.query, ...body }, 'parameters');
+  // GET reads its parameters from the query, POST from the JSON body (each parsed once, by the route's schema).
+  const fingerprint = async (params: FingerprintParams, req: Request) => {
     const admin = req.identity?.role === 'admin';
     // Looking up another media-server user by name with the stored (admin) credentials would let
     // any user probe which media-server accounts exist: non-admins must bring that user's own secret.
@@ -115,16 +112,16 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
       throw new ForbiddenError("Choosing another media-server user needs that user's own token or password, or an admin");
     }
     try {
-      res.status(200).json(await d.fingerprint.generate(scopeOf(req), params, params.n ?? FINGERPRINT_DEFAULT_N));
+      return await d.fingerprint.generate(scopeOf(req), params, params.n ?? FINGERPRINT_DEFAULT_N);
     } catch (err) {
       // The upstream message may name hosts and users of the media server: admins only.
       if (!admin && err instanceof AppError && err.httpStatus >= 500) throw new UpstreamUnavailableError('The media server could not be read', err.httpStatus);
       if (!admin && err instanceof NotFoundError) throw new NotFoundError('No such media-server user');
       throw err;
     }
-  });
-  r.on(routes.fingerprintGet, fingerprint);
-  r.on(routes.fingerprintPost, fingerprint);
+  };
+  r.json(routes.fingerprintGet, ({ query }, req) => fingerprint(query, req));
+  r.json(routes.fingerprintPost, ({ body }, req) => fingerprint(body, req));
 
   r.json(routes.searchTracks, ({ query: q }, req) => d.search.search(scopeOf(req), q));
   r.json(routes.externalSearch, ({ query: q }, req) => d.search.search(scopeOf(req), q));
@@ -143,7 +140,7 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
     const e = await d.sync.embedding(scope, q.id);
     return { ...e, ...(await d.hyperbolic.embeddingFields(scope, q.id)) };
   });
-  r.json(routes.track, ({ query: q }, req) => d.sync.score(scopeOf(req), q.item_id));
+  r.json(routes.track, ({ query: q }, req) => d.sync.track(scopeOf(req), q.item_id));
   r.json(routes.maxDistance, ({ query: q }, req) => d.similarity.maxDistance(scopeOf(req), q.item_id));
 
   r.json(parityRoutes.searchArtists, ({ query: q }, req) => d.browse.searchArtists(scopeOf(req), q));

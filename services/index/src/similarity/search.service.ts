@@ -2,6 +2,7 @@ import type { SearchIndex, SearchRowDto, SearchTracksQuery } from '@polyphony/co
 import { ValidationError } from '@polyphony/platform';
 import type { TrackFilter, TrackReader } from '../core/ports';
 import type { RequestScope } from '../core/scope';
+import type { Generation } from '../core/generation';
 import { searchTokens } from '../core/text';
 
 /** Default and largest page size (reference: 20 and 500). */
@@ -21,7 +22,8 @@ export const SEARCH_MATCH_CAP = 20_000;
  * TrackRepository.search), best first. Only tracks available on the selected server, under its ids.
  * Paging (autocomplete contract): `start` (default 0) and either `end` (exclusive, `end - start` at most
  * 500) or `limit` (default 20, max 500); consecutive pages never repeat a song because the order is total
- * (score, folded title, id). `index=` keeps only the songs that index holds (INDEX_FILTER).
+ * (score, folded title, id). `index=` keeps only the songs that index holds (INDEX_FILTER; `neural` = songs with
+ * a recording fingerprint, from the recording index of the generation).
  */
 /** The catalogue subset each `index=` value names (what that feature's index holds). */
 export const INDEX_FILTER: Record<SearchIndex, TrackFilter> = {
@@ -33,6 +35,12 @@ export const INDEX_FILTER: Record<SearchIndex, TrackFilter> = {
 };
 
 export class SearchService {
+  /**
+   * Rows of a generation holding a recording fingerprint (the recording index's), for `index=neural`; absent
+   * (tests, benches) = the index's SQL filter of the catalogue copy.
+   */
+  fingerprinted?: (gen: Generation) => Promise<(row: number) => boolean>;
+
   constructor(private readonly tracks: TrackReader) {}
 
   /** @throws ValidationError when end < start or end - start > 500 */
@@ -47,9 +55,14 @@ export class SearchService {
       limit = q.end - start;
     }
     if (tokens.length === 0 || limit === 0) return [];
-    const hits = await this.tracks.search(tokens, SEARCH_MATCH_CAP, q.index === undefined ? undefined : INDEX_FILTER[q.index]);
+    // `neural` (songs with a recording fingerprint) is answered from the recording index's rows, not from SQL.
+    const printed = q.index === 'neural' && this.fingerprinted ? await this.fingerprinted(scope.gen) : undefined;
+    const hits = await this.tracks.search(tokens, SEARCH_MATCH_CAP, q.index === undefined || printed ? undefined : INDEX_FILTER[q.index]);
     const mask = await scope.mask();
-    const available = hits.filter((h) => mask.has(scope.gen.index.rowOf(h.itemId)));
+    const available = hits.filter((h) => {
+      const row = scope.gen.index.rowOf(h.itemId);
+      return mask.has(row) && (!printed || printed(row));
+    });
     const page = available.slice(start, start + limit).map((h) => h.itemId);
     const [meta, mapped] = await Promise.all([scope.metadata(page), scope.mapOutput(page)]);
     const out: SearchRowDto[] = [];

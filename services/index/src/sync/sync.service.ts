@@ -1,4 +1,4 @@
-import type { ScoreDto, SyncQuery, SyncResponse } from '@polyphony/contracts';
+import { MSD_TAGS, MTT_TAGS, type ScoreDto, type SyncQuery, type SyncResponse, type TrackDto } from '@polyphony/contracts';
 import { NotFoundError, ValidationError } from '@polyphony/platform';
 import { typedToBuffer } from '../core/codec';
 import type { TrackDetails, TrackReader } from '../core/ports';
@@ -115,17 +115,24 @@ export class SyncService {
     };
   }
 
-  /** The analysis row of a track by the server's id (item_id echoes the caller's id). @throws NotFoundError */
+  /** The analysis row of a track by the server's id (item_id echoes the caller's id; /external/get_score). @throws NotFoundError */
   async score(scope: RequestScope, id: string): Promise<ScoreDto> {
+    const { reportedId, d } = await this.located(scope, id);
+    return { item_id: reportedId, title: d.title, author: d.artist, ...analysisFields(d) };
+  }
+
+  /** GET /api/track: the analysis row plus every learned tag (`tags`, see tagsRecord). @throws NotFoundError */
+  async track(scope: RequestScope, id: string): Promise<TrackDto> {
+    const { reportedId, d } = await this.located(scope, id);
+    return { item_id: reportedId, title: d.title, author: d.artist, ...analysisFields(d), tags: tagsRecord(d.tags) };
+  }
+
+  /** The stored row of a track by the server's id. @throws NotFoundError */
+  private async located(scope: RequestScope, id: string): Promise<{ reportedId: string; d: TrackDetails }> {
     const { canonical, reportedId } = await this.similarity.locate(scope, id);
     const d = (await this.tracks.details([canonical])).get(canonical);
     if (!d) throw new NotFoundError('Track not found');
-    return {
-      item_id: reportedId,
-      title: d.title,
-      author: d.artist,
-      ...analysisFields(d),
-    };
+    return { reportedId, d };
   }
 
   /** The raw stored embedding of a track by the server's id. @throws NotFoundError */
@@ -140,6 +147,25 @@ export class SyncService {
     const details = await this.tracks.details(ids);
     return new Map([...details].map(([id, d]) => [id, d.fp]));
   }
+}
+
+/**
+ * The `tags` of GET /api/track from the stored tag bytes (100: MSD_TAGS then MTT_TAGS, probability x 255): label ->
+ * probability rounded to 3 decimals (distinct bytes stay distinct: a byte step is 0.0039). MTT labels only when some
+ * MTT byte is non-zero (a song analysed without the MTT model stores 50 zeros); a label both lists carry keeps the
+ * higher probability. Null for a song without tags (or bytes of another length).
+ */
+export function tagsRecord(bytes: Buffer | null): Record<string, number> | null {
+  if (!bytes || bytes.length !== MSD_TAGS.length + MTT_TAGS.length) return null;
+  const out: Record<string, number> = {};
+  const put = (label: string, b: number) => {
+    const p = Math.round((b / 255) * 1000) / 1000;
+    if (!(label in out) || out[label]! < p) out[label] = p;
+  };
+  MSD_TAGS.forEach((label, i) => put(label, bytes[i]!));
+  const mtt = bytes.subarray(MSD_TAGS.length);
+  if (mtt.some((b) => b !== 0)) MTT_TAGS.forEach((label, i) => put(label, mtt[i]!));
+  return out;
 }
 
 /** Opaque page token: base64url of a canonical id. */

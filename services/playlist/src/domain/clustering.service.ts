@@ -1,14 +1,12 @@
 import type { ServerTaskCounts } from '@polyphony/contracts';
 import { isMediaServerError, type MediaServerClient } from '@polyphony/media-servers';
 import { nameClusterWithLlm, type LlmProvider } from '@polyphony/llm';
-import { leaseOwnerName, TaskHost, type Bus, type Logger, type Metrics, type TaskContext, type TaskEnd, type TaskRun } from '@polyphony/platform';
-import type { ClusteringRunRepository } from '../store/clustering-run.repository';
-import type { PlaylistRepository, WrittenTrack } from '../store/playlist.repository';
+import { leaseOwnerName, TaskHost, type Bus, type Logger, type Metrics, type TaskContext, type TaskEnd, type TaskRun, type TaskRunStore } from '@polyphony/platform';
 import { profileCluster, topClusterTags, uniqueNames, type ClusterProfile } from './cluster-naming';
 import { reduceWithPca, searchClustering, type SongLabels } from './cluster-algorithms';
 import { chooseK, type ClusteringParams } from './clustering-params';
 import { decodeEmbedding, type KMeansOptions, KMeansStoppedError, normaliseInPlace } from '@polyphony/vectors';
-import type { CataloguePort, MediaClientFactory, RegistryPort, ServerInfo } from './ports';
+import type { CataloguePort, MediaClientFactory, PlaylistStore, RegistryPort, ServerInfo, WrittenTrack } from './ports';
 
 /** Suffix of every playlist a clustering run writes (reference implementation naming). */
 export const AUTOMATIC_SUFFIX = '_automatic';
@@ -123,8 +121,9 @@ export class ClusteringService {
   readonly host: TaskHost<ClusteringWork>;
 
   constructor(
-    runs: ClusteringRunRepository,
-    private readonly playlists: PlaylistRepository,
+    /** The task-run table `playlist.clustering_runs` (store: ClusteringRunRepository.tasks). */
+    runs: TaskRunStore,
+    private readonly playlists: PlaylistStore,
     private readonly registry: RegistryPort,
     private readonly catalogue: CataloguePort,
     private readonly clientFactory: MediaClientFactory,
@@ -138,7 +137,7 @@ export class ClusteringService {
     this.progressIntervalMs = options.progressIntervalMs ?? 500;
     this.pageSize = options.pageSize ?? 1000;
     this.host = new TaskHost<ClusteringWork>(
-      runs.tasks,
+      runs,
       leaseOwnerName('playlist-clustering'),
       { start: (ctx) => this.begin(ctx), step: (work, ctx) => this.step(work, ctx) },
       logger,

@@ -98,10 +98,18 @@ export class PlaylistService {
    * resolved and mapped as in `createInstant` (ids not on the server dropped), every playlist recorded as a
    * radio of that exact name on that server is deleted there (one already gone counts as deleted) and
    * forgotten, then the new one is created and recorded (kind `radio`). User playlists are never touched:
-   * only our records are consulted.
+   * only our records are consulted. With `kind` `album_of_the_week` (issue 31) the same happens to the playlist
+   * named exactly `name` (no suffix) recorded as an Album of the Week: one fixed playlist per server, emptied
+   * and refilled by every run.
    * @throws ValidationError (400) for an unknown server or when no track is on it; UpstreamUnavailableError (502)
    */
-  async replaceRadio(serverId: string, name: string, ids: readonly string[], runId?: string): Promise<{ playlistId: string; name: string; written: number; replaced: number }> {
+  async replaceRadio(
+    serverId: string,
+    name: string,
+    ids: readonly string[],
+    runId?: string,
+    kind: 'radio' | 'album_of_the_week' = 'radio',
+  ): Promise<{ playlistId: string; name: string; written: number; replaced: number }> {
     const server = await this.registry.getServer(serverId);
     if (!server) throw new ValidationError(`Unknown server ${serverId}`);
     const canonical = await this.catalogue.resolveInput(server.id, ids);
@@ -112,12 +120,12 @@ export class PlaylistService {
       return providerId === undefined ? [] : [{ itemId, providerId }];
     });
     if (written.length === 0) throw new ValidationError(`None of the ${unique.length} track(s) is available on server "${server.name}"`);
-    const fullName = `${name}${RADIO_SUFFIX}`;
+    const fullName = kind === 'radio' ? `${name}${RADIO_SUFFIX}` : name;
     const client = this.clientFactory(server.connection);
     let replaced = 0;
     let playlistId: string;
     try {
-      for (const old of await this.repo.listByServerAndKind(server.id, 'radio')) {
+      for (const old of await this.repo.listByServerAndKind(server.id, kind)) {
         if (old.name.toLowerCase() !== fullName.toLowerCase()) continue;
         await deletePlaylistOnServer(client, old.providerPlaylistId);
         await this.repo.remove(old.id);
@@ -134,8 +142,8 @@ export class PlaylistService {
       t.title = titles.get(t.itemId)?.title ?? null;
       t.author = titles.get(t.itemId)?.author ?? null;
     }
-    await this.repo.record({ serverId: server.id, providerPlaylistId: playlistId, name: fullName, kind: 'radio', runId, tracks: written });
-    this.logger.info('radio playlist written', { serverId: server.id, playlistId, name: fullName, tracks: written.length, replaced });
+    await this.repo.record({ serverId: server.id, providerPlaylistId: playlistId, name: fullName, kind, runId, tracks: written });
+    this.logger.info(`${kind === 'radio' ? 'radio' : 'album of the week'} playlist written`, { serverId: server.id, playlistId, name: fullName, tracks: written.length, replaced });
     return { playlistId, name: fullName, written: written.length, replaced };
   }
 

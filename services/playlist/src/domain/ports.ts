@@ -35,7 +35,7 @@ export interface CataloguePort {
 export type MediaClientFactory = (conn: ServerConnection) => MediaServerClient;
 
 /** instant: written by POST /api/create_playlist; automatic: written by a clustering run; radio: by a radio run (index service). */
-export type PlaylistKind = 'instant' | 'automatic' | 'radio';
+export type PlaylistKind = 'instant' | 'automatic' | 'radio' | 'album_of_the_week';
 
 /** One track of a playlist we wrote: the canonical id and the provider id actually sent to the server. */
 export interface WrittenTrack {

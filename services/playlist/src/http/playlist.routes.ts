@@ -40,7 +40,7 @@ export function playlistRoutes(service: PlaylistService): RouteHandlers {
   // Internal (service callers only): the tracks of a playlist we wrote (alchemy items of type playlist).
   r.json(api.internal.playlistTracks, ({ query: q }) => service.trackIdsOf(q.serverId, q.playlist));
   // Internal: replace a radio playlist (radio runs of the index service).
-  r.json(api.internal.playlistRadio, ({ body }) => service.replaceRadio(body.serverId, body.name, body.ids, body.runId));
+  r.json(api.internal.playlistRadio, ({ body }) => service.replaceRadio(body.serverId, body.name, body.ids, body.runId, body.kind));
   // The chat page saves its result through /chat/api/create_playlist: same body, same answer.
   const create = async (serverId: string | undefined, body: CreatePlaylistBody) => toCreateDto(await service.createInstant(serverId, body.playlist_name, (body.track_ids ?? body.item_ids)!));
   r.json(defs.createPlaylist, ({ body }, req) => create(req.identity?.serverId, body));

@@ -65,11 +65,12 @@ export class DashboardService {
         analyzed: cat?.analyzed ?? 0,
         tagged: cat?.tagged ?? 0,
         lyrics: cat?.lyrics ?? 0,
+        fingerprinted: cat?.fingerprinted ?? 0,
         clap_indexed: idx?.clap_indexed ?? 0,
         gmm_indexed: idx?.gmm_indexed ?? 0,
         music_servers: servers.map((s) => {
           const p = perServer.get(s.id);
-          return { name: s.name, server_type: s.type, is_default: s.isDefault, resolved: (p?.unique_songs ?? 0) > 0, unique_songs: p?.unique_songs ?? 0, duplicate_copies: p?.duplicate_copies ?? 0 };
+          return { name: s.name, server_type: s.type, is_default: s.isDefault, resolved: (p?.unique_songs ?? 0) > 0, unique_songs: p?.unique_songs ?? 0, duplicate_copies: p?.duplicate_copies ?? 0, fingerprinted: p?.fingerprinted ?? 0 };
         }),
         ...(cat ? { orphan_songs: cat.orphans, top_genre: cat.top_genre, tempo_profile: cat.tempo_profile } : {}),
         ...(ana ? { unanalyzable_tracks: ana.unanalyzable_tracks } : {}),

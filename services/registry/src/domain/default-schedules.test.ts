@@ -1,5 +1,5 @@
 import { nextRun } from './schedule.service';
-import { DEFAULT_CLEANING_SCHEDULE, cleaningCronFromHours, defaultSchedules } from './default-schedules';
+import { ALBUM_OF_THE_WEEK_SCHEDULE, DEFAULT_CLEANING_SCHEDULE, albumOfTheWeekSchedule, cleaningCronFromHours, defaultSchedules } from './default-schedules';
 
 describe('built-in schedules from the retired CLEANING_SCHEDULE_HOURS', () => {
   it.each([
@@ -27,5 +27,11 @@ describe('built-in schedules from the retired CLEANING_SCHEDULE_HOURS', () => {
     expect(defaultSchedules({ CLEANING_SCHEDULE_HOURS: '6' }, 'Europe/Berlin')).toEqual([
       { name: DEFAULT_CLEANING_SCHEDULE, kind: 'cleaning', cron: '30 */6 * * *', timezone: 'Europe/Berlin', enabled: true, params: {} },
     ]);
+  });
+
+  it('When the Album of the Week schedule is built, then it is Saturdays 00:30 in the install zone, disabled, with no parameters', () => {
+    expect(albumOfTheWeekSchedule('Europe/Berlin')).toEqual({ name: ALBUM_OF_THE_WEEK_SCHEDULE, kind: 'album_of_the_week', cron: '30 0 * * 6', timezone: 'Europe/Berlin', enabled: false, params: {} });
+    // A Saturday: 2026-12-05 00:30 in Berlin is 2026-12-04 23:30 UTC.
+    expect(nextRun('30 0 * * 6', 'Europe/Berlin', new Date('2026-12-01T00:00:00Z'))?.toISOString()).toBe('2026-12-04T23:30:00.000Z');
   });
 });

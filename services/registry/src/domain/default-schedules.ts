@@ -67,3 +67,17 @@ export function defaultSchedules(retired: Record<string, string>, timezone: stri
   const cleaning = cleaningCronFromHours(retired.CLEANING_SCHEDULE_HOURS);
   return [{ name: DEFAULT_CLEANING_SCHEDULE, kind: 'cleaning', cron: cleaning.cron, timezone, enabled: cleaning.enabled, params: {} }];
 }
+
+/** registry.settings key recording that the built-in Album of the Week schedule was created (once per install). */
+export const ALBUM_OF_THE_WEEK_MARKER = 'album_of_the_week_schedule_seeded';
+
+/** Name of the built-in Album of the Week schedule. */
+export const ALBUM_OF_THE_WEEK_SCHEDULE = 'Album of the Week';
+
+/**
+ * The built-in Album of the Week schedule (issue 31): Saturdays at 00:30 in the install's zone (the reference's
+ * default), disabled until an admin enables it. Each firing refills the "Album of the Week" playlist of every server.
+ */
+export function albumOfTheWeekSchedule(timezone: string): ScheduleBody {
+  return { name: ALBUM_OF_THE_WEEK_SCHEDULE, kind: 'album_of_the_week', cron: '30 0 * * 6', timezone, enabled: false, params: {} };
+}

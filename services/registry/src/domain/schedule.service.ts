@@ -1,7 +1,7 @@
 import { Cron } from 'croner';
 import { AnalysisStartRequest, CleaningStartRequest, ClusteringStartBody, RadioRunBody, z, type ScheduleBody, type ScheduleDto, type ScheduleKind } from '@polyphony/contracts';
 import { AppError, ConflictError, NotFoundError, ValidationError, formatZodError, type Logger } from '@polyphony/platform';
-import { DEFAULT_SCHEDULES_MARKER, RETIRED_SCHEDULE_KEYS, defaultSchedules } from './default-schedules';
+import { ALBUM_OF_THE_WEEK_MARKER, DEFAULT_SCHEDULES_MARKER, RETIRED_SCHEDULE_KEYS, albumOfTheWeekSchedule, defaultSchedules } from './default-schedules';
 
 /** A stored schedule (times as Date). */
 export interface Schedule extends Omit<ScheduleBody, 'params'> {
@@ -70,6 +70,7 @@ export const SCHEDULE_PARAMS: Record<ScheduleKind, z.ZodTypeAny> = {
   index_rebuild: z.object({}).passthrough(),
   sweep: z.object({}).strict(),
   backup: z.object({ keep: z.number().int().min(1).max(10_000).optional() }).strict(),
+  album_of_the_week: z.object({}).strict(),
 };
 
 /** Throws ValidationError (400) when `params` do not suit the kind's start route. */
@@ -168,6 +169,23 @@ export class ScheduleService {
     const created = await this.store.seedOnce(DEFAULT_SCHEDULES_MARKER, RETIRED_SCHEDULE_KEYS, (retired) =>
       defaultSchedules(retired, zone).map((body) => ({ body, next: body.enabled ? nextRun(body.cron, body.timezone, this.clock()) : null })),
     );
+    for (const s of created ?? []) this.logger.info('built-in schedule created', { name: s.name, kind: s.kind, cron: s.cron, timezone: s.timezone, enabled: s.enabled });
+    return (created ?? []).map((s) => toDto(s, []));
+  }
+
+  /**
+   * Creates the built-in, disabled "Album of the Week" schedule once per install (its own marker, so installs
+   * seeded before issue 31 get it too); an admin's later edit or deletion stays. Returns what was created now.
+   * @param timezone IANA zone of the schedule (the install's TZ; UTC when unknown)
+   */
+  async seedAlbumOfTheWeek(timezone: string): Promise<ScheduleDto[]> {
+    let zone = timezone;
+    try {
+      parseCron('0 0 * * *', zone);
+    } catch {
+      zone = 'UTC';
+    }
+    const created = await this.store.seedOnce(ALBUM_OF_THE_WEEK_MARKER, [], () => [{ body: albumOfTheWeekSchedule(zone), next: null }]);
     for (const s of created ?? []) this.logger.info('built-in schedule created', { name: s.name, kind: s.kind, cron: s.cron, timezone: s.timezone, enabled: s.enabled });
     return (created ?? []).map((s) => toDto(s, []));
   }

@@ -125,7 +125,7 @@ export class TaskHost<W = unknown, R extends StoredRun = TaskRun> {
   private scanTimer?: NodeJS.Timeout;
   private resumeTimer?: NodeJS.Timeout;
   private stopped = false;
-  protected readonly ttlMs: number;
+  private readonly ttlMs: number;
   private readonly scanMs: number;
   /** Claims in progress (a scan or a drain), so {@link stop} and {@link idle} wait for them. */
   private claiming?: Promise<unknown>;
@@ -136,11 +136,11 @@ export class TaskHost<W = unknown, R extends StoredRun = TaskRun> {
   private pausedUntil = 0;
 
   constructor(
-    protected readonly store: TaskStore<R> & { create?: TaskRunStore['create'] },
+    private readonly store: TaskStore<R> & { create?: TaskRunStore['create'] },
     /** This process's lease owner name (`leaseOwnerName(...)`). */
     readonly owner: string,
-    private readonly executor: TaskExecutor<W, R> | undefined,
-    protected readonly logger: Logger,
+    private readonly executor: TaskExecutor<W, R>,
+    private readonly logger: Logger,
     private readonly board: TaskBoardOptions<R> | undefined,
     private readonly options: TaskHostOptions = {},
   ) {
@@ -278,9 +278,8 @@ export class TaskHost<W = unknown, R extends StoredRun = TaskRun> {
   }
 
   /** One coordination: the executor's start, then its steps until it ends or must stop. */
-  protected async coordinate(run: R, keeper: LeaseKeeper, stop: AbortSignal): Promise<void> {
+  private async coordinate(run: R, keeper: LeaseKeeper, stop: AbortSignal): Promise<void> {
     const executor = this.executor;
-    if (!executor) throw new Error('TaskHost without an executor');
     const ctx = new TaskContext<R>(run, keeper, stop, this.store, (r, final, live) => this.publish(r, final, live), this.logger, this.options.logLabel ?? this.board?.type ?? 'task');
     if (ctx.resumed) ctx.note(`resumed by ${ctx.lease.owner} (lease generation ${ctx.lease.generation})`);
     let work: W | undefined;
@@ -354,27 +353,5 @@ export class TaskHost<W = unknown, R extends StoredRun = TaskRun> {
       if (!this.stopped) void this.kick();
     }, ms);
     this.resumeTimer.unref?.();
-  }
-}
-
-/**
- * The host's earlier entry point, kept until the index service's radio runs adopt {@link TaskExecutor}:
- * `execute(run, keeper, stop)` is the whole coordination (it writes and publishes every snapshot itself,
- * fenced by `keeper.lease`). Lease keeping, takeover, hand-back and idle are the host's.
- * @deprecated give the host a {@link TaskExecutor} instead (see docs/architecture.md, "Task runs").
- */
-export class TaskRunHost extends TaskHost<never, TaskRun> {
-  constructor(
-    store: TaskRunStore,
-    owner: string,
-    private readonly execute: (run: TaskRun, keeper: LeaseKeeper, stop: AbortSignal) => Promise<void>,
-    logger: Logger,
-    options: Pick<TaskHostOptions, 'ttlMs' | 'scanMs'> = {},
-  ) {
-    super(store, owner, undefined, logger, undefined, options);
-  }
-
-  protected override coordinate(run: TaskRun, keeper: LeaseKeeper, stop: AbortSignal): Promise<void> {
-    return this.execute(run, keeper, stop);
   }
 }

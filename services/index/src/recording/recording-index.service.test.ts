@@ -1,0 +1,175 @@
+/**
+ * The fingerprint index of a generation (search by recording): loaded from the catalogue's pages in two passes,
+ * queried under the selected server's availability mask and answered in its provider ids; 503 while nothing is
+ * loaded; by_track leaves the seed out.
+ */
+import type { FingerprintPage, StoredFingerprint } from '@polyphony/contracts';
+import { LANDMARK_CODEC_VERSION, LANDMARK_PARAMS, encodeLandmarks, extractLandmarks } from '@polyphony/landmarks';
+import { AppError, createLogger } from '@polyphony/platform';
+import { AvailabilityMask } from '@polyphony/vector-engine';
+import { mulberry32 } from '@polyphony/vectors';
+import { IndexState, emptyGeneration, type Generation } from '../core/generation';
+import { RequestScope } from '../core/scope';
+import type { TrackMeta } from '../core/ports';
+import { RecordingIndexService, type FingerprintSource } from './recording-index.service';
+
+const SR = LANDMARK_PARAMS.sampleRateHz;
+const LIMITS = { maxUploadBytes: 1 << 20, maxClipSeconds: 60, minClipSeconds: 2 };
+
+/** Seeded synthetic "song": three voices of random notes (300-3000 Hz) over quiet noise. */
+function song(seed: number, seconds: number): Float32Array {
+  const rnd = mulberry32(seed);
+  const out = new Float32Array(seconds * SR);
+  for (let voice = 0; voice < 3; voice++) {
+    for (let t = 0; t < out.length; ) {
+      const len = Math.round((0.08 + 0.32 * rnd()) * SR);
+      const freq = 300 * 10 ** rnd();
+      const amp = 0.05 + 0.15 * rnd();
+      for (let i = 0; i < len && t + i < out.length; i++) out[t + i] = out[t + i]! + amp * Math.min(1, i / 160, (len - i) / 800) * Math.sin((2 * Math.PI * freq * i) / SR);
+      t += len;
+    }
+  }
+  for (let i = 0; i < out.length; i++) out[i] = out[i]! + 0.002 * (2 * rnd() - 1);
+  return out;
+}
+
+const N = 6;
+const ids = Array.from({ length: N }, (_, i) => `fp_song${i}`);
+const songs = ids.map((_, i) => song(100 + i, 40));
+// Song 5 repeats 15 s of song 2 (from 10 s) at its own 20 s: a song sharing recorded material.
+songs[5]!.set(songs[2]!.subarray(10 * SR, 25 * SR), 20 * SR);
+
+function blobOf(pcm: Float32Array): string {
+  return Buffer.from(encodeLandmarks(extractLandmarks(pcm, LANDMARK_PARAMS.store))).toString('base64');
+}
+
+/** A generation of N rows; server "A" holds rows 0-4 as `a<row>`, server "B" rows 3-5 as `b<row>`. */
+function generation(n: number): Generation {
+  const base = emptyGeneration();
+  const on = (server: string | undefined, row: number) => (server === 'A' ? row <= 4 : server === 'B' ? row >= 3 : true);
+  const fake = {
+    ...base,
+    generation: n,
+    index: { size: N, rowOf: (id: string) => ids.indexOf(id), idOf: (row: number) => ids[row]! },
+    maps: {
+      mask: (server: string | undefined) => AvailabilityMask.fromRows(N, Array.from({ length: N }, (_, r) => r).filter((r) => on(server, r))),
+      providerOf: (server: string | undefined, row: number) => (on(server, row) ? `${(server ?? 'a').toLowerCase()}${row}` : undefined),
+      rowOfProvider: (server: string | undefined, provider: string) => {
+        const row = Number(provider.slice(1));
+        return provider[0] === (server ?? 'a').toLowerCase() && on(server, row) ? row : -1;
+      },
+    },
+    meta: { get: (row: number, itemId: string): TrackMeta => ({ itemId, title: `Song ${row}`, artist: 'Artist', album: 'Album', albumArtist: null, moodVector: null, otherFeatures: null, tempo: null, energy: null }) },
+  };
+  return fake as unknown as Generation;
+}
+
+/** The catalogue's pages over songs 0-4 (song 5 has no fingerprint until `withSong5`). */
+function source(options: { pageSize?: number; block?: Promise<void> } = {}): FingerprintSource & { withSong5(): void; pages: number } {
+  const stored = new Map<string, string>(ids.slice(0, 5).map((id, i) => [id, blobOf(songs[i]!)]));
+  const src = {
+    pages: 0,
+    withSong5: () => stored.set(ids[5]!, blobOf(songs[5]!)),
+    async fingerprintPage(after: string | null, limit: number): Promise<FingerprintPage> {
+      await options.block;
+      src.pages++;
+      const keys = [...stored.keys()].sort().filter((k) => after === null || k > after);
+      const page = keys.slice(0, limit);
+      return { items: page.map((itemId) => ({ itemId, codec: LANDMARK_CODEC_VERSION, blob: stored.get(itemId)! })), next: page.length === limit && keys.length > limit ? page[page.length - 1]! : null };
+    },
+    async fingerprint(itemId: string): Promise<StoredFingerprint | undefined> {
+      const blob = stored.get(itemId);
+      return blob === undefined ? undefined : { itemId, codec: LANDMARK_CODEC_VERSION, landmarks: 0, seconds: 40, blob };
+    },
+  };
+  return src;
+}
+
+const logger = createLogger({ service: 'test', level: 'error' });
+const deps = { tracks: {} as never };
+
+describe('RecordingIndexService', () => {
+  it('When a generation is swapped in, then its fingerprints load in two passes of pages and a clip cut from a song identifies it in the server ids, at its offset', async () => {
+    const state = new IndexState(emptyGeneration());
+    const src = source();
+    const service = new RecordingIndexService(state, src, deps, LIMITS, logger, 2);
+    const gen = generation(7);
+    state.swap(gen);
+    const status = await service.warmup(new RequestScope(gen, 'A', deps));
+    // 5 songs in pages of 2: 3 pages per pass, two passes.
+    expect(src.pages).toBe(6);
+    expect(status).toMatchObject({ status: 'ready', generation: 7, fingerprinted_songs: 5, available_songs: 5, total_songs: N });
+    expect(status.landmarks).toBeGreaterThan(0);
+    expect(status.memory_bytes).toBeGreaterThan(4 * 1024 * 1024);
+
+    const clip = songs[3]!.slice(12 * SR, 22 * SR);
+    const onA = service.search(new RequestScope(gen, 'A', deps), clip, 100);
+    expect(onA[0]).toMatchObject({ item_id: 'a3', title: 'Song 3', author: 'Artist', album: 'Album', identified: true });
+    expect(onA[0]!.offset_seconds).toBeCloseTo(12, 0);
+    expect(onA[0]!.votes).toBeGreaterThanOrEqual(10);
+    expect(onA[0]!.score).toBeGreaterThan(0);
+    expect(onA[0]!.score).toBeLessThanOrEqual(1);
+    const onB = service.search(new RequestScope(gen, 'B', deps), clip, 100);
+    expect(onB[0]).toMatchObject({ item_id: 'b3', identified: true });
+    // n_results bounds the rows.
+    expect(service.search(new RequestScope(gen, 'A', deps), clip, 1)).toHaveLength(1);
+  });
+
+  it('When the song of a clip is not available on the selected server, then it neither appears nor is identified there', async () => {
+    const state = new IndexState(emptyGeneration());
+    const service = new RecordingIndexService(state, source(), deps, LIMITS, logger);
+    const gen = generation(8);
+    state.swap(gen);
+    await service.warmup(new RequestScope(gen, 'B', deps));
+    const clip = songs[1]!.slice(5 * SR, 15 * SR);
+    const onB = service.search(new RequestScope(gen, 'B', deps), clip, 100);
+    expect(onB.map((r) => r.item_id)).not.toContain('b1');
+    expect(onB.some((r) => r.identified)).toBe(false);
+    // Music outside the library: no match.
+    const foreign = service.search(new RequestScope(gen, 'A', deps), song(999, 10), 100);
+    expect(foreign.some((r) => r.identified)).toBe(false);
+  });
+
+  it('When nothing is loaded yet, then a search is a 503 index_not_ready and the status says loading', async () => {
+    const state = new IndexState(emptyGeneration());
+    let release!: () => void;
+    const block = new Promise<void>((r) => (release = r));
+    const service = new RecordingIndexService(state, source({ block }), deps, LIMITS, logger);
+    const before = new RequestScope(state.current(), 'A', deps);
+    expect(service.status(before).status).toBe('not_loaded');
+    const gen = generation(9);
+    state.swap(gen);
+    const scope = new RequestScope(gen, 'A', deps);
+    expect(service.status(scope).status).toBe('loading');
+    let err: unknown;
+    try {
+      service.search(scope, songs[0]!.slice(0, 10 * SR), 10);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({ code: 'index_not_ready', httpStatus: 503 });
+    release();
+    expect((await service.warmup(scope)).status).toBe('ready');
+  });
+
+  it('When by_track is asked for a song, then the song sharing its material comes back and the song itself never does', async () => {
+    const state = new IndexState(emptyGeneration());
+    const src = source();
+    src.withSong5();
+    const service = new RecordingIndexService(state, src, deps, LIMITS, logger);
+    const gen = generation(10);
+    state.swap(gen);
+    await service.warmup(new RequestScope(gen, 'B', deps));
+    // Song 2 is not on B, song 5 is: seeds are B's ids, so ask on the default server view (all rows, `a` ids).
+    const rows = await service.byTrack(new RequestScope(gen, undefined, deps), 'a5', 10);
+    expect(rows.map((r) => r.item_id)).toEqual(['a2']);
+    expect(rows[0]!.offset_seconds).toBeCloseTo(0, 0);
+    const back = await service.byTrack(new RequestScope(gen, undefined, deps), 'a2', 10);
+    expect(back.map((r) => r.item_id)).toEqual(['a5']);
+    await expect(service.byTrack(new RequestScope(gen, undefined, deps), 'zz', 10)).rejects.toMatchObject({ httpStatus: 404 });
+    // Songs with a fingerprint, for search_tracks?index=neural.
+    const printed = await service.printedRows(gen);
+    expect([0, 1, 2, 3, 4, 5].map(printed)).toEqual([true, true, true, true, true, true]);
+  });
+});

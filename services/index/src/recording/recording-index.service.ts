@@ -1,0 +1,250 @@
+import type { FingerprintPage, RecordingResultRow, RecordingStatus, StoredFingerprint } from '@polyphony/contracts';
+import { LANDMARK_CODEC_VERSION, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, decodeLandmarks, type Landmarks, type MatchResult } from '@polyphony/landmarks';
+import { AppError, NotFoundError, type Logger } from '@polyphony/platform';
+import type { Generation, IndexState } from '../core/generation';
+import { RequestScope, type ScopeDeps } from '../core/scope';
+import type { ClipLimits } from './clip';
+
+/** What the fingerprint index needs from the catalogue (its internal API, contracts recording.ts). */
+export interface FingerprintSource {
+  /** GET /internal/fingerprints: a keyset page of stored fingerprints (`after` = last item id, null first). */
+  fingerprintPage(after: string | null, limit: number): Promise<FingerprintPage>;
+  /** GET /internal/tracks/:itemId/fingerprint; undefined when the song has none. */
+  fingerprint(itemId: string): Promise<StoredFingerprint | undefined>;
+}
+
+/** Songs per page read from the catalogue while loading (~6 KB of fingerprint each: ~3 MB of JSON a page). */
+export const FINGERPRINT_LOAD_PAGE = 500;
+/** Loads retried when a fingerprint changed between the two passes of a load (a backfill writing meanwhile). */
+const LOAD_ATTEMPTS = 3;
+
+/** The fingerprint index of one generation. */
+interface LoadedPrints {
+  gen: Generation;
+  index: LandmarkIndex;
+  matcher: LandmarkMatcher;
+  /** 1 for rows with a fingerprint in the index. */
+  printed: Uint8Array;
+  songs: number;
+  loadMs: number;
+  loadedAt: Date;
+}
+
+/**
+ * Search by recording in the index service (issue 33; docs/architecture.md "Search by recording"): one
+ * `LandmarkIndex` (Wang 2003 landmarks, `@polyphony/landmarks`) per index generation, built from the
+ * catalogue's stored fingerprints in two streamed passes over GET /internal/fingerprints (counting, then filling,
+ * so the songs' fingerprints are never all held at once), rows = the generation's rows. Loaded in the background
+ * after each generation swap (the previous generation's prints keep answering until then), or on demand by
+ * warmup. Queries respect the selected server's availability mask (hidden songs neither vote nor appear) and
+ * answer in that server's provider ids.
+ */
+export class RecordingIndexService {
+  private readonly loads = new Map<number, Promise<LoadedPrints>>();
+  private latest?: LoadedPrints;
+
+  constructor(
+    private readonly state: IndexState,
+    private readonly source: FingerprintSource,
+    private readonly scopeDeps: ScopeDeps,
+    readonly limits: ClipLimits,
+    private readonly logger: Logger,
+    private readonly pageSize = FINGERPRINT_LOAD_PAGE,
+  ) {
+    state.onSwap((g) => {
+      for (const k of this.loads.keys()) if (k !== g.generation && k !== this.latest?.gen.generation) this.loads.delete(k);
+      if (g.generation > 0) void this.load(g).catch((err: unknown) => this.logger.warn('fingerprint index not loaded; loaded on warmup or first search', { generation: g.generation, err: (err as Error).message }));
+    });
+  }
+
+  /** Loads (once) the fingerprint index of `gen`; the promise is shared by concurrent callers. */
+  load(gen: Generation): Promise<LoadedPrints> {
+    let p = this.loads.get(gen.generation);
+    if (!p) {
+      p = this.build(gen).then((loaded) => {
+        if (gen.generation >= (this.latest?.gen.generation ?? -1)) this.latest = loaded;
+        for (const k of this.loads.keys()) if (k < gen.generation) this.loads.delete(k);
+        return loaded;
+      });
+      p.catch(() => this.loads.delete(gen.generation));
+      this.loads.set(gen.generation, p);
+    }
+    return p;
+  }
+
+  /** Drops the loaded index of the live generation and loads it again (after a backfill added fingerprints). */
+  reload(): Promise<LoadedPrints> {
+    const gen = this.state.current();
+    this.loads.delete(gen.generation);
+    return this.load(gen);
+  }
+
+  private async build(gen: Generation): Promise<LoadedPrints> {
+    const t0 = performance.now();
+    const size = gen.index.size;
+    for (let attempt = 1; ; attempt++) {
+      const printed = new Uint8Array(size);
+      let songs = 0;
+      let pass = 0;
+      const source = this.source;
+      const pageSize = this.pageSize;
+      const rows = async function* (): AsyncGenerator<readonly [number, Landmarks]> {
+        pass++;
+        let after: string | null = null;
+        do {
+          const page: FingerprintPage = await source.fingerprintPage(after, pageSize);
+          for (const it of page.items) {
+            const row = gen.index.rowOf(it.itemId);
+            if (row < 0 || it.codec !== LANDMARK_CODEC_VERSION) continue;
+            const bytes = Buffer.from(it.blob, 'base64');
+            const lm = decodeLandmarks(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+            if (pass === 1) {
+              printed[row] = 1;
+              songs++;
+            }
+            yield [row, lm] as const;
+          }
+          after = page.next;
+        } while (after !== null);
+      };
+      try {
+        const index = await LandmarkIndex.buildAsync(rows);
+        const loadMs = performance.now() - t0;
+        this.logger.info('fingerprint index loaded', { generation: gen.generation, songs, landmarks: index.size, bytes: index.bytes, loadMs: Math.round(loadMs) });
+        return { gen, index, matcher: new LandmarkMatcher(index), printed, songs, loadMs, loadedAt: new Date() };
+      } catch (err) {
+        if (attempt >= LOAD_ATTEMPTS || !/second pass/.test((err as Error).message)) throw err;
+        this.logger.info('fingerprints changed while loading; loading again', { generation: gen.generation, attempt });
+      }
+    }
+  }
+
+  /**
+   * The loaded prints a query of `scope` uses: the scope's generation's once loaded, else the newest loaded one
+   * (a previous generation keeps answering while the new one loads; its rows and maps stay consistent with it).
+   * @throws AppError 503 `index_not_ready` when nothing is loaded yet (a load is started)
+   */
+  private ready(scope: RequestScope): LoadedPrints {
+    const latest = this.latest;
+    if (latest && latest.gen.generation === scope.gen.generation) return latest;
+    if (scope.gen.generation > 0) void this.load(scope.gen).catch(() => undefined);
+    if (latest) return latest;
+    throw new AppError('index_not_ready', 'The recording fingerprint index is loading; try again in a moment (POST /api/recording_search/warmup waits for it)', 503);
+  }
+
+  /** @throws AppError 503 `index_not_ready` when no fingerprint index is loaded yet (and starts loading one). */
+  assertReady(scope: RequestScope): void {
+    this.ready(scope);
+  }
+
+  /** The scope to answer in: the selected server over the loaded prints' generation. */
+  private scopeOf(loaded: LoadedPrints, scope: RequestScope): RequestScope {
+    return loaded.gen === scope.gen ? scope : new RequestScope(loaded.gen, scope.serverId, this.scopeDeps);
+  }
+
+  /**
+   * Identifies the song a clip (normalised 16 kHz mono PCM) was recorded from, among the songs available on the
+   * scope's server: at most `n` rows (the matcher ranks at most MATCH_DEFAULTS.candidates), best first;
+   * `identified` on the first says it is a match, otherwise the answer is "no match".
+   * @throws AppError 503 `index_not_ready`
+   */
+  search(scope: RequestScope, pcm: Float32Array, n: number): RecordingResultRow[] {
+    const loaded = this.ready(scope);
+    if (loaded.songs === 0) return [];
+    const s = this.scopeOf(loaded, scope);
+    const mask = s.maskNow();
+    const report = loaded.matcher.match(pcm, { allow: (row) => mask.has(row), maxResults: Math.min(n, MATCH_DEFAULTS.candidates) });
+    return this.present(s, report.results);
+  }
+
+  /**
+   * Songs that share recorded material with a stored song (its own fingerprint as the query, at its own speed),
+   * the song itself left out: only songs with at least MATCH_DEFAULTS.minVotes aligned landmarks, best first.
+   * @throws NotFoundError (404 `not_found`) for an unknown song, AppError 404 `no_fingerprint` when it has none,
+   *   503 `index_not_ready`
+   */
+  async byTrack(scope: RequestScope, itemId: string, n: number): Promise<RecordingResultRow[]> {
+    const loaded = this.ready(scope);
+    const s = this.scopeOf(loaded, scope);
+    const row = s.rowOfInput(itemId);
+    if (row < 0) throw new NotFoundError(`Track ${itemId} not found`);
+    const stored = await this.source.fingerprint(s.idOf(row));
+    if (!stored || stored.codec !== LANDMARK_CODEC_VERSION) throw new AppError('no_fingerprint', `Track ${itemId} has no recording fingerprint yet (the next analysis run adds it)`, 404);
+    const bytes = Buffer.from(stored.blob, 'base64');
+    const lm = decodeLandmarks(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    const mask = s.maskNow();
+    const report = loaded.matcher.matchLandmarks(lm, { allow: (r) => r !== row && mask.has(r), maxResults: Math.min(n, MATCH_DEFAULTS.candidates) });
+    return this.present(
+      s,
+      report.results.filter((r) => r.votes >= MATCH_DEFAULTS.minVotes),
+    );
+  }
+
+  /** Result rows under the server's provider ids (rows without one or without metadata are dropped). */
+  private present(s: RequestScope, results: readonly MatchResult[]): RecordingResultRow[] {
+    const out: RecordingResultRow[] = [];
+    for (const r of results) {
+      const provider = s.gen.maps.providerOf(s.serverId, r.row);
+      const m = provider === undefined ? undefined : s.metaAt(r.row);
+      if (!provider || !m) continue;
+      out.push({
+        item_id: provider,
+        title: m.title,
+        author: m.artist,
+        album: m.album,
+        score: Math.round(r.score * 1e4) / 1e4,
+        votes: r.votes,
+        offset_seconds: Math.round(r.offsetSeconds * 100) / 100,
+        identified: r.identified,
+        lead: r.lead,
+      });
+    }
+    return out;
+  }
+
+  /** Whether a row of `gen` has a fingerprint (search_tracks?index=neural); loads the generation's prints when needed. */
+  async printedRows(gen: Generation): Promise<(row: number) => boolean> {
+    let loaded = this.latest?.gen === gen ? this.latest : undefined;
+    if (!loaded) {
+      try {
+        loaded = await this.load(gen);
+      } catch (err) {
+        throw new AppError('index_not_ready', `The recording fingerprint index could not be loaded: ${(err as Error).message}`, 503);
+      }
+    }
+    const printed = loaded.printed;
+    return (row) => row >= 0 && printed[row] === 1;
+  }
+
+  /** Readiness for GET /api/recording_search/status (and the answer of warmup). */
+  status(scope: RequestScope): RecordingStatus {
+    const limits = { max_upload_bytes: this.limits.maxUploadBytes, max_clip_seconds: this.limits.maxClipSeconds, min_clip_seconds: this.limits.minClipSeconds };
+    const latest = this.latest;
+    const loading = this.loads.has(scope.gen.generation) && latest?.gen.generation !== scope.gen.generation;
+    if (!latest) {
+      return { status: loading ? 'loading' : 'not_loaded', generation: scope.gen.generation, fingerprinted_songs: 0, available_songs: 0, total_songs: scope.gen.index.size, landmarks: 0, memory_bytes: 0, load_ms: null, loaded_at: null, limits };
+    }
+    const s = this.scopeOf(latest, scope);
+    const mask = s.maskNow();
+    let available = 0;
+    for (let r = 0; r < latest.printed.length; r++) if (latest.printed[r] === 1 && mask.has(r)) available++;
+    return {
+      status: loading ? 'loading' : latest.songs === 0 ? 'empty' : 'ready',
+      generation: latest.gen.generation,
+      fingerprinted_songs: latest.songs,
+      available_songs: available,
+      total_songs: latest.gen.index.size,
+      landmarks: latest.index.size,
+      memory_bytes: latest.index.bytes + latest.printed.byteLength,
+      load_ms: Math.round(latest.loadMs),
+      loaded_at: latest.loadedAt.toISOString(),
+      limits,
+    };
+  }
+
+  /** Loads the live generation's prints (if not yet) and answers the status. */
+  async warmup(scope: RequestScope): Promise<RecordingStatus> {
+    await this.load(scope.gen);
+    return this.status(scope);
+  }
+}
