@@ -41,6 +41,7 @@ declare -A BENCH=(
   [soak]="node bench/dist/ops/soak.js 120 4 10"
   [sweep-500k]="node --expose-gc bench/dist/catalogue-identity/sweep-500k.js"
   [traffic-faults]="node bench/dist/ops/traffic-faults.js 400 16 5 5"
+  [browse-1m]="node bench/dist/catalogue-identity/browse-1m.js 1000000"
 )
 QUICK=(enumerate bus embed retrieval kmeans)
 names=("$@")

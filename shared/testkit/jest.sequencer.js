@@ -44,6 +44,8 @@ const KNOWN_SECONDS = {
   'infra/standalone/test/analysis-options.e2e.int.test.ts': 112,
   'services/analysis-worker/src/domain/musicnn/musicnn.int.test.ts': 88,
   'infra/standalone/test/ui.browser.int.test.ts': 87,
+  // Measured 2026-12-04 beside other helpers' suites (two supysonic servers, 12 small files, DSP-only analysis).
+  'infra/standalone/test/browse.e2e.int.test.ts': 86,
   'infra/standalone/test/registry.api.test.ts': 75,
   'infra/standalone/test/sweep.e2e.int.test.ts': 64,
   'services/index/test/index.api.test.ts': 60,

@@ -1,3 +1,4 @@
+import net, { type AddressInfo, type Socket } from 'node:net';
 import express from 'express';
 import request from 'supertest';
 import { createLogger, RETRY_AFTER_SECONDS, type CallerIdentity, type PeerClient } from '@polyphony/platform';
@@ -75,6 +76,50 @@ describe('Forwarder over index replicas', () => {
       expect([res.status, res.body.code, res.headers['retry-after']]).toEqual([503, 'upstream_unavailable', String(RETRY_AFTER_SECONDS)]);
     } finally {
       gw.upstreams.stop();
+    }
+  });
+});
+
+describe('Forwarder over one kept-alive connection', () => {
+  it('When the service has closed the idle kept-alive socket the next request goes out on, then that request is sent once more on a new connection and answered', async () => {
+    let connections = 0;
+    let requests = 0;
+    const answer = (socket: Socket, n: number) => {
+      const body = JSON.stringify({ n });
+      socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: keep-alive\r\n\r\n${body}`);
+    };
+    // The first connection answers one request, then resets when the next one arrives on it: what a service whose
+    // keep-alive timeout fired a moment before the gateway reused the socket does. Later connections answer everything.
+    const server = net.createServer((socket) => {
+      const mine = ++connections;
+      let onThis = 0;
+      socket.on('data', () => {
+        onThis++;
+        if (mine === 1 && onThis === 2) return void socket.resetAndDestroy();
+        answer(socket, ++requests);
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const dead = 'http://127.0.0.1:1';
+    const upstreams = new Upstreams(() => ({ registry: url, catalogue: dead, analysis: dead, index: dead, playlist: dead }), SECRET, logger);
+    const app = express();
+    app.use((req, _res, next) => {
+      Object.assign(req, { identity: { sub: 'api-token', username: 'api-token', role: 'admin', via: 'bearer', iat: Date.now() } satisfies CallerIdentity, requestId: 'req-1' });
+      next();
+    });
+    const registry = { call: async () => ({ server: null }) } as unknown as PeerClient;
+    app.use(new Forwarder(upstreams, new ServerResolver(registry), logger).handler('registry'));
+    try {
+      expect((await request(app).get('/api/servers')).body).toEqual({ n: 1 });
+      const second = await request(app).get('/api/servers');
+      expect([second.status, second.body]).toEqual([200, { n: 2 }]);
+      expect(connections).toBe(2);
+    } finally {
+      upstreams.stop();
+      upstreams.agent.destroy();
+      await new Promise((r) => server.close(r));
     }
   });
 });

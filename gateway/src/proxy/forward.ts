@@ -104,8 +104,9 @@ export class Upstreams {
  *   resolved `serverId`) and the request id added;
  * - a JSON body the pipeline parsed is sent as its JSON text (new Content-Length); a streamed upload is piped
  *   through unread; the service's answer (status, headers without hop-by-hop ones, body) is piped back;
- * - a connection refused or reset before any answer is retried once on another replica of a pooled service
- *   (never a streamed upload, which cannot be sent twice); when no replica answers, 503 `upstream_unavailable`
+ * - a request that failed on a reused keep-alive socket before any answer (the service had closed it) is sent once
+ *   more on a new connection; a connection refused or reset before any answer is retried once on another replica of
+ *   a pooled service (never a streamed upload, which cannot be sent twice); when no replica answers, 503 `upstream_unavailable`
  *   in the error envelope, with `Retry-After`.
  */
 export class Forwarder {
@@ -143,7 +144,11 @@ export class Forwarder {
     return u;
   }
 
-  private forward(service: ServiceName, req: Request, res: Response, caller: CallerIdentity, tried: Set<string>): void {
+  /**
+   * One attempt. `staleRetried`: this request was already sent again once because a kept-alive socket the service had
+   * closed failed it (see the 'error' handler); it is not sent a third time.
+   */
+  private forward(service: ServiceName, req: Request, res: Response, caller: CallerIdentity, tried: Set<string>, staleRetried = false): void {
     const { upstreams, logger } = this;
     const { target, release } = upstreams.acquire(service, tried);
     const u = this.urlOf(target);
@@ -188,8 +193,16 @@ export class Forwarder {
         logger.debug('client aborted a proxied request', { service, err: err.message });
         return;
       }
+      // A kept-alive socket that the service closed while it was idle (its keep-alive timeout raced the agent's, which
+      // an event loop lagging under load makes likely) fails before the request was read: send it once more on a new
+      // connection (the pattern Node's http docs give for `request.reusedSocket`), to the same service.
+      if (!res.headersSent && !streamed && !staleRetried && up.reusedSocket && isConnectionFailure(err)) {
+        logger.debug('kept-alive socket closed by the service; sending the request again', { service, err: err.message });
+        this.forward(service, req, res, caller, tried, true);
+        return;
+      }
       if (!res.headersSent && !streamed && upstreams.retryAfter(service, target, tried, err)) {
-        this.forward(service, req, res, caller, tried);
+        this.forward(service, req, res, caller, tried, staleRetried);
         return;
       }
       logger.error('upstream unavailable', { service, err: err.message });

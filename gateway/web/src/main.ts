@@ -55,7 +55,46 @@ function renderNav(active: string): void {
   );
 }
 
+// ---- narrow screens: the sidebar is a top bar whose menu (nav + account) opens with the Menu button ----
+const menuToggle = $<HTMLButtonElement>('menu-toggle');
+const layout = document.querySelector<HTMLElement>('.layout')!;
+function setMenuOpen(open: boolean): void {
+  menuToggle.setAttribute('aria-expanded', String(open));
+  layout.classList.toggle('menu-open', open);
+}
+menuToggle.addEventListener('click', () => setMenuOpen(menuToggle.getAttribute('aria-expanded') !== 'true'));
+// Choosing a page closes the menu, also the page already shown (no hashchange then).
+navList.addEventListener('click', (e) => {
+  if ((e.target as Element).closest('a')) setMenuOpen(false);
+});
+document.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape' && layout.classList.contains('menu-open')) {
+    setMenuOpen(false);
+    menuToggle.focus();
+  }
+});
+
+/**
+ * Tables reflow into one card per row at narrow widths (style.css): every body cell carries its column's header as
+ * `data-label`, shown before the value. Labelled here for every table a page adds, however it was built.
+ */
+function labelCells(scope: ParentNode): void {
+  for (const t of Array.from(scope.querySelectorAll<HTMLTableElement>('table'))) {
+    const heads = Array.from(t.tHead?.rows[0]?.cells ?? []).map((c) => c.textContent?.trim() ?? '');
+    if (heads.length === 0) continue;
+    for (const body of Array.from(t.tBodies)) {
+      for (const row of Array.from(body.rows)) {
+        Array.from(row.cells).forEach((cell, i) => {
+          if (!cell.hasAttribute('data-label')) cell.setAttribute('data-label', heads[i] ?? '');
+        });
+      }
+    }
+  }
+}
+new MutationObserver(() => labelCells(view)).observe(view, { childList: true, subtree: true });
+
 function route(): void {
+  setMenuOpen(false);
   const { key: asked, params } = current();
   let key = asked;
   if (state.setupMode) key = 'setup';

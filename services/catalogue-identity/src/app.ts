@@ -5,6 +5,7 @@ import { consumeSweepRequests, consumeTaskCancels } from './bus/batch.consumers'
 import { consumeServerDeleted } from './bus/server-deleted.consumer';
 import { consumeSettingsChanged } from './bus/settings.consumer';
 import type { CatalogueConfig } from './config';
+import { browseRoutes } from './http/browse.routes';
 import { cleaningRoutes } from './http/cleaning.routes';
 import { probeRoutes } from './http/probes.routes';
 import { internalRoutes } from './http/internal.routes';
@@ -13,6 +14,7 @@ import { fingerprintRoutes } from './http/fingerprint.routes';
 import { FingerprintRepository } from './store/fingerprint.repository';
 import { FingerprintService } from './domain/fingerprint.service';
 import { BatchRunner } from './domain/batch-runner';
+import { BrowseService } from './domain/browse.service';
 import { CoverageService } from './domain/coverage.service';
 import { CleaningExecutor } from './domain/cleaning.service';
 import { type ActiveScheme, IdentityService } from './domain/identity.service';
@@ -26,6 +28,7 @@ import { SweepExecutor, type SweepHooks } from './domain/sweep.service';
 import { TrackService } from './domain/track.service';
 import { CatalogueSettings } from './settings';
 import { ArtistRepository } from './store/artist.repository';
+import { BrowseRepository } from './store/browse.repository';
 import { CoverageRepository } from './store/coverage.repository';
 import { BatchTaskRepository } from './store/batch-task.repository';
 import { PgIdentityRepository } from './store/identity.repository';
@@ -123,6 +126,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   routeSets.push(lyricsRoutes(new LyricsService(lyrics)));
   const fingerprints = new FingerprintRepository(rt.ds);
   routeSets.push(fingerprintRoutes(new FingerprintService(fingerprints)));
+  routeSets.push(browseRoutes(new BrowseService(new BrowseRepository(rt.ds))));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('catalogue'), routeSets);
   rt.finishRoutes();

@@ -9,6 +9,7 @@
  *   `InMemoryIdentityStore` (the resolver's candidate source without a database), `planRelabel`.
  * - Storage: `PgIdentityRepository`, `PgCandidateSource`, and the column codecs `encodeVector`, `signatureParam`.
  * - `parseFpcalcRaw` (fpcalc -raw output to words).
+ * - `BrowseRepository`: the browse queries of GET /internal/browse (the browse-1m benchmark times them).
  * Shapes, units and errors are documented on each export.
  */
 export { computeSignature, formatCanonicalId, hammingDistance } from './domain/identity/signature';
@@ -20,3 +21,4 @@ export { planRelabel, type RelabelChunkPlan, type RelabelRow, type RelabelRowSou
 export { parseFpcalcRaw } from './domain/identity/chromaprint';
 export { PgIdentityRepository, PgCandidateSource } from './store/identity.repository';
 export { encodeVector, signatureParam } from './store/codec';
+export { BrowseRepository } from './store/browse.repository';

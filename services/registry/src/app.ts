@@ -5,6 +5,7 @@ import { consumeTaskUpdates } from './bus/task-updated.consumer';
 import { GENERAL_CONFIG_KEYS, type RegistryConfig } from './config';
 import { ConfigService } from './domain/config.service';
 import { BackupService } from './domain/backup.service';
+import { BrowseService } from './domain/browse.service';
 import { DashboardService } from './domain/dashboard.service';
 import { DeadLetterService } from './domain/dead-letters.service';
 import { PlexLinkService } from './domain/plex-link.service';
@@ -98,7 +99,7 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   routeSets.push(taskRoutes(new TaskBoardService(tasks, rt.bus), new DeadLetterService(rt.bus)));
   routeSets.push(opsRoutesRouter(schedules, backups, settings));
   const dashboard = new DashboardService(serverRepo, tasks, rt.peer('catalogue', 15_000), rt.peer('index', 15_000), rt.peer('analysis', 15_000), rt.logger.child({ component: 'DashboardService' }));
-  routeSets.push(dashboardRoutes(dashboard));
+  routeSets.push(dashboardRoutes(dashboard, new BrowseService(serverRepo, rt.peer('catalogue', 15_000), rt.peer('analysis', 15_000))));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('registry'), routeSets);
   rt.finishRoutes();

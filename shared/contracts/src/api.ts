@@ -1,6 +1,7 @@
 import { albumRoutes } from './album';
 import { savedAlchemyRoutes } from './anchors';
 import { authRoutes } from './auth';
+import { browseRoutes } from './browse';
 import { chatRoutes } from './chat';
 import { featureRoutes, parityRoutes } from './features';
 import { hyperbolicRoutes } from './hyperbolic';
@@ -23,6 +24,7 @@ export const api = {
   album: albumRoutes,
   anchors: savedAlchemyRoutes,
   auth: authRoutes,
+  browse: browseRoutes,
   chat: chatRoutes,
   features: featureRoutes,
   hyperbolic: hyperbolicRoutes,

@@ -20,6 +20,7 @@ export * from './anchors';
 export * from './hyperbolic';
 export * from './recording';
 export * from './album';
+export * from './browse';
 export * from './internal';
 export * from './route-match';
 export * from './client';

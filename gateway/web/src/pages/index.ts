@@ -5,6 +5,7 @@ import alchemy from './alchemy';
 import analysis from './analysis';
 import artists from './artists';
 import backup from './backup';
+import browse from './browse';
 import chat from './chat';
 import cleaning from './cleaning';
 import clustering from './clustering';
@@ -25,6 +26,7 @@ import users from './users';
 
 export const PAGES: Record<string, Page> = {
   '': dashboard,
+  browse,
   analysis,
   clustering,
   cleaning,
@@ -50,7 +52,7 @@ export const PAGES: Record<string, Page> = {
 
 /** Sidebar: groups of page keys, in order. Admin-only pages are hidden from other users. */
 export const NAV: Array<{ title: string; keys: string[] }> = [
-  { title: 'Library', keys: ['', 'analysis', 'clustering', 'cleaning', 'schedules', 'backup', 'tasks', 'dead-letters'] },
+  { title: 'Library', keys: ['', 'browse', 'analysis', 'clustering', 'cleaning', 'schedules', 'backup', 'tasks', 'dead-letters'] },
   { title: 'Discover', keys: ['similar', 'chat', 'path', 'alchemy', 'album', 'artists', 'fingerprint', 'search', 'lyrics', 'map', 'hyperbolic'] },
   { title: 'Administration', keys: ['setup', 'settings', 'users'] },
 ];

@@ -1,4 +1,4 @@
-import type { EmbeddingSwitchStatus, IndexLive, StoreLearnedFeaturesRequest, LyricsPendingPage, PutFingerprintRequest, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
+import type { BrowseUnanalyzableRowDto, UnanalyzableReasonCode, EmbeddingSwitchStatus, IndexLive, StoreLearnedFeaturesRequest, LyricsPendingPage, PutFingerprintRequest, PutLyricsRequest, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
 import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
 import type { Lease, TaskRunStore } from '@polyphony/platform';
 
@@ -80,8 +80,18 @@ export interface TrackClaimStore {
   releaseClaim(runId: string, serverId: string, providerId: string, owner: string): Promise<void>;
   /** Records a track's final outcome; false when it already had one. */
   recordOutcome(runId: string, serverId: string, providerId: string, outcome: TrackOutcome, itemId?: string, error?: string): Promise<boolean>;
-  /** Excludes a file (undecodable or unreadable) until its metadata hash changes. */
-  exclude(serverId: string, providerId: string, metadataHash: string, reason: string): Promise<void>;
+  /** Excludes a file (undecodable or unreadable) until its metadata hash changes, with what the server reported of it. */
+  exclude(serverId: string, file: ExcludedFile, metadataHash: string, code: UnanalyzableReasonCode, reason: string): Promise<void>;
+}
+
+/** What the server reported of an excluded file (kept for the Browse page). */
+export interface ExcludedFile {
+  providerId: string;
+  title: string;
+  artist: string;
+  album?: string | null;
+  path?: string | null;
+  durationSeconds?: number | null;
 }
 
 /** A file the analysis skipped and why. */
@@ -95,6 +105,10 @@ export interface Exclusion {
 export interface ExclusionStore {
   /** The newest 1,000 exclusions of one server, or of every server. */
   exclusions(serverId?: string): Promise<Exclusion[]>;
+  /** Browse rows of the excluded files (newest first), with a substring filter over title, artist, album and path. */
+  unanalyzable(serverId: string | undefined, q: string | undefined, limit: number, offset: number): Promise<Array<Omit<BrowseUnanalyzableRowDto, 'server' | 'reason'>>>;
+  /** Excluded files of the same selection, counted up to `cap + 1`. */
+  countUnanalyzable(serverId: string | undefined, q: string | undefined, cap: number): Promise<number>;
   /** The dashboard's analysis numbers: files excluded, tracks waiting, active coordinators. */
   stats(): Promise<{ unanalyzable_tracks: number; queue_backlog: number; active: number }>;
 }

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { TOP_N_MOODS, type AnalysisTrackRequested, type ResolveIdentityRequest } from '@polyphony/contracts';
+import { TOP_N_MOODS, type AnalysisTrackRequested, type ResolveIdentityRequest, type UnanalyzableReasonCode } from '@polyphony/contracts';
 import type { MediaServerClient } from '@polyphony/media-servers';
 import { TransientError, isTransientFault, leaseRenewMs, type Logger } from '@polyphony/platform';
 import { computeChromaprint } from './audio/chromaprint';
@@ -170,14 +170,14 @@ export class TrackProcessor {
         await client.downloadTrack(track.id, file, signal);
       } catch (err) {
         if (!finalAttempt && isTransient(err)) throw err;
-        return this.fail(msg, `download failed: ${(err as Error).message}`, !isTransient(err));
+        return this.fail(msg, `download failed: ${(err as Error).message}`, isTransient(err) ? undefined : 'download_failed');
       }
       const t1 = performance.now();
       let pcm;
       try {
         pcm = await decodeToPcm(file);
       } catch (err) {
-        if (err instanceof UndecodableAudioError) return this.fail(msg, err.reason, true);
+        if (err instanceof UndecodableAudioError) return this.fail(msg, err.reason, 'undecodable');
         throw err;
       }
       const t2 = performance.now();
@@ -185,7 +185,7 @@ export class TrackProcessor {
       try {
         analysis = this.embedder.analyseTrack(pcm.samples, pcm.sampleRate);
       } catch (err) {
-        if (err instanceof InsufficientAudioError) return this.fail(msg, err.message, true);
+        if (err instanceof InsufficientAudioError) return this.fail(msg, err.message, 'too_short');
         throw err;
       }
       const t3 = performance.now();
@@ -264,16 +264,16 @@ export class TrackProcessor {
         await (await this.client(serverId)).downloadTrack(track.id, file, signal);
       } catch (err) {
         if (!finalAttempt && isTransient(err)) throw err;
-        return this.fail(msg, `download failed: ${(err as Error).message}`, false);
+        return this.fail(msg, `download failed: ${(err as Error).message}`);
       }
       let pcm;
       try {
         pcm = await decodeToPcm(file);
       } catch (err) {
-        if (err instanceof UndecodableAudioError) return this.fail(msg, err.reason, false);
+        if (err instanceof UndecodableAudioError) return this.fail(msg, err.reason);
         throw err;
       }
-      if (pcm.samples.length < MIN_AUDIO_SECONDS * pcm.sampleRate) return this.fail(msg, 'audio too short for tags', false);
+      if (pcm.samples.length < MIN_AUDIO_SECONDS * pcm.sampleRate) return this.fail(msg, 'audio too short for tags');
       const outputs = await analyser.analyse(pcm.samples);
       const learned = learnedFeatures(outputs, analyser.modelId, await this.topNMoods(msg));
       const fusion = this.learned!.fusion;
@@ -283,7 +283,7 @@ export class TrackProcessor {
         try {
           dsp = this.embedder.analyseTrack(pcm.samples, pcm.sampleRate).embedding;
         } catch (err) {
-          if (err instanceof InsufficientAudioError) return this.fail(msg, err.message, false);
+          if (err instanceof InsufficientAudioError) return this.fail(msg, err.message);
           throw err;
         }
         embedding = { embedderVersion: fusion.version, embedding: Array.from(fusion.embedTrack(outputs, dsp)) };
@@ -323,13 +323,13 @@ export class TrackProcessor {
         await (await this.client(serverId)).downloadTrack(track.id, file, signal);
       } catch (err) {
         if (!finalAttempt && isTransient(err)) throw err;
-        return this.fail(msg, `download failed: ${(err as Error).message}`, false);
+        return this.fail(msg, `download failed: ${(err as Error).message}`);
       }
       let pcm;
       try {
         pcm = await decodeToPcm(file);
       } catch (err) {
-        if (err instanceof UndecodableAudioError) return this.fail(msg, err.reason, false);
+        if (err instanceof UndecodableAudioError) return this.fail(msg, err.reason);
         throw err;
       }
       await this.catalogue.storeFingerprint!(itemId, recordingFingerprint(pcm.samples, pcm.sampleRate));
@@ -344,8 +344,13 @@ export class TrackProcessor {
     await this.record(msg, { outcome: 'failed', error: reason });
   }
 
-  private async fail(msg: AnalysisTrackRequested, reason: string, exclude: boolean): Promise<ProcessResult> {
-    if (exclude) await this.runs.exclude(msg.serverId, msg.track.id, metadataHash(msg.track), reason);
+  /**
+   * Records the track as failed; with `exclude` (the reason code of a failure that will not pass by itself) the file is
+   * also excluded, with what the server reported of it, until its metadata hash changes (the run's listing skips it).
+   */
+  private async fail(msg: AnalysisTrackRequested, reason: string, exclude?: UnanalyzableReasonCode): Promise<ProcessResult> {
+    const t = msg.track;
+    if (exclude) await this.runs.exclude(msg.serverId, { providerId: t.id, title: t.title, artist: t.artist, album: t.album ?? null, path: t.path ?? null, durationSeconds: t.durationSeconds ?? null }, metadataHash(t), exclude, reason);
     this.logger.warn('track failed', { serverId: msg.serverId, providerId: msg.track.id, reason });
     return this.record(msg, { outcome: 'failed', error: reason });
   }

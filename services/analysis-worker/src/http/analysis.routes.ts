@@ -36,5 +36,6 @@ export function analysisRoutes(service: AnalysisRunService, exclusions: Exclusio
   });
   r.json(api.tasks.analysisExclusions, async ({ query }, req) => ({ exclusions: await exclusions.list(req.identity?.serverId, query.all !== undefined) }));
   r.json(api.internal.analysisStats, () => exclusions.stats());
+  r.json(api.browse.unanalyzable, ({ query }) => exclusions.page(query));
   return r;
 }

@@ -1,6 +1,12 @@
 import type { DataSource } from 'typeorm';
+import type { BrowseUnanalyzableRowDto, UnanalyzableReasonCode } from '@polyphony/contracts';
 import { TaskRunStore, queryRows, type Lease, type TaskRun } from '@polyphony/platform';
-import type { AnalysisRunStore, OutcomeCounts, RunServerRow, TrackClaim, TrackOutcome } from '../domain/ports';
+import type { AnalysisRunStore, ExcludedFile, OutcomeCounts, RunServerRow, TrackClaim, TrackOutcome } from '../domain/ports';
+
+/** `q` as an ILIKE pattern matching it anywhere (`%`, `_` and `\` taken literally). */
+function likePattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
 
 export type { OutcomeCounts, RunServerRow, TrackClaim, TrackOutcome } from '../domain/ports';
 
@@ -195,12 +201,42 @@ export class RunRepository implements AnalysisRunStore {
     return new Set(rows.filter((r) => hashes.get(r.provider_id) === r.metadata_hash).map((r) => r.provider_id));
   }
 
-  async exclude(serverId: string, providerId: string, metadataHash: string, reason: string): Promise<void> {
+  async exclude(serverId: string, file: ExcludedFile, metadataHash: string, code: UnanalyzableReasonCode, reason: string): Promise<void> {
     await this.ds.query(
-      `INSERT INTO analysis.exclusions (server_id, provider_id, metadata_hash, reason) VALUES ($1,$2,$3,$4)
-       ON CONFLICT (server_id, provider_id) DO UPDATE SET metadata_hash = EXCLUDED.metadata_hash, reason = EXCLUDED.reason, created_at = now()`,
-      [serverId, providerId, metadataHash, reason.slice(0, 1000)],
+      `INSERT INTO analysis.exclusions (server_id, provider_id, metadata_hash, reason, reason_code, title, artist, album, path, duration_seconds)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
+       ON CONFLICT (server_id, provider_id) DO UPDATE SET metadata_hash = EXCLUDED.metadata_hash, reason = EXCLUDED.reason, reason_code = EXCLUDED.reason_code,
+         title = EXCLUDED.title, artist = EXCLUDED.artist, album = EXCLUDED.album, path = EXCLUDED.path, duration_seconds = EXCLUDED.duration_seconds, created_at = now()`,
+      [serverId, file.providerId, metadataHash, reason.slice(0, 1000), code, file.title.slice(0, 1000), file.artist.slice(0, 1000), file.album?.slice(0, 1000) ?? null, file.path?.slice(0, 4000) ?? null, file.durationSeconds ?? null],
     );
+  }
+
+  /** WHERE of the browse queries: $1 = server id or null, $2 = ILIKE pattern or null. */
+  private static readonly UNANALYZABLE_WHERE = `($1::text IS NULL OR server_id = $1) AND ($2::text IS NULL OR title ILIKE $2 OR artist ILIKE $2 OR album ILIKE $2 OR path ILIKE $2 OR provider_id ILIKE $2)`;
+
+  async unanalyzable(serverId: string | undefined, q: string | undefined, limit: number, offset: number): Promise<Array<Omit<BrowseUnanalyzableRowDto, 'server' | 'reason'>>> {
+    const rows: Array<{ server_id: string; provider_id: string; title: string | null; artist: string | null; album: string | null; path: string | null; duration_seconds: number | null; reason_code: UnanalyzableReasonCode; reason: string; created_at: Date }> = await this.ds.query(
+      `SELECT server_id, provider_id, title, artist, album, path, duration_seconds, reason_code, reason, created_at FROM analysis.exclusions
+        WHERE ${RunRepository.UNANALYZABLE_WHERE} ORDER BY created_at DESC, server_id, provider_id LIMIT ${Math.trunc(limit)} OFFSET ${Math.trunc(offset)}`,
+      [serverId ?? null, q ? likePattern(q) : null],
+    );
+    return rows.map((r) => ({
+      item_id: r.provider_id,
+      server_id: r.server_id,
+      title: r.title,
+      author: r.artist,
+      album: r.album,
+      path: r.path,
+      duration: r.duration_seconds === null ? null : Number(r.duration_seconds),
+      reason_code: r.reason_code,
+      detail: r.reason,
+      excluded_at: new Date(r.created_at).toISOString(),
+    }));
+  }
+
+  async countUnanalyzable(serverId: string | undefined, q: string | undefined, cap: number): Promise<number> {
+    const [r] = await this.ds.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM analysis.exclusions WHERE ${RunRepository.UNANALYZABLE_WHERE} LIMIT ${Math.trunc(cap) + 1}) x`, [serverId ?? null, q ? likePattern(q) : null]);
+    return Number(r?.n ?? 0);
   }
 
   async exclusions(serverId?: string): Promise<Array<{ serverId: string; providerId: string; reason: string }>> {

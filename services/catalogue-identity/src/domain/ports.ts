@@ -482,3 +482,21 @@ export interface SweepStore {
    */
   deleteOrphansIf(allowed: (orphans: number, catalogue: number) => boolean): Promise<{ orphans: number; catalogue: number; refused: boolean; deleted: number }>;
 }
+
+/** One browse query of the catalogue (domain/browse.service.ts): the songs a filter keeps, as songs or grouped. */
+export interface BrowseSelection {
+  kind: 'songs' | 'artists' | 'albums';
+  filter: 'all' | 'unique' | 'duplicates' | 'orphan';
+  /** Case-insensitive substring, already trimmed; undefined = no text filter. */
+  q?: string;
+  /** Registry id of the selected server; undefined = every server. */
+  serverId?: string;
+}
+
+/** Pages of catalogue.score grouped per browse kind (store/browse.repository.ts). */
+export interface BrowseStore {
+  /** Rows `offset`..`offset + limit - 1` of the selection in its stable order (songs: artist, album, title, id). */
+  rows(sel: BrowseSelection, limit: number, offset: number): Promise<Array<Record<string, unknown>>>;
+  /** Rows of the selection, counted up to `cap + 1` (so the caller can tell a capped count). */
+  count(sel: BrowseSelection, cap: number): Promise<number>;
+}
