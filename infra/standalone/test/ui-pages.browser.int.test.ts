@@ -558,6 +558,73 @@ describe('web UI pages (chromium, real music)', () => {
     await page.getByText(/songs similar to/).waitFor();
   });
 
+  it('When the Hyperbolic page opens, then the disc draws the songs, a click explores one, a journey is drawn and the tree reaches songs; at 393 and 440 px it fits', async () => {
+    await open('Hyperbolic', 'PER SERVER');
+    await page.getByText(`${TRACKS} songs on the disc`).waitFor();
+    await page.waitForFunction(() => Boolean(document.querySelector<HTMLCanvasElement>('.hyper-disc canvas')?.dataset.renderMs));
+    const pts = (await request(url).get('/api/hyperbolic/points').set(bearer).expect(200)).body.items as Array<{ item_id: string; title: string; disc: [number, number] }>;
+    expect(pts).toHaveLength(TRACKS);
+    const canvas = page.locator('.hyper-disc canvas');
+    // Screen position of a disc point: the unit circle fills the square canvas less a 4 % margin (hyperbolic-logic.ts).
+    const at = async (p: { disc: [number, number] }) => {
+      const b = (await canvas.boundingBox())!;
+      const r = (b.width / 2) * (1 - 0.04);
+      return { x: b.x + b.width / 2 + p.disc[0] * r, y: b.y + b.height / 2 - p.disc[1] * r };
+    };
+    // Two songs drawn apart (the click picks the nearest within 10 px).
+    const [p0, p1] = [...pts].sort((a, b) => Math.hypot(...b.disc) - Math.hypot(...a.disc));
+    let xy = await at(p0!);
+    await page.mouse.click(xy.x, xy.y);
+    await page.getByRole('table', { name: `Similar (${TRACKS - 1})` }).waitFor();
+    expect(await page.getByRole('table', { name: `Similar (${TRACKS - 1})` }).locator('tbody tr').count()).toBe(TRACKS - 1);
+    await page.getByRole('button', { name: 'Journey from here' }).click();
+    xy = await at(p1!);
+    await page.mouse.click(xy.x, xy.y);
+    await page.locator('.picked', { hasText: p1!.title }).waitFor();
+    await page.getByRole('button', { name: 'Journey to here' }).click();
+    await page.getByLabel('Songs', { exact: true }).fill('4');
+    await page.getByRole('button', { name: 'Draw journey' }).click();
+    await page.getByText(/songs along a path of hyperbolic length/).waitFor();
+    const journeyRows = page.getByRole('table', { name: /^Journey/ }).locator('tbody tr');
+    expect(await journeyRows.count()).toBe(TRACKS);
+    expect(await journeyRows.first().textContent()).toContain(p0!.title);
+    expect(await journeyRows.last().textContent()).toContain(p1!.title);
+    await shot('hyperbolic');
+    // The tree: root -> mood -> genre -> cluster -> songs; a song explores from it.
+    for (let depth = 0; depth < 3; depth++) {
+      const crumbs = await page.locator('.crumbs > *').count();
+      await page.locator('.tree-items button').first().click();
+      await waitFor('the next tree level', async () => (await page.locator('.crumbs > *').count()) === crumbs + 1, 15_000);
+    }
+    const song = page.locator('.tree-items button', { hasText: ' · r ' }).first();
+    await song.waitFor();
+    await song.click();
+    await page.getByRole('table', { name: /^Similar/ }).waitFor();
+    // Phone widths: no sideways scrolling, every control of the page at least 24 x 24 px.
+    for (const width of [393, 440]) {
+      await page.setViewportSize({ width, height: 850 });
+      try {
+        // Another page first: the Hyperbolic link alone would not change the route.
+        await open('Map', 'PER SERVER');
+        await open('Hyperbolic', 'PER SERVER');
+        await page.getByText(`${TRACKS} songs on the disc`).waitFor();
+        await page.waitForFunction(() => Boolean(document.querySelector<HTMLCanvasElement>('.hyper-disc canvas')?.dataset.renderMs));
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width + 1);
+        const small = await page.evaluate(() =>
+          Array.from(document.querySelectorAll<HTMLElement>('.page button, .page input, .page select, .page canvas, .page a'))
+            .filter((e) => e.offsetParent !== null)
+            .map((e) => ({ what: `${e.tagName} ${e.textContent?.trim().slice(0, 30) ?? ''}`, r: e.getBoundingClientRect() }))
+            .filter((x) => x.r.width < 24 || x.r.height < 24)
+            .map((x) => `${x.what} ${Math.round(x.r.width)}x${Math.round(x.r.height)}`),
+        );
+        expect(small).toEqual([]);
+        await shot(`hyperbolic-${width}`);
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
+    }
+  });
+
   it('When the map gets 100,000 points, then a redraw stays fast (canvas, no DOM node per point)', async () => {
     const n = 100_000;
     const items = Array.from({ length: n }, (_, i) => ({ item_id: `s${i}`, title: `Song ${i}`, author: `Artist ${i % 500}`, embedding_2d: [Math.sin(i) * (i % 97), Math.cos(i * 1.3) * (i % 89)], mood_vector: `rock:0.${i % 9},pop:0.3`, other_features: `happy:0.${i % 10},sad:0.2` }));

@@ -6,6 +6,8 @@ import { AlbumService } from './album/album.service';
 import { wireAlchemy } from './alchemy/alchemy.wiring';
 import { ArtistService } from './artists/artist.service';
 import { wireChat } from './chat/chat.wiring';
+import { hyperbolicRoutes } from './hyperbolic/hyperbolic.routes';
+import { HyperbolicService } from './hyperbolic/hyperbolic.service';
 import type { IndexConfig } from './config';
 import { IndexState, emptyGeneration } from './core/generation';
 import { indexMigrations } from './core/migrations';
@@ -73,10 +75,12 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const generation = wireGeneration(rt, config, { catalogue, tracks, state, maps, relabelMap: deps.relabelMap ?? relabelMapSource(cataloguePeer), rebuild: deps.rebuild });
   const semantic = wireSemantic(rt, state, scopeDeps, seeds, deps.lyrics ?? lyricsPort(cataloguePeer), tableStorageOf(config.vectors));
   const artists = new ArtistService(catalogue, rt.logger.child({ component: 'ArtistService' }));
+  // The Poincaré ball of every generation, built before it is served (onPrepare), for /api/hyperbolic/* and get_embedding.
+  const hyperbolic = new HyperbolicService(state, rt.logger.child({ component: 'HyperbolicService' }));
   const playlists = deps.playlists ?? playlistPort(playlistPeer);
   const alchemy = wireAlchemy(rt, { state, scopeDeps, artists, playlists, seeds, radioPeers: radioPeers(registryPeer, playlistPeer) });
   const { features, routes: featureRoutes } = wireSimilarity(rt, {
-    state, scopeDeps, tracks, semantic: semantic.semantic, alchemy: alchemy.alchemy, artists, seeds, rebuild: generation.rebuild, registry: servers, clientFactory,
+    state, scopeDeps, tracks, semantic: semantic.semantic, alchemy: alchemy.alchemy, artists, seeds, rebuild: generation.rebuild, registry: servers, clientFactory, hyperbolic,
   });
   const chatRoutes = wireChat(rt, state, scopeDeps, features, aiSettingsSource(registryPeer));
   // Search by recording: the fingerprint index of each generation, loaded in the background after a swap.
@@ -89,7 +93,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   // client of these query endpoints sends back (issue 19 per-request cost).
   rt.app.set('etag', false);
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
-  mountRoutes(rt.app, routesOf('index'), [featureRoutes, chatRoutes, semantic.routes, alchemy.routes, generation.routes, recordingRoutes(state, scopeDeps, recording), albumRoutesRouter(state, scopeDeps, albums)]);
+  mountRoutes(rt.app, routesOf('index'), [featureRoutes, chatRoutes, semantic.routes, alchemy.routes, generation.routes, recordingRoutes(state, scopeDeps, recording), albumRoutesRouter(state, scopeDeps, albums), hyperbolicRoutes(state, scopeDeps, hyperbolic)]);
   rt.finishRoutes();
 
   const { rebuild, repoint, reporter } = generation;
@@ -120,6 +124,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     recording,
     /** Album creation and Album of the Week. */
     albums,
+    /** The Poincaré ball per generation and the /api/hyperbolic/* queries. */
+    hyperbolic,
     /** Saved anchors and radios. */
     anchors,
     radios,

@@ -6,3 +6,6 @@ export { RequestScope } from './core/scope';
 // The map layout's two stages (the benchmark workspace times them on synthetic vectors).
 export { fitPca, projectAll } from './maps/projection';
 export { UMAP_FIT_ROWS, umapLayout } from './maps/umap-projection';
+// The hyperbolic layout and its geometry (the benchmark workspace measures what the radius means on real music).
+export { buildPoincareBall, type PoincareBall } from './hyperbolic/ball';
+export { poincareDistance, poincareDistanceAt } from './hyperbolic/poincare';

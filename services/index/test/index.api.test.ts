@@ -708,6 +708,141 @@ describe('GET /api/sync and /external/*', () => {
   });
 });
 
+describe('hyperbolic exploration (/api/hyperbolic/*)', () => {
+  const norm = (v: number[]) => Math.hypot(...v);
+  /** Poincaré distance, written out here (arcosh form) as the oracle of the answers. */
+  const dist = (x: number[], y: number[]) => Math.acosh(1 + (2 * x.reduce((s, v, i) => s + (v - y[i]!) ** 2, 0)) / ((1 - norm(x) ** 2) * (1 - norm(y) ** 2)));
+  const pointOf = async (id: string, server: string) => (await get(`/external/get_embedding?id=${encodeURIComponent(id)}`, server)).body as { poincare_embedding: number[]; hyperbolic_radius: number };
+
+  it('When get_embedding is asked, then it adds the song\'s ball point and radius (norm < 1)', async () => {
+    const e = await pointOf(lyrionId(200), LYRION);
+    expect(e.poincare_embedding).toHaveLength(16);
+    expect(norm(e.poincare_embedding)).toBeCloseTo(e.hyperbolic_radius, 5);
+    expect(e.hyperbolic_radius).toBeGreaterThanOrEqual(0);
+    expect(e.hyperbolic_radius).toBeLessThan(1);
+  });
+
+  it('When similar songs are asked on a server, then they are that server\'s songs at the Poincaré distance get_embedding implies', async () => {
+    const seed = naviId(3);
+    const res = await post('/api/hyperbolic/similar', { item_id: seed, limit: 20 }, NAVI);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ mode: 'similar', seed_item_id: seed, radial_spread: 0.5, count: 20 });
+    expect(res.body.results).toHaveLength(20);
+    const ids = res.body.results.map((r: { item_id: string }) => r.item_id) as string[];
+    expect(ids.every((id) => naviIds.has(id))).toBe(true);
+    expect(ids).not.toContain(seed);
+    const s = await pointOf(seed, NAVI);
+    expect(res.body.seed_radius).toBeCloseTo(s.hyperbolic_radius, 5);
+    for (const r of res.body.results.slice(0, 3)) {
+      const p = await pointOf(r.item_id, NAVI);
+      expect(r.distance).toBeCloseTo(dist(s.poincare_embedding, p.poincare_embedding), 3);
+      expect(r.hyperbolic_radius).toBeCloseTo(p.hyperbolic_radius, 5);
+      expect(Math.hypot(...(r.disc as number[]))).toBeCloseTo(r.hyperbolic_radius, 4);
+    }
+    // With the largest spread the ranking is (almost) the plain distance: the first is the nearest of them all.
+    const free = await post('/api/hyperbolic/similar', { item_id: seed, limit: 20, radial_spread: 0.99 }, NAVI);
+    const d = free.body.results.map((r: { distance: number }) => r.distance) as number[];
+    expect(d[0]).toBe(Math.min(...d));
+  });
+
+  it('When roots or niche songs are asked, then they lie nearer the centre or farther out than the seed', async () => {
+    const seed = naviId(30);
+    const roots = await post('/api/hyperbolic/similar', { item_id: seed, mode: 'roots', limit: 15, radial_spread: 0.6 }, NAVI);
+    const niche = await post('/api/hyperbolic/similar', { item_id: seed, mode: 'niche', limit: 15 }, NAVI);
+    expect(roots.status).toBe(200);
+    expect(niche.status).toBe(200);
+    const r0 = roots.body.seed_radius as number;
+    expect(roots.body.results.length + niche.body.results.length).toBeGreaterThan(0);
+    for (const r of roots.body.results) expect(r.hyperbolic_radius).toBeLessThan(r0);
+    for (const r of niche.body.results) expect(r.hyperbolic_radius).toBeGreaterThan(r0);
+    // Diving deeper (larger spread) finds roots nearer the centre on average.
+    const shallow = await post('/api/hyperbolic/similar', { item_id: seed, mode: 'roots', limit: 15, radial_spread: 0 }, NAVI);
+    const mean = (xs: Array<{ hyperbolic_radius: number }>) => xs.reduce((a, x) => a + x.hyperbolic_radius, 0) / Math.max(1, xs.length);
+    if (roots.body.results.length && shallow.body.results.length) expect(mean(roots.body.results)).toBeLessThanOrEqual(mean(shallow.body.results));
+  });
+
+  it('When the seed is unknown, on another server, or the body is out of range, then 404 / 400 in the error envelope', async () => {
+    expect((await post('/api/hyperbolic/similar', { item_id: 'no-such-song' }, NAVI)).status).toBe(404);
+    // Song 600 (artist 50) is not on Navidrome; its Jellyfin id is unknown there.
+    const other = await post('/api/hyperbolic/similar', { item_id: syntheticItemId(600) }, NAVI);
+    expect(other.status).toBe(404);
+    expect(other.body).toMatchObject({ code: 'not_found' });
+    expect((await post('/api/hyperbolic/similar', { item_id: naviId(3), mode: 'sideways' }, NAVI)).status).toBe(400);
+    expect((await post('/api/hyperbolic/similar', { item_id: naviId(3), radial_spread: 1 }, NAVI)).body.code).toBe('validation_failed');
+  });
+
+  it('When a journey is asked, then it goes from start to end through the server\'s songs along the sampled path', async () => {
+    const [a, b] = [lyrionId(0), lyrionId(1100)];
+    const res = await post('/api/hyperbolic/journey', { start_item_id: a, end_item_id: b, length: 5 }, LYRION);
+    expect(res.status).toBe(200);
+    const songs = res.body.results as Array<{ item_id: string; step: number; t: number; is_endpoint: boolean; distance: number }>;
+    expect(songs).toHaveLength(5);
+    expect(songs[0]).toMatchObject({ item_id: a, step: 0, t: 0, is_endpoint: true, distance: 0 });
+    expect(songs[4]).toMatchObject({ item_id: b, step: 4, t: 1, is_endpoint: true });
+    expect(songs.slice(1, 4).every((s) => !s.is_endpoint && lyrionIds.has(s.item_id))).toBe(true);
+    expect(new Set(songs.map((s) => s.item_id)).size).toBe(5);
+    expect(songs.map((s) => s.t)).toEqual([0, 0.25, 0.5, 0.75, 1]);
+    const [pa, pb] = [await pointOf(a, LYRION), await pointOf(b, LYRION)];
+    expect(res.body.geodesic_length).toBeCloseTo(dist(pa.poincare_embedding, pb.poincare_embedding), 3);
+    expect(res.body.start_radius).toBeCloseTo(pa.hyperbolic_radius, 5);
+    expect(res.body.path).toHaveLength(33);
+    expect(res.body.path[0].radius).toBeCloseTo(pa.hyperbolic_radius, 4);
+    // Diving towards the centre: a longer path whose apex lies nearer the centre.
+    const dive = await post('/api/hyperbolic/journey', { start_item_id: a, end_item_id: b, length: 5, ancestry_dive: 0.9 }, LYRION);
+    expect(dive.body.apex.radius).toBeLessThan(res.body.apex.radius + 1e-9);
+    expect(dive.body.geodesic_length).toBeGreaterThanOrEqual(res.body.geodesic_length - 1e-6);
+    const same = await post('/api/hyperbolic/journey', { start_item_id: a, end_item_id: a }, LYRION);
+    expect(same.status).toBe(400);
+    expect(same.body.error).toMatch(/same song/);
+    expect((await post('/api/hyperbolic/journey', { start_item_id: a, end_item_id: b, length: 2 }, LYRION)).status).toBe(400);
+  });
+
+  it('When the tree is walked from the root, then every level counts the server\'s songs and the leaves are its ids', async () => {
+    const root = await get('/api/hyperbolic/tree', LYRION);
+    expect(root.status).toBe(200);
+    expect(root.body.node).toMatchObject({ id: 'root', type: 'folder', parent_id: null, children_count: lyrionIds.size });
+    let node = root.body.node;
+    const seen = new Set<string>();
+    // root -> mood -> genre -> cluster: follow every first folder down to the songs.
+    for (let depth = 0; depth < 3; depth++) {
+      const child = node.items[0];
+      expect(child.type).toBe('folder');
+      const res = await get(`/api/hyperbolic/tree?node_id=${encodeURIComponent(child.id)}`, LYRION);
+      expect(res.status).toBe(200);
+      expect(res.body.node.children_count).toBe(child.children_count);
+      expect(res.body.node.parent_id).toBe(node.id);
+      node = res.body.node;
+    }
+    for (const t of node.items) {
+      expect(t.type).toBe('track');
+      expect(lyrionIds.has(t.id)).toBe(true);
+      seen.add(t.id);
+    }
+    expect(seen.size).toBe(node.children_count);
+    const radii = node.items.map((t: { hyperbolic_radius: number }) => t.hyperbolic_radius) as number[];
+    expect(radii).toEqual([...radii].sort((x, y) => x - y));
+    expect((await get('/api/hyperbolic/tree?node_id=mood%3A%25E0%25A4%25A', LYRION)).status).toBe(400);
+    const bad = await get('/api/hyperbolic/tree?node_id=genre:nothing:here', LYRION);
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('validation_failed');
+  });
+
+  it('When warmup, its status, cache_status and points are asked, then they describe the live generation for the server', async () => {
+    const gen = f.svc.state.current().generation;
+    const warm = await post('/api/hyperbolic/warmup', {}, LYRION);
+    expect(warm.body).toMatchObject({ status: 'ready', generation: gen, songs: TOTAL_SONGS, dim: 16, error: null });
+    expect((await get('/api/hyperbolic/warmup/status', LYRION)).body).toEqual(warm.body);
+    const cache = await get('/api/hyperbolic/cache_status', LYRION);
+    expect(cache.body).toMatchObject({ generation: gen, ready: true, songs: TOTAL_SONGS, available: lyrionIds.size, dim: 16 });
+    expect(cache.body.memory_bytes).toBe(TOTAL_SONGS * (16 + 1 + 1 + 2) * 4);
+    const pts = await get('/api/hyperbolic/points', LYRION);
+    expect(pts.body.count).toBe(lyrionIds.size);
+    expect(new Set(pts.body.items.map((p: { item_id: string }) => p.item_id))).toEqual(lyrionIds);
+    const few = await get('/api/hyperbolic/points?n=5', NAVI);
+    expect(few.body).toMatchObject({ count: 5, total: naviIds.size });
+  });
+});
+
 describe('availability and rebuilds', () => {
   it('When a mapping is removed or added in the catalogue, then the next query after its event reflects it: no rebuild, no catalogue call per query', async () => {
     const generation = f.svc.state.current().generation;

@@ -4,6 +4,7 @@ import { authRoutes } from './auth';
 import { browseRoutes } from './browse';
 import { chatRoutes } from './chat';
 import { featureRoutes, parityRoutes } from './features';
+import { hyperbolicRoutes } from './hyperbolic';
 import { internalRoutes } from './internal';
 import { opsRoutes } from './ops';
 import { playlistRoutes } from './playlists';
@@ -26,6 +27,7 @@ export const api = {
   browse: browseRoutes,
   chat: chatRoutes,
   features: featureRoutes,
+  hyperbolic: hyperbolicRoutes,
   parity: parityRoutes,
   internal: internalRoutes,
   ops: opsRoutes,

@@ -375,7 +375,16 @@ export const TrackDto = ScoreDto.extend({
 }).openapi('Track');
 export type TrackDto = z.infer<typeof TrackDto>;
 
-export const EmbeddingDto = z.object({ item_id: z.string(), embedding: z.array(z.number()) }).openapi('Embedding');
+export const EmbeddingDto = z
+  .object({
+    item_id: z.string(),
+    embedding: z.array(z.number()),
+    /** The song's point in the generation's Poincaré ball (16 values, norm < 1; /api/hyperbolic/*); null when the ball is not built. */
+    poincare_embedding: z.array(z.number()).nullable(),
+    /** Its Euclidean norm in [0, 1): 0 = the most generic songs (centre), towards 1 = niche; null likewise. */
+    hyperbolic_radius: z.number().nullable(),
+  })
+  .openapi('Embedding');
 export const MaxDistanceDto = z.object({ max_distance: z.number(), farthest_item_id: z.string().nullable() }).openapi('MaxDistance');
 
 export const IndexRebuildAccepted = z.object({ task_id: z.string(), task_type: z.literal('index_build'), status: z.string(), coalesced: z.boolean() }).openapi('IndexRebuildAccepted');

@@ -17,6 +17,7 @@ export * from './chat';
 export * from './semantic';
 export * from './steering';
 export * from './anchors';
+export * from './hyperbolic';
 export * from './recording';
 export * from './album';
 export * from './browse';

@@ -12,6 +12,7 @@ import clustering from './clustering';
 import dashboard from './dashboard';
 import deadLetters from './dead-letters';
 import fingerprint from './fingerprint';
+import hyperbolic from './hyperbolic';
 import lyrics from './lyrics';
 import map from './map';
 import path from './path';
@@ -45,6 +46,7 @@ export const PAGES: Record<string, Page> = {
   search,
   lyrics,
   map,
+  hyperbolic,
   setup,
   settings,
   users,
@@ -53,6 +55,6 @@ export const PAGES: Record<string, Page> = {
 /** Sidebar: groups of page keys, in order. Admin-only pages are hidden from other users. */
 export const NAV: Array<{ title: string; keys: string[] }> = [
   { title: 'Library', keys: ['', 'browse', 'analysis', 'clustering', 'cleaning', 'schedules', 'backup', 'tasks', 'dead-letters'] },
-  { title: 'Discover', keys: ['similar', 'chat', 'path', 'alchemy', 'album', 'artists', 'fingerprint', 'recording', 'search', 'lyrics', 'map'] },
+  { title: 'Discover', keys: ['similar', 'chat', 'path', 'alchemy', 'album', 'artists', 'fingerprint', 'recording', 'search', 'lyrics', 'map', 'hyperbolic'] },
   { title: 'Administration', keys: ['setup', 'settings', 'users'] },
 ];

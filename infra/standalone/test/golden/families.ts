@@ -185,6 +185,47 @@ export const GOLDEN_FAMILIES: readonly GoldenFamily[] = [
     },
   },
   {
+    name: 'hyperbolic',
+    title: "When the hyperbolic explorer is asked (both servers), then its answers are each server's songs, roots inside and niche outside the seed, and match",
+    async run(g) {
+      const { call, id } = g;
+      const onServer = (server: string) => new Set([...g.ids].filter(([k]) => k.startsWith(`${server}:`)).map(([, v]) => v));
+      const supy = onServer('Supysonic');
+      const jelly = onServer('Jelly');
+      const seed = id('Supysonic:sad');
+      for (const mode of ['similar', 'roots', 'niche'] as const) {
+        const res = await call(`similar ${mode} Supysonic:sad`, 'POST', '/api/hyperbolic/similar', { item_id: seed, mode, limit: 10 });
+        expect(res.status).toBe(200);
+        for (const r of res.body.results as Array<{ item_id: string; hyperbolic_radius: number }>) {
+          expect(supy.has(r.item_id)).toBe(true);
+          if (mode === 'roots') expect(r.hyperbolic_radius).toBeLessThan(res.body.seed_radius);
+          if (mode === 'niche') expect(r.hyperbolic_radius).toBeGreaterThan(res.body.seed_radius);
+        }
+      }
+      const onJelly = await call('similar Jelly:sad', 'POST', '/api/hyperbolic/similar', { item_id: id('Jelly:sad'), limit: 20, server: 'Jelly' });
+      expect(onJelly.body.count).toBe(jelly.size - 1);
+      expect((onJelly.body.results as Array<{ item_id: string }>).every((r) => jelly.has(r.item_id))).toBe(true);
+      const j = await call('journey battle-epic -> victory2 length=6', 'POST', '/api/hyperbolic/journey', { start_item_id: id('Supysonic:battle-epic'), end_item_id: id('Supysonic:victory2'), length: 6 });
+      expect(j.body.results.map((r: { item_id: string }) => r.item_id)).toEqual(expect.arrayContaining([id('Supysonic:battle-epic'), id('Supysonic:victory2')]));
+      expect(j.body.count).toBe(6);
+      const dive = await call('journey battle-epic -> victory2 dive=0.6', 'POST', '/api/hyperbolic/journey', { start_item_id: id('Supysonic:battle-epic'), end_item_id: id('Supysonic:victory2'), length: 6, ancestry_dive: 0.6 });
+      expect(dive.body.apex.radius).toBeLessThanOrEqual(j.body.apex.radius + 1e-9);
+      const jj = await call('journey Jelly own-0 -> own-1', 'POST', '/api/hyperbolic/journey', { start_item_id: id('Jelly:own-0'), end_item_id: id('Jelly:own-1'), length: 4, server: 'Jelly' });
+      expect((jj.body.results as Array<{ item_id: string }>).every((r) => jelly.has(r.item_id))).toBe(true);
+      expect((await call('journey same song', 'POST', '/api/hyperbolic/journey', { start_item_id: seed, end_item_id: seed })).status).toBe(400);
+      const root = await call('tree root', 'GET', '/api/hyperbolic/tree');
+      expect(root.body.node.children_count).toBe(supy.size);
+      const jroot = await call('tree root Jelly', 'GET', `/api/hyperbolic/tree?${q({ server: 'Jelly' })}`);
+      expect(jroot.body.node.children_count).toBe(jelly.size);
+      let node = root.body.node;
+      for (let depth = 0; depth < 3; depth++) node = (await call(`tree depth ${depth + 1} (first folder)`, 'GET', `/api/hyperbolic/tree?${q({ node_id: node.items[0].id })}`)).body.node;
+      expect((node.items as Array<{ id: string; type: string }>).every((it) => it.type === 'track' && supy.has(it.id))).toBe(true);
+      expect((await call('tree unknown node', 'GET', `/api/hyperbolic/tree?${q({ node_id: 'mood:nothing' })}`)).status).toBe(400);
+      await call('points Jelly', 'GET', `/api/hyperbolic/points?${q({ server: 'Jelly' })}`);
+      await call('cache_status', 'GET', '/api/hyperbolic/cache_status');
+    },
+  },
+  {
     name: 'sync',
     title: 'When sync pages and ids= payloads are asked (both servers), then the answers match',
     async run(g) {

@@ -14,6 +14,7 @@ import { RequestScope, type ScopeDeps } from '../core/scope';
 import type { SearchService } from './search.service';
 import { DEFAULT_SIMILAR_N, type QueryDefaults, type SimilarityService } from './similarity.service';
 import type { SyncService } from '../sync/sync.service';
+import type { HyperbolicService } from '../hyperbolic/hyperbolic.service';
 
 /** Everything the feature routes call. */
 export interface FeatureRouteDeps {
@@ -31,6 +32,8 @@ export interface FeatureRouteDeps {
   seeds: NamedSeedSource;
   rebuild: RebuildService;
   registry: RegistryPort;
+  /** The Poincaré ball (get_embedding's poincare_embedding and hyperbolic_radius). */
+  hyperbolic: HyperbolicService;
   /** Defaults of parameters a request leaves out (admin settings, read through a short cache). */
   queryDefaults: () => Promise<QueryDefaults>;
 }
@@ -132,7 +135,11 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   });
 
   r.json(routes.getScore, ({ query: q }, req) => d.sync.score(scopeOf(req), q.id));
-  r.json(routes.getEmbedding, ({ query: q }, req) => d.sync.embedding(scopeOf(req), q.id));
+  r.json(routes.getEmbedding, async ({ query: q }, req) => {
+    const scope = scopeOf(req);
+    const e = await d.sync.embedding(scope, q.id);
+    return { ...e, ...(await d.hyperbolic.embeddingFields(scope, q.id)) };
+  });
   r.json(routes.track, ({ query: q }, req) => d.sync.track(scopeOf(req), q.item_id));
   r.json(routes.maxDistance, ({ query: q }, req) => d.similarity.maxDistance(scopeOf(req), q.item_id));
 

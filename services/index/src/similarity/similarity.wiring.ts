@@ -7,6 +7,7 @@ import type { MediaClientFactory, NamedSeedSource, RegistryPort } from '../core/
 import type { ScopeDeps } from '../core/scope';
 import type { TrackRepository } from '../core/track.repository';
 import type { RebuildService } from '../generation/rebuild.service';
+import type { HyperbolicService } from '../hyperbolic/hyperbolic.service';
 import { MapService } from '../maps/map.service';
 import type { SemanticService } from '../semantic/semantic.service';
 import { SyncService } from '../sync/sync.service';
@@ -29,6 +30,8 @@ export interface SimilarityWiringDeps {
   registry: RegistryPort;
   /** Media-server clients of the sonic fingerprint and browsing. */
   clientFactory: MediaClientFactory;
+  /** The Poincaré ball (get_embedding's poincare_embedding and hyperbolic_radius). */
+  hyperbolic: HyperbolicService;
 }
 
 /**
@@ -55,6 +58,7 @@ export function wireSimilarity(rt: ServiceRuntime, d: SimilarityWiringDeps) {
     browse: new BrowseService(d.artists, d.registry, d.clientFactory, rt.logger.child({ component: 'BrowseService' })),
     rebuild: d.rebuild,
     registry: d.registry,
+    hyperbolic: d.hyperbolic,
     queryDefaults: async () => ({
       maxSongsPerArtist: await settings.number('MAX_SONGS_PER_ARTIST', STATIC_QUERY_DEFAULTS.maxSongsPerArtist),
       pathSteps: await settings.number('PATH_DEFAULT_LENGTH', STATIC_QUERY_DEFAULTS.pathSteps),

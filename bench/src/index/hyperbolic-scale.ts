@@ -1,0 +1,55 @@
+/**
+ * Cost of the hyperbolic layout at catalogue scale (issue 32): CPU of `buildPoincareBall` (what every index generation
+ * pays before it is served) and of one full scan of the ball, the inner loop of /api/hyperbolic/similar (one per
+ * query) and of each journey point (one per interior song), on synthetic clustered unit vectors (200-d, 64 clusters;
+ * the vectors' content does not change the cost).
+ *
+ * Usage: npm run build && node bench/dist/index/hyperbolic-scale.js [songs=100000]
+ * Prints CPU ms (process.cpuUsage, user + system) and wall ms; the shared machine's load makes wall figures noisy.
+ */
+import { buildPoincareBall, poincareDistanceAt } from '@polyphony/index';
+
+function main(): Promise<void> {
+  const n = Number(process.argv[2] ?? 100_000);
+  const dim = 200;
+  let s = 12345;
+  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32) * 2 - 1;
+  const centres = Array.from({ length: 64 }, () => Float32Array.from({ length: dim }, rand));
+  const data = new Float32Array(n * dim);
+  for (let r = 0; r < n; r++) {
+    const c = centres[r % 64]!;
+    let m = 0;
+    for (let d = 0; d < dim; d++) {
+      const v = c[d]! + 0.6 * rand();
+      data[r * dim + d] = v;
+      m += v * v;
+    }
+    m = Math.sqrt(m);
+    for (let d = 0; d < dim; d++) data[r * dim + d]! /= m;
+  }
+  const input = { size: n, dim, getVector: (row: number) => data.slice(row * dim, (row + 1) * dim) };
+  const c0 = process.cpuUsage();
+  const w0 = performance.now();
+  return buildPoincareBall(input).then((ball) => {
+    const c1 = process.cpuUsage(c0);
+    const w1 = performance.now();
+    console.log(`hyperbolic ball of ${n} songs (${dim}-d -> ${ball.dim}-d): build ${((c1.user + c1.system) / 1e3).toFixed(0)} ms CPU, ${(w1 - w0).toFixed(0)} ms wall; ${(ball.points.byteLength + ball.radius.byteLength + ball.norm2.byteLength + ball.disc.byteLength) / 1e6} MB`);
+    const k = ball.dim;
+    const scans = 20;
+    const c2 = process.cpuUsage();
+    let sink = 0;
+    for (let q = 0; q < scans; q++) {
+      const seed = (q * 7919) % n;
+      let best = Infinity;
+      for (let r = 0; r < n; r++) best = Math.min(best, poincareDistanceAt(ball.points, seed * k, ball.norm2[seed]!, ball.points, r * k, ball.norm2[r]!, k));
+      sink += best;
+    }
+    const c3 = process.cpuUsage(c2);
+    console.log(`one full scan (similar query, or one journey point): ${((c3.user + c3.system) / 1e3 / scans).toFixed(1)} ms CPU (mean of ${scans}; checksum ${sink.toFixed(3)})`);
+  });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,480 @@
+import {
+  HYPERBOLIC_DEFAULT_JOURNEY,
+  HYPERBOLIC_DEFAULT_LIMIT,
+  HYPERBOLIC_DEFAULT_SPREAD,
+  MSD_GENRES,
+  OTHER_FEATURE_LABELS,
+  parseLabelScores,
+  type HyperbolicCacheStatus,
+  type HyperbolicJourneyBody,
+  type HyperbolicJourneyResponse,
+  type HyperbolicPointsResponse,
+  type HyperbolicSimilarBody,
+  type HyperbolicSimilarResponse,
+  type HyperbolicTreeResponse,
+  type HyperbolicWarmupResponse,
+} from '@polyphony/contracts';
+import { NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
+import { CooperativeScheduler, type AvailabilityMask } from '@polyphony/vector-engine';
+import { hashString32, kmeans } from '@polyphony/vectors';
+import type { Generation, IndexState } from '../core/generation';
+import type { RequestScope } from '../core/scope';
+import type { TrackMeta } from '../core/ports';
+import { TopScored } from '../semantic/top-scored';
+import { BALL_RIM_RADIUS, buildPoincareBall, type PoincareBall } from './ball';
+import { geodesicPoint, logMap0, mobiusScale, poincareDistance, poincareDistanceAt, radiusToDistance, samplePathVia } from './poincare';
+
+/** Points of a journey's drawn path (`path`). */
+export const JOURNEY_PATH_POINTS = 33;
+/** Songs per cluster the tree aims at (k = ceil(songs / TREE_CLUSTER_SIZE), at most TREE_MAX_CLUSTERS). */
+export const TREE_CLUSTER_SIZE = 25;
+export const TREE_MAX_CLUSTERS = 12;
+/** Tracks listed under one cluster node (the most generic first); `children_count` still counts them all. */
+export const TREE_MAX_TRACKS = 200;
+/** Songs of /api/hyperbolic/points without `n`. */
+export const POINTS_DEFAULT_N = 5000;
+/** Seed of the id hash that picks the points subset (fixed: the subset is stable per generation). */
+const POINTS_SEED = 0x6879_7065;
+/** Trees kept (per server and generation). */
+const TREE_CACHE_ENTRIES = 8;
+
+/** Build state of one generation's ball. */
+interface BallEntry {
+  generation: number;
+  promise: Promise<PoincareBall>;
+  ball?: PoincareBall;
+  error?: string;
+  buildMs: number | null;
+}
+
+/** One cluster of the tree: rows sorted by radius (most generic first). */
+interface TreeCluster {
+  rows: number[];
+  meanRadius: number;
+}
+/** The tree of one server over one generation: mood -> genre -> clusters. */
+interface Tree {
+  gen: Generation;
+  mask: AvailabilityMask;
+  moods: Map<string, Map<string, TreeCluster[]>>;
+}
+
+/** The first genre (MSD_GENRES) of a `mood_vector` (`label:prob,...`, strongest first), or null. */
+export function topGenreOf(moodVector: string | null | undefined): string | null {
+  if (!moodVector) return null;
+  for (const [label] of parseLabelScores(moodVector) ?? []) if (MSD_GENRES.includes(label)) return label;
+  return null;
+}
+
+/** The strongest of the six `other_features` (OTHER_FEATURE_LABELS), or null without them. */
+export function topMoodOf(otherFeatures: string | null | undefined): string | null {
+  let best: string | null = null;
+  let bestP = -1;
+  for (const [label, p] of parseLabelScores(otherFeatures ?? '') ?? []) {
+    if ((OTHER_FEATURE_LABELS as readonly string[]).includes(label) && p > bestP) [best, bestP] = [label, p];
+  }
+  return best;
+}
+
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
+
+/** Position on the 2-D disc of a ball point: its radius, the angle of its first two coordinates. */
+export function discOf(p: ArrayLike<number>): [number, number] {
+  let r2 = 0;
+  for (let i = 0; i < p.length; i++) r2 += p[i]! * p[i]!;
+  const r = Math.sqrt(r2);
+  const x = p[0] ?? 0;
+  const y = p.length > 1 ? p[1]! : 0;
+  const h = Math.hypot(x, y);
+  return h > 1e-12 ? [round6((x / h) * r), round6((y / h) * r)] : [round6(r), 0];
+}
+
+/**
+ * Hyperbolic exploration (issue 32; routes: hyperbolic.routes.ts, shapes: shared/contracts/src/hyperbolic.ts).
+ * Each index generation gets its Poincaré ball (ball.ts) before it is served (`IndexState.onPrepare`: part of a
+ * build's activation and of a replica's load; deterministic from the vectors, so it is not stored); every
+ * query reads it from memory, restricted to the selected server's availability mask and answered in its ids.
+ */
+export class HyperbolicService {
+  private readonly balls = new Map<number, BallEntry>();
+  private readonly trees = new Map<string, Tree>();
+  /** `points` answers per server and `n` (the subset costs a hash and a sort of every available song). */
+  private readonly pointAnswers = new Map<string, { gen: Generation; mask: AvailabilityMask; response: HyperbolicPointsResponse }>();
+
+  constructor(
+    private readonly state: IndexState,
+    private readonly logger: Logger,
+  ) {
+    state.onPrepare(async (g) => {
+      await this.ball(g).then(
+        () => undefined,
+        (err: unknown) => this.logger.warn('hyperbolic ball not built; built on first use', { generation: g.generation, err: (err as Error).message }),
+      );
+    });
+    state.onSwap((g) => {
+      for (const k of this.balls.keys()) if (k !== g.generation) this.balls.delete(k);
+      for (const [k, t] of this.trees) if (t.gen !== g) this.trees.delete(k);
+      for (const [k, p] of this.pointAnswers) if (p.gen !== g) this.pointAnswers.delete(k);
+      if (!this.balls.has(g.generation)) void this.ball(g).catch(() => undefined);
+    });
+  }
+
+  /** The ball of a generation (built once per generation; a failed build is retried on the next call). */
+  ball(gen: Generation): Promise<PoincareBall> {
+    let e = this.balls.get(gen.generation);
+    if (!e || e.error !== undefined) {
+      const started = performance.now();
+      const entry: BallEntry = { generation: gen.generation, buildMs: null, promise: Promise.resolve(undefined as unknown as PoincareBall) };
+      // Shares the event loop with queries (10 ms slices) while it projects every row.
+      entry.promise = buildPoincareBall(gen.index, new CooperativeScheduler(10)).then(
+        (b) => {
+          entry.ball = b;
+          entry.buildMs = Math.round(performance.now() - started);
+          this.logger.info('hyperbolic ball built', { generation: gen.generation, songs: b.size, dim: b.dim, ms: entry.buildMs });
+          return b;
+        },
+        (err: unknown) => {
+          entry.error = (err as Error).message;
+          throw err;
+        },
+      );
+      this.balls.set(gen.generation, entry);
+      e = entry;
+    }
+    return e.promise;
+  }
+
+  /**
+   * Songs near the seed, its roots or its niche (contracts HyperbolicSimilarBody for the modes and `radial_spread`).
+   * `distance` is always the Poincaré distance from the seed. Ranking: `similar` by distance + (1 - spread) x the
+   * change of hyperbolic radius 2 artanh(r); `roots` (songs with a smaller radius than the seed) and `niche` (a larger
+   * one) by the distance to the target point on the seed's ray at the target radius. Ties by canonical id. The seed
+   * is never a result. O(available songs x ball dim).
+   * @throws NotFoundError (404) for a seed unknown or not on the selected server
+   */
+  async similar(scope: RequestScope, body: HyperbolicSimilarBody): Promise<HyperbolicSimilarResponse> {
+    const mode = body.mode ?? 'similar';
+    const limit = body.limit ?? HYPERBOLIC_DEFAULT_LIMIT;
+    const spread = body.radial_spread ?? HYPERBOLIC_DEFAULT_SPREAD;
+    const seed = this.seedRow(scope, body.item_id);
+    const ball = await this.ball(scope.gen);
+    const k = ball.dim;
+    const { points, radius, norm2 } = ball;
+    const rs = radius[seed]!;
+    const so = seed * k;
+    // Target point on the seed's ray (the ray through the origin is a geodesic).
+    let target = Float32Array.from(points.subarray(so, so + k));
+    if (mode !== 'similar') {
+      const rim = Math.max(BALL_RIM_RADIUS, ball.maxRadius);
+      const rt = mode === 'roots' ? rs * (1 - spread) : rs + spread * (rim - rs);
+      target = rs > 1e-9 ? target.map((v) => (v / rs) * rt) : target.map((_, i) => (i === 0 ? rt : 0));
+    }
+    let t2 = 0;
+    for (const v of target) t2 += v * v;
+    const rhoS = radiusToDistance(rs);
+    const mask = scope.maskNow();
+    const best = new TopScored(limit + 8, (row) => scope.idOf(row));
+    mask.forEachRow((row) => {
+      if (row === seed) return;
+      const r = radius[row]!;
+      if (mode === 'roots' && !(r < rs)) return;
+      if (mode === 'niche' && !(r > rs)) return;
+      let score: number;
+      if (mode === 'similar') score = poincareDistanceAt(points, so, norm2[seed]!, points, row * k, norm2[row]!, k) + (1 - spread) * Math.abs(radiusToDistance(r) - rhoS);
+      else score = poincareDistanceAt(target, 0, t2, points, row * k, norm2[row]!, k);
+      best.offer(row, -score);
+    });
+    const results: HyperbolicSimilarResponse['results'] = [];
+    for (const { row } of best.sorted()) {
+      if (results.length >= limit) break;
+      const song = this.song(scope, ball, row, poincareDistanceAt(points, so, norm2[seed]!, points, row * k, norm2[row]!, k));
+      if (song) results.push(song);
+    }
+    return {
+      results,
+      count: results.length,
+      mode,
+      seed_item_id: this.reportedId(scope, seed, body.item_id),
+      seed_radius: round6(rs),
+      radial_spread: spread,
+      seed_disc: [round6(ball.disc[2 * seed]!), round6(ball.disc[2 * seed + 1]!)],
+    };
+  }
+
+  /**
+   * A journey between two songs: `length` points evenly spaced in hyperbolic length along the path start -> apex -> end
+   * (apex = the geodesic's midpoint m, or (1 - ancestry_dive) ⊗ m when diving: poincare.ts samplePathVia); at each
+   * interior point the available song nearest to it (Poincaré distance) not used yet; the two ends are the songs
+   * themselves. A point whose every song is used is skipped (the journey may be shorter). `distance` = the song's
+   * distance to its path point (0 at the ends). O(length x available songs x ball dim).
+   * @throws ValidationError (400) when both ends are the same song; NotFoundError (404) for an unknown end
+   */
+  async journey(scope: RequestScope, body: HyperbolicJourneyBody): Promise<HyperbolicJourneyResponse> {
+    const length = body.length ?? HYPERBOLIC_DEFAULT_JOURNEY;
+    const dive = body.ancestry_dive ?? 0;
+    const a = this.seedRow(scope, body.start_item_id);
+    const b = this.seedRow(scope, body.end_item_id);
+    if (a === b) throw new ValidationError('start_item_id and end_item_id are the same song: a journey needs two different songs');
+    const ball = await this.ball(scope.gen);
+    const k = ball.dim;
+    const pointOf = (row: number) => Array.from(ball.points.subarray(row * k, (row + 1) * k));
+    const pa = pointOf(a);
+    const pb = pointOf(b);
+    const mid = geodesicPoint(pa, pb, 0.5);
+    const via = dive > 0 ? mobiusScale(1 - dive, mid) : mid;
+    const samples = samplePathVia(pa, via, pb, length);
+    const drawn = samplePathVia(pa, via, pb, JOURNEY_PATH_POINTS);
+    const mask = scope.maskNow();
+    const used = new Set<number>([a, b]);
+    const results: HyperbolicJourneyResponse['results'] = [];
+    const push = (row: number, t: number, distance: number, isEnd: boolean) => {
+      const song = this.song(scope, ball, row, distance);
+      if (song) results.push({ ...song, step: results.length, t: round6(t), is_endpoint: isEnd });
+    };
+    push(a, 0, 0, true);
+    for (let i = 1; i < samples.points.length - 1; i++) {
+      const { t, point } = samples.points[i]!;
+      let p2 = 0;
+      for (const v of point) p2 += v * v;
+      let bestRow = -1;
+      let bestD = Infinity;
+      mask.forEachRow((row) => {
+        if (used.has(row) || !scope.gen.maps.providerOf(scope.serverId, row)) return;
+        const d = poincareDistanceAt(point, 0, p2, ball.points, row * k, ball.norm2[row]!, k);
+        if (d < bestD || (d === bestD && bestRow >= 0 && scope.idOf(row) < scope.idOf(bestRow))) [bestRow, bestD] = [row, d];
+      });
+      if (bestRow < 0) continue;
+      used.add(bestRow);
+      push(bestRow, t, bestD, false);
+    }
+    push(b, 1, 0, true);
+    let apex = { radius: Infinity, t: 0, disc: [0, 0] as [number, number] };
+    if (dive > 0) {
+      const l1 = poincareDistance(pa, via);
+      apex = { radius: Math.hypot(...via), t: samples.length > 0 ? l1 / samples.length : 0.5, disc: discOf(via) };
+    } else {
+      for (const { t, point } of drawn.points) {
+        const r = Math.hypot(...point);
+        if (r < apex.radius) apex = { radius: r, t, disc: discOf(point) };
+      }
+    }
+    return {
+      results,
+      count: results.length,
+      geodesic_length: round6(samples.length),
+      start_radius: round6(ball.radius[a]!),
+      end_radius: round6(ball.radius[b]!),
+      apex: { radius: round6(apex.radius), t: round6(apex.t), disc: apex.disc },
+      path: drawn.points.map(({ t, point }) => ({ t: round6(t), radius: round6(Math.hypot(...point)), disc: discOf(point) })),
+      ancestry_dive: dive,
+    };
+  }
+
+  /**
+   * One node of the browsable tree of the selected server's songs: `root` -> moods (the strongest of the six
+   * other_features; "untagged" without) -> genres (the first MSD_GENRES tag of mood_vector; "no genre") -> clusters
+   * (k-means, k = ceil(songs / TREE_CLUSTER_SIZE) up to TREE_MAX_CLUSTERS, on the songs' tangent vectors at the
+   * origin log₀(p), ordered centre first by mean radius) -> songs (most generic first, at most TREE_MAX_TRACKS
+   * listed). Folders are ordered by song count (moods, genres) or radius (clusters). Built once per server and
+   * generation (and again when the server's availability changes).
+   * @throws ValidationError (400) for an unknown or malformed node_id
+   */
+  async tree(scope: RequestScope, nodeId = 'root'): Promise<HyperbolicTreeResponse> {
+    const ball = await this.ball(scope.gen);
+    const tree = await this.treeOf(scope, ball);
+    const unknown = () => new ValidationError(`Unknown node_id '${nodeId}': open 'root' and follow the ids of its items`);
+    let parts: string[];
+    try {
+      parts = nodeId.split(':').map((p) => decodeURIComponent(p));
+    } catch {
+      throw unknown(); // a malformed %-escape
+    }
+    const mean = (xs: number[]) => (xs.length ? xs.reduce((s, v) => s + v, 0) / xs.length : 0);
+    const folder = (id: string, name: string, rows: number[]) => ({ id, name, type: 'folder' as const, children_count: rows.length, hyperbolic_radius: round6(mean(rows.map((r) => ball.radius[r]!))) });
+    const enc = (...xs: string[]) => xs.map(encodeURIComponent).join(':');
+    const genreRows = (g: Map<string, TreeCluster[]>) => [...g.values()].flatMap((cs) => cs.flatMap((c) => c.rows));
+    const [kind, mood, genre, cluster] = parts;
+    if (kind === 'root' && parts.length === 1) {
+      const items = [...tree.moods].map(([m, g]) => folder(enc('mood', m), m, genreRows(g))).sort((x, y) => y.children_count - x.children_count || x.name.localeCompare(y.name));
+      return { node: { id: 'root', name: 'All songs', type: 'folder', children_count: items.reduce((s, i) => s + i.children_count, 0), parent_id: null, items } };
+    }
+    const genres = mood !== undefined ? tree.moods.get(mood) : undefined;
+    if (kind === 'mood' && parts.length === 2 && genres) {
+      const items = [...genres].map(([g, cs]) => folder(enc('genre', mood!, g), g, cs.flatMap((c) => c.rows))).sort((x, y) => y.children_count - x.children_count || x.name.localeCompare(y.name));
+      return { node: { id: nodeId, name: mood!, type: 'folder', children_count: genreRows(genres).length, parent_id: 'root', items } };
+    }
+    const clusters = genre !== undefined ? genres?.get(genre) : undefined;
+    if (kind === 'genre' && parts.length === 3 && clusters) {
+      const items = clusters.map((c, i) => folder(enc('cluster', mood!, genre!, String(i)), `${genre} ${i + 1} (radius ${c.meanRadius.toFixed(2)})`, c.rows));
+      return { node: { id: nodeId, name: `${mood} / ${genre}`, type: 'folder', children_count: items.reduce((s, i) => s + i.children_count, 0), parent_id: enc('mood', mood!), items } };
+    }
+    const c = cluster !== undefined && /^\d{1,3}$/.test(cluster) ? clusters?.[Number(cluster)] : undefined;
+    if (kind === 'cluster' && parts.length === 4 && c) {
+      const items: HyperbolicTreeResponse['node']['items'] = [];
+      for (const row of c.rows) {
+        if (items.length >= TREE_MAX_TRACKS) break;
+        const provider = scope.gen.maps.providerOf(scope.serverId, row);
+        const m = provider ? scope.metaAt(row) : undefined;
+        if (!provider || !m) continue;
+        items.push({ id: provider, name: m.title ?? provider, type: 'track', children_count: 0, hyperbolic_radius: round6(ball.radius[row]!), author: m.artist, album: m.album });
+      }
+      return { node: { id: nodeId, name: `${genre} ${Number(cluster) + 1}`, type: 'folder', children_count: c.rows.length, parent_id: enc('genre', mood!, genre!), items } };
+    }
+    throw unknown();
+  }
+
+  /**
+   * The selected server's songs on the 2-D disc: every available song, or the `n` whose seeded id hash is smallest
+   * (a stable subset per generation, as /api/map's `n`); default POINTS_DEFAULT_N. Answers are cached per server and
+   * `n` (TREE_CACHE_ENTRIES of them) while the generation and the server's availability mask stay the same.
+   */
+  async points(scope: RequestScope, n = POINTS_DEFAULT_N): Promise<HyperbolicPointsResponse> {
+    const ball = await this.ball(scope.gen);
+    const mask = scope.maskNow();
+    const key = `${scope.serverId ?? ''}|${n}`;
+    const hit = this.pointAnswers.get(key);
+    if (hit && hit.gen === scope.gen && hit.mask === mask) return hit.response;
+    let rows: number[] = [];
+    mask.forEachRow((row) => rows.push(row));
+    const total = rows.length;
+    if (rows.length > n) {
+      const keyed = rows.map((row) => ({ row, h: hashString32(scope.idOf(row), POINTS_SEED) }));
+      keyed.sort((x, y) => x.h - y.h || x.row - y.row);
+      rows = keyed.slice(0, n).map((x) => x.row);
+    }
+    const items: HyperbolicPointsResponse['items'] = [];
+    for (const row of rows) {
+      const provider = scope.gen.maps.providerOf(scope.serverId, row);
+      const m = provider ? scope.metaAt(row) : undefined;
+      if (!provider || !m) continue;
+      items.push({ item_id: provider, title: m.title, author: m.artist, hyperbolic_radius: round6(ball.radius[row]!), top_genre: topGenreOf(m.moodVector), disc: [round6(ball.disc[2 * row]!), round6(ball.disc[2 * row + 1]!)] });
+    }
+    const response = { items, count: items.length, total, generation: scope.gen.generation };
+    this.pointAnswers.delete(key);
+    this.pointAnswers.set(key, { gen: scope.gen, mask, response });
+    while (this.pointAnswers.size > TREE_CACHE_ENTRIES) this.pointAnswers.delete(this.pointAnswers.keys().next().value as string);
+    return response;
+  }
+
+  /** `/external/get_embedding`'s hyperbolic fields of an input id (nulls when the song is not in the generation). */
+  async embeddingFields(scope: RequestScope, inputId: string): Promise<{ poincare_embedding: number[] | null; hyperbolic_radius: number | null }> {
+    const row = scope.rowOfInput(inputId);
+    if (row < 0) return { poincare_embedding: null, hyperbolic_radius: null };
+    const ball = await this.ball(scope.gen);
+    if (row >= ball.size) return { poincare_embedding: null, hyperbolic_radius: null };
+    return { poincare_embedding: Array.from(ball.points.subarray(row * ball.dim, (row + 1) * ball.dim), round6), hyperbolic_radius: round6(ball.radius[row]!) };
+  }
+
+  /** Builds the live generation's ball now (when it is not built) and reports it. */
+  async warmup(): Promise<HyperbolicWarmupResponse> {
+    const gen = this.state.current();
+    await this.ball(gen).catch(() => undefined);
+    return this.warmupStatus();
+  }
+
+  /** State of the live generation's ball, without building it. */
+  warmupStatus(): HyperbolicWarmupResponse {
+    const gen = this.state.current();
+    const e = this.balls.get(gen.generation);
+    const status = gen.index.size === 0 ? 'empty' : !e ? 'building' : e.error !== undefined ? 'failed' : e.ball ? 'ready' : 'building';
+    return { status, generation: gen.generation, songs: e?.ball?.size ?? 0, dim: e?.ball?.dim ?? 0, build_ms: e?.buildMs ?? null, error: e?.error ?? null };
+  }
+
+  /** The ball's figures for the selected server (building it when needed). */
+  async cacheStatus(scope: RequestScope): Promise<HyperbolicCacheStatus> {
+    const ball = await this.ball(scope.gen);
+    const bytes = ball.points.byteLength + ball.radius.byteLength + ball.norm2.byteLength + ball.disc.byteLength;
+    return {
+      generation: scope.gen.generation,
+      ready: true,
+      songs: ball.size,
+      available: scope.maskNow().count,
+      dim: ball.dim,
+      explained_variance: round6(ball.explainedVariance),
+      radius_scale: { low: round6(ball.scale.low), high: round6(ball.scale.high), rim_radius: BALL_RIM_RADIUS },
+      memory_bytes: bytes,
+      trees_cached: [...this.trees.values()].filter((t) => t.gen === scope.gen).length,
+    };
+  }
+
+  /** Row of an input id available on the selected server. @throws NotFoundError */
+  private seedRow(scope: RequestScope, inputId: string): number {
+    const row = scope.rowOfInput(inputId);
+    if (row < 0) throw new NotFoundError('Track not found');
+    if (!scope.gen.maps.providerOf(scope.serverId, row)) throw new NotFoundError('Track not found on the selected server');
+    return row;
+  }
+
+  /** The id a seed is reported under: the caller's own id when it named a content id, else the server's id. */
+  private reportedId(scope: RequestScope, row: number, inputId: string): string {
+    const provider = scope.gen.maps.providerOf(scope.serverId, row)!;
+    return scope.idOf(row) === inputId ? inputId : provider;
+  }
+
+  /** A result row (undefined when the song is not on the server or has no metadata). */
+  private song(scope: RequestScope, ball: PoincareBall, row: number, distance: number): HyperbolicSimilarResponse['results'][number] | undefined {
+    const provider = scope.gen.maps.providerOf(scope.serverId, row);
+    const m: TrackMeta | undefined = provider ? scope.metaAt(row) : undefined;
+    if (!provider || !m) return undefined;
+    return {
+      item_id: provider,
+      title: m.title,
+      author: m.artist,
+      album: m.album,
+      distance: round6(distance),
+      hyperbolic_radius: round6(ball.radius[row]!),
+      top_genre: topGenreOf(m.moodVector),
+      disc: [round6(ball.disc[2 * row]!), round6(ball.disc[2 * row + 1]!)],
+    };
+  }
+
+  /** The scope's server's tree (cached per server, generation and availability mask). */
+  private async treeOf(scope: RequestScope, ball: PoincareBall): Promise<Tree> {
+    const key = scope.serverId ?? '';
+    const mask = scope.maskNow();
+    const hit = this.trees.get(key);
+    if (hit && hit.gen === scope.gen && hit.mask === mask) return hit;
+    const groups = new Map<string, Map<string, number[]>>();
+    mask.forEachRow((row) => {
+      if (!scope.gen.maps.providerOf(scope.serverId, row)) return;
+      const m = scope.metaAt(row);
+      if (!m) return;
+      const mood = topMoodOf(m.otherFeatures) ?? 'untagged';
+      const genre = topGenreOf(m.moodVector) ?? 'no genre';
+      let g = groups.get(mood);
+      if (!g) groups.set(mood, (g = new Map()));
+      let rows = g.get(genre);
+      if (!rows) g.set(genre, (rows = []));
+      rows.push(row);
+    });
+    const moods = new Map<string, Map<string, TreeCluster[]>>();
+    for (const [mood, g] of groups) {
+      const out = new Map<string, TreeCluster[]>();
+      for (const [genre, rows] of g) out.set(genre, await this.cluster(ball, rows));
+      moods.set(mood, out);
+    }
+    const tree: Tree = { gen: scope.gen, mask, moods };
+    this.trees.delete(key);
+    this.trees.set(key, tree);
+    while (this.trees.size > TREE_CACHE_ENTRIES) this.trees.delete(this.trees.keys().next().value as string);
+    return tree;
+  }
+
+  /** Splits rows into clusters (see `tree`); each cluster's rows by radius, clusters by mean radius. */
+  private async cluster(ball: PoincareBall, rows: number[]): Promise<TreeCluster[]> {
+    const byRadius = (xs: number[]) => xs.sort((x, y) => ball.radius[x]! - ball.radius[y]! || x - y);
+    const k = Math.min(TREE_MAX_CLUSTERS, Math.ceil(rows.length / TREE_CLUSTER_SIZE));
+    const meanR = (xs: number[]) => xs.reduce((s, r) => s + ball.radius[r]!, 0) / Math.max(1, xs.length);
+    if (k <= 1) return [{ rows: byRadius(rows), meanRadius: meanR(rows) }];
+    const d = ball.dim;
+    const tangent = new Float32Array(rows.length * d);
+    rows.forEach((row, i) => tangent.set(logMap0(ball.points.subarray(row * d, (row + 1) * d)), i * d));
+    const res = await kmeans(tangent, rows.length, d, { k, seed: 0x68797065, restarts: 1, maxIterations: 25 });
+    const groups: number[][] = Array.from({ length: k }, () => []);
+    rows.forEach((row, i) => groups[res.assignments[i]!]!.push(row));
+    return groups
+      .filter((g) => g.length > 0)
+      .map((g) => ({ rows: byRadius(g), meanRadius: meanR(g) }))
+      .sort((x, y) => x.meanRadius - y.meanRadius || x.rows[0]! - y.rows[0]!);
+  }
+}
