@@ -113,6 +113,8 @@ function route(): void {
   }
   cleanup = page.render(body, { refreshServers, kickTasks, isAdmin: isAdmin(), params });
   heading.focus({ preventScroll: true });
+  // A new page starts at its top, as a page load would (the window's scroll otherwise stays where the last page left it).
+  window.scrollTo(0, 0);
 }
 
 // ---- running task (sweep, analysis, ...): progress bar + one-line status ----

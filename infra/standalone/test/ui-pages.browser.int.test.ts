@@ -551,6 +551,7 @@ describe('web UI pages (chromium, real music)', () => {
     await page.getByText(`${TRACKS} songs (`).waitFor();
     await page.waitForFunction(() => Boolean(document.querySelector<HTMLCanvasElement>('.map-wrap canvas')?.dataset.renderMs));
     // The reopened page may have rendered once before its points are drawn: wait for a drawn point.
+    await canvas.scrollIntoViewIfNeeded();
     let again: { x: number; y: number } | null = null;
     await waitFor('a drawn point on the reopened map', async () => (again = await firstPoint()) !== null, 15_000);
     await page.mouse.click(again!.x, again!.y);
@@ -567,6 +568,8 @@ describe('web UI pages (chromium, real music)', () => {
     const canvas = page.locator('.hyper-disc canvas');
     // Screen position of a disc point: the unit circle fills the square canvas less a 4 % margin (hyperbolic-logic.ts).
     const at = async (p: { disc: [number, number] }) => {
+      // Mouse coordinates are the viewport's: bring the whole disc into view first (a click on a button below it scrolls).
+      await canvas.scrollIntoViewIfNeeded();
       const b = (await canvas.boundingBox())!;
       const r = (b.width / 2) * (1 - 0.04);
       return { x: b.x + b.width / 2 + p.disc[0] * r, y: b.y + b.height / 2 - p.disc[1] * r };
