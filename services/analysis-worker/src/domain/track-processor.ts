@@ -257,22 +257,7 @@ export class TrackProcessor {
   private async retag(msg: AnalysisTrackRequested, finalAttempt: boolean, itemId: string, signal?: AbortSignal): Promise<ProcessResult> {
     const { serverId, track } = msg;
     const analyser = this.learned!.analyser!;
-    const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
-    try {
-      const file = path.join(dir, 'audio');
-      try {
-        await (await this.client(serverId)).downloadTrack(track.id, file, signal);
-      } catch (err) {
-        if (!finalAttempt && isTransient(err)) throw err;
-        return this.fail(msg, `download failed: ${(err as Error).message}`);
-      }
-      let pcm;
-      try {
-        pcm = await decodeToPcm(file);
-      } catch (err) {
-        if (err instanceof UndecodableAudioError) return this.fail(msg, err.reason);
-        throw err;
-      }
+    return this.withMappedAudio(msg, finalAttempt, signal, async (pcm) => {
       if (pcm.samples.length < MIN_AUDIO_SECONDS * pcm.sampleRate) return this.fail(msg, 'audio too short for tags');
       const outputs = await analyser.analyse(pcm.samples);
       const learned = learnedFeatures(outputs, analyser.modelId, await this.topNMoods(msg));
@@ -293,9 +278,7 @@ export class TrackProcessor {
       const landmarks = this.catalogue.storeFingerprint ? this.landmarkPrint(pcm.samples, pcm.sampleRate, serverId, track.id) : undefined;
       if (landmarks) await this.catalogue.storeFingerprint!(itemId, landmarks);
       return this.record(msg, { outcome: 'retagged', itemId });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }
 
   /** The recording fingerprint of decoded PCM, or undefined (logged) when it cannot be made: the song is stored without one. */
@@ -315,6 +298,24 @@ export class TrackProcessor {
    * the next run tries again).
    */
   private async fingerprintOnly(msg: AnalysisTrackRequested, finalAttempt: boolean, itemId: string, signal?: AbortSignal): Promise<ProcessResult> {
+    return this.withMappedAudio(msg, finalAttempt, signal, async (pcm) => {
+      await this.catalogue.storeFingerprint!(itemId, recordingFingerprint(pcm.samples, pcm.sampleRate));
+      return this.record(msg, { outcome: 'fingerprinted', itemId });
+    });
+  }
+
+  /**
+   * Downloads and decodes the audio of an already-mapped song into a temporary folder (removed afterwards) and hands
+   * the PCM to `use` (retag, fingerprint backfill). A failed download is `failed` (a transient one is thrown for the
+   * bus to retry unless this is the last attempt), undecodable audio is `failed` with its reason; neither excludes the
+   * file: the song stays analysed and the next run tries again.
+   */
+  private async withMappedAudio(
+    msg: AnalysisTrackRequested,
+    finalAttempt: boolean,
+    signal: AbortSignal | undefined,
+    use: (pcm: Awaited<ReturnType<typeof decodeToPcm>>) => Promise<ProcessResult>,
+  ): Promise<ProcessResult> {
     const { serverId, track } = msg;
     const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
     try {
@@ -332,8 +333,7 @@ export class TrackProcessor {
         if (err instanceof UndecodableAudioError) return this.fail(msg, err.reason);
         throw err;
       }
-      await this.catalogue.storeFingerprint!(itemId, recordingFingerprint(pcm.samples, pcm.sampleRate));
-      return this.record(msg, { outcome: 'fingerprinted', itemId });
+      return await use(pcm);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
