@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSupysonic, WESNOTH_MUSIC_DIR, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
-import { API_TOKEN, startTestStack } from './helpers';
+import { API_TOKEN, rawBody, startTestStack } from './helpers';
 
 /**
  * A broken disk must not cost a re-analysis: real music (8 Wesnoth tracks served by supysonic) is
@@ -83,11 +83,7 @@ describe('backup and restore onto a fresh install (real analysis)', () => {
         .get(`/api/backup/${ready.id}`)
         .set(auth)
         .buffer(true)
-        .parse((res, cb) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => cb(null, Buffer.concat(chunks)));
-        })
+        .parse(rawBody)
         .expect(200)
     ).body as Buffer;
 

@@ -156,3 +156,13 @@ export async function deleteBrokerNamespace(ns: string): Promise<void> {
     await conn.close();
   }
 }
+
+/**
+ * A supertest body parser that keeps the raw bytes (a backup archive, audio): `.buffer(true).parse(rawBody)`; the
+ * answer's `body` is then a Buffer.
+ */
+export function rawBody(res: request.Response, cb: (err: Error | null, body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => cb(null, Buffer.concat(chunks)));
+}

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { RoutingKeys, TaskCancelRequestedEvent, type TaskUpdatedEvent } from '@polyphony/contracts';
-import { ADMIN, API_TOKEN, loginCookie, useTestStack, waitFor } from './helpers';
+import { ADMIN, API_TOKEN, loginCookie, rawBody, useTestStack, waitFor } from './helpers';
 
 /** Operations through the gateway: schedules, backups (format checks), task control. */
 describe('operations API (full stack)', () => {
@@ -85,11 +85,7 @@ describe('operations API (full stack)', () => {
       const row = list.find((x: { id: string }) => x.id === started.body.backup_id);
       return row?.status === 'ready' ? row : undefined;
     });
-    const dl = await request(app.url).get(`/api/backup/${b.id}`).set(auth).buffer(true).parse((res, cb) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => cb(null, Buffer.concat(chunks)));
-    }).expect(200);
+    const dl = await request(app.url).get(`/api/backup/${b.id}`).set(auth).buffer(true).parse(rawBody).expect(200);
     expect(dl.headers['content-type']).toBe('application/gzip');
     const archive = dl.body as Buffer;
     expect(archive.length).toBe(b.size_bytes);

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
 import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
-import { ADMIN, API_TOKEN, startTestStack, waitFor } from '../helpers';
+import { ADMIN, API_TOKEN, rawBody, startTestStack, waitFor } from '../helpers';
 import { GOLDEN_FAMILIES, type GoldenContext } from '../golden/families';
 import { GoldenHarness } from '../golden/harness';
 import { appliedMigrations, restoreUpgradeFixture, UPGRADE_FIXTURES, type UpgradeMeta } from './fixture';
@@ -103,11 +103,7 @@ d.each(releases.length > 0 ? releases : ['(none stored)'])('upgrade from the ins
         .get(`/api/backup/${ready.id}`)
         .set(auth)
         .buffer(true)
-        .parse((res, cb) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => cb(null, Buffer.concat(chunks)));
-        })
+        .parse(rawBody)
         .expect(200)
     ).body as Buffer;
     expect(archive.length).toBeGreaterThan(1000);
