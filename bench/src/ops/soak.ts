@@ -83,9 +83,12 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     for (let minute = 1; minute <= minutes; minute++) {
       await new Promise((r) => setTimeout(r, t0 + minute * 60_000 - Date.now()));
-      if (minute % 20 === 0) {
-        void call('POST', '/api/clustering/start', {}).then((r) => (r.status === 202 ? waitTask(r.json().task_id) : `refused ${r.status}`)).then((s) => console.log(`clustering at minute ${minute}: ${s}`));
-        void call('POST', '/api/analysis/start', {}).then((r) => (r.status === 202 ? waitTask(r.json().task_id) : `refused ${r.status}`)).then((s) => console.log(`re-analysis at minute ${minute}: ${s}`));
+      if (minute % 20 === 0 && minute < minutes) {
+        // Reported when they end; a run still going when the soak stops is reported as cut off, not thrown.
+        const report = (what: string) => (st: unknown) => console.log(`${what} at minute ${minute}: ${String(st)}`);
+        const cutOff = (what: string) => (err: unknown) => console.log(`${what} at minute ${minute}: not followed to its end (${(err as Error).message})`);
+        void call('POST', '/api/clustering/start', {}).then((r) => (r.status === 202 ? waitTask(r.json().task_id) : `refused ${r.status}`)).then(report('clustering'), cutOff('clustering'));
+        void call('POST', '/api/analysis/start', {}).then((r) => (r.status === 202 ? waitTask(r.json().task_id) : `refused ${r.status}`)).then(report('re-analysis'), cutOff('re-analysis'));
       }
       const status = readFileSync(`/proc/${info.pid}/status`, 'utf8');
       const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
