@@ -2,7 +2,8 @@
 # Installs what polyphony needs on a Debian/Ubuntu machine, from the project's own files:
 #   system programs (Debian packages): ffmpeg (decode), fpcalc (Chromaprint), and for the tests
 #   supysonic + waitress (a real Subsonic server), wesnoth-1.16-music (real music), chromium (UI tests),
-#   python3-numpy (independent reference for the mel front end);
+#   python3-numpy (independent reference for the mel front end), espeak-ng (speech clips: search by recording
+#   must answer "no match" for them);
 #   Node packages: npm ci from package-lock.json;
 #   learned-model files: MusiCNN MSD and MTT weights into $MODELS_DIR/musicnn (default ./data/models, the
 #   standalone default <DATA_DIR>/models), from upstream musicnn_keras at a pinned commit, sha256-checked.
@@ -12,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNTIME_PKGS=(ffmpeg libchromaprint-tools)
-TEST_PKGS=(supysonic python3-waitress wesnoth-1.16-music chromium python3-numpy)
+TEST_PKGS=(supysonic python3-waitress wesnoth-1.16-music chromium python3-numpy espeak-ng)
 WANT=("${RUNTIME_PKGS[@]}")
 if [[ "${1:-}" != "--runtime-only" ]]; then WANT+=("${TEST_PKGS[@]}"); fi
 
