@@ -1,8 +1,7 @@
 import request from 'supertest';
 import { LANDMARK_CODEC_VERSION, LANDMARK_PARAMS, encodeLandmarks, extractLandmarks } from '@polyphony/landmarks';
 import { signIdentity } from '@polyphony/platform';
-import type { TestDatabase } from '@polyphony/testkit';
-import { mulberry32 } from '@polyphony/vectors';
+import { addNoise, syntheticNotesPcm, wavBytes, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, loginCookie, startTestStack } from './helpers';
 
@@ -19,50 +18,6 @@ const N = 8;
 /** Upload limit of this stack (small, so a 413 needs no large body). */
 const MAX_UPLOAD = 600 * 1024;
 
-/** Seeded synthetic "song": three voices of random notes (300-3000 Hz) over quiet noise. */
-function song(seed: number, seconds: number): Float32Array {
-  const rnd = mulberry32(seed);
-  const out = new Float32Array(seconds * SR);
-  for (let voice = 0; voice < 3; voice++) {
-    for (let t = 0; t < out.length; ) {
-      const len = Math.round((0.08 + 0.32 * rnd()) * SR);
-      const freq = 300 * 10 ** rnd();
-      const amp = 0.05 + 0.15 * rnd();
-      for (let i = 0; i < len && t + i < out.length; i++) out[t + i] = out[t + i]! + amp * Math.min(1, i / 160, (len - i) / 800) * Math.sin((2 * Math.PI * freq * i) / SR);
-      t += len;
-    }
-  }
-  return out;
-}
-
-/** `pcm` plus white noise `snrDb` below its RMS level (seeded). */
-function noisy(pcm: Float32Array, snrDb: number, seed: number): Float32Array {
-  const rnd = mulberry32(seed);
-  let sq = 0;
-  for (const v of pcm) sq += v * v;
-  const amp = (Math.sqrt(sq / pcm.length) / 10 ** (snrDb / 20)) * Math.sqrt(3);
-  return pcm.map((v) => v + amp * (2 * rnd() - 1));
-}
-
-/** 16-bit mono WAV bytes of float PCM at 16 kHz. */
-function wav(pcm: Float32Array): Buffer {
-  const b = Buffer.alloc(44 + 2 * pcm.length);
-  b.write('RIFF', 0);
-  b.writeUInt32LE(36 + 2 * pcm.length, 4);
-  b.write('WAVEfmt ', 8);
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(1, 22);
-  b.writeUInt32LE(SR, 24);
-  b.writeUInt32LE(SR * 2, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36);
-  b.writeUInt32LE(2 * pcm.length, 40);
-  for (let i = 0; i < pcm.length; i++) b.writeInt16LE(Math.round(32767 * Math.max(-1, Math.min(1, pcm[i]!))), 44 + 2 * i);
-  return b;
-}
-
 describe('search by recording through the gateway (seeded fingerprints)', () => {
   jest.setTimeout(300_000);
   let stack: Stack;
@@ -71,7 +26,7 @@ describe('search by recording through the gateway (seeded fingerprints)', () => 
   let cookie: string;
   const auth = { Authorization: `Bearer ${API_TOKEN}` };
   const itemId = (i: number) => `fp_4${i.toString(16).padStart(50, '0')}`;
-  const songs = Array.from({ length: N }, (_, i) => song(500 + i, 40));
+  const songs = Array.from({ length: N }, (_, i) => syntheticNotesPcm(500 + i, 40));
   songs[7]!.set(songs[2]!.subarray(10 * SR, 25 * SR), 20 * SR);
   const onAlpha = (i: number) => i <= 5;
   const onBeta = (i: number) => i >= 3;
@@ -130,7 +85,7 @@ describe('search by recording through the gateway (seeded fingerprints)', () => 
   });
 
   it('When a noisy 10 s WAV clip of a song is sent, then the song is identified in the selected server ids with its offset, for a token and a cookie', async () => {
-    const clip = wav(noisy(songs[4]!.slice(17 * SR, 27 * SR), 10, 1));
+    const clip = wavBytes(addNoise(songs[4]!.slice(17 * SR, 27 * SR), 10, 1));
     for (const [query, id, headers] of [['?server=Alpha', 'a-4', auth], ['?server=Beta', 'b-4', { Cookie: cookie }]] as const) {
       const res = await search(query, clip, headers).expect(200);
       expect(Object.keys(res.body).sort()).toEqual(['clip_level_db', 'clip_seconds', 'count', 'results']);
@@ -149,11 +104,11 @@ describe('search by recording through the gateway (seeded fingerprints)', () => 
   });
 
   it('When the song of the clip is not on the selected server, or the clip is of unknown music, then the answer is no match', async () => {
-    const ofSong1 = wav(songs[1]!.slice(5 * SR, 15 * SR));
+    const ofSong1 = wavBytes(songs[1]!.slice(5 * SR, 15 * SR));
     const beta = await search('?server=Beta', ofSong1).expect(200);
     expect(beta.body.results.map((r: { item_id: string }) => r.item_id)).not.toContain('b-1');
     expect(beta.body.results.some((r: { identified: boolean }) => r.identified)).toBe(false);
-    const unknown = await search('?server=Alpha', wav(song(4242, 10))).expect(200);
+    const unknown = await search('?server=Alpha', wavBytes(syntheticNotesPcm(4242, 10))).expect(200);
     expect(unknown.body.results.some((r: { identified: boolean }) => r.identified)).toBe(false);
   });
 
@@ -161,16 +116,16 @@ describe('search by recording through the gateway (seeded fingerprints)', () => 
     const noClip = await request(url).post('/api/recording_search/search').set(auth).field('n_results', '5').expect(400);
     expect(noClip.body).toMatchObject({ code: 'bad_clip', request_id: expect.any(String) });
     expect((await search('', Buffer.from('definitely not audio '.repeat(100)), auth, 'x.wav').expect(400)).body.code).toBe('bad_clip');
-    expect((await search('', wav(songs[0]!.slice(0, SR))).expect(400)).body.code).toBe('clip_too_short');
-    expect((await search('', wav(new Float32Array(3 * SR))).expect(400)).body.code).toBe('clip_silent');
+    expect((await search('', wavBytes(songs[0]!.slice(0, SR))).expect(400)).body.code).toBe('clip_too_short');
+    expect((await search('', wavBytes(new Float32Array(3 * SR))).expect(400)).body.code).toBe('clip_silent');
     // 16 s of 16 kHz 16-bit WAV: 512 kB, under the upload limit, over the 15 s length limit.
-    expect((await search('', wav(songs[0]!.slice(0, 16 * SR))).expect(413)).body.code).toBe('clip_too_long');
-    expect((await search('', wav(songs[0]!.slice(0, 20 * SR))).expect(413)).body.code).toBe('payload_too_large');
-    const badN = await request(url).post('/api/recording_search/search').set(auth).field('n_results', '0').attach('clip', wav(songs[0]!.slice(0, 5 * SR)), { filename: 'c.wav', contentType: 'audio/wav' }).expect(400);
+    expect((await search('', wavBytes(songs[0]!.slice(0, 16 * SR))).expect(413)).body.code).toBe('clip_too_long');
+    expect((await search('', wavBytes(songs[0]!.slice(0, 20 * SR))).expect(413)).body.code).toBe('payload_too_large');
+    const badN = await request(url).post('/api/recording_search/search').set(auth).field('n_results', '0').attach('clip', wavBytes(songs[0]!.slice(0, 5 * SR)), { filename: 'c.wav', contentType: 'audio/wav' }).expect(400);
     expect(badN.body.error).toMatch(/n_results/);
     const json = await request(url).post('/api/recording_search/search').set(auth).send({ clip: 'abc' }).expect(415);
     expect(json.body.code).toBe('unsupported_media_type');
-    await request(url).post('/api/recording_search/search').attach('clip', wav(songs[0]!.slice(0, 5 * SR)), 'c.wav').expect(401);
+    await request(url).post('/api/recording_search/search').attach('clip', wavBytes(songs[0]!.slice(0, 5 * SR)), 'c.wav').expect(401);
   });
 
   it('When by_track names a song, then songs sharing its material come back without the song itself, in the server ids', async () => {

@@ -1,4 +1,4 @@
-import { addNoise, syntheticSong } from './__tests__/synthetic';
+import { addNoise, syntheticNotesPcm } from '@polyphony/testkit';
 import { changeSpeed, extractLandmarks, type Landmarks } from './extract';
 import { LandmarkIndex } from './landmark-index';
 import { LandmarkMatcher } from './matcher';
@@ -6,7 +6,7 @@ import { FRAME_SECONDS, LANDMARK_PARAMS } from './params';
 
 const SR = LANDMARK_PARAMS.sampleRateHz;
 const SONGS = 8;
-const songs = Array.from({ length: SONGS }, (_, i) => syntheticSong(100 + i, 30));
+const songs = Array.from({ length: SONGS }, (_, i) => syntheticNotesPcm(100 + i, 30));
 const stored: Landmarks[] = songs.map((pcm) => extractLandmarks(pcm));
 const index = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const));
 const matcher = new LandmarkMatcher(index);
@@ -63,7 +63,7 @@ describe(LandmarkMatcher.name, () => {
 
   it('When the clip comes from a song that is not in the index, then the answer is "no match"', () => {
     for (let seed = 900; seed < 903; seed++) {
-      const report = matcher.match(clip(syntheticSong(seed, 20), 5, 10));
+      const report = matcher.match(clip(syntheticNotesPcm(seed, 20), 5, 10));
       expect(report.results[0]?.identified ?? false).toBe(false);
     }
   });

@@ -37,3 +37,4 @@ export { syntheticItemId, syntheticLearned, syntheticSongs, toSnapshotTrack, typ
 // Text-search evaluation: tag-derived ground truth and P@10 (text-eval benchmarks).
 export { EVAL_K, EVAL_QUERIES, evaluateTextSearch, formatEvalReport, precisionAt, relevantIds, type EvalReport, type EvalSong } from './text-eval/text-eval';
 export { evaluateInstall } from './text-eval/evaluate-install';
+export { addNoise, syntheticNotesPcm, wavBytes } from './synthetic-audio';

@@ -6,28 +6,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { rmsDb } from '@polyphony/landmarks';
+import { wavBytes } from '@polyphony/testkit';
 import { CLIP_TARGET_LEVEL_DB, decodeClip } from './clip';
 
 const LIMITS = { maxUploadBytes: 1 << 20, maxClipSeconds: 5, minClipSeconds: 2 };
 
 /** A 16-bit mono PCM WAV file of `seconds` of a 440 Hz tone at `amplitude` (0 = digital silence), at `rate` Hz. */
 function wav(seconds: number, amplitude: number, rate = 44100): Buffer {
-  const n = Math.round(seconds * rate);
-  const b = Buffer.alloc(44 + 2 * n);
-  b.write('RIFF', 0);
-  b.writeUInt32LE(36 + 2 * n, 4);
-  b.write('WAVEfmt ', 8);
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(1, 22);
-  b.writeUInt32LE(rate, 24);
-  b.writeUInt32LE(rate * 2, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36);
-  b.writeUInt32LE(2 * n, 40);
-  for (let i = 0; i < n; i++) b.writeInt16LE(Math.round(32767 * amplitude * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + 2 * i);
-  return b;
+  return wavBytes(Float32Array.from({ length: Math.round(seconds * rate) }, (_, i) => amplitude * Math.sin((2 * Math.PI * 440 * i) / rate)), rate);
 }
 
 describe('decodeClip', () => {

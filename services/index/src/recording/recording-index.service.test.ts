@@ -7,7 +7,7 @@ import type { FingerprintPage, StoredFingerprint } from '@polyphony/contracts';
 import { LANDMARK_CODEC_VERSION, LANDMARK_PARAMS, encodeLandmarks, extractLandmarks } from '@polyphony/landmarks';
 import { AppError, createLogger } from '@polyphony/platform';
 import { AvailabilityMask } from '@polyphony/vector-engine';
-import { mulberry32 } from '@polyphony/vectors';
+import { syntheticNotesPcm } from '@polyphony/testkit';
 import { IndexState, emptyGeneration, type Generation } from '../core/generation';
 import { RequestScope } from '../core/scope';
 import type { TrackMeta } from '../core/ports';
@@ -16,26 +16,9 @@ import { RecordingIndexService, type FingerprintSource } from './recording-index
 const SR = LANDMARK_PARAMS.sampleRateHz;
 const LIMITS = { maxUploadBytes: 1 << 20, maxClipSeconds: 60, minClipSeconds: 2 };
 
-/** Seeded synthetic "song": three voices of random notes (300-3000 Hz) over quiet noise. */
-function song(seed: number, seconds: number): Float32Array {
-  const rnd = mulberry32(seed);
-  const out = new Float32Array(seconds * SR);
-  for (let voice = 0; voice < 3; voice++) {
-    for (let t = 0; t < out.length; ) {
-      const len = Math.round((0.08 + 0.32 * rnd()) * SR);
-      const freq = 300 * 10 ** rnd();
-      const amp = 0.05 + 0.15 * rnd();
-      for (let i = 0; i < len && t + i < out.length; i++) out[t + i] = out[t + i]! + amp * Math.min(1, i / 160, (len - i) / 800) * Math.sin((2 * Math.PI * freq * i) / SR);
-      t += len;
-    }
-  }
-  for (let i = 0; i < out.length; i++) out[i] = out[i]! + 0.002 * (2 * rnd() - 1);
-  return out;
-}
-
 const N = 6;
 const ids = Array.from({ length: N }, (_, i) => `fp_song${i}`);
-const songs = ids.map((_, i) => song(100 + i, 40));
+const songs = ids.map((_, i) => syntheticNotesPcm(100 + i, 40));
 // Song 5 repeats 15 s of song 2 (from 10 s) at its own 20 s: a song sharing recorded material.
 songs[5]!.set(songs[2]!.subarray(10 * SR, 25 * SR), 20 * SR);
 
@@ -126,7 +109,7 @@ describe('RecordingIndexService', () => {
     expect(onB.map((r) => r.item_id)).not.toContain('b1');
     expect(onB.some((r) => r.identified)).toBe(false);
     // Music outside the library: no match.
-    const foreign = service.search(new RequestScope(gen, 'A', deps), song(999, 10), 100);
+    const foreign = service.search(new RequestScope(gen, 'A', deps), syntheticNotesPcm(999, 10), 100);
     expect(foreign.some((r) => r.identified)).toBe(false);
   });
 

@@ -1,11 +1,11 @@
 import { mulberry32 } from '@polyphony/vectors';
 
 /**
- * A synthetic "song" for the unit tests: `seconds` of 16 kHz mono made of three voices of random notes
+ * A synthetic "song" for tests of search by recording: `seconds` of 16 kHz mono made of three voices of random notes
  * (300-3000 Hz, 80-400 ms each, with a short attack and decay) over quiet white noise; seeded, so the same seed
  * makes the same song and different seeds make unrelated ones.
  */
-export function syntheticSong(seed: number, seconds: number): Float32Array {
+export function syntheticNotesPcm(seed: number, seconds: number): Float32Array {
   const sr = 16000;
   const rnd = mulberry32(seed);
   const out = new Float32Array(Math.round(seconds * sr));
@@ -34,4 +34,23 @@ export function addNoise(pcm: Float32Array, snrDb: number, seed: number): Float3
   const noiseRms = Math.sqrt(sq / pcm.length) / 10 ** (snrDb / 20);
   const amp = noiseRms * Math.sqrt(3); // uniform noise on [-a, a] has RMS a / sqrt(3)
   return pcm.map((v) => v + amp * (2 * rnd() - 1));
+}
+
+/** 16-bit mono PCM WAV bytes of float samples in [-1, 1] (clipped) at `sampleRate` Hz (default 16 kHz). */
+export function wavBytes(pcm: Float32Array, sampleRate = 16000): Buffer {
+  const b = Buffer.alloc(44 + 2 * pcm.length);
+  b.write('RIFF', 0);
+  b.writeUInt32LE(36 + 2 * pcm.length, 4);
+  b.write('WAVEfmt ', 8);
+  b.writeUInt32LE(16, 16);
+  b.writeUInt16LE(1, 20);
+  b.writeUInt16LE(1, 22);
+  b.writeUInt32LE(sampleRate, 24);
+  b.writeUInt32LE(sampleRate * 2, 28);
+  b.writeUInt16LE(2, 32);
+  b.writeUInt16LE(16, 34);
+  b.write('data', 36);
+  b.writeUInt32LE(2 * pcm.length, 40);
+  for (let i = 0; i < pcm.length; i++) b.writeInt16LE(Math.round(32767 * Math.max(-1, Math.min(1, pcm[i]!))), 44 + 2 * i);
+  return b;
 }
