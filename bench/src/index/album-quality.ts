@@ -3,11 +3,9 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { createLogger } from '@polyphony/platform';
 import { startSupysonic, WESNOTH_MUSIC_DIR } from '@polyphony/testkit';
-import { startStack } from '@polyphony/standalone';
 import { SeededRandom } from '@polyphony/vectors';
-import { createBenchDatabase } from '../bench-support';
+import { startBenchInstall } from '../standalone/bench-install';
 
 /**
  * Album creation quality (issue 31 "Measure what you ship"): cohesion and artist spread of 20 albums from random
@@ -155,21 +153,8 @@ async function selfContained(albums: number): Promise<void> {
   const music = mkdtempSync(join(tmpdir(), 'album-quality-'));
   for (const f of readdirSync(WESNOTH_MUSIC_DIR).filter((x) => x.endsWith('.ogg'))) copyFileSync(join(WESNOTH_MUSIC_DIR, f), join(music, f));
   const supysonic = await startSupysonic({ musicDir: music, user: 'alice', password: 'alice-pass' });
-  const database = await createBenchDatabase('polyphony_album');
-  const token = 'album-quality-token-0123456789';
-  const stack = await startStack({
-    databaseUrl: database.url,
-    port: 0,
-    host: '127.0.0.1',
-    env: { SERVICE_USER: 'admin', SERVICE_PASSWORD: 'admin-password-1', API_TOKEN: token, MODELS_DIR: models, MUSICNN_PATCHES: '2' },
-    logger: createLogger({ service: 'album-quality', level: 'error' }),
-  });
-  const base = `http://127.0.0.1:${stack.port}`;
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(new URL(path, base), { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
-    return res.json() as Promise<Record<string, unknown>>;
-  };
+  const install = await startBenchInstall('album', { env: { MODELS_DIR: models, MUSICNN_PATCHES: '2' } });
+  const { call, base, token } = install;
   try {
     await call('POST', '/api/servers', { name: 'Supysonic', server_type: 'navidrome', creds: { url: supysonic.url, user: 'alice', password: 'alice-pass' } });
     const t0 = Date.now();
@@ -189,11 +174,10 @@ async function selfContained(albums: number): Promise<void> {
       await new Promise((r) => setTimeout(r, 1000));
     }
     console.log(`Wesnoth corpus analysed in ${Math.round((Date.now() - t0) / 1000)} s (wall, under whatever load the machine has)`);
-    await measure(database.url, base, token, 'Supysonic', albums);
+    await measure(install.databaseUrl, base, token, 'Supysonic', albums);
   } finally {
-    await stack.stop();
+    await install.stop();
     await supysonic.close();
-    await database.drop();
     rmSync(music, { recursive: true, force: true });
   }
 }

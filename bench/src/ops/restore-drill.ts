@@ -1,17 +1,16 @@
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { createLogger } from '@polyphony/platform';
+import { PrivatePostgres } from '@polyphony/testkit';
 import { SeededRandom } from '@polyphony/vectors';
-import { startStack } from '@polyphony/standalone';
+import { startBenchInstall, type BenchInstall } from '../standalone/bench-install';
 
 /**
  * Restore drill (issue 36 "Restores that are proven"; docs/architecture.md "Backup and restore"): a backup of an
  * N-song install (default 100,000 synthetic songs: 200-d float32 vectors in 64 Gaussian clusters, 2,000 artists,
- * one server) restored onto a fresh install answers the same similar-songs and search calls identically.
+ * one server; a private PostgreSQL unless PG_ADMIN_URL is set) restored onto a fresh install answers the same similar-songs and search calls identically.
  *
  * Steps, each timed: seed install A by SQL (the rows analysis writes: score, embedding, mapping), build its index;
  * ask `probes` similar-songs calls (n=10) and 20 searches; back up A (`POST /api/backup`, with a passphrase) and
@@ -25,57 +24,23 @@ import { startStack } from '@polyphony/standalone';
 async function main(): Promise<void> {
   const songs = Number(process.argv[2] ?? 100_000);
   const probes = Number(process.argv[3] ?? 200);
-  const adminUrl = process.env.PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  const token = randomBytes(16).toString('hex');
+  // A private PostgreSQL unless PG_ADMIN_URL names one: two installs need more connections than a shared server may have free.
+  const postgres = process.env.PG_ADMIN_URL ? undefined : await PrivatePostgres.start();
+  const adminUrl = process.env.PG_ADMIN_URL ?? postgres!.url;
   const dirs: string[] = [];
-  const dbs: string[] = [];
-  const stacks: Array<Awaited<ReturnType<typeof startStack>>> = [];
+  const installs: BenchInstall[] = [];
   const install = async (name: string) => {
-    const dbName = `polyphony_drill_${name}_${randomBytes(4).toString('hex')}`;
-    await admin.query(`CREATE DATABASE "${dbName}"`);
-    dbs.push(dbName);
-    const url = new URL(adminUrl);
-    url.pathname = `/${dbName}`;
     const backupDir = mkdtempSync(join(tmpdir(), `polyphony-drill-${name}-`));
     dirs.push(backupDir);
-    const stack = await startStack({
-      databaseUrl: url.toString(),
-      port: 0,
-      host: '127.0.0.1',
-      env: { SERVICE_USER: 'admin', SERVICE_PASSWORD: 'drill-password-1', API_TOKEN: token, JWT_SECRET: randomBytes(32).toString('hex'), BACKUP_DIR: backupDir },
-      logger: createLogger({ service: `drill-${name}`, level: 'error' }),
-    });
-    stacks.push(stack);
-    return { base: `http://127.0.0.1:${stack.port}`, dbUrl: url.toString(), backupDir };
-  };
-  const call = async (base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(new URL(path, base), {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(Buffer.isBuffer(body) ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : Buffer.isBuffer(body) ? new Uint8Array(body) : JSON.stringify(body),
-    });
-    return { status: res.status, text: await res.text() };
-  };
-  const ok = async (base: string, method: string, path: string, body?: unknown) => {
-    const r = await call(base, method, path, body);
-    if (r.status >= 300) throw new Error(`${method} ${path} answered ${r.status}: ${r.text}`);
-    return JSON.parse(r.text) as Record<string, any>;
-  };
-  const waitIndex = async (base: string, before: number) => {
-    for (const deadline = Date.now() + 30 * 60_000; ; ) {
-      const s = await ok(base, 'GET', '/api/index/status');
-      if (Number(s.generation) > before && !s.building && s.items === songs) return;
-      if (Date.now() > deadline) throw new Error(`index not built: ${JSON.stringify(s)}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    const it = await startBenchInstall(`drill_${name}`, { adminUrl, env: { BACKUP_DIR: backupDir } });
+    installs.push(it);
+    return it;
   };
   const seconds = (t0: number) => ((performance.now() - t0) / 1000).toFixed(1);
   try {
     const a = await install('a');
-    const server = await ok(a.base, 'POST', '/api/servers', { name: 'Drill', server_type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'drill-secret' } });
-    const db = new Client({ connectionString: a.dbUrl });
+    const server = await a.call<{ id: string }>('POST', '/api/servers', { name: 'Drill', server_type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'drill-secret' } });
+    const db = new Client({ connectionString: a.databaseUrl });
     await db.connect();
     let t0 = performance.now();
     const rng = new SeededRandom(42);
@@ -118,38 +83,36 @@ async function main(): Promise<void> {
     await db.end();
     console.log(`seeded ${songs} songs in ${seconds(t0)} s`);
     t0 = performance.now();
-    await ok(a.base, 'POST', '/api/index/rebuild', {});
-    await waitIndex(a.base, 0);
+    await a.rebuildIndex(songs);
     console.log(`install A: index built in ${seconds(t0)} s`);
     const paths = [
       ...Array.from({ length: probes }, (_, i) => `/api/similar_tracks?item_id=p-${(i * 7919) % songs}&n=10`),
       ...Array.from({ length: 20 }, (_, i) => `/api/search_tracks?search_query=${encodeURIComponent(`Artist ${i * 97}`)}`),
     ];
-    const answers = async (base: string) => Promise.all(paths.map(async (p) => (await call(base, 'GET', p)).text));
-    const before = await answers(a.base);
+    const answers = async (it: BenchInstall) => Promise.all(paths.map(async (p) => (await it.send('GET', p)).text));
+    const before = await answers(a);
 
     t0 = performance.now();
-    const started = await ok(a.base, 'POST', '/api/backup', { passphrase: 'drill passphrase' });
+    const started = await a.call('POST', '/api/backup', { passphrase: 'drill passphrase' });
     let ready: Record<string, any> | undefined;
     while (!ready) {
-      const list = (await ok(a.base, 'GET', '/api/backup')).backups as Array<Record<string, any>>;
+      const list = (await a.call('GET', '/api/backup')).backups as Array<Record<string, any>>;
       ready = list.find((x) => x.id === started.backup_id && x.status === 'ready');
       if (list.some((x) => x.id === started.backup_id && x.status === 'failed')) throw new Error('backup failed');
       if (!ready) await new Promise((r) => setTimeout(r, 500));
     }
     const backupS = seconds(t0);
     t0 = performance.now();
-    const res = await fetch(new URL(`/api/backup/${ready.id}`, a.base), { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(new URL(`/api/backup/${ready.id}`, a.base), { headers: { authorization: `Bearer ${a.token}` } });
     const archive = Buffer.from(await res.arrayBuffer());
     const downloadS = seconds(t0);
-    const file = join(a.backupDir, String(ready.file_name ?? ''));
-    const size = archive.length || (statSync(file).size as number);
+    const size = archive.length;
 
     const b = await install('b');
-    const bDb = new Client({ connectionString: b.dbUrl });
+    const bDb = new Client({ connectionString: b.databaseUrl });
     await bDb.connect();
     const countB = async () => Number((await bDb.query(`SELECT count(*)::int AS n FROM catalogue.score`)).rows[0].n);
-    const restore = (body: Buffer) => call(b.base, 'POST', '/api/backup/restore', body, { 'content-type': 'application/gzip', 'x-backup-passphrase': 'drill passphrase' });
+    const restore = (body: Buffer) => b.send('POST', '/api/backup/restore', body, { 'content-type': 'application/gzip', 'x-backup-passphrase': 'drill passphrase' });
     const truncated = await restore(archive.subarray(0, Math.floor(archive.length * 0.6)));
     const truncatedSongs = await countB();
     const flipped = Buffer.from(archive);
@@ -161,9 +124,9 @@ async function main(): Promise<void> {
     if (restored.status !== 200) throw new Error(`restore answered ${restored.status}: ${restored.text}`);
     const restoreS = seconds(t0);
     t0 = performance.now();
-    await waitIndex(b.base, 0);
+    await b.waitForIndex(songs, 0);
     const rebuildS = seconds(t0);
-    const after = await answers(b.base);
+    const after = await answers(b);
     await bDb.end();
     const same = before.filter((x, i) => x === after[i]).length;
     console.log('\nRestore drill (synthetic songs; figures depend on the machine load)');
@@ -177,9 +140,8 @@ async function main(): Promise<void> {
       console.log(`first difference: ${paths[i]}\n  before: ${before[i]!.slice(0, 400)}\n  after:  ${after[i]!.slice(0, 400)}`);
     }
   } finally {
-    for (const s of stacks) await s.stop().catch(() => undefined);
-    for (const d of dbs) await admin.query(`DROP DATABASE IF EXISTS "${d}" WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
+    for (const it of installs) await it.stop().catch(() => undefined);
+    await postgres?.destroy();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }
 }

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
-import { PrivateRabbit, startSupysonic, WESNOTH_MUSIC_DIR } from '@polyphony/testkit';
-import { createBenchDatabase, startChild } from '../bench-support';
+import { PrivatePostgres, PrivateRabbit, startSupysonic, WESNOTH_MUSIC_DIR } from '@polyphony/testkit';
+import { startChild } from '../bench-support';
 
 /**
  * Soak (issue 36 "A soak"; docs/operations.md): the standalone stack (its own process, on a private RabbitMQ and
- * the local PostgreSQL) serving supysonic's Wesnoth songs under mixed traffic for `minutes` (default 120), with an
+ * a private PostgreSQL) serving supysonic's Wesnoth songs under mixed traffic for `minutes` (default 120), with an
  * analysis run at the start and a clustering run plus a re-analysis every 20 minutes.
  * Traffic: `workers` (default 4) clients in a loop, each request followed by a 100 ms pause: similar songs,
  * metadata search, a sync page, text search, alchemy, the map, the dashboard summary, in turn.
@@ -27,8 +27,10 @@ async function main(): Promise<void> {
   const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const rabbit = await PrivateRabbit.start();
   const supysonic = await startSupysonic({ musicDir: WESNOTH_MUSIC_DIR, user: 'soak', password: 'soak-pass' });
-  const db = await createBenchDatabase('polyphony_soak');
-  const dbName = new URL(db.url).pathname.slice(1);
+  // A private PostgreSQL: the soak neither competes for nor counts other clients' connections.
+  const postgres = await PrivatePostgres.start();
+  const db = { url: postgres.url };
+  const dbName = 'postgres';
   const env = { SERVICE_USER: 'admin', SERVICE_PASSWORD: 'soak-password-1', API_TOKEN: token, JWT_SECRET: randomBytes(32).toString('hex'), MODELS_DIR: process.env.MODELS_DIR ?? resolve(__dirname, '../../../..', 'shared', 'models') };
   const { child, info } = await startChild<{ port: number; pid: number }>(require.resolve('./soak-stack'), [JSON.stringify({ databaseUrl: db.url, amqpUrl: rabbit.url, env })]);
   const base = `http://127.0.0.1:${info.port}`;
@@ -122,9 +124,9 @@ async function main(): Promise<void> {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
     await pg.end();
-    await db.drop();
+    await postgres.destroy();
     await supysonic.close();
-    await rabbit.stop();
+    await rabbit.destroy();
   }
 }
 

@@ -1,13 +1,11 @@
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { MSD_TAGS, MTT_TAGS, OTHER_FEATURE_LABELS, foldConcept, parseLabelScores, type LearnedFeatures } from '@polyphony/contracts';
 import { DEFAULT_MUSICNN_PATCHES, DefaultEmbedder, FusionEmbedder, MusicnnAnalyser, decodeToPcm, learnedFeatures } from '@polyphony/analysis-worker/engine';
-import { createLogger } from '@polyphony/platform';
 import { EVAL_QUERIES } from '@polyphony/testkit';
-import { startStack } from '@polyphony/standalone';
+import { startBenchInstall } from './bench-install';
 import { BENCH_SCRATCH_DIR, wesnothTracks } from '../analysis-worker/corpus';
 import { benchBackend, benchModelsDir } from '../analysis-worker/musicnn-cache';
 
@@ -115,28 +113,9 @@ const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
 async function main(): Promise<void> {
   const tracks = await analyseCorpus();
   const carry = carriers(tracks);
-  const adminUrl = process.env.PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const dbName = `polyphony_steer_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${dbName}"`);
-  const dbUrl = new URL(adminUrl);
-  dbUrl.pathname = `/${dbName}`;
-  const token = randomBytes(16).toString('hex');
-  const stack = await startStack({
-    databaseUrl: dbUrl.toString(),
-    port: 0,
-    host: '127.0.0.1',
-    env: { SERVICE_USER: 'admin', SERVICE_PASSWORD: randomBytes(12).toString('hex'), API_TOKEN: token, JWT_SECRET: randomBytes(32).toString('hex') },
-    logger: createLogger({ service: 'steering-eval', level: 'error' }),
-  });
-  const base = `http://127.0.0.1:${stack.port}`;
-  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(new URL(path, base), { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
-    return res.json() as Promise<T>;
-  };
-  const db = new Client({ connectionString: dbUrl.toString() });
+  const install = await startBenchInstall('steer');
+  const { call } = install;
+  const db = new Client({ connectionString: install.databaseUrl });
   await db.connect();
   try {
     const server = await call<{ id: string }>('POST', '/api/servers', { name: 'Wesnoth', server_type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } });
@@ -167,14 +146,7 @@ async function main(): Promise<void> {
       version,
     ]);
     await db.query(`INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id) SELECT $1, p, i FROM unnest($2::text[], $3::text[]) AS u(p, i)`, [server.id, ids.map((_, i) => `w-${i}`), ids]);
-    const before = Number((await call<{ generation: number }>('GET', '/api/index/status')).generation);
-    await call('POST', '/api/index/rebuild', {});
-    for (const deadline = Date.now() + 300_000; ; ) {
-      const s = await call<{ generation: number; building: boolean; items: number }>('GET', '/api/index/status');
-      if (Number(s.generation) > before && !s.building && s.items === tracks.length) break;
-      if (Date.now() > deadline) throw new Error(`index not built: ${JSON.stringify(s)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
+    await install.rebuildIndex(tracks.length, 300_000);
     const indexOf = new Map(ids.map((id, i) => [`w-${i}`, i]));
     type Answer = { results: Array<{ item_id: string; similarity: number }> };
     const search = async (query: string, limit: number, steering?: Array<{ concept: string; weight: number }>) =>
@@ -220,9 +192,7 @@ async function main(): Promise<void> {
     console.log(`| **mean of ${all.length} concepts** | | | ${f2(mean(concepts.map((c) => Math.min(c.songs, K) / K)))} | ${overall.map(f2).join(' | ')} |`);
   } finally {
     await db.end();
-    await stack.stop();
-    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-    await admin.end();
+    await install.stop();
   }
 }
 

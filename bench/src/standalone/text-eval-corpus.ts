@@ -1,12 +1,10 @@
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { MTT_TAGS, OTHER_FEATURE_LABELS, formatLabelScores, moodVectorOf } from '@polyphony/contracts';
-import { createLogger } from '@polyphony/platform';
 import { evaluateInstall, formatEvalReport, type EvalSong } from '@polyphony/testkit';
-import { startStack } from '@polyphony/standalone';
+import { startBenchInstall } from './bench-install';
 
 /**
  * Text-search precision@10 on a held-out corpus with real MusiCNN tags (issue 14 "Tests and measures").
@@ -86,28 +84,9 @@ async function main(): Promise<void> {
   if (tracks.length < minTracks) throw new Error(`Only ${tracks.length} tracks in ${dir}: at least ${minTracks} are needed for a meaningful precision@10 (TEXT_EVAL_MIN_TRACKS)`);
   console.log(`${tracks.length} tracks (${[...new Set(tracks.map((t) => t.group))].join(', ')}); stored tags: ${withMtt ? 'MSD + MTT' : 'MSD only (TEXT_EVAL_MTT=0)'}; other features: ${rule ? 'analysis rule' : 'not available (0)'}`);
 
-  const adminUrl = process.env.PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const dbName = `polyphony_texteval_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${dbName}"`);
-  const dbUrl = new URL(adminUrl);
-  dbUrl.pathname = `/${dbName}`;
-  const token = randomBytes(16).toString('hex');
-  const stack = await startStack({
-    databaseUrl: dbUrl.toString(),
-    port: 0,
-    host: '127.0.0.1',
-    env: { SERVICE_USER: 'admin', SERVICE_PASSWORD: randomBytes(12).toString('hex'), API_TOKEN: token, JWT_SECRET: randomBytes(32).toString('hex') },
-    logger: createLogger({ service: 'text-eval', level: 'error' }),
-  });
-  const base = `http://127.0.0.1:${stack.port}`;
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(new URL(path, base), { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
-    return res.json() as Promise<Record<string, unknown>>;
-  };
-  const db = new Client({ connectionString: dbUrl.toString() });
+  const install = await startBenchInstall('texteval');
+  const { call, base, token } = install;
+  const db = new Client({ connectionString: install.databaseUrl });
   await db.connect();
   try {
     const server = await call('POST', '/api/servers', { name: 'Corpus', server_type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } });
@@ -129,21 +108,12 @@ async function main(): Promise<void> {
       tracks.map((t) => Buffer.from(Float32Array.from(t.pen).buffer).toString('base64')),
     ]);
     await db.query(`INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id) SELECT $1, p, i FROM unnest($2::text[], $3::text[]) AS u(p, i)`, [server.id, tracks.map((t) => t.provider), tracks.map((t) => t.id)]);
-    const before = Number((await call('GET', '/api/index/status')).generation);
-    await call('POST', '/api/index/rebuild', {});
-    for (const deadline = Date.now() + 300_000; ; ) {
-      const s = await call('GET', '/api/index/status');
-      if (Number(s.generation) > before && !s.building && s.items === tracks.length) break;
-      if (Date.now() > deadline) throw new Error(`index not built: ${JSON.stringify(s)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
+    await install.rebuildIndex(tracks.length, 300_000);
     // The same evaluation as `bench.sh text-eval` against any running install: tags read back from the catalogue.
-    console.log(formatEvalReport(await evaluateInstall({ databaseUrl: dbUrl.toString(), baseUrl: base, token, server: 'Corpus', truth: tracks.map((t) => t.truth) })));
+    console.log(formatEvalReport(await evaluateInstall({ databaseUrl: install.databaseUrl, baseUrl: base, token, server: 'Corpus', truth: tracks.map((t) => t.truth) })));
   } finally {
     await db.end();
-    await stack.stop();
-    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-    await admin.end();
+    await install.stop();
   }
 }
 
