@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSupysonic, WESNOTH_MUSIC_DIR, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
-import { API_TOKEN, rawBody, startTestStack } from './helpers';
+import { API_TOKEN, startTestStack, takeBackup } from './helpers';
 
 /**
  * A broken disk must not cost a re-analysis: real music (8 Wesnoth tracks served by supysonic) is
@@ -73,19 +73,7 @@ describe('backup and restore onto a fresh install (real analysis)', () => {
     const ids = mappingsA.map((m: { provider_id: string }) => m.provider_id);
     const similarA = await similarAll(a.url, ids);
 
-    const started = await request(a.url).post('/api/backup').set(auth).send({ passphrase: 'correct horse battery staple' }).expect(202);
-    const ready = await until('backup', async () => {
-      const list = (await request(a.url).get('/api/backup').set(auth)).body.backups;
-      return list.find((x: { id: string; status: string }) => x.id === started.body.backup_id && x.status === 'ready');
-    });
-    const archive = (
-      await request(a.url)
-        .get(`/api/backup/${ready.id}`)
-        .set(auth)
-        .buffer(true)
-        .parse(rawBody)
-        .expect(200)
-    ).body as Buffer;
+    const { archive } = await takeBackup(a.url, auth, { passphrase: 'correct horse battery staple' });
 
     // B is a fresh install: nothing analyzed, no server.
     expect(await b.db.query(`SELECT * FROM catalogue.score`)).toEqual([]);

@@ -166,3 +166,18 @@ export function rawBody(res: request.Response, cb: (err: Error | null, body: Buf
   res.on('data', (c: Buffer) => chunks.push(c));
   res.on('end', () => cb(null, Buffer.concat(chunks)));
 }
+
+/**
+ * Takes a backup through the API (`POST /api/backup` with `body`, e.g. `{passphrase}`), waits (up to 10 min) until
+ * the list says it is `ready` and downloads its archive. Returns the list's row (`id`, `size_bytes`, ...), the
+ * archive bytes and the download's content type.
+ */
+export async function takeBackup(url: string, headers: Record<string, string>, body: Record<string, unknown> = {}): Promise<{ row: { id: string; size_bytes: number; sha256: string }; archive: Buffer; contentType: string | undefined }> {
+  const started = await request(url).post('/api/backup').set(headers).send(body).expect(202);
+  const row = await waitFor('the backup to be ready', async () => {
+    const list = (await request(url).get('/api/backup').set(headers).expect(200)).body.backups as Array<{ id: string; status: string; size_bytes: number; sha256: string }>;
+    return list.find((x) => x.id === started.body.backup_id && x.status === 'ready');
+  }, { timeoutMs: 10 * 60_000, intervalMs: 500 });
+  const dl = await request(url).get(`/api/backup/${row.id}`).set(headers).buffer(true).parse(rawBody).expect(200);
+  return { row, archive: dl.body as Buffer, contentType: dl.headers['content-type'] as string | undefined };
+}

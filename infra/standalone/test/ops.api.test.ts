@@ -2,7 +2,7 @@ import request from 'supertest';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { RoutingKeys, TaskCancelRequestedEvent, type TaskUpdatedEvent } from '@polyphony/contracts';
-import { ADMIN, API_TOKEN, loginCookie, rawBody, useTestStack, waitFor } from './helpers';
+import { ADMIN, API_TOKEN, loginCookie, takeBackup, useTestStack, waitFor } from './helpers';
 
 /** Operations through the gateway: schedules, backups (format checks), task control. */
 describe('operations API (full stack)', () => {
@@ -79,15 +79,8 @@ describe('operations API (full stack)', () => {
   });
 
   async function backup(passphrase?: string): Promise<{ id: string; archive: Buffer }> {
-    const started = await request(app.url).post('/api/backup').set(auth).send(passphrase ? { passphrase } : {}).expect(202);
-    const b = await waitFor('backup ready', async () => {
-      const list = (await request(app.url).get('/api/backup').set(auth).expect(200)).body.backups;
-      const row = list.find((x: { id: string }) => x.id === started.body.backup_id);
-      return row?.status === 'ready' ? row : undefined;
-    });
-    const dl = await request(app.url).get(`/api/backup/${b.id}`).set(auth).buffer(true).parse(rawBody).expect(200);
-    expect(dl.headers['content-type']).toBe('application/gzip');
-    const archive = dl.body as Buffer;
+    const { row: b, archive, contentType } = await takeBackup(app.url, auth, passphrase ? { passphrase } : {});
+    expect(contentType).toBe('application/gzip');
     expect(archive.length).toBe(b.size_bytes);
     const lines = gunzipSync(archive).toString('utf8').trimEnd().split('\n');
     const trailer = JSON.parse(lines.at(-1)!);

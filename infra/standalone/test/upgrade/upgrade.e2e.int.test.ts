@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
 import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
-import { ADMIN, API_TOKEN, rawBody, startTestStack, waitFor } from '../helpers';
+import { ADMIN, API_TOKEN, startTestStack, takeBackup, waitFor } from '../helpers';
 import { GOLDEN_FAMILIES, type GoldenContext } from '../golden/families';
 import { GoldenHarness } from '../golden/harness';
 import { appliedMigrations, restoreUpgradeFixture, UPGRADE_FIXTURES, type UpgradeMeta } from './fixture';
@@ -93,19 +93,7 @@ d.each(releases.length > 0 ? releases : ['(none stored)'])('upgrade from the ins
   });
 
   it('When the upgraded install is backed up (before any call below changes it), then the archive is ready to download', async () => {
-    const started = await request(url()).post('/api/backup').set(auth).send({ passphrase: 'upgrade drill' }).expect(202);
-    const ready = await waitFor('the backup', async () => {
-      const list = (await request(url()).get('/api/backup').set(auth)).body.backups as Array<{ id: string; status: string }>;
-      return list.find((x) => x.id === started.body.backup_id && x.status === 'ready');
-    }, { timeoutMs: 5 * 60_000, intervalMs: 500 });
-    archive = (
-      await request(url())
-        .get(`/api/backup/${ready.id}`)
-        .set(auth)
-        .buffer(true)
-        .parse(rawBody)
-        .expect(200)
-    ).body as Buffer;
+    archive = (await takeBackup(url(), auth, { passphrase: 'upgrade drill' })).archive;
     expect(archive.length).toBeGreaterThan(1000);
   });
 
