@@ -1,5 +1,5 @@
-import { MSD_TAGS, MTT_TAGS, OTHER_FEATURE_LABELS } from './learned';
 import { defineRoute } from './openapi';
+import { Steering } from './steering';
 import { z } from './zod';
 
 /**
@@ -17,23 +17,6 @@ export const ALBUM_MAX_LENGTH = 30;
 /** Name of the playlist Album of the Week empties and refills on every server (one per server). */
 export const ALBUM_OF_THE_WEEK_PLAYLIST = 'Album of the Week';
 
-/** Every learned tag label a steering concept may name (MSD, MTT and the six other features), lower case. */
-export const STEERABLE_LABELS: readonly string[] = [...new Set([...MSD_TAGS, ...MTT_TAGS, ...OTHER_FEATURE_LABELS].map((l) => l.toLowerCase()))];
-const steerable = new Set(STEERABLE_LABELS);
-
-/** One steering term: a learned tag label and how much more (> 0) or less (< 0) of it. */
-export const AlbumSteeringTerm = z
-  .object({
-    concept: z.preprocess(
-      (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),
-      z.string().refine((c) => steerable.has(c), { message: 'unknown concept: use a learned tag label such as "piano", "drums", "rock" or "sad"' }),
-    ),
-    /** -1 = much less, +1 = much more; 0 = no effect. */
-    weight: z.number().min(-1).max(1),
-  })
-  .strict();
-export type AlbumSteeringTerm = z.infer<typeof AlbumSteeringTerm>;
-
 /** Body of POST /api/album_creation/generate (`server` may be given here or in the query, as on every route). */
 export const AlbumGenerateBody = z
   .object({
@@ -44,8 +27,8 @@ export const AlbumGenerateBody = z
     query: z.preprocess((v) => (typeof v === 'string' ? v.trim() : v), z.string().min(3, 'query must have at least 3 characters').max(500)).optional(),
     /** Tracks wanted (default 12). */
     length: z.coerce.number().int().min(ALBUM_MIN_LENGTH).max(ALBUM_MAX_LENGTH).optional(),
-    /** Optional tag directions added to the seed point before the pool is drawn (at most 8 terms). */
-    steering: z.array(AlbumSteeringTerm).max(8).optional(),
+    /** Optional concept directions added to the seed point before the pool is drawn: text search's steering list (steering.ts). */
+    steering: Steering.optional(),
   })
   .passthrough()
   .superRefine((b, ctx) => {

@@ -14,7 +14,7 @@ import {
   type AlbumGenerateBody,
   type AlbumGenerateResponse,
   type AlbumOfTheWeekRunResponse,
-  type AlbumSteeringTerm,
+  type SteeringItem,
 } from '@polyphony/contracts';
 import { NotFoundError, StateUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
 import { SeededRandom, dot, normaliseInto } from '@polyphony/vectors';
@@ -24,7 +24,7 @@ import { RequestScope, type ScopeDeps } from '../core/scope';
 import { foldText } from '../core/text';
 import type { SemanticTable } from '../semantic/semantic-table';
 import { TopScored } from '../semantic/top-scored';
-import { LABEL_COLUMNS, MSD_OFFSET, OTHER_OFFSET, parseQuery } from '../semantic/vocabulary';
+import { MSD_OFFSET, OTHER_OFFSET, parseQuery } from '../semantic/vocabulary';
 import { ALBUM_DEFAULTS, INTRO_GENRES, calibrate, cohesionOf, selectAlbum, seedArtistCap, sequenceAlbum, type AlbumCandidate, type OpenerStyle } from './album-builder';
 
 /** The semantic table of a generation (SemanticService.table); rejects or lacks tags when none are stored. */
@@ -47,8 +47,6 @@ export interface AlbumPeers {
 const RANDOM_PAIRS = 2000;
 /** How far one steering weight of 1 moves the seed point along a concept's unit direction. */
 export const STEER_SCALE = 0.5;
-/** Share of the tagged songs (at least 5) averaged as "strong on a concept" for its steering direction. */
-const STEER_TOP_SHARE = 0.05;
 /** Songs averaged into the seed point of a text seed. */
 const TEXT_SEED_SONGS = 10;
 /** Seeds Album of the Week tries per server before giving up. */
@@ -61,7 +59,6 @@ const GENRE_COLUMNS = MSD_GENRES.map((g) => ({ label: foldText(g), col: MSD_OFFS
 
 export class AlbumService {
   private randomCohesion = new Map<number, number>();
-  private directions = new Map<string, Float32Array | null>();
 
   constructor(
     private readonly state: IndexState,
@@ -73,7 +70,6 @@ export class AlbumService {
   ) {
     state.onSwap((g) => {
       for (const k of this.randomCohesion.keys()) if (k !== g.generation) this.randomCohesion.delete(k);
-      for (const k of this.directions.keys()) if (!k.startsWith(`${g.generation}:`)) this.directions.delete(k);
     });
   }
 
@@ -96,10 +92,10 @@ export class AlbumService {
   }
 
   /** An album around one song (a row available on the scope's server). */
-  async fromSong(scope: RequestScope, seedRow: number, length: number, steering: readonly AlbumSteeringTerm[]): Promise<AlbumGenerateResponse> {
+  async fromSong(scope: RequestScope, seedRow: number, length: number, steering: readonly SteeringItem[]): Promise<AlbumGenerateResponse> {
     const gen = scope.gen;
     const table = await this.tableOrUndefined(gen);
-    const seedVec = this.steer(gen, table, gen.index.getVector(seedRow), steering);
+    const seedVec = this.steer(table, gen.index.getVector(seedRow), steering);
     const mask = scope.maskNow();
     const k = Math.min(ALBUM_DEFAULTS.pool, mask.count);
     const near = gen.index.search(seedVec, { k, mask, exclude: [seedRow] }).map((h) => h.row);
@@ -117,7 +113,7 @@ export class AlbumService {
    * pool is the turn lists plus the seed point's nearest neighbours, and the greedy pass takes turns between
    * the concepts.
    */
-  async fromText(scope: RequestScope, query: string, length: number, steering: readonly AlbumSteeringTerm[]): Promise<AlbumGenerateResponse> {
+  async fromText(scope: RequestScope, query: string, length: number, steering: readonly SteeringItem[]): Promise<AlbumGenerateResponse> {
     const gen = scope.gen;
     const table = await this.tables(gen);
     if (table.taggedCount === 0) throw new StateUnavailableError('tags_unavailable', 'A text seed needs MusiCNN tags, and no song in the index has them yet: analyze the library with the model installed');
@@ -155,7 +151,7 @@ export class AlbumService {
     }
     const seedPoint = new Float32Array(gen.index.dim);
     if (!(normaliseInto(sum, 0, seedPoint, 0, seedPoint.length) > 0)) seedPoint.set(gen.index.getVector(combined[0]!.row));
-    const steered = this.steer(gen, table, seedPoint, steering);
+    const steered = this.steer(table, seedPoint, steering);
     const firstRow = combined[0]!.row;
     const near = gen.index.search(steered, { k: Math.min(ALBUM_DEFAULTS.pool, mask.count), mask }).map((h) => h.row);
     const rows = new Set<number>([firstRow, ...near]);
@@ -303,50 +299,21 @@ export class AlbumService {
   }
 
   /**
-   * The seed point moved along the steering concepts: unit(seed + STEER_SCALE x sum(weight x direction)), where
-   * a concept's direction is the unit difference between the mean embedding of the songs strongest on it (top
-   * 5% of tagged songs by its best normalised column, at least 5) and the mean of all tagged songs. Concepts
-   * without tagged songs are ignored. A simple stand-in until text search's steering directions can be shared.
+   * The seed point moved along the steering concepts: unit(seed + STEER_SCALE x sum(weight x direction)), where a
+   * concept's direction is the one text search steers by (the generation's semantic table, semantic/steering.ts:
+   * mean embedding of the songs carrying it minus that of the others). A concept without a direction on this index
+   * (too few songs with or without it) is left out.
    */
-  private steer(gen: Generation, table: SemanticTable | undefined, seed: Float32Array, steering: readonly AlbumSteeringTerm[]): Float32Array {
-    if (!steering.length || !table || table.taggedCount === 0) return seed;
+  private steer(table: SemanticTable | undefined, seed: Float32Array, steering: readonly SteeringItem[]): Float32Array {
+    if (!steering.length || !table) return seed;
     const moved = Float32Array.from(seed);
     for (const term of steering) {
-      const dir = this.direction(gen, table, term.concept);
+      const dir = table.concepts.get(term.concept)?.direction?.vector;
       if (!dir || term.weight === 0) continue;
       for (let d = 0; d < moved.length; d++) moved[d]! += STEER_SCALE * term.weight * dir[d]!;
     }
     const out = new Float32Array(moved.length);
     return normaliseInto(moved, 0, out, 0, out.length) > 0 ? out : seed;
-  }
-
-  private direction(gen: Generation, table: SemanticTable, concept: string): Float32Array | null {
-    const key = `${gen.generation}:${concept}`;
-    if (this.directions.has(key)) return this.directions.get(key)!;
-    const cols = (LABEL_COLUMNS.get(foldText(concept)) ?? []).map((c) => table.normColumn(c));
-    const scored: Array<{ row: number; s: number }> = [];
-    for (let row = 0; row < gen.index.size; row++) {
-      if (table.tagged[row] !== 1) continue;
-      let s = 0;
-      for (const f of cols) s = Math.max(s, f(row));
-      scored.push({ row, s });
-    }
-    let dir: Float32Array | null = null;
-    if (cols.length && scored.length >= 2) {
-      scored.sort((a, b) => b.s - a.s || a.row - b.row);
-      const top = scored.slice(0, Math.max(5, Math.ceil(STEER_TOP_SHARE * scored.length)));
-      const dim = gen.index.dim;
-      const all = new Float64Array(dim);
-      const strong = new Float64Array(dim);
-      for (const { row } of scored) addInto(all, gen.index.getVector(row));
-      for (const { row } of top) addInto(strong, gen.index.getVector(row));
-      const diff = new Float32Array(dim);
-      for (let d = 0; d < dim; d++) diff[d] = strong[d]! / top.length - all[d]! / scored.length;
-      const unit = new Float32Array(dim);
-      dir = normaliseInto(diff, 0, unit, 0, dim) > 0 ? unit : null;
-    }
-    this.directions.set(key, dir);
-    return dir;
   }
 
   /** Mean cosine of RANDOM_PAIRS random pairs of the generation's songs (seeded by the generation number; cached). */
@@ -399,8 +366,5 @@ export function openerStyle(table: SemanticTable | undefined, picks: readonly Al
   return INTRO_GENRES.has(best) ? 'intro' : 'bang';
 }
 
-function addInto(acc: Float64Array, v: Float32Array): void {
-  for (let d = 0; d < acc.length; d++) acc[d]! += v[d]!;
-}
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
