@@ -3,7 +3,7 @@ import { ConflictError, ForbiddenError, NotFoundError, SettingsStore, isTransien
 import type { SessionRepository, SessionWithUser } from '../store/session.repository';
 import type { UserRecord, UserRepository } from '../store/user.repository';
 import { signSession, verifySession } from './jwt';
-import { constantTimeEquals, hashPassword, verifyPassword } from './password';
+import { constantTimeEquals, hashPassword, needsRehash, verifyPassword } from './password';
 
 /** Auth settings as loaded at start (auth.settings, with environment secrets winning). */
 export interface AuthSettings {
@@ -249,6 +249,8 @@ export class AuthService {
     // Hash anyway when the user is unknown so timing does not reveal which usernames exist.
     const ok = user ? await verifyPassword(password, user.passwordHash) : (await hashPassword(password), false);
     if (!user || !ok) throw new UnauthorizedError('Invalid username or password');
+    // An account imported from the reference keeps its Argon2 hash until its first login: re-hashed to our scheme now.
+    if (needsRehash(user.passwordHash)) await this.users.setPassword(user.id, await hashPassword(password));
     return { user, session: await this.issue(user) };
   }
 

@@ -1,4 +1,5 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { argon2Verify } from 'hash-wasm';
 
 function scrypt(password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => scryptCb(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))));
@@ -21,8 +22,29 @@ export async function hashPassword(password: string): Promise<string> {
   return ['scrypt', N, R, P, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
-/** Constant-time check of `password` against a stored hash; false for any malformed hash. */
+/** The encoded Argon2 hashes (PHC strings) of accounts imported from the reference (`$argon2id$v=19$m=...`). */
+const ARGON2_HASH = /^\$argon2(id|i|d)\$/;
+
+/**
+ * Whether a stored hash is not of our scheme (an Argon2 hash imported from the reference, issue 34): after a
+ * successful login with it the password is hashed again with {@link hashPassword}.
+ */
+export function needsRehash(stored: string): boolean {
+  return !stored.startsWith('scrypt$');
+}
+
+/**
+ * Constant-time check of `password` against a stored hash: our scrypt format, or an Argon2 PHC string imported
+ * from the reference (verified with hash-wasm's Argon2, pure WebAssembly, MIT). False for any malformed hash.
+ */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  if (ARGON2_HASH.test(stored)) {
+    try {
+      return await argon2Verify({ password, hash: stored });
+    } catch {
+      return false;
+    }
+  }
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [, n, r, p, saltB64, keyB64] = parts as [string, string, string, string, string, string];

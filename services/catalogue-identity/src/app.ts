@@ -1,6 +1,6 @@
 import { RoutingKeys, type ServerCountedEvent, routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
-import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
+import { ServiceRuntime, TaskRunStore, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeSweepRequests, consumeTaskCancels } from './bus/batch.consumers';
 import { consumeServerDeleted } from './bus/server-deleted.consumer';
 import { consumeSettingsChanged } from './bus/settings.consumer';
@@ -11,6 +11,10 @@ import { probeRoutes } from './http/probes.routes';
 import { internalRoutes } from './http/internal.routes';
 import { lyricsRoutes } from './http/lyrics.routes';
 import { fingerprintRoutes } from './http/fingerprint.routes';
+import { importRoutes } from './http/import.routes';
+import { ReferenceImportService } from './domain/reference-import/import.service';
+import { PgReferenceImportRepository } from './store/reference-import.repository';
+import { openDumpReferenceSource, openPgReferenceSource } from './store/reference-source';
 import { FingerprintRepository } from './store/fingerprint.repository';
 import { FingerprintService } from './domain/fingerprint.service';
 import { BatchRunner } from './domain/batch-runner';
@@ -117,10 +121,34 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     progressIntervalMs: config.taskProgressIntervalMs,
   });
 
+  // Import from the reference (issue 34): a task on the platform host over catalogue.import_runs.
+  const referenceImports = new PgReferenceImportRepository(rt.ds, () => {
+    const active = identity.activeScheme;
+    if (!active) throw new Error('catalogue identity is still starting');
+    return { version: active.version, layout: active.layout };
+  });
+  const imports = new ReferenceImportService(
+    new TaskRunStore(rt.ds, 'catalogue', 'import_runs', 'An import is already running'),
+    { connection: openPgReferenceSource, dump: openDumpReferenceSource },
+    referenceImports,
+    {
+      latest: () => referenceImports.latest(),
+      requestIndexRebuild: async () => {
+        await indexPort.rebuildAndWait({ timeoutMs: config.indexRebuildTimeoutMs, pollMs: config.indexRebuildPollMs });
+      },
+      mappingsChanged: (serverIds) => {
+        for (const id of serverIds) events.changed(id, 'import');
+      },
+    },
+    rt.bus,
+    log.child({ component: 'ReferenceImport' }),
+  );
+
   const mappingService = new MappingService(mappings, mappingLog, artists, settings, events);
   const routeSets: RouteHandlers[] = [];
   routeSets.push(internalRoutes({ identity, mappings: mappingService, tracks: new TrackService(tracks, versions), settings, scheme }));
   routeSets.push(cleaningRoutes(batch));
+  routeSets.push(importRoutes(imports));
   routeSets.push(probeRoutes(new CoverageService(new CoverageRepository(rt.ds))));
   const lyrics = new LyricsRepository(rt.ds);
   routeSets.push(lyricsRoutes(new LyricsService(lyrics)));
@@ -146,6 +174,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     consumers.push(await consumeTaskCancels(rt.bus, batch, config.busPrefetch));
     consumers.push(await consumeSettingsChanged(rt.bus, settings, log.child({ component: 'settings' }), config.busPrefetch));
     batch.start();
+    imports.host.startScanning();
     // Mapping-log retention (index replicas further behind reload their maps in full): at start, then hourly.
     const prune = () =>
       mappingLog.prune().then(
@@ -161,6 +190,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     versions.close();
     for (const c of consumers) await c.stop();
     await batch.stop();
+    await imports.host.stop();
     await events.flush();
   });
   return {
@@ -180,6 +210,8 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     /** The batch lane (sweeps, alignments, cleanings). */
     batch,
     batchTasks,
+    /** The import from the reference (issue 34). */
+    imports,
     /** What the start-time scheme check did (undefined before start). */
     schemeReport: () => schemeReport,
     start: () => rt.start(),

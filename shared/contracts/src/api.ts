@@ -5,6 +5,7 @@ import { browseRoutes } from './browse';
 import { chatRoutes } from './chat';
 import { featureRoutes, parityRoutes } from './features';
 import { hyperbolicRoutes } from './hyperbolic';
+import { importRoutes } from './import';
 import { internalRoutes } from './internal';
 import { opsRoutes } from './ops';
 import { playlistRoutes } from './playlists';
@@ -29,6 +30,7 @@ export const api = {
   features: featureRoutes,
   hyperbolic: hyperbolicRoutes,
   parity: parityRoutes,
+  import: importRoutes,
   internal: internalRoutes,
   ops: opsRoutes,
   playlists: playlistRoutes,

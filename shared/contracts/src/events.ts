@@ -50,7 +50,7 @@ export type ServerDeletedEvent = z.infer<typeof ServerDeletedEvent>;
 export const SweepRequestedEvent = z.object({ taskId: z.string(), serverId: z.string().optional(), fullRefresh: z.boolean().default(true), cancelRunning: z.boolean().default(false) });
 export type SweepRequestedEvent = z.infer<typeof SweepRequestedEvent>;
 
-export const TaskType = z.enum(['analysis', 'cleaning', 'sweep', 'alignment', 'clustering', 'index_build', 'backup', 'restore', 'lyrics_backfill', 'radios']);
+export const TaskType = z.enum(['analysis', 'cleaning', 'sweep', 'alignment', 'clustering', 'index_build', 'backup', 'restore', 'lyrics_backfill', 'radios', 'import']);
 export type TaskType = z.infer<typeof TaskType>;
 export const TaskState = z.enum(['NEW', 'RUNNING', 'SUCCESS', 'FAIL', 'REVOKED']);
 export type TaskState = z.infer<typeof TaskState>;

@@ -21,6 +21,7 @@ export * from './hyperbolic';
 export * from './recording';
 export * from './album';
 export * from './browse';
+export * from './import';
 export * from './internal';
 export * from './route-match';
 export * from './client';

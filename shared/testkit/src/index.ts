@@ -38,3 +38,4 @@ export { syntheticItemId, syntheticLearned, syntheticSongs, toSnapshotTrack, typ
 export { EVAL_K, EVAL_QUERIES, evaluateTextSearch, formatEvalReport, precisionAt, relevantIds, type EvalReport, type EvalSong } from './text-eval/text-eval';
 export { evaluateInstall } from './text-eval/evaluate-install';
 export { addNoise, syntheticNotesPcm, wavBytes } from './synthetic-audio';
+export { referenceSchemaSql, referenceVectorBytes, referenceChromaprintBytes, insertReferenceRows } from './reference-db';
