@@ -52,6 +52,8 @@ export const CreatePlaylistResponse = z
     unavailable: z.number().int(),
     /** The dropped ids, as the caller sent them. */
     unavailable_ids: z.array(z.string()),
+    /** Whose media-server account holds the playlist: the caller's own linked account (`user`; private to them in GET /api/playlists) or the server's (`server`). */
+    account: z.enum(['user', 'server']).optional(),
   })
   .openapi('CreatePlaylistResponse');
 export type CreatePlaylistResponse = z.infer<typeof CreatePlaylistResponse>;
