@@ -130,7 +130,7 @@ export class PortablePlaylistService {
       const r = await client.addToQueue(providerIds, { sessionId });
       return { server_id: server.id, server_type: server.type, method: r.method, account: server.account, queued: providerIds.length, unavailable: canonical.length - providerIds.length, queue_id: r.queueId ?? null };
     } catch (err) {
-      if (isMediaServerError(err) && err.kind === 'not_found') throw new NotFoundError(`No player session of your account on "${server.name}" can be controlled (start a player first)`);
+      if (isMediaServerError(err) && err.kind === 'not_found' && (server.type === 'jellyfin' || server.type === 'emby')) throw new NotFoundError(`No player session of your account on "${server.name}" can be controlled (start a player first)`);
       if (isMediaServerError(err) && (err.kind === 'bad_credentials' || err.kind === 'permission_denied')) {
         throw new AppError('media_server_auth_failed', `Media server "${server.name}" refused the account for its play queue`, 400);
       }
