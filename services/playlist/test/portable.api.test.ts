@@ -122,6 +122,12 @@ describe('portable playlists: M3U8/JSON export and add to queue (fake Plex and S
     expect(lines[3]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/rest\/stream\?id=/);
     // Another user's private playlist is not exportable, nor listed.
     await request(svc.http).post('/api/playlists/export').set(as('user-2', 'srv-plex')).send({ playlist: 'Round trip' }).expect(404);
+    // Alchemy's playlist items (internal, with the asking user): the owner's, found; another user's, or nobody's, 404.
+    const internal = signIdentity({ sub: 'index', username: 'index', role: 'admin', via: 'internal' }, SECRET);
+    const tracksOf = (userId?: string) => request(svc.http).get('/internal/playlists/tracks').query({ serverId: 'srv-plex', playlist: 'Round trip', ...(userId ? { userId } : {}) }).set(internal);
+    expect((await tracksOf('user-1').expect(200)).body).toEqual({ name: 'Round trip_instant', itemIds: [item(2), item(0), item(3)] });
+    await tracksOf('user-2').expect(404);
+    await tracksOf().expect(404);
     const listed = await request(svc.http).get('/api/playlists').set(as('user-2', 'srv-plex')).expect(200);
     expect(Object.keys(listed.body.servers.find((s: { server_id: string }) => s.server_id === 'srv-plex').playlists)).toEqual([]);
   });

@@ -45,7 +45,7 @@ export function toPlaylistsDto(servers: ServerPlaylists[]): PlaylistsResponse {
 export function playlistRoutes(service: PlaylistService): RouteHandlers {
   const r = routeHandlers();
   // Internal (service callers only): the tracks of a playlist we wrote (alchemy items of type playlist).
-  r.json(api.internal.playlistTracks, ({ query: q }) => service.trackIdsOf(q.serverId, q.playlist));
+  r.json(api.internal.playlistTracks, ({ query: q }) => service.trackIdsOf(q.serverId, q.playlist, q.userId));
   // Internal: replace a radio playlist (radio runs of the index service).
   r.json(api.internal.playlistRadio, ({ body }) => service.replaceRadio(body.serverId, body.name, body.ids, body.runId, body.kind));
   // The chat page saves its result through /chat/api/create_playlist: same body, same answer.
