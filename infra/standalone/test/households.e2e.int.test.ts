@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { ServiceClient } from '@polyphony/platform';
-import { startSupysonic, WESNOTH_MUSIC_DIR, type StartedSupysonic } from '@polyphony/testkit';
+import { createFakeJellyfin, createFakeLyrion, startSupysonic, syntheticCatalogue, WESNOTH_MUSIC_DIR, type StartedFake, type StartedSupysonic } from '@polyphony/testkit';
 import { API_TOKEN, loginCookie, rawBody, useTestStack } from './helpers';
 
 /**
@@ -40,7 +40,9 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
     expect(Object.keys(ids).sort()).toEqual([...SONGS].sort());
   });
   const app = useTestStack();
+  const fakes: StartedFake[] = [];
   afterAll(async () => {
+    for (const f of fakes) await f.close();
     await sub?.close();
     rmSync(root, { recursive: true, force: true });
   });
@@ -196,5 +198,32 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
     expect(seen(await request(app.url).post('/api/queue').set(as('bob')).send({ track_ids: [ids.victory] }).expect(502)).body.code).toBe('upstream_unavailable');
 
     for (const body of answers) for (const secret of Object.values(PASS)) expect(body).not.toContain(secret);
+  });
+  it('When a user links a Jellyfin account by user name and password, then only the token is kept; a Lyrion server offers no accounts', async () => {
+    const catalogue = syntheticCatalogue(3);
+    const jf = createFakeJellyfin({ catalogue, token: 'jf-user-token-9', userName: 'alice-jf', password: 'jf-login-pass-7' });
+    const lms = createFakeLyrion({ catalogue });
+    const jfUrl = (await jf.start().then((f) => (fakes.push(f), f))).url;
+    const lmsUrl = (await lms.start().then((f) => (fakes.push(f), f))).url;
+    const jelly = (await request(app.url).post('/api/servers').set(bearer).send({ name: 'Jelly', server_type: 'jellyfin', creds: { url: jfUrl, user_id: jf.userId, token: 'jf-user-token-9' } }).expect(201)).body.id as string;
+    const lyrion = (await request(app.url).post('/api/servers').set(bearer).send({ name: 'Lyrion', server_type: 'lyrion', creds: { url: lmsUrl } }).expect(201)).body.id as string;
+
+    seen(await request(app.url).put(`/api/me/servers/${jelly}/account`).set(as('alice')).send({ username: 'alice-jf', password: 'wrong' }).expect(400));
+    const linked = seen(await request(app.url).put(`/api/me/servers/${jelly}/account`).set(as('alice')).send({ username: 'alice-jf', password: 'jf-login-pass-7' }).expect(200));
+    expect(linked.body).toMatchObject({ server_type: 'jellyfin', status: 'linked', account_name: 'alice-jf', library_scope_supported: true });
+    const stored = await app.sql<{ creds: Record<string, string> }>(`SELECT creds FROM registry.user_accounts WHERE server_id = $1`, [jelly]);
+    expect(Object.keys(stored[0]!.creds).sort()).toEqual(['token', 'url', 'user_id']);
+    expect(stored[0]!.creds.token).toBe('jf-user-token-9');
+    expect(JSON.stringify(linked.body)).not.toContain('jf-user-token-9');
+
+    const refused = seen(await request(app.url).put(`/api/me/servers/${lyrion}/account`).set(as('alice')).send({ user: 'a', password: 'b' }).expect(400));
+    expect(refused.body.code).toBe('accounts_not_supported');
+    const all = seen(await request(app.url).get('/api/me/accounts').set(as('alice')).expect(200)).body.accounts as Array<{ server_name: string; status: string; library_scope_supported: boolean }>;
+    expect(all.map((a) => [a.server_name, a.status, a.library_scope_supported])).toEqual([
+      ['House', 'not_linked', true],
+      ['Jelly', 'linked', true],
+      ['Lyrion', 'not_linked', false],
+    ]);
+    for (const body of answers) for (const secret of ['jf-login-pass-7', 'jf-user-token-9']) expect(body).not.toContain(secret);
   });
 });
