@@ -181,7 +181,7 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
     seen(await request(app.url).post('/api/playlists/export').set(as('alice')).send({ playlist: 'x', track_ids: ['y'] }).expect(400));
   });
 
-  it('When alice unlinks, then her next playlist falls back to the server account and is listed to everyone; a Lyrion-style kind without accounts is not offered; no answer held a secret', async () => {
+  it('When alice unlinks, then her next playlist falls back to the server account and is listed to everyone; the play queue needs an own account; no answer held a secret', async () => {
     await request(app.url).delete(`/api/me/servers/${serverId}/account`).set(as('alice')).expect(204);
     expect((await request(app.url).get(`/api/me/servers/${serverId}/account`).set(as('alice')).expect(200)).body).toMatchObject({ status: 'not_linked', libraries: null });
     const res = seen(await request(app.url).post('/api/create_playlist').set(as('alice')).send({ playlist_name: 'after unlink', track_ids: [ids.victory] }).expect(201));
