@@ -11,6 +11,7 @@ import { ByteLog } from '@polyphony/vector-engine';
 import { FEATURE_COLUMNS, LABEL_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
 import { percentile } from './percentile';
 import { CARRY_THRESHOLD, deriveDirections, type ConceptDirection } from './steering';
+import { bytePosting, floatPosting, postingsCap, type Posting } from './postings';
 
 export { percentile };
 
@@ -156,6 +157,14 @@ export class SemanticTable {
   readonly moods: Map<MoodName, MoodCentroid>;
   /** The steering concepts, in STEER_CONCEPTS order (directions derived from the normalisation sample). */
   readonly concepts: Map<string, SteerConcept>;
+  /**
+   * Pre-sorted postings (postings.ts): per feature column the tagged rows of the highest values, best first, and
+   * the rows of known tempo and energy in both directions (`postingsCap(size)` rows each). Text search reads
+   * them instead of scoring every row.
+   */
+  private readonly postings: Posting[] = [];
+  private readonly tempoPostings: { up: Posting; down: Posting };
+  private readonly energyPostings: { up: Posting; down: Posting };
   /** Mean raw score of each other feature over tagged songs (computed with the table). */
   private readonly coverage: Array<{ label: string; score: number }>;
 
@@ -234,15 +243,22 @@ export class SemanticTable {
     // The columns, one after the other (the fill's arrays are dropped with the fill).
     this.columns = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'semantic');
     const column = Buffer.allocUnsafeSlow(size * 4);
+    const cap = postingsCap(size);
+    const isTagged = (r: number) => this.tagged[r] === 1;
     for (let c = 0; c < OTHER_OFFSET; c++) {
       for (let r = 0; r < size; r++) column[r] = fill.tagBytes[r * OTHER_OFFSET + c]!;
       this.columns.append(column.subarray(0, size));
+      this.postings.push(bytePosting(column, size, isTagged, cap));
     }
     const f32 = new Float32Array(column.buffer, column.byteOffset, size);
     for (let c = 0; c < OTHER_COLUMNS; c++) {
       for (let r = 0; r < size; r++) f32[r] = fill.others[r * OTHER_COLUMNS + c]!;
       this.columns.append(column.subarray(0, size * 4));
+      this.postings.push(floatPosting(f32, size, isTagged, cap, true));
     }
+    const any = () => true;
+    this.tempoPostings = { up: floatPosting(fill.tempo, size, any, cap, false), down: floatPosting(fill.tempo, size, any, cap, true) };
+    this.energyPostings = { up: floatPosting(fill.energy, size, any, cap, false), down: floatPosting(fill.energy, size, any, cap, true) };
     this.columns.append(new Uint8Array(fill.tempo.buffer, fill.tempo.byteOffset, size * 4));
     this.columns.append(new Uint8Array(fill.energy.buffer, fill.energy.byteOffset, size * 4));
   }
@@ -266,6 +282,28 @@ export class SemanticTable {
     const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
     for await (const page of pages) fill.add(page);
     return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage);
+  }
+
+  /** Posting of feature column c: tagged rows by descending value (so descending normalised score), cut at `postingsCap`. */
+  posting(c: number): Posting {
+    return this.postings[c]!;
+  }
+
+  /** Rows of known tempo, ascending (`descending` false) or descending BPM, cut at `postingsCap`. */
+  tempoPosting(descending: boolean): Posting {
+    return descending ? this.tempoPostings.down : this.tempoPostings.up;
+  }
+
+  /** Rows of known energy, ascending (`descending` false) or descending dB, cut at `postingsCap`. */
+  energyPosting(descending: boolean): Posting {
+    return descending ? this.energyPostings.down : this.energyPostings.up;
+  }
+
+  /** Bytes held by the postings. */
+  get postingBytes(): number {
+    let b = 0;
+    for (const p of [...this.postings, this.tempoPostings.up, this.tempoPostings.down, this.energyPostings.up, this.energyPostings.down]) b += p.rows.byteLength;
+    return b;
   }
 
   /** Bytes of column c in the log, and where it starts. */
@@ -336,7 +374,7 @@ export class SemanticTable {
 
   /** Bytes held in memory: the tagged flags plus the column log's memory (all columns while resident, a write buffer once on disk). */
   byteLength(): number {
-    return this.tagged.byteLength + this.columns.residentBytes;
+    return this.tagged.byteLength + this.columns.residentBytes + this.postingBytes;
   }
 
   /** Bytes of the per-row columns (tags, other features, tempo, energy), in memory or on disk, plus the tagged flags. */
