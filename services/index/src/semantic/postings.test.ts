@@ -6,13 +6,13 @@
 import { OTHER_FEATURE_LABELS } from '@polyphony/contracts';
 import { mulberry32 as rng } from '@polyphony/vectors';
 import type { Generation } from '../core/generation';
-import { bytePosting, floatPosting, thresholdTopK, type Channel } from './postings';
+import { bytePosting, scorePosting, thresholdTopK, type Channel } from './postings';
 import { SemanticTable, type SemanticRowSource } from './semantic-table';
 import { conceptChannel, scanTopK } from './semantic.service';
 import { parseQuery } from './vocabulary';
 import { OTHER_OFFSET } from './vocabulary';
 
-function table(n: number, seed: number): SemanticTable {
+function table(n: number, seed: number, idOf: (row: number) => string): SemanticTable {
   const rand = rng(seed);
   const rows: SemanticRowSource[] = [];
   for (let i = 0; i < n; i++) {
@@ -23,11 +23,13 @@ function table(n: number, seed: number): SemanticTable {
     rows.push({ itemId: `id${String(i).padStart(6, '0')}`, tags, other, tempo: i % 13 === 0 ? null : 60 + Math.floor(rand() * 120), energy: i % 17 === 0 ? null : -30 + rand() * 25 });
   }
   const vectors = Array.from({ length: n }, () => Float32Array.from({ length: 8 }, () => rand() - 0.5));
-  const gen = { generation: 1, index: { size: n, rowOf: (id: string) => Number(id.slice(2)), getVector: (r: number) => vectors[r]! } } as unknown as Generation;
+  const gen = { generation: 1, index: { size: n, idOf, rowOf: (id: string) => Number(id.slice(2)), getVector: (r: number) => vectors[r]! } } as unknown as Generation;
   return SemanticTable.build(gen, rows);
 }
 
-const idOf = (row: number) => `id${String(row).padStart(6, '0')}`;
+const inOrder = (row: number) => `id${String(row).padStart(6, '0')}`;
+/** Ids against row order (as after rows were appended to a generation): ties are then not listed by id. */
+const reversed = (row: number) => `id${String(999_999 - row).padStart(6, '0')}`;
 
 /** The channels the service makes for a query, metadata matches given as row sets per term. */
 function channelsOf(t: SemanticTable, query: string, meta: Record<string, number[]> = {}): Channel[] {
@@ -36,30 +38,36 @@ function channelsOf(t: SemanticTable, query: string, meta: Record<string, number
   for (const c of concepts) {
     const concept = conceptChannel(t, c);
     const rows = new Set(meta[c.term] ?? []);
-    out.push(rows.size ? { score: (r) => (rows.has(r) ? 1 : concept.score(r)), sources: [{ rows: Int32Array.from(rows).sort(), complete: true, value: () => 1 }, ...concept.sources] } : concept);
+    out.push(rows.size ? { score: (r) => (rows.has(r) ? 1 : concept.score(r)), sources: [{ rows: Int32Array.from(rows).sort(), complete: true, tiesById: t.rowsInIdOrder, value: () => 1 }, ...concept.sources] } : concept);
   }
   for (const w of words) {
     const rows = new Set(meta[w] ?? []);
-    if (rows.size) out.push({ score: (r) => (rows.has(r) ? 1 : 0), sources: [{ rows: Int32Array.from(rows).sort(), complete: true, value: () => 1 }] });
+    if (rows.size) out.push({ score: (r) => (rows.has(r) ? 1 : 0), sources: [{ rows: Int32Array.from(rows).sort(), complete: true, tiesById: t.rowsInIdOrder, value: () => 1 }] });
   }
   return out;
 }
 
-describe('text search postings', () => {
+describe.each([
+  ['in id order', inOrder],
+  ['not in id order', reversed],
+])('text search postings, rows %s', (_, idOf) => {
   const n = 6000;
-  const t = table(n, 7);
+  const t = table(n, 7, idOf);
 
-  it('When a byte column is posted, then its rows come by descending byte and only tagged rows appear', () => {
+  it('When the table is built, then it knows whether its rows are in id order', () => {
+    expect(t.rowsInIdOrder).toBe(idOf === inOrder);
+  });
+
+  it('When a byte column is posted, then rows come by descending score, equal scores in row order, only rows that have it and score above 0', () => {
     const bytes = Uint8Array.from({ length: 50 }, (_, i) => (i * 37) % 256);
-    const p = bytePosting(bytes, 50, (r) => r % 5 !== 0, 10);
+    const score = (b: number) => Math.max(0, Math.min(1, (b - 40) / 100)); // clamps: many ties at 0 and 1
+    const p = bytePosting(bytes, 50, (r) => r % 5 !== 0, score, 10);
     expect(p.rows.length).toBe(10);
     expect(p.complete).toBe(false);
-    for (let i = 1; i < p.rows.length; i++) expect(bytes[p.rows[i - 1]!]!).toBeGreaterThanOrEqual(bytes[p.rows[i]!]!);
-    expect([...p.rows].every((r) => r % 5 !== 0)).toBe(true);
-    const all = [...bytes.keys()].filter((r) => r % 5 !== 0).map((r) => bytes[r]!).sort((a, b) => b - a);
-    expect([...p.rows].map((r) => bytes[r]!)).toEqual(all.slice(0, 10));
-    const f = floatPosting(Float32Array.from([3, Number.NaN, 1, 2]), 4, () => true, 10, false);
-    expect([...f.rows]).toEqual([2, 3, 0]);
+    const want = [...bytes.keys()].filter((r) => r % 5 !== 0 && score(bytes[r]!) > 0).sort((a, b) => score(bytes[b]!) - score(bytes[a]!) || a - b);
+    expect([...p.rows]).toEqual(want.slice(0, 10));
+    const f = scorePosting(4, () => true, (r) => [3, 0, 1, 3][r]!, 10);
+    expect([...f.rows]).toEqual([0, 3, 2]);
     expect(f.complete).toBe(true);
   });
 
@@ -91,10 +99,10 @@ describe('text search postings', () => {
 
   it('When a posting is cut before the answer is decided, then the result is undecided rather than wrong', () => {
     const bytes = Uint8Array.from({ length: 100 }, (_, r) => 255 - r);
-    const cut = bytePosting(bytes, 100, () => true, 5);
+    const cut = bytePosting(bytes, 100, () => true, (b) => b / 255, 5);
     const score = (r: number) => bytes[r]! / 255;
     const channels: Channel[] = [{ score, sources: [{ ...cut, value: score }] }];
-    expect(thresholdTopK(channels, 100, 10, () => true, String).top).toBeUndefined();
-    expect(thresholdTopK(channels, 100, 3, () => true, String).top?.map((x) => x.row)).toEqual([0, 1, 2]);
+    expect(thresholdTopK(channels, 100, 10, () => true, idOf).top).toBeUndefined();
+    expect(thresholdTopK(channels, 100, 3, () => true, idOf).top?.map((x) => x.row)).toEqual([0, 1, 2]);
   });
 });

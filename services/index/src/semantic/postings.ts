@@ -23,59 +23,79 @@ export interface Posting {
   rows: Int32Array;
   /** True when the list holds every row that has a value (the rest score 0 on this list). */
   complete: boolean;
+  /** True when rows of equal value come in canonical-id order (the table's rows are in id order, as a full build numbers them). */
+  tiesById: boolean;
 }
 
 /**
- * The `cap` rows with the largest byte among rows where `has(row)`, largest first (counting sort, O(size + 256)).
- * @param bytes one byte per row
+ * The `cap` rows where `has(row)` with the highest score above 0, best first, rows of equal score in row order, for a
+ * column of bytes whose score is a function of the byte (`scoreOfByte`, non-negative): a counting sort over the
+ * distinct scores of the 256 bytes, O(size + 256).
  */
-export function bytePosting(bytes: Uint8Array, size: number, has: (row: number) => boolean, cap: number): Posting {
-  const count = new Int32Array(256);
+export function bytePosting(bytes: Uint8Array, size: number, has: (row: number) => boolean, scoreOfByte: (b: number) => number, cap: number, rowsInIdOrder = false): Posting {
+  // Bucket of each byte: rank of its score among the distinct positive scores, best first (-1 = scores 0).
+  const byScore = [...Array(256).keys()].map((b) => ({ b, s: scoreOfByte(b) })).filter((x) => x.s > 0).sort((x, y) => y.s - x.s);
+  const bucket = new Int32Array(256).fill(-1);
+  let buckets = 0;
+  byScore.forEach((x, i) => (bucket[x.b] = i > 0 && byScore[i - 1]!.s === x.s ? buckets - 1 : buckets++));
+  const count = new Int32Array(buckets + 1);
   let total = 0;
   for (let r = 0; r < size; r++) {
     if (!has(r)) continue;
-    count[bytes[r]!]!++;
+    const k = bucket[bytes[r]!]!;
+    if (k < 0) continue;
+    count[k]!++;
     total++;
   }
   const take = Math.min(cap, total);
-  // Start of each byte value's run in the output (descending byte order), clipped to `take`.
-  const start = new Int32Array(256);
-  let at = 0;
-  for (let b = 255; b >= 0; b--) {
-    start[b] = at;
-    at += count[b]!;
+  const start = new Int32Array(buckets);
+  for (let k = 0, at = 0; k < buckets; k++) {
+    start[k] = at;
+    at += count[k]!;
   }
   const rows = new Int32Array(take);
-  for (let r = 0; r < size; r++) {
+  for (let r = 0; r < size && take > 0; r++) {
     if (!has(r)) continue;
-    const o = start[bytes[r]!]!++;
+    const k = bucket[bytes[r]!]!;
+    if (k < 0) continue;
+    const o = start[k]!++;
     if (o < take) rows[o] = r;
   }
-  return { rows, complete: take === total };
+  return { rows, complete: take === total, tiesById: rowsInIdOrder };
 }
 
 /**
- * The `cap` rows with the largest (`descending`) or smallest finite value among rows where `has(row)`, in that
- * order (ties: lower row first). O(size log size) for the threshold, then a sort of the kept rows.
+ * The `cap` rows where `has(row)` with the highest `score` above 0, best first, rows of equal score in row order:
+ * O(size log size) for the cut, then a sort of the kept rows.
  */
-export function floatPosting(values: Float32Array, size: number, has: (row: number) => boolean, cap: number, descending: boolean): Posting {
-  const finite: number[] = [];
-  for (let r = 0; r < size; r++) if (has(r) && Number.isFinite(values[r]!)) finite.push(r);
-  const total = finite.length;
+export function scorePosting(size: number, has: (row: number) => boolean, score: (row: number) => number, cap: number, rowsInIdOrder = false): Posting {
+  const rows: number[] = [];
+  const scores: number[] = [];
+  for (let r = 0; r < size; r++) {
+    if (!has(r)) continue;
+    const s = score(r);
+    if (s > 0) {
+      rows.push(r);
+      scores.push(s);
+    }
+  }
+  const total = rows.length;
   const take = Math.min(cap, total);
-  if (take === 0) return { rows: new Int32Array(0), complete: true };
-  const sign = descending ? -1 : 1;
-  const sorted = Float32Array.from(finite, (r) => sign * values[r]!).sort();
-  const cut = sorted[take - 1]!;
-  const kept = finite.filter((r) => sign * values[r]! <= cut);
-  kept.sort((a, b) => sign * values[a]! - sign * values[b]! || a - b);
-  return { rows: Int32Array.from(kept.slice(0, take)), complete: take === total };
+  let kept = rows.map((r, i) => i);
+  if (take < total) {
+    const cut = Float64Array.from(scores).sort()[total - take]!;
+    kept = kept.filter((i) => scores[i]! >= cut);
+  }
+  kept.sort((a, b) => scores[b]! - scores[a]! || rows[a]! - rows[b]!);
+  return { rows: Int32Array.from(kept.slice(0, take), (i) => rows[i]!), complete: take === total, tiesById: rowsInIdOrder };
 }
 
 /** One sorted source of a channel: a posting list and the channel's value of its rows (non-increasing along the list). */
 export interface Source {
   rows: Int32Array;
   complete: boolean;
+  /** Rows of equal value come in canonical-id order (lets a one-channel query stop inside a tie). */
+  tiesById?: boolean;
   value: (row: number) => number;
 }
 
@@ -102,7 +122,11 @@ const ROUND = 32;
  * (the same float operations as the full scan). After each round the threshold t = (sum of each channel's best
  * value still unread) / channels bounds every unseen row's score (float sums and quotients are monotone, so the
  * bound holds in float too). It stops when t = 0, or when k rows are kept and the worst of them scores strictly
- * above t (an unseen row tying the worst could sort before it by id). When a source runs out before that while its
+ * above t (an unseen row tying the worst could sort before it by id). A one-channel query also stops when the worst
+ * kept row scores exactly t and every source whose next value is t lists ties in id order with a next row whose id
+ * sorts after the worst kept one's: an unseen row scoring t takes that value from one such source (a maximum is
+ * exact), after its next row, so it sorts after the worst kept row (the top tie of a popular tag holds 1% of the
+ * songs: without this rule all of them are read). When a source runs out before that while its
  * next value could still be positive (a cut posting), the answer is undecided: `top` is undefined.
  */
 export function thresholdTopK(channels: readonly Channel[], size: number, k: number, allowed: (row: number) => boolean, idOf: (row: number) => string): ThresholdResult {
@@ -160,6 +184,7 @@ export function thresholdTopK(channels: readonly Channel[], size: number, k: num
     if (t === 0) return { top: best.sorted(), scored };
     const worst = best.worst();
     if (worst !== undefined && worst > t) return { top: best.sorted(), scored };
+    if (worst !== undefined && worst === t && n === 1 && !stuck && tiesAfter(channels[0]!, pos[0]!, t, best.worstId()!, idOf)) return { top: best.sorted(), scored };
     if (stuck) {
       // Stuck only matters once every readable source is read: otherwise keep reading.
       let readable = false;
@@ -167,4 +192,19 @@ export function thresholdTopK(channels: readonly Channel[], size: number, k: num
       if (!readable) return { top: undefined, scored };
     }
   }
+}
+
+/** One-channel tie rule of `thresholdTopK`: every source whose next value is `t` has a next row sorting after `worstId`. */
+function tiesAfter(ch: Channel, pos: readonly number[], t: number, worstId: string, idOf: (row: number) => string): boolean {
+  for (let j = 0; j < ch.sources.length; j++) {
+    const src = ch.sources[j]!;
+    const p = pos[j]!;
+    if (p >= src.rows.length) {
+      if (!src.complete && src.rows.length > 0 && src.value(src.rows[src.rows.length - 1]!) === t) return false;
+      continue;
+    }
+    if (src.value(src.rows[p]!) !== t) continue;
+    if (!src.tiesById || !(idOf(src.rows[p]!) > worstId)) return false;
+  }
+  return true;
 }

@@ -11,7 +11,9 @@ import { ByteLog } from '@polyphony/vector-engine';
 import { FEATURE_COLUMNS, LABEL_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
 import { percentile } from './percentile';
 import { CARRY_THRESHOLD, deriveDirections, type ConceptDirection } from './steering';
-import { bytePosting, floatPosting, postingsCap, type Posting } from './postings';
+import { bytePosting, postingsCap, scorePosting, type Posting } from './postings';
+import { descriptorScore } from './descriptors';
+import type { Descriptor } from './vocabulary';
 
 export { percentile };
 
@@ -163,8 +165,7 @@ export class SemanticTable {
    * them instead of scoring every row.
    */
   private readonly postings: Posting[] = [];
-  private readonly tempoPostings: { up: Posting; down: Posting };
-  private readonly energyPostings: { up: Posting; down: Posting };
+  private readonly descriptorPostings: Record<Descriptor, Posting>;
   /** Mean raw score of each other feature over tagged songs (computed with the table). */
   private readonly coverage: Array<{ label: string; score: number }>;
 
@@ -174,6 +175,8 @@ export class SemanticTable {
     fill: ColumnFill,
     vectorOf: (row: number) => Float32Array,
     storage: SemanticStorage,
+    /** Rows are numbered in canonical-id order (`rowsInIdOrder`): postings then list ties in id order. */
+    readonly rowsInIdOrder = false,
   ) {
     this.tagged = fill.tagged;
     const tagged = fill.taggedCount;
@@ -248,17 +251,22 @@ export class SemanticTable {
     for (let c = 0; c < OTHER_OFFSET; c++) {
       for (let r = 0; r < size; r++) column[r] = fill.tagBytes[r * OTHER_OFFSET + c]!;
       this.columns.append(column.subarray(0, size));
-      this.postings.push(bytePosting(column, size, isTagged, cap));
+      const lo = this.low[c]!;
+      const hi = this.high[c]!;
+      // The normalised score of normColumn, as a function of the stored byte.
+      this.postings.push(bytePosting(column, size, isTagged, (b) => Math.max(0, Math.min(1, (BYTE_PROBABILITY[b]! - lo) / (hi - lo))), cap, rowsInIdOrder));
     }
     const f32 = new Float32Array(column.buffer, column.byteOffset, size);
     for (let c = 0; c < OTHER_COLUMNS; c++) {
       for (let r = 0; r < size; r++) f32[r] = fill.others[r * OTHER_COLUMNS + c]!;
       this.columns.append(column.subarray(0, size * 4));
-      this.postings.push(floatPosting(f32, size, isTagged, cap, true));
+      const lo = this.low[OTHER_OFFSET + c]!;
+      const hi = this.high[OTHER_OFFSET + c]!;
+      this.postings.push(scorePosting(size, isTagged, (r) => Math.max(0, Math.min(1, (f32[r]! - lo) / (hi - lo))), cap, rowsInIdOrder));
     }
     const any = () => true;
-    this.tempoPostings = { up: floatPosting(fill.tempo, size, any, cap, false), down: floatPosting(fill.tempo, size, any, cap, true) };
-    this.energyPostings = { up: floatPosting(fill.energy, size, any, cap, false), down: floatPosting(fill.energy, size, any, cap, true) };
+    const posted = (d: Descriptor) => scorePosting(size, any, descriptorScore(d, fill.tempo, fill.energy, this.energyRange), cap, rowsInIdOrder);
+    this.descriptorPostings = { slow: posted('slow'), fast: posted('fast'), loud: posted('loud'), quiet: posted('quiet') };
     this.columns.append(new Uint8Array(fill.tempo.buffer, fill.tempo.byteOffset, size * 4));
     this.columns.append(new Uint8Array(fill.energy.buffer, fill.energy.byteOffset, size * 4));
   }
@@ -270,7 +278,7 @@ export class SemanticTable {
   static build(gen: Generation, rows: Iterable<SemanticRowSource>, storage: SemanticStorage = {}): SemanticTable {
     const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
     fill.add(rows);
-    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage);
+    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage, rowsInIdOrder(gen));
   }
 
   /**
@@ -281,28 +289,23 @@ export class SemanticTable {
   static async buildFromPages(gen: Generation, pages: AsyncIterable<readonly SemanticRowSource[]>, storage: SemanticStorage = {}): Promise<SemanticTable> {
     const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
     for await (const page of pages) fill.add(page);
-    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage);
+    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage, rowsInIdOrder(gen));
   }
 
-  /** Posting of feature column c: tagged rows by descending value (so descending normalised score), cut at `postingsCap`. */
+  /** Posting of feature column c: tagged rows of normalised score above 0, best first (ties in row order), cut at `postingsCap`. */
   posting(c: number): Posting {
     return this.postings[c]!;
   }
 
-  /** Rows of known tempo, ascending (`descending` false) or descending BPM, cut at `postingsCap`. */
-  tempoPosting(descending: boolean): Posting {
-    return descending ? this.tempoPostings.down : this.tempoPostings.up;
-  }
-
-  /** Rows of known energy, ascending (`descending` false) or descending dB, cut at `postingsCap`. */
-  energyPosting(descending: boolean): Posting {
-    return descending ? this.energyPostings.down : this.energyPostings.up;
+  /** Rows scoring above 0 on a tempo or energy word (`descriptorScore`), best first, cut at `postingsCap`. */
+  descriptorPosting(d: Descriptor): Posting {
+    return this.descriptorPostings[d];
   }
 
   /** Bytes held by the postings. */
   get postingBytes(): number {
     let b = 0;
-    for (const p of [...this.postings, this.tempoPostings.up, this.tempoPostings.down, this.energyPostings.up, this.energyPostings.down]) b += p.rows.byteLength;
+    for (const p of [...this.postings, ...Object.values(this.descriptorPostings)]) b += p.rows.byteLength;
     return b;
   }
 
@@ -403,6 +406,22 @@ export class SemanticTable {
   }
 }
 
+
+/**
+ * True when the generation's rows are numbered in canonical-id order (a full build numbers them so; rows appended
+ * later break it): the postings then list ties in id order. One id decode per row (O(size)).
+ */
+export function rowsInIdOrder(gen: Pick<Generation, 'index'>): boolean {
+  const index = gen.index as Partial<Pick<Generation['index'], 'idOf'>> & { size: number };
+  if (typeof index.idOf !== 'function') return false;
+  let prev = '';
+  for (let r = 0; r < index.size; r++) {
+    const id = index.idOf(r);
+    if (r > 0 && !(prev < id)) return false;
+    prev = id;
+  }
+  return true;
+}
 
 /** Unit vector of the mean of the rows' vectors (zero vector when they cancel out). */
 function unitMean(rows: readonly number[], vectorOf: (row: number) => Float32Array): Float32Array {

@@ -24,6 +24,7 @@ import { projectPoint } from '../maps/projection';
 import type { RankedRow, RequestScope } from '../core/scope';
 import { SemanticTable, type SemanticStorage } from './semantic-table';
 import { TopScored, type ScoredRow } from './top-scored';
+import { descriptorScore } from './descriptors';
 import { thresholdTopK, type Channel, type Posting, type Source } from './postings';
 import { conceptPosition, steeredScore, steerPool, type ConceptDirection } from './steering';
 import { popcount32 } from '@polyphony/vectors';
@@ -50,9 +51,6 @@ export const SEM_GROVE_WEIGHT_AUDIO = 0.25;
 /** Queries listed by /api/clap/top_queries. */
 export const TOP_QUERIES = 20;
 
-/** BPM ramps of the tempo words: "slow" = 1 at <= 70 BPM, 0 at >= 120; "fast" = 0 at <= 100, 1 at >= 150. */
-const SLOW_BPM: [number, number] = [70, 120];
-const FAST_BPM: [number, number] = [100, 150];
 
 export class SemanticService {
   private tables = new Map<number, Promise<SemanticTable>>();
@@ -133,7 +131,7 @@ export class SemanticService {
       return rows;
     };
     // The rows of a metadata match as a sorted source of value 1 (complete: every other row is 0 on it).
-    const metaSource = (rows: Set<number>): Source => ({ rows: Int32Array.from(rows).sort(), complete: true, value: () => 1 });
+    const metaSource = (rows: Set<number>): Source => ({ rows: Int32Array.from(rows).sort(), complete: true, tiesById: table.rowsInIdOrder, value: () => 1 });
     for (const c of concepts) {
       // A tag word may also be part of a name ("Daft Punk", "Massive Attack"): metadata counts too.
       const concept = conceptChannel(table, c);
@@ -363,31 +361,11 @@ export function conceptChannel(table: SemanticTable, c: Concept): Channel {
   };
 }
 
-/**
- * Tempo ramps (BPM, constants above) and energy (dB, scaled between the catalogue's 5th and 95th percentiles): the
- * score of a row and the posting that lists rows by descending score (ascending tempo for "slow", and so on).
- */
+/** A tempo or energy word's score of a row (descriptors.ts) and the posting listing rows by it. */
 function descriptorChannel(table: SemanticTable, d: Descriptor): { score: (row: number) => number; posting: Posting } {
-  const ramp = (x: number, [a, b]: [number, number]) => Math.max(0, Math.min(1, (x - a) / (b - a)));
-  const [e5, e95] = table.energyRange;
-  switch (d) {
-    case 'slow': {
-      const tempo = table.tempoColumn();
-      return { score: (row) => (Number.isFinite(tempo[row]!) ? 1 - ramp(tempo[row]!, SLOW_BPM) : 0), posting: table.tempoPosting(false) };
-    }
-    case 'fast': {
-      const tempo = table.tempoColumn();
-      return { score: (row) => (Number.isFinite(tempo[row]!) ? ramp(tempo[row]!, FAST_BPM) : 0), posting: table.tempoPosting(true) };
-    }
-    case 'loud': {
-      const energy = table.energyColumn();
-      return { score: (row) => (Number.isFinite(energy[row]!) && e95 > e5 ? ramp(energy[row]!, [e5, e95]) : 0), posting: table.energyPosting(true) };
-    }
-    case 'quiet': {
-      const energy = table.energyColumn();
-      return { score: (row) => (Number.isFinite(energy[row]!) && e95 > e5 ? 1 - ramp(energy[row]!, [e5, e95]) : 0), posting: table.energyPosting(false) };
-    }
-  }
+  const tempo = d === 'slow' || d === 'fast' ? table.tempoColumn() : new Float32Array(0);
+  const energy = d === 'loud' || d === 'quiet' ? table.energyColumn() : new Float32Array(0);
+  return { score: descriptorScore(d, tempo, energy, table.energyRange), posting: table.descriptorPosting(d) };
 }
 
 /**
