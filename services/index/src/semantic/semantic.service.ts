@@ -18,7 +18,7 @@ import {
 } from '@polyphony/contracts';
 import { NotFoundError, StateUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
 import type { SemanticStore } from './ports';
-import type { Generation, IndexState } from '../core/generation';
+import { generationKey, type Generation, type IndexState } from '../core/generation';
 import { dot } from '@polyphony/vectors';
 import { projectPoint } from '../maps/projection';
 import type { RankedRow, RequestScope } from '../core/scope';
@@ -53,7 +53,7 @@ export const TOP_QUERIES = 20;
 
 
 export class SemanticService {
-  private tables = new Map<number, Promise<SemanticTable>>();
+  private tables = new Map<string, Promise<SemanticTable>>();
   /**
    * How text search finds its best rows: 'postings' (default; the threshold algorithm over the table's pre-sorted
    * postings, the full scan only when they cannot decide) or 'scan' (score every row: benchmarks and tests compare).
@@ -76,19 +76,20 @@ export class SemanticService {
       );
     });
     state.onSwap((g) => {
-      for (const k of this.tables.keys()) if (k !== g.generation) this.tables.delete(k);
+      for (const k of this.tables.keys()) if (k !== generationKey(g)) this.tables.delete(k);
       // A generation swapped in without prepare() (tests, benches) still gets its table in the background.
-      if (!this.tables.has(g.generation)) void this.table(g).catch((err: unknown) => this.logger.warn('semantic table not built', { generation: g.generation, err: (err as Error).message }));
+      if (!this.tables.has(generationKey(g))) void this.table(g).catch((err: unknown) => this.logger.warn('semantic table not built', { generation: g.generation, err: (err as Error).message }));
     });
   }
 
-  /** The semantic table of a generation (built once per generation). */
+  /** The semantic table of a generation (built once per generation and live-library revision: `generationKey`). */
   table(gen: Generation): Promise<SemanticTable> {
-    let t = this.tables.get(gen.generation);
+    const key = generationKey(gen);
+    let t = this.tables.get(key);
     if (!t) {
       t = SemanticTable.buildFromPages(gen, this.repo.semanticPages(), this.storage);
-      t.catch(() => this.tables.delete(gen.generation));
-      this.tables.set(gen.generation, t);
+      t.catch(() => this.tables.delete(key));
+      this.tables.set(key, t);
     }
     return t;
   }
