@@ -14,3 +14,5 @@ export { SemanticTable, type SemanticRowSource } from './semantic/semantic-table
 export { conceptChannel, scanTopK } from './semantic/semantic.service';
 export { thresholdTopK, type Channel } from './semantic/postings';
 export { parseQuery } from './semantic/vocabulary';
+// Live library (incremental index): drift measures (the benchmark workspace measures recall after growth).
+export { measureDrift, DEFAULT_DRIFT, type DriftSettings, type DriftReport } from './generation/live/drift';

@@ -103,6 +103,8 @@ export interface Generation {
    */
   readonly revision?: number;
   readonly deltaSeq?: number;
+  /** Rows of the generation as built (the live library's rows follow them); absent = every row. */
+  readonly builtRows?: number;
 }
 
 /** Key of per-generation caches that must see rows added by the live library: `<generation>.<revision>`. */

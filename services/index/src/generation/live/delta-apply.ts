@@ -105,7 +105,7 @@ export function applyDelta(gen: Generation, batch: DeltaBatch, storage: AppendOp
     for (const mp of t.mappings) maps.apply(mp.serverId, mp.providerId, t.itemId);
     if (row >= size && t.meta && !meta.has(row)) meta.set(row, t.meta);
   }
-  const next: Generation = { ...gen, index, coords, maps, meta, revision: (gen.revision ?? 0) + 1, deltaSeq: batch.seq };
+  const next: Generation = { ...gen, index, coords, maps, meta, revision: (gen.revision ?? 0) + 1, deltaSeq: batch.seq, builtRows: gen.builtRows ?? gen.index.size };
   return { gen: next, added: m, present, refused };
 }
 
