@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   const built = (await buildIvfIndex([{ ids: b.ids, vectors: b.vectors }], { expectedCount: base, dim: DIM })).index;
   const baseBuildMs = performance.now() - t;
   console.log(`base: ${base} songs x ${DIM}-d, nlist ${built.nlist}, built in ${Math.round(baseBuildMs)} ms; recall@${K} (nprobe ${built.defaultNprobe}) ${recallOf(built, take(mix, nq, 77, 'q').vectors, nq).toFixed(4)}`);
-  console.log('growth | kind | songs | recall@10 grown | recall@10 fresh build | cell imbalance grown / fresh | probe recall | append ms (this step) | fresh build ms | rebuild asked');
+  console.log('growth | kind | songs | recall@10 grown | recall@10 fresh build | cell imbalance grown / fresh | probe recall | append ms wall (CPU) this step | fresh build ms wall | rebuild asked');
   for (const kind of ['same mix', 'new genres'] as const) {
     let grown = built;
     let have = 0;
@@ -60,8 +60,11 @@ async function main(): Promise<void> {
       const src = kind === 'same mix' ? mix : other;
       const add = take(src, want, 100 + pct, `${kind === 'same mix' ? 'a' : 'g'}${pct}_`);
       t = performance.now();
+      const c0 = process.cpuUsage();
       grown = appendRows(grown, add.ids, add.vectors);
       const appendMs = performance.now() - t;
+      const c1 = process.cpuUsage(c0);
+      const appendCpuMs = (c1.user + c1.system) / 1000;
       have += want;
       all.ids.push(...add.ids);
       all.parts.push(add.vectors);
@@ -87,7 +90,7 @@ async function main(): Promise<void> {
         return largest / (fresh.size / fresh.nlist);
       })();
       console.log(
-        `${pct}% | ${kind} | ${grown.size} | ${recallOf(grown, queries, nq).toFixed(4)} | ${recallOf(fresh, queries, nq).toFixed(4)} | ${drift.cellImbalance.toFixed(1)} / ${freshImb.toFixed(1)} | ${drift.probeRecall.toFixed(3)} | ${Math.round(appendMs)} | ${Math.round(freshMs)} | ${drift.reasons.length ? drift.reasons.join('; ') : 'no'}`,
+        `${pct}% | ${kind} | ${grown.size} | ${recallOf(grown, queries, nq).toFixed(4)} | ${recallOf(fresh, queries, nq).toFixed(4)} | ${drift.cellImbalance.toFixed(1)} / ${freshImb.toFixed(1)} | ${drift.probeRecall.toFixed(3)} | ${Math.round(appendMs)} (${Math.round(appendCpuMs)} CPU) | ${Math.round(freshMs)} | ${drift.reasons.length ? drift.reasons.join('; ') : 'no'}`,
       );
     }
   }

@@ -21,7 +21,7 @@ export interface AppendOptions {
  * and quantiser stay those of the full build, so cells can drift from their rows' mean (the drift settings in the
  * index's live-library module decide when a full rebuild is due). `index` itself is not modified (queries holding it
  * keep working); the result shares the centroids, groups and quantiser with it.
- * Cost: nlist x dim per appended row to place it, plus one copy of the vectors (float: size x dim x 4 bytes in
+ * Cost: nlist x dim per appended row to place it (the SIMD kernel of the coarse groups when present), plus one copy of the vectors (float: size x dim x 4 bytes in
  * memory; quantised: the codes in memory and the exact vectors from the old file into a new one).
  * @param vectors m x dim floats, any non-zero finite norm (stored normalised)
  * @throws IvfInputError on a wrong length or a zero/non-finite vector; IvfDuplicateIdError when an id is already a row
@@ -38,17 +38,19 @@ export function appendRows(index: IvfIndex, ids: readonly string[], vectors: Flo
   // Normalise and place every new row.
   const unit = new Float32Array(m * dim);
   const cellOfNew = new Int32Array(m);
+  // Every centroid's score: on the coarse groups' SIMD kernel when the generation has them (bit-identical to `dot`).
+  const groups = parts.groups ?? undefined;
+  const scores = new Float64Array(nlist);
   for (let i = 0; i < m; i++) {
     let norm = 0;
     for (let d = 0; d < dim; d++) norm += vectors[i * dim + d]! * vectors[i * dim + d]!;
     if (!(norm > 0) || !Number.isFinite(norm)) throw new IvfInputError(`vector ${i} (${ids[i]}) is zero or not finite`);
     normaliseInto(vectors, i * dim, unit, i * dim, dim);
+    const row = unit.subarray(i * dim, (i + 1) * dim);
+    if (groups) groups.scoreAll(row, centroids, scores);
+    else for (let c = 0; c < nlist; c++) scores[c] = dot(centroids, c * dim, row, 0, dim);
     let best = 0;
-    let bestScore = -Infinity;
-    for (let c = 0; c < nlist; c++) {
-      const s = dot(centroids, c * dim, unit, i * dim, dim);
-      if (s > bestScore) [best, bestScore] = [c, s];
-    }
+    for (let c = 1; c < nlist; c++) if (scores[c]! > scores[best]!) best = c;
     cellOfNew[i] = best;
   }
   // Ids: the old table's rows, then the new ones.
