@@ -92,7 +92,9 @@ export class LiveLibraryService {
       try {
         const found = (await mapLimit(ids, FETCH_CONCURRENCY, (id) => this.fetch(id))).filter((t): t is SnapshotTrackBytes => t !== undefined);
         const usable = found.filter((t) => snapshotVector(t.vector) !== undefined && snapshotVector(t.vector)!.length === gen.index.dim);
-        for (const id of ids) this.pending.delete(id);
+        // Songs the catalogue does not have (yet) or without a usable vector are dropped: a later event notes them again.
+        const usableIds = new Set(usable.map((t) => t.itemId));
+        for (const id of ids) if (!usableIds.has(id)) this.pending.delete(id);
         if (usable.length === 0) return;
         await this.d.tracks.upsertSnapshot(usable, gen.generation);
         const dim = gen.index.dim;
@@ -100,6 +102,7 @@ export class LiveLibraryService {
         usable.forEach((t, i) => vectors.set(snapshotVector(t.vector)!, i * dim));
         const mappings = usable.map((t) => t.mappings.map((m) => [m.serverId, m.providerId] as [string, string]));
         const seq = await this.d.store.append(gen.generation, usable.map((t) => t.itemId), vectors, mappings);
+        for (const id of usableIds) this.pending.delete(id);
         await this.catchUpNow();
         this.added += usable.length;
         await this.d.publish({ generation: gen.generation, seq, items: usable.length }).catch((err: unknown) => this.d.logger.warn('delta event not published (replicas catch up on their poll)', { err: (err as Error).message }));
