@@ -1,3 +1,4 @@
+import { accountInternalRoutes, accountRoutes } from './accounts';
 import { albumRoutes } from './album';
 import { savedAlchemyRoutes } from './anchors';
 import { authRoutes } from './auth';
@@ -9,6 +10,7 @@ import { importRoutes } from './import';
 import { internalRoutes } from './internal';
 import { opsRoutes } from './ops';
 import { playlistRoutes } from './playlists';
+import { portableRoutes } from './portable';
 import { probeRoutes } from './probes';
 import { recordingInternalRoutes, recordingRoutes } from './recording';
 import { semanticRoutes } from './semantic';
@@ -22,6 +24,8 @@ import { taskRoutes } from './tasks';
  * loads every contracts module, so `routeTable()` is complete.
  */
 export const api = {
+  accounts: accountRoutes,
+  accountsInternal: accountInternalRoutes,
   album: albumRoutes,
   anchors: savedAlchemyRoutes,
   auth: authRoutes,
@@ -34,6 +38,7 @@ export const api = {
   internal: internalRoutes,
   ops: opsRoutes,
   playlists: playlistRoutes,
+  portable: portableRoutes,
   probes: probeRoutes,
   recording: recordingRoutes,
   recordingInternal: recordingInternalRoutes,
