@@ -69,14 +69,22 @@ async function main(): Promise<void> {
           const t = Date.now();
           const { task_id } = await install.call<{ task_id: string }>('POST', '/api/import/audiomuse', { connection_string: ref, dry_run: dry });
           let status: Record<string, any>;
+          let resets = 0;
           for (;;) {
-            status = await install.call('GET', '/api/import/audiomuse/status');
+            try {
+              status = await install.call('GET', '/api/import/audiomuse/status');
+            } catch (err) {
+              // A kept-alive socket the busy one-process stack closed meanwhile (ECONNRESET): poll again, and say how often.
+              if (++resets > 20) throw err;
+              await new Promise((r) => setTimeout(r, 1000));
+              continue;
+            }
             if (status.task_id === task_id && ['SUCCESS', 'FAIL', 'REVOKED'].includes(status.state)) break;
             await new Promise((r) => setTimeout(r, 500));
           }
           const s = (Date.now() - t) / 1000;
           const r = status.report;
-          console.log(`${n} songs, ${label}: ${status.state} in ${s.toFixed(1)} s (task incl. index rebuild for the import), import step ${(r?.elapsed_ms / 1000).toFixed(1)} s = ${((r?.elapsed_ms / 1000) * (10000 / n)).toFixed(1)} s per 10k songs; load ${load}`);
+          console.log(`${n} songs, ${label}: ${status.state} in ${s.toFixed(1)} s (task incl. index rebuild for the import), import step ${(r?.elapsed_ms / 1000).toFixed(1)} s = ${((r?.elapsed_ms / 1000) * (10000 / n)).toFixed(1)} s per 10k songs; load ${load}${resets ? `; ${resets} status polls reset` : ''}`);
           if (r) console.log(`  tables: ${Object.entries(r.tables as Record<string, { read: number; imported: number; existing: number; skipped: number }>).map(([t, c]) => `${t} ${c.read}/${c.imported}/${c.existing}/${c.skipped}`).join(', ')} (read/imported/existing/skipped)`);
         }
       } finally {
