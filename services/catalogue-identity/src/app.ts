@@ -171,7 +171,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     log.info('catalogue id scheme', { version: schemeReport.active.version, action: schemeReport.action, elapsedMs: schemeReport.elapsedMs });
     consumers.push(await consumeServerDeleted(rt.bus, mappingService, log.child({ component: 'server-deleted' }), config.busPrefetch));
     consumers.push(await consumeSweepRequests(rt.bus, batch, config.busPrefetch));
-    consumers.push(await consumeTaskCancels(rt.bus, batch, config.busPrefetch));
+    consumers.push(await consumeTaskCancels(rt.bus, batch, config.busPrefetch, { cancel: (id) => imports.host.cancel(id) }));
     consumers.push(await consumeSettingsChanged(rt.bus, settings, log.child({ component: 'settings' }), config.busPrefetch));
     batch.start();
     imports.host.startScanning();

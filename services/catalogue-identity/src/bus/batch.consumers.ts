@@ -16,12 +16,13 @@ export function consumeSweepRequests(bus: Bus, runner: BatchRunner, prefetch: nu
 }
 
 /** task.cancel.requested.v1 for sweep, alignment and cleaning tasks (other types belong to other services). */
-export function consumeTaskCancels(bus: Bus, runner: BatchRunner, prefetch: number): Promise<ConsumerHandle> {
+export function consumeTaskCancels(bus: Bus, runner: BatchRunner, prefetch: number, imports?: { cancel(taskId: string): Promise<unknown> }): Promise<ConsumerHandle> {
   return consumeEvent(bus, BusEvents.taskCancelRequested, {
     queue: 'catalogue.task-cancel',
     prefetch,
     handler: async (e) => {
       if (e.type === 'sweep' || e.type === 'alignment' || e.type === 'cleaning') await runner.onCancelRequested(e.taskId);
+      else if (e.type === 'import' && imports) await imports.cancel(e.taskId);
     },
   });
 }

@@ -59,12 +59,13 @@ export class PgReferenceImportRepository implements ReferenceImportStore {
     return rows[0];
   }
 
-  async apply(plan: ImportPlan, skips: Skips, dryRun: boolean): Promise<ReferenceImportResult> {
+  async apply(plan: ImportPlan, skips: Skips, dryRun: boolean, stopped: () => boolean = () => false): Promise<ReferenceImportResult> {
     try {
       return await this.ds.transaction(async (m) => {
         await lockExclusive(m, [CATALOGUE_WRITE_LOCK]);
         const result = await this.write(m, plan, skips);
         if (dryRun) throw new DryRunRollback(result);
+        if (stopped()) throw new Error('import stopped before its commit (cancelled or handed over): nothing was written');
         return result;
       });
     } catch (err) {

@@ -9,7 +9,8 @@
  * index for a rebuild so similar-songs answers serve the imported vectors at once.
  *
  * A connection string holds a password: it is kept in this process's memory only, never in the run's row, log
- * or board event (the row keeps it with the password masked). A run taken over after a restart therefore
+ * or board event (the row keeps it with the password masked). A cancel (task.cancel.requested.v1) seen before
+ * the commit rolls the whole import back. A run taken over after a restart therefore
  * fails with a message asking to start it again; an upload's path is kept and its run resumes.
  */
 import { randomUUID } from 'node:crypto';
@@ -142,7 +143,8 @@ export class ReferenceImportService {
         await source.close();
       }
       await ctx.report({ message: `Writing ${plan.songs.length} songs${params.dryRun ? ' (dry run)' : ''}`, progress: 50 });
-      const result = await this.store.apply(plan, skips, params.dryRun);
+      const result = await this.store.apply(plan, skips, params.dryRun, () => ctx.signal.aborted);
+      ctx.throwIfStopped();
       const report: ImportReport = {
         layout: plan.layout,
         dry_run: params.dryRun,

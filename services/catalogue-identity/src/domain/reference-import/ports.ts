@@ -12,9 +12,12 @@ export interface ReferenceImportResult {
   touchedServers: string[];
 }
 
-/** Applies a plan in one transaction (store/reference-import.repository.ts); a dry run rolls it back. */
+/**
+ * Applies a plan in one transaction (store/reference-import.repository.ts); a dry run rolls it back, and so does a
+ * run that `stopped()` says must stop (cancel, lease lost, shutdown) when checked before the commit.
+ */
 export interface ReferenceImportStore {
-  apply(plan: ImportPlan, skips: Skips, dryRun: boolean): Promise<ReferenceImportResult>;
+  apply(plan: ImportPlan, skips: Skips, dryRun: boolean, stopped?: () => boolean): Promise<ReferenceImportResult>;
 }
 
 /** Opens the sources (store/reference-source.ts). */
