@@ -61,9 +61,12 @@ export class PrivatePostgres {
     return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
   }
 
-  /** initdb in a temp dir and start on a free port (fsync off: test data only). */
-  static async start(): Promise<PrivatePostgres> {
-    const dir = await mkdtemp(join(tmpdir(), 'polyphony-pg-'));
+  /**
+   * initdb in a temp dir and start on a free port (fsync off: test data only). `parentDir` puts the instance's
+   * directory there instead of the OS temp dir (e.g. on a small filesystem, to fill PostgreSQL's disk).
+   */
+  static async start(options: { parentDir?: string } = {}): Promise<PrivatePostgres> {
+    const dir = await mkdtemp(join(options.parentDir ?? tmpdir(), 'polyphony-pg-'));
     const asUser = userInfo().uid === 0 ? 'postgres' : undefined;
     if (asUser) await chownTree(dir, asUser);
     const pg = new PrivatePostgres(dir, await freePort(), asUser);
@@ -93,8 +96,44 @@ export class PrivatePostgres {
     await this.startServer();
   }
 
+  /** The postmaster's pid and its children's (backends, checkpointer, ...). */
+  async pids(): Promise<number[]> {
+    const main = Number((await readFile(join(this.dir, 'data', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    const { stdout } = await execFileAsync('pgrep', ['-P', String(main)]).catch(() => ({ stdout: '' }));
+    return [main, ...stdout.split('\n').filter((l) => l.trim() !== '').map(Number)];
+  }
+
+  /**
+   * Freezes the server: SIGSTOP to every one of its processes (a hung host or a network partition: connections
+   * stay open, nothing answers, new connections are accepted by the kernel but never started). Until `thaw()`.
+   */
+  async freeze(): Promise<number> {
+    this.frozen = await this.pids();
+    this.signal(this.frozen, 'SIGSTOP');
+    return this.frozen.length;
+  }
+
+  /** Ends a `freeze()`: SIGCONT to the processes it stopped. */
+  thaw(): void {
+    this.signal(this.frozen, 'SIGCONT');
+    this.frozen = [];
+  }
+
+  private frozen: number[] = [];
+
+  private signal(pids: number[], sig: NodeJS.Signals): void {
+    for (const p of pids) {
+      try {
+        process.kill(p, sig);
+      } catch {
+        /* a backend that ended meanwhile */
+      }
+    }
+  }
+
   /** Stops and removes the data directory. */
   async destroy(): Promise<void> {
+    if (this.frozen.length > 0) this.thaw();
     await this.stop('immediate');
     await rm(this.dir, { recursive: true, force: true });
   }
