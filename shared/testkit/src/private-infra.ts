@@ -54,6 +54,7 @@ export class PrivatePostgres {
     readonly dir: string,
     readonly port: number,
     private readonly asUser: string | undefined,
+    private readonly walDir?: string,
   ) {}
 
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */
@@ -63,14 +64,20 @@ export class PrivatePostgres {
 
   /**
    * initdb in a temp dir and start on a free port (fsync off: test data only). `parentDir` puts the instance's
-   * directory there instead of the OS temp dir (e.g. on a small filesystem, to fill PostgreSQL's disk).
+   * directory there instead of the OS temp dir (e.g. on a small filesystem, to fill PostgreSQL's disk); `walDir`
+   * (a directory that does not exist yet, removed by `destroy()`) keeps the write-ahead log elsewhere, as a server
+   * with its WAL on its own volume (a full data volume then fails writes without a PANIC).
    */
-  static async start(options: { parentDir?: string } = {}): Promise<PrivatePostgres> {
+  static async start(options: { parentDir?: string; walDir?: string } = {}): Promise<PrivatePostgres> {
     const dir = await mkdtemp(join(options.parentDir ?? tmpdir(), 'polyphony-pg-'));
     const asUser = userInfo().uid === 0 ? 'postgres' : undefined;
     if (asUser) await chownTree(dir, asUser);
-    const pg = new PrivatePostgres(dir, await freePort(), asUser);
-    await pg.run('initdb', ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+    if (options.walDir) {
+      await mkdir(options.walDir);
+      if (asUser) await chownTree(options.walDir, asUser);
+    }
+    const pg = new PrivatePostgres(dir, await freePort(), asUser, options.walDir);
+    await pg.run('initdb', ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', ...(options.walDir ? ['--waldir', options.walDir] : [])]);
     await pg.startServer();
     return pg;
   }
@@ -136,6 +143,7 @@ export class PrivatePostgres {
     if (this.frozen.length > 0) this.thaw();
     await this.stop('immediate');
     await rm(this.dir, { recursive: true, force: true });
+    if (this.walDir) await rm(this.walDir, { recursive: true, force: true });
   }
 }
 
