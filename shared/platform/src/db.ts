@@ -178,18 +178,11 @@ export function requestTimedClient(timeoutMs: number, server = 'default'): typeo
   return RequestTimedClient as unknown as typeof PgClient;
 }
 
-/** A non-negative integer of milliseconds from the environment, or `fallback` when unset or not one. */
-function envMs(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const n = raw === undefined || raw.trim() === '' ? NaN : Number(raw);
-  return Number.isInteger(n) && n >= 0 ? n : fallback;
-}
-
 /**
  * Creates (does not initialise) the DataSource of one service. `synchronize` is hard-coded off:
  * the schema changes only through the service's own migrations, recorded in `<schema>.migrations`.
  * The pool waits at most `connectTimeoutMs` for a connection and times out queries of waiting HTTP requests
- * after `requestQueryTimeoutMs` (both from the environment by default; see the options).
+ * after `requestQueryTimeoutMs` (DB_CONNECT_TIMEOUT_MS, DB_REQUEST_QUERY_TIMEOUT_MS; see the options).
  */
 export function createServiceDataSource(options: ServiceDatabaseOptions): DataSource {
   return new DataSource({
@@ -205,11 +198,11 @@ export function createServiceDataSource(options: ServiceDatabaseOptions): DataSo
     extra: {
       max: options.poolSize ?? 5,
       application_name: `polyphony-${options.schema}`,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? envMs('DB_CONNECT_TIMEOUT_MS', DEFAULT_DB_CONNECT_TIMEOUT_MS),
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_DB_CONNECT_TIMEOUT_MS,
       // A partitioned or vanished host is noticed by TCP keep-alive instead of never (background queries have no time-out).
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
-      Client: requestTimedClient(options.requestQueryTimeoutMs ?? envMs('DB_REQUEST_QUERY_TIMEOUT_MS', DEFAULT_DB_REQUEST_QUERY_TIMEOUT_MS), serverKey(options.url)),
+      Client: requestTimedClient(options.requestQueryTimeoutMs ?? DEFAULT_DB_REQUEST_QUERY_TIMEOUT_MS, serverKey(options.url)),
     },
     logging: false,
   });
