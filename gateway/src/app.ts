@@ -66,7 +66,7 @@ export interface GatewayDeps {
 export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
   const logger = deps.logger ?? createLogger({ service: 'gateway', level: config.logLevel, pretty: config.logPretty });
   if (!config.databaseUrl) throw new Error('gateway: no database URL configured');
-  const ds = createServiceDataSource({ url: config.databaseUrl, schema: 'auth', migrations: authMigrations, poolSize: config.dbPoolSize });
+  const ds = createServiceDataSource({ url: config.databaseUrl, schema: 'auth', migrations: authMigrations, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, requestQueryTimeoutMs: config.dbRequestQueryTimeoutMs });
   const users = new UserRepository(ds);
   const auth = new AuthService(users, new SessionRepository(ds), new SettingsStore(ds, 'auth'), { ttlSeconds: config.sessionTtlSeconds, maxSeconds: config.sessionMaxSeconds }, logger.child({ component: 'AuthService' }));
   const metrics = new Metrics('gateway');

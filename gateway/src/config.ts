@@ -74,6 +74,8 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = read
     logPretty: e.LOG_FORMAT === 'pretty',
     accessLogSample: e.ACCESS_LOG_SAMPLE,
     dbPoolSize: e.DB_POOL_SIZE,
+    dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
+    dbRequestQueryTimeoutMs: e.DB_REQUEST_QUERY_TIMEOUT_MS,
     /** Random per process when not configured: only reachable in the standalone mode (see `mode`). */
     internalSecret: e.INTERNAL_SECRET ?? randomBytes(32).toString('hex'),
     sessionTtlSeconds: Math.round(e.SESSION_TTL_HOURS * 3600),

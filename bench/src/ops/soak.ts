@@ -41,17 +41,32 @@ async function main(): Promise<void> {
     const text = await res.text();
     return { status: res.status, json: () => JSON.parse(text) as Record<string, any> };
   };
+  // Set-up and task polling retry a failed connection (as a real client does; counted and printed): one lost
+  // keep-alive race under the shared machine's load must not end a 2-hour run. The traffic loops do not retry.
+  let pollRetries = 0;
+  const callRetrying = async (method: string, path: string, body?: unknown) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call(method, path, body);
+      } catch (err) {
+        if (attempt >= 5) throw err;
+        pollRetries++;
+        console.log(`${method} ${path}: ${(err as Error).message} (${String((err as { cause?: unknown }).cause ?? '')}); retry ${attempt}`);
+        await new Promise((r) => setTimeout(r, 1000 * attempt));
+      }
+    }
+  };
   const waitTask = async (taskId: string) => {
     for (;;) {
-      const s = await call('GET', `/api/status/${taskId}`);
+      const s = await callRetrying('GET', `/api/status/${taskId}`);
       if (s.status === 200 && ['SUCCESS', 'FAIL', 'REVOKED'].includes(s.json().state)) return s.json().state as string;
       await new Promise((r) => setTimeout(r, 2000));
     }
   };
   let stop = false;
   try {
-    await call('POST', '/api/servers', { name: 'Supysonic', server_type: 'navidrome', creds: { url: supysonic.url, user: 'soak', password: 'soak-pass' } });
-    const first = await call('POST', '/api/analysis/start', {});
+    await callRetrying('POST', '/api/servers', { name: 'Supysonic', server_type: 'navidrome', creds: { url: supysonic.url, user: 'soak', password: 'soak-pass' } });
+    const first = await callRetrying('POST', '/api/analysis/start', {});
     console.log(`analysis: ${await waitTask(first.json().task_id)}`);
     const ids = (await pg.query<{ provider_id: string }>(`SELECT provider_id FROM catalogue.track_server_map`)).rows.map((r) => r.provider_id);
     const paths = [
@@ -89,8 +104,8 @@ async function main(): Promise<void> {
         // Reported when they end; a run still going when the soak stops is reported as cut off, not thrown.
         const report = (what: string) => (st: unknown) => console.log(`${what} at minute ${minute}: ${String(st)}`);
         const cutOff = (what: string) => (err: unknown) => console.log(`${what} at minute ${minute}: not followed to its end (${(err as Error).message})`);
-        void call('POST', '/api/clustering/start', {}).then((r) => (r.status === 202 ? waitTask(r.json().task_id) : `refused ${r.status}`)).then(report('clustering'), cutOff('clustering'));
-        void call('POST', '/api/analysis/start', {}).then((r) => (r.status === 202 ? waitTask(r.json().task_id) : `refused ${r.status}`)).then(report('re-analysis'), cutOff('re-analysis'));
+        void callRetrying('POST', '/api/clustering/start', {}).then((r) => (r.status === 202 ? waitTask(r.json().task_id) : `refused ${r.status}`)).then(report('clustering'), cutOff('clustering'));
+        void callRetrying('POST', '/api/analysis/start', {}).then((r) => (r.status === 202 ? waitTask(r.json().task_id) : `refused ${r.status}`)).then(report('re-analysis'), cutOff('re-analysis'));
       }
       const status = readFileSync(`/proc/${info.pid}/status`, 'utf8');
       const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
@@ -118,7 +133,7 @@ async function main(): Promise<void> {
       const slope = xs.reduce((s, x, i) => s + (x - mx) * (ys[i]! - my), 0) / Math.max(1e-9, xs.reduce((s, x) => s + (x - mx) ** 2, 0));
       console.log(`${key}: ${mean(ys.slice(0, 10)).toFixed(1)} -> ${mean(ys.slice(-10)).toFixed(1)}, slope ${slope.toFixed(2)}/h, max ${Math.max(...ys).toFixed(1)}`);
     }
-    console.log(`requests: ${rows.reduce((s, r) => s + r.requests, 0)}, 5xx or failed: ${rows.reduce((s, r) => s + r.failures, 0)}; stack process alive: ${child.exitCode === null}`);
+    console.log(`requests: ${rows.reduce((s, r) => s + r.requests, 0)}, 5xx or failed: ${rows.reduce((s, r) => s + r.failures, 0)}; set-up/poll calls retried after a connection error: ${pollRetries}; stack process alive: ${child.exitCode === null}`);
   } finally {
     stop = true;
     child.kill('SIGTERM');

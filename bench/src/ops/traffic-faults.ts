@@ -6,6 +6,7 @@ import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from 'pg';
 import { freePort, ServiceClient } from '@polyphony/platform';
 import { createFakeSubsonic, PrivatePostgres, PrivateRabbit, syntheticCatalogue } from '@polyphony/testkit';
 
@@ -31,13 +32,16 @@ import { createFakeSubsonic, PrivatePostgres, PrivateRabbit, syntheticCatalogue 
  * The load generator is node's http client in this process (16 loops; autocannon gives no per-request timestamps,
  * needed for "p99 during the fault" and the recovery time).
  *
- * Not run here: an analysis run during the faults (the synthetic catalogue has no audio; the fault suite
- * `infra/standalone/test/faults.int.test.ts` covers runs under each fault without traffic); rolling restarts of the
- * gateways (this load keeps its connections on one gateway each; in front of two gateways a load balancer moves them). The media server is only called by analysis and playlist writes, so this load does not reach
- * it: that scenario shows the read path does not depend on it.
+ * An analysis run is in progress during the faults: the media server holds `TF_FRESH` (default 200) more tracks than
+ * the seeded songs, each served with real audio (the synthetic catalogue serves a Wesnoth file), and the run started
+ * before the first scenario downloads them through the proxy, decodes, embeds and resolves them (the seeded ones are
+ * skipped as mapped). At the end: its state, its per-track outcomes and how many songs are mapped (and mapped twice).
+ * The analysis worker is one more unit (restarted under load, scenario `restart-worker`), and the two gateways get a
+ * rolling restart (`restart-gateways`): a request refused or reset by a stopping gateway is sent once more to the
+ * other one, as a load balancer does, and counted as rerouted.
  *
  * Needs `npm run build`. Usage: node bench/dist/ops/traffic-faults.js [songs=400] [connections=16] [before=5] [after=5]
- * TF_SCENARIOS = comma list of scenario names to run (default all): kill9, sigterm, restart-registry, restart-catalogue, restart-playlist, rabbitmq, pg15, pg60, pgfreeze, media.
+ * TF_SCENARIOS = comma list of scenario names to run (default all): kill9, sigterm, restart-registry, restart-catalogue, restart-playlist, restart-worker, restart-gateways, rabbitmq, pg15, pg60, pgfreeze, media.
  * Figures on the shared 2-core build machine are noisy (other jobs' load is printed with each row).
  */
 
@@ -45,11 +49,12 @@ const ROOT = path.resolve(__dirname, '../../..');
 const API_TOKEN = randomBytes(16).toString('hex');
 const CLIENT_TIMEOUT_MS = 10_000;
 
-type UnitName = 'registry' | 'catalogue' | 'playlist' | 'index-a' | 'index-b' | 'gateway-1' | 'gateway-2';
+type UnitName = 'registry' | 'catalogue' | 'playlist' | 'worker' | 'index-a' | 'index-b' | 'gateway-1' | 'gateway-2';
 const MAIN: Record<UnitName, string> = {
   registry: 'services/registry/dist/main.js',
   catalogue: 'services/catalogue-identity/dist/main.js',
   playlist: 'services/playlist/dist/main.js',
+  worker: 'services/analysis-worker/dist/main.js',
   'index-a': 'services/index/dist/main.js',
   'index-b': 'services/index/dist/main.js',
   'gateway-1': 'gateway/dist/main.js',
@@ -116,6 +121,22 @@ class Unit {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A set-up or polling GET, sent again (up to 5 times) when the connection fails: on this loaded machine a reused
+ * keep-alive socket is sometimes reset by a server whose event loop stalled past its keep-alive time-out, and one such
+ * reset must not end the run. The measured load (class Load) never retries.
+ */
+async function getRetrying(url: string, init?: RequestInit): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await sleep(500 * attempt);
+    }
+  }
+}
+
 function load(): string {
   return loadavg()
     .map((x) => x.toFixed(1))
@@ -158,6 +179,8 @@ interface Sample {
   ms: number;
   status: number;
   retryAfter: boolean;
+  /** Refused or reset by its gateway and sent again to the other one (what a load balancer does). */
+  rerouted?: boolean;
 }
 
 /** The steady load: `connections` loops over the request kinds, recording every request. */
@@ -183,7 +206,7 @@ class Load {
     this.agent.destroy();
   }
 
-  private one(base: string, p: string): Promise<{ status: number; retryAfter: boolean }> {
+  private one(base: string, p: string): Promise<{ status: number; retryAfter: boolean; connectionError?: boolean }> {
     return new Promise((resolve) => {
       const u = new URL(p, base);
       const req = http.request({ agent: this.agent, hostname: u.hostname, port: u.port, path: u.pathname + u.search, headers: { authorization: `Bearer ${API_TOKEN}` }, timeout: CLIENT_TIMEOUT_MS }, (res) => {
@@ -192,7 +215,7 @@ class Load {
         res.on('error', () => resolve({ status: 0, retryAfter: false }));
       });
       req.on('timeout', () => req.destroy(new Error('client time-out')));
-      req.on('error', () => resolve({ status: 0, retryAfter: false }));
+      req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: 0, retryAfter: false, connectionError: ['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes(err.code ?? '') }));
       req.end();
     });
   }
@@ -203,8 +226,13 @@ class Load {
       const k = this.kinds[i % this.kinds.length]!;
       const start = Date.now();
       const t0 = performance.now();
-      const r = await this.one(base, k.path(i));
-      this.samples.push({ kind: k.kind, start, ms: performance.now() - t0, status: r.status, retryAfter: r.retryAfter });
+      let r = await this.one(base, k.path(i));
+      // A connection refused or reset (a gateway stopping or restarting): sent once more to another gateway, as a
+      // load balancer in front of them retries a failed connection on another endpoint. Counted as rerouted.
+      const other = this.gateways.find((g) => g !== base);
+      const rerouted = r.status === 0 && r.connectionError && other !== undefined;
+      if (rerouted) r = await this.one(other, k.path(i));
+      this.samples.push({ kind: k.kind, start, ms: performance.now() - t0, status: r.status, retryAfter: r.retryAfter, rerouted });
       if (r.status === 0) await sleep(50); // a refused connection returns at once: do not spin
     }
   }
@@ -221,11 +249,13 @@ async function main(): Promise<void> {
   const connections = Number(process.argv[3] ?? 16);
   const beforeSec = Number(process.argv[4] ?? 5);
   const afterSec = Number(process.argv[5] ?? 5);
+  // Tracks on the media server not analysed yet: an analysis run over them is in progress during the faults.
+  const fresh = Number(process.env.TF_FRESH ?? 200);
   const only = process.env.TF_SCENARIOS ? new Set(process.env.TF_SCENARIOS.split(',')) : undefined;
   console.log(`traffic faults: ${songs} songs, ${connections} connections, load avg ${load()} (2-core machine shared with other jobs: figures are noisy)`);
 
   const [pg, mq] = await Promise.all([PrivatePostgres.start(), PrivateRabbit.start()]);
-  const catalogue = syntheticCatalogue(songs);
+  const catalogue = syntheticCatalogue(songs + fresh);
   const sub = createFakeSubsonic({ catalogue, user: 'nav-user', password: 'nav-secret-pw' });
   const fake = await sub.start();
   const media = await mediaProxy(fake.url);
@@ -241,7 +271,7 @@ async function main(): Promise<void> {
       INTERNAL_SECRET: secret,
       REGISTRY_URL: at('registry'),
       CATALOGUE_URL: at('catalogue'),
-      ANALYSIS_URL: 'http://127.0.0.1:9',
+      ANALYSIS_URL: at('worker'),
       INDEX_URL: at('index-a'),
       PLAYLIST_URL: at('playlist'),
       LOG_LEVEL: 'warn',
@@ -263,7 +293,7 @@ async function main(): Promise<void> {
       units.set(n, new Unit(n, ports[n], env));
     }
     const u = (n: UnitName) => units.get(n)!;
-    for (const n of ['registry', 'catalogue', 'playlist', 'index-a', 'index-b'] as UnitName[]) await u(n).start();
+    for (const n of ['registry', 'catalogue', 'playlist', 'worker', 'index-a', 'index-b'] as UnitName[]) await u(n).start();
     await u('gateway-1').start();
     await u('gateway-2').start();
     const gw = u('gateway-1').url;
@@ -297,8 +327,8 @@ async function main(): Promise<void> {
     for (const n of ['index-a', 'index-b'] as UnitName[]) {
       const until = Date.now() + 180_000;
       for (;;) {
-        const s = (await (await fetch(`${gw}/api/index/status`, { headers: bearer })).json()) as { items?: number; building?: boolean };
-        const direct = await fetch(`${u(n).url}/readyz`);
+        const s = (await (await getRetrying(`${gw}/api/index/status`, { headers: bearer })).json()) as { items?: number; building?: boolean };
+        const direct = await getRetrying(`${u(n).url}/readyz`);
         if (s.items === songs && !s.building && direct.ok) break;
         if (Date.now() > until) throw new Error(`${n} did not serve the generation: ${JSON.stringify(s)}`);
         await sleep(500);
@@ -314,9 +344,17 @@ async function main(): Promise<void> {
       { kind: 'sync', path: (i: number) => `/api/sync?page=${1 + (i % Math.max(1, Math.floor(songs / 50)))}&limit=50` },
     ];
     for (const k of kinds) {
-      const res = await fetch(gw + k.path(1), { headers: bearer });
+      const res = await getRetrying(gw + k.path(1), { headers: bearer });
       if (res.status !== 200) throw new Error(`sanity ${k.kind}: ${res.status} ${await res.text()}`);
     }
+
+    // The analysis run in progress during the faults: the `fresh` tracks need the whole pipeline (download through the
+    // media proxy, decode, embed, identity); the seeded ones are skipped as already mapped.
+    const started = await fetch(`${gw}/api/analysis/start`, { method: 'POST', headers: bearer, body: '{}' });
+    if (started.status !== 202) throw new Error(`analysis start: ${started.status} ${await started.text()}`);
+    const runId = ((await started.json()) as { task_id: string }).task_id;
+    const runStart = Date.now();
+    console.log(`analysis run ${runId} started over ${songs + fresh} tracks (${fresh} not analysed yet)`);
 
     const all = [...units.values()];
     const scenarios: Array<{ name: string; label: string; run: () => Promise<{ faultStart: number; faultEnd: number; note?: string }> }> = [
@@ -354,6 +392,33 @@ async function main(): Promise<void> {
           return { faultStart, faultEnd: Date.now(), note: `exited after ${((exited - faultStart) / 1000).toFixed(1)} s, serving again after ${((Date.now() - faultStart) / 1000).toFixed(1)} s` };
         },
       })),
+      {
+        name: 'restart-worker',
+        label: 'restart of the analysis worker during the run (SIGTERM, started again)',
+        run: async () => {
+          const faultStart = Date.now();
+          await u('worker').kill('SIGTERM');
+          const exited = Date.now();
+          await u('worker').start();
+          return { faultStart, faultEnd: Date.now(), note: `exited after ${((exited - faultStart) / 1000).toFixed(1)} s, serving again after ${((Date.now() - faultStart) / 1000).toFixed(1)} s` };
+        },
+      },
+      {
+        name: 'restart-gateways',
+        label: 'rolling restart of the gateways (1 then 2: SIGTERM, started again)',
+        run: async () => {
+          const faultStart = Date.now();
+          const notes: string[] = [];
+          for (const n of ['gateway-1', 'gateway-2'] as UnitName[]) {
+            const t = Date.now();
+            await u(n).kill('SIGTERM');
+            const exited = Date.now();
+            await u(n).start();
+            notes.push(`${n} exited after ${((exited - t) / 1000).toFixed(1)} s, back after ${((Date.now() - t) / 1000).toFixed(1)} s`);
+          }
+          return { faultStart, faultEnd: Date.now(), note: notes.join('; ') };
+        },
+      },
       {
         name: 'rabbitmq',
         label: 'RabbitMQ restart',
@@ -439,6 +504,7 @@ async function main(): Promise<void> {
         '503 + Retry-After': failed.filter((x) => x.status === 503 && x.retryAfter).length,
         'other 5xx': failed.filter((x) => x.status >= 500 && !(x.status === 503 && x.retryAfter)).length,
         'errors/time-outs': failed.filter((x) => x.status === 0).length,
+        rerouted: samples.filter((x) => x.rerouted).length,
         'similar failed': failed.filter((x) => x.kind === 'similar').length,
         'p99 during fault ms': p99(during.map((x) => x.ms)),
         'p99 whole run ms': p99(samples.map((x) => x.ms)),
@@ -452,6 +518,24 @@ async function main(): Promise<void> {
       console.log(JSON.stringify(row));
       await sleep(2000);
     }
+    // The analysis run: ended SUCCESS, every track with one final outcome, every song mapped exactly once.
+    const db = new Client({ connectionString: pg.url });
+    await db.connect();
+    let runState = '';
+    const runUntil = Date.now() + 30 * 60_000;
+    while (Date.now() < runUntil) {
+      runState = ((await db.query<{ state: string }>(`SELECT state FROM analysis.runs WHERE id = $1`, [runId])).rows[0]?.state) ?? 'MISSING';
+      if (!['NEW', 'RUNNING'].includes(runState)) break;
+      await sleep(2000);
+    }
+    const outcomes = (await db.query<{ outcome: string; n: number }>(`SELECT outcome, count(*)::int AS n FROM analysis.run_tracks WHERE run_id = $1 GROUP BY outcome ORDER BY outcome`, [runId])).rows;
+    const mapped = (await db.query<{ n: number; dup: number }>(`SELECT count(*)::int AS n, (count(*) - count(DISTINCT provider_id))::int AS dup FROM catalogue.track_server_map WHERE server_id = $1`, [serverId])).rows[0]!;
+    await db.end();
+    const tracks = outcomes.reduce((t, o) => t + o.n, 0);
+    console.log(
+      `analysis run during the faults: ${runState} after ${((Date.now() - runStart) / 1000).toFixed(0)} s; ${tracks} tracks (expected ${songs + fresh}), outcomes ${outcomes.map((o) => `${o.outcome} ${o.n}`).join(', ')}; ` +
+        `songs mapped ${mapped.n} (expected ${songs + fresh}), mapped twice ${mapped.dup}`,
+    );
     const cols = Object.keys(rows[0] ?? {});
     console.log(`\n| ${cols.join(' | ')} |\n| ${cols.map(() => '---').join(' | ')} |`);
     for (const r of rows) console.log(`| ${cols.map((c) => String(r[c])).join(' | ')} |`);

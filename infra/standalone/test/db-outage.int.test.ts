@@ -12,6 +12,9 @@
  * - never a 500/502/504, never a request left hanging (10 s client time-out), no unit stopped;
  * - the index replica's and the gateway's `/readyz` stay 200 (database reported false, not required by either);
  * - after PostgreSQL is back, every kind of request answers 200 again within 30 s.
+ * The same traffic with PostgreSQL frozen for 15 s (SIGSTOP of all its processes, then SIGCONT: connections stay open
+ * and nothing answers): the pools' time-outs (DB_CONNECT_TIMEOUT_MS, DB_REQUEST_QUERY_TIMEOUT_MS) turn every wait
+ * into a 503 with `Retry-After` within the client's 10 s, similar songs by id with the API token stay 200.
  * The figures (requests per phase and status, recovery time) are printed at the end.
  */
 import request from 'supertest';
@@ -34,6 +37,8 @@ interface Outcome {
   code?: string;
   retryAfter?: string | null;
   ms: number;
+  /** When it was sent (Date.now()). */
+  at: number;
 }
 
 /** Artist-clustered 200-d embeddings (5 songs per artist). */
@@ -100,26 +105,30 @@ describe('database outage under traffic', () => {
     await pg?.destroy();
   });
 
-  it('When PostgreSQL is stopped for 15 s under 16 connections, then similar songs by id keep answering 200, everything else is 200 or 503 with Retry-After, nothing hangs, and all recovers', async () => {
-    const cookieHeader = { Cookie: cookie };
-    const kinds: Array<{ kind: string; fromMemory: boolean; path: (i: number) => string; headers: Record<string, string> }> = [
-      { kind: 'similar (token)', fromMemory: true, path: (i) => `/api/similar_tracks?item_id=${encodeURIComponent(pid(i % SONGS))}&n=5`, headers: bearer },
-      { kind: 'similar (token, server name)', fromMemory: true, path: (i) => `/api/similar_tracks?item_id=${encodeURIComponent(pid(i % SONGS))}&n=5&server=${encodeURIComponent(SERVER_NAME)}`, headers: bearer },
-      { kind: 'similar (cookie)', fromMemory: true, path: (i) => `/api/similar_tracks?item_id=${encodeURIComponent(pid(i % SONGS))}&n=5`, headers: cookieHeader },
-      { kind: 'search', fromMemory: false, path: (i) => `/api/search_tracks?search_query=${encodeURIComponent(`Song ${i % SONGS}`)}`, headers: bearer },
-      { kind: 'sync', fromMemory: false, path: () => `/api/sync?page=1&limit=20`, headers: bearer },
-      { kind: 'config', fromMemory: false, path: () => `/api/config`, headers: bearer },
-      { kind: 'servers', fromMemory: false, path: () => `/api/servers`, headers: bearer },
-      { kind: 'clap stats', fromMemory: false, path: () => `/api/clap/stats`, headers: bearer },
-      { kind: 'index status', fromMemory: false, path: () => `/api/index/status`, headers: bearer },
-    ];
-    // Every kind answers 200 before the outage.
+  const cookieHeader = () => ({ Cookie: cookie });
+  const kinds: Array<{ kind: string; fromMemory: boolean; path: (i: number) => string; headers: () => Record<string, string> }> = [
+    { kind: 'similar (token)', fromMemory: true, path: (i) => `/api/similar_tracks?item_id=${encodeURIComponent(pid(i % SONGS))}&n=5`, headers: () => bearer },
+    { kind: 'similar (token, server name)', fromMemory: true, path: (i) => `/api/similar_tracks?item_id=${encodeURIComponent(pid(i % SONGS))}&n=5&server=${encodeURIComponent(SERVER_NAME)}`, headers: () => bearer },
+    { kind: 'similar (cookie)', fromMemory: true, path: (i) => `/api/similar_tracks?item_id=${encodeURIComponent(pid(i % SONGS))}&n=5`, headers: cookieHeader },
+    { kind: 'search', fromMemory: false, path: (i) => `/api/search_tracks?search_query=${encodeURIComponent(`Song ${i % SONGS}`)}`, headers: () => bearer },
+    { kind: 'sync', fromMemory: false, path: () => `/api/sync?page=1&limit=20`, headers: () => bearer },
+    { kind: 'config', fromMemory: false, path: () => `/api/config`, headers: () => bearer },
+    { kind: 'servers', fromMemory: false, path: () => `/api/servers`, headers: () => bearer },
+    { kind: 'clap stats', fromMemory: false, path: () => `/api/clap/stats`, headers: () => bearer },
+    { kind: 'index status', fromMemory: false, path: () => `/api/index/status`, headers: () => bearer },
+  ];
+
+  /**
+   * 16 connections of the request kinds above for 3 s, then `inject()`, readiness read half-way through the fault,
+   * `clear()` after OUTAGE_MS, then until every kind answered 200 again (at most 60 s) plus 3 s. Prints the figures.
+   */
+  async function underTraffic(label: string, inject: () => Promise<void>, clear: () => Promise<void>) {
+    // Every kind answers 200 before the fault.
     for (const k of kinds) {
-      const res = await fetch(url + k.path(1), { headers: k.headers });
+      const res = await fetch(url + k.path(1), { headers: k.headers() });
       expect([k.kind, res.status]).toEqual([k.kind, 200]);
       await res.arrayBuffer();
     }
-
     const outcomes: Outcome[] = [];
     let phase: Outcome['phase'] = 'before';
     let stop = false;
@@ -129,68 +138,96 @@ describe('database outage under traffic', () => {
         const i = n++;
         const k = kinds[i % kinds.length]!;
         const t0 = performance.now();
+        const sentAt = Date.now();
         const at = phase;
         try {
-          const res = await fetch(url + k.path(i), { headers: k.headers, signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
+          const res = await fetch(url + k.path(i), { headers: k.headers(), signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
           const text = await res.text();
           let code: string | undefined;
           if (res.status >= 400) code = (JSON.parse(text) as { code?: string }).code;
-          outcomes.push({ kind: k.kind, phase: at, status: res.status, code, retryAfter: res.headers.get('retry-after'), ms: performance.now() - t0 });
+          outcomes.push({ kind: k.kind, phase: at, status: res.status, code, retryAfter: res.headers.get('retry-after'), ms: performance.now() - t0, at: sentAt });
         } catch (err) {
           // A time-out (hung connection) or a reset: status 0, never acceptable.
-          outcomes.push({ kind: k.kind, phase: at, status: 0, code: (err as Error).name, ms: performance.now() - t0 });
+          outcomes.push({ kind: k.kind, phase: at, status: 0, code: (err as Error).name, ms: performance.now() - t0, at: sentAt });
         }
       }
     };
     const loops = Array.from({ length: CONNECTIONS }, loop);
     await new Promise((r) => setTimeout(r, 3000));
     phase = 'outage';
-    await pg.stop('fast');
-    const stoppedAt = Date.now();
+    await inject();
+    const faultAt = Date.now();
     // Mid-outage the index replica and the gateway stay ready (similar songs are served from memory): a Kubernetes
-    // Service keeps routing to them.
+    // Service keeps routing to them. Read with the client time-out: a frozen database must not hold the probe either.
     await new Promise((r) => setTimeout(r, OUTAGE_MS / 2));
-    const ready = await fetch(`${stack.peers().index}/readyz`);
+    const ready = await fetch(`${stack.peers().index}/readyz`, { signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
     const readyBody = (await ready.json()) as { checks: Record<string, boolean> };
-    const gatewayReady = await fetch(`${url}/readyz`);
+    const gatewayReady = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
     const gatewayReadyBody = (await gatewayReady.json()) as { checks: Record<string, boolean> };
-    await new Promise((r) => setTimeout(r, OUTAGE_MS - (Date.now() - stoppedAt)));
-    await pg.restart();
+    await new Promise((r) => setTimeout(r, Math.max(0, OUTAGE_MS - (Date.now() - faultAt))));
+    await clear();
     phase = 'after';
-    const restartedAt = Date.now();
-    // Recovery: the time until every kind of request has answered 200 again after the restart.
+    const clearedAt = Date.now();
+    // Recovery: the time until every kind of request has answered 200 again after the fault is cleared.
     const recovered = new Map<string, number>();
-    while (recovered.size < kinds.length && Date.now() - restartedAt < 60_000) {
-      for (const o of outcomes.slice(-200)) if (o.phase === 'after' && o.status === 200 && !recovered.has(o.kind)) recovered.set(o.kind, Date.now() - restartedAt);
+    while (recovered.size < kinds.length && Date.now() - clearedAt < 60_000) {
+      for (const o of outcomes.slice(-200)) if (o.phase === 'after' && o.status === 200 && !recovered.has(o.kind)) recovered.set(o.kind, Date.now() - clearedAt);
       await new Promise((r) => setTimeout(r, 250));
     }
     await new Promise((r) => setTimeout(r, 3000));
     stop = true;
     await Promise.all(loops);
 
-    // Figures.
     const table = new Map<string, number>();
     for (const o of outcomes) {
       const key = `${o.phase} | ${o.kind} | ${o.status}${o.code ? ` ${o.code}` : ''}`;
       table.set(key, (table.get(key) ?? 0) + 1);
     }
-    const outage = outcomes.filter((o) => o.phase === 'outage').map((o) => o.ms).sort((a, b) => a - b);
+    const during = outcomes.filter((o) => o.phase === 'outage').map((o) => o.ms).sort((a, b) => a - b);
     console.log(
-      `db-outage figures: ${outcomes.length} requests, outage ${OUTAGE_MS / 1000} s, p99 during the outage ${Math.round(outage[Math.floor(outage.length * 0.99)] ?? 0)} ms, ` +
-        `recovery (restart -> 200) per kind ${JSON.stringify(Object.fromEntries(recovered))}\n${[...table].map(([k, v]) => `${k}: ${v}`).join('\n')}`,
+      `${label} figures: ${outcomes.length} requests, fault ${OUTAGE_MS / 1000} s, p99 during the fault ${Math.round(during[Math.floor(during.length * 0.99)] ?? 0)} ms, ` +
+        `max ${Math.round(during[during.length - 1] ?? 0)} ms, slowest (sent s after the fault: ms) ${outcomes.filter((o) => o.phase === 'outage' && o.ms > 4000).map((o) => `${o.kind} ${((o.at - faultAt) / 1000).toFixed(1)}: ${Math.round(o.ms)} ${o.status}`).join(', ')}, recovery (cleared -> 200) per kind ${JSON.stringify(Object.fromEntries(recovered))}\n${[...table].map(([k, v]) => `${k}: ${v}`).join('\n')}`,
     );
+    return { outcomes, recovered, ready, readyBody, gatewayReady, gatewayReadyBody };
+  }
 
+  it('When PostgreSQL is stopped for 15 s under 16 connections, then similar songs by id keep answering 200, everything else is 200 or 503 with Retry-After, nothing hangs, and all recovers', async () => {
+    const r = await underTraffic('db-outage', () => pg.stop('fast'), () => pg.restart());
     // Never a failure other than 503 + Retry-After; never a hung or reset request.
-    const bad = outcomes.filter((o) => o.status !== 200 && !(o.status === 503 && o.retryAfter && Number(o.retryAfter) > 0));
+    const bad = r.outcomes.filter((o) => o.status !== 200 && !(o.status === 503 && o.retryAfter && Number(o.retryAfter) > 0));
     expect(bad.slice(0, 10)).toEqual([]);
     // Similar songs by id are served from memory throughout (the outage included).
     const memoryKinds = new Set(kinds.filter((k) => k.fromMemory).map((k) => k.kind));
-    const fromMemory = outcomes.filter((o) => memoryKinds.has(o.kind));
+    const fromMemory = r.outcomes.filter((o) => memoryKinds.has(o.kind));
     expect(fromMemory.filter((o) => o.phase === 'outage').length).toBeGreaterThan(30);
     expect(fromMemory.filter((o) => o.status !== 200).slice(0, 10)).toEqual([]);
-    expect([ready.status, readyBody.checks.database, readyBody.checks.index]).toEqual([200, false, true]);
-    expect([gatewayReady.status, gatewayReadyBody.checks.database]).toEqual([200, false]);
+    expect([r.ready.status, r.readyBody.checks.database, r.readyBody.checks.index]).toEqual([200, false, true]);
+    expect([r.gatewayReady.status, r.gatewayReadyBody.checks.database]).toEqual([200, false]);
     // Everything recovers once the database is back.
-    expect([...recovered.keys()].sort()).toEqual(kinds.map((k) => k.kind).sort());
+    expect([...r.recovered.keys()].sort()).toEqual(kinds.map((k) => k.kind).sort());
+  });
+
+  it('When PostgreSQL is frozen (SIGSTOP) for 15 s under 16 connections, then every request answers within the 10 s client time-out: 200 (similar songs by id from memory) or 503 with Retry-After, and all recovers after SIGCONT', async () => {
+    let frozen = 0;
+    const r = await underTraffic(
+      'db-frozen',
+      async () => {
+        frozen = await pg.freeze();
+      },
+      async () => pg.thaw(),
+    );
+    expect(frozen).toBeGreaterThan(1);
+    // The pools' connect and request-query time-outs (5 s each by default) answer 503 + Retry-After instead of
+    // holding the connection: no client time-out (status 0), no 500/502/504.
+    const bad = r.outcomes.filter((o) => o.status !== 200 && !(o.status === 503 && o.retryAfter && Number(o.retryAfter) > 0));
+    expect(bad.slice(0, 10)).toEqual([]);
+    const during = r.outcomes.filter((o) => o.phase === 'outage');
+    expect(during.filter((o) => o.status === 503).length).toBeGreaterThan(0);
+    // Similar songs by id with the API token need no database: 200 throughout.
+    expect(during.filter((o) => o.kind === 'similar (token)' && o.status === 200).length).toBeGreaterThan(5);
+    expect(r.outcomes.filter((o) => o.kind === 'similar (token)' && o.status !== 200).slice(0, 10)).toEqual([]);
+    expect([r.ready.status, r.readyBody.checks.index]).toEqual([200, true]);
+    expect(r.gatewayReady.status).toBe(200);
+    expect([...r.recovered.keys()].sort()).toEqual(kinds.map((k) => k.kind).sort());
   });
 });

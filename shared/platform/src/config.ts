@@ -61,6 +61,10 @@ export const baseEnvShape = {
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   /** Connections per process to PostgreSQL. */
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(5),
+  /** Longest wait for a database connection (pool slot or new connection), ms; 0 = for ever (issue 36, frozen database). */
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(4000),
+  /** Longest wait for one query's answer while an HTTP request waits, ms; 0 = none (background work is never timed). */
+  DB_REQUEST_QUERY_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(4000),
   /** Messages in flight per consumer. */
   BUS_PREFETCH: z.coerce.number().int().min(1).max(1000).default(4),
 } satisfies ZodRawShape;

@@ -4,6 +4,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export interface RequestContext {
   requestId: string;
   userId?: string;
+  /**
+   * True while the HTTP request this context serves still waits for its answer (set by the request pipeline).
+   * Database queries run while it is true get the request query time-out (`DB_REQUEST_QUERY_TIMEOUT_MS`);
+   * work a handler left running after answering (a task it started) does not.
+   */
+  awaitingAnswer?: () => boolean;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();

@@ -1,4 +1,7 @@
+import { Client as PgClient } from 'pg';
 import { DataSource, type MigrationInterface, type QueryRunner } from 'typeorm';
+import { currentContext } from './context';
+import { TransientError } from './faults';
 
 /** A migration class as TypeORM expects it (registered explicitly, never globbed). */
 export type MigrationClass = new () => MigrationInterface;
@@ -13,11 +16,173 @@ export interface ServiceDatabaseOptions {
   poolSize?: number;
   /** TypeORM entities, if the service uses any (most repositories use parameterised SQL). */
   entities?: Function[];
+  /**
+   * Longest wait in ms for a connection: a free one of the pool, or a new one's connect and start-up together
+   * (`DB_CONNECT_TIMEOUT_MS`, default {@link DEFAULT_DB_CONNECT_TIMEOUT_MS}; 0 = wait for ever). Past it the
+   * query fails with pg-pool's "timeout exceeded when trying to connect", a transient fault (503 + Retry-After).
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Longest wait in ms for one query's answer while an HTTP request waits for its answer
+   * (`DB_REQUEST_QUERY_TIMEOUT_MS`, default {@link DEFAULT_DB_REQUEST_QUERY_TIMEOUT_MS}; 0 = none). Past it the
+   * query fails with a {@link DatabaseTimeoutError} (503 + Retry-After) and its connection is closed. Queries of
+   * background work (tasks, bus messages, index builds, backups) have no such time-out.
+   */
+  requestQueryTimeoutMs?: number;
+}
+
+/** Default of `DB_CONNECT_TIMEOUT_MS` (issue 36, frozen database). */
+export const DEFAULT_DB_CONNECT_TIMEOUT_MS = 4000;
+/** Default of `DB_REQUEST_QUERY_TIMEOUT_MS` (issue 36, frozen database). */
+export const DEFAULT_DB_REQUEST_QUERY_TIMEOUT_MS = 4000;
+
+/** A query of a request that got no answer in time (a frozen or overloaded database): transient, 503 + Retry-After. */
+export class DatabaseTimeoutError extends TransientError {
+  constructor(timeoutMs: number) {
+    super(`database did not answer within ${timeoutMs} ms (DB_REQUEST_QUERY_TIMEOUT_MS)`);
+    this.name = 'DatabaseTimeoutError';
+  }
+}
+
+/** A request's query refused at once: the database failed to answer in time and has not answered a probe since (the pool's breaker is open). */
+export class DatabaseUnresponsiveError extends TransientError {
+  constructor() {
+    super('database unresponsive (a query or connection timed out and no probe has succeeded since); retry shortly');
+    this.name = 'DatabaseUnresponsiveError';
+  }
+}
+
+interface Breaker {
+  open: boolean;
+  probing: boolean;
+  options?: ConstructorParameters<typeof PgClient>[0];
+}
+/** One breaker per database server (host:port/database) in this process: every pool to a frozen server learns it at once. */
+const breakers = new Map<string, Breaker>();
+function breakerOf(server: string): Breaker {
+  let b = breakers.get(server);
+  if (!b) breakers.set(server, (b = { open: false, probing: false }));
+  return b;
+}
+
+/** The server part of a postgres URL (host:port/database), the key of its breaker; the URL itself when unparsable. */
+function serverKey(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+  } catch {
+    return url;
+  }
+}
+
+/** While a pool's breaker is open, how often a background probe (`SELECT 1`) checks whether the database answers (ms). */
+export const DB_BREAKER_PROBE_MS = 1000;
+
+/**
+ * The pg client class of a pool whose queries time out while an HTTP request waits for them (issue 36: a frozen
+ * database, whose connections stay open and never answer, must not hold requests for ever).
+ * - A query issued in a request context ({@link currentContext} with `awaitingAnswer()` true) gets pg's
+ *   `query_timeout`; when it fires, the connection is destroyed (its server session may still be running the query,
+ *   so it cannot be reused: the pool drops it and opens a new one on demand) and the caller gets a
+ *   {@link DatabaseTimeoutError}. Only the promise form of `query(text | config, values?)` is timed (TypeORM's).
+ * - A breaker shared by the clients of every pool of this process to the same server (`server`): such a time-out, or a connect that timed out, opens it; while it is open,
+ *   request queries and request connects fail at once with {@link DatabaseUnresponsiveError}, and a probe of its own
+ *   (a separate connection, `SELECT 1`, both timed) runs every {@link DB_BREAKER_PROBE_MS} in the background; its
+ *   first success closes the breaker. So a frozen database costs one request one time-out, not every request, and a
+ *   unit that can answer from memory (similar songs by id) does so at once.
+ * Queries outside a waiting request (tasks, bus messages, index builds, backups) are neither timed nor refused.
+ */
+export function requestTimedClient(timeoutMs: number, server = 'default'): typeof PgClient {
+  const breaker = breakerOf(server);
+  const probe = async () => {
+    for (;;) {
+      await new Promise((r) => setTimeout(r, DB_BREAKER_PROBE_MS).unref());
+      const cfg = typeof breaker.options === 'object' && breaker.options !== null ? breaker.options : {};
+      const client = new PgClient({ ...cfg, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        await client.query('SELECT 1');
+        breaker.open = false;
+        breaker.probing = false;
+        await client.end().catch(() => undefined);
+        return;
+      } catch {
+        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      }
+    }
+  };
+  const trip = () => {
+    breaker.open = true;
+    if (breaker.probing) return;
+    breaker.probing = true;
+    void probe();
+  };
+  const inRequest = () => timeoutMs > 0 && currentContext()?.awaitingAnswer?.() === true;
+
+  class RequestTimedClient extends PgClient {
+    constructor(options?: ConstructorParameters<typeof PgClient>[0]) {
+      super(options);
+      breaker.options ??= options;
+    }
+
+    // pg's connect(callback?) overloads: one override forwards both forms.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    override connect(callback?: any): any {
+      if (!inRequest()) return (super.connect as (cb?: unknown) => unknown)(callback);
+      if (breaker.open) {
+        const refused = new DatabaseUnresponsiveError();
+        if (callback) return void process.nextTick(() => (callback as (err: Error) => void)(refused));
+        return Promise.reject(refused);
+      }
+      // A connect cut by the pool's connection time-out ends without an error code (a refused one has ECONNREFUSED).
+      const done = (err?: Error | null) => {
+        if (err && (err as { code?: unknown }).code === undefined) trip();
+      };
+      if (callback) {
+        return (super.connect as (cb: (err: Error | null) => void) => void)((err) => {
+          done(err);
+          (callback as (err: Error | null) => void)(err);
+        });
+      }
+      return super.connect().then(
+        () => undefined,
+        (err: Error) => {
+          done(err);
+          throw err;
+        },
+      );
+    }
+
+    // pg's query overloads are many: one override covers them all and forwards what it does not time.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    override query(...args: unknown[]): any {
+      const first = args[0];
+      const callback = args.some((a) => typeof a === 'function');
+      if (callback || !inRequest() || first === null || (typeof first !== 'string' && (typeof first !== 'object' || typeof (first as { submit?: unknown }).submit === 'function'))) {
+        return (super.query as (...a: unknown[]) => unknown)(...args);
+      }
+      if (breaker.open) return Promise.reject(new DatabaseUnresponsiveError());
+      const config = typeof first === 'string' ? { text: first } : { ...(first as object) };
+      const timed = (super.query as (...a: unknown[]) => Promise<unknown>)({ ...config, query_timeout: timeoutMs }, ...args.slice(1));
+      return timed.catch((err: unknown) => {
+        if (err instanceof Error && err.message === 'Query read timeout') {
+          trip();
+          (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+          throw new DatabaseTimeoutError(timeoutMs);
+        }
+        throw err;
+      });
+    }
+  }
+  return RequestTimedClient as unknown as typeof PgClient;
 }
 
 /**
  * Creates (does not initialise) the DataSource of one service. `synchronize` is hard-coded off:
  * the schema changes only through the service's own migrations, recorded in `<schema>.migrations`.
+ * The pool waits at most `connectTimeoutMs` for a connection and times out queries of waiting HTTP requests
+ * after `requestQueryTimeoutMs` (DB_CONNECT_TIMEOUT_MS, DB_REQUEST_QUERY_TIMEOUT_MS; see the options).
  */
 export function createServiceDataSource(options: ServiceDatabaseOptions): DataSource {
   return new DataSource({
@@ -30,7 +195,15 @@ export function createServiceDataSource(options: ServiceDatabaseOptions): DataSo
     synchronize: false,
     migrationsRun: false,
     migrationsTransactionMode: 'each',
-    extra: { max: options.poolSize ?? 5, application_name: `polyphony-${options.schema}` },
+    extra: {
+      max: options.poolSize ?? 5,
+      application_name: `polyphony-${options.schema}`,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_DB_CONNECT_TIMEOUT_MS,
+      // A partitioned or vanished host is noticed by TCP keep-alive instead of never (background queries have no time-out).
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      Client: requestTimedClient(options.requestQueryTimeoutMs ?? DEFAULT_DB_REQUEST_QUERY_TIMEOUT_MS, serverKey(options.url)),
+    },
     logging: false,
   });
 }

@@ -20,11 +20,12 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
 
 /**
  * PostgreSQL SQLSTATE classes/codes that are transient: class 08 (connection exception), 57P01-57P03
- * (admin/crash shutdown, cannot connect now), 53300 (too many connections), 40001/40P01 (serialization
- * failure, deadlock: the transaction may be retried). Source: PostgreSQL manual, Appendix A.
+ * (admin/crash shutdown, cannot connect now), 53000/53100/53200/53300 (insufficient resources: disk full, out of
+ * memory, too many connections: the same statement succeeds once the resource is back, issue 36), 40001/40P01
+ * (serialization failure, deadlock: the transaction may be retried). Source: PostgreSQL manual, Appendix A.
  */
 function transientSqlState(code: string): boolean {
-  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300' || code === '40001' || code === '40P01';
+  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53000' || code === '53100' || code === '53200' || code === '53300' || code === '40001' || code === '40P01';
 }
 
 /** Messages of pg / amqplib / fetch errors that carry no code but mean a lost connection. */

@@ -104,7 +104,8 @@ export function accessLogLevel(logger: Logger, path: string, status: number, sam
  * The single error-to-HTTP mapping, answered in the error envelope (`errorEnvelope`: `{ error: message, code,
  * request_id }`, plus `details` for a validation failure); unknown errors are 500 without internals.
  * Every 503 of a fault (a transient fault of the database or broker, an unreachable peer) carries `Retry-After`
- * (`RETRY_AFTER_SECONDS`); a `StateUnavailableError` (a feature not set up) does not.
+ * (`RETRY_AFTER_SECONDS`); a `StateUnavailableError` (a feature not set up) does not. PostgreSQL's disk full
+ * (SQLSTATE 53100) is a 503 `database_disk_full` (logged as an error: an operator must free space).
  * Errors of the HTTP plumbing (body-parser, serve-static, express's path decoding: objects with a 4xx
  * `status`) and URIError from a malformed %-escape are the caller's fault and become 4xx with a fixed
  * message; a client that went away (`request.aborted`) is logged at debug, not as an error.
@@ -146,6 +147,12 @@ export function errorHandler(logger: Logger) {
       status = 400;
       code = 'invalid_value';
       message = 'A request value is not valid for its field';
+    } else if (pgCode(err) === '53100') {
+      // PostgreSQL's disk is full (SQLSTATE 53100): writes fail until an operator frees space; reads still work.
+      status = 503;
+      code = 'database_disk_full';
+      message = 'The database is out of disk space; retry once space is freed';
+      logger.error('request failed: database disk full (free space on the PostgreSQL data volume)', { requestId, err: (err as Error).message });
     } else if (isTransientFault(err)) {
       // Our database (or a peer) is unreachable: a 503 the caller may retry, not a bug.
       status = 503;

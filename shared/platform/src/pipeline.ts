@@ -234,7 +234,7 @@ export class RequestPipeline {
     marked.requestId = requestId;
     res.setHeader(REQUEST_ID_HEADER, requestId);
     for (const [name, value] of this.headers) res.setHeader(name, value);
-    const ctx: RequestContext = { requestId };
+    const ctx: RequestContext = { requestId, awaitingAnswer: () => !res.writableEnded && !res.destroyed };
     const raw = req.url ?? '/';
     const simple = splitSimpleUrl(raw);
     const q = raw.indexOf('?');

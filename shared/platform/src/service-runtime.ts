@@ -48,6 +48,9 @@ export interface ServiceConfig {
   /** Share of successful requests logged in the access log (ACCESS_LOG_SAMPLE, default 1). */
   accessLogSample?: number;
   dbPoolSize: number;
+  /** DB_CONNECT_TIMEOUT_MS and DB_REQUEST_QUERY_TIMEOUT_MS (see `createServiceDataSource`); defaults when absent. */
+  dbConnectTimeoutMs?: number;
+  dbRequestQueryTimeoutMs?: number;
   busPrefetch: number;
   /** Namespace of exchanges and queues on a shared broker (BUS_NAMESPACE). */
   busNamespace?: string;
@@ -71,6 +74,8 @@ export function loadServiceConfig(name: string, schema: string, env: Record<stri
     logPretty: e.LOG_FORMAT === 'pretty',
     accessLogSample: e.ACCESS_LOG_SAMPLE,
     dbPoolSize: e.DB_POOL_SIZE,
+    dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
+    dbRequestQueryTimeoutMs: e.DB_REQUEST_QUERY_TIMEOUT_MS,
     busPrefetch: e.BUS_PREFETCH,
     busNamespace: e.BUS_NAMESPACE,
     peers: { registry: e.REGISTRY_URL, catalogue: e.CATALOGUE_URL, analysis: e.ANALYSIS_URL, index: e.INDEX_URL, playlist: e.PLAYLIST_URL },
@@ -128,7 +133,7 @@ export class ServiceRuntime {
   ) {
     this.logger = deps.logger ?? createLogger({ service: config.name, level: config.logLevel, pretty: config.logPretty });
     this.metrics = new Metrics(config.name);
-    this.ds = createServiceDataSource({ url: config.databaseUrl, schema: config.schema, migrations, poolSize: config.dbPoolSize });
+    this.ds = createServiceDataSource({ url: config.databaseUrl, schema: config.schema, migrations, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, requestQueryTimeoutMs: config.dbRequestQueryTimeoutMs });
     this.ownsBus = !deps.bus;
     const ns = busNamespace(config.busNamespace);
     const inner = deps.bus ?? createBus({ amqpUrl: config.amqpUrl, logger: this.logger.child({ component: 'bus' }), ...ns.exchangeOptions });

@@ -54,6 +54,7 @@ export class PrivatePostgres {
     readonly dir: string,
     readonly port: number,
     private readonly asUser: string | undefined,
+    private readonly walDir?: string,
   ) {}
 
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */
@@ -61,13 +62,22 @@ export class PrivatePostgres {
     return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
   }
 
-  /** initdb in a temp dir and start on a free port (fsync off: test data only). */
-  static async start(): Promise<PrivatePostgres> {
-    const dir = await mkdtemp(join(tmpdir(), 'polyphony-pg-'));
+  /**
+   * initdb in a temp dir and start on a free port (fsync off: test data only). `parentDir` puts the instance's
+   * directory there instead of the OS temp dir (e.g. on a small filesystem, to fill PostgreSQL's disk); `walDir`
+   * (a directory that does not exist yet, removed by `destroy()`) keeps the write-ahead log elsewhere, as a server
+   * with its WAL on its own volume (a full data volume then fails writes without a PANIC).
+   */
+  static async start(options: { parentDir?: string; walDir?: string } = {}): Promise<PrivatePostgres> {
+    const dir = await mkdtemp(join(options.parentDir ?? tmpdir(), 'polyphony-pg-'));
     const asUser = userInfo().uid === 0 ? 'postgres' : undefined;
     if (asUser) await chownTree(dir, asUser);
-    const pg = new PrivatePostgres(dir, await freePort(), asUser);
-    await pg.run('initdb', ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+    if (options.walDir) {
+      await mkdir(options.walDir);
+      if (asUser) await chownTree(options.walDir, asUser);
+    }
+    const pg = new PrivatePostgres(dir, await freePort(), asUser, options.walDir);
+    await pg.run('initdb', ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', ...(options.walDir ? ['--waldir', options.walDir] : [])]);
     await pg.startServer();
     return pg;
   }
@@ -93,10 +103,47 @@ export class PrivatePostgres {
     await this.startServer();
   }
 
+  /** The postmaster's pid and its children's (backends, checkpointer, ...). */
+  async pids(): Promise<number[]> {
+    const main = Number((await readFile(join(this.dir, 'data', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    const { stdout } = await execFileAsync('pgrep', ['-P', String(main)]).catch(() => ({ stdout: '' }));
+    return [main, ...stdout.split('\n').filter((l) => l.trim() !== '').map(Number)];
+  }
+
+  /**
+   * Freezes the server: SIGSTOP to every one of its processes (a hung host or a network partition: connections
+   * stay open, nothing answers, new connections are accepted by the kernel but never started). Until `thaw()`.
+   */
+  async freeze(): Promise<number> {
+    this.frozen = await this.pids();
+    this.signal(this.frozen, 'SIGSTOP');
+    return this.frozen.length;
+  }
+
+  /** Ends a `freeze()`: SIGCONT to the processes it stopped. */
+  thaw(): void {
+    this.signal(this.frozen, 'SIGCONT');
+    this.frozen = [];
+  }
+
+  private frozen: number[] = [];
+
+  private signal(pids: number[], sig: NodeJS.Signals): void {
+    for (const p of pids) {
+      try {
+        process.kill(p, sig);
+      } catch {
+        /* a backend that ended meanwhile */
+      }
+    }
+  }
+
   /** Stops and removes the data directory. */
   async destroy(): Promise<void> {
+    if (this.frozen.length > 0) this.thaw();
     await this.stop('immediate');
     await rm(this.dir, { recursive: true, force: true });
+    if (this.walDir) await rm(this.walDir, { recursive: true, force: true });
   }
 }
 

@@ -161,7 +161,8 @@ export class TrackProcessor {
       if (unprinted) return this.fingerprintOnly(msg, finalAttempt, unprinted, signal);
       return this.record(msg, { outcome: 'skipped_mapped' });
     }
-    const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
+    const dir = await this.tempDir(msg, finalAttempt);
+    if (typeof dir !== 'string') return dir;
     try {
       const client = await this.client(serverId);
       const file = path.join(dir, 'audio');
@@ -169,6 +170,7 @@ export class TrackProcessor {
       try {
         await client.downloadTrack(track.id, file, signal);
       } catch (err) {
+        if (isLocalDiskFull(err)) return await this.tempFull(msg, finalAttempt, err);
         if (!finalAttempt && isTransient(err)) throw err;
         return this.fail(msg, `download failed: ${(err as Error).message}`, isTransient(err) ? undefined : 'download_failed');
       }
@@ -317,12 +319,14 @@ export class TrackProcessor {
     use: (pcm: Awaited<ReturnType<typeof decodeToPcm>>) => Promise<ProcessResult>,
   ): Promise<ProcessResult> {
     const { serverId, track } = msg;
-    const dir = await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
+    const dir = await this.tempDir(msg, finalAttempt);
+    if (typeof dir !== 'string') return dir;
     try {
       const file = path.join(dir, 'audio');
       try {
         await (await this.client(serverId)).downloadTrack(track.id, file, signal);
       } catch (err) {
+        if (isLocalDiskFull(err)) return await this.tempFull(msg, finalAttempt, err);
         if (!finalAttempt && isTransient(err)) throw err;
         return this.fail(msg, `download failed: ${(err as Error).message}`);
       }
@@ -348,6 +352,29 @@ export class TrackProcessor {
    * Records the track as failed; with `exclude` (the reason code of a failure that will not pass by itself) the file is
    * also excluded, with what the server reported of it, until its metadata hash changes (the run's listing skips it).
    */
+  /** A fresh temp directory for one track, or the outcome when the temp filesystem is full (see `tempFull`). */
+  private async tempDir(msg: AnalysisTrackRequested, finalAttempt: boolean): Promise<string | ProcessResult> {
+    try {
+      return await mkdtemp(path.join(this.tempRoot, 'polyphony-track-'));
+    } catch (err) {
+      if (isLocalDiskFull(err)) return await this.tempFull(msg, finalAttempt, err);
+      throw err;
+    }
+  }
+
+  /**
+   * The analysis temp directory is full (ENOSPC/EDQUOT while downloading; issue 36): the worker's disk, not the
+   * song, is at fault. Logged as an error naming the directory; the track is retried by the bus (a
+   * {@link TempDirectoryFullError}, transient) and so analysed once space is back. On its final attempt it is
+   * recorded failed with that reason and NOT excluded, so the next run tries it again.
+   */
+  private async tempFull(msg: AnalysisTrackRequested, finalAttempt: boolean, err: unknown): Promise<ProcessResult> {
+    const full = new TempDirectoryFullError(this.tempRoot, err);
+    this.logger.error('analysis temp directory full: the track is retried once space is freed', { dir: this.tempRoot, code: (err as { code?: string }).code, serverId: msg.serverId, providerId: msg.track.id });
+    if (!finalAttempt) throw full;
+    return this.fail(msg, full.message);
+  }
+
   private async fail(msg: AnalysisTrackRequested, reason: string, exclude?: UnanalyzableReasonCode): Promise<ProcessResult> {
     const t = msg.track;
     if (exclude) await this.runs.exclude(msg.serverId, { providerId: t.id, title: t.title, artist: t.artist, album: t.album ?? null, path: t.path ?? null, durationSeconds: t.durationSeconds ?? null }, metadataHash(t), exclude, reason);
@@ -359,6 +386,20 @@ export class TrackProcessor {
     await this.runs.recordOutcome(msg.taskId, msg.serverId, msg.track.id, result.outcome, result.itemId, result.error);
     return result;
   }
+}
+
+/** The analysis temp directory (TMPDIR) has no space left: transient (retried), never a reason to exclude a song. */
+export class TempDirectoryFullError extends TransientError {
+  constructor(dir: string, cause: unknown) {
+    super(`analysis temp directory full: ${dir} (${(cause as { code?: string }).code ?? 'ENOSPC'}); free space there or point TMPDIR at a larger volume`, { cause });
+    this.name = 'TempDirectoryFullError';
+  }
+}
+
+/** ENOSPC (no space left) or EDQUOT (quota exceeded) from the local filesystem. */
+export function isLocalDiskFull(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
 /**
