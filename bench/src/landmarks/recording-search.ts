@@ -27,7 +27,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { changeSpeed, encodeLandmarks, extractLandmarks, LANDMARK_PARAMS, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, type Landmarks, rmsDb } from '@polyphony/landmarks';
+import { changeSpeed, encodeLandmarks, extractLandmarks, LANDMARK_PARAMS, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, type Landmarks, type LandmarkIndexOptions, type MatchOptions, rmsDb } from '@polyphony/landmarks';
 import { mulberry32 } from '@polyphony/vectors';
 
 const SR = LANDMARK_PARAMS.sampleRateHz;
@@ -197,6 +197,7 @@ function main(): void {
   const kinds = process.argv.includes('--kinds') ? new Set(arg('kinds', '').split(',')) : null;
   const matchOptions = {
     ...(process.argv.includes('--shifts') ? { shifts: Number(arg('shifts', '1')) } : {}),
+    ...(process.argv.includes('--grid-shifts') ? { gridShifts: Number(arg('grid-shifts', '1')) } : {}),
     ...(process.argv.includes('--speeds1') ? { speeds: [1] } : {}),
     ...(process.argv.includes('--exit-votes') ? { earlyExitVotes: Number(arg('exit-votes', '24')), earlyExitLead: Number(arg('exit-lead', '12')) } : {}),
   };
@@ -276,12 +277,12 @@ function main(): void {
     negatives.push({ pcm: speech.slice(start, start + 10 * SR), kind: 'speech' });
   }
 
-  function run(index: LandmarkIndex, rowsOffset: number): { outcomes: Map<string, Outcome[]>; negatives: Map<string, Outcome[]> } {
+  function run(index: LandmarkIndex, rowsOffset: number, options: MatchOptions = matchOptions): { outcomes: Map<string, Outcome[]>; negatives: Map<string, Outcome[]> } {
     const matcher = new LandmarkMatcher(index);
     const measure = (pcm: Float32Array, truth: number | null): Outcome => {
       // CPU time of this single-threaded process: the one-core cost of the query, unaffected by other load.
       const t0 = process.cpuUsage();
-      const r = matcher.match(pcm, { ...matchOptions, minVotes: 0, minLead: 0 }).results[0];
+      const r = matcher.match(pcm, { ...options, minVotes: 0, minLead: 0 }).results[0];
       const du = process.cpuUsage(t0);
       const ms = (du.user + du.system) / 1000;
       return { truth, row: r ? r.row - rowsOffset : null, votes: r?.votes ?? 0, lead: r?.lead ?? 0, ms };
@@ -341,6 +342,36 @@ function main(): void {
     library: { indexBytes: small.bytes, postings: small.size, stopped: small.stopped, ...summarise(res, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead), latencyMs: latency(res) },
     thresholds,
   };
+
+  // `--variants "shifts=4,stop=0.1,exit=10/6;shifts=2"`: the same clips against the library under other matcher
+  // and index settings (one line each: accuracy at the default thresholds, wrong answers, CPU per query).
+  if (process.argv.includes('--variants')) {
+    const variants: Record<string, unknown> = {};
+    for (const spec of arg('variants', '').split(';').filter(Boolean)) {
+      const mo: MatchOptions = { ...matchOptions };
+      const io: LandmarkIndexOptions = { ...indexOptions };
+      for (const kv of spec.split(',')) {
+        const [k, v] = kv.split('=') as [string, string];
+        if (k === 'shifts') mo.shifts = Number(v);
+        else if (k === 'stop') io.stopFraction = Number(v);
+        else if (k === 'exit') [mo.earlyExitVotes, mo.earlyExitLead] = v.split('/').map(Number) as [number, number];
+        else if (k === 'speeds1') mo.speeds = [1];
+        else if (k === 'gridShifts') mo.gridShifts = Number(v);
+      }
+      const ix = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const), io);
+      const rv = run(ix, 0, mo);
+      const sv = summarise(rv, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead);
+      const all = [...rv.outcomes.values()].flat();
+      const neg = [...rv.negatives.values()].flat();
+      const alt: Record<string, string> = {};
+      for (const [v, l] of [[8, 4], [10, 6], [12, 6], [15, 8], [20, 10]] as const) {
+        alt[`${v}/${l}`] = `wrong in ${all.filter((o) => decide(o, v, l) && o.row !== o.truth).length}, out ${neg.filter((o) => decide(o, v, l)).length}/${neg.length}; ` + Object.entries(summarise(rv, v, l).accuracy).map(([k, a]) => `${k.replace(/^10s /, '')} ${a.split(' ')[1]}`).join(', ');
+      }
+      variants[spec] = { postings: ix.size, stopped: ix.stopped, ...sv, thresholds: alt, latencyMs: latency(rv) };
+      console.log(JSON.stringify({ variant: spec, ...(variants[spec] as object) }, null, 2));
+    }
+    report.variants = variants;
+  }
 
   // The library-only figures first: the scale pass re-runs every clip against N more songs and takes long.
   console.log(JSON.stringify(report, null, 2));

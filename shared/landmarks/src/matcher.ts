@@ -14,7 +14,7 @@ export const SPEED_GRID: readonly number[] = Object.freeze([1, 0.995, 1.005, 0.9
  * identified when its best song gathers at least `minVotes` landmarks at one time offset (+-1 frame) and
  * leads the next song by at least `minLead` votes; otherwise the answer is "no match".
  */
-export const MATCH_DEFAULTS = Object.freeze({ minVotes: 10, minLead: 6, maxResults: 10, candidates: 32, earlyExitVotes: 24, earlyExitLead: 12, shifts: 1 });
+export const MATCH_DEFAULTS = Object.freeze({ minVotes: 10, minLead: 6, maxResults: 10, candidates: 32, earlyExitVotes: 24, earlyExitLead: 12, shifts: 1, gridShifts: 1 });
 
 /** Options of {@link LandmarkMatcher.match}. */
 export interface MatchOptions {
@@ -35,6 +35,8 @@ export interface MatchOptions {
    * landmark counts once however many shifts find it. Default {@link MATCH_DEFAULTS}.shifts.
    */
   shifts?: number;
+  /** Sub-frame shifts at the speeds other than 1 (default MATCH_DEFAULTS.gridShifts: the grid is the costly part of a miss). */
+  gridShifts?: number;
   /** Stop searching further speeds once the best song has this many votes... (default MATCH_DEFAULTS.earlyExitVotes) */
   earlyExitVotes?: number;
   /** ...and leads the next by this many (default MATCH_DEFAULTS.earlyExitLead). */
@@ -99,13 +101,14 @@ export class LandmarkMatcher {
     const minLead = options.minLead ?? MATCH_DEFAULTS.minLead;
     const maxResults = options.maxResults ?? MATCH_DEFAULTS.maxResults;
     const shifts = options.shifts ?? MATCH_DEFAULTS.shifts;
+    const gridShifts = options.gridShifts ?? MATCH_DEFAULTS.gridShifts;
     const exitVotes = options.earlyExitVotes ?? MATCH_DEFAULTS.earlyExitVotes;
     const exitLead = options.earlyExitLead ?? MATCH_DEFAULTS.earlyExitLead;
     const best = new Map<number, Best>();
     let queryCount = 0;
     let searched = 0;
     for (const speed of speeds) {
-      const lm = queryLandmarks(changeSpeed(pcm, speed), shifts);
+      const lm = queryLandmarks(changeSpeed(pcm, speed), speed === 1 ? shifts : gridShifts);
       if (speed === 1) queryCount = lm.hashes.length;
       searched++;
       for (const c of this.searchOnce(lm, options.allow)) {
