@@ -14,7 +14,7 @@ export const SPEED_GRID: readonly number[] = Object.freeze([1, 0.995, 1.005, 0.9
  * identified when its best song gathers at least `minVotes` landmarks at one time offset (+-1 frame) and
  * leads the next song by at least `minLead` votes; otherwise the answer is "no match".
  */
-export const MATCH_DEFAULTS = Object.freeze({ minVotes: 10, minLead: 6, maxResults: 10, candidates: 32, earlyExitVotes: 24, earlyExitLead: 12, shifts: 1, gridShifts: 1 });
+export const MATCH_DEFAULTS = Object.freeze({ minVotes: 10, minLead: 6, maxResults: 10, candidates: 32, earlyExitVotes: 24, earlyExitLead: 12, shifts: 4, gridShifts: 1 });
 
 /** Options of {@link LandmarkMatcher.match}. */
 export interface MatchOptions {
