@@ -24,10 +24,10 @@
  * (minVotes, minLead) pairs, from the same queries.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { changeSpeed, encodeLandmarks, extractLandmarks, LANDMARK_PARAMS, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, type Landmarks, rmsDb } from '@polyphony/landmarks';
+import { changeSpeed, encodeLandmarks, extractLandmarks, LANDMARK_PARAMS, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, type Landmarks, type LandmarkIndexOptions, type MatchOptions, rmsDb } from '@polyphony/landmarks';
 import { mulberry32 } from '@polyphony/vectors';
 
 const SR = LANDMARK_PARAMS.sampleRateHz;
@@ -53,8 +53,23 @@ function listAudio(dir: string): string[] {
   return out.sort();
 }
 
-/** ffmpeg: any file -> mono 16 kHz float32 PCM. */
+/** ffmpeg: any file -> mono 16 kHz float32 PCM (kept in `--pcm-cache DIR` when given, so repeated runs skip decoding). */
 function decode(file: string, extraArgs: string[] = []): Float32Array {
+  const cacheDir = process.argv.includes('--pcm-cache') ? arg('pcm-cache', '') : '';
+  const cached = cacheDir && extraArgs.length === 0 && file.startsWith('/usr/share/') ? path.join(cacheDir, file.slice(11).replace(/[^A-Za-z0-9.-]/g, '_') + '.f32') : '';
+  if (cached && existsSync(cached)) {
+    const buf = readFileSync(cached);
+    return new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+  }
+  const pcm = decodeNow(file, extraArgs);
+  if (cached) {
+    mkdirSync(cacheDir, { recursive: true });
+    writeRaw(cached, pcm);
+  }
+  return pcm;
+}
+
+function decodeNow(file: string, extraArgs: string[]): Float32Array {
   const r = spawnSync('ffmpeg', ['-nostdin', '-v', 'error', ...extraArgs, '-i', file, '-vn', '-ac', '1', '-ar', String(SR), '-f', 'f32le', '-'], { maxBuffer: 1 << 30 });
   if (r.status !== 0) throw new Error(`ffmpeg failed on ${file}: ${r.stderr.toString()}`);
   const buf = r.stdout;
@@ -178,6 +193,16 @@ function main(): void {
   const queries = Number(arg('queries', '30'));
   const scale = Number(arg('scale', '0'));
   const lengths = arg('lengths', '5,10,20').split(',').map(Number);
+  // Optional: only these degradations (comma-separated names as printed), and matcher options to compare.
+  const kinds = process.argv.includes('--kinds') ? new Set(arg('kinds', '').split(',')) : null;
+  const matchOptions = {
+    ...(process.argv.includes('--shifts') ? { shifts: Number(arg('shifts', '1')) } : {}),
+    ...(process.argv.includes('--grid-shifts') ? { gridShifts: Number(arg('grid-shifts', '1')) } : {}),
+    ...(process.argv.includes('--speeds1') ? { speeds: [1] } : {}),
+    ...(process.argv.includes('--exit-votes') ? { earlyExitVotes: Number(arg('exit-votes', '24')), earlyExitLead: Number(arg('exit-lead', '12')) } : {}),
+  };
+  const skipOutside = process.argv.includes('--no-outside');
+  const indexOptions = process.argv.includes('--stop') ? { stopFraction: Number(arg('stop', '0')) } : {};
   const work = mkdtempSync(path.join(tmpdir(), 'landmarks-bench-'));
   const libraryDirs = ['/usr/share/games/wesnoth/1.16/data/core/music', '/usr/share/scummvm/drascula/audio', '/usr/share/games/warzone2100/music'];
   const outsideDirs = ['/usr/share/singularity/music', '/usr/share/games/singularity/music', '/usr/share/hyperrogue/music', '/usr/share/games/hyperrogue/music'];
@@ -225,6 +250,7 @@ function main(): void {
   const clips: Query[] = [];
   for (const L of lengths) {
     for (const [kind, fn] of Object.entries(degrade)) {
+      if (kinds && !kinds.has(kind)) continue;
       for (let q = 0; q < queries; q++) {
         const truth = Math.floor(rnd() * library.length);
         const song = library[truth]!.pcm;
@@ -236,7 +262,7 @@ function main(): void {
     }
   }
   const negatives: Array<{ pcm: Float32Array; kind: string }> = [];
-  for (let q = 0; q < Math.min(queries * 2, outside.length * 4); q++) {
+  for (let q = 0; q < (skipOutside ? 0 : Math.min(queries * 2, outside.length * 4)); q++) {
     const song = outside[q % outside.length]!.pcm;
     const start = Math.floor(rnd() * (song.length - 11 * SR));
     const clip = song.slice(start, start + 10 * SR);
@@ -246,17 +272,17 @@ function main(): void {
   const speechFile = path.join(work, 'speech.wav');
   const text = 'It was the best of times, it was the worst of times, it was the age of wisdom, it was the age of foolishness, it was the epoch of belief, it was the epoch of incredulity, it was the season of Light, it was the season of Darkness, it was the spring of hope, it was the winter of despair. '.repeat(3);
   const speech = spawnSync('espeak-ng', ['-w', speechFile, text]).status === 0 ? decode(speechFile) : null;
-  if (speech) for (let q = 0; q < Math.min(queries, 20); q++) {
+  if (speech && !skipOutside) for (let q = 0; q < Math.min(queries, 20); q++) {
     const start = Math.floor(rnd() * (speech.length - 11 * SR));
     negatives.push({ pcm: speech.slice(start, start + 10 * SR), kind: 'speech' });
   }
 
-  function run(index: LandmarkIndex, rowsOffset: number): { outcomes: Map<string, Outcome[]>; negatives: Map<string, Outcome[]> } {
+  function run(index: LandmarkIndex, rowsOffset: number, options: MatchOptions = matchOptions): { outcomes: Map<string, Outcome[]>; negatives: Map<string, Outcome[]> } {
     const matcher = new LandmarkMatcher(index);
     const measure = (pcm: Float32Array, truth: number | null): Outcome => {
       // CPU time of this single-threaded process: the one-core cost of the query, unaffected by other load.
       const t0 = process.cpuUsage();
-      const r = matcher.match(pcm, { minVotes: 0, minLead: 0 }).results[0];
+      const r = matcher.match(pcm, { ...options, minVotes: 0, minLead: 0 }).results[0];
       const du = process.cpuUsage(t0);
       const ms = (du.user + du.system) / 1000;
       return { truth, row: r ? r.row - rowsOffset : null, votes: r?.votes ?? 0, lead: r?.lead ?? 0, ms };
@@ -293,7 +319,7 @@ function main(): void {
     return { allQueries: { p50: +percentile(all, 0.5).toFixed(1), p99: +percentile(all, 0.99).toFixed(1) }, goalCase: { p50: +percentile(goal, 0.5).toFixed(1), p99: +percentile(goal, 0.99).toFixed(1) } };
   }
 
-  const small = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const));
+  const small = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const), indexOptions);
   const res = run(small, 0);
   const thresholds: Record<string, unknown> = {};
   for (const [v, l] of [[6, 3], [8, 4], [10, 6], [12, 6], [15, 8]] as const) {
@@ -311,21 +337,66 @@ function main(): void {
     corpus: { library: library.length, outsideSongs: outside.length, speech: speech !== null, skippedFolders: skipped, undecodable },
     fingerprint,
     defaults: MATCH_DEFAULTS,
-    library: { indexBytes: small.bytes, ...summarise(res, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead), latencyMs: latency(res) },
+    matchOptions,
+    indexOptions,
+    library: { indexBytes: small.bytes, postings: small.size, stopped: small.stopped, ...summarise(res, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead), latencyMs: latency(res) },
     thresholds,
   };
+
+  // `--variants "shifts=4,stop=0.1,exit=10/6;shifts=2"`: the same clips against the library under other matcher
+  // and index settings (one line each: accuracy at the default thresholds, wrong answers, CPU per query).
+  if (process.argv.includes('--variants')) {
+    const variants: Record<string, unknown> = {};
+    for (const spec of arg('variants', '').split(';').filter(Boolean)) {
+      const mo: MatchOptions = { ...matchOptions };
+      const io: LandmarkIndexOptions = { ...indexOptions };
+      for (const kv of spec.split(',')) {
+        const [k, v] = kv.split('=') as [string, string];
+        if (k === 'shifts') mo.shifts = Number(v);
+        else if (k === 'stop') io.stopFraction = Number(v);
+        else if (k === 'exit') [mo.earlyExitVotes, mo.earlyExitLead] = v.split('/').map(Number) as [number, number];
+        else if (k === 'speeds1') mo.speeds = [1];
+        else if (k === 'gridShifts') mo.gridShifts = Number(v);
+      }
+      const ix = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const), io);
+      const rv = run(ix, 0, mo);
+      const sv = summarise(rv, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead);
+      const all = [...rv.outcomes.values()].flat();
+      const neg = [...rv.negatives.values()].flat();
+      const alt: Record<string, string> = {};
+      for (const [v, l] of [[8, 4], [10, 6], [12, 6], [15, 8], [20, 10]] as const) {
+        alt[`${v}/${l}`] = `wrong in ${all.filter((o) => decide(o, v, l) && o.row !== o.truth).length}, out ${neg.filter((o) => decide(o, v, l)).length}/${neg.length}; ` + Object.entries(summarise(rv, v, l).accuracy).map(([k, a]) => `${k.replace(/^10s /, '')} ${a.split(' ')[1]}`).join(', ');
+      }
+      variants[spec] = { postings: ix.size, stopped: ix.stopped, ...sv, thresholds: alt, latencyMs: latency(rv) };
+      console.log(JSON.stringify({ variant: spec, ...(variants[spec] as object) }, null, 2));
+    }
+    report.variants = variants;
+  }
 
   // The library-only figures first: the scale pass re-runs every clip against N more songs and takes long.
   console.log(JSON.stringify(report, null, 2));
   if (scale > 0) {
     // Synthetic songs: hashes drawn from the library's own hash distribution, 4 minutes at the stored density.
+    // `--synthetic pool` (default, as in earlier figures): each hash is one of the library's stored hashes, so
+    // 100k songs share the ~60k distinct hashes of ~100 songs and every list is ~8x longer than spread over
+    // the 524k (anchor, df, dt) values a large library uses: pessimistic for latency and memory per hash.
+    // `--synthetic marginals`: anchor bin, frequency difference and time difference drawn independently from
+    // the library's own distributions of each, so common parts stay common but hashes spread as in a large library.
     const pool = Uint32Array.from(stored.flatMap((l) => Array.from(l.hashes)));
     const perSong = Math.round(fingerprint.landmarksPerSecond * 240);
     const frames = Math.round(240 / (LANDMARK_PARAMS.hopSamples / SR));
+    const marginals = arg('synthetic', 'pool') === 'marginals';
+    const drawHash = (r: () => number): number => {
+      if (!marginals) return pool[Math.floor(r() * pool.length)]!;
+      const f1 = pool[Math.floor(r() * pool.length)]! & 0xff000;
+      const df = pool[Math.floor(r() * pool.length)]! & 0xfc0;
+      const dt = pool[Math.floor(r() * pool.length)]! & 0x3f;
+      return f1 | df | dt;
+    };
     const synthetic = (row: number): Landmarks => {
       const r = mulberry32(row + 7);
       const times = Uint16Array.from({ length: perSong }, () => Math.floor(r() * frames)).sort();
-      const hashes = Uint32Array.from({ length: perSong }, () => pool[Math.floor(r() * pool.length)]!);
+      const hashes = Uint32Array.from({ length: perSong }, () => drawHash(r));
       return { hashes, times };
     };
     const source = function* (): Iterable<readonly [number, Landmarks]> {
@@ -333,12 +404,14 @@ function main(): void {
       for (let i = 0; i < stored.length; i++) yield [scale + i, stored[i]!] as const;
     };
     const t0 = Date.now();
-    const big = LandmarkIndex.build(source);
+    const big = LandmarkIndex.build(source, indexOptions);
     const buildMs = Date.now() - t0;
     const resBig = run(big, scale);
     report.scale = {
       songs: scale + library.length,
+      synthetic: marginals ? 'marginals' : 'pool',
       postings: big.size,
+      stopped: big.stopped,
       indexMiB: +(big.bytes / 2 ** 20).toFixed(1),
       buildMs,
       ...summarise(resBig, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead),

@@ -1,45 +1,75 @@
 import { HASH_SPACE } from './params';
 import type { Landmarks } from './extract';
 
+/** Rows per shard: a posting keeps its row's low 16 bits, the shard gives the rest. */
+export const SHARD_ROWS = 1 << 16;
+
+/** Build options of a {@link LandmarkIndex}. */
+export interface LandmarkIndexOptions {
+  /**
+   * Stop-list: the most common hashes, which together hold at most this fraction of all postings, are not
+   * stored. Such a hash is a pattern many songs share (a short, narrow pair of peaks): its postings are the
+   * longest lists to walk and vote for many songs alike, so they cost query time and memory and add little to
+   * the decision (audfprint caps its hash buckets for the same reason). The fraction is the memory and walk saved,
+   * whatever the library size. 0 keeps every hash. Default {@link LANDMARK_INDEX_DEFAULTS}.
+   */
+  stopFraction?: number;
+  /**
+   * A hash with at most this many postings is never stop-listed: its list is short to walk and small to hold, and
+   * in a small library the most common hashes are often the ones two versions of one song share (by_track would
+   * lose them). Default 8: below the 12 postings of the least common hash the 0.2 stop-list leaves out of the
+   * 94-song benchmark library, so its figures hold.
+   */
+  stopMinPostings?: number;
+}
+
+/** Defaults of {@link LandmarkIndexOptions}, chosen on the benchmark (package README "Figures"). */
+export const LANDMARK_INDEX_DEFAULTS = Object.freeze({ stopFraction: 0.2, stopMinPostings: 8 });
+
+/** One shard's view of the postings: rows `base .. base + SHARD_ROWS - 1`. */
+export interface LandmarkShard {
+  /** First row of the shard. */
+  readonly base: number;
+  /** `HASH_SPACE + 1` positions in the index's `packed` array: the shard's postings of hash h are `offsets[h] .. offsets[h + 1]`. */
+  readonly offsets: Uint32Array;
+}
+
 /**
- * Inverted index from landmark hash to postings (row, anchor frame), in compressed-sparse-row form:
- * `offsets[h] .. offsets[h + 1]` index the postings of hash h in `rows` (Uint32) and `times` (Uint16).
- * A row is the caller's dense song number (the engine knows no songs); 6 bytes per posting plus a fixed
- * 4 MiB offsets table. Immutable once built: a library change builds a new one (or a delta index queried
- * beside it).
+ * Inverted index from landmark hash to postings (row, anchor frame), in compressed-sparse-row form, 4 bytes per
+ * posting: `packed[k] = (row - shard base) << 16 | frame`, with one offsets table (`HASH_SPACE + 1` Uint32,
+ * 4 MiB) per shard of 65,536 rows (100k songs: 2 shards, 8 MiB). A row is the caller's dense song number (the
+ * engine knows no songs). Hashes of the stop-list ({@link LandmarkIndexOptions}) have no postings. Immutable
+ * once built: a library change builds a new one.
  */
 export class LandmarkIndex {
   private constructor(
-    /** `HASH_SPACE + 1` cumulative posting counts. */
-    private readonly offsets: Uint32Array,
-    private readonly rows: Uint32Array,
-    private readonly times: Uint16Array,
+    /** Shards that hold at least one row, by base. */
+    readonly shards: readonly LandmarkShard[],
+    /** Postings of every shard, `(row - base) << 16 | frame`. */
+    readonly packed: Uint32Array,
     /** One past the largest row stored. */
     readonly rowCount: number,
+    /** Hashes left out by the stop-list, and the postings they held. */
+    readonly stopped: { hashes: number; postings: number },
   ) {}
 
-  /** Number of postings (stored landmarks). */
+  /** Number of postings (stored landmarks, stop-listed ones not counted). */
   get size(): number {
-    return this.rows.length;
+    return this.packed.length;
   }
 
   /** Bytes held by the index's arrays. */
   get bytes(): number {
-    return this.offsets.byteLength + this.rows.byteLength + this.times.byteLength;
-  }
-
-  /** Postings of `hash`: a view on the index's arrays (no copy); `start`/`end` bound them. */
-  postings(hash: number): { rows: Uint32Array; times: Uint16Array; start: number; end: number } {
-    return { rows: this.rows, times: this.times, start: this.offsets[hash]!, end: this.offsets[hash + 1]! };
+    return this.packed.byteLength + this.shards.reduce((a, s) => a + s.offsets.byteLength, 0);
   }
 
   /**
    * Builds the index from `source`, called twice (a counting pass, then a filling pass, so the songs'
    * landmarks are never all held at once): it yields `[row, landmarks]` with rows < 2^32. Postings of one hash
-   * are in the order the source yields them.
+   * in one shard are in the order the source yields them.
    */
-  static build(source: () => Iterable<readonly [number, Landmarks]>): LandmarkIndex {
-    const b = new TwoPassBuilder();
+  static build(source: () => Iterable<readonly [number, Landmarks]>, options: LandmarkIndexOptions = {}): LandmarkIndex {
+    const b = new TwoPassBuilder(options);
     for (const [row, lm] of source()) b.count(row, lm);
     b.allocate();
     for (const [row, lm] of source()) b.fill(row, lm);
@@ -51,8 +81,8 @@ export class LandmarkIndex {
    * peer service), called twice likewise: both passes must yield the same landmarks (a source that changed in
    * between is an error, so the caller retries on a consistent snapshot or pins it, e.g. by an upper key).
    */
-  static async buildAsync(source: () => AsyncIterable<readonly [number, Landmarks]>): Promise<LandmarkIndex> {
-    const b = new TwoPassBuilder();
+  static async buildAsync(source: () => AsyncIterable<readonly [number, Landmarks]>, options: LandmarkIndexOptions = {}): Promise<LandmarkIndex> {
+    const b = new TwoPassBuilder(options);
     for await (const [row, lm] of source()) b.count(row, lm);
     b.allocate();
     for await (const [row, lm] of source()) b.fill(row, lm);
@@ -60,51 +90,97 @@ export class LandmarkIndex {
   }
 
   /** @internal used by the builder */
-  static fromParts(offsets: Uint32Array, rows: Uint32Array, times: Uint16Array, rowCount: number): LandmarkIndex {
-    return new LandmarkIndex(offsets, rows, times, rowCount);
+  static fromParts(shards: LandmarkShard[], packed: Uint32Array, rowCount: number, stopped: { hashes: number; postings: number }): LandmarkIndex {
+    return new LandmarkIndex(shards, packed, rowCount, stopped);
   }
 }
 
-/** The two passes of a build: count postings per hash, then place each posting at its hash's cursor. */
+/** The two passes of a build: count postings per (shard, hash), stop the common hashes, then place each posting at its cursor. */
 class TwoPassBuilder {
-  private readonly counts = new Uint32Array(HASH_SPACE + 1);
+  /** Per shard number: counts of hash h at [h] in the first pass, then the shard's write cursors. */
+  private readonly counts: Array<Uint32Array | undefined> = [];
+  private offsets: Array<Uint32Array | undefined> = [];
+  private stop?: Uint8Array;
   private total = 0;
+  private kept = 0;
   private rowCount = 0;
-  private cursor?: Uint32Array;
-  private rows?: Uint32Array;
-  private times?: Uint16Array;
+  private packed?: Uint32Array;
   private filled = 0;
+  private stopped = { hashes: 0, postings: 0 };
+
+  constructor(private readonly options: LandmarkIndexOptions) {}
 
   count(row: number, lm: Landmarks): void {
-    const counts = this.counts;
-    for (let i = 0; i < lm.hashes.length; i++) counts[lm.hashes[i]! + 1]!++;
+    const s = Math.floor(row / SHARD_ROWS);
+    const counts = (this.counts[s] ??= new Uint32Array(HASH_SPACE));
+    for (let i = 0; i < lm.hashes.length; i++) counts[lm.hashes[i]!]!++;
     this.total += lm.hashes.length;
     if (row + 1 > this.rowCount) this.rowCount = row + 1;
   }
 
   allocate(): void {
-    const counts = this.counts;
-    for (let h = 0; h < HASH_SPACE; h++) counts[h + 1]! += counts[h]!;
-    this.cursor = counts.slice(0, HASH_SPACE);
-    this.rows = new Uint32Array(this.total);
-    this.times = new Uint16Array(this.total);
+    const stopFraction = this.options.stopFraction ?? LANDMARK_INDEX_DEFAULTS.stopFraction;
+    const stopMin = this.options.stopMinPostings ?? LANDMARK_INDEX_DEFAULTS.stopMinPostings;
+    const shards = this.counts.map((c, s) => [s, c] as const).filter((e): e is readonly [number, Uint32Array] => e[1] !== undefined);
+    const stop = new Uint8Array(HASH_SPACE);
+    if (stopFraction > 0) {
+      const perHash = new Uint32Array(HASH_SPACE);
+      for (const [, c] of shards) for (let h = 0; h < HASH_SPACE; h++) perHash[h]! += c[h]!;
+      // Most common first; stop while the stopped postings stay within the fraction.
+      const order = Uint32Array.from({ length: HASH_SPACE }, (_, h) => h).sort((a, b) => perHash[b]! - perHash[a]!);
+      const budget = stopFraction * this.total;
+      for (const h of order) {
+        const c = perHash[h]!;
+        if (c <= stopMin || this.stopped.postings + c > budget) break;
+        stop[h] = 1;
+        this.stopped.hashes++;
+        this.stopped.postings += c;
+      }
+    }
+    this.stop = stop;
+    let at = 0;
+    for (const [s, c] of shards) {
+      const offsets = new Uint32Array(HASH_SPACE + 1);
+      for (let h = 0; h < HASH_SPACE; h++) {
+        offsets[h] = at;
+        if (stop[h] === 0) at += c[h]!;
+      }
+      offsets[HASH_SPACE] = at;
+      this.offsets[s] = offsets;
+      c.set(offsets.subarray(0, HASH_SPACE)); // the counts become the shard's write cursors
+    }
+    this.kept = at;
+    this.packed = new Uint32Array(at);
   }
 
   fill(row: number, lm: Landmarks): void {
-    const cursor = this.cursor!;
-    const rows = this.rows!;
-    const times = this.times!;
-    if (this.filled + lm.hashes.length > this.total) throw new Error(`landmark source yielded more landmarks on the second pass than the ${this.total} of the first`);
+    const s = Math.floor(row / SHARD_ROWS);
+    const cursor = this.counts[s];
+    const packed = this.packed!;
+    const stop = this.stop!;
+    if (!cursor || this.filled + lm.hashes.length > this.total) throw new Error(`landmark source yielded more landmarks on the second pass than the ${this.total} of the first`);
+    const low = (row - s * SHARD_ROWS) << 16;
     for (let i = 0; i < lm.hashes.length; i++) {
-      const at = cursor[lm.hashes[i]!]!++;
-      rows[at] = row;
-      times[at] = lm.times[i]!;
+      const h = lm.hashes[i]!;
+      if (stop[h] === 1) continue;
+      packed[cursor[h]!++] = (low | lm.times[i]!) >>> 0;
     }
     this.filled += lm.hashes.length;
   }
 
   finish(): LandmarkIndex {
     if (this.filled !== this.total) throw new Error(`landmark source yielded ${this.filled} landmarks on the second pass, ${this.total} on the first`);
-    return LandmarkIndex.fromParts(this.counts, this.rows!, this.times!, this.rowCount);
+    // A second pass that yields other landmarks with the same total overfills one hash's range: the ranges no longer end where the next begins.
+    const shards: LandmarkShard[] = [];
+    for (let s = 0; s < this.offsets.length; s++) {
+      const offsets = this.offsets[s];
+      if (!offsets) continue;
+      const cursor = this.counts[s]!;
+      for (let h = 0; h < HASH_SPACE; h++) {
+        if (this.stop![h] === 0 && cursor[h] !== offsets[h + 1]) throw new Error('landmark source yielded other landmarks on the second pass than on the first');
+      }
+      shards.push({ base: s * SHARD_ROWS, offsets });
+    }
+    return LandmarkIndex.fromParts(shards, this.packed!, this.rowCount, this.stopped);
   }
 }

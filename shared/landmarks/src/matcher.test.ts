@@ -1,7 +1,7 @@
 import { addNoise, syntheticNotesPcm } from '@polyphony/testkit';
 import { changeSpeed, extractLandmarks, type Landmarks } from './extract';
 import { LandmarkIndex } from './landmark-index';
-import { LandmarkMatcher } from './matcher';
+import { LandmarkMatcher, queryLandmarks } from './matcher';
 import { FRAME_SECONDS, LANDMARK_PARAMS } from './params';
 
 const SR = LANDMARK_PARAMS.sampleRateHz;
@@ -72,5 +72,31 @@ describe(LandmarkMatcher.name, () => {
     const report = matcher.match(clip(songs[4]!, 15, 10), { allow: (row) => row !== 4 });
     expect(report.results.map((r) => r.row)).not.toContain(4);
     expect(report.results[0]?.identified ?? false).toBe(false);
+  });
+
+  it('When the clip starts between two stored frames, then sub-frame shifts find more aligned landmarks, each stored landmark counted once', () => {
+    const half = LANDMARK_PARAMS.hopSamples / 2;
+    const start = Math.round(9 * SR) + half;
+    const pcm = addNoise(songs[3]!.slice(start, start + 10 * SR), 10, 4);
+    const one = matcher.match(pcm, { speeds: [1], shifts: 1 }).results[0]!;
+    const four = matcher.match(pcm, { speeds: [1], shifts: 4 }).results[0]!;
+    expect(four).toMatchObject({ row: 3, identified: true });
+    expect(four.votes).toBeGreaterThanOrEqual(one.votes);
+    // Votes are distinct stored landmarks: never more than the song stores within the clip's span.
+    const first = Math.floor(start / LANDMARK_PARAMS.hopSamples) - 2;
+    const last = first + Math.ceil((10 * SR) / LANDMARK_PARAMS.hopSamples) + 4;
+    const storedInSpan = Array.from(stored[3]!.times).filter((t) => t >= first && t <= last).length;
+    expect(four.votes).toBeLessThanOrEqual(storedInSpan);
+  });
+
+  it('When query landmarks are taken over 4 shifts, then they include the unshifted ones, sorted and without duplicates', () => {
+    const pcm = clip(songs[0]!, 3, 5);
+    const one = queryLandmarks(pcm, 1);
+    const four = queryLandmarks(pcm, 4);
+    const keys = new Set(Array.from(four.hashes, (h, i) => `${h}@${four.times[i]}`));
+    expect(keys.size).toBe(four.hashes.length);
+    for (let i = 0; i < one.hashes.length; i++) expect(keys.has(`${one.hashes[i]}@${one.times[i]}`)).toBe(true);
+    expect(four.hashes.length).toBeGreaterThan(one.hashes.length);
+    for (let i = 1; i < four.times.length; i++) expect(four.times[i]! >= four.times[i - 1]!).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { changeSpeed, extractLandmarks, type Landmarks } from './extract';
+import { changeSpeed, extractLandmarks, sortLandmarks, type Landmarks } from './extract';
 import type { LandmarkIndex } from './landmark-index';
 import { FRAME_SECONDS, LANDMARK_PARAMS } from './params';
 
@@ -14,7 +14,7 @@ export const SPEED_GRID: readonly number[] = Object.freeze([1, 0.995, 1.005, 0.9
  * identified when its best song gathers at least `minVotes` landmarks at one time offset (+-1 frame) and
  * leads the next song by at least `minLead` votes; otherwise the answer is "no match".
  */
-export const MATCH_DEFAULTS = Object.freeze({ minVotes: 10, minLead: 6, maxResults: 10, candidates: 32, earlyExitVotes: 24 });
+export const MATCH_DEFAULTS = Object.freeze({ minVotes: 10, minLead: 6, maxResults: 10, candidates: 32, earlyExitVotes: 24, earlyExitLead: 12, shifts: 4, gridShifts: 1 });
 
 /** Options of {@link LandmarkMatcher.match}. */
 export interface MatchOptions {
@@ -28,6 +28,19 @@ export interface MatchOptions {
   minVotes?: number;
   /** See {@link MATCH_DEFAULTS}. */
   minLead?: number;
+  /**
+   * Sub-frame time shifts of the query (audfprint's `--shifts`): the clip is analysed `shifts` times, starting
+   * 0, 1/shifts, 2/shifts... of a hop (32 ms) later, and the landmarks of all are searched together, so a clip
+   * whose frames fall between the stored song's frames still finds the peaks the stored side picked. A stored
+   * landmark counts once however many shifts find it. Default {@link MATCH_DEFAULTS}.shifts.
+   */
+  shifts?: number;
+  /** Sub-frame shifts at the speeds other than 1 (default MATCH_DEFAULTS.gridShifts: the grid is the costly part of a miss). */
+  gridShifts?: number;
+  /** Stop searching further speeds once the best song has this many votes... (default MATCH_DEFAULTS.earlyExitVotes) */
+  earlyExitVotes?: number;
+  /** ...and leads the next by this many (default MATCH_DEFAULTS.earlyExitLead). */
+  earlyExitLead?: number;
 }
 
 /** One candidate song of a clip. */
@@ -72,6 +85,7 @@ export class LandmarkMatcher {
   private readonly hitCount: Uint32Array;
   private hitRows = new Uint32Array(1 << 16);
   private hitOffsets = new Int32Array(1 << 16);
+  private hitPostings = new Uint32Array(1 << 16);
 
   constructor(private readonly index: LandmarkIndex) {
     this.hitCount = new Uint32Array(Math.max(1, index.rowCount));
@@ -86,12 +100,16 @@ export class LandmarkMatcher {
     const minVotes = options.minVotes ?? MATCH_DEFAULTS.minVotes;
     const minLead = options.minLead ?? MATCH_DEFAULTS.minLead;
     const maxResults = options.maxResults ?? MATCH_DEFAULTS.maxResults;
+    const shifts = options.shifts ?? MATCH_DEFAULTS.shifts;
+    const gridShifts = options.gridShifts ?? MATCH_DEFAULTS.gridShifts;
+    const exitVotes = options.earlyExitVotes ?? MATCH_DEFAULTS.earlyExitVotes;
+    const exitLead = options.earlyExitLead ?? MATCH_DEFAULTS.earlyExitLead;
     const best = new Map<number, Best>();
-    let queryLandmarks = 0;
+    let queryCount = 0;
     let searched = 0;
     for (const speed of speeds) {
-      const lm = extractLandmarks(changeSpeed(pcm, speed), LANDMARK_PARAMS.query);
-      if (speed === 1) queryLandmarks = lm.hashes.length;
+      const lm = queryLandmarks(changeSpeed(pcm, speed), speed === 1 ? shifts : gridShifts);
+      if (speed === 1) queryCount = lm.hashes.length;
       searched++;
       for (const c of this.searchOnce(lm, options.allow)) {
         const prev = best.get(c.row);
@@ -99,9 +117,9 @@ export class LandmarkMatcher {
       }
       const ranked = [...best.values()].sort((a, b) => b.votes - a.votes);
       const top = ranked[0];
-      if (top && top.votes >= MATCH_DEFAULTS.earlyExitVotes && top.votes - (ranked[1]?.votes ?? 0) >= 2 * minLead) break;
+      if (top && top.votes >= exitVotes && top.votes - (ranked[1]?.votes ?? 0) >= exitLead) break;
     }
-    return { results: this.rank(best, maxResults, minVotes, minLead), queryLandmarks, speedsSearched: searched };
+    return { results: this.rank(best, maxResults, minVotes, minLead), queryLandmarks: queryCount, speedsSearched: searched };
   }
 
   /**
@@ -137,53 +155,75 @@ export class LandmarkMatcher {
     return results;
   }
 
-  /** Candidate songs of one landmark set: the best time offset and its votes for the most-hit rows. */
+  /**
+   * Candidate songs of one landmark set: the best time offset and its votes for the most-hit rows. A vote is a
+   * distinct stored landmark (posting) whose offset lies in the best window of 3 consecutive frames (+-1 frame of
+   * tolerance): query landmarks of several sub-frame shifts, or of a sustained sound at adjacent frames, that find
+   * the same stored landmark count once.
+   */
   private searchOnce(lm: Landmarks, allow?: (row: number) => boolean): Array<{ row: number; votes: number; offset: number }> {
     const count = this.hitCount;
     const touched: number[] = []; // rows with at least one hit, each once
     let n = 0;
-    for (let i = 0; i < lm.hashes.length; i++) {
-      const { rows, times, start, end } = this.index.postings(lm.hashes[i]!);
-      const tq = lm.times[i]!;
-      for (let k = start; k < end; k++) {
-        const row = rows[k]!;
-        if (allow && !allow(row)) continue;
-        if (n === this.hitRows.length) this.grow();
-        this.hitRows[n] = row;
-        this.hitOffsets[n] = times[k]! - tq;
-        n++;
-        if (count[row]!++ === 0) touched.push(row);
+    const packed = this.index.packed;
+    for (const { base, offsets } of this.index.shards) {
+      for (let i = 0; i < lm.hashes.length; i++) {
+        const h = lm.hashes[i]!;
+        const end = offsets[h + 1]!;
+        const tq = lm.times[i]!;
+        for (let k = offsets[h]!; k < end; k++) {
+          const p = packed[k]!;
+          const row = base + (p >>> 16);
+          if (allow && !allow(row)) continue;
+          if (n === this.hitRows.length) this.grow();
+          this.hitRows[n] = row;
+          this.hitOffsets[n] = (p & 0xffff) - tq;
+          this.hitPostings[n] = k;
+          n++;
+          if (count[row]!++ === 0) touched.push(row);
+        }
       }
     }
     // The rows with the most raw hits are the only ones worth an offset histogram.
     const keep = topRows(touched, count, MATCH_DEFAULTS.candidates);
     for (const row of touched) count[row] = 0;
-    // count[] doubles as the slot of a kept row (1-based) while the offsets are gathered, then is cleared again.
+    // count[] doubles as the slot of a kept row (1-based) while the hits are gathered, then is cleared again.
     const slots: number[][] = keep.map(() => []);
     for (let j = 0; j < keep.length; j++) count[keep[j]!] = j + 1;
     for (let i = 0; i < n; i++) {
       const j = count[this.hitRows[i]!]!;
-      if (j !== 0) slots[j - 1]!.push(this.hitOffsets[i]!);
+      if (j !== 0) slots[j - 1]!.push(i);
     }
     for (const row of keep) count[row] = 0;
     const out: Array<{ row: number; votes: number; offset: number }> = [];
+    const offsets = this.hitOffsets;
+    const postings = this.hitPostings;
+    const inWindow = new Map<number, number>(); // posting -> hits of it in the window
     for (let j = 0; j < keep.length; j++) {
-      const row = keep[j]!;
-      const offsets = slots[j]!;
-      offsets.sort((a, b) => a - b);
-      // Largest number of offsets within a window of 3 consecutive frames (+-1 frame of tolerance).
+      const hits = slots[j]!;
+      hits.sort((a, b) => offsets[a]! - offsets[b]!);
+      // Largest number of distinct postings within a window of 3 consecutive frames.
       let bestVotes = 0;
       let bestOffset = 0;
       let lo = 0;
-      for (let hi = 0; hi < offsets.length; hi++) {
-        while (offsets[hi]! - offsets[lo]! > 2) lo++;
-        const votes = hi - lo + 1;
+      inWindow.clear();
+      for (let hi = 0; hi < hits.length; hi++) {
+        const ph = postings[hits[hi]!]!;
+        inWindow.set(ph, (inWindow.get(ph) ?? 0) + 1);
+        while (offsets[hits[hi]!]! - offsets[hits[lo]!]! > 2) {
+          const pl = postings[hits[lo]!]!;
+          const c = inWindow.get(pl)!;
+          if (c === 1) inWindow.delete(pl);
+          else inWindow.set(pl, c - 1);
+          lo++;
+        }
+        const votes = inWindow.size;
         if (votes > bestVotes) {
           bestVotes = votes;
-          bestOffset = offsets[lo + ((hi - lo) >> 1)]!;
+          bestOffset = offsets[hits[lo + ((hi - lo) >> 1)]!]!;
         }
       }
-      out.push({ row, votes: bestVotes, offset: bestOffset });
+      out.push({ row: keep[j]!, votes: bestVotes, offset: bestOffset });
     }
     return out;
   }
@@ -193,9 +233,38 @@ export class LandmarkMatcher {
     rows.set(this.hitRows);
     const offsets = new Int32Array(this.hitOffsets.length * 2);
     offsets.set(this.hitOffsets);
+    const postings = new Uint32Array(this.hitPostings.length * 2);
+    postings.set(this.hitPostings);
     this.hitRows = rows;
     this.hitOffsets = offsets;
+    this.hitPostings = postings;
   }
+}
+
+/**
+ * Query landmarks of `pcm` (16 kHz mono) at the query density, over `shifts` sub-frame time shifts: the analysis
+ * starts at 0, hop/shifts, 2 hop/shifts... samples, and the landmarks of every shift are merged (sorted by frame
+ * then hash, exact duplicates once). Frame numbers of a shifted analysis are those of the unshifted one (the
+ * shift is under one frame, inside the matcher's +-1-frame tolerance).
+ */
+export function queryLandmarks(pcm: Float32Array, shifts = 1): Landmarks {
+  const first = extractLandmarks(pcm, LANDMARK_PARAMS.query);
+  if (shifts <= 1) return first;
+  const parts = [first];
+  for (let s = 1; s < shifts; s++) {
+    const offset = Math.round((s * LANDMARK_PARAMS.hopSamples) / shifts);
+    parts.push(extractLandmarks(pcm.subarray(offset), LANDMARK_PARAMS.query));
+  }
+  const total = parts.reduce((a, p) => a + p.hashes.length, 0);
+  const hashes = new Uint32Array(total);
+  const times = new Uint16Array(total);
+  let at = 0;
+  for (const p of parts) {
+    hashes.set(p.hashes, at);
+    times.set(p.times, at);
+    at += p.hashes.length;
+  }
+  return sortLandmarks(hashes, times);
 }
 
 /**
