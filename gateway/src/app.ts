@@ -127,7 +127,15 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     .on(api.auth.docs, (_req, res) => {
       res.type('html').send(docsPage());
     });
-  mountRoutes(app, routesOf('gateway'), [publicHandlers, loginRoutes(auth), userRoutes(auth)]);
+  const registryPeer = new PeerClient(registryClient, 'registry');
+  const forgetAccounts = async (userId: string): Promise<void> => {
+    try {
+      await registryPeer.call(api.accountsInternal.forgetUser, { params: { userId } });
+    } catch (err) {
+      logger.warn('media-server accounts of a deleted user not forgotten (the registry did not answer)', { userId, error: (err as Error).message });
+    }
+  };
+  mountRoutes(app, routesOf('gateway'), [publicHandlers, loginRoutes(auth), userRoutes(auth, forgetAccounts)]);
   // Every other route of the table is forwarded to its owner.
   const upstreams = new Upstreams(targets, config.internalSecret, logger);
   const forwarder = new Forwarder(upstreams, resolver, logger);

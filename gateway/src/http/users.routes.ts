@@ -43,7 +43,7 @@ export function loginRoutes(auth: AuthService): RouteHandlers {
  * - `DELETE /api/users/:id` (admin) `{ current_password? }`: `{ ok: true }`; 409 for the last admin.
  * - `POST /api/setup/admin` `{ username, password }`: first-run window only (401 otherwise): 201 and a session.
  */
-export function userRoutes(auth: AuthService): RouteHandlers {
+export function userRoutes(auth: AuthService, forgetAccounts: (userId: string) => Promise<void> = async () => undefined): RouteHandlers {
   return routeHandlers()
     .json(api.auth.me, (_input, req) => {
       const id = req.identity!;
@@ -58,6 +58,8 @@ export function userRoutes(auth: AuthService): RouteHandlers {
     })
     .json(api.auth.deleteUser, async ({ params, body }, req) => {
       await auth.deleteUser(req.identity!, params.id, body.current_password);
+      // Households: the user's own media-server accounts (secrets) go with the user (best effort: logged on failure).
+      await forgetAccounts(params.id);
       return { ok: true };
     })
     .json(api.auth.setupAdmin, async ({ body }, req, res) => {

@@ -72,6 +72,7 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
 
   let serverId: string;
   const cookies: Record<string, string> = {};
+  const userIds: Record<string, string> = {};
   beforeAll(async () => {
     const created = seen(await request(app.url).post('/api/servers').set(bearer).send({ name: 'House', server_type: 'navidrome', creds: { url: sub.url, user: 'house', password: PASS.house } }).expect(201));
     serverId = created.body.id;
@@ -89,7 +90,7 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
       });
     }
     for (const user of ['alice', 'bob', 'carol']) {
-      await request(app.url).post('/api/users').set(bearer).send({ username: user, password: POLY_PASS }).expect(201);
+      userIds[user] = (await request(app.url).post('/api/users').set(bearer).send({ username: user, password: POLY_PASS }).expect(201)).body.id;
       cookies[user] = await loginCookie(app.url, user, POLY_PASS);
     }
   });
@@ -199,7 +200,7 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
 
     for (const body of answers) for (const secret of Object.values(PASS)) expect(body).not.toContain(secret);
   });
-  it('When a user links a Jellyfin account by user name and password, then only the token is kept; a Lyrion server offers no accounts', async () => {
+  it("When a user links a Jellyfin account by user name and password, then only the token is kept; a Lyrion server offers no accounts; a deleted user's accounts are forgotten", async () => {
     const catalogue = syntheticCatalogue(3);
     const jf = createFakeJellyfin({ catalogue, token: 'jf-user-token-9', userName: 'alice-jf', password: 'jf-login-pass-7' });
     const lms = createFakeLyrion({ catalogue });
@@ -225,5 +226,12 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
       ['Lyrion', 'not_linked', false],
     ]);
     for (const body of answers) for (const secret of ['jf-login-pass-7', 'jf-user-token-9']) expect(body).not.toContain(secret);
+
+    // A deleted user's accounts (their secrets) go with them.
+    const countOf = async (id: string) => (await app.sql<{ n: number }>(`SELECT count(*)::int AS n FROM registry.user_accounts WHERE user_id = $1`, [id]))[0]!.n;
+    expect(await countOf(userIds.bob!)).toBe(1);
+    await request(app.url).delete(`/api/users/${userIds.bob}`).set(bearer).send({}).expect(200);
+    expect(await countOf(userIds.bob!)).toBe(0);
+    expect(await countOf(userIds.alice!)).toBe(1);
   });
 });

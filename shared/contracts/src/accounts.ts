@@ -84,6 +84,16 @@ export const ServerForUserResponse = z.object({
 export type ServerForUserResponse = z.infer<typeof ServerForUserResponse>;
 
 export const accountInternalRoutes = {
+  forgetUser: defineRoute({
+    method: 'delete',
+    path: '/internal/accounts/users/:userId',
+    service: 'registry',
+    access: 'internal',
+    tags: ['internal'],
+    summary: "Forget every media-server account of a deleted polyphony user (the gateway calls it after deleting the user); answers how many",
+    params: z.object({ userId: z.string().min(1).max(200) }),
+    response: z.object({ removed: z.number().int() }),
+  }),
   serverForUser: defineRoute({
     method: 'get',
     path: '/internal/servers/:id/for-user',

@@ -32,6 +32,8 @@ export interface UserAccountStore {
   upsert(a: Omit<UserAccount, 'linkedAt'>): Promise<UserAccount>;
   /** False when there was none. */
   remove(userId: string, serverId: string): Promise<boolean>;
+  /** Forgets every account of a user; how many. */
+  removeUser(userId: string): Promise<number>;
 }
 
 /**
@@ -113,6 +115,13 @@ export class AccountService {
     if (!userId) throw new ForbiddenError('Only a signed-in user has their own media-server accounts');
     const server = await this.servers.get(serverId);
     if (await this.store.remove(userId, server.id)) this.logger.info('media-server account unlinked', { serverId: server.id, userId });
+  }
+
+  /** Forgets every account of a deleted polyphony user (their secrets do not outlive them). */
+  async forgetUser(userId: string): Promise<number> {
+    const removed = await this.store.removeUser(userId);
+    if (removed) this.logger.info('media-server accounts of a deleted user forgotten', { userId, removed });
+    return removed;
   }
 
   /** Starts a Plex PIN for the caller's own account (the token is read by the registry at link time). */

@@ -19,6 +19,7 @@ export function accountRoutes(accounts: AccountService): RouteHandlers {
     res.setHeader('Cache-Control', 'no-store');
     res.json(await accounts.plexPin(body.client_id));
   });
+  r.json(api.accountsInternal.forgetUser, async ({ params: { userId } }) => ({ removed: await accounts.forgetUser(userId) }));
   r.json(api.accountsInternal.serverForUser, ({ params: { id }, query: { userId } }) => accounts.connectionFor(id, userId));
   return r;
 }

@@ -48,6 +48,10 @@ export class PgUserAccountRepository implements UserAccountStore {
     return toAccount(rows[0]!);
   }
 
+  async removeUser(userId: string): Promise<number> {
+    return (await queryRows(this.ds, `DELETE FROM registry.user_accounts WHERE user_id = $1 RETURNING server_id`, [userId])).length;
+  }
+
   async remove(userId: string, serverId: string): Promise<boolean> {
     if (!UUID.test(serverId)) return false;
     const rows = await queryRows(this.ds, `DELETE FROM registry.user_accounts WHERE user_id = $1 AND server_id = $2 RETURNING server_id`, [userId, serverId]);
