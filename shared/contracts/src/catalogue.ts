@@ -77,6 +77,16 @@ export type ResolveIdentityResponse = z.infer<typeof ResolveIdentityResponse>;
 export const MappingLookupRequest = z.object({ serverId: z.string(), providerIds: z.array(z.string()).max(50_000) });
 export const MappingLookupResponse = z.object({ mapped: z.array(z.string()) });
 
+/**
+ * POST /internal/removals/:serverId (change detection, issue 35): the catalogue reads the server's
+ * whole metadata listing (library filter applied; no download) and removes that server's mapping rows whose
+ * provider file is no longer listed, by the cleaning's rules: nothing is removed when the listing looks
+ * partial (fewer tracks than half the stored mappings: `refused`), rows written after the listing started are
+ * kept, only mapping rows go (never a song). `fetched` tracks listed, `storedMappings` rows before, `pruned` removed.
+ */
+export const RemovalCheckResponse = z.object({ fetched: z.number().int(), storedMappings: z.number().int(), pruned: z.number().int(), refused: z.boolean() });
+export type RemovalCheckResponse = z.infer<typeof RemovalCheckResponse>;
+
 /** POST /internal/ids/resolve-input: provider ids of the server -> canonical ids; canonical and unknown ids pass through (same order). */
 export const ResolveInputRequest = z.object({ serverId: z.string().optional(), ids: z.array(z.string()).max(50_000) });
 export const ResolveInputResponse = z.object({ ids: z.array(z.string()) });
