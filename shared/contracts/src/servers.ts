@@ -64,6 +64,7 @@ export const ChangeDetectionInput = z
   .object({ mode: ChangeDetectionMode.optional(), interval_seconds: ChangeInterval.optional(), push_token: z.string().max(200).optional() })
   .strict()
   .openapi('ChangeDetectionInput');
+export type ChangeDetectionInput = z.infer<typeof ChangeDetectionInput>;
 
 const Creds = z.record(z.string().max(2000)).openapi({ description: 'Credential keys per kind: jellyfin/emby url,user_id,token (or POST /api/servers/signin); navidrome url,user,password or url,api_key; lyrion url (+user,password); plex url,token' });
 
