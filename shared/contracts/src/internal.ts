@@ -105,7 +105,7 @@ export const ServerInfoSchema = z.object({
     creds: z.record(z.string().optional()),
     musicLibraries: z.array(z.string()).optional(),
   }),
-  /** The server's change-detection setting (absent from registries older than issue 35: treat as the default, poll every 900 s). */
+  /** The server's change-detection setting (absent from registries older than issue 35: such a server is not watched). */
   changeDetection: z.object({ mode: z.enum(['off', 'poll', 'push']), intervalSeconds: z.number().int(), pushTokenSha256: z.string().nullable().optional() }).optional(),
 });
 export type ServerInfo = z.infer<typeof ServerInfoSchema>;

@@ -1,5 +1,5 @@
-import type { RemovalCheckResponse } from '@polyphony/contracts';
-import { isMediaServerError, type MediaServerClient } from '@polyphony/media-servers';
+import { REMOVAL_CHECK_UNMAPPED_MAX, type RemovalCheckResponse } from '@polyphony/contracts';
+import { isMediaServerError, type MediaServerClient, type ProviderTrack } from '@polyphony/media-servers';
 import { NotFoundError, UpstreamUnavailableError, type Logger } from '@polyphony/platform';
 import { pruneAllowed } from './sweep/matcher';
 import { planRefresh } from './sweep/refresh';
@@ -9,6 +9,8 @@ import type { MediaClientFactory, RegistryPort, ServerInfo, SweepStore } from '.
 
 /** Hooks of {@link pruneStaleMappings}: progress after each listing page and each mapping chunk; true = stop (cancelled). */
 export interface PruneHooks {
+  /** Every listed track, as the listing gives it. */
+  track?(t: ProviderTrack): void;
   listed?(fetched: number, pages: number): Promise<boolean | void>;
   checked?(seen: number, stored: number, pruned: number): Promise<boolean | void>;
 }
@@ -38,7 +40,10 @@ export async function pruneStaleMappings(store: SweepStore, events: MappingChang
   let pages = 0;
   const result: PruneResult = { fetched: 0, storedMappings: 0, pruned: 0, unbound: 0, refused: false, cancelled: false };
   for await (const page of client.iterateTracks()) {
-    for (const t of page) listing.add(t.id);
+    for (const t of page) {
+      listing.add(t.id);
+      hooks.track?.(t);
+    }
     pages++;
     result.fetched = listing.size;
     if (await hooks.listed?.(listing.size, pages)) return { ...result, cancelled: true };
@@ -98,15 +103,37 @@ export class RemovalService {
     const server = servers.find((s) => s.id === serverId);
     if (!server) throw new NotFoundError(`Server ${serverId} not found`);
     const started = Date.now();
+    // The server's mapped provider ids before the listing, so the listing keeps only the unmapped tracks (bounded memory).
+    const mapped = new Set<string>();
+    const startedAt = await this.store.now();
+    let cursor: string | null = null;
+    do {
+      const chunk = await this.store.mappedChunk(server.id, cursor, this.chunkSize, startedAt);
+      for (const row of chunk.rows) mapped.add(row.providerId);
+      cursor = chunk.next;
+    } while (cursor !== null);
+    const unmapped: RemovalCheckResponse['unmapped'] = [];
+    let unmappedTotal = 0;
+    const track = (t: ProviderTrack) => {
+      if (mapped.has(t.id)) return;
+      unmappedTotal++;
+      if (unmapped.length < REMOVAL_CHECK_UNMAPPED_MAX) unmapped.push(listedTrack(t));
+    };
     let r: PruneResult;
     try {
-      r = await pruneStaleMappings(this.store, this.events, this.clients(server.connection), server, 'change_detection', this.chunkSize);
+      r = await pruneStaleMappings(this.store, this.events, this.clients(server.connection), server, 'change_detection', this.chunkSize, { track });
     } catch (err) {
       // The media server's failure is the caller's 502 (its text is a fixed sentence per kind, never the server's body).
       if (isMediaServerError(err)) throw new UpstreamUnavailableError(`The media server could not be listed (${err.kind}); nothing was removed`, 502);
       throw err;
     }
-    this.logger.info('removal check done', { serverId, fetched: r.fetched, storedMappings: r.storedMappings, pruned: r.pruned, refused: r.refused, elapsedMs: Date.now() - started });
-    return { fetched: r.fetched, storedMappings: r.storedMappings, pruned: r.pruned, refused: r.refused };
+    this.logger.info('removal check done', { serverId, fetched: r.fetched, storedMappings: r.storedMappings, pruned: r.pruned, refused: r.refused, unmapped: unmappedTotal, elapsedMs: Date.now() - started });
+    return { fetched: r.fetched, storedMappings: r.storedMappings, pruned: r.pruned, refused: r.refused, unmapped, unmappedTotal };
   }
+}
+
+/** The fields of a listed track an analysis request carries (playCount and lastPlayed left out). */
+function listedTrack(t: ProviderTrack): RemovalCheckResponse['unmapped'][number] {
+  const { id, title, artist, artistId, album, albumArtist, year, rating, durationSeconds, path } = t;
+  return { id, title, artist, artistId, album, albumArtist, year, rating, durationSeconds, path };
 }
