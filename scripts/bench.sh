@@ -42,6 +42,7 @@ declare -A BENCH=(
   [sweep-500k]="node --expose-gc bench/dist/catalogue-identity/sweep-500k.js"
   [traffic-faults]="node bench/dist/ops/traffic-faults.js 400 16 5 5"
   [browse-1m]="node bench/dist/catalogue-identity/browse-1m.js 1000000"
+  [live-library]="node bench/dist/standalone/live-library.js 3 30 10 90"
 )
 QUICK=(enumerate bus embed retrieval kmeans)
 names=("$@")

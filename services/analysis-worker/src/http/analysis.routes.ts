@@ -19,16 +19,15 @@ import type { LearnedModel } from '../domain/musicnn/model-state';
  * GET /api/analysis/model (any user) -> 200 ModelStatus: whether the MusiCNN model is loaded
  * (status ready | missing | error | loading, model id, backend, patches per track) and, when it is
  * not, the reason and how to install it.
- * POST /api/hooks/servers/:id/changed (public, authenticated by the server's push token in `X-Polyphony-Token` or
- * `?token=`) -> 202 {accepted: true}: the server's change check runs at the next tick of any replica; 401 without a
- * valid token, 404 unknown server, 409 change detection off. The body (a webhook's JSON or form) is never read.
+ * POST /internal/change-watch/:serverId/nudge {token} (the gateway's public webhook POST /api/hooks/servers/:id/changed)
+ * -> 202 {accepted: true}: the server's change check runs at the next tick of any replica; 401 without a valid push
+ * token, 404 unknown server, 409 change detection off.
  */
 export function analysisRoutes(service: AnalysisRunService, exclusions: ExclusionService, backfill?: LyricsBackfillService, learned?: LearnedModel, watch?: ChangeWatchService): RouteHandlers {
   const r = routeHandlers();
-  r.json(api.servers.changed, async ({ params: { id }, query }, req) => {
+  r.json(api.internal.changeNudge, async ({ params: { serverId }, body }) => {
     if (!watch) throw new NotFoundError('No change detection in this deployment');
-    const header = req.header('x-polyphony-token');
-    await watch.nudge(id, header ?? query.token);
+    await watch.nudge(serverId, body.token);
     return { accepted: true };
   });
   r.json(api.tasks.analysisModel, () => {
