@@ -7,8 +7,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * `run_tracks.run_id` no longer references `runs`: the tracks of an incremental analysis (a change batch, no run row,
  * no index rebuild at its end) are claimed and counted in the same table under their batch id.
  */
-export class ChangeWatch1733300000000 implements MigrationInterface {
-  name = 'ChangeWatch1733300000000';
+export class ChangeWatch1734500000000 implements MigrationInterface {
+  name = 'ChangeWatch1734500000000';
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE TABLE IF NOT EXISTS analysis.change_watch (
       server_id text PRIMARY KEY,

@@ -5,8 +5,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * existing and new server polling every 900 s by default, and the sha256 of the optional push token that
  * authenticates the server's webhook calls (the token itself is never stored).
  */
-export class ChangeDetection1733300000000 implements MigrationInterface {
-  name = 'ChangeDetection1733300000000';
+export class ChangeDetection1734500000000 implements MigrationInterface {
+  name = 'ChangeDetection1734500000000';
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE registry.music_servers
       ADD COLUMN IF NOT EXISTS change_detection_mode text NOT NULL DEFAULT 'poll' CHECK (change_detection_mode IN ('off','poll','push')),
