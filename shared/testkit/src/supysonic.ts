@@ -50,6 +50,8 @@ export interface StartedSupysonic {
    * removed: new files get songs, missing ones lose theirs, and the folder's `last_scan` (getIndexes lastModified) moves.
    */
   rescan(): Promise<void>;
+  /** Adds another (non-admin) user with `supysonic-cli user add` while the server runs (households tests). */
+  addUser(user: string, password: string): Promise<void>;
   /** Stops the server (SIGTERM, then SIGKILL after 5 s) and removes the temp directory. */
   close(): Promise<void>;
 }
@@ -126,6 +128,9 @@ export async function startSupysonic(opts: SupysonicOptions): Promise<StartedSup
           pid: child.pid ?? -1,
           rescan: async () => {
             await cli(['folder', 'scan', '--foreground', folderName]);
+          },
+          addUser: async (user: string, password: string) => {
+            await cli(['user', 'add', user, '-p', password]);
           },
           close: async () => {
             await stopProcess(child);
