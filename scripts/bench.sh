@@ -45,6 +45,7 @@ declare -A BENCH=(
   [traffic-faults]="node bench/dist/ops/traffic-faults.js 400 16 5 5"
   [browse-1m]="node bench/dist/catalogue-identity/browse-1m.js 1000000"
   [import-reference]="node bench/dist/ops/import-reference.js 10000,50000"
+  [live-library]="node bench/dist/standalone/live-library.js 3 30 10 90"
 )
 QUICK=(enumerate bus embed retrieval kmeans)
 names=("$@")

@@ -127,6 +127,12 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     .on(api.auth.docs, (_req, res) => {
       res.type('html').send(docsPage());
     });
+  // A media server's webhook (public: its push token is the credential). The gateway reads no body and hands the token to the
+  // analysis worker, which checks it against the server's stored hash (401/404/409 come back as they are).
+  const analysisPeer = new PeerClient(new ServiceClient(() => targets().analysis, config.internalSecret, 'gateway', 10_000), 'analysis');
+  publicHandlers.json(api.servers.changed, async ({ params: { id }, query }, req) =>
+    analysisPeer.call(api.internal.changeNudge, { params: { serverId: id }, body: { token: req.header('x-polyphony-token') ?? query.token } }),
+  );
   const registryPeer = new PeerClient(registryClient, 'registry');
   const forgetAccounts = async (userId: string): Promise<void> => {
     try {

@@ -76,6 +76,7 @@ function inProcessServer(n: number): MediaServerClient {
     deletePlaylist: unused,
     getListeningHistory: unused,
     getLyrics: unused,
+    libraryChangeToken: unused,
     async *iterateRecentAlbumTracks() {
       throw new Error('not used by a sweep');
     },

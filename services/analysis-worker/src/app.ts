@@ -5,6 +5,7 @@ import { consumeCancelRequests } from './bus/cancel.consumer';
 import { consumeTrackRequests } from './bus/track-requested.consumer';
 import type { AnalysisConfig } from './config';
 import { AnalysisRunService, type AnalysisRunOptions } from './domain/analysis-run.service';
+import { ChangeWatchService, type ChangeWatchOptions, type WatchCataloguePort } from './domain/change-watch.service';
 import { DefaultEmbedder } from './domain/audio/embedder';
 import { ExclusionService } from './domain/exclusions.service';
 import type { CataloguePort, IndexPort, MediaClientFactory, RegistryPort } from './domain/ports';
@@ -13,6 +14,7 @@ import { LearnedModel } from './domain/musicnn/model-state';
 import { TrackProcessor } from './domain/track-processor';
 import { analysisRoutes } from './http/analysis.routes';
 import { analysisMigrations } from './store/migrations';
+import { ChangeWatchRepository } from './store/change-watch.repository';
 import { RunRepository } from './store/run.repository';
 
 export interface AnalysisDeps extends RuntimeDeps {
@@ -22,6 +24,8 @@ export interface AnalysisDeps extends RuntimeDeps {
   index?: IndexPort;
   /** Tracks processed at once by this process (default 2: one decodes in ffmpeg while one embeds). */
   concurrency?: number;
+  /** Options of the change detection (tests and benchmarks). */
+  watchOptions?: ChangeWatchOptions;
 }
 
 /** Composition root of the analysis worker: the run coordinator, the track consumer and their ports. */
@@ -31,13 +35,15 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
   // Typed peer calls from the contracts route table (answers parsed with each route's response schema).
   const registryPeer = rt.peer('registry', 30_000);
   const cataloguePeer = rt.peer('catalogue', 120_000);
+  // The removal check reads a server's whole metadata listing: minutes on a large library.
+  const removalPeer = rt.peer('catalogue', 15 * 60_000);
   const registry: RegistryPort = {
     async listServers() {
       return (await registryPeer.call(api.internal.serversList)).servers;
     },
     getServer: (id) => registryPeer.call(api.internal.serverGet, { params: { id } }),
   };
-  const catalogue: CataloguePort = {
+  const catalogue: CataloguePort & WatchCataloguePort = {
     async mappedProviderIds(serverId, providerIds) {
       if (providerIds.length === 0) return new Set();
       const res = await cataloguePeer.call(api.internal.mappingsLookup, { body: { serverId, providerIds } });
@@ -78,6 +84,7 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     async storeFingerprint(itemId, print) {
       await cataloguePeer.call(api.recordingInternal.trackFingerprint, { params: { itemId }, body: print });
     },
+    removalCheck: (serverId) => removalPeer.call(api.internal.removalCheck, { params: { serverId } }),
     async songsWithoutFingerprint(serverId, providerIds) {
       const out = new Map<string, string>();
       for (let off = 0; off < providerIds.length; off += 5000) {
@@ -106,8 +113,13 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
   });
   const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, new DefaultEmbedder(), rt.logger.child({ component: 'TrackProcessor' }), undefined, learned, () => settings.number('TOP_N_MOODS', SERVICE_DEFAULTS.topNMoods));
   const lyricsBackfill = new LyricsBackfillService(catalogue, registry, clientFactory, rt.bus, rt.logger.child({ component: 'LyricsBackfill' }));
+  const watch = new ChangeWatchService(new ChangeWatchRepository(rt.ds), runs, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ChangeWatch' }), {
+    tickMs: config.changeWatchTickMs || undefined,
+    topNMoods: () => settings.number('TOP_N_MOODS', SERVICE_DEFAULTS.topNMoods),
+    ...deps.watchOptions,
+  });
   const routeSets: RouteHandlers[] = [];
-  routeSets.push(analysisRoutes(service, new ExclusionService(runs), lyricsBackfill, learned));
+  routeSets.push(analysisRoutes(service, new ExclusionService(runs), lyricsBackfill, learned, watch));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('analysis'), routeSets);
   rt.finishRoutes();
@@ -120,16 +132,19 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     consumers.push(await consumeCancelRequests(rt.bus, service));
     // Any replica resumes a run whose coordinator's lease expired (died, lost the database, stopped).
     service.host.startScanning();
+    // Change detection: every replica ticks; a lease per server lets one of them check it.
+    if ((config.changeWatchTickMs ?? 1000) > 0) watch.start();
   });
   rt.onStop(async () => {
     // Graceful shutdown: stop coordinating (the lease is handed back so another replica resumes at
     // once), stop taking tracks; in-flight tracks finish and are acked (or, past the grace period,
     // are redelivered by the broker when the connection closes).
     await service.host.stop();
+    await watch.stop();
     for (const c of consumers) await c.stop();
     await lyricsBackfill.stop();
     learned.dispose();
   });
-  return { name: 'analysis-worker', runtime: rt, http: rt.app, service, processor, runs, lyricsBackfill, learned, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
+  return { name: 'analysis-worker', runtime: rt, http: rt.app, service, watch, processor, runs, lyricsBackfill, learned, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
 }
 export type AnalysisService = ReturnType<typeof buildAnalysis>;

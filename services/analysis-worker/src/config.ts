@@ -12,6 +12,8 @@ export interface AnalysisConfig extends ServiceConfig {
   musicnnMtt: boolean;
   /** MUSICNN_PRECISION: 'int8' (timbral convolutions in int8 on ONNX Runtime) or 'float' (docs/musicnn.md, Cost). */
   musicnnPrecision: MusicnnPrecision;
+  /** How often the change detection looks for due servers, ms (default 1000; 0 = off in this process). Not an environment setting: the per-server setting lives in the registry. */
+  changeWatchTickMs?: number;
 }
 
 /** Default patches per track (docs/musicnn.md, "Cost"). */

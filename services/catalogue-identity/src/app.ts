@@ -21,6 +21,7 @@ import { BatchRunner } from './domain/batch-runner';
 import { BrowseService } from './domain/browse.service';
 import { CoverageService } from './domain/coverage.service';
 import { CleaningExecutor } from './domain/cleaning.service';
+import { RemovalService } from './domain/removals.service';
 import { type ActiveScheme, IdentityService } from './domain/identity.service';
 import type { BandLayout } from './domain/identity/bands';
 import { MappingChangedPublisher } from './domain/mapping-events';
@@ -146,7 +147,8 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
 
   const mappingService = new MappingService(mappings, mappingLog, artists, settings, events);
   const routeSets: RouteHandlers[] = [];
-  routeSets.push(internalRoutes({ identity, mappings: mappingService, tracks: new TrackService(tracks, versions), settings, scheme }));
+  const removals = new RemovalService(sweepStore, registryPort, clientFactory, events, log.child({ component: 'RemovalService' }), config.sweepRefreshChunkSize);
+  routeSets.push(internalRoutes({ identity, mappings: mappingService, tracks: new TrackService(tracks, versions), settings, scheme, removals }));
   routeSets.push(cleaningRoutes(batch));
   routeSets.push(importRoutes(imports));
   routeSets.push(probeRoutes(new CoverageService(new CoverageRepository(rt.ds))));

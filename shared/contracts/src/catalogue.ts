@@ -77,6 +77,38 @@ export type ResolveIdentityResponse = z.infer<typeof ResolveIdentityResponse>;
 export const MappingLookupRequest = z.object({ serverId: z.string(), providerIds: z.array(z.string()).max(50_000) });
 export const MappingLookupResponse = z.object({ mapped: z.array(z.string()) });
 
+/**
+ * POST /internal/removals/:serverId (change detection, issue 35): the catalogue reads the server's
+ * whole metadata listing (library filter applied; no download) and removes that server's mapping rows whose
+ * provider file is no longer listed, by the cleaning's rules: nothing is removed when the listing looks
+ * partial (fewer tracks than half the stored mappings: `refused`), rows written after the listing started are
+ * kept, only mapping rows go (never a song). `fetched` tracks listed, `storedMappings` rows before, `pruned` removed.
+ * `unmapped`: listed tracks without a mapping on the server (at most REMOVAL_CHECK_UNMAPPED_MAX, as the listing
+ * gave them; `unmappedTotal` counts them all), so the caller can analyse songs added where no newest-album list shows them.
+ */
+export const REMOVAL_CHECK_UNMAPPED_MAX = 2000;
+const ListedTrack = z.object({
+  id: z.string(),
+  title: z.string(),
+  artist: z.string(),
+  artistId: z.string().optional(),
+  album: z.string().optional(),
+  albumArtist: z.string().optional(),
+  year: z.number().optional(),
+  rating: z.number().optional(),
+  durationSeconds: z.number().optional(),
+  path: z.string().optional(),
+});
+export const RemovalCheckResponse = z.object({
+  fetched: z.number().int(),
+  storedMappings: z.number().int(),
+  pruned: z.number().int(),
+  refused: z.boolean(),
+  unmapped: z.array(ListedTrack).max(REMOVAL_CHECK_UNMAPPED_MAX),
+  unmappedTotal: z.number().int(),
+});
+export type RemovalCheckResponse = z.infer<typeof RemovalCheckResponse>;
+
 /** POST /internal/ids/resolve-input: provider ids of the server -> canonical ids; canonical and unknown ids pass through (same order). */
 export const ResolveInputRequest = z.object({ serverId: z.string().optional(), ids: z.array(z.string()).max(50_000) });
 export const ResolveInputResponse = z.object({ ids: z.array(z.string()) });

@@ -15,6 +15,7 @@ import {
   MapOutputRequest,
   MapOutputResponse,
   MappingLookupRequest,
+  RemovalCheckResponse,
   MappingLookupResponse,
   RelabelMapPage,
   ResolveIdentityRequest,
@@ -104,6 +105,8 @@ export const ServerInfoSchema = z.object({
     creds: z.record(z.string().optional()),
     musicLibraries: z.array(z.string()).optional(),
   }),
+  /** The server's change-detection setting (absent from registries older than issue 35: such a server is not watched). */
+  changeDetection: z.object({ mode: z.enum(['off', 'poll', 'push']), intervalSeconds: z.number().int(), pushTokenSha256: z.string().nullable().optional() }).optional(),
 });
 export type ServerInfo = z.infer<typeof ServerInfoSchema>;
 export const ServerInfoList = z.object({ servers: z.array(ServerInfoSchema) });
@@ -122,6 +125,8 @@ export const internalRoutes = {
   tracksLookup: defineRoute({ method: 'post', path: '/internal/tracks/lookup', service: 'catalogue', access: internal, tags, summary: 'Track details of up to 5000 items', body: TrackLookupRequest, response: TrackLookupResponse }),
   trackLearned: defineRoute({ method: 'put', path: '/internal/tracks/:itemId/learned', service: 'catalogue', access: internal, tags, summary: 'Store the learned features (MusiCNN tags, moods) of an item (204; 404 when unknown)', params: ItemIdParams, body: StoreLearnedFeaturesRequest, status: 204 }),
   trackGet: defineRoute({ method: 'get', path: '/internal/tracks/:itemId', service: 'catalogue', access: internal, tags, summary: 'One track detail (`embedding=1` includes the vector); 404 when unknown', params: ItemIdParams, query: TrackGetQuery, response: TrackDetail }),
+  changeNudge: defineRoute({ method: 'post', path: '/internal/change-watch/:serverId/nudge', service: 'analysis', access: internal, tags, summary: "A server's webhook reached the gateway: check the push token, then the server's change check runs at the next tick (202; 401 bad token, 404 unknown server, 409 change detection off)", params: ServerIdParams, body: z.object({ token: z.string().max(200).optional() }), status: 202 }),
+  removalCheck: defineRoute({ method: 'post', path: '/internal/removals/:serverId', service: 'catalogue', access: internal, tags, summary: "Remove the server's mapping rows whose file is gone (one metadata listing; the cleaning's partial-listing rule)", params: ServerIdParams, response: RemovalCheckResponse }),
   mappingsLookup: defineRoute({ method: 'post', path: '/internal/mappings/lookup', service: 'catalogue', access: internal, tags, summary: 'Which provider ids of a server are already mapped', body: MappingLookupRequest, response: MappingLookupResponse }),
   idsResolveInput: defineRoute({ method: 'post', path: '/internal/ids/resolve-input', service: 'catalogue', access: internal, tags, summary: 'Client ids (provider ids of the server, or item ids) to item ids', body: ResolveInputRequest, response: ResolveInputResponse }),
   idsMapOutput: defineRoute({ method: 'post', path: '/internal/ids/map-output', service: 'catalogue', access: internal, tags, summary: 'Item ids to the provider ids of a server (missing = not on that server)', body: MapOutputRequest, response: MapOutputResponse }),

@@ -33,6 +33,39 @@ export const SECRET_KEYS = ['token', 'password', 'api_key'];
 /** What a secret looks like in a response (never the stored value). */
 export const SECRET_MASK = '__unchanged__';
 
+/**
+ * How the service notices songs added to, changed on or removed from a server without a full analysis run
+ * (issue 35): `off` (only analysis runs, sweeps and cleanings see changes), `poll` (a cheap "did the library
+ * change" probe every `interval_seconds`, then the newest albums and a removal check), `push` (the same check
+ * as soon as the server's webhook calls `POST /api/hooks/servers/{id}/changed`, plus a fallback poll every
+ * `interval_seconds`). New servers poll every 900 s.
+ */
+export const ChangeDetectionMode = z.enum(['off', 'poll', 'push']);
+export type ChangeDetectionMode = z.infer<typeof ChangeDetectionMode>;
+/** Shortest and longest change-detection interval, seconds. */
+export const CHANGE_DETECTION_MIN_SECONDS = 5;
+export const CHANGE_DETECTION_MAX_SECONDS = 86_400;
+export const CHANGE_DETECTION_DEFAULT = { mode: 'poll', interval_seconds: 900 } as const;
+const ChangeInterval = z.number().int().min(CHANGE_DETECTION_MIN_SECONDS).max(CHANGE_DETECTION_MAX_SECONDS).openapi({ description: 'Seconds between two probes (poll), or between two fallback probes (push)' });
+export const ChangeDetection = z
+  .object({
+    mode: ChangeDetectionMode,
+    interval_seconds: ChangeInterval,
+    push_token_set: z.boolean().openapi({ description: 'A push token is stored (the token itself is never returned)' }),
+  })
+  .strict()
+  .openapi('ChangeDetection');
+export type ChangeDetection = z.infer<typeof ChangeDetection>;
+/**
+ * On input every key may be left out (the stored or default value stays). `push_token` (16-200 characters,
+ * write-only; blank or SECRET_MASK keeps the stored one) authenticates the server's webhook calls.
+ */
+export const ChangeDetectionInput = z
+  .object({ mode: ChangeDetectionMode.optional(), interval_seconds: ChangeInterval.optional(), push_token: z.string().max(200).optional() })
+  .strict()
+  .openapi('ChangeDetectionInput');
+export type ChangeDetectionInput = z.infer<typeof ChangeDetectionInput>;
+
 const Creds = z.record(z.string().max(2000)).openapi({ description: 'Credential keys per kind: jellyfin/emby url,user_id,token (or POST /api/servers/signin); navidrome url,user,password or url,api_key; lyrion url (+user,password); plex url,token' });
 
 export const ServerInput = z
@@ -43,6 +76,7 @@ export const ServerInput = z
     music_libraries: z.array(z.string().min(1).max(1000)).max(500).optional(),
     is_default: z.boolean().optional(),
     make_default: z.boolean().optional(),
+    change_detection: ChangeDetectionInput.optional(),
   })
   .strict()
   .openapi('ServerInput');
@@ -60,6 +94,7 @@ export const ServerDto = z
     is_default: z.boolean(),
     track_count: z.number().nullable(),
     matched_count: z.number().nullable(),
+    change_detection: ChangeDetection,
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -125,6 +160,7 @@ export const serverRoutes = {
   signIn: defineRoute({ method: 'post', path: '/api/servers/signin', summary: 'Jellyfin/Emby username+password sign-in (AuthenticateByName): stores the obtained token and user id on a new or existing server; the password is never stored', tags: ['servers'], access: 'admin', service: 'registry', firstRun: true, body: ServerSignInBody, response: ServerDto }),
   sweep: defineRoute({ method: 'post', path: '/api/servers/:id/sweep', summary: 'Enqueue the metadata matching sweep for one server', tags: ['servers'], access: 'admin', service: 'registry', firstRun: true, params: IdParams, status: 202 }),
   align: defineRoute({ method: 'post', path: '/api/servers/align', summary: 'Enqueue one alignment over every server', tags: ['servers'], access: 'admin', service: 'registry', firstRun: true, status: 202 }),
+  changed: defineRoute({ method: 'post', path: '/api/hooks/servers/:id/changed', summary: "A media server's webhook (Jellyfin/Emby Webhook plugin, Plex webhooks, a script after a Subsonic or Lyrion rescan): the change check of that server runs now. Authenticated by the server's push token (`token` query parameter or `X-Polyphony-Token` header; 401 otherwise); the body is never read (the check asks the server itself). The gateway answers it and hands the token to the analysis worker (POST /internal/change-watch/:serverId/nudge). 202", tags: ['servers'], access: 'public', service: 'gateway', params: IdParams, query: z.object({ token: z.string().max(200).optional() }), status: 202 }),
   plexPin: defineRoute({ method: 'post', path: '/api/plex/pin', summary: 'Start Plex PIN account linking: returns the code and link URL', tags: ['servers'], access: 'admin', service: 'registry', firstRun: true, body: z.object({ client_id: z.string().min(1).max(200) }) }),
   plexPinPoll: defineRoute({ method: 'get', path: '/api/plex/pin/:id', summary: 'Poll a Plex PIN until its token appears', tags: ['servers'], access: 'admin', service: 'registry', firstRun: true, params: z.object({ id: z.string().min(1).max(100).regex(/^\d+$/, 'numeric PIN id') }), query: z.object({ client_id: z.string().min(1).max(200) }) }),
 };

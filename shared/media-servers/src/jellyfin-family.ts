@@ -207,6 +207,21 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
     return res as JfVirtualFolder[];
   }
 
+  /**
+   * Per filtered library (or the whole server): the audio item count and the newest item's id, from one
+   * `/Items?IncludeItemTypes=Audio&SortBy=DateCreated&SortOrder=Descending&Limit=1` each. An added song changes the
+   * newest id, a removed one the count.
+   */
+  async libraryChangeToken(): Promise<string> {
+    const parts: string[] = [];
+    for (const parent of librariesOrAll(this.libraryFilter)) {
+      const res = await this.queryItems({ IncludeItemTypes: 'Audio', Recursive: true, ParentId: parent, StartIndex: 0, Limit: 1, SortBy: 'DateCreated', SortOrder: 'Descending', EnableUserData: false });
+      const items = this.itemsOf(res);
+      parts.push(`${num(res.TotalRecordCount) ?? items.length}:${items[0]?.Id ?? ''}`);
+    }
+    return parts.join(',');
+  }
+
   /** The `/Items` query for one page of audio tracks (sorted by SortName for stable pages). */
   protected trackQuery(parentId: string | undefined, start: number, limit: number): Query {
     return {

@@ -121,6 +121,18 @@ export class LyrionClient implements MediaServerClient {
     return body.result as RpcResult;
   }
 
+  /**
+   * `serverstatus 0 0`: `lastscan` (seconds), the song count (`info total songs`) and whether a rescan is running
+   * (`rescan`), so a scan in progress, its end and a changed song count each give a new token.
+   */
+  async libraryChangeToken(): Promise<string> {
+    const r = await this.rpc(['serverstatus', 0, 0]);
+    const songs = num(r['info total songs']);
+    const lastscan = str(r.lastscan) ?? '';
+    if (songs === undefined && !lastscan) throw new ProtocolError('lyrion: serverstatus returned neither lastscan nor a song count');
+    return `${lastscan}:${songs ?? ''}${r.rescan ? ':scanning' : ''}`;
+  }
+
   /** `serverstatus 0 0` (version), music folders, then up to 50 tracks under the filter. */
   testConnection(): Promise<ConnectionTestResult> {
     return runConnectionTest({

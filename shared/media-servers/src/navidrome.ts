@@ -257,6 +257,18 @@ export class NavidromeClient implements MediaServerClient {
     });
   }
 
+  /**
+   * `getIndexes?ifModifiedSince=<previous + 1>`: its `lastModified` (ms, the library's last scan). Asking past the
+   * previous value makes an unchanged library answer without its artist index (a few hundred bytes).
+   */
+  async libraryChangeToken(previous?: string): Promise<string> {
+    const since = previous !== undefined && /^\d+$/.test(previous) ? String(Number(previous) + 1) : undefined;
+    const env = await this.call('getIndexes', { ifModifiedSince: since });
+    const last = num((env.indexes as { lastModified?: unknown } | undefined)?.lastModified);
+    if (last === undefined) throw new ProtocolError('navidrome: getIndexes returned no lastModified');
+    return String(Math.trunc(last));
+  }
+
   /** `getArtists` (per filtered folder) flattened from its alphabetical index, de-duplicated. */
   async listArtists(): Promise<ProviderArtist[]> {
     const folders = librariesOrAll(this.folders);

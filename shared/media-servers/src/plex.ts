@@ -151,6 +151,21 @@ export class PlexClient implements MediaServerClient {
       });
   }
 
+  /**
+   * `/library/sections`: the filtered music sections' `updatedAt` and `scannedAt` (seconds), which Plex moves when a
+   * scan adds, changes or removes items.
+   */
+  async libraryChangeToken(): Promise<string> {
+    const c = await this.container('GET', '/library/sections');
+    const dirs = (Array.isArray(c.Directory) ? c.Directory : []) as Array<{ key?: unknown; type?: string; updatedAt?: unknown; scannedAt?: unknown }>;
+    const wanted = new Set(this.sectionFilter);
+    return dirs
+      .filter((d) => d.type === 'artist' && str(d.key) && (wanted.size === 0 || wanted.has(str(d.key) as string)))
+      .map((d) => `${str(d.key)}:${num(d.updatedAt) ?? ''}:${num(d.scannedAt) ?? ''}`)
+      .sort()
+      .join(',');
+  }
+
   private async sectionKeys(): Promise<string[]> {
     return this.sectionFilter.length ? this.sectionFilter : (await this.listLibraries()).map((l) => l.id);
   }

@@ -113,6 +113,15 @@ export interface MediaServerClient {
    */
   getLyrics(trackId: string, hint?: LyricsHint): Promise<string | undefined>;
   /**
+   * A short opaque token that changes when the library changes (change detection, issue 35), from one cheap call
+   * (never a catalogue walk). Equal tokens mean "nothing added or removed since"; a new token may also follow a
+   * rescan that changed nothing. `previous` (the last token) lets a kind ask for a small answer when unchanged.
+   * Per kind: Subsonic `getIndexes?ifModifiedSince` (`lastModified`, the last scan); Jellyfin/Emby the audio item
+   * count plus the newest item's id (`/Items?SortBy=DateCreated&Limit=1`); Plex the music sections' `updatedAt`/`scannedAt`
+   * (`/library/sections`); Lyrion `serverstatus` (`lastscan` and the song count). Errors throw like any call.
+   */
+  libraryChangeToken(previous?: string): Promise<string>;
+  /**
    * Puts `trackIds` (provider ids, in order) into the account's play queue, on kinds whose API has one:
    * Subsonic `savePlayQueue` (the account's saved queue, replaced; clients resume it), Jellyfin/Emby
    * `POST /Sessions/{id}/Playing?PlayCommand=PlayNow` on a controllable session of the user (`sessionId`,

@@ -45,6 +45,11 @@ export interface StartedSupysonic {
   dir: string;
   /** Process id of the server (for diagnostics). */
   pid: number;
+  /**
+   * Rescans the music folder with the CLI (`supysonic-cli folder scan --foreground`), as after files were added or
+   * removed: new files get songs, missing ones lose theirs, and the folder's `last_scan` (getIndexes lastModified) moves.
+   */
+  rescan(): Promise<void>;
   /** Adds another (non-admin) user with `supysonic-cli user add` while the server runs (households tests). */
   addUser(user: string, password: string): Promise<void>;
   /** Stops the server (SIGTERM, then SIGKILL after 5 s) and removes the temp directory. */
@@ -121,6 +126,9 @@ export async function startSupysonic(opts: SupysonicOptions): Promise<StartedSup
           url,
           dir,
           pid: child.pid ?? -1,
+          rescan: async () => {
+            await cli(['folder', 'scan', '--foreground', folderName]);
+          },
           addUser: async (user: string, password: string) => {
             await cli(['user', 'add', user, '-p', password]);
           },

@@ -2,7 +2,8 @@
  * Setup (CATALOGUE, admin): Music Servers list (default marked), add (type first, then that kind's
  * fields; library filter from the server's live libraries; Test connection; Save), edit (blank
  * secret = keep), make default, delete (not the default), sweep one, align all; Plex PIN sign-in
- * fills the token; Jellyfin/Emby sign-in with username and password. Also: learned-model status
+ * fills the token; Jellyfin/Emby sign-in with username and password; change detection per server (off / poll /
+ * push with its interval and write-only push token, the webhook path shown). Also: learned-model status
  * (GET /api/analysis/model and GET /api/models) and the AI provider settings with a test button. First run (no admin yet): the
  * form that creates the first admin account.
  */
@@ -159,10 +160,12 @@ function renderSetup(root: HTMLElement, { refreshServers, kickTasks }: PageConte
           { disabled: s.is_default, title: s.is_default ? 'The default server cannot be deleted; make another server the default first' : null },
         ),
       );
-      return h('tr', { 'data-server-id': s.id }, ...[name, KIND_LABELS[s.server_type], s.creds?.url ?? '', libs, matched, actions].map((c) => h('td', {}, c)));
+      const cd = s.change_detection;
+      const changes = !cd || cd.mode === 'off' ? 'off' : `${cd.mode}, every ${cd.interval_seconds} s`;
+      return h('tr', { 'data-server-id': s.id }, ...[name, KIND_LABELS[s.server_type], s.creds?.url ?? '', libs, matched, changes, actions].map((c) => h('td', {}, c)));
     });
     list.replaceChildren(
-      h('table', { class: 'servers' }, h('thead', {}, h('tr', {}, ['Name', 'Type', 'URL', 'Libraries', 'Matched', 'Actions'].map((x) => h('th', { scope: 'col', text: x })))), h('tbody', {}, rows)),
+      h('table', { class: 'servers' }, h('thead', {}, h('tr', {}, ['Name', 'Type', 'URL', 'Libraries', 'Matched', 'Changes', 'Actions'].map((x) => h('th', { scope: 'col', text: x })))), h('tbody', {}, rows)),
     );
   }
 
@@ -331,6 +334,17 @@ function renderSetup(root: HTMLElement, { refreshServers, kickTasks }: PageConte
         if (known.length === 0) say(result, 'The server lists no libraries: every track is used.', 'info');
       }),
     );
+    // Change detection (issue 35): mode, interval, write-only push token (blank keeps the stored one).
+    const cdMode = h('select', { name: 'change_detection_mode' }, ['poll', 'push', 'off'].map((m) => h('option', { value: m, text: m === 'poll' ? 'Poll' : m === 'push' ? 'Push (webhook) + fallback poll' : 'Off' })));
+    cdMode.value = server?.change_detection?.mode ?? 'poll';
+    const cdInterval = h('input', { name: 'change_detection_interval', type: 'number', min: '5', max: '86400', step: '1', value: String(server?.change_detection?.interval_seconds ?? 900) });
+    const cdToken = h('input', { name: 'push_token', type: 'password', autocomplete: 'off', minlength: '16', maxlength: '200', placeholder: server?.change_detection?.push_token_set ? 'stored (blank keeps it)' : 'at least 16 characters' });
+    const hookPath = editing ? `/api/hooks/servers/${server.id}/changed` : '/api/hooks/servers/<id>/changed (after saving)';
+    const changeDetection = () => {
+      const out: { mode: 'off' | 'poll' | 'push'; interval_seconds: number; push_token?: string } = { mode: cdMode.value as 'off' | 'poll' | 'push', interval_seconds: Number(cdInterval.value) };
+      if (cdToken.value.trim()) out.push_token = cdToken.value.trim();
+      return out;
+    };
     const saveButton = h('button', { type: 'submit', class: 'primary', text: 'Save' });
     const cancelButton = h('button', { type: 'button', text: 'Cancel', onclick: () => close() });
     const form = h(
@@ -341,6 +355,14 @@ function renderSetup(root: HTMLElement, { refreshServers, kickTasks }: PageConte
       field('Name', name, 'Unique display name, also usable as the server parameter of the API.'),
       credsBox,
       h('fieldset', {}, h('legend', { text: 'Library filter (optional)' }), libsButton, libsList),
+      h(
+        'fieldset',
+        {},
+        h('legend', { text: 'Change detection' }),
+        field('Mode', cdMode, 'New, changed and removed songs are picked up without a full analysis run (README: Change detection).'),
+        field('Interval (seconds)', cdInterval, 'Between two checks (5-86400); with push, the fallback check.'),
+        field('Push token', cdToken, `For push: the media server's webhook calls POST ${hookPath} with this token in the X-Polyphony-Token header or ?token=.`),
+      ),
       h('div', { class: 'toolbar' }, testButton, saveButton, cancelButton),
       result,
       warnings,
@@ -348,7 +370,7 @@ function renderSetup(root: HTMLElement, { refreshServers, kickTasks }: PageConte
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       void busy(saveButton, result, async () => {
-        const body = { name: name.value.trim(), creds: collectCreds(), music_libraries: libraries() };
+        const body = { name: name.value.trim(), creds: collectCreds(), music_libraries: libraries(), change_detection: changeDetection() };
         const saved = editing ? await call(serverRoutes.update, { params: { id: server.id }, body }) : await call(serverRoutes.create, { body: { ...body, server_type: kind() } });
         close();
         await reload(`${saved.name} saved${saved.is_default ? ' (default server)' : ''}. Matching runs in the background.`);

@@ -1,4 +1,4 @@
-import { AnalysisTrackRequested, RoutingKeys } from '@polyphony/contracts';
+import { type AnalysisTrackCompleted, AnalysisTrackRequested, RoutingKeys } from '@polyphony/contracts';
 import { isTransientFault, withTransientRetry, type Bus, type ConsumerHandle, type Logger, type Metrics } from '@polyphony/platform';
 import { TrackBusyError, type TrackProcessor } from '../domain/track-processor';
 
@@ -37,6 +37,7 @@ export function consumeTrackRequests(bus: Bus, processor: TrackProcessor, prefet
         const outcome = result.duplicate ? 'duplicate' : result.outcome;
         metrics.tasks.inc({ task: 'analysis_track', outcome });
         logger?.info('track done', { taskId: msg.taskId, serverId: msg.serverId, providerId: msg.track.id, outcome, attempt });
+        if (!result.duplicate) await publishCompleted(bus, msg, result.outcome, result.itemId, result.error, logger);
       } catch (err) {
         // Another attempt holds the track and is alive (its claim is renewed): never record a failure over it.
         // The bus retries (a transient fault, never dead-lettered) until the holder records the outcome or dies.
@@ -45,9 +46,30 @@ export function consumeTrackRequests(bus: Bus, processor: TrackProcessor, prefet
         if (!last) throw err;
         // Recorded as the track's outcome and acked. If even that fails transiently (database down) the bus retries
         // the message (never dead-lettered); a non-transient failure here is a bug and dead-letters (replayable).
-        await processor.recordFailure(msg, `gave up after ${attempt} attempts: ${(err as Error).message}`);
+        const reason = `gave up after ${attempt} attempts: ${(err as Error).message}`;
+        await processor.recordFailure(msg, reason);
         metrics.tasks.inc({ task: 'analysis_track', outcome: 'failed' });
+        await publishCompleted(bus, msg, 'failed', undefined, reason, logger);
       }
     },
   });
+}
+
+/** The outcomes analysis.track.completed.v1 names (retagged / fingerprinted / cancelled tracks publish nothing). */
+const COMPLETED_OUTCOMES = new Set<string>(['analyzed', 'mapped_existing', 'skipped_mapped', 'failed', 'excluded']);
+
+/**
+ * Publishes analysis.track.completed.v1 once the outcome is recorded (catalogue rows written for `analyzed` and
+ * `mapped_existing`): the index applies a new song to its serving generation from it (issue 35). A publish failure
+ * is logged, never retried through the track (the outcome is already recorded; the catalogue's mapping log still
+ * carries the new mapping to the index).
+ */
+async function publishCompleted(bus: Bus, msg: AnalysisTrackRequested, outcome: string, itemId: string | undefined, error: string | undefined, logger?: Logger): Promise<void> {
+  if (!COMPLETED_OUTCOMES.has(outcome)) return;
+  const event: AnalysisTrackCompleted = { taskId: msg.taskId, serverId: msg.serverId, providerId: msg.track.id, outcome: outcome as AnalysisTrackCompleted['outcome'], itemId, error: error?.slice(0, 500) };
+  try {
+    await bus.publish(RoutingKeys.analysisTrackCompleted, event);
+  } catch (err) {
+    logger?.warn('analysis.track.completed publish failed', { taskId: msg.taskId, serverId: msg.serverId, providerId: msg.track.id, err: (err as Error).message });
+  }
 }

@@ -170,3 +170,49 @@ export interface AnalysisRunStore {
   /** Exclusion of a provider file, if its metadata hash still matches. */
   isExcluded(serverId: string, providerIds: string[], hashes: Map<string, string>): Promise<Set<string>>;
 }
+
+/** One server's change-detection state (analysis.change_watch), as a claim returns it. */
+export interface WatchState {
+  serverId: string;
+  /** The library's change token at the last successful check; null before the first (the baseline). */
+  token: string | null;
+  failures: number;
+}
+
+/** What a finished check writes back. */
+export interface WatchOutcome {
+  token: string | null;
+  /** Seconds until the next check (the interval, or the backoff after a failure). */
+  nextCheckSeconds: number;
+  failures: number;
+  lastError: string | null;
+  /** The library changed: when it did and what it added and removed (left as they were otherwise). */
+  change?: { added: number; removed: number };
+}
+
+/** The change detection's durable state and leases (analysis.change_watch; store/change-watch.repository.ts). */
+export interface ChangeWatchStore {
+  /** Creates the missing rows of these servers (due at once) and removes the rows of servers no longer listed. */
+  sync(serverIds: string[]): Promise<void>;
+  /**
+   * Leases the due rows among `serverIds` (next check passed, or nudged) to `owner` for `leaseSeconds`; a row leased
+   * by another live owner is skipped, so one replica checks a server at a time. Consumes the nudge.
+   */
+  claimDue(serverIds: string[], owner: string, leaseSeconds: number): Promise<WatchState[]>;
+  /** Extends `owner`'s lease; false when the lease is no longer `owner`'s. */
+  renew(serverId: string, owner: string, leaseSeconds: number): Promise<boolean>;
+  /** Writes a check's outcome and releases the lease (only while `owner` holds it). */
+  finish(serverId: string, owner: string, outcome: WatchOutcome): Promise<void>;
+  /** Marks the server's check as wanted now (a webhook call); false for an unknown server row. */
+  nudge(serverId: string): Promise<boolean>;
+  /** Releases every lease `owner` holds (graceful stop: another replica checks at once). */
+  releaseAll(owner: string): Promise<void>;
+  /** Of these provider files, those with a published, unfinished analysis request younger than `maxAgeSeconds` (any run or batch). */
+  inFlight(serverId: string, providerIds: string[], maxAgeSeconds: number): Promise<Set<string>>;
+  /** Whether a full analysis run is live (NEW or RUNNING). */
+  fullRunLive(): Promise<boolean>;
+  /** Deletes finished track rows of change batches (no run row) older than `days`; returns how many. */
+  pruneBatches(days: number): Promise<number>;
+  /** Every server's state for the status view. */
+  list(): Promise<Array<{ serverId: string; token: string | null; nextCheckAt: Date; checkedAt: Date | null; changedAt: Date | null; failures: number; lastError: string | null; lastAdded: number; lastRemoved: number }>>;
+}

@@ -1,6 +1,7 @@
 import { api } from '@polyphony/contracts';
 import { NotFoundError, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { AnalysisRunService } from '../domain/analysis-run.service';
+import type { ChangeWatchService } from '../domain/change-watch.service';
 import type { ExclusionService } from '../domain/exclusions.service';
 import type { LyricsBackfillService } from '../domain/lyrics-backfill.service';
 import type { LearnedModel } from '../domain/musicnn/model-state';
@@ -18,9 +19,17 @@ import type { LearnedModel } from '../domain/musicnn/model-state';
  * GET /api/analysis/model (any user) -> 200 ModelStatus: whether the MusiCNN model is loaded
  * (status ready | missing | error | loading, model id, backend, patches per track) and, when it is
  * not, the reason and how to install it.
+ * POST /internal/change-watch/:serverId/nudge {token} (the gateway's public webhook POST /api/hooks/servers/:id/changed)
+ * -> 202 {accepted: true}: the server's change check runs at the next tick of any replica; 401 without a valid push
+ * token, 404 unknown server, 409 change detection off.
  */
-export function analysisRoutes(service: AnalysisRunService, exclusions: ExclusionService, backfill?: LyricsBackfillService, learned?: LearnedModel): RouteHandlers {
+export function analysisRoutes(service: AnalysisRunService, exclusions: ExclusionService, backfill?: LyricsBackfillService, learned?: LearnedModel, watch?: ChangeWatchService): RouteHandlers {
   const r = routeHandlers();
+  r.json(api.internal.changeNudge, async ({ params: { serverId }, body }) => {
+    if (!watch) throw new NotFoundError('No change detection in this deployment');
+    await watch.nudge(serverId, body.token);
+    return { accepted: true };
+  });
   r.json(api.tasks.analysisModel, () => {
     if (!learned) throw new NotFoundError('No learned model in this deployment');
     return learned.status();

@@ -29,7 +29,16 @@ export class RunRepository implements AnalysisRunStore {
     return this.tasks.find(id);
   }
 
-  isCancelled(id: string): Promise<boolean> {
+  /**
+   * True when the run was cancelled or is no longer live. A change batch (change detection: track rows under a batch
+   * id, no run row) is never cancelled; an id with neither is (the platform's rule for an unknown run).
+   */
+  async isCancelled(id: string): Promise<boolean> {
+    const batch: unknown[] = await this.ds.query(
+      `SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM analysis.runs WHERE id = $1) AND EXISTS (SELECT 1 FROM analysis.run_tracks WHERE run_id = $1)`,
+      [id],
+    );
+    if (batch.length > 0) return false;
     return this.tasks.isCancelled(id);
   }
 

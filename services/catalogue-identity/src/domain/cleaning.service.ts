@@ -19,9 +19,7 @@
 import { RoutingKeys, type ServerCountedEvent } from '@polyphony/contracts';
 import { MediaServerError } from '@polyphony/media-servers';
 import type { Bus, Logger } from '@polyphony/platform';
-import { pruneAllowed } from './sweep/matcher';
-import { planRefresh } from './sweep/refresh';
-import type { RemoteDetails } from './sweep/remote-index';
+import { pruneStaleMappings } from './removals.service';
 import type { CatalogueSettings } from '../settings';
 import type { MappingChangedPublisher } from './mapping-events';
 import type { IndexPort, MediaClientFactory, RegistryPort, ServerInfo, SweepStore } from './ports';
@@ -169,39 +167,27 @@ export class CleaningExecutor {
    * @throws when the catalogue could not be read completely (the caller skips the server).
    */
   private async cleanServer(run: BatchTaskRun, server: ServerInfo, report: ServerCleaningReport, at: (p: number) => number): Promise<boolean> {
-    const listingStartedAt = await this.store.now();
-    // The provider ids of the listing: all a prune needs.
-    const listing = new Set<string>();
-    let pages = 0;
-    const client = this.clients(server.connection);
-    for await (const page of client.iterateTracks()) {
-      for (const t of page) listing.add(t.id);
-      pages++;
-      report.fetched = listing.size;
-      await run.progress(at(0.6 * (1 - 1 / (1 + pages / 20))), `${server.name}: reading the catalogue (${listing.size} tracks)`);
-      if (await run.cancelled()) return true;
-    }
-    report.fetched = listing.size;
-    const stored = await this.store.mappingCount(server.id);
-    report.storedMappings = stored;
-    const prune = pruneAllowed(listing.size, stored);
-    report.status = prune ? 'done' : 'prune_refused';
-    const listed = (providerId: string): RemoteDetails | undefined => (listing.has(providerId) ? { providerId, artist: '' } : undefined);
-    let cursor: string | null = null;
-    let seen = 0;
-    do {
-      const chunk = await this.store.mappedChunk(server.id, cursor, this.options.chunkSize, listingStartedAt);
-      const plan = planRefresh(chunk.rows, listed, { refreshMetadata: false, isDefault: server.isDefault, prune, toleranceSeconds: 0 });
-      const res = await this.store.applyRefresh(server.id, plan, listingStartedAt);
-      report.pruned += res.pruned;
-      report.unbound += plan.absent;
-      if (res.pruned > 0) this.events.changed(server.id, 'cleaning');
-      seen += chunk.rows.length;
-      cursor = chunk.next;
-      await run.progress(at(0.6 + 0.4 * Math.min(1, seen / Math.max(1, stored))), `${server.name}: checked ${seen}/${stored} mappings, ${report.pruned} stale`);
-      if (await run.cancelled()) return true;
-    } while (cursor !== null);
-    const counted: ServerCountedEvent = { serverId: server.id, trackCount: listing.size, matchedCount: await this.store.matchedCount(server.id) };
+    const r = await pruneStaleMappings(this.store, this.events, this.clients(server.connection), server, 'cleaning', this.options.chunkSize, {
+      listed: async (fetched, pages) => {
+        report.fetched = fetched;
+        await run.progress(at(0.6 * (1 - 1 / (1 + pages / 20))), `${server.name}: reading the catalogue (${fetched} tracks)`);
+        return run.cancelled();
+      },
+      checked: async (seen, stored, pruned) => {
+        report.storedMappings = stored;
+        report.pruned = pruned;
+        await run.progress(at(0.6 + 0.4 * Math.min(1, seen / Math.max(1, stored))), `${server.name}: checked ${seen}/${stored} mappings, ${pruned} stale`);
+        return run.cancelled();
+      },
+    });
+    report.fetched = r.fetched;
+    report.storedMappings = r.storedMappings;
+    report.pruned = r.pruned;
+    report.unbound = r.unbound;
+    report.status = r.refused ? 'prune_refused' : 'done';
+    if (r.cancelled) return true;
+    const listingSize = r.fetched;
+    const counted: ServerCountedEvent = { serverId: server.id, trackCount: listingSize, matchedCount: await this.store.matchedCount(server.id) };
     try {
       await this.bus.publish(RoutingKeys.serverCounted, counted);
     } catch (err) {

@@ -8,6 +8,7 @@ import { type ArtistResolveResponse, type AvailabilityResponse, type MappingChan
 import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IdentityService } from '../domain/identity.service';
 import type { MappingService } from '../domain/mapping.service';
+import type { RemovalService } from '../domain/removals.service';
 import type { SchemeService } from '../domain/scheme.service';
 import type { TrackService } from '../domain/track.service';
 import type { CatalogueSettings } from '../settings';
@@ -28,12 +29,15 @@ export interface InternalRouteDeps {
   settings: CatalogueSettings;
   /** The identity scheme (the relabel map of a scheme change). */
   scheme: Pick<SchemeService, 'relabelMap'>;
+  /** The change detection's removal check. */
+  removals: Pick<RemovalService, 'check'>;
 }
 
 /** All /internal routes of the catalogue (inputs parsed by the route table's schemas before a handler runs). */
 export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
   const r = routeHandlers();
 
+  r.json(api.internal.removalCheck, ({ params: { serverId } }) => d.removals.check(serverId));
   r.json(api.internal.identityResolve, async ({ body }) => {
     const { itemId, outcome } = await d.identity.resolve(body);
     return { itemId, outcome };

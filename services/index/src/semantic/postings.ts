@@ -208,3 +208,19 @@ function tiesAfter(ch: Channel, pos: readonly number[], t: number, worstId: stri
   }
   return true;
 }
+
+/**
+ * True when the generation's rows are numbered in canonical-id order (a full build numbers them so; rows appended
+ * later break it): the postings then list ties in id order. One id decode per row (O(size)).
+ */
+export function rowsInIdOrder(gen: { index: { size: number; idOf?: (row: number) => string } }): boolean {
+  const index = gen.index;
+  if (typeof index.idOf !== 'function') return false;
+  let prev = '';
+  for (let r = 0; r < index.size; r++) {
+    const id = index.idOf(r);
+    if (r > 0 && !(prev < id)) return false;
+    prev = id;
+  }
+  return true;
+}

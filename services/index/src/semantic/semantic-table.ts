@@ -11,7 +11,9 @@ import { ByteLog } from '@polyphony/vector-engine';
 import { FEATURE_COLUMNS, LABEL_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
 import { percentile } from './percentile';
 import { CARRY_THRESHOLD, deriveDirections, type ConceptDirection } from './steering';
-import { bytePosting, postingsCap, scorePosting, type Posting } from './postings';
+import { bytePosting, postingsCap, rowsInIdOrder, scorePosting, type Posting } from './postings';
+
+export { rowsInIdOrder };
 import { descriptorScore } from './descriptors';
 import type { Descriptor } from './vocabulary';
 
@@ -406,22 +408,6 @@ export class SemanticTable {
   }
 }
 
-
-/**
- * True when the generation's rows are numbered in canonical-id order (a full build numbers them so; rows appended
- * later break it): the postings then list ties in id order. One id decode per row (O(size)).
- */
-export function rowsInIdOrder(gen: Pick<Generation, 'index'>): boolean {
-  const index = gen.index as Partial<Pick<Generation['index'], 'idOf'>> & { size: number };
-  if (typeof index.idOf !== 'function') return false;
-  let prev = '';
-  for (let r = 0; r < index.size; r++) {
-    const id = index.idOf(r);
-    if (r > 0 && !(prev < id)) return false;
-    prev = id;
-  }
-  return true;
-}
 
 /** Unit vector of the mean of the rows' vectors (zero vector when they cancel out). */
 function unitMean(rows: readonly number[], vectorOf: (row: number) => Float32Array): Float32Array {

@@ -43,6 +43,7 @@ export interface NewServer {
   creds: Record<string, string>;
   musicLibraries: string[];
   isDefault: boolean;
+  changeDetection: MusicServer['changeDetection'];
 }
 
 /** The server registry (registry.music_servers). Writes run inside `write` (one transaction under one lock, so the default rules hold). */

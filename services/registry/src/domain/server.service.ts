@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { CREDENTIAL_SETS, OPTIONAL_CREDS, RoutingKeys, SECRET_KEYS, SECRET_MASK, type ServerSavedEvent, type SweepRequestedEvent } from '@polyphony/contracts';
+import { createHash, randomUUID } from 'node:crypto';
+import { CHANGE_DETECTION_DEFAULT, CREDENTIAL_SETS, type ChangeDetection, type ChangeDetectionInput, OPTIONAL_CREDS, RoutingKeys, SECRET_KEYS, SECRET_MASK, type ServerSavedEvent, type SweepRequestedEvent } from '@polyphony/contracts';
 import {
   createMediaServerClient,
   isMediaServerError,
@@ -22,6 +22,7 @@ export interface ServerInputData {
   music_libraries?: string[];
   is_default?: boolean;
   make_default?: boolean;
+  change_detection?: ChangeDetectionInput;
 }
 
 /** Public shape of a server (reference section 3 field names). Secrets are masked; non-admins get no creds. */
@@ -35,6 +36,7 @@ export interface ServerView {
   is_default: boolean;
   track_count: number | null;
   matched_count: number | null;
+  change_detection: ChangeDetection;
   created_at: string;
   updated_at: string;
 }
@@ -57,9 +59,30 @@ export function toView(s: MusicServer, includeCreds: boolean): ServerView {
     is_default: s.isDefault,
     track_count: s.trackCount,
     matched_count: s.matchedCount,
+    change_detection: { mode: s.changeDetection.mode, interval_seconds: s.changeDetection.intervalSeconds, push_token_set: s.changeDetection.pushTokenSha256 !== null },
     created_at: s.createdAt.toISOString(),
     updated_at: s.updatedAt.toISOString(),
   };
+}
+
+/** Shortest push token accepted (characters): a webhook secret must not be guessable. */
+export const PUSH_TOKEN_MIN_LENGTH = 16;
+
+/**
+ * The change-detection setting after an edit: keys left out keep `current` (or the default, poll every 900 s);
+ * a blank or masked `push_token` keeps the stored one; a given one is stored as its sha256 only.
+ * @throws ValidationError for a push token shorter than PUSH_TOKEN_MIN_LENGTH (the schema bounds the rest).
+ */
+export function mergeChangeDetection(current: MusicServer['changeDetection'] | undefined, input: ChangeDetectionInput | undefined): MusicServer['changeDetection'] {
+  const base = current ?? { mode: CHANGE_DETECTION_DEFAULT.mode, intervalSeconds: CHANGE_DETECTION_DEFAULT.interval_seconds, pushTokenSha256: null };
+  if (!input) return base;
+  let pushTokenSha256 = base.pushTokenSha256;
+  const token = input.push_token?.trim();
+  if (token && token !== SECRET_MASK) {
+    if (token.length < PUSH_TOKEN_MIN_LENGTH) throw new ValidationError(`change_detection.push_token must have at least ${PUSH_TOKEN_MIN_LENGTH} characters`);
+    pushTokenSha256 = createHash('sha256').update(token, 'utf8').digest('hex');
+  }
+  return { mode: input.mode ?? base.mode, intervalSeconds: input.interval_seconds ?? base.intervalSeconds, pushTokenSha256 };
 }
 
 /**
@@ -203,7 +226,7 @@ export class ServerService {
       const removedSeeds = await this.repo.deleteSeedEntries(m);
       const first = (await this.repo.count(m)) === 0;
       const wantDefault = first || removedSeeds > 0 ? true : Boolean(input.is_default || input.make_default);
-      const s = await this.repo.insert(m, { name: input.name.trim(), type: input.server_type, creds, musicLibraries: input.music_libraries ?? [], isDefault: false });
+      const s = await this.repo.insert(m, { name: input.name.trim(), type: input.server_type, creds, musicLibraries: input.music_libraries ?? [], isDefault: false, changeDetection: mergeChangeDetection(undefined, input.change_detection) });
       if (wantDefault) await this.repo.setDefault(m, s.id);
       return (await this.repo.findById(s.id, m))!;
     });
@@ -236,12 +259,15 @@ export class ServerService {
       }
       this.refuseStoredSecretsForNewUrl(current.creds.url, merged, patch.creds ?? {});
       const creds = validateCreds(type, merged);
-      const s = await this.repo.update(m, id, { name: (patch.name ?? current.name).trim(), type, creds, musicLibraries: patch.music_libraries ?? current.musicLibraries });
+      const changeDetection = mergeChangeDetection(current.changeDetection, patch.change_detection);
+      const s = await this.repo.update(m, id, { name: (patch.name ?? current.name).trim(), type, creds, musicLibraries: patch.music_libraries ?? current.musicLibraries, changeDetection });
       if (patch.is_default || patch.make_default) await this.repo.setDefault(m, id);
       return (await this.repo.findById(s.id, m))!;
     });
     this.logger.info('server updated', { serverId: id });
-    await this.afterSave(id, 'updated');
+    // An edit of the change detection alone changes nothing an alignment reads: saved is published, no alignment.
+    const onlyChangeDetection = Object.keys(patch).every((k) => k === 'change_detection');
+    await this.afterSave(id, 'updated', !onlyChangeDetection);
     return updated;
   }
 
@@ -267,9 +293,9 @@ export class ServerService {
     await this.bus.publish(RoutingKeys.serverDeleted, { serverId: id });
   }
 
-  private async afterSave(serverId: string, action: 'created' | 'updated'): Promise<void> {
+  private async afterSave(serverId: string, action: 'created' | 'updated', align = true): Promise<void> {
     await this.bus.publish(RoutingKeys.serverSaved, { serverId, action } satisfies ServerSavedEvent);
-    await this.requestAlignment(true);
+    if (align) await this.requestAlignment(true);
   }
 
   /** Enqueues one alignment over every server (cancelRunning: a save cancels queued/running sweeps first). Returns the task id. */

@@ -10,6 +10,8 @@ export interface MusicServer {
   isDefault: boolean;
   trackCount: number | null;
   matchedCount: number | null;
+  /** Change detection (issue 35): mode, seconds between probes, sha256 of the push token (null: none set). */
+  changeDetection: { mode: 'off' | 'poll' | 'push'; intervalSeconds: number; pushTokenSha256: string | null };
   createdAt: Date;
   updatedAt: Date;
 }

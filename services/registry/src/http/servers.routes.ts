@@ -1,6 +1,7 @@
 import { api, type ServerUpdate, type z } from '@polyphony/contracts';
 import { NotFoundError, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { PlexLinkService } from '../domain/plex-link.service';
+import type { MusicServer } from '../domain/server';
 import { toView, type ServerService } from '../domain/server.service';
 
 /**
@@ -50,12 +51,18 @@ export function serverRoutes(servers: ServerService, plex: PlexLinkService): Rou
   });
   r.json(api.internal.serversList, async () => {
     const list = await servers.list();
-    return { servers: list.map((s) => ({ id: s.id, name: s.name, type: s.type, isDefault: s.isDefault, connection: servers.connection(s) })) };
+    return { servers: list.map((s) => toServerInfo(s, servers)) };
   });
   r.json(api.internal.serverGet, async ({ params: { id } }) => {
     const s = await servers.resolve(id);
     if (!s) throw new NotFoundError(`Server ${id} not found`);
-    return { id: s.id, name: s.name, type: s.type, isDefault: s.isDefault, connection: servers.connection(s) };
+    return toServerInfo(s, servers);
   });
   return r;
+}
+
+/** The internal ServerInfo of a server: decrypted connection and the change-detection setting (push token as its sha256 only). */
+function toServerInfo(s: MusicServer, servers: ServerService) {
+  const cd = s.changeDetection;
+  return { id: s.id, name: s.name, type: s.type, isDefault: s.isDefault, connection: servers.connection(s), changeDetection: { mode: cd.mode, intervalSeconds: cd.intervalSeconds, pushTokenSha256: cd.pushTokenSha256 } };
 }

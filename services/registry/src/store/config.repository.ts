@@ -1,3 +1,4 @@
+import { CHANGE_DETECTION_DEFAULT } from '@polyphony/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ConfigMigrationTx, ConfigRow, ConfigStorePort } from '../domain/config.service';
 import type { ServerStore } from '../domain/ports';
@@ -39,7 +40,7 @@ export class PgConfigRepository implements ConfigStorePort {
         await m.query(`DELETE FROM registry.app_config WHERE key = ANY($1)`, [keys]);
       },
       serverCount: () => this.servers.count(m),
-      insertServer: (s) => this.servers.insert(m, s),
+      insertServer: (s) => this.servers.insert(m, { ...s, changeDetection: { mode: CHANGE_DETECTION_DEFAULT.mode, intervalSeconds: CHANGE_DETECTION_DEFAULT.interval_seconds, pushTokenSha256: null } }),
     };
   }
 }

@@ -12,6 +12,9 @@ interface Row {
   is_default: boolean;
   track_count: number | null;
   matched_count: number | null;
+  change_detection_mode: MusicServer['changeDetection']['mode'];
+  change_detection_interval_seconds: number;
+  change_push_token_sha256: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -24,6 +27,7 @@ const toServer = (r: Row): MusicServer => ({
   isDefault: r.is_default,
   trackCount: r.track_count,
   matchedCount: r.matched_count,
+  changeDetection: { mode: r.change_detection_mode, intervalSeconds: r.change_detection_interval_seconds, pushTokenSha256: r.change_push_token_sha256 },
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -66,11 +70,13 @@ export class ServerRepository implements ServerStore {
     });
   }
 
-  async insert(m: EntityManager, s: { name: string; type: string; creds: Record<string, string>; musicLibraries: string[]; isDefault: boolean }): Promise<MusicServer> {
+  async insert(m: EntityManager, s: { name: string; type: string; creds: Record<string, string>; musicLibraries: string[]; isDefault: boolean; changeDetection: MusicServer['changeDetection'] }): Promise<MusicServer> {
     try {
+      const cd = s.changeDetection;
       const rows: Row[] = await m.query(
-        `INSERT INTO registry.music_servers (name, server_type, creds, music_libraries, is_default) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5) RETURNING *`,
-        [s.name, s.type, JSON.stringify(s.creds), JSON.stringify(s.musicLibraries), s.isDefault],
+        `INSERT INTO registry.music_servers (name, server_type, creds, music_libraries, is_default, change_detection_mode, change_detection_interval_seconds, change_push_token_sha256)
+         VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6, $7, $8) RETURNING *`,
+        [s.name, s.type, JSON.stringify(s.creds), JSON.stringify(s.musicLibraries), s.isDefault, cd.mode, cd.intervalSeconds, cd.pushTokenSha256],
       );
       return toServer(rows[0]!);
     } catch (err) {
@@ -78,11 +84,13 @@ export class ServerRepository implements ServerStore {
     }
   }
 
-  async update(m: EntityManager, id: string, s: { name: string; type: string; creds: Record<string, string>; musicLibraries: string[] }): Promise<MusicServer> {
+  async update(m: EntityManager, id: string, s: { name: string; type: string; creds: Record<string, string>; musicLibraries: string[]; changeDetection: MusicServer['changeDetection'] }): Promise<MusicServer> {
     try {
+      const cd = s.changeDetection;
       const rows = await queryRows<Row>(m,
-        `UPDATE registry.music_servers SET name = $2, server_type = $3, creds = $4::jsonb, music_libraries = $5::jsonb, updated_at = now() WHERE id = $1 RETURNING *`,
-        [id, s.name, s.type, JSON.stringify(s.creds), JSON.stringify(s.musicLibraries)],
+        `UPDATE registry.music_servers SET name = $2, server_type = $3, creds = $4::jsonb, music_libraries = $5::jsonb,
+                change_detection_mode = $6, change_detection_interval_seconds = $7, change_push_token_sha256 = $8, updated_at = now() WHERE id = $1 RETURNING *`,
+        [id, s.name, s.type, JSON.stringify(s.creds), JSON.stringify(s.musicLibraries), cd.mode, cd.intervalSeconds, cd.pushTokenSha256],
       );
       if (!rows[0]) throw new ConflictError('Server vanished during update');
       return toServer(rows[0]);

@@ -29,7 +29,7 @@ export interface AppendOptions {
  */
 export function appendRows(index: IvfIndex, ids: readonly string[], vectors: Float32Array, options: AppendOptions = {}): IvfIndex {
   const parts = index.parts();
-  const { dim, nlist, centroids, cellOffsets, rowOfSlot, slotOfRow } = parts;
+  const { dim, nlist, centroids, cellOffsets, rowOfSlot } = parts;
   const m = ids.length;
   const size = rowOfSlot.length;
   if (vectors.length !== m * dim) throw new IvfInputError(`expected ${m} x ${dim} floats, got ${vectors.length}`);

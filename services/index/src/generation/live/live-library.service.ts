@@ -8,9 +8,8 @@ import type { AppendOptions } from '@polyphony/vector-engine';
 import type { Generation, IndexState } from '../../core/generation';
 import type { CataloguePort } from '../../core/ports';
 import type { TrackMeta } from '../../core/track-records';
-import { snapshotVector } from '../../core/track.repository';
 import { applyDelta, type DeltaTrack } from './delta-apply';
-import type { DeltaStore } from './delta.repository';
+import type { DeltaStore } from './ports';
 import { measureDrift, type DriftReport } from './drift';
 import { DEFAULT_LIVE_LIBRARY, type LiveLibrarySettings } from './settings';
 
@@ -91,15 +90,15 @@ export class LiveLibraryService {
       if (ids.length === 0 || gen.generation === 0) return;
       try {
         const found = (await mapLimit(ids, FETCH_CONCURRENCY, (id) => this.fetch(id))).filter((t): t is SnapshotTrackBytes => t !== undefined);
-        const usable = found.filter((t) => snapshotVector(t.vector) !== undefined && snapshotVector(t.vector)!.length === gen.index.dim);
+        const dim = gen.index.dim;
+        const usable = found.filter((t) => vectorOf(t.vector, dim) !== undefined);
         // Songs the catalogue does not have (yet) or without a usable vector are dropped: a later event notes them again.
         const usableIds = new Set(usable.map((t) => t.itemId));
         for (const id of ids) if (!usableIds.has(id)) this.pending.delete(id);
         if (usable.length === 0) return;
         await this.d.tracks.upsertSnapshot(usable, gen.generation);
-        const dim = gen.index.dim;
         const vectors = new Float32Array(usable.length * dim);
-        usable.forEach((t, i) => vectors.set(snapshotVector(t.vector)!, i * dim));
+        usable.forEach((t, i) => vectors.set(vectorOf(t.vector, dim)!, i * dim));
         const mappings = usable.map((t) => t.mappings.map((m) => [m.serverId, m.providerId] as [string, string]));
         const seq = await this.d.store.append(gen.generation, usable.map((t) => t.itemId), vectors, mappings);
         for (const id of usableIds) this.pending.delete(id);
@@ -172,6 +171,19 @@ export class LiveLibraryService {
     this.chain = run.catch(() => undefined);
     return run;
   }
+}
+
+/** The snapshot row's embedding (little-endian float32 bytes) when it has `dim` finite values, not all zero; else undefined. */
+function vectorOf(bytes: Uint8Array, dim: number): Float32Array | undefined {
+  if (bytes.byteLength !== dim * 4) return undefined;
+  const v = new Float32Array(dim);
+  new Uint8Array(v.buffer).set(bytes);
+  let nonZero = false;
+  for (let i = 0; i < dim; i++) {
+    if (!Number.isFinite(v[i]!)) return undefined;
+    if (v[i] !== 0) nonZero = true;
+  }
+  return nonZero ? v : undefined;
 }
 
 /**

@@ -1,0 +1,109 @@
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { startSupysonic, wesnothFiles, type StartedSupysonic } from '@polyphony/testkit';
+import { API_TOKEN, useTestStack, waitFor } from './helpers';
+
+/**
+ * Issue 35, change detection with a real Subsonic server (supysonic): a server polled every 5 s, its folder empty at
+ * first (no analysis run at all, so the suite analyses two songs only); a song file added to its folder (and the
+ * folder rescanned with supysonic's CLI) is mapped and analysed without a run and without an index rebuild; a
+ * removed file loses its mapping (its song stays). The server's webhook (push) is authenticated by its push token.
+ */
+describe('change detection per server (supysonic, full stack)', () => {
+  jest.setTimeout(10 * 60_000);
+  const auth = { Authorization: `Bearer ${API_TOKEN}` };
+  // Two MusiCNN patches per track: the pipeline under test, not the learned vector's quality.
+  const app = useTestStack({ MUSICNN_PATCHES: '2' });
+  const { sql } = app;
+  const PUSH_TOKEN = 'push-token-0123456789abcdef';
+  const [added, second] = wesnothFiles() as [string, string];
+  let root: string;
+  let supysonic: StartedSupysonic;
+  let serverId: string;
+
+  const count = async (text: string, params: unknown[] = []) => (await sql<{ n: number }>(text, params))[0]!.n;
+  const mappings = () => count(`SELECT count(*)::int AS n FROM catalogue.track_server_map WHERE server_id = $1`, [serverId]);
+  const songs = () => count(`SELECT count(*)::int AS n FROM catalogue.score`);
+  const watchRow = async () => (await sql<{ token: string | null; last_added: number; last_removed: number; checked_at: Date | null; failures: number }>(`SELECT * FROM analysis.change_watch WHERE server_id = $1`, [serverId]))[0];
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'polyphony-change-detection-'));
+    await mkdir(path.join(root, 'music'));
+    supysonic = await startSupysonic({ musicDir: root, user: 'alice', password: 'alice-pass' });
+  }, 120_000);
+  afterAll(async () => {
+    await supysonic?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it('When a server is added without a setting, then it polls every 900 s; bad settings are 400; the push token is never returned', async () => {
+    const created = await request(app.url).post('/api/servers').set(auth).send({ name: 'S', server_type: 'navidrome', creds: { url: supysonic.url, user: 'alice', password: 'alice-pass' } }).expect(201);
+    serverId = created.body.id;
+    expect(created.body.change_detection).toEqual({ mode: 'poll', interval_seconds: 900, push_token_set: false });
+    for (const bad of [{ interval_seconds: 2 }, { mode: 'sometimes' }, { push_token: 'short' }, { interval_seconds: 90_000 }, { mode: 'poll', extra: 1 }]) {
+      const res = await request(app.url).put(`/api/servers/${serverId}`).set(auth).send({ change_detection: bad }).expect(400);
+      expect(res.body.code).toBe('validation_failed');
+    }
+    const saved = await request(app.url).put(`/api/servers/${serverId}`).set(auth).send({ change_detection: { mode: 'push', interval_seconds: 5, push_token: PUSH_TOKEN } }).expect(200);
+    expect(saved.body.change_detection).toEqual({ mode: 'push', interval_seconds: 5, push_token_set: true });
+    expect(JSON.stringify(saved.body)).not.toContain(PUSH_TOKEN);
+    const listed = await request(app.url).get('/api/servers').set(auth).expect(200);
+    expect(listed.body.servers[0].change_detection).toEqual({ mode: 'push', interval_seconds: 5, push_token_set: true });
+  });
+
+  it('When a song file is added and supysonic rescans, then it is mapped and analysed without a run or an index rebuild', async () => {
+    // The first check takes the baseline token (of the empty folder).
+    await waitFor(() => 'the change-detection baseline', async () => ((await watchRow())?.token ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+    const builds = await count(`SELECT count(*)::int AS n FROM registry.tasks WHERE type = 'index_build'`);
+
+    await copyFile(added, path.join(root, 'music', path.basename(added)));
+    const t0 = Date.now();
+    await supysonic.rescan();
+    await waitFor(() => 'the added song mapped', async () => ((await mappings()) === 1 ? true : undefined), { timeoutMs: 240_000, intervalMs: 250 });
+    const seconds = (Date.now() - t0) / 1000;
+    expect(await songs()).toBe(1);
+    const row = await sql<{ file_path: string; match_tier: string }>(`SELECT file_path, match_tier FROM catalogue.track_server_map WHERE server_id = $1 AND file_path LIKE $2`, [serverId, `%${path.basename(added)}`]);
+    expect(row).toHaveLength(1);
+    expect((await watchRow())!.last_added).toBe(1);
+    // No full analysis run and no index rebuild: the change was analysed as a batch.
+    expect(await count(`SELECT count(*)::int AS n FROM analysis.runs`)).toBe(0);
+    expect(await count(`SELECT count(*)::int AS n FROM registry.tasks WHERE type = 'index_build'`)).toBe(builds);
+    expect(await count(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE server_id = $1 AND outcome = 'analyzed' AND run_id NOT IN (SELECT id FROM analysis.runs)`, [serverId])).toBe(1);
+    process.stdout.write(`change detection: added song mapped ${seconds.toFixed(1)} s after the rescan (poll 5 s)\n`);
+  });
+
+  it('When the webhook is called, then only the push token opens it (401 otherwise, 404 for an unknown server)', async () => {
+    const hook = `/api/hooks/servers/${serverId}/changed`;
+    await request(app.url).post(hook).send({ Event: 'ItemAdded' }).expect(401);
+    await request(app.url).post(`${hook}?token=wrong-token-0123456789`).send({}).expect(401);
+    const unknown = await request(app.url).post('/api/hooks/servers/00000000-0000-0000-0000-000000000000/changed').set('X-Polyphony-Token', PUSH_TOKEN).send({});
+    expect([unknown.status, unknown.body.code]).toEqual([404, 'not_found']);
+    // A long fallback interval: a check within seconds is then the webhook's doing. The check already due runs first.
+    await request(app.url).put(`/api/servers/${serverId}`).set(auth).send({ change_detection: { interval_seconds: 3600 } }).expect(200);
+    await new Promise((r) => setTimeout(r, 8000));
+    const before = (await watchRow())!.checked_at!;
+    expect((await sql<{ due: boolean }>(`SELECT next_check_at > now() + interval '10 minutes' AS due FROM analysis.change_watch WHERE server_id = $1`, [serverId]))[0]!.due).toBe(true);
+    await request(app.url).post(hook).set('X-Polyphony-Token', PUSH_TOKEN).send({ Event: 'ItemAdded' }).expect(202);
+    await waitFor(() => 'the check the webhook asked for', async () => ((await watchRow())!.checked_at! > before ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
+  });
+
+  it('When a song file is removed and supysonic rescans, then its mapping is removed and its song stays', async () => {
+    // A second song first: a listing of one file for one stored mapping would look partial (nothing is then removed).
+    await copyFile(second, path.join(root, 'music', path.basename(second)));
+    await supysonic.rescan();
+    await request(app.url).post(`/api/hooks/servers/${serverId}/changed?token=${PUSH_TOKEN}`).set('Content-Type', 'text/plain').send('library.new').expect(202);
+    await waitFor(() => 'the second song mapped', async () => ((await mappings()) === 2 ? true : undefined), { timeoutMs: 240_000, intervalMs: 250 });
+    await rm(path.join(root, 'music', path.basename(added)));
+    await supysonic.rescan();
+    await request(app.url).post(`/api/hooks/servers/${serverId}/changed`).set('X-Polyphony-Token', PUSH_TOKEN).send({ Event: 'ItemRemoved' }).expect(202);
+    await waitFor(() => 'the removed file unmapped', async () => ((await mappings()) === 1 ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+    expect((await watchRow())!.last_removed).toBe(1);
+    const gone = await sql(`SELECT 1 FROM catalogue.track_server_map WHERE server_id = $1 AND file_path LIKE $2`, [serverId, `%${path.basename(added)}`]);
+    expect(gone).toHaveLength(0);
+    // Never an analysed song deleted: the removed file's song is an orphan now.
+    expect(await songs()).toBe(2);
+    expect(await count(`SELECT count(*)::int AS n FROM analysis.runs`)).toBe(0);
+  });
+});
