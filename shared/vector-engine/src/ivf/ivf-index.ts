@@ -54,6 +54,17 @@ export const QUANTISED_RERANK_MIN = { int8: 50, pq: 200 } as const;
  */
 export const QUANTISED_RERANK_FACTOR = { int8: 1.25, pq: 4 } as const;
 
+/** Where a quantised generation's short list is re-ranked from when its float copy is not in memory (see `QuantisedParts.rerank`). */
+export type RerankSource = 'file' | 'codes';
+
+/** Parses a re-rank source setting (`file`, `codes`); undefined/empty = `fallback`. @throws IvfInputError otherwise */
+export function parseRerankSource(value: string | undefined, fallback: RerankSource): RerankSource {
+  if (value === undefined || value.trim() === '') return fallback;
+  const v = value.trim().toLowerCase();
+  if (v === 'file' || v === 'codes') return v;
+  throw new IvfInputError(`re-rank source must be file or codes, got ${value}`);
+}
+
 /** The quantised part of a generation (see `quantised-store.ts`). */
 export interface QuantisedParts {
   quantiser: Quantiser;
@@ -61,6 +72,14 @@ export interface QuantisedParts {
   codes: Uint8Array;
   /** The exact unit vectors in row order, on disk. */
   file: VectorFile;
+  /**
+   * Where the short list's distances and a `searchByRow` seed come from when the float copy is not resident
+   * (`file.resident` undefined, i.e. larger generations): `file` (default) = exact float rows read from the vector
+   * file; `codes` (int8 only; `RERANK_SOURCES`) = the int8 codes already in memory, scored with the float ADC table
+   * (distance `1 - dot(q, centroid + min + step * code)`, the reconstruction's error is at most step/2 per
+   * component) and the seed decoded the same way: no file read on the query path. A resident copy always wins.
+   */
+  rerank?: RerankSource;
   /**
    * int8 only: `codes` live in this kernel memory and are scored by the WebAssembly SIMD kernel (u8 codes x
    * int16 query table, exact i32 sums; `simd/kernels.ts`); absent = scored by `quantiser.scoreRange` in JavaScript.
@@ -299,10 +318,36 @@ export class IvfIndex {
     return this.vectors.slice(o, o + this.dim);
   }
 
+  /**
+   * True when queries take their seed vectors and re-rank distances from the int8 codes (`QuantisedParts.rerank`
+   * `codes` and no resident float copy): no file read on the query path, distances within the int8 error.
+   */
+  get codesServeQueries(): boolean {
+    const q = this.q;
+    return q !== undefined && q.rerank === 'codes' && q.quantiser.kind === 'int8' && q.file.resident === undefined;
+  }
+
+  /** The int8 reconstruction `centroid + min + step * code` of `row` (not normalised; dim floats). */
+  private decodedVector(row: number): Float32Array {
+    this.checkRow(row);
+    const q = this.q!;
+    const dim = this.dim;
+    const out = new Float32Array(dim);
+    const slot = this.slotOfRow[row]!;
+    q.quantiser.decode(q.codes, slot * dim, out, 0);
+    const c = this.cellOfSlot(slot) * dim;
+    for (let d = 0; d < dim; d++) out[d] = out[d]! + this.centroids[c + d]!;
+    return out;
+  }
+
   /** Cell holding `row`. O(log nlist). @throws IvfInputError for a bad row. */
   cellOf(row: number): number {
     this.checkRow(row);
-    const slot = this.slotOfRow[row]!;
+    return this.cellOfSlot(this.slotOfRow[row]!);
+  }
+
+  /** Cell holding slot `slot`: binary search of the cell offsets, O(log nlist). */
+  private cellOfSlot(slot: number): number {
     let lo = 0;
     let hi = this.nlist - 1;
     while (lo < hi) {
@@ -381,7 +426,7 @@ export class IvfIndex {
   searchByRow(row: number, options: SearchOptions): Neighbour[] {
     const exclude = toSet(options.exclude);
     exclude.add(row);
-    return this.search(this.getVector(row), { ...options, exclude });
+    return this.search(this.codesServeQueries ? this.decodedVector(row) : this.getVector(row), { ...options, exclude });
   }
 
   /**
@@ -459,7 +504,7 @@ export class IvfIndex {
         cellsProbed++;
       }
     }
-    const exact = this.rerankExact(qp, q, approx, want);
+    const exact = this.rerankExact(qp, q, approx, want, constant);
     if (stats) stats.reranked = approx.size;
     return finish(exact, exclude, k, stats, 'ivf', cellsProbed, candidates, this.centroidWork);
   }
@@ -563,11 +608,27 @@ export class IvfIndex {
    * (bit-identical to `dot`, so the same distances; issue 19: the JavaScript dot products were ~20% of a query's
    * CPU at nprobe 32), a block of rows per call.
    */
-  private rerankExact(qp: QuantisedParts, q: Float32Array, approx: TopK, want: number): TopK {
+  private rerankExact(qp: QuantisedParts, q: Float32Array, approx: TopK, want: number, constant: number): TopK {
     const rows = approx.rowsHeld();
     rows.sort();
     const exact = new TopK(Math.min(want, rows.length));
     const dim = this.dim;
+    if (this.codesServeQueries) {
+      // int8 codes in memory, float ADC table of this query (`prepareTable`): the reconstruction's dot product in
+      // float64, without the int16 table's rounding; the centroid scores of the candidates' cells were computed by
+      // this query (a candidate comes from a scanned cell).
+      const codes = qp.codes;
+      const table = this.queryTable;
+      const scores = this.centroidScores;
+      for (let i = 0; i < rows.length; i++) {
+        const slot = this.slotOfRow[rows[i]!]!;
+        const o = slot * dim;
+        let s = 0;
+        for (let d = 0; d < dim; d++) s += table[d]! * codes[o + d]!;
+        exact.push(rows[i]!, 1 - (scores[this.cellOfSlot(slot)]! + constant + s));
+      }
+      return exact;
+    }
     const arena = qp.arena;
     if (arena && rows.length > 0) {
       // Scratch block: [float64 scores of `per` rows][query][`per` rows of dim floats], 16-byte aligned parts.
@@ -648,7 +709,7 @@ export class IvfIndex {
         for (let i = 0; i < count; i++) approx.push(compact.rows[first + i]!, 1 - (scores[compact.cells[first + i]!]! + constant + out![i]!));
       }
     }
-    const exact = this.rerankExact(qp, q, approx, want);
+    const exact = this.rerankExact(qp, q, approx, want, constant);
     if (stats) stats.reranked = approx.size;
     return finish(exact, exclude, k, stats, 'exact', 0, mask.count, this.nlist);
   }
