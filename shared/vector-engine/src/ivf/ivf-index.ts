@@ -4,7 +4,7 @@ import type { CooperativeScheduler } from './cooperative';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { IdTable } from './id-table';
 import { RestoreChecks, type RestoreInput } from './restore-checks';
-import type { Quantiser } from './quantiser';
+import type { Quantiser, ScalarQuantiser } from './quantiser';
 import { Neighbour, TopK } from './top-k';
 import type { VectorFile } from './vector-file';
 import { ARENA_BLOCK_ROWS, type CodeArena, quantiseTableInt16 } from '../simd/kernels';
@@ -75,9 +75,9 @@ export interface QuantisedParts {
   /**
    * Where the short list's distances and a `searchByRow` seed come from when the float copy is not resident
    * (`file.resident` undefined, i.e. larger generations): `file` (default) = exact float rows read from the vector
-   * file; `codes` (int8 only; `RERANK_SOURCES`) = the int8 codes already in memory, scored with the float ADC table
-   * (distance `1 - dot(q, centroid + min + step * code)`, the reconstruction's error is at most step/2 per
-   * component) and the seed decoded the same way: no file read on the query path. A resident copy always wins.
+   * file; `codes` (int8 only) = the int8 codes already in memory: distance `1 - cos(q, x')` to the reconstruction
+   * `x' = centroid + min + step * code` (error at most step/2 per component), and the seed decoded the same way:
+   * no file read on the query path. A resident copy always wins.
    */
   rerank?: RerankSource;
   /**
@@ -504,7 +504,7 @@ export class IvfIndex {
         cellsProbed++;
       }
     }
-    const exact = this.rerankExact(qp, q, approx, want, constant);
+    const exact = this.rerankExact(qp, q, approx, want);
     if (stats) stats.reranked = approx.size;
     return finish(exact, exclude, k, stats, 'ivf', cellsProbed, candidates, this.centroidWork);
   }
@@ -608,24 +608,33 @@ export class IvfIndex {
    * (bit-identical to `dot`, so the same distances; issue 19: the JavaScript dot products were ~20% of a query's
    * CPU at nprobe 32), a block of rows per call.
    */
-  private rerankExact(qp: QuantisedParts, q: Float32Array, approx: TopK, want: number, constant: number): TopK {
+  private rerankExact(qp: QuantisedParts, q: Float32Array, approx: TopK, want: number): TopK {
     const rows = approx.rowsHeld();
     rows.sort();
     const exact = new TopK(Math.min(want, rows.length));
     const dim = this.dim;
     if (this.codesServeQueries) {
-      // int8 codes in memory, float ADC table of this query (`prepareTable`): the reconstruction's dot product in
-      // float64, without the int16 table's rounding; the centroid scores of the candidates' cells were computed by
-      // this query (a candidate comes from a scanned cell).
+      // int8 codes in memory: the cosine between the unit query and each candidate's reconstruction
+      // x' = centroid + min + step * code, normalised by |x'| (float64 sums). Without that normalisation the
+      // reconstruction's norm error ranks the list (recall@10 0.9665 at 1M against 0.9965 from the exact floats;
+      // with it 0.995 against 0.9955 for exact floats on a 60k mixture: see README "One default mode at 1M").
       const codes = qp.codes;
-      const table = this.queryTable;
-      const scores = this.centroidScores;
+      const sq = qp.quantiser as ScalarQuantiser;
+      const min = sq.min;
+      const step = sq.step;
+      const centroids = this.centroids;
       for (let i = 0; i < rows.length; i++) {
         const slot = this.slotOfRow[rows[i]!]!;
         const o = slot * dim;
-        let s = 0;
-        for (let d = 0; d < dim; d++) s += table[d]! * codes[o + d]!;
-        exact.push(rows[i]!, 1 - (scores[this.cellOfSlot(slot)]! + constant + s));
+        const c = this.cellOfSlot(slot) * dim;
+        let dq = 0;
+        let n2 = 0;
+        for (let d = 0; d < dim; d++) {
+          const v = centroids[c + d]! + min[d]! + step[d]! * codes[o + d]!;
+          dq += q[d]! * v;
+          n2 += v * v;
+        }
+        exact.push(rows[i]!, n2 > 0 ? 1 - dq / Math.sqrt(n2) : 1);
       }
       return exact;
     }
@@ -709,7 +718,7 @@ export class IvfIndex {
         for (let i = 0; i < count; i++) approx.push(compact.rows[first + i]!, 1 - (scores[compact.cells[first + i]!]! + constant + out![i]!));
       }
     }
-    const exact = this.rerankExact(qp, q, approx, want, constant);
+    const exact = this.rerankExact(qp, q, approx, want);
     if (stats) stats.reranked = approx.size;
     return finish(exact, exclude, k, stats, 'exact', 0, mask.count, this.nlist);
   }
