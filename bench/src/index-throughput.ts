@@ -40,6 +40,7 @@ import type { LoadResult } from './load-child';
  * bench database (from /proc/<pid>/stat), which does not depend on how loaded the machine is, and the gateway's and
  * replicas' figures net of their idle CPU (measured for TP_IDLE_SEC, default 5 s, before each replica count's
  * scenarios; timers and probes cost CPU per second, not per request, and dominate at a low request rate).
+ * TP_SERIAL=<seconds> adds similar songs n=10 (main and 1% server) with 1 connection through the gateway to all replicas.
  * TP_DIRECT=1 adds similar songs n=10 sent straight to replica A (the identity the gateway would sign, no gateway hop).
  * TP_TEXT_QUERIES=<n> then asks n text searches one at a time through the gateway (latency, replica CPU per query) and
  * reports each replica's RSS over 10 s idle and its memory after a full GC (TP_MEMORY_AFTER=1: the memory report alone).
@@ -281,6 +282,21 @@ async function main(): Promise<void> {
       }
     }
     out.table = table;
+
+    // TP_SERIAL=<seconds>: similar songs n=10 (main and 1% server) with 1 connection through the gateway and every
+    // replica, one request at a time (the p99 of a single user's request, issue 35), after the 16-connection runs.
+    const serialSec = Number(process.env.TP_SERIAL ?? 0);
+    if (serialSec > 0) {
+      for (const name of ['similar10', 'similar10Sparse1pct']) {
+        const before = load();
+        const ix0 = replicas.reduce((t, x) => t + cpuMsOf(x.child.pid), 0);
+        const r = await run(scenarios[name]!, 1, serialSec);
+        const ixMs = replicas.reduce((t, x) => t + cpuMsOf(x.child.pid), 0) - ix0;
+        const row = { replicas: replicas.length, scenario: `${name} 1 connection`, rps: Math.round(r.requestsPerSec), p50: r.latencyMs.p50, p99: r.latencyMs.p99, errors: r.errors + r.non2xx + r.timeouts, indexCpuMsPerReq: r.total > 0 ? Math.round((ixMs / r.total) * 1000) / 1000 : 0, load: `${before} -> ${load()}` };
+        table.push(row);
+        console.log(JSON.stringify(row));
+      }
+    }
 
     // TP_DIRECT=1: similar songs n=10 straight at replica A (signed identity, no gateway), same rate and duration.
     if (process.env.TP_DIRECT === '1') {

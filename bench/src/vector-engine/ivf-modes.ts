@@ -191,8 +191,13 @@ function readCodes(path: string, mode: 'int8' | 'pq'): StoredCodes {
   return { quantiser: quantiserFromParams(mode, DIM, params), cells: cells() };
 }
 
+/** A vector mode, or `int8codes`: int8 with `rerank: 'codes'` (issue 35: short list and seed from the codes, no file read). */
+type BenchMode = VectorMode | 'int8codes';
+
 interface ServeResult {
-  mode: VectorMode;
+  mode: BenchMode;
+  /** CPU ms of the slowest 1% of k=10 queries (per-query process.cpuUsage): what one request at a time costs, without preemption. */
+  cpuP99K10: number;
   loadS: number;
   rssMb: number;
   hwmMb: number;
@@ -218,29 +223,35 @@ interface ServeResult {
   allCentroids: { recall10: number; p50: number; cpuMs: number };
 }
 
-async function serve(dumpPath: string, mode: VectorMode, truthPath: string): Promise<void> {
+async function serve(dumpPath: string, benchMode: BenchMode, truthPath: string): Promise<void> {
+  const mode: VectorMode = benchMode === 'int8codes' ? 'int8' : benchMode;
+  const rerank = benchMode === 'int8codes' ? 'codes' : 'file';
   const truth = JSON.parse(readFileSync(truthPath, 'utf8')) as { queries: number[]; top10: number[][]; top199: number[][]; mask1: number[][]; mask50: number[][] };
   const t0 = performance.now();
   const dump = new DumpReader(dumpPath);
   const input = { dim: dump.meta.dim, count: dump.meta.count, centroids: dump.centroids, cells: dump.cells() };
   // A replica loads the codes stored with the generation (issue 19); the parent computed them once after the build.
-  const index = mode === 'float' ? await IvfIndex.restore(input) : await restoreQuantised(input, { mode }, readCodes(`${dumpPath}.${mode}`, mode));
+  const index = mode === 'float' ? await IvfIndex.restore(input) : await restoreQuantised(input, { mode, rerank }, readCodes(`${dumpPath}.${mode}`, mode));
   const loadS = (performance.now() - t0) / 1000;
   (globalThis as { gc?: () => void }).gc?.();
   const rssMb = status('VmRSS');
   const n = index.size;
   const queries = truth.queries;
-  const time = (fn: (row: number, i: number) => Neighbour[]): { res: Neighbour[][]; ms: number[]; cpuMs: number } => {
+  const time = (fn: (row: number, i: number) => Neighbour[]): { res: Neighbour[][]; ms: number[]; cpuMs: number; cpuEach: number[] } => {
     const res: Neighbour[][] = [];
     const ms: number[] = [];
+    const cpuEach: number[] = [];
     const c0 = process.cpuUsage();
     queries.forEach((row, i) => {
       const t = performance.now();
+      const ci = process.cpuUsage();
       res.push(fn(row, i));
+      const cu = process.cpuUsage(ci);
       ms.push(performance.now() - t);
+      cpuEach.push((cu.user + cu.system) / 1000);
     });
     const c = process.cpuUsage(c0);
-    return { res, ms, cpuMs: (c.user + c.system) / 1000 / queries.length };
+    return { res, ms, cpuMs: (c.user + c.system) / 1000 / queries.length, cpuEach };
   };
   const rng = new SeededRandom(77);
   for (let i = 0; i < 30; i++) index.searchByRow(rng.nextInt(n), { k: K }); // JIT warm-up
@@ -323,7 +334,8 @@ async function serve(dumpPath: string, mode: VectorMode, truthPath: string): Pro
     bytesPerQuery += bytes;
   }
   const res: ServeResult = {
-    mode,
+    mode: benchMode,
+    cpuP99K10: pct(k10.cpuEach, 99),
     loadS,
     rssMb,
     hwmMb: status('VmHWM'),
@@ -354,7 +366,7 @@ async function main(): Promise<void> {
   if (process.argv[2] === 'serve') return serve(process.argv[3]!, process.argv[4] as VectorMode, process.argv[5]!);
   const n = Number(process.argv[2] ?? 1_000_000);
   const queryCount = Number(process.argv[3] ?? 200);
-  const modes = (process.argv[4] ?? 'float,int8,pq').split(',') as VectorMode[];
+  const modes = (process.argv[4] ?? 'float,int8,pq').split(',') as BenchMode[];
   const workers = Number(process.argv[5] ?? 2);
   console.log(`IVF vector modes: N=${n}, dim=${DIM}, ${queryCount} queries, node ${process.version}, ${new Date().toISOString()}, ${machine()}`);
   const mixture = new SyntheticMixture();
@@ -435,7 +447,7 @@ async function main(): Promise<void> {
   console.log(`generation swap (reference assignment): ${swapNs.toFixed(1)} ns; a replica's switch time = its load time below + map catch-up`);
 
   // Quantisation once after the build, in worker threads, as the building replica does; the codes are stored.
-  for (const mode of modes) {
+  for (const mode of new Set(modes.map((m): VectorMode => (m === 'int8codes' ? 'int8' : m)))) {
     if (mode === 'float') continue;
     const tq = performance.now();
     const cq = process.cpuUsage();
@@ -465,7 +477,7 @@ async function main(): Promise<void> {
   for (const r of results) {
     console.log(
       `| ${r.mode} | ${r.vectorMb.toFixed(0)} MiB | ${r.rssMb.toFixed(0)} MiB (${r.hwmMb.toFixed(0)}) | ${r.loadS.toFixed(1)} s | ${r.recall10.toFixed(4)} | ${r.p50.toFixed(2)} / ${r.p99.toFixed(2)} ms | ` +
-        `${r.cpuMsK10.toFixed(2)} (${r.allCentroids.recall10.toFixed(4)}, ${r.allCentroids.cpuMs.toFixed(2)}) | ` +
+        `${r.cpuMsK10.toFixed(2)}, CPU p99 ${r.cpuP99K10.toFixed(2)} (${r.allCentroids.recall10.toFixed(4)}, ${r.allCentroids.cpuMs.toFixed(2)}) | ` +
         `${r.recall199.toFixed(4)} | ${r.p50k199.toFixed(2)} / ${r.p99k199.toFixed(2)} ms | ${r.cpuMsK199.toFixed(2)} | ${r.mask1.recall.toFixed(4)}, ${r.mask1.short}, ${r.mask1.p99.toFixed(2)} ms | ` +
         `${r.mask50.recall.toFixed(4)}, ${r.mask50.p99.toFixed(2)} ms | ${r.bruteP50.toFixed(0)} ms (${r.ratio.toFixed(0)}x) | ${(r.bytesPerQuery / 1048576).toFixed(2)} MiB, ${r.floorMs.toFixed(2)} ms |`,
     );

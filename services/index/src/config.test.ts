@@ -11,4 +11,10 @@ describe('vector store settings', () => {
     expect(vectorSettingsFrom({ INDEX_VECTOR_RESIDENT_MIB: '512' }).residentMiB).toBe(512);
     for (const bad of ['-1', 'lots', '1e9']) expect(() => vectorSettingsFrom({ INDEX_VECTOR_RESIDENT_MIB: bad })).toThrow(/INDEX_VECTOR_RESIDENT_MIB/);
   });
+
+  it('re-ranks large int8 generations from the codes by default (INDEX_RERANK_SOURCE), file on request, refuses nonsense', () => {
+    expect(vectorSettingsFrom({}).rerank).toBe('codes');
+    expect(vectorSettingsFrom({ INDEX_RERANK_SOURCE: 'file' }).rerank).toBe('file');
+    expect(() => vectorSettingsFrom({ INDEX_RERANK_SOURCE: 'ssd' })).toThrow(/re-rank source/);
+  });
 });

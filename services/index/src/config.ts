@@ -1,7 +1,7 @@
 import { DEFAULT_LIVE_LIBRARY, type LiveLibrarySettings } from './generation/live/settings';
 import { loadServiceConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
 import { RECORDING_LIMITS } from '@polyphony/contracts';
-import { DEFAULT_PQ_M, parseVectorMode, type VectorMode } from '@polyphony/vector-engine';
+import { DEFAULT_PQ_M, parseRerankSource, parseVectorMode, type RerankSource, type VectorMode } from '@polyphony/vector-engine';
 
 /** Default `INDEX_VECTOR_RESIDENT_MIB`: float copies up to 128 MiB (~167k songs at 200-d) stay in memory too. */
 export const DEFAULT_RESIDENT_MIB = 128;
@@ -24,6 +24,13 @@ export interface VectorStoreSettings {
    * not, so the 1M memory bound is unchanged; 0 or absent = always disk only).
    */
   residentMiB?: number;
+  /**
+   * `INDEX_RERANK_SOURCE`: where an int8 generation whose float copy is not resident (over `INDEX_VECTOR_RESIDENT_MIB`,
+   * e.g. 1M songs) re-ranks its short list and takes a similar-songs seed from: `codes` (default, issue 35: the int8
+   * codes in memory, no file read on the query path; distances within the int8 error, ~1e-3) or `file` (exact float
+   * rows read from the disk copy, one positional read each). Generations with a resident copy always use it (exact).
+   */
+  rerank?: RerankSource;
   /**
    * `INDEX_TABLE_RESIDENT_MIB`: the display metadata and the text-search columns of a generation are each kept in
    * memory while at most this many MiB, else written to an unlinked file in `dir` and read per query (a result row's
@@ -51,7 +58,7 @@ export type IndexConfig = ServiceConfig & {
 
 /**
  * Index service configuration: connection settings plus the vector store settings
- * (`INDEX_VECTOR_MODE`, `INDEX_VECTOR_DIR`, `INDEX_VECTOR_RESIDENT_MIB`, `INDEX_TABLE_RESIDENT_MIB`, `INDEX_PQ_M`) and the replica heartbeat
+ * (`INDEX_VECTOR_MODE`, `INDEX_VECTOR_DIR`, `INDEX_VECTOR_RESIDENT_MIB`, `INDEX_RERANK_SOURCE`, `INDEX_TABLE_RESIDENT_MIB`, `INDEX_PQ_M`) and the replica heartbeat
  * (`INDEX_REPLICA_HEARTBEAT_MS`); other tunables live in its settings table.
  * @throws IvfInputError (at start) on an unknown mode or an m that does not divide 200
  */
@@ -117,5 +124,6 @@ export function vectorSettingsFrom(env: Record<string, string | undefined>): Vec
   if (!Number.isFinite(residentMiB) || residentMiB < 0 || residentMiB > 65536) throw new Error(`INDEX_VECTOR_RESIDENT_MIB must be a number of MiB in [0, 65536], got ${env.INDEX_VECTOR_RESIDENT_MIB}`);
   const tableResidentMiB = env.INDEX_TABLE_RESIDENT_MIB ? Number(env.INDEX_TABLE_RESIDENT_MIB) : DEFAULT_TABLE_RESIDENT_MIB;
   if (!Number.isFinite(tableResidentMiB) || tableResidentMiB < 0 || tableResidentMiB > 65536) throw new Error(`INDEX_TABLE_RESIDENT_MIB must be a number of MiB in [0, 65536], got ${env.INDEX_TABLE_RESIDENT_MIB}`);
-  return { mode, pqM, buildWorkers, residentMiB, tableResidentMiB, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}) };
+  const rerank = parseRerankSource(env.INDEX_RERANK_SOURCE, 'codes');
+  return { mode, pqM, buildWorkers, residentMiB, rerank, tableResidentMiB, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}) };
 }

@@ -26,7 +26,7 @@ export {
   type VectorBatch,
   type VectorSource,
 } from './ivf/ivf-build';
-export { DEFAULT_NPROBE, IvfIndex, type RestoreInput, type SearchOptions, type SearchStats, type StoredCell, type VectorMode } from './ivf/ivf-index';
+export { DEFAULT_NPROBE, IvfIndex, parseRerankSource, type RerankSource, type RestoreInput, type SearchOptions, type SearchStats, type StoredCell, type VectorMode } from './ivf/ivf-index';
 export { LiveIvfIndex } from './ivf/live-ivf-index';
 export { appendRows, type AppendOptions } from './ivf/append';
 export { DEFAULT_PQ_M, cellsOfCodes, encodeIndexCodes, parseVectorMode, quantiseIndex, quantiserFromParams, restoreQuantised, type QuantiseOptions, type StoredCodes } from './ivf/quantised-store';

@@ -361,7 +361,7 @@ export class BuildRun {
     if (v.mode === 'float') return index;
     const generations = this.host.generations;
     await this.host.progress(90, `quantising the vectors (${v.mode})`);
-    const served = await quantiseIndex(index, { mode: v.mode as 'int8' | 'pq', pqM: v.pqM, scheduler: this.scheduler, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.dir ? { dir: v.dir } : {}) });
+    const served = await quantiseIndex(index, { mode: v.mode as 'int8' | 'pq', pqM: v.pqM, scheduler: this.scheduler, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.rerank ? { rerank: v.rerank } : {}), ...(v.dir ? { dir: v.dir } : {}) });
     // Stored with the generation: other replicas load the codes instead of training and encoding again.
     const parts = served.parts();
     const qz = parts.quantised!.quantiser;

@@ -188,7 +188,7 @@ export class RebuildService {
         // Codes saved with the generation by the replica that built it; trained and encoded here only when absent.
         const q = await this.generations.quantiser(live.generation, v.mode);
         const stored = q && (v.mode !== 'pq' || q.pqM === (v.pqM ?? DEFAULT_PQ_M)) ? { quantiser: quantiserFromParams(v.mode, live.dim, q.params, q.pqM ?? undefined), cells: this.generations.cellCodes(live.generation, v.mode) } : undefined;
-        index = await restoreQuantised(input, { mode: v.mode, pqM: v.pqM, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.dir ? { dir: v.dir } : {}) }, stored);
+        index = await restoreQuantised(input, { mode: v.mode, pqM: v.pqM, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.rerank ? { rerank: v.rerank } : {}), ...(v.dir ? { dir: v.dir } : {}) }, stored);
         codesLoaded = stored !== undefined;
       }
       phase('index');

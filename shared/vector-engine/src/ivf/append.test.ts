@@ -84,6 +84,19 @@ describe('appendRows', () => {
     expect(q.search(add.vectors.subarray(0, DIM), { k: 1 })[0]!.row).toBeLessThan(BASE);
   });
 
+  it('When rows are appended to an int8 generation re-ranked from its codes, then the appended one still re-ranks from its codes and finds them', async () => {
+    const q = await quantiseIndex(base, { mode: 'int8', rerank: 'codes' });
+    const next = appendRows(q, add.ids, add.vectors);
+    expect(q.codesServeQueries).toBe(true);
+    expect(next.codesServeQueries).toBe(true);
+    const readRow = jest.spyOn(next.parts().quantised!.file, 'readRow');
+    let found = 0;
+    for (let i = 0; i < ADDED; i += 20) if (next.searchByRow(BASE + i, { k: 5 }).length === 5 && next.search(add.vectors.subarray(i * DIM, (i + 1) * DIM), { k: 1 })[0]!.row === BASE + i) found++;
+    expect(found).toBe(20);
+    expect(readRow).not.toHaveBeenCalled();
+    readRow.mockRestore();
+  });
+
   it('When an id is already a row, repeats, or a vector is zero, then the append is refused', () => {
     expect(() => appendRows(base, [base.idOf(3)], add.vectors.subarray(0, DIM))).toThrow(IvfDuplicateIdError);
     expect(() => appendRows(base, ['x', 'x'], add.vectors.subarray(0, 2 * DIM))).toThrow(IvfDuplicateIdError);

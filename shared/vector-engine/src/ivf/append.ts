@@ -141,5 +141,6 @@ function appendQuantised(
     file.writeRows(r0, chunk, 0, rows);
   }
   file.writeRows(size, unit, 0, m);
-  return { quantiser, codes, file, ...(store ? { arena: store.arena } : {}) };
+  // The re-rank source carries over (issue 35: a large int8 generation keeps re-ranking from its codes after appends).
+  return { quantiser, codes, file, ...(q.rerank ? { rerank: q.rerank } : {}), ...(store ? { arena: store.arena } : {}) };
 }

@@ -2,7 +2,7 @@ import { recall, SyntheticMixture } from '@polyphony/testkit';
 import { AvailabilityMask } from './availability-mask';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { buildIvfIndex, type VectorBatch } from './ivf-build';
-import { IvfIndex, type SearchStats, type StoredCell } from './ivf-index';
+import { IvfIndex, parseRerankSource, type SearchStats, type StoredCell } from './ivf-index';
 import { dot, normaliseInto, SeededRandom } from '@polyphony/vectors';
 import { setSimdKernelsEnabled } from '../simd/kernels';
 import { parseVectorMode, quantiseIndex, quantiserFromParams, restoreQuantised } from './quantised-store';
@@ -151,6 +151,53 @@ describe('quantised IVF generations (int8, pq) with exact re-ranking from disk',
     expect(parseVectorMode(' INT8 ')).toBe('int8');
     expect(parseVectorMode('pq')).toBe('pq');
     expect(() => parseVectorMode('fp16')).toThrow(IvfInputError);
+  });
+
+  it('int8 with re-rank source `codes` and no resident copy: no file read per query, recall kept, distances within the int8 error', async () => {
+    const index = await quantiseIndex(float, { mode: 'int8', sampleSize: 2000, rerank: 'codes' });
+    const byFile = await quantiseIndex(float, { mode: 'int8', sampleSize: 2000 });
+    const resident = await quantiseIndex(float, { mode: 'int8', sampleSize: 2000, rerank: 'codes', residentMaxBytes: N * 200 * 4 });
+    try {
+      expect(index.codesServeQueries).toBe(true);
+      expect(byFile.codesServeQueries).toBe(false);
+      expect(resident.codesServeQueries).toBe(false); // a resident float copy always wins (exact distances)
+      const file = index.parts().quantised!.file;
+      const readRow = jest.spyOn(file, 'readRow');
+      const readRows = jest.spyOn(file, 'readRows');
+      const mask = AvailabilityMask.fromRows(N, Array.from({ length: N / 100 }, (_, i) => i * 100 + 7).concat(queries));
+      const found = queries.map((r) => index.searchByRow(r, { k: K }));
+      const masked = queries.map((r) => index.searchByRow(r, { k: K, mask }));
+      expect(readRow).not.toHaveBeenCalled();
+      expect(readRows).not.toHaveBeenCalled();
+      readRow.mockRestore();
+      readRows.mockRestore();
+      const exactRecall = recall(queries.map((r) => byFile.searchByRow(r, { k: K })), truth);
+      expect(recall(found, truth)).toBeGreaterThanOrEqual(0.95);
+      expect(recall(found, truth)).toBeGreaterThanOrEqual(exactRecall - 0.02);
+      const maskedTruth = queries.map((r) => float.exactSearch(float.getVector(r), { k: K, mask, exclude: [r] }));
+      expect(recall(masked, maskedTruth)).toBeGreaterThanOrEqual(0.95);
+      for (const [i, res] of found.entries()) {
+        expect(res).toHaveLength(K);
+        const q = float.getVector(queries[i]!);
+        // int8 reconstruction: at most step/2 per component, a few 1e-3 of cosine distance on these vectors.
+        for (const h of res) expect(Math.abs(h.distance - (1 - dotOf(float.getVector(h.row), q)))).toBeLessThan(0.01);
+        for (let j = 1; j < res.length; j++) expect(res[j]!.distance).toBeGreaterThanOrEqual(res[j - 1]!.distance);
+      }
+      // Same answers as the resident index except near-ties: the ranking is the codes', the distances approximate.
+      for (const r of queries.slice(0, 10)) {
+        const a = index.searchByRow(r, { k: K }).map((h) => h.row);
+        const b = resident.searchByRow(r, { k: K }).map((h) => h.row);
+        expect(a.filter((x) => b.includes(x)).length).toBeGreaterThanOrEqual(K - 2);
+      }
+    } finally {
+      for (const x of [index, byFile, resident]) x.parts().quantised!.file.close();
+    }
+  });
+
+  it('parses the re-rank source setting', () => {
+    expect(parseRerankSource(undefined, 'codes')).toBe('codes');
+    expect(parseRerankSource(' FILE ', 'codes')).toBe('file');
+    expect(() => parseRerankSource('disk', 'codes')).toThrow(IvfInputError);
   });
 
   it('int8: the SIMD scan (codes in a kernel arena, int16 table) finds the same neighbours as the JavaScript scan', async () => {

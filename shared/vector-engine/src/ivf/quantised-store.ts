@@ -1,7 +1,7 @@
 import { CooperativeScheduler } from './cooperative';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { RestoreChecks } from './restore-checks';
-import { DEFAULT_NPROBE, IvfIndex, type RestoreInput, type VectorMode } from './ivf-index';
+import { DEFAULT_NPROBE, IvfIndex, type RerankSource, type RestoreInput, type VectorMode } from './ivf-index';
 import { ProductQuantiser, ScalarQuantiser, type Quantiser } from './quantiser';
 import { VectorFile } from './vector-file';
 import { type CodeArena, createCodeArena } from '../simd/kernels';
@@ -28,6 +28,11 @@ export interface QuantiseOptions {
    * without read calls); default 0 = disk only.
    */
   residentMaxBytes?: number;
+  /**
+   * Where queries re-rank from and take a similar-songs seed when the float copy is not resident (`QuantisedParts.rerank`):
+   * `file` (default, exact floats read per row) or `codes` (int8 only: from the codes in memory, no file read).
+   */
+  rerank?: RerankSource;
   seed?: number;
   /** Time slicing / abort (default: 10 ms slices, no abort). */
   scheduler?: CooperativeScheduler;
@@ -120,7 +125,7 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
     const shared = await encodeInWorkers(file, quantiser, centroids, cellOfRow, slotOfRow, options);
     const store = codeStore(quantiser, size, cellOffsets);
     store.codes.set(shared);
-    return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, ...store, file } });
+    return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, ...store, file, rerank: options.rerank ?? 'file' } });
   }
   const store = codeStore(quantiser, size, cellOffsets);
   const codes = store.codes;
@@ -135,7 +140,7 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
       }
     }
   }
-  return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, ...store, file } });
+  return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, ...store, file, rerank: options.rerank ?? 'file' } });
 }
 
 /**
@@ -295,7 +300,7 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
       rowOfSlot,
       slotOfRow,
       ids: ids.finish(count),
-      quantised: { quantiser, ...store, file },
+      quantised: { quantiser, ...store, file, rerank: options.rerank ?? 'file' },
     });
   } catch (err) {
     file.close();
