@@ -28,6 +28,8 @@ declare -A BENCH=(
   [ivf-kernels]="node bench/dist/vector-engine/simd-kernels.js"
   [index-throughput]="node bench/dist/index-throughput.js 100000 10 16 int8"
   [gateway-similar]="node bench/dist/gateway-similar.js"
+  [text-search-1m]="node --max-old-space-size=4096 bench/dist/index/text-search-1m.js 1000000 3"
+  [incremental-recall]="node --max-old-space-size=4096 bench/dist/index/incremental-recall.js 100000 200"
   [text-eval]="node bench/dist/index/text-search-eval.js"
   [hyperbolic-radius]="node bench/dist/index/hyperbolic-radius.js"
   [hyperbolic-scale]="node bench/dist/index/hyperbolic-scale.js 100000"

@@ -37,6 +37,8 @@ const KNOWN_SECONDS = {
   // +25 s for Recording search (10 s of fake microphone, three uploads, two widths): 245 s at a load average near 10 on 2026-12-04.
   'infra/standalone/test/ui-pages.browser.int.test.ts': 245,
   'infra/standalone/test/backup.e2e.int.test.ts': 212,
+  // Households (issue 34): one stack, one supysonic with three accounts, a fake Jellyfin and Lyrion; 75-90 s at a load average of 17-31 on 2026-12-04.
+  'infra/standalone/test/households.e2e.int.test.ts': 90,
   'services/catalogue-identity/test/wesnoth-audio.int.test.ts': 180,
   'infra/standalone/test/chat.e2e.int.test.ts': 163,
   'shared/vector-engine/src/ivf/ivf-index.test.ts': 139,

@@ -5,6 +5,7 @@
  */
 import { chatRoutes, playlistRoutes } from '@polyphony/contracts';
 import { call } from './api';
+import { portableButtons } from './portable';
 import { busy, field, h, msg, say } from './dom';
 import { selectedServer } from './state';
 import { similarHref, trackLabel, type TrackLike } from './track-format';
@@ -42,13 +43,21 @@ export function trackTable<T extends TrackLike>(caption: string, tracks: T[], ex
 
 /**
  * "Save as playlist": POST /api/create_playlist (or the chat variant) on the selected server with
- * the ids `getIds()` returns; shows the created name and the unavailable count the API reports.
+ * the ids `getIds()` returns; shows the created name and the unavailable count the API reports. With it, the
+ * portable actions on the same list: Export M3U8 / JSON (a download) and Add to queue.
  */
 export function playlistSaver(getIds: () => string[], defaultName: () => string, opts: { chat?: boolean } = {}): { element: HTMLFormElement; show(on: boolean): void } {
   const name = h('input', { required: true, maxlength: '200', autocomplete: 'off' });
   const button = h('button', { type: 'submit', text: 'Save as playlist' });
   const out = msg();
-  const form = h('form', { class: 'inline saver', hidden: true }, field('Playlist name', name), button, out);
+  const form = h(
+    'form',
+    { class: 'inline saver', hidden: true },
+    field('Playlist name', name),
+    button,
+    portableButtons(() => ({ track_ids: getIds() }), out, () => name.value.trim() || defaultName()),
+    out,
+  );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     void busy(button, out, async () => {
@@ -56,7 +65,8 @@ export function playlistSaver(getIds: () => string[], defaultName: () => string,
       const r = await call(route, { body: { playlist_name: name.value.trim(), track_ids: getIds() } }, { scoped: true });
       const where = selectedServer()?.name ?? 'the server';
       const missing = r.unavailable ?? 0;
-      say(out, `Playlist "${r.playlist_name}" created on ${where} with ${r.mapped} songs; ${missing} unavailable there.`, 'ok');
+      const whose = r.account === 'user' ? ' in your own account' : '';
+      say(out, `Playlist "${r.playlist_name}" created on ${where}${whose} with ${r.mapped} songs; ${missing} unavailable there.`, 'ok');
     });
   });
   return {

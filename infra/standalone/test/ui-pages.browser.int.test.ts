@@ -948,6 +948,21 @@ describe('web UI pages (chromium, real music)', () => {
     await page.getByText(`${TRACKS} songs (`).waitFor();
   });
 
+  it('When a plain user links their own Subsonic account on My accounts, then the row says linked with the libraries it sees, and the password never reaches the page', async () => {
+    await supy.addUser('lis', 'lis-subsonic-pass');
+    const server = (await servers()).servers.find((s) => (s as { creds?: { url?: string } }).creds?.url === supy.url)!;
+    await open('My accounts', 'CATALOGUE');
+    const row = page.getByRole('row', { name: new RegExp(server.name) });
+    await row.getByLabel(`Your user name on ${server.name}`).fill('lis');
+    await row.getByLabel(`Your password on ${server.name}`).fill('lis-subsonic-pass');
+    await row.getByRole('button', { name: 'Link' }).click();
+    await page.getByRole('row', { name: new RegExp(server.name) }).getByText('linked as lis').waitFor();
+    expect(await page.content()).not.toContain('lis-subsonic-pass');
+    await shot('my-accounts');
+    await page.getByRole('row', { name: new RegExp(server.name) }).getByRole('button', { name: `Unlink your account on ${server.name}` }).click();
+    await page.getByText(`Unlinked from ${server.name}`).waitFor();
+  });
+
   it('When a backup is restored from its page, then every session ends, the admin logs in again and the songs are still there', async () => {
     await page.getByRole('button', { name: 'Logout' }).click();
     await page.waitForURL('**/login');

@@ -1,4 +1,4 @@
-import { routesOf } from '@polyphony/contracts';
+import { RoutingKeys, routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { ServiceRuntime, mountRoutes, type RuntimeDeps } from '@polyphony/platform';
 import { albumRoutesRouter } from './album/album.routes';
@@ -17,7 +17,9 @@ import { TrackRepository } from './core/track.repository';
 import { wireGeneration } from './generation/generation.wiring';
 import type { RebuildOptions } from './generation/rebuild.service';
 import type { RelabelMapSource } from './generation/repoint.service';
-import { tableStorageOf } from './generation/vector-storage';
+import { residentBytesOf, tableStorageOf } from './generation/vector-storage';
+import { DeltaRepository } from './generation/live/delta.repository';
+import { LiveLibraryService } from './generation/live/live-library.service';
 import { attachReplicaLifecycle } from './lifecycle';
 import { MapFollower } from './maps/generation-maps';
 import { aiSettingsSource, albumPeers, cataloguePort, fingerprintSource, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
@@ -98,7 +100,20 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
 
   const { rebuild, repoint, reporter } = generation;
   const { anchors, radios } = alchemy;
-  const lifecycle = attachReplicaLifecycle({ rt, state, maps, rebuild, repoint, servers, radios, reporter, rebuildOnStart: deps.rebuildOnStart, mapPollMs: deps.mapPollMs });
+  // Live library (issue 35): analysed songs added to the live generation in place, on every replica.
+  const live = new LiveLibraryService({
+    state,
+    store: new DeltaRepository(rt.ds),
+    catalogue,
+    tracks,
+    publish: (e) => rt.bus.publish(RoutingKeys.indexDeltaApplied, e),
+    requestRebuild: (reason) => void rebuild.request(reason).catch((err: unknown) => rt.logger.warn('rebuild request failed', { reason, err: (err as Error).message })),
+    rebuildBusy: () => rebuild.busy,
+    logger: rt.logger.child({ component: 'LiveLibrary' }),
+    settings: config.live,
+    storage: { ...(config.vectors.dir ? { dir: config.vectors.dir } : {}), residentMaxBytes: residentBytesOf(config.vectors) },
+  });
+  const lifecycle = attachReplicaLifecycle({ rt, state, maps, rebuild, repoint, servers, radios, reporter, rebuildOnStart: deps.rebuildOnStart, mapPollMs: deps.mapPollMs, live });
   return {
     name: 'index',
     runtime: rt,
@@ -122,6 +137,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     features,
     /** Search by recording: the fingerprint index per generation. */
     recording,
+    /** The live library: new songs added to the live generation without a rebuild. */
+    live,
     /** Album creation and Album of the Week. */
     albums,
     /** The Poincaré ball per generation and the /api/hyperbolic/* queries. */

@@ -1,3 +1,4 @@
+import { DEFAULT_LIVE_LIBRARY, type LiveLibrarySettings } from './generation/live/settings';
 import { loadServiceConfig, readEnv, type ServiceConfig } from '@polyphony/platform';
 import { RECORDING_LIMITS } from '@polyphony/contracts';
 import { DEFAULT_PQ_M, parseVectorMode, type VectorMode } from '@polyphony/vector-engine';
@@ -44,6 +45,8 @@ export type IndexConfig = ServiceConfig & {
    * (default 60), `RECORDING_MIN_CLIP_SECONDS` (default 2); defaults in contracts RECORDING_LIMITS.
    */
   recording: { maxUploadBytes: number; maxClipSeconds: number; minClipSeconds: number };
+  /** The live library (generation/live): `INDEX_LIVE_LIBRARY`, `INDEX_LIVE_DEBOUNCE_MS` and the drift thresholds `INDEX_LIVE_*`. */
+  live: LiveLibrarySettings;
 };
 
 /**
@@ -55,7 +58,36 @@ export type IndexConfig = ServiceConfig & {
 export function loadIndexConfig(env: Record<string, string | undefined> = readEnv()): IndexConfig {
   const replicaHeartbeatMs = env.INDEX_REPLICA_HEARTBEAT_MS ? Number(env.INDEX_REPLICA_HEARTBEAT_MS) : 5000;
   if (!Number.isInteger(replicaHeartbeatMs) || replicaHeartbeatMs < 100 || replicaHeartbeatMs > 600_000) throw new Error(`INDEX_REPLICA_HEARTBEAT_MS must be an integer in [100, 600000], got ${env.INDEX_REPLICA_HEARTBEAT_MS}`);
-  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs, recording: recordingLimitsFrom(env) };
+  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs, recording: recordingLimitsFrom(env), live: liveSettingsFrom(env) };
+}
+
+/**
+ * Live library settings (defaults in DEFAULT_LIVE_LIBRARY / DEFAULT_DRIFT): `INDEX_LIVE_LIBRARY` on|off, `INDEX_LIVE_DEBOUNCE_MS`
+ * (0-600000), `INDEX_LIVE_MAX_CELL_IMBALANCE` (>= 1), `INDEX_LIVE_MIN_PROBE_RECALL` (0-1), `INDEX_LIVE_PROBES` (1-10000),
+ * `INDEX_LIVE_MAX_GROWTH` (> 0, fraction of the built rows).
+ * @throws Error on a value out of range
+ */
+export function liveSettingsFrom(env: Record<string, string | undefined>): LiveLibrarySettings {
+  const num = (name: string, dflt: number, ok: (x: number) => boolean): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return dflt;
+    const x = Number(raw);
+    if (!Number.isFinite(x) || !ok(x)) throw new Error(`${name} out of range: ${raw}`);
+    return x;
+  };
+  const flag = (env.INDEX_LIVE_LIBRARY ?? 'on').toLowerCase();
+  if (!['on', 'off', 'true', 'false', '1', '0'].includes(flag)) throw new Error(`INDEX_LIVE_LIBRARY must be on or off, got ${env.INDEX_LIVE_LIBRARY}`);
+  const d = DEFAULT_LIVE_LIBRARY;
+  return {
+    enabled: ['on', 'true', '1'].includes(flag),
+    debounceMs: num('INDEX_LIVE_DEBOUNCE_MS', d.debounceMs, (x) => Number.isInteger(x) && x >= 0 && x <= 600_000),
+    drift: {
+      maxCellImbalance: num('INDEX_LIVE_MAX_CELL_IMBALANCE', d.drift.maxCellImbalance, (x) => x >= 1),
+      minProbeRecall: num('INDEX_LIVE_MIN_PROBE_RECALL', d.drift.minProbeRecall, (x) => x >= 0 && x <= 1),
+      probes: num('INDEX_LIVE_PROBES', d.drift.probes, (x) => Number.isInteger(x) && x >= 1 && x <= 10_000),
+      maxGrowth: num('INDEX_LIVE_MAX_GROWTH', d.drift.maxGrowth, (x) => x > 0),
+    },
+  };
 }
 
 /** Parses the clip limits of search by recording (see IndexConfig.recording). @throws Error on a value out of range */

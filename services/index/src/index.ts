@@ -9,3 +9,10 @@ export { UMAP_FIT_ROWS, umapLayout } from './maps/umap-projection';
 // The hyperbolic layout and its geometry (the benchmark workspace measures what the radius means on real music).
 export { buildPoincareBall, type PoincareBall } from './hyperbolic/ball';
 export { poincareDistance, poincareDistanceAt } from './hyperbolic/poincare';
+// Text search's scoring (the benchmark workspace compares the postings with the full scan at 1M).
+export { SemanticTable, type SemanticRowSource } from './semantic/semantic-table';
+export { conceptChannel, scanTopK } from './semantic/semantic.service';
+export { thresholdTopK, type Channel } from './semantic/postings';
+export { parseQuery } from './semantic/vocabulary';
+// Live library (incremental index): drift measures (the benchmark workspace measures recall after growth).
+export { measureDrift, DEFAULT_DRIFT, type DriftSettings, type DriftReport } from './generation/live/drift';

@@ -10,6 +10,8 @@ import { consumeReplicaEvents, replicaQueueName } from './generation/replica.con
 import type { ReplicaReporter } from './generation/replica-reporter';
 import type { RepointService } from './generation/repoint.service';
 import type { MapFollower } from './maps/generation-maps';
+import { consumeLiveLibrary } from './generation/live/live-library.consumer';
+import type { LiveLibraryService } from './generation/live/live-library.service';
 
 /** What the index replica's start and stop act on. */
 export interface ReplicaLifecycleDeps {
@@ -25,6 +27,8 @@ export interface ReplicaLifecycleDeps {
   rebuildOnStart?: boolean;
   /** Safety poll of the catalogue's mapping log when no nudge arrives, ms (default 5000; 0 = off). */
   mapPollMs?: number;
+  /** The live library (new songs added in place); its catch-up also runs on the mapping safety poll. */
+  live?: LiveLibraryService;
 }
 
 /**
@@ -35,7 +39,7 @@ export interface ReplicaLifecycleDeps {
  * @returns `isReady`: false until the generation and its maps are loaded; false again once stopping
  */
 export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () => boolean } {
-  const { rt, state, maps, rebuild, repoint, servers, radios, reporter } = d;
+  const { rt, state, maps, rebuild, repoint, servers, radios, reporter, live } = d;
   const consumers: ConsumerHandle[] = [];
   const log = rt.logger.child({ component: 'replica' });
   // Readiness (issue 19): the stored generation is loaded (or none exists) and its maps were caught up with
@@ -59,14 +63,21 @@ export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () =
             if (rebuild.busy && event.generation <= state.current().generation) return;
             log.info('generation published by another replica; loading it', { generation: event.generation, serving: state.current().generation });
             await rebuild.loadLive({ markInterrupted: false });
+            await live?.catchUp();
           },
           serverChanged: (serverId) => servers.invalidate(serverId),
+          deltaApplied: async () => {
+            await live?.catchUp();
+          },
         },
         log,
       ),
     );
     const { loaded, interrupted } = await rebuild.loadLive();
+    // The live library's stored batches of that generation, before this replica turns ready.
+    if (loaded) await live?.catchUp();
     consumers.push(await consumeRebuildRequests(rt.bus, rebuild));
+    if (live) consumers.push(await consumeLiveLibrary(rt.bus, live));
     consumers.push(
       await consumeRelabels(rt.bus, rebuild, repoint, async () => {
         const g = state.current();
@@ -97,7 +108,10 @@ export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () =
     await reporter.start();
     const pollMs = d.mapPollMs ?? 5000;
     if (pollMs > 0) {
-      pollTimer = setInterval(() => void catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message })), pollMs);
+      pollTimer = setInterval(() => {
+        void catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message }));
+        void live?.catchUp();
+      }, pollMs);
       pollTimer.unref();
     }
   });
@@ -105,6 +119,7 @@ export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () =
     ready = false;
     await reporter.stop();
     if (pollTimer) clearInterval(pollTimer);
+    live?.stop();
     for (const c of consumers) await c.stop();
     await radios.host.stop();
     await rebuild.stop();

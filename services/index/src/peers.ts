@@ -86,9 +86,9 @@ export function aiSettingsSource(registry: PeerClient): AiSettingsSource {
 /** Playlist service: a named playlist's tracks (GET /internal/playlists/tracks); undefined when it answers 404. */
 export function playlistPort(playlist: PeerClient): PlaylistPort {
   return {
-    async playlistTracks(serverId, name) {
+    async playlistTracks(serverId, name, viewer) {
       try {
-        return await playlist.call(api.internal.playlistTracks, { query: { serverId, playlist: name } });
+        return await playlist.call(api.internal.playlistTracks, { query: { serverId, playlist: name, userId: viewer } });
       } catch (err) {
         if (err instanceof AppError && err.httpStatus === 404) return undefined;
         throw err;

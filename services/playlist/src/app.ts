@@ -11,6 +11,8 @@ import { PlaylistService as InstantPlaylistService } from './domain/playlist.ser
 import type { CataloguePort, MediaClientFactory, RegistryPort } from './domain/ports';
 import { clusteringRoutes } from './http/clustering.routes';
 import { playlistRoutes } from './http/playlist.routes';
+import { portableRoutes } from './http/portable.routes';
+import { PortablePlaylistService } from './domain/portable.service';
 import { cataloguePort, registryPort } from './peers';
 import { ClusteringRunRepository } from './store/clustering-run.repository';
 import { playlistMigrations } from './store/migrations';
@@ -49,6 +51,7 @@ export function buildPlaylist(config: PlaylistConfig, deps: PlaylistDeps = {}) {
   const settings = rt.settings('playlist');
   const routeSets: RouteHandlers[] = [];
   routeSets.push(playlistRoutes(playlists));
+  routeSets.push(portableRoutes(new PortablePlaylistService(registry, catalogue, playlists, clientFactory, rt.logger.child({ component: 'PortablePlaylists' }))));
   routeSets.push(
     clusteringRoutes(clustering, async () => ({
       minClusters: await settings.number('NUM_CLUSTERS_MIN', STATIC_CLUSTERING_DEFAULTS.minClusters),

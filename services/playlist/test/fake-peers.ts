@@ -10,7 +10,7 @@ import type { ServerInfo } from '../src/domain/ports';
 export interface FakeSong extends Omit<Song, 'tags'> {
   embedding: Float32Array;
   embedderVersion: string;
-  mappings: Array<{ serverId: string; providerId: string }>;
+  mappings: Array<{ serverId: string; providerId: string; filePath?: string }>;
 }
 
 /**
@@ -25,6 +25,8 @@ export class FakePeers {
   readonly app = express();
   readonly requests: Array<{ method: string; path: string; body: unknown }> = [];
   lookupAvailable = true;
+  /** Users' own accounts: `${userId}:${serverId}` -> credentials (GET /internal/servers/:id/for-user). */
+  readonly userAccounts = new Map<string, Record<string, string>>();
   private gate?: Promise<void>;
   private open?: () => void;
   private server?: Server;
@@ -52,6 +54,15 @@ export class FakePeers {
       const s = this.servers.find((x) => x.id === req.params.id || x.name === req.params.id);
       if (!s) res.status(404).json({ error: 'no such server', code: 'not_found', request_id: 'fake' });
       else res.json(s);
+    });
+    app.get(api.accountsInternal.serverForUser.path, (req, res) => {
+      const s = this.servers.find((x) => x.id === req.params.id || x.name === req.params.id);
+      if (!s) {
+        res.status(404).json({ error: 'no such server', code: 'not_found', request_id: 'fake' });
+        return;
+      }
+      const own = typeof req.query.userId === 'string' ? this.userAccounts.get(`${req.query.userId}:${s.id}`) : undefined;
+      res.json(own ? { ...s, account: 'user', connection: { ...s.connection, creds: own } } : { ...s, account: 'server' });
     });
     app.post(api.internal.idsResolveInput.path, (req, res) => {
       const { serverId, ids } = req.body as { serverId?: string; ids: string[] };
@@ -92,7 +103,7 @@ export class FakePeers {
           key: s.key,
           scale: s.scale,
           energy: s.energy,
-          mappings: s.mappings.map((m) => ({ ...m, artistId: null })),
+          mappings: s.mappings.map((m) => ({ serverId: m.serverId, providerId: m.providerId, artistId: null })),
         })),
         next: sorted.length > limit ? page[page.length - 1]!.itemId : null,
       });
@@ -103,7 +114,11 @@ export class FakePeers {
         return;
       }
       const { itemIds } = req.body as { itemIds: string[] };
-      res.json({ tracks: this.songs.filter((s) => itemIds.includes(s.itemId)).map((s) => ({ itemId: s.itemId, title: s.title, artist: s.artist })) });
+      res.json({
+        tracks: this.songs
+          .filter((s) => itemIds.includes(s.itemId))
+          .map((s) => ({ itemId: s.itemId, title: s.title, artist: s.artist, mappings: s.mappings.map((m) => ({ serverId: m.serverId, providerId: m.providerId, filePath: m.filePath ?? null })) })),
+      });
     });
   }
 

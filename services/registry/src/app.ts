@@ -1,8 +1,10 @@
 import { APP_VERSION, type RouteDef, type ScheduleKind, api, routesOf, z } from '@polyphony/contracts';
 import { PeerClient, ServiceRuntime, type ConsumerHandle, type PeerName, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
+import { createMediaServerClient, signInWithPassword } from '@polyphony/media-servers';
 import { consumeServerCounts } from './bus/server-counts.consumer';
 import { consumeTaskUpdates } from './bus/task-updated.consumer';
 import { GENERAL_CONFIG_KEYS, type RegistryConfig } from './config';
+import { AccountService } from './domain/account.service';
 import { ConfigService } from './domain/config.service';
 import { BackupService } from './domain/backup.service';
 import { BrowseService } from './domain/browse.service';
@@ -11,8 +13,9 @@ import { DeadLetterService } from './domain/dead-letters.service';
 import { PlexLinkService } from './domain/plex-link.service';
 import { ScheduleService } from './domain/schedule.service';
 import { SettingsService } from './domain/settings.service';
-import { ServerService, type ClientFactory } from './domain/server.service';
+import { ServerService, type ClientFactory, type SignInFunction } from './domain/server.service';
 import { TaskBoardService } from './domain/task-board.service';
+import { accountRoutes } from './http/accounts.routes';
 import { opsRoutesRouter } from './http/ops.routes';
 import { probeRoutesRouter } from './http/probes.routes';
 import { dashboardRoutes } from './http/dashboard.routes';
@@ -25,6 +28,7 @@ import { PgScheduleRepository } from './store/schedule.repository';
 import { PgSettingsRepository } from './store/settings.repository';
 import { ServerRepository } from './store/server.repository';
 import { TaskRepository } from './store/task.repository';
+import { PgUserAccountRepository } from './store/user-account.repository';
 
 /** Where a scheduled kind is started (the owning service's public start route, from the route table). */
 const SCHEDULED_STARTS: Record<Exclude<ScheduleKind, 'backup' | 'sweep' | 'album_of_the_week'>, { route: RouteDef; body?: Record<string, unknown> }> = {
@@ -54,6 +58,7 @@ const BUSY_TYPES: Record<ScheduleKind, string[]> = {
 
 export interface RegistryDeps extends RuntimeDeps {
   clientFactory?: ClientFactory;
+  signIn?: SignInFunction;
 }
 
 /** Composition root of the registry service: server registry, config store, Plex linking, task board. */
@@ -61,7 +66,9 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const rt = new ServiceRuntime(config, registryMigrations, deps);
   const serverRepo = new ServerRepository(rt.ds);
   const tasks = new TaskRepository(rt.ds);
-  const servers = new ServerService(serverRepo, rt.bus, rt.logger.child({ component: 'ServerService' }), deps.clientFactory);
+  const clientFactory: ClientFactory = deps.clientFactory ?? createMediaServerClient;
+  const signIn: SignInFunction = deps.signIn ?? signInWithPassword;
+  const servers = new ServerService(serverRepo, rt.bus, rt.logger.child({ component: 'ServerService' }), clientFactory, signIn);
   const settings = new SettingsService(new PgSettingsRepository(rt.ds), rt.bus, rt.logger.child({ component: 'SettingsService' }));
   const configService = new ConfigService(new PgConfigRepository(rt.ds, serverRepo), serverRepo, rt.logger.child({ component: 'ConfigService' }), (owner) => settings.valuesOf(owner));
   const plex = new PlexLinkService(async () => (await configService.all()).PLEX_TV_URL ?? 'https://plex.tv');
@@ -85,6 +92,8 @@ export function buildRegistry(config: RegistryConfig, deps: RegistryDeps = {}) {
   const schedules = new ScheduleService(new PgScheduleRepository(rt.ds), startTask, busy, rt.logger.child({ component: 'Scheduler' }));
   const routeSets: RouteHandlers[] = [];
   routeSets.push(serverRoutes(servers, plex));
+  const accounts = new AccountService(new PgUserAccountRepository(rt.ds), servers, plex, clientFactory, signIn, rt.logger.child({ component: 'AccountService' }));
+  routeSets.push(accountRoutes(accounts));
   // The learned-model status shown with /api/config (analysis worker GET /api/analysis/model), cached 10 s.
   // Fail fast (no retries): a missing worker is reported as 'unknown', not waited for. Passed through as answered.
   const analysisPeer = new PeerClient(rt.client('analysis', 2000), 'analysis', { maxAttempts: 0 });

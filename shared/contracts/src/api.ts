@@ -1,3 +1,4 @@
+import { accountInternalRoutes, accountRoutes } from './accounts';
 import { albumRoutes } from './album';
 import { savedAlchemyRoutes } from './anchors';
 import { authRoutes } from './auth';
@@ -8,6 +9,7 @@ import { hyperbolicRoutes } from './hyperbolic';
 import { internalRoutes } from './internal';
 import { opsRoutes } from './ops';
 import { playlistRoutes } from './playlists';
+import { portableRoutes } from './portable';
 import { probeRoutes } from './probes';
 import { recordingInternalRoutes, recordingRoutes } from './recording';
 import { semanticRoutes } from './semantic';
@@ -21,6 +23,8 @@ import { taskRoutes } from './tasks';
  * loads every contracts module, so `routeTable()` is complete.
  */
 export const api = {
+  accounts: accountRoutes,
+  accountsInternal: accountInternalRoutes,
   album: albumRoutes,
   anchors: savedAlchemyRoutes,
   auth: authRoutes,
@@ -32,6 +36,7 @@ export const api = {
   internal: internalRoutes,
   ops: opsRoutes,
   playlists: playlistRoutes,
+  portable: portableRoutes,
   probes: probeRoutes,
   recording: recordingRoutes,
   recordingInternal: recordingInternalRoutes,

@@ -5,6 +5,7 @@ import {
   IdsRelabelledEvent,
   IndexRebuildRequested,
   IndexRebuilt,
+  IndexDeltaApplied,
   MappingChangedEvent,
   MappingsLoggedEvent,
   RoutingKeys,
@@ -43,6 +44,7 @@ export const BusEvents = {
   serverCounted: event(RoutingKeys.serverCounted, ServerCountedEvent),
   indexRebuildRequested: event(RoutingKeys.indexRebuildRequested, IndexRebuildRequested),
   indexRebuilt: event(RoutingKeys.indexRebuilt, IndexRebuilt),
+  indexDeltaApplied: event(RoutingKeys.indexDeltaApplied, IndexDeltaApplied),
   idsRelabelled: event(RoutingKeys.idsRelabelled, IdsRelabelledEvent),
   settingsChanged: event(RoutingKeys.settingsChanged, SettingsChangedEvent),
 } satisfies Record<keyof typeof RoutingKeys, BusEvent<unknown>>;

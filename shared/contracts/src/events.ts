@@ -17,6 +17,7 @@ export const RoutingKeys = {
   serverCounted: 'catalogue.server.counted.v1',
   indexRebuildRequested: 'index.rebuild.requested.v1',
   indexRebuilt: 'index.rebuild.completed.v1',
+  indexDeltaApplied: 'index.delta.applied.v1',
   idsRelabelled: 'catalogue.ids.relabelled.v1',
   settingsChanged: 'registry.settings.changed.v1',
 } as const;
@@ -34,6 +35,7 @@ export const ConsumerQueues = [
   'index.rebuild-requests',
   'index.mapping-changes',
   'index.ids-relabelled',
+  'index.live-library',
   'playlist.server-deleted',
   'playlist.task-cancel',
   'registry.task-board',
@@ -144,6 +146,18 @@ export const IndexRebuilt = z.object({
   repointed: z.boolean().optional(),
 });
 export type IndexRebuilt = z.infer<typeof IndexRebuilt>;
+
+/**
+ * The live library stored a delta batch of new songs for the live generation (`index.deltas`, sequence `seq`): every
+ * replica applies the stored batches after the one it serves (docs/architecture.md "Live library (incremental index)").
+ */
+export const IndexDeltaApplied = z.object({
+  generation: z.number().int(),
+  seq: z.number().int(),
+  /** Songs in the batch. */
+  items: z.number().int(),
+});
+export type IndexDeltaApplied = z.infer<typeof IndexDeltaApplied>;
 
 /** Per-server counts reported by the catalogue after a sweep, analysis or the hourly refresh. */
 export const ServerCountedEvent = z.object({ serverId: z.string(), trackCount: z.number().int().nullable(), matchedCount: z.number().int().nullable() });

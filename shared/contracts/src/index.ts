@@ -10,6 +10,8 @@ export * from './catalogue';
 export * from './snapshot-binary';
 export * from './features';
 export * from './playlists';
+export * from './portable';
+export * from './accounts';
 export * from './ops';
 export * from './settings';
 export * from './probes';

@@ -52,6 +52,8 @@ export const CreatePlaylistResponse = z
     unavailable: z.number().int(),
     /** The dropped ids, as the caller sent them. */
     unavailable_ids: z.array(z.string()),
+    /** Whose media-server account holds the playlist: the caller's own linked account (`user`; private to them in GET /api/playlists) or the server's (`server`). */
+    account: z.enum(['user', 'server']).optional(),
   })
   .openapi('CreatePlaylistResponse');
 export type CreatePlaylistResponse = z.infer<typeof CreatePlaylistResponse>;
@@ -146,7 +148,7 @@ export const playlistRoutes = {
 /**
  * GET /internal/playlists/tracks?serverId=&playlist=: canonical ids, in order, of a playlist this service
  * wrote on the server (`playlist` = provider playlist id or name, with or without its suffix); 404 when
- * no such playlist was written here. Used by alchemy items of `type: playlist`.
+ * no such playlist was written here (or it is private to another user than `userId`). Used by alchemy items of `type: playlist`.
  */
-export const PlaylistTracksQuery = z.object({ serverId: z.string().min(1).max(200), playlist: z.string().min(1).max(1000) });
+export const PlaylistTracksQuery = z.object({ serverId: z.string().min(1).max(200), playlist: z.string().min(1).max(1000), userId: z.string().min(1).max(200).optional() });
 export const PlaylistTracksResponse = z.object({ name: z.string(), itemIds: z.array(z.string()) });

@@ -7,7 +7,7 @@ import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain,
 import { NotFoundError, PermissionDeniedError, ProtocolError } from './errors';
 import type { HttpClient, Query } from './http';
 import { DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
-import type { ConnectionTestResult, LibraryInfo, MediaServerClient, ProviderArtist, ProviderPlaylist, ProviderTrack, ServerConnection, ServerType } from './types';
+import type { ConnectionTestResult, LibraryInfo, MediaServerClient, ProviderArtist, ProviderPlaylist, ProviderTrack, QueueResult, ServerConnection, ServerType } from './types';
 
 /** Items per `/Items` page (AudioMuse-AI and media-server-apis.md §2.5 use 500). */
 export const JELLYFIN_PAGE_SIZE = 500;
@@ -331,6 +331,25 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
       throw err;
     }
     return { id, name, trackCount: trackIds.length };
+  }
+
+  /**
+   * `GET /Sessions?ControllableByUserId=` (the user's sessions a remote may control), then
+   * `POST /Sessions/{id}/Playing?ItemIds=…&PlayCommand=PlayNow` on `sessionId` or the most recently active one.
+   * @throws NotFoundError when the user has no controllable session (or not `sessionId`).
+   */
+  async addToQueue(trackIds: string[], opts: { sessionId?: string } = {}): Promise<QueueResult> {
+    if (trackIds.length === 0) throw new RangeError(`${this.type}: a play queue needs at least one track`);
+    const sessions = await this.http.requestJson<Array<{ Id?: unknown; LastActivityDate?: unknown; SupportsRemoteControl?: unknown }>>('GET', '/Sessions', {
+      query: { ControllableByUserId: this.userId },
+    });
+    const usable = (Array.isArray(sessions) ? sessions : []).filter((x) => str(x.Id) && x.SupportsRemoteControl !== false);
+    usable.sort((a, b) => String(b.LastActivityDate ?? '').localeCompare(String(a.LastActivityDate ?? '')));
+    const target = opts.sessionId ? usable.find((x) => str(x.Id) === opts.sessionId) : usable[0];
+    const id = target ? str(target.Id) : undefined;
+    if (!id) throw new NotFoundError(`${this.type}: no controllable session of this user${opts.sessionId ? ' with that id' : ''}`);
+    await this.http.request('POST', `/Sessions/${encodeURIComponent(id)}/Playing`, { query: { ItemIds: trackIds.join(','), PlayCommand: 'PlayNow' }, idempotent: false });
+    return { method: 'sessions_playing', queueId: id };
   }
 
   /** The user's playlists (`IncludeItemTypes=Playlist`, `ChildCount` as track count). */

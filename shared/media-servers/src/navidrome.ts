@@ -12,7 +12,7 @@ import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain,
 import { BadCredentialsError, MediaServerError, NotFoundError, PermissionDeniedError, ProtocolError } from './errors';
 import type { DownloadResponse, HttpClient, Query } from './http';
 import { CLIENT_NAME, DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
-import type { ConnectionTestResult, LibraryInfo, LyricsHint, MediaServerClient, ProviderArtist, ProviderPlaylist, ProviderTrack, ServerConnection } from './types';
+import type { ConnectionTestResult, LibraryInfo, LyricsHint, MediaServerClient, ProviderArtist, ProviderPlaylist, ProviderTrack, QueueResult, ServerConnection } from './types';
 
 /** Subsonic API version sent as `v`. */
 export const SUBSONIC_API_VERSION = '1.16.1';
@@ -318,6 +318,13 @@ export class NavidromeClient implements MediaServerClient {
         }),
       );
     }
+  }
+
+  /** `savePlayQueue?id=…&current=<first>`: replaces the account's saved play queue (Subsonic API 1.12). */
+  async addToQueue(trackIds: string[]): Promise<QueueResult> {
+    if (trackIds.length === 0) throw new RangeError('navidrome: a play queue needs at least one track');
+    await this.call('savePlayQueue', { id: trackIds, current: trackIds[0] as string }, { idempotent: false });
+    return { method: 'savePlayQueue' };
   }
 
   /**

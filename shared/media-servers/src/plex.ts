@@ -7,7 +7,7 @@ import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromEpochSeconds, lyrics
 import { NotFoundError, ProtocolError } from './errors';
 import type { HttpClient, Query } from './http';
 import { CLIENT_NAME, CLIENT_VERSION, DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
-import type { ConnectionTestResult, LibraryInfo, MediaServerClient, ProviderArtist, ProviderPlaylist, ProviderTrack, ServerConnection } from './types';
+import type { ConnectionTestResult, LibraryInfo, MediaServerClient, ProviderArtist, ProviderPlaylist, ProviderTrack, QueueResult, ServerConnection } from './types';
 
 /** Items per container page (AudioMuse-AI uses 1000). */
 export const PLEX_PAGE_SIZE = 1000;
@@ -250,6 +250,16 @@ export class PlexClient implements MediaServerClient {
     await this.identity();
     if (!this.machineId) throw new ProtocolError('plex: /identity returned no machineIdentifier');
     return this.machineId;
+  }
+
+  /** `POST /playQueues?type=audio&uri=server://…/library/metadata/{ids}`: a new audio play queue (its `playQueueID`). */
+  async addToQueue(trackIds: string[]): Promise<QueueResult> {
+    if (trackIds.length === 0) throw new RangeError('plex: a play queue needs at least one track');
+    const mid = await this.machineIdentifier();
+    const c = await this.container('POST', '/playQueues', { query: { type: 'audio', uri: this.metadataUri(mid, trackIds), shuffle: 0, repeat: 0 }, idempotent: false });
+    const id = str((c as Record<string, unknown>).playQueueID);
+    if (!id) throw new ProtocolError('plex: POST /playQueues returned no playQueueID');
+    return { method: 'play_queues', queueId: id };
   }
 
   /** `server://{machineIdentifier}/com.plexapp.plugins.library/library/metadata/{id1,id2,…}`. */

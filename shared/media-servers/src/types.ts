@@ -54,6 +54,14 @@ export interface ProviderTrack {
 export interface LyricsHint { artist?: string; title?: string }
 
 export interface ProviderArtist { id: string; name: string }
+
+/** What {@link MediaServerClient.addToQueue} did: the API used and the queue or session it filled. */
+export interface QueueResult {
+  /** Subsonic `savePlayQueue`, Jellyfin/Emby `POST /Sessions/{id}/Playing`, Plex `POST /playQueues`. */
+  method: 'savePlayQueue' | 'sessions_playing' | 'play_queues';
+  /** Plex play queue id, or the Jellyfin/Emby session played on; absent for Subsonic (one queue per user). */
+  queueId?: string;
+}
 export interface ProviderPlaylist { id: string; name: string; trackCount?: number }
 
 export interface ConnectionTestResult {
@@ -104,4 +112,12 @@ export interface MediaServerClient {
    * that search lyrics by artist and title (Subsonic `getLyrics`).
    */
   getLyrics(trackId: string, hint?: LyricsHint): Promise<string | undefined>;
+  /**
+   * Puts `trackIds` (provider ids, in order) into the account's play queue, on kinds whose API has one:
+   * Subsonic `savePlayQueue` (the account's saved queue, replaced; clients resume it), Jellyfin/Emby
+   * `POST /Sessions/{id}/Playing?PlayCommand=PlayNow` on a controllable session of the user (`sessionId`,
+   * default the most recently active one; NotFoundError when none), Plex `POST /playQueues` (a new audio
+   * play queue, answered by id). Absent on Lyrion (its queues belong to players, not accounts).
+   */
+  addToQueue?(trackIds: string[], opts?: { sessionId?: string }): Promise<QueueResult>;
 }

@@ -45,6 +45,8 @@ export interface StartedSupysonic {
   dir: string;
   /** Process id of the server (for diagnostics). */
   pid: number;
+  /** Adds another (non-admin) user with `supysonic-cli user add` while the server runs (households tests). */
+  addUser(user: string, password: string): Promise<void>;
   /** Stops the server (SIGTERM, then SIGKILL after 5 s) and removes the temp directory. */
   close(): Promise<void>;
 }
@@ -119,6 +121,9 @@ export async function startSupysonic(opts: SupysonicOptions): Promise<StartedSup
           url,
           dir,
           pid: child.pid ?? -1,
+          addUser: async (user: string, password: string) => {
+            await cli(['user', 'add', user, '-p', password]);
+          },
           close: async () => {
             await stopProcess(child);
             await rm(dir, { recursive: true, force: true });

@@ -28,6 +28,7 @@ export {
 } from './ivf/ivf-build';
 export { DEFAULT_NPROBE, IvfIndex, type RestoreInput, type SearchOptions, type SearchStats, type StoredCell, type VectorMode } from './ivf/ivf-index';
 export { LiveIvfIndex } from './ivf/live-ivf-index';
+export { appendRows, type AppendOptions } from './ivf/append';
 export { DEFAULT_PQ_M, cellsOfCodes, encodeIndexCodes, parseVectorMode, quantiseIndex, quantiserFromParams, restoreQuantised, type QuantiseOptions, type StoredCodes } from './ivf/quantised-store';
 export { ProductQuantiser, ScalarQuantiser, type Quantiser } from './ivf/quantiser';
 export { TopK, type Neighbour } from './ivf/top-k';

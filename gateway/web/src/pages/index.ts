@@ -1,5 +1,6 @@
 /** Page registry and sidebar groups. Keys are the hash routes (`#/<key>`); '' is the dashboard. */
 import type { Page } from '../page';
+import accounts from './accounts';
 import album from './album';
 import alchemy from './alchemy';
 import analysis from './analysis';
@@ -50,11 +51,12 @@ export const PAGES: Record<string, Page> = {
   setup,
   settings,
   users,
+  accounts,
 };
 
 /** Sidebar: groups of page keys, in order. Admin-only pages are hidden from other users. */
 export const NAV: Array<{ title: string; keys: string[] }> = [
   { title: 'Library', keys: ['', 'browse', 'analysis', 'clustering', 'cleaning', 'schedules', 'backup', 'tasks', 'dead-letters'] },
   { title: 'Discover', keys: ['similar', 'chat', 'path', 'alchemy', 'album', 'artists', 'fingerprint', 'recording', 'search', 'lyrics', 'map', 'hyperbolic'] },
-  { title: 'Administration', keys: ['setup', 'settings', 'users'] },
+  { title: 'Administration', keys: ['setup', 'settings', 'users', 'accounts'] },
 ];

@@ -19,7 +19,7 @@ const PIN_POLL_MS = 1500;
 const PIN_GIVE_UP_MS = 10 * 60 * 1000;
 
 /** A stable per-browser Plex client identifier (plex.tv ties a PIN to the client that asked). */
-function plexClientId(): string {
+export function plexClientId(): string {
   let id = localStorage.getItem('polyphony.plexClientId');
   if (!id) {
     id = 'polyphony-' + Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');

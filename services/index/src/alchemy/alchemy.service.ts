@@ -73,7 +73,7 @@ export class AlchemyService {
    */
   private async playlistAnchor(scope: RequestScope, item: AlchemyItem): Promise<AlchemyPoint | undefined> {
     if (!this.playlists || scope.serverId === undefined) return undefined;
-    const found = await this.playlists.playlistTracks(scope.serverId, item.id);
+    const found = await this.playlists.playlistTracks(scope.serverId, item.id, scope.viewer);
     if (!found) return undefined;
     const index = scope.gen.index;
     const rows = [...new Set(found.itemIds.map((id) => index.rowOf(id)).filter((r) => r >= 0))].slice(0, ALCHEMY_PLAYLIST_MAX_SONGS);

@@ -20,7 +20,7 @@ import { RequestScope, type ScopeDeps } from '../core/scope';
  */
 export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anchors: AnchorService, radios: RadioService): RouteHandlers {
   const r = routeHandlers();
-  const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
+  const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps, req.identity?.via === 'cookie' ? req.identity.sub : undefined);
   const userOf = (req: Request) => req.identity?.username ?? null;
 
   r.json(routes.listAnchors, async () => ({ anchors: await anchors.list() }));

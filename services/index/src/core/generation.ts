@@ -97,6 +97,19 @@ export interface Generation {
   readonly maps: GenerationMaps;
   /** Display metadata of every row (title, artist, album, moods, tempo, energy), in memory: result rows need no database query (issue 19). */
   readonly meta: TrackMetaStore;
+  /**
+   * Live library (generation/live): how many stored delta batches of this generation are applied (absent or 0 = the
+   * generation as built), and the store's sequence number of the last one. Rows added by deltas follow the built rows.
+   */
+  readonly revision?: number;
+  readonly deltaSeq?: number;
+  /** Rows of the generation as built (the live library's rows follow them); absent = every row. */
+  readonly builtRows?: number;
+}
+
+/** Key of per-generation caches that must see rows added by the live library: `<generation>.<revision>`. */
+export function generationKey(g: Pick<Generation, 'generation' | 'revision'>): string {
+  return `${g.generation}.${g.revision ?? 0}`;
 }
 
 /**

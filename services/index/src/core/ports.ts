@@ -37,7 +37,8 @@ export interface RegistryPort {
 /** What the index needs from the playlist service. */
 export interface PlaylistPort {
   /** Canonical ids, in order, of a playlist this service wrote on the server (by provider id or name); undefined when none. */
-  playlistTracks(serverId: string, playlist: string): Promise<{ name: string; itemIds: string[] } | undefined>;
+  /** `viewer`: the signed-in user asking (their private playlists are found for them only). */
+  playlistTracks(serverId: string, playlist: string, viewer?: string): Promise<{ name: string; itemIds: string[] } | undefined>;
 }
 
 /**

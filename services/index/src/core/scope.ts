@@ -36,6 +36,8 @@ export class RequestScope {
     readonly gen: Generation,
     readonly serverId: string | undefined,
     private readonly deps: ScopeDeps,
+    /** The signed-in user the request acts for (households: their private playlists are theirs alone); absent for others. */
+    readonly viewer?: string,
   ) {}
 
   /**

@@ -12,6 +12,8 @@ export interface ReplicaHandlers {
   generationPublished(event: IndexRebuilt): Promise<void>;
   /** A media server was saved or deleted in the registry. */
   serverChanged(serverId: string): void;
+  /** The live library stored a batch of new songs for the live generation (index.delta.applied.v1). */
+  deltaApplied?(): Promise<void>;
 }
 
 /** Unique per process: `index.replica.<host>.<pid>.<random>`. */
@@ -31,13 +33,14 @@ const AnyEvent = z.record(z.unknown());
  *  - catalogue.mappings.logged.v1, catalogue.mapping.changed.v1 -> catch up with the mapping log;
  *  - index.rebuild.completed.v1 -> load the new generation from the database when it is not the one
  *    this replica serves (the builder itself already serves it);
+ *  - index.delta.applied.v1 -> apply the live library's stored batches after the one this replica serves;
  *  - registry.server.saved.v1 / deleted.v1 -> drop the cached server description.
  * The queue expires `REPLICA_QUEUE_EXPIRES_MS` after its consumer disappears (RabbitMQ `x-expires`).
  */
 export function consumeReplicaEvents(bus: Bus, queue: string, handlers: ReplicaHandlers, logger: Logger): Promise<ConsumerHandle> {
   return bus.consume({
     queue,
-    bindings: [RoutingKeys.mappingsLogged, RoutingKeys.mappingChanged, RoutingKeys.indexRebuilt, RoutingKeys.serverSaved, RoutingKeys.serverDeleted],
+    bindings: [RoutingKeys.mappingsLogged, RoutingKeys.mappingChanged, RoutingKeys.indexRebuilt, RoutingKeys.indexDeltaApplied, RoutingKeys.serverSaved, RoutingKeys.serverDeleted],
     schema: AnyEvent,
     prefetch: 4,
     expiresMs: REPLICA_QUEUE_EXPIRES_MS,
@@ -49,6 +52,9 @@ export function consumeReplicaEvents(bus: Bus, queue: string, handlers: ReplicaH
           return;
         case RoutingKeys.indexRebuilt:
           await handlers.generationPublished(IndexRebuilt.parse(payload));
+          return;
+        case RoutingKeys.indexDeltaApplied:
+          await handlers.deltaApplied?.();
           return;
         case RoutingKeys.serverSaved:
         case RoutingKeys.serverDeleted:

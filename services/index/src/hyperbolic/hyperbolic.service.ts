@@ -17,7 +17,7 @@ import {
 import { NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
 import { CooperativeScheduler, type AvailabilityMask } from '@polyphony/vector-engine';
 import { hashString32, kmeans } from '@polyphony/vectors';
-import type { Generation, IndexState } from '../core/generation';
+import { generationKey, type Generation, type IndexState } from '../core/generation';
 import type { RequestScope } from '../core/scope';
 import type { TrackMeta } from '../core/ports';
 import { TopScored } from '../semantic/top-scored';
@@ -96,7 +96,7 @@ export function discOf(p: ArrayLike<number>): [number, number] {
  * query reads it from memory, restricted to the selected server's availability mask and answered in its ids.
  */
 export class HyperbolicService {
-  private readonly balls = new Map<number, BallEntry>();
+  private readonly balls = new Map<string, BallEntry>();
   private readonly trees = new Map<string, Tree>();
   /** `points` answers per server and `n` (the subset costs a hash and a sort of every available song). */
   private readonly pointAnswers = new Map<string, { gen: Generation; mask: AvailabilityMask; response: HyperbolicPointsResponse }>();
@@ -112,16 +112,16 @@ export class HyperbolicService {
       );
     });
     state.onSwap((g) => {
-      for (const k of this.balls.keys()) if (k !== g.generation) this.balls.delete(k);
+      for (const k of this.balls.keys()) if (k !== generationKey(g)) this.balls.delete(k);
       for (const [k, t] of this.trees) if (t.gen !== g) this.trees.delete(k);
       for (const [k, p] of this.pointAnswers) if (p.gen !== g) this.pointAnswers.delete(k);
-      if (!this.balls.has(g.generation)) void this.ball(g).catch(() => undefined);
+      if (!this.balls.has(generationKey(g))) void this.ball(g).catch(() => undefined);
     });
   }
 
   /** The ball of a generation (built once per generation; a failed build is retried on the next call). */
   ball(gen: Generation): Promise<PoincareBall> {
-    let e = this.balls.get(gen.generation);
+    let e = this.balls.get(generationKey(gen));
     if (!e || e.error !== undefined) {
       const started = performance.now();
       const entry: BallEntry = { generation: gen.generation, buildMs: null, promise: Promise.resolve(undefined as unknown as PoincareBall) };
@@ -138,7 +138,7 @@ export class HyperbolicService {
           throw err;
         },
       );
-      this.balls.set(gen.generation, entry);
+      this.balls.set(generationKey(gen), entry);
       e = entry;
     }
     return e.promise;
@@ -375,7 +375,7 @@ export class HyperbolicService {
   /** State of the live generation's ball, without building it. */
   warmupStatus(): HyperbolicWarmupResponse {
     const gen = this.state.current();
-    const e = this.balls.get(gen.generation);
+    const e = this.balls.get(generationKey(gen));
     const status = gen.index.size === 0 ? 'empty' : !e ? 'building' : e.error !== undefined ? 'failed' : e.ball ? 'ready' : 'building';
     return { status, generation: gen.generation, songs: e?.ball?.size ?? 0, dim: e?.ball?.dim ?? 0, build_ms: e?.buildMs ?? null, error: e?.error ?? null };
   }

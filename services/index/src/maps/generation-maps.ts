@@ -67,6 +67,19 @@ export class GenerationMaps {
     this.seq = other.seq;
   }
 
+  /**
+   * The maps of `index`, a generation made from this one's by appending rows (the live library: same rows first):
+   * every server's map copied over the larger size, same log position. This object is unchanged.
+   * @throws RangeError when `index` has fewer rows
+   */
+  grownTo(index: IvfIndex): GenerationMaps {
+    const out = new GenerationMaps(index);
+    for (const [k, v] of this.servers) out.servers.set(k, v.grownTo(index.size));
+    out.seq = this.seq;
+    out.currentAt = this.currentAt;
+    return out;
+  }
+
   /** Drops the growth slack of every server's map after a bulk load (`ServerMap.trim`). */
   trim(): void {
     for (const m of this.servers.values()) m.trim();

@@ -77,6 +77,30 @@ export class ServerMap {
     }
   }
 
+  /**
+   * A copy of this map over a generation of `size` rows (>= this.size) whose first rows are this map's rows (rows
+   * appended by the live library start unmapped). O(bytes held): the arrays are copied, this map is unchanged.
+   * @throws RangeError when `size` is smaller than this map's
+   */
+  grownTo(size: number): ServerMap {
+    if (size < this.size) throw new RangeError(`cannot shrink a server map from ${this.size} to ${size} rows`);
+    const m = new ServerMap(size);
+    m.bytes = this.bytes.slice();
+    m.used = this.used;
+    m.entryStart = this.entryStart.slice();
+    m.entryLen = this.entryLen.slice();
+    m.entryRow = this.entryRow.slice();
+    m.entryNext = this.entryNext.slice();
+    m.entries = this.entries;
+    m.dead = this.dead;
+    m.slots = this.slots.slice();
+    m.slotsUsed = this.slotsUsed;
+    m.rowHead.set(this.rowHead);
+    m.words.set(this.words);
+    m.liveRows = this.liveRows;
+    return m;
+  }
+
   /** Number of provider ids held. */
   get mappings(): number {
     return this.entries - this.dead;

@@ -96,9 +96,27 @@ export class TrackMetaStore {
   constructor(
     readonly size: number,
     storage: TrackMetaStorage = {},
+    shared?: TrackMetaStore,
   ) {
     this.pos = new Uint32Array(size);
-    this.log = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'metadata');
+    if (shared) {
+      // grownTo: the same record log, the same positions for the first rows.
+      this.log = shared.log;
+      this.pos.set(shared.pos);
+      this.present = shared.present;
+      this.seq = shared.seq;
+    } else this.log = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'metadata');
+  }
+
+  /**
+   * A store of `size` rows (>= this.size) for a generation with appended rows (the live library): the first rows read
+   * this store's records (the record log is shared, append-only; 4 bytes a row are copied), the new rows start empty.
+   * Do not `close` one of the two while the other is used.
+   * @throws RangeError when `size` is smaller than this store's
+   */
+  grownTo(size: number): TrackMetaStore {
+    if (size < this.size) throw new RangeError(`cannot shrink a metadata store from ${this.size} to ${size} rows`);
+    return new TrackMetaStore(size, {}, this);
   }
 
   /** Rows holding metadata. */

@@ -11,6 +11,9 @@ import { ByteLog } from '@polyphony/vector-engine';
 import { FEATURE_COLUMNS, LABEL_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
 import { percentile } from './percentile';
 import { CARRY_THRESHOLD, deriveDirections, type ConceptDirection } from './steering';
+import { bytePosting, postingsCap, scorePosting, type Posting } from './postings';
+import { descriptorScore } from './descriptors';
+import type { Descriptor } from './vocabulary';
 
 export { percentile };
 
@@ -156,6 +159,13 @@ export class SemanticTable {
   readonly moods: Map<MoodName, MoodCentroid>;
   /** The steering concepts, in STEER_CONCEPTS order (directions derived from the normalisation sample). */
   readonly concepts: Map<string, SteerConcept>;
+  /**
+   * Pre-sorted postings (postings.ts): per feature column the tagged rows of the highest values, best first, and
+   * the rows of known tempo and energy in both directions (`postingsCap(size)` rows each). Text search reads
+   * them instead of scoring every row.
+   */
+  private readonly postings: Posting[] = [];
+  private readonly descriptorPostings: Record<Descriptor, Posting>;
   /** Mean raw score of each other feature over tagged songs (computed with the table). */
   private readonly coverage: Array<{ label: string; score: number }>;
 
@@ -165,6 +175,8 @@ export class SemanticTable {
     fill: ColumnFill,
     vectorOf: (row: number) => Float32Array,
     storage: SemanticStorage,
+    /** Rows are numbered in canonical-id order (`rowsInIdOrder`): postings then list ties in id order. */
+    readonly rowsInIdOrder = false,
   ) {
     this.tagged = fill.tagged;
     const tagged = fill.taggedCount;
@@ -234,15 +246,27 @@ export class SemanticTable {
     // The columns, one after the other (the fill's arrays are dropped with the fill).
     this.columns = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'semantic');
     const column = Buffer.allocUnsafeSlow(size * 4);
+    const cap = postingsCap(size);
+    const isTagged = (r: number) => this.tagged[r] === 1;
     for (let c = 0; c < OTHER_OFFSET; c++) {
       for (let r = 0; r < size; r++) column[r] = fill.tagBytes[r * OTHER_OFFSET + c]!;
       this.columns.append(column.subarray(0, size));
+      const lo = this.low[c]!;
+      const hi = this.high[c]!;
+      // The normalised score of normColumn, as a function of the stored byte.
+      this.postings.push(bytePosting(column, size, isTagged, (b) => Math.max(0, Math.min(1, (BYTE_PROBABILITY[b]! - lo) / (hi - lo))), cap, rowsInIdOrder));
     }
     const f32 = new Float32Array(column.buffer, column.byteOffset, size);
     for (let c = 0; c < OTHER_COLUMNS; c++) {
       for (let r = 0; r < size; r++) f32[r] = fill.others[r * OTHER_COLUMNS + c]!;
       this.columns.append(column.subarray(0, size * 4));
+      const lo = this.low[OTHER_OFFSET + c]!;
+      const hi = this.high[OTHER_OFFSET + c]!;
+      this.postings.push(scorePosting(size, isTagged, (r) => Math.max(0, Math.min(1, (f32[r]! - lo) / (hi - lo))), cap, rowsInIdOrder));
     }
+    const any = () => true;
+    const posted = (d: Descriptor) => scorePosting(size, any, descriptorScore(d, fill.tempo, fill.energy, this.energyRange), cap, rowsInIdOrder);
+    this.descriptorPostings = { slow: posted('slow'), fast: posted('fast'), loud: posted('loud'), quiet: posted('quiet') };
     this.columns.append(new Uint8Array(fill.tempo.buffer, fill.tempo.byteOffset, size * 4));
     this.columns.append(new Uint8Array(fill.energy.buffer, fill.energy.byteOffset, size * 4));
   }
@@ -254,7 +278,7 @@ export class SemanticTable {
   static build(gen: Generation, rows: Iterable<SemanticRowSource>, storage: SemanticStorage = {}): SemanticTable {
     const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
     fill.add(rows);
-    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage);
+    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage, rowsInIdOrder(gen));
   }
 
   /**
@@ -265,7 +289,24 @@ export class SemanticTable {
   static async buildFromPages(gen: Generation, pages: AsyncIterable<readonly SemanticRowSource[]>, storage: SemanticStorage = {}): Promise<SemanticTable> {
     const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
     for await (const page of pages) fill.add(page);
-    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage);
+    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage, rowsInIdOrder(gen));
+  }
+
+  /** Posting of feature column c: tagged rows of normalised score above 0, best first (ties in row order), cut at `postingsCap`. */
+  posting(c: number): Posting {
+    return this.postings[c]!;
+  }
+
+  /** Rows scoring above 0 on a tempo or energy word (`descriptorScore`), best first, cut at `postingsCap`. */
+  descriptorPosting(d: Descriptor): Posting {
+    return this.descriptorPostings[d];
+  }
+
+  /** Bytes held by the postings. */
+  get postingBytes(): number {
+    let b = 0;
+    for (const p of [...this.postings, ...Object.values(this.descriptorPostings)]) b += p.rows.byteLength;
+    return b;
   }
 
   /** Bytes of column c in the log, and where it starts. */
@@ -336,7 +377,7 @@ export class SemanticTable {
 
   /** Bytes held in memory: the tagged flags plus the column log's memory (all columns while resident, a write buffer once on disk). */
   byteLength(): number {
-    return this.tagged.byteLength + this.columns.residentBytes;
+    return this.tagged.byteLength + this.columns.residentBytes + this.postingBytes;
   }
 
   /** Bytes of the per-row columns (tags, other features, tempo, energy), in memory or on disk, plus the tagged flags. */
@@ -365,6 +406,22 @@ export class SemanticTable {
   }
 }
 
+
+/**
+ * True when the generation's rows are numbered in canonical-id order (a full build numbers them so; rows appended
+ * later break it): the postings then list ties in id order. One id decode per row (O(size)).
+ */
+export function rowsInIdOrder(gen: Pick<Generation, 'index'>): boolean {
+  const index = gen.index as Partial<Pick<Generation['index'], 'idOf'>> & { size: number };
+  if (typeof index.idOf !== 'function') return false;
+  let prev = '';
+  for (let r = 0; r < index.size; r++) {
+    const id = index.idOf(r);
+    if (r > 0 && !(prev < id)) return false;
+    prev = id;
+  }
+  return true;
+}
 
 /** Unit vector of the mean of the rows' vectors (zero vector when they cancel out). */
 function unitMean(rows: readonly number[], vectorOf: (row: number) => Float32Array): Float32Array {

@@ -18,12 +18,14 @@ import {
 } from '@polyphony/contracts';
 import { NotFoundError, StateUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
 import type { SemanticStore } from './ports';
-import type { Generation, IndexState } from '../core/generation';
+import { generationKey, type Generation, type IndexState } from '../core/generation';
 import { dot } from '@polyphony/vectors';
 import { projectPoint } from '../maps/projection';
 import type { RankedRow, RequestScope } from '../core/scope';
 import { SemanticTable, type SemanticStorage } from './semantic-table';
-import { TopScored } from './top-scored';
+import { TopScored, type ScoredRow } from './top-scored';
+import { descriptorScore } from './descriptors';
+import { thresholdTopK, type Channel, type Posting, type Source } from './postings';
 import { conceptPosition, steeredScore, steerPool, type ConceptDirection } from './steering';
 import { popcount32 } from '@polyphony/vectors';
 import { FEATURE_COLUMNS, parseQuery, type Concept, type Descriptor } from './vocabulary';
@@ -49,12 +51,14 @@ export const SEM_GROVE_WEIGHT_AUDIO = 0.25;
 /** Queries listed by /api/clap/top_queries. */
 export const TOP_QUERIES = 20;
 
-/** BPM ramps of the tempo words: "slow" = 1 at <= 70 BPM, 0 at >= 120; "fast" = 0 at <= 100, 1 at >= 150. */
-const SLOW_BPM: [number, number] = [70, 120];
-const FAST_BPM: [number, number] = [100, 150];
 
 export class SemanticService {
-  private tables = new Map<number, Promise<SemanticTable>>();
+  private tables = new Map<string, Promise<SemanticTable>>();
+  /**
+   * How text search finds its best rows: 'postings' (default; the threshold algorithm over the table's pre-sorted
+   * postings, the full scan only when they cannot decide) or 'scan' (score every row: benchmarks and tests compare).
+   */
+  scoring: 'postings' | 'scan' = 'postings';
 
   constructor(
     private readonly state: IndexState,
@@ -72,19 +76,20 @@ export class SemanticService {
       );
     });
     state.onSwap((g) => {
-      for (const k of this.tables.keys()) if (k !== g.generation) this.tables.delete(k);
+      for (const k of this.tables.keys()) if (k !== generationKey(g)) this.tables.delete(k);
       // A generation swapped in without prepare() (tests, benches) still gets its table in the background.
-      if (!this.tables.has(g.generation)) void this.table(g).catch((err: unknown) => this.logger.warn('semantic table not built', { generation: g.generation, err: (err as Error).message }));
+      if (!this.tables.has(generationKey(g))) void this.table(g).catch((err: unknown) => this.logger.warn('semantic table not built', { generation: g.generation, err: (err as Error).message }));
     });
   }
 
-  /** The semantic table of a generation (built once per generation). */
+  /** The semantic table of a generation (built once per generation and live-library revision: `generationKey`). */
   table(gen: Generation): Promise<SemanticTable> {
-    let t = this.tables.get(gen.generation);
+    const key = generationKey(gen);
+    let t = this.tables.get(key);
     if (!t) {
       t = SemanticTable.buildFromPages(gen, this.repo.semanticPages(), this.storage);
-      t.catch(() => this.tables.delete(gen.generation));
-      this.tables.set(gen.generation, t);
+      t.catch(() => this.tables.delete(key));
+      this.tables.set(key, t);
     }
     return t;
   }
@@ -115,7 +120,7 @@ export class SemanticService {
     const { concepts, words } = parseQuery(query);
     const size = scope.gen.index.size;
     const mask = await scope.mask();
-    const channels: Array<(row: number) => number> = [];
+    const channels: Channel[] = [];
     const understood: string[] = [];
     const ignored: string[] = [];
     const metaRows = async (text: string): Promise<Set<number>> => {
@@ -126,11 +131,13 @@ export class SemanticService {
       }
       return rows;
     };
+    // The rows of a metadata match as a sorted source of value 1 (complete: every other row is 0 on it).
+    const metaSource = (rows: Set<number>): Source => ({ rows: Int32Array.from(rows).sort(), complete: true, tiesById: table.rowsInIdOrder, value: () => 1 });
     for (const c of concepts) {
       // A tag word may also be part of a name ("Daft Punk", "Massive Attack"): metadata counts too.
-      const concept = this.conceptChannel(table, c);
+      const concept = conceptChannel(table, c);
       const rows = await metaRows(c.term);
-      channels.push(rows.size ? (row) => (rows.has(row) ? 1 : concept(row)) : concept);
+      channels.push(rows.size ? { score: (row) => (rows.has(row) ? 1 : concept.score(row)), sources: [metaSource(rows), ...concept.sources] } : concept);
       understood.push(c.term);
     }
     for (const w of words) {
@@ -140,20 +147,15 @@ export class SemanticService {
         continue;
       }
       understood.push(w);
-      channels.push((row) => (rows.has(row) ? 1 : 0));
+      channels.push({ score: (row) => (rows.has(row) ? 1 : 0), sources: [metaSource(rows)] });
     }
     if (channels.length === 0 || mask.count === 0) return { query, count: 0, results: [], understood, ignored, ...echo };
-    // The best 2 x limit by score (steered: the pool to re-rank), ties by canonical id (as a full sort of every scoring row would order them).
+    // The best 2 x limit by score (steered: the pool to re-rank), ties by canonical id (as a full sort of every scoring row would order them):
+    // from the postings (threshold algorithm), or by scoring every row when they cannot decide (or `scoring` = 'scan').
     const idOf = (row: number) => scope.idOf(row);
-    const best = new TopScored(steer.length ? Math.max(limit * 2, steerPool(limit)) : limit * 2, idOf);
-    for (let row = 0; row < size; row++) {
-      if (!mask.has(row)) continue;
-      let s = 0;
-      for (const ch of channels) s += ch(row);
-      s /= channels.length;
-      if (s > 0) best.offer(row, s);
-    }
-    let top = best.sorted();
+    const k = steer.length ? Math.max(limit * 2, steerPool(limit)) : limit * 2;
+    const decided = this.scoring === 'postings' ? thresholdTopK(channels, size, k, (row) => mask.has(row), idOf).top : undefined;
+    let top = decided ?? scanTopK(channels, size, k, (row) => mask.has(row), idOf);
     if (steer.length) {
       const steered = new TopScored(limit * 2, idOf);
       for (const t of top) {
@@ -209,43 +211,6 @@ export class SemanticService {
     const kindOrder = (k: string) => (CONCEPT_KINDS as readonly string[]).indexOf(k);
     concepts.sort((a, b) => kindOrder(a.kind) - kindOrder(b.kind) || b.songs - a.songs || (a.name < b.name ? -1 : 1));
     return { concepts, tagged_songs: tagged };
-  }
-
-  /** One concept's channel; reads the concept's columns (and a descriptor's column) once for the query. */
-  private conceptChannel(table: SemanticTable, c: Concept): (row: number) => number {
-    const desc = c.descriptor ? this.descriptorChannel(table, c.descriptor) : undefined;
-    const scores = c.columns.map((col) => table.normColumn(col));
-    const tagged = table.tagged;
-    return (row) => {
-      let best = 0;
-      if (tagged[row]) for (const score of scores) best = Math.max(best, score(row));
-      if (desc) best = Math.max(best, desc(row));
-      return best;
-    };
-  }
-
-  /** Tempo ramps (BPM, constants above) and energy (dB, scaled between the catalogue's 5th and 95th percentiles). */
-  private descriptorChannel(table: SemanticTable, d: Descriptor): (row: number) => number {
-    const ramp = (x: number, [a, b]: [number, number]) => Math.max(0, Math.min(1, (x - a) / (b - a)));
-    const [e5, e95] = table.energyRange;
-    switch (d) {
-      case 'slow': {
-        const tempo = table.tempoColumn();
-        return (row) => (Number.isFinite(tempo[row]!) ? 1 - ramp(tempo[row]!, SLOW_BPM) : 0);
-      }
-      case 'fast': {
-        const tempo = table.tempoColumn();
-        return (row) => (Number.isFinite(tempo[row]!) ? ramp(tempo[row]!, FAST_BPM) : 0);
-      }
-      case 'loud': {
-        const energy = table.energyColumn();
-        return (row) => (Number.isFinite(energy[row]!) && e95 > e5 ? ramp(energy[row]!, [e5, e95]) : 0);
-      }
-      case 'quiet': {
-        const energy = table.energyColumn();
-        return (row) => (Number.isFinite(energy[row]!) && e95 > e5 ? 1 - ramp(energy[row]!, [e5, e95]) : 0);
-      }
-    }
   }
 
   /** The most frequent past queries. */
@@ -373,6 +338,52 @@ export class SemanticService {
     const table = await this.table(gen);
     return { generation: gen.generation, items: gen.index.size, clap_indexed: table.taggedCount, gmm_indexed: gen.artists.count, moods_coverage: table.moodsCoverage() };
   }
+}
+
+/**
+ * One concept's channel: its score (the best normalised column, or the descriptor's ramp) and its sorted sources
+ * (each column's posting, the descriptor's tempo or energy posting); reads the concept's columns (and a descriptor's
+ * column) once for the query.
+ */
+export function conceptChannel(table: SemanticTable, c: Concept): Channel {
+  const desc = c.descriptor ? descriptorChannel(table, c.descriptor) : undefined;
+  const scores = c.columns.map((col) => table.normColumn(col));
+  const tagged = table.tagged;
+  const sources: Source[] = c.columns.map((col, i) => ({ ...table.posting(col), value: scores[i]! }));
+  if (desc) sources.push({ ...desc.posting, value: desc.score });
+  return {
+    score: (row) => {
+      let best = 0;
+      if (tagged[row]) for (const score of scores) best = Math.max(best, score(row));
+      if (desc) best = Math.max(best, desc.score(row));
+      return best;
+    },
+    sources,
+  };
+}
+
+/** A tempo or energy word's score of a row (descriptors.ts) and the posting listing rows by it. */
+function descriptorChannel(table: SemanticTable, d: Descriptor): { score: (row: number) => number; posting: Posting } {
+  const tempo = d === 'slow' || d === 'fast' ? table.tempoColumn() : new Float32Array(0);
+  const energy = d === 'loud' || d === 'quiet' ? table.energyColumn() : new Float32Array(0);
+  return { score: descriptorScore(d, tempo, energy, table.energyRange), posting: table.descriptorPosting(d) };
+}
+
+/**
+ * The `k` best rows by mean channel score (score descending, then canonical id), scoring every allowed row: the
+ * reference answer `thresholdTopK` reproduces, and its fallback. O(size x channels).
+ */
+export function scanTopK(channels: readonly Channel[], size: number, k: number, allowed: (row: number) => boolean, idOf: (row: number) => string): ScoredRow[] {
+  const best = new TopScored(k, idOf);
+  const n = channels.length;
+  for (let row = 0; row < size; row++) {
+    if (!allowed(row)) continue;
+    let s = 0;
+    for (const ch of channels) s += ch.score(row);
+    s /= n;
+    if (s > 0) best.offer(row, s);
+  }
+  return best.sorted();
 }
 
 /** Stored form of a query for top_queries: trimmed, lower case, inner whitespace collapsed, at most 200 characters. */

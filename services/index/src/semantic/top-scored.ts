@@ -37,6 +37,16 @@ export class TopScored {
     this.down(0);
   }
 
+  /** Score of the kept row that sorts last once `k` rows are kept; undefined while fewer are kept. */
+  worst(): number | undefined {
+    return this.k > 0 && this.heap.length >= this.k ? this.heap[0]!.s : undefined;
+  }
+
+  /** Canonical id of the kept row that sorts last once `k` rows are kept; undefined while fewer are kept. */
+  worstId(): string | undefined {
+    return this.k > 0 && this.heap.length >= this.k ? this.id(this.heap[0]!) : undefined;
+  }
+
   /** The kept rows, best first (score descending, id ascending). */
   sorted(): ScoredRow[] {
     return [...this.heap].sort((a, b) => (this.after(a, b) ? 1 : -1)).map(({ row, s }) => ({ row, s }));

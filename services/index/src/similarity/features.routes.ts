@@ -47,7 +47,7 @@ export interface FeatureRouteDeps {
  */
 export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   const r = routeHandlers();
-  const scopeOf = (req: Request) => new RequestScope(d.state.current(), req.identity?.serverId, d.scopeDeps);
+  const scopeOf = (req: Request) => new RequestScope(d.state.current(), req.identity?.serverId, d.scopeDeps, req.identity?.via === 'cookie' ? req.identity.sub : undefined);
 
   // The answer is written with sendJson (the bytes of res.json without its per-call work): the handler answers itself.
   r.json(routes.similarTracks, async ({ query: q }, req, res) => {

@@ -1,6 +1,6 @@
 import { isMediaServerError } from '@polyphony/media-servers';
 import { NotFoundError, UpstreamUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
-import type { CataloguePort, MediaClientFactory, PlaylistStore, RegistryPort, TrackTitle, WrittenTrack } from './ports';
+import type { CataloguePort, MediaClientFactory, PlaylistAccount, PlaylistStore, RegistryPort, TrackTitle, WrittenTrack } from './ports';
 import { deletePlaylistOnServer } from './clustering.service';
 import { RADIO_SUFFIX } from '@polyphony/contracts';
 
@@ -17,6 +17,8 @@ export interface InstantPlaylistResult {
   name: string;
   /** Tracks written, in the caller's order (provider ids of the server). */
   written: WrittenTrack[];
+  /** Whose account holds it: the caller's own linked account (`user`, private here) or the server's. */
+  account: PlaylistAccount;
   /** The caller's ids that are not on the server (dropped, never sent), in the caller's order. */
   unavailable: string[];
 }
@@ -48,13 +50,16 @@ export class PlaylistService {
 
   /**
    * Creates `<name>_instant` on the selected server with the given tracks (duplicates of one song kept once).
+   * Households (issue 34): with `userId` (a signed-in user) and that user's own linked account on the server,
+   * the playlist is written with that account and recorded as private to the user; otherwise with the
+   * server's account, visible to everyone here, as before.
    * @param serverId the gateway-resolved server; undefined when no server is configured.
    * @throws ValidationError (400) without a server, for an unknown server, or when no track is on it.
    * @throws UpstreamUnavailableError (502) when the media server fails or answers without a playlist id.
    */
-  async createInstant(serverId: string | undefined, name: string, ids: readonly string[]): Promise<InstantPlaylistResult> {
+  async createInstant(serverId: string | undefined, name: string, ids: readonly string[], userId?: string): Promise<InstantPlaylistResult> {
     if (!serverId) throw new ValidationError('No media server is configured');
-    const server = await this.registry.getServer(serverId);
+    const server = await this.registry.getServerForUser(serverId, userId);
     if (!server) throw new ValidationError('Invalid server selection.');
     const canonical = await this.catalogue.resolveInput(server.id, ids);
     const firstInput = new Map<string, string>();
@@ -88,9 +93,9 @@ export class PlaylistService {
       t.title = known?.title ?? null;
       t.author = known?.author ?? null;
     }
-    await this.repo.record({ serverId: server.id, providerPlaylistId: playlistId, name: fullName, kind: 'instant', tracks: written });
-    this.logger.info('instant playlist created', { serverId: server.id, playlistId, tracks: written.length, unavailable: unavailable.length });
-    return { serverId: server.id, serverName: server.name, playlistId, name: fullName, written, unavailable };
+    await this.repo.record({ serverId: server.id, providerPlaylistId: playlistId, name: fullName, kind: 'instant', tracks: written, ownerUserId: userId, account: server.account });
+    this.logger.info('instant playlist created', { serverId: server.id, playlistId, tracks: written.length, unavailable: unavailable.length, account: server.account });
+    return { serverId: server.id, serverName: server.name, playlistId, name: fullName, written, unavailable, account: server.account };
   }
 
   /**
@@ -151,11 +156,12 @@ export class PlaylistService {
    * The playlists this service wrote, per configured server (default first, then registry order).
    * Track ids are the provider ids written to that server; titles come from the catalogue, falling
    * back to those recorded at write time when the lookup is unavailable. Two of our playlists with
-   * the same name on one server are listed as `name`, `name (2)`, ... oldest first.
+   * the same name on one server are listed as `name`, `name (2)`, ... oldest first. Playlists written with a
+   * user's own account are listed to that user (`viewer`) only.
    */
-  async listWritten(): Promise<ServerPlaylists[]> {
+  async listWritten(viewer?: string): Promise<ServerPlaylists[]> {
     const servers = [...(await this.registry.listServers())].sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
-    const records = await this.repo.listWithTracks();
+    const records = await this.repo.listWithTracks(viewer);
     const titles = await this.titlesOrEmpty(records.flatMap((p) => p.tracks.map((t) => t.itemId)));
     return servers.map((s) => {
       // A Map, then own properties only: a name such as `__proto__` or `constructor` stays an ordinary key.
@@ -177,11 +183,12 @@ export class PlaylistService {
 
   /**
    * The canonical ids of a playlist this service wrote on a server (by provider playlist id or name, see
-   * PlaylistStore.trackIdsOf), for alchemy items of type playlist.
-   * @throws NotFoundError (404) when this service wrote no such playlist there
+   * PlaylistStore.trackIdsOf), for alchemy items of type playlist and exports; a playlist private to a user is
+   * found for that `viewer` only.
+   * @throws NotFoundError (404) when this service wrote no such playlist there (or it is another user's)
    */
-  async trackIdsOf(serverId: string, playlist: string): Promise<{ name: string; itemIds: string[] }> {
-    const found = await this.repo.trackIdsOf(serverId, playlist);
+  async trackIdsOf(serverId: string, playlist: string, viewer?: string): Promise<{ name: string; itemIds: string[] }> {
+    const found = await this.repo.trackIdsOf(serverId, playlist, viewer);
     if (!found) throw new NotFoundError(`No playlist "${playlist}" written by this service on that server`);
     return found;
   }

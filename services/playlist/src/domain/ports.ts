@@ -11,7 +11,15 @@ export interface RegistryPort {
   listServers(): Promise<ServerInfo[]>;
   /** One server by internal id; undefined when it does not exist (any more). */
   getServer(id: string): Promise<ServerInfo | undefined>;
+  /**
+   * One server with the connection of `userId`'s own linked account when there is a usable one (`account: 'user'`),
+   * else the server's (`account: 'server'`); undefined when the server does not exist.
+   */
+  getServerForUser(id: string, userId: string | undefined): Promise<(ServerInfo & { account: PlaylistAccount }) | undefined>;
 }
+
+/** Whose media-server account holds a playlist: the creating user's own (private to them here) or the server's. */
+export type PlaylistAccount = 'user' | 'server';
 
 /** Title and artist of a catalogue song. */
 export interface TrackTitle {
@@ -29,6 +37,18 @@ export interface CataloguePort {
   snapshotPages(pageSize?: number): AsyncIterable<SnapshotTrack[]>;
   /** Titles of songs; unknown ids are absent. Throws when the lookup is unavailable (callers degrade). */
   lookupTitles(itemIds: readonly string[]): Promise<Map<string, TrackTitle>>;
+  /** Metadata and each server's file path of songs (exports); unknown ids are absent. */
+  lookupDetails(itemIds: readonly string[]): Promise<Map<string, TrackDetails>>;
+}
+
+/** What an export needs of a song: metadata, and the file path per server id (null/absent when the server gave none). */
+export interface TrackDetails {
+  title: string;
+  artist: string;
+  album: string | null;
+  /** Seconds. */
+  durationSeconds: number | null;
+  paths: Map<string, string>;
 }
 
 /** Builds the media-server client of a connection (tests inject options such as fast retries). */
@@ -57,6 +77,10 @@ export interface WrittenPlaylist {
   runId: string | null;
   trackCount: number;
   createdAt: Date;
+  /** The polyphony user who created it (null: a system playlist). */
+  ownerUserId: string | null;
+  /** `user`: written with the owner's own account and listed to the owner only; `server`: the server's account. */
+  account: PlaylistAccount;
 }
 
 export interface WrittenPlaylistWithTracks extends WrittenPlaylist {
@@ -66,7 +90,7 @@ export interface WrittenPlaylistWithTracks extends WrittenPlaylist {
 /** The playlists this service wrote (playlist.playlists + playlist_tracks): the only source of what may be deleted on a server. */
 export interface PlaylistStore {
   /** Records a playlist written on a server with its tracks in order. */
-  record(p: { serverId: string; providerPlaylistId: string; name: string; kind: PlaylistKind; runId?: string; tracks: WrittenTrack[] }): Promise<WrittenPlaylist>;
+  record(p: { serverId: string; providerPlaylistId: string; name: string; kind: PlaylistKind; runId?: string; tracks: WrittenTrack[]; ownerUserId?: string; account?: PlaylistAccount }): Promise<WrittenPlaylist>;
   /** Our playlists of one kind on a server. */
   listByServerAndKind(serverId: string, kind: PlaylistKind): Promise<WrittenPlaylist[]>;
   /** Forgets one record; false when it was not there. */
@@ -75,9 +99,10 @@ export interface PlaylistStore {
   removeServer(serverId: string): Promise<number>;
   /**
    * Canonical ids, in order, of the newest playlist we wrote on a server whose provider playlist id or name equals `key`
-   * (names case-insensitive, with or without the `_instant`/`_automatic`/`_radio` suffix); undefined when none.
+   * (names case-insensitive, with or without the `_instant`/`_automatic`/`_radio` suffix) that `viewer` may see
+   * (server-account playlists, and `viewer`'s own private ones); undefined when none.
    */
-  trackIdsOf(serverId: string, key: string): Promise<{ name: string; itemIds: string[] } | undefined>;
-  /** Every playlist we wrote with its tracks in order; playlists oldest first. */
-  listWithTracks(): Promise<WrittenPlaylistWithTracks[]>;
+  trackIdsOf(serverId: string, key: string, viewer?: string): Promise<{ name: string; itemIds: string[] } | undefined>;
+  /** Every playlist we wrote that `viewer` may see (as trackIdsOf), with its tracks in order; playlists oldest first. */
+  listWithTracks(viewer?: string): Promise<WrittenPlaylistWithTracks[]>;
 }

@@ -1,4 +1,5 @@
 import { chatRoutes, playlistRoutes as defs, type CreatePlaylistBody, type CreatePlaylistResponse, type PlaylistsResponse, api } from '@polyphony/contracts';
+import type { Request } from 'express';
 import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { InstantPlaylistResult, PlaylistService, ServerPlaylists } from '../domain/playlist.service';
 
@@ -14,7 +15,13 @@ export function toCreateDto(r: InstantPlaylistResult): CreatePlaylistResponse {
     skipped: dropped,
     unavailable: dropped,
     unavailable_ids: r.unavailable,
+    account: r.account,
   };
+}
+
+/** The polyphony user a request acts for (a signed-in user); API-token, Setup and anonymous callers have none. */
+export function playlistOwner(identity: { sub: string; via: string } | undefined): string | undefined {
+  return identity && identity.via === 'cookie' ? identity.sub : undefined;
 }
 
 /** Body of GET /api/playlists (reference shape). */
@@ -38,13 +45,15 @@ export function toPlaylistsDto(servers: ServerPlaylists[]): PlaylistsResponse {
 export function playlistRoutes(service: PlaylistService): RouteHandlers {
   const r = routeHandlers();
   // Internal (service callers only): the tracks of a playlist we wrote (alchemy items of type playlist).
-  r.json(api.internal.playlistTracks, ({ query: q }) => service.trackIdsOf(q.serverId, q.playlist));
+  r.json(api.internal.playlistTracks, ({ query: q }) => service.trackIdsOf(q.serverId, q.playlist, q.userId));
   // Internal: replace a radio playlist (radio runs of the index service).
   r.json(api.internal.playlistRadio, ({ body }) => service.replaceRadio(body.serverId, body.name, body.ids, body.runId, body.kind));
   // The chat page saves its result through /chat/api/create_playlist: same body, same answer.
-  const create = async (serverId: string | undefined, body: CreatePlaylistBody) => toCreateDto(await service.createInstant(serverId, body.playlist_name, (body.track_ids ?? body.item_ids)!));
-  r.json(defs.createPlaylist, ({ body }, req) => create(req.identity?.serverId, body));
-  r.json(chatRoutes.chatCreatePlaylist, ({ body }, req) => create(req.identity?.serverId, body));
-  r.json(defs.playlists, async () => toPlaylistsDto(await service.listWritten()));
+  // Households: a signed-in user's playlist is written with their own linked account when they have one.
+  const create = async (req: Request, body: CreatePlaylistBody) =>
+    toCreateDto(await service.createInstant(req.identity?.serverId, body.playlist_name, (body.track_ids ?? body.item_ids)!, playlistOwner(req.identity)));
+  r.json(defs.createPlaylist, ({ body }, req) => create(req, body));
+  r.json(chatRoutes.chatCreatePlaylist, ({ body }, req) => create(req, body));
+  r.json(defs.playlists, async (_input, req) => toPlaylistsDto(await service.listWritten(playlistOwner(req.identity))));
   return r;
 }

@@ -15,6 +15,8 @@ interface PlaylistRow {
   run_id: string | null;
   track_count: number;
   created_at: Date;
+  owner_user_id: string | null;
+  account: 'user' | 'server';
 }
 const toPlaylist = (r: PlaylistRow): WrittenPlaylist => ({
   id: r.id,
@@ -25,7 +27,15 @@ const toPlaylist = (r: PlaylistRow): WrittenPlaylist => ({
   runId: r.run_id,
   trackCount: r.track_count,
   createdAt: r.created_at,
+  ownerUserId: r.owner_user_id ?? null,
+  account: r.account ?? 'server',
 });
+
+/**
+ * SQL condition: a playlist (table alias `p`) the viewer (parameter `$n`, null for none) may see: the server
+ * account's, or their own private ones.
+ */
+const visibleTo = (n: number): string => `(p.account = 'server' OR p.owner_user_id = $${n}::text)`;
 
 /**
  * Records of the playlists this service wrote (playlist.playlists + playlist.playlist_tracks). The
@@ -39,13 +49,13 @@ export class PlaylistRepository implements PlaylistStore {
    * record with the same provider playlist id on that server (the server reused an id after the playlist
    * was deleted outside this service) is replaced.
    */
-  async record(p: { serverId: string; providerPlaylistId: string; name: string; kind: PlaylistKind; runId?: string; tracks: WrittenTrack[] }): Promise<WrittenPlaylist> {
+  async record(p: { serverId: string; providerPlaylistId: string; name: string; kind: PlaylistKind; runId?: string; tracks: WrittenTrack[]; ownerUserId?: string; account?: 'user' | 'server' }): Promise<WrittenPlaylist> {
     return this.ds.transaction(async (m) => {
       await m.query(`DELETE FROM playlist.playlists WHERE server_id = $1 AND provider_playlist_id = $2`, [p.serverId, p.providerPlaylistId]);
       const rows: PlaylistRow[] = await m.query(
-        `INSERT INTO playlist.playlists (id, server_id, provider_playlist_id, name, kind, run_id, track_count)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-        [randomUUID(), p.serverId, p.providerPlaylistId, p.name, p.kind, p.runId ?? null, p.tracks.length],
+        `INSERT INTO playlist.playlists (id, server_id, provider_playlist_id, name, kind, run_id, track_count, owner_user_id, account)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+        [randomUUID(), p.serverId, p.providerPlaylistId, p.name, p.kind, p.runId ?? null, p.tracks.length, p.ownerUserId ?? null, p.account ?? 'server'],
       );
       const row = rows[0]!;
       if (p.tracks.length) {
@@ -84,12 +94,12 @@ export class PlaylistRepository implements PlaylistStore {
    * name equals `key` (names compared case-insensitively, with or without the `_instant`/`_automatic`/`_radio`
    * suffix). Undefined when no such playlist was written by this service.
    */
-  async trackIdsOf(serverId: string, key: string): Promise<{ name: string; itemIds: string[] } | undefined> {
+  async trackIdsOf(serverId: string, key: string, viewer?: string): Promise<{ name: string; itemIds: string[] } | undefined> {
     const rows: Array<{ id: string; name: string }> = await this.ds.query(
-      `SELECT id, name FROM playlist.playlists
-        WHERE server_id = $1 AND (provider_playlist_id = $2 OR lower(name) = lower($2) OR lower(name) IN (lower($2) || '_instant', lower($2) || '_automatic', lower($2) || '_radio'))
+      `SELECT id, name FROM playlist.playlists p
+        WHERE server_id = $1 AND ${visibleTo(3)} AND (provider_playlist_id = $2 OR lower(name) = lower($2) OR lower(name) IN (lower($2) || '_instant', lower($2) || '_automatic', lower($2) || '_radio'))
         ORDER BY (provider_playlist_id = $2) DESC, created_at DESC, id LIMIT 1`,
-      [serverId, key],
+      [serverId, key, viewer ?? null],
     );
     const row = rows[0];
     if (!row) return undefined;
@@ -98,11 +108,13 @@ export class PlaylistRepository implements PlaylistStore {
   }
 
   /** Every playlist we wrote with its tracks in order; playlists oldest first. */
-  async listWithTracks(): Promise<WrittenPlaylistWithTracks[]> {
-    const playlists: PlaylistRow[] = await this.ds.query(`SELECT * FROM playlist.playlists ORDER BY created_at, id`);
+  async listWithTracks(viewer?: string): Promise<WrittenPlaylistWithTracks[]> {
+    const playlists: PlaylistRow[] = await this.ds.query(`SELECT p.* FROM playlist.playlists p WHERE ${visibleTo(1)} ORDER BY p.created_at, p.id`, [viewer ?? null]);
     if (playlists.length === 0) return [];
     const tracks: Array<{ playlist_id: string; item_id: string; provider_id: string; title: string | null; author: string | null }> = await this.ds.query(
-      `SELECT playlist_id, item_id, provider_id, title, author FROM playlist.playlist_tracks ORDER BY playlist_id, position`,
+      `SELECT t.playlist_id, t.item_id, t.provider_id, t.title, t.author FROM playlist.playlist_tracks t JOIN playlist.playlists p ON p.id = t.playlist_id
+        WHERE ${visibleTo(1)} ORDER BY t.playlist_id, t.position`,
+      [viewer ?? null],
     );
     const byPlaylist = new Map<string, WrittenPlaylistWithTracks['tracks']>();
     for (const t of tracks) {

@@ -25,8 +25,16 @@
  *   `GET /playlists?playlistType=audio`; `GET /playlists/{id}/items` (with `playlistItemID`);
  *   `DELETE /playlists/{id}/items/{playlistItemID}`; `DELETE /playlists/{id}`. A wrong machine id or
  *   a malformed uri → 400; more than `maxIdsPerRequest` ids in one uri (default 100) → 400.
+ * - Playlist import: `POST /playlists/upload?sectionID=&path=` reads the M3U/M3U8 file at `path` on the
+ *   server's own filesystem (here: this process's), matches each entry (absolute, or relative to the file's
+ *   folder; `#` lines skipped) to a track of that music section by its file path (`Part.file`), and creates a
+ *   playlist titled after the file name without extension; unmatched entries are skipped; answers 200 with an
+ *   empty body (400 for a missing/non-music section or an unreadable file, as the real server refuses them).
+ * - Play queues: `POST /playQueues?type=audio&uri=server://…/library/metadata/{ids}` answers `playQueueID`.
  * - History: `/status/sessions/history/all` (one entry per played track at its last play).
  */
+import { readFileSync } from 'node:fs';
+import { basename, dirname, extname, isAbsolute, join } from 'node:path';
 import type { Express, Request, Response } from 'express';
 import type { FakeCatalogue, FakeTrack } from './catalogue';
 import { FakeCore, FileSizes, extOf, newApp, sendAudio, toXml, type StartedFake } from './common';
@@ -76,6 +84,8 @@ export class FakePlex {
   maxIdsPerRequest: number | null;
   private readonly withMovieSection: boolean;
   private readonly playlistMap = new Map<number, PlexPlaylist>();
+  /** Play queues made with `POST /playQueues` (tracks as ratingKeys, in order), by playQueueID. */
+  readonly playQueues = new Map<string, string[]>();
   private nextPlaylist = 1;
   private nextItem = 1;
   private readonly sizes = new FileSizes();
@@ -519,6 +529,47 @@ export class FakePlex {
         return;
       }
       this.send(req, res, { size: 1, Metadata: [this.playlistMeta(p)] });
+    });
+    app.post('/playQueues', (req, res) => {
+      const q = query(req);
+      if (q.get('type') !== 'audio') {
+        res.status(400).type('text/html').send('<html><head><title>Bad Request</title></head><body><h1>400 Bad Request</h1></body></html>');
+        return;
+      }
+      const tracks = this.parseUri(res, q.get('uri'));
+      if (!tracks) return;
+      const id = String(this.playQueues.size + 1);
+      this.playQueues.set(id, tracks.map((i) => this.rk(T_TRACK, i)));
+      this.send(req, res, { size: tracks.length, playQueueID: Number(id), playQueueSelectedItemOffset: 0, playQueueTotalCount: tracks.length, Metadata: tracks.map((i) => this.track(i, false)) });
+    });
+    app.post('/playlists/upload', (req, res) => {
+      const q = query(req);
+      const section = q.get('sectionID');
+      const library = section && /^\d+$/.test(section) ? this.catalogue.libraries[Number(section) - 1] : undefined;
+      const file = q.get('path');
+      let text: string | undefined;
+      try {
+        text = file ? readFileSync(file, 'utf8') : undefined;
+      } catch {
+        text = undefined;
+      }
+      if (!library || !file || text === undefined) {
+        res.status(400).type('text/html').send('<html><head><title>Bad Request</title></head><body><h1>400 Bad Request</h1></body></html>');
+        return;
+      }
+      const byPath = new Map<string, number>();
+      for (const i of this.catalogue.indicesIn([library.id])) byPath.set(this.catalogue.trackAt(i).path, i);
+      const tracks: number[] = [];
+      for (const raw of text.replace(/^\uFEFF/, '').split(/\r?\n/)) {
+        const line = raw.trim();
+        if (!line || line.startsWith('#')) continue;
+        const i = byPath.get(isAbsolute(line) ? line : join(dirname(file), line));
+        if (i !== undefined) tracks.push(i);
+      }
+      const now = Math.floor(Date.now() / 1000);
+      const n = this.nextPlaylist++;
+      this.playlistMap.set(n, { n, title: basename(file, extname(file)), items: tracks.map((trackIndex) => ({ itemId: this.nextItem++, trackIndex })), addedAt: now, updatedAt: now });
+      res.status(200).end();
     });
     app.delete('/playlists/:id', (req, res) => {
       const p = playlistOf(req, res);

@@ -20,6 +20,7 @@
  *   order; `getAlbumList2` caps `size` at 500.
  * - A catalogue page (for `failAfterPages`) is a `search3` call with `songCount > 0`, a
  *   `getAlbumList2` call, or a `getAlbum` call.
+ * - Play queue: `savePlayQueue` (repeated `id`, `current`), kept in `playQueue`.
  * - Playlists: `createPlaylist` (repeated `songId`, returns the playlist since 1.14),
  *   `updatePlaylist` (repeated `songIdToAdd`, `songIndexToRemove`), `getPlaylists`, `getPlaylist`,
  *   `deletePlaylist`. More than `maxIdsPerRequest` ids (default 40) in one request → code 0; a
@@ -160,6 +161,9 @@ export class FakeSubsonic {
     return this.core.requests;
   }
   /** Current playlists with their songs as provider ids, in order. */
+  /** The saved play queue (`savePlayQueue`, Subsonic API 1.12): song ids in order and the current one; undefined until saved. */
+  playQueue?: { trackIds: string[]; current?: string };
+
   playlists(): Array<{ id: string; name: string; public: boolean; trackIds: string[] }> {
     return [...this.playlistMap.values()].map((p) => ({ id: p.id, name: p.name, public: p.public, trackIds: p.tracks.map((i) => this.ids.encode(ID_TRACK, i)) }));
   }
@@ -579,6 +583,12 @@ export class FakeSubsonic {
         if (pub !== null) p.public = pub === 'true';
         p.tracks = p.tracks.filter((_, idx) => !remove.has(idx)).concat(addTracks);
         p.changed = new Date().toISOString();
+        return {};
+      }
+      case 'savePlayQueue': {
+        const songIds = params.getAll('id');
+        const tracks = this.resolveSongs(songIds);
+        this.playQueue = { trackIds: tracks.map((i) => this.ids.encode(ID_TRACK, i)), current: params.get('current') ?? undefined };
         return {};
       }
       case 'deletePlaylist': {

@@ -9,8 +9,8 @@ import { TASK_RUN_COLUMNS_SQL } from '@polyphony/platform';
  * join it), so it has two one-row indexes instead of the one-live index, and the lease scan index.
  * It replaces the PostgreSQL session advisory lock that serialised builds across replicas.
  */
-export class AddBuildRuns1733800000000 implements MigrationInterface {
-  name = 'AddBuildRuns1733800000000';
+export class AddBuildRuns1734100000000 implements MigrationInterface {
+  name = 'AddBuildRuns1734100000000';
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE TABLE "index".build_runs (${TASK_RUN_COLUMNS_SQL},\n  requested_at timestamptz NOT NULL DEFAULT now())`);
     await q.query(`CREATE UNIQUE INDEX build_runs_one_queued ON "index".build_runs ((true)) WHERE state = 'NEW'`);

@@ -1,0 +1,229 @@
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { ServiceClient } from '@polyphony/platform';
+import { createFakeJellyfin, createFakeLyrion, startSupysonic, syntheticCatalogue, WESNOTH_MUSIC_DIR, type StartedFake, type StartedSupysonic } from '@polyphony/testkit';
+import { API_TOKEN, loginCookie, rawBody, useTestStack } from './helpers';
+
+/**
+ * Households (issue 34): a real supysonic with three accounts (the server's own `house`, used by the
+ * registry, and `alice` and `bob`, made with supysonic's CLI) serves three Wesnoth songs. Polyphony users
+ * alice and bob link their own accounts; carol links none. Each creates a playlist through the gateway:
+ * alice's and bob's land in their own Subsonic accounts (read back with getPlaylists under each user's
+ * credentials), carol's in the server's account (fallback). Polyphony's list shows each user only their own
+ * private playlists (plus the server account's); exports follow the same privacy, embed credentials only from
+ * the caller's own account, and no answer ever carries a password. The catalogue is seeded through the
+ * catalogue's identity resolver (no audio analysis: playlist creation only needs the id mappings).
+ */
+describe('households: per-user media-server accounts on a real supysonic', () => {
+  jest.setTimeout(3 * 60_000);
+  const bearer = { Authorization: `Bearer ${API_TOKEN}` };
+  const SONGS = ['victory', 'elf-land', 'revelation'];
+  const PASS = { house: 'house-pass-1', alice: 'alice-pass-2', bob: 'bob-pass-3' } as const;
+  const POLY_PASS = 'poly-password-1';
+  const root = mkdtempSync(join(tmpdir(), 'households-music-'));
+  let sub: StartedSupysonic;
+  /** Provider ids by file name. */
+  const ids: Record<string, string> = {};
+  /** Every answer body seen, to check that no secret ever came back. */
+  const answers: string[] = [];
+
+  beforeAll(async () => {
+    for (const s of SONGS) copyFileSync(join(WESNOTH_MUSIC_DIR, `${s}.ogg`), join(root, `${s}.ogg`));
+    sub = await startSupysonic({ musicDir: root, user: 'house', password: PASS.house });
+    await sub.addUser('alice', PASS.alice);
+    await sub.addUser('bob', PASS.bob);
+    const found = (await subsonic('house', 'search3', '&query=&songCount=50')) as { searchResult3: { song: Array<{ id: string; path: string }> } };
+    for (const x of found.searchResult3.song) ids[x.path.replace(/\.ogg$/, '')] = x.id;
+    expect(Object.keys(ids).sort()).toEqual([...SONGS].sort());
+  });
+  const app = useTestStack();
+  const fakes: StartedFake[] = [];
+  afterAll(async () => {
+    for (const f of fakes) await f.close();
+    await sub?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  /** One Subsonic call as `user` (supysonic takes `p`, not token auth). */
+  async function subsonic(user: keyof typeof PASS, method: string, extra = ''): Promise<Record<string, unknown>> {
+    const res = await fetch(`${sub.url}/rest/${method}.view?u=${user}&p=${PASS[user]}&v=1.12.0&c=t&f=json${extra}`);
+    const body = (await res.json()) as { 'subsonic-response': Record<string, unknown> };
+    expect(body['subsonic-response'].status).toBe('ok');
+    return body['subsonic-response'];
+  }
+  async function playlistNames(user: keyof typeof PASS): Promise<Array<{ name: string; owner: string }>> {
+    const r = (await subsonic(user, 'getPlaylists')) as { playlists: { playlist?: Array<{ name: string; owner: string }> } };
+    return (r.playlists.playlist ?? []).map((p) => ({ name: p.name, owner: p.owner }));
+  }
+  /** Records and returns a response. */
+  function seen(res: request.Response): request.Response {
+    answers.push(Buffer.isBuffer(res.body) ? res.body.toString('utf8') : (res.text ?? JSON.stringify(res.body)));
+    return res;
+  }
+  /** POST /api/playlists/export as M3U8 text. */
+  async function exportText(h: Record<string, string>, body: Record<string, unknown>): Promise<string> {
+    const res = seen(await request(app.url).post('/api/playlists/export').set(h).send({ format: 'm3u8', ...body }).buffer(true).parse(rawBody).expect(200));
+    expect(res.headers['content-type']).toMatch(/^audio\/x-mpegurl; charset=utf-8/);
+    return (res.body as Buffer).toString('utf8');
+  }
+
+  let serverId: string;
+  const cookies: Record<string, string> = {};
+  beforeAll(async () => {
+    const created = seen(await request(app.url).post('/api/servers').set(bearer).send({ name: 'House', server_type: 'navidrome', creds: { url: sub.url, user: 'house', password: PASS.house } }).expect(201));
+    serverId = created.body.id;
+    const catalogue = new ServiceClient(() => app.stack.peers().catalogue, app.stack.internalSecret, 'households-test', 30_000);
+    for (const [i, name] of SONGS.entries()) {
+      const embedding = Array.from({ length: 200 }, (_, k) => Math.sin((i + 1) * (k + 1)));
+      await catalogue.post('/internal/identity/resolve', {
+        serverId,
+        providerId: ids[name],
+        embedding,
+        embedderVersion: 'dsp-v1',
+        durationSeconds: 100 + i,
+        metadata: { title: name, artist: 'Wesnoth', album: 'Core', filePath: `${name}.ogg` },
+        descriptors: {},
+      });
+    }
+    for (const user of ['alice', 'bob', 'carol']) {
+      await request(app.url).post('/api/users').set(bearer).send({ username: user, password: POLY_PASS }).expect(201);
+      cookies[user] = await loginCookie(app.url, user, POLY_PASS);
+    }
+  });
+
+  const as = (user: string) => ({ Cookie: cookies[user]! });
+
+  it('When users link their own Subsonic accounts, then a wrong password is refused, the right one is verified and stored, and answers hold no secret', async () => {
+    const before = seen(await request(app.url).get('/api/me/accounts').set(as('alice')).expect(200));
+    expect(before.body.accounts).toEqual([expect.objectContaining({ server_id: serverId, server_type: 'navidrome', status: 'not_linked', linked: false, library_scope_supported: true })]);
+
+    const refused = seen(await request(app.url).put(`/api/me/servers/${serverId}/account`).set(as('alice')).send({ user: 'alice', password: 'wrong-password' }).expect(400));
+    expect(refused.body).toMatchObject({ code: 'media_server_auth_failed', request_id: expect.any(String) });
+    expect((await request(app.url).get(`/api/me/servers/${serverId}/account`).set(as('alice')).expect(200)).body.status).toBe('not_linked');
+    // Keys of another kind, and a kind mismatch, are the caller's input errors.
+    expect(seen(await request(app.url).put(`/api/me/servers/${serverId}/account`).set(as('alice')).send({ token: 'x' }).expect(400)).body.code).toBe('validation_failed');
+    seen(await request(app.url).put('/api/me/servers/00000000-0000-0000-0000-000000000000/account').set(as('alice')).send({ user: 'alice', password: PASS.alice }).expect(404));
+    // The API token is no household member: it has no own accounts.
+    seen(await request(app.url).put(`/api/me/servers/${serverId}/account`).set(bearer).send({ user: 'alice', password: PASS.alice }).expect(403));
+
+    for (const user of ['alice', 'bob'] as const) {
+      const linked = seen(await request(app.url).put(`/api/me/servers/${serverId}/account`).set(as(user)).send({ user, password: PASS[user] }).expect(200));
+      expect(linked.body).toMatchObject({ server_id: serverId, status: 'linked', linked: true, account_name: user, libraries: [{ id: expect.any(String), name: 'Music' }] });
+    }
+    // Each user sees their own link only.
+    expect((await request(app.url).get(`/api/me/servers/${serverId}/account`).set(as('carol')).expect(200)).body.status).toBe('not_linked');
+    // Stored like the registry's secrets (in the registry schema), never answered.
+    const rows = await app.sql<{ user_id: string; creds: Record<string, string> }>(`SELECT user_id, creds FROM registry.user_accounts ORDER BY creds->>'user'`);
+    expect(rows.map((r) => r.creds.user)).toEqual(['alice', 'bob']);
+    expect(rows[0]!.creds.url).toBe(sub.url);
+  });
+
+  it('When each user creates a playlist, then alice and bob write into their own Subsonic accounts, carol falls back to the server account, and polyphony lists each private playlist to its owner only', async () => {
+    const made: Record<string, string> = {};
+    for (const [user, songs] of [['alice', ['victory', 'elf-land']], ['bob', ['revelation']], ['carol', ['victory']]] as const) {
+      const res = seen(await request(app.url).post('/api/create_playlist').set(as(user)).send({ playlist_name: `${user} mix`, track_ids: songs.map((s) => ids[s]) }).expect(201));
+      expect(res.body).toMatchObject({ mapped: songs.length, account: user === 'carol' ? 'server' : 'user' });
+      made[user] = res.body.playlist_name;
+    }
+    // On the media server, read with each account's own credentials.
+    expect(await playlistNames('alice')).toEqual([{ name: 'alice mix_instant', owner: 'alice' }]);
+    expect(await playlistNames('bob')).toEqual([{ name: 'bob mix_instant', owner: 'bob' }]);
+    expect(await playlistNames('house')).toEqual([{ name: 'carol mix_instant', owner: 'house' }]);
+    const alicePlaylist = ((await subsonic('alice', 'getPlaylists')) as { playlists: { playlist: Array<{ id: string }> } }).playlists.playlist[0]!.id;
+    const entries = (await subsonic('alice', 'getPlaylist', `&id=${alicePlaylist}`)) as { playlist: { entry: Array<{ id: string }> } };
+    expect(entries.playlist.entry.map((e) => e.id)).toEqual([ids.victory, ids['elf-land']]);
+
+    // In polyphony's list: own private playlists and the server account's; never another user's.
+    const listed = async (h: Record<string, string>) => Object.keys(seen(await request(app.url).get('/api/playlists').set(h).expect(200)).body.servers[0].playlists).sort();
+    expect(await listed(as('alice'))).toEqual(['alice mix_instant', 'carol mix_instant']);
+    expect(await listed(as('bob'))).toEqual(['bob mix_instant', 'carol mix_instant']);
+    expect(await listed(as('carol'))).toEqual(['carol mix_instant']);
+    expect(await listed(bearer)).toEqual(['carol mix_instant']);
+    expect(made.alice).toBe('alice mix_instant');
+  });
+
+  it("When playlists are exported, then paths and stream URLs come from the selected server, another user's private playlist is not found, and credentials are embedded only from the caller's own account", async () => {
+    const json = seen(await request(app.url).post('/api/playlists/export').set(as('alice')).send({ playlist: 'alice mix', format: 'json' }).expect(200));
+    expect(json.headers['content-disposition']).toMatch(/attachment; filename="alice mix_instant\.json"/);
+    expect(json.body).toMatchObject({ format: 'polyphony-playlist', version: 1, name: 'alice mix_instant', server_id: serverId, server_type: 'navidrome', credentials_embedded: false, unavailable_ids: [] });
+    expect(json.body.tracks.map((t: { provider_id: string; path: string }) => [t.provider_id, t.path])).toEqual([
+      [ids.victory, 'victory.ogg'],
+      [ids['elf-land'], 'elf-land.ogg'],
+    ]);
+    for (const t of json.body.tracks as Array<{ stream_url: string }>) {
+      const u = new URL(t.stream_url);
+      expect(u.origin + u.pathname).toBe(`${sub.url}/rest/stream`);
+      expect([...u.searchParams.keys()].sort()).toEqual(['c', 'id', 'v']);
+    }
+    expect(await exportText(as('alice'), { playlist: 'alice mix' })).toBe(['#EXTM3U', '#PLAYLIST:alice mix_instant', '#EXTINF:100,Wesnoth - victory', 'victory.ogg', '#EXTINF:101,Wesnoth - elf-land', 'elf-land.ogg', ''].join('\n'));
+
+    // Private to alice: bob cannot export it (404, as if it did not exist).
+    expect(seen(await request(app.url).post('/api/playlists/export').set(as('bob')).send({ playlist: 'alice mix', format: 'json' }).expect(404)).body.code).toBe('not_found');
+
+    // Embedded credentials: alice's own salted token (never her password); carol has no own account: refused.
+    const withCreds = await exportText(as('alice'), { track_ids: [ids.revelation], locations: 'stream', embed_credentials: true });
+    const streamLine = withCreds.split('\n').find((l) => l.startsWith('http'))!;
+    const q = new URL(streamLine).searchParams;
+    expect(q.get('u')).toBe('alice');
+    expect(q.get('t')).toMatch(/^[0-9a-f]{32}$/);
+    expect(q.get('s')).toBeTruthy();
+    expect(q.get('p')).toBeNull();
+    // The embedded token authenticates as alice on a Subsonic server with token auth (checked locally: supysonic 0.7 knows only `p`).
+    expect(createHash('md5').update(PASS.alice + q.get('s')).digest('hex')).toBe(q.get('t'));
+    const refused = seen(await request(app.url).post('/api/playlists/export').set(as('carol')).send({ track_ids: [ids.revelation], format: 'json', embed_credentials: true }).expect(400));
+    expect(refused.body.code).toBe('own_account_required');
+    seen(await request(app.url).post('/api/playlists/export').set(bearer).send({ track_ids: [ids.revelation], format: 'json', embed_credentials: true }).expect(400));
+    // Bad input is a 400, never a 500.
+    seen(await request(app.url).post('/api/playlists/export').set(as('alice')).send({ format: 'json' }).expect(400));
+    seen(await request(app.url).post('/api/playlists/export').set(as('alice')).send({ playlist: 'x', track_ids: ['y'] }).expect(400));
+  });
+
+  it('When alice unlinks, then her next playlist falls back to the server account and is listed to everyone; the play queue needs an own account; no answer held a secret', async () => {
+    await request(app.url).delete(`/api/me/servers/${serverId}/account`).set(as('alice')).expect(204);
+    expect((await request(app.url).get(`/api/me/servers/${serverId}/account`).set(as('alice')).expect(200)).body).toMatchObject({ status: 'not_linked', libraries: null });
+    const res = seen(await request(app.url).post('/api/create_playlist').set(as('alice')).send({ playlist_name: 'after unlink', track_ids: [ids.victory] }).expect(201));
+    expect(res.body.account).toBe('server');
+    expect((await playlistNames('house')).map((p) => p.name).sort()).toEqual(['after unlink_instant', 'carol mix_instant']);
+    expect(Object.keys(seen(await request(app.url).get('/api/playlists').set(as('bob')).expect(200)).body.servers[0].playlists)).toContain('after unlink_instant');
+    // Her earlier private playlist stays hers.
+    expect(Object.keys((await request(app.url).get('/api/playlists').set(as('bob')).expect(200)).body.servers[0].playlists)).not.toContain('alice mix_instant');
+
+    // Play queue: supysonic 0.7 has no savePlayQueue (a 404 there), so the media server's failure is a 502, never a 500;
+    // carol (no own account, not an admin) is refused before anything is sent.
+    expect(seen(await request(app.url).post('/api/queue').set(as('carol')).send({ track_ids: [ids.victory] }).expect(400)).body.code).toBe('own_account_required');
+    await request(app.url).put(`/api/me/servers/${serverId}/account`).set(as('bob')).send({ user: 'bob', password: PASS.bob }).expect(200);
+    expect(seen(await request(app.url).post('/api/queue').set(as('bob')).send({ track_ids: [ids.victory] }).expect(502)).body.code).toBe('upstream_unavailable');
+
+    for (const body of answers) for (const secret of Object.values(PASS)) expect(body).not.toContain(secret);
+  });
+  it('When a user links a Jellyfin account by user name and password, then only the token is kept; a Lyrion server offers no accounts', async () => {
+    const catalogue = syntheticCatalogue(3);
+    const jf = createFakeJellyfin({ catalogue, token: 'jf-user-token-9', userName: 'alice-jf', password: 'jf-login-pass-7' });
+    const lms = createFakeLyrion({ catalogue });
+    const jfUrl = (await jf.start().then((f) => (fakes.push(f), f))).url;
+    const lmsUrl = (await lms.start().then((f) => (fakes.push(f), f))).url;
+    const jelly = (await request(app.url).post('/api/servers').set(bearer).send({ name: 'Jelly', server_type: 'jellyfin', creds: { url: jfUrl, user_id: jf.userId, token: 'jf-user-token-9' } }).expect(201)).body.id as string;
+    const lyrion = (await request(app.url).post('/api/servers').set(bearer).send({ name: 'Lyrion', server_type: 'lyrion', creds: { url: lmsUrl } }).expect(201)).body.id as string;
+
+    seen(await request(app.url).put(`/api/me/servers/${jelly}/account`).set(as('alice')).send({ username: 'alice-jf', password: 'wrong' }).expect(400));
+    const linked = seen(await request(app.url).put(`/api/me/servers/${jelly}/account`).set(as('alice')).send({ username: 'alice-jf', password: 'jf-login-pass-7' }).expect(200));
+    expect(linked.body).toMatchObject({ server_type: 'jellyfin', status: 'linked', account_name: 'alice-jf', library_scope_supported: true });
+    const stored = await app.sql<{ creds: Record<string, string> }>(`SELECT creds FROM registry.user_accounts WHERE server_id = $1`, [jelly]);
+    expect(Object.keys(stored[0]!.creds).sort()).toEqual(['token', 'url', 'user_id']);
+    expect(stored[0]!.creds.token).toBe('jf-user-token-9');
+    expect(JSON.stringify(linked.body)).not.toContain('jf-user-token-9');
+
+    const refused = seen(await request(app.url).put(`/api/me/servers/${lyrion}/account`).set(as('alice')).send({ user: 'a', password: 'b' }).expect(400));
+    expect(refused.body.code).toBe('accounts_not_supported');
+    const all = seen(await request(app.url).get('/api/me/accounts').set(as('alice')).expect(200)).body.accounts as Array<{ server_name: string; status: string; library_scope_supported: boolean }>;
+    expect(all.map((a) => [a.server_name, a.status, a.library_scope_supported])).toEqual([
+      ['House', 'not_linked', true],
+      ['Jelly', 'linked', true],
+      ['Lyrion', 'not_linked', false],
+    ]);
+    for (const body of answers) for (const secret of ['jf-login-pass-7', 'jf-user-token-9']) expect(body).not.toContain(secret);
+  });
+});

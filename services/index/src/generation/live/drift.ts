@@ -1,0 +1,80 @@
+/**
+ * When the live library asks for a full rebuild (issue 35): measured drift of a generation that grew by appended
+ * rows, never the arrival of one song. Settings: INDEX_LIVE_* (config.ts), defaults below.
+ */
+import type { IvfIndex } from '@polyphony/vector-engine';
+
+/** Drift thresholds; a full rebuild is requested when any is crossed. */
+export interface DriftSettings {
+  /**
+   * Largest cell / mean cell size above which cells are too uneven (appended songs crowd a few cells, so probing
+   * them costs more and recall drops). Default 8 (`INDEX_LIVE_MAX_CELL_IMBALANCE`); a full build's k-means at
+   * 1M x 200-d gives about 3-4.
+   */
+  maxCellImbalance: number;
+  /**
+   * Recall@10 of the probe set (IVF search with the default nprobe vs exact search over the same generation) below
+   * which the generation is rebuilt. Default 0.9 (`INDEX_LIVE_MIN_PROBE_RECALL`).
+   */
+  minProbeRecall: number;
+  /** Songs of the probe set: appended rows first (they are the ones placed without training), then built rows. Default 100 (`INDEX_LIVE_PROBES`). */
+  probes: number;
+  /** Appended rows / built rows above which a rebuild is due whatever the measures say. Default 1.0 (`INDEX_LIVE_MAX_GROWTH`): the library doubled. */
+  maxGrowth: number;
+}
+
+export const DEFAULT_DRIFT: DriftSettings = { maxCellImbalance: 8, minProbeRecall: 0.9, probes: 100, maxGrowth: 1.0 };
+
+/** What `measureDrift` found. */
+export interface DriftReport {
+  /** Largest cell / mean cell size. */
+  cellImbalance: number;
+  /** Recall@10 of the probe set against exact search (1 when there is nothing to probe). */
+  probeRecall: number;
+  /** Appended rows / built rows. */
+  growth: number;
+  probes: number;
+  /** Why a rebuild is due; empty = none. */
+  reasons: string[];
+}
+
+/** Probe neighbours compared (recall@K). */
+const K = 10;
+
+/**
+ * Measures the drift of `index`, whose first `builtRows` rows came from its full build and the rest from appends.
+ * Probe set: up to `settings.probes` rows, half from the appended rows and the rest from the built ones, evenly
+ * spaced (deterministic); each is queried with its own vector (itself excluded) by IVF search and by exact search.
+ * Cost: `probes` exact scans (size x dim each): 100 probes at 1M x 200-d is ~20 G multiply-adds, seconds of CPU,
+ * so it runs once per applied batch, after the swap.
+ */
+export function measureDrift(index: IvfIndex, builtRows: number, settings: DriftSettings = DEFAULT_DRIFT): DriftReport {
+  const sizes = index.cellSizes();
+  let largest = 0;
+  for (const s of sizes) largest = Math.max(largest, s);
+  const mean = index.nlist > 0 ? index.size / index.nlist : 0;
+  const cellImbalance = mean > 0 ? largest / mean : 0;
+  const appended = index.size - builtRows;
+  const growth = builtRows > 0 ? appended / builtRows : appended > 0 ? Infinity : 0;
+  const rows: number[] = [];
+  const fromAppended = Math.min(appended, Math.ceil(settings.probes / 2));
+  for (let i = 0; i < fromAppended; i++) rows.push(builtRows + Math.floor((i * appended) / fromAppended));
+  const fromBuilt = Math.min(builtRows, settings.probes - fromAppended);
+  for (let i = 0; i < fromBuilt; i++) rows.push(Math.floor((i * builtRows) / fromBuilt));
+  let hit = 0;
+  let total = 0;
+  for (const row of rows) {
+    if (index.size <= 1) break;
+    const v = index.getVector(row);
+    const k = Math.min(K, index.size - 1);
+    const truth = new Set(index.exactSearch(v, { k, exclude: [row] }).map((h) => h.row));
+    for (const h of index.search(v, { k, exclude: [row] })) if (truth.has(h.row)) hit++;
+    total += truth.size;
+  }
+  const probeRecall = total > 0 ? hit / total : 1;
+  const reasons: string[] = [];
+  if (cellImbalance > settings.maxCellImbalance) reasons.push(`cell imbalance ${cellImbalance.toFixed(1)} > ${settings.maxCellImbalance}`);
+  if (probeRecall < settings.minProbeRecall) reasons.push(`probe recall@10 ${probeRecall.toFixed(3)} < ${settings.minProbeRecall}`);
+  if (growth > settings.maxGrowth) reasons.push(`grown by ${(growth * 100).toFixed(0)}% since the build (> ${(settings.maxGrowth * 100).toFixed(0)}%)`);
+  return { cellImbalance, probeRecall, growth, probes: rows.length, reasons };
+}

@@ -1,0 +1,90 @@
+/**
+ * Live library (issue 35): a song analysed after the live generation was built is served by /api/similar_tracks and
+ * /api/search_tracks on two replicas without a rebuild (the replica that batches it stores the delta; the other
+ * applies it from the store on index.delta.applied.v1), a replica started later loads it with the generation, and a
+ * song that loses its mapping is gone from the answers.
+ */
+import request from 'supertest';
+import { RoutingKeys, type AnalysisTrackCompleted } from '@polyphony/contracts';
+import { syntheticItemId, toSnapshotTrack } from '@polyphony/testkit';
+import type { IndexService } from '../src';
+import { NAVI, setupFixture, type Fixture } from './fixtures';
+
+let f: Fixture;
+let second: IndexService;
+
+beforeAll(async () => {
+  f = await setupFixture();
+  second = f.build({ rebuildOnStart: false, env: { INDEX_LIVE_DEBOUNCE_MS: '100' } });
+  await second.start();
+}, 180_000);
+
+afterAll(async () => {
+  await f?.close();
+});
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('live library: new songs without a rebuild', () => {
+  jest.setTimeout(180_000);
+
+  it('When a song is analysed after the build, then both replicas serve it by similar_tracks and search_tracks without a rebuild; a later replica loads it; once unmapped it is gone', async () => {
+    const generation = f.svc.state.current().generation;
+    const size = f.svc.state.current().index.size;
+    const near = f.songs[42]!;
+    const itemId = syntheticItemId(90_001);
+    const song = { ...near, itemId, title: 'Brand New Tune', vector: Float32Array.from(near.vector, (x, d) => x + (d % 3 ? 1e-3 : -1e-3)) };
+    const { mappings: _none, ...row } = toSnapshotTrack(song, []);
+    f.peers.addSong(row);
+    f.peers.map(NAVI, itemId, 'nd-new-1', 'ar-nd-new');
+    const event: AnalysisTrackCompleted = { taskId: 't-live', serverId: NAVI, providerId: 'nd-new-1', outcome: 'analyzed', itemId };
+    await f.bus.publish(RoutingKeys.analysisTrackCompleted, event);
+
+    await until('both replicas to serve the new song', () => f.svc.state.current().index.rowOf(itemId) >= 0 && second.state.current().index.rowOf(itemId) >= 0);
+    for (const svc of [f.svc, second]) {
+      const g = svc.state.current();
+      expect(g.generation).toBe(generation);
+      expect(g.index.size).toBe(size + 1);
+      expect(g.revision).toBe(1);
+      expect(svc.rebuild.busy).toBe(false);
+      // Seeded by the new song (its provider id on the server) ...
+      const own = await request(svc.http).get('/api/similar_tracks?item_id=nd-new-1&n=5').set(f.as(NAVI)).expect(200);
+      expect(own.body.length).toBeGreaterThan(0);
+      // ... and returned as the nearest song of the one it was made close to.
+      const seed = f.peers.providerId(NAVI, near.itemId);
+      const similar = await request(svc.http).get(`/api/similar_tracks?item_id=${encodeURIComponent(seed)}&n=5`).set(f.as(NAVI)).expect(200);
+      expect(similar.body[0].item_id).toBe('nd-new-1');
+      expect(similar.body[0].title).toBe('Brand New Tune');
+      const found = await request(svc.http).get('/api/search_tracks?search_query=Brand%20New%20Tune').set(f.as(NAVI)).expect(200);
+      expect(found.body.map((r: { item_id: string }) => r.item_id)).toContain('nd-new-1');
+    }
+    // A replica that starts now loads the generation and its stored delta before it is ready.
+    const third = f.build({ rebuildOnStart: false });
+    await third.start();
+    expect(third.state.current().index.rowOf(itemId)).toBe(size);
+    expect(third.state.current().generation).toBe(generation);
+    // Redelivery of the same event adds nothing.
+    await f.bus.publish(RoutingKeys.analysisTrackCompleted, event);
+    await new Promise((r) => setTimeout(r, 4000));
+    expect(f.svc.state.current().index.size).toBe(size + 1);
+    expect(second.state.current().index.size).toBe(size + 1);
+
+    // Removed from the server: the catalogue's mapping log masks it on every replica.
+    f.peers.unmap(NAVI, itemId);
+    await f.bus.publish(RoutingKeys.mappingsLogged, { reason: 'test: unmapped', serverId: NAVI });
+    await until('the song to be masked everywhere', () => [f.svc, second, third].every((s) => !s.state.current().maps.mask(NAVI).has(size)));
+    for (const svc of [f.svc, second, third]) {
+      const seed = f.peers.providerId(NAVI, near.itemId);
+      const similar = await request(svc.http).get(`/api/similar_tracks?item_id=${encodeURIComponent(seed)}&n=20`).set(f.as(NAVI)).expect(200);
+      expect(similar.body.map((r: { item_id: string }) => r.item_id)).not.toContain('nd-new-1');
+      const found = await request(svc.http).get('/api/search_tracks?search_query=Brand%20New%20Tune').set(f.as(NAVI)).expect(200);
+      expect(found.body.map((r: { item_id: string }) => r.item_id)).not.toContain('nd-new-1');
+    }
+  });
+});
