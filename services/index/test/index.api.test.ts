@@ -1073,7 +1073,7 @@ describe('availability and rebuilds', () => {
       await stopping;
       expect((await buildRun(taskId)).state).toBe('RUNNING');
       // The other replica's claim scan (every 5 s) takes the run over and builds again from the start.
-      await waitFor(async () => (await buildRun(taskId)).state !== 'RUNNING', 120_000);
+      await waitFor(async () => (await buildRun(taskId)).state !== 'RUNNING', 540_000);
       const row = await buildRun(taskId);
       expect(row.state).toBe('SUCCESS');
       expect(row.lease_generation).toBe(2);
@@ -1089,7 +1089,7 @@ describe('availability and rebuilds', () => {
       release();
       await second.stop();
     }
-  }, 150_000);
+  }, 600_000);
 
   it('When an index build is cancelled from the task board mid-build, then the run ends REVOKED, its generation is marked failed and the previous one stays live', async () => {
     const tasks: TaskUpdatedEvent[] = [];
@@ -1119,7 +1119,7 @@ describe('availability and rebuilds', () => {
       release();
       await h.stop();
     }
-  }, 90_000);
+  }, 600_000);
 
   it('When a build run was taken over, then the previous coordinator cannot activate its generation (fenced by the lease)', async () => {
     const ds = f.svc.runtime.ds;
