@@ -70,10 +70,10 @@ describe('change detection per server (supysonic, full stack)', () => {
     // index through its first build; adding songs to a built generation without a rebuild is covered by
     // services/index/test/live-library.api.test.ts.)
     expect(await count(`SELECT count(*)::int AS n FROM analysis.runs`)).toBe(0);
-    const [{ title }] = await sql<{ title: string }>(`SELECT title FROM catalogue.score`);
+    const title = (await sql<{ title: string }>(`SELECT title FROM catalogue.score`))[0]!.title;
     await waitFor(() => 'the added song found by /api/search_tracks', async () => {
-      const res = await request(app.url).get(`/api/search_tracks?search_query=${encodeURIComponent(title!)}`).set(auth);
-      return res.status === 200 && JSON.stringify(res.body).includes(title!) ? true : undefined;
+      const res = await request(app.url).get(`/api/search_tracks?search_query=${encodeURIComponent(title)}`).set(auth);
+      return res.status === 200 && JSON.stringify(res.body).includes(title) ? true : undefined;
     }, { timeoutMs: 120_000, intervalMs: 500 });
     expect(await count(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE server_id = $1 AND outcome = 'analyzed' AND run_id NOT IN (SELECT id FROM analysis.runs)`, [serverId])).toBe(1);
     process.stdout.write(`change detection: added song mapped ${seconds.toFixed(1)} s after the rescan (poll 5 s)\n`);

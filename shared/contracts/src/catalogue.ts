@@ -1,3 +1,4 @@
+import { ProviderTrackMessage } from './events';
 import { LearnedFeatures } from './learned';
 import { z } from './zod';
 
@@ -87,18 +88,7 @@ export const MappingLookupResponse = z.object({ mapped: z.array(z.string()) });
  * gave them; `unmappedTotal` counts them all), so the caller can analyse songs added where no newest-album list shows them.
  */
 export const REMOVAL_CHECK_UNMAPPED_MAX = 2000;
-const ListedTrack = z.object({
-  id: z.string(),
-  title: z.string(),
-  artist: z.string(),
-  artistId: z.string().optional(),
-  album: z.string().optional(),
-  albumArtist: z.string().optional(),
-  year: z.number().optional(),
-  rating: z.number().optional(),
-  durationSeconds: z.number().optional(),
-  path: z.string().optional(),
-});
+const ListedTrack = ProviderTrackMessage;
 export const RemovalCheckResponse = z.object({
   fetched: z.number().int(),
   storedMappings: z.number().int(),

@@ -93,22 +93,25 @@ export type TaskUpdatedEvent = z.infer<typeof TaskUpdatedEvent>;
 export const TaskCancelRequestedEvent = z.object({ taskId: z.string(), type: TaskType });
 export type TaskCancelRequestedEvent = z.infer<typeof TaskCancelRequestedEvent>;
 
+/** A media server's track as messages and internal answers carry it (provider id, tags, seconds, file path). */
+export const ProviderTrackMessage = z.object({
+  id: z.string(),
+  title: z.string(),
+  artist: z.string(),
+  artistId: z.string().optional(),
+  album: z.string().optional(),
+  albumArtist: z.string().optional(),
+  year: z.number().optional(),
+  rating: z.number().optional(),
+  durationSeconds: z.number().optional(),
+  path: z.string().optional(),
+});
+
 /** One track to analyze (competing consumers). */
 export const AnalysisTrackRequested = z.object({
   taskId: z.string(),
   serverId: z.string(),
-  track: z.object({
-    id: z.string(),
-    title: z.string(),
-    artist: z.string(),
-    artistId: z.string().optional(),
-    album: z.string().optional(),
-    albumArtist: z.string().optional(),
-    year: z.number().optional(),
-    rating: z.number().optional(),
-    durationSeconds: z.number().optional(),
-    path: z.string().optional(),
-  }),
+  track: ProviderTrackMessage,
   /** MSD tags to keep in the song's mood_vector (the run's TOP_N_MOODS); absent = the worker's setting. */
   topNMoods: z.number().int().min(1).max(50).optional(),
 });

@@ -28,6 +28,18 @@ export const OPTIONAL_CREDS: Record<Kind, string[]> = {
   lyrion: ['user', 'password'],
   plex: [],
 };
+/**
+ * The reference's single-server settings (app_config or environment of an old install) per kind: setting name ->
+ * the registry credential it feeds (reference-implementation.md section 1.3/5). Read by the registry's legacy
+ * config import and by the import from the reference's database.
+ */
+export const LEGACY_SERVER_KEYS: Record<Kind, Record<string, string>> = {
+  jellyfin: { JELLYFIN_URL: 'url', JELLYFIN_USER_ID: 'user_id', JELLYFIN_TOKEN: 'token' },
+  emby: { EMBY_URL: 'url', EMBY_USER_ID: 'user_id', EMBY_TOKEN: 'token' },
+  navidrome: { NAVIDROME_URL: 'url', NAVIDROME_USER: 'user', NAVIDROME_PASSWORD: 'password' },
+  lyrion: { LYRION_URL: 'url' },
+  plex: { PLEX_URL: 'url', PLEX_TOKEN: 'token' },
+};
 /** Keys whose values are secrets: never returned, masked on output, blank or mask on update keeps the stored value. */
 export const SECRET_KEYS = ['token', 'password', 'api_key'];
 /** What a secret looks like in a response (never the stored value). */

@@ -1,4 +1,4 @@
-import { APP_VERSION, MOOD_LABELS, REQUIRED_CREDS, SERVICE_DEFAULTS, SETTINGS, SETTING_SECRET_MASK, type PublicConfigDto } from '@polyphony/contracts';
+import { APP_VERSION, LEGACY_SERVER_KEYS, MOOD_LABELS, REQUIRED_CREDS, SERVICE_DEFAULTS, SETTINGS, SETTING_SECRET_MASK, type PublicConfigDto } from '@polyphony/contracts';
 import { SERVER_TYPES, type ServerType } from '@polyphony/media-servers';
 import type { Logger } from '@polyphony/platform';
 import type { ServerStore } from './ports';
@@ -7,13 +7,7 @@ import type { ServerStore } from './ports';
  * Legacy media-server config keys (single-server installs) and the registry credential each feeds.
  * An old install kept these in app_config or the environment.
  */
-const LEGACY_KEYS: Record<ServerType, Record<string, string>> = {
-  jellyfin: { JELLYFIN_URL: 'url', JELLYFIN_USER_ID: 'user_id', JELLYFIN_TOKEN: 'token' },
-  emby: { EMBY_URL: 'url', EMBY_USER_ID: 'user_id', EMBY_TOKEN: 'token' },
-  navidrome: { NAVIDROME_URL: 'url', NAVIDROME_USER: 'user', NAVIDROME_PASSWORD: 'password' },
-  lyrion: { LYRION_URL: 'url' },
-  plex: { PLEX_URL: 'url', PLEX_TOKEN: 'token' },
-};
+const LEGACY_KEYS: Record<ServerType, Record<string, string>> = LEGACY_SERVER_KEYS;
 const LIBRARY_KEY = 'MUSIC_LIBRARIES';
 /**
  * AI provider settings of the public answers (values in app_config, edited with PUT /api/config; defaults

@@ -8,7 +8,7 @@
  * whose settings are the `MEDIASERVER_TYPE` / `<TYPE>_URL`... keys of `app_config`; `score.file_path` the path).
  */
 import { inflateSync } from 'node:zlib';
-import { CREDENTIAL_SETS, OPTIONAL_CREDS, SCHEDULE_KINDS, type ScheduleKind } from '@polyphony/contracts';
+import { CREDENTIAL_SETS, LEGACY_SERVER_KEYS, OPTIONAL_CREDS, SCHEDULE_KINDS, type ScheduleKind } from '@polyphony/contracts';
 import type { ReferenceRow, ReferenceSource } from './source';
 
 /** The embedder version imported vectors are served under: the reference's MusiCNN MSD penultimate layer, 200-d mean over 3 s patches. */
@@ -129,13 +129,7 @@ export function decodeReferenceChromaprint(v: string | null | undefined): number
 }
 
 /** Settings keys of the single-server layout (app_config) per kind -> credential key (reference config names). */
-const LEGACY_KEYS: Record<ServerType, Record<string, string>> = {
-  jellyfin: { JELLYFIN_URL: 'url', JELLYFIN_USER_ID: 'user_id', JELLYFIN_TOKEN: 'token' },
-  emby: { EMBY_URL: 'url', EMBY_USER_ID: 'user_id', EMBY_TOKEN: 'token' },
-  navidrome: { NAVIDROME_URL: 'url', NAVIDROME_USER: 'user', NAVIDROME_PASSWORD: 'password' },
-  lyrion: { LYRION_URL: 'url' },
-  plex: { PLEX_URL: 'url', PLEX_TOKEN: 'token' },
-};
+const LEGACY_KEYS: Record<ServerType, Record<string, string>> = LEGACY_SERVER_KEYS;
 /** The reference id the single server gets in a plan. */
 export const LEGACY_SERVER_REF = 'legacy-default';
 
