@@ -86,7 +86,7 @@ async function main(): Promise<void> {
       await sleep(Math.random() * interval * 1000);
       const t0 = Date.now();
       await supysonic.rescan();
-      const row = await until(async () => (await q<{ item_id: string }>(`SELECT item_id FROM catalogue.track_server_map WHERE server_id = $1 AND file_path LIKE $2`, [server.id, `%${name}`]))[0], 180_000);
+      const row = await until(async () => (await q<{ item_id: string; provider_id: string }>(`SELECT item_id, provider_id FROM catalogue.track_server_map WHERE server_id = $1 AND file_path LIKE $2`, [server.id, `%${name}`]))[0], 180_000);
       if (!row) {
         console.log(`round ${i + 1}: ${name} not mapped within 180 s`);
         continue;
@@ -96,9 +96,10 @@ async function main(): Promise<void> {
       const tAnalysed = done ? (Date.now() - t0) / 1000 : NaN;
       const title = (await q<{ title: string }>(`SELECT title FROM catalogue.score WHERE item_id = $1`, [row.item_id]))[0]?.title ?? '';
       const shown = await until(async () => {
-        const sim = await install.send('GET', `/api/similar_tracks?item_id=${encodeURIComponent(row.item_id)}&n=5`);
+        // The API answers in the server's own ids (provider ids), not the catalogue's content ids.
+        const sim = await install.send('GET', `/api/similar_tracks?item_id=${encodeURIComponent(row.provider_id)}&n=5`);
         const search = await install.send('GET', `/api/search_tracks?search_query=${encodeURIComponent(title)}`);
-        const found = sim.status === 200 && search.status === 200 && (JSON.parse(search.text) as Array<{ item_id: string }>).some((r) => r.item_id === row.item_id);
+        const found = sim.status === 200 && search.status === 200 && (JSON.parse(search.text) as Array<{ item_id: string }>).some((r) => r.item_id === row.provider_id);
         return found ? true : undefined;
       }, serveWaitSeconds * 1000);
       const tServed = shown ? (Date.now() - t0) / 1000 : NaN;
