@@ -1,5 +1,5 @@
 import { defineRoute } from './openapi';
-import { ServerTypeSchema } from './servers';
+import { PlexClientId, ServerTypeSchema } from './servers';
 import { z } from './zod';
 
 /**
@@ -26,7 +26,7 @@ export const AccountLinkBody = z
     user_id: z.string().min(1).max(200).optional(),
     token: z.string().min(1).max(2000).optional(),
     plex_pin_id: z.string().regex(/^\d{1,20}$/, 'numeric PIN id').optional(),
-    client_id: z.string().min(1).max(200).optional(),
+    client_id: PlexClientId.optional(),
   })
   .strict()
   .openapi('AccountLinkBody');
@@ -68,7 +68,7 @@ export const accountRoutes = {
     tags: ['accounts'], access: 'user', service: 'registry', params: ServerIdParams, body: AccountLinkBody, response: AccountDto,
   }),
   unlink: defineRoute({ method: 'delete', path: '/api/me/servers/:id/account', summary: "Unlink the caller's own account on a server (204; playlists then use the server account)", tags: ['accounts'], access: 'user', service: 'registry', params: ServerIdParams, status: 204 }),
-  plexPin: defineRoute({ method: 'post', path: '/api/me/plex/pin', summary: 'Start Plex PIN linking of your own account: the code and link URL (finish with PUT /api/me/servers/{id}/account {plex_pin_id, client_id})', tags: ['accounts'], access: 'user', service: 'registry', body: z.object({ client_id: z.string().min(1).max(200) }).strict(), response: z.object({ id: z.string(), code: z.string(), link_url: z.string() }) }),
+  plexPin: defineRoute({ method: 'post', path: '/api/me/plex/pin', summary: 'Start Plex PIN linking of your own account: the code and link URL (finish with PUT /api/me/servers/{id}/account {plex_pin_id, client_id})', tags: ['accounts'], access: 'user', service: 'registry', body: z.object({ client_id: PlexClientId }).strict(), response: z.object({ id: z.string(), code: z.string(), link_url: z.string() }) }),
 };
 
 /** Internal: a server's connection for one user: their own account when linked, else the server's. */

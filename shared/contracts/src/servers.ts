@@ -40,6 +40,11 @@ export const LEGACY_SERVER_KEYS: Record<Kind, Record<string, string>> = {
   lyrion: { LYRION_URL: 'url' },
   plex: { PLEX_URL: 'url', PLEX_TOKEN: 'token' },
 };
+/**
+ * A Plex client identifier (the `X-Plex-Client-Identifier` header sent to plex.tv): 1-200 printable ASCII
+ * characters without spaces, since an HTTP header cannot carry other characters (a bad one is a 400, not a 502).
+ */
+export const PlexClientId = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
 /** Keys whose values are secrets: never returned, masked on output, blank or mask on update keeps the stored value. */
 export const SECRET_KEYS = ['token', 'password', 'api_key'];
 /** What a secret looks like in a response (never the stored value). */
@@ -173,6 +178,6 @@ export const serverRoutes = {
   sweep: defineRoute({ method: 'post', path: '/api/servers/:id/sweep', summary: 'Enqueue the metadata matching sweep for one server', tags: ['servers'], access: 'admin', service: 'registry', firstRun: true, params: IdParams, status: 202 }),
   align: defineRoute({ method: 'post', path: '/api/servers/align', summary: 'Enqueue one alignment over every server', tags: ['servers'], access: 'admin', service: 'registry', firstRun: true, status: 202 }),
   changed: defineRoute({ method: 'post', path: '/api/hooks/servers/:id/changed', summary: "A media server's webhook (Jellyfin/Emby Webhook plugin, Plex webhooks, a script after a Subsonic or Lyrion rescan): the change check of that server runs now. Authenticated by the server's push token (`token` query parameter or `X-Polyphony-Token` header; 401 otherwise); the body is never read (the check asks the server itself). The gateway answers it and hands the token to the analysis worker (POST /internal/change-watch/:serverId/nudge). 202", tags: ['servers'], access: 'public', service: 'gateway', params: IdParams, query: z.object({ token: z.string().max(200).optional() }), status: 202 }),
-  plexPin: defineRoute({ method: 'post', path: '/api/plex/pin', summary: 'Start Plex PIN account linking: returns the code and link URL', tags: ['servers'], access: 'admin', service: 'registry', firstRun: true, body: z.object({ client_id: z.string().min(1).max(200) }) }),
-  plexPinPoll: defineRoute({ method: 'get', path: '/api/plex/pin/:id', summary: 'Poll a Plex PIN until its token appears', tags: ['servers'], access: 'admin', service: 'registry', firstRun: true, params: z.object({ id: z.string().min(1).max(100).regex(/^\d+$/, 'numeric PIN id') }), query: z.object({ client_id: z.string().min(1).max(200) }) }),
+  plexPin: defineRoute({ method: 'post', path: '/api/plex/pin', summary: 'Start Plex PIN account linking: returns the code and link URL', tags: ['servers'], access: 'admin', service: 'registry', firstRun: true, body: z.object({ client_id: PlexClientId }) }),
+  plexPinPoll: defineRoute({ method: 'get', path: '/api/plex/pin/:id', summary: 'Poll a Plex PIN until its token appears', tags: ['servers'], access: 'admin', service: 'registry', firstRun: true, params: z.object({ id: z.string().min(1).max(100).regex(/^\d+$/, 'numeric PIN id') }), query: z.object({ client_id: PlexClientId }) }),
 };
