@@ -298,7 +298,7 @@ describe('web UI (chromium, full stack)', () => {
     await page.getByLabel('Password').fill('listener-pw-1');
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('heading', { name: /Dashboard/ }).waitFor();
-    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Dashboard', 'Browse', 'Analysis', 'Similar songs', 'Instant playlist', 'Song path', 'Song alchemy', 'Album creation', 'Artist similarity', 'Sonic fingerprint', 'Recording search', 'Search', 'Lyrics search', 'Map', 'Hyperbolic', 'Users']);
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Dashboard', 'Browse', 'Analysis', 'Similar songs', 'Instant playlist', 'Song path', 'Song alchemy', 'Album creation', 'Artist similarity', 'Sonic fingerprint', 'Recording search', 'Search', 'Lyrics search', 'Map', 'Hyperbolic', 'Users', 'My accounts']);
     await nav('Analysis').click();
     expect(await page.getByRole('button', { name: 'Start analysis' }).isDisabled()).toBe(true);
     await page.goto(url + '/#/setup');

@@ -87,14 +87,7 @@ export class LiveLibraryService {
     return this.serial(async () => {
       const gen = this.d.state.current();
       const ids = [...this.pending].filter((id) => gen.index.rowOf(id) < 0);
-      if (ids.length === 0) return;
-      if (gen.generation === 0 || gen.index.size === 0) {
-        // Nothing built to append to (a new install, or a library that was empty): its first songs need a full build,
-        // which reads them from the catalogue; appending needs the cells and quantisers only a build makes.
-        this.pending.clear();
-        if (!this.d.rebuildBusy()) this.d.requestRebuild('live library: first songs of an empty index');
-        return;
-      }
+      if (ids.length === 0 || gen.generation === 0) return;
       try {
         const found = (await mapLimit(ids, FETCH_CONCURRENCY, (id) => this.fetch(id))).filter((t): t is SnapshotTrackBytes => t !== undefined);
         const dim = gen.index.dim;
