@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     const sampler = new RssSampler();
     sampler.start();
     const t0 = performance.now();
-    await svc.rebuild.request('benchmark');
+    svc.rebuild.request('benchmark');
     await svc.rebuild.idle();
     const wall = performance.now() - t0;
     const peak = sampler.stop();

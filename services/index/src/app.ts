@@ -107,7 +107,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     catalogue,
     tracks,
     publish: (e) => rt.bus.publish(RoutingKeys.indexDeltaApplied, e),
-    requestRebuild: (reason) => void rebuild.request(reason).catch((err: unknown) => rt.logger.warn('rebuild request failed', { reason, err: (err as Error).message })),
+    requestRebuild: (reason) => void rebuild.request(reason),
     rebuildBusy: () => rebuild.busy,
     logger: rt.logger.child({ component: 'LiveLibrary' }),
     settings: config.live,

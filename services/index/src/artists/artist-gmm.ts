@@ -30,8 +30,6 @@
  * close components. D(f, f) = 0 and D >= 0.
  */
 
-import { farthestFirstMeans } from '@polyphony/vectors';
-
 /** Songs per mixture component in the K rule. */
 export const SONGS_PER_COMPONENT = 10;
 /** Largest number of components per artist. */
@@ -212,12 +210,54 @@ function eStep(points: Float32Array, n: number, dim: number, k: number, weights:
   return total;
 }
 
-/**
- * Initial means: the shared farthest-first traversal (`farthestFirstMeans` of @polyphony/vectors, from the song
- * nearest the mean; fewer distinct songs than k repeat the first), as float32 (the songs' own values, unchanged).
- */
+/** Farthest-first traversal from the song nearest the mean; k distinct songs as initial means. */
 function initialMeans(points: Float32Array, n: number, dim: number, k: number): Float32Array {
-  return Float32Array.from(farthestFirstMeans(points, n, dim, k));
+  const mean = new Float64Array(dim);
+  for (let i = 0; i < n; i++) for (let d = 0; d < dim; d++) mean[d]! += points[i * dim + d]!;
+  for (let d = 0; d < dim; d++) mean[d]! /= n;
+  const sq = (i: number, ref: ArrayLike<number>, ro: number): number => {
+    let s = 0;
+    for (let d = 0; d < dim; d++) {
+      const x = points[i * dim + d]! - ref[ro + d]!;
+      s += x * x;
+    }
+    return s;
+  };
+  let first = 0;
+  let bestD = Infinity;
+  for (let i = 0; i < n; i++) {
+    const s = sq(i, mean, 0);
+    if (s < bestD) {
+      bestD = s;
+      first = i;
+    }
+  }
+  const chosen = [first];
+  const minD = new Float64Array(n);
+  for (let i = 0; i < n; i++) minD[i] = sq(i, points, first * dim);
+  while (chosen.length < k) {
+    let far = -1;
+    let farD = -1;
+    for (let i = 0; i < n; i++) {
+      if (minD[i]! > farD) {
+        farD = minD[i]!;
+        far = i;
+      }
+    }
+    if (far < 0 || farD <= 0) break; // all remaining songs coincide with a chosen one
+    chosen.push(far);
+    for (let i = 0; i < n; i++) minD[i] = Math.min(minD[i]!, sq(i, points, far * dim));
+  }
+  const out = new Float32Array(chosen.length * dim);
+  chosen.forEach((row, c) => out.set(points.subarray(row * dim, row * dim + dim), c * dim));
+  // The caller may have asked for more components than distinct songs: pad by repeating the first.
+  if (chosen.length < k) {
+    const padded = new Float32Array(k * dim);
+    padded.set(out);
+    for (let c = chosen.length; c < k; c++) padded.set(out.subarray(0, dim), c * dim);
+    return padded;
+  }
+  return out;
 }
 
 /** A read-only view of one mixture inside packed arrays (see ArtistModel). */

@@ -1,5 +1,5 @@
 import type { SnapshotTrackBytes } from '@polyphony/contracts';
-import type { Lease, Logger } from '@polyphony/platform';
+import type { Logger } from '@polyphony/platform';
 import {
   CooperativeScheduler,
   ProductQuantiser,
@@ -67,8 +67,6 @@ export interface BuildHost {
   logger: Logger;
   vectors: VectorStoreSettings;
   settings: BuildSettings;
-  /** The lease of the build run: the activation is fenced by it (a coordinator that lost its run never activates). */
-  fence?: Lease;
   /** Appends a line to the task's log. */
   note(line: string): void;
   /** Reports RUNNING progress (percent 0-100) on the task board. */
@@ -393,7 +391,7 @@ export class BuildRun {
     const gen: Generation = { ...parts, maps, meta };
     await h.state.prepare(gen);
     if (signal.aborted) throw new Error('index build aborted');
-    const deleted = await h.generations.activate(this.generation, this.version ?? null, h.fence);
+    const deleted = await h.generations.activate(this.generation, this.version ?? null);
     h.state.swap(gen);
     // Changes logged while the activation committed.
     void h.maps.catchUp(maps).catch(() => undefined);

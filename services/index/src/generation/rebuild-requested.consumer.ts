@@ -12,7 +12,7 @@ export function consumeRebuildRequests(bus: Bus, rebuild: RebuildService): Promi
     queue: 'index.rebuild-requests',
     prefetch: 1,
     handler: async (event) => {
-      await rebuild.request(event.reason, event.taskId);
+      rebuild.request(event.reason, event.taskId);
     },
   });
 }

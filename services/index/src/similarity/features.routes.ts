@@ -158,21 +158,20 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   r.json(parityRoutes.rebuildMapCache, async (_input, req) => ({ ok: true, message: 'map cache rebuilt', buckets: await d.map.rebuild(scopeOf(req)) }));
 
   // 202 (the route's status).
-  r.json(routes.rebuild, async () => {
-    const { taskId, coalesced } = await d.rebuild.request('requested through the API');
+  r.json(routes.rebuild, () => {
+    const { taskId, coalesced } = d.rebuild.request('requested through the API');
     return { task_id: taskId, task_type: 'index_build', status: coalesced ? 'NEW' : 'RUNNING', coalesced };
   });
-  r.json(routes.status, async () => {
+  r.json(routes.status, () => {
     const gen = d.state.current();
-    const build = await d.rebuild.building();
     return {
       generation: gen.generation,
       items: gen.index.size,
       nlist: gen.index.nlist,
       dim: gen.index.dim,
       built_at: gen.builtAt ? gen.builtAt.toISOString() : null,
-      building: build.building,
-      task_id: build.taskId ?? null,
+      building: d.rebuild.busy,
+      task_id: d.rebuild.runningTaskId ?? null,
       // Mapping-log position applied to the live generation's maps and when it was last at the catalogue's head.
       map_seq: gen.maps.seq,
       maps_current_at: gen.maps.currentAt ? new Date(gen.maps.currentAt).toISOString() : null,
