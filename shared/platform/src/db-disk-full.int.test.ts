@@ -10,13 +10,13 @@
  * sees a database outage (db-outage.int.test.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmdirSync, rmSync, statfsSync } from 'node:fs';
+import { rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import type { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
-import { PrivatePostgres } from '@polyphony/testkit';
+import { mountTmpfs, PrivatePostgres, unmountTmpfs } from '@polyphony/testkit';
 import { createServiceDataSource, migrateSchema } from './db';
 import { classifyFault } from './faults';
 import { asyncRoute, errorHandler } from './http';
@@ -41,15 +41,8 @@ describe('PostgreSQL disk full (a real small tmpfs)', () => {
   let app: express.Express;
 
   beforeAll(async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'polyphony-pgdata-'));
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', dir], { stdio: 'pipe' });
-      mount = dir;
-    } catch (err) {
-      rmdirSync(dir);
-      console.warn(`disk-full test skipped: cannot mount a tmpfs here (${(err as Error).message.split('\n')[0]})`);
-      return;
-    }
+    mount = mountTmpfs('64m', 'disk-full test');
+    if (!mount) return;
     pg = await PrivatePostgres.start({ parentDir: mount, walDir: path.join(tmpdir(), `polyphony-wal-${process.pid}-${Date.now()}`) });
     ds = createServiceDataSource({ url: pg.url, schema: 'full_demo', migrations: [Things1700000000000] });
     await ds.initialize();
@@ -75,10 +68,7 @@ describe('PostgreSQL disk full (a real small tmpfs)', () => {
   afterAll(async () => {
     await ds?.destroy();
     await pg?.destroy();
-    if (mount) {
-      execFileSync('umount', [mount]);
-      rmdirSync(mount);
-    }
+    unmountTmpfs(mount);
   });
 
   it('When the data volume fills up, then writes answer 503 database_disk_full with Retry-After and a logged error, reads and earlier rows stay, and writes succeed again once space is freed', async () => {

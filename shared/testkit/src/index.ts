@@ -26,6 +26,7 @@ export { createFakePlexTv, FakePlexTv, type FakePlexTvOptions, type FakePin, typ
 export { startSupysonic, type StartedSupysonic, type SupysonicOptions } from './supysonic';
 export { createFakeLlm, FakeLlm, type FakeTurn } from './fakes/llm';
 export * from './private-infra';
+export * from './tmpfs';
 export { collectText, sseDataFrames } from './sse';
 
 // Synthetic vector data and map-quality metric (vector-engine and index tests, benchmarks).

@@ -10,32 +10,17 @@
  *   so the next run tries it again.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { AnalysisTrackRequested } from '@polyphony/contracts';
 import { createLogger, createServiceDataSource, isTransientFault, migrateSchema } from '@polyphony/platform';
-import { createTestDatabase, syntheticNotesPcm, wavBytes, type TestDatabase } from '@polyphony/testkit';
+import { createTestDatabase, mountTmpfs, syntheticNotesPcm, unmountTmpfs, wavBytes, type TestDatabase } from '@polyphony/testkit';
 import type { DataSource } from 'typeorm';
 import { analysisMigrations } from '../store/migrations';
 import { RunRepository } from '../store/run.repository';
 import { DefaultEmbedder } from './audio/embedder';
 import type { CataloguePort, MediaClientFactory, RegistryPort } from './ports';
 import { TempDirectoryFullError, TrackProcessor } from './track-processor';
-
-/** Mounts a tmpfs of `size` on a fresh directory; undefined when mounting is not permitted here. */
-function mountTmpfs(size: string): string | undefined {
-  const dir = mkdtempSync(path.join(tmpdir(), 'polyphony-tmpfs-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
-    return dir;
-  } catch (err) {
-    rmdirSync(dir);
-    console.warn(`temp-full test skipped: cannot mount a tmpfs here (${(err as Error).message.split('\n')[0]})`);
-    return undefined;
-  }
-}
 
 describe('analysis temp directory full (a real small tmpfs)', () => {
   jest.setTimeout(120_000);
@@ -55,7 +40,7 @@ describe('analysis temp directory full (a real small tmpfs)', () => {
 
   let processor: TrackProcessor;
   beforeAll(async () => {
-    mount = mountTmpfs('256k');
+    mount = mountTmpfs('256k', 'temp-full test');
     if (!mount) return;
     db = await createTestDatabase('analysis_temp_full');
     ds = createServiceDataSource({ url: db.url, schema: 'analysis', migrations: analysisMigrations });
@@ -88,10 +73,7 @@ describe('analysis temp directory full (a real small tmpfs)', () => {
   afterAll(async () => {
     await ds?.destroy();
     await db?.drop();
-    if (mount) {
-      execFileSync('umount', [mount]);
-      rmdirSync(mount);
-    }
+    unmountTmpfs(mount);
   });
 
   it('When the temp filesystem is full, then the track is retried (not excluded) with a clear error, and analysed once the space is back', async () => {
