@@ -145,5 +145,33 @@ describe('platform task runs (PostgreSQL)', () => {
       expect(await store.find(run.id)).toMatchObject({ state: 'SUCCESS', leaseGeneration: 2 });
       expect(log).toEqual(['a start new at 0', 'a start resumed at 1']);
     });
+
+    it('When handing the lease back after a transient fault takes longer than the backoff, then the host still resumes the run (no wait for the scan)', async () => {
+      const log: string[] = [];
+      const executor = counting('a', log);
+      const step = executor.step.bind(executor);
+      let failed = false;
+      executor.step = async (work, ctx) => {
+        if (work.done === 1 && !failed) {
+          failed = true;
+          throw Object.assign(new Error('connection terminated unexpectedly'), { code: 'ECONNRESET' });
+        }
+        return step(work, ctx);
+      };
+      // A loaded database: the release lands 400 ms after the fault, the backoff is 100-200 ms.
+      const release = store.release.bind(store);
+      const slow = Object.create(store) as TaskRunStore;
+      slow.release = async (lease) => {
+        await new Promise((r) => setTimeout(r, 400));
+        return release(lease);
+      };
+      const host = new TaskHost(slow, 'a', executor, logger, board(), { ttlMs: 60_000, scanMs: 60_000, transientBackoff: { baseMs: 100, maxMs: 200 } });
+      const run = await host.start({ items: 2 });
+      const until = Date.now() + 5000;
+      while ((await store.find(run.id))?.state !== 'SUCCESS' && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      await host.stop();
+      expect(await store.find(run.id)).toMatchObject({ state: 'SUCCESS', leaseGeneration: 2 });
+      expect(log).toEqual(['a start new at 0', 'a start resumed at 1']);
+    });
   });
 });

@@ -306,6 +306,7 @@ export class TaskHost<W = unknown, R extends StoredRun = TaskRun> {
     const body = () => this.coordinate(run, keeper, stop.signal);
     const prefix = this.options.requestIdPrefix;
     let transient = false;
+    let transientWaitMs = 0;
     const done = (prefix ? runWithContext({ requestId: `${prefix}-${run.id}` }, body) : body())
       .then(
         () => {
@@ -319,7 +320,10 @@ export class TaskHost<W = unknown, R extends StoredRun = TaskRun> {
           } else if (backoff && isTransientFault(err)) {
             transient = true;
             const waitMs = jitteredBackoffMs(++this.transientStreak, backoff.baseMs, backoff.maxMs);
-            this.pause(waitMs);
+            // No claims from now on; the backoff (and the claim after it) is counted from the hand-back
+            // below, so the resume never races the lease still being held by this coordination.
+            transientWaitMs = waitMs;
+            this.pausedUntil = Number.POSITIVE_INFINITY;
             this.logger.warn('task run hit a transient fault; it is handed back and resumes', { runId: run.id, retryInMs: waitMs, streak: this.transientStreak, err: (err as Error).message });
           } else {
             this.transientStreak = 0;
@@ -332,8 +336,14 @@ export class TaskHost<W = unknown, R extends StoredRun = TaskRun> {
         // after the backoff) resumes without waiting for the TTL.
         // (Not when the run was cancelled meanwhile: it is REVOKED and stays so.)
         const handBack = (stop.signal.aborted || transient) && !keeper.signal.aborted && !(await this.store.isCancelled(run.id).catch(() => false));
-        await keeper.stop(handBack);
-        this.running.delete(run.id);
+        try {
+          await keeper.stop(handBack);
+        } finally {
+          this.running.delete(run.id);
+          // Claims resume after the backoff, counted from the hand-back (also when handing back failed:
+          // the lease then expires and the scan takes the run over).
+          if (transient) this.pause(transientWaitMs);
+        }
         if (handBack && this.options.publishHandBack) {
           const row = await this.store.find(run.id).catch(() => undefined);
           if (row) await this.publish(row, false);
