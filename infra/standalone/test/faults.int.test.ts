@@ -299,7 +299,9 @@ describe('fault suite: runs survive broker, database, worker and media-server fa
       expect([replica, synced.status, synced.body.total_tracks]).toEqual([replica, 200, TRACKS_PER_SCENARIO]);
       const near = await request(replica).get('/api/similar_tracks').query({ item_id: one, n: 3 }).set(onServer);
       expect([replica, near.status]).toEqual([replica, 200]);
-      expect(near.body.length).toBeGreaterThan(0);
+      // On failure, say what the replica served (CI once saw an empty answer here under load, not reproduced).
+      const served = near.body.length > 0 ? 'songs' : { empty: true, replicaLive: (await request(replica).get('/internal/index/live').set(headers)).body, synced: synced.body.total_tracks };
+      expect([replica, served]).toEqual([replica, 'songs']);
     }
     // Analyzed at most once per track (a track cut short by kill -9 is redone: that attempt never finished).
     const full = [...Object.values(workers), ...retired].flatMap((w) => w?.done ?? []).filter((d) => d.taskId === taskId && (d.outcome === 'analyzed' || d.outcome === 'mapped_existing'));
