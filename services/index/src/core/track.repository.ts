@@ -72,7 +72,9 @@ export class TrackRepository {
 
   /**
    * Upserts one snapshot page, marking every row with `build` (rows not marked by a successful build are
-   * deleted when it goes live, see GenerationRepository.activate). Tracks whose embedding is not 200
+   * deleted when it goes live, see GenerationRepository.activate). A row already marked by a newer build is left
+   * as it is: a live-library batch of the serving generation (issue 35) that lands while the next build writes its
+   * snapshot must neither overwrite that build's row nor take its mark away (the activation would delete the row). Tracks whose embedding is not 200
    * finite float32 values, or is all zeros (`snapshotVector`), are skipped and returned.
    * One INSERT ... SELECT FROM unnest(...) statement per call; the vectors go as one binary parameter.
    */
@@ -147,7 +149,8 @@ export class TrackRepository {
          duration = EXCLUDED.duration, tempo = EXCLUDED.tempo, key = EXCLUDED.key, scale = EXCLUDED.scale, energy = EXCLUDED.energy,
          title_n = EXCLUDED.title_n, artist_n = EXCLUDED.artist_n, album_n = EXCLUDED.album_n, search_text = EXCLUDED.search_text,
          fp = EXCLUDED.fp, mood_vector = EXCLUDED.mood_vector, other_features = EXCLUDED.other_features, tags_model = EXCLUDED.tags_model,
-         has_lyrics = EXCLUDED.has_lyrics, tags = EXCLUDED.tags, other_scores = EXCLUDED.other_scores, seen_build = EXCLUDED.seen_build, updated_at = now()`,
+         has_lyrics = EXCLUDED.has_lyrics, tags = EXCLUDED.tags, other_scores = EXCLUDED.other_scores, seen_build = EXCLUDED.seen_build, updated_at = now()
+       WHERE ${T}.seen_build <= EXCLUDED.seen_build`,
       [...cols, blob, build],
     );
     return { written: cols[0]!.length, skipped };
