@@ -124,29 +124,11 @@ describe('platform task runs (PostgreSQL)', () => {
       expect(await host.cancel(run.id)).toBeUndefined();
     });
 
-    it('When a step hits a transient fault, then the lease is handed back and the host resumes the run after its backoff', async () => {
-      const log: string[] = [];
-      const transient = Object.assign(new Error('connection terminated unexpectedly'), { code: 'ECONNRESET' });
-      const executor = counting('a', log);
-      const step = executor.step.bind(executor);
-      let failed = false;
-      executor.step = async (work, ctx) => {
-        if (work.done === 1 && !failed) {
-          failed = true;
-          throw transient;
-        }
-        return step(work, ctx);
-      };
-      const host = new TaskHost(store, 'a', executor, logger, board(), { ttlMs: 60_000, scanMs: 60_000, transientBackoff: { baseMs: 100, maxMs: 200 } });
-      const run = await host.start({ items: 2 });
-      const until = Date.now() + 5000;
-      while ((await store.find(run.id))?.state !== 'SUCCESS' && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-      await host.stop();
-      expect(await store.find(run.id)).toMatchObject({ state: 'SUCCESS', leaseGeneration: 2 });
-      expect(log).toEqual(['a start new at 0', 'a start resumed at 1']);
-    });
-
-    it('When handing the lease back after a transient fault takes longer than the backoff, then the host still resumes the run (no wait for the scan)', async () => {
+    // The second case is what a loaded CI machine did: the lease hand-back landed after the backoff had run out.
+    it.each([
+      ['the lease is handed back and the host resumes the run after its backoff', 0],
+      ['handing the lease back takes longer than the backoff and the host still resumes the run (no wait for the scan)', 400],
+    ])('When a step hits a transient fault, then %s', async (_name, releaseDelayMs) => {
       const log: string[] = [];
       const executor = counting('a', log);
       const step = executor.step.bind(executor);
@@ -158,11 +140,10 @@ describe('platform task runs (PostgreSQL)', () => {
         }
         return step(work, ctx);
       };
-      // A loaded database: the release lands 400 ms after the fault, the backoff is 100-200 ms.
       const release = store.release.bind(store);
       const slow = Object.create(store) as TaskRunStore;
       slow.release = async (lease) => {
-        await new Promise((r) => setTimeout(r, 400));
+        await new Promise((r) => setTimeout(r, releaseDelayMs));
         return release(lease);
       };
       const host = new TaskHost(slow, 'a', executor, logger, board(), { ttlMs: 60_000, scanMs: 60_000, transientBackoff: { baseMs: 100, maxMs: 200 } });
