@@ -22,7 +22,7 @@ import { DeltaRepository } from './generation/live/delta.repository';
 import { LiveLibraryService } from './generation/live/live-library.service';
 import { attachReplicaLifecycle } from './lifecycle';
 import { MapFollower } from './maps/generation-maps';
-import { aiSettingsSource, albumPeers, cataloguePort, fingerprintSource, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
+import { aiSettingsSource, albumPeers, analysisRunLive, cataloguePort, fingerprintSource, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
 import { RecordingIndexService } from './recording/recording-index.service';
 import { recordingRoutes } from './recording/recording.routes';
 import type { LyricsPort } from './semantic/semantic.service';
@@ -47,6 +47,8 @@ export interface IndexDeps extends RuntimeDeps {
   lyrics?: LyricsPort;
   /** Request a build at start when the database holds no live generation (default true). */
   rebuildOnStart?: boolean;
+  /** Whether a full analysis run is live (default: the analysis worker's GET /internal/analysis/run). */
+  analysisRunLive?: () => Promise<boolean>;
 }
 
 /**
@@ -62,6 +64,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const cataloguePeer = rt.peer('catalogue', 120_000);
   const registryPeer = rt.peer('registry', 30_000);
   const playlistPeer = rt.peer('playlist', 30_000);
+  const analysisPeer = rt.peer('analysis', 10_000);
   const catalogue = deps.catalogue ?? cataloguePort(cataloguePeer);
   // Server descriptions are cached until registry.server.saved/deleted (no registry call per /api/sync).
   const servers = new ServerInfoCache(deps.registry ?? registryPort(registryPeer));
@@ -109,6 +112,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     publish: (e) => rt.bus.publish(RoutingKeys.indexDeltaApplied, e),
     requestRebuild: (reason) => void rebuild.request(reason),
     rebuildBusy: () => rebuild.busy,
+    rebuildBusyAnywhere: () => rebuild.busyAnywhere(),
+    analysisRunLive: deps.analysisRunLive ?? analysisRunLive(analysisPeer),
     logger: rt.logger.child({ component: 'LiveLibrary' }),
     settings: config.live,
     storage: { ...(config.vectors.dir ? { dir: config.vectors.dir } : {}), residentMaxBytes: residentBytesOf(config.vectors) },

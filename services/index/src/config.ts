@@ -70,7 +70,7 @@ export function loadIndexConfig(env: Record<string, string | undefined> = readEn
 
 /**
  * Live library settings (defaults in DEFAULT_LIVE_LIBRARY / DEFAULT_DRIFT): `INDEX_LIVE_LIBRARY` on|off, `INDEX_LIVE_DEBOUNCE_MS`
- * (0-600000), `INDEX_LIVE_MAX_CELL_IMBALANCE` (>= 1), `INDEX_LIVE_MIN_PROBE_RECALL` (0-1), `INDEX_LIVE_PROBES` (1-10000),
+ * (0-600000), `INDEX_LIVE_RECHECK_MS` (100-600000), `INDEX_LIVE_MAX_CELL_IMBALANCE` (>= 1), `INDEX_LIVE_MIN_PROBE_RECALL` (0-1), `INDEX_LIVE_PROBES` (1-10000),
  * `INDEX_LIVE_MAX_GROWTH` (> 0, fraction of the built rows).
  * @throws Error on a value out of range
  */
@@ -88,6 +88,7 @@ export function liveSettingsFrom(env: Record<string, string | undefined>): LiveL
   return {
     enabled: ['on', 'true', '1'].includes(flag),
     debounceMs: num('INDEX_LIVE_DEBOUNCE_MS', d.debounceMs, (x) => Number.isInteger(x) && x >= 0 && x <= 600_000),
+    recheckMs: num('INDEX_LIVE_RECHECK_MS', d.recheckMs, (x) => Number.isInteger(x) && x >= 100 && x <= 600_000),
     drift: {
       maxCellImbalance: num('INDEX_LIVE_MAX_CELL_IMBALANCE', d.drift.maxCellImbalance, (x) => x >= 1),
       minProbeRecall: num('INDEX_LIVE_MIN_PROBE_RECALL', d.drift.minProbeRecall, (x) => x >= 0 && x <= 1),

@@ -59,7 +59,11 @@ export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () =
         {
           mappingsChanged: catchUp,
           generationPublished: async (event: IndexRebuilt) => {
-            if (event.generation === state.current().generation && !event.repointed) return;
+            if (event.generation === state.current().generation && !event.repointed) {
+              // Built here: the batches its activation carried over from the previous generation (songs its snapshot missed).
+              await live?.catchUp();
+              return;
+            }
             if (rebuild.busy && event.generation <= state.current().generation) return;
             log.info('generation published by another replica; loading it', { generation: event.generation, serving: state.current().generation });
             await rebuild.loadLive({ markInterrupted: false });

@@ -26,6 +26,10 @@ export function cataloguePort(catalogue: PeerClient): CataloguePort {
       const answer = await catalogue.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE, { query: { after: after ?? undefined, limit } });
       return parseSnapshotAnswer(answer.contentType, answer.body);
     },
+    async tracksByIds(itemIds) {
+      const { tracks } = await catalogue.call(api.internal.snapshotTracksByIds, { body: { itemIds: [...itemIds] } });
+      return tracks.map(({ embedding, ...t }) => ({ ...t, vector: Buffer.from(embedding, 'base64') }));
+    },
     async mappingRows(after) {
       // Up to 20 000 rows a page: checked by the hand-written loops of maps/wire.ts, not by a zod parse per row.
       return parseMappingRows(await catalogue.callAs(api.internal.mappingRows, UNPARSED, { query: { after: after ?? undefined } }));
@@ -119,4 +123,12 @@ export function albumPeers(registry: PeerClient, playlist: PeerClient): AlbumPee
       return playlist.call(api.internal.playlistRadio, { body: { serverId, name, ids, kind: 'album_of_the_week' } });
     },
   };
+}
+
+/**
+ * Analysis worker: whether a full analysis run is live (GET /internal/analysis/run). The live library asks before it
+ * requests the first build of an empty index (a live run's end-of-run rebuild covers those songs).
+ */
+export function analysisRunLive(analysis: PeerClient): () => Promise<boolean> {
+  return async () => (await analysis.call(api.internal.analysisRunLive)).live;
 }

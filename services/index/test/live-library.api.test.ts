@@ -87,4 +87,40 @@ describe('live library: new songs without a rebuild', () => {
       expect(found.body.map((r: { item_id: string }) => r.item_id)).not.toContain('nd-new-1');
     }
   });
+
+  it("When the next build's snapshot missed a song batched for the serving generation, then its activation carries the batch over: the song stays served on every replica, with its metadata", async () => {
+    const before = f.svc.state.current().generation;
+    const near = f.songs[77]!;
+    const itemId = syntheticItemId(90_002);
+    const song = { ...near, itemId, title: 'Racing Snapshot', vector: Float32Array.from(near.vector, (x, d) => x + (d % 2 ? 1e-3 : -1e-3)) };
+    const { mappings: _none, ...row } = toSnapshotTrack(song, []);
+    f.peers.addSong(row);
+    f.peers.map(NAVI, itemId, 'nd-new-2', 'ar-nd-new');
+    await f.bus.publish(RoutingKeys.analysisTrackCompleted, { taskId: 't-live', serverId: NAVI, providerId: 'nd-new-2', outcome: 'analyzed', itemId } satisfies AnalysisTrackCompleted);
+    await until('both replicas to serve the batched song', () => [f.svc, second].every((s) => s.state.current().generation === before && s.state.current().index.rowOf(itemId) >= 0));
+
+    // The next build's snapshot is already past the song's key when its batch lands (the catalogue pages leave it out).
+    f.peers.snapshotHidden.add(itemId);
+    try {
+      f.svc.rebuild.request('test: the next full build');
+      await f.svc.rebuild.idle();
+    } finally {
+      f.peers.snapshotHidden.delete(itemId);
+    }
+    const next = f.svc.state.current().generation;
+    expect(next).toBeGreaterThan(before);
+    await until('both replicas on the new generation, holding the song', () => [f.svc, second].every((s) => s.state.current().generation === next && s.state.current().index.rowOf(itemId) >= 0));
+    const seed = f.peers.providerId(NAVI, near.itemId);
+    for (const svc of [f.svc, second]) {
+      // Appended to the new generation by the carried batch (after its built rows).
+      expect(svc.state.current().revision).toBeGreaterThan(0);
+      expect(svc.state.current().index.rowOf(itemId)).toBeGreaterThanOrEqual(svc.state.current().builtRows ?? 0);
+      const similar = await request(svc.http).get(`/api/similar_tracks?item_id=${encodeURIComponent(seed)}&n=5`).set(f.as(NAVI)).expect(200);
+      expect(similar.body[0].item_id).toBe('nd-new-2');
+      // Its catalogue-copy row survived the activation (metadata and text search read it).
+      expect(similar.body[0].title).toBe('Racing Snapshot');
+      const found = await request(svc.http).get('/api/search_tracks?search_query=Racing%20Snapshot').set(f.as(NAVI)).expect(200);
+      expect(found.body.map((r: { item_id: string }) => r.item_id)).toContain('nd-new-2');
+    }
+  });
 });

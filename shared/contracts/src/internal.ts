@@ -23,6 +23,7 @@ import {
   ResolveInputRequest,
   ResolveInputResponse,
   SnapshotPage,
+  SnapshotTrack,
   TrackDetail,
   TrackLookupRequest,
   TrackLookupResponse,
@@ -31,7 +32,7 @@ import {
 import { StoreLearnedFeaturesRequest } from './learned';
 import { PlaylistTracksQuery, PlaylistTracksResponse } from './playlists';
 import { RadioPlaylistRequest, RadioPlaylistResponse } from './anchors';
-import { AnalysisStats, CatalogueStats, IndexLive, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse, PutLyricsRequest } from './semantic';
+import { AnalysisRunLive, AnalysisStats, CatalogueStats, IndexLive, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse, PutLyricsRequest } from './semantic';
 import { AiSettingsDto } from './chat';
 import { ServerTypeSchema } from './servers';
 import { SNAPSHOT_PAGE_BINARY_TYPE } from './snapshot-binary';
@@ -54,6 +55,12 @@ export const ItemIdParams = z.object({ itemId: z.string().min(1).max(500) });
 /** Path parameter of the per-server availability routes. */
 export const ServerIdParams = z.object({ serverId: z.string().min(1).max(200) });
 /** `after` (exclusive item-id cursor) and `limit` of a snapshot page. */
+/** Largest request of `/internal/snapshot/tracks/by-ids`. */
+export const SNAPSHOT_BY_IDS_MAX = 1000;
+/** POST /internal/snapshot/tracks/by-ids: content ids (1-1000, each 1-500 characters). */
+export const SnapshotByIdsRequest = z.object({ itemIds: z.array(z.string().min(1).max(500)).min(1).max(SNAPSHOT_BY_IDS_MAX) });
+/** The snapshot rows of the songs found (the same row as a snapshot page's: embedding as base64 float32). */
+export const SnapshotByIdsResponse = z.object({ tracks: z.array(SnapshotTrack) });
 export const SnapshotQuery = z.object({ after: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(SNAPSHOT_MAX_LIMIT).default(1000) });
 /** An artist given by name or by the provider artist id of a server. */
 export const ArtistResolveQuery = z.object({ serverId: z.string().min(1).max(200), value: z.string().max(1000) });
@@ -135,6 +142,7 @@ export const internalRoutes = {
   availability: defineRoute({ method: 'get', path: '/internal/availability/:serverId', service: 'catalogue', access: internal, tags, summary: 'Item ids available on a server', params: ServerIdParams, response: AvailabilityResponse }),
   mappingRows: defineRoute({ method: 'get', path: '/internal/mappings/rows', service: 'catalogue', access: internal, tags, summary: 'Page of all mapping rows (index id maps, full load)', query: MappingRowsQuery, response: MappingRowsPage }),
   mappingChanges: defineRoute({ method: 'get', path: '/internal/mappings/changes', service: 'catalogue', access: internal, tags, summary: 'Mapping log entries after a sequence number (index id maps, follow)', query: MappingChangesQuery, response: MappingChangesPage }),
+  snapshotTracksByIds: defineRoute({ method: 'post', path: '/internal/snapshot/tracks/by-ids', service: 'catalogue', access: internal, tags, summary: "The snapshot rows (vectors, descriptors, mappings) of up to 1000 songs by content id, in the request's order; unknown ids and songs without an embedding are absent (the index's live library)", body: SnapshotByIdsRequest, response: SnapshotByIdsResponse }),
   snapshotTracks: defineRoute({ method: 'get', path: '/internal/snapshot/tracks', service: 'catalogue', access: internal, tags, summary: 'Page of analysed tracks with vectors (index builds); JSON, or the binary page (raw float32 vectors) when Accept asks for it', query: SnapshotQuery, response: SnapshotPage, alternateTypes: [SNAPSHOT_PAGE_BINARY_TYPE] }),
   artistsResolve: defineRoute({ method: 'get', path: '/internal/artists/resolve', service: 'catalogue', access: internal, tags, summary: 'Artist name or provider artist id of a server to the artist', query: ArtistResolveQuery, response: ArtistResolveResponse }),
   artistsMapOutput: defineRoute({ method: 'post', path: '/internal/artists/map-output', service: 'catalogue', access: internal, tags, summary: 'Artist names to the provider artist ids of a server', body: ArtistMapOutputRequest, response: ArtistMapOutputResponse }),
@@ -146,6 +154,7 @@ export const internalRoutes = {
   catalogueStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'catalogue', access: internal, tags, summary: 'Catalogue counts for the dashboard', response: CatalogueStats }),
   // analysis
   analysisStats: defineRoute({ method: 'get', path: '/internal/analysis/stats', service: 'analysis', access: internal, tags, summary: 'Analysis numbers for the dashboard (excluded files, queued tracks, live claims)', response: AnalysisStats }),
+  analysisRunLive: defineRoute({ method: 'get', path: '/internal/analysis/run', service: 'analysis', access: internal, tags, summary: 'Whether a full analysis run is live (NEW or RUNNING, its end-of-run rebuild included) and its task id', response: AnalysisRunLive }),
   // index
   indexStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'index', access: internal, tags, summary: 'Index counts for the dashboard', response: IndexStats }),
   indexLive: defineRoute({ method: 'get', path: '/internal/index/live', service: 'index', access: internal, tags, summary: "This replica's live generation and every replica's report", response: IndexLive }),

@@ -165,6 +165,18 @@ export const AnalysisStats = z.object({
 });
 export type AnalysisStats = z.infer<typeof AnalysisStats>;
 
+/**
+ * GET /internal/analysis/run (analysis): whether a full analysis run is live (NEW or RUNNING, its end-of-run index
+ * rebuild included). The index asks before it requests the first build of an empty index for songs that arrived by
+ * change detection: a live run's own end-of-run rebuild covers them (issue 35).
+ */
+export const AnalysisRunLive = z.object({
+  live: z.boolean(),
+  /** The live run's task id, null when none is live. */
+  task_id: z.string().nullable(),
+});
+export type AnalysisRunLive = z.infer<typeof AnalysisRunLive>;
+
 /** GET /internal/stats (index): what the live generation holds. */
 export const IndexStats = z.object({
   generation: z.number().int(),

@@ -127,6 +127,12 @@ export class AnalysisRunService {
     return this.host.start({ options });
   }
 
+  /** The live run (NEW or RUNNING, waiting for its end-of-run index rebuild included), if any, in any process. */
+  async liveRun(): Promise<{ id: string } | undefined> {
+    const run = await this.runs.tasks.live();
+    return run && { id: run.id };
+  }
+
   /** Resolves when no run is coordinated by this process (tests). */
   async idle(): Promise<void> {
     await this.host.idle();

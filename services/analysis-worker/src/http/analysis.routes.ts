@@ -16,6 +16,8 @@ import type { LearnedModel } from '../domain/musicnn/model-state';
  * 409 while one runs. An analysis run always ends: cancel ends it in the database, a dead
  * coordinator's lease expires and another replica finishes it.
  * GET /internal/analysis/stats (services) -> the dashboard's analysis numbers (RunRepository.stats).
+ * GET /internal/analysis/run (services) -> {live, task_id}: whether a full analysis run is live (the index's live
+ * library asks before it requests the first build of an empty index).
  * GET /api/analysis/model (any user) -> 200 ModelStatus: whether the MusiCNN model is loaded
  * (status ready | missing | error | loading, model id, backend, patches per track) and, when it is
  * not, the reason and how to install it.
@@ -45,6 +47,10 @@ export function analysisRoutes(service: AnalysisRunService, exclusions: Exclusio
   });
   r.json(api.tasks.analysisExclusions, async ({ query }, req) => ({ exclusions: await exclusions.list(req.identity?.serverId, query.all !== undefined) }));
   r.json(api.internal.analysisStats, () => exclusions.stats());
+  r.json(api.internal.analysisRunLive, async () => {
+    const run = await service.liveRun();
+    return { live: run !== undefined, task_id: run?.id ?? null };
+  });
   r.json(api.browse.unanalyzable, ({ query }) => exclusions.page(query));
   return r;
 }

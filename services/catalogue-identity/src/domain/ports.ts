@@ -212,6 +212,8 @@ export interface TrackStore {
   snapshot(after: string | undefined, limit: number): Promise<{ tracks: SnapshotTrack[]; next: string | null; total?: number }>;
   /** The same page with vectors as bytes (the binary page). */
   snapshotBytes(after: string | undefined, limit: number): Promise<{ tracks: SnapshotTrackBytes[]; next: string | null; total?: number }>;
+  /** The snapshot rows of `itemIds` (request order, each once; unknown ids and songs without an embedding absent). */
+  snapshotByIds(itemIds: readonly string[]): Promise<SnapshotTrackBytes[]>;
   /** Replaces a song's learned features; false for an unknown song. */
   setLearned(itemId: string, learned: LearnedFeatures): Promise<boolean>;
 }

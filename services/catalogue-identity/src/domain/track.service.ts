@@ -41,6 +41,14 @@ export class TrackService {
     return this.tracks.snapshotBytes(after, limit);
   }
 
+  /**
+   * The snapshot rows of songs by content id (POST /internal/snapshot/tracks/by-ids: the index's live library reads a
+   * new song's vector, descriptors and mappings in one call), in request order; unknown ids are absent.
+   */
+  snapshotByIds(itemIds: readonly string[]): Promise<SnapshotTrackBytes[]> {
+    return this.tracks.snapshotByIds(itemIds);
+  }
+
   /** Where the catalogue stands in an embedder switch (switches when the target version covers the catalogue). */
   embeddingSwitch(): Promise<EmbeddingSwitchStatus> {
     return this.versions.status();

@@ -88,6 +88,9 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
     res.json(await d.tracks.snapshot(q.after, q.limit));
   });
 
+  r.json(api.internal.snapshotTracksByIds, async ({ body }) => ({
+    tracks: (await d.tracks.snapshotByIds(body.itemIds)).map(({ vector, ...rest }) => ({ ...rest, embedding: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64') })),
+  }));
   r.json(api.internal.artistsResolve, async ({ query: q }) => (await d.mappings.resolveArtist(q.serverId, q.value)) satisfies ArtistResolveResponse);
   r.json(api.internal.artistsMapOutput, async ({ body }) => ({ map: await d.mappings.mapArtistNames(body.serverId, body.names) }));
   // A whole-catalogue listing may come as LARGE_JSON_CONTENT_TYPE, parsed here with a 512 MB limit.

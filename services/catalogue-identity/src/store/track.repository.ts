@@ -112,34 +112,41 @@ export class TrackRepository implements TrackStore {
    */
   async snapshotBytes(after: string | undefined, limit: number): Promise<{ tracks: SnapshotTrackBytes[]; next: string | null; total?: number }> {
     const n = Math.max(1, Math.min(SNAPSHOT_MAX_LIMIT, Math.floor(limit)));
-    const rows: Array<ScoreRow & { vector: Buffer; embedding_version: string; has_lyrics: boolean; map_rows: Array<{ serverId: string; providerId: string; artistId: string | null }> }> = await this.ds.query(
+    const rows = await this.snapshotRows(`WHERE ($1::text IS NULL OR s.item_id > $1::text) ORDER BY s.item_id LIMIT $2`, [after ?? null, n]);
+    const tracks = rows.map(toSnapshotBytes);
+    const next = rows.length === n ? (rows[rows.length - 1] as ScoreRow).item_id : null;
+    if (after !== undefined) return { tracks, next };
+    const counted: Array<{ n: string }> = await this.ds.query('SELECT count(*) AS n FROM catalogue.score s JOIN catalogue.embedding e ON e.item_id = s.item_id');
+    return { tracks, next, total: Number(counted[0]?.n ?? tracks.length) };
+  }
+
+  /**
+   * The snapshot rows (the same columns as a snapshot page's, embedding as bytes) of the songs `itemIds`, in their
+   * order, each once; unknown ids and songs without an embedding are absent. One query (`= ANY`) on the primary keys.
+   */
+  async snapshotByIds(itemIds: readonly string[]): Promise<SnapshotTrackBytes[]> {
+    if (itemIds.length === 0) return [];
+    const rows = await this.snapshotRows(`WHERE s.item_id = ANY($1::text[])`, [[...new Set(itemIds)]]);
+    const byId = new Map(rows.map((r) => [(r as ScoreRow).item_id, toSnapshotBytes(r)]));
+    const out: SnapshotTrackBytes[] = [];
+    for (const id of new Set(itemIds)) {
+      const t = byId.get(id);
+      if (t) out.push(t);
+    }
+    return out;
+  }
+
+  private snapshotRows(where: string, params: unknown[]): Promise<SnapshotRow[]> {
+    return this.ds.query(
       `SELECT s.item_id, s.title, s.artist, s.album, s.album_artist, s.year, s.rating, s.duration_seconds, s.tempo, s.key, s.scale, s.energy, ${LEARNED_COLUMNS_SQL},
               EXISTS (SELECT 1 FROM catalogue.lyrics l WHERE l.item_id = s.item_id AND l.status = 'found') AS has_lyrics,
               e.vector, e.embedder_version AS embedding_version,
               COALESCE((SELECT json_agg(json_build_object('serverId', m.server_id, 'providerId', m.provider_id, 'artistId', m.artist_id) ORDER BY m.server_id, m.provider_id)
                         FROM catalogue.track_server_map m WHERE m.item_id = s.item_id), '[]'::json) AS map_rows
          FROM catalogue.score s JOIN catalogue.embedding e ON e.item_id = s.item_id
-        WHERE ($1::text IS NULL OR s.item_id > $1::text)
-        ORDER BY s.item_id LIMIT $2`,
-      [after ?? null, n],
+        ${where}`,
+      params,
     );
-    const tracks: SnapshotTrackBytes[] = rows.map((r) => ({
-      itemId: r.item_id,
-      vector: r.vector,
-      embedderVersion: r.embedding_version,
-      ...songColumns(r),
-      tempo: r.tempo,
-      key: r.key,
-      scale: r.scale,
-      energy: r.energy,
-      learned: learnedFromRow(r),
-      hasLyrics: r.has_lyrics,
-      mappings: r.map_rows,
-    }));
-    const next = rows.length === n ? (rows[rows.length - 1] as ScoreRow).item_id : null;
-    if (after !== undefined) return { tracks, next };
-    const counted: Array<{ n: string }> = await this.ds.query('SELECT count(*) AS n FROM catalogue.score s JOIN catalogue.embedding e ON e.item_id = s.item_id');
-    return { tracks, next, total: Number(counted[0]?.n ?? tracks.length) };
   }
 
   /**
@@ -157,4 +164,23 @@ export class TrackRepository implements TrackStore {
     return rows.length > 0;
   }
 
+}
+
+/** A song's snapshot row as selected by `snapshotRows`. */
+type SnapshotRow = ScoreRow & { vector: Buffer; embedding_version: string; has_lyrics: boolean; map_rows: Array<{ serverId: string; providerId: string; artistId: string | null }> };
+
+function toSnapshotBytes(r: SnapshotRow): SnapshotTrackBytes {
+  return {
+    itemId: r.item_id,
+    vector: r.vector,
+    embedderVersion: r.embedding_version,
+    ...songColumns(r),
+    tempo: r.tempo,
+    key: r.key,
+    scale: r.scale,
+    energy: r.energy,
+    learned: learnedFromRow(r),
+    hasLyrics: r.has_lyrics,
+    mappings: r.map_rows,
+  };
 }

@@ -18,6 +18,8 @@ export interface CataloguePort extends MappingSource {
    * the catalogue sends it.
    */
   snapshotPage(after: string | null, limit: number): Promise<SnapshotPageBytes>;
+  /** The snapshot rows of songs by content id (up to 1000 a call; unknown ids and songs without an embedding absent). */
+  tracksByIds(itemIds: readonly string[]): Promise<SnapshotPageBytes['tracks']>;
   /** A provider artist id of the server or an artist name -> the artist's name (unknown values come back as given). */
   resolveArtist(serverId: string, value: string): Promise<{ artistName: string; providerArtistId: string | null }>;
   /** Artist names -> provider artist ids of the server; names unknown there are absent. */

@@ -4,6 +4,7 @@ import type { MapMethod } from '../core/generation';
 import type { StoredCell } from '@polyphony/vector-engine';
 import { bufferToF32, bufferToI32, bytesOf, packBlobs, typedToBuffer } from '../core/codec';
 import type { TrackRepository } from '../core/track.repository';
+import { carryDeltas } from './live/delta.repository';
 import type { BuildRecord, CellRecord, GenerationStore, StoredQuantiserRecord } from './ports';
 
 export type { BuildRecord, CellRecord, StoredQuantiserRecord } from './ports';
@@ -190,8 +191,9 @@ export class GenerationRepository implements GenerationStore {
 
   /**
    * Makes `generation` the live one in a single transaction: the previous live build is retired, the
-   * catalogue copy loses every track the build did not see, and every other generation's rows (retired,
-   * failed, abandoned) are deleted (cells, projections and artists go by cascade).
+   * catalogue copy loses every track the build did not see (except live-library songs of older generations' batches
+   * the build missed: they become a batch of this generation, `carryDeltas`), and every other generation's rows
+   * (retired, failed, abandoned) are deleted (cells, projections, artists and batches go by cascade).
    * `embedderVersion` is recorded on the build (the space its vectors, and anchors saved against it, live in).
    * @returns number of catalogue-copy rows deleted
    */
@@ -199,6 +201,8 @@ export class GenerationRepository implements GenerationStore {
     return this.ds.transaction(async (m) => {
       await m.query(`UPDATE ${S}.builds SET state = 'retired' WHERE state = 'live'`);
       await m.query(`UPDATE ${S}.builds SET state = 'live', finished_at = now(), embedder_version = $2 WHERE generation = $1`, [generation, embedderVersion]);
+      // Live-library songs of older generations the build's snapshot missed stay (a batch of this generation).
+      await carryDeltas(m, generation);
       const deleted = await this.tracks.deleteNotSeen(m, generation);
       await m.query(`DELETE FROM ${S}.builds WHERE generation <> $1`, [generation]);
       return deleted;

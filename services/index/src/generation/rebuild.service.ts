@@ -126,6 +126,18 @@ export class RebuildService {
     return this.running !== undefined || this.pending !== undefined;
   }
 
+  /**
+   * True while a build runs or waits here, or another replica holds the cross-replica build lock (it is building).
+   * A probe of the lock, released at once; a lock that cannot be probed counts as busy (ask again later).
+   */
+  async busyAnywhere(): Promise<boolean> {
+    if (this.busy) return true;
+    const held = await this.lock.tryAcquire().catch(() => null);
+    if (!held) return true;
+    await held.release();
+    return false;
+  }
+
   /** Task id of the running build, if any. */
   get runningTaskId(): string | undefined {
     return this.running?.job.taskId;

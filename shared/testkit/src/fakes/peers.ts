@@ -27,14 +27,14 @@ export type FakeSong = Omit<SnapshotTrack, 'mappings'>;
  * (`/internal/snapshot/tracks`, `/internal/mappings/rows`, `/internal/mappings/changes` with a mapping log
  * written by `map`/`unmap`/`removeSong`; the per-query translation endpoints `/internal/availability/:id`,
  * `/internal/ids/resolve-input`, `/internal/ids/map-output` are still served and counted, so tests can show
- * the index no longer calls them; shapes from shared/contracts/src/catalogue.ts) and the registry's
- * `/internal/servers/:id`. One express app serves both, so tests and benchmarks pass its URL as both
+ * the index no longer calls them; shapes from shared/contracts/src/catalogue.ts), `/internal/snapshot/tracks/by-ids`,
+ * the registry's `/internal/servers/:id` and the analysis worker's `/internal/analysis/run` (`analysisRunLive`). One express app serves both, so tests and benchmarks pass its URL as both
  * peers. It counts calls per endpoint so tests can check batching. It does not check signatures.
  */
 export class FakePeers {
   readonly songs = new Map<string, FakeSong>();
   readonly servers = new Map<string, FakeServerEntry>();
-  readonly calls = { snapshot: 0, snapshotBinary: 0, availability: 0, availabilityVersion: 0, resolveInput: 0, mapOutput: 0, server: 0, artists: 0, mappingRows: 0, mappingChanges: 0 };
+  readonly calls = { snapshot: 0, snapshotBinary: 0, snapshotByIds: 0, analysisRun: 0, availability: 0, availabilityVersion: 0, resolveInput: 0, mapOutput: 0, server: 0, artists: 0, mappingRows: 0, mappingChanges: 0 };
   /** The mapping log (`/internal/mappings/changes`): [seq, serverId, providerId, itemId | null]. */
   readonly log: Array<[number, string, string, string | null]> = [];
   /** Entries with seq <= this were "pruned" (a reader behind it gets `reset`). */
@@ -45,6 +45,13 @@ export class FakePeers {
   failSnapshot = false;
   /** When false, the snapshot endpoint answers JSON whatever the caller accepts (a catalogue older than the binary page). */
   binarySnapshot = true;
+  /**
+   * Songs the snapshot pages leave out while `/internal/snapshot/tracks/by-ids` still finds them: a song added after a
+   * build's snapshot passed its key (the live library's race with a full build, issue 35).
+   */
+  readonly snapshotHidden = new Set<string>();
+  /** What the analysis worker's `GET /internal/analysis/run` answers: whether a full analysis run is live. */
+  analysisRunLive = false;
   private server?: Server;
   private sortedIds?: string[];
 
@@ -140,7 +147,7 @@ export class FakePeers {
       }
       const after = typeof req.query.after === 'string' ? req.query.after : undefined;
       const limit = Math.min(5000, Math.max(1, Number(req.query.limit ?? 1000)));
-      const ids = this.ids();
+      const ids = this.snapshotHidden.size ? this.ids().filter((id) => !this.snapshotHidden.has(id)) : this.ids();
       let start = 0;
       if (after !== undefined) {
         let lo = 0;
@@ -168,6 +175,16 @@ export class FakePeers {
       }
       const tracks: SnapshotTrack[] = page.map((id) => ({ ...this.songs.get(id)!, mappings: this.mappingsOf(id) }));
       res.json({ tracks, next, ...(total !== undefined ? { total } : {}) });
+    });
+    app.post(api.internal.snapshotTracksByIds.path, (req, res) => {
+      this.calls.snapshotByIds++;
+      const want = (req.body as { itemIds?: unknown }).itemIds;
+      const ids = Array.isArray(want) ? [...new Set(want.filter((x): x is string => typeof x === 'string'))] : [];
+      res.json({ tracks: ids.filter((id) => this.songs.has(id)).map((id) => ({ ...this.songs.get(id)!, mappings: this.mappingsOf(id) })) });
+    });
+    app.get(api.internal.analysisRunLive.path, (_req, res) => {
+      this.calls.analysisRun++;
+      res.json({ live: this.analysisRunLive, task_id: this.analysisRunLive ? 'fake-run' : null });
     });
     let rowsCache: { seq: number; rows: Array<[string, string, string]> } | undefined;
     app.get(api.internal.mappingRows.path, (req, res) => {

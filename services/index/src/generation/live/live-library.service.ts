@@ -15,22 +15,32 @@ import { DEFAULT_LIVE_LIBRARY, type LiveLibrarySettings } from './settings';
 
 export { DEFAULT_LIVE_LIBRARY, type LiveLibrarySettings } from './settings';
 
-/** Songs looked up in the catalogue at once. */
+/** Catalogue look-ups in flight at once. */
 const FETCH_CONCURRENCY = 4;
+/** Songs per catalogue look-up (the route takes up to 1000). */
+const LOOKUP_BATCH = 500;
 
 /** What the live library needs around it. */
 export interface LiveLibraryDeps {
   state: IndexState;
   store: DeltaStore;
-  catalogue: Pick<CataloguePort, 'snapshotPage'>;
+  catalogue: Pick<CataloguePort, 'tracksByIds'>;
   /** The index's catalogue copy: new songs are written there (text search and metadata read it) and read back. */
   tracks: { upsertSnapshot(tracks: readonly SnapshotTrackBytes[], build: number): Promise<unknown>; metadata(ids: readonly string[]): Promise<Map<string, TrackMeta>> };
   /** Publishes index.delta.applied.v1 (every replica's queue). */
   publish(event: IndexDeltaApplied): Promise<void>;
-  /** Requests a full rebuild (drift). */
+  /** Requests a full rebuild (drift, or the first songs of an empty index). */
   requestRebuild(reason: string): void;
   /** True while a full build runs or waits (no drift request then). */
   rebuildBusy(): boolean;
+  /** True while a full build runs or waits here or on another replica (RebuildService.busyAnywhere). Default: rebuildBusy. */
+  rebuildBusyAnywhere?(): Promise<boolean>;
+  /**
+   * True while a full analysis run is live (the analysis worker's GET /internal/analysis/run): its end-of-run rebuild
+   * covers songs of an empty index, so none is requested for them. Absent = no run is ever live. A failed call counts
+   * as live (asked again later: never a build on a guess).
+   */
+  analysisRunLive?(): Promise<boolean>;
   logger: Logger;
   settings?: LiveLibrarySettings;
   /** Where appended quantised generations write their vector file. */
@@ -40,16 +50,23 @@ export interface LiveLibraryDeps {
 /**
  * Adds analysed songs to the live generation and keeps every replica on the same rows:
  *  - `noteAdded(itemId)` (one replica: the shared queue `index.live-library`, fed by analysis.track.completed.v1):
- *    songs not in the live generation wait `debounceMs`, then `flush` looks each up in the catalogue (a snapshot page
- *    of one song), writes them to the catalogue copy (`index.tracks`), stores the batch (`index.deltas`: ids, vectors,
+ *    songs not in the live generation wait `debounceMs`, then `flush` looks them up in the catalogue (POST
+ *    /internal/snapshot/tracks/by-ids: the snapshot rows by content id), writes them to the catalogue copy (`index.tracks`), stores the batch (`index.deltas`: ids, vectors,
  *    mappings), applies it here (`catchUp`), announces it (index.delta.applied.v1) and measures drift (`measureDrift`:
  *    a full rebuild is requested when a threshold is crossed, never for one song);
  *  - `catchUp()` (every replica: on that event, after loading a generation, and on the mapping safety poll): applies the
  *    stored batches of the live generation after the one it serves (`applyDelta`, metadata read back from
  *    `index.tracks`), prepares the new revision (text-search table) and swaps it in. A replica that starts later or
  *    missed the event gets the same rows in the same order.
+ *  - an EMPTY index (no generation yet, or one built from no songs: no cells to append to) cannot take appended songs:
+ *    after the debounce the flush requests ONE full build (its snapshot reads the songs) unless a build already runs
+ *    here or on another replica, or a full analysis run is live (its end-of-run rebuild covers them, so a first run
+ *    still builds once, at its end). The songs stay pending and are looked at again every `recheckMs` until a
+ *    generation holds them (or can take them: then they are appended as above).
  * Flushes and catch-ups run one at a time. Errors are logged, never thrown out of the timers or handlers: a batch
- * that failed stays pending for the next flush; a catch-up that failed is retried by the next event or poll.
+ * that failed stays pending and is tried again after `recheckMs`; a catch-up that failed is retried by the next event
+ * or poll. Batches stored for an older generation whose songs the next build's snapshot missed are carried into
+ * that build's generation at its activation (`carryDeltas`, in the activation transaction) and applied by catchUp.
  */
 export class LiveLibraryService {
   private readonly pending = new Set<string>();
@@ -61,6 +78,8 @@ export class LiveLibraryService {
   lastDrift?: DriftReport;
   /** Songs added to a generation by flushes of this process (status, tests). */
   added = 0;
+  /** Full builds this process requested for the first songs of an empty index (status, tests). */
+  firstBuildsRequested = 0;
 
   constructor(private readonly d: LiveLibraryDeps) {
     this.settings = d.settings ?? DEFAULT_LIVE_LIBRARY;
@@ -71,10 +90,17 @@ export class LiveLibraryService {
     if (!this.settings.enabled || this.stopped) return;
     if (this.d.state.current().index.rowOf(itemId) >= 0) return;
     this.pending.add(itemId);
-    this.timer ??= setTimeout(() => {
+    this.schedule(this.settings.debounceMs);
+  }
+
+  /** Runs a flush after `ms` unless one is already scheduled (the debounce, and the recheck of songs still pending). */
+  private schedule(ms: number): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.flush().catch(() => undefined);
-    }, this.settings.debounceMs);
+    }, ms);
+    this.timer.unref?.();
   }
 
   /** Songs waiting for the next flush. */
@@ -86,10 +112,16 @@ export class LiveLibraryService {
   flush(): Promise<void> {
     return this.serial(async () => {
       const gen = this.d.state.current();
-      const ids = [...this.pending].filter((id) => gen.index.rowOf(id) < 0);
-      if (ids.length === 0 || gen.generation === 0) return;
+      // Songs a generation holds by now (a build read them, or another batch added them) are done.
+      for (const id of this.pending) if (gen.index.rowOf(id) >= 0) this.pending.delete(id);
+      const ids = [...this.pending];
+      if (ids.length === 0) return;
+      if (!canAppend(gen)) {
+        await this.awaitFirstBuild(gen.generation, ids.length);
+        return;
+      }
       try {
-        const found = (await mapLimit(ids, FETCH_CONCURRENCY, (id) => this.fetch(id))).filter((t): t is SnapshotTrackBytes => t !== undefined);
+        const found = await this.lookup(ids);
         const dim = gen.index.dim;
         const usable = found.filter((t) => vectorOf(t.vector, dim) !== undefined);
         // Songs the catalogue does not have (yet) or without a usable vector are dropped: a later event notes them again.
@@ -114,9 +146,34 @@ export class LiveLibraryService {
         }
       } catch (err) {
         this.d.logger.warn('live library batch failed; its songs stay pending', { songs: ids.length, err: (err as Error).message });
+        this.schedule(this.settings.recheckMs);
         throw err;
       }
     });
+  }
+
+  /**
+   * Pending songs and an index with nothing to append to: one full build is requested unless one runs anywhere or a
+   * full analysis run is live (its end-of-run rebuild reads them); either way the songs are looked at again after
+   * `recheckMs` (then they are in the new generation, or appended to it).
+   */
+  private async awaitFirstBuild(generation: number, songs: number): Promise<void> {
+    try {
+      const busy = this.d.rebuildBusyAnywhere ? await this.d.rebuildBusyAnywhere() : this.d.rebuildBusy();
+      if (busy) return;
+      const runLive = this.d.analysisRunLive
+        ? await this.d.analysisRunLive().catch((err: unknown) => {
+            this.d.logger.warn('live library: the analysis run state could not be read; asking again later', { err: (err as Error).message });
+            return true;
+          })
+        : false;
+      if (runLive) return;
+      this.firstBuildsRequested++;
+      this.d.logger.info('live library: the index is empty; requesting its first full build for the songs that arrived', { generation, songs });
+      this.d.requestRebuild('live library: first songs of an empty index');
+    } finally {
+      this.schedule(this.settings.recheckMs);
+    }
   }
 
   /** Applies the stored batches after the one this replica serves (see the class comment). */
@@ -160,10 +217,11 @@ export class LiveLibraryService {
     this.d.logger.info('live library: batches applied', { generation: gen.generation, revision: next.revision, seq: next.deltaSeq, items: next.index.size });
   }
 
-  /** The catalogue's snapshot row of one song: a page of one after the largest key below its id (ids are ASCII, byte order). */
-  private async fetch(itemId: string): Promise<SnapshotTrackBytes | undefined> {
-    const page = await this.d.catalogue.snapshotPage(keyBefore(itemId), 4);
-    return page.tracks.find((t) => t.itemId === itemId);
+  /** The catalogue's snapshot rows of `ids` (POST /internal/snapshot/tracks/by-ids, LOOKUP_BATCH ids a call, FETCH_CONCURRENCY calls at once). */
+  private async lookup(ids: readonly string[]): Promise<SnapshotTrackBytes[]> {
+    const chunks: string[][] = [];
+    for (let i = 0; i < ids.length; i += LOOKUP_BATCH) chunks.push(ids.slice(i, i + LOOKUP_BATCH));
+    return (await mapLimit(chunks, FETCH_CONCURRENCY, (c) => this.d.catalogue.tracksByIds(c))).flat();
   }
 
   private serial<T>(f: () => Promise<T>): Promise<T> {
@@ -171,6 +229,11 @@ export class LiveLibraryService {
     this.chain = run.catch(() => undefined);
     return run;
   }
+}
+
+/** Whether songs can be appended to `gen`: it was built (generation > 0) and has cells (a build of no songs has none). */
+function canAppend(gen: Generation): boolean {
+  return gen.generation > 0 && gen.index.nlist > 0 && gen.index.size > 0;
 }
 
 /** The snapshot row's embedding (little-endian float32 bytes) when it has `dim` finite values, not all zero; else undefined. */
@@ -184,15 +247,6 @@ function vectorOf(bytes: Uint8Array, dim: number): Float32Array | undefined {
     if (v[i] !== 0) nonZero = true;
   }
   return nonZero ? v : undefined;
-}
-
-/**
- * A key just below `id` in byte order (C collation), for a keyset page whose first row is `id`: the id with its last
- * character lowered by one and followed by U+10FFFF (any id between the two would have to start with that character).
- */
-export function keyBefore(id: string): string {
-  const last = id.charCodeAt(id.length - 1);
-  return `${id.slice(0, -1)}${String.fromCharCode(Math.max(0, last - 1))}\u{10FFFF}`;
 }
 
 async function mapLimit<T, R>(items: readonly T[], limit: number, f: (t: T) => Promise<R>): Promise<R[]> {
