@@ -8,7 +8,8 @@ import { API_TOKEN, useTestStack, waitFor } from './helpers';
 /**
  * Issue 35, change detection with a real Subsonic server (supysonic): a server polled every 5 s, its folder empty at
  * first (no analysis run at all, so the suite analyses two songs only); a song file added to its folder (and the
- * folder rescanned with supysonic's CLI) is mapped and analysed without a run; a
+ * folder rescanned with supysonic's CLI) is mapped and analysed without a run and found by search (the then empty
+ * index asks for its first full build for it: the live library, no run being live); a
  * removed file loses its mapping (its song stays). The server's webhook (push) is authenticated by its push token.
  */
 describe('change detection per server (supysonic, full stack)', () => {
@@ -53,7 +54,7 @@ describe('change detection per server (supysonic, full stack)', () => {
     expect(listed.body.servers[0].change_detection).toEqual({ mode: 'push', interval_seconds: 5, push_token_set: true });
   });
 
-  it('When a song file is added and supysonic rescans, then it is mapped and analysed without a run', async () => {
+  it('When a song file is added and supysonic rescans, then it is mapped and analysed without a run and found by search', async () => {
     // The first check takes the baseline token (of the empty folder).
     await waitFor(() => 'the change-detection baseline', async () => ((await watchRow())?.token ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
 
@@ -66,10 +67,15 @@ describe('change detection per server (supysonic, full stack)', () => {
     const row = await sql<{ file_path: string; match_tier: string }>(`SELECT file_path, match_tier FROM catalogue.track_server_map WHERE server_id = $1 AND file_path LIKE $2`, [serverId, `%${path.basename(added)}`]);
     expect(row).toHaveLength(1);
     expect((await watchRow())!.last_added).toBe(1);
-    // No full analysis run: the change was analysed as a batch. (Serving an added song without a rebuild is covered by
-    // services/index/test/live-library.api.test.ts and measured by `bash scripts/bench.sh live-library`; this index is
-    // empty, and an empty index has no cells to append to: its first songs wait for a full build.)
+    // No full analysis run: the change was analysed as a batch. The index was empty (no cells to append to): the live
+    // library requested its first full build, which serves the song. (Appending to a built generation without a
+    // rebuild: services/index/test/live-library.api.test.ts and `bash scripts/bench.sh live-library`.)
     expect(await count(`SELECT count(*)::int AS n FROM analysis.runs`)).toBe(0);
+    const title = (await sql<{ title: string }>(`SELECT title FROM catalogue.score`))[0]!.title;
+    await waitFor(() => 'the added song found by /api/search_tracks', async () => {
+      const res = await request(app.url).get(`/api/search_tracks?search_query=${encodeURIComponent(title)}`).set(auth);
+      return res.status === 200 && JSON.stringify(res.body).includes(title) ? true : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 500 });
     expect(await count(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE server_id = $1 AND outcome = 'analyzed' AND run_id NOT IN (SELECT id FROM analysis.runs)`, [serverId])).toBe(1);
     process.stdout.write(`change detection: added song mapped ${seconds.toFixed(1)} s after the rescan (poll 5 s)\n`);
   });

@@ -326,6 +326,25 @@ describe('catalogue identity (PostgreSQL, HTTP API)', () => {
       expect((await c.get('/internal/snapshot/tracks?limit=3').expect(200).expect('content-type', /json/)).body.total).toBe(Number(rows[0]!.n));
     });
 
+    it('When snapshot rows are asked for by content id, then each known song comes once, in the asked order, as the snapshot page holds it', async () => {
+      const all: Array<{ itemId: string } & Record<string, unknown>> = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = (await c.get(`/internal/snapshot/tracks?limit=5000${after ? `&after=${after}` : ''}`).expect(200)).body;
+        all.push(...page.tracks);
+        if (!page.next) break;
+        after = page.next;
+      }
+      const [x, y] = [all[all.length - 1]!, all[1]!];
+      const res = (await c.post('/internal/snapshot/tracks/by-ids', { itemIds: [x.itemId, 'nope', y.itemId, x.itemId] }).expect(200)).body;
+      expect(res.tracks).toEqual([x, y]);
+      expect((res.tracks[0] as { mappings: unknown[] }).mappings.length).toBeGreaterThan(0);
+      // Bad input is a 400 in the error envelope: no ids, or more than 1000.
+      const empty = await c.post('/internal/snapshot/tracks/by-ids', { itemIds: [] }).expect(400);
+      expect(empty.body).toMatchObject({ code: expect.any(String), request_id: expect.any(String) });
+      await c.post('/internal/snapshot/tracks/by-ids', { itemIds: Array.from({ length: 1001 }, (_, i) => `id-${i}`) }).expect(400);
+    });
+
     it('When tracks are looked up in a batch, then known ones come back in the asked order', async () => {
       const res = (await c.post('/internal/tracks/lookup', { itemIds: [itemId(3), 'nope', itemId(1)] }).expect(200)).body;
       expect(res.tracks.map((t: { itemId: string }) => t.itemId)).toEqual([itemId(3), itemId(1)]);
