@@ -46,6 +46,7 @@ declare -A BENCH=(
   [browse-1m]="node bench/dist/catalogue-identity/browse-1m.js 1000000"
   [import-reference]="node bench/dist/ops/import-reference.js 10000,50000"
   [live-library]="node bench/dist/standalone/live-library.js 3 30 10 90"
+  [live-append]="node --max-old-space-size=4096 bench/dist/index/live-append.js 200000 100 10 int8"
 )
 QUICK=(enumerate bus embed retrieval kmeans)
 names=("$@")

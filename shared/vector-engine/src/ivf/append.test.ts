@@ -97,6 +97,35 @@ describe('appendRows', () => {
     readRow.mockRestore();
   });
 
+  it('When rows are appended to a pq generation twice, then its vector file grows in place (no copy) and every generation reads its own rows', async () => {
+    const q = await quantiseIndex(base, { mode: 'pq', pqM: 8 });
+    const half = ADDED / 2;
+    const first = { ids: add.ids.slice(0, half), vectors: add.vectors.subarray(0, half * DIM) };
+    const second = { ids: add.ids.slice(half), vectors: add.vectors.subarray(half * DIM) };
+    const readRows = jest.spyOn(q.parts().quantised!.file, 'readRows');
+    const a = appendRows(q, first.ids, first.vectors);
+    // No row of the old file was read back to copy it; the grown file is the same descriptor.
+    expect(readRows).not.toHaveBeenCalled();
+    expect(a.parts().quantised!.file.descriptor).toBe(q.parts().quantised!.file.descriptor);
+    const b = appendRows(a, second.ids, second.vectors);
+    expect(b.parts().quantised!.file.descriptor).toBe(q.parts().quantised!.file.descriptor);
+    expect(b.size).toBe(BASE + ADDED);
+    for (const r of [0, BASE - 1]) expect([...b.getVector(r)]).toEqual([...q.getVector(r)]);
+    expect([...b.getVector(BASE)]).toEqual([...a.getVector(BASE)]);
+    // Another append from the first grown generation (its file already grew past it) copies, leaving b's rows intact.
+    const other = points(5, 3, 'other_');
+    const c = appendRows(a, other.ids, other.vectors);
+    expect(c.parts().quantised!.file.descriptor).not.toBe(q.parts().quantised!.file.descriptor);
+    expect([...b.getVector(BASE + half)]).not.toEqual([...c.getVector(BASE + half)]);
+    const unit = (v: Float32Array) => Array.from(v, (x) => x / Math.hypot(...v));
+    b.getVector(BASE + half).forEach((x, d) => expect(x).toBeCloseTo(unit(second.vectors.subarray(0, DIM))[d]!, 5));
+    c.getVector(BASE + half).forEach((x, d) => expect(x).toBeCloseTo(unit(other.vectors.subarray(0, DIM))[d]!, 5));
+    // The old generation still reads its rows and refuses rows it never had.
+    expect([...q.getVector(BASE - 1)]).toEqual([...b.getVector(BASE - 1)]);
+    expect(() => q.getVector(BASE)).toThrow();
+    readRows.mockRestore();
+  });
+
   it('When an id is already a row, repeats, or a vector is zero, then the append is refused', () => {
     expect(() => appendRows(base, [base.idOf(3)], add.vectors.subarray(0, DIM))).toThrow(IvfDuplicateIdError);
     expect(() => appendRows(base, ['x', 'x'], add.vectors.subarray(0, 2 * DIM))).toThrow(IvfDuplicateIdError);

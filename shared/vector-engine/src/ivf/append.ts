@@ -11,6 +11,11 @@ export interface AppendOptions {
   dir?: string;
   /** Keep the vector file resident up to this many bytes (quantised modes). */
   residentMaxBytes?: number;
+  /**
+   * Copy the exact vectors into a new file instead of appending to the generation's own file (benchmarks: the cost
+   * before issue 35's in-place append). Default false; a copy is also made when the file cannot grow in place.
+   */
+  copyVectorFile?: boolean;
 }
 
 /**
@@ -22,7 +27,9 @@ export interface AppendOptions {
  * index's live-library module decide when a full rebuild is due). `index` itself is not modified (queries holding it
  * keep working); the result shares the centroids, groups and quantiser with it.
  * Cost: nlist x dim per appended row to place it (the SIMD kernel of the coarse groups when present), plus one copy of the vectors (float: size x dim x 4 bytes in
- * memory; quantised: the codes in memory and the exact vectors from the old file into a new one).
+ * memory; quantised: the codes in memory, size x codeSize bytes). The exact vectors of a quantised generation are not
+ * copied: the new rows are written after the old ones in the same file (`VectorFile.grownTo`; a copy only when
+ * another generation already grew from this one, or `copyVectorFile`).
  * @param vectors m x dim floats, any non-zero finite norm (stored normalised)
  * @throws IvfInputError on a wrong length or a zero/non-finite vector; IvfDuplicateIdError when an id is already a row
  *   or repeats; IvfInputError when `index` has no cells (nothing built: a full build is needed)
@@ -131,16 +138,25 @@ function appendQuantised(
     for (let d = 0; d < dim; d++) residual[d] = unit[i * dim + d]! - centroids[c * dim + d]!;
     quantiser.encode(residual, 0, codes, slotOfNew[i]! * cs);
   }
-  // The exact vectors in row order: the old file's rows, then the new ones.
+  // The exact vectors in row order: the old rows stay where they are in the generation's own file (a grown view of
+  // it; the old generation keeps reading its rows) and the new ones are written after them. A copy only when the file
+  // cannot grow in place (another generation already grew from this one, or asked for).
+  const grown = options.copyVectorFile ? undefined : q.file.grownTo(n, options.residentMaxBytes);
+  const file = grown ?? copyVectorFile(q.file, size, n, dim, options);
+  file.writeRows(size, unit, 0, m);
+  // The re-rank source carries over (issue 35: a large int8 generation keeps re-ranking from its codes after appends).
+  return { quantiser, codes, file, ...(q.rerank ? { rerank: q.rerank } : {}), ...(store ? { arena: store.arena } : {}) };
+}
+
+/** A new vector file of `n` rows holding the first `size` rows of `from` (the rest written by the caller). */
+function copyVectorFile(from: VectorFile, size: number, n: number, dim: number, options: AppendOptions): VectorFile {
   const file = new VectorFile(dim, n, options.dir, options.residentMaxBytes);
   const chunkRows = 4096;
   const chunk = new Float32Array(chunkRows * dim);
   for (let r0 = 0; r0 < size; r0 += chunkRows) {
     const rows = Math.min(chunkRows, size - r0);
-    q.file.readRows(r0, rows, chunk, 0);
+    from.readRows(r0, rows, chunk, 0);
     file.writeRows(r0, chunk, 0, rows);
   }
-  file.writeRows(size, unit, 0, m);
-  // The re-rank source carries over (issue 35: a large int8 generation keeps re-ranking from its codes after appends).
-  return { quantiser, codes, file, ...(q.rerank ? { rerank: q.rerank } : {}), ...(store ? { arena: store.arena } : {}) };
+  return file;
 }

@@ -20,7 +20,7 @@ import { IvfInputError } from './errors';
  * 100k x 200-d = 76 MiB is kept, 1M = 763 MiB stays on disk only).
  */
 export class VectorFile {
-  private readonly fd: number;
+  private readonly shared: SharedDescriptor;
   private readonly scratch: Buffer;
   private readonly scratchF32: Float32Array;
   private closed = false;
@@ -39,11 +39,38 @@ export class VectorFile {
     readonly count: number,
     dir: string = DEFAULT_INDEX_FILE_DIR,
     residentMaxBytes = 0,
+    share?: SharedDescriptor,
   ) {
-    this.fd = openUnlinkedFile(this, dir, 'vectors', '.f32');
+    if (share) {
+      this.shared = share;
+      share.views++;
+    } else {
+      this.shared = new SharedDescriptor(count);
+      this.shared.fd = openUnlinkedFile(this.shared, dir, 'vectors', '.f32');
+    }
     this.scratch = Buffer.allocUnsafeSlow(dim * 4);
     this.scratchF32 = new Float32Array(this.scratch.buffer, this.scratch.byteOffset, dim);
     if (count > 0 && count * dim * 4 <= residentMaxBytes) this.resident = new Float32Array(count * dim);
+  }
+
+  /**
+   * A view of the SAME file holding `count` rows (more than this one's), for a generation grown by appended rows (issue
+   * 35, the live library): rows `0 .. this.count - 1` are this file's (not copied), the caller writes the new ones after
+   * them. This view keeps reading its own rows unchanged (writes past its `count` do not touch them). Refused
+   * (undefined: copy the rows instead) when the file is closed or another view already grew past this one (its rows
+   * there belong to that view). The resident copy, when this view has one and `count` rows still fit
+   * `residentMaxBytes`, is copied in memory; otherwise the grown view reads from the file. The descriptor is closed when
+   * every view was closed or collected.
+   */
+  grownTo(count: number, residentMaxBytes = 0): VectorFile | undefined {
+    if (this.closed || count < this.count || this.shared.rows !== this.count || this.shared.fd < 0) return undefined;
+    const grown = new VectorFile(this.dim, count, undefined, 0, this.shared);
+    this.shared.rows = count;
+    if (this.resident && count * this.dim * 4 <= residentMaxBytes) {
+      grown.resident = new Float32Array(count * this.dim);
+      grown.resident.set(this.resident);
+    }
+    return grown;
   }
 
   /** Bytes of the resident copy held in memory (0 without one). */
@@ -54,7 +81,7 @@ export class VectorFile {
   /** The open descriptor (worker threads of this process may read it; never close it yourself). */
   get descriptor(): number {
     this.checkOpen();
-    return this.fd;
+    return this.shared.fd;
   }
 
   /** Bytes the file occupies once every row was written. */
@@ -68,7 +95,7 @@ export class VectorFile {
     if (firstRow < 0 || firstRow + rows > this.count) throw new IvfInputError(`rows [${firstRow}, ${firstRow + rows}) outside [0, ${this.count})`);
     this.resident?.set(src.subarray(so, so + rows * this.dim), firstRow * this.dim);
     const bytes = Buffer.from(src.buffer, src.byteOffset + so * 4, rows * this.dim * 4);
-    writeFully(this.fd, bytes, bytes.length, firstRow * this.dim * 4);
+    writeFully(this.shared.fd, bytes, bytes.length, firstRow * this.dim * 4);
   }
 
   /** Reads the vector of `row` into `out[oo .. oo + dim)`. */
@@ -95,20 +122,34 @@ export class VectorFile {
     this.readInto(firstRow * this.dim * 4, view, view.length);
   }
 
-  /** Releases the descriptor now (later reads throw). Idempotent. */
+  /** Releases this view now (later reads throw); the descriptor is closed with the last open view. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.resident = undefined;
-    closeUnlinkedFile(this, this.fd);
+    if (--this.shared.views === 0) {
+      closeUnlinkedFile(this.shared, this.shared.fd);
+      this.shared.fd = -1;
+    }
   }
 
   private readInto(position: number, buf: Buffer, length: number): void {
-    readFully(this.fd, buf, 0, length, position, (at) => new IvfInputError(`vector file ends at byte ${at}`));
+    readFully(this.shared.fd, buf, 0, length, position, (at) => new IvfInputError(`vector file ends at byte ${at}`));
     this.reads++;
   }
 
   private checkOpen(): void {
     if (this.closed) throw new IvfInputError('vector file is closed');
   }
+}
+
+/**
+ * The descriptor of one unlinked vector file and the views over it (`VectorFile.grownTo`): open views, and the row
+ * count of the longest view (a view may grow only when it ends there). Its finaliser closes the descriptor once no view
+ * references it.
+ */
+class SharedDescriptor {
+  fd = -1;
+  views = 1;
+  constructor(public rows: number) {}
 }
