@@ -31,6 +31,7 @@ import {
 import { StoreLearnedFeaturesRequest } from './learned';
 import { PlaylistTracksQuery, PlaylistTracksResponse } from './playlists';
 import { RadioPlaylistRequest, RadioPlaylistResponse } from './anchors';
+import { ReferenceVectorRequest, ReferenceVectorResponse } from './import';
 import { AnalysisStats, CatalogueStats, IndexLive, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse, PutLyricsRequest } from './semantic';
 import { AiSettingsDto } from './chat';
 import { ServerTypeSchema } from './servers';
@@ -145,6 +146,7 @@ export const internalRoutes = {
   embeddingSwitch: defineRoute({ method: 'get', path: '/internal/embedding/switch', service: 'catalogue', access: internal, tags, summary: 'Embedder switch progress (served and target version, songs covered); switches when covered', response: EmbeddingSwitchStatus }),
   catalogueStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'catalogue', access: internal, tags, summary: 'Catalogue counts for the dashboard', response: CatalogueStats }),
   // analysis
+  referenceVector: defineRoute({ method: 'post', path: '/internal/analysis/reference-vector', service: 'analysis', access: internal, tags, summary: "The reference implementation's MusiCNN vector of one file (download, decode, MSD dense layer before its ReLU, mean over every 3 s patch of the first 600 s): the import's agreement check. 400 unknown server; 502 download failed; 422 undecodable; 503 model not installed", body: ReferenceVectorRequest, response: ReferenceVectorResponse }),
   analysisStats: defineRoute({ method: 'get', path: '/internal/analysis/stats', service: 'analysis', access: internal, tags, summary: 'Analysis numbers for the dashboard (excluded files, queued tracks, live claims)', response: AnalysisStats }),
   // index
   indexStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'index', access: internal, tags, summary: 'Index counts for the dashboard', response: IndexStats }),

@@ -16,12 +16,13 @@
  * a song shorter than one patch gets no vector in the reference (here: its frames are tiled into one patch, as for
  * polyphony's own analysis, and `patches` says 0 complete patches).
  */
+import { REFERENCE_EMBEDDER_VERSION } from '@polyphony/contracts';
 import type { PatchOutputs } from './network';
 import { MUSICNN_INPUT, uncentredFrameCount } from './mel';
 import type { MusicnnWeights } from './weights';
 
-/** Embedder version of the reference's vectors (the import stores them under it; the catalogue's constant). */
-export const REFERENCE_MUSICNN_VERSION = 'audiomuse:musicnn-msd-200';
+/** Embedder version of the reference's vectors (the import stores them under it; shared/contracts import.ts). */
+export const REFERENCE_MUSICNN_VERSION = REFERENCE_EMBEDDER_VERSION;
 /** The reference decodes at most the first 600 s of a file (AUDIO_LOAD_TIMEOUT, reference 2.1). */
 export const REFERENCE_MAX_SECONDS = 600;
 /** Width of the reference vector (EMBEDDING_DIMENSION). */
