@@ -274,6 +274,18 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
     const listed = async (h: Record<string, string>) => Object.keys(seen(await request(app.url).get('/api/playlists').set(h).expect(200)).body.servers[0].playlists).filter((n) => n.endsWith('_radio')).sort();
     expect(await listed(as('alice'))).toEqual(['Alice calm_radio', 'Carol loud_radio']);
     expect(await listed(as('carol'))).toEqual(['Carol loud_radio']);
+
+    // Alice unlinks: her radio falls back to the server's account. The server's account may not delete her old playlist
+    // (supysonic: only its owner or an admin), so it stays in her account, its record is forgotten, and the run goes on.
+    await request(app.url).delete(`/api/me/servers/${serverId}/account`).set(as('alice')).expect(204);
+    const fallback = seen(await request(app.url).post('/api/radios/run').set(bearer).send({}).expect(200));
+    expect(fallback.body).toMatchObject({ status: 'SUCCESS', playlists_created: 2 });
+    expect((await playlistNames('alice')).filter((p) => p.name.endsWith('_radio'))).toEqual([{ name: 'Alice calm_radio', owner: 'alice' }]);
+    expect((await playlistNames('house')).filter((p) => p.name.endsWith('_radio')).map((p) => p.name).sort()).toEqual(['Alice calm_radio', 'Carol loud_radio']);
+    expect(await app.sql(`SELECT name, account FROM playlist.playlists WHERE kind = 'radio' ORDER BY name`)).toEqual([
+      { name: 'Alice calm_radio', account: 'server' },
+      { name: 'Carol loud_radio', account: 'server' },
+    ]);
     for (const body of answers) for (const secret of Object.values(PASS)) expect(body).not.toContain(secret);
   });
 });

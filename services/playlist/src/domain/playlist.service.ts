@@ -137,7 +137,7 @@ export class PlaylistService {
     try {
       for (const old of await this.repo.listByServerAndKind(server.id, kind)) {
         if (old.name.toLowerCase() !== fullName.toLowerCase()) continue;
-        await deletePlaylistOnServer(await this.writerOf(old, server.account === 'user' ? userId : undefined, client), old.providerPlaylistId);
+        await this.deleteRecorded(old, server.account === 'user' ? userId : undefined, client);
         await this.repo.remove(old.id);
         replaced++;
       }
@@ -159,14 +159,23 @@ export class PlaylistService {
   }
 
   /**
-   * The client that can delete a playlist we recorded: the one of the account that wrote it (a user's playlist with
-   * that user's linked account, asked again, which falls back to the server's account once the user unlinked it).
+   * Deletes a playlist we recorded with the account that wrote it: a user's playlist with that user's linked account
+   * (asked again). When that user has unlinked the account meanwhile, the registry falls back to the server's account,
+   * which may not be allowed to delete another account's playlist: that refusal is logged and the record forgotten
+   * (the playlist stays in the user's account, theirs to delete), so the radio is not stuck failing on every run.
    */
-  private async writerOf(old: WrittenPlaylist, currentOwner: string | undefined, currentClient: MediaServerClient): Promise<MediaServerClient> {
+  private async deleteRecorded(old: WrittenPlaylist, currentOwner: string | undefined, currentClient: MediaServerClient): Promise<void> {
     const oldOwner = old.account === 'user' ? (old.ownerUserId ?? undefined) : undefined;
-    if (oldOwner === currentOwner) return currentClient;
+    if (oldOwner === currentOwner) return deletePlaylistOnServer(currentClient, old.providerPlaylistId);
     const conn = await this.registry.getServerForUser(old.serverId, oldOwner);
-    return conn ? this.clientFactory(conn.connection) : currentClient;
+    const client = conn ? this.clientFactory(conn.connection) : currentClient;
+    try {
+      await deletePlaylistOnServer(client, old.providerPlaylistId);
+    } catch (err) {
+      const lostAccount = old.account === 'user' && conn?.account !== 'user';
+      if (!lostAccount || !isMediaServerError(err) || (err.kind !== 'permission_denied' && err.kind !== 'bad_credentials' && err.kind !== 'protocol')) throw err;
+      this.logger.warn('old playlist of an unlinked account not deleted; record forgotten', { serverId: old.serverId, playlistId: old.providerPlaylistId, err: err.message });
+    }
   }
 
   /**
