@@ -235,7 +235,7 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
     expect(await countOf(userIds.alice!)).toBe(1);
   });
 
-  it("When alice and carol each save a radio and the radios run, then alice's radio lands in her own Subsonic account (private to her here), carol's in the server's, and a second run replaces alice's in her account", async () => {
+  it("When alice and carol each save a radio and the radios run, then alice's radio lands in her own Subsonic account (private to her here), carol's in the server's, a second run replaces alice's in her account, and after she unlinks it falls back to the server's account", async () => {
     // Alice links her Subsonic account again (she unlinked it above); carol has none.
     await request(app.url).put(`/api/me/servers/${serverId}/account`).set(as('alice')).send({ user: 'alice', password: PASS.alice }).expect(200);
     const before = (await request(app.url).get('/api/index/status').set(bearer).expect(200)).body.generation as number;
