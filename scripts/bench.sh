@@ -19,6 +19,7 @@ declare -A BENCH=(
   [musicnn-grown]="env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python3 bench/src/analysis-worker/musicnn-grown.py"
   [musicnn-int8-calibrate]="node bench/dist/analysis-worker/musicnn-int8-calibrate.js 4"
   [musicnn-int8-accuracy]="node bench/dist/analysis-worker/musicnn-int8-accuracy.js"
+  [reference-vector]="node bench/dist/analysis-worker/reference-vector-cost.js 3"
   [identity-calibration]="node bench/dist/analysis-worker/identity-calibration.js"
   [identity-1m]="node --expose-gc bench/dist/catalogue-identity/identity-1m.js"
   [identity-store]="node --expose-gc bench/dist/catalogue-identity/store-bench.js resolve 100000"

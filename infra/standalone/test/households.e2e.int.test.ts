@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { ServiceClient } from '@polyphony/platform';
 import { createFakeJellyfin, createFakeLyrion, startSupysonic, syntheticCatalogue, WESNOTH_MUSIC_DIR, type StartedFake, type StartedSupysonic } from '@polyphony/testkit';
-import { API_TOKEN, loginCookie, rawBody, useTestStack } from './helpers';
+import { API_TOKEN, loginCookie, rawBody, useTestStack, waitFor } from './helpers';
 
 /**
  * Households (issue 34): a real supysonic with three accounts (the server's own `house`, used by the
@@ -18,7 +18,7 @@ import { API_TOKEN, loginCookie, rawBody, useTestStack } from './helpers';
  * catalogue's identity resolver (no audio analysis: playlist creation only needs the id mappings).
  */
 describe('households: per-user media-server accounts on a real supysonic', () => {
-  jest.setTimeout(3 * 60_000);
+  jest.setTimeout(5 * 60_000);
   const bearer = { Authorization: `Bearer ${API_TOKEN}` };
   const SONGS = ['victory', 'elf-land', 'revelation'];
   const PASS = { house: 'house-pass-1', alice: 'alice-pass-2', bob: 'bob-pass-3' } as const;
@@ -233,5 +233,59 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
     await request(app.url).delete(`/api/users/${userIds.bob}`).set(bearer).send({}).expect(200);
     expect(await countOf(userIds.bob!)).toBe(0);
     expect(await countOf(userIds.alice!)).toBe(1);
+  });
+
+  it("When alice and carol each save a radio and the radios run, then alice's radio lands in her own Subsonic account (private to her here), carol's in the server's, a second run replaces alice's in her account, and after she unlinks it falls back to the server's account", async () => {
+    // Alice links her Subsonic account again (she unlinked it above); carol has none.
+    await request(app.url).put(`/api/me/servers/${serverId}/account`).set(as('alice')).send({ user: 'alice', password: PASS.alice }).expect(200);
+    const before = (await request(app.url).get('/api/index/status').set(bearer).expect(200)).body.generation as number;
+    await request(app.url).post('/api/index/rebuild').set(bearer).send({}).expect(202);
+    await waitFor('an index generation with the three songs', async () => {
+      const st = (await request(app.url).get('/api/index/status').set(bearer).expect(200)).body;
+      return st.generation > before && !st.building && st.items === SONGS.length ? st : undefined;
+    }, { timeoutMs: 120_000 });
+    const radio = async (user: string, name: string, song: string) =>
+      seen(await request(app.url).post('/api/radios').set(as(user)).query({ server: 'House' }).send({ name, items: [{ id: ids[song], op: 'ADD', type: 'song' }], n_results: 2, temperature: 0 }).expect(200)).body.radio as { id: number };
+    const aliceRadio = await radio('alice', 'Alice calm', 'victory');
+    const carolRadio = await radio('carol', 'Carol loud', 'revelation');
+    // The creator is stored with the radio (the gateway's user id).
+    const stored = await app.sql<{ id: number; created_by_user_id: string | null }>(`SELECT id, created_by_user_id FROM "index".radios ORDER BY id`);
+    expect(stored).toEqual([
+      { id: aliceRadio.id, created_by_user_id: userIds.alice },
+      { id: carolRadio.id, created_by_user_id: userIds.carol },
+    ]);
+
+    for (const round of [1, 2]) {
+      const run = seen(await request(app.url).post('/api/radios/run').set(bearer).send({}).expect(200));
+      // Jelly and Lyrion hold none of these songs: only House's two playlists are written.
+      expect(run.body).toMatchObject({ status: 'SUCCESS', playlists_created: 2, radios_enabled: 2 });
+      expect((await playlistNames('alice')).filter((p) => p.name.endsWith('_radio'))).toEqual([{ name: 'Alice calm_radio', owner: 'alice' }]);
+      expect((await playlistNames('house')).filter((p) => p.name.endsWith('_radio'))).toEqual([{ name: 'Carol loud_radio', owner: 'house' }]);
+      const recorded = await app.sql<{ name: string; account: string; owner_user_id: string | null }>(`SELECT name, account, owner_user_id FROM playlist.playlists WHERE kind = 'radio' ORDER BY name`);
+      expect({ round, recorded }).toEqual({
+        round,
+        recorded: [
+          { name: 'Alice calm_radio', account: 'user', owner_user_id: userIds.alice },
+          { name: 'Carol loud_radio', account: 'server', owner_user_id: null },
+        ],
+      });
+    }
+    // Alice's radio playlist is private to her in polyphony; the server account's is listed to everyone.
+    const listed = async (h: Record<string, string>) => Object.keys(seen(await request(app.url).get('/api/playlists').set(h).expect(200)).body.servers[0].playlists).filter((n) => n.endsWith('_radio')).sort();
+    expect(await listed(as('alice'))).toEqual(['Alice calm_radio', 'Carol loud_radio']);
+    expect(await listed(as('carol'))).toEqual(['Carol loud_radio']);
+
+    // Alice unlinks: her radio falls back to the server's account. The server's account may not delete her old playlist
+    // (supysonic: only its owner or an admin), so it stays in her account, its record is forgotten, and the run goes on.
+    await request(app.url).delete(`/api/me/servers/${serverId}/account`).set(as('alice')).expect(204);
+    const fallback = seen(await request(app.url).post('/api/radios/run').set(bearer).send({}).expect(200));
+    expect(fallback.body).toMatchObject({ status: 'SUCCESS', playlists_created: 2 });
+    expect((await playlistNames('alice')).filter((p) => p.name.endsWith('_radio'))).toEqual([{ name: 'Alice calm_radio', owner: 'alice' }]);
+    expect((await playlistNames('house')).filter((p) => p.name.endsWith('_radio')).map((p) => p.name).sort()).toEqual(['Alice calm_radio', 'Carol loud_radio']);
+    expect(await app.sql(`SELECT name, account FROM playlist.playlists WHERE kind = 'radio' ORDER BY name`)).toEqual([
+      { name: 'Alice calm_radio', account: 'server' },
+      { name: 'Carol loud_radio', account: 'server' },
+    ]);
+    for (const body of answers) for (const secret of Object.values(PASS)) expect(body).not.toContain(secret);
   });
 });

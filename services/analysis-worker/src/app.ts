@@ -8,6 +8,7 @@ import { AnalysisRunService, type AnalysisRunOptions } from './domain/analysis-r
 import { ChangeWatchService, type ChangeWatchOptions, type WatchCataloguePort } from './domain/change-watch.service';
 import { DefaultEmbedder } from './domain/audio/embedder';
 import { ExclusionService } from './domain/exclusions.service';
+import { ReferenceVectorService } from './domain/reference-vector.service';
 import type { CataloguePort, IndexPort, MediaClientFactory, RegistryPort } from './domain/ports';
 import { LyricsBackfillService } from './domain/lyrics-backfill.service';
 import { LearnedModel } from './domain/musicnn/model-state';
@@ -119,7 +120,7 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     ...deps.watchOptions,
   });
   const routeSets: RouteHandlers[] = [];
-  routeSets.push(analysisRoutes(service, new ExclusionService(runs), lyricsBackfill, learned, watch));
+  routeSets.push(analysisRoutes(service, new ExclusionService(runs), lyricsBackfill, learned, watch, new ReferenceVectorService(registry, clientFactory, learned)));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('analysis'), routeSets);
   rt.finishRoutes();

@@ -21,7 +21,8 @@ export { computeNormalisation, reliabilityWeights, type NormalisationConstants }
 export { DefaultEmbedder, unweightedNormalise } from './domain/audio/embedder';
 export { computeChromaprint, parseFpcalcJson, ChromaprintError, type Chromaprint, type ChromaprintOptions } from './domain/audio/chromaprint';
 export { MUSICNN_FILES, MusicnnAnalyser, musicnnPath, type MusicnnBackendPreference, type MusicnnOptions, type MusicnnPrecision } from './domain/musicnn/analyser';
-export { MUSICNN_INPUT, MusicnnMelFrontend, centredFrameCount, patchFrameRanges, patchStarts, patchTensorData } from './domain/musicnn/mel';
+export { MUSICNN_INPUT, MusicnnMelFrontend, centredFrameCount, uncentredFrameCount, patchFrameRanges, patchStarts, patchTensorData } from './domain/musicnn/mel';
+export { REFERENCE_MUSICNN_VERSION, REFERENCE_MAX_SECONDS, cosineSimilarity, denseBiasAdd, referencePatchStarts, referenceVectorOf } from './domain/musicnn/reference-vector';
 export { FusionEmbedder, LEARNED_EMBEDDER_VERSION, penultimateMean, quantise, type FusionConstants } from './domain/musicnn/embedding';
 export { learnedFeatures, otherFeatures, trackTags } from './domain/musicnn/learned';
 export { musicnnOnnxModel, type MusicnnInt8Calibration } from './domain/musicnn/onnx-graph';

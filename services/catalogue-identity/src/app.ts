@@ -1,4 +1,4 @@
-import { RoutingKeys, type ServerCountedEvent, routesOf } from '@polyphony/contracts';
+import { RoutingKeys, api, type ServerCountedEvent, routesOf } from '@polyphony/contracts';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { ServiceRuntime, TaskRunStore, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeSweepRequests, consumeTaskCancels } from './bus/batch.consumers';
@@ -128,6 +128,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
     if (!active) throw new Error('catalogue identity is still starting');
     return { version: active.version, layout: active.layout };
   });
+  const analysisPeer = rt.peer('analysis', 10 * 60_000);
   const imports = new ReferenceImportService(
     new TaskRunStore(rt.ds, 'catalogue', 'import_runs', 'An import is already running'),
     { connection: openPgReferenceSource, dump: openDumpReferenceSource },
@@ -140,6 +141,8 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
       mappingsChanged: (serverIds) => {
         for (const id of serverIds) events.changed(id, 'import');
       },
+      // One file per call: download + decode + one MSD pass per 3 s of up to 600 s of audio.
+      referenceVector: (serverId, providerId) => analysisPeer.call(api.internal.referenceVector, { body: { serverId, providerId } }),
     },
     rt.bus,
     log.child({ component: 'ReferenceImport' }),

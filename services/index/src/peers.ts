@@ -107,8 +107,8 @@ export function radioPeers(registry: PeerClient, playlist: PeerClient): RadioPee
     async listServers() {
       return (await registry.call(api.internal.serversList)).servers.map((s) => ({ id: s.id, name: s.name }));
     },
-    async replaceRadio(serverId, name, ids, runId) {
-      return playlist.call(api.internal.playlistRadio, { body: { serverId, name, ids, runId } });
+    async replaceRadio(serverId, name, ids, runId, userId) {
+      return playlist.call(api.internal.playlistRadio, { body: { serverId, name, ids, runId, ...(userId ? { userId } : {}) } });
     },
   };
 }

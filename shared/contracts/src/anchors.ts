@@ -176,8 +176,20 @@ export const RadioPlaylistRequest = z.object({
    * `<name>` as given (one fixed name per server), recorded as an Album of the Week (issue 31).
    */
   kind: z.enum(['radio', 'album_of_the_week']).optional(),
+  /**
+   * Households (issue 34): the radio's creator (gateway user id). With it the playlist is written with that user's
+   * own linked account on the server when there is one (recorded as private to the user), else with the server's.
+   */
+  userId: z.string().min(1).max(200).optional(),
 });
-export const RadioPlaylistResponse = z.object({ playlistId: z.string(), name: z.string(), written: z.number().int(), replaced: z.number().int() });
+export const RadioPlaylistResponse = z.object({
+  playlistId: z.string(),
+  name: z.string(),
+  written: z.number().int(),
+  replaced: z.number().int(),
+  /** Whose account wrote it: the radio creator's linked account (`user`) or the server's. */
+  account: z.enum(['user', 'server']).optional(),
+});
 export type RadioPlaylistResponse = z.infer<typeof RadioPlaylistResponse>;
 
 const tags = ['alchemy'];

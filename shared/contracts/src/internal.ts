@@ -32,6 +32,7 @@ import {
 import { StoreLearnedFeaturesRequest } from './learned';
 import { PlaylistTracksQuery, PlaylistTracksResponse } from './playlists';
 import { RadioPlaylistRequest, RadioPlaylistResponse } from './anchors';
+import { ReferenceVectorRequest, ReferenceVectorResponse } from './import';
 import { AnalysisRunLive, AnalysisStats, CatalogueStats, IndexLive, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse, PutLyricsRequest } from './semantic';
 import { AiSettingsDto } from './chat';
 import { ServerTypeSchema } from './servers';
@@ -153,6 +154,7 @@ export const internalRoutes = {
   embeddingSwitch: defineRoute({ method: 'get', path: '/internal/embedding/switch', service: 'catalogue', access: internal, tags, summary: 'Embedder switch progress (served and target version, songs covered); switches when covered', response: EmbeddingSwitchStatus }),
   catalogueStats: defineRoute({ method: 'get', path: '/internal/stats', service: 'catalogue', access: internal, tags, summary: 'Catalogue counts for the dashboard', response: CatalogueStats }),
   // analysis
+  referenceVector: defineRoute({ method: 'post', path: '/internal/analysis/reference-vector', service: 'analysis', access: internal, tags, summary: "The reference implementation's MusiCNN vector of one file (download, decode, MSD dense layer before its ReLU, mean over every 3 s patch of the first 600 s): the import's agreement check. 400 unknown server; 502 download failed; 422 undecodable; 503 model not installed", body: ReferenceVectorRequest, response: ReferenceVectorResponse }),
   analysisStats: defineRoute({ method: 'get', path: '/internal/analysis/stats', service: 'analysis', access: internal, tags, summary: 'Analysis numbers for the dashboard (excluded files, queued tracks, live claims)', response: AnalysisStats }),
   analysisRunLive: defineRoute({ method: 'get', path: '/internal/analysis/run', service: 'analysis', access: internal, tags, summary: 'Whether a full analysis run is live (NEW or RUNNING, its end-of-run rebuild included) and its task id', response: AnalysisRunLive }),
   // index

@@ -2,9 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { TOP_N_MOODS, type AnalysisTrackRequested, type ResolveIdentityRequest, type UnanalyzableReasonCode } from '@polyphony/contracts';
+import { REFERENCE_EMBEDDER_VERSION, TOP_N_MOODS, servedVersionOfMismatch, type AnalysisTrackRequested, type ResolveIdentityRequest, type ResolveIdentityResponse, type UnanalyzableReasonCode } from '@polyphony/contracts';
 import type { MediaServerClient } from '@polyphony/media-servers';
-import { TransientError, isTransientFault, leaseRenewMs, type Logger } from '@polyphony/platform';
+import { AppError, TransientError, isTransientFault, leaseRenewMs, type Logger } from '@polyphony/platform';
 import { computeChromaprint } from './audio/chromaprint';
 import { recordingFingerprint } from './audio/landmark-print';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
@@ -238,7 +238,7 @@ export class TrackProcessor {
         descriptors: { tempo: d.tempoBpm ?? undefined, key: d.key, scale: d.scale, energy: d.energy },
         learned,
       };
-      const resolved = await this.catalogue.resolve(request);
+      const resolved = await this.resolveServed(request, pcm.samples);
       if (landmarks) await this.catalogue.storeFingerprint!(resolved.itemId, landmarks);
       // Same content already stored (e.g. from another server, possibly before the model was installed):
       // its tags are replaced by this file's, so a song gains tags when any of its files is analysed.
@@ -247,6 +247,28 @@ export class TrackProcessor {
       return this.record(msg, { outcome: resolved.outcome === 'new' ? 'analyzed' : 'mapped_existing', itemId: resolved.itemId });
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Resolves a new file's identity. During the embedder switch after an import from the reference (issue 34) the
+   * catalogue serves the reference's vectors (`audiomuse:musicnn-msd-200`), which no request carries by default, and
+   * answers 409 `embedder_version_mismatch` naming that version: then, with the MusiCNN model loaded, the reference's
+   * vector is computed from the same PCM (MusicnnAnalyser.referenceVector: one MSD pass per 3 s of the first 600 s) and
+   * sent as one more alternate, so the song is decided and served under the served version, its learned vector kept as
+   * the target version (it counts as covered for the switch). Any other mismatch is thrown as before.
+   */
+  private async resolveServed(request: ResolveIdentityRequest, pcm: Float32Array): Promise<ResolveIdentityResponse> {
+    try {
+      return await this.catalogue.resolve(request);
+    } catch (err) {
+      const analyser = this.learned?.analyser;
+      const served = err instanceof AppError && err.code === 'embedder_version_mismatch' ? servedVersionOfMismatch(err.message) : undefined;
+      if (!analyser || served !== REFERENCE_EMBEDDER_VERSION || request.alternateEmbeddings?.some((v) => v.embedderVersion === served)) throw err;
+      const { vector } = await analyser.referenceVector(pcm);
+      const alternateEmbeddings = [...(request.alternateEmbeddings ?? []), { embedderVersion: served, embedding: Array.from(vector) }];
+      this.logger.info('catalogue serves the reference vectors (switch after an import): resolving with the reference vector', { serverId: request.serverId, providerId: request.providerId });
+      return this.catalogue.resolve({ ...request, alternateEmbeddings });
     }
   }
 

@@ -5,6 +5,7 @@ import type { ChangeWatchService } from '../domain/change-watch.service';
 import type { ExclusionService } from '../domain/exclusions.service';
 import type { LyricsBackfillService } from '../domain/lyrics-backfill.service';
 import type { LearnedModel } from '../domain/musicnn/model-state';
+import type { ReferenceVectorService } from '../domain/reference-vector.service';
 
 /**
  * POST /api/analysis/start (admin or bearer; JSON body AnalysisStartRequest, `{}` accepted:
@@ -24,9 +25,23 @@ import type { LearnedModel } from '../domain/musicnn/model-state';
  * POST /internal/change-watch/:serverId/nudge {token} (the gateway's public webhook POST /api/hooks/servers/:id/changed)
  * -> 202 {accepted: true}: the server's change check runs at the next tick of any replica; 401 without a valid push
  * token, 404 unknown server, 409 change detection off.
+ * POST /internal/analysis/reference-vector {serverId, providerId} (the catalogue's import) -> {vector: 200 numbers,
+ * patches, precision}: the reference implementation's MusiCNN vector of that file (ReferenceVectorService); 400 unknown
+ * server, 502 download failed, 422 undecodable, 503 model not installed.
  */
-export function analysisRoutes(service: AnalysisRunService, exclusions: ExclusionService, backfill?: LyricsBackfillService, learned?: LearnedModel, watch?: ChangeWatchService): RouteHandlers {
+export function analysisRoutes(
+  service: AnalysisRunService,
+  exclusions: ExclusionService,
+  backfill?: LyricsBackfillService,
+  learned?: LearnedModel,
+  watch?: ChangeWatchService,
+  referenceVectors?: ReferenceVectorService,
+): RouteHandlers {
   const r = routeHandlers();
+  r.json(api.internal.referenceVector, ({ body }) => {
+    if (!referenceVectors) throw new NotFoundError('No MusiCNN analysis in this deployment');
+    return referenceVectors.compute(body.serverId, body.providerId);
+  });
   r.json(api.internal.changeNudge, async ({ params: { serverId }, body }) => {
     if (!watch) throw new NotFoundError('No change detection in this deployment');
     await watch.nudge(serverId, body.token);

@@ -3,7 +3,7 @@
  * catalogue is at and its band layout (set at start by the scheme service), the store transaction, and
  * the debounced mapping.changed event.
  */
-import type { ResolveIdentityRequest, ResolveIdentityResponse, VersionedEmbedding } from '@polyphony/contracts';
+import { embedderMismatchMessage, type ResolveIdentityRequest, type ResolveIdentityResponse, type VersionedEmbedding } from '@polyphony/contracts';
 import { ConflictError, UpstreamUnavailableError } from '@polyphony/platform';
 import type { BandLayout } from './identity/bands';
 import { identityConfigForVersion } from './identity/constants';
@@ -69,7 +69,7 @@ export class IdentityService {
       }
       if (!served) {
         throw new ConflictError(
-          `the catalogue serves ${state.servedVersion} vectors and this request has none (versions ${vectors.map((v) => v.embedderVersion).join(', ')}); analyse with the same embedder as the catalogue or re-analyse the catalogue`,
+          embedderMismatchMessage(String(state.servedVersion), vectors.map((v) => v.embedderVersion)),
           'embedder_version_mismatch',
         );
       }

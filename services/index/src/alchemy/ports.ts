@@ -24,6 +24,8 @@ export interface StoredRadio {
   temperature: number;
   nResults: number;
   enabled: boolean;
+  /** The polyphony user (gateway user id) who created it, whose linked account writes its playlists; null: the server's account. */
+  createdByUserId: string | null;
 }
 
 /** Saved anchors and radios (`index.anchors`, `index.radios`; store: saved-alchemy.repository.ts). @throws ConflictError (409) on a taken name or a second radio of an anchor */
@@ -36,7 +38,7 @@ export interface SavedAlchemyStore {
   deleteAnchor(id: number): Promise<boolean>;
   listRadios(): Promise<StoredRadio[]>;
   findRadio(id: number): Promise<StoredRadio | undefined>;
-  insertRadio(r: { anchorId: number; temperature: number; nResults: number; enabled: boolean }): Promise<StoredRadio>;
+  insertRadio(r: { anchorId: number; temperature: number; nResults: number; enabled: boolean; createdByUserId?: string | null }): Promise<StoredRadio>;
   updateRadio(id: number, patch: { temperature?: number; nResults?: number; enabled?: boolean }): Promise<StoredRadio | undefined>;
   deleteRadio(id: number): Promise<boolean>;
 }

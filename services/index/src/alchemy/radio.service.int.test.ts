@@ -19,9 +19,10 @@ describe('radio runs on the task host (PostgreSQL)', () => {
   let store: TaskRunStore;
   const logger = createLogger({ service: 'test', level: 'error' });
   const radios: StoredRadio[] = [
-    { id: 1, anchorId: 11, name: 'Calm', temperature: 0, nResults: 3, enabled: true },
-    { id: 2, anchorId: 12, name: 'Loud', temperature: 0, nResults: 3, enabled: true },
-    { id: 3, anchorId: 13, name: 'Off', temperature: 0, nResults: 3, enabled: false },
+    // Calm was created by a signed-in user (households: written with that user's account), Loud by the API token.
+    { id: 1, anchorId: 11, name: 'Calm', temperature: 0, nResults: 3, enabled: true, createdByUserId: 'user-7' },
+    { id: 2, anchorId: 12, name: 'Loud', temperature: 0, nResults: 3, enabled: true, createdByUserId: null },
+    { id: 3, anchorId: 13, name: 'Off', temperature: 0, nResults: 3, enabled: false, createdByUserId: null },
   ];
   const servers = [
     { id: 's1', name: 'Alpha' },
@@ -35,6 +36,8 @@ describe('radio runs on the task host (PostgreSQL)', () => {
   /** Peers that record every playlist written; `holdAt` (1-based) makes that write wait until `release()`. */
   function peers(opts: { holdAt?: number; failList?: boolean } = {}) {
     const written: string[] = [];
+    /** `<radio>@<server>` -> the user id the playlist was asked to be written for ('-' for none). */
+    const owners = new Map<string, string>();
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     let reached!: () => void;
@@ -44,8 +47,9 @@ describe('radio runs on the task host (PostgreSQL)', () => {
         if (opts.failList) throw new Error('registry unreachable');
         return servers;
       },
-      async replaceRadio(serverId, name, ids, runId) {
+      async replaceRadio(serverId, name, ids, runId, userId) {
         written.push(`${name}@${serverId}:${ids.join(',')}`);
+        owners.set(`${name}@${serverId}`, userId ?? '-');
         if (written.length === opts.holdAt) {
           reached();
           await held;
@@ -53,7 +57,7 @@ describe('radio runs on the task host (PostgreSQL)', () => {
         return { serverId, name, runId } as never;
       },
     };
-    return { p, written, release, holding };
+    return { p, written, owners, release, holding };
   }
 
   const events: TaskUpdatedEvent[] = [];
@@ -97,6 +101,13 @@ describe('radio runs on the task host (PostgreSQL)', () => {
     expect(b.written).toEqual(['Calm@s2:near-11', 'Loud@s2:near-12']);
     expect(RadioService.summary(end!)).toMatchObject({ playlists_created: 4, radios_enabled: 2, servers_enabled: 2, failed: [], status: 'SUCCESS' });
     expect(end!.log.some((l) => l.includes('resumed by'))).toBe(true);
+    // Households: the creator's user id goes with each playlist of a user's radio, by both replicas; none for the token's radio.
+    expect([...a.owners, ...b.owners].sort()).toEqual([
+      ['Calm@s1', 'user-7'],
+      ['Calm@s2', 'user-7'],
+      ['Loud@s1', '-'],
+      ['Loud@s2', '-'],
+    ]);
   });
 
   it('When a run is cancelled while a playlist is being written, then it ends REVOKED at once, writes nothing more and a new run may start', async () => {

@@ -27,8 +27,11 @@ export interface RadioServer {
 export interface RadioPeers {
   /** Every configured server (registry GET /internal/servers). */
   listServers(): Promise<RadioServer[]>;
-  /** Replaces `<name>_radio` on one server with these tracks (playlist POST /internal/playlists/radio). */
-  replaceRadio(serverId: string, name: string, ids: string[], runId: string): Promise<RadioPlaylistResponse>;
+  /**
+   * Replaces `<name>_radio` on one server with these tracks (playlist POST /internal/playlists/radio); with `userId`
+   * (the radio's creator) the playlist service writes it with that user's linked account when there is one.
+   */
+  replaceRadio(serverId: string, name: string, ids: string[], runId: string, userId?: string): Promise<RadioPlaylistResponse>;
 }
 
 function toRadioDto(r: StoredRadio): RadioDto {
@@ -61,6 +64,8 @@ interface RadioWork {
  * (a failure there ends the run FAIL), then one (radio, server) pair a step; a pair that fails is recorded
  * in `details.failed` and the run goes on. One run at a time (409). A run whose coordinator died or handed
  * it back on SIGTERM is taken over by another replica and skips the pairs already handled (`details.done`).
+ * Households (issue 34): a radio created by a signed-in user is written with that user's own linked account on a
+ * server when they have one there (private to them in polyphony), else with the server's account.
  * A cancel (task.cancel.requested.v1) ends it REVOKED at once; playlists written so far stay.
  */
 export class RadioService {
@@ -96,13 +101,16 @@ export class RadioService {
 
   /**
    * Saves a radio on an anchor, or on a new recipe (its anchor is saved first under the radio's name).
+   * @param createdBy the caller's user name (recorded on a new anchor)
+   * @param creatorUserId the signed-in caller's user id (households: the radio's playlists are written with that
+   *   user's linked account); undefined for the API token and Setup callers (the server's account)
    * @throws NotFoundError (unknown anchor), ConflictError (the anchor has a radio; taken name)
    */
-  async create(scope: RequestScope, body: RadioCreateBody, createdBy: string | null): Promise<RadioDto> {
+  async create(scope: RequestScope, body: RadioCreateBody, createdBy: string | null, creatorUserId?: string): Promise<RadioDto> {
     let anchorId = body.anchor_id;
     if (anchorId === undefined) anchorId = (await this.anchors.create(scope, { name: body.name!, items: body.items as AlchemyItem[] }, createdBy)).id;
     else if (!(await this.repo.findAnchor(anchorId))) throw new NotFoundError(`Anchor ${anchorId} not found`);
-    const r = await this.repo.insertRadio({ anchorId, temperature: body.temperature ?? RADIO_DEFAULT_TEMPERATURE, nResults: body.n_results ?? RADIO_DEFAULT_N, enabled: body.enabled ?? true });
+    const r = await this.repo.insertRadio({ anchorId, temperature: body.temperature ?? RADIO_DEFAULT_TEMPERATURE, nResults: body.n_results ?? RADIO_DEFAULT_N, enabled: body.enabled ?? true, createdByUserId: creatorUserId ?? null });
     return toRadioDto(r);
   }
 
@@ -205,7 +213,7 @@ export class RadioService {
       });
       const ids = out.results.map((r) => r.item_id);
       if (ids.length === 0) throw new NotFoundError('no song of this server near the anchor');
-      await this.peers.replaceRadio(server.id, radio.name, ids, ctx.run.id);
+      await this.peers.replaceRadio(server.id, radio.name, ids, ctx.run.id, radio.createdByUserId ?? undefined);
       d.created++;
     } catch (err) {
       // Cancelled, taken over or shutting down: stop without recording the pair (the next coordinator redoes it).

@@ -39,10 +39,19 @@ interface RadioRow {
   temperature: number;
   n_results: number;
   enabled: boolean;
+  created_by_user_id: string | null;
 }
-const toRadio = (r: RadioRow): StoredRadio => ({ id: r.id, anchorId: r.anchor_id, name: r.name, temperature: r.temperature, nResults: r.n_results, enabled: r.enabled });
+const toRadio = (r: RadioRow): StoredRadio => ({
+  id: r.id,
+  anchorId: r.anchor_id,
+  name: r.name,
+  temperature: r.temperature,
+  nResults: r.n_results,
+  enabled: r.enabled,
+  createdByUserId: r.created_by_user_id ?? null,
+});
 
-const RADIO_SELECT = `SELECT r.id, r.anchor_id, a.name, r.temperature, r.n_results, r.enabled FROM "index".radios r JOIN "index".anchors a ON a.id = r.anchor_id`;
+const RADIO_SELECT = `SELECT r.id, r.anchor_id, a.name, r.temperature, r.n_results, r.enabled, r.created_by_user_id FROM "index".radios r JOIN "index".anchors a ON a.id = r.anchor_id`;
 
 export class SavedAlchemyRepository implements SavedAlchemyStore {
   constructor(private readonly ds: DataSource) {}
@@ -103,14 +112,12 @@ export class SavedAlchemyRepository implements SavedAlchemyStore {
   }
 
   /** @throws ConflictError (409) when the anchor already has a radio */
-  async insertRadio(r: { anchorId: number; temperature: number; nResults: number; enabled: boolean }): Promise<StoredRadio> {
+  async insertRadio(r: { anchorId: number; temperature: number; nResults: number; enabled: boolean; createdByUserId?: string | null }): Promise<StoredRadio> {
     try {
-      const rows: Array<{ id: number }> = await this.ds.query(`INSERT INTO "index".radios (anchor_id, temperature, n_results, enabled) VALUES ($1, $2, $3, $4) RETURNING id`, [
-        r.anchorId,
-        r.temperature,
-        r.nResults,
-        r.enabled,
-      ]);
+      const rows: Array<{ id: number }> = await this.ds.query(
+        `INSERT INTO "index".radios (anchor_id, temperature, n_results, enabled, created_by_user_id) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+        [r.anchorId, r.temperature, r.nResults, r.enabled, r.createdByUserId ?? null],
+      );
       return (await this.findRadio(rows[0]!.id))!;
     } catch (err) {
       mapUniqueViolation(err, `Anchor ${r.anchorId} already has a radio`);

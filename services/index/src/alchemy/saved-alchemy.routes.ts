@@ -22,6 +22,8 @@ export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anch
   const r = routeHandlers();
   const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps, req.identity?.via === 'cookie' ? req.identity.sub : undefined);
   const userOf = (req: Request) => req.identity?.username ?? null;
+  /** The signed-in caller's user id (households: whose account writes a radio's playlists); none for the API token. */
+  const userIdOf = (req: Request) => (req.identity?.via === 'cookie' ? req.identity.sub : undefined);
 
   r.json(routes.listAnchors, async () => ({ anchors: await anchors.list() }));
   r.json(routes.getAnchor, async ({ params }) => ({ anchor: await anchors.get(params.id) }));
@@ -43,7 +45,7 @@ export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anch
     const last = (await radios.waitFor(run.id, RADIO_RUN_WAIT_MS)) ?? run;
     res.status(last.state === 'NEW' || last.state === 'RUNNING' ? 202 : 200).json(RadioService.summary(last));
   });
-  r.json(routes.createRadio, async ({ body }, req) => ({ radio: await radios.create(scopeOf(req), body, userOf(req)) }));
+  r.json(routes.createRadio, async ({ body }, req) => ({ radio: await radios.create(scopeOf(req), body, userOf(req), userIdOf(req)) }));
   r.json(routes.updateRadio, async ({ params, body }) => ({ radio: await radios.update(params.id, body) }));
   r.json(routes.deleteRadio, async ({ params }) => {
     await radios.remove(params.id);

@@ -1,6 +1,7 @@
 import { isMediaServerError } from '@polyphony/media-servers';
 import { NotFoundError, UpstreamUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
-import type { CataloguePort, MediaClientFactory, PlaylistAccount, PlaylistStore, RegistryPort, TrackTitle, WrittenTrack } from './ports';
+import type { MediaServerClient } from '@polyphony/media-servers';
+import type { CataloguePort, MediaClientFactory, PlaylistAccount, PlaylistStore, RegistryPort, TrackTitle, WrittenPlaylist, WrittenTrack } from './ports';
 import { deletePlaylistOnServer } from './clustering.service';
 import { RADIO_SUFFIX } from '@polyphony/contracts';
 
@@ -105,7 +106,9 @@ export class PlaylistService {
    * forgotten, then the new one is created and recorded (kind `radio`). User playlists are never touched:
    * only our records are consulted. With `kind` `album_of_the_week` (issue 31) the same happens to the playlist
    * named exactly `name` (no suffix) recorded as an Album of the Week: one fixed playlist per server, emptied
-   * and refilled by every run.
+   * and refilled by every run. Households (issue 34): with `userId` (a radio's creator) and that user's own linked
+   * account on the server, the radio is written with that account and recorded as private to the user; a playlist
+   * of the same name recorded earlier is deleted with the account that wrote it.
    * @throws ValidationError (400) for an unknown server or when no track is on it; UpstreamUnavailableError (502)
    */
   async replaceRadio(
@@ -114,8 +117,10 @@ export class PlaylistService {
     ids: readonly string[],
     runId?: string,
     kind: 'radio' | 'album_of_the_week' = 'radio',
-  ): Promise<{ playlistId: string; name: string; written: number; replaced: number }> {
-    const server = await this.registry.getServer(serverId);
+    userId?: string,
+  ): Promise<{ playlistId: string; name: string; written: number; replaced: number; account: PlaylistAccount }> {
+    // Households: a radio of a user is written with that user's linked account when there is one (else the server's)
+    const server = await this.registry.getServerForUser(serverId, kind === 'radio' ? userId : undefined);
     if (!server) throw new ValidationError(`Unknown server ${serverId}`);
     const canonical = await this.catalogue.resolveInput(server.id, ids);
     const unique = [...new Set(canonical)];
@@ -132,7 +137,7 @@ export class PlaylistService {
     try {
       for (const old of await this.repo.listByServerAndKind(server.id, kind)) {
         if (old.name.toLowerCase() !== fullName.toLowerCase()) continue;
-        await deletePlaylistOnServer(client, old.providerPlaylistId);
+        await this.deleteRecorded(old, server.account === 'user' ? userId : undefined, client);
         await this.repo.remove(old.id);
         replaced++;
       }
@@ -147,9 +152,30 @@ export class PlaylistService {
       t.title = titles.get(t.itemId)?.title ?? null;
       t.author = titles.get(t.itemId)?.author ?? null;
     }
-    await this.repo.record({ serverId: server.id, providerPlaylistId: playlistId, name: fullName, kind, runId, tracks: written });
-    this.logger.info(`${kind === 'radio' ? 'radio' : 'album of the week'} playlist written`, { serverId: server.id, playlistId, name: fullName, tracks: written.length, replaced });
-    return { playlistId, name: fullName, written: written.length, replaced };
+    const owner = server.account === 'user' ? userId : undefined;
+    await this.repo.record({ serverId: server.id, providerPlaylistId: playlistId, name: fullName, kind, runId, tracks: written, ownerUserId: owner, account: server.account });
+    this.logger.info(`${kind === 'radio' ? 'radio' : 'album of the week'} playlist written`, { serverId: server.id, playlistId, name: fullName, tracks: written.length, replaced, account: server.account });
+    return { playlistId, name: fullName, written: written.length, replaced, account: server.account };
+  }
+
+  /**
+   * Deletes a playlist we recorded with the account that wrote it: a user's playlist with that user's linked account
+   * (asked again). When that user has unlinked the account meanwhile, the registry falls back to the server's account,
+   * which may not be allowed to delete another account's playlist: that refusal is logged and the record forgotten
+   * (the playlist stays in the user's account, theirs to delete), so the radio is not stuck failing on every run.
+   */
+  private async deleteRecorded(old: WrittenPlaylist, currentOwner: string | undefined, currentClient: MediaServerClient): Promise<void> {
+    const oldOwner = old.account === 'user' ? (old.ownerUserId ?? undefined) : undefined;
+    if (oldOwner === currentOwner) return deletePlaylistOnServer(currentClient, old.providerPlaylistId);
+    const conn = await this.registry.getServerForUser(old.serverId, oldOwner);
+    const client = conn ? this.clientFactory(conn.connection) : currentClient;
+    try {
+      await deletePlaylistOnServer(client, old.providerPlaylistId);
+    } catch (err) {
+      const lostAccount = old.account === 'user' && conn?.account !== 'user';
+      if (!lostAccount || !isMediaServerError(err) || (err.kind !== 'permission_denied' && err.kind !== 'bad_credentials' && err.kind !== 'protocol')) throw err;
+      this.logger.warn('old playlist of an unlinked account not deleted; record forgotten', { serverId: old.serverId, playlistId: old.providerPlaylistId, err: err.message });
+    }
   }
 
   /**

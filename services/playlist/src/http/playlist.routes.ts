@@ -47,7 +47,7 @@ export function playlistRoutes(service: PlaylistService): RouteHandlers {
   // Internal (service callers only): the tracks of a playlist we wrote (alchemy items of type playlist).
   r.json(api.internal.playlistTracks, ({ query: q }) => service.trackIdsOf(q.serverId, q.playlist, q.userId));
   // Internal: replace a radio playlist (radio runs of the index service).
-  r.json(api.internal.playlistRadio, ({ body }) => service.replaceRadio(body.serverId, body.name, body.ids, body.runId, body.kind));
+  r.json(api.internal.playlistRadio, ({ body }) => service.replaceRadio(body.serverId, body.name, body.ids, body.runId, body.kind, body.userId));
   // The chat page saves its result through /chat/api/create_playlist: same body, same answer.
   // Households: a signed-in user's playlist is written with their own linked account when they have one.
   const create = async (req: Request, body: CreatePlaylistBody) =>

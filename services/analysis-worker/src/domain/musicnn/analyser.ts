@@ -18,6 +18,7 @@ import type { MusicnnPrecision } from './onnx-graph';
 import { OnnxMusicnnNetwork, loadOnnxRuntime } from './onnx-network';
 import { type ModuleLoader, type NeuralBackend, type TfRuntime, ensureBackend, loadTfRuntime } from './tf-runtime';
 import { MusicnnModelError, loadMusicnnFile } from './weights';
+import { referencePatchStarts, referenceVectorOf, type DenseHead } from './reference-vector';
 
 /**
  * Upstream files (github.com/Quint-e/musicnn_keras, commit 8e2d042f3a7bc560f825626144ae0f4ee20199ae,
@@ -125,6 +126,8 @@ export class MusicnnAnalyser {
     private readonly withPooled = false,
     /** The precision the networks run at ('float' on TensorFlow.js whatever was asked). */
     readonly precision: MusicnnPrecision = 'float',
+    /** The MSD checkpoint's BN + dense weights after the pooling (the reference's vector, reference-vector.ts). */
+    private readonly msdHead?: DenseHead,
   ) {}
 
   /** The runtime in use ('onnxruntime', or the tfjs backend 'tensorflow', 'wasm' or 'cpu'). */
@@ -152,7 +155,7 @@ export class MusicnnAnalyser {
     // int8 only where the CPU's kernels are exact (int8Supported); elsewhere float, which `precision` then reports
     const precision: MusicnnPrecision = opts.precision === 'int8' && (opts.int8Check ?? int8Supported)() ? 'int8' : 'float';
     const make = (rt: TfRuntime | undefined, msdNet: PatchNetwork, mttNet: PatchNetwork | undefined) =>
-      new MusicnnAnalyser(rt, msdNet, mttNet, id, opts.maxPatches ?? Infinity, opts.withPooled ?? false, rt ? 'float' : precision);
+      new MusicnnAnalyser(rt, msdNet, mttNet, id, opts.maxPatches ?? Infinity, opts.withPooled ?? false, rt ? 'float' : precision, { flatBn: msd.weights.flatBn, dense: msd.weights.dense });
     if (preference === 'auto' || preference === 'onnxruntime') {
       const ort = loadOnnxRuntime(opts.load);
       if (ort) {
@@ -188,6 +191,30 @@ export class MusicnnAnalyser {
     return run;
   }
 
+  /**
+   * The reference implementation's song vector (`audiomuse:musicnn-msd-200`, reference-vector.ts): the MSD network's
+   * `model/dense/BiasAdd` (the 200-d dense layer before its ReLU), mean over every non-overlapping 3 s patch of the
+   * uncentred mel of the first 600 s. Runs the MSD network only, at this analyser's precision (int8 where chosen: use a
+   * float analyser to compare with the reference). Cost: one network pass per 3 s of audio (up to 200 patches).
+   * @param pcm mono float PCM at 16 kHz, at least 512 samples
+   * @returns the vector and the number of complete patches it averages (0: shorter than one patch, tiled)
+   * @throws RangeError when the audio is shorter than one STFT frame
+   */
+  referenceVector(pcm: Float32Array): Promise<{ vector: Float32Array; patches: number }> {
+    const run = this.queue.then(async () => {
+      if (!this.msdHead) throw new RangeError('this analyser holds no MSD dense weights');
+      if (pcm.length < MUSICNN_INPUT.nFft) throw new RangeError(`audio of ${pcm.length} samples is too short for MusiCNN`);
+      const { starts, samples, complete } = referencePatchStarts(pcm.length);
+      const audio = pcm.subarray(0, samples);
+      const mel = this.mel.compute(audio, patchFrameRanges(starts), false);
+      if (this.rt) await ensureBackend(this.rt);
+      const msd = await this.batched(this.msd, patchTensorData(mel, starts), starts.length, true);
+      return { vector: referenceVectorOf(msd, this.msdHead), patches: complete };
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
   private async run(pcm: Float32Array, maxPatches: number): Promise<MusicnnTrackOutputs> {
     if (pcm.length <= MUSICNN_INPUT.nFft / 2) throw new RangeError(`audio of ${pcm.length} samples is too short for MusiCNN`);
     const t0 = performance.now();
@@ -211,11 +238,11 @@ export class MusicnnAnalyser {
   }
 
   /** Runs the network in batches of BATCH patches (bounds peak memory: the largest activation is 18 MB per patch). */
-  private async batched(net: PatchNetwork, input: Float32Array, n: number): Promise<PatchOutputs> {
+  private async batched(net: PatchNetwork, input: Float32Array, n: number, withPooled = this.withPooled): Promise<PatchOutputs> {
     const per = MUSICNN_INPUT.patchFrames * MUSICNN_INPUT.nMels;
     const tags = new Float32Array(n * 50);
     const pen = new Float32Array(n * 200);
-    const pooled = this.withPooled ? new Float32Array(n * POOLED_DIM) : undefined;
+    const pooled = withPooled ? new Float32Array(n * POOLED_DIM) : undefined;
     for (let i = 0; i < n; i += BATCH) {
       const m = Math.min(BATCH, n - i);
       const out = await net.predict(input.subarray(i * per, (i + m) * per), m, pooled !== undefined);

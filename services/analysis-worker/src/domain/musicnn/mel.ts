@@ -76,6 +76,15 @@ export function centredFrameCount(n: number): number {
 }
 
 /**
+ * Frames of an uncentred STFT of n samples (librosa `center=False`, as the reference implementation computes its
+ * MusiCNN input): frame t covers samples [t * hop, t * hop + n_fft), so 1 + floor((n - n_fft) / hop), 0 when n < n_fft.
+ */
+export function uncentredFrameCount(n: number): number {
+  const { nFft, hopSamples } = MUSICNN_INPUT;
+  return n < nFft ? 0 : 1 + Math.floor((n - nFft) / hopSamples);
+}
+
+/**
  * Computes the MusiCNN log-mel spectrogram. Reusable buffers: one instance per worker (not thread-safe).
  */
 export class MusicnnMelFrontend {
@@ -107,15 +116,17 @@ export class MusicnnMelFrontend {
   /**
    * @param pcm mono samples at 16 kHz; at least 257 samples (reflection padding needs n > 256)
    * @param frameRange optional [first, end) frame range to compute (default all frames); frames outside are 0
-   * @returns frame-major log-mel, `centredFrameCount(pcm.length)` frames of 96 bands
-   * @throws RangeError when pcm has 256 samples or fewer
+   * @param centred true (default): musicnn's centred STFT (reflection padding); false: librosa `center=False`, the
+   *   reference implementation's front end (no padding; {@link uncentredFrameCount} frames)
+   * @returns frame-major log-mel, `centredFrameCount(pcm.length)` (or `uncentredFrameCount`) frames of 96 bands
+   * @throws RangeError when pcm has 256 samples or fewer (centred) or fewer than 512 (uncentred)
    */
-  compute(pcm: Float32Array, frameRange?: ReadonlyArray<readonly [number, number]>): LogMel {
+  compute(pcm: Float32Array, frameRange?: ReadonlyArray<readonly [number, number]>, centred = true): LogMel {
     const { nFft, hopSamples, nMels, logScale } = MUSICNN_INPUT;
     const n = pcm.length;
-    const pad = nFft / 2;
-    if (n <= pad) throw new RangeError(`MusiCNN front end needs more than ${pad} samples, got ${n}`);
-    const frames = centredFrameCount(n);
+    const pad = centred ? nFft / 2 : 0;
+    if (centred ? n <= pad : n < nFft) throw new RangeError(`MusiCNN front end needs more than ${centred ? pad : nFft - 1} samples, got ${n}`);
+    const frames = centred ? centredFrameCount(n) : uncentredFrameCount(n);
     const data = new Float32Array(frames * nMels);
     const bins = nFft / 2 + 1;
     const ranges = frameRange ?? [[0, frames]];

@@ -6,7 +6,8 @@
  *
  * Steps: open the source (connection string read-only, or the uploaded dump kept on disk until the run ends),
  * read and plan (plan.ts), write in one transaction (dry run: rolled back), then after a real import ask the
- * index for a rebuild so similar-songs answers serve the imported vectors at once.
+ * index for a rebuild so similar-songs answers serve the imported vectors at once, and check a sample of the imported
+ * vectors against polyphony's computation of the same MusiCNN layer (agreement.ts; report `vector_agreement`).
  *
  * A connection string holds a password: it is kept in this process's memory only, never in the run's row, log
  * or board event (the row keeps it with the password masked). A cancel (task.cancel.requested.v1) seen before
@@ -15,9 +16,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import type { ImportReport, ImportStatus } from '@polyphony/contracts';
-import { TaskHost, ValidationError, leaseOwnerName, type Bus, type Logger, type TaskContext, type TaskEnd, type TaskRunStore } from '@polyphony/platform';
-import { PlanError, REFERENCE_EMBEDDER_VERSION, Skips, planImport } from './plan';
+import type { ImportReport, ImportStatus, VectorAgreement } from '@polyphony/contracts';
+import { AppError, TaskHost, ValidationError, leaseOwnerName, type Bus, type Logger, type TaskContext, type TaskEnd, type TaskRunStore } from '@polyphony/platform';
+import { PlanError, REFERENCE_EMBEDDER_VERSION, Skips, planImport, type PlanSong } from './plan';
+import { agreementSample, summariseAgreement, type AgreementAnswer } from './agreement';
 import type { ReferenceImportStore, ReferenceSourceFactory } from './ports';
 
 /** Parameters of a run (its row's `details.params`). */
@@ -43,6 +45,12 @@ export interface ReferenceImportDeps {
   requestIndexRebuild(): Promise<void>;
   /** Mapping changes of these servers (availability, index id maps, matched counts). */
   mappingsChanged(serverIds: string[]): void;
+  /**
+   * The reference's MusiCNN vector of one file computed by polyphony (analysis POST /internal/analysis/reference-vector),
+   * for the agreement check; undefined when this deployment has no analysis peer (the check is left out).
+   * @throws an AppError with the analysis worker's reason (model missing, download or decode failed)
+   */
+  referenceVector?(serverId: string, providerId: string): Promise<{ vector: number[]; patches: number; precision: string }>;
 }
 
 /** Masks the password of a connection string. */
@@ -109,6 +117,28 @@ export class ReferenceImportService {
     return { task_id: r.id, state: r.state, message: r.message, progress: r.progress, report: (r.details.report as ImportReport | undefined) ?? null };
   }
 
+  /**
+   * The agreement check (agreement.ts): a sample of imported songs with a file on a polyphony server, each computed by
+   * the analysis worker, one at a time; a song the worker cannot compute is reported as failed with its reason. Stops
+   * asking after the first `model_unavailable` (every other song would fail the same way).
+   */
+  private async agreement(songs: PlanSong[], servers: Record<string, string>, ctx: TaskContext): Promise<VectorAgreement> {
+    const sample = agreementSample(songs, servers);
+    const answers: AgreementAnswer[] = [];
+    for (const c of sample) {
+      ctx.throwIfStopped();
+      try {
+        answers.push(await this.deps.referenceVector!(c.serverId, c.providerId));
+      } catch (err) {
+        answers.push({ error: (err as Error).message });
+        if (err instanceof AppError && err.code === 'model_unavailable') break;
+      }
+    }
+    const out = summariseAgreement(sample, answers);
+    this.logger.info('imported vectors checked against polyphony\'s MusiCNN', { status: out.status, compared: out.songs.length, agreeing: out.agreeing, min: out.min_cosine, median: out.median_cosine });
+    return out;
+  }
+
   private async begin(ctx: TaskContext): Promise<ImportWork> {
     const params = ctx.run.details.params as ImportParams;
     await ctx.report({ message: ctx.resumed ? 'Import starting again (taken over)' : 'Import starting', progress: 1 });
@@ -157,6 +187,10 @@ export class ReferenceImportService {
       if (!params.dryRun) {
         this.deps.mappingsChanged(result.touchedServers);
         await this.deps.requestIndexRebuild().catch((err: unknown) => this.logger.warn('index rebuild after the import could not be requested', { error: (err as Error).message }));
+        if (this.deps.referenceVector) {
+          await ctx.report({ message: 'Checking imported vectors against polyphony\'s MusiCNN', progress: 90 });
+          report.vector_agreement = await this.agreement(plan.songs, result.servers, ctx);
+        }
       }
       const songs = result.tables.score ?? { imported: 0, existing: 0, skipped: 0 };
       const message = `${params.dryRun ? 'Dry run: would import' : 'Imported'} ${songs.imported} songs (${songs.existing} already present, ${songs.skipped} skipped) from the ${plan.layout} reference`;

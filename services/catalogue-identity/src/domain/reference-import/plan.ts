@@ -12,7 +12,7 @@ import { CREDENTIAL_SETS, LEGACY_SERVER_KEYS, OPTIONAL_CREDS, SCHEDULE_KINDS, ty
 import type { ReferenceRow, ReferenceSource } from './source';
 
 /** The embedder version imported vectors are served under: the reference's MusiCNN MSD penultimate layer, 200-d mean over 3 s patches. */
-export const REFERENCE_EMBEDDER_VERSION = 'audiomuse:musicnn-msd-200';
+export { REFERENCE_EMBEDDER_VERSION } from '@polyphony/contracts';
 /** Dimension of the reference's vectors. */
 export const REFERENCE_DIM = 200;
 

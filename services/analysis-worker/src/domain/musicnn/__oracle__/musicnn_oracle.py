@@ -5,8 +5,11 @@ from the TypeScript: float64 throughout, STFT with numpy.fft.rfft on np.pad(mode
 mel bank built from librosa's mel_frequencies/ramps formula, convolutions as sliding windows + tensordot.
 
 Usage: python3 musicnn_oracle.py <weights-dir from dump-weights.mjs> <pcm.f32 (16 kHz mono float32)>
-         <comma-separated patch start frames> <out.json>
-Writes {"mel": [[frame][96]] for the requested patches (patch-major), "tags": [[50]], "penultimate": [[200]]}.
+         <comma-separated patch start frames> <out.json> [uncentred]
+Writes {"mel": [[frame][96]] for the requested patches (patch-major), "tags": [[50]], "penultimate": [[200]],
+"dense": [[200]]} where "dense" is the 200-d dense layer before its ReLU (musicnn's `model/dense/BiasAdd`, the
+reference implementation's stored vector). With `uncentred` the STFT frames are not padded (librosa center=False,
+the reference implementation's front end).
 """
 import json
 import os
@@ -52,8 +55,10 @@ def mel_bank():
     return w * enorm[:, None]
 
 
-def log_mel(y):
-    y = np.pad(y.astype(np.float64), N_FFT // 2, mode='reflect')
+def log_mel(y, centred=True):
+    y = y.astype(np.float64)
+    if centred:
+        y = np.pad(y, N_FFT // 2, mode='reflect')
     n_frames = 1 + (len(y) - N_FFT) // HOP
     win = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(N_FFT) / N_FFT)
     frames = np.stack([y[t * HOP:t * HOP + N_FFT] * win for t in range(n_frames)])
@@ -108,24 +113,26 @@ def forward(w, patch):
     c = np.concatenate([front, m1, m2, m3], axis=1)  # [187, 753]
     pooled = np.stack([c.max(axis=0), c.mean(axis=0)], axis=1).reshape(-1)  # interleaved max, mean
     h = w.bn('bn_flatpool', pooled)
-    h = np.maximum(h @ w('dense', 'kernel') + w('dense', 'bias'), 0)
-    pen = w.bn('bn_dense', h)
+    dense = h @ w('dense', 'kernel') + w('dense', 'bias')
+    pen = w.bn('bn_dense', np.maximum(dense, 0))
     logits = pen @ w('dense_1', 'kernel') + w('dense_1', 'bias')
-    return 1 / (1 + np.exp(-logits)), pen
+    return 1 / (1 + np.exp(-logits)), pen, dense
 
 
 def main():
     wdir, pcm_path, starts, out = sys.argv[1:5]
+    centred = not (len(sys.argv) > 5 and sys.argv[5] == 'uncentred')
     y = np.fromfile(pcm_path, dtype='<f4')
-    mel = log_mel(y)
+    mel = log_mel(y, centred)
     w = Weights(wdir)
-    res = {'mel': [], 'tags': [], 'penultimate': []}
+    res = {'mel': [], 'tags': [], 'penultimate': [], 'dense': []}
     for s in [int(v) for v in starts.split(',')]:
         patch = mel[s:s + PATCH]
-        tags, pen = forward(w, patch)
+        tags, pen, dense = forward(w, patch)
         res['mel'].append(patch.tolist())
         res['tags'].append(tags.tolist())
         res['penultimate'].append(pen.tolist())
+        res['dense'].append(dense.tolist())
     json.dump(res, open(out, 'w'))
 
 

@@ -29,6 +29,8 @@ export interface OracleResult {
   mel: number[][][];
   tags: number[][];
   penultimate: number[][];
+  /** The dense layer before its ReLU (musicnn's `model/dense/BiasAdd`), per patch. */
+  dense: number[][];
 }
 
 const ORACLE_DIR = join(__dirname, '..', '__oracle__');
@@ -41,13 +43,13 @@ export function dumpWeights(h5: string): string {
   return out;
 }
 
-/** Runs the numpy oracle (musicnn_oracle.py) on `pcm` for the patches starting at `starts`. */
-export function runOracle(weightsDir: string, pcm: Float32Array, starts: number[]): OracleResult {
+/** Runs the numpy oracle (musicnn_oracle.py) on `pcm` for the patches starting at `starts` (`uncentred`: librosa center=False). */
+export function runOracle(weightsDir: string, pcm: Float32Array, starts: number[], uncentred = false): OracleResult {
   const dir = mkdtempSync(join(tmpdir(), 'musicnn-oracle-'));
   const pcmFile = join(dir, 'pcm.f32');
   writeFileSync(pcmFile, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
   const out = join(dir, 'out.json');
-  const r = spawnSync('python3', [join(ORACLE_DIR, 'musicnn_oracle.py'), weightsDir, pcmFile, starts.join(','), out], { encoding: 'utf8' });
+  const r = spawnSync('python3', [join(ORACLE_DIR, 'musicnn_oracle.py'), weightsDir, pcmFile, starts.join(','), out, ...(uncentred ? ['uncentred'] : [])], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`numpy oracle failed (python3 with numpy is required): ${r.stderr}`);
   return JSON.parse(readFileSync(out, 'utf8')) as OracleResult;
 }
