@@ -104,6 +104,33 @@ describe('diagonal GMM by EM', () => {
     expect(Array.from(fit.weights)).toEqual([1]);
   });
 
+  it('When the parameters are stored as float32, then every mean and variance is a float32 value and the index answer is unchanged', () => {
+    const { data } = unitClusters(3, 20, 6, 0.3, 1);
+    const wide = fitDiagonalGmm(data, 60, 6, indexOptions(data, 60, 6, 3));
+    const narrow = fitDiagonalGmm(data, 60, 6, { ...indexOptions(data, 60, 6, 3), storage: 'float32' });
+    for (const v of [...narrow.means, ...narrow.variances]) expect(Math.fround(v)).toBe(v);
+    expect([...wide.means, ...wide.variances].some((v) => Math.fround(v) !== v)).toBe(true);
+    expect(digits(narrow.assignment)).toBe(PINNED[0]!.index.assignment);
+    narrow.means.forEach((m, j) => expect(m).toBeCloseTo(wide.means[j]!, 6));
+    // The distances use the stored (float32) means.
+    const x = data[0]! - narrow.means[narrow.assignment[0]! * 6]!;
+    expect(narrow.sqEuclidean[0]).toBeGreaterThanOrEqual(x * x);
+  });
+
+  it("When one component is left and the rule is 'mean', then its mean is the points' mean and its variances those of the last M-step", () => {
+    // The second start component attracts nothing and is dropped after the first M-step (k 2 -> 1).
+    const points = new Float32Array([0, 0, 0.5, 0, 0.1, 0.3]);
+    const base: GmmOptions = { start: { means: [0.2, 0.1, 100, 100], variances: [1, 1, 1, 1] }, maxIterations: 5, variancePrior: { variance: [0.5, 0.5], weight: 1 }, minComponentWeight: 1e-3 };
+    const mean = fitDiagonalGmm(points, 3, 2, { ...base, singleComponent: 'mean' });
+    expect(mean.k).toBe(1);
+    expect(Array.from(mean.means)).toEqual([(0 + 0.5 + Math.fround(0.1)) / 3, Math.fround(0.3) / 3]);
+    const refit = fitDiagonalGmm(points, 3, 2, base);
+    expect(refit.k).toBe(1);
+    // Same single component: the M-step after the drop already had every point's full responsibility.
+    refit.variances.forEach((v, d) => expect(mean.variances[d]).toBeCloseTo(v, 12));
+    expect(mean.iterations).toBe(1);
+  });
+
   it('When a starting component attracts no point, then it is dropped above the minimum weight and kept at 0', () => {
     const points = new Float32Array([0, 0, 0.1, 0, 5, 5, 5.1, 5]);
     const start = { means: [0, 0, 5, 5, 100, 100], variances: [1, 1, 1, 1, 1, 1] };

@@ -23,6 +23,16 @@
  *
  * Convergence: stops when |ℓ_t - ℓ_{t-1}| < `tolerance` × (|ℓ_t| when `toleranceScale` is 'relative',
  * n when it is 'per-point').
+ *
+ * Storage (`storage`): 'float64' (default) keeps means and variances in float64; 'float32' rounds them to
+ * float32 (`Math.fround`) when they are set (start and every M-step; each variance is computed from the
+ * unrounded float64 mean), so every E-step and the final distances use float32 parameters: the index's
+ * artist mixtures, stored as float32, are fitted this way.
+ *
+ * One component left (`singleComponent`): 'refit' (default) ends with the exact M-step of one component
+ * (mean and regularised variance of all points); 'mean' sets the mean to the mean of all points and keeps
+ * the variances of the last M-step (or of the start when no iteration ran: the regularised two-pass
+ * variance of all points), the index artist mixtures' rule.
  */
 
 /** Parameters of a fitted diagonal mixture; arrays are packed component by component. */
@@ -71,6 +81,10 @@ export interface GmmOptions {
   variancePrior?: { variance: ArrayLike<number>; weight: number };
   /** Components with fewer points (total responsibility) than this are dropped (default 0: keep all). */
   minComponentWeight?: number;
+  /** Precision of the means and variances between iterations (module comment; default 'float64'). */
+  storage?: 'float64' | 'float32';
+  /** How a fit left with one component ends (module comment; default 'refit'). */
+  singleComponent?: 'refit' | 'mean';
 }
 
 /** Checks sizes; throws RangeError. */
@@ -111,6 +125,15 @@ export function* diagonalGmmIterations(points: ArrayLike<number>, n: number, dim
   const tolerance = options.tolerance ?? 1e-6;
   const perPoint = options.toleranceScale === 'per-point';
   const regularise = (ss: number, nk: number, d: number): number => Math.max(floor, (ss + (priorVariance ? priorWeight * priorVariance[d]! : 0)) / Math.max(nk + priorWeight, 1e-12));
+  const f32 = options.storage === 'float32';
+  /** Rounds a mixture's means and variances to float32 in place when `storage` is 'float32'. */
+  const stored = (g: DiagonalGmm): DiagonalGmm => {
+    if (f32) {
+      for (let j = 0; j < g.means.length; j++) g.means[j] = Math.fround(g.means[j]!);
+      for (let j = 0; j < g.variances.length; j++) g.variances[j] = Math.fround(g.variances[j]!);
+    }
+    return g;
+  };
 
   let gmm: DiagonalGmm;
   const start = options.start;
@@ -127,17 +150,20 @@ export function* diagonalGmmIterations(points: ArrayLike<number>, n: number, dim
       variances = new Float64Array(k * dim);
       for (let d = 0; d < dim; d++) {
         let s = 0;
-        for (let i = 0; i < n; i++) s += (points[i * dim + d]! - mean[d]!) ** 2;
+        for (let i = 0; i < n; i++) {
+          const x = points[i * dim + d]! - mean[d]!;
+          s += x * x;
+        }
         const v = regularise(s, n, d);
         for (let c = 0; c < k; c++) variances[c * dim + d] = v;
       }
     }
     const weights = start.weights ? Float64Array.from(start.weights) : new Float64Array(k).fill(1 / k);
-    gmm = { k, dim, weights, means, variances };
+    gmm = stored({ k, dim, weights, means, variances });
   } else {
     const resp = new Float64Array(n * start.k);
     for (let i = 0; i < n; i++) resp[i * start.k + start.assignments[i]!] = 1;
-    gmm = mStep(points, n, dim, start.k, resp, regularise, minWeight);
+    gmm = stored(mStep(points, n, dim, start.k, resp, regularise, minWeight));
   }
 
   let resp = new Float64Array(n * gmm.k);
@@ -146,17 +172,23 @@ export function* diagonalGmmIterations(points: ArrayLike<number>, n: number, dim
   for (let it = 0; it < options.maxIterations && gmm.k > 1; it++) {
     if (resp.length !== n * gmm.k) resp = new Float64Array(n * gmm.k);
     const ll = eStep(points, n, dim, gmm, resp);
-    gmm = mStep(points, n, dim, gmm.k, resp, regularise, minWeight);
+    gmm = stored(mStep(points, n, dim, gmm.k, resp, regularise, minWeight));
     iterations++;
     if (Math.abs(ll - previous) < tolerance * (perPoint ? n : Math.abs(ll))) break;
     previous = ll;
     // A caller that answers `next(true)` stops the fit here (cancellation).
     if (yield iterations) break;
   }
-  if (gmm.k === 1) {
+  if (gmm.k === 1 && options.singleComponent === 'mean') {
+    // One component: the mean of all points; the variances stay those of the last M-step (or the start).
+    const mean = new Float64Array(dim);
+    for (let i = 0; i < n; i++) for (let d = 0; d < dim; d++) mean[d]! += points[i * dim + d]!;
+    for (let d = 0; d < dim; d++) mean[d]! /= n;
+    gmm = stored({ k: 1, dim, weights: new Float64Array([1]), means: mean, variances: gmm.variances });
+  } else if (gmm.k === 1) {
     // One component: its exact M-step (mean and regularised variance of all points) is the EM fixed point.
     resp = new Float64Array(n).fill(1);
-    gmm = mStep(points, n, dim, 1, resp, regularise, 0);
+    gmm = stored(mStep(points, n, dim, 1, resp, regularise, 0));
   }
   if (resp.length !== n * gmm.k) resp = new Float64Array(n * gmm.k);
   const logLikelihood = eStep(points, n, dim, gmm, resp);

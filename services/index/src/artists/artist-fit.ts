@@ -1,4 +1,4 @@
-import { fitDiagonalGmm } from './artist-gmm';
+import { fitArtistMixture } from './artist-gmm';
 
 /** One artist's profile as stored per generation (`index.artist_profiles`). */
 export interface ArtistProfileRecord {
@@ -25,7 +25,7 @@ export type ArtistFit = Omit<ArtistProfileRecord, 'key' | 'name'>;
  */
 export function fitArtistPoints(points: Float32Array, offset: number, rows: Int32Array, dim: number, prior: Float32Array): ArtistFit {
   const n = rows.length;
-  const fit = fitDiagonalGmm(offset === 0 && points.length === n * dim ? points : points.subarray(offset, offset + n * dim), n, dim, prior);
+  const fit = fitArtistMixture(offset === 0 && points.length === n * dim ? points : points.subarray(offset, offset + n * dim), n, dim, prior);
   const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => fit.assignment[x]! - fit.assignment[y]! || fit.sqDistance[x]! - fit.sqDistance[y]! || rows[x]! - rows[y]!);
   const songRows = Int32Array.from(order, (i) => rows[i]!);
   const sizes = new Int32Array(fit.k);

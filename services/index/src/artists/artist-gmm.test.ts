@@ -1,4 +1,4 @@
-import { bhattacharyyaDiag, componentCount, fitDiagonalGmm, mixtureDivergence, type MixtureView } from './artist-gmm';
+import { bhattacharyyaDiag, componentCount, fitArtistMixture, mixtureDivergence, type MixtureView } from './artist-gmm';
 import { SeededRandom } from '@polyphony/vectors';
 
 const DIM = 8;
@@ -11,7 +11,7 @@ function cloud(centres: number[][], perCentre: number, sd: number, seed: number)
   return out;
 }
 
-function viewOf(fit: ReturnType<typeof fitDiagonalGmm>): MixtureView {
+function viewOf(fit: ReturnType<typeof fitArtistMixture>): MixtureView {
   const logDet = Array.from({ length: fit.k }, (_, c) => {
     let s = 0;
     for (let d = 0; d < DIM; d++) s += Math.log(fit.variances[c * DIM + d]!);
@@ -37,10 +37,10 @@ describe('componentCount', () => {
   });
 });
 
-describe('fitDiagonalGmm', () => {
+describe('fitArtistMixture', () => {
   it('When songs form two separated groups, then two components recover the group means and weights', () => {
     const pts = cloud([A, A, A, B], 6, 0.02, 1); // 18 near A, 6 near B
-    const fit = fitDiagonalGmm(pts, 24, DIM, prior, 2);
+    const fit = fitArtistMixture(pts, 24, DIM, prior, 2);
     expect(fit.k).toBe(2);
     const nearA = fit.means[0]! > 0.5 ? 0 : 1;
     expect(fit.means[nearA * DIM]!).toBeCloseTo(1, 1);
@@ -53,7 +53,7 @@ describe('fitDiagonalGmm', () => {
 
   it('When an artist has one song, then the component is that song with the shrunk prior variance', () => {
     const pts = Float32Array.from(A);
-    const fit = fitDiagonalGmm(pts, 1, DIM, prior);
+    const fit = fitArtistMixture(pts, 1, DIM, prior);
     expect(fit.k).toBe(1);
     expect(Array.from(fit.means)).toEqual(A);
     for (let d = 0; d < DIM; d++) expect(fit.variances[d]!).toBeCloseTo(0.005, 6);
@@ -61,15 +61,15 @@ describe('fitDiagonalGmm', () => {
   });
 
   it('When sizes disagree or the prior is not positive, then it throws', () => {
-    expect(() => fitDiagonalGmm(new Float32Array(7), 1, DIM, prior)).toThrow(RangeError);
-    expect(() => fitDiagonalGmm(new Float32Array(DIM), 1, DIM, new Float32Array(DIM))).toThrow(RangeError);
+    expect(() => fitArtistMixture(new Float32Array(7), 1, DIM, prior)).toThrow(RangeError);
+    expect(() => fitArtistMixture(new Float32Array(DIM), 1, DIM, new Float32Array(DIM))).toThrow(RangeError);
   });
 });
 
 describe('mixtureDivergence', () => {
-  const fa = fitDiagonalGmm(cloud([A, B], 8, 0.03, 2), 16, DIM, prior, 2);
-  const fa2 = fitDiagonalGmm(cloud([A, B], 8, 0.03, 3), 16, DIM, prior, 2);
-  const fc = fitDiagonalGmm(cloud([C], 16, 0.03, 4), 16, DIM, prior, 1);
+  const fa = fitArtistMixture(cloud([A, B], 8, 0.03, 2), 16, DIM, prior, 2);
+  const fa2 = fitArtistMixture(cloud([A, B], 8, 0.03, 3), 16, DIM, prior, 2);
+  const fc = fitArtistMixture(cloud([C], 16, 0.03, 4), 16, DIM, prior, 1);
 
   it('When a mixture is compared with itself, then the divergence is 0', () => {
     expect(mixtureDivergence(viewOf(fa), viewOf(fa)).divergence).toBeCloseTo(0, 9);

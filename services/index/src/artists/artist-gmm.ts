@@ -2,7 +2,7 @@
  * Artist summaries as small diagonal Gaussian mixtures of their songs' unit embeddings, and the
  * divergence used to rank artists against each other.
  *
- * Fit (per artist, `fitDiagonalGmm`):
+ * Fit (per artist, `fitArtistMixture`: the shared diagonal-GMM EM `fitDiagonalGmm` of @polyphony/vectors):
  *  - K components: 1 + floor(n / SONGS_PER_COMPONENT), at most MAX_COMPONENTS (≈10 songs per component,
  *    at most 3). The reference picks 2..10 components by BIC (reference-implementation.md 2.7); a fixed,
  *    small K keeps memory at `K * 2 * dim` floats per artist and the fit cheap.
@@ -29,6 +29,8 @@
  * ICASSP 2007, "matched bound"), used here with B instead of KL because B is symmetric and bounded for
  * close components. D(f, f) = 0 and D >= 0.
  */
+
+import { farthestFirstMeans, fitDiagonalGmm } from '@polyphony/vectors';
 
 /** Songs per mixture component in the K rule. */
 export const SONGS_PER_COMPONENT = 10;
@@ -64,200 +66,39 @@ export interface MixtureFit {
 }
 
 /**
- * Fits the mixture of one artist (algorithm in the module comment).
+ * Fits the mixture of one artist (algorithm in the module comment) with the shared diagonal-GMM EM of
+ * @polyphony/vectors (`fitDiagonalGmm`: farthest-first start, EM_ITERATIONS iterations, per-point tolerance 1e-6,
+ * variance prior κ = PRIOR_WEIGHT, components under 1e-3 songs dropped, float32 means and variances, and for one
+ * component the mean of all songs with the variances kept).
  * @param points n * dim floats, one song per row (unit vectors in practice)
  * @param priorVariance dim floats > 0: the prior variance `p` (PRIOR_FRACTION * catalogue variance)
  * @throws RangeError when sizes disagree, n < 1 or a prior variance is not positive
  * Cost: O(EM_ITERATIONS * n * k * dim).
  */
-export function fitDiagonalGmm(points: Float32Array, n: number, dim: number, priorVariance: Float32Array, k = componentCount(n)): MixtureFit {
-  if (n < 1 || points.length !== n * dim) throw new RangeError(`fitDiagonalGmm: ${points.length} floats for ${n} x ${dim}`);
-  if (priorVariance.length !== dim) throw new RangeError('fitDiagonalGmm: prior variance must have dim entries');
-  for (let d = 0; d < dim; d++) if (!(priorVariance[d]! > 0)) throw new RangeError('fitDiagonalGmm: prior variance must be > 0');
+export function fitArtistMixture(points: Float32Array, n: number, dim: number, priorVariance: Float32Array, k = componentCount(n)): MixtureFit {
+  if (n < 1 || points.length !== n * dim) throw new RangeError(`fitArtistMixture: ${points.length} floats for ${n} x ${dim}`);
+  if (priorVariance.length !== dim) throw new RangeError('fitArtistMixture: prior variance must have dim entries');
   k = Math.max(1, Math.min(k, n));
-  let means = initialMeans(points, n, dim, k);
-  let variances = new Float32Array(k * dim);
-  {
-    // Start from the shrunk variance of all songs, shared by every component.
-    const mean = new Float64Array(dim);
-    for (let i = 0; i < n; i++) for (let d = 0; d < dim; d++) mean[d]! += points[i * dim + d]!;
-    for (let d = 0; d < dim; d++) mean[d]! /= n;
-    for (let d = 0; d < dim; d++) {
-      let s = 0;
-      for (let i = 0; i < n; i++) {
-        const x = points[i * dim + d]! - mean[d]!;
-        s += x * x;
-      }
-      const v = (s + PRIOR_WEIGHT * priorVariance[d]!) / (n + PRIOR_WEIGHT);
-      for (let c = 0; c < k; c++) variances[c * dim + d] = v;
-    }
-  }
-  let weights = new Float64Array(k).fill(1 / k);
-  let resp = new Float64Array(n * k);
-  let previous = -Infinity;
-  for (let iter = 0; iter < EM_ITERATIONS && k > 1; iter++) {
-    const ll = eStep(points, n, dim, k, weights, means, variances, resp);
-    // M-step: one pass over the songs accumulates Σr·x and Σr·x² per component (float64).
-    const nk = new Float64Array(k);
-    const acc = new Float64Array(k * dim);
-    const acc2 = new Float64Array(k * dim);
-    for (let i = 0; i < n; i++) {
-      const o = i * dim;
-      for (let c = 0; c < k; c++) {
-        const r = resp[i * k + c]!;
-        if (r < 1e-12) continue;
-        nk[c]! += r;
-        const ao = c * dim;
-        for (let d = 0; d < dim; d++) {
-          const x = points[o + d]!;
-          acc[ao + d]! += r * x;
-          acc2[ao + d]! += r * x * x;
-        }
-      }
-    }
-    const keep: number[] = [];
-    for (let c = 0; c < k; c++) if (nk[c]! >= 1e-3) keep.push(c);
-    const k2 = keep.length;
-    const m2 = new Float32Array(k2 * dim);
-    const v2 = new Float32Array(k2 * dim);
-    const w2 = new Float64Array(k2);
-    let wsum = 0;
-    for (const c of keep) wsum += nk[c]!;
-    keep.forEach((c, j) => {
-      w2[j] = nk[c]! / wsum;
-      for (let d = 0; d < dim; d++) {
-        const mean = acc[c * dim + d]! / nk[c]!;
-        // N_k * s² = Σr·x² - N_k * mean², clamped against rounding.
-        const ss = Math.max(0, acc2[c * dim + d]! - nk[c]! * mean * mean);
-        m2[j * dim + d] = mean;
-        v2[j * dim + d] = (ss + PRIOR_WEIGHT * priorVariance[d]!) / (nk[c]! + PRIOR_WEIGHT);
-      }
-    });
-    if (k2 !== k) resp = new Float64Array(n * k2);
-    k = k2;
-    means = m2;
-    variances = v2;
-    weights = w2;
-    if (Math.abs(ll - previous) < 1e-6 * n) break;
-    previous = ll;
-  }
-  if (k === 1) {
-    // One component: the mean of all songs (also the EM fixed point).
-    const m = new Float32Array(dim);
-    const acc = new Float64Array(dim);
-    for (let i = 0; i < n; i++) for (let d = 0; d < dim; d++) acc[d]! += points[i * dim + d]!;
-    for (let d = 0; d < dim; d++) m[d] = acc[d]! / n;
-    means = m;
-    weights = new Float64Array([1]);
-  }
-  // Hard assignment and distance to the assigned mean.
-  const assignment = new Int32Array(n);
-  const sqDistance = new Float64Array(n);
-  if (k > 1) {
-    const r = new Float64Array(n * k);
-    eStep(points, n, dim, k, weights, means, variances, r);
-    for (let i = 0; i < n; i++) {
-      let best = 0;
-      for (let c = 1; c < k; c++) if (r[i * k + c]! > r[i * k + best]!) best = c;
-      assignment[i] = best;
-    }
-  }
-  for (let i = 0; i < n; i++) {
-    const c = assignment[i]!;
-    let s = 0;
-    for (let d = 0; d < dim; d++) {
-      const x = points[i * dim + d]! - means[c * dim + d]!;
-      s += x * x;
-    }
-    sqDistance[i] = s;
-  }
-  return { k, dim, weights, means, variances, assignment, sqDistance };
-}
-
-/** E-step: fills `resp` (n * k) and returns the total log-likelihood (without the -dim/2 ln 2π constant). */
-function eStep(points: Float32Array, n: number, dim: number, k: number, weights: Float64Array, means: Float32Array, variances: Float32Array, resp: Float64Array): number {
-  const logNorm = new Float64Array(k);
-  const inv = new Float64Array(k * dim);
-  for (let c = 0; c < k; c++) {
-    let s = 0;
-    for (let d = 0; d < dim; d++) {
-      s += Math.log(variances[c * dim + d]!);
-      inv[c * dim + d] = 1 / variances[c * dim + d]!;
-    }
-    logNorm[c] = Math.log(weights[c]!) - 0.5 * s;
-  }
-  let total = 0;
-  for (let i = 0; i < n; i++) {
-    const o = i * dim;
-    let max = -Infinity;
-    for (let c = 0; c < k; c++) {
-      let q = 0;
-      const mo = c * dim;
-      for (let d = 0; d < dim; d++) {
-        const x = points[o + d]! - means[mo + d]!;
-        q += x * x * inv[mo + d]!;
-      }
-      const lr = logNorm[c]! - 0.5 * q;
-      resp[i * k + c] = lr;
-      if (lr > max) max = lr;
-    }
-    let sum = 0;
-    for (let c = 0; c < k; c++) sum += Math.exp(resp[i * k + c]! - max);
-    const lse = max + Math.log(sum);
-    total += lse;
-    for (let c = 0; c < k; c++) resp[i * k + c] = Math.exp(resp[i * k + c]! - lse);
-  }
-  return total;
-}
-
-/** Farthest-first traversal from the song nearest the mean; k distinct songs as initial means. */
-function initialMeans(points: Float32Array, n: number, dim: number, k: number): Float32Array {
-  const mean = new Float64Array(dim);
-  for (let i = 0; i < n; i++) for (let d = 0; d < dim; d++) mean[d]! += points[i * dim + d]!;
-  for (let d = 0; d < dim; d++) mean[d]! /= n;
-  const sq = (i: number, ref: ArrayLike<number>, ro: number): number => {
-    let s = 0;
-    for (let d = 0; d < dim; d++) {
-      const x = points[i * dim + d]! - ref[ro + d]!;
-      s += x * x;
-    }
-    return s;
+  const fit = fitDiagonalGmm(points, n, dim, {
+    start: { means: farthestFirstMeans(points, n, dim, k) },
+    maxIterations: EM_ITERATIONS,
+    tolerance: 1e-6,
+    toleranceScale: 'per-point',
+    variancePrior: { variance: priorVariance, weight: PRIOR_WEIGHT },
+    minComponentWeight: 1e-3,
+    storage: 'float32',
+    singleComponent: 'mean',
+  });
+  return {
+    k: fit.k,
+    dim,
+    weights: fit.weights,
+    // float32 storage: the values are float32 already, the copy is exact.
+    means: Float32Array.from(fit.means),
+    variances: Float32Array.from(fit.variances),
+    assignment: fit.assignment,
+    sqDistance: fit.sqEuclidean,
   };
-  let first = 0;
-  let bestD = Infinity;
-  for (let i = 0; i < n; i++) {
-    const s = sq(i, mean, 0);
-    if (s < bestD) {
-      bestD = s;
-      first = i;
-    }
-  }
-  const chosen = [first];
-  const minD = new Float64Array(n);
-  for (let i = 0; i < n; i++) minD[i] = sq(i, points, first * dim);
-  while (chosen.length < k) {
-    let far = -1;
-    let farD = -1;
-    for (let i = 0; i < n; i++) {
-      if (minD[i]! > farD) {
-        farD = minD[i]!;
-        far = i;
-      }
-    }
-    if (far < 0 || farD <= 0) break; // all remaining songs coincide with a chosen one
-    chosen.push(far);
-    for (let i = 0; i < n; i++) minD[i] = Math.min(minD[i]!, sq(i, points, far * dim));
-  }
-  const out = new Float32Array(chosen.length * dim);
-  chosen.forEach((row, c) => out.set(points.subarray(row * dim, row * dim + dim), c * dim));
-  // The caller may have asked for more components than distinct songs: pad by repeating the first.
-  if (chosen.length < k) {
-    const padded = new Float32Array(k * dim);
-    padded.set(out);
-    for (let c = chosen.length; c < k; c++) padded.set(out.subarray(0, dim), c * dim);
-    return padded;
-  }
-  return out;
 }
 
 /** A read-only view of one mixture inside packed arrays (see ArtistModel). */
