@@ -29,6 +29,7 @@ declare -A BENCH=(
   [ivf-kernels]="node bench/dist/vector-engine/simd-kernels.js"
   [index-throughput]="node bench/dist/index-throughput.js 100000 10 16 int8"
   [gateway-similar]="node bench/dist/gateway-similar.js"
+  [default-1m]="env TP_JEMALLOC=1 TP_REPLICA_ARGS=--expose-gc FAKE_PEERS_LEARNED=1 TP_SCENARIOS=similar10 TP_REPLICAS=1,2 TP_SERIAL=10 TP_RECALL=100 TP_MEMORY_AFTER=1 TP_ROLLING=0 TP_GOALS=1 node bench/dist/index-throughput.js 1000000 10 16 int8"
   [text-search-1m]="node --max-old-space-size=4096 bench/dist/index/text-search-1m.js 1000000 3"
   [incremental-recall]="node --max-old-space-size=4096 bench/dist/index/incremental-recall.js 100000 200"
   [text-eval]="node bench/dist/index/text-search-eval.js"

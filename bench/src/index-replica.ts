@@ -89,15 +89,17 @@ async function main(): Promise<void> {
     buildCpuMs = cpuMs(process.cpuUsage(c));
     if (!svc.rebuild.lastOutcome) throw new Error(`build failed: ${svc.rebuild.lastError}`);
   }
-  const memory = () => {
+  const memory = async () => {
     // Memory after a full collection when the process runs with --expose-gc (TP_REPLICA_ARGS).
     (globalThis as { gc?: () => void }).gc?.();
     const mem = process.memoryUsage();
     const mib = (b: number) => Math.round((b / 1048576) * 10) / 10;
-    const structures = Object.fromEntries(Object.entries(generationMemory(svc.state.current())).map(([k, v]) => [k, mib(v)]));
+    // The generation's structures, plus the per-generation tables other services hold (Poincaré ball, semantic table).
+    const bytes = { ...generationMemory(svc.state.current()), hyperbolicBall: svc.hyperbolic.memoryBytes(), semanticTable: await svc.semantic.memoryBytes() };
+    const structures = Object.fromEntries(Object.entries(bytes).map(([k, v]) => [k, mib(v)]));
     return { mem, memoryMiB: { rss: mib(mem.rss), heapUsed: mib(mem.heapUsed), heapTotal: mib(mem.heapTotal), external: mib(mem.external), arrayBuffers: mib(mem.arrayBuffers), structures, resident: residentByMapping() } };
   };
-  const { mem, memoryMiB } = memory();
+  const { mem, memoryMiB } = await memory();
   const port = await svc.listen(o.port, '127.0.0.1');
   process.stdout.write(
     `${JSON.stringify({
@@ -145,7 +147,7 @@ async function main(): Promise<void> {
     for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
       const line = pending.slice(0, nl).trim();
       pending = pending.slice(nl + 1);
-      if (line === 'memory') process.stdout.write(`${JSON.stringify({ memoryMiB: memory().memoryMiB })}\n`);
+      if (line === 'memory') void memory().then((m) => process.stdout.write(`${JSON.stringify({ memoryMiB: m.memoryMiB })}\n`));
     }
   });
   process.stdin.on('end', stop);

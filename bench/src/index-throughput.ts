@@ -1,10 +1,11 @@
 import 'reflect-metadata';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { createBus, createLogger, signIdentity } from '@polyphony/platform';
+import { syntheticSongs } from '@polyphony/testkit';
 import { buildGateway, loadGatewayConfig } from '@polyphony/gateway';
 import { Client } from 'pg';
 import { adminUrl, createBenchDatabase, indexBenchScript, startChild } from './support';
@@ -45,6 +46,14 @@ import type { LoadResult } from './load-child';
  * TP_TEXT_QUERIES=<n> then asks n text searches one at a time through the gateway (latency, replica CPU per query) and
  * reports each replica's RSS over 10 s idle and its memory after a full GC (TP_MEMORY_AFTER=1: the memory report alone).
  * INDEX_* variables (INDEX_TABLE_RESIDENT_MIB, INDEX_VECTOR_RESIDENT_MIB, INDEX_VECTOR_DIR, ...) reach the replicas.
+ * TP_RECALL=<q> measures recall@10 of similar songs through the gateway against brute force: q seeds (`m-<i>`, the
+ * similar10 seeds), `n=10&eliminate_duplicates=false&max_songs_per_artist=0` (plain nearest neighbours), the truth by
+ * exact cosine over every song's vector regenerated here (`syntheticSongs`, as FakePeers made them; 2 streamed passes).
+ * TP_JEMALLOC=1 starts the replicas with jemalloc preloaded as the image does (LD_PRELOAD + MALLOC_CONF of
+ * k8s/index.yaml; the library from /usr/local/lib or /usr/lib/x86_64-linux-gnu).
+ * TP_GOALS=1 ends with the issue-35 table of the default mode: RSS per replica after a full GC (TP_MEMORY_AFTER),
+ * recall@10 (TP_RECALL), req/s and p99 of similar10 with 2 replicas, serial p99 (TP_SERIAL), each with its goal.
+ * `bash scripts/bench.sh default-1m` sets them all for 1M songs (issue 35 "One default mode at 1M").
  */
 interface ReplicaInfo {
   url: string;
@@ -98,9 +107,21 @@ function load(): string {
 
 type Replica = { child: ChildProcess; info: ReplicaInfo; memory: () => Promise<unknown> };
 
+/** jemalloc's shared library where the image (/usr/local/lib) or Debian's package puts it; undefined when absent. */
+function jemallocPath(): string | undefined {
+  return ['/usr/local/lib/libjemalloc.so.2', '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'].find((p) => existsSync(p));
+}
+
 async function startReplica(options: Record<string, unknown>): Promise<Replica> {
   const execArgv = (process.env.TP_REPLICA_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const child = fork(path.join(__dirname, 'index-replica.js'), [JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'], execArgv });
+  let env: NodeJS.ProcessEnv = process.env;
+  if (process.env.TP_JEMALLOC === '1') {
+    const lib = jemallocPath();
+    if (!lib) throw new Error('TP_JEMALLOC=1: libjemalloc.so.2 not found (apt-get install libjemalloc2)');
+    // As k8s/index.yaml and docker-compose.yml run the index unit.
+    env = { ...process.env, LD_PRELOAD: lib, MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0' };
+  }
+  const child = fork(path.join(__dirname, 'index-replica.js'), [JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'], execArgv, env });
   const lines: string[] = [];
   const waiting: Array<(line: string) => void> = [];
   let buf = '';
@@ -137,6 +158,54 @@ function vmRssMiB(pid: number | undefined): number {
   }
 }
 
+/**
+ * Exact top-k (cosine, normalised vectors, the seed excluded) of each seed among `songs` synthetic songs, the vectors
+ * regenerated as FakePeers made them (`fake-peers-server.ts`: 20 songs an artist, 10 an album, seed 3). Two streamed
+ * passes (the seeds' vectors, then every song against them): O(songs x seeds x dim) multiply-adds, no vector kept.
+ * Returns the `m-<i>` item ids of each seed's top k, nearest first.
+ */
+function bruteForceTopK(songs: number, seeds: number[], k: number): string[][] {
+  const norm = (v: Float32Array): Float32Array => {
+    let n = 0;
+    for (const x of v) n += x * x;
+    const f = n > 0 ? 1 / Math.sqrt(n) : 0;
+    return v.map((x) => x * f);
+  };
+  const options = { songsPerArtist: 20, songsPerAlbum: 10, seed: 3 };
+  const at = new Map(seeds.map((s, q) => [s, q]));
+  const dim = 200;
+  const qs = new Float32Array(seeds.length * dim);
+  let i = 0;
+  const last = Math.max(...seeds);
+  for (const s of syntheticSongs(last + 1, options)) {
+    const q = at.get(i);
+    if (q !== undefined) qs.set(norm(s.vector), q * dim);
+    i++;
+  }
+  // Per seed: the best k (row, similarity), kept sorted descending; worst[q] = the k-th similarity so far.
+  const best = seeds.map(() => [] as Array<[number, number]>);
+  const worst = new Float64Array(seeds.length).fill(-Infinity);
+  i = 0;
+  for (const s of syntheticSongs(songs, options)) {
+    const v = norm(s.vector);
+    for (let q = 0; q < seeds.length; q++) {
+      if (seeds[q] === i) continue;
+      let dot = 0;
+      const o = q * dim;
+      for (let d = 0; d < dim; d++) dot += qs[o + d]! * v[d]!;
+      if (dot <= worst[q]! && best[q]!.length >= k) continue;
+      const list = best[q]!;
+      let at2 = list.length;
+      while (at2 > 0 && list[at2 - 1]![1] < dot) at2--;
+      list.splice(at2, 0, [i, dot]);
+      if (list.length > k) list.pop();
+      if (list.length >= k) worst[q] = list[k - 1]![1];
+    }
+    i++;
+  }
+  return best.map((list) => list.map(([row]) => `m-${row}`));
+}
+
 async function main(): Promise<void> {
   const songs = Number(process.argv[2] ?? 100_000);
   const seconds = Number(process.argv[3] ?? 10);
@@ -145,6 +214,17 @@ async function main(): Promise<void> {
   const secret = randomBytes(32).toString('hex');
   const apiToken = randomBytes(16).toString('hex');
   // TP_DB_URL reuses a database kept by an earlier run (TP_KEEP_DB=1): replica A then loads its generation instead of building.
+  // TP_RECALL: the brute-force truth first (tens of seconds of CPU at 1M), before any child or the gateway runs, so
+  // it neither blocks the gateway's event loop nor shares the cores with a measured phase.
+  const recallQueries = Number(process.env.TP_RECALL ?? 0);
+  let recallTruth: { seedRows: number[]; truth: string[][]; truthMs: number } | undefined;
+  if (recallQueries > 0) {
+    const seedRows = Array.from({ length: recallQueries }, (_, i) => (i * 7919) % songs);
+    const t0 = performance.now();
+    const truth = bruteForceTopK(songs, seedRows, 10);
+    recallTruth = { seedRows, truth, truthMs: performance.now() - t0 };
+    console.log(`brute-force truth of ${recallQueries} seeds over ${songs} songs in ${(recallTruth.truthMs / 1000).toFixed(1)} s (load ${load()})`);
+  }
   const reuse = process.env.TP_DB_URL;
   const db = reuse ? { url: reuse, drop: async () => undefined } : await createBenchDatabase('index_tp_bench');
   if (process.env.TP_KEEP_DB === '1' && !reuse) console.log(`database kept: TP_DB_URL=${db.url}`);
@@ -216,6 +296,26 @@ async function main(): Promise<void> {
       writeFileSync(dumpTo, `${lines.join('\n')}\n`);
       console.log(`answers of ${lines.length} requests written to ${dumpTo}`);
       return;
+    }
+    // TP_RECALL=<q>: recall@10 of plain nearest neighbours through the gateway against brute force (see the file comment).
+    if (recallTruth) {
+      indexTarget = replicas[0]!.info.url;
+      await new Promise((r) => setTimeout(r, 1500));
+      const { seedRows, truth, truthMs } = recallTruth!;
+      let hits = 0;
+      let asked = 0;
+      for (const [q, row] of seedRows.entries()) {
+        const res = await fetch(`${gatewayUrl}/api/similar_tracks?item_id=m-${row}&n=10&eliminate_duplicates=false&max_songs_per_artist=0`, { headers: bearer });
+        const body = await res.text();
+        if (res.status !== 200) throw new Error(`recall query m-${row}: ${res.status} ${body.slice(0, 300)}`);
+        const got = new Set((JSON.parse(body) as Array<{ item_id: string }>).map((r) => r.item_id));
+        for (const id of truth[q]!) if (got.has(id)) hits++;
+        asked += truth[q]!.length;
+      }
+      const recall = asked > 0 ? hits / asked : 0;
+      out.recall = { queries: recallQueries, k: 10, recall: Math.round(recall * 10000) / 10000, truthSec: Math.round(truthMs / 100) / 10, load: load() };
+      console.log(`recall@10 vs brute force: ${JSON.stringify(out.recall)}`);
+      indexTarget = replicas.map((r) => r.info.url).join(',');
     }
     // TP_RATE: offered requests per second of the scenario runs (0 = as fast as answered). CPU per request depends on
     // the request rate (at a higher rate more requests share each event-loop turn and system call wake-up), so two
@@ -342,8 +442,11 @@ async function main(): Promise<void> {
         }
         const after = { replica: i, idleVmRssMiB: [Math.round(Math.min(...samples)), Math.round(Math.max(...samples))], afterGc: await r.memory(), load: load() };
         console.log(`memory after the runs: ${JSON.stringify(after)}`);
+        ((out.memoryAfter ??= []) as unknown[]).push(after);
       }
     }
+
+    if (process.env.TP_GOALS === '1') printGoals(out, table);
 
     // Rolling restart of replica B under load (2 replicas).
     if (process.env.TP_ROLLING === '0') {
@@ -394,6 +497,30 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 1000));
     if (process.env.TP_KEEP_DB !== '1') await db.drop();
   }
+}
+
+/**
+ * The issue-35 table of the default mode at this size: each figure of this run beside its goal (replica RSS < 500 MiB
+ * after a full GC, recall@10 >= 0.95, >= 1,000 req/s at p99 < 50 ms with 2 replicas and 16 connections, serial p99
+ * < 10 ms on the main and the 1% server); "not measured" when the run did not take the figure.
+ */
+function printGoals(out: Record<string, unknown>, table: Array<Record<string, unknown>>): void {
+  const rows: Array<[string, string, string, boolean | undefined]> = [];
+  const mem = (out.memoryAfter ?? []) as Array<{ replica: number; idleVmRssMiB: number[]; afterGc: { rss: number } }>;
+  for (const m of mem) rows.push([`replica ${m.replica} RSS after a full GC (idle VmRSS)`, '< 500 MiB', `${m.afterGc.rss} MiB (idle ${m.idleVmRssMiB.join('-')})`, m.afterGc.rss < 500]);
+  if (mem.length === 0) rows.push(['replica RSS', '< 500 MiB', 'not measured (TP_MEMORY_AFTER=1)', undefined]);
+  const recall = out.recall as { recall: number; queries: number } | undefined;
+  rows.push(['recall@10 vs brute force', '>= 0.95', recall ? `${recall.recall} (${recall.queries} seeds)` : 'not measured (TP_RECALL)', recall ? recall.recall >= 0.95 : undefined]);
+  const two = table.find((r) => r.replicas === 2 && r.scenario === 'similar10');
+  rows.push(['similar10, 2 replicas, 16 connections', '>= 1,000 req/s, p99 < 50 ms', two ? `${String(two.rps)} req/s, p99 ${String(two.p99)} ms` : 'not measured', two ? Number(two.rps) >= 1000 && Number(two.p99) < 50 : undefined]);
+  for (const name of ['similar10 1 connection', 'similar10Sparse1pct 1 connection']) {
+    const r = table.find((x) => x.scenario === name);
+    rows.push([`${name} (serial)`, 'p99 < 10 ms', r ? `p50 ${String(r.p50)} / p99 ${String(r.p99)} ms (${String(r.rps)} req/s)` : 'not measured (TP_SERIAL)', r ? Number(r.p99) < 10 : undefined]);
+  }
+  console.log(`\nDefault mode (${String(out.mode)}) at ${String(out.songs)} songs, load avg now ${load()} (${cpus().length} cores):`);
+  console.log('| figure | goal | measured | met |');
+  console.log('| --- | --- | --- | --- |');
+  for (const [f, g, m, ok] of rows) console.log(`| ${f} | ${g} | ${m} | ${ok === undefined ? '-' : ok ? 'yes' : 'NO'} |`);
 }
 
 main().catch((err: unknown) => {

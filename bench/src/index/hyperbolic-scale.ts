@@ -7,7 +7,7 @@
  * Usage: npm run build && node bench/dist/index/hyperbolic-scale.js [songs=100000]
  * Prints CPU ms (process.cpuUsage, user + system) and wall ms; the shared machine's load makes wall figures noisy.
  */
-import { buildPoincareBall, poincareDistanceAt } from '@polyphony/index';
+import { ballBytes, ballDistanceTo, ballPoint, buildPoincareBall } from '@polyphony/index';
 
 function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 100_000);
@@ -33,15 +33,15 @@ function main(): Promise<void> {
   return buildPoincareBall(input).then((ball) => {
     const c1 = process.cpuUsage(c0);
     const w1 = performance.now();
-    console.log(`hyperbolic ball of ${n} songs (${dim}-d -> ${ball.dim}-d): build ${((c1.user + c1.system) / 1e3).toFixed(0)} ms CPU, ${(w1 - w0).toFixed(0)} ms wall; ${(ball.points.byteLength + ball.radius.byteLength + ball.norm2.byteLength + ball.disc.byteLength) / 1e6} MB`);
-    const k = ball.dim;
+    console.log(`hyperbolic ball of ${n} songs (${dim}-d -> ${ball.dim}-d): build ${((c1.user + c1.system) / 1e3).toFixed(0)} ms CPU, ${(w1 - w0).toFixed(0)} ms wall; ${ballBytes(ball) / 1e6} MB (${ball.points instanceof Int16Array ? 'int16' : 'float32'} points)`);
     const scans = 20;
     const c2 = process.cpuUsage();
     let sink = 0;
     for (let q = 0; q < scans; q++) {
       const seed = (q * 7919) % n;
       let best = Infinity;
-      for (let r = 0; r < n; r++) best = Math.min(best, poincareDistanceAt(ball.points, seed * k, ball.norm2[seed]!, ball.points, r * k, ball.norm2[r]!, k));
+      const p = ballPoint(ball, seed);
+      for (let r = 0; r < n; r++) if (r !== seed) best = Math.min(best, ballDistanceTo(ball, p, ball.norm2[seed]!, r));
       sink += best;
     }
     const c3 = process.cpuUsage(c2);

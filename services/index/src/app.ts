@@ -148,6 +148,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     albums,
     /** The Poincaré ball per generation and the /api/hyperbolic/* queries. */
     hyperbolic,
+    /** Text search: the semantic table per generation. */
+    semantic: semantic.semantic,
     /** Saved anchors and radios. */
     anchors,
     radios,

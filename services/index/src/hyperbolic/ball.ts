@@ -37,20 +37,25 @@ export interface BallInput {
  * The 2-D disc of the UI keeps the radius and takes the angle from the first two principal axes:
  * disc = r (u₀, u₁) / |(u₀, u₁)| ((r, 0) when both are 0).
  * Deterministic: the same vectors give the same layout (no random state), so every replica computes the same ball.
- * Cost: O(size * dim * BALL_DIM) plus O(sample * dim²) for the axes; memory (BALL_DIM + 4) floats per row.
+ * Cost: O(size * dim * BALL_DIM) plus O(sample * dim²) for the axes; memory per row BALL_DIM float32 (int16 from
+ * BALL_COMPACT_MIN_ROWS songs) + 2 float32: 72 bytes (40 bytes compact; the 2-D disc is computed on demand, ballDisc).
  */
 export interface PoincareBall {
   readonly size: number;
   /** Dimensions of each point (BALL_DIM, or fewer for a tiny or low-dimensional index). */
   readonly dim: number;
-  /** `size * dim` floats: every row's point in the ball. */
-  readonly points: Float32Array;
-  /** Euclidean norm of every row's point (its `hyperbolic_radius`), in [0, 1). */
+  /**
+   * `size * dim` coordinates: every row's point in the ball is `points[row * dim + j] * pointScale`. Float32 (scale 1)
+   * below BALL_COMPACT_MIN_ROWS songs; from there int16 fixed point (scale 1 / 32767, coordinates are in (-1, 1);
+   * error <= 1.5e-5 per coordinate), half the bytes (issue 35: 30.5 instead of 61 MiB at 1M).
+   */
+  readonly points: Float32Array | Int16Array;
+  /** Factor from a stored coordinate to the point's coordinate (1 or 1 / 32767). */
+  readonly pointScale: number;
+  /** Euclidean norm of every row's point (its `hyperbolic_radius`), in [0, 1) (of the stored, possibly int16 point). */
   readonly radius: Float32Array;
-  /** Squared norm of every row's point (for the distance loops). */
+  /** Squared norm of every row's point (for the distance loops; of the stored point). */
   readonly norm2: Float32Array;
-  /** `size * 2` floats: every row's position on the 2-D disc (same radius). */
-  readonly disc: Float32Array;
   /** The distances to the centroid mapped to radius 0 and to BALL_RIM_RADIUS (the 1st and 99th percentiles). */
   readonly scale: { low: number; high: number };
   /** Share of the centred vectors' variance the BALL_DIM axes hold, in [0, 1]. */
@@ -59,9 +64,60 @@ export interface PoincareBall {
   readonly maxRadius: number;
 }
 
+/**
+ * Songs from which a ball stores its points as int16 fixed point instead of float32 (issue 35, replica RSS at 1M:
+ * 16 dims x 2 bytes instead of 4, 30.5 MiB less at 1M). Small libraries (and the golden suite's answers) keep float32.
+ */
+export const BALL_COMPACT_MIN_ROWS = 100_000;
+/** Fixed-point factor of the int16 points (coordinates are in (-1, 1)). */
+const INT16_ONE = 32767;
+
+/** Row `row`'s point as floats (a copy; exact for a float32 ball). */
+export function ballPoint(ball: PoincareBall, row: number): Float32Array {
+  const k = ball.dim;
+  const out = new Float32Array(k);
+  const o = row * k;
+  for (let j = 0; j < k; j++) out[j] = ball.points[o + j]! * ball.pointScale;
+  return out;
+}
+
+/**
+ * Poincaré distance between the float point `q` (squared norm `q2`) and row `row` of the ball: arcosh(1 + 2|q - p|² /
+ * ((1 - |q|²)(1 - |p|²))), as poincare.ts poincareDistanceAt, reading the stored point through `pointScale`.
+ */
+export function ballDistanceTo(ball: PoincareBall, q: ArrayLike<number>, q2: number, row: number): number {
+  const k = ball.dim;
+  const { points, pointScale } = ball;
+  const o = row * k;
+  let d2 = 0;
+  for (let i = 0; i < k; i++) {
+    const d = q[i]! - points[o + i]! * pointScale;
+    d2 += d * d;
+  }
+  return Math.acosh(Math.max(1, 1 + (2 * d2) / ((1 - q2) * (1 - ball.norm2[row]!))));
+}
+
+/**
+ * Row `row`'s position on the 2-D disc: its radius, the angle of its first two coordinates ((r, 0) when both are 0).
+ * Computed on demand (not stored: 8 bytes a song), float32-rounded as the stored table it replaces.
+ */
+export function ballDisc(ball: PoincareBall, row: number): [number, number] {
+  const k = ball.dim;
+  const r = ball.radius[row]!;
+  const x = ball.points[row * k]! * ball.pointScale;
+  const y = k > 1 ? ball.points[row * k + 1]! * ball.pointScale : 0;
+  const h = Math.hypot(x, y);
+  return h > 1e-12 ? [Math.fround((x / h) * r), Math.fround((y / h) * r)] : [r, 0];
+}
+
+/** Bytes a ball holds in memory (its typed arrays). */
+export function ballBytes(b: PoincareBall): number {
+  return b.points.byteLength + b.radius.byteLength + b.norm2.byteLength;
+}
+
 /** The empty ball (no rows). */
 export function emptyBall(): PoincareBall {
-  return { size: 0, dim: 0, points: new Float32Array(0), radius: new Float32Array(0), norm2: new Float32Array(0), disc: new Float32Array(0), scale: { low: 0, high: 0 }, explainedVariance: 0, maxRadius: 0 };
+  return { size: 0, dim: 0, points: new Float32Array(0), pointScale: 1, radius: new Float32Array(0), norm2: new Float32Array(0), scale: { low: 0, high: 0 }, explainedVariance: 0, maxRadius: 0 };
 }
 
 /** Value at quantile q in [0, 1] of a sorted array (linear interpolation). */
@@ -76,9 +132,10 @@ export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
 
 /**
  * Builds the ball of `input` (see PoincareBall for the derivation). Yields to the event loop every 1024 rows
- * through `scheduler` when given.
+ * through `scheduler` when given. From `compactFromRows` songs the points are stored as int16 (PoincareBall.points).
+ * Transient memory: `size * dim` floats of projections and `size` float64 distances while it builds.
  */
-export async function buildPoincareBall(input: BallInput, scheduler?: CooperativeScheduler, ballDim = BALL_DIM): Promise<PoincareBall> {
+export async function buildPoincareBall(input: BallInput, scheduler?: CooperativeScheduler, ballDim = BALL_DIM, compactFromRows = BALL_COMPACT_MIN_ROWS): Promise<PoincareBall> {
   const { size, dim } = input;
   if (size === 0 || dim === 0) return emptyBall();
   // 1. centroid of every vector (float64).
@@ -119,9 +176,11 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
   const span = high - low;
   const alpha = Math.atanh(BALL_RIM_RADIUS);
   // 4. exponential map at the origin.
+  const compact = size >= compactFromRows;
+  const stored = compact ? new Int16Array(size * k) : points;
+  const pointScale = compact ? 1 / INT16_ONE : 1;
   const radius = new Float32Array(size);
   const norm2 = new Float32Array(size);
-  const disc = new Float32Array(size * 2);
   let maxRadius = 0;
   for (let r = 0; r < size; r++) {
     const s = span > 1e-12 ? Math.min(MAX_SCALED, Math.max(0, (dist[r]! - low) / span)) : 0.5;
@@ -136,19 +195,19 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
       points.fill(0, o, o + k);
       points[o] = rad;
     }
-    // Stored as float32: the norm and its square are read back from the stored values.
+    if (compact) for (let j = 0; j < k; j++) stored[o + j] = Math.round(points[o + j]! * INT16_ONE);
+    // Stored as float32 (or int16): the norm and its square are read back from the stored values.
     let m2 = 0;
-    for (let j = 0; j < k; j++) m2 += points[o + j]! * points[o + j]!;
+    for (let j = 0; j < k; j++) {
+      const v = stored[o + j]! * pointScale;
+      m2 += v * v;
+    }
     norm2[r] = m2;
     radius[r] = Math.sqrt(m2);
     maxRadius = Math.max(maxRadius, radius[r]!);
-    const x = points[o]!;
-    const y = k > 1 ? points[o + 1]! : 0;
-    const h = Math.hypot(x, y);
-    disc[2 * r] = h > 1e-12 ? (x / h) * radius[r]! : radius[r]!;
-    disc[2 * r + 1] = h > 1e-12 ? (y / h) * radius[r]! : 0;
+    if ((r & 1023) === 1023) await scheduler?.maybeYield();
   }
-  return { size, dim: k, points, radius, norm2, disc, scale: { low, high }, explainedVariance: explained, maxRadius };
+  return { size, dim: k, points: stored, pointScale, radius, norm2, scale: { low, high }, explainedVariance: explained, maxRadius };
 }
 
 /** Top `k` principal axes (k rows of `dim`) of a uniform sample of the rows, and the share of variance they hold. */

@@ -21,8 +21,8 @@ import { generationKey, type Generation, type IndexState } from '../core/generat
 import type { RequestScope } from '../core/scope';
 import type { TrackMeta } from '../core/ports';
 import { TopScored } from '../semantic/top-scored';
-import { BALL_RIM_RADIUS, buildPoincareBall, type PoincareBall } from './ball';
-import { geodesicPoint, logMap0, mobiusScale, poincareDistance, poincareDistanceAt, radiusToDistance, samplePathVia } from './poincare';
+import { BALL_RIM_RADIUS, ballBytes, ballDisc, ballDistanceTo, ballPoint, buildPoincareBall, type PoincareBall } from './ball';
+import { geodesicPoint, logMap0, mobiusScale, poincareDistance, radiusToDistance, samplePathVia } from './poincare';
 
 /** Points of a journey's drawn path (`path`). */
 export const JOURNEY_PATH_POINTS = 33;
@@ -119,6 +119,16 @@ export class HyperbolicService {
     });
   }
 
+  /**
+   * Bytes held by the balls built so far (typed-array capacities of every generation still cached: the live one, plus
+   * the next one while it is prepared). For the memory accounting of benchmarks (`generationMemory` does not see it).
+   */
+  memoryBytes(): number {
+    let b = 0;
+    for (const e of this.balls.values()) if (e.ball) b += ballBytes(e.ball);
+    return b;
+  }
+
   /** The ball of a generation (built once per generation; a failed build is retried on the next call). */
   ball(gen: Generation): Promise<PoincareBall> {
     let e = this.balls.get(generationKey(gen));
@@ -158,12 +168,12 @@ export class HyperbolicService {
     const spread = body.radial_spread ?? HYPERBOLIC_DEFAULT_SPREAD;
     const seed = this.seedRow(scope, body.item_id);
     const ball = await this.ball(scope.gen);
-    const k = ball.dim;
-    const { points, radius, norm2 } = ball;
+    const { radius, norm2 } = ball;
     const rs = radius[seed]!;
-    const so = seed * k;
+    const seedPoint = ballPoint(ball, seed);
+    const s2 = norm2[seed]!;
     // Target point on the seed's ray (the ray through the origin is a geodesic).
-    let target = Float32Array.from(points.subarray(so, so + k));
+    let target = Float32Array.from(seedPoint);
     if (mode !== 'similar') {
       const rim = Math.max(BALL_RIM_RADIUS, ball.maxRadius);
       const rt = mode === 'roots' ? rs * (1 - spread) : rs + spread * (rim - rs);
@@ -180,14 +190,14 @@ export class HyperbolicService {
       if (mode === 'roots' && !(r < rs)) return;
       if (mode === 'niche' && !(r > rs)) return;
       let score: number;
-      if (mode === 'similar') score = poincareDistanceAt(points, so, norm2[seed]!, points, row * k, norm2[row]!, k) + (1 - spread) * Math.abs(radiusToDistance(r) - rhoS);
-      else score = poincareDistanceAt(target, 0, t2, points, row * k, norm2[row]!, k);
+      if (mode === 'similar') score = ballDistanceTo(ball, seedPoint, s2, row) + (1 - spread) * Math.abs(radiusToDistance(r) - rhoS);
+      else score = ballDistanceTo(ball, target, t2, row);
       best.offer(row, -score);
     });
     const results: HyperbolicSimilarResponse['results'] = [];
     for (const { row } of best.sorted()) {
       if (results.length >= limit) break;
-      const song = this.song(scope, ball, row, poincareDistanceAt(points, so, norm2[seed]!, points, row * k, norm2[row]!, k));
+      const song = this.song(scope, ball, row, ballDistanceTo(ball, seedPoint, s2, row));
       if (song) results.push(song);
     }
     return {
@@ -197,7 +207,7 @@ export class HyperbolicService {
       seed_item_id: this.reportedId(scope, seed, body.item_id),
       seed_radius: round6(rs),
       radial_spread: spread,
-      seed_disc: [round6(ball.disc[2 * seed]!), round6(ball.disc[2 * seed + 1]!)],
+      seed_disc: ballDisc(ball, seed).map(round6) as [number, number],
     };
   }
 
@@ -216,8 +226,7 @@ export class HyperbolicService {
     const b = this.seedRow(scope, body.end_item_id);
     if (a === b) throw new ValidationError('start_item_id and end_item_id are the same song: a journey needs two different songs');
     const ball = await this.ball(scope.gen);
-    const k = ball.dim;
-    const pointOf = (row: number) => Array.from(ball.points.subarray(row * k, (row + 1) * k));
+    const pointOf = (row: number) => Array.from(ballPoint(ball, row));
     const pa = pointOf(a);
     const pb = pointOf(b);
     const mid = geodesicPoint(pa, pb, 0.5);
@@ -240,7 +249,7 @@ export class HyperbolicService {
       let bestD = Infinity;
       mask.forEachRow((row) => {
         if (used.has(row) || !scope.gen.maps.providerOf(scope.serverId, row)) return;
-        const d = poincareDistanceAt(point, 0, p2, ball.points, row * k, ball.norm2[row]!, k);
+        const d = ballDistanceTo(ball, point, p2, row);
         if (d < bestD || (d === bestD && bestRow >= 0 && scope.idOf(row) < scope.idOf(bestRow))) [bestRow, bestD] = [row, d];
       });
       if (bestRow < 0) continue;
@@ -347,7 +356,7 @@ export class HyperbolicService {
       const provider = scope.gen.maps.providerOf(scope.serverId, row);
       const m = provider ? scope.metaAt(row) : undefined;
       if (!provider || !m) continue;
-      items.push({ item_id: provider, title: m.title, author: m.artist, hyperbolic_radius: round6(ball.radius[row]!), top_genre: topGenreOf(m.moodVector), disc: [round6(ball.disc[2 * row]!), round6(ball.disc[2 * row + 1]!)] });
+      items.push({ item_id: provider, title: m.title, author: m.artist, hyperbolic_radius: round6(ball.radius[row]!), top_genre: topGenreOf(m.moodVector), disc: ballDisc(ball, row).map(round6) as [number, number] });
     }
     const response = { items, count: items.length, total, generation: scope.gen.generation };
     this.pointAnswers.delete(key);
@@ -362,7 +371,7 @@ export class HyperbolicService {
     if (row < 0) return { poincare_embedding: null, hyperbolic_radius: null };
     const ball = await this.ball(scope.gen);
     if (row >= ball.size) return { poincare_embedding: null, hyperbolic_radius: null };
-    return { poincare_embedding: Array.from(ball.points.subarray(row * ball.dim, (row + 1) * ball.dim), round6), hyperbolic_radius: round6(ball.radius[row]!) };
+    return { poincare_embedding: Array.from(ballPoint(ball, row), round6), hyperbolic_radius: round6(ball.radius[row]!) };
   }
 
   /** Builds the live generation's ball now (when it is not built) and reports it. */
@@ -383,7 +392,7 @@ export class HyperbolicService {
   /** The ball's figures for the selected server (building it when needed). */
   async cacheStatus(scope: RequestScope): Promise<HyperbolicCacheStatus> {
     const ball = await this.ball(scope.gen);
-    const bytes = ball.points.byteLength + ball.radius.byteLength + ball.norm2.byteLength + ball.disc.byteLength;
+    const bytes = ballBytes(ball);
     return {
       generation: scope.gen.generation,
       ready: true,
@@ -424,7 +433,7 @@ export class HyperbolicService {
       distance: round6(distance),
       hyperbolic_radius: round6(ball.radius[row]!),
       top_genre: topGenreOf(m.moodVector),
-      disc: [round6(ball.disc[2 * row]!), round6(ball.disc[2 * row + 1]!)],
+      disc: ballDisc(ball, row).map(round6) as [number, number],
     };
   }
 
@@ -468,7 +477,7 @@ export class HyperbolicService {
     if (k <= 1) return [{ rows: byRadius(rows), meanRadius: meanR(rows) }];
     const d = ball.dim;
     const tangent = new Float32Array(rows.length * d);
-    rows.forEach((row, i) => tangent.set(logMap0(ball.points.subarray(row * d, (row + 1) * d)), i * d));
+    rows.forEach((row, i) => tangent.set(logMap0(ballPoint(ball, row)), i * d));
     const res = await kmeans(tangent, rows.length, d, { k, seed: 0x68797065, restarts: 1, maxIterations: 25 });
     const groups: number[][] = Array.from({ length: k }, () => []);
     rows.forEach((row, i) => groups[res.assignments[i]!]!.push(row));

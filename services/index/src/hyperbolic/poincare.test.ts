@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { expMap0, geodesicPoint, logMap0, mobiusAdd, mobiusScale, negate, norm, poincareDistance, radiusToDistance, sampleGeodesic, samplePathVia } from './poincare';
-import { buildPoincareBall, quantileSorted } from './ball';
+import { ballBytes, ballDisc, ballDistanceTo, ballPoint, buildPoincareBall, quantileSorted } from './ball';
 
 /** Deterministic points inside the ball (LCG), norms spread over [0, 0.95). */
 function points(n: number, dim: number, seed = 7): number[][] {
@@ -147,7 +147,7 @@ describe('buildPoincareBall', () => {
     for (let i = 0; i < vs.length; i++) {
       expect(ball.radius[i]).toBeGreaterThanOrEqual(0);
       expect(ball.radius[i]).toBeLessThan(1);
-      expect(Math.hypot(ball.disc[2 * i]!, ball.disc[2 * i + 1]!)).toBeCloseTo(ball.radius[i]!, 5);
+      expect(Math.hypot(...ballDisc(ball, i))).toBeCloseTo(ball.radius[i]!, 5);
       for (let j = 0; j < vs.length; j += 37) if (g[i]! < g[j]!) expect(ball.radius[i]).toBeLessThanOrEqual(ball.radius[j]! + 1e-6);
     }
     // The 1st percentile maps to the centre and the 99th to BALL_RIM_RADIUS (0.95).
@@ -172,5 +172,43 @@ describe('buildPoincareBall', () => {
     expect(one.dim).toBe(1);
     expect(one.radius[0]).toBeGreaterThanOrEqual(0);
     expect(one.radius[0]).toBeLessThan(1);
+  });
+
+  it('stores int16 points from the compact threshold: half the point bytes, the same points within 1.5e-5, the same nearest songs', async () => {
+    const vs = corpus(400, 24);
+    const input = { size: vs.length, dim: 24, getVector: (r: number) => vs[r]! };
+    const full = await buildPoincareBall(input, undefined, 16, Infinity);
+    const compact = await buildPoincareBall(input, undefined, 16, 400);
+    expect(full.points).toBeInstanceOf(Float32Array);
+    expect(compact.points).toBeInstanceOf(Int16Array);
+    // 16 coordinates x 2 bytes + radius + norm2 = 40 bytes a song, against 72 in float32.
+    expect(ballBytes(compact)).toBe(400 * 40);
+    expect(ballBytes(full)).toBe(400 * 72);
+    for (let r = 0; r < 400; r++) {
+      const a = ballPoint(full, r);
+      const b = ballPoint(compact, r);
+      for (let j = 0; j < 16; j++) expect(Math.abs(a[j]! - b[j]!)).toBeLessThanOrEqual(1.6e-5);
+      expect(Math.abs(full.radius[r]! - compact.radius[r]!)).toBeLessThan(1e-4);
+      const [x, y] = ballDisc(compact, r);
+      expect(Math.hypot(x, y)).toBeCloseTo(compact.radius[r]!, 5);
+    }
+    // The 10 nearest songs of 20 seeds by Poincaré distance: the same distances to 1e-3, and each row the compact ball
+    // returns is within 1e-4 of the float ball's 10th distance (rows tied at that precision may swap).
+    const nearest = (ball: typeof full, seed: number) => {
+      const q = ballPoint(ball, seed);
+      const q2 = ball.norm2[seed]!;
+      return Array.from({ length: 400 }, (_, r) => r)
+        .filter((r) => r !== seed)
+        .map((r) => [r, ballDistanceTo(ball, q, q2, r)] as const)
+        .sort((a, b) => a[1] - b[1])
+        .slice(0, 10);
+    };
+    for (let seed = 0; seed < 400; seed += 20) {
+      const a = nearest(full, seed);
+      const b = nearest(compact, seed);
+      for (let i = 0; i < 10; i++) expect(b[i]![1]).toBeCloseTo(a[i]![1], 3);
+      const q = ballPoint(full, seed);
+      for (const [row] of b) expect(ballDistanceTo(full, q, full.norm2[seed]!, row)).toBeLessThanOrEqual(a[9]![1] + 1e-4);
+    }
   });
 });

@@ -82,6 +82,13 @@ export class SemanticService {
     });
   }
 
+  /** Bytes held in memory by the semantic tables built so far (`SemanticTable.byteLength`; for benchmarks' accounting). */
+  async memoryBytes(): Promise<number> {
+    let b = 0;
+    for (const t of this.tables.values()) b += await t.then((x) => x.byteLength(), () => 0);
+    return b;
+  }
+
   /** The semantic table of a generation (built once per generation and live-library revision: `generationKey`). */
   table(gen: Generation): Promise<SemanticTable> {
     const key = generationKey(gen);
