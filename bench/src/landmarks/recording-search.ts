@@ -18,6 +18,9 @@
  * at the stored density (4-minute songs), so the postings lists have the length a real N-song library gives,
  * and reports index bytes, build time and the latency (p50/p99, one core) and accuracy of the goal case among them.
  *
+ * `--scale-variants resident,file,resample` runs the scale clips with the postings in memory, in a file (as the index
+ * service holds them), and with the old speed grid (the clip resampled and analysed at every speed), and prints RSS.
+ *
  * Latency is the CPU time of each query in this single-threaded process (one core), so a loaded machine
  * does not inflate it. Usage: node bench/dist/landmarks/recording-search.js [--queries 30] [--scale 100000] [--lengths 5,10,20]
  * Prints JSON: the library-only report, then (with --scale) the scale figures. Decision thresholds: the table `thresholds` shows accuracy and wrong answers for other
@@ -395,28 +398,55 @@ function main(): void {
     };
     const synthetic = (row: number): Landmarks => {
       const r = mulberry32(row + 7);
-      const times = Uint16Array.from({ length: perSong }, () => Math.floor(r() * frames)).sort();
-      const hashes = Uint32Array.from({ length: perSong }, () => drawHash(r));
+      const times = new Uint16Array(perSong);
+      for (let i = 0; i < perSong; i++) times[i] = Math.floor(r() * frames);
+      times.sort();
+      const hashes = new Uint32Array(perSong);
+      for (let i = 0; i < perSong; i++) hashes[i] = drawHash(r);
       return { hashes, times };
     };
     const source = function* (): Iterable<readonly [number, Landmarks]> {
       for (let row = 0; row < scale; row++) yield [row, synthetic(row)] as const;
       for (let i = 0; i < stored.length; i++) yield [scale + i, stored[i]!] as const;
     };
+    const rssMiB = () => +(process.memoryUsage().rss / 2 ** 20).toFixed(1);
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    const rssBefore = rssMiB();
     const t0 = Date.now();
-    const big = LandmarkIndex.build(source, indexOptions);
+    let big = LandmarkIndex.build(source, indexOptions);
     const buildMs = Date.now() - t0;
-    const resBig = run(big, scale);
+    gc?.();
+    const rssResident = rssMiB();
+    // `--scale-variants resident,file,resample` (default `resident`): the same clips among the same N songs with the
+    // postings in memory, in an unlinked file (`toFile`, as the index service holds them), or with the speed grid
+    // analysed by resampling the clip at every speed (the method before the peak mapping).
+    const scaleVariants = arg('scale-variants', 'resident').split(',');
+    const perVariant: Record<string, unknown> = {};
+    const onFileDir = path.join(work, 'postings');
+    for (const v of scaleVariants) {
+      if (v === 'file' && big.resident) {
+        big = big.toFile(onFileDir);
+        gc?.();
+      }
+      const options = v === 'resample' ? { ...matchOptions, gridResample: true } : matchOptions;
+      const matcher = new LandmarkMatcher(big);
+      const resV = run(big, scale, options);
+      gc?.();
+      perVariant[v] = { resident: big.resident, indexBytesInMemoryMiB: +(big.bytes / 2 ** 20).toFixed(1), matcherScratchMiB: +(matcher.bytes / 2 ** 20).toFixed(1), postingsFileMiB: +(big.fileBytes / 2 ** 20).toFixed(1), rssMiB: rssMiB(), ...summarise(resV, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead), latencyMs: latency(resV) };
+      console.log(JSON.stringify({ scaleVariant: v, ...(perVariant[v] as object) }, null, 2));
+    }
     report.scale = {
       songs: scale + library.length,
       synthetic: marginals ? 'marginals' : 'pool',
       postings: big.size,
       stopped: big.stopped,
-      indexMiB: +(big.bytes / 2 ** 20).toFixed(1),
+      postingsMiB: +((big.size * 4) / 2 ** 20).toFixed(1),
       buildMs,
-      ...summarise(resBig, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead),
-      latencyMs: latency(resBig),
+      rssMiB: { beforeBuild: rssBefore, afterBuildResident: rssResident, end: rssMiB() },
+      variants: perVariant,
     };
+    big.close();
   }
   rmSync(work, { recursive: true, force: true });
   if (scale > 0) console.log(JSON.stringify({ scale: report.scale }, null, 2));

@@ -12,6 +12,12 @@ export const DEFAULT_RESIDENT_MIB = 128;
  */
 export const DEFAULT_TABLE_RESIDENT_MIB = 32;
 
+/**
+ * Default `RECORDING_POSTINGS_RESIDENT_MIB`: fingerprint postings up to 64 MiB (~9k songs at ~7.5k postings per
+ * 4-minute song) stay in memory; a larger library's go to a local file (issue 33: 100k songs hold ~726 MiB).
+ */
+export const DEFAULT_RECORDING_POSTINGS_RESIDENT_MIB = 64;
+
 /** How index generations hold their vectors in memory (issue 19 "Bounded memory"). */
 export interface VectorStoreSettings {
   /** `INDEX_VECTOR_MODE`: float | int8 (default) | pq. */
@@ -52,6 +58,12 @@ export type IndexConfig = ServiceConfig & {
    * (default 60), `RECORDING_MIN_CLIP_SECONDS` (default 2); defaults in contracts RECORDING_LIMITS.
    */
   recording: { maxUploadBytes: number; maxClipSeconds: number; minClipSeconds: number };
+  /**
+   * Where a generation's recording fingerprint postings live: in memory while at most `RECORDING_POSTINGS_RESIDENT_MIB`
+   * (default {@link DEFAULT_RECORDING_POSTINGS_RESIDENT_MIB}), else in an unlinked file in `INDEX_VECTOR_DIR` read per
+   * query hash (100k songs: ~726 MiB of postings on disk, ~8 MiB of offsets in memory).
+   */
+  recordingPostings: { residentMiB: number; dir?: string };
   /** The live library (generation/live): `INDEX_LIVE_LIBRARY`, `INDEX_LIVE_DEBOUNCE_MS` and the drift thresholds `INDEX_LIVE_*`. */
   live: LiveLibrarySettings;
 };
@@ -65,7 +77,15 @@ export type IndexConfig = ServiceConfig & {
 export function loadIndexConfig(env: Record<string, string | undefined> = readEnv()): IndexConfig {
   const replicaHeartbeatMs = env.INDEX_REPLICA_HEARTBEAT_MS ? Number(env.INDEX_REPLICA_HEARTBEAT_MS) : 5000;
   if (!Number.isInteger(replicaHeartbeatMs) || replicaHeartbeatMs < 100 || replicaHeartbeatMs > 600_000) throw new Error(`INDEX_REPLICA_HEARTBEAT_MS must be an integer in [100, 600000], got ${env.INDEX_REPLICA_HEARTBEAT_MS}`);
-  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs, recording: recordingLimitsFrom(env), live: liveSettingsFrom(env) };
+  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs, recording: recordingLimitsFrom(env), recordingPostings: recordingPostingsFrom(env), live: liveSettingsFrom(env) };
+}
+
+/** Parses `RECORDING_POSTINGS_RESIDENT_MIB` (and takes `INDEX_VECTOR_DIR` as the file's directory). @throws Error on a value out of range */
+export function recordingPostingsFrom(env: Record<string, string | undefined>): IndexConfig['recordingPostings'] {
+  const raw = env.RECORDING_POSTINGS_RESIDENT_MIB;
+  const residentMiB = raw ? Number(raw) : DEFAULT_RECORDING_POSTINGS_RESIDENT_MIB;
+  if (!Number.isFinite(residentMiB) || residentMiB < 0 || residentMiB > 65536) throw new Error(`RECORDING_POSTINGS_RESIDENT_MIB must be a number of MiB in [0, 65536], got ${raw}`);
+  return { residentMiB, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}) };
 }
 
 /**

@@ -165,7 +165,11 @@ export const RecordingStatus = z
     total_songs: z.number().int(),
     /** Landmarks stored in the index (postings). */
     landmarks: z.number().int(),
-    /** Memory the index holds, bytes (postings 6 bytes each plus the 4 MiB hash table). */
+    /**
+     * Memory the index holds in the process, bytes: the offsets tables (4 MiB per 65,536 rows), the postings (4 bytes
+     * each) while they are resident (`RECORDING_POSTINGS_RESIDENT_MIB`; a larger library's are in a local file), the
+     * matcher's per-row scratch (8 bytes per row) and 1 byte per row.
+     */
     memory_bytes: z.number().int(),
     /** Wall time of the last load, ms (null before one). */
     load_ms: z.number().nullable(),

@@ -11,10 +11,22 @@ export interface Landmarks {
 }
 
 /** A spectral peak: frame, bin index relative to `minBin`, and prominence in dB. */
-interface Peak {
+export interface Peak {
   t: number;
   f: number;
   strength: number;
+  /** Sub-frame time of the peak, frames (parabolic interpolation of the dB values of t-1, t, t+1). */
+  tf: number;
+  /** Sub-bin frequency of the peak, bins relative to `minBin` (parabolic interpolation over f-1, f, f+1). */
+  ff: number;
+}
+
+/** Vertex of the parabola through (-1, a), (0, b), (1, c), as an offset in [-0.5, 0.5] (0 when flat or at an edge). */
+function parabolicOffset(a: number | undefined, b: number, c: number | undefined): number {
+  if (a === undefined || c === undefined) return 0;
+  const d = a - 2 * b + c;
+  if (d >= 0) return 0;
+  return Math.max(-0.5, Math.min(0.5, (0.5 * (a - c)) / d));
 }
 
 /** Packs (anchor bin, frequency difference, time difference) into the 20-bit hash. */
@@ -126,7 +138,11 @@ function findPeaksWithin(spec: Spectrogram, peaksPerSecond: number, rf: number, 
       for (let u = lo; u <= hi && isMax; u++) if (u !== t && maxF[u * bins + b]! > v) isMax = false;
       // Ties in time: keep only the first frame of a plateau.
       if (isMax) for (let u = lo; u < t && isMax; u++) if (maxF[u * bins + b]! === v && db[u * bins + b] === v) isMax = false;
-      if (isMax && prominence[row + b]! > 0) block.push({ t, f: b, strength: prominence[row + b]! });
+      if (isMax && prominence[row + b]! > 0) {
+        const df = parabolicOffset(b > 0 ? db[row + b - 1] : undefined, v, b + 1 < bins ? db[row + b + 1] : undefined);
+        const dt = parabolicOffset(t > 0 ? db[row - bins + b] : undefined, v, t + 1 < frames ? db[row + bins + b] : undefined);
+        block.push({ t, f: b, strength: prominence[row + b]!, tf: t + dt, ff: b + df });
+      }
     }
   }
   flush();
@@ -187,8 +203,38 @@ export function sortLandmarks(hashes: Uint32Array, times: Uint16Array): Landmark
  * peak filter; measured per song in the benchmark.
  */
 export function extractLandmarks(pcm: Float32Array, density: Density = LANDMARK_PARAMS.store): Landmarks {
+  return pairPeaks(extractPeaks(pcm, density), density.fanOut);
+}
+
+/** The spectral peaks {@link extractLandmarks} pairs, at `density` (sorted by frame, then bin). */
+export function extractPeaks(pcm: Float32Array, density: Density = LANDMARK_PARAMS.store): Peak[] {
   const spec = bandSpectrogram(pcm);
-  return pairPeaks(findPeaksWithin(spec, density.peaksPerSecond, density.peakBinRadius ?? LANDMARK_PARAMS.peakBinRadius, density.peakFrameRadius ?? LANDMARK_PARAMS.peakFrameRadius), density.fanOut);
+  return findPeaksWithin(spec, density.peaksPerSecond, density.peakBinRadius ?? LANDMARK_PARAMS.peakBinRadius, density.peakFrameRadius ?? LANDMARK_PARAMS.peakFrameRadius);
+}
+
+/**
+ * The peaks of `pcm` as they would be found in `changeSpeed(pcm, factor)`, without analysing it again: a speed
+ * change by `factor` moves content at time tau to tau / factor and frequency nu to nu * factor, so each peak's
+ * sub-frame time and sub-bin frequency ({@link Peak} `tf`, `ff`) are mapped and rounded to the nearest frame and
+ * bin (frame centres: frame t is centred at (t + 1) hops, so t -> (t + 1) / factor - 1; bins are absolute:
+ * (f + minBin) * factor - minBin). Peaks mapped outside the kept band are dropped. Sorted by frame, then bin.
+ * This is the matcher's speed grid: one spectrogram for every speed instead of one per speed.
+ */
+export function scalePeaks(peaks: readonly Peak[], factor: number): Peak[] {
+  if (factor === 1) return [...peaks];
+  const { minBin, maxBin } = LANDMARK_PARAMS;
+  const bins = maxBin - minBin;
+  const out: Peak[] = [];
+  for (const p of peaks) {
+    const tf = (p.tf + 1) / factor - 1;
+    const ff = (p.ff + minBin) * factor - minBin;
+    const t = Math.round(tf);
+    const f = Math.round(ff);
+    if (t < 0 || f < 0 || f >= bins) continue;
+    out.push({ t, f, strength: p.strength, tf, ff });
+  }
+  out.sort((a, b) => a.t - b.t || a.f - b.f);
+  return out;
 }
 
 /**

@@ -5,9 +5,12 @@ import { LandmarkIndex, SHARD_ROWS } from './landmark-index';
 /** Every posting of `hash` as "row@frame", read back through the shards. */
 function postingsOf(index: LandmarkIndex, hash: number): string[] {
   const out: string[] = [];
-  for (const { base, offsets } of index.shards) {
-    for (let k = offsets[hash]!; k < offsets[hash + 1]!; k++) out.push(`${base + (index.packed[k]! >>> 16)}@${index.packed[k]! & 0xffff}`);
-  }
+  const [lo, hi] = index.hashRange(hash);
+  const postings = new Uint32Array(hi - lo);
+  index.readPostings(lo, hi, postings, 0);
+  index.shards.forEach(({ base, offsets }, s) => {
+    for (let k = offsets[hash]!; k < index.shardEnd(s, hash); k++) out.push(`${base + (postings[k - lo]! >>> 16)}@${postings[k - lo]! & 0xffff}`);
+  });
   return out.sort();
 }
 

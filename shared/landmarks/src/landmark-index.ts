@@ -1,3 +1,5 @@
+import { closeSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { HASH_SPACE } from './params';
 import type { Landmarks } from './extract';
 
@@ -28,39 +30,143 @@ export const LANDMARK_INDEX_DEFAULTS = Object.freeze({ stopFraction: 0.2, stopMi
 
 /** One shard's view of the postings: rows `base .. base + SHARD_ROWS - 1`. */
 export interface LandmarkShard {
-  /** First row of the shard. */
+  /**
+   * First row of the shard.
+   */
   readonly base: number;
-  /** `HASH_SPACE + 1` positions in the index's `packed` array: the shard's postings of hash h are `offsets[h] .. offsets[h + 1]`. */
+  /**
+   * `HASH_SPACE + 1` positions in the postings: the shard's postings of hash h start at `offsets[h]` and end where
+   * the next shard's postings of h start (the last shard's: where the first shard's of h + 1 start). Postings are
+   * hash-major (all shards' postings of one hash are contiguous, shard by shard), so a query reads one range per hash.
+   */
   readonly offsets: Uint32Array;
 }
+
+/** Closes the descriptor of a file-backed index once the index is garbage-collected (and not closed before). */
+const fileCloser = new FinalizationRegistry<number>((fd) => {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
+  }
+});
+let fileSequence = 0;
 
 /**
  * Inverted index from landmark hash to postings (row, anchor frame), in compressed-sparse-row form, 4 bytes per
  * posting: `packed[k] = (row - shard base) << 16 | frame`, with one offsets table (`HASH_SPACE + 1` Uint32,
  * 4 MiB) per shard of 65,536 rows (100k songs: 2 shards, 8 MiB). A row is the caller's dense song number (the
- * engine knows no songs). Hashes of the stop-list ({@link LandmarkIndexOptions}) have no postings. Immutable
- * once built: a library change builds a new one.
+ * engine knows no songs). Hashes of the stop-list ({@link LandmarkIndexOptions}) have no postings. The postings
+ * are held in memory after a build, or in an unlinked file after {@link LandmarkIndex.toFile} (then only the
+ * offsets tables stay in the process). Immutable once built: a library change builds a new one.
  */
 export class LandmarkIndex {
+  private closed = false;
+
   private constructor(
     /** Shards that hold at least one row, by base. */
     readonly shards: readonly LandmarkShard[],
-    /** Postings of every shard, `(row - base) << 16 | frame`. */
-    readonly packed: Uint32Array,
+    /** Postings in memory (`(row - base) << 16 | frame`), or undefined when they live in a file ({@link toFile}). */
+    private readonly memory: Uint32Array | undefined,
+    /** Descriptor of the unlinked postings file, or -1 when they are in memory. */
+    private readonly fd: number,
+    /** Number of postings. */
+    readonly size: number,
     /** One past the largest row stored. */
     readonly rowCount: number,
     /** Hashes left out by the stop-list, and the postings they held. */
     readonly stopped: { hashes: number; postings: number },
   ) {}
 
-  /** Number of postings (stored landmarks, stop-listed ones not counted). */
-  get size(): number {
-    return this.packed.length;
+  /** Postings in memory, `(row - base) << 16 | frame`. @throws Error when the postings live in a file */
+  get packed(): Uint32Array {
+    if (!this.memory) throw new Error('the postings of this landmark index live in a file: read them with readPostings');
+    return this.memory;
   }
 
-  /** Bytes held by the index's arrays. */
+  /** True when the postings are held in memory (else one positional read per query hash). */
+  get resident(): boolean {
+    return this.memory !== undefined;
+  }
+
+  /** Bytes held in the process's memory: the offsets tables, plus the postings when they are resident. */
   get bytes(): number {
-    return this.packed.byteLength + this.shards.reduce((a, s) => a + s.offsets.byteLength, 0);
+    return (this.memory?.byteLength ?? 0) + this.shards.reduce((a, s) => a + s.offsets.byteLength, 0);
+  }
+
+  /** Bytes of the postings file (0 when resident). */
+  get fileBytes(): number {
+    return this.memory ? 0 : this.size * 4;
+  }
+
+  /** Range `[start, end)` of every posting of `hash`, all shards together (shard by shard, see {@link LandmarkShard}). */
+  hashRange(hash: number): readonly [number, number] {
+    const first = this.shards[0];
+    return first ? [first.offsets[hash]!, first.offsets[hash + 1]!] : [0, 0];
+  }
+
+  /** End of shard `s`'s postings of `hash` (its start is `shards[s].offsets[hash]`). */
+  shardEnd(s: number, hash: number): number {
+    const next = this.shards[s + 1];
+    return next ? next.offsets[hash]! : this.shards[0]!.offsets[hash + 1]!;
+  }
+
+  /**
+   * Copies postings `[start, end)` into `out` from index `at` (one positional read when they live in a file).
+   * @throws Error when the index is closed or the file ends early
+   */
+  readPostings(start: number, end: number, out: Uint32Array, at: number): void {
+    if (end <= start) return;
+    if (this.memory) {
+      out.set(this.memory.subarray(start, end), at);
+      return;
+    }
+    if (this.closed) throw new Error('landmark index is closed');
+    const bytes = new Uint8Array(out.buffer, out.byteOffset + at * 4, (end - start) * 4);
+    let done = 0;
+    while (done < bytes.length) {
+      const n = readSync(this.fd, bytes, done, bytes.length - done, start * 4 + done);
+      if (n === 0) throw new Error(`landmark postings file ended at byte ${start * 4 + done}`);
+      done += n;
+    }
+  }
+
+  /**
+   * The same index with its postings moved to an unlinked file in `dir` (created if missing; the file never
+   * outlives the process): the process then holds only the offsets tables (4 MiB per 65,536 rows), and a query
+   * reads each of its hashes' postings with one positional read (the OS page cache keeps the hot ones). This
+   * index's in-memory postings are released once it is no longer referenced. The file's descriptor is closed by
+   * {@link close} or when the returned index is garbage-collected.
+   * @throws Error when the directory or the file cannot be written
+   */
+  toFile(dir: string): LandmarkIndex {
+    const memory = this.packed;
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, `landmarks-${process.pid}-${Date.now()}-${fileSequence++}.u32`);
+    const fd = openSync(path, 'w+');
+    unlinkSync(path);
+    try {
+      const bytes = new Uint8Array(memory.buffer, memory.byteOffset, memory.byteLength);
+      const chunk = 1 << 24;
+      for (let at = 0; at < bytes.length; ) {
+        const n = writeSync(fd, bytes, at, Math.min(chunk, bytes.length - at), at);
+        at += n;
+      }
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+    const out = new LandmarkIndex(this.shards, undefined, fd, this.size, this.rowCount, this.stopped);
+    fileCloser.register(out, fd, out);
+    return out;
+  }
+
+  /** Closes the postings file of a file-backed index now (no effect on a resident one); later reads throw. */
+  close(): void {
+    if (this.memory || this.closed) return;
+    this.closed = true;
+    fileCloser.unregister(this);
+    closeSync(this.fd);
   }
 
   /**
@@ -91,7 +197,7 @@ export class LandmarkIndex {
 
   /** @internal used by the builder */
   static fromParts(shards: LandmarkShard[], packed: Uint32Array, rowCount: number, stopped: { hashes: number; postings: number }): LandmarkIndex {
-    return new LandmarkIndex(shards, packed, rowCount, stopped);
+    return new LandmarkIndex(shards, packed, -1, packed.length, rowCount, stopped);
   }
 }
 
@@ -138,16 +244,18 @@ class TwoPassBuilder {
       }
     }
     this.stop = stop;
+    // Hash-major: all shards' postings of hash h are contiguous (shard by shard), so a query reads one range per hash.
     let at = 0;
-    for (const [s, c] of shards) {
-      const offsets = new Uint32Array(HASH_SPACE + 1);
-      for (let h = 0; h < HASH_SPACE; h++) {
-        offsets[h] = at;
-        if (stop[h] === 0) at += c[h]!;
+    const tables = shards.map(([s]) => (this.offsets[s] = new Uint32Array(HASH_SPACE + 1)));
+    for (let h = 0; h < HASH_SPACE; h++) {
+      for (let i = 0; i < shards.length; i++) {
+        tables[i]![h] = at;
+        if (stop[h] === 0) at += shards[i]![1][h]!;
       }
-      offsets[HASH_SPACE] = at;
-      this.offsets[s] = offsets;
-      c.set(offsets.subarray(0, HASH_SPACE)); // the counts become the shard's write cursors
+    }
+    for (let i = 0; i < shards.length; i++) {
+      tables[i]![HASH_SPACE] = at;
+      shards[i]![1].set(tables[i]!.subarray(0, HASH_SPACE)); // the counts become the shard's write cursors
     }
     this.kept = at;
     this.packed = new Uint32Array(at);
@@ -174,12 +282,15 @@ class TwoPassBuilder {
     const shards: LandmarkShard[] = [];
     for (let s = 0; s < this.offsets.length; s++) {
       const offsets = this.offsets[s];
-      if (!offsets) continue;
-      const cursor = this.counts[s]!;
+      if (offsets) shards.push({ base: s * SHARD_ROWS, offsets });
+    }
+    for (let i = 0; i < shards.length; i++) {
+      const cursor = this.counts[shards[i]!.base / SHARD_ROWS]!;
+      const next = shards[i + 1]?.offsets;
       for (let h = 0; h < HASH_SPACE; h++) {
-        if (this.stop![h] === 0 && cursor[h] !== offsets[h + 1]) throw new Error('landmark source yielded other landmarks on the second pass than on the first');
+        const end = next ? next[h]! : shards[0]!.offsets[h + 1]!;
+        if (this.stop![h] === 0 && cursor[h] !== end) throw new Error('landmark source yielded other landmarks on the second pass than on the first');
       }
-      shards.push({ base: s * SHARD_ROWS, offsets });
     }
     return LandmarkIndex.fromParts(shards, this.packed!, this.rowCount, this.stopped);
   }

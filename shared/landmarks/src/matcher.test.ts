@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { addNoise, syntheticNotesPcm } from '@polyphony/testkit';
-import { changeSpeed, extractLandmarks, type Landmarks } from './extract';
+import { changeSpeed, extractLandmarks, extractPeaks, scalePeaks, type Landmarks } from './extract';
 import { LandmarkIndex } from './landmark-index';
 import { LandmarkMatcher, queryLandmarks } from './matcher';
 import { FRAME_SECONDS, LANDMARK_PARAMS } from './params';
@@ -98,5 +101,47 @@ describe(LandmarkMatcher.name, () => {
     for (let i = 0; i < one.hashes.length; i++) expect(keys.has(`${one.hashes[i]}@${one.times[i]}`)).toBe(true);
     expect(four.hashes.length).toBeGreaterThan(one.hashes.length);
     for (let i = 1; i < four.times.length; i++) expect(four.times[i]! >= four.times[i - 1]!).toBe(true);
+  });
+
+  it('When the postings are moved to a file, then the process keeps only the offsets and every answer is the same', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'landmarks-test-'));
+    try {
+      const onFile = index.toFile(dir);
+      expect(onFile.resident).toBe(false);
+      expect(onFile.bytes).toBe(index.bytes - index.size * 4);
+      expect(onFile.fileBytes).toBe(index.size * 4);
+      const fileMatcher = new LandmarkMatcher(onFile);
+      const clips = [clip(songs[3]!, 12.3, 10), addNoise(clip(songs[5]!, 8, 10), 5, 9), changeSpeed(clip(songs[2]!, 10, 12), 1.015), clip(syntheticNotesPcm(901, 20), 5, 10)];
+      for (const pcm of clips) expect(fileMatcher.match(pcm, { allow: (r) => r !== 6 })).toEqual(matcher.match(pcm, { allow: (r) => r !== 6 }));
+      expect(fileMatcher.matchLandmarks(stored[1]!)).toEqual(matcher.matchLandmarks(stored[1]!));
+      onFile.close();
+      expect(() => fileMatcher.match(clips[0]!)).toThrow(/closed/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('When peaks are mapped to another speed, then they agree with the peaks of the resampled clip as well as two analyses of one clip half a hop apart do', () => {
+    const pcm = clip(songs[6]!, 4, 8);
+    const agree = (a: readonly { t: number; f: number }[], b: readonly { t: number; f: number }[]) => b.filter((p) => a.some((m) => Math.abs(m.t - p.t) <= 1 && m.f === p.f)).length / b.length;
+    const peaks = extractPeaks(pcm, LANDMARK_PARAMS.query);
+    // Peak picking itself moves with the analysis grid: the same clip half a hop later keeps only part of its peaks.
+    const baseline = agree(peaks, extractPeaks(pcm.subarray(LANDMARK_PARAMS.hopSamples / 2), LANDMARK_PARAMS.query));
+    for (const speed of [0.98, 1.015]) {
+      const resampled = extractPeaks(changeSpeed(pcm, speed), LANDMARK_PARAMS.query);
+      const mapped = agree(scalePeaks(peaks, speed), resampled);
+      expect(mapped).toBeGreaterThan(0.8 * baseline);
+      // The mapping matters: the speed-1 peaks as they are agree less with the resampled clip's.
+      expect(agree(peaks, resampled)).toBeLessThan(mapped);
+    }
+  });
+
+  it('When the grid maps the speed-1 peaks instead of resampling the clip, then a clip 2 % slow is identified either way', () => {
+    const slow = changeSpeed(clip(songs[1]!, 6, 12), 0.98);
+    const mapped = matcher.match(slow);
+    const resampled = matcher.match(slow, { gridResample: true });
+    expect(mapped.results[0]).toMatchObject({ row: 1, identified: true });
+    expect(resampled.results[0]).toMatchObject({ row: 1, identified: true });
+    expect(mapped.results[0]!.votes).toBeGreaterThanOrEqual(0.7 * resampled.results[0]!.votes);
   });
 });

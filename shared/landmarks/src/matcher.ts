@@ -1,4 +1,4 @@
-import { changeSpeed, extractLandmarks, sortLandmarks, type Landmarks } from './extract';
+import { changeSpeed, extractPeaks, pairPeaks, scalePeaks, sortLandmarks, type Landmarks, type Peak } from './extract';
 import type { LandmarkIndex } from './landmark-index';
 import { FRAME_SECONDS, LANDMARK_PARAMS } from './params';
 
@@ -41,6 +41,12 @@ export interface MatchOptions {
   earlyExitVotes?: number;
   /** ...and leads the next by this many (default MATCH_DEFAULTS.earlyExitLead). */
   earlyExitLead?: number;
+  /**
+   * How a speed of the grid is analysed: false (default) maps the peaks found at speed 1 to that speed
+   * ({@link scalePeaks}: one spectrogram per clip); true resamples the clip and analyses it again at every speed
+   * (the method before issue 33's latency work, ~9 spectrograms per missed clip; kept for the benchmark's A/B).
+   */
+  gridResample?: boolean;
 }
 
 /** One candidate song of a clip. */
@@ -83,12 +89,23 @@ interface Best {
  */
 export class LandmarkMatcher {
   private readonly hitCount: Uint32Array;
-  private hitRows = new Uint32Array(1 << 16);
-  private hitOffsets = new Int32Array(1 << 16);
-  private hitPostings = new Uint32Array(1 << 16);
+  /** Rows with at least one hit in the current walk. */
+  private readonly touched: Uint32Array;
+  private mask?: Uint8Array;
+  /** Postings read from a file-backed index for the current walk. */
+  private scratch = new Uint32Array(1 << 16);
+  private blockHash = new Uint32Array(1024);
+  private blockKeys = new Uint32Array(1025);
+  private blockSrc = new Float64Array(1024);
 
   constructor(private readonly index: LandmarkIndex) {
     this.hitCount = new Uint32Array(Math.max(1, index.rowCount));
+    this.touched = new Uint32Array(Math.max(1, index.rowCount));
+  }
+
+  /** Bytes of this matcher's scratch arrays (per-row counts, the mask, read buffers): part of a replica's memory. */
+  get bytes(): number {
+    return this.hitCount.byteLength + this.touched.byteLength + (this.mask?.byteLength ?? 0) + this.scratch.byteLength + this.blockHash.byteLength + this.blockKeys.byteLength + this.blockSrc.byteLength;
   }
 
   /**
@@ -100,26 +117,45 @@ export class LandmarkMatcher {
     const minVotes = options.minVotes ?? MATCH_DEFAULTS.minVotes;
     const minLead = options.minLead ?? MATCH_DEFAULTS.minLead;
     const maxResults = options.maxResults ?? MATCH_DEFAULTS.maxResults;
-    const shifts = options.shifts ?? MATCH_DEFAULTS.shifts;
-    const gridShifts = options.gridShifts ?? MATCH_DEFAULTS.gridShifts;
+    const shifts = Math.max(1, options.shifts ?? MATCH_DEFAULTS.shifts);
+    const gridShifts = Math.max(1, options.gridShifts ?? MATCH_DEFAULTS.gridShifts);
     const exitVotes = options.earlyExitVotes ?? MATCH_DEFAULTS.earlyExitVotes;
     const exitLead = options.earlyExitLead ?? MATCH_DEFAULTS.earlyExitLead;
+    const mask = this.maskOf(options.allow);
     const best = new Map<number, Best>();
+    // Peaks of each sub-frame shift at the clip's own speed, found once; the grid maps them to its speeds.
+    const peaks: Peak[][] = [];
+    const peaksOf = (shift: number): Peak[] => (peaks[shift] ??= extractPeaks(shiftedPcm(pcm, shift, shifts), LANDMARK_PARAMS.query));
     let queryCount = 0;
     let searched = 0;
     for (const speed of speeds) {
-      const lm = queryLandmarks(changeSpeed(pcm, speed), speed === 1 ? shifts : gridShifts);
+      let lm: Landmarks;
+      if (speed === 1) lm = mergeLandmarks(Array.from({ length: shifts }, (_, s) => pairPeaks(peaksOf(s), LANDMARK_PARAMS.query.fanOut)));
+      else if (options.gridResample) lm = queryLandmarks(changeSpeed(pcm, speed), gridShifts);
+      else lm = mergeLandmarks(Array.from({ length: gridShifts }, (_, s) => pairPeaks(scalePeaks(peaksOf(Math.round((s * shifts) / gridShifts)), speed), LANDMARK_PARAMS.query.fanOut)));
       if (speed === 1) queryCount = lm.hashes.length;
       searched++;
-      for (const c of this.searchOnce(lm, options.allow)) {
+      for (const c of this.searchOnce(lm, mask)) {
         const prev = best.get(c.row);
         if (!prev || c.votes > prev.votes) best.set(c.row, { votes: c.votes, offset: c.offset, speed, queryCount: lm.hashes.length });
       }
-      const ranked = [...best.values()].sort((a, b) => b.votes - a.votes);
-      const top = ranked[0];
-      if (top && top.votes >= exitVotes && top.votes - (ranked[1]?.votes ?? 0) >= exitLead) break;
+      let top = 0;
+      let second = 0;
+      for (const b of best.values()) {
+        if (b.votes > top) [top, second] = [b.votes, top];
+        else if (b.votes > second) second = b.votes;
+      }
+      if (top >= exitVotes && top - second >= exitLead) break;
     }
     return { results: this.rank(best, maxResults, minVotes, minLead), queryLandmarks: queryCount, speedsSearched: searched };
+  }
+
+  /** The availability filter as one byte per row (1 = visible), evaluated once per query; undefined = every row. */
+  private maskOf(allow?: (row: number) => boolean): Uint8Array | undefined {
+    if (!allow) return undefined;
+    const mask = (this.mask ??= new Uint8Array(this.hitCount.length));
+    for (let r = 0; r < mask.length; r++) mask[r] = allow(r) ? 1 : 0;
+    return mask;
   }
 
   /**
@@ -129,7 +165,7 @@ export class LandmarkMatcher {
    */
   matchLandmarks(lm: Landmarks, options: MatchOptions = {}): MatchReport {
     const best = new Map<number, Best>();
-    for (const c of this.searchOnce(lm, options.allow)) best.set(c.row, { votes: c.votes, offset: c.offset, speed: 1, queryCount: lm.hashes.length });
+    for (const c of this.searchOnce(lm, this.maskOf(options.allow))) best.set(c.row, { votes: c.votes, offset: c.offset, speed: 1, queryCount: lm.hashes.length });
     const results = this.rank(best, options.maxResults ?? MATCH_DEFAULTS.maxResults, options.minVotes ?? MATCH_DEFAULTS.minVotes, options.minLead ?? MATCH_DEFAULTS.minLead);
     return { results, queryLandmarks: lm.hashes.length, speedsSearched: 1 };
   }
@@ -160,47 +196,110 @@ export class LandmarkMatcher {
    * distinct stored landmark (posting) whose offset lies in the best window of 3 consecutive frames (+-1 frame of
    * tolerance): query landmarks of several sub-frame shifts, or of a sustained sound at adjacent frames, that find
    * the same stored landmark count once.
+   *
+   * Two walks over the postings of the query's distinct hashes (each hash's postings read once, with one positional
+   * read when they live in a file): the first only counts raw hits per visible row (one increment per posting and
+   * query occurrence of its hash), which selects the {@link MATCH_DEFAULTS}.candidates rows worth an offset
+   * histogram; the second gathers the offsets of those rows only. No per-posting record is written for the other
+   * rows, which at 100k songs are nearly all of the hits.
    */
-  private searchOnce(lm: Landmarks, allow?: (row: number) => boolean): Array<{ row: number; votes: number; offset: number }> {
+  private searchOnce(lm: Landmarks, mask?: Uint8Array): Array<{ row: number; votes: number; offset: number }> {
+    const index = this.index;
+    const shards = index.shards;
+    const n = lm.hashes.length;
+    if (shards.length === 0 || n === 0) return [];
+    // Query landmarks grouped by hash: key = hash * 2^16 + frame, sorted.
+    const keys = new Float64Array(n);
+    for (let i = 0; i < n; i++) keys[i] = lm.hashes[i]! * 65536 + lm.times[i]!;
+    keys.sort();
+    // Blocks: one per distinct hash with postings; postings come from the resident array or the scratch buffer.
+    const resident = index.resident;
+    const src = resident ? index.packed : undefined;
+    let blocks = 0;
+    let read = 0;
+    const blockHash = this.blockHash.length >= n ? this.blockHash : (this.blockHash = new Uint32Array(n));
+    const blockKeys = this.blockKeys.length >= n + 1 ? this.blockKeys : (this.blockKeys = new Uint32Array(n + 1));
+    const blockSrc = this.blockSrc.length >= n ? this.blockSrc : (this.blockSrc = new Float64Array(n));
+    for (let i = 0; i < n; ) {
+      const h = Math.floor(keys[i]! / 65536);
+      let j = i + 1;
+      while (j < n && Math.floor(keys[j]! / 65536) === h) j++;
+      const [lo, hi] = index.hashRange(h);
+      if (hi > lo) {
+        blockHash[blocks] = h;
+        blockKeys[blocks] = i;
+        if (resident) blockSrc[blocks] = lo;
+        else {
+          this.ensureScratch(read + hi - lo);
+          index.readPostings(lo, hi, this.scratch, read);
+          blockSrc[blocks] = read;
+          read += hi - lo;
+        }
+        blocks++;
+      }
+      i = j;
+    }
+    blockKeys[blocks] = n; // sentinel only; a block's keys end where the hash changes
+    const postings = src ?? this.scratch;
     const count = this.hitCount;
-    const touched: number[] = []; // rows with at least one hit, each once
-    let n = 0;
-    const packed = this.index.packed;
-    for (const { base, offsets } of this.index.shards) {
-      for (let i = 0; i < lm.hashes.length; i++) {
-        const h = lm.hashes[i]!;
-        const end = offsets[h + 1]!;
-        const tq = lm.times[i]!;
-        for (let k = offsets[h]!; k < end; k++) {
-          const p = packed[k]!;
-          const row = base + (p >>> 16);
-          if (allow && !allow(row)) continue;
-          if (n === this.hitRows.length) this.grow();
-          this.hitRows[n] = row;
-          this.hitOffsets[n] = (p & 0xffff) - tq;
-          this.hitPostings[n] = k;
-          n++;
-          if (count[row]!++ === 0) touched.push(row);
+    const touched = this.touched;
+    let nt = 0;
+    // Walk 1: raw hits per visible row.
+    for (let b = 0; b < blocks; b++) {
+      const h = blockHash[b]!;
+      let m = 0;
+      for (let i = blockKeys[b]!; i < n && Math.floor(keys[i]! / 65536) === h; i++) m++;
+      const [lo] = index.hashRange(h);
+      const delta = blockSrc[b]! - lo; // position in `postings` of global posting k: k + delta
+      for (let s = 0; s < shards.length; s++) {
+        const base = shards[s]!.base;
+        const end = index.shardEnd(s, h) + delta;
+        for (let k = shards[s]!.offsets[h]! + delta; k < end; k++) {
+          const row = base + (postings[k]! >>> 16);
+          if (mask !== undefined && mask[row] === 0) continue;
+          if (count[row] === 0) touched[nt++] = row;
+          count[row] = count[row]! + m;
         }
       }
     }
     // The rows with the most raw hits are the only ones worth an offset histogram.
-    const keep = topRows(touched, count, MATCH_DEFAULTS.candidates);
-    for (const row of touched) count[row] = 0;
-    // count[] doubles as the slot of a kept row (1-based) while the hits are gathered, then is cleared again.
-    const slots: number[][] = keep.map(() => []);
+    const keep = topRows(touched.subarray(0, nt), count, MATCH_DEFAULTS.candidates);
+    for (let i = 0; i < nt; i++) count[touched[i]!] = 0;
+    // count[] doubles as the slot of a kept row (1-based) while their hits are gathered, then is cleared again.
     for (let j = 0; j < keep.length; j++) count[keep[j]!] = j + 1;
-    for (let i = 0; i < n; i++) {
-      const j = count[this.hitRows[i]!]!;
-      if (j !== 0) slots[j - 1]!.push(i);
+    const slotOffsets: number[][] = keep.map(() => []);
+    const slotPostings: number[][] = keep.map(() => []);
+    // Walk 2: (offset, posting) of each hit of a kept row.
+    for (let b = 0; b < blocks; b++) {
+      const h = blockHash[b]!;
+      const k0 = blockKeys[b]!;
+      let k1 = k0;
+      while (k1 < n && Math.floor(keys[k1]! / 65536) === h) k1++;
+      const [lo] = index.hashRange(h);
+      const delta = blockSrc[b]! - lo;
+      for (let s = 0; s < shards.length; s++) {
+        const base = shards[s]!.base;
+        const start = shards[s]!.offsets[h]!;
+        const end = index.shardEnd(s, h);
+        for (let k = start; k < end; k++) {
+          const p = postings[k + delta]!;
+          const j = count[base + (p >>> 16)]!;
+          if (j === 0) continue;
+          const frame = p & 0xffff;
+          for (let q = k0; q < k1; q++) {
+            slotOffsets[j - 1]!.push(frame - (keys[q]! - h * 65536));
+            slotPostings[j - 1]!.push(k);
+          }
+        }
+      }
     }
     for (const row of keep) count[row] = 0;
     const out: Array<{ row: number; votes: number; offset: number }> = [];
-    const offsets = this.hitOffsets;
-    const postings = this.hitPostings;
     const inWindow = new Map<number, number>(); // posting -> hits of it in the window
     for (let j = 0; j < keep.length; j++) {
-      const hits = slots[j]!;
+      const offsets = slotOffsets[j]!;
+      const posts = slotPostings[j]!;
+      const hits = Array.from({ length: offsets.length }, (_, i) => i);
       hits.sort((a, b) => offsets[a]! - offsets[b]!);
       // Largest number of distinct postings within a window of 3 consecutive frames.
       let bestVotes = 0;
@@ -208,10 +307,10 @@ export class LandmarkMatcher {
       let lo = 0;
       inWindow.clear();
       for (let hi = 0; hi < hits.length; hi++) {
-        const ph = postings[hits[hi]!]!;
+        const ph = posts[hits[hi]!]!;
         inWindow.set(ph, (inWindow.get(ph) ?? 0) + 1);
         while (offsets[hits[hi]!]! - offsets[hits[lo]!]! > 2) {
-          const pl = postings[hits[lo]!]!;
+          const pl = posts[hits[lo]!]!;
           const c = inWindow.get(pl)!;
           if (c === 1) inWindow.delete(pl);
           else inWindow.set(pl, c - 1);
@@ -228,33 +327,22 @@ export class LandmarkMatcher {
     return out;
   }
 
-  private grow(): void {
-    const rows = new Uint32Array(this.hitRows.length * 2);
-    rows.set(this.hitRows);
-    const offsets = new Int32Array(this.hitOffsets.length * 2);
-    offsets.set(this.hitOffsets);
-    const postings = new Uint32Array(this.hitPostings.length * 2);
-    postings.set(this.hitPostings);
-    this.hitRows = rows;
-    this.hitOffsets = offsets;
-    this.hitPostings = postings;
+  private ensureScratch(length: number): void {
+    if (this.scratch.length >= length) return;
+    const grown = new Uint32Array(Math.max(length, this.scratch.length * 2));
+    grown.set(this.scratch);
+    this.scratch = grown;
   }
 }
 
-/**
- * Query landmarks of `pcm` (16 kHz mono) at the query density, over `shifts` sub-frame time shifts: the analysis
- * starts at 0, hop/shifts, 2 hop/shifts... samples, and the landmarks of every shift are merged (sorted by frame
- * then hash, exact duplicates once). Frame numbers of a shifted analysis are those of the unshifted one (the
- * shift is under one frame, inside the matcher's +-1-frame tolerance).
- */
-export function queryLandmarks(pcm: Float32Array, shifts = 1): Landmarks {
-  const first = extractLandmarks(pcm, LANDMARK_PARAMS.query);
-  if (shifts <= 1) return first;
-  const parts = [first];
-  for (let s = 1; s < shifts; s++) {
-    const offset = Math.round((s * LANDMARK_PARAMS.hopSamples) / shifts);
-    parts.push(extractLandmarks(pcm.subarray(offset), LANDMARK_PARAMS.query));
-  }
+/** `pcm` from sub-frame shift `s` of `shifts` (s hops / shifts samples later). */
+function shiftedPcm(pcm: Float32Array, s: number, shifts: number): Float32Array {
+  return s === 0 ? pcm : pcm.subarray(Math.round((s * LANDMARK_PARAMS.hopSamples) / shifts));
+}
+
+/** Landmark sets merged, sorted by frame then hash, exact duplicates once. */
+function mergeLandmarks(parts: readonly Landmarks[]): Landmarks {
+  if (parts.length === 1) return parts[0]!;
   const total = parts.reduce((a, p) => a + p.hashes.length, 0);
   const hashes = new Uint32Array(total);
   const times = new Uint16Array(total);
@@ -268,12 +356,23 @@ export function queryLandmarks(pcm: Float32Array, shifts = 1): Landmarks {
 }
 
 /**
+ * Query landmarks of `pcm` (16 kHz mono) at the query density, over `shifts` sub-frame time shifts: the analysis
+ * starts at 0, hop/shifts, 2 hop/shifts... samples, and the landmarks of every shift are merged (sorted by frame
+ * then hash, exact duplicates once). Frame numbers of a shifted analysis are those of the unshifted one (the
+ * shift is under one frame, inside the matcher's +-1-frame tolerance).
+ */
+export function queryLandmarks(pcm: Float32Array, shifts = 1): Landmarks {
+  const n = Math.max(1, shifts);
+  return mergeLandmarks(Array.from({ length: n }, (_, s) => pairPeaks(extractPeaks(shiftedPcm(pcm, s, n), LANDMARK_PARAMS.query), LANDMARK_PARAMS.query.fanOut)));
+}
+
+/**
  * The `k` rows of `touched` with the highest `count` (ties: lower row first), the same set as sorting every touched
  * row by (count desc, row asc) and taking `k`, in O(touched) plus a sort of the rows tied at the cut: a histogram of
  * the counts finds the cut (at 100k songs a noisy clip touches tens of thousands of rows, and sorting them all was
  * the larger part of a query's CPU).
  */
-export function topRows(touched: readonly number[], count: Uint32Array, k: number): number[] {
+export function topRows(touched: ArrayLike<number> & Iterable<number>, count: Uint32Array, k: number): number[] {
   if (touched.length <= k) return [...touched];
   let maxCount = 0;
   for (const row of touched) if (count[row]! > maxCount) maxCount = count[row]!;

@@ -3,6 +3,9 @@
  * queried under the selected server's availability mask and answered in its provider ids; 503 while nothing is
  * loaded; by_track leaves the seed out.
  */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { FingerprintPage, StoredFingerprint } from '@polyphony/contracts';
 import { LANDMARK_CODEC_VERSION, LANDMARK_PARAMS, encodeLandmarks, extractLandmarks } from '@polyphony/landmarks';
 import { AppError, createLogger } from '@polyphony/platform';
@@ -96,6 +99,28 @@ describe('RecordingIndexService', () => {
     expect(onB[0]).toMatchObject({ item_id: 'b3', identified: true });
     // n_results bounds the rows.
     expect(service.search(new RequestScope(gen, 'A', deps), clip, 1)).toHaveLength(1);
+  });
+
+  it('When the postings exceed the resident budget, then they live in an unlinked file, memory_bytes drops by their size and the answers are the same', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'recording-postings-'));
+    try {
+      const gen = generation(9);
+      const inMemory = new RecordingIndexService(new IndexState(gen), source(), deps, LIMITS, logger);
+      const onDisk = new RecordingIndexService(new IndexState(gen), source(), deps, LIMITS, logger, 500, { residentMiB: 0, dir });
+      const scope = new RequestScope(gen, 'A', deps);
+      const [mem, disk] = [await inMemory.warmup(scope), await onDisk.warmup(scope)];
+      expect(disk.landmarks).toBe(mem.landmarks);
+      expect(mem.memory_bytes - disk.memory_bytes).toBe(4 * mem.landmarks);
+      expect(readdirSync(dir)).toEqual([]); // the file is unlinked at once: nothing is left behind
+      for (const [row, start] of [[3, 12], [0, 4], [4, 20]] as const) {
+        const clip = songs[row]!.slice(start * SR, (start + 10) * SR);
+        const answer = onDisk.search(scope, clip, 10);
+        expect(answer[0]).toMatchObject({ item_id: `a${row}`, identified: true });
+        expect(answer).toEqual(inMemory.search(scope, clip, 10));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('When the song of a clip is not available on the selected server, then it neither appears nor is identified there', async () => {

@@ -1,6 +1,7 @@
 import type { FingerprintPage, RecordingResultRow, RecordingStatus, StoredFingerprint } from '@polyphony/contracts';
 import { LANDMARK_CODEC_VERSION, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, decodeLandmarks, type Landmarks, type MatchResult } from '@polyphony/landmarks';
 import { AppError, NotFoundError, type Logger } from '@polyphony/platform';
+import { DEFAULT_INDEX_FILE_DIR } from '@polyphony/vector-engine';
 import type { Generation, IndexState } from '../core/generation';
 import { RequestScope, type ScopeDeps } from '../core/scope';
 import type { ClipLimits } from './clip';
@@ -15,6 +16,15 @@ export interface FingerprintSource {
 
 /** Songs per page read from the catalogue while loading (~6 KB of fingerprint each: ~3 MB of JSON a page). */
 export const FINGERPRINT_LOAD_PAGE = 500;
+/** Where loaded postings live (config `recordingPostings`): in memory up to `residentMiB`, else in a file in `dir`. */
+export interface PostingsStorage {
+  residentMiB: number;
+  dir?: string;
+}
+
+/** Postings of at most 64 MiB stay in memory (config DEFAULT_RECORDING_POSTINGS_RESIDENT_MIB). */
+const DEFAULT_POSTINGS_STORAGE: PostingsStorage = { residentMiB: 64 };
+
 /** Loads retried when a fingerprint changed between the two passes of a load (a backfill writing meanwhile). */
 const LOAD_ATTEMPTS = 3;
 
@@ -50,6 +60,7 @@ export class RecordingIndexService {
     readonly limits: ClipLimits,
     private readonly logger: Logger,
     private readonly pageSize = FINGERPRINT_LOAD_PAGE,
+    private readonly storage: PostingsStorage = DEFAULT_POSTINGS_STORAGE,
   ) {
     state.onSwap((g) => {
       for (const k of this.loads.keys()) if (k !== g.generation && k !== this.latest?.gen.generation) this.loads.delete(k);
@@ -108,9 +119,11 @@ export class RecordingIndexService {
         } while (after !== null);
       };
       try {
-        const index = await LandmarkIndex.buildAsync(rows);
+        let index = await LandmarkIndex.buildAsync(rows);
+        // A large library's postings go to a local file (read per query hash); the built array is released with `index`.
+        if (index.size * 4 > this.storage.residentMiB * 2 ** 20) index = index.toFile(this.storage.dir ?? DEFAULT_INDEX_FILE_DIR);
         const loadMs = performance.now() - t0;
-        this.logger.info('fingerprint index loaded', { generation: gen.generation, songs, landmarks: index.size, bytes: index.bytes, loadMs: Math.round(loadMs) });
+        this.logger.info('fingerprint index loaded', { generation: gen.generation, songs, landmarks: index.size, bytes: index.bytes, fileBytes: index.fileBytes, loadMs: Math.round(loadMs) });
         return { gen, index, matcher: new LandmarkMatcher(index), printed, songs, loadMs, loadedAt: new Date() };
       } catch (err) {
         if (attempt >= LOAD_ATTEMPTS || !/second pass/.test((err as Error).message)) throw err;
@@ -235,7 +248,7 @@ export class RecordingIndexService {
       available_songs: available,
       total_songs: latest.gen.index.size,
       landmarks: latest.index.size,
-      memory_bytes: latest.index.bytes + latest.printed.byteLength,
+      memory_bytes: latest.index.bytes + latest.matcher.bytes + latest.printed.byteLength,
       load_ms: Math.round(latest.loadMs),
       loaded_at: latest.loadedAt.toISOString(),
       limits,
