@@ -86,6 +86,8 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     return [...(route === api.auth.setupAdmin ? [limiters.byIp] : []), csrfGuard(route), bodyParsing(route)];
   };
 
+  /** True once `stop` began (SIGTERM): `/readyz` answers 503 from then on. */
+  let stopping = false;
   const http = createServiceHttp({
     service: 'gateway',
     logger,
@@ -95,7 +97,8 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     // The database is reported but not required (issue 36): API-token requests, and cookies read in the last minutes,
     // are authenticated without it and similar songs by id are answered from the index's memory, so a Kubernetes
     // Service keeps routing to the gateway during a database outage; what needs the database answers 503 + Retry-After.
-    readiness: [{ name: 'database', check: () => databaseReachable(ds), optional: true }],
+    // `serving` turns false on SIGTERM (stop), so a balancer drains this replica while in-flight requests finish.
+    readiness: [{ name: 'database', check: () => databaseReachable(ds), optional: true }, { name: 'serving', check: () => !stopping }],
     serveMetrics: false,
     trustProxy: config.trustProxy,
     accessLogSample: config.accessLogSample,
@@ -215,7 +218,9 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     get metricsPort(): number | undefined {
       return metricsPortBound;
     },
+    /** Turns `/readyz` to 503, then stops accepting and drains connections (`closeServer`), then closes the database pool. */
     async stop(): Promise<void> {
+      stopping = true;
       if (server) await closeServer(server);
       server = undefined;
       if (tlsListener) await tlsListener.close();

@@ -18,9 +18,12 @@ import { startChild } from '../bench-support';
  * Printed: one row per minute, then per metric the mean of the first 10 minutes after warm-up against the
  * last 10 minutes, and the least-squares slope after warm-up (per hour).
  * Usage: node bench/dist/ops/soak.js [minutes=120] [workers=4] [warmupMinutes=10]
+ * SOAK_END_AT=<ISO time> ends the traffic phase at that time if it comes before `minutes` are up (a session with a
+ * hard stop: the set-up's length is not known in advance); the printed sample count says how long it really ran.
  */
 async function main(): Promise<void> {
-  const minutes = Number(process.argv[2] ?? 120);
+  const requestedMinutes = Number(process.argv[2] ?? 120);
+  const endAt = process.env.SOAK_END_AT ? Date.parse(process.env.SOAK_END_AT) : NaN;
   const workers = Number(process.argv[3] ?? 4);
   const warmup = Number(process.argv[4] ?? 10);
   const token = randomBytes(16).toString('hex');
@@ -98,6 +101,8 @@ async function main(): Promise<void> {
     console.log('| minute | RSS MiB | loop p99 ms | loop max ms | fds | PG conns | AMQP channels | requests | 5xx |');
     console.log('|---|---|---|---|---|---|---|---|---|');
     const t0 = Date.now();
+    const minutes = Number.isFinite(endAt) ? Math.max(1, Math.min(requestedMinutes, Math.floor((endAt - t0) / 60_000))) : requestedMinutes;
+    console.log(`traffic phase: ${minutes} minutes (asked ${requestedMinutes}${Number.isFinite(endAt) ? `, SOAK_END_AT ${process.env.SOAK_END_AT}` : ''}), started ${new Date(t0).toISOString()}`);
     for (let minute = 1; minute <= minutes; minute++) {
       await new Promise((r) => setTimeout(r, t0 + minute * 60_000 - Date.now()));
       if (minute % 20 === 0 && minute < minutes) {

@@ -532,6 +532,10 @@ async function main(): Promise<void> {
     const mapped = (await db.query<{ n: number; dup: number }>(`SELECT count(*)::int AS n, (count(*) - count(DISTINCT provider_id))::int AS dup FROM catalogue.track_server_map WHERE server_id = $1`, [serverId])).rows[0]!;
     await db.end();
     const tracks = outcomes.reduce((t, o) => t + o.n, 0);
+    // The run's own account (message, per-server seen/skipped/mapped/analysed/failed counts), to tell a run that saw no
+    // new track from one that lost them.
+    const board = await getRetrying(`${u('gateway-2').url}/api/status/${runId}`, { headers: bearer }).then((r) => r.text()).catch((err: unknown) => `unreadable: ${(err as Error).message}`);
+    console.log(`analysis run status: ${board.slice(0, 3000)}`);
     console.log(
       `analysis run during the faults: ${runState} after ${((Date.now() - runStart) / 1000).toFixed(0)} s; ${tracks} tracks (expected ${songs + fresh}), outcomes ${outcomes.map((o) => `${o.outcome} ${o.n}`).join(', ')}; ` +
         `songs mapped ${mapped.n} (expected ${songs + fresh}), mapped twice ${mapped.dup}`,

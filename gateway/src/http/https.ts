@@ -17,7 +17,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { generate } from 'selfsigned';
-import { handleClientErrors, type Logger } from '@polyphony/platform';
+import { drainConnections, handleClientErrors, type Logger } from '@polyphony/platform';
 
 /** How the gateway serves its port: parsed from HTTPS / HTTPS_CERT / HTTPS_KEY / HTTPS_HOSTNAMES / DATA_DIR. */
 export type HttpsSetting =
@@ -250,7 +250,7 @@ export function listenTls(handler: RequestListener, creds: TlsCredentials, port:
               clearTimeout(timer);
               done();
             });
-            secure.closeIdleConnections();
+            drainConnections(secure);
           }),
       });
     });

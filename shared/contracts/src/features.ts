@@ -397,6 +397,8 @@ export const IndexStatusDto = z
     built_at: z.string().nullable(),
     building: z.boolean(),
     task_id: z.string().nullable(),
+    /** The last build's failure (e.g. the heap limit reached), null when it succeeded or none ran; the previous generation stays live. */
+    last_build_error: z.string().nullable().optional(),
   })
   .openapi('IndexStatus');
 

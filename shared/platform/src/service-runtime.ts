@@ -141,6 +141,8 @@ export class ServiceRuntime {
     this.readiness = [
       { name: 'database', check: () => databaseReachable(this.ds), optional: deps.readyWithoutDatabase === true },
       { name: 'bus', check: () => this.bus.isHealthy(), optional: deps.readyWithoutBus === true },
+      // Off from the first moment of `stop` (SIGTERM), before the stop hooks run: balancers drain this process first.
+      { name: 'serving', check: () => !this.stopped },
     ];
     const http = createServiceHttp({
       service: config.name,

@@ -11,6 +11,7 @@ import { decodeBasis, projectAll } from '../maps/projection';
 import { loadTrackMeta } from '../maps/track-meta-store';
 import { LocalBuildLock } from './build-lock';
 import { BuildRun, type BuildHost, type BuildSettings, type RebuildOutcome } from './build-run';
+import { guardHeap } from './heap-guard';
 import type { BuildLock, BuildLockHandle, GenerationStore, TrackCopy } from './ports';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
 
@@ -31,6 +32,8 @@ export interface RebuildOptions {
   vectors?: VectorStoreSettings;
   /** Cross-replica build lock (default: in-process only). */
   lock?: BuildLock;
+  /** A build stops (HeapLimitError, build FAIL, previous generation live) when used heap / heap limit passes this (default 0.9; `guardHeap`). */
+  heapFraction?: number;
   /**
    * Feed the IVF build from the snapshot pages as they arrive (default true) instead of reading every vector back
    * from `index.tracks` after the snapshot. Same rows, same order, same bytes, so the same generation (test); the
@@ -74,6 +77,7 @@ export class RebuildService {
   private readonly settings: BuildSettings;
   private readonly vectors: VectorStoreSettings;
   private readonly lock: BuildLock;
+  private readonly heapFraction: number;
   /** Outcome of the last successful build (for status and benchmarks). */
   lastOutcome?: RebuildOutcome;
   lastError?: string;
@@ -98,6 +102,7 @@ export class RebuildService {
       feedFromSnapshot: options.feedBuildFromSnapshot ?? true,
     };
     this.lock = options.lock ?? new LocalBuildLock();
+    this.heapFraction = options.heapFraction ?? 0.9;
     this.vectors = options.vectors ?? { mode: 'float', pqM: 25, buildWorkers: 0 };
   }
 
@@ -334,7 +339,14 @@ export class RebuildService {
       note: (line) => this.note(job, line),
       progress: (percent, message) => this.publishTask(job, 'RUNNING', percent, message),
     };
-    return new BuildRun(host, generation, signal).run();
+    // A build that would exhaust the heap stops with a HeapLimitError instead of V8 ending the process (issue 36).
+    const heap = guardHeap(signal, { fraction: this.heapFraction });
+    return new BuildRun(host, generation, heap.signal)
+      .run()
+      .catch((err: unknown) => {
+        throw heap.tripped() ?? err;
+      })
+      .finally(() => heap.stop());
   }
 
   private note(job: Job, line: string): void {

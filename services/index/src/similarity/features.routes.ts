@@ -172,6 +172,8 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
       built_at: gen.builtAt ? gen.builtAt.toISOString() : null,
       building: d.rebuild.busy,
       task_id: d.rebuild.runningTaskId ?? null,
+      // Why the last build failed (e.g. the heap limit), null after a successful one: the live generation is the previous one.
+      last_build_error: d.rebuild.lastError ?? null,
       // Mapping-log position applied to the live generation's maps and when it was last at the catalogue's head.
       map_seq: gen.maps.seq,
       maps_current_at: gen.maps.currentAt ? new Date(gen.maps.currentAt).toISOString() : null,
