@@ -26,6 +26,7 @@ import { DefaultEmbedder, DEFAULT_MUSICNN_PRECISION, FusionEmbedder, MusicnnAnal
 import { ballPoint, buildPoincareBall, poincareDistance } from '@polyphony/index';
 import { cachedPerTrack, benchBackend, benchModelsDir } from '../analysis-worker/musicnn-cache';
 import { decodeCorpusTrack, loadCorpus } from '../analysis-worker/corpus';
+import { cosineDistance } from '@polyphony/vectors';
 
 interface Rec {
   name: string;
@@ -92,17 +93,6 @@ function entropyBits(p: readonly number[]): number {
   return h;
 }
 
-function cosineDistance(a: readonly number[], b: readonly number[]): number {
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i]! * b[i]!;
-    aa += a[i]! * a[i]!;
-    bb += b[i]! * b[i]!;
-  }
-  return 1 - ab / Math.sqrt(aa * bb);
-}
 
 async function main(): Promise<void> {
   const all = loadCorpus();

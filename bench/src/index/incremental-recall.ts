@@ -13,21 +13,12 @@
 import { SyntheticMixture, recall } from '@polyphony/testkit';
 import { appendRows, buildIvfIndex, type IvfIndex } from '@polyphony/vector-engine';
 import { measureDrift } from '@polyphony/index';
+import { takeMixtureRows } from './mixture-rows';
 
 const DIM = 200;
 const K = 10;
 
-function take(mix: SyntheticMixture, count: number, streamSeed: number, prefix: string): { ids: string[]; vectors: Float32Array } {
-  const ids: string[] = [];
-  const vectors = new Float32Array(count * DIM);
-  let at = 0;
-  for (const b of mix.batches(count, 5000, streamSeed)) {
-    ids.push(...b.ids.map((id) => prefix + id));
-    vectors.set(b.vectors, at);
-    at += b.vectors.length;
-  }
-  return { ids, vectors };
-}
+const take = (mix: SyntheticMixture, count: number, streamSeed: number, prefix: string) => takeMixtureRows(mix, count, streamSeed, prefix, DIM);
 
 function recallOf(index: IvfIndex, queries: Float32Array, nq: number): number {
   const found: Array<{ row: number }[]> = [];

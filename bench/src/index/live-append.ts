@@ -11,20 +11,11 @@
 import { SyntheticMixture } from '@polyphony/testkit';
 import { appendRows, buildIvfIndex, quantiseIndex, type IvfIndex } from '@polyphony/vector-engine';
 import { loadavg } from 'node:os';
+import { takeMixtureRows } from './mixture-rows';
 
 const DIM = 200;
 
-function take(mix: SyntheticMixture, count: number, streamSeed: number, prefix: string): { ids: string[]; vectors: Float32Array } {
-  const ids: string[] = [];
-  const vectors = new Float32Array(count * DIM);
-  let at = 0;
-  for (const b of mix.batches(count, 5000, streamSeed)) {
-    ids.push(...b.ids.map((id) => prefix + id));
-    vectors.set(b.vectors, at);
-    at += b.vectors.length;
-  }
-  return { ids, vectors };
-}
+const take = (mix: SyntheticMixture, count: number, streamSeed: number, prefix: string) => takeMixtureRows(mix, count, streamSeed, prefix, DIM);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 

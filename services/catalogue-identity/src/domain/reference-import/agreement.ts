@@ -6,6 +6,7 @@
  */
 import type { VectorAgreement } from '@polyphony/contracts';
 import type { PlanSong } from './plan';
+import { cosineDistance } from '@polyphony/vectors';
 
 /** Songs compared per import. Each costs one download, one decode and one MSD pass per 3 s of audio (up to 200). */
 export const AGREEMENT_SAMPLE = 5;
@@ -42,18 +43,14 @@ export function agreementSample(songs: readonly PlanSong[], servers: Readonly<Re
   return Array.from({ length: n }, (_, i) => eligible[Math.floor((i * eligible.length) / n)]!);
 }
 
-/** Cosine similarity (0 when either vector is zero). @throws RangeError on different lengths */
+/**
+ * Cosine similarity, 1 - `cosineDistance` of `@polyphony/vectors` (the product's one cosine), with 0 where that
+ * distance is NaN (a zero or non-finite vector: "does not agree"). @throws RangeError on different lengths
+ */
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   if (a.length !== b.length) throw new RangeError(`vectors of ${a.length} and ${b.length} values`);
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i]! * b[i]!;
-    aa += a[i]! * a[i]!;
-    bb += b[i]! * b[i]!;
-  }
-  return aa === 0 || bb === 0 ? 0 : ab / Math.sqrt(aa * bb);
+  const d = cosineDistance(a, b);
+  return Number.isNaN(d) ? 0 : 1 - d;
 }
 
 /** What the analysis worker answered for one candidate: its vector, or why it could not compute one. */
