@@ -26,3 +26,14 @@ export function cosineDistance(a: ArrayLike<number>, b: ArrayLike<number>): numb
   if (!(aa > 0 && bb > 0) || !Number.isFinite(ab) || !Number.isFinite(aa) || !Number.isFinite(bb)) return NaN;
   return 1 - ab / Math.sqrt(aa * bb);
 }
+
+/**
+ * Cosine similarity, 1 - {@link cosineDistance}, in [-1, 1]; 0 where that distance is NaN (a zero or non-finite
+ * vector), so a comparison with nothing reads as "does not agree" (the import's vector-agreement report, issue 34).
+ * @throws RangeError when the lengths differ
+ */
+export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new RangeError(`vectors of ${a.length} and ${b.length} values`);
+  const d = cosineDistance(a, b);
+  return Number.isNaN(d) ? 0 : 1 - d;
+}

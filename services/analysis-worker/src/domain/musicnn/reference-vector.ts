@@ -75,16 +75,5 @@ export function referenceVectorOf(msd: PatchOutputs, head: DenseHead): Float32Ar
   return Float32Array.from(mean);
 }
 
-/** Cosine similarity of two vectors of one length (0 when either is the zero vector). @throws RangeError on lengths */
-export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) throw new RangeError(`vectors of ${a.length} and ${b.length} values`);
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
-}
+/** Cosine similarity: the product's one, from `@polyphony/vectors` (re-exported for the engine entry point and tests). */
+export { cosineSimilarity } from '@polyphony/vectors';

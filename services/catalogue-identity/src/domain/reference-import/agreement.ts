@@ -6,7 +6,7 @@
  */
 import type { VectorAgreement } from '@polyphony/contracts';
 import type { PlanSong } from './plan';
-import { cosineDistance } from '@polyphony/vectors';
+import { cosineSimilarity as cosine } from '@polyphony/vectors';
 
 /** Songs compared per import. Each costs one download, one decode and one MSD pass per 3 s of audio (up to 200). */
 export const AGREEMENT_SAMPLE = 5;
@@ -43,15 +43,8 @@ export function agreementSample(songs: readonly PlanSong[], servers: Readonly<Re
   return Array.from({ length: n }, (_, i) => eligible[Math.floor((i * eligible.length) / n)]!);
 }
 
-/**
- * Cosine similarity, 1 - `cosineDistance` of `@polyphony/vectors` (the product's one cosine), with 0 where that
- * distance is NaN (a zero or non-finite vector: "does not agree"). @throws RangeError on different lengths
- */
-export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) throw new RangeError(`vectors of ${a.length} and ${b.length} values`);
-  const d = cosineDistance(a, b);
-  return Number.isNaN(d) ? 0 : 1 - d;
-}
+/** Cosine similarity of `@polyphony/vectors` (0 for a zero vector, RangeError on different lengths), named as the report names it. */
+export { cosineSimilarity as cosine } from '@polyphony/vectors';
 
 /** What the analysis worker answered for one candidate: its vector, or why it could not compute one. */
 export type AgreementAnswer = { vector: ArrayLike<number>; patches: number; precision: string } | { error: string };
