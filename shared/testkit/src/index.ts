@@ -40,3 +40,4 @@ export { EVAL_K, EVAL_QUERIES, evaluateTextSearch, formatEvalReport, precisionAt
 export { evaluateInstall } from './text-eval/evaluate-install';
 export { addNoise, syntheticNotesPcm, wavBytes } from './synthetic-audio';
 export { referenceSchemaSql, referenceVectorBytes, referenceChromaprintBytes, insertReferenceRows } from './reference-db';
+export { migratedDataSource } from './service-db';

@@ -10,8 +10,8 @@
  */
 import { copyFile } from 'node:fs/promises';
 import { REFERENCE_EMBEDDER_VERSION, embedderMismatchMessage, type AnalysisTrackRequested, type ResolveIdentityRequest } from '@polyphony/contracts';
-import { AppError, createLogger, createServiceDataSource, migrateSchema } from '@polyphony/platform';
-import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
+import { AppError, createLogger } from '@polyphony/platform';
+import { createTestDatabase, migratedDataSource, type TestDatabase } from '@polyphony/testkit';
 import type { DataSource } from 'typeorm';
 import { analysisMigrations } from '../store/migrations';
 import { RunRepository } from '../store/run.repository';
@@ -44,9 +44,7 @@ d('a new file while the catalogue serves the reference vectors (real analysis, s
 
   beforeAll(async () => {
     db = await createTestDatabase('analysis_reference_switch');
-    ds = createServiceDataSource({ url: db.url, schema: 'analysis', migrations: analysisMigrations });
-    await ds.initialize();
-    await migrateSchema(ds);
+    ds = await migratedDataSource(db, 'analysis', analysisMigrations);
     runs = new RunRepository(ds);
     runId = (await runs.tasks.create('coordinator', 600_000)).run.id;
     const logger = createLogger({ service: 'test', level: 'error' });

@@ -5,8 +5,8 @@
  * takes the track at once when the first attempt gave it back, or when the holder's lease lapsed.
  */
 import type { AnalysisTrackRequested } from '@polyphony/contracts';
-import { createLogger, createServiceDataSource, isTransientFault, migrateSchema } from '@polyphony/platform';
-import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
+import { createLogger, isTransientFault } from '@polyphony/platform';
+import { createTestDatabase, migratedDataSource, type TestDatabase } from '@polyphony/testkit';
 import type { DataSource } from 'typeorm';
 import { analysisMigrations } from '../store/migrations';
 import { RunRepository } from '../store/run.repository';
@@ -46,9 +46,7 @@ describe('track claims (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('analysis_claims');
-    ds = createServiceDataSource({ url: db.url, schema: 'analysis', migrations: analysisMigrations });
-    await ds.initialize();
-    await migrateSchema(ds);
+    ds = await migratedDataSource(db, 'analysis', analysisMigrations);
     runs = new RunRepository(ds);
     runId = (await runs.tasks.create('coordinator', 600_000)).run.id;
   });

@@ -1,7 +1,6 @@
 import 'reflect-metadata';
-import { createServiceDataSource, migrateSchema } from '@polyphony/platform';
 import type { SnapshotTrackBytes } from '@polyphony/contracts';
-import { createTestDatabase, syntheticSongs, toSnapshotTrack, type SyntheticSong, type TestDatabase } from '@polyphony/testkit';
+import { createTestDatabase, migratedDataSource, syntheticSongs, toSnapshotTrack, type SyntheticSong, type TestDatabase } from '@polyphony/testkit';
 import type { DataSource } from 'typeorm';
 import { indexMigrations } from './migrations';
 import { TrackRepository } from './track.repository';
@@ -25,9 +24,7 @@ describe('index track copy (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('index_tracks');
-    ds = createServiceDataSource({ url: db.url, schema: 'index', migrations: indexMigrations });
-    await ds.initialize();
-    await migrateSchema(ds);
+    ds = await migratedDataSource(db, 'index', indexMigrations);
     repo = new TrackRepository(ds);
   });
 
