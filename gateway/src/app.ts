@@ -14,6 +14,7 @@ import {
   databaseReachable,
   handleClientErrors,
   guardPoolErrors,
+  waitOutBackgroundConnectTimeouts,
   listen,
   metricsHandler,
   mountRoutes,
@@ -176,6 +177,7 @@ export function buildGateway(config: GatewayConfig, deps: GatewayDeps = {}) {
     async start(): Promise<void> {
       await ds.initialize();
       guardPoolErrors(ds, logger);
+      waitOutBackgroundConnectTimeouts(ds, logger);
       if (deps.migrateOnStart) await migrateSchema(ds);
       await assertSchemaCurrent(ds);
       await auth.init(config.seeds, config.secrets);

@@ -51,6 +51,14 @@ export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () =
   };
   let pollTimer: NodeJS.Timeout | undefined;
   rt.onStart(async () => {
+    // Where a start's time goes (logged once ready): process start -> this hook, then each step, ms.
+    const steps: Record<string, number> = { sinceProcessStart: Math.round(process.uptime() * 1000) };
+    let tStep = performance.now();
+    const step = (name: string) => {
+      const now = performance.now();
+      steps[name] = Math.round(now - tStep);
+      tStep = now;
+    };
     // Subscribe before loading, so no change logged during the load is missed (catch-ups are idempotent).
     consumers.push(
       await consumeReplicaEvents(
@@ -77,9 +85,12 @@ export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () =
         log,
       ),
     );
+    step('subscribe');
     const { loaded, interrupted } = await rebuild.loadLive();
+    step('load');
     // The live library's stored batches of that generation, before this replica turns ready.
     if (loaded) await live?.catchUp();
+    step('liveCatchUp');
     consumers.push(await consumeRebuildRequests(rt.bus, rebuild));
     if (live) consumers.push(await consumeLiveLibrary(rt.bus, live));
     consumers.push(
@@ -100,11 +111,14 @@ export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () =
       }),
     );
     radios.host.startScanning();
+    step('consumers');
     if ((!loaded || interrupted > 0) && d.rebuildOnStart !== false) {
       rebuild.request(loaded ? 'a build was interrupted by a restart' : 'start-up: no stored index generation');
     }
     if (!loaded) await catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message }));
     ready = true;
+    step('mapCatchUp');
+    log.info('index replica ready', { generation: state.current().generation, items: state.current().index.size, ms: steps });
     // Reported only once serving: a replica that is not ready takes no queries, so no run waits for it.
     await reporter.start();
     const pollMs = d.mapPollMs ?? 5000;

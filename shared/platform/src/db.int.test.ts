@@ -1,6 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
-import { SchemaBehindError, SettingsStore, assertSchemaCurrent, createServiceDataSource, migrateSchema, queryRows, settingsTableSql } from './db';
+import { runWithContext } from './context';
+import { SchemaBehindError, SettingsStore, assertSchemaCurrent, createServiceDataSource, isConnectTimeout, migrateSchema, queryRows, settingsTableSql, waitOutBackgroundConnectTimeouts } from './db';
 
 class First1700000000000 implements MigrationInterface {
   name = 'First1700000000000';
@@ -85,3 +86,69 @@ class RaceOne1700000000002 implements MigrationInterface {
     await q.query('DROP TABLE race.once');
   }
 }
+
+/**
+ * Replica recovery (issue 36): an index replica restarted on a loaded machine never finished loading its generation,
+ * logging database connection time-outs. Cause: pg-pool's connect time-out is a timer, so it also fires when the
+ * process's OWN event loop was blocked (a synchronous step of the load, stretched by a starved CPU) and destroys a
+ * connection PostgreSQL had accepted. Background work now tries such a connect again; a waiting request keeps its
+ * time-out (503 + Retry-After).
+ */
+describe('connect time-outs while the event loop is blocked (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+  const warnings: string[] = [];
+  const logger = { warn: (msg: string) => void warnings.push(msg) };
+  /** A query that needs a NEW connection (the one idle connection is held), issued just before the loop blocks for `blockMs`. */
+  async function queryDuringStall(guarded: boolean, inRequest: boolean, blockMs = 700): Promise<string> {
+    const ds = createServiceDataSource({ url: db.url, schema: 'public', migrations: [], poolSize: 3, connectTimeoutMs: 250 });
+    await ds.initialize();
+    if (guarded) waitOutBackgroundConnectTimeouts(ds, logger);
+    const held = ds.createQueryRunner();
+    await held.connect();
+    try {
+      const issue = () => ds.query('SELECT 42 AS answer').then((rows: Array<{ answer: number }>) => `answer ${rows[0]!.answer}`, (err: Error) => `error: ${err.message}`);
+      const pending = inRequest ? runWithContext({ requestId: 'r', awaitingAnswer: () => true }, issue) : issue();
+      // A synchronous step longer than the connect time-out (at load 30 a 50 ms step takes this long).
+      const until = Date.now() + blockMs;
+      while (Date.now() < until) {
+        /* the loop is blocked */
+      }
+      return await pending;
+    } finally {
+      await held.release();
+      await ds.destroy();
+    }
+  }
+
+  it('When a connect of background work times out only because the event loop was blocked, then without the guard it fails (the cause) and with it the query answers', async () => {
+    const unguarded = await queryDuringStall(false, false);
+    expect(unguarded).toMatch(/^error: /);
+    expect(isConnectTimeout(new Error(unguarded.slice('error: '.length)))).toBe(true);
+    warnings.length = 0;
+    expect(await queryDuringStall(true, false)).toBe('answer 42');
+    expect(warnings[0]).toContain('database connect timed out in background work');
+  });
+
+  it('When the pool stays full longer than the connect time-out, then background work waits for a free connection', async () => {
+    const ds = createServiceDataSource({ url: db.url, schema: 'public', migrations: [], poolSize: 1, connectTimeoutMs: 200 });
+    await ds.initialize();
+    waitOutBackgroundConnectTimeouts(ds, logger);
+    const held = ds.createQueryRunner();
+    await held.connect();
+    const pending = ds.query('SELECT 7 AS n');
+    setTimeout(() => void held.release(), 600);
+    await expect(pending).resolves.toEqual([{ n: 7 }]);
+    await ds.destroy();
+  });
+
+  it('When a waiting request connects while the loop is blocked, then it keeps its time-out (answered 503 + Retry-After upstream)', async () => {
+    const r = await queryDuringStall(true, true);
+    expect(r).toMatch(/^error: /);
+  });
+});

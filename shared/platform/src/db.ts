@@ -271,6 +271,56 @@ export function guardPoolErrors(ds: DataSource, logger: { warn(msg: string, meta
   }) as unknown as (err: Error) => void);
 }
 
+/** pg-pool's errors for a connect cut by `connectionTimeoutMillis` (no free client in time; a new connection not up in time). */
+export function isConnectTimeout(err: unknown): boolean {
+  const m = err instanceof Error ? err.message : '';
+  return m === 'timeout exceeded when trying to connect' || m === 'Connection terminated due to connection timeout';
+}
+
+/** Pause between two connects of background work after a connect time-out (ms). */
+export const BACKGROUND_CONNECT_RETRY_MS = 100;
+
+type PoolConnectCallback = (err: Error | undefined, client?: unknown, release?: (err?: unknown) => void) => void;
+
+/**
+ * Background work waits out connect time-outs instead of failing (issue 36, replica recovery). pg-pool measures
+ * `DB_CONNECT_TIMEOUT_MS` with a timer, so it also fires when THIS process's event loop was busy (a replica loading its
+ * generation on a CPU-starved machine: a 300 ms synchronous step takes seconds of wall time at load 30), and then
+ * destroys a connection PostgreSQL had already accepted; a stalled start-up failed each of its queries that way and
+ * never finished loading. So a connect made outside a waiting HTTP request (start-up loads, index builds, tasks, bus
+ * messages, backups: {@link currentContext} has no `awaitingAnswer()` true) that times out is tried again after
+ * {@link BACKGROUND_CONNECT_RETRY_MS}, for as long as it takes (as the rest of background work, it waits for the
+ * database); the first time-out of each call is logged at warn. Connects of waiting requests keep the time-out
+ * (503 + Retry-After, the breaker of {@link requestTimedClient}). Other connect errors (refused, authentication) fail
+ * as before. Call after `ds.initialize()`; idempotent.
+ */
+export function waitOutBackgroundConnectTimeouts(ds: DataSource, logger: { warn(msg: string, meta?: Record<string, unknown>): void }, retryMs = BACKGROUND_CONNECT_RETRY_MS): void {
+  type Pool = { connect(cb?: PoolConnectCallback): unknown; ending?: boolean; __polyphonyWaits?: boolean };
+  const pool = (ds.driver as unknown as { master?: Pool }).master;
+  if (!pool || typeof pool.connect !== 'function' || pool.__polyphonyWaits) return;
+  pool.__polyphonyWaits = true;
+  const connect = pool.connect.bind(pool) as (cb: PoolConnectCallback) => void;
+  const schema = (ds.options as { schema?: string }).schema;
+  pool.connect = (cb?: PoolConnectCallback): unknown => {
+    if (currentContext()?.awaitingAnswer?.() === true) return (connect as (cb?: PoolConnectCallback) => unknown)(cb);
+    const t0 = Date.now();
+    let timeouts = 0;
+    const run = (done: PoolConnectCallback): void => {
+      connect((err, client, release) => {
+        if (err && isConnectTimeout(err) && !pool.ending) {
+          if (timeouts++ === 0) logger.warn('database connect timed out in background work; trying again (background work waits for the database)', { schema, err: err.message });
+          setTimeout(() => run(done), retryMs);
+          return;
+        }
+        if (!err && timeouts > 0) logger.warn('database connect of background work succeeded after time-outs', { schema, timeouts, waitedMs: Date.now() - t0 });
+        done(err, client, release);
+      });
+    };
+    if (cb) return void run(cb);
+    return new Promise((resolve, reject) => run((err, client) => (err ? reject(err) : resolve(client))));
+  };
+}
+
 /** Readiness probe: a trivial round trip. */
 export async function databaseReachable(ds: DataSource): Promise<boolean> {
   if (!ds.isInitialized) return false;

@@ -9,7 +9,7 @@ import type { DataSource } from 'typeorm';
 import { createBus, InstrumentedBus } from './bus';
 import type { Bus } from './bus/types';
 import { baseEnvShape, databaseUrlFrom, parseConfig, readEnv } from './config';
-import { assertSchemaCurrent, createServiceDataSource, databaseReachable, guardPoolErrors, migrateSchema, type MigrationClass } from './db';
+import { assertSchemaCurrent, createServiceDataSource, databaseReachable, guardPoolErrors, migrateSchema, waitOutBackgroundConnectTimeouts, type MigrationClass } from './db';
 import { createServiceHttp } from './service-http';
 import { closeServer, listen } from './lifecycle';
 import { createLogger, type Logger } from './logger';
@@ -196,6 +196,7 @@ export class ServiceRuntime {
   async start(): Promise<void> {
     await this.ds.initialize();
     guardPoolErrors(this.ds, this.logger);
+    waitOutBackgroundConnectTimeouts(this.ds, this.logger);
     if (this.deps.migrateOnStart) {
       const applied = await migrateSchema(this.ds);
       if (applied.length) this.logger.info('migrations applied', { schema: this.config.schema, applied });
