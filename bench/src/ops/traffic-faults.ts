@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -41,6 +42,7 @@ import { createFakeSubsonic, PrivatePostgres, PrivateRabbit, syntheticCatalogue 
  * other one, as a load balancer does, and counted as rerouted.
  *
  * Needs `npm run build`. Usage: node bench/dist/ops/traffic-faults.js [songs=400] [connections=16] [before=5] [after=5]
+ * TF_LOG_LEVEL = the units' LOG_LEVEL (default warn). TF_LOG_DIR = a directory: each unit's log (stdout and stderr) is appended to `<unit>.log` there (default: only the last 20 kB kept, printed on a failure).
  * TF_SCENARIOS = comma list of scenario names to run (default all): kill9, sigterm, restart-registry, restart-catalogue, restart-playlist, restart-worker, restart-gateways, rabbitmq, pg15, pg60, pgfreeze, media.
  * Figures on the shared 2-core build machine are noisy (other jobs' load is printed with each row).
  */
@@ -85,9 +87,14 @@ class Unit {
   /** Starts the process and resolves once it listens (its `/healthz` answers). */
   async start(): Promise<void> {
     this.expectExit = false;
-    const child = spawn(process.execPath, [path.join(ROOT, MAIN[this.name])], { env: { PATH: process.env.PATH ?? '', ...this.env, PORT: String(this.port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const logFile = process.env.TF_LOG_DIR ? path.join(process.env.TF_LOG_DIR, `${this.name}.log`) : undefined;
+    const child = spawn(process.execPath, [path.join(ROOT, MAIN[this.name])], { env: { PATH: process.env.PATH ?? '', ...this.env, PORT: String(this.port) }, stdio: ['ignore', logFile ? 'pipe' : 'ignore', 'pipe'] });
     this.child = child;
-    child.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-20_000)));
+    if (logFile) child.stdout!.on('data', (d: Buffer) => appendFileSync(logFile, d));
+    child.stderr!.on('data', (d: Buffer) => {
+      this.stderr = (this.stderr + d.toString()).slice(-20_000);
+      if (logFile) appendFileSync(logFile, d);
+    });
     child.once('exit', (code, signal) => this.exits.push({ code, signal, expected: this.expectExit }));
     const until = Date.now() + 180_000;
     for (;;) {
@@ -274,7 +281,7 @@ async function main(): Promise<void> {
       ANALYSIS_URL: at('worker'),
       INDEX_URL: at('index-a'),
       PLAYLIST_URL: at('playlist'),
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: process.env.TF_LOG_LEVEL ?? 'warn',
       SHUTDOWN_TIMEOUT_MS: '20000',
     };
     // As the Kubernetes migrate Job / compose `migrate` service does, once.

@@ -16,3 +16,5 @@ export { thresholdTopK, type Channel } from './semantic/postings';
 export { parseQuery } from './semantic/vocabulary';
 // Live library (incremental index): drift measures (the benchmark workspace measures recall after growth).
 export { measureDrift, DEFAULT_DRIFT, type DriftSettings, type DriftReport } from './generation/live/drift';
+// The build's heap guard (the benchmark workspace reads the same heap figures in a whole replica under a small heap).
+export { HeapLimitError, oldGenerationStats } from './generation/heap-guard';

@@ -17,12 +17,25 @@ import { appliedMigrations, restoreUpgradeFixture, UPGRADE_FIXTURES, type Upgrad
  * - the golden families that read stored data answer exactly as the golden fixtures of this release say
  *   (the dashboard and probe families are left out: they list the fixture's extra playlist and tasks);
  * - the user, their password, their session (while unexpired), the playlist, the schedule and the setting are there;
- * - a backup of the upgraded install, refused when truncated, restores onto a fresh install that answers the same.
+ * - (the newest stored install only) a backup of the upgraded install, refused when truncated, restores onto a fresh
+ *   install that answers the same.
  * The media servers of the old install are not running: nothing here needs them.
  */
 const MODELS = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../../..', 'shared', 'models');
 const present = existsSync(join(MODELS, 'musicnn', 'MSD_musicnn.h5'));
-const releases = existsSync(UPGRADE_FIXTURES) ? readdirSync(UPGRADE_FIXTURES).filter((f) => existsSync(join(UPGRADE_FIXTURES, f, 'db.dump'))).sort() : [];
+/** The stored installs, oldest first (by `meta.json` `created_at`: two releases of one day sort by commit hash otherwise). */
+const releases = existsSync(UPGRADE_FIXTURES)
+  ? readdirSync(UPGRADE_FIXTURES)
+      .filter((f) => existsSync(join(UPGRADE_FIXTURES, f, 'db.dump')))
+      .map((f) => ({ f, at: (JSON.parse(readFileSync(join(UPGRADE_FIXTURES, f, 'meta.json'), 'utf8')) as UpgradeMeta).created_at }))
+      .sort((a, b) => a.at.localeCompare(b.at))
+      .map((r) => r.f)
+  : [];
+/**
+ * The backup-and-restore drill (a fresh install restored from the upgraded one's backup, rebuilt and replayed: about half
+ * of a release's time here) runs on the newest stored install only; older ones prove the upgrade itself (CI cost).
+ */
+const newest = releases[releases.length - 1];
 if (!present) console.warn(`\n*** UPGRADE SUITE SKIPPED: MusiCNN weights not found at ${MODELS} (the golden fixtures it compares with need them).\n`);
 const d = present && releases.length > 0 ? describe : describe.skip;
 /** Golden families replayed after the upgrade (they read analysed songs, anchors and the index; anchors ran before the dump). */
@@ -92,7 +105,8 @@ d.each(releases.length > 0 ? releases : ['(none stored)'])('upgrade from the ins
     expect(live.map((l) => l.generation)).toEqual([liveBefore]);
   });
 
-  it('When the upgraded install is backed up (before any call below changes it), then the archive is ready to download', async () => {
+  const drill = release === newest ? it : it.skip;
+  drill('When the upgraded install is backed up (before any call below changes it), then the archive is ready to download', async () => {
     archive = (await takeBackup(url(), auth, { passphrase: 'upgrade drill' })).archive;
     expect(archive.length).toBeGreaterThan(1000);
   });
@@ -118,7 +132,7 @@ d.each(releases.length > 0 ? releases : ['(none stored)'])('upgrade from the ins
     expect(settings.find((s) => s.key === meta.setting.key)?.value).toBe(meta.setting.value);
   });
 
-  it('When the restored install starts from the upgraded install\'s backup, then a damaged archive is refused first and it answers the golden calls the same', async () => {
+  drill('When the restored install starts from the upgraded install\'s backup, then a damaged archive is refused first and it answers the golden calls the same', async () => {
     const fresh = await startTestStack(env);
     replicas.push(fresh);
     const restore = (body: Buffer) => request(fresh.url).post('/api/backup/restore').set(auth).set('content-type', 'application/gzip').set('x-backup-passphrase', 'upgrade drill').send(body);
