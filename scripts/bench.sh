@@ -45,6 +45,7 @@ declare -A BENCH=(
   [soak]="node bench/dist/ops/soak.js 120 4 10"
   [sweep-500k]="node --expose-gc bench/dist/catalogue-identity/sweep-500k.js"
   [traffic-faults]="node bench/dist/ops/traffic-faults.js 400 16 5 5"
+  [heap-guard-replica]="node bench/dist/ops/heap-guard-replica.js 64 2000 30000"
   [browse-1m]="node bench/dist/catalogue-identity/browse-1m.js 1000000"
   [import-reference]="node bench/dist/ops/import-reference.js 10000,50000"
   [live-library]="node bench/dist/standalone/live-library.js 3 30 10 90"
