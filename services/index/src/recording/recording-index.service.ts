@@ -119,9 +119,8 @@ export class RecordingIndexService {
         } while (after !== null);
       };
       try {
-        let index = await LandmarkIndex.buildAsync(rows);
-        // A large library's postings go to a local file (read per query hash); the built array is released with `index`.
-        if (index.size * 4 > this.storage.residentMiB * 2 ** 20) index = index.toFile(this.storage.dir ?? DEFAULT_INDEX_FILE_DIR);
+        // A large library's postings are built straight into a local file (read per query hash), never all in memory.
+        const index = await LandmarkIndex.buildAsync(rows, { file: { dir: this.storage.dir ?? DEFAULT_INDEX_FILE_DIR, aboveBytes: this.storage.residentMiB * 2 ** 20 } });
         const loadMs = performance.now() - t0;
         this.logger.info('fingerprint index loaded', { generation: gen.generation, songs, landmarks: index.size, bytes: index.bytes, fileBytes: index.fileBytes, loadMs: Math.round(loadMs) });
         return { gen, index, matcher: new LandmarkMatcher(index), printed, songs, loadMs, loadedAt: new Date() };
