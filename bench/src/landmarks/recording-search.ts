@@ -371,6 +371,7 @@ function main(): void {
         else if (k === 'speeds1') mo.speeds = [1];
         else if (k === 'gridShifts') mo.gridShifts = Number(v);
         else if (k === 'resample') mo.gridResample = v !== '0';
+        else if (k === 'together') mo.gridTogether = v !== '0';
         else if (k === 'step') mo.speeds = speedGrid(Number(v) / 100, 0.02);
       }
       const ix = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const), io);
@@ -443,11 +444,21 @@ function main(): void {
     const scaleVariants = arg('scale-variants', 'resident').split(',');
     const perVariant: Record<string, unknown> = {};
     for (const v of scaleVariants) {
-      if (v === 'file' && big.resident) {
+      // A variant may carry matcher settings after a '+': `file+gridShifts=1` (keys as in --variants: gridShifts, shifts, exit, step, together).
+      const [base, ...mods] = v.split('+') as [string, ...string[]];
+      if (base === 'file' && big.resident) {
         big = big.toFile(onFileDir);
         gc?.();
       }
-      const options = v === 'resample' ? { ...matchOptions, gridResample: true } : matchOptions;
+      const options: MatchOptions = base === 'resample' ? { ...matchOptions, gridResample: true } : { ...matchOptions };
+      for (const kv of mods) {
+        const [k, val] = kv.split('=') as [string, string];
+        if (k === 'gridShifts') options.gridShifts = Number(val);
+        else if (k === 'shifts') options.shifts = Number(val);
+        else if (k === 'exit') [options.earlyExitVotes, options.earlyExitLead] = val.split('/').map(Number) as [number, number];
+        else if (k === 'step') options.speeds = speedGrid(Number(val) / 100, 0.02);
+        else if (k === 'together') options.gridTogether = val !== '0';
+      }
       const matcher = new LandmarkMatcher(big);
       const resV = run(big, scale, options);
       gc?.();
