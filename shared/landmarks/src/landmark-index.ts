@@ -73,8 +73,24 @@ let fileSequence = 0;
  * are held in memory after a build, or in an unlinked file after {@link LandmarkIndex.toFile} (then only the
  * offsets tables stay in the process). Immutable once built: a library change builds a new one.
  */
+/**
+ * A {@link LandmarkIndex} as plain data that `postMessage` can copy to a worker thread ({@link LandmarkIndex.shape},
+ * {@link LandmarkIndex.fromShape}): its offsets tables, its postings when resident, else the descriptor of its
+ * postings file (descriptors are per process, so a worker thread can read it).
+ */
+export interface LandmarkIndexShape {
+  shards: Array<{ base: number; offsets: Uint32Array }>;
+  memory?: Uint32Array;
+  fd: number;
+  size: number;
+  rowCount: number;
+  stopped: { hashes: number; postings: number };
+}
+
 export class LandmarkIndex {
   private closed = false;
+  /** True for an index rebuilt from a {@link LandmarkIndexShape}: it reads the file of another index and never closes it. */
+  private borrowed = false;
 
   private constructor(
     /** Shards that hold at least one row, by base. */
@@ -176,10 +192,27 @@ export class LandmarkIndex {
     return out;
   }
 
+  /**
+   * This index as plain data for a worker thread (copied by `postMessage`: the offsets tables, 4 MiB per 65,536 rows,
+   * and resident postings). The index rebuilt from it by {@link fromShape} reads this index's postings file, so this
+   * index must stay open (and referenced) while that one is used.
+   */
+  shape(): LandmarkIndexShape {
+    return { shards: this.shards.map((s) => ({ base: s.base, offsets: s.offsets })), ...(this.memory ? { memory: this.memory } : {}), fd: this.fd, size: this.size, rowCount: this.rowCount, stopped: this.stopped };
+  }
+
+  /** The index described by `shape` (see {@link shape}); its `close` never closes the borrowed postings file. */
+  static fromShape(shape: LandmarkIndexShape): LandmarkIndex {
+    const out = new LandmarkIndex(shape.shards, shape.memory, shape.memory ? -1 : shape.fd, shape.size, shape.rowCount, shape.stopped);
+    out.borrowed = true;
+    return out;
+  }
+
   /** Closes the postings file of a file-backed index now (no effect on a resident one); later reads throw. */
   close(): void {
     if (this.memory || this.closed) return;
     this.closed = true;
+    if (this.borrowed) return;
     fileCloser.unregister(this);
     closeSync(this.fd);
   }
