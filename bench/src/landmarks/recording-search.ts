@@ -179,6 +179,13 @@ function degradations(work: string): Record<string, Degrade> {
   };
 }
 
+/** Speeds 1, 1 -+ step, 1 -+ 2 step... out to +-max (the matcher's grid order), for the `step=` variant. */
+function speedGrid(step: number, max: number): number[] {
+  const out = [1];
+  for (let k = 1; k * step <= max + 1e-9; k++) out.push(+(1 - k * step).toFixed(6), +(1 + k * step).toFixed(6));
+  return out;
+}
+
 function percentile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
@@ -205,6 +212,7 @@ function main(): void {
     ...(process.argv.includes('--exit-votes') ? { earlyExitVotes: Number(arg('exit-votes', '24')), earlyExitLead: Number(arg('exit-lead', '12')) } : {}),
   };
   const skipOutside = process.argv.includes('--no-outside');
+  const warmup = Number(arg('warmup', '0'));
   const indexOptions = process.argv.includes('--stop') ? { stopFraction: Number(arg('stop', '0')) } : {};
   const work = mkdtempSync(path.join(tmpdir(), 'landmarks-bench-'));
   const libraryDirs = ['/usr/share/games/wesnoth/1.16/data/core/music', '/usr/share/scummvm/drascula/audio', '/usr/share/games/warzone2100/music'];
@@ -290,6 +298,8 @@ function main(): void {
       const ms = (du.user + du.system) / 1000;
       return { truth, row: r ? r.row - rowsOffset : null, votes: r?.votes ?? 0, lead: r?.lead ?? 0, ms };
     };
+    // `--warmup N`: the first N clips are searched once untimed first (JIT, page cache), stated in the report.
+    for (const c of clips.slice(0, warmup)) matcher.match(c.pcm, { ...options, minVotes: 0, minLead: 0 });
     const outcomes = new Map<string, Outcome[]>();
     for (const c of clips) {
       const key = `${c.seconds}s ${c.kind}`;
@@ -360,6 +370,9 @@ function main(): void {
         else if (k === 'exit') [mo.earlyExitVotes, mo.earlyExitLead] = v.split('/').map(Number) as [number, number];
         else if (k === 'speeds1') mo.speeds = [1];
         else if (k === 'gridShifts') mo.gridShifts = Number(v);
+        else if (k === 'resample') mo.gridResample = v !== '0';
+        else if (k === 'together') mo.gridTogether = v !== '0';
+        else if (k === 'step') mo.speeds = speedGrid(Number(v) / 100, 0.02);
       }
       const ix = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const), io);
       const rv = run(ix, 0, mo);
@@ -413,9 +426,16 @@ function main(): void {
     const gc = (globalThis as { gc?: () => void }).gc;
     gc?.();
     const rssBefore = rssMiB();
+    const onFileDir = path.join(work, 'postings');
+    // `--scale-build file`: the postings built straight into an unlinked file (as the index service builds a large
+    // library's), never all in memory; default `memory` (built in memory, moved by the `file` variant's toFile).
+    const buildToFile = arg('scale-build', 'memory') === 'file';
+    const maxRssMiB = () => +(process.resourceUsage().maxRSS / 1024).toFixed(1);
+    const peakBefore = maxRssMiB();
     const t0 = Date.now();
-    let big = LandmarkIndex.build(source, indexOptions);
+    let big = LandmarkIndex.build(source, buildToFile ? { ...indexOptions, file: { dir: onFileDir, aboveBytes: 0 } } : indexOptions);
     const buildMs = Date.now() - t0;
+    const peakAfter = maxRssMiB();
     gc?.();
     const rssResident = rssMiB();
     // `--scale-variants resident,file,resample` (default `resident`): the same clips among the same N songs with the
@@ -423,13 +443,22 @@ function main(): void {
     // analysed by resampling the clip at every speed (the method before the peak mapping).
     const scaleVariants = arg('scale-variants', 'resident').split(',');
     const perVariant: Record<string, unknown> = {};
-    const onFileDir = path.join(work, 'postings');
     for (const v of scaleVariants) {
-      if (v === 'file' && big.resident) {
+      // A variant may carry matcher settings after a '+': `file+gridShifts=1` (keys as in --variants: gridShifts, shifts, exit, step, together).
+      const [base, ...mods] = v.split('+') as [string, ...string[]];
+      if (base === 'file' && big.resident) {
         big = big.toFile(onFileDir);
         gc?.();
       }
-      const options = v === 'resample' ? { ...matchOptions, gridResample: true } : matchOptions;
+      const options: MatchOptions = base === 'resample' ? { ...matchOptions, gridResample: true } : { ...matchOptions };
+      for (const kv of mods) {
+        const [k, val] = kv.split('=') as [string, string];
+        if (k === 'gridShifts') options.gridShifts = Number(val);
+        else if (k === 'shifts') options.shifts = Number(val);
+        else if (k === 'exit') [options.earlyExitVotes, options.earlyExitLead] = val.split('/').map(Number) as [number, number];
+        else if (k === 'step') options.speeds = speedGrid(Number(val) / 100, 0.02);
+        else if (k === 'together') options.gridTogether = val !== '0';
+      }
       const matcher = new LandmarkMatcher(big);
       const resV = run(big, scale, options);
       gc?.();
@@ -443,7 +472,9 @@ function main(): void {
       stopped: big.stopped,
       postingsMiB: +((big.size * 4) / 2 ** 20).toFixed(1),
       buildMs,
-      rssMiB: { beforeBuild: rssBefore, afterBuildResident: rssResident, end: rssMiB() },
+      build: buildToFile ? 'straight to a file' : 'in memory',
+      warmupClips: warmup,
+      rssMiB: { beforeBuild: rssBefore, afterBuild: rssResident, end: rssMiB(), peakBeforeBuild: peakBefore, peakAfterBuild: peakAfter },
       variants: perVariant,
     };
     big.close();

@@ -1,4 +1,4 @@
-import { DEFAULT_RESIDENT_MIB, vectorSettingsFrom } from './config';
+import { DEFAULT_RESIDENT_MIB, recordingPostingsFrom, vectorSettingsFrom } from './config';
 
 describe('vector store settings', () => {
   it('keeps float copies up to 128 MiB in memory by default, takes INDEX_VECTOR_RESIDENT_MIB, refuses nonsense', () => {
@@ -16,5 +16,14 @@ describe('vector store settings', () => {
     expect(vectorSettingsFrom({}).rerank).toBe('codes');
     expect(vectorSettingsFrom({ INDEX_RERANK_SOURCE: 'file' }).rerank).toBe('file');
     expect(() => vectorSettingsFrom({ INDEX_RERANK_SOURCE: 'ssd' })).toThrow(/re-rank source/);
+  });
+});
+
+describe('recording postings settings', () => {
+  it('matches on the event loop by default, in a worker thread with RECORDING_MATCH_THREAD=1, refuses nonsense', () => {
+    expect(recordingPostingsFrom({})).toEqual({ residentMiB: 64 });
+    expect(recordingPostingsFrom({ RECORDING_MATCH_THREAD: '1', INDEX_VECTOR_DIR: '/d' })).toEqual({ residentMiB: 64, dir: '/d', matchThread: true });
+    expect(recordingPostingsFrom({ RECORDING_MATCH_THREAD: 'false' }).matchThread).toBeUndefined();
+    expect(() => recordingPostingsFrom({ RECORDING_MATCH_THREAD: 'yes' })).toThrow(/RECORDING_MATCH_THREAD/);
   });
 });

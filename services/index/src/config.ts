@@ -61,9 +61,10 @@ export type IndexConfig = ServiceConfig & {
   /**
    * Where a generation's recording fingerprint postings live: in memory while at most `RECORDING_POSTINGS_RESIDENT_MIB`
    * (default {@link DEFAULT_RECORDING_POSTINGS_RESIDENT_MIB}), else in an unlinked file in `INDEX_VECTOR_DIR` read per
-   * query hash (100k songs: ~726 MiB of postings on disk, ~8 MiB of offsets in memory).
+   * query hash (100k songs: ~726 MiB of postings on disk, ~8 MiB of offsets in memory); `RECORDING_MATCH_THREAD=1`
+   * runs the matching in a worker thread instead of on the event loop (default off).
    */
-  recordingPostings: { residentMiB: number; dir?: string };
+  recordingPostings: { residentMiB: number; dir?: string; matchThread?: boolean };
   /** The live library (generation/live): `INDEX_LIVE_LIBRARY`, `INDEX_LIVE_DEBOUNCE_MS` and the drift thresholds `INDEX_LIVE_*`. */
   live: LiveLibrarySettings;
 };
@@ -80,12 +81,18 @@ export function loadIndexConfig(env: Record<string, string | undefined> = readEn
   return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs, recording: recordingLimitsFrom(env), recordingPostings: recordingPostingsFrom(env), live: liveSettingsFrom(env) };
 }
 
-/** Parses `RECORDING_POSTINGS_RESIDENT_MIB` (and takes `INDEX_VECTOR_DIR` as the file's directory). @throws Error on a value out of range */
+/**
+ * Parses `RECORDING_POSTINGS_RESIDENT_MIB` (and takes `INDEX_VECTOR_DIR` as the file's directory) and
+ * `RECORDING_MATCH_THREAD` (`1`/`true`: matching in a worker thread; `0`/`false`/unset: on the event loop).
+ * @throws Error on a value out of range
+ */
 export function recordingPostingsFrom(env: Record<string, string | undefined>): IndexConfig['recordingPostings'] {
   const raw = env.RECORDING_POSTINGS_RESIDENT_MIB;
   const residentMiB = raw ? Number(raw) : DEFAULT_RECORDING_POSTINGS_RESIDENT_MIB;
   if (!Number.isFinite(residentMiB) || residentMiB < 0 || residentMiB > 65536) throw new Error(`RECORDING_POSTINGS_RESIDENT_MIB must be a number of MiB in [0, 65536], got ${raw}`);
-  return { residentMiB, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}) };
+  const thread = env.RECORDING_MATCH_THREAD ?? '0';
+  if (!['0', '1', 'true', 'false'].includes(thread)) throw new Error(`RECORDING_MATCH_THREAD must be 0, 1, true or false, got ${thread}`);
+  return { residentMiB, ...(env.INDEX_VECTOR_DIR ? { dir: env.INDEX_VECTOR_DIR } : {}), ...(thread === '1' || thread === 'true' ? { matchThread: true } : {}) };
 }
 
 /**

@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { mulberry32 } from '@polyphony/vectors';
 import type { Landmarks } from './extract';
 import { LandmarkIndex, SHARD_ROWS } from './landmark-index';
@@ -65,5 +68,48 @@ describe(LandmarkIndex.name, () => {
     const other = randomSongs(4, [0, 1, 2], 100, 300);
     let pass = 0;
     expect(() => LandmarkIndex.build(() => (pass++ === 0 ? first : other), { stopFraction: 0 })).toThrow(/second pass/);
+  });
+
+  describe('built straight to a file', () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'landmark-index-test-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('When the postings exceed the threshold, then the file holds exactly the postings of an in-memory build, in its order, and the process only the offsets', () => {
+      const rows = [0, 3, 9, SHARD_ROWS + 1, SHARD_ROWS + 5, 2 * SHARD_ROWS];
+      const songs = randomSongs(5, rows, 2000, 3000);
+      const memory = LandmarkIndex.build(() => songs, { stopFraction: 0.1 });
+      // 4 KiB buckets: ~11,000 postings in 11 buckets, each staged in several chunks.
+      const file = LandmarkIndex.build(() => songs, { stopFraction: 0.1, file: { dir, aboveBytes: 1024, bufferBytes: 4096 } });
+      expect(file.resident).toBe(false);
+      expect(file.size).toBe(memory.size);
+      expect(file.fileBytes).toBe(memory.size * 4);
+      expect(file.bytes).toBe(memory.bytes - memory.size * 4);
+      expect(file.stopped).toEqual(memory.stopped);
+      const bytesOf = (a: Uint32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+      expect(file.shards.map((s) => s.base)).toEqual(memory.shards.map((s) => s.base));
+      file.shards.forEach((s, i) => expect(bytesOf(s.offsets).equals(bytesOf(memory.shards[i]!.offsets))).toBe(true));
+      const all = new Uint32Array(file.size);
+      file.readPostings(0, file.size, all, 0);
+      expect(bytesOf(all).equals(bytesOf(memory.packed))).toBe(true);
+      expect(readdirSync(dir)).toEqual([]); // both files are unlinked on creation
+      file.close();
+    });
+
+    it('When the postings stay under the threshold, then they are built in memory as without the option', () => {
+      const songs = randomSongs(6, [0, 1, 2], 100, 300);
+      const index = LandmarkIndex.build(() => songs, { stopFraction: 0, file: { dir, aboveBytes: 300 * 4 + 1 } });
+      expect(index.resident).toBe(true);
+      expect(index.size).toBe(300);
+    });
+
+    it('When the source yields other landmarks on the second pass, then the build fails as in memory', () => {
+      const first = randomSongs(3, [0, 1, 2], 100, 300);
+      const other = randomSongs(4, [0, 1, 2], 100, 300);
+      let pass = 0;
+      expect(() => LandmarkIndex.build(() => (pass++ === 0 ? first : other), { stopFraction: 0, file: { dir, aboveBytes: 0, bufferBytes: 4096 } })).toThrow(/second pass/);
+    });
   });
 });

@@ -23,10 +23,23 @@ export interface LandmarkIndexOptions {
    * 94-song benchmark library, so its figures hold.
    */
   stopMinPostings?: number;
+  /**
+   * Build the postings straight into an unlinked file in `dir` when they exceed `aboveBytes` (4 bytes a posting),
+   * instead of filling them in memory and moving them with {@link LandmarkIndex.toFile}: the filling pass stages
+   * each posting, with its final position, in a spill file (8 bytes a posting, also unlinked in `dir`), bucketed by
+   * position; each bucket of `bufferBytes` is then placed in memory and written once (an external distribution
+   * sort). Peak memory is then about the offsets tables (4 MiB per 65,536 rows), 4 MiB of hash counts, the bucket
+   * (`bufferBytes`) and 256 KiB of staging per bucket, whatever the number of postings. The result is the same
+   * index as `build(...).toFile(dir)` (same postings, same order). Absent: the postings are built in memory.
+   */
+  file?: { dir: string; aboveBytes: number; bufferBytes?: number };
 }
 
 /** Defaults of {@link LandmarkIndexOptions}, chosen on the benchmark (package README "Figures"). */
 export const LANDMARK_INDEX_DEFAULTS = Object.freeze({ stopFraction: 0.2, stopMinPostings: 8 });
+
+/** Default bucket of a build straight to a file ({@link LandmarkIndexOptions}.file): 32 MiB, 8 M postings. */
+export const FILE_BUILD_BUFFER_BYTES = 32 * 2 ** 20;
 
 /** One shard's view of the postings: rows `base .. base + SHARD_ROWS - 1`. */
 export interface LandmarkShard {
@@ -60,8 +73,24 @@ let fileSequence = 0;
  * are held in memory after a build, or in an unlinked file after {@link LandmarkIndex.toFile} (then only the
  * offsets tables stay in the process). Immutable once built: a library change builds a new one.
  */
+/**
+ * A {@link LandmarkIndex} as plain data that `postMessage` can copy to a worker thread ({@link LandmarkIndex.shape},
+ * {@link LandmarkIndex.fromShape}): its offsets tables, its postings when resident, else the descriptor of its
+ * postings file (descriptors are per process, so a worker thread can read it).
+ */
+export interface LandmarkIndexShape {
+  shards: Array<{ base: number; offsets: Uint32Array }>;
+  memory?: Uint32Array;
+  fd: number;
+  size: number;
+  rowCount: number;
+  stopped: { hashes: number; postings: number };
+}
+
 export class LandmarkIndex {
   private closed = false;
+  /** True for an index rebuilt from a {@link LandmarkIndexShape}: it reads the file of another index and never closes it. */
+  private borrowed = false;
 
   private constructor(
     /** Shards that hold at least one row, by base. */
@@ -141,10 +170,7 @@ export class LandmarkIndex {
    */
   toFile(dir: string): LandmarkIndex {
     const memory = this.packed;
-    mkdirSync(dir, { recursive: true });
-    const path = join(dir, `landmarks-${process.pid}-${Date.now()}-${fileSequence++}.u32`);
-    const fd = openSync(path, 'w+');
-    unlinkSync(path);
+    const fd = openUnlinked(dir, 'u32');
     try {
       const bytes = new Uint8Array(memory.buffer, memory.byteOffset, memory.byteLength);
       const chunk = 1 << 24;
@@ -156,8 +182,29 @@ export class LandmarkIndex {
       closeSync(fd);
       throw err;
     }
-    const out = new LandmarkIndex(this.shards, undefined, fd, this.size, this.rowCount, this.stopped);
+    return LandmarkIndex.onFile(this.shards, fd, this.size, this.rowCount, this.stopped);
+  }
+
+  /** A file-backed index over the open descriptor `fd` (closed with the index). */
+  private static onFile(shards: readonly LandmarkShard[], fd: number, size: number, rowCount: number, stopped: { hashes: number; postings: number }): LandmarkIndex {
+    const out = new LandmarkIndex(shards, undefined, fd, size, rowCount, stopped);
     fileCloser.register(out, fd, out);
+    return out;
+  }
+
+  /**
+   * This index as plain data for a worker thread (copied by `postMessage`: the offsets tables, 4 MiB per 65,536 rows,
+   * and resident postings). The index rebuilt from it by {@link fromShape} reads this index's postings file, so this
+   * index must stay open (and referenced) while that one is used.
+   */
+  shape(): LandmarkIndexShape {
+    return { shards: this.shards.map((s) => ({ base: s.base, offsets: s.offsets })), ...(this.memory ? { memory: this.memory } : {}), fd: this.fd, size: this.size, rowCount: this.rowCount, stopped: this.stopped };
+  }
+
+  /** The index described by `shape` (see {@link shape}); its `close` never closes the borrowed postings file. */
+  static fromShape(shape: LandmarkIndexShape): LandmarkIndex {
+    const out = new LandmarkIndex(shape.shards, shape.memory, shape.memory ? -1 : shape.fd, shape.size, shape.rowCount, shape.stopped);
+    out.borrowed = true;
     return out;
   }
 
@@ -165,6 +212,7 @@ export class LandmarkIndex {
   close(): void {
     if (this.memory || this.closed) return;
     this.closed = true;
+    if (this.borrowed) return;
     fileCloser.unregister(this);
     closeSync(this.fd);
   }
@@ -176,10 +224,14 @@ export class LandmarkIndex {
    */
   static build(source: () => Iterable<readonly [number, Landmarks]>, options: LandmarkIndexOptions = {}): LandmarkIndex {
     const b = new TwoPassBuilder(options);
-    for (const [row, lm] of source()) b.count(row, lm);
-    b.allocate();
-    for (const [row, lm] of source()) b.fill(row, lm);
-    return b.finish();
+    try {
+      for (const [row, lm] of source()) b.count(row, lm);
+      b.allocate();
+      for (const [row, lm] of source()) b.fill(row, lm);
+      return b.finish();
+    } finally {
+      b.release();
+    }
   }
 
   /**
@@ -189,15 +241,132 @@ export class LandmarkIndex {
    */
   static async buildAsync(source: () => AsyncIterable<readonly [number, Landmarks]>, options: LandmarkIndexOptions = {}): Promise<LandmarkIndex> {
     const b = new TwoPassBuilder(options);
-    for await (const [row, lm] of source()) b.count(row, lm);
-    b.allocate();
-    for await (const [row, lm] of source()) b.fill(row, lm);
-    return b.finish();
+    try {
+      for await (const [row, lm] of source()) b.count(row, lm);
+      b.allocate();
+      for await (const [row, lm] of source()) b.fill(row, lm);
+      return b.finish();
+    } finally {
+      b.release();
+    }
   }
 
-  /** @internal used by the builder */
-  static fromParts(shards: LandmarkShard[], packed: Uint32Array, rowCount: number, stopped: { hashes: number; postings: number }): LandmarkIndex {
-    return new LandmarkIndex(shards, packed, -1, packed.length, rowCount, stopped);
+  /** @internal used by the builder: postings in memory (`packed`) or in the open file `fd` (`size` postings). */
+  static fromParts(shards: LandmarkShard[], packed: Uint32Array | { fd: number; size: number }, rowCount: number, stopped: { hashes: number; postings: number }): LandmarkIndex {
+    if (packed instanceof Uint32Array) return new LandmarkIndex(shards, packed, -1, packed.length, rowCount, stopped);
+    return LandmarkIndex.onFile(shards, packed.fd, packed.size, rowCount, stopped);
+  }
+}
+
+/** Opens a new file in `dir` (created if missing) for reading and writing and unlinks it at once: it never outlives the process. */
+function openUnlinked(dir: string, ext: string): number {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `landmarks-${process.pid}-${Date.now()}-${fileSequence++}.${ext}`);
+  const fd = openSync(path, 'w+');
+  unlinkSync(path);
+  return fd;
+}
+
+/** Writes all of `bytes` at `position` of `fd`. */
+function writeAll(fd: number, bytes: Uint8Array, position: number): void {
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, position + at);
+}
+
+/** Reads exactly `bytes.length` bytes at `position` of `fd`. @throws Error when the file ends early */
+function readAll(fd: number, bytes: Uint8Array, position: number): void {
+  for (let at = 0; at < bytes.length; ) {
+    const n = readSync(fd, bytes, at, bytes.length - at, position + at);
+    if (n === 0) throw new Error(`landmark spill file ended at byte ${position + at}`);
+    at += n;
+  }
+}
+
+/** Records (position in bucket, posting) staged per bucket before they go to the spill file: at most 32,768 (256 KiB). */
+const STAGE_RECORDS = 1 << 15;
+
+/**
+ * The filling pass of a build straight to a file: every posting's final position is known when it is filled (its
+ * hash's cursor), so it is staged as (position within its bucket, posting) in its bucket's buffer, buffers go to
+ * a spill file as chunks, and {@link finish} places each bucket's chunks in one buffer and writes it to the
+ * postings file at the bucket's start.
+ */
+class FileFill {
+  private readonly shift: number;
+  private readonly mask: number;
+  /** Records per staging buffer: {@link STAGE_RECORDS}, or a quarter of a small bucket. */
+  private readonly stageRecords: number;
+  private readonly stages: Uint32Array[];
+  private readonly staged: Uint32Array;
+  /** Per bucket: [byte position in the spill file, records] of each chunk written. */
+  private readonly chunks: Array<Array<[number, number]>>;
+  private spillEnd = 0;
+  private spill: number;
+  private out = -1;
+
+  constructor(
+    private readonly dir: string,
+    private readonly size: number,
+    bufferBytes: number,
+  ) {
+    // A power of two of postings (1,024 to 2^30) so a posting's bucket is one shift.
+    this.shift = Math.min(30, Math.max(10, Math.floor(Math.log2(Math.max(1, bufferBytes / 4)))));
+    this.mask = 2 ** this.shift - 1;
+    this.stageRecords = Math.min(STAGE_RECORDS, 2 ** this.shift / 4);
+    const buckets = Math.max(1, Math.ceil(size / 2 ** this.shift));
+    this.stages = Array.from({ length: buckets }, () => new Uint32Array(2 * this.stageRecords));
+    this.staged = new Uint32Array(buckets);
+    this.chunks = Array.from({ length: buckets }, () => []);
+    this.spill = openUnlinked(dir, 'spill');
+  }
+
+  /** Stages the posting `value` for position `pos` of the postings. */
+  put(pos: number, value: number): void {
+    const b = pos >>> this.shift;
+    const stage = this.stages[b]!;
+    const n = this.staged[b]!;
+    stage[2 * n] = pos & this.mask;
+    stage[2 * n + 1] = value;
+    if (n + 1 === this.stageRecords) this.flush(b, this.stageRecords);
+    else this.staged[b] = n + 1;
+  }
+
+  private flush(b: number, records: number): void {
+    if (records === 0) return;
+    const stage = this.stages[b]!;
+    writeAll(this.spill, new Uint8Array(stage.buffer, 0, records * 8), this.spillEnd);
+    this.chunks[b]!.push([this.spillEnd, records]);
+    this.spillEnd += records * 8;
+    this.staged[b] = 0;
+  }
+
+  /** Writes the postings file from the spill file; returns its descriptor (the spill file is closed). */
+  finish(): number {
+    for (let b = 0; b < this.stages.length; b++) this.flush(b, this.staged[b]!);
+    this.stages.length = 0;
+    this.out = openUnlinked(this.dir, 'u32');
+    const bucket = new Uint32Array(Math.min(this.size, 2 ** this.shift));
+    const read = new Uint32Array(2 * this.stageRecords);
+    for (let b = 0; b < this.chunks.length; b++) {
+      const start = b * 2 ** this.shift;
+      const length = Math.min(this.size - start, 2 ** this.shift);
+      for (const [at, records] of this.chunks[b]!) {
+        readAll(this.spill, new Uint8Array(read.buffer, 0, records * 8), at);
+        for (let i = 0; i < records; i++) bucket[read[2 * i]!] = read[2 * i + 1]!;
+      }
+      if (length > 0) writeAll(this.out, new Uint8Array(bucket.buffer, 0, length * 4), start * 4);
+    }
+    closeSync(this.spill);
+    this.spill = -1;
+    const fd = this.out;
+    this.out = -1;
+    return fd;
+  }
+
+  /** Closes what is still open (after an error). */
+  release(): void {
+    for (const fd of [this.spill, this.out]) if (fd >= 0) closeSync(fd);
+    this.spill = -1;
+    this.out = -1;
   }
 }
 
@@ -211,6 +380,8 @@ class TwoPassBuilder {
   private kept = 0;
   private rowCount = 0;
   private packed?: Uint32Array;
+  /** Set instead of `packed` when the postings are built straight to a file. */
+  private fileFill?: FileFill;
   private filled = 0;
   private stopped = { hashes: 0, postings: 0 };
 
@@ -258,20 +429,33 @@ class TwoPassBuilder {
       shards[i]![1].set(tables[i]!.subarray(0, HASH_SPACE)); // the counts become the shard's write cursors
     }
     this.kept = at;
-    this.packed = new Uint32Array(at);
+    const file = this.options.file;
+    if (file && at * 4 > file.aboveBytes) this.fileFill = new FileFill(file.dir, at, file.bufferBytes ?? FILE_BUILD_BUFFER_BYTES);
+    else this.packed = new Uint32Array(at);
   }
 
   fill(row: number, lm: Landmarks): void {
     const s = Math.floor(row / SHARD_ROWS);
     const cursor = this.counts[s];
-    const packed = this.packed!;
     const stop = this.stop!;
     if (!cursor || this.filled + lm.hashes.length > this.total) throw new Error(`landmark source yielded more landmarks on the second pass than the ${this.total} of the first`);
     const low = (row - s * SHARD_ROWS) << 16;
-    for (let i = 0; i < lm.hashes.length; i++) {
-      const h = lm.hashes[i]!;
-      if (stop[h] === 1) continue;
-      packed[cursor[h]!++] = (low | lm.times[i]!) >>> 0;
+    const file = this.fileFill;
+    if (file) {
+      for (let i = 0; i < lm.hashes.length; i++) {
+        const h = lm.hashes[i]!;
+        if (stop[h] === 1) continue;
+        const pos = cursor[h]!++;
+        // A second pass with other landmarks can run a cursor past the postings: caught in finish (the file is not written then).
+        if (pos < this.kept) file.put(pos, (low | lm.times[i]!) >>> 0);
+      }
+    } else {
+      const packed = this.packed!;
+      for (let i = 0; i < lm.hashes.length; i++) {
+        const h = lm.hashes[i]!;
+        if (stop[h] === 1) continue;
+        packed[cursor[h]!++] = (low | lm.times[i]!) >>> 0;
+      }
     }
     this.filled += lm.hashes.length;
   }
@@ -292,6 +476,17 @@ class TwoPassBuilder {
         if (this.stop![h] === 0 && cursor[h] !== end) throw new Error('landmark source yielded other landmarks on the second pass than on the first');
       }
     }
+    if (this.fileFill) {
+      const fd = this.fileFill.finish();
+      this.fileFill = undefined;
+      return LandmarkIndex.fromParts(shards, { fd, size: this.kept }, this.rowCount, this.stopped);
+    }
     return LandmarkIndex.fromParts(shards, this.packed!, this.rowCount, this.stopped);
+  }
+
+  /** Closes the files of a build straight to a file that did not finish (no effect otherwise). */
+  release(): void {
+    this.fileFill?.release();
+    this.fileFill = undefined;
   }
 }

@@ -144,4 +144,17 @@ describe(LandmarkMatcher.name, () => {
     expect(resampled.results[0]).toMatchObject({ row: 1, identified: true });
     expect(mapped.results[0]!.votes).toBeGreaterThanOrEqual(0.7 * resampled.results[0]!.votes);
   });
+
+  it('When the grid speeds are searched together in one walk, then with every row a candidate the answer equals searching them one after the other', () => {
+    // 8 rows: all are candidates either way, so the union walk must give each row's votes, offset and speed exactly.
+    const noExit = { earlyExitVotes: Number.POSITIVE_INFINITY, speeds: [1, 0.98, 0.99, 1.01, 1.02] };
+    for (const pcm of [changeSpeed(clip(songs[1]!, 6, 12), 0.98), changeSpeed(clip(songs[2]!, 10, 12), 1.015), clip(syntheticNotesPcm(902, 20), 5, 10)]) {
+      const together = matcher.match(pcm, { ...noExit, gridTogether: true, allow: (r) => r !== 7 });
+      const oneByOne = matcher.match(pcm, { ...noExit, gridTogether: false, allow: (r) => r !== 7 });
+      expect(together.speedsSearched).toBe(5);
+      expect(together).toEqual(oneByOne);
+    }
+    expect(matcher.match(changeSpeed(clip(songs[1]!, 6, 12), 0.98)).results[0]).toMatchObject({ row: 1, identified: true });
+  });
 });
+

@@ -14,7 +14,7 @@ export const SPEED_GRID: readonly number[] = Object.freeze([1, 0.995, 1.005, 0.9
  * identified when its best song gathers at least `minVotes` landmarks at one time offset (+-1 frame) and
  * leads the next song by at least `minLead` votes; otherwise the answer is "no match".
  */
-export const MATCH_DEFAULTS = Object.freeze({ minVotes: 10, minLead: 6, maxResults: 10, candidates: 32, earlyExitVotes: 24, earlyExitLead: 12, shifts: 4, gridShifts: 1 });
+export const MATCH_DEFAULTS = Object.freeze({ minVotes: 10, minLead: 6, maxResults: 10, candidates: 32, earlyExitVotes: 24, earlyExitLead: 12, shifts: 4, gridShifts: 4, gridCandidates: 64 });
 
 /** Options of {@link LandmarkMatcher.match}. */
 export interface MatchOptions {
@@ -35,7 +35,12 @@ export interface MatchOptions {
    * landmark counts once however many shifts find it. Default {@link MATCH_DEFAULTS}.shifts.
    */
   shifts?: number;
-  /** Sub-frame shifts at the speeds other than 1 (default MATCH_DEFAULTS.gridShifts: the grid is the costly part of a miss). */
+  /**
+   * Sub-frame shifts at the speeds other than 1 (default MATCH_DEFAULTS.gridShifts, 4). With the peak-mapped grid
+   * they cost no spectrogram (the peaks of every shift are found once at speed 1), only their extra landmarks'
+   * postings. At 1 shift the -2 % clips lost accuracy (issue 33, session 15: 38/40 against 40/40 with 4, both the
+   * peak-mapped and the resampled grid, the same clips); see the package README "Figures".
+   */
   gridShifts?: number;
   /** Stop searching further speeds once the best song has this many votes... (default MATCH_DEFAULTS.earlyExitVotes) */
   earlyExitVotes?: number;
@@ -47,6 +52,16 @@ export interface MatchOptions {
    * (the method before issue 33's latency work, ~9 spectrograms per missed clip; kept for the benchmark's A/B).
    */
   gridResample?: boolean;
+  /**
+   * How the speeds other than 1 are searched when speed 1 gives no clear answer: false (default) one speed after the
+   * other with the early exit (two walks per speed); true all together in one two-walk search over the union of their
+   * hashes' postings (each posting read and counted once, the {@link MATCH_DEFAULTS}.gridCandidates rows with the most
+   * raw hits over all of them get an offset histogram per speed). Measured at 100,094 songs with the postings on file
+   * (session 15, package README): together was slower (p99 276 against 198 ms over 80 clips: no early exit, and the
+   * union of 8 speeds x 4 shifts is large) and lost a -2 % clip (the right song fell out of the union's candidates),
+   * so it is off; kept for the benchmark's A/B (`together=1`).
+   */
+  gridTogether?: boolean;
 }
 
 /** One candidate song of a clip. */
@@ -97,6 +112,9 @@ export class LandmarkMatcher {
   private blockHash = new Uint32Array(1024);
   private blockKeys = new Uint32Array(1025);
   private blockSrc = new Float64Array(1024);
+  private blockEnd = new Uint32Array(1024);
+  /** Posting -> hits of it in the current window (best-window scratch). */
+  private readonly inWindow = new Map<number, number>();
 
   constructor(private readonly index: LandmarkIndex) {
     this.hitCount = new Uint32Array(Math.max(1, index.rowCount));
@@ -105,7 +123,7 @@ export class LandmarkMatcher {
 
   /** Bytes of this matcher's scratch arrays (per-row counts, the mask, read buffers): part of a replica's memory. */
   get bytes(): number {
-    return this.hitCount.byteLength + this.touched.byteLength + (this.mask?.byteLength ?? 0) + this.scratch.byteLength + this.blockHash.byteLength + this.blockKeys.byteLength + this.blockSrc.byteLength;
+    return this.hitCount.byteLength + this.touched.byteLength + (this.mask?.byteLength ?? 0) + this.scratch.byteLength + this.blockHash.byteLength + this.blockKeys.byteLength + this.blockSrc.byteLength + this.blockEnd.byteLength;
   }
 
   /**
@@ -126,26 +144,49 @@ export class LandmarkMatcher {
     // Peaks of each sub-frame shift at the clip's own speed, found once; the grid maps them to its speeds.
     const peaks: Peak[][] = [];
     const peaksOf = (shift: number): Peak[] => (peaks[shift] ??= extractPeaks(shiftedPcm(pcm, shift, shifts), LANDMARK_PARAMS.query));
-    let queryCount = 0;
-    let searched = 0;
-    for (const speed of speeds) {
-      let lm: Landmarks;
-      if (speed === 1) lm = mergeLandmarks(Array.from({ length: shifts }, (_, s) => pairPeaks(peaksOf(s), LANDMARK_PARAMS.query.fanOut)));
-      else if (options.gridResample) lm = queryLandmarks(changeSpeed(pcm, speed), gridShifts);
-      else lm = mergeLandmarks(Array.from({ length: gridShifts }, (_, s) => pairPeaks(scalePeaks(peaksOf(Math.round((s * shifts) / gridShifts)), speed), LANDMARK_PARAMS.query.fanOut)));
-      if (speed === 1) queryCount = lm.hashes.length;
-      searched++;
-      for (const c of this.searchOnce(lm, mask)) {
-        const prev = best.get(c.row);
-        if (!prev || c.votes > prev.votes) best.set(c.row, { votes: c.votes, offset: c.offset, speed, queryCount: lm.hashes.length });
-      }
+    const landmarksAt = (speed: number): Landmarks => {
+      if (speed === 1) return mergeLandmarks(Array.from({ length: shifts }, (_, s) => pairPeaks(peaksOf(s), LANDMARK_PARAMS.query.fanOut)));
+      if (options.gridResample) return queryLandmarks(changeSpeed(pcm, speed), gridShifts);
+      return mergeLandmarks(Array.from({ length: gridShifts }, (_, s) => pairPeaks(scalePeaks(peaksOf(Math.round((s * shifts) / gridShifts)), speed), LANDMARK_PARAMS.query.fanOut)));
+    };
+    const clear = (): boolean => {
       let top = 0;
       let second = 0;
       for (const b of best.values()) {
         if (b.votes > top) [top, second] = [b.votes, top];
         else if (b.votes > second) second = b.votes;
       }
-      if (top >= exitVotes && top - second >= exitLead) break;
+      return top >= exitVotes && top - second >= exitLead;
+    };
+    const keep = (sets: readonly Landmarks[], setSpeeds: readonly number[], found: Array<Array<{ row: number; votes: number; offset: number }>>): void => {
+      found.forEach((cands, i) => {
+        for (const c of cands) {
+          const prev = best.get(c.row);
+          if (!prev || c.votes > prev.votes) best.set(c.row, { votes: c.votes, offset: c.offset, speed: setSpeeds[i]!, queryCount: sets[i]!.hashes.length });
+        }
+      });
+    };
+    let queryCount = 0;
+    let searched = 0;
+    const together = options.gridTogether ?? false;
+    for (let i = 0; i < speeds.length; i++) {
+      const speed = speeds[i]!;
+      if (speed !== 1 && together) {
+        // Every remaining speed at once: one walk over the union of their hashes (at most 16 sets a walk).
+        const rest = speeds.slice(i).filter((v) => v !== 1);
+        for (let k = 0; k < rest.length; k += 16) {
+          const part = rest.slice(k, k + 16);
+          const sets = part.map(landmarksAt);
+          keep(sets, part, this.search(sets, mask, MATCH_DEFAULTS.gridCandidates));
+        }
+        searched += rest.length;
+        break;
+      }
+      const lm = landmarksAt(speed);
+      if (speed === 1) queryCount = lm.hashes.length;
+      searched++;
+      keep([lm], [speed], this.search([lm], mask, MATCH_DEFAULTS.candidates));
+      if (clear()) break;
     }
     return { results: this.rank(best, maxResults, minVotes, minLead), queryLandmarks: queryCount, speedsSearched: searched };
   }
@@ -165,7 +206,7 @@ export class LandmarkMatcher {
    */
   matchLandmarks(lm: Landmarks, options: MatchOptions = {}): MatchReport {
     const best = new Map<number, Best>();
-    for (const c of this.searchOnce(lm, this.maskOf(options.allow))) best.set(c.row, { votes: c.votes, offset: c.offset, speed: 1, queryCount: lm.hashes.length });
+    for (const c of this.search([lm], this.maskOf(options.allow), MATCH_DEFAULTS.candidates)[0]!) best.set(c.row, { votes: c.votes, offset: c.offset, speed: 1, queryCount: lm.hashes.length });
     const results = this.rank(best, options.maxResults ?? MATCH_DEFAULTS.maxResults, options.minVotes ?? MATCH_DEFAULTS.minVotes, options.minLead ?? MATCH_DEFAULTS.minLead);
     return { results, queryLandmarks: lm.hashes.length, speedsSearched: 1 };
   }
@@ -192,25 +233,33 @@ export class LandmarkMatcher {
   }
 
   /**
-   * Candidate songs of one landmark set: the best time offset and its votes for the most-hit rows. A vote is a
-   * distinct stored landmark (posting) whose offset lies in the best window of 3 consecutive frames (+-1 frame of
-   * tolerance): query landmarks of several sub-frame shifts, or of a sustained sound at adjacent frames, that find
-   * the same stored landmark count once.
+   * Candidate songs of one or more landmark sets (up to 16: e.g. a clip's landmarks at several speeds): per set, the
+   * best time offset and its votes for the `candidates` most-hit rows. A vote is a distinct stored landmark
+   * (posting) whose offset lies in the best window of 3 consecutive frames (+-1 frame of tolerance): query
+   * landmarks of several sub-frame shifts, or of a sustained sound at adjacent frames, that find the same stored
+   * landmark count once.
    *
-   * Two walks over the postings of the query's distinct hashes (each hash's postings read once, with one positional
-   * read when they live in a file): the first only counts raw hits per visible row (one increment per posting and
-   * query occurrence of its hash), which selects the {@link MATCH_DEFAULTS}.candidates rows worth an offset
-   * histogram; the second gathers the offsets of those rows only. No per-posting record is written for the other
-   * rows, which at 100k songs are nearly all of the hits.
+   * Two walks over the postings of the distinct hashes of all sets together (each hash's postings read once, with
+   * one positional read when they live in a file): the first only counts raw hits per visible row (one increment
+   * per posting, by the number of query landmarks of all sets with its hash), which selects the `candidates` rows
+   * worth an offset histogram; the second gathers the offsets of those rows only, per set. No per-posting record
+   * is written for the other rows, which at 100k songs are nearly all of the hits. Returns one array per set, in
+   * the order of `sets`, each with an entry per selected row.
    */
-  private searchOnce(lm: Landmarks, mask?: Uint8Array): Array<{ row: number; votes: number; offset: number }> {
+  private search(sets: readonly Landmarks[], mask: Uint8Array | undefined, candidates: number): Array<Array<{ row: number; votes: number; offset: number }>> {
     const index = this.index;
     const shards = index.shards;
-    const n = lm.hashes.length;
-    if (shards.length === 0 || n === 0) return [];
-    // Query landmarks grouped by hash: key = hash * 2^16 + frame, sorted.
+    const S = sets.length;
+    if (S > 16) throw new RangeError(`at most 16 landmark sets per search, got ${S}`);
+    let n = 0;
+    for (const lm of sets) n += lm.hashes.length;
+    if (shards.length === 0 || n === 0) return sets.map(() => []);
+    // Query landmarks grouped by hash: key = hash * 2^20 + set * 2^16 + frame, sorted.
     const keys = new Float64Array(n);
-    for (let i = 0; i < n; i++) keys[i] = lm.hashes[i]! * 65536 + lm.times[i]!;
+    let at = 0;
+    sets.forEach((lm, si) => {
+      for (let i = 0; i < lm.hashes.length; i++) keys[at++] = lm.hashes[i]! * 1048576 + si * 65536 + lm.times[i]!;
+    });
     keys.sort();
     // Blocks: one per distinct hash with postings; postings come from the resident array or the scratch buffer.
     const resident = index.resident;
@@ -220,14 +269,16 @@ export class LandmarkMatcher {
     const blockHash = this.blockHash.length >= n ? this.blockHash : (this.blockHash = new Uint32Array(n));
     const blockKeys = this.blockKeys.length >= n + 1 ? this.blockKeys : (this.blockKeys = new Uint32Array(n + 1));
     const blockSrc = this.blockSrc.length >= n ? this.blockSrc : (this.blockSrc = new Float64Array(n));
+    const blockEnd = this.blockEnd.length >= n ? this.blockEnd : (this.blockEnd = new Uint32Array(n));
     for (let i = 0; i < n; ) {
-      const h = Math.floor(keys[i]! / 65536);
+      const h = Math.floor(keys[i]! / 1048576);
       let j = i + 1;
-      while (j < n && Math.floor(keys[j]! / 65536) === h) j++;
+      while (j < n && Math.floor(keys[j]! / 1048576) === h) j++;
       const [lo, hi] = index.hashRange(h);
       if (hi > lo) {
         blockHash[blocks] = h;
         blockKeys[blocks] = i;
+        blockEnd[blocks] = j;
         if (resident) blockSrc[blocks] = lo;
         else {
           this.ensureScratch(read + hi - lo);
@@ -239,7 +290,6 @@ export class LandmarkMatcher {
       }
       i = j;
     }
-    blockKeys[blocks] = n; // sentinel only; a block's keys end where the hash changes
     const postings = src ?? this.scratch;
     const count = this.hitCount;
     const touched = this.touched;
@@ -247,8 +297,7 @@ export class LandmarkMatcher {
     // Walk 1: raw hits per visible row.
     for (let b = 0; b < blocks; b++) {
       const h = blockHash[b]!;
-      let m = 0;
-      for (let i = blockKeys[b]!; i < n && Math.floor(keys[i]! / 65536) === h; i++) m++;
+      const m = blockEnd[b]! - blockKeys[b]!;
       const [lo] = index.hashRange(h);
       const delta = blockSrc[b]! - lo; // position in `postings` of global posting k: k + delta
       for (let s = 0; s < shards.length; s++) {
@@ -263,18 +312,18 @@ export class LandmarkMatcher {
       }
     }
     // The rows with the most raw hits are the only ones worth an offset histogram.
-    const keep = topRows(touched.subarray(0, nt), count, MATCH_DEFAULTS.candidates);
+    const keep = topRows(touched.subarray(0, nt), count, candidates);
     for (let i = 0; i < nt; i++) count[touched[i]!] = 0;
     // count[] doubles as the slot of a kept row (1-based) while their hits are gathered, then is cleared again.
     for (let j = 0; j < keep.length; j++) count[keep[j]!] = j + 1;
-    const slotOffsets: number[][] = keep.map(() => []);
-    const slotPostings: number[][] = keep.map(() => []);
+    // Per (kept row, set): offsets and postings of its hits, at slot j * S + set.
+    const slotOffsets: number[][] = Array.from({ length: keep.length * S }, () => []);
+    const slotPostings: number[][] = Array.from({ length: keep.length * S }, () => []);
     // Walk 2: (offset, posting) of each hit of a kept row.
     for (let b = 0; b < blocks; b++) {
       const h = blockHash[b]!;
       const k0 = blockKeys[b]!;
-      let k1 = k0;
-      while (k1 < n && Math.floor(keys[k1]! / 65536) === h) k1++;
+      const k1 = blockEnd[b]!;
       const [lo] = index.hashRange(h);
       const delta = blockSrc[b]! - lo;
       for (let s = 0; s < shards.length; s++) {
@@ -287,42 +336,21 @@ export class LandmarkMatcher {
           if (j === 0) continue;
           const frame = p & 0xffff;
           for (let q = k0; q < k1; q++) {
-            slotOffsets[j - 1]!.push(frame - (keys[q]! - h * 65536));
-            slotPostings[j - 1]!.push(k);
+            const low = keys[q]! - h * 1048576; // set * 2^16 + query frame
+            const slot = (j - 1) * S + (low >>> 16);
+            slotOffsets[slot]!.push(frame - (low & 0xffff));
+            slotPostings[slot]!.push(k);
           }
         }
       }
     }
     for (const row of keep) count[row] = 0;
-    const out: Array<{ row: number; votes: number; offset: number }> = [];
-    const inWindow = new Map<number, number>(); // posting -> hits of it in the window
+    const out: Array<Array<{ row: number; votes: number; offset: number }>> = sets.map(() => []);
     for (let j = 0; j < keep.length; j++) {
-      const offsets = slotOffsets[j]!;
-      const posts = slotPostings[j]!;
-      const hits = Array.from({ length: offsets.length }, (_, i) => i);
-      hits.sort((a, b) => offsets[a]! - offsets[b]!);
-      // Largest number of distinct postings within a window of 3 consecutive frames.
-      let bestVotes = 0;
-      let bestOffset = 0;
-      let lo = 0;
-      inWindow.clear();
-      for (let hi = 0; hi < hits.length; hi++) {
-        const ph = posts[hits[hi]!]!;
-        inWindow.set(ph, (inWindow.get(ph) ?? 0) + 1);
-        while (offsets[hits[hi]!]! - offsets[hits[lo]!]! > 2) {
-          const pl = posts[hits[lo]!]!;
-          const c = inWindow.get(pl)!;
-          if (c === 1) inWindow.delete(pl);
-          else inWindow.set(pl, c - 1);
-          lo++;
-        }
-        const votes = inWindow.size;
-        if (votes > bestVotes) {
-          bestVotes = votes;
-          bestOffset = offsets[hits[lo + ((hi - lo) >> 1)]!]!;
-        }
+      for (let si = 0; si < S; si++) {
+        const [votes, offset] = bestWindow(slotOffsets[j * S + si]!, slotPostings[j * S + si]!, this.inWindow);
+        out[si]!.push({ row: keep[j]!, votes, offset });
       }
-      out.push({ row: keep[j]!, votes: bestVotes, offset: bestOffset });
     }
     return out;
   }
@@ -333,6 +361,35 @@ export class LandmarkMatcher {
     grown.set(this.scratch);
     this.scratch = grown;
   }
+}
+
+/**
+ * The window of 3 consecutive frames (offsets within 2 of each other) holding the most distinct postings among
+ * hits (`offsets[i]`, `posts[i]`): [votes, offset at the window's middle hit]; [0, 0] without hits.
+ */
+function bestWindow(offsets: readonly number[], posts: readonly number[], inWindow: Map<number, number>): [number, number] {
+  const hits = Array.from({ length: offsets.length }, (_, i) => i);
+  hits.sort((a, b) => offsets[a]! - offsets[b]!);
+  let bestVotes = 0;
+  let bestOffset = 0;
+  let lo = 0;
+  inWindow.clear();
+  for (let hi = 0; hi < hits.length; hi++) {
+    const ph = posts[hits[hi]!]!;
+    inWindow.set(ph, (inWindow.get(ph) ?? 0) + 1);
+    while (offsets[hits[hi]!]! - offsets[hits[lo]!]! > 2) {
+      const pl = posts[hits[lo]!]!;
+      const c = inWindow.get(pl)!;
+      if (c === 1) inWindow.delete(pl);
+      else inWindow.set(pl, c - 1);
+      lo++;
+    }
+    if (inWindow.size > bestVotes) {
+      bestVotes = inWindow.size;
+      bestOffset = offsets[hits[lo + ((hi - lo) >> 1)]!]!;
+    }
+  }
+  return [bestVotes, bestOffset];
 }
 
 /** `pcm` from sub-frame shift `s` of `shifts` (s hops / shifts samples later). */

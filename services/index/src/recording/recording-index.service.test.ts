@@ -89,16 +89,16 @@ describe('RecordingIndexService', () => {
     expect(status.memory_bytes).toBeGreaterThan(4 * 1024 * 1024);
 
     const clip = songs[3]!.slice(12 * SR, 22 * SR);
-    const onA = service.search(new RequestScope(gen, 'A', deps), clip, 100);
+    const onA = await service.search(new RequestScope(gen, 'A', deps), clip, 100);
     expect(onA[0]).toMatchObject({ item_id: 'a3', title: 'Song 3', author: 'Artist', album: 'Album', identified: true });
     expect(onA[0]!.offset_seconds).toBeCloseTo(12, 0);
     expect(onA[0]!.votes).toBeGreaterThanOrEqual(10);
     expect(onA[0]!.score).toBeGreaterThan(0);
     expect(onA[0]!.score).toBeLessThanOrEqual(1);
-    const onB = service.search(new RequestScope(gen, 'B', deps), clip, 100);
+    const onB = await service.search(new RequestScope(gen, 'B', deps), clip, 100);
     expect(onB[0]).toMatchObject({ item_id: 'b3', identified: true });
     // n_results bounds the rows.
-    expect(service.search(new RequestScope(gen, 'A', deps), clip, 1)).toHaveLength(1);
+    expect(await service.search(new RequestScope(gen, 'A', deps), clip, 1)).toHaveLength(1);
   });
 
   it('When the postings exceed the resident budget, then they live in an unlinked file, memory_bytes drops by their size and the answers are the same', async () => {
@@ -114,11 +114,47 @@ describe('RecordingIndexService', () => {
       expect(readdirSync(dir)).toEqual([]); // the file is unlinked at once: nothing is left behind
       for (const [row, start] of [[3, 12], [0, 4], [4, 20]] as const) {
         const clip = songs[row]!.slice(start * SR, (start + 10) * SR);
-        const answer = onDisk.search(scope, clip, 10);
+        const answer = await onDisk.search(scope, clip, 10);
         expect(answer[0]).toMatchObject({ item_id: `a${row}`, identified: true });
-        expect(answer).toEqual(inMemory.search(scope, clip, 10));
+        expect(answer).toEqual(await inMemory.search(scope, clip, 10));
       }
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('When matching runs in a worker thread on file-backed postings, then the answers are the same and the event loop serves other work while a match runs', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'recording-thread-'));
+    const gen = generation(11);
+    const onLoop = new RecordingIndexService(new IndexState(gen), source(), deps, LIMITS, logger);
+    const threaded = new RecordingIndexService(new IndexState(gen), source(), deps, LIMITS, logger, 500, { residentMiB: 0, dir, matchThread: true });
+    try {
+      const scope = new RequestScope(gen, 'B', deps);
+      await onLoop.warmup(scope);
+      expect((await threaded.warmup(scope)).status).toBe('ready');
+      for (const [row, start] of [[3, 12], [1, 5]] as const) {
+        const clip = songs[row]!.slice(start * SR, (start + 10) * SR);
+        expect(await threaded.search(scope, clip, 10)).toEqual(await onLoop.search(scope, clip, 10));
+      }
+      expect(await threaded.byTrack(new RequestScope(gen, undefined, deps), 'a2', 10)).toEqual(await onLoop.byTrack(new RequestScope(gen, undefined, deps), 'a2', 10));
+      // A 30 s clip searched over the whole speed grid takes tens of ms: on the event loop, the answer would be settled
+      // before the next turn of the loop; in the thread, the loop turns and answers a status request meanwhile.
+      let settled = false;
+      const pending = threaded.search(scope, syntheticNotesPcm(777, 30), 10).then((rows) => {
+        settled = true;
+        return rows;
+      });
+      await new Promise((r) => setImmediate(r));
+      expect(threaded.status(scope).status).toBe('ready');
+      expect(settled).toBe(false);
+      expect((await pending).some((r) => r.identified)).toBe(false);
+      let onLoopSettled = false;
+      const blocking = onLoop.search(scope, syntheticNotesPcm(777, 30), 10).then(() => (onLoopSettled = true));
+      await new Promise((r) => setImmediate(r));
+      expect(onLoopSettled).toBe(true); // the control: on the event loop the match held the loop until it was done
+      await blocking;
+    } finally {
+      await threaded.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -130,11 +166,11 @@ describe('RecordingIndexService', () => {
     state.swap(gen);
     await service.warmup(new RequestScope(gen, 'B', deps));
     const clip = songs[1]!.slice(5 * SR, 15 * SR);
-    const onB = service.search(new RequestScope(gen, 'B', deps), clip, 100);
+    const onB = await service.search(new RequestScope(gen, 'B', deps), clip, 100);
     expect(onB.map((r) => r.item_id)).not.toContain('b1');
     expect(onB.some((r) => r.identified)).toBe(false);
     // Music outside the library: no match.
-    const foreign = service.search(new RequestScope(gen, 'A', deps), syntheticNotesPcm(999, 10), 100);
+    const foreign = await service.search(new RequestScope(gen, 'A', deps), syntheticNotesPcm(999, 10), 100);
     expect(foreign.some((r) => r.identified)).toBe(false);
   });
 
@@ -151,7 +187,7 @@ describe('RecordingIndexService', () => {
     expect(service.status(scope).status).toBe('loading');
     let err: unknown;
     try {
-      service.search(scope, songs[0]!.slice(0, 10 * SR), 10);
+      await service.search(scope, songs[0]!.slice(0, 10 * SR), 10);
     } catch (e) {
       err = e;
     }

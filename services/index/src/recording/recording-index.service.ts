@@ -5,6 +5,7 @@ import { DEFAULT_INDEX_FILE_DIR } from '@polyphony/vector-engine';
 import type { Generation, IndexState } from '../core/generation';
 import { RequestScope, type ScopeDeps } from '../core/scope';
 import type { ClipLimits } from './clip';
+import { MatchThread } from './match-thread';
 
 /** What the fingerprint index needs from the catalogue (its internal API, contracts recording.ts). */
 export interface FingerprintSource {
@@ -20,6 +21,8 @@ export const FINGERPRINT_LOAD_PAGE = 500;
 export interface PostingsStorage {
   residentMiB: number;
   dir?: string;
+  /** Run the matching in a worker thread ({@link MatchThread}) instead of on the event loop. */
+  matchThread?: boolean;
 }
 
 /** Postings of at most 64 MiB stay in memory (config DEFAULT_RECORDING_POSTINGS_RESIDENT_MIB). */
@@ -35,6 +38,8 @@ interface LoadedPrints {
   matcher: LandmarkMatcher;
   /** 1 for rows with a fingerprint in the index. */
   printed: Uint8Array;
+  /** The index's handle in the match thread, when matching runs there. */
+  handle?: number;
   songs: number;
   loadMs: number;
   loadedAt: Date;
@@ -52,6 +57,8 @@ interface LoadedPrints {
 export class RecordingIndexService {
   private readonly loads = new Map<number, Promise<LoadedPrints>>();
   private latest?: LoadedPrints;
+  /** Set when matching runs in a worker thread (`PostingsStorage.matchThread`). */
+  private readonly thread?: MatchThread;
 
   constructor(
     private readonly state: IndexState,
@@ -62,6 +69,7 @@ export class RecordingIndexService {
     private readonly pageSize = FINGERPRINT_LOAD_PAGE,
     private readonly storage: PostingsStorage = DEFAULT_POSTINGS_STORAGE,
   ) {
+    if (storage.matchThread) this.thread = new MatchThread();
     state.onSwap((g) => {
       for (const k of this.loads.keys()) if (k !== g.generation && k !== this.latest?.gen.generation) this.loads.delete(k);
       if (g.generation > 0) void this.load(g).catch((err: unknown) => this.logger.warn('fingerprint index not loaded; loaded on warmup or first search', { generation: g.generation, err: (err as Error).message }));
@@ -119,12 +127,14 @@ export class RecordingIndexService {
         } while (after !== null);
       };
       try {
-        let index = await LandmarkIndex.buildAsync(rows);
-        // A large library's postings go to a local file (read per query hash); the built array is released with `index`.
-        if (index.size * 4 > this.storage.residentMiB * 2 ** 20) index = index.toFile(this.storage.dir ?? DEFAULT_INDEX_FILE_DIR);
+        // A large library's postings are built straight into a local file (read per query hash), never all in memory.
+        const index = await LandmarkIndex.buildAsync(rows, { file: { dir: this.storage.dir ?? DEFAULT_INDEX_FILE_DIR, aboveBytes: this.storage.residentMiB * 2 ** 20 } });
         const loadMs = performance.now() - t0;
         this.logger.info('fingerprint index loaded', { generation: gen.generation, songs, landmarks: index.size, bytes: index.bytes, fileBytes: index.fileBytes, loadMs: Math.round(loadMs) });
-        return { gen, index, matcher: new LandmarkMatcher(index), printed, songs, loadMs, loadedAt: new Date() };
+        const loaded: LoadedPrints = { gen, index, matcher: new LandmarkMatcher(index), printed, songs, loadMs, loadedAt: new Date() };
+        // The worker copies the offsets and reads the postings file through `index`, which `loaded` keeps alive.
+        if (this.thread) loaded.handle = await this.thread.load(index, loaded);
+        return loaded;
       } catch (err) {
         if (attempt >= LOAD_ATTEMPTS || !/second pass/.test((err as Error).message)) throw err;
         this.logger.info('fingerprints changed while loading; loading again', { generation: gen.generation, attempt });
@@ -161,13 +171,26 @@ export class RecordingIndexService {
    * `identified` on the first says it is a match, otherwise the answer is "no match".
    * @throws AppError 503 `index_not_ready`
    */
-  search(scope: RequestScope, pcm: Float32Array, n: number): RecordingResultRow[] {
+  async search(scope: RequestScope, pcm: Float32Array, n: number): Promise<RecordingResultRow[]> {
     const loaded = this.ready(scope);
     if (loaded.songs === 0) return [];
     const s = this.scopeOf(loaded, scope);
     const mask = s.maskNow();
-    const report = loaded.matcher.match(pcm, { allow: (row) => mask.has(row), maxResults: Math.min(n, MATCH_DEFAULTS.candidates) });
+    const maxResults = Math.min(n, MATCH_DEFAULTS.candidates);
+    if (this.thread && loaded.handle !== undefined) {
+      const report = await this.thread.match(loaded.handle, pcm, this.maskBytes(loaded, (row) => mask.has(row)), { maxResults });
+      // `loaded` (and with it the postings file the worker reads) stays referenced until the answer is back.
+      return this.present(this.scopeOf(loaded, scope), report.results);
+    }
+    const report = loaded.matcher.match(pcm, { allow: (row) => mask.has(row), maxResults });
     return this.present(s, report.results);
+  }
+
+  /** The availability filter as one byte per row of `loaded`'s index (1 = visible), for the match thread. */
+  private maskBytes(loaded: LoadedPrints, allow: (row: number) => boolean): Uint8Array {
+    const out = new Uint8Array(Math.max(1, loaded.index.rowCount));
+    for (let r = 0; r < out.length; r++) out[r] = allow(r) ? 1 : 0;
+    return out;
   }
 
   /**
@@ -186,9 +209,15 @@ export class RecordingIndexService {
     const bytes = Buffer.from(stored.blob, 'base64');
     const lm = decodeLandmarks(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
     const mask = s.maskNow();
-    const report = loaded.matcher.matchLandmarks(lm, { allow: (r) => r !== row && mask.has(r), maxResults: Math.min(n, MATCH_DEFAULTS.candidates) });
+    const allow = (r: number) => r !== row && mask.has(r);
+    const maxResults = Math.min(n, MATCH_DEFAULTS.candidates);
+    const report =
+      this.thread && loaded.handle !== undefined
+        ? await this.thread.matchLandmarks(loaded.handle, lm, this.maskBytes(loaded, allow), { maxResults })
+        : loaded.matcher.matchLandmarks(lm, { allow, maxResults });
+    // A fresh scope of `loaded`: it stays referenced (with the postings file a match thread reads) until the answer is back.
     return this.present(
-      s,
+      this.scopeOf(loaded, scope),
       report.results.filter((r) => r.votes >= MATCH_DEFAULTS.minVotes),
     );
   }
@@ -253,6 +282,11 @@ export class RecordingIndexService {
       loaded_at: latest.loadedAt.toISOString(),
       limits,
     };
+  }
+
+  /** Stops the match thread, if any (queries after this fail); the service's loaded indexes are left to GC. */
+  async close(): Promise<void> {
+    await this.thread?.close();
   }
 
   /** Loads the live generation's prints (if not yet) and answers the status. */

@@ -28,7 +28,7 @@ export function recordingRoutes(state: IndexState, scopeDeps: ScopeDeps, recordi
     try {
       const n = formInt(clip.fields.n_results, 'n_results', 1, RECORDING_MAX_RESULTS) ?? query.n_results ?? RECORDING_DEFAULT_RESULTS;
       const decoded = await decodeClip(clip.file, recording.limits);
-      const results = recording.search(scope, decoded.pcm, n);
+      const results = await recording.search(scope, decoded.pcm, n);
       return { clip_seconds: Math.round(decoded.seconds * 100) / 100, clip_level_db: Math.round(decoded.levelDb * 10) / 10, count: results.length, results };
     } finally {
       await clip.cleanup();
