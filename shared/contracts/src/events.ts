@@ -105,6 +105,8 @@ export const ProviderTrackMessage = z.object({
   rating: z.number().optional(),
   durationSeconds: z.number().optional(),
   path: z.string().optional(),
+  /** The provider library the listing found the file in (issue 34). */
+  libraryId: z.string().optional(),
 });
 
 /** One track to analyze (competing consumers). */

@@ -8,7 +8,7 @@
  * and no `u` (error 43 if both are sent, 44 for a bad key; Navidrome itself lacks the extension).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain, mapPlaylists, num, positive, runConnectionTest, stars, str, timeBudget, librariesOrAll, recentAlbumTracks, tracksOfLibraries } from './common';
+import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain, mapPlaylists, num, positive, runConnectionTest, stars, str, timeBudget, librariesOrAll, recentAlbumTracks, tracksOfLibraries, withLibrary } from './common';
 import { BadCredentialsError, MediaServerError, NotFoundError, PermissionDeniedError, ProtocolError } from './errors';
 import type { DownloadResponse, HttpClient, Query } from './http';
 import { CLIENT_NAME, DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
@@ -220,13 +220,32 @@ export class NavidromeClient implements MediaServerClient {
    */
   iterateTracks(): AsyncIterable<ProviderTrack[]> {
     const self = this;
-    return tracksOfLibraries(librariesOrAll(this.folders), async function* (folder) {
-      for (let offset = 0; ; offset += SUBSONIC_PAGE_SIZE) {
-        const songs = await self.searchPage(folder, offset, SUBSONIC_PAGE_SIZE);
-        if (songs.length) yield songs.map(mapSubsonicSong);
-        if (songs.length < SUBSONIC_PAGE_SIZE) break;
-      }
-    });
+    async function* all(): AsyncIterable<ProviderTrack[]> {
+      yield* tracksOfLibraries(await self.listedFolders(), async function* (folder) {
+        for (let offset = 0; ; offset += SUBSONIC_PAGE_SIZE) {
+          const songs = await self.searchPage(folder, offset, SUBSONIC_PAGE_SIZE);
+          if (songs.length) yield songs.map((s) => withLibrary(mapSubsonicSong(s), folder));
+          if (songs.length < SUBSONIC_PAGE_SIZE) break;
+        }
+      });
+    }
+    return all();
+  }
+
+  /**
+   * The music folders a catalogue walk lists one after the other, so each song carries its `musicFolderId` as its
+   * library (issue 34; a Subsonic song record has no folder field): the filter, else every folder of
+   * `getMusicFolders`; a server that lists no folder is walked whole (library unknown).
+   */
+  private async listedFolders(): Promise<Array<string | undefined>> {
+    if (this.folders.length) return [...this.folders];
+    const all = (await this.listLibraries()).map((l) => l.id);
+    return all.length ? all : [undefined];
+  }
+
+  /** `getMusicFolders` as this client's user (Navidrome answers the folders the user may read). Issue 34. */
+  visibleLibraries(): Promise<LibraryInfo[] | null> {
+    return this.listLibraries();
   }
 
   /**

@@ -79,6 +79,8 @@ export interface KindFixture<F extends ContractFake> {
     pageMarks(fake: F): unknown[];
     expectedMarks: unknown[];
     check?(fake: F): void;
+    /** Library id each listed track carries, by provider id (issue 34); absent: the kind records none (Lyrion). */
+    libraryOf?(fake: F, synthetic: FakeCatalogue): Map<string, string>;
   };
   /** Library filter: the filter value and the ids it must yield (absent: covered by `paging`). */
   filter?: {

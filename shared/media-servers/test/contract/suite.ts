@@ -102,6 +102,9 @@ export function mediaServerContract<F extends ContractFake>(k: KindFixture<F>): 
       expect(pages).toBe(k.paging.pages);
       expect(k.paging.pageMarks(bigFake)).toEqual(k.paging.expectedMarks);
       k.paging.check?.(bigFake);
+      const libraryOf = k.paging.libraryOf?.(bigFake, synthetic);
+      if (libraryOf) expect(items.filter((t) => t.libraryId !== libraryOf.get(t.id)).map((t) => [t.id, t.libraryId])).toEqual([]);
+      else expect(items.filter((t) => t.libraryId !== undefined)).toEqual([]);
     });
 
     /** Provider ids of the `n` most recently added synthetic albums whose tracks are in `scope` (all when undefined). */
