@@ -98,7 +98,9 @@ export type ServerForUserResponse = z.infer<typeof ServerForUserResponse>;
 /**
  * Internal (issue 34): which libraries of a server a user's answers are limited to. `limited` false: no limit (no
  * account linked, the user did not ask, or a kind without per-account libraries); `libraries` then null. Otherwise the
- * provider library ids the user's own account sees now (read with its credentials, cached 60 s).
+ * provider library ids the user's own account sees now (read with its credentials, cached 60 s), or null when the
+ * account sees every library the server is analysed in (no filter needed: supysonic, for one, gives every user every
+ * music folder).
  */
 export const LibraryScopeResponse = z.object({
   limited: z.boolean(),

@@ -76,15 +76,33 @@ describe(NavidromeClient.name, () => {
   it('When no folder filter is set, then every music folder is walked with its musicFolderId and each song carries it as its library', async () => {
     stub = await startStub(subsonic({ '1': 3, '2': 2 }));
     const tracks = await collectPages(make(stub.url).iterateTracks());
-    expect(stub.requests.map((r) => `${r.path.replace('/rest/', '')}:${r.query.get('musicFolderId') ?? ''}`)).toEqual(['getMusicFolders.view:', 'search3.view:1', 'search3.view:2']);
+    // getMusicFolders, one probe song per folder (the server honours musicFolderId: different first songs), then the walk.
+    expect(stub.requests.map((r) => `${r.path.replace('/rest/', '')}:${r.query.get('musicFolderId') ?? ''}:${r.query.get('songCount') ?? ''}`)).toEqual([
+      'getMusicFolders.view::', 'search3.view:1:1', 'search3.view:2:1', 'search3.view:1:500', 'search3.view:2:500',
+    ]);
     expect(tracks.map((t) => `${t.id}@${t.libraryId}`)).toEqual(['1-0@1', '1-1@1', '1-2@1', '2-0@2', '2-1@2']);
+  });
+
+  it('When the server ignores musicFolderId in search3 (supysonic 0.7), then the server is walked once with no library recorded', async () => {
+    stub = await startStub((req, res) => {
+      if (!authOk(req)) return sendJson(res, failed(40, 'Wrong username or password'));
+      if (req.path === '/rest/getMusicFolders.view') return sendJson(res, ok({ musicFolders: { musicFolder: [{ id: '1', name: 'A' }, { id: '2', name: 'B' }] } }));
+      const cnt = Number(req.query.get('songCount'));
+      const off = Number(req.query.get('songOffset'));
+      const song = Array.from({ length: Math.max(0, Math.min(cnt, 3 - off)) }, (_, i) => ({ id: `s${off + i}`, title: 'T', artist: 'A', isDir: false }));
+      return sendJson(res, ok({ searchResult3: { song } }));
+    });
+    const tracks = await collectPages(make(stub.url).iterateTracks());
+    expect(tracks.map((t) => [t.id, t.libraryId])).toEqual([['s0', undefined], ['s1', undefined], ['s2', undefined]]);
+    expect(stub.requests.filter((r) => r.query.get('songCount') === '500').map((r) => r.query.get('musicFolderId'))).toEqual([null]);
   });
 
   it('When a folder filter is set, then each folder is enumerated with musicFolderId and a short page ends it', async () => {
     stub = await startStub(subsonic({ '1': 2, '3': 501 }));
     const tracks = await collectPages(make(stub.url, ['1', '3']).iterateTracks());
     expect(tracks).toHaveLength(503);
-    expect(stub.requests.map((r) => `${r.query.get('musicFolderId')}@${r.query.get('songOffset')}`)).toEqual(['1@0', '3@0', '3@500']);
+    const pages = stub.requests.filter((r) => r.query.get('songCount') === '500');
+    expect(pages.map((r) => `${r.query.get('musicFolderId')}@${r.query.get('songOffset')}`)).toEqual(['1@0', '3@0', '3@500']);
   });
 
   it('When the password is wrong (code 40 inside HTTP 200), then BadCredentialsError without the password in the message', async () => {

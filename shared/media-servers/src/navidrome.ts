@@ -235,12 +235,25 @@ export class NavidromeClient implements MediaServerClient {
   /**
    * The music folders a catalogue walk lists one after the other, so each song carries its `musicFolderId` as its
    * library (issue 34; a Subsonic song record has no folder field): the filter, else every folder of
-   * `getMusicFolders`; a server that lists no folder is walked whole (library unknown).
+   * `getMusicFolders`; a server that lists no folder is walked whole (library unknown). A server that ignores
+   * `musicFolderId` in `search3` (supysonic 0.7 does) would tag every song with the first folder: when the server has
+   * several folders the first song of each is probed first (one `search3` of one song per folder), and when two
+   * folders answer the same song the server is walked whole with no library recorded (never a guess; the filter
+   * had no effect on such a server anyway).
    */
   private async listedFolders(): Promise<Array<string | undefined>> {
-    if (this.folders.length) return [...this.folders];
     const all = (await this.listLibraries()).map((l) => l.id);
-    return all.length ? all : [undefined];
+    const folders = this.folders.length ? [...this.folders] : all;
+    if (folders.length === 0) return [undefined];
+    if (all.length < 2) return folders;
+    const firsts = new Set<string>();
+    for (const folder of all) {
+      const id = str((await this.searchPage(folder, 0, 1))[0]?.id);
+      if (id === undefined) continue;
+      if (firsts.has(id)) return [undefined];
+      firsts.add(id);
+    }
+    return folders;
   }
 
   /** `getMusicFolders` as this client's user (Navidrome answers the folders the user may read). Issue 34. */

@@ -104,6 +104,7 @@ export class LibraryScopes {
       if (at !== undefined && this.now() - at < UNLIMITED_STALE_MS) return undefined;
       throw err;
     }
+    if (scope.limited && scope.libraries === null) return undefined; // the account sees the whole server: no filter
     if (!scope.limited || scope.libraries === null) {
       this.unlimitedAt.set(key, this.now());
       if (this.unlimitedAt.size > 10_000) this.unlimitedAt.delete(this.unlimitedAt.keys().next().value as string);

@@ -182,7 +182,10 @@ export class AccountService {
           502,
         );
       }
-      if (libraries !== null) scope = { limited: true, libraries: libraries.map((l) => l.id).sort() };
+      if (libraries !== null) {
+        const ids = libraries.map((l) => l.id).sort();
+        scope = { limited: true, libraries: (await this.seesWholeServer(s, ids)) ? null : ids };
+      }
     }
     this.scopeCache.set(key, { at: Date.now(), scope });
     if (this.scopeCache.size > 10_000) this.scopeCache.delete(this.scopeCache.keys().next().value as string);
@@ -214,6 +217,23 @@ export class AccountService {
       return { ...base, account: 'user', connection: { type: s.type, creds: account.creds, musicLibraries: s.musicLibraries } };
     }
     return { ...base, account: 'server', connection: this.servers.connection(s) };
+  }
+
+  /**
+   * True when `ids` holds every library the server is analysed in: its `music_libraries` filter, else every library its
+   * own account lists (one more call with the server's credentials; a failure answers false: the filter is kept).
+   */
+  private async seesWholeServer(s: MusicServer, ids: readonly string[]): Promise<boolean> {
+    const seen = new Set(ids);
+    let wanted: string[] = s.musicLibraries ?? [];
+    if (wanted.length === 0) {
+      try {
+        wanted = (await this.clientFactory(this.servers.connection(s)).listLibraries()).map((l) => l.id);
+      } catch {
+        return false;
+      }
+    }
+    return wanted.length > 0 && wanted.every((id) => seen.has(id));
   }
 
   /** The credential keys of the body for the server's kind (without url), and the account's display name. */

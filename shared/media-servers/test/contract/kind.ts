@@ -88,7 +88,8 @@ export interface KindFixture<F extends ContractFake> {
     expectedIds(fake: F, synthetic: FakeCatalogue): string[];
     check?(items: ProviderTrack[], synthetic: FakeCatalogue): void;
   };
-  failure: { musicLibraries?: string[]; yielded: number };
+  /** `afterPages`: the fake fails after this many page requests (default 1). */
+  failure: { musicLibraries?: string[]; yielded: number; afterPages?: number };
   download: { track: string; check?(fake: F): void };
   playlist: {
     name: string;

@@ -150,7 +150,7 @@ export function mediaServerContract<F extends ContractFake>(k: KindFixture<F>): 
 
     it('When the server fails mid-enumeration, then the iteration throws instead of ending early', async () => {
       const { bigFake } = pair();
-      bigFake.failAfterPages(1);
+      bigFake.failAfterPages(k.failure.afterPages ?? 1);
       const musicLibraries = k.failure.musicLibraries;
       const { yielded, error } = await drainUntilError(bigClient(musicLibraries ? { musicLibraries } : {}).iterateTracks());
       expect(yielded).toBe(k.failure.yielded);
