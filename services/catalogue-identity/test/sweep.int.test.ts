@@ -99,6 +99,34 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
     expect(counted).toContainEqual({ serverId: 'jf', trackCount: 11, matchedCount: 6 });
   });
 
+  it('When a server is swept, then each mapping records the library its file was listed in, a refresh fills rows without one, and the per-library availability answers by library (issue 34)', async () => {
+    await seedSongs(c, [
+      { id: 'lib-a', title: 'In Music' },
+      { id: 'lib-b', title: 'In Extras' },
+      { id: 'lib-c', title: 'Also In Music' },
+    ]);
+    const { fake, info } = await jellyfin([
+      fakeTrack('m-a', { title: 'In Music' }),
+      fakeTrack('x-b', { title: 'In Extras', library: 'lib-extras' }),
+      fakeTrack('m-c', { title: 'Also In Music' }),
+    ]);
+    peers.servers = [info];
+    expect(await sweep('jf')).toMatchObject({ state: 'SUCCESS' });
+    const libraryOf = async () => new Map((await c.sql<{ provider_id: string; library_id: string | null }>(`SELECT provider_id, library_id FROM catalogue.track_server_map WHERE server_id = 'jf'`)).map((r) => [r.provider_id, r.library_id]));
+    const music = fake.viewIdOf('lib-music');
+    const extras = fake.viewIdOf('lib-extras');
+    expect(await libraryOf()).toEqual(new Map([[fake.idOf('m-a'), music], [fake.idOf('x-b'), extras], [fake.idOf('m-c'), music]]));
+    // Rows written before the column existed have none: the next sweep's refresh records it (never a guess before).
+    await c.sql(`UPDATE catalogue.track_server_map SET library_id = NULL, updated_at = now() - interval '1 hour' WHERE server_id = 'jf'`);
+    const before = (await c.post('/internal/availability/jf/libraries', { libraryIds: [music] }).expect(200)).body;
+    expect(before).toEqual({ serverId: 'jf', itemIds: [], unknownLibrary: 3 });
+    expect(await sweep('jf')).toMatchObject({ state: 'SUCCESS' });
+    expect((await libraryOf()).get(fake.idOf('x-b'))).toBe(extras);
+    expect((await c.post('/internal/availability/jf/libraries', { libraryIds: [music] }).expect(200)).body).toEqual({ serverId: 'jf', itemIds: ['lib-a', 'lib-c'], unknownLibrary: 0 });
+    expect((await c.post('/internal/availability/jf/libraries', { libraryIds: [music, extras, 'gone'] }).expect(200)).body.itemIds).toEqual(['lib-a', 'lib-b', 'lib-c']);
+    await c.post('/internal/availability/jf/libraries', { libraryIds: [''] }).expect(400);
+  });
+
   it('When one alignment covers servers of every kind, then each is mapped from its own listing, default first, without any download', async () => {
     const songs = ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo One', 'Foxtrot'];
     await seedSongs(c, songs.map((title, i) => ({ id: `s-${i}`, title, originPath: `/mnt/music/music/Band/Album/${title}.flac` })));
