@@ -288,4 +288,38 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
     ]);
     for (const body of answers) for (const secret of Object.values(PASS)) expect(body).not.toContain(secret);
   });
+
+  it("When bob limits his answers to his own account's libraries (issue 34), then a sweep has recorded each song's music folder, supysonic's every-folder answer needs no filter, and once the server is gone his answers are a 502, never unlimited, while carol's still come", async () => {
+    // The songs were seeded without a library: a sweep's listing records supysonic's music folder on every mapping.
+    const folders = (await subsonic('house', 'getMusicFolders')) as { musicFolders: { musicFolder: Array<{ id: string | number }> } };
+    const folderId = String(folders.musicFolders.musicFolder[0]!.id);
+    await request(app.url).post(`/api/servers/${serverId}/sweep`).set(bearer).send({}).expect(202);
+    const libraries = await waitFor('library ids on the mappings', async () => {
+      const rows = await app.sql<{ library_id: string | null }>(`SELECT library_id FROM catalogue.track_server_map WHERE server_id = $1`, [serverId]);
+      return rows.length === SONGS.length && rows.every((r) => r.library_id !== null) ? rows.map((r) => r.library_id) : undefined;
+    }, { timeoutMs: 60_000 });
+    expect(libraries).toEqual(SONGS.map(() => folderId));
+
+    // Only a linked account can be limited; the setting is shown with the account.
+    expect(seen(await request(app.url).put(`/api/me/servers/${serverId}/account/library-scope`).set(as('carol')).send({ limit_to_libraries: true }).expect(409)).body.code).toBe('account_not_linked');
+    const on = seen(await request(app.url).put(`/api/me/servers/${serverId}/account/library-scope`).set(as('bob')).send({ limit_to_libraries: true }).expect(200));
+    expect(on.body).toMatchObject({ status: 'linked', library_scope_supported: true, limit_to_libraries: true });
+    // supysonic gives every user every folder: bob's account sees the whole server, so his answer is carol's.
+    const similar = async (user: string, status = 200) => seen(await request(app.url).get('/api/similar_tracks').set(as(user)).query({ item_id: ids.victory, n: 2 }).expect(status)).body;
+    const carols = await similar('carol');
+    expect(carols).toHaveLength(2);
+    expect(await similar('bob')).toEqual(carols);
+
+    // The server goes away: bob asked for the limit, so his answer is a 502 saying why (after the index's 15 s cache).
+    await sub.close();
+    await request(app.url).put(`/api/me/servers/${serverId}/account/library-scope`).set(as('bob')).send({ limit_to_libraries: true }).expect(200);
+    const failed = await waitFor('a 502 for bob', async () => {
+      const res = await request(app.url).get('/api/similar_tracks').set(as('bob')).query({ item_id: ids.victory, n: 2 });
+      return res.status === 200 ? undefined : seen(res);
+    }, { timeoutMs: 40_000, intervalMs: 1000 });
+    expect([failed.status, failed.body.code]).toEqual([502, 'library_scope_unavailable']);
+    expect(failed.body.error).toMatch(/did not answer which libraries your account can see/);
+    expect(await similar('carol')).toEqual(carols);
+    for (const body of answers) for (const secret of Object.values(PASS)) expect(body).not.toContain(secret);
+  });
 });
