@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { ServiceClient } from '@polyphony/platform';
-import { createFakeJellyfin, createFakeLyrion, startSupysonic, syntheticCatalogue, WESNOTH_MUSIC_DIR, type StartedFake, type StartedSupysonic } from '@polyphony/testkit';
+import { createFakeJellyfin, createFakeLyrion, createFakeSubsonic, startSupysonic, syntheticCatalogue, WESNOTH_MUSIC_DIR, type StartedFake, type StartedSupysonic } from '@polyphony/testkit';
 import { API_TOKEN, loginCookie, rawBody, useTestStack, waitFor } from './helpers';
 
 /**
@@ -287,6 +287,55 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
       { name: 'Carol loud_radio', account: 'server' },
     ]);
     for (const body of answers) for (const secret of Object.values(PASS)) expect(body).not.toContain(secret);
+  });
+
+  it('When bob limits his answers on a Navidrome that gave his account one of its two libraries (fake Subsonic, Navidrome 0.58 multi-library), then his similar songs come from that library only, while carol sees both', async () => {
+    const synthetic = syntheticCatalogue(8);
+    const [lib1, lib2] = synthetic.libraries;
+    const fake = createFakeSubsonic({ catalogue: synthetic, user: 'navi-house', password: 'navi-house-pw', accounts: [{ user: 'bob', password: 'navi-bob-pw', libraries: [lib2!.id] }] });
+    const started = await fake.start();
+    fakes.push(started);
+    const naviId = seen(await request(app.url).post('/api/servers').set(bearer).send({ name: 'Navi', server_type: 'navidrome', creds: { url: started.url, user: 'navi-house', password: 'navi-house-pw' } }).expect(201)).body.id as string;
+    // Songs as an analysis of this server records them: each mapping with the music folder its file was listed under.
+    const catalogue = new ServiceClient(() => app.stack.peers().catalogue, app.stack.internalSecret, 'households-test', 30_000);
+    const inLib2 = new Set<string>();
+    for (let i = 0; i < synthetic.size; i++) {
+      const t = synthetic.trackAt(i);
+      if (t.library === lib2!.id) inLib2.add(fake.idOf(t));
+      await catalogue.post('/internal/identity/resolve', {
+        serverId: naviId,
+        providerId: fake.idOf(t),
+        embedding: Array.from({ length: 200 }, (_, k) => Math.cos((i + 2) * (k + 1) * 0.37)),
+        embedderVersion: 'dsp-v1',
+        durationSeconds: 150 + i,
+        metadata: { title: `Navi song ${i}`, artist: `Synth ${i}`, album: `Navi album ${i}`, filePath: `navi/${i}.flac`, libraryId: String(fake.folderIdOf(t.library)) },
+        descriptors: {},
+      });
+    }
+    expect(inLib2.size).toBeGreaterThan(1);
+    expect(inLib2.size).toBeLessThan(synthetic.size);
+    const before = (await request(app.url).get('/api/index/status').set(bearer).expect(200)).body.generation as number;
+    await request(app.url).post('/api/index/rebuild').set(bearer).send({}).expect(202);
+    await waitFor('an index generation with the Navi songs', async () => {
+      const st = (await request(app.url).get('/api/index/status').set(bearer).expect(200)).body;
+      return st.generation > before && !st.building && st.items === SONGS.length + synthetic.size ? st : undefined;
+    }, { timeoutMs: 120_000 });
+
+    const linked = seen(await request(app.url).put(`/api/me/servers/${naviId}/account`).set(as('bob')).send({ user: 'bob', password: 'navi-bob-pw' }).expect(200));
+    expect(linked.body.libraries).toEqual([{ id: String(fake.folderIdOf(lib2!.id)), name: lib2!.name }]);
+    const seed = [...inLib2][0]!;
+    const similar = async (user: string) =>
+      (seen(await request(app.url).get('/api/similar_tracks').set(as(user)).query({ item_id: seed, n: synthetic.size, server: 'Navi' }).expect(200)).body as Array<{ item_id: string }>).map((r) => r.item_id);
+    const unlimited = await similar('bob');
+    expect(unlimited.some((id) => !inLib2.has(id))).toBe(true);
+    seen(await request(app.url).put(`/api/me/servers/${naviId}/account/library-scope`).set(as('bob')).send({ limit_to_libraries: true }).expect(200));
+    // The index keeps bob's earlier "not limited" answer up to 15 s.
+    const limited = await waitFor('bob limited to his library', async () => {
+      const got = await similar('bob');
+      return got.every((id) => inLib2.has(id)) ? got : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 1000 });
+    expect(limited.sort()).toEqual([...inLib2].filter((id) => id !== seed).sort());
+    expect((await similar('carol')).some((id) => !inLib2.has(id))).toBe(true);
   });
 
   it("When bob limits his answers to his own account's libraries (issue 34), then a sweep has recorded each song's music folder, supysonic's every-folder answer needs no filter, and once the server is gone his answers are a 502, never unlimited, while carol's still come", async () => {
