@@ -19,6 +19,8 @@ export const TrackMetadata = z.object({
   filePath: z.string().max(4000).optional(),
   /** The provider library the file was listed in (issue 34: `track_server_map.library_id`). */
   libraryId: z.string().max(200).optional(),
+  /** The provider's stamp of the file's content (issue 35: `track_server_map.file_stamp`). */
+  fileStamp: z.string().max(200).optional(),
 });
 export type TrackMetadata = z.infer<typeof TrackMetadata>;
 

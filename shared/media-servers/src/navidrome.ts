@@ -42,6 +42,8 @@ export interface SubsonicSong {
   path?: string;
   playCount?: number;
   played?: string;
+  /** File size, bytes. */
+  size?: number;
 }
 
 type Envelope = Record<string, unknown> & { status?: string; error?: { code?: number; message?: string } };
@@ -80,6 +82,8 @@ export function mapSubsonicSong(s: SubsonicSong): ProviderTrack {
   if (plays !== undefined) t.playCount = plays;
   const last = isoFromText(s.played);
   if (last) t.lastPlayed = last;
+  const size = positive(s.size);
+  if (size !== undefined) t.fileStamp = `size:${Math.round(size)}`;
   return t;
 }
 

@@ -35,7 +35,7 @@ export interface PlexTrack {
   lastViewedAt?: number;
   /** The section the track belongs to (on `/library/metadata/{id}` and most listings). */
   librarySectionID?: string | number;
-  Media?: Array<{ Part?: Array<{ key?: string; file?: string; Stream?: Array<{ streamType?: number; key?: string }> }> }>;
+  Media?: Array<{ Part?: Array<{ key?: string; file?: string; size?: number; Stream?: Array<{ streamType?: number; key?: string }> }> }>;
 }
 
 interface Container {
@@ -80,6 +80,8 @@ export function mapPlexTrack(m: PlexTrack): ProviderTrack {
   if (last) t.lastPlayed = last;
   const section = str(m.librarySectionID);
   if (section) t.libraryId = section;
+  const size = positive(m.Media?.[0]?.Part?.[0]?.size);
+  if (size !== undefined) t.fileStamp = `size:${Math.round(size)}`;
   return t;
 }
 

@@ -55,6 +55,13 @@ export interface ProviderTrack {
    * none (Lyrion) or the listing could not tell (a server without music folders / views).
    */
   libraryId?: string;
+  /**
+   * A stamp of the file's content as the server lists it, which changes when the file is replaced in place under the
+   * same provider id (issue 35): Subsonic `size:<bytes>` (`size`), Plex `size:<bytes>` (`Media[0].Part[0].size`).
+   * Undefined for Jellyfin/Emby (their item listing gives no size or modified time without `Fields=MediaSources`,
+   * not requested) and Lyrion (`filesize`, tag `f`, not requested).
+   */
+  fileStamp?: string;
 }
 
 /** What a caller may know of a song to help a lyrics lookup. */

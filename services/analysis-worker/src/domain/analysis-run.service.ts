@@ -482,5 +482,6 @@ function toMessageTrack(t: ProviderTrack): AnalysisTrackRequested['track'] {
     durationSeconds: t.durationSeconds,
     path: t.path,
     libraryId: t.libraryId,
+    fileStamp: t.fileStamp,
   };
 }

@@ -235,6 +235,7 @@ export class TrackProcessor {
           rating: track.rating,
           filePath: track.path,
           libraryId: track.libraryId,
+          fileStamp: track.fileStamp,
         },
         descriptors: { tempo: d.tempoBpm ?? undefined, key: d.key, scale: d.scale, energy: d.energy },
         learned,

@@ -81,6 +81,8 @@ export interface KindFixture<F extends ContractFake> {
     check?(fake: F): void;
     /** Library id each listed track carries, by provider id (issue 34); absent: the kind records none (Lyrion). */
     libraryOf?(fake: F, synthetic: FakeCatalogue): Map<string, string>;
+    /** Every listed track carries a file stamp (`size:<bytes>`, issue 35); absent: none does. */
+    fileStamps?: boolean;
   };
   /** Library filter: the filter value and the ids it must yield (absent: covered by `paging`). */
   filter?: {

@@ -56,6 +56,7 @@ export const navidromeFixture: KindFixture<FakeSubsonic> = {
       const searches = f.requests.filter((q) => q.path === '/rest/search3.view');
       expect(searches.every((q) => q.query.query === '' && (q.query.songCount === '500' || q.query.songCount === '1'))).toBe(true);
     },
+    fileStamps: true,
     libraryOf: (f, syn) => new Map(syn.libraries.flatMap((l) => syn.indicesIn([l.id]).map((i) => [f.idOf(syn.trackAt(i)), String(f.folderIdOf(l.id))] as [string, string]))),
   },
   filter: {

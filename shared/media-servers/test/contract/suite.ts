@@ -105,6 +105,7 @@ export function mediaServerContract<F extends ContractFake>(k: KindFixture<F>): 
       const libraryOf = k.paging.libraryOf?.(bigFake, synthetic);
       if (libraryOf) expect(items.filter((t) => t.libraryId !== libraryOf.get(t.id)).map((t) => [t.id, t.libraryId])).toEqual([]);
       else expect(items.filter((t) => t.libraryId !== undefined)).toEqual([]);
+      expect(items.filter((t) => (k.paging.fileStamps ? !/^size:[1-9]\d*$/.test(t.fileStamp ?? '') : t.fileStamp !== undefined)).slice(0, 3)).toEqual([]);
     });
 
     /** Provider ids of the `n` most recently added synthetic albums whose tracks are in `scope` (all when undefined). */

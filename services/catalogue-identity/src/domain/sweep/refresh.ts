@@ -54,6 +54,8 @@ export interface MappingRefresh {
   readonly durationSeconds?: number;
   /** The library the listing found the file in (issue 34); undefined keeps the stored one. */
   readonly libraryId?: string;
+  /** The listed file stamp (issue 35); written only where none is stored (a different one is kept for re-analysis). */
+  readonly fileStamp?: string;
 }
 
 /** What to write for one chunk. */
@@ -117,7 +119,7 @@ export function planRefresh(rows: readonly MappedRow[], listed: (providerId: str
     mappedForDurations.push({ providerId: row.providerId, itemId: row.itemId, itemDurationSeconds: row.itemDurationSeconds });
     if (row.olderThanListing) {
       const norm = normalisePath(d.path);
-      mappings.push({ providerId: row.providerId, filePath: d.path, folder: d.path === undefined ? undefined : norm === null ? null : parentFolder(norm), artistId: d.artistId, libraryId: d.libraryId });
+      mappings.push({ providerId: row.providerId, filePath: d.path, folder: d.path === undefined ? undefined : norm === null ? null : parentFolder(norm), artistId: d.artistId, libraryId: d.libraryId, fileStamp: d.fileStamp });
     }
     if (!refreshedItems.has(row.itemId) && row.metadataAuthority !== false) {
       refreshedItems.add(row.itemId);
