@@ -94,10 +94,14 @@ describe('LibraryScopes (issue 34: results limited to the libraries a user accou
     expect(() => intersectMasks(a, AvailabilityMask.fromRows(71, []))).toThrow(RangeError);
   });
 
-  it('When a filter is used over a generation, then songs absent from it are skipped and the mask is built once per generation', () => {
+  it('When a filter is used over a generation, then songs absent from it are skipped and the masks are built once per generation and server mask', () => {
     const f = new LibraryFilter('s1', ['10'], ['b', 'zz', 'd']);
     const m = f.rowsOf(gen);
     expect(Array.from(m.toRows())).toEqual([1, 3]);
     expect(f.rowsOf(gen)).toBe(m);
+    const server = gen.maps.mask('s1');
+    const within = f.within(gen, server);
+    expect(Array.from(within.toRows())).toEqual([1, 3]);
+    expect(f.within(gen, server)).toBe(within);
   });
 });

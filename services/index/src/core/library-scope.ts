@@ -39,6 +39,8 @@ export const UNLIMITED_STALE_MS = 600_000;
  */
 export class LibraryFilter {
   private readonly masks = new WeakMap<Generation, AvailabilityMask>();
+  /** Server mask snapshot -> its AND with this filter (a server's mask object is reused until its mappings change). */
+  private readonly intersections = new WeakMap<AvailabilityMask, AvailabilityMask>();
 
   constructor(
     readonly serverId: string,
@@ -58,6 +60,16 @@ export class LibraryFilter {
       }
       m = AvailabilityMask.fromRows(gen.index.size, rows);
       this.masks.set(gen, m);
+    }
+    return m;
+  }
+
+  /** `server` AND the rows of `gen` in the libraries, kept per server mask snapshot (one AND per mapping change, not per request). */
+  within(gen: Generation, server: AvailabilityMask): AvailabilityMask {
+    let m = this.intersections.get(server);
+    if (!m) {
+      m = intersectMasks(server, this.rowsOf(gen));
+      this.intersections.set(server, m);
     }
     return m;
   }

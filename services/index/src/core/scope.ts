@@ -4,7 +4,7 @@ import type { Generation } from './generation';
 import type { AvailabilityMask } from '@polyphony/vector-engine';
 import type { Request } from 'express';
 import type { TrackTitleArtist } from '../maps/track-meta-store';
-import { intersectMasks, type LibraryFilter, type LibraryScopes } from './library-scope';
+import type { LibraryFilter, LibraryScopes } from './library-scope';
 
 /** Shared collaborators of every request scope. */
 export interface ScopeDeps {
@@ -82,8 +82,7 @@ export class RequestScope {
     if (!this.maskSnapshot) {
       const server = this.gen.maps.mask(this.serverId);
       if (this.libraryFilter) {
-        this.libraryRows ??= this.libraryFilter.rowsOf(this.gen);
-        this.maskSnapshot = intersectMasks(server, this.libraryRows);
+        this.maskSnapshot = this.libraryFilter.within(this.gen, server);
       } else {
         this.maskSnapshot = server;
       }
