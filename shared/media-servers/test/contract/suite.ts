@@ -54,10 +54,10 @@ export function mediaServerContract<F extends ContractFake>(k: KindFixture<F>): 
       sameLibraries(await client().listLibraries(), k.connection.libraries(pair().fake));
     });
 
-    it("When asked which libraries the account sees (issue 34), then its own music libraries come back by the same ids (Lyrion: none, null)", async () => {
+    it("When asked which libraries the account sees (issue 34), then its own music libraries come back by the listing's ids (Lyrion: none, null)", async () => {
       const seen = await client().visibleLibraries();
       if (k.type === 'lyrion') expect(seen).toBeNull();
-      else expect((seen ?? []).map((l) => [l.id, l.name])).toEqual(k.connection.libraries(pair().fake).map((l) => [l.id, l.name]));
+      else expect((seen ?? []).map((l) => l.id)).toEqual(k.connection.libraries(pair().fake).map((l) => (typeof l === 'string' ? l : l.id)));
     });
 
     if (k.badCreds) {
