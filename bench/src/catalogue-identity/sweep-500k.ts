@@ -69,6 +69,7 @@ function inProcessServer(n: number): MediaServerClient {
     type: 'jellyfin',
     testConnection: unused,
     listLibraries: unused,
+    visibleLibraries: unused,
     listArtists: unused,
     downloadTrack: unused,
     createPlaylist: unused,

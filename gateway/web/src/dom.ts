@@ -57,8 +57,8 @@ export function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Runs an async action with the button disabled; errors land in `out` as their message. */
-export async function busy<T>(button: HTMLButtonElement, out: HTMLElement | null, fn: () => Promise<T>): Promise<T | undefined> {
+/** Runs an async action with the button (or input) disabled; errors land in `out` as their message. */
+export async function busy<T>(button: HTMLButtonElement | HTMLInputElement, out: HTMLElement | null, fn: () => Promise<T>): Promise<T | undefined> {
   button.disabled = true;
   try {
     return await fn();

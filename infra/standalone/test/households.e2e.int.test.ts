@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { ServiceClient } from '@polyphony/platform';
-import { createFakeJellyfin, createFakeLyrion, startSupysonic, syntheticCatalogue, WESNOTH_MUSIC_DIR, type StartedFake, type StartedSupysonic } from '@polyphony/testkit';
+import { createFakeJellyfin, createFakeLyrion, createFakeSubsonic, startSupysonic, syntheticCatalogue, WESNOTH_MUSIC_DIR, type StartedFake, type StartedSupysonic } from '@polyphony/testkit';
 import { API_TOKEN, loginCookie, rawBody, useTestStack, waitFor } from './helpers';
 
 /**
@@ -286,6 +286,94 @@ describe('households: per-user media-server accounts on a real supysonic', () =>
       { name: 'Alice calm_radio', account: 'server' },
       { name: 'Carol loud_radio', account: 'server' },
     ]);
+    for (const body of answers) for (const secret of Object.values(PASS)) expect(body).not.toContain(secret);
+  });
+
+  it('When dave limits his answers on a Navidrome that gave his account one of its two libraries (fake Subsonic, Navidrome 0.58 multi-library), then his similar songs come from that library only, while carol sees both', async () => {
+    // bob was deleted above: dave is a new polyphony user who links the media-server accounts named bob.
+    userIds.dave = (await request(app.url).post('/api/users').set(bearer).send({ username: 'dave', password: POLY_PASS }).expect(201)).body.id;
+    cookies.dave = await loginCookie(app.url, 'dave', POLY_PASS);
+    const synthetic = syntheticCatalogue(16);
+    const lib2 = synthetic.libraries[1];
+    const fake = createFakeSubsonic({ catalogue: synthetic, user: 'navi-house', password: 'navi-house-pw', accounts: [{ user: 'bob', password: 'navi-bob-pw', libraries: [lib2!.id] }] });
+    const started = await fake.start();
+    fakes.push(started);
+    const naviId = seen(await request(app.url).post('/api/servers').set(bearer).send({ name: 'Navi', server_type: 'navidrome', creds: { url: started.url, user: 'navi-house', password: 'navi-house-pw' } }).expect(201)).body.id as string;
+    // Songs as an analysis of this server records them: each mapping with the music folder its file was listed under.
+    const catalogue = new ServiceClient(() => app.stack.peers().catalogue, app.stack.internalSecret, 'households-test', 30_000);
+    const inLib2 = new Set<string>();
+    for (let i = 0; i < synthetic.size; i++) {
+      const t = synthetic.trackAt(i);
+      if (t.library === lib2!.id) inLib2.add(fake.idOf(t));
+      await catalogue.post('/internal/identity/resolve', {
+        serverId: naviId,
+        providerId: fake.idOf(t),
+        embedding: Array.from({ length: 200 }, (_, k) => Math.cos((i + 2) * (k + 1) * 0.37)),
+        embedderVersion: 'dsp-v1',
+        durationSeconds: 150 + i,
+        metadata: { title: `Navi song ${i}`, artist: `Synth ${i}`, album: `Navi album ${i}`, filePath: `navi/${i}.flac`, libraryId: String(fake.folderIdOf(t.library)) },
+        descriptors: {},
+      });
+    }
+    expect(inLib2.size).toBeGreaterThan(1);
+    expect(inLib2.size).toBeLessThan(synthetic.size);
+    const before = (await request(app.url).get('/api/index/status').set(bearer).expect(200)).body.generation as number;
+    await request(app.url).post('/api/index/rebuild').set(bearer).send({}).expect(202);
+    const built = await waitFor('an index generation with the Navi songs', async () => {
+      const st = (await request(app.url).get('/api/index/status').set(bearer).expect(200)).body;
+      return st.generation > before && !st.building ? st : undefined;
+    }, { timeoutMs: 120_000 });
+    expect(built.items).toBe(SONGS.length + synthetic.size);
+
+    const linked = seen(await request(app.url).put(`/api/me/servers/${naviId}/account`).set(as('dave')).send({ user: 'bob', password: 'navi-bob-pw' }).expect(200));
+    expect(linked.body.libraries).toEqual([{ id: String(fake.folderIdOf(lib2!.id)), name: lib2!.name }]);
+    const seed = [...inLib2][0]!;
+    const similar = async (user: string) =>
+      (seen(await request(app.url).get('/api/similar_tracks').set(as(user)).query({ item_id: seed, n: synthetic.size, server: 'Navi' }).expect(200)).body as Array<{ item_id: string }>).map((r) => r.item_id);
+    const unlimited = await similar('dave');
+    expect(unlimited.some((id) => !inLib2.has(id))).toBe(true);
+    seen(await request(app.url).put(`/api/me/servers/${naviId}/account/library-scope`).set(as('dave')).send({ limit_to_libraries: true }).expect(200));
+    // The index keeps dave's earlier "not limited" answer up to 15 s.
+    const limited = await waitFor('dave limited to his library', async () => {
+      const got = await similar('dave');
+      return got.every((id) => inLib2.has(id)) ? got : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 1000 });
+    expect(limited.sort()).toEqual([...inLib2].filter((id) => id !== seed).sort());
+    expect((await similar('carol')).some((id) => !inLib2.has(id))).toBe(true);
+  });
+
+  it("When dave limits his answers to his own account's libraries on the real supysonic (issue 34), then a sweep has recorded each song's music folder, supysonic's every-folder answer needs no filter, and once the server is gone his answers are a 502, never unlimited, while carol's still come", async () => {
+    // The songs were seeded without a library: a sweep's listing records supysonic's music folder on every mapping.
+    const folders = (await subsonic('house', 'getMusicFolders')) as { musicFolders: { musicFolder: Array<{ id: string | number }> } };
+    const folderId = String(folders.musicFolders.musicFolder[0]!.id);
+    await request(app.url).post(`/api/servers/${serverId}/sweep`).set(bearer).send({}).expect(202);
+    const libraries = await waitFor('library ids on the mappings', async () => {
+      const rows = await app.sql<{ library_id: string | null }>(`SELECT library_id FROM catalogue.track_server_map WHERE server_id = $1`, [serverId]);
+      return rows.length === SONGS.length && rows.every((r) => r.library_id !== null) ? rows.map((r) => r.library_id) : undefined;
+    }, { timeoutMs: 60_000 });
+    expect(libraries).toEqual(SONGS.map(() => folderId));
+
+    seen(await request(app.url).put(`/api/me/servers/${serverId}/account`).set(as('dave')).send({ user: 'bob', password: PASS.bob }).expect(200));
+    // Only a linked account can be limited; the setting is shown with the account.
+    expect(seen(await request(app.url).put(`/api/me/servers/${serverId}/account/library-scope`).set(as('carol')).send({ limit_to_libraries: true }).expect(409)).body.code).toBe('account_not_linked');
+    const on = seen(await request(app.url).put(`/api/me/servers/${serverId}/account/library-scope`).set(as('dave')).send({ limit_to_libraries: true }).expect(200));
+    expect(on.body).toMatchObject({ status: 'linked', library_scope_supported: true, limit_to_libraries: true });
+    // supysonic gives every user every folder: dave's account (supysonic's bob) sees the whole server, so his answer is carol's.
+    const similar = async (user: string, status = 200) => seen(await request(app.url).get('/api/similar_tracks').set(as(user)).query({ item_id: ids.victory, n: 2 }).expect(status)).body;
+    const carols = await similar('carol');
+    expect(carols).toHaveLength(2);
+    expect(await similar('dave')).toEqual(carols);
+
+    // The server goes away: dave asked for the limit, so his answer is a 502 saying why (after the index's 15 s cache).
+    await sub.close();
+    await request(app.url).put(`/api/me/servers/${serverId}/account/library-scope`).set(as('dave')).send({ limit_to_libraries: true }).expect(200);
+    const failed = await waitFor('a 502 for dave', async () => {
+      const res = await request(app.url).get('/api/similar_tracks').set(as('dave')).query({ item_id: ids.victory, n: 2 });
+      return res.status === 200 ? undefined : seen(res);
+    }, { timeoutMs: 40_000, intervalMs: 1000 });
+    expect([failed.status, failed.body.code]).toEqual([502, 'library_scope_unavailable']);
+    expect(failed.body.error).toMatch(/did not answer which libraries your account can see/);
+    expect(await similar('carol')).toEqual(carols);
     for (const body of answers) for (const secret of Object.values(PASS)) expect(body).not.toContain(secret);
   });
 });

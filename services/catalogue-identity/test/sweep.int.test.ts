@@ -99,6 +99,50 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
     expect(counted).toContainEqual({ serverId: 'jf', trackCount: 11, matchedCount: 6 });
   });
 
+  it('When a server is swept, then each mapping records the library its file was listed in, a refresh fills rows without one, and the per-library availability answers by library (issue 34)', async () => {
+    await seedSongs(c, [
+      { id: 'lib-a', title: 'In Music' },
+      { id: 'lib-b', title: 'In Extras' },
+      { id: 'lib-c', title: 'Also In Music' },
+    ]);
+    const { fake, info } = await jellyfin([
+      fakeTrack('m-a', { title: 'In Music' }),
+      fakeTrack('x-b', { title: 'In Extras', library: 'lib-extras' }),
+      fakeTrack('m-c', { title: 'Also In Music' }),
+    ]);
+    peers.servers = [info];
+    expect(await sweep('jf')).toMatchObject({ state: 'SUCCESS' });
+    const libraryOf = async () => new Map((await c.sql<{ provider_id: string; library_id: string | null }>(`SELECT provider_id, library_id FROM catalogue.track_server_map WHERE server_id = 'jf'`)).map((r) => [r.provider_id, r.library_id]));
+    const music = fake.viewIdOf('lib-music');
+    const extras = fake.viewIdOf('lib-extras');
+    expect(await libraryOf()).toEqual(new Map([[fake.idOf('m-a'), music], [fake.idOf('x-b'), extras], [fake.idOf('m-c'), music]]));
+    // Rows written before the column existed have none: the next sweep's refresh records it (never a guess before).
+    await c.sql(`UPDATE catalogue.track_server_map SET library_id = NULL, updated_at = now() - interval '1 hour' WHERE server_id = 'jf'`);
+    const before = (await c.post('/internal/availability/jf/libraries', { libraryIds: [music] }).expect(200)).body;
+    expect(before).toEqual({ serverId: 'jf', itemIds: [], unknownLibrary: 3 });
+    expect(await sweep('jf')).toMatchObject({ state: 'SUCCESS' });
+    expect((await libraryOf()).get(fake.idOf('x-b'))).toBe(extras);
+    expect((await c.post('/internal/availability/jf/libraries', { libraryIds: [music] }).expect(200)).body).toEqual({ serverId: 'jf', itemIds: ['lib-a', 'lib-c'], unknownLibrary: 0 });
+    expect((await c.post('/internal/availability/jf/libraries', { libraryIds: [music, extras, 'gone'] }).expect(200)).body.itemIds).toEqual(['lib-a', 'lib-b', 'lib-c']);
+    await c.post('/internal/availability/jf/libraries', { libraryIds: [''] }).expect(400);
+  });
+
+  it('When a Subsonic server is swept, then each mapping records the file stamp the listing gives; a refresh fills a missing one and keeps a different one (issue 35: left for the re-analysis of a changed file)', async () => {
+    await seedSongs(c, [{ id: 'st-a', title: 'Stamped A' }, { id: 'st-b', title: 'Stamped B' }]);
+    const subsonic = createFakeSubsonic({ catalogue: new ArrayCatalogue(LIBRARIES, [fakeTrack('sa', { title: 'Stamped A' }), fakeTrack('sb', { title: 'Stamped B' })]) });
+    const s = await subsonic.start();
+    fakes.push(s);
+    peers.servers = [{ id: 'navi', name: 'Navidrome', type: 'navidrome', isDefault: false, connection: { type: 'navidrome', creds: { url: s.url, user: subsonic.user, password: subsonic.password } } }];
+    expect(await sweep('navi')).toMatchObject({ state: 'SUCCESS' });
+    const stamps = async () => new Map((await c.sql<{ item_id: string; file_stamp: string | null }>(`SELECT item_id, file_stamp FROM catalogue.track_server_map WHERE server_id = 'navi'`)).map((r) => [r.item_id, r.file_stamp]));
+    const first = await stamps();
+    expect([...first.keys()].sort()).toEqual(['st-a', 'st-b']);
+    for (const v of first.values()) expect(v).toMatch(/^size:[1-9]\d*$/);
+    await c.sql(`UPDATE catalogue.track_server_map SET file_stamp = CASE item_id WHEN 'st-a' THEN NULL ELSE 'size:1' END, updated_at = now() - interval '1 hour' WHERE server_id = 'navi'`);
+    expect(await sweep('navi')).toMatchObject({ state: 'SUCCESS' });
+    expect(await stamps()).toEqual(new Map([['st-a', first.get('st-a')!], ['st-b', 'size:1']]));
+  });
+
   it('When one alignment covers servers of every kind, then each is mapped from its own listing, default first, without any download', async () => {
     const songs = ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo One', 'Foxtrot'];
     await seedSongs(c, songs.map((title, i) => ({ id: `s-${i}`, title, originPath: `/mnt/music/music/Band/Album/${title}.flac` })));

@@ -22,7 +22,8 @@ import { DeltaRepository } from './generation/live/delta.repository';
 import { LiveLibraryService } from './generation/live/live-library.service';
 import { attachReplicaLifecycle } from './lifecycle';
 import { MapFollower } from './maps/generation-maps';
-import { aiSettingsSource, albumPeers, analysisRunLive, cataloguePort, fingerprintSource, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
+import { aiSettingsSource, albumPeers, analysisRunLive, cataloguePort, fingerprintSource, libraryScopeSource, lyricsPort, playlistPort, radioPeers, registryPort, relabelMapSource } from './peers';
+import { LibraryScopes, type LibraryScopeSource } from './core/library-scope';
 import { RecordingIndexService } from './recording/recording-index.service';
 import { recordingRoutes } from './recording/recording.routes';
 import type { LyricsPort } from './semantic/semantic.service';
@@ -47,6 +48,8 @@ export interface IndexDeps extends RuntimeDeps {
   lyrics?: LyricsPort;
   /** Request a build at start when the database holds no live generation (default true). */
   rebuildOnStart?: boolean;
+  /** Per-user library limits' answers (issue 34; default: the registry's and the catalogue's internal routes). */
+  libraryScopes?: LibraryScopeSource;
   /** Whether a full analysis run is live (default: the analysis worker's GET /internal/analysis/run). */
   analysisRunLive?: () => Promise<boolean>;
 }
@@ -71,7 +74,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   const clientFactory: MediaClientFactory = deps.clientFactory ?? ((conn) => createMediaServerClient(conn));
 
   const tracks = new TrackRepository(rt.ds);
-  const scopeDeps = { tracks };
+  // Results limited to the libraries a signed-in user's own account sees, for users who asked for it (issue 34).
+  const scopeDeps = { tracks, libraries: new LibraryScopes(deps.libraryScopes ?? libraryScopeSource(registryPeer, cataloguePeer)) };
   // Empty until start() loads the stored generation (or a build publishes one).
   const state = new IndexState(emptyGeneration());
   const maps = new MapFollower(catalogue, rt.logger.child({ component: 'MapFollower' }));

@@ -4,6 +4,7 @@ import type { AlbumPeers } from './album/album.service';
 import type { RadioPeers } from './alchemy/radio.service';
 import type { AiSettingsSource } from './chat/instant-playlist.service';
 import type { CataloguePort, PlaylistPort, RegistryPort } from './core/ports';
+import type { LibraryScopeSource } from './core/library-scope';
 import type { RelabelMapSource } from './generation/repoint.service';
 import { parseMappingChanges, parseMappingRows, parseSnapshotAnswer } from './maps/wire';
 import type { LyricsPort } from './semantic/semantic.service';
@@ -71,6 +72,20 @@ export function fingerprintSource(catalogue: PeerClient): FingerprintSource {
         if (err instanceof AppError && err.httpStatus === 404) return undefined;
         throw err;
       }
+    },
+  };
+}
+
+/**
+ * Per-user library limits (issue 34): the registry's `GET /internal/servers/:id/library-scope` (its 502 when the media
+ * server does not answer passes through) and the catalogue's `POST /internal/availability/:serverId/libraries`.
+ */
+export function libraryScopeSource(registry: PeerClient, catalogue: PeerClient): LibraryScopeSource {
+  return {
+    libraryScope: (serverId, userId) => registry.call(api.accountsInternal.libraryScope, { params: { id: serverId }, query: { userId } }),
+    async libraryItems(serverId, libraryIds) {
+      const r = await catalogue.call(api.internal.libraryAvailability, { params: { serverId }, body: { libraryIds: [...libraryIds] } });
+      return { itemIds: r.itemIds, unknownLibrary: r.unknownLibrary };
     },
   };
 }

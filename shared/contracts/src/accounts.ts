@@ -51,6 +51,11 @@ export const AccountDto = z
     libraries: z.array(z.object({ id: z.string(), name: z.string() })).nullable(),
     /** Whether the server kind can limit results to the account's libraries (see the docs: Subsonic music folders, Jellyfin/Emby views, Plex sections; Lyrion none). */
     library_scope_supported: z.boolean(),
+    /**
+     * The user asked for answers limited to the libraries this account can see (PUT .../account/library-scope). Applies
+     * while the account is linked and the kind supports it; read live from the server (cached 60 s) on each answer.
+     */
+    limit_to_libraries: z.boolean(),
     linked_at: z.string().nullable(),
   })
   .openapi('MediaServerAccount');
@@ -68,6 +73,13 @@ export const accountRoutes = {
     tags: ['accounts'], access: 'user', service: 'registry', params: ServerIdParams, body: AccountLinkBody, response: AccountDto,
   }),
   unlink: defineRoute({ method: 'delete', path: '/api/me/servers/:id/account', summary: "Unlink the caller's own account on a server (204; playlists then use the server account)", tags: ['accounts'], access: 'user', service: 'registry', params: ServerIdParams, status: 204 }),
+  libraryScope: defineRoute({
+    method: 'put',
+    path: '/api/me/servers/:id/account/library-scope',
+    summary:
+      "Limit (or stop limiting) the caller's answers on this server to the libraries their own linked account can see: similar songs, search, paths, alchemy, maps and the other reads of the index (400 `library_scope_not_supported` for Lyrion, 409 `account_not_linked` without a usable linked account, 404 unknown server)",
+    tags: ['accounts'], access: 'user', service: 'registry', params: ServerIdParams, body: z.object({ limit_to_libraries: z.boolean() }).strict(), response: AccountDto,
+  }),
   plexPin: defineRoute({ method: 'post', path: '/api/me/plex/pin', summary: 'Start Plex PIN linking of your own account: the code and link URL (finish with PUT /api/me/servers/{id}/account {plex_pin_id, client_id})', tags: ['accounts'], access: 'user', service: 'registry', body: z.object({ client_id: PlexClientId }).strict(), response: z.object({ id: z.string(), code: z.string(), link_url: z.string() }) }),
 };
 
@@ -83,7 +95,31 @@ export const ServerForUserResponse = z.object({
 });
 export type ServerForUserResponse = z.infer<typeof ServerForUserResponse>;
 
+/**
+ * Internal (issue 34): which libraries of a server a user's answers are limited to. `limited` false: no limit (no
+ * account linked, the user did not ask, or a kind without per-account libraries); `libraries` then null. Otherwise the
+ * provider library ids the user's own account sees now (read with its credentials, cached 60 s), or null when the
+ * account sees every library the server is analysed in (no filter needed: supysonic, for one, gives every user every
+ * music folder).
+ */
+export const LibraryScopeResponse = z.object({
+  limited: z.boolean(),
+  libraries: z.array(z.string()).nullable(),
+});
+export type LibraryScopeResponse = z.infer<typeof LibraryScopeResponse>;
+
 export const accountInternalRoutes = {
+  libraryScope: defineRoute({
+    method: 'get',
+    path: '/internal/servers/:id/library-scope',
+    service: 'registry',
+    access: 'internal',
+    tags: ['internal'],
+    summary: "The libraries `userId`'s answers on a server are limited to (404 unknown server; 502 when the media server does not answer the account's library list: never an unlimited answer instead)",
+    params: z.object({ id: z.string().min(1).max(200) }),
+    query: z.object({ userId: z.string().min(1).max(200) }),
+    response: LibraryScopeResponse,
+  }),
   forgetUser: defineRoute({
     method: 'delete',
     path: '/internal/accounts/users/:userId',

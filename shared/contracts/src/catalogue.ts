@@ -17,6 +17,10 @@ export const TrackMetadata = z.object({
   /** 0-5 */
   rating: z.number().min(0).max(5).optional(),
   filePath: z.string().max(4000).optional(),
+  /** The provider library the file was listed in (issue 34: `track_server_map.library_id`). */
+  libraryId: z.string().max(200).optional(),
+  /** The provider's stamp of the file's content (issue 35: `track_server_map.file_stamp`). */
+  fileStamp: z.string().max(200).optional(),
 });
 export type TrackMetadata = z.infer<typeof TrackMetadata>;
 
@@ -109,6 +113,15 @@ export const MapOutputResponse = z.object({ map: z.record(z.string()) });
 
 /** GET /internal/availability/:serverId -> canonical ids mapped on the server (and the change counter). */
 export const AvailabilityResponse = z.object({ serverId: z.string(), version: z.number().int(), itemIds: z.array(z.string()) });
+
+/**
+ * POST /internal/availability/:serverId/libraries (issue 34): the songs with at least one file on the server in one of
+ * `libraryIds` (`track_server_map.library_id`; provider library ids: Subsonic music-folder ids, Jellyfin/Emby library
+ * view ids, Plex section keys). `unknownLibrary` counts the songs on the server none of whose files has a recorded
+ * library yet (filled by the next sweep or analysis of the server): they are not in `itemIds`.
+ */
+export const LibraryAvailabilityRequest = z.object({ libraryIds: z.array(z.string().min(1).max(200)).max(1000) });
+export const LibraryAvailabilityResponse = z.object({ serverId: z.string(), itemIds: z.array(z.string()), unknownLibrary: z.number().int() });
 
 /** A catalogue song's display metadata (the media server's tags of its best file; seconds). */
 const TrackMetadataFields = {

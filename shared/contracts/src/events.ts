@@ -105,6 +105,10 @@ export const ProviderTrackMessage = z.object({
   rating: z.number().optional(),
   durationSeconds: z.number().optional(),
   path: z.string().optional(),
+  /** The provider library the listing found the file in (issue 34). */
+  libraryId: z.string().optional(),
+  /** The provider's stamp of the file's content (issue 35). */
+  fileStamp: z.string().optional(),
 });
 
 /** One track to analyze (competing consumers). */

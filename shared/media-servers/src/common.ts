@@ -235,6 +235,12 @@ export function newestAlbums(listings: ReadonlyArray<ReadonlyArray<AddedAlbum>>,
 }
 
 /** The libraries (sections, folders) to enumerate one after the other: the filter, or the whole server (undefined). */
+/** `track` with `libraryId` set to `library` (unchanged when `library` is undefined). Issue 34. */
+export function withLibrary(track: ProviderTrack, library: string | undefined): ProviderTrack {
+  if (library !== undefined) track.libraryId = library;
+  return track;
+}
+
 export function librariesOrAll(filter: ReadonlyArray<string>): Array<string | undefined> {
   return filter.length ? [...filter] : [undefined];
 }

@@ -27,7 +27,7 @@ describe(EmbyClient.name, () => {
     const out: ProviderTrack[] = [];
     for await (const page of client.iterateTracks()) out.push(...page);
     expect(out).toHaveLength(600);
-    expect(out[0]).toEqual({ id: '1000', title: 'S0', artist: 'A', durationSeconds: 200 });
+    expect(out[0]).toEqual({ id: '1000', title: 'S0', artist: 'A', durationSeconds: 200, libraryId: 'lib7' });
     expect(stub.requests.map((r) => r.path)).toEqual([`/emby/Users/${UID}/Items`, `/emby/Users/${UID}/Items`]);
     expect(stub.requests[0]?.query.get('ParentId')).toBe('lib7');
     expect(stub.requests[0]?.query.has('userId')).toBe(false);

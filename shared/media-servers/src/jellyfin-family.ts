@@ -3,7 +3,7 @@
  * (`Items`/`TotalRecordCount` query results, `RunTimeTicks`, `UserData`), differing only in URL
  * prefix, auth header, a few endpoint shapes and playlist writes (media-server-apis.md §2-3).
  */
-import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain, mapPlaylists, num, pagesByOffset, positive, runConnectionTest, stars, str, librariesOrAll, recentAlbumTracks, tracksOfLibraries } from './common';
+import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain, mapPlaylists, num, pagesByOffset, positive, runConnectionTest, stars, str, librariesOrAll, recentAlbumTracks, tracksOfLibraries, withLibrary } from './common';
 import { NotFoundError, PermissionDeniedError, ProtocolError } from './errors';
 import type { HttpClient, Query } from './http';
 import { DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
@@ -256,9 +256,28 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
   /** All audio tracks, per filtered library (`ParentId`) or the whole server; 500 per page. */
   iterateTracks(): AsyncIterable<ProviderTrack[]> {
     const self = this;
-    return tracksOfLibraries(librariesOrAll(this.libraryFilter), async function* (parent) {
-      for await (const items of self.pageItems((s, l) => self.trackQuery(parent, s, l))) yield items.map(mapJellyfinTrack);
-    });
+    async function* all(): AsyncIterable<ProviderTrack[]> {
+      yield* tracksOfLibraries(await self.listedLibraries(), async function* (parent) {
+        for await (const items of self.pageItems((s, l) => self.trackQuery(parent, s, l))) yield items.map((it) => withLibrary(mapJellyfinTrack(it), parent));
+      });
+    }
+    return all();
+  }
+
+  /**
+   * The libraries a catalogue walk lists one after the other (`ParentId` = the library), so each track carries its
+   * library (issue 34; an audio item names its album as parent, not its library): the filter, else every music
+   * library of {@link listLibraries}; a server that lists none is walked whole (library unknown).
+   */
+  protected async listedLibraries(): Promise<Array<string | undefined>> {
+    if (this.libraryFilter.length) return [...this.libraryFilter];
+    const all = (await this.listLibraries()).map((l) => l.id);
+    return all.length ? all : [undefined];
+  }
+
+  /** The user's own music views (`listUserViews`), whatever the account's rights on `/Library/VirtualFolders`. Issue 34. */
+  visibleLibraries(): Promise<LibraryInfo[] | null> {
+    return this.listUserViews();
   }
 
   /**

@@ -32,6 +32,8 @@ function itemsHandler(counts: Record<string, number>, fail?: (req: RecordedReque
   return (req: RecordedRequest, res: import('node:http').ServerResponse): void => {
     if (fail?.(req)) return sendJson(res, { error: 'boom' }, 500);
     if (req.headers.authorization !== jellyfinAuthorization(TOKEN)) return sendJson(res, 'Unauthorized', 401);
+    // The music libraries that hold tracks ('' = tracks listed without a library only: a server with no music library).
+    if (req.path === '/Library/VirtualFolders') return sendJson(res, Object.keys(counts).filter((k) => k !== '').map((k) => ({ Name: k, CollectionType: 'music', ItemId: k, Locations: [`/${k}`] })));
     if (req.path === '/Items') {
       const parent = req.query.get('ParentId') ?? '';
       const total = counts[parent] ?? 0;
@@ -56,14 +58,36 @@ describe(JellyfinClient.name, () => {
     const tracks = await collectPages(make(stub.url).iterateTracks());
     expect(tracks).toHaveLength(1201);
     expect(new Set(tracks.map((t) => t.id)).size).toBe(1201);
-    expect(stub.requests.map((r) => r.query.get('StartIndex'))).toEqual(['0', '500', '1000']);
-    const q = stub.requests[0]?.query;
+    // No music library listed: the server is walked whole (library unknown).
+    expect(stub.requests[0]?.path).toBe('/Library/VirtualFolders');
+    const pages = stub.requests.slice(1);
+    expect(pages.map((r) => r.query.get('StartIndex'))).toEqual(['0', '500', '1000']);
+    expect(tracks.every((t) => t.libraryId === undefined)).toBe(true);
+    const q = pages[0]?.query;
     expect(Object.fromEntries(q ?? [])).toEqual({
       userId: UID, IncludeItemTypes: 'Audio', Recursive: 'true', Fields: 'Path,DateCreated', StartIndex: '0',
       Limit: '500', SortBy: 'SortName', SortOrder: 'Ascending', EnableUserData: 'true',
     });
-    expect(stub.requests[0]?.headers.authorization).toMatch(/^MediaBrowser .*Token="a1b2c3d4e5f60718293a4b5c6d7e8f90"/);
-    expect(stub.requests[0]?.headers['x-emby-token']).toBeUndefined();
+    expect(pages[0]?.headers.authorization).toMatch(/^MediaBrowser .*Token="a1b2c3d4e5f60718293a4b5c6d7e8f90"/);
+    expect(pages[0]?.headers['x-emby-token']).toBeUndefined();
+  });
+
+  it('When no library filter is set, then each music library is paged with its ParentId and each track carries it as its library', async () => {
+    stub = await startStub(itemsHandler({ libA: 2, libB: 1 }));
+    const tracks = await collectPages(make(stub.url).iterateTracks());
+    expect(stub.requests.map((r) => `${r.path}:${r.query.get('ParentId') ?? ''}`)).toEqual(['/Library/VirtualFolders:', '/Items:libA', '/Items:libB']);
+    expect(tracks.map((t) => t.libraryId)).toEqual(['libA', 'libA', 'libB']);
+  });
+
+  it('When asked for the account\'s visible libraries, then the user\'s own music views are read (not VirtualFolders)', async () => {
+    stub = await startStub((req, res) => {
+      if (req.path === '/UserViews' && req.query.get('userId') === UID) {
+        return sendJson(res, { Items: [{ Id: 'v1', Name: 'Music', CollectionType: 'music' }, { Id: 'v2', Name: 'Films', CollectionType: 'movies' }] });
+      }
+      return sendJson(res, {}, 404);
+    });
+    expect(await make(stub.url).visibleLibraries()).toEqual([{ id: 'v1', name: 'Music' }]);
+    expect(stub.requests.map((r) => r.path)).toEqual(['/UserViews']);
   });
 
   it('When a library filter is set, then each library is paged with its ParentId', async () => {

@@ -154,6 +154,14 @@ export class LyrionClient implements MediaServerClient {
   }
 
   /**
+   * Always `null`: Lyrion has one optional server password and no user accounts, so there are no per-account
+   * libraries (its virtual libraries belong to players and plugins, not accounts). Issue 34.
+   */
+  visibleLibraries(): Promise<LibraryInfo[] | null> {
+    return Promise.resolve(null);
+  }
+
+  /**
    * `musicfolder 0 999 tags:u`: the configured media folders (or, with exactly one, its
    * children). id = the decoded folder path, which is what the path-prefix filter stores.
    */

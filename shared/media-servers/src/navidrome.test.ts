@@ -26,6 +26,11 @@ function subsonic(total: Record<string, number>, extra?: (req: RecordedRequest, 
   return (req: RecordedRequest, res: ServerResponse): void => {
     if (!authOk(req)) return sendJson(res, failed(40, 'Wrong username or password'));
     if (extra?.(req, res)) return;
+    if (req.path === '/rest/getMusicFolders.view') {
+      // The folders that hold songs ('' = songs listed without a folder only: a server that lists no folder).
+      const musicFolder = Object.keys(total).filter((k) => k !== '').map((id) => ({ id: Number(id), name: `Folder ${id}` }));
+      return sendJson(res, ok({ musicFolders: musicFolder.length ? { musicFolder } : {} }));
+    }
     if (req.path === '/rest/search3.view') {
       const folder = req.query.get('musicFolderId') ?? '';
       const n = total[folder] ?? 0;
@@ -54,23 +59,50 @@ describe(NavidromeClient.name, () => {
     stub = await startStub(subsonic({ '': 1000 }));
     const tracks = await collectPages(make(stub.url).iterateTracks());
     expect(tracks).toHaveLength(1000);
-    // 1000 = 2 full pages, so a third (empty) page ends the enumeration.
-    expect(stub.requests.map((r) => r.query.get('songOffset'))).toEqual(['0', '500', '1000']);
-    const q = stub.requests[0]?.query;
-    expect(stub.requests[0]?.path).toBe('/rest/search3.view');
+    // A server that lists no music folder is walked whole: getMusicFolders, then 1000 = 2 full pages and a third (empty) one.
+    expect(stub.requests.map((r) => r.path)).toEqual(['/rest/getMusicFolders.view', ...Array<string>(3).fill('/rest/search3.view')]);
+    const searches = stub.requests.slice(1);
+    expect(searches.map((r) => r.query.get('songOffset'))).toEqual(['0', '500', '1000']);
+    const q = searches[0]?.query;
     expect([q?.get('v'), q?.get('c'), q?.get('f'), q?.get('u')]).toEqual(['1.16.1', 'polyphony', 'json', USER]);
     expect([q?.get('query'), q?.get('songCount'), q?.get('artistCount'), q?.get('albumCount')]).toEqual(['', '500', '0', '0']);
     expect(q?.has('p')).toBe(false);
     expect(q?.has('musicFolderId')).toBe(false);
+    expect(tracks.every((t) => t.libraryId === undefined)).toBe(true);
     const salts = new Set(stub.requests.map((r) => r.query.get('s')));
-    expect(salts.size).toBe(3);
+    expect(salts.size).toBe(4);
+  });
+
+  it('When no folder filter is set, then every music folder is walked with its musicFolderId and each song carries it as its library', async () => {
+    stub = await startStub(subsonic({ '1': 3, '2': 2 }));
+    const tracks = await collectPages(make(stub.url).iterateTracks());
+    // getMusicFolders, one probe song per folder (the server honours musicFolderId: different first songs), then the walk.
+    expect(stub.requests.map((r) => `${r.path.replace('/rest/', '')}:${r.query.get('musicFolderId') ?? ''}:${r.query.get('songCount') ?? ''}`)).toEqual([
+      'getMusicFolders.view::', 'search3.view:1:1', 'search3.view:2:1', 'search3.view:1:500', 'search3.view:2:500',
+    ]);
+    expect(tracks.map((t) => `${t.id}@${t.libraryId}`)).toEqual(['1-0@1', '1-1@1', '1-2@1', '2-0@2', '2-1@2']);
+  });
+
+  it('When the server ignores musicFolderId in search3 (supysonic 0.7), then the server is walked once with no library recorded', async () => {
+    stub = await startStub((req, res) => {
+      if (!authOk(req)) return sendJson(res, failed(40, 'Wrong username or password'));
+      if (req.path === '/rest/getMusicFolders.view') return sendJson(res, ok({ musicFolders: { musicFolder: [{ id: '1', name: 'A' }, { id: '2', name: 'B' }] } }));
+      const cnt = Number(req.query.get('songCount'));
+      const off = Number(req.query.get('songOffset'));
+      const song = Array.from({ length: Math.max(0, Math.min(cnt, 3 - off)) }, (_, i) => ({ id: `s${off + i}`, title: 'T', artist: 'A', isDir: false }));
+      return sendJson(res, ok({ searchResult3: { song } }));
+    });
+    const tracks = await collectPages(make(stub.url).iterateTracks());
+    expect(tracks.map((t) => [t.id, t.libraryId])).toEqual([['s0', undefined], ['s1', undefined], ['s2', undefined]]);
+    expect(stub.requests.filter((r) => r.query.get('songCount') === '500').map((r) => r.query.get('musicFolderId'))).toEqual([null]);
   });
 
   it('When a folder filter is set, then each folder is enumerated with musicFolderId and a short page ends it', async () => {
     stub = await startStub(subsonic({ '1': 2, '3': 501 }));
     const tracks = await collectPages(make(stub.url, ['1', '3']).iterateTracks());
     expect(tracks).toHaveLength(503);
-    expect(stub.requests.map((r) => `${r.query.get('musicFolderId')}@${r.query.get('songOffset')}`)).toEqual(['1@0', '3@0', '3@500']);
+    const pages = stub.requests.filter((r) => r.query.get('songCount') === '500');
+    expect(pages.map((r) => `${r.query.get('musicFolderId')}@${r.query.get('songOffset')}`)).toEqual(['1@0', '3@0', '3@500']);
   });
 
   it('When the password is wrong (code 40 inside HTTP 200), then BadCredentialsError without the password in the message', async () => {

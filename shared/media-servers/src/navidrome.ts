@@ -8,7 +8,7 @@
  * and no `u` (error 43 if both are sent, 44 for a bad key; Navidrome itself lacks the extension).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain, mapPlaylists, num, positive, runConnectionTest, stars, str, timeBudget, librariesOrAll, recentAlbumTracks, tracksOfLibraries } from './common';
+import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromText, lyricsToPlain, mapPlaylists, num, positive, runConnectionTest, stars, str, timeBudget, librariesOrAll, recentAlbumTracks, tracksOfLibraries, withLibrary } from './common';
 import { BadCredentialsError, MediaServerError, NotFoundError, PermissionDeniedError, ProtocolError } from './errors';
 import type { DownloadResponse, HttpClient, Query } from './http';
 import { CLIENT_NAME, DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
@@ -42,6 +42,8 @@ export interface SubsonicSong {
   path?: string;
   playCount?: number;
   played?: string;
+  /** File size, bytes. */
+  size?: number;
 }
 
 type Envelope = Record<string, unknown> & { status?: string; error?: { code?: number; message?: string } };
@@ -80,6 +82,8 @@ export function mapSubsonicSong(s: SubsonicSong): ProviderTrack {
   if (plays !== undefined) t.playCount = plays;
   const last = isoFromText(s.played);
   if (last) t.lastPlayed = last;
+  const size = positive(s.size);
+  if (size !== undefined) t.fileStamp = `size:${Math.round(size)}`;
   return t;
 }
 
@@ -220,13 +224,45 @@ export class NavidromeClient implements MediaServerClient {
    */
   iterateTracks(): AsyncIterable<ProviderTrack[]> {
     const self = this;
-    return tracksOfLibraries(librariesOrAll(this.folders), async function* (folder) {
-      for (let offset = 0; ; offset += SUBSONIC_PAGE_SIZE) {
-        const songs = await self.searchPage(folder, offset, SUBSONIC_PAGE_SIZE);
-        if (songs.length) yield songs.map(mapSubsonicSong);
-        if (songs.length < SUBSONIC_PAGE_SIZE) break;
-      }
-    });
+    async function* all(): AsyncIterable<ProviderTrack[]> {
+      yield* tracksOfLibraries(await self.listedFolders(), async function* (folder) {
+        for (let offset = 0; ; offset += SUBSONIC_PAGE_SIZE) {
+          const songs = await self.searchPage(folder, offset, SUBSONIC_PAGE_SIZE);
+          if (songs.length) yield songs.map((s) => withLibrary(mapSubsonicSong(s), folder));
+          if (songs.length < SUBSONIC_PAGE_SIZE) break;
+        }
+      });
+    }
+    return all();
+  }
+
+  /**
+   * The music folders a catalogue walk lists one after the other, so each song carries its `musicFolderId` as its
+   * library (issue 34; a Subsonic song record has no folder field): the filter, else every folder of
+   * `getMusicFolders`; a server that lists no folder is walked whole (library unknown). A server that ignores
+   * `musicFolderId` in `search3` (supysonic 0.7 does) would tag every song with the first folder: when the server has
+   * several folders the first song of each is probed first (one `search3` of one song per folder), and when two
+   * folders answer the same song the server is walked whole with no library recorded (never a guess; the filter
+   * had no effect on such a server anyway).
+   */
+  private async listedFolders(): Promise<Array<string | undefined>> {
+    const all = (await this.listLibraries()).map((l) => l.id);
+    const folders = this.folders.length ? [...this.folders] : all;
+    if (folders.length === 0) return [undefined];
+    if (all.length < 2) return folders;
+    const firsts = new Set<string>();
+    for (const folder of all) {
+      const id = str((await this.searchPage(folder, 0, 1))[0]?.id);
+      if (id === undefined) continue;
+      if (firsts.has(id)) return [undefined];
+      firsts.add(id);
+    }
+    return folders;
+  }
+
+  /** `getMusicFolders` as this client's user (Navidrome answers the folders the user may read). Issue 34. */
+  visibleLibraries(): Promise<LibraryInfo[] | null> {
+    return this.listLibraries();
   }
 
   /**

@@ -3,7 +3,7 @@
  * Headers `X-Plex-Token` and `Accept: application/json`; responses are `{"MediaContainer":{…}}`;
  * lists are paged with `X-Plex-Container-Start` / `X-Plex-Container-Size`.
  */
-import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromEpochSeconds, lyricsToPlain, mapPlaylists, num, pagesByOffset, positive, runConnectionTest, stars, str, timeBudget, recentAlbumTracks, tracksOfLibraries } from './common';
+import { SAMPLE_TRACK_COUNT, chunk, type AddedAlbum, isoFromEpochSeconds, lyricsToPlain, mapPlaylists, num, pagesByOffset, positive, runConnectionTest, stars, str, timeBudget, recentAlbumTracks, tracksOfLibraries, withLibrary } from './common';
 import { NotFoundError, ProtocolError } from './errors';
 import type { HttpClient, Query } from './http';
 import { CLIENT_NAME, CLIENT_VERSION, DEFAULT_LYRICS_TIMEOUT_MS, providerHttp, type ClientOptions } from './options';
@@ -33,7 +33,9 @@ export interface PlexTrack {
   userRating?: number;
   viewCount?: number;
   lastViewedAt?: number;
-  Media?: Array<{ Part?: Array<{ key?: string; file?: string; Stream?: Array<{ streamType?: number; key?: string }> }> }>;
+  /** The section the track belongs to (on `/library/metadata/{id}` and most listings). */
+  librarySectionID?: string | number;
+  Media?: Array<{ Part?: Array<{ key?: string; file?: string; size?: number; Stream?: Array<{ streamType?: number; key?: string }> }> }>;
 }
 
 interface Container {
@@ -76,6 +78,10 @@ export function mapPlexTrack(m: PlexTrack): ProviderTrack {
   if (plays !== undefined) t.playCount = plays;
   const last = isoFromEpochSeconds(m.lastViewedAt);
   if (last) t.lastPlayed = last;
+  const section = str(m.librarySectionID);
+  if (section) t.libraryId = section;
+  const size = positive(m.Media?.[0]?.Part?.[0]?.size);
+  if (size !== undefined) t.fileStamp = `size:${Math.round(size)}`;
   return t;
 }
 
@@ -137,6 +143,11 @@ export class PlexClient implements MediaServerClient {
     });
   }
 
+  /** `/library/sections` with this client's token: a shared (managed or friend) user's token lists only the sections shared with them. Issue 34. */
+  visibleLibraries(): Promise<LibraryInfo[] | null> {
+    return this.listLibraries();
+  }
+
   /** `/library/sections` entries with `type == "artist"`: id = `key`, path = first location. */
   async listLibraries(): Promise<LibraryInfo[]> {
     const c = await this.container('GET', '/library/sections');
@@ -196,7 +207,7 @@ export class PlexClient implements MediaServerClient {
     // A ratingKey belongs to one section: de-duplicating across sections drops nothing (it guards a filter that repeats a key).
     async function* all(): AsyncIterable<ProviderTrack[]> {
       yield* tracksOfLibraries(await self.sectionKeys(), async function* (key) {
-        for await (const items of self.pageSection(key, { type: PLEX_TYPE.track })) yield items.map((m) => mapPlexTrack(m as PlexTrack));
+        for await (const items of self.pageSection(key, { type: PLEX_TYPE.track })) yield items.map((m) => withLibrary(mapPlexTrack(m as PlexTrack), key));
       });
     }
     return all();

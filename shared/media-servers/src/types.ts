@@ -48,6 +48,20 @@ export interface ProviderTrack {
   path?: string;
   playCount?: number;
   lastPlayed?: string;
+  /**
+   * The library the listing found the track in (issue 34: results limited to a user's libraries), in the ids of
+   * {@link LibraryInfo}: Subsonic the `musicFolderId` the page was listed under, Jellyfin/Emby the library view
+   * (`ParentId`) the page was listed under, Plex the track's own `librarySectionID`. Undefined where the kind has
+   * none (Lyrion) or the listing could not tell (a server without music folders / views).
+   */
+  libraryId?: string;
+  /**
+   * A stamp of the file's content as the server lists it, which changes when the file is replaced in place under the
+   * same provider id (issue 35): Subsonic `size:<bytes>` (`size`), Plex `size:<bytes>` (`Media[0].Part[0].size`).
+   * Undefined for Jellyfin/Emby (their item listing gives no size or modified time without `Fields=MediaSources`,
+   * not requested) and Lyrion (`filesize`, tag `f`, not requested).
+   */
+  fileStamp?: string;
 }
 
 /** What a caller may know of a song to help a lyrics lookup. */
@@ -83,6 +97,14 @@ export interface MediaServerClient {
   readonly type: ServerType;
   testConnection(): Promise<ConnectionTestResult>;
   listLibraries(): Promise<LibraryInfo[]>;
+  /**
+   * The libraries the client's own account can see (issue 34), asked with its credentials, or `null` where the kind
+   * has no per-account libraries (Lyrion: one account sees the whole server). Subsonic `getMusicFolders` as that user
+   * (Navidrome answers the folders the user was given), Jellyfin/Emby the user's views (`/UserViews` /
+   * `/Users/{id}/Views`, music collections only), Plex `/library/sections` with the account's token (a shared user's
+   * token lists the sections shared with them). Errors throw like any call.
+   */
+  visibleLibraries(): Promise<LibraryInfo[] | null>;
   /**
    * The full catalogue (library filter applied), streamed page by page so memory stays bounded.
    * A failure mid-enumeration throws; it never ends early as if complete.

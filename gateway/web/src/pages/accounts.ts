@@ -54,6 +54,23 @@ function linkForm(a: AccountDto, done: () => Promise<void>): HTMLElement {
   return form;
 }
 
+/**
+ * "Only my libraries" of a linked account on a kind with per-account libraries (issue 34): when checked, the results of
+ * this server (similar songs, search, paths, alchemy, maps...) come only from the libraries the account sees.
+ */
+function scopeToggle(a: AccountDto, out: HTMLElement, done: () => Promise<void>): HTMLElement | null {
+  if (a.status !== 'linked' || !a.library_scope_supported) return null;
+  const box = h('input', { type: 'checkbox', checked: a.limit_to_libraries, 'aria-label': `Limit results on ${a.server_name} to the libraries your account sees` });
+  box.addEventListener('change', () =>
+    void busy(box, out, async () => {
+      await call(accountRoutes.libraryScope, { params: { id: a.server_id }, body: { limit_to_libraries: box.checked } });
+      say(out, box.checked ? `Results on ${a.server_name} now come only from the libraries your account sees.` : `Results on ${a.server_name} cover the whole server again.`, 'ok');
+      await done();
+    }),
+  );
+  return h('label', { class: 'inline' }, box, ' Only my libraries');
+}
+
 const page: Page = {
   title: 'My accounts',
   tag: 'CATALOGUE',
@@ -73,7 +90,7 @@ const page: Page = {
         );
         const status = a.status === 'linked' ? `linked${a.account_name ? ` as ${a.account_name}` : ''}` : a.status === 'needs_relink' ? 'link again (the stored secret is gone or the server moved)' : 'not linked: the server account is used';
         const libs = a.libraries ? a.libraries.map((l) => l.name).join(', ') || '—' : '—';
-        return [a.server_name, a.server_type, status, libs, h('div', {}, linkForm(a, draw), unlink)];
+        return [a.server_name, a.server_type, status, libs, h('div', {}, linkForm(a, draw), unlink, scopeToggle(a, out, draw))];
       });
       list.replaceChildren(table('Your accounts on the media servers', ['Server', 'Kind', 'Account', 'Libraries it sees', 'Link'], rows, { class: 'accounts' }));
     };

@@ -481,5 +481,7 @@ function toMessageTrack(t: ProviderTrack): AnalysisTrackRequested['track'] {
     rating: t.rating,
     durationSeconds: t.durationSeconds,
     path: t.path,
+    libraryId: t.libraryId,
+    fileStamp: t.fileStamp,
   };
 }

@@ -292,5 +292,5 @@ function sameSha256(token: string, sha256Hex: string): boolean {
 }
 
 function toMessageTrack(t: ProviderTrack): AnalysisTrackRequested['track'] {
-  return { id: t.id, title: t.title, artist: t.artist, artistId: t.artistId, album: t.album, albumArtist: t.albumArtist, year: t.year, rating: t.rating, durationSeconds: t.durationSeconds, path: t.path };
+  return { id: t.id, title: t.title, artist: t.artist, artistId: t.artistId, album: t.album, albumArtist: t.albumArtist, year: t.year, rating: t.rating, durationSeconds: t.durationSeconds, path: t.path, libraryId: t.libraryId, fileStamp: t.fileStamp };
 }

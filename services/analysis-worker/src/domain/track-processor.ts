@@ -234,6 +234,8 @@ export class TrackProcessor {
           year: track.year,
           rating: track.rating,
           filePath: track.path,
+          libraryId: track.libraryId,
+          fileStamp: track.fileStamp,
         },
         descriptors: { tempo: d.tempoBpm ?? undefined, key: d.key, scale: d.scale, energy: d.energy },
         learned,

@@ -52,6 +52,11 @@ export class MappingService {
     return this.mappings.availability(serverId);
   }
 
+  /** Songs with a file in one of the server's `libraryIds`, and the count of its songs with no recorded library (issue 34). */
+  libraryAvailability(serverId: string, libraryIds: readonly string[]): Promise<{ itemIds: string[]; unknownLibrary: number }> {
+    return this.mappings.libraryAvailability(serverId, libraryIds);
+  }
+
   /** One page of every mapping row. @throws ValidationError (400) when `after` is not a cursor of this page */
   rows(after: string | undefined, limit: number): Promise<MappingRowsPage> {
     return this.log.rows(after, limit);

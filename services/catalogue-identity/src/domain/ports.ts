@@ -178,6 +178,8 @@ export interface MappingStore {
   availabilityVersion(serverId: string): Promise<number>;
   /** The song ids available on a server, with the set's version. */
   availability(serverId: string): Promise<{ version: number; itemIds: string[] }>;
+  /** Songs with a file in one of the server's `libraryIds`, and the count of its songs with no recorded library (issue 34). */
+  libraryAvailability(serverId: string, libraryIds: readonly string[]): Promise<{ itemIds: string[]; unknownLibrary: number }>;
   /** Removes a server's mapping, Chromaprint and artist rows (never songs: those mapped nowhere else become orphans). */
   deleteServer(serverId: string): Promise<ServerDeletionResult>;
   /** Fills missing durations from a server's listing (entries beyond `toleranceSeconds` of a stored duration are rejected). */

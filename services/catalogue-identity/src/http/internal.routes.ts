@@ -75,6 +75,7 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
     const a = await d.mappings.availability(serverId);
     return { serverId, version: a.version, itemIds: a.itemIds } satisfies z.infer<typeof AvailabilityResponse>;
   });
+  r.json(api.internal.libraryAvailability, async ({ params: { serverId }, body }) => ({ serverId, ...(await d.mappings.libraryAvailability(serverId, body.libraryIds)) }));
   r.json(api.internal.mappingRows, async ({ query: q }) => (await d.mappings.rows(q.after, q.limit)) satisfies MappingRowsPage);
   r.json(api.internal.mappingChanges, async ({ query: q }) => (await d.mappings.changes(q.after, q.limit)) satisfies MappingChangesPage);
 

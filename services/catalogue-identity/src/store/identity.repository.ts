@@ -229,9 +229,9 @@ export class PgIdentityRepository implements IdentityResolveStore {
     const path = req.metadata.filePath ?? null;
     const norm = normalisePath(path);
     const inserted: unknown[] = await m.query(
-      `INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id, file_path, folder, artist_id, match_tier, duration_seconds)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (server_id, provider_id) DO NOTHING RETURNING item_id`,
-      [req.serverId, req.providerId, itemId, path, norm === null ? null : parentFolder(norm), req.metadata.artistId ?? null, tier, req.durationSeconds ?? null],
+      `INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id, file_path, folder, artist_id, match_tier, duration_seconds, library_id, file_stamp)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (server_id, provider_id) DO NOTHING RETURNING item_id`,
+      [req.serverId, req.providerId, itemId, path, norm === null ? null : parentFolder(norm), req.metadata.artistId ?? null, tier, req.durationSeconds ?? null, req.metadata.libraryId ?? null, req.metadata.fileStamp ?? null],
     );
     if (inserted.length === 0) throw new RetryDecision(`mapping ${req.serverId}/${req.providerId} written concurrently`);
     if (req.chromaprint && req.chromaprint.length > 0) {

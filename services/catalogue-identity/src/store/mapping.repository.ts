@@ -89,6 +89,20 @@ export class MappingRepository implements MappingStore {
   }
 
   /**
+   * Songs with at least one file on the server in one of `libraryIds` (issue 34), distinct and sorted, and the count of
+   * the server's songs none of whose files has a recorded library (NULL `library_id`: not listed since the column came,
+   * or a kind without libraries). One statement, served by `track_server_map_library_idx`.
+   */
+  async libraryAvailability(serverId: string, libraryIds: readonly string[]): Promise<{ itemIds: string[]; unknownLibrary: number }> {
+    const rows: Array<{ ids: string[]; unknown: string }> = await this.ds.query(
+      `SELECT ARRAY(SELECT DISTINCT item_id FROM catalogue.track_server_map WHERE server_id = $1 AND library_id = ANY($2::text[]) ORDER BY 1) AS ids,
+              (SELECT count(*) FROM (SELECT item_id FROM catalogue.track_server_map WHERE server_id = $1 GROUP BY item_id HAVING bool_and(library_id IS NULL)) u) AS unknown`,
+      [serverId, [...new Set(libraryIds)]],
+    );
+    return { itemIds: rows[0]?.ids ?? [], unknownLibrary: Number(rows[0]?.unknown ?? 0) };
+  }
+
+  /**
    * Removes everything the catalogue holds for a server deleted from the registry: its mapping rows
    * (its Chromaprint rows go with them), its artist rows; writes a tombstone so later resolves for it are
    * refused, and bumps its availability counter. Score rows are never touched: songs mapped nowhere else

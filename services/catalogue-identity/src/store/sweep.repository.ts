@@ -150,6 +150,8 @@ export class SweepRepository implements SweepStore {
         const folders: Array<string | null> = [];
         const artists: Array<string | null> = [];
         const durations: Array<number | null> = [];
+        const libraries: Array<string | null> = [];
+        const stamps: Array<string | null> = [];
         for (const w of writes) {
           const path = remote.path(w.remote);
           const norm = normalisePath(path);
@@ -157,15 +159,17 @@ export class SweepRepository implements SweepStore {
           folders.push(norm === null ? null : parentFolder(norm));
           artists.push(remote.artistId(w.remote) ?? null);
           durations.push(remote.duration(w.remote) ?? null);
+          libraries.push(remote.libraryId(w.remote) ?? null);
+          stamps.push(remote.fileStamp(w.remote) ?? null);
         }
         written = await queryRows(
           m,
-          `INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id, file_path, folder, artist_id, match_tier, duration_seconds)
-           SELECT $1, u.pid, u.item, u.path, u.folder, u.artist, u.tier, u.d
-             FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[]) AS u(pid, item, path, folder, artist, tier, d)
+          `INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id, file_path, folder, artist_id, match_tier, duration_seconds, library_id, file_stamp)
+           SELECT $1, u.pid, u.item, u.path, u.folder, u.artist, u.tier, u.d, u.lib, u.stamp
+             FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::text[], $10::text[]) AS u(pid, item, path, folder, artist, tier, d, lib, stamp)
             WHERE EXISTS (SELECT 1 FROM catalogue.score s WHERE s.item_id = u.item)
            ON CONFLICT (server_id, provider_id) DO NOTHING RETURNING match_tier`,
-          [serverId, writes.map((w) => w.providerId), writes.map((w) => w.itemId), paths, folders, artists, writes.map((w) => w.tier), durations],
+          [serverId, writes.map((w) => w.providerId), writes.map((w) => w.itemId), paths, folders, artists, writes.map((w) => w.tier), durations, libraries, stamps],
         );
       }
       if (written.length > 0 || retracted.length > 0) await bumpAvailability(m, [serverId]);
@@ -243,11 +247,13 @@ export class SweepRepository implements SweepStore {
           m,
           `UPDATE catalogue.track_server_map t SET file_path = CASE WHEN u.has_path THEN u.path ELSE t.file_path END,
                   folder = CASE WHEN u.has_path THEN u.folder ELSE t.folder END,
-                  artist_id = COALESCE(u.artist, t.artist_id), duration_seconds = COALESCE(u.d, t.duration_seconds), updated_at = now()
-             FROM unnest($2::text[], $3::bool[], $4::text[], $5::text[], $6::text[], $7::float8[]) AS u(pid, has_path, path, folder, artist, d)
+                  artist_id = COALESCE(u.artist, t.artist_id), duration_seconds = COALESCE(u.d, t.duration_seconds),
+                  library_id = COALESCE(u.lib, t.library_id), file_stamp = COALESCE(t.file_stamp, u.stamp), updated_at = now()
+             FROM unnest($2::text[], $3::bool[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[]) AS u(pid, has_path, path, folder, artist, d, lib, stamp)
             WHERE t.server_id = $1 AND t.provider_id = u.pid
               AND ((u.has_path AND (t.file_path IS DISTINCT FROM u.path OR t.folder IS DISTINCT FROM u.folder))
-                   OR t.artist_id IS DISTINCT FROM COALESCE(u.artist, t.artist_id) OR t.duration_seconds IS DISTINCT FROM COALESCE(u.d, t.duration_seconds))
+                   OR t.artist_id IS DISTINCT FROM COALESCE(u.artist, t.artist_id) OR t.duration_seconds IS DISTINCT FROM COALESCE(u.d, t.duration_seconds)
+                   OR t.library_id IS DISTINCT FROM COALESCE(u.lib, t.library_id) OR (t.file_stamp IS NULL AND u.stamp IS NOT NULL))
            RETURNING 1`,
           [
             serverId,
@@ -257,6 +263,8 @@ export class SweepRepository implements SweepStore {
             p.map((x) => x.folder ?? null),
             p.map((x) => x.artistId ?? null),
             p.map((x) => x.durationSeconds ?? null),
+            p.map((x) => x.libraryId ?? null),
+            p.map((x) => x.fileStamp ?? null),
           ],
         );
         mappingsUpdated = rows.length;

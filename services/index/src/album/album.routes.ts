@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { albumRoutes as routes } from '@polyphony/contracts';
 import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IndexState } from '../core/generation';
-import { RequestScope, type ScopeDeps } from '../core/scope';
+import { requestScope, type ScopeDeps } from '../core/scope';
 import type { AlbumService } from './album.service';
 
 /**
@@ -11,8 +11,8 @@ import type { AlbumService } from './album.service';
  */
 export function albumRoutesRouter(state: IndexState, scopeDeps: ScopeDeps, albums: AlbumService): RouteHandlers {
   const r = routeHandlers();
-  const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
-  r.json(routes.generate, ({ body }, req) => albums.generate(scopeOf(req), body));
+  const scopeOf = (req: Request) => requestScope(state.current(), req, scopeDeps);
+  r.json(routes.generate, async ({ body }, req) => albums.generate((await scopeOf(req)), body));
   r.json(routes.weeklyRun, () => albums.albumOfTheWeek());
   return r;
 }

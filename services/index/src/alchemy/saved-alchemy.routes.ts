@@ -4,7 +4,7 @@ import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IndexState } from '../core/generation';
 import { RADIO_RUN_WAIT_MS, RadioService } from './radio.service';
 import type { AnchorService } from './saved-alchemy.service';
-import { RequestScope, type ScopeDeps } from '../core/scope';
+import { requestScope, type ScopeDeps } from '../core/scope';
 
 /**
  * Anchors and radios (any authenticated caller, as in the reference; shapes shared/contracts/src/anchors.ts):
@@ -20,14 +20,14 @@ import { RequestScope, type ScopeDeps } from '../core/scope';
  */
 export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anchors: AnchorService, radios: RadioService): RouteHandlers {
   const r = routeHandlers();
-  const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps, req.identity?.via === 'cookie' ? req.identity.sub : undefined);
+  const scopeOf = (req: Request) => requestScope(state.current(), req, scopeDeps, true);
   const userOf = (req: Request) => req.identity?.username ?? null;
   /** The signed-in caller's user id (households: whose account writes a radio's playlists); none for the API token. */
   const userIdOf = (req: Request) => (req.identity?.via === 'cookie' ? req.identity.sub : undefined);
 
   r.json(routes.listAnchors, async () => ({ anchors: await anchors.list() }));
   r.json(routes.getAnchor, async ({ params }) => ({ anchor: await anchors.get(params.id) }));
-  r.json(routes.createAnchor, async ({ body }, req) => ({ anchor: await anchors.create(scopeOf(req), body, userOf(req)) }));
+  r.json(routes.createAnchor, async ({ body }, req) => ({ anchor: await anchors.create((await scopeOf(req)), body, userOf(req)) }));
   r.json(routes.renameAnchor, async ({ params, body }) => ({ anchor: await anchors.rename(params.id, body.name) }));
   r.json(routes.deleteAnchor, async ({ params }) => {
     await anchors.remove(params.id);
@@ -45,7 +45,7 @@ export function savedAlchemyRoutes(state: IndexState, scopeDeps: ScopeDeps, anch
     const last = (await radios.waitFor(run.id, RADIO_RUN_WAIT_MS)) ?? run;
     res.status(last.state === 'NEW' || last.state === 'RUNNING' ? 202 : 200).json(RadioService.summary(last));
   });
-  r.json(routes.createRadio, async ({ body }, req) => ({ radio: await radios.create(scopeOf(req), body, userOf(req), userIdOf(req)) }));
+  r.json(routes.createRadio, async ({ body }, req) => ({ radio: await radios.create((await scopeOf(req)), body, userOf(req), userIdOf(req)) }));
   r.json(routes.updateRadio, async ({ params, body }) => ({ radio: await radios.update(params.id, body) }));
   r.json(routes.deleteRadio, async ({ params }) => {
     await radios.remove(params.id);

@@ -3,7 +3,7 @@ import { chatRoutes as routes, type ChatStreamFrame } from '@polyphony/contracts
 import { type Logger, routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { InstantPlaylistService } from './instant-playlist.service';
 import type { IndexState } from '../core/generation';
-import { RequestScope, type ScopeDeps } from '../core/scope';
+import { requestScope, type ScopeDeps } from '../core/scope';
 
 /**
  * Instant playlists (reference `/chat/api/*`): `chatPlaylist` answers `{response:{...}}` (200; 400 for
@@ -14,9 +14,9 @@ import { RequestScope, type ScopeDeps } from '../core/scope';
  */
 export function chatRoutesRouter(service: InstantPlaylistService, state: IndexState, scopeDeps: ScopeDeps, logger: Logger): RouteHandlers {
   const r = routeHandlers();
-  const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
+  const scopeOf = (req: Request) => requestScope(state.current(), req, scopeDeps);
 
-  r.json(routes.chatPlaylist, ({ body }, req) => service.run(scopeOf(req), body.userInput, body.n));
+  r.json(routes.chatPlaylist, async ({ body }, req) => service.run((await scopeOf(req)), body.userInput, body.n));
 
   // Server-sent events: the handler writes the answer itself (the body is the route's, parsed once).
   r.json(routes.chatPlaylistStream, async ({ body }, req, res) => {
@@ -28,7 +28,7 @@ export function chatRoutesRouter(service: InstantPlaylistService, state: IndexSt
       if (!res.writableEnded) res.write(`data: ${JSON.stringify(frame)}\n\n`);
     };
     try {
-      const result = await service.run(scopeOf(req), body.userInput, body.n, (e) => send({ type: 'log', kind: e.type, message: e.type === 'text' ? e.text : e.message }));
+      const result = await service.run((await scopeOf(req)), body.userInput, body.n, (e) => send({ type: 'log', kind: e.type, message: e.type === 'text' ? e.text : e.message }));
       send({ type: 'done', response: result.response });
     } catch (err) {
       logger.warn('instant playlist stream failed', { error: (err as Error).message });

@@ -2,11 +2,28 @@ import type { TrackRowDto } from '@polyphony/contracts';
 import type { TrackMeta, TrackReader } from './ports';
 import type { Generation } from './generation';
 import type { AvailabilityMask } from '@polyphony/vector-engine';
+import type { Request } from 'express';
 import type { TrackTitleArtist } from '../maps/track-meta-store';
+import type { LibraryFilter, LibraryScopes } from './library-scope';
 
 /** Shared collaborators of every request scope. */
 export interface ScopeDeps {
   tracks: TrackReader;
+  /** Per-user library limits (issue 34); absent = never limited (tests, tools). */
+  libraries?: LibraryScopes;
+}
+
+/**
+ * The scope of one HTTP request over `gen`: the server the gateway resolved, the signed-in user as `viewer` when
+ * `withViewer` (households: private playlists), and, for a signed-in user who asked for it, the limit to the libraries
+ * their own account on the server sees (core/library-scope.ts).
+ * @throws AppError 502 when that limit was asked for and the media server does not say which libraries the account sees
+ */
+export async function requestScope(gen: Generation, req: Request, deps: ScopeDeps, withViewer = false): Promise<RequestScope> {
+  const id = req.identity;
+  const user = id?.via === 'cookie' ? id.sub : undefined;
+  const filter = user && id?.serverId && deps.libraries ? await deps.libraries.filterFor(id.serverId, user) : undefined;
+  return new RequestScope(gen, id?.serverId, deps, withViewer ? user : undefined, filter);
 }
 
 /** A ranked candidate: a row of the scope's generation and its distance. */
@@ -38,7 +55,19 @@ export class RequestScope {
     private readonly deps: ScopeDeps,
     /** The signed-in user the request acts for (households: their private playlists are theirs alone); absent for others. */
     readonly viewer?: string,
+    /** The libraries the answer is limited to (issue 34: the user's own account's libraries); absent = the server's. */
+    readonly libraryFilter?: LibraryFilter,
   ) {}
+
+  /** Rows of the library filter over this generation (undefined when not limited). */
+  private libraryRows?: AvailabilityMask;
+
+  /** False for a row outside the request's library filter (always true when not limited). */
+  inLibraries(row: number): boolean {
+    if (!this.libraryFilter) return true;
+    this.libraryRows ??= this.libraryFilter.rowsOf(this.gen);
+    return this.libraryRows.has(row);
+  }
 
   /**
    * The selected server's availability mask over this generation, taken once per request (a mapping
@@ -50,7 +79,14 @@ export class RequestScope {
 
   /** Synchronous form of `mask`. */
   maskNow(): AvailabilityMask {
-    this.maskSnapshot ??= this.gen.maps.mask(this.serverId);
+    if (!this.maskSnapshot) {
+      const server = this.gen.maps.mask(this.serverId);
+      if (this.libraryFilter) {
+        this.maskSnapshot = this.libraryFilter.within(this.gen, server);
+      } else {
+        this.maskSnapshot = server;
+      }
+    }
     return this.maskSnapshot;
   }
 
@@ -141,10 +177,10 @@ export class RequestScope {
     return this.gen.meta.titleArtist(row);
   }
 
-  /** Provider id on the selected server of a canonical id (undefined when not on it or not in the generation). */
+  /** Provider id on the selected server of a canonical id (undefined when not on it, outside the request's libraries, or not in the generation). */
   providerOf(canonicalId: string): string | undefined {
     const row = this.gen.index.rowOf(canonicalId);
-    return row < 0 ? undefined : this.gen.maps.providerOf(this.serverId, row);
+    return row < 0 || !this.inLibraries(row) ? undefined : this.gen.maps.providerOf(this.serverId, row);
   }
 
   /**
@@ -160,7 +196,7 @@ export class RequestScope {
     const out: TrackRowDto[] = [];
     for (const r of ranked) {
       const provider = this.gen.maps.providerOf(this.serverId, r.row);
-      if (!provider) continue;
+      if (!provider || !this.inLibraries(r.row)) continue;
       const m = this.metaAt(r.row);
       if (!m) continue;
       out.push(toRow(provider, m, r.distance));
@@ -173,7 +209,7 @@ export class RequestScope {
     const out: Array<{ row: number; dto: TrackRowDto }> = [];
     for (const r of ranked) {
       const provider = this.gen.maps.providerOf(this.serverId, r.row);
-      if (!provider) continue;
+      if (!provider || !this.inLibraries(r.row)) continue;
       const m = this.metaAt(r.row);
       if (!m) continue;
       out.push({ row: r.row, dto: toRow(provider, m, r.distance) });

@@ -9,18 +9,18 @@ import type { Request } from 'express';
 import { hyperbolicRoutes as routes } from '@polyphony/contracts';
 import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IndexState } from '../core/generation';
-import { RequestScope, type ScopeDeps } from '../core/scope';
+import { requestScope, type ScopeDeps } from '../core/scope';
 import type { HyperbolicService } from './hyperbolic.service';
 
 export function hyperbolicRoutes(state: IndexState, scopeDeps: ScopeDeps, hyperbolic: HyperbolicService): RouteHandlers {
   const r = routeHandlers();
-  const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
-  r.json(routes.similar, ({ body }, req) => hyperbolic.similar(scopeOf(req), body));
-  r.json(routes.journey, ({ body }, req) => hyperbolic.journey(scopeOf(req), body));
-  r.json(routes.tree, ({ query }, req) => hyperbolic.tree(scopeOf(req), query.node_id));
-  r.json(routes.points, ({ query }, req) => hyperbolic.points(scopeOf(req), query.n));
+  const scopeOf = (req: Request) => requestScope(state.current(), req, scopeDeps);
+  r.json(routes.similar, async ({ body }, req) => hyperbolic.similar((await scopeOf(req)), body));
+  r.json(routes.journey, async ({ body }, req) => hyperbolic.journey((await scopeOf(req)), body));
+  r.json(routes.tree, async ({ query }, req) => hyperbolic.tree((await scopeOf(req)), query.node_id));
+  r.json(routes.points, async ({ query }, req) => hyperbolic.points((await scopeOf(req)), query.n));
   r.json(routes.warmup, () => hyperbolic.warmup());
   r.json(routes.warmupStatus, () => hyperbolic.warmupStatus());
-  r.json(routes.cacheStatus, (_input, req) => hyperbolic.cacheStatus(scopeOf(req)));
+  r.json(routes.cacheStatus, async (_input, req) => hyperbolic.cacheStatus((await scopeOf(req))));
   return r;
 }

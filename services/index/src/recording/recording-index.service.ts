@@ -162,7 +162,7 @@ export class RecordingIndexService {
 
   /** The scope to answer in: the selected server over the loaded prints' generation. */
   private scopeOf(loaded: LoadedPrints, scope: RequestScope): RequestScope {
-    return loaded.gen === scope.gen ? scope : new RequestScope(loaded.gen, scope.serverId, this.scopeDeps);
+    return loaded.gen === scope.gen ? scope : new RequestScope(loaded.gen, scope.serverId, this.scopeDeps, scope.viewer, scope.libraryFilter);
   }
 
   /**

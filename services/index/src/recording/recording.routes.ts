@@ -12,16 +12,16 @@ import type { Request } from 'express';
 import { RECORDING_DEFAULT_RESULTS, RECORDING_MAX_RESULTS, recordingRoutes as routes, type RecordingSearchResponse } from '@polyphony/contracts';
 import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IndexState } from '../core/generation';
-import { RequestScope, type ScopeDeps } from '../core/scope';
+import { requestScope, type ScopeDeps } from '../core/scope';
 import { decodeClip, formInt, receiveClip } from './clip';
 import type { RecordingIndexService } from './recording-index.service';
 
 export function recordingRoutes(state: IndexState, scopeDeps: ScopeDeps, recording: RecordingIndexService): RouteHandlers {
   const r = routeHandlers();
-  const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
+  const scopeOf = (req: Request) => requestScope(state.current(), req, scopeDeps);
 
   r.json(routes.search, async ({ query }, req): Promise<RecordingSearchResponse> => {
-    const scope = scopeOf(req);
+    const scope = (await scopeOf(req));
     // Not ready: refused before the upload is read (and a load is started).
     recording.assertReady(scope);
     const clip = await receiveClip(req, recording.limits);
@@ -35,10 +35,10 @@ export function recordingRoutes(state: IndexState, scopeDeps: ScopeDeps, recordi
     }
   });
   r.json(routes.byTrack, async ({ body }, req) => {
-    const results = await recording.byTrack(scopeOf(req), body.item_id, body.n_results ?? RECORDING_DEFAULT_RESULTS);
+    const results = await recording.byTrack((await scopeOf(req)), body.item_id, body.n_results ?? RECORDING_DEFAULT_RESULTS);
     return { item_id: body.item_id, count: results.length, results };
   });
-  r.json(routes.warmup, (_input, req) => recording.warmup(scopeOf(req)));
-  r.json(routes.status, (_input, req) => recording.status(scopeOf(req)));
+  r.json(routes.warmup, async (_input, req) => recording.warmup((await scopeOf(req))));
+  r.json(routes.status, async (_input, req) => recording.status((await scopeOf(req))));
   return r;
 }

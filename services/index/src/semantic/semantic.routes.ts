@@ -8,18 +8,18 @@ import type { Request } from 'express';
 import { CLAP_DEFAULT_LIMIT, SEM_GROVE_DEFAULT_LIMIT, semanticRoutes as routes, api } from '@polyphony/contracts';
 import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
 import type { IndexState } from '../core/generation';
-import { RequestScope, type ScopeDeps } from '../core/scope';
+import { requestScope, type ScopeDeps } from '../core/scope';
 import type { SemanticService } from './semantic.service';
 
 export function semanticRoutes(state: IndexState, scopeDeps: ScopeDeps, semantic: SemanticService): RouteHandlers {
   const r = routeHandlers();
-  const scopeOf = (req: Request) => new RequestScope(state.current(), req.identity?.serverId, scopeDeps);
+  const scopeOf = (req: Request) => requestScope(state.current(), req, scopeDeps);
 
-  r.json(routes.clapSearch, ({ body }, req) => semantic.textSearch(scopeOf(req), body.query, body.limit ?? CLAP_DEFAULT_LIMIT, body.steering ?? []));
-  r.json(routes.clapConcepts, (_input, req) => semantic.concepts(scopeOf(req)));
+  r.json(routes.clapSearch, async ({ body }, req) => semantic.textSearch((await scopeOf(req)), body.query, body.limit ?? CLAP_DEFAULT_LIMIT, body.steering ?? []));
+  r.json(routes.clapConcepts, async (_input, req) => semantic.concepts((await scopeOf(req))));
   r.json(routes.clapWarmup, () => semantic.warmup());
   r.json(routes.clapTopQueries, async () => ({ queries: await semantic.topQueries() }));
-  r.json(routes.semGrove, ({ body }, req) => semantic.semGrove(scopeOf(req), body.item_id, body.limit ?? SEM_GROVE_DEFAULT_LIMIT));
+  r.json(routes.semGrove, async ({ body }, req) => semantic.semGrove((await scopeOf(req)), body.item_id, body.limit ?? SEM_GROVE_DEFAULT_LIMIT));
   r.json(routes.moodCentroids, (_input, req) => {
     const gen = state.current();
     req.res?.setHeader('X-Index-Generation', String(gen.generation));

@@ -10,7 +10,7 @@ import type { MapService } from '../maps/map.service';
 import { pathEndOf } from './named-seeds';
 import type { NamedSeedSource, RegistryPort } from '../core/ports';
 import type { RebuildService } from '../generation/rebuild.service';
-import { RequestScope, type ScopeDeps } from '../core/scope';
+import { requestScope, type ScopeDeps } from '../core/scope';
 import type { SearchService } from './search.service';
 import { DEFAULT_SIMILAR_N, type QueryDefaults, type SimilarityService } from './similarity.service';
 import type { SyncService } from '../sync/sync.service';
@@ -47,7 +47,7 @@ export interface FeatureRouteDeps {
  */
 export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   const r = routeHandlers();
-  const scopeOf = (req: Request) => new RequestScope(d.state.current(), req.identity?.serverId, d.scopeDeps, req.identity?.via === 'cookie' ? req.identity.sub : undefined);
+  const scopeOf = (req: Request) => requestScope(d.state.current(), req, d.scopeDeps, true);
 
   // The answer is written with sendJson (the bytes of res.json without its per-call work): the handler answers itself.
   r.json(routes.similarTracks, async ({ query: q }, req, res) => {
@@ -60,7 +60,7 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
     if (q.mood !== undefined) {
       // Mood seed: songs nearest to the mood's centroid (unknown mood or centroid index -> 400, no tags -> 503).
       if (!d.seeds.mood) throw new ValidationError('Mood seeds are not available: no mood centroids in this deployment');
-      const scope = scopeOf(req);
+      const scope = (await scopeOf(req));
       // The seed source checks the mood's name (400 for another word), as for alchemy's and find_path's mood items.
       sendJson(res, 200, await d.similarity.similarToPoint(scope, await d.seeds.mood(scope.gen, q.mood, q.centroid_index ?? 0), options));
       return;
@@ -68,14 +68,14 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
     if (q.anchor_id !== undefined) {
       // Anchor seed: songs nearest to the saved centroid, its exclusions applied (unknown anchor -> 404).
       if (!d.seeds.anchor) throw new ValidationError('Anchor seeds are not available: no anchors in this deployment');
-      const scope = scopeOf(req);
+      const scope = (await scopeOf(req));
       const a = await d.seeds.anchor(q.anchor_id, scope.gen);
       const exclusions = a.exclusions.map((e) => ({ vector: e.vector, distance: e.distance ?? defaults.alchemySubtractDistance }));
       sendJson(res, 200, await d.similarity.similarToPoint(scope, a.vector, options, exclusions));
       return;
     }
     const rows = await d.similarity.similarTracks(
-      scopeOf(req),
+      (await scopeOf(req)),
       { itemId: q.item_id, title: q.title, artist: q.artist },
       options,
     );
@@ -84,7 +84,7 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   });
 
   r.json(routes.findPath, async ({ query: q }, req) => {
-    const scope = scopeOf(req);
+    const scope = (await scopeOf(req));
     const start = await pathEndOf('start', { songId: q.start_song_id, mood: q.start_mood, anchor: q.start_anchor }, scope.gen, d.seeds);
     const end = await pathEndOf('end', { songId: q.end_song_id, mood: q.end_mood, anchor: q.end_anchor }, scope.gen, d.seeds);
     return d.similarity.findPathBetween(scope, start, end, q.max_steps ?? (await d.queryDefaults()).pathSteps);
@@ -92,7 +92,7 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
 
   r.json(routes.alchemy, async ({ body }, req) => {
     const defaults = await d.queryDefaults();
-    return d.alchemy.run(scopeOf(req), body.items, {
+    return d.alchemy.run((await scopeOf(req)), body.items, {
       n: body.n ?? defaults.alchemyN,
       temperature: body.temperature ?? defaults.alchemyTemperature,
       subtractDistance: body.subtract_distance ?? defaults.alchemySubtractDistance,
@@ -100,7 +100,7 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
     });
   });
 
-  r.json(routes.similarArtists, ({ query: q }, req) => d.artists.similarArtists(scopeOf(req), { artist: q.artist, artistId: q.artist_id }, q.n ?? 10, q.include_component_matches ?? false));
+  r.json(routes.similarArtists, async ({ query: q }, req) => d.artists.similarArtists((await scopeOf(req)), { artist: q.artist, artistId: q.artist_id }, q.n ?? 10, q.include_component_matches ?? false));
 
   // GET reads its parameters from the query, POST from the JSON body (each parsed once, by the route's schema).
   const fingerprint = async (params: FingerprintParams, req: Request) => {
@@ -112,7 +112,7 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
       throw new ForbiddenError("Choosing another media-server user needs that user's own token or password, or an admin");
     }
     try {
-      return await d.fingerprint.generate(scopeOf(req), params, params.n ?? FINGERPRINT_DEFAULT_N);
+      return await d.fingerprint.generate((await scopeOf(req)), params, params.n ?? FINGERPRINT_DEFAULT_N);
     } catch (err) {
       // The upstream message may name hosts and users of the media server: admins only.
       if (!admin && err instanceof AppError && err.httpStatus >= 500) throw new UpstreamUnavailableError('The media server could not be read', err.httpStatus);
@@ -123,39 +123,39 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   r.json(routes.fingerprintGet, ({ query }, req) => fingerprint(query, req));
   r.json(routes.fingerprintPost, ({ body }, req) => fingerprint(body, req));
 
-  r.json(routes.searchTracks, ({ query: q }, req) => d.search.search(scopeOf(req), q));
-  r.json(routes.externalSearch, ({ query: q }, req) => d.search.search(scopeOf(req), q));
+  r.json(routes.searchTracks, async ({ query: q }, req) => d.search.search((await scopeOf(req)), q));
+  r.json(routes.externalSearch, async ({ query: q }, req) => d.search.search((await scopeOf(req)), q));
 
-  r.json(routes.map, ({ query: q }, req) => d.map.map(scopeOf(req), q));
+  r.json(routes.map, async ({ query: q }, req) => d.map.map((await scopeOf(req)), q));
 
   r.json(routes.sync, async ({ query: q }, req) => {
-    const scope = scopeOf(req);
+    const scope = (await scopeOf(req));
     const providerType = scope.serverId === undefined ? null : (await d.registry.getServer(scope.serverId)).type;
     return d.sync.sync(scope, q, providerType);
   });
 
-  r.json(routes.getScore, ({ query: q }, req) => d.sync.score(scopeOf(req), q.id));
+  r.json(routes.getScore, async ({ query: q }, req) => d.sync.score((await scopeOf(req)), q.id));
   r.json(routes.getEmbedding, async ({ query: q }, req) => {
-    const scope = scopeOf(req);
+    const scope = (await scopeOf(req));
     const e = await d.sync.embedding(scope, q.id);
     return { ...e, ...(await d.hyperbolic.embeddingFields(scope, q.id)) };
   });
-  r.json(routes.track, ({ query: q }, req) => d.sync.track(scopeOf(req), q.item_id));
-  r.json(routes.maxDistance, ({ query: q }, req) => d.similarity.maxDistance(scopeOf(req), q.item_id));
+  r.json(routes.track, async ({ query: q }, req) => d.sync.track((await scopeOf(req)), q.item_id));
+  r.json(routes.maxDistance, async ({ query: q }, req) => d.similarity.maxDistance((await scopeOf(req)), q.item_id));
 
-  r.json(parityRoutes.searchArtists, ({ query: q }, req) => d.browse.searchArtists(scopeOf(req), q));
-  r.json(parityRoutes.searchPlaylists, ({ query: q }, req) => d.browse.searchPlaylists(scopeOf(req), q));
-  r.json(parityRoutes.artistTracks, ({ query: q }, req) => d.browse.artistTracks(scopeOf(req), q));
-  r.json(parityRoutes.artistProjections, (_input, req) => d.browse.artistProjections(scopeOf(req)));
+  r.json(parityRoutes.searchArtists, async ({ query: q }, req) => d.browse.searchArtists((await scopeOf(req)), q));
+  r.json(parityRoutes.searchPlaylists, async ({ query: q }, req) => d.browse.searchPlaylists((await scopeOf(req)), q));
+  r.json(parityRoutes.artistTracks, async ({ query: q }, req) => d.browse.artistTracks((await scopeOf(req)), q));
+  r.json(parityRoutes.artistProjections, async (_input, req) => d.browse.artistProjections((await scopeOf(req))));
   r.json(parityRoutes.buildArtistProjection, () => {
     const count = d.browse.buildProjections(d.state.current());
     return { status: 'success', message: `Artist component projection built: ${count} components`, count };
   });
   r.json(parityRoutes.mapCacheStatus, async (_input, req) => {
-    const buckets = await d.map.status(scopeOf(req));
+    const buckets = await d.map.status((await scopeOf(req)));
     return Object.keys(buckets).length ? { ok: true, buckets } : { ok: false, reason: 'empty_cache', buckets };
   });
-  r.json(parityRoutes.rebuildMapCache, async (_input, req) => ({ ok: true, message: 'map cache rebuilt', buckets: await d.map.rebuild(scopeOf(req)) }));
+  r.json(parityRoutes.rebuildMapCache, async (_input, req) => ({ ok: true, message: 'map cache rebuilt', buckets: await d.map.rebuild((await scopeOf(req))) }));
 
   // 202 (the route's status).
   r.json(routes.rebuild, () => {

@@ -1,4 +1,4 @@
-import type { AccountDto, AccountLinkBody, ServerForUserResponse } from '@polyphony/contracts';
+import type { AccountDto, AccountLinkBody, LibraryScopeResponse, ServerForUserResponse } from '@polyphony/contracts';
 import {
   BadCredentialsError,
   NotFoundError as MediaNotFoundError,
@@ -21,6 +21,8 @@ export interface UserAccount {
   creds: Record<string, string>;
   accountName: string | null;
   libraries: Array<{ id: string; name: string }>;
+  /** The user asked for answers limited to the libraries this account sees (issue 34). */
+  limitToLibraries: boolean;
   linkedAt: Date;
 }
 
@@ -28,8 +30,10 @@ export interface UserAccount {
 export interface UserAccountStore {
   listForUser(userId: string): Promise<UserAccount[]>;
   find(userId: string, serverId: string): Promise<UserAccount | undefined>;
-  /** Inserts or replaces the account of (userId, serverId). */
-  upsert(a: Omit<UserAccount, 'linkedAt'>): Promise<UserAccount>;
+  /** Inserts or replaces the account of (userId, serverId); a replaced account keeps its `limitToLibraries`. */
+  upsert(a: Omit<UserAccount, 'linkedAt' | 'limitToLibraries'>): Promise<UserAccount>;
+  /** Sets the account's `limitToLibraries`; false when there is no account. */
+  setLimitToLibraries(userId: string, serverId: string, on: boolean): Promise<boolean>;
   /** False when there was none. */
   remove(userId: string, serverId: string): Promise<boolean>;
   /** Forgets every account of a user; how many. */
@@ -42,6 +46,13 @@ export interface UserAccountStore {
  * Plex shared sections (a shared user's token lists only the sections shared with them). Lyrion: none.
  */
 export const LIBRARY_SCOPE_KINDS: readonly ServerType[] = ['navidrome', 'jellyfin', 'emby', 'plex'];
+
+/**
+ * How long the libraries a user's account sees are kept before the media server is asked again (issue 34: "cache the
+ * user's libraries briefly"): a library shared or unshared on the media server shows within this time. Linking,
+ * unlinking and the setting itself drop the entry at once.
+ */
+export const LIBRARY_SCOPE_TTL_MS = 60_000;
 
 /** Who calls: a signed-in polyphony user (session cookie); API-token, Setup and anonymous callers have no own accounts. */
 export interface AccountCaller {
@@ -62,6 +73,9 @@ export function accountOwner(caller: AccountCaller | undefined): string | undefi
  * again). Answers never carry a secret.
  */
 export class AccountService {
+  /** (userId, serverId) -> the library scope read from the media server, with when (see {@link LIBRARY_SCOPE_TTL_MS}). */
+  private readonly scopeCache = new Map<string, { at: number; scope: LibraryScopeResponse }>();
+
   constructor(
     private readonly store: UserAccountStore,
     private readonly servers: ServerService,
@@ -106,6 +120,7 @@ export class AccountService {
       throw mediaServerHttpError(err, server.type);
     }
     await this.store.upsert({ userId, serverId: server.id, creds: full, accountName, libraries });
+    this.scopeCache.delete(scopeKey(userId, server.id));
     this.logger.info('media-server account linked', { serverId: server.id, userId, serverType: server.type, libraries: libraries.length });
     return this.get(userId, server.id);
   }
@@ -115,6 +130,66 @@ export class AccountService {
     if (!userId) throw new ForbiddenError('Only a signed-in user has their own media-server accounts');
     const server = await this.servers.get(serverId);
     if (await this.store.remove(userId, server.id)) this.logger.info('media-server account unlinked', { serverId: server.id, userId });
+    this.scopeCache.delete(scopeKey(userId, server.id));
+  }
+
+  /**
+   * Turns the limit of the caller's answers on a server to their own account's libraries on or off (issue 34).
+   * @throws ForbiddenError (403) for a caller that is not a signed-in user; NotFoundError (404) unknown server;
+   *   AppError 400 `library_scope_not_supported` for a kind without per-account libraries (Lyrion); AppError 409
+   *   `account_not_linked` when the caller has no usable linked account on the server.
+   */
+  async setLibraryScope(userId: string | undefined, serverId: string, on: boolean): Promise<AccountDto> {
+    if (!userId) throw new ForbiddenError('Only a signed-in user has their own media-server accounts');
+    const server = await this.servers.get(serverId);
+    if (!LIBRARY_SCOPE_KINDS.includes(server.type)) {
+      throw new AppError('library_scope_not_supported', `A ${server.type} server has no per-account libraries: every account sees the whole server`, 400);
+    }
+    const account = await this.store.find(userId, server.id);
+    if (!account || !usable(server, account)) throw new AppError('account_not_linked', 'Link your own account on this server first: the limit uses the libraries that account can see', 409);
+    await this.store.setLimitToLibraries(userId, server.id, on);
+    this.scopeCache.delete(scopeKey(userId, server.id));
+    this.logger.info('library scope of a media-server account set', { serverId: server.id, userId, limitToLibraries: on });
+    return this.get(userId, server.id);
+  }
+
+  /**
+   * The libraries `userId`'s answers on a server are limited to (issue 34): none (`limited: false`) unless the user has
+   * a usable linked account there, asked for the limit, and the kind has per-account libraries; then the library ids
+   * the account sees now (the client's `visibleLibraries` with the account's own credentials), kept
+   * {@link LIBRARY_SCOPE_TTL_MS}.
+   * @throws NotFoundError (404) unknown server; AppError 502 `library_scope_unavailable` when the media server does
+   *   not answer the list (unreachable, refused credentials, protocol error): the caller must fail the request, never
+   *   answer unlimited.
+   */
+  async libraryScope(serverId: string, userId: string): Promise<LibraryScopeResponse> {
+    const s = await this.servers.resolve(serverId);
+    if (!s) throw new NotFoundError(`Server ${serverId} not found`);
+    const key = scopeKey(userId, s.id);
+    const cached = this.scopeCache.get(key);
+    if (cached && Date.now() - cached.at < LIBRARY_SCOPE_TTL_MS) return cached.scope;
+    const account = await this.store.find(userId, s.id);
+    let scope: LibraryScopeResponse = { limited: false, libraries: null };
+    if (account && account.limitToLibraries && usable(s, account) && LIBRARY_SCOPE_KINDS.includes(s.type)) {
+      let libraries;
+      try {
+        libraries = await this.clientFactory({ type: s.type, creds: account.creds }).visibleLibraries();
+      } catch (err) {
+        this.logger.warn('libraries of a user account could not be read', { serverId: s.id, userId, err: (err as Error).name });
+        throw new AppError(
+          'library_scope_unavailable',
+          `${s.name} did not answer which libraries your account can see, so results limited to your libraries cannot be given now; try again, or turn the limit off`,
+          502,
+        );
+      }
+      if (libraries !== null) {
+        const ids = libraries.map((l) => l.id).sort();
+        scope = { limited: true, libraries: (await this.seesWholeServer(s, ids)) ? null : ids };
+      }
+    }
+    this.scopeCache.set(key, { at: Date.now(), scope });
+    if (this.scopeCache.size > 10_000) this.scopeCache.delete(this.scopeCache.keys().next().value as string);
+    return scope;
   }
 
   /** Forgets every account of a deleted polyphony user (their secrets do not outlive them). */
@@ -142,6 +217,23 @@ export class AccountService {
       return { ...base, account: 'user', connection: { type: s.type, creds: account.creds, musicLibraries: s.musicLibraries } };
     }
     return { ...base, account: 'server', connection: this.servers.connection(s) };
+  }
+
+  /**
+   * True when `ids` holds every library the server is analysed in: its `music_libraries` filter, else every library its
+   * own account lists (one more call with the server's credentials; a failure answers false: the filter is kept).
+   */
+  private async seesWholeServer(s: MusicServer, ids: readonly string[]): Promise<boolean> {
+    const seen = new Set(ids);
+    let wanted: string[] = s.musicLibraries ?? [];
+    if (wanted.length === 0) {
+      try {
+        wanted = (await this.clientFactory(this.servers.connection(s)).listLibraries()).map((l) => l.id);
+      } catch {
+        return false;
+      }
+    }
+    return wanted.length > 0 && wanted.every((id) => seen.has(id));
   }
 
   /** The credential keys of the body for the server's kind (without url), and the account's display name. */
@@ -194,6 +286,10 @@ export class AccountService {
   }
 }
 
+function scopeKey(userId: string, serverId: string): string {
+  return `${userId}\u0000${serverId}`;
+}
+
 /** A stored account is usable while it holds a complete credential set for the url the server still has. */
 function usable(server: MusicServer, account: UserAccount): boolean {
   if (!sameServerUrl(account.creds.url, server.creds.url)) return false;
@@ -216,6 +312,7 @@ function view(server: MusicServer, account: UserAccount | undefined): AccountDto
     account_name: account?.accountName ?? null,
     libraries: account ? account.libraries : null,
     library_scope_supported: LIBRARY_SCOPE_KINDS.includes(server.type),
+    limit_to_libraries: account ? account.limitToLibraries : false,
     linked_at: account ? account.linkedAt.toISOString() : null,
   };
 }

@@ -15,11 +15,13 @@ export function accountRoutes(accounts: AccountService): RouteHandlers {
     await accounts.unlink(accountOwner(req.identity), id);
     res.status(204).end();
   });
+  r.json(api.accounts.libraryScope, ({ params: { id }, body }, req) => accounts.setLibraryScope(accountOwner(req.identity), id, body.limit_to_libraries));
   r.json(api.accounts.plexPin, async ({ body }, _req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     res.json(await accounts.plexPin(body.client_id));
   });
   r.json(api.accountsInternal.forgetUser, async ({ params: { userId } }) => ({ removed: await accounts.forgetUser(userId) }));
+  r.json(api.accountsInternal.libraryScope, ({ params: { id }, query: { userId } }) => accounts.libraryScope(id, userId));
   r.json(api.accountsInternal.serverForUser, ({ params: { id }, query: { userId } }) => accounts.connectionFor(id, userId));
   return r;
 }

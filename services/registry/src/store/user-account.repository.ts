@@ -8,6 +8,7 @@ interface Row {
   creds: Record<string, string>;
   account_name: string | null;
   libraries: Array<{ id: string; name: string }>;
+  limit_to_libraries: boolean | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -18,6 +19,7 @@ const toAccount = (r: Row): UserAccount => ({
   creds: r.creds ?? {},
   accountName: r.account_name,
   libraries: r.libraries ?? [],
+  limitToLibraries: r.limit_to_libraries === true,
   linkedAt: r.updated_at,
 });
 
@@ -38,7 +40,14 @@ export class PgUserAccountRepository implements UserAccountStore {
     return rows[0] && toAccount(rows[0]);
   }
 
-  async upsert(a: Omit<UserAccount, 'linkedAt'>): Promise<UserAccount> {
+  async setLimitToLibraries(userId: string, serverId: string, on: boolean): Promise<boolean> {
+    if (!UUID.test(serverId)) return false;
+    const rows = await queryRows(this.ds, `UPDATE registry.user_accounts SET limit_to_libraries = $3, updated_at = now() WHERE user_id = $1 AND server_id = $2 RETURNING server_id`, [userId, serverId, on]);
+    return rows.length > 0;
+  }
+
+  /** Re-linking keeps the account's `limit_to_libraries` choice. */
+  async upsert(a: Omit<UserAccount, 'linkedAt' | 'limitToLibraries'>): Promise<UserAccount> {
     const rows: Row[] = await this.ds.query(
       `INSERT INTO registry.user_accounts (user_id, server_id, creds, account_name, libraries) VALUES ($1, $2, $3::jsonb, $4, $5::jsonb)
        ON CONFLICT (user_id, server_id) DO UPDATE SET creds = EXCLUDED.creds, account_name = EXCLUDED.account_name, libraries = EXCLUDED.libraries, updated_at = now()

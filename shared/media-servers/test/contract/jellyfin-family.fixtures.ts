@@ -22,9 +22,11 @@ function mediaBrowserFixture(kind: 'jellyfin' | 'emby'): Omit<KindFixture<MbFake
     idOf: (f, t) => f.idOf(t as FakeTrack | string),
     bigIdAt: (f, i) => f.trackId(i),
     paging: {
-      pages: 3,
-      pageMarks: (f) => f.requests.filter((q) => q.path === itemsPath(f)).map((q) => q.query.StartIndex),
-      expectedMarks: ['0', '500', '1000'],
+      // Without a filter each music library is paged with its ParentId (issue 34): 620 + 614 synthetic songs.
+      pages: 4,
+      pageMarks: (f) => f.requests.filter((q) => q.path === itemsPath(f)).map((q) => `${q.query.ParentId === f.viewIdOf('lib-syn-1') ? 1 : 2}@${q.query.StartIndex}`),
+      expectedMarks: ['1@0', '1@500', '2@0', '2@500'],
+      libraryOf: (f, syn) => new Map(syn.libraries.flatMap((l) => syn.indicesIn([l.id]).map((i) => [f.trackId(i), f.viewIdOf(l.id)] as [string, string]))),
     },
     filter: {
       musicLibraries: (f) => [f.viewIdOf('lib-syn-2')],

@@ -79,6 +79,10 @@ export interface KindFixture<F extends ContractFake> {
     pageMarks(fake: F): unknown[];
     expectedMarks: unknown[];
     check?(fake: F): void;
+    /** Library id each listed track carries, by provider id (issue 34); absent: the kind records none (Lyrion). */
+    libraryOf?(fake: F, synthetic: FakeCatalogue): Map<string, string>;
+    /** Every listed track carries a file stamp (`size:<bytes>`, issue 35); absent: none does. */
+    fileStamps?: boolean;
   };
   /** Library filter: the filter value and the ids it must yield (absent: covered by `paging`). */
   filter?: {
@@ -86,7 +90,8 @@ export interface KindFixture<F extends ContractFake> {
     expectedIds(fake: F, synthetic: FakeCatalogue): string[];
     check?(items: ProviderTrack[], synthetic: FakeCatalogue): void;
   };
-  failure: { musicLibraries?: string[]; yielded: number };
+  /** `afterPages`: the fake fails after this many page requests (default 1). */
+  failure: { musicLibraries?: string[]; yielded: number; afterPages?: number };
   download: { track: string; check?(fake: F): void };
   playlist: {
     name: string;

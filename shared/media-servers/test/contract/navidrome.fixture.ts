@@ -47,19 +47,24 @@ export const navidromeFixture: KindFixture<FakeSubsonic> = {
     integerDurations: true,
   },
   paging: {
-    pages: 3,
-    pageMarks: (f) => f.requests.filter((q) => q.path === '/rest/search3.view').map((q) => q.query.songOffset),
-    expectedMarks: ['0', '500', '1000'],
+    // Without a filter every music folder is walked with its musicFolderId (issue 34): 620 + 614 synthetic songs.
+    pages: 4,
+    // Walk pages only (the one-song probes of each folder come first: songCount 1).
+    pageMarks: (f) => f.requests.filter((q) => q.path === '/rest/search3.view' && q.query.songCount === '500').map((q) => `${q.query.musicFolderId}@${q.query.songOffset}`),
+    expectedMarks: ['1@0', '1@500', '2@0', '2@500'],
     check: (f) => {
       const searches = f.requests.filter((q) => q.path === '/rest/search3.view');
-      expect(searches.every((q) => q.query.query === '' && q.query.songCount === '500')).toBe(true);
+      expect(searches.every((q) => q.query.query === '' && (q.query.songCount === '500' || q.query.songCount === '1'))).toBe(true);
     },
+    fileStamps: true,
+    libraryOf: (f, syn) => new Map(syn.libraries.flatMap((l) => syn.indicesIn([l.id]).map((i) => [f.idOf(syn.trackAt(i)), String(f.folderIdOf(l.id))] as [string, string]))),
   },
   filter: {
     musicLibraries: (f) => [String(f.folderIdOf('lib-syn-2'))],
     expectedIds: (f, syn) => syn.indicesIn(['lib-syn-2']).map((i) => f.idOf(syn.trackAt(i))),
   },
-  failure: { yielded: 500 },
+  // The two one-song folder probes (issue 34) are page requests of the fake: it fails on the walk's second page.
+  failure: { yielded: 500, afterPages: 3 },
   download: { track: 'wes-northerners' },
   playlist: {
     name: 'Big mix',

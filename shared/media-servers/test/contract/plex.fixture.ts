@@ -44,6 +44,8 @@ export const plexFixture: KindFixture<FakePlex> = {
       const listings = f.requests.filter((q) => q.path === '/library/sections/1/all');
       expect(listings.every((q) => q.headers['x-plex-container-size'] === '1000' && q.query.type === '10')).toBe(true);
     },
+    fileStamps: true,
+    libraryOf: (f, syn) => new Map(syn.indicesIn(['lib-syn-1']).map((i) => [f.idOf(syn.trackAt(i)), f.sectionKeyOf('lib-syn-1')] as [string, string])),
   },
   failure: { musicLibraries: ['1'], yielded: 1000 },
   download: {

@@ -54,6 +54,12 @@ export function mediaServerContract<F extends ContractFake>(k: KindFixture<F>): 
       sameLibraries(await client().listLibraries(), k.connection.libraries(pair().fake));
     });
 
+    it("When asked which libraries the account sees (issue 34), then its own music libraries come back by the listing's ids (Lyrion: none, null)", async () => {
+      const seen = await client().visibleLibraries();
+      if (k.type === 'lyrion') expect(seen).toBeNull();
+      else expect((seen ?? []).map((l) => l.id)).toEqual(k.connection.libraries(pair().fake).map((l) => (typeof l === 'string' ? l : l.id)));
+    });
+
     if (k.badCreds) {
       const bad = k.badCreds.bind(k);
       it('When the credentials are wrong, then testConnection reports bad_credentials and calls throw BadCredentialsError', async () => {
@@ -102,6 +108,10 @@ export function mediaServerContract<F extends ContractFake>(k: KindFixture<F>): 
       expect(pages).toBe(k.paging.pages);
       expect(k.paging.pageMarks(bigFake)).toEqual(k.paging.expectedMarks);
       k.paging.check?.(bigFake);
+      const libraryOf = k.paging.libraryOf?.(bigFake, synthetic);
+      if (libraryOf) expect(items.filter((t) => t.libraryId !== libraryOf.get(t.id)).map((t) => [t.id, t.libraryId])).toEqual([]);
+      else expect(items.filter((t) => t.libraryId !== undefined)).toEqual([]);
+      expect(items.filter((t) => (k.paging.fileStamps ? !/^size:[1-9]\d*$/.test(t.fileStamp ?? '') : t.fileStamp !== undefined)).slice(0, 3)).toEqual([]);
     });
 
     /** Provider ids of the `n` most recently added synthetic albums whose tracks are in `scope` (all when undefined). */
@@ -147,7 +157,7 @@ export function mediaServerContract<F extends ContractFake>(k: KindFixture<F>): 
 
     it('When the server fails mid-enumeration, then the iteration throws instead of ending early', async () => {
       const { bigFake } = pair();
-      bigFake.failAfterPages(1);
+      bigFake.failAfterPages(k.failure.afterPages ?? 1);
       const musicLibraries = k.failure.musicLibraries;
       const { yielded, error } = await drainUntilError(bigClient(musicLibraries ? { musicLibraries } : {}).iterateTracks());
       expect(yielded).toBe(k.failure.yielded);

@@ -202,6 +202,25 @@ describe('fake Subsonic (Navidrome flavour)', () => {
     }
   });
 
+  it('When another user was given some libraries, then their folders, their songs and code 70 for the others (Navidrome multi-library)', async () => {
+    const [first, second] = cat.libraries;
+    const f = createFakeSubsonic({ catalogue: cat, accounts: [{ user: 'bob', password: 'bob-pw', libraries: [second!.id] }] });
+    const bob = { ...base, u: 'bob', p: 'bob-pw' };
+    const folders = (await request(f.app).get('/rest/getMusicFolders').query(bob).expect(200)).body['subsonic-response'].musicFolders.musicFolder;
+    expect(folders).toEqual([{ id: 2, name: second!.name }]);
+    const songsOf = async (q: Record<string, unknown>) =>
+      ((await request(f.app).get('/rest/search3').query({ query: '', songCount: 500, artistCount: 0, albumCount: 0, ...q }).expect(200)).body['subsonic-response'].searchResult3.song ?? []) as Array<{ id: string }>;
+    const his = await songsOf(bob);
+    expect(his.length).toBe(cat.indicesIn([second!.id]).length);
+    expect(his.every((s) => f.trackFor(s.id)?.library === second!.id)).toBe(true);
+    const denied = await request(f.app).get('/rest/search3').query({ ...bob, query: '', musicFolderId: 1 }).expect(200);
+    expect(denied.body['subsonic-response']).toMatchObject({ status: 'failed', error: { code: 70 } });
+    expect(await request(f.app).get('/rest/ping').query({ ...base, u: 'bob', p: 'sesame' }).then((r) => r.body['subsonic-response'].error.code)).toBe(40);
+    // The main user still sees every library.
+    expect((await songsOf({ ...base, p: 'sesame' })).length).toBe(cat.size);
+    expect(first).toBeDefined();
+  });
+
   it('When a playlist request carries more songs than the batch limit, then it fails with a Subsonic error', async () => {
     const f = createFakeSubsonic({ catalogue: cat, maxIdsPerRequest: 2 });
     const ids = [0, 1, 2].map((i) => f.idOf(cat.trackAt(i)));

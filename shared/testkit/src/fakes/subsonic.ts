@@ -16,6 +16,9 @@
  *   `albumArtists`); `path` is Navidrome's fake relative path unless `reportRealPath`.
  * - `musicFolder.id` is an int; `musicFolderId` (repeatable) filters `search3`, `getAlbumList2`,
  *   `getArtists`, `getRandomSongs`; an unknown folder → code 70.
+ * - Other users (`accounts`, Navidrome 0.58 multi-library: an admin gives each user some libraries): such a user's
+ *   `getMusicFolders` lists only their libraries, `search3` without `musicFolderId` returns only their songs, and a
+ *   folder they were not given → code 70 "not found or not accessible", as for an unknown one. The main user sees all.
  * - `search3` with an empty query (also `""` or a trailing `*`) returns everything in catalogue
  *   order; `getAlbumList2` caps `size` at 500.
  * - A catalogue page (for `failAfterPages`) is a `search3` call with `songCount > 0`, a
@@ -52,6 +55,8 @@ export interface FakeSubsonicOptions {
   maxRequestBytes?: number;
   /** Accept this OpenSubsonic API key (`apiKeyAuthentication` extension). Default: none (Navidrome). */
   apiKey?: string;
+  /** Other (non-admin) users, each given some catalogue libraries (by catalogue library id). */
+  accounts?: Array<{ user: string; password: string; libraries: string[] }>;
 }
 
 const API_VERSION = '1.16.1';
@@ -103,6 +108,10 @@ export class FakeSubsonic {
   /** The accepted OpenSubsonic API key, if the fake offers `apiKeyAuthentication`. */
   readonly apiKey?: string;
   private readonly maxRequestBytes: number;
+  /** Other users and the catalogue libraries each was given. */
+  readonly accounts: ReadonlyArray<{ user: string; password: string; libraries: string[] }>;
+  /** Libraries of the user of the request being answered (undefined = all: the main user or an API key). */
+  private visibleLibraries?: string[];
   private readonly ids = new HexIds('navidrome');
   private readonly playlistMap = new Map<number, SubPlaylist>();
   private nextPlaylist = 1;
@@ -120,6 +129,7 @@ export class FakeSubsonic {
     this.maxIdsPerRequest = opts.maxIdsPerRequest === undefined ? 40 : opts.maxIdsPerRequest;
     this.maxRequestBytes = opts.maxRequestBytes ?? 1024 * 1024;
     if (opts.apiKey) this.apiKey = opts.apiKey;
+    this.accounts = opts.accounts ?? [];
     this.app = this.build();
   }
 
@@ -309,6 +319,7 @@ export class FakeSubsonic {
   }
 
   private authenticate(params: URLSearchParams): void {
+    this.visibleLibraries = undefined;
     const key = params.get('apiKey');
     if (this.apiKey !== undefined && key !== null) {
       if (params.get('u') !== null) throw new SubsonicError(SUBSONIC_ERRORS.conflictingAuth, 'Multiple conflicting authentication mechanisms provided');
@@ -321,25 +332,30 @@ export class FakeSubsonic {
     const p = params.get('p');
     const t = params.get('t');
     const s = params.get('s');
+    const other = u === this.user ? undefined : this.accounts.find((a) => a.user === u);
+    const password = other ? other.password : this.password;
     let ok: boolean;
     if (p !== null) {
       let clear = p;
       if (p.startsWith('enc:')) clear = Buffer.from(p.slice(4), 'hex').toString('utf8');
-      ok = clear === this.password;
+      ok = clear === password;
     } else if (t !== null && s !== null) {
-      ok = createHash('md5').update(this.password + s).digest('hex') === t.toLowerCase();
+      ok = createHash('md5').update(password + s).digest('hex') === t.toLowerCase();
     } else {
       throw new SubsonicError(SUBSONIC_ERRORS.missingParameter, 'Missing required parameter');
     }
-    if (!ok || u !== this.user) throw new SubsonicError(SUBSONIC_ERRORS.wrongCredentials, 'Wrong username or password');
+    if (!ok || (u !== this.user && !other)) throw new SubsonicError(SUBSONIC_ERRORS.wrongCredentials, 'Wrong username or password');
+    if (other) this.visibleLibraries = [...other.libraries];
   }
 
   private folderFilter(params: URLSearchParams): string[] | undefined {
     const raw = params.getAll('musicFolderId').filter((v) => v !== '');
-    if (!raw.length) return undefined;
+    if (!raw.length) return this.visibleLibraries;
     return raw.map((v) => {
       const lib = this.catalogue.libraries[Number(v) - 1];
-      if (!lib || !/^\d+$/.test(v)) throw new SubsonicError(SUBSONIC_ERRORS.notFound, `Library ${v} not found or not accessible`);
+      if (!lib || !/^\d+$/.test(v) || (this.visibleLibraries && !this.visibleLibraries.includes(lib.id))) {
+        throw new SubsonicError(SUBSONIC_ERRORS.notFound, `Library ${v} not found or not accessible`);
+      }
       return lib.id;
     });
   }
@@ -394,7 +410,7 @@ export class FakeSubsonic {
       case 'getLicense':
         return { license: { valid: true } };
       case 'getMusicFolders':
-        return { musicFolders: { musicFolder: cat.libraries.map((l, j) => ({ id: j + 1, name: l.name })) } };
+        return { musicFolders: { musicFolder: cat.libraries.map((l, j) => ({ id: j + 1, name: l.name, lib: l.id })).filter((f) => !this.visibleLibraries || this.visibleLibraries.includes(f.lib)).map(({ id, name }) => ({ id, name })) } };
       case 'search3': {
         let query = params.get('query') ?? '';
         if (query === '""') query = '';

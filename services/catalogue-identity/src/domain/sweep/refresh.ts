@@ -9,8 +9,8 @@
  *   metadataAuthoritySql); the song's file path too, but only when the server is the default one.
  *   A value the server does not report keeps the stored one. When a song has several files on the
  *   server, the listed file with the smallest provider id (byte order) speaks for it (deterministic).
- * - mapping refresh (sweeps): each listed file's path (and its folder), provider artist id and listed
- *   duration on its own mapping row; rows written after the listing started (by this sweep, from this
+ * - mapping refresh (sweeps): each listed file's path (and its folder), provider artist id, listed
+ *   duration and library (issue 34) on its own mapping row; rows written after the listing started (by this sweep, from this
  *   very listing) are left out.
  * - duration back-fill (sweeps): domain/durations.ts over the listed files of the chunk. The cleaning
  *   does not back-fill: its pass touches nothing but the server's stale mapping rows (spec "Cleaning" 1).
@@ -52,6 +52,10 @@ export interface MappingRefresh {
   readonly folder?: string | null;
   readonly artistId?: string;
   readonly durationSeconds?: number;
+  /** The library the listing found the file in (issue 34); undefined keeps the stored one. */
+  readonly libraryId?: string;
+  /** The listed file stamp (issue 35); written only where none is stored (a different one is kept for re-analysis). */
+  readonly fileStamp?: string;
 }
 
 /** What to write for one chunk. */
@@ -115,7 +119,7 @@ export function planRefresh(rows: readonly MappedRow[], listed: (providerId: str
     mappedForDurations.push({ providerId: row.providerId, itemId: row.itemId, itemDurationSeconds: row.itemDurationSeconds });
     if (row.olderThanListing) {
       const norm = normalisePath(d.path);
-      mappings.push({ providerId: row.providerId, filePath: d.path, folder: d.path === undefined ? undefined : norm === null ? null : parentFolder(norm), artistId: d.artistId });
+      mappings.push({ providerId: row.providerId, filePath: d.path, folder: d.path === undefined ? undefined : norm === null ? null : parentFolder(norm), artistId: d.artistId, libraryId: d.libraryId, fileStamp: d.fileStamp });
     }
     if (!refreshedItems.has(row.itemId) && row.metadataAuthority !== false) {
       refreshedItems.add(row.itemId);

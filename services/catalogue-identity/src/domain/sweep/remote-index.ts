@@ -30,6 +30,10 @@ export interface RemoteDetails {
   artistId?: string;
   artist: string;
   durationSeconds?: number;
+  /** The library the listing found the file in (issue 34; undefined where the kind has none). */
+  libraryId?: string;
+  /** The file's stamp as listed (issue 35; undefined where the kind gives none). */
+  fileStamp?: string;
 }
 
 /**
@@ -54,6 +58,10 @@ export class RemoteIndex {
   private readonly albumArtists = new InternedColumn();
   private readonly artists = new InternedColumn();
   private readonly artistIds = new InternedColumn();
+  /** Library of each track (few distinct values: interned). Issue 34. */
+  private readonly libraryIds = new InternedColumn();
+  /** File stamp of each track (issue 35). */
+  private readonly stamps = new StringArena();
   private readonly years = new NumberColumn(true);
   private readonly ratings = new NumberColumn(true);
   private readonly durations = new NumberColumn();
@@ -80,6 +88,8 @@ export class RemoteIndex {
       this.albumArtists.add(t.albumArtist);
       this.artists.add(t.artist);
       this.artistIds.add(t.artistId);
+      this.libraryIds.add(t.libraryId);
+      this.stamps.add(t.fileStamp);
       this.years.add(t.year);
       this.ratings.add(t.rating);
       this.durations.add(t.durationSeconds);
@@ -111,7 +121,7 @@ export class RemoteIndex {
   private seal(): void {
     const total = this.ids.size;
     if (this.sealedAt === total) return;
-    for (const c of [this.ids, this.paths, this.albums, this.albumArtists, this.artists, this.artistIds, this.years, this.ratings, this.durations]) c.trim();
+    for (const c of [this.ids, this.paths, this.albums, this.albumArtists, this.artists, this.artistIds, this.libraryIds, this.stamps, this.years, this.ratings, this.durations]) c.trim();
     this.byId.seal();
     if (this.dead.length < total) {
       const d = new Uint8Array(total);
@@ -248,6 +258,16 @@ export class RemoteIndex {
     return this.artistIds.get(i);
   }
 
+  /** The file stamp of remote track `i` (undefined where the listing gave none). */
+  fileStamp(i: number): string | undefined {
+    return this.stamps.get(i);
+  }
+
+  /** The library of remote track `i` (undefined where the listing gave none). */
+  libraryId(i: number): string | undefined {
+    return this.libraryIds.get(i);
+  }
+
   /** Listed duration of remote track `i`, seconds (undefined when the server gave none). */
   duration(i: number): number | undefined {
     return this.durations.get(i);
@@ -264,6 +284,8 @@ export class RemoteIndex {
       artistId: this.artistIds.get(i),
       artist: this.artists.get(i) ?? '',
       durationSeconds: this.durations.get(i),
+      libraryId: this.libraryIds.get(i),
+      fileStamp: this.stamps.get(i),
     };
   }
 
