@@ -49,10 +49,25 @@ export interface VectorStoreSettings {
   buildWorkers: number;
 }
 
+/**
+ * Default of `INDEX_BUILD_REUSE_MAX_CHANGED`: a build keeps the serving generation's PCA basis, map positions
+ * and artist mixtures when at most this share of its rows are new or changed (plus the serving generation's
+ * rows that are gone); each changed row then costs one neighbour search (generation/reuse.ts). Chosen so that
+ * the placements cost less than a full layout (~18 s wall at 1M, issue 35); figures in docs/architecture.md
+ * ("Generation reuse").
+ */
+export const DEFAULT_REUSE_MAX_CHANGED = 0.05;
+
 export type IndexConfig = ServiceConfig & {
   vectors: VectorStoreSettings;
   /** `INDEX_REPLICA_HEARTBEAT_MS`: how often a replica reports the generation it serves (default 5000 ms; live = reported within 3 beats). */
   replicaHeartbeatMs: number;
+  /**
+   * `INDEX_BUILD_REUSE_MAX_CHANGED` (default 0.05, 0 = off): a build keeps the serving generation's PCA basis, map
+   * positions and artist mixtures of unchanged songs when at most this share of rows is new, changed or removed
+   * (generation/reuse.ts).
+   */
+  buildReuseMaxChanged: number;
   /**
    * Search by recording clip limits: `RECORDING_MAX_UPLOAD_BYTES` (default 16 MiB), `RECORDING_MAX_CLIP_SECONDS`
    * (default 60), `RECORDING_MIN_CLIP_SECONDS` (default 2); defaults in contracts RECORDING_LIMITS.
@@ -77,7 +92,9 @@ export type IndexConfig = ServiceConfig & {
 export function loadIndexConfig(env: Record<string, string | undefined> = readEnv()): IndexConfig {
   const replicaHeartbeatMs = env.INDEX_REPLICA_HEARTBEAT_MS ? Number(env.INDEX_REPLICA_HEARTBEAT_MS) : 5000;
   if (!Number.isInteger(replicaHeartbeatMs) || replicaHeartbeatMs < 100 || replicaHeartbeatMs > 600_000) throw new Error(`INDEX_REPLICA_HEARTBEAT_MS must be an integer in [100, 600000], got ${env.INDEX_REPLICA_HEARTBEAT_MS}`);
-  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs, recording: recordingLimitsFrom(env), recordingPostings: recordingPostingsFrom(env), live: liveSettingsFrom(env) };
+  const buildReuseMaxChanged = env.INDEX_BUILD_REUSE_MAX_CHANGED ? Number(env.INDEX_BUILD_REUSE_MAX_CHANGED) : DEFAULT_REUSE_MAX_CHANGED;
+  if (!Number.isFinite(buildReuseMaxChanged) || buildReuseMaxChanged < 0 || buildReuseMaxChanged > 1) throw new Error(`INDEX_BUILD_REUSE_MAX_CHANGED must be a number in [0, 1], got ${env.INDEX_BUILD_REUSE_MAX_CHANGED}`);
+  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs, buildReuseMaxChanged, recording: recordingLimitsFrom(env), recordingPostings: recordingPostingsFrom(env), live: liveSettingsFrom(env) };
 }
 
 /** Parses `RECORDING_POSTINGS_RESIDENT_MIB` (and takes `INDEX_VECTOR_DIR` as the file's directory). @throws Error on a value out of range */
