@@ -55,7 +55,7 @@ beforeAll(async () => {
         bus,
         peers: () => ({ registry: url, catalogue: url, analysis: url, index: url, playlist: url }),
         migrateOnStart: true,
-        rebuild: { snapshotPageSize: 700, vectorBatchSize: 300, cellFlushBytes: 64 * 1024, feedBuildFromSnapshot: feed },
+        rebuild: { snapshotPageSize: 700, vectorBatchSize: 300, cellFlushBytes: 64 * 1024, feedBuildFromSnapshot: feed, reuseMaxChanged: 0 },
         rebuildOnStart: false,
         clientFactory: () => {
           throw new Error('no media server calls in this test');
