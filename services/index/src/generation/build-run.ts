@@ -21,7 +21,7 @@ import { artistKey } from '../core/text';
 import { VECTOR_DIM, snapshotVector } from '../core/track.repository';
 import type { MapFollower } from '../maps/generation-maps';
 import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
-import { loadTrackMeta } from '../maps/track-meta-store';
+import { float4Value, loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
 import { umapLayout } from '../maps/umap-projection';
 import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
 import { BuildRows } from './build-rows';
@@ -117,6 +117,11 @@ export class BuildRun {
   private feed: SnapshotFeed | undefined;
   private fed: Promise<IvfBuildResult> | undefined;
   private feedStopped: string | undefined;
+  /**
+   * Display metadata of the fed rows, filled from the snapshot pages (row = build order, as the fed build numbers
+   * them): activation then does not read `index.tracks` back. Dropped with the feed (read-back path).
+   */
+  private fedMeta: TrackMetaStore | undefined;
   private reuse: GenerationReuse | undefined;
   private reuseReport: RebuildOutcome['reuse'];
   private activateMs = { load: 0, prepare: 0, commit: 0 };
@@ -208,6 +213,8 @@ export class BuildRun {
     this.feed?.fail(new Error(`snapshot feed stopped: ${reason}`));
     this.feedAbort.abort();
     this.rows.reset();
+    this.fedMeta?.close();
+    this.fedMeta = undefined;
     this.host.note(`index build reads the catalogue copy back (${reason})`);
   }
 
@@ -265,8 +272,10 @@ export class BuildRun {
               this.feed = new SnapshotFeed();
               // Capacity hint: the catalogue's count on the first page, else the live generation's size (grows if short).
               const live = h.state.current().index.size;
-              this.fed = buildIvfIndex(this.feed, this.ivfOptions(page.total ?? (live > 0 ? Math.ceil(live * 1.05) + 1024 : undefined), this.feedAbort.signal, true));
+              const expected = page.total ?? (live > 0 ? Math.ceil(live * 1.05) + 1024 : undefined);
+              this.fed = buildIvfIndex(this.feed, this.ivfOptions(expected, this.feedAbort.signal, true));
               this.fed.catch(() => undefined);
+              this.fedMeta = new TrackMetaStore(expected ?? 1024, tableStorageOf(h.vectors));
             }
             this.feedPage(page.tracks, this.feed, this.rows, stopFeed);
           }
@@ -447,7 +456,9 @@ export class BuildRun {
     await h.progress(95, 'activating the new generation');
     if (signal.aborted) throw new Error('index build aborted');
     let t = performance.now();
-    const [maps, meta] = await Promise.all([h.maps.load(parts.index), loadTrackMeta(parts.index, h.tracks, tableStorageOf(h.vectors))]);
+    // The metadata the snapshot pages carried (fed build), else read back from the catalogue copy.
+    const fedMeta = this.fedMeta && !this.feedStopped ? this.fedMeta.resizedTo(parts.index.size) : undefined;
+    const [maps, meta] = await Promise.all([h.maps.load(parts.index), fedMeta ?? loadTrackMeta(parts.index, h.tracks, tableStorageOf(h.vectors))]);
     this.activateMs.load = performance.now() - t;
     if (signal.aborted) throw new Error('index build aborted');
     const gen: Generation = { ...parts, maps, meta };
@@ -474,6 +485,7 @@ export class BuildRun {
     const ids: string[] = [];
     const keys: string[] = [];
     const names: string[] = [];
+    const fedTracks: SnapshotTrackBytes[] = [];
     const vectors = new Float32Array(tracks.length * VECTOR_DIM);
     for (const t of tracks) {
       const f = snapshotVector(t.vector);
@@ -487,8 +499,26 @@ export class BuildRun {
       ids.push(t.itemId);
       keys.push(artistKey(t.artist));
       names.push(t.artist);
+      fedTracks.push(t);
     }
     if (ids.length === 0) return;
+    if (this.fedMeta) {
+      // The columns `streamMetadata` reads back (tempo and energy as the copy's real columns return them).
+      const base = rows.count;
+      if (base + ids.length > this.fedMeta.size) this.fedMeta = this.fedMeta.grownTo(Math.max(2 * this.fedMeta.size, base + ids.length));
+      fedTracks.forEach((t, i) =>
+        this.fedMeta!.set(base + i, {
+          title: t.title,
+          artist: t.artist,
+          album: t.album,
+          albumArtist: t.albumArtist,
+          moodVector: t.learned?.moodVector ?? null,
+          otherFeatures: t.learned?.otherFeatures ?? null,
+          tempo: float4Value(t.tempo),
+          energy: float4Value(t.energy),
+        }),
+      );
+    }
     rows.add(ids, keys, names);
     feed.push({ ids, vectors: vectors.subarray(0, ids.length * VECTOR_DIM) });
   }
