@@ -1,4 +1,3 @@
-import type { SnapshotTrackBytes } from '@polyphony/contracts';
 import type { Logger } from '@polyphony/platform';
 import {
   CooperativeScheduler,
@@ -18,16 +17,16 @@ import type { VectorStoreSettings } from '../config';
 import { ArtistLinkCounter, type ArtistLinks, type Generation, type IndexState, type MapMethod } from '../core/generation';
 import type { CataloguePort } from '../core/ports';
 import { artistKey } from '../core/text';
-import { VECTOR_DIM, snapshotVector } from '../core/track.repository';
+import { VECTOR_DIM } from '../core/track.repository';
 import type { MapFollower } from '../maps/generation-maps';
 import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
-import { float4Value, loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
+import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
 import { umapLayout } from '../maps/umap-projection';
 import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
 import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
 import { GenerationReuse } from './reuse';
-import { SnapshotFeed, byteOrderLess } from './snapshot-feed';
+import { SnapshotFeed, feedPage } from './snapshot-feed';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
 
 /** What a finished build reports. */
@@ -277,7 +276,7 @@ export class BuildRun {
               this.fed.catch(() => undefined);
               this.fedMeta = new TrackMetaStore(expected ?? 1024, tableStorageOf(h.vectors));
             }
-            this.feedPage(page.tracks, this.feed, this.rows, stopFeed);
+            this.fedMeta = feedPage(page.tracks, this.feed, this.rows, this.fedMeta, stopFeed);
           }
           const tWrite = performance.now();
           while (writes.size >= snapshotWriters) await Promise.race(writes);
@@ -383,15 +382,11 @@ export class BuildRun {
     const plan = await GenerationReuse.plan(prev, index, this.version ?? null, this.scheduler);
     if (!plan) return undefined;
     this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: performance.now() - t };
-    if (plan.fraction > max) {
-      this.host.note(`full layout: ${plan.changed} songs changed and ${plan.removed} removed of ${index.size} (over ${max})`);
-      return undefined;
-    }
-    const kept = await plan.map(index, this.scheduler);
+    const kept = plan.fraction <= max ? await plan.map(index, this.scheduler) : undefined;
+    this.host.note(`${kept ? 'map, basis and unchanged artists kept' : 'full layout'}: ${plan.changed} of ${index.size} songs changed, ${plan.removed} removed (reuse up to ${max})`);
     if (!kept) return undefined;
     this.reuse = plan;
     this.reuseReport.map = true;
-    this.host.note(`map and basis kept from generation ${prev.generation}: ${plan.changed} songs placed, ${plan.removed} removed`);
     return kept;
   }
 
@@ -475,53 +470,6 @@ export class BuildRun {
     return deleted;
   }
 
-  /**
-   * Pushes the usable vectors of one snapshot page into the fed build (the rule of `snapshotVector`, as the copy
-   * skips them), checking that ids rise in byte order (`byteOrderLess`, the read-back's order); the first id out of
-   * order stops the feed (`stop`), so the build reads the copy back instead and still sees the same row order.
-   */
-  private feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFeed, rows: BuildRows, stop: (reason: string) => void): void {
-    let lastId = rows.lastId;
-    const ids: string[] = [];
-    const keys: string[] = [];
-    const names: string[] = [];
-    const fedTracks: SnapshotTrackBytes[] = [];
-    const vectors = new Float32Array(tracks.length * VECTOR_DIM);
-    for (const t of tracks) {
-      const f = snapshotVector(t.vector);
-      if (!f) continue;
-      if (lastId !== undefined && !byteOrderLess(lastId, t.itemId)) {
-        stop(`snapshot ids not in byte order at ${JSON.stringify(t.itemId.slice(0, 100))}`);
-        return;
-      }
-      lastId = t.itemId;
-      vectors.set(f, ids.length * VECTOR_DIM);
-      ids.push(t.itemId);
-      keys.push(artistKey(t.artist));
-      names.push(t.artist);
-      fedTracks.push(t);
-    }
-    if (ids.length === 0) return;
-    if (this.fedMeta) {
-      // The columns `streamMetadata` reads back (tempo and energy as the copy's real columns return them).
-      const base = rows.count;
-      if (base + ids.length > this.fedMeta.size) this.fedMeta = this.fedMeta.grownTo(Math.max(2 * this.fedMeta.size, base + ids.length));
-      fedTracks.forEach((t, i) =>
-        this.fedMeta!.set(base + i, {
-          title: t.title,
-          artist: t.artist,
-          album: t.album,
-          albumArtist: t.albumArtist,
-          moodVector: t.learned?.moodVector ?? null,
-          otherFeatures: t.learned?.otherFeatures ?? null,
-          tempo: float4Value(t.tempo),
-          energy: float4Value(t.energy),
-        }),
-      );
-    }
-    rows.add(ids, keys, names);
-    feed.push({ ids, vectors: vectors.subarray(0, ids.length * VECTOR_DIM) });
-  }
 }
 
 /** The stored form of a trained quantiser (`index.quantisers` row). */

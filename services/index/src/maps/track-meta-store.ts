@@ -1,4 +1,5 @@
 import type { TrackMeta } from '../core/track-records';
+import type { SnapshotTrackBytes } from '@polyphony/contracts';
 import { ByteLog } from '@polyphony/vector-engine';
 import { decodeLabelScores, encodeLabelScores, isEncodedLabelScores } from './label-scores-codec';
 
@@ -23,6 +24,12 @@ export function float4Value(x: number | null | undefined): number | null {
     if (Math.fround(v) === f) return v;
   }
   return Number(f.toPrecision(9));
+}
+
+/** The record of a catalogue snapshot row: the columns `streamMetadata` reads back from the copy (tempo and energy via `float4Value`). */
+export function metaOfSnapshotTrack(t: SnapshotTrackBytes): TrackMetaFields {
+  const learned = t.learned ?? undefined;
+  return { title: t.title, artist: t.artist, album: t.album, albumArtist: t.albumArtist, moodVector: learned?.moodVector ?? null, otherFeatures: learned?.otherFeatures ?? null, tempo: float4Value(t.tempo), energy: float4Value(t.energy) };
 }
 
 /** Longest string kept, in UTF-8 bytes (longer display strings are cut at a character boundary). */
