@@ -14,8 +14,8 @@ import { indexBenchScript } from '../support';
  *    --expose-gc), then a second instance's start-up load of the stored generation (time + RSS),
  *    and in-process query latencies (similar songs, masked to the main and to the 1% server);
  *  - then (growFraction > 0, default 0.01) the catalogue grows by that share of new songs and a second build runs
- *    while the first generation serves: its phases, and what it kept of the first (INDEX_BUILD_REUSE_MAX_CHANGED;
- *    set it to 0 for the same build without reuse).
+ *    while the first generation serves: its phases, and what it kept of the first (INDEX_BUILD_REUSE_MAX_CHANGED,
+ *    0.05 here unless set; 0 = the same build without reuse).
  * Usage: node --expose-gc bench/dist/index/rebuild-100k.js [songs] [growFraction]
  */
 async function main(): Promise<void> {
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const bus = createBus({});
   const peers = () => ({ registry: info.url, catalogue: info.url, analysis: info.url, index: info.url, playlist: info.url });
   const growFraction = Number(process.argv[3] ?? 0.01);
-  const config = loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'warn', INDEX_BUILD_REUSE_MAX_CHANGED: process.env.INDEX_BUILD_REUSE_MAX_CHANGED });
+  const config = loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'warn', INDEX_BUILD_REUSE_MAX_CHANGED: process.env.INDEX_BUILD_REUSE_MAX_CHANGED ?? '0.05' });
   try {
     const svc = buildIndex(config, { logger, bus, peers, migrateOnStart: true, rebuildOnStart: false });
     await svc.start();
