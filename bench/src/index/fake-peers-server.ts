@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline';
 import { FakePeers, syntheticLearned, syntheticSongs, toSnapshotTrack } from '@polyphony/testkit';
 
 /**
@@ -8,7 +9,8 @@ import { FakePeers, syntheticLearned, syntheticSongs, toSnapshotTrack } from '@p
  * With FAKE_PEERS_LEARNED=1 every song carries learned features (`syntheticLearned`: MSD tags, mood_vector and
  * other_features strings of real length), so the index holds real-sized mood strings (memory benchmarks).
  * With FAKE_PEERS_JSON_ONLY=1 the snapshot is served as JSON whatever the caller accepts (a catalogue before the binary
- * page; before/after runs). Prints one JSON line `{"url": ...}` once listening; exits when its stdin closes.
+ * page; before/after runs). Prints one JSON line `{"url": ...}` once listening; exits when its stdin closes. A line
+ * `grow <n>` on stdin adds the next n synthetic songs (index rebuild bench: a second build after the library grew).
  */
 async function main(): Promise<void> {
   const songs = Number(process.argv[2] ?? 100_000);
@@ -20,18 +22,32 @@ async function main(): Promise<void> {
   peers.addServer({ id: 'srv-sparse', name: 'Sparse', type: 'navidrome', isDefault: false, connection: { type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } } });
   const learned = process.env.FAKE_PEERS_LEARNED === '1';
   let i = 0;
-  for (const s of syntheticSongs(songs, { songsPerArtist: 20, songsPerAlbum: 10, seed: 3 })) {
-    const { mappings: _unused, ...song } = toSnapshotTrack(s, [], learned ? syntheticLearned(i) : undefined);
-    peers.addSong(song);
-    const artist = s.artist.split(' ')[1]!;
-    peers.map('srv-main', s.itemId, `m-${i}`, `ma-${artist}`);
-    if (i % 2 === 0) peers.map('srv-half', s.itemId, `h-${i}`, `ha-${artist}`);
-    if (i % sparseEvery === 0) peers.map('srv-sparse', s.itemId, String(100_000_000 + i), `sa-${artist}`);
-    i++;
-  }
+  // Songs [i, total) of the synthetic catalogue (the first `i` are skipped: same songs, same ids as a bigger run).
+  const add = (total: number) => {
+    let j = 0;
+    for (const s of syntheticSongs(total, { songsPerArtist: 20, songsPerAlbum: 10, seed: 3 })) {
+      if (j++ < i) continue;
+      const { mappings: _unused, ...song } = toSnapshotTrack(s, [], learned ? syntheticLearned(i) : undefined);
+      peers.addSong(song);
+      const artist = s.artist.split(' ')[1]!;
+      peers.map('srv-main', s.itemId, `m-${i}`, `ma-${artist}`);
+      if (i % 2 === 0) peers.map('srv-half', s.itemId, `h-${i}`, `ha-${artist}`);
+      if (i % sparseEvery === 0) peers.map('srv-sparse', s.itemId, String(100_000_000 + i), `sa-${artist}`);
+      i++;
+    }
+  };
+  add(songs);
   const url = await peers.start();
   process.stdout.write(`${JSON.stringify({ url, songs })}\n`);
-  process.stdin.resume();
+  // A line `grow <n>` on stdin adds the next n songs of the synthetic catalogue (a library that grew between two
+  // builds) and answers `{"grown": n, "songs": total}`.
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    const m = /^grow (\d+)$/.exec(line.trim());
+    if (!m) return;
+    const before = i;
+    add(i + Number(m[1]));
+    process.stdout.write(`${JSON.stringify({ grown: i - before, songs: i })}\n`);
+  });
   process.stdin.on('end', () => {
     void peers.stop().then(() => process.exit(0));
   });

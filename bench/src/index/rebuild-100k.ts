@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { createBus, createLogger } from '@polyphony/platform';
-import { buildIndex, emptyGeneration, loadIndexConfig, RequestScope } from '@polyphony/index';
+import type { ChildProcess } from 'node:child_process';
+import { buildIndex, emptyGeneration, loadIndexConfig, RequestScope, type RebuildOutcome } from '@polyphony/index';
 import { createBenchDatabase, gc, mb, RssSampler, startChild } from '../bench-support';
 import { indexBenchScript } from '../support';
 
@@ -11,8 +12,11 @@ import { indexBenchScript } from '../support';
  *    snapshot over loopback HTTP, builds, persists and activates one generation;
  *  - printed: phase timings, RSS before / peak during / after the build (after a GC when run with
  *    --expose-gc), then a second instance's start-up load of the stored generation (time + RSS),
- *    and in-process query latencies (similar songs, masked to the main and to the 1% server).
- * Usage: node --expose-gc bench/dist/index/rebuild-100k.js [songs]
+ *    and in-process query latencies (similar songs, masked to the main and to the 1% server);
+ *  - then (growFraction > 0, default 0.01) the catalogue grows by that share of new songs and a second build runs
+ *    while the first generation serves: its phases, and what it kept of the first (INDEX_BUILD_REUSE_MAX_CHANGED,
+ *    0.05 here unless set; 0 = the same build without reuse).
+ * Usage: node --expose-gc bench/dist/index/rebuild-100k.js [songs] [growFraction]
  */
 async function main(): Promise<void> {
   const songs = Number(process.argv[2] ?? 100_000);
@@ -21,7 +25,8 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'index-bench', level: 'warn' });
   const bus = createBus({});
   const peers = () => ({ registry: info.url, catalogue: info.url, analysis: info.url, index: info.url, playlist: info.url });
-  const config = loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'warn' });
+  const growFraction = Number(process.argv[3] ?? 0.01);
+  const config = loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'warn', INDEX_BUILD_REUSE_MAX_CHANGED: process.env.INDEX_BUILD_REUSE_MAX_CHANGED ?? '0.05' });
   try {
     const svc = buildIndex(config, { logger, bus, peers, migrateOnStart: true, rebuildOnStart: false });
     await svc.start();
@@ -35,6 +40,8 @@ async function main(): Promise<void> {
     const wall = performance.now() - t0;
     const peak = sampler.stop();
     if (!svc.rebuild.lastOutcome) throw new Error(`build failed: ${svc.rebuild.lastError}`);
+    const o = svc.rebuild.lastOutcome;
+    const first = { ...summary(o), wallMs: Math.round(wall) };
     gc();
     const rssAfter = process.memoryUsage().rss;
     const heap = process.memoryUsage();
@@ -59,6 +66,22 @@ async function main(): Promise<void> {
     await latencies('srv-sparse', sparseSeeds, 10);
     const sparseLat = await latencies('srv-sparse', sparseSeeds, 300);
 
+    // Second build: the library grew by `growFraction` (new songs, new artists, the last artist possibly longer) while
+    // generation 1 serves; the build may keep generation 1's basis, map and artist mixtures (INDEX_BUILD_REUSE_MAX_CHANGED).
+    let grownBuild: Record<string, unknown> | undefined;
+    if (growFraction > 0) {
+      const grown = await childLine<{ grown: number; songs: number }>(child, `grow ${Math.round(songs * growFraction)}`, 'grown');
+      const cpu0 = process.cpuUsage();
+      const t2 = performance.now();
+      svc.rebuild.request('benchmark: grown library');
+      await svc.rebuild.idle();
+      const wall2 = performance.now() - t2;
+      const cpu2 = process.cpuUsage(cpu0);
+      const o2 = svc.rebuild.lastOutcome;
+      if (!o2 || o2.generation === o.generation) throw new Error(`second build failed: ${svc.rebuild.lastError}`);
+      grownBuild = { grownBy: grown.grown, songs: grown.songs, ...summary(o2), processCpuMs: Math.round((cpu2.user + cpu2.system) / 1000), wallMs: Math.round(wall2) };
+    }
+
     // Restart: a second instance loads the stored generation instead of rebuilding.
     await svc.stop();
     svc.state.swap(emptyGeneration()); // release the first instance's generation before measuring the second
@@ -70,14 +93,14 @@ async function main(): Promise<void> {
     const loadMs = performance.now() - t1;
     gc();
     const rssLoaded = process.memoryUsage().rss;
-    const o = svc.rebuild.lastOutcome;
     process.stdout.write(
       `${JSON.stringify(
         {
           songs,
           generation: o.generation,
           nlist: o.nlist,
-          rebuild: { wallMs: Math.round(wall), phasesMs: Object.fromEntries(Object.entries(o.timingsMs).map(([k, v]) => [k, Math.round(v)])), cpuMs: Object.fromEntries(Object.entries(o.cpuMs).map(([k, v]) => [k, Math.round(v)])), snapshotMs: Object.fromEntries(Object.entries(o.snapshotMs).map(([k, v]) => [k, Math.round(v)])) },
+          rebuild: first,
+          ...(grownBuild ? { secondRebuild: grownBuild } : {}),
           rssMb: { beforeBuild: mb(rssBefore), peakDuringBuild: mb(peak), afterBuild: mb(rssAfter), heapUsedAfter: mb(heap.heapUsed), arrayBuffersAfter: mb(heap.arrayBuffers) },
           restart: { loadMs: Math.round(loadMs), items: second.state.current().index.size, rssBeforeMb: mb(rssIdle), rssAfterLoadMb: mb(rssLoaded) },
           similarTracksInProcessMs: { mainServer: mainLat, sparseServer1pct: sparseLat },
@@ -93,6 +116,34 @@ async function main(): Promise<void> {
     child.kill();
     await db.drop();
   }
+}
+
+/** Phase figures of one build (wall and CPU ms per phase, the snapshot's waits, the activation's parts, what was reused). */
+function summary(o: RebuildOutcome): Record<string, unknown> {
+  const ms = (r: Record<string, number>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Math.round(v)]));
+  return { generation: o.generation, items: o.items, phasesMs: ms(o.timingsMs), cpuMs: ms(o.cpuMs), snapshotMs: ms(o.snapshotMs), activateMs: ms(o.activateMs), ...(o.reuse ? { reuse: { ...o.reuse, fraction: round(o.reuse.fraction * 1e4) / 1e4, matchMs: Math.round(o.reuse.matchMs) } } : {}) };
+}
+
+/** Sends one line to the fake peers child and waits for its JSON answer line holding `key`. */
+function childLine<T>(child: ChildProcess, line: string, key: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let buf = '';
+    const onData = (d: Buffer) => {
+      buf += d.toString();
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const text = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (text.includes(`"${key}"`)) {
+          child.stdout!.off('data', onData);
+          resolve(JSON.parse(text) as T);
+          return;
+        }
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`fake peers exited with ${code}`)));
+    child.stdin!.write(`${line}\n`);
+  });
 }
 
 function round(x: number): number {

@@ -49,10 +49,25 @@ export interface VectorStoreSettings {
   buildWorkers: number;
 }
 
+/**
+ * Default of `INDEX_BUILD_REUSE_MAX_CHANGED`: 0, off. A build that keeps the serving generation's basis, map and
+ * artist mixtures (generation/reuse.ts) answers the map and artist features differently from a full rebuild of
+ * the same songs (the basis and the positions come from the previous catalogue), and the golden suite's flow
+ * builds twice with a few songs changed (session 15: 5 golden families differ with 0.05). Set it (e.g. 0.05: each
+ * changed row then costs one neighbour search) where those answers may follow the previous generation.
+ */
+export const DEFAULT_REUSE_MAX_CHANGED = 0;
+
 export type IndexConfig = ServiceConfig & {
   vectors: VectorStoreSettings;
   /** `INDEX_REPLICA_HEARTBEAT_MS`: how often a replica reports the generation it serves (default 5000 ms; live = reported within 3 beats). */
   replicaHeartbeatMs: number;
+  /**
+   * `INDEX_BUILD_REUSE_MAX_CHANGED` (default 0 = off; e.g. 0.05): a build keeps the serving generation's PCA basis, map
+   * positions and artist mixtures of unchanged songs when at most this share of rows is new, changed or removed
+   * (generation/reuse.ts).
+   */
+  buildReuseMaxChanged: number;
   /**
    * Search by recording clip limits: `RECORDING_MAX_UPLOAD_BYTES` (default 16 MiB), `RECORDING_MAX_CLIP_SECONDS`
    * (default 60), `RECORDING_MIN_CLIP_SECONDS` (default 2); defaults in contracts RECORDING_LIMITS.
@@ -78,7 +93,9 @@ export type IndexConfig = ServiceConfig & {
 export function loadIndexConfig(env: Record<string, string | undefined> = readEnv()): IndexConfig {
   const replicaHeartbeatMs = env.INDEX_REPLICA_HEARTBEAT_MS ? Number(env.INDEX_REPLICA_HEARTBEAT_MS) : 5000;
   if (!Number.isInteger(replicaHeartbeatMs) || replicaHeartbeatMs < 100 || replicaHeartbeatMs > 600_000) throw new Error(`INDEX_REPLICA_HEARTBEAT_MS must be an integer in [100, 600000], got ${env.INDEX_REPLICA_HEARTBEAT_MS}`);
-  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs, recording: recordingLimitsFrom(env), recordingPostings: recordingPostingsFrom(env), live: liveSettingsFrom(env) };
+  const buildReuseMaxChanged = env.INDEX_BUILD_REUSE_MAX_CHANGED ? Number(env.INDEX_BUILD_REUSE_MAX_CHANGED) : DEFAULT_REUSE_MAX_CHANGED;
+  if (!Number.isFinite(buildReuseMaxChanged) || buildReuseMaxChanged < 0 || buildReuseMaxChanged > 1) throw new Error(`INDEX_BUILD_REUSE_MAX_CHANGED must be a number in [0, 1], got ${env.INDEX_BUILD_REUSE_MAX_CHANGED}`);
+  return { ...loadServiceConfig('index', 'index', env), vectors: vectorSettingsFrom(env), replicaHeartbeatMs, buildReuseMaxChanged, recording: recordingLimitsFrom(env), recordingPostings: recordingPostingsFrom(env), live: liveSettingsFrom(env) };
 }
 
 /**

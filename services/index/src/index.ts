@@ -3,6 +3,8 @@ export { loadIndexConfig, type IndexConfig } from './config';
 export { indexMigrations } from './core/migrations';
 export { emptyGeneration, generationMemory } from './core/generation';
 export { RequestScope } from './core/scope';
+// What a build reports (the rebuild benchmark prints its phases).
+export type { RebuildOutcome } from './generation/build-run';
 // The map layout's two stages (the benchmark workspace times them on synthetic vectors).
 export { fitPca, projectAll } from './maps/projection';
 export { UMAP_FIT_ROWS, umapLayout } from './maps/umap-projection';

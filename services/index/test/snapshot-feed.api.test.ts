@@ -29,7 +29,8 @@ beforeAll(async () => {
   let i = 0;
   for (const s of syntheticSongs(SONGS, { songsPerArtist: 10, songsPerAlbum: 5, seed: 5 })) {
     const { mappings: _m, ...song } = toSnapshotTrack(s, [], i % 3 === 0 ? syntheticLearned(i, 7) : undefined);
-    peers.addSong(song);
+    // Tempo and energy that a float32 column rounds (the fed metadata must read as the copy's real columns do).
+    peers.addSong({ ...song, tempo: 60 + i * 0.1234567, energy: i % 7 === 0 ? null : i / 3001 });
     if (i % 2 === 0) peers.map('srv-a', s.itemId, `p-${i}`, `ar-${s.artist}`);
     i++;
   }
@@ -55,7 +56,7 @@ beforeAll(async () => {
         bus,
         peers: () => ({ registry: url, catalogue: url, analysis: url, index: url, playlist: url }),
         migrateOnStart: true,
-        rebuild: { snapshotPageSize: 700, vectorBatchSize: 300, cellFlushBytes: 64 * 1024, feedBuildFromSnapshot: feed },
+        rebuild: { snapshotPageSize: 700, vectorBatchSize: 300, cellFlushBytes: 64 * 1024, feedBuildFromSnapshot: feed, reuseMaxChanged: 0 },
         rebuildOnStart: false,
         clientFactory: () => {
           throw new Error('no media server calls in this test');
@@ -83,11 +84,15 @@ async function buildWith(svc: IndexService): Promise<{ gen: Generation; fed: boo
   return { gen: svc.state.current(), fed: outcome.ivf.fedFromSnapshot, skipped: outcome.skippedTracks };
 }
 
-/** Everything a generation holds that a path could change: rows, ids, cells, centroids, vectors, map, artists. */
+/** Everything a generation holds that a path could change: rows, ids, cells, centroids, vectors, map, artists, display metadata (fed: from the pages; read back: from `index.tracks`). */
 function fingerprint(g: Generation) {
   const p = g.index.parts();
   const ids: string[] = [];
-  for (let r = 0; r < g.index.size; r++) ids.push(g.index.idOf(r));
+  const meta: string[] = [];
+  for (let r = 0; r < g.index.size; r++) {
+    ids.push(g.index.idOf(r));
+    meta.push(JSON.stringify(g.meta.get(r, g.index.idOf(r)) ?? null));
+  }
   const artists: string[] = [];
   for (let a = 0; a < g.artists.count; a++) {
     const rec = g.artists.record(a);
@@ -105,6 +110,7 @@ function fingerprint(g: Generation) {
     coords: Buffer.from(g.coords.buffer, g.coords.byteOffset, g.coords.byteLength).toString('base64'),
     mapMethod: g.mapMethod,
     artists,
+    meta,
   };
 }
 

@@ -147,6 +147,39 @@ describe('ArtistModel.fit in worker threads', () => {
     expect([...pooled.artistOfRow]).toEqual([...inThread.artistOfRow]);
   }, 60_000);
 
+  it('When a reuse rule keeps some artists, then worker threads and this thread give the same model: kept mixtures as given, the rest fitted', async () => {
+    const dim = 16;
+    const rng = new SeededRandom(9);
+    const n = 2600;
+    const ids = Array.from({ length: n }, (_, i) => `id-${String(i).padStart(5, '0')}`);
+    const vectors = Float32Array.from({ length: n * dim }, () => rng.nextGaussian());
+    const index = (await buildIvfIndex([{ ids, vectors }], { dim })).index;
+    const artists = 300;
+    const artistOfRow = Int32Array.from({ length: n }, (_, r) => (r * 7919) % artists);
+    const keys = Array.from({ length: artists }, (_, a) => `artist ${a}`);
+    const variance = new Float32Array(dim).fill(1 / dim);
+    const full = await ArtistModel.fit(index, artistOfRow, keys, keys, variance);
+    // Every third artist comes back as stored, with its weights halved so a kept mixture is told apart from a refit
+    // one; then every artist (no job at all).
+    for (const kept of [(a: number) => a % 3 === 0, () => true]) {
+      const reuse = (key: string) => {
+        const a = full.indexOfKey(key);
+        if (!kept(a)) return undefined;
+        const { key: _k, name: _n, ...fit } = full.record(a);
+        return { ...fit, weights: fit.weights.map((w) => w / 2) };
+      };
+      const inThread = await ArtistModel.fit(index, artistOfRow, keys, keys, variance, undefined, undefined, 0, undefined, reuse);
+      const pooled = await ArtistModel.fit(index, artistOfRow, keys, keys, variance, undefined, undefined, 2, 0, reuse);
+      expect(pooled.count).toBe(full.count);
+      for (let a = 0; a < full.count; a++) {
+        const x = full.record(a);
+        const expected = kept(a) ? { ...x, weights: x.weights.map((w) => w / 2) } : x;
+        expect(inThread.record(a)).toEqual(expected);
+        expect(pooled.record(a)).toEqual(expected);
+      }
+    }
+  }, 60_000);
+
   it('fits the same mixtures in worker threads (the artist-fit job of the engine pool) as in this thread', async () => {
     const dim = 8;
     const rnd = new SeededRandom(11);

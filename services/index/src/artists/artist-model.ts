@@ -6,6 +6,13 @@ import { type CooperativeScheduler, type IvfIndex, VectorFile, IvfWorkerPool, mo
 export type { ArtistProfileRecord } from './artist-fit';
 
 /**
+ * A build's rule for taking over an artist's mixture from the serving generation instead of fitting it
+ * (generation/reuse.ts): given the artist's folded key and its rows (ascending), the mixture with rows of this
+ * generation, or undefined to fit.
+ */
+export type ArtistReuse = (key: string, rows: Int32Array) => ArtistFit | undefined;
+
+/**
  * Every artist of one index generation, summarised by a diagonal Gaussian mixture (artist-gmm.ts), in
  * packed arrays. Artists are identified by their folded name (`artistKey`) and numbered 0..count-1;
  * components are numbered globally, artist a owning components `[compStart[a], compStart[a+1])`.
@@ -97,6 +104,7 @@ export class ArtistModel {
     dir?: string,
     workers = 0,
     minWorkerSongs = ARTIST_WORKER_MIN_SONGS,
+    reuse?: ArtistReuse,
   ): Promise<ArtistModel> {
     const dim = index.dim;
     const prior = new Float32Array(dim);
@@ -115,13 +123,14 @@ export class ArtistModel {
     const b = new ArtistModelBuilder(dim, index.size, fitted, fitted * MAX_COMPONENTS, start[a]!, dir);
     try {
       if (workers > 0 && fitted > 1 && start[a]! >= minWorkerSongs) {
-        await fitInWorkers(index, byArtist, start, keys, names, prior, workers, b, scheduler);
+        await fitInWorkers(index, byArtist, start, keys, names, prior, workers, b, scheduler, reuse);
         return b.finish();
       }
       for (let i = 0; i < a; i++) {
         const rows = byArtist.subarray(start[i]!, start[i + 1]!);
         if (rows.length === 0) continue;
-        b.add(fitArtist(index, keys[i]!, names[i]!, rows, prior));
+        const kept = reuse?.(keys[i]!, rows);
+        b.add(kept ? { key: keys[i]!, name: names[i]!, ...kept } : fitArtist(index, keys[i]!, names[i]!, rows, prior));
         await scheduler?.maybeYield();
       }
       return b.finish();
@@ -358,40 +367,52 @@ async function fitInWorkers(
   workers: number,
   builder: ArtistModelBuilder,
   scheduler?: CooperativeScheduler,
+  reuse?: ArtistReuse,
 ): Promise<void> {
   const dim = index.dim;
   const a = keys.length;
   const pool = new IvfWorkerPool(workers, undefined, [moduleFile(__dirname, 'artist-fit.job')]);
-  const inFlight: Array<{ artists: number[]; reply: Promise<ArtistFit[]> }> = [];
+  // `kept`: mixtures taken over (no job); `artists` lists every artist of the task in order, the job answers the others.
+  const inFlight: Array<{ artists: number[]; kept: Map<number, ArtistFit>; reply: Promise<ArtistFit[]> }> = [];
   const drain = async () => {
     const next = inFlight.shift()!;
     const fits = await next.reply;
-    next.artists.forEach((i, j) => builder.add({ key: keys[i]!, name: names[i]!, ...fits[j]! }));
+    let j = 0;
+    for (const i of next.artists) builder.add({ key: keys[i]!, name: names[i]!, ...(next.kept.get(i) ?? fits[j++]!) });
     await scheduler?.maybeYield();
   };
   try {
     let i = 0;
     while (i < a) {
       const artists: number[] = [];
+      const kept = new Map<number, ArtistFit>();
       let songs = 0;
       for (; i < a && (songs === 0 || songs + start[i + 1]! - start[i]! <= ARTIST_TASK_SONGS); i++) {
         const n = start[i + 1]! - start[i]!;
         if (n === 0) continue;
         artists.push(i);
-        songs += n;
+        const fit = reuse?.(keys[i]!, byArtist.subarray(start[i]!, start[i + 1]!));
+        if (fit) kept.set(i, fit);
+        else songs += n;
       }
       if (artists.length === 0) break;
+      const fitted = artists.filter((x) => !kept.has(x));
+      if (fitted.length === 0) {
+        inFlight.push({ artists, kept, reply: Promise.resolve([]) });
+        if (inFlight.length >= 2 * workers) await drain();
+        continue;
+      }
       const points = new Float32Array(songs * dim);
       const rows = new Int32Array(songs);
-      const counts = Int32Array.from(artists, (x) => start[x + 1]! - start[x]!);
+      const counts = Int32Array.from(fitted, (x) => start[x + 1]! - start[x]!);
       let o = 0;
-      for (const x of artists) {
+      for (const x of fitted) {
         for (let k = start[x]!; k < start[x + 1]!; k++, o++) {
           rows[o] = byArtist[k]!;
           points.set(index.getVector(byArtist[k]!), o * dim);
         }
       }
-      inFlight.push({ artists, reply: pool.runJob<ArtistFit[]>(ARTIST_FIT_JOB, { points, counts, rows, dim, prior } satisfies ArtistFitJob) });
+      inFlight.push({ artists, kept, reply: pool.runJob<ArtistFit[]>(ARTIST_FIT_JOB, { points, counts, rows, dim, prior } satisfies ArtistFitJob) });
       if (inFlight.length >= 2 * workers) await drain();
       scheduler?.throwIfAborted();
     }

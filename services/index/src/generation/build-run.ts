@@ -1,4 +1,3 @@
-import type { SnapshotTrackBytes } from '@polyphony/contracts';
 import type { Logger } from '@polyphony/platform';
 import {
   CooperativeScheduler,
@@ -18,15 +17,16 @@ import type { VectorStoreSettings } from '../config';
 import { ArtistLinkCounter, type ArtistLinks, type Generation, type IndexState, type MapMethod } from '../core/generation';
 import type { CataloguePort } from '../core/ports';
 import { artistKey } from '../core/text';
-import { VECTOR_DIM, snapshotVector } from '../core/track.repository';
+import { VECTOR_DIM } from '../core/track.repository';
 import type { MapFollower } from '../maps/generation-maps';
 import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
-import { loadTrackMeta } from '../maps/track-meta-store';
+import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
 import { umapLayout } from '../maps/umap-projection';
 import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
 import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
-import { SnapshotFeed, byteOrderLess } from './snapshot-feed';
+import { GenerationReuse } from './reuse';
+import { SnapshotFeed, feedPage } from './snapshot-feed';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
 
 /** What a finished build reports. */
@@ -46,6 +46,14 @@ export interface RebuildOutcome {
    * assign, arrange, emit (cells written to `index.cells` as they are emitted); `fedFromSnapshot` says which input path ran.
    */
   ivf: { ingest: number; train: number; assign: number; arrange: number; emit: number; total: number; fedFromSnapshot: boolean };
+  /**
+   * What the build took over from the generation it replaces (generation/reuse.ts): rows changed (new id or new
+   * vector) and removed, their share, whether the basis and map were kept, how many artist mixtures were kept and
+   * fitted, and the wall ms of matching the rows (part of the projection phase). Absent when nothing was compared.
+   */
+  reuse?: { changed: number; removed: number; fraction: number; map: boolean; artistsKept: number; artistsFitted: number; matchMs: number };
+  /** Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared, the database transaction. */
+  activateMs: { load: number; prepare: number; commit: number };
 }
 
 /** The build's tunables (RebuildOptions with defaults applied). */
@@ -55,6 +63,8 @@ export interface BuildSettings {
   snapshotWriters: number;
   cellFlushBytes: number;
   feedFromSnapshot: boolean;
+  /** Keep the serving generation's basis, map and artist mixtures when at most this share of rows changed (0 = never; `INDEX_BUILD_REUSE_MAX_CHANGED`). */
+  reuseMaxChanged: number;
 }
 
 /** What one build uses of its service: stores, peers, the live state, and where it reports progress. */
@@ -106,6 +116,14 @@ export class BuildRun {
   private feed: SnapshotFeed | undefined;
   private fed: Promise<IvfBuildResult> | undefined;
   private feedStopped: string | undefined;
+  /**
+   * Display metadata of the fed rows, filled from the snapshot pages (row = build order, as the fed build numbers
+   * them): activation then does not read `index.tracks` back. Dropped with the feed (read-back path).
+   */
+  private fedMeta: TrackMetaStore | undefined;
+  private reuse: GenerationReuse | undefined;
+  private reuseReport: RebuildOutcome['reuse'];
+  private activateMs = { load: 0, prepare: 0, commit: 0 };
 
   constructor(
     private readonly host: BuildHost,
@@ -142,6 +160,8 @@ export class BuildRun {
       snapshotMs: { waitForPages: this.snapshotWaitMs, writeCopy: this.snapshotWriteMs },
       cpuMs: this.clock.cpuMs,
       ivf: { ...report.timingsMs, fedFromSnapshot: this.feedStopped === undefined },
+      ...(this.reuseReport ? { reuse: this.reuseReport } : {}),
+      activateMs: this.activateMs,
     };
   }
 
@@ -192,6 +212,8 @@ export class BuildRun {
     this.feed?.fail(new Error(`snapshot feed stopped: ${reason}`));
     this.feedAbort.abort();
     this.rows.reset();
+    this.fedMeta?.close();
+    this.fedMeta = undefined;
     this.host.note(`index build reads the catalogue copy back (${reason})`);
   }
 
@@ -249,10 +271,12 @@ export class BuildRun {
               this.feed = new SnapshotFeed();
               // Capacity hint: the catalogue's count on the first page, else the live generation's size (grows if short).
               const live = h.state.current().index.size;
-              this.fed = buildIvfIndex(this.feed, this.ivfOptions(page.total ?? (live > 0 ? Math.ceil(live * 1.05) + 1024 : undefined), this.feedAbort.signal, true));
+              const expected = page.total ?? (live > 0 ? Math.ceil(live * 1.05) + 1024 : undefined);
+              this.fed = buildIvfIndex(this.feed, this.ivfOptions(expected, this.feedAbort.signal, true));
               this.fed.catch(() => undefined);
+              this.fedMeta = new TrackMetaStore(expected ?? 1024, tableStorageOf(h.vectors));
             }
-            this.feedPage(page.tracks, this.feed, this.rows, stopFeed);
+            this.fedMeta = feedPage(page.tracks, this.feed, this.rows, this.fedMeta, stopFeed);
           }
           const tWrite = performance.now();
           while (writes.size >= snapshotWriters) await Promise.race(writes);
@@ -331,6 +355,12 @@ export class BuildRun {
    * rows on, else the PCA projection. Stored with the generation (`index.map_projections`).
    */
   private async layOutMap(index: IvfIndex): Promise<{ pca: PcaBasis | undefined; coords: Float32Array; mapMethod: MapMethod }> {
+    const kept = await this.reusedMap(index);
+    if (kept) {
+      await this.host.generations.saveProjection(this.generation, kept.coords, encodeBasis(kept.pca), kept.mapMethod);
+      return kept;
+    }
+    this.reuse = undefined;
     const pca = await fitPca(index, this.scheduler);
     await this.host.progress(76, 'laying out the map');
     const umap = await umapLayout(index, this.scheduler);
@@ -340,12 +370,46 @@ export class BuildRun {
     return { pca, coords, mapMethod };
   }
 
+  /**
+   * The serving generation's basis and map carried over (generation/reuse.ts) when this build changes at most
+   * `reuseMaxChanged` of the rows; undefined (full layout) otherwise. Sets `this.reuse` for the artists.
+   */
+  private async reusedMap(index: IvfIndex): Promise<{ pca: PcaBasis; coords: Float32Array; mapMethod: MapMethod } | undefined> {
+    const max = this.host.settings.reuseMaxChanged;
+    const prev = this.host.state.current();
+    if (!(max > 0) || prev.generation === 0) return undefined;
+    const t = performance.now();
+    const plan = await GenerationReuse.plan(prev, index, this.version ?? null, this.scheduler);
+    if (!plan) return undefined;
+    this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: performance.now() - t };
+    const kept = plan.fraction <= max ? await plan.map(index, this.scheduler) : undefined;
+    this.host.note(`${kept ? 'map, basis and unchanged artists kept' : 'full layout'}: ${plan.changed} of ${index.size} songs changed, ${plan.removed} removed (reuse up to ${max})`);
+    if (!kept) return undefined;
+    this.reuse = plan;
+    this.reuseReport.map = true;
+    return kept;
+  }
+
   /** Phase 3b, artists: every artist's mixture (prior from the PCA variance) and the provider artist links, stored. */
   private async fitArtists(index: IvfIndex, pca: PcaBasis | undefined): Promise<{ artists: ArtistModel; links: ArtistLinks }> {
     const h = this.host;
     await h.progress(82, 'fitting artist mixtures');
     const rows = this.rows;
-    const artists = pca ? await ArtistModel.fit(index, rows.artistOfRow(), rows.artistKeys, rows.artistNames, pca.variance, this.scheduler, h.vectors.dir, h.vectors.buildWorkers) : ArtistModel.empty(VECTOR_DIM, index.size);
+    // With the serving generation's basis (same prior), unchanged artists keep their mixtures (generation/reuse.ts).
+    const keep = this.reuse?.artists();
+    let kept = 0;
+    const reuse = keep
+      ? (key: string, r: Int32Array) => {
+          const fit = keep(key, r);
+          if (fit) kept++;
+          return fit;
+        }
+      : undefined;
+    const artists = pca ? await ArtistModel.fit(index, rows.artistOfRow(), rows.artistKeys, rows.artistNames, pca.variance, this.scheduler, h.vectors.dir, h.vectors.buildWorkers, undefined, reuse) : ArtistModel.empty(VECTOR_DIM, index.size);
+    if (this.reuseReport) {
+      this.reuseReport.artistsKept = kept;
+      this.reuseReport.artistsFitted = artists.count - kept;
+    }
     // Records are read back from the model's mixture file one batch at a time.
     await h.generations.saveArtists(this.generation, (function* () {
       for (let a = 0; a < artists.count; a++) yield artists.record(a);
@@ -386,46 +450,26 @@ export class BuildRun {
     const signal = this.signal;
     await h.progress(95, 'activating the new generation');
     if (signal.aborted) throw new Error('index build aborted');
-    const [maps, meta] = await Promise.all([h.maps.load(parts.index), loadTrackMeta(parts.index, h.tracks, tableStorageOf(h.vectors))]);
+    let t = performance.now();
+    // The metadata the snapshot pages carried (fed build), else read back from the catalogue copy.
+    const fedMeta = this.fedMeta && !this.feedStopped ? this.fedMeta.resizedTo(parts.index.size) : undefined;
+    const [maps, meta] = await Promise.all([h.maps.load(parts.index), fedMeta ?? loadTrackMeta(parts.index, h.tracks, tableStorageOf(h.vectors))]);
+    this.activateMs.load = performance.now() - t;
     if (signal.aborted) throw new Error('index build aborted');
     const gen: Generation = { ...parts, maps, meta };
+    t = performance.now();
     await h.state.prepare(gen);
+    this.activateMs.prepare = performance.now() - t;
     if (signal.aborted) throw new Error('index build aborted');
+    t = performance.now();
     const deleted = await h.generations.activate(this.generation, this.version ?? null);
+    this.activateMs.commit = performance.now() - t;
     h.state.swap(gen);
     // Changes logged while the activation committed.
     void h.maps.catchUp(maps).catch(() => undefined);
     return deleted;
   }
 
-  /**
-   * Pushes the usable vectors of one snapshot page into the fed build (the rule of `snapshotVector`, as the copy
-   * skips them), checking that ids rise in byte order (`byteOrderLess`, the read-back's order); the first id out of
-   * order stops the feed (`stop`), so the build reads the copy back instead and still sees the same row order.
-   */
-  private feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFeed, rows: BuildRows, stop: (reason: string) => void): void {
-    let lastId = rows.lastId;
-    const ids: string[] = [];
-    const keys: string[] = [];
-    const names: string[] = [];
-    const vectors = new Float32Array(tracks.length * VECTOR_DIM);
-    for (const t of tracks) {
-      const f = snapshotVector(t.vector);
-      if (!f) continue;
-      if (lastId !== undefined && !byteOrderLess(lastId, t.itemId)) {
-        stop(`snapshot ids not in byte order at ${JSON.stringify(t.itemId.slice(0, 100))}`);
-        return;
-      }
-      lastId = t.itemId;
-      vectors.set(f, ids.length * VECTOR_DIM);
-      ids.push(t.itemId);
-      keys.push(artistKey(t.artist));
-      names.push(t.artist);
-    }
-    if (ids.length === 0) return;
-    rows.add(ids, keys, names);
-    feed.push({ ids, vectors: vectors.subarray(0, ids.length * VECTOR_DIM) });
-  }
 }
 
 /** The stored form of a trained quantiser (`index.quantisers` row). */

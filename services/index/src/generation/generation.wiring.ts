@@ -35,6 +35,7 @@ export function wireGeneration(rt: ServiceRuntime, config: IndexConfig, d: Gener
   const generations = new GenerationRepository(rt.ds, d.tracks);
   const rebuild = new RebuildService(d.catalogue, d.tracks, generations, d.state, d.maps, rt.bus, rt.logger.child({ component: 'RebuildService' }), {
     vectors: config.vectors,
+    reuseMaxChanged: config.buildReuseMaxChanged,
     lock: new PgBuildLock(rt.ds),
     ...d.rebuild,
   });

@@ -3,7 +3,7 @@ import { RoutingKeys, type IndexRebuilt, type TaskState, type TaskUpdatedEvent }
 import type { Bus, Logger } from '@polyphony/platform';
 import { DEFAULT_PQ_M, IvfIndex, quantiserFromParams, restoreQuantised } from '@polyphony/vector-engine';
 import { ArtistModelBuilder } from '../artists/artist-model';
-import type { VectorStoreSettings } from '../config';
+import { DEFAULT_REUSE_MAX_CHANGED, type VectorStoreSettings } from '../config';
 import { ArtistLinks, type Generation, type IndexState } from '../core/generation';
 import type { CataloguePort } from '../core/ports';
 import type { MapFollower } from '../maps/generation-maps';
@@ -20,6 +20,12 @@ export { tableStorageOf } from './vector-storage';
 
 /** Tunables of the rebuild. */
 export interface RebuildOptions {
+  /**
+   * Keep the serving generation's PCA basis, map positions and artist mixtures for unchanged songs when at most
+   * this share of rows is new, changed or removed (generation/reuse.ts); 0 = always lay out and fit everything.
+   * Default `DEFAULT_REUSE_MAX_CHANGED` (`INDEX_BUILD_REUSE_MAX_CHANGED`).
+   */
+  reuseMaxChanged?: number;
   /** Tracks per catalogue snapshot page (the contract allows up to 5000). Default 5000. */
   snapshotPageSize?: number;
   /** Snapshot pages written into the catalogue copy at once (each on its own database connection). Default 2. */
@@ -100,6 +106,7 @@ export class RebuildService {
       snapshotWriters: Math.max(1, options.snapshotWriters ?? 2),
       cellFlushBytes: options.cellFlushBytes ?? 4 * 1024 * 1024,
       feedFromSnapshot: options.feedBuildFromSnapshot ?? true,
+      reuseMaxChanged: options.reuseMaxChanged ?? DEFAULT_REUSE_MAX_CHANGED,
     };
     this.lock = options.lock ?? new LocalBuildLock();
     this.heapFraction = options.heapFraction ?? 0.9;

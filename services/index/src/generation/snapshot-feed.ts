@@ -1,4 +1,9 @@
+import type { SnapshotTrackBytes } from '@polyphony/contracts';
 import type { VectorBatch } from '@polyphony/vector-engine';
+import { artistKey } from '../core/text';
+import { VECTOR_DIM, snapshotVector } from '../core/track.repository';
+import { metaOfSnapshotTrack, type TrackMetaStore } from '../maps/track-meta-store';
+import type { BuildRows } from './build-rows';
 
 /**
  * True when `a` sorts strictly before `b` in UTF-8 byte order, the order of `ORDER BY item_id COLLATE "C"`
@@ -71,4 +76,45 @@ export class SnapshotFeed implements AsyncIterable<VectorBatch> {
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
   }
+}
+
+/**
+ * Pushes the usable vectors of one snapshot page into the fed build (the rule of `snapshotVector`, as the copy
+ * skips them), checking that ids rise in byte order (`byteOrderLess`, the read-back's order); the first id out of
+ * order stops the feed (`stop`), so the build reads the copy back instead and still sees the same row order.
+ * The fed rows' display metadata goes into `meta` (row = build order), grown when full.
+ * @returns the metadata store to use for the next page (undefined once the feed stopped)
+ */
+export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFeed, rows: BuildRows, meta: TrackMetaStore | undefined, stop: (reason: string) => void): TrackMetaStore | undefined {
+  let lastId = rows.lastId;
+  const ids: string[] = [];
+  const keys: string[] = [];
+  const names: string[] = [];
+  const fedTracks: SnapshotTrackBytes[] = [];
+  const vectors = new Float32Array(tracks.length * VECTOR_DIM);
+  for (const t of tracks) {
+    const f = snapshotVector(t.vector);
+    if (!f) continue;
+    if (lastId !== undefined && !byteOrderLess(lastId, t.itemId)) {
+      stop(`snapshot ids not in byte order at ${JSON.stringify(t.itemId.slice(0, 100))}`);
+      return undefined;
+    }
+    lastId = t.itemId;
+    vectors.set(f, ids.length * VECTOR_DIM);
+    ids.push(t.itemId);
+    keys.push(artistKey(t.artist));
+    names.push(t.artist);
+    fedTracks.push(t);
+  }
+  if (ids.length === 0) return meta;
+  if (meta) {
+    // The columns `streamMetadata` reads back (tempo and energy as the copy's real columns return them).
+    const base = rows.count;
+    if (base + ids.length > meta.size) meta = meta.grownTo(Math.max(2 * meta.size, base + ids.length));
+    const store = meta;
+    fedTracks.forEach((t, i) => store.set(base + i, metaOfSnapshotTrack(t)));
+  }
+  rows.add(ids, keys, names);
+  feed.push({ ids, vectors: vectors.subarray(0, ids.length * VECTOR_DIM) });
+  return meta;
 }

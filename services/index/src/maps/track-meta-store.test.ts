@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TrackMetaStore, loadTrackMeta, type TrackMetaFields } from './track-meta-store';
+import { TrackMetaStore, float4Value, loadTrackMeta, type TrackMetaFields } from './track-meta-store';
 import type { TrackMeta } from '../core/track.repository';
 
 const meta = (title: string, extra: Partial<TrackMetaFields> = {}): TrackMetaFields => ({
@@ -18,6 +18,30 @@ const meta = (title: string, extra: Partial<TrackMetaFields> = {}): TrackMetaFie
 });
 
 describe('TrackMetaStore', () => {
+  test('resizedTo: grows, keeps the rows, and shrinks only over empty rows', () => {
+    const s = new TrackMetaStore(8);
+    s.set(0, meta('a'));
+    s.set(3, meta('b'));
+    const small = s.resizedTo(4);
+    expect(small.size).toBe(4);
+    expect(small.count).toBe(2);
+    expect(small.get(3, 'x')?.title).toBe('b');
+    expect(s.resizedTo(8)).toBe(s);
+    expect(small.resizedTo(6).get(0, 'y')?.title).toBe('a');
+    expect(() => s.resizedTo(3)).toThrow(RangeError);
+  });
+
+  test('float4Value: the shortest decimal of the float32 value (what PostgreSQL prints for real)', () => {
+    expect(float4Value(null)).toBeNull();
+    expect(float4Value(undefined)).toBeNull();
+    expect(float4Value(120)).toBe(120);
+    expect(float4Value(0.1)).toBe(0.1);
+    // Printed by the PostgreSQL 15 of this machine: SELECT (1/3001.0)::real -> 0.00033322227; SELECT 60.1234567::real -> 60.123455
+    expect(float4Value(1 / 3001)).toBe(0.00033322227);
+    expect(float4Value(60.1234567)).toBe(60.123455);
+    expect(Math.fround(float4Value(-12.345678901)!)).toBe(Math.fround(-12.345678901));
+  });
+
   it('When rows are set, replaced and removed, then get returns exactly the latest values (nulls, unicode, numbers kept)', () => {
     const s = new TrackMetaStore(4);
     s.set(0, meta('Été – «naïve» 東京'));

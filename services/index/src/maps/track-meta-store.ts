@@ -1,4 +1,5 @@
 import type { TrackMeta } from '../core/track-records';
+import type { SnapshotTrackBytes } from '@polyphony/contracts';
 import { ByteLog } from '@polyphony/vector-engine';
 import { decodeLabelScores, encodeLabelScores, isEncodedLabelScores } from './label-scores-codec';
 
@@ -7,6 +8,29 @@ export type TrackMetaFields = Omit<TrackMeta, 'itemId'>;
 
 /** The two fields the similar-songs filters compare (`TrackMetaStore.titleArtist`). */
 export type TrackTitleArtist = Pick<TrackMeta, 'title' | 'artist'>;
+
+/**
+ * The value PostgreSQL returns for `x` stored in a `real` column (the catalogue copy's tempo and energy): the
+ * shortest decimal that reads back as the same float32 (PostgreSQL 12+ float4 output), as a JavaScript number. A
+ * build that fills the store from the snapshot pages (build-run.ts) stores these, so its records equal the ones
+ * a load from `index.tracks` writes.
+ */
+export function float4Value(x: number | null | undefined): number | null {
+  if (x === null || x === undefined) return null;
+  const f = Math.fround(x);
+  if (!Number.isFinite(f)) return f;
+  for (let p = 1; p < 9; p++) {
+    const v = Number(f.toPrecision(p));
+    if (Math.fround(v) === f) return v;
+  }
+  return Number(f.toPrecision(9));
+}
+
+/** The record of a catalogue snapshot row: the columns `streamMetadata` reads back from the copy (tempo and energy via `float4Value`). */
+export function metaOfSnapshotTrack(t: SnapshotTrackBytes): TrackMetaFields {
+  const learned = t.learned ?? undefined;
+  return { title: t.title, artist: t.artist, album: t.album, albumArtist: t.albumArtist, moodVector: learned?.moodVector ?? null, otherFeatures: learned?.otherFeatures ?? null, tempo: float4Value(t.tempo), energy: float4Value(t.energy) };
+}
 
 /** Longest string kept, in UTF-8 bytes (longer display strings are cut at a character boundary). */
 const MAX_STRING_BYTES = 65_535;
@@ -100,9 +124,9 @@ export class TrackMetaStore {
   ) {
     this.pos = new Uint32Array(size);
     if (shared) {
-      // grownTo: the same record log, the same positions for the first rows.
+      // grownTo / resizedTo: the same record log, the same positions for the first rows.
       this.log = shared.log;
-      this.pos.set(shared.pos);
+      this.pos.set(shared.size <= size ? shared.pos : shared.pos.subarray(0, size));
       this.present = shared.present;
       this.seq = shared.seq;
     } else this.log = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'metadata');
@@ -116,6 +140,17 @@ export class TrackMetaStore {
    */
   grownTo(size: number): TrackMetaStore {
     if (size < this.size) throw new RangeError(`cannot shrink a metadata store from ${this.size} to ${size} rows`);
+    return new TrackMetaStore(size, {}, this);
+  }
+
+  /**
+   * A store of exactly `size` rows over the same record log: `grownTo` when larger; when smaller, the rows cut off
+   * must hold nothing (a build's store filled while the snapshot streamed, whose capacity was a guess).
+   * @throws RangeError when a row at or past `size` holds metadata
+   */
+  resizedTo(size: number): TrackMetaStore {
+    if (size >= this.size) return size === this.size ? this : this.grownTo(size);
+    for (let r = size; r < this.size; r++) if (this.pos[r] !== 0) throw new RangeError(`metadata store: row ${r} holds metadata, cannot resize to ${size} rows`);
     return new TrackMetaStore(size, {}, this);
   }
 

@@ -353,10 +353,11 @@ function frame(raw: Float32Array): Float32Array {
  * Map position of a vector that is not a catalogue row (an alchemy anchor or centroid, an artist component
  * mean) on a UMAP map: the membership-weighted mean of the positions of its `UMAP_NEIGHBOURS` nearest rows
  * (IVF search), the same placement as the rows outside the fit sample. [0, 0] for an empty index.
+ * `nprobe`: cells searched (default: the index's); a build placing its changed rows on a reused map uses fewer.
  */
-export function placeOnUmap(index: IvfIndex, coords: Float32Array, v: Float32Array): [number, number] {
+export function placeOnUmap(index: IvfIndex, coords: Float32Array, v: Float32Array, nprobe?: number): [number, number] {
   if (index.size === 0 || coords.length < 2 * index.size) return [0, 0];
-  const hits = index.search(v, { k: Math.min(UMAP_NEIGHBOURS, index.size) });
+  const hits = index.search(v, { k: Math.min(UMAP_NEIGHBOURS, index.size), ...(nprobe !== undefined ? { nprobe } : {}) });
   return membershipWeightedMean(
     // Cosine distance 1 - cos of unit vectors -> euclidean sqrt(2 (1 - cos)), the metric of the layout.
     hits.map((h) => Math.sqrt(Math.max(0, 2 * h.distance))),

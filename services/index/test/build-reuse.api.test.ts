@@ -1,0 +1,140 @@
+import 'reflect-metadata';
+import { createBus, createLogger, type Bus } from '@polyphony/platform';
+import { createTestDatabase, type TestDatabase, FakePeers, syntheticSongs, toSnapshotTrack } from '@polyphony/testkit';
+import { buildIndex, loadIndexConfig, type IndexService } from '../src';
+import { ArtistModel } from '../src/artists/artist-model';
+import type { Generation } from '../src/core/generation';
+import type { RebuildOutcome } from '../src/generation/build-run';
+
+/**
+ * Generation reuse (issue 35, generation/reuse.ts): a build after a small catalogue change keeps the serving
+ * generation's PCA basis, the map positions of unchanged songs and the mixtures of unchanged artists, and what it
+ * keeps is what fitting with that basis gives (the artists are fitted again here without reuse and compared
+ * bitwise). Over the threshold the build lays out and fits everything. Real PostgreSQL (testkit).
+ */
+const SONGS = 1000;
+const PER_ARTIST = 10;
+
+let db: TestDatabase;
+let peers: FakePeers;
+let bus: Bus;
+let svc: IndexService;
+
+function addSongs(from: number, to: number): void {
+  let i = 0;
+  for (const s of syntheticSongs(to, { songsPerArtist: PER_ARTIST, songsPerAlbum: 5, seed: 11 })) {
+    if (i >= from) {
+      const { mappings: _m, ...song } = toSnapshotTrack(s, []);
+      peers.addSong(song);
+      peers.map('srv-a', s.itemId, `p-${i}`, `ar-${s.artist}`);
+    }
+    i++;
+  }
+}
+
+beforeAll(async () => {
+  peers = new FakePeers();
+  peers.addServer({ id: 'srv-a', name: 'A', type: 'navidrome', isDefault: true, connection: { type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } } });
+  addSongs(0, SONGS);
+  const url = await peers.start();
+  db = await createTestDatabase('index_reuse');
+  bus = createBus({});
+  svc = buildIndex(loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: 'int8', INDEX_BUILD_WORKERS: '0', INDEX_BUILD_REUSE_MAX_CHANGED: '0.05' }), {
+    logger: createLogger({ service: 'index-reuse-test', level: 'error' }),
+    bus,
+    peers: () => ({ registry: url, catalogue: url, analysis: url, index: url, playlist: url }),
+    migrateOnStart: true,
+    rebuildOnStart: false,
+    clientFactory: () => {
+      throw new Error('no media server calls in this test');
+    },
+  });
+  await svc.start();
+}, 120_000);
+
+afterAll(async () => {
+  await svc.stop();
+  await bus.close();
+  await peers.stop();
+  await db.drop();
+});
+
+async function build(): Promise<{ gen: Generation; outcome: RebuildOutcome }> {
+  svc.rebuild.request('test');
+  await svc.rebuild.idle();
+  const outcome = svc.rebuild.lastOutcome;
+  if (!outcome || svc.rebuild.lastError) throw new Error(`build failed: ${svc.rebuild.lastError}`);
+  return { gen: svc.state.current(), outcome };
+}
+
+const bytes = (x: Float32Array | Int32Array) => Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64');
+
+test('a small change keeps basis, positions and mixtures of what did not change; a large one rebuilds them', async () => {
+  const first = await build();
+  expect(first.outcome.reuse).toBeUndefined();
+  const g1 = first.gen;
+  expect(g1.mapMethod).toBe('umap');
+
+  // 25 new songs (3 new artists), one song of artist 0 with a new vector, one song of artist 1 removed: 26 changed
+  // rows and 2 of generation 1's gone (the removed one, the changed one's old vector) of 1024 rows, under 5 %.
+  addSongs(SONGS, SONGS + 25);
+  const artist0 = [...syntheticSongs(1, { songsPerArtist: PER_ARTIST, songsPerAlbum: 5, seed: 11 })][0]!;
+  const moved = [...syntheticSongs(1, { songsPerArtist: PER_ARTIST, songsPerAlbum: 5, seed: 99 })][0]!;
+  const { mappings: _m, ...changedSong } = toSnapshotTrack({ ...artist0, vector: moved.vector }, []);
+  peers.addSong(changedSong);
+  const removedId = [...syntheticSongs(PER_ARTIST + 1, { songsPerArtist: PER_ARTIST, songsPerAlbum: 5, seed: 11 })][PER_ARTIST]!.itemId;
+  peers.removeSong(removedId);
+
+  const second = await build();
+  const g2 = second.gen;
+  expect(g2.index.size).toBe(SONGS + 25 - 1);
+  expect(second.outcome.reuse).toMatchObject({ changed: 26, removed: 2, map: true });
+  // Artist 0 (a changed song), artist 1 (a removed song) and the 3 new ones (songs 1000-1024) are fitted.
+  expect(second.outcome.reuse!.artistsFitted).toBe(5);
+  expect(second.outcome.reuse!.artistsKept).toBe(g2.artists.count - 5);
+
+  // The basis is generation 1's; every unchanged song keeps its position; changed ones are placed inside the frame.
+  expect(bytes(g2.pca!.axes)).toBe(bytes(g1.pca!.axes));
+  expect(bytes(g2.pca!.variance)).toBe(bytes(g1.pca!.variance));
+  let kept = 0;
+  for (let r = 0; r < g2.index.size; r++) {
+    const id = g2.index.idOf(r);
+    const p = g1.index.rowOf(id);
+    const unchanged = p >= 0 && id !== artist0.itemId;
+    if (unchanged) {
+      kept++;
+      expect([g2.coords[2 * r], g2.coords[2 * r + 1]]).toEqual([g1.coords[2 * p], g1.coords[2 * p + 1]]);
+    } else {
+      expect(Math.abs(g2.coords[2 * r]!)).toBeLessThanOrEqual(1.0001);
+      expect(Math.abs(g2.coords[2 * r + 1]!)).toBeLessThanOrEqual(1.0001);
+    }
+  }
+  expect(kept).toBe(SONGS - 2);
+
+  // Kept mixtures are exactly what a fit of this generation's rows with the same basis gives.
+  const refit = await ArtistModel.fit(g2.index, g2.artists.artistOfRow, g2.artists.keys, g2.artists.names, g2.pca!.variance);
+  expect(refit.count).toBe(g2.artists.count);
+  for (let a = 0; a < refit.count; a++) {
+    const x = refit.record(a);
+    const y = g2.artists.record(a);
+    expect([y.key, bytes(y.weights), bytes(y.means), bytes(y.variances), bytes(y.songRows), bytes(y.componentSizes)]).toEqual([
+      x.key,
+      bytes(x.weights),
+      bytes(x.means),
+      bytes(x.variances),
+      bytes(x.songRows),
+      bytes(x.componentSizes),
+    ]);
+  }
+
+  // Similar songs of a generation that kept parts answer from its own rows (an unchanged song finds its artist).
+  const seedRow = g2.index.rowOf(g1.index.idOf(5 * PER_ARTIST));
+  const hits = g2.index.search(g2.index.getVector(seedRow), { k: 5, exclude: [seedRow] });
+  expect(hits.length).toBe(5);
+
+  // Over the threshold (200 new songs, ~16 %): everything is laid out and fitted again.
+  addSongs(SONGS + 25, SONGS + 225);
+  const third = await build();
+  expect(third.outcome.reuse).toMatchObject({ changed: 200, removed: 0, map: false, artistsKept: 0 });
+  expect(bytes(third.gen.pca!.axes)).not.toBe(bytes(g2.pca!.axes));
+}, 300_000);
