@@ -404,6 +404,21 @@ describe('playlist service (API, real PostgreSQL, fake media servers)', () => {
     });
   });
 
+  it('When two Album of the Week runs write the one playlist of a server at once, then one playlist of that name is left there and recorded', async () => {
+    const internal = signIdentity({ sub: 'index', username: 'index', role: 'admin', via: 'internal' }, SECRET);
+    const write = (songs: number[]) =>
+      request(svc.http).post('/internal/playlists/radio').set(internal).send({ serverId: 'srv-nav', name: 'Album of the Week', ids: songs.map(canonical), kind: 'album_of_the_week' }).expect(200);
+    // Overlapping (a scheduled firing and a direct run): each deletes what it finds, then creates; unserialised both created one.
+    const [a, b] = await Promise.all([write([1, 2, 3, 5]), write([6, 7, 9, 10])]);
+    expect([a.body.written, b.body.written]).toEqual([4, 4]);
+    const onServer = sub.playlists().filter((p) => p.name === 'Album of the Week');
+    expect(onServer).toHaveLength(1);
+    // The later of the two (their order of arrival is not fixed) is the one left.
+    expect([[1, 2, 3, 5].map(subId), [6, 7, 9, 10].map(subId)]).toContainEqual(onServer[0]!.trackIds);
+    expect([a.body.playlistId, b.body.playlistId]).toContain(onServer[0]!.id);
+    expect(await sql(`SELECT provider_playlist_id FROM playlist.playlists WHERE kind = 'album_of_the_week'`)).toEqual([{ provider_playlist_id: onServer[0]!.id }]);
+  });
+
   it('When a server is deleted from the registry, then our records of it are forgotten', async () => {
     expect((await sql(`SELECT count(*)::int AS n FROM playlist.playlists WHERE server_id = 'srv-nav'`))[0].n).toBeGreaterThan(0);
     await svc.runtime.bus.publish(RoutingKeys.serverDeleted, { serverId: 'srv-nav' } satisfies ServerDeletedEvent);

@@ -41,6 +41,9 @@ export interface ServerPlaylists {
  * never sent with a foreign id. The playlist is created on that server and recorded as ours.
  */
 export class PlaylistService {
+  /** The replacement of each radio / Album of the Week playlist in progress (key: server, kind, name), see {@link replaceRadio}. */
+  private readonly replacing = new Map<string, Promise<void>>();
+
   constructor(
     private readonly repo: PlaylistStore,
     private readonly registry: RegistryPort,
@@ -109,15 +112,44 @@ export class PlaylistService {
    * and refilled by every run. Households (issue 34): with `userId` (a radio's creator) and that user's own linked
    * account on the server, the radio is written with that account and recorded as private to the user; a playlist
    * of the same name recorded earlier is deleted with the account that wrote it.
+   * Replacements of the same playlist (server, kind, name) run one after the other in this process (the service runs
+   * one replica, k8s/playlist.yaml): two overlapping ones (an Album of the Week firing and a direct run, or a retried
+   * call) would both find the old playlist, both delete it and both create one, leaving two playlists of the one name.
    * @throws ValidationError (400) for an unknown server or when no track is on it; UpstreamUnavailableError (502)
    */
-  async replaceRadio(
+  replaceRadio(
     serverId: string,
     name: string,
     ids: readonly string[],
     runId?: string,
     kind: 'radio' | 'album_of_the_week' = 'radio',
     userId?: string,
+  ): Promise<{ playlistId: string; name: string; written: number; replaced: number; account: PlaylistAccount }> {
+    const key = `${serverId}\u0000${kind}\u0000${name.toLowerCase()}`;
+    const previous = this.replacing.get(key) ?? Promise.resolve();
+    const run = previous.then(
+      () => this.replaceRadioNow(serverId, name, ids, runId, kind, userId),
+      () => this.replaceRadioNow(serverId, name, ids, runId, kind, userId),
+    );
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.replacing.set(key, settled);
+    void settled.then(() => {
+      if (this.replacing.get(key) === settled) this.replacing.delete(key);
+    });
+    return run;
+  }
+
+  /** {@link replaceRadio} itself, once no other replacement of the same playlist runs. */
+  private async replaceRadioNow(
+    serverId: string,
+    name: string,
+    ids: readonly string[],
+    runId: string | undefined,
+    kind: 'radio' | 'album_of_the_week',
+    userId: string | undefined,
   ): Promise<{ playlistId: string; name: string; written: number; replaced: number; account: PlaylistAccount }> {
     // Households: a radio of a user is written with that user's linked account when there is one (else the server's)
     const server = await this.registry.getServerForUser(serverId, kind === 'radio' ? userId : undefined);
