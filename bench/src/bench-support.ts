@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { Client } from 'pg';
 
 /** Admin connection of the benchmark database server (TEST_DATABASE_URL or the local PostgreSQL). */
@@ -92,4 +93,12 @@ export function* timedGeneration<T>(items: Iterable<T>): Generator<T> {
 /** CPU seconds spent in generators wrapped by `timedGeneration` so far. */
 export function generationCpuS(): number {
   return generationCpuUs / 1e6;
+}
+
+/**
+ * Calls `handler` with each line a bench driver writes to this child's stdin (trimmed; node:readline splits
+ * them). The child benches (index replica, heap-guard replica) take commands such as `build` or `memory` this way.
+ */
+export function onStdinLine(handler: (line: string) => void): void {
+  createInterface({ input: process.stdin }).on('line', (line) => handler(line.trim()));
 }

@@ -4,6 +4,7 @@ import { Session } from 'node:inspector';
 import path from 'node:path';
 import { createBus, createLogger } from '@polyphony/platform';
 import { buildIndex, generationMemory, loadIndexConfig } from '@polyphony/index';
+import { onStdinLine } from './bench-support';
 
 /**
  * One index replica in its own process, for the throughput benchmark (`index-throughput.ts`). TP_BUILD_READBACK=1
@@ -141,14 +142,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', stop);
   // A line `memory` on stdin: one JSON line `{ memoryMiB }` (after a full GC with --expose-gc) on stdout.
-  let pending = '';
-  process.stdin.on('data', (d: Buffer) => {
-    pending += d.toString();
-    for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
-      const line = pending.slice(0, nl).trim();
-      pending = pending.slice(nl + 1);
-      if (line === 'memory') void memory().then((m) => process.stdout.write(`${JSON.stringify({ memoryMiB: m.memoryMiB })}\n`));
-    }
+  onStdinLine((line) => {
+    if (line === 'memory') void memory().then((m) => process.stdout.write(`${JSON.stringify({ memoryMiB: m.memoryMiB })}\n`));
   });
   process.stdin.on('end', stop);
 }

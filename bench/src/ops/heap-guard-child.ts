@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { createBus, createLogger } from '@polyphony/platform';
 import { buildIndex, loadIndexConfig, oldGenerationStats } from '@polyphony/index';
+import { onStdinLine } from '../bench-support';
 
 /**
  * One whole index replica for `heap-guard-replica.ts`, run by it with a small heap (`node --max-old-space-size=N`).
@@ -25,23 +26,17 @@ async function main(): Promise<void> {
   say({ driver: 'ready', url: `http://127.0.0.1:${port}` });
   const mib = (b: number) => Math.round(b / 1048576);
   let queue = Promise.resolve();
-  let pending = '';
-  process.stdin.on('data', (d: Buffer) => {
-    pending += d.toString();
-    for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
-      const line = pending.slice(0, nl).trim();
-      pending = pending.slice(nl + 1);
-      if (line !== 'build') continue;
-      queue = queue.then(async () => {
-        let peak = 0;
-        const sample = setInterval(() => (peak = Math.max(peak, oldGenerationStats().used)), 20);
-        svc.rebuild.request('heap-guard bench');
-        await svc.rebuild.idle();
-        clearInterval(sample);
-        const g = svc.state.current();
-        say({ driver: 'build', generation: g.generation, items: g.index.size, lastError: svc.rebuild.lastError ?? null, peakHeapMiB: mib(peak), limitMiB: mib(oldGenerationStats().limit) });
-      });
-    }
+  onStdinLine((line) => {
+    if (line !== 'build') return;
+    queue = queue.then(async () => {
+      let peak = 0;
+      const sample = setInterval(() => (peak = Math.max(peak, oldGenerationStats().used)), 20);
+      svc.rebuild.request('heap-guard bench');
+      await svc.rebuild.idle();
+      clearInterval(sample);
+      const g = svc.state.current();
+      say({ driver: 'build', generation: g.generation, items: g.index.size, lastError: svc.rebuild.lastError ?? null, peakHeapMiB: mib(peak), limitMiB: mib(oldGenerationStats().limit) });
+    });
   });
   process.stdin.on('end', () => {
     void queue

@@ -120,18 +120,25 @@ describe('ArtistModel with its mixtures on disk', () => {
 });
 
 describe('ArtistModel.fit in worker threads', () => {
-  it('When the artists are fitted in 2 worker threads, then every profile equals the one fitted in this thread', async () => {
+  /**
+   * 2,600 random 16-d songs (seeded) in an IVF index and 300 artists of ~8-9 songs each, so worker tasks of ~2000
+   * songs hold many artists and there are two of them.
+   */
+  async function threeHundredArtists(seed: number) {
     const dim = 16;
-    const rng = new SeededRandom(5);
+    const rng = new SeededRandom(seed);
     const n = 2600;
     const ids = Array.from({ length: n }, (_, i) => `id-${String(i).padStart(5, '0')}`);
     const vectors = Float32Array.from({ length: n * dim }, () => rng.nextGaussian());
     const index = (await buildIvfIndex([{ ids, vectors }], { dim })).index;
-    // 300 artists of ~8-9 songs each: tasks of ~2000 songs hold many artists and there are two of them.
     const artists = 300;
     const artistOfRow = Int32Array.from({ length: n }, (_, r) => (r * 7919) % artists);
     const keys = Array.from({ length: artists }, (_, a) => `artist ${a}`);
-    const variance = new Float32Array(dim).fill(1 / dim);
+    return { index, artistOfRow, keys, variance: new Float32Array(dim).fill(1 / dim) };
+  }
+
+  it('When the artists are fitted in 2 worker threads, then every profile equals the one fitted in this thread', async () => {
+    const { index, artistOfRow, keys, variance } = await threeHundredArtists(5);
     const inThread = await ArtistModel.fit(index, artistOfRow, keys, keys, variance);
     const pooled = await ArtistModel.fit(index, artistOfRow, keys, keys, variance, undefined, undefined, 2, 0);
     expect(pooled.count).toBe(inThread.count);
@@ -148,16 +155,7 @@ describe('ArtistModel.fit in worker threads', () => {
   }, 60_000);
 
   it('When a reuse rule keeps some artists, then worker threads and this thread give the same model: kept mixtures as given, the rest fitted', async () => {
-    const dim = 16;
-    const rng = new SeededRandom(9);
-    const n = 2600;
-    const ids = Array.from({ length: n }, (_, i) => `id-${String(i).padStart(5, '0')}`);
-    const vectors = Float32Array.from({ length: n * dim }, () => rng.nextGaussian());
-    const index = (await buildIvfIndex([{ ids, vectors }], { dim })).index;
-    const artists = 300;
-    const artistOfRow = Int32Array.from({ length: n }, (_, r) => (r * 7919) % artists);
-    const keys = Array.from({ length: artists }, (_, a) => `artist ${a}`);
-    const variance = new Float32Array(dim).fill(1 / dim);
+    const { index, artistOfRow, keys, variance } = await threeHundredArtists(9);
     const full = await ArtistModel.fit(index, artistOfRow, keys, keys, variance);
     // Every third artist comes back as stored, with its weights halved so a kept mixture is told apart from a refit
     // one; then every artist (no job at all).
