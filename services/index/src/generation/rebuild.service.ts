@@ -139,15 +139,20 @@ export class RebuildService {
   }
 
   /**
-   * True while a build runs or waits here, or another replica holds the cross-replica build lock (it is building).
-   * A probe of the lock, released at once; a lock that cannot be probed counts as busy (ask again later).
+   * True while a build runs or waits here, another replica holds the cross-replica build lock (it is building), or the
+   * live generation in the database is newer than the one served here (built elsewhere, not loaded here yet). A probe
+   * of the lock, released at once, and one read of the live build; either failing counts as busy (ask again later).
    */
   async busyAnywhere(): Promise<boolean> {
     if (this.busy) return true;
     const held = await this.lock.tryAcquire().catch(() => null);
     if (!held) return true;
     await held.release();
-    return false;
+    // A build another replica has just activated and this one has not loaded yet (its event is on the way) counts too:
+    // asking for a build then would build the same songs twice (CI: two replicas, one burst, three generations).
+    const live = await this.generations.live().catch(() => null);
+    if (live === null) return true;
+    return live !== undefined && live.generation > this.state.current().generation;
   }
 
   /** Task id of the running build, if any. */

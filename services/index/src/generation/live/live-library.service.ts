@@ -168,6 +168,10 @@ export class LiveLibraryService {
           })
         : false;
       if (runLive) return;
+      // Asked again after the probe: another replica may have started (or finished) the build while it was in flight;
+      // without this second look both replicas built (CI: 3 generations for one burst of songs).
+      if (this.d.state.current().generation !== generation) return;
+      if (this.d.rebuildBusyAnywhere ? await this.d.rebuildBusyAnywhere() : this.d.rebuildBusy()) return;
       this.firstBuildsRequested++;
       this.d.logger.info('live library: the index is empty; requesting its first full build for the songs that arrived', { generation, songs });
       this.d.requestRebuild('live library: first songs of an empty index');
