@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     let pages = 0;
     let tracks = 0;
     for (;;) {
-      const body = await getJson(`${path(url)}?IncludeItemTypes=Audio&Recursive=true&Fields=Path,DateCreated&SortBy=SortName&SortOrder=Ascending&StartIndex=${start}&Limit=500`, { headers });
+      const body = await getJson(`${path(url)}?IncludeItemTypes=Audio&Recursive=true&Fields=Path,DateCreated,MediaSources&SortBy=SortName&SortOrder=Ascending&StartIndex=${start}&Limit=500`, { headers });
       pages++;
       tracks += body.Items.length;
       start += body.Items.length;
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
           const body = await getJson(`${url}/jsonrpc.js`, {
             method: 'POST',
             headers: { 'Content-Type': 'application/json' },
-            body: JSON.stringify({ id: 1, method: 'slim.request', params: ['', ['titles', start, 500, 'tags:asleduyROA']] }),
+            body: JSON.stringify({ id: 1, method: 'slim.request', params: ['', ['titles', start, 500, 'tags:asleduyROAf']] }),
           });
           const loop = body.result.titles_loop ?? [];
           pages++;

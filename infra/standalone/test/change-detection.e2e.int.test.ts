@@ -1,4 +1,6 @@
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -11,6 +13,9 @@ import { API_TOKEN, useTestStack, waitFor } from './helpers';
  * folder rescanned with supysonic's CLI) is mapped and analysed without a run and found by search (the then empty
  * index asks for its first full build for it: the live library, no run being live); a
  * removed file loses its mapping (its song stays). The server's webhook (push) is authenticated by its push token.
+ * A file changed in place (same path, so the same provider id): replaced by another Wesnoth track (another size), it is
+ * re-analysed within the polling and its mapping moves to the new song (the old song stays); replaced by a re-tagged
+ * copy of the same audio (another size again), it keeps its content id. Neither starts an analysis run.
  */
 describe('change detection per server (supysonic, full stack)', () => {
   jest.setTimeout(10 * 60_000);
@@ -19,7 +24,7 @@ describe('change detection per server (supysonic, full stack)', () => {
   const app = useTestStack({ MUSICNN_PATCHES: '2' });
   const { sql } = app;
   const PUSH_TOKEN = 'push-token-0123456789abcdef';
-  const [added, second] = wesnothFiles() as [string, string];
+  const [added, second, third] = wesnothFiles() as [string, string, string];
   let root: string;
   let supysonic: StartedSupysonic;
   let serverId: string;
@@ -111,5 +116,89 @@ describe('change detection per server (supysonic, full stack)', () => {
     // Never an analysed song deleted: the removed file's song is an orphan now.
     expect(await songs()).toBe(2);
     expect(await count(`SELECT count(*)::int AS n FROM analysis.runs`)).toBe(0);
+  });
+
+  describe('a file changed in place (same path, same provider id)', () => {
+    const target = () => path.join(root, 'music', path.basename(second));
+    const mappingRow = async () => (await sql<{ provider_id: string; item_id: string; file_stamp: string | null }>(`SELECT provider_id, item_id, file_stamp FROM catalogue.track_server_map WHERE server_id = $1`, [serverId]))[0]!;
+    /** supysonic's own view of one song (getSong): a provider id that survived the rescan answers with the new file. */
+    const supysonicSong = async (id: string) => {
+      const res = await fetch(`${supysonic.url}/rest/getSong.view?id=${encodeURIComponent(id)}&u=alice&p=alice-pass&v=1.12.0&c=polyphony-test&f=json`);
+      return ((await res.json()) as { 'subsonic-response': { song?: { id: string; size: number; path: string; title: string } } })['subsonic-response'].song;
+    };
+    /** Replaces the file at the same path (a new mtime, so supysonic reads it again), rescans, returns the new size. */
+    const replaceWith = async (source: string) => {
+      await new Promise((r) => setTimeout(r, 1100)); // supysonic compares whole-second mtimes
+      await copyFile(source, target());
+      await supysonic.rescan();
+      return (await stat(target())).size;
+    };
+    const trackTitle = async (providerId: string) => {
+      const res = await request(app.url).get(`/api/track?item_id=${encodeURIComponent(providerId)}`).set(auth);
+      return res.status === 200 ? (res.body as { title?: string }).title : undefined;
+    };
+    let providerId: string;
+    let firstItem: string;
+
+    beforeAll(async () => {
+      // Polling again (every 5 s): no webhook is called below, the poll alone must see the changes.
+      await request(app.url).put(`/api/servers/${serverId}`).set(auth).send({ change_detection: { mode: 'poll', interval_seconds: 5 } }).expect(200);
+    });
+
+    it('When the file is replaced by another song, then within the polling its mapping moves to the new song, served by /api/track and /api/similar_tracks; the old song stays; no run', async () => {
+      const before = await mappingRow();
+      providerId = before.provider_id;
+      firstItem = before.item_id;
+      expect(before.file_stamp).toBe(`size:${(await stat(target())).size}`);
+      const oldTitle = await waitFor(() => 'the track answer of the file before the change', () => trackTitle(providerId), { timeoutMs: 60_000, intervalMs: 500 });
+      const songsBefore = await songs();
+      const analysedBefore = await count(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE server_id = $1 AND provider_id = $2 AND outcome = 'analyzed'`, [serverId, providerId]);
+      const size = await replaceWith(third);
+      const t0 = Date.now();
+      // supysonic keeps the song (same path): the provider id is unchanged and now describes the new file.
+      const listed = await supysonicSong(providerId);
+      expect([listed?.id, listed?.size]).toEqual([providerId, size]);
+      expect(listed?.title).not.toBe(oldTitle);
+      await waitFor(() => 'the mapping moved to the new song', async () => {
+        const row = await mappingRow();
+        return row.item_id !== firstItem && row.file_stamp === `size:${size}` ? row : undefined;
+      }, { timeoutMs: 180_000, intervalMs: 250 });
+      const mappedSeconds = (Date.now() - t0) / 1000;
+      const row = await mappingRow();
+      expect(row.provider_id).toBe(providerId);
+      expect(await songs()).toBe(songsBefore + 1);
+      // Never an analysed song deleted: the old song is still stored, it only lost this mapping.
+      expect(await count(`SELECT count(*)::int AS n FROM catalogue.score WHERE item_id = $1`, [firstItem])).toBe(1);
+      expect(await count(`SELECT count(*)::int AS n FROM catalogue.track_server_map WHERE item_id = $1`, [firstItem])).toBe(0);
+      // The provider id answers with the new song (its title, as the listing now gives it) once the index has it.
+      await waitFor(() => 'the track answer of the new song', async () => ((await trackTitle(providerId)) === listed?.title ? true : undefined), { timeoutMs: 120_000, intervalMs: 500 });
+      const similar = await request(app.url).get(`/api/similar_tracks?item_id=${encodeURIComponent(providerId)}&n=5`).set(auth).expect(200);
+      expect(JSON.stringify(similar.body)).not.toContain(oldTitle);
+      const servedSeconds = (Date.now() - t0) / 1000;
+      expect(await count(`SELECT count(*)::int AS n FROM analysis.runs`)).toBe(0);
+      expect(await count(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE server_id = $1 AND provider_id = $2 AND outcome = 'analyzed'`, [serverId, providerId])).toBe(analysedBefore + 1);
+      process.stdout.write(`change detection: file changed in place re-mapped ${mappedSeconds.toFixed(1)} s, served ${servedSeconds.toFixed(1)} s after the rescan (poll 5 s)\n`);
+    });
+
+    it('When the file is replaced by a re-tagged copy of the same audio (another size), then it keeps its content id and gets the new stamp; no song is added', async () => {
+      const before = await mappingRow();
+      const songsBefore = await songs();
+      const dir = await mkdtemp(path.join(tmpdir(), 'polyphony-retag-'));
+      try {
+        const retagged = path.join(dir, path.basename(third));
+        // Same audio packets (-c copy), new tags: the file's size changes, its audio does not.
+        await promisify(execFile)('ffmpeg', ['-v', 'error', '-y', '-i', third, '-map', '0:a', '-c', 'copy', '-metadata', 'title=Re-tagged title', '-metadata', 'comment=re-tagged by the change-detection test', retagged]);
+        expect((await stat(retagged)).size).not.toBe((await stat(third)).size);
+        const size = await replaceWith(retagged);
+        await waitFor(() => 'the new stamp written', async () => ((await mappingRow()).file_stamp === `size:${size}` ? true : undefined), { timeoutMs: 180_000, intervalMs: 250 });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+      const after = await mappingRow();
+      expect([after.provider_id, after.item_id]).toEqual([before.provider_id, before.item_id]);
+      expect(await songs()).toBe(songsBefore);
+      expect(await count(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE server_id = $1 AND provider_id = $2 AND outcome = 'mapped_existing'`, [serverId, before.provider_id])).toBe(1);
+      expect(await count(`SELECT count(*)::int AS n FROM analysis.runs`)).toBe(0);
+    });
   });
 });

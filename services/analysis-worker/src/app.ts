@@ -50,6 +50,11 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
       const res = await cataloguePeer.call(api.internal.mappingsLookup, { body: { serverId, providerIds } });
       return new Set(res.mapped);
     },
+    async changedProviderIds(serverId, tracks) {
+      if (tracks.length === 0) return new Set();
+      const res = await cataloguePeer.call(api.internal.mappingsLookup, { body: { serverId, providerIds: tracks.map((t) => t.id), stamps: tracks.map((t) => t.fileStamp ?? null) } });
+      return new Set(res.changed ?? []);
+    },
     async resolve(request: ResolveIdentityRequest) {
       return cataloguePeer.call(api.internal.identityResolve, { body: request });
     },

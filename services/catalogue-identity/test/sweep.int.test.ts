@@ -4,11 +4,12 @@
  * Matching tiers with ties and ambiguity, the metadata refresh, pruning and its guards, cancel, and the
  * save-during-a-sweep rule.
  */
+import { statSync } from 'node:fs';
 import { RoutingKeys, ServerCountedEvent, type TaskCancelRequestedEvent } from '@polyphony/contracts';
 import { InMemoryBus } from '@polyphony/platform';
-import { ArrayCatalogue, createTestDatabase, createFakeEmby, createFakeJellyfin, createFakeLyrion, createFakePlex, createFakeSubsonic, type FakeTrack, type StartedFake } from '@polyphony/testkit';
+import { ArrayCatalogue, wesnothFiles, createTestDatabase, createFakeEmby, createFakeJellyfin, createFakeLyrion, createFakePlex, createFakeSubsonic, type FakeTrack, type StartedFake } from '@polyphony/testkit';
 import type { SweepHooks } from '../src';
-import { Board, FakePeers, LIBRARIES, downloadRequests, fakeTrack, mappingsOf, quickClients, requestSweep, resetCatalogue, seedSongs, startBatchCatalogue, stopBatchCatalogue } from './batch-helpers';
+import { AUDIO_FILE, Board, FakePeers, LIBRARIES, downloadRequests, fakeTrack, mappingsOf, quickClients, requestSweep, resetCatalogue, seedSongs, startBatchCatalogue, stopBatchCatalogue } from './batch-helpers';
 import { startCatalogue, type StartedCatalogue } from './helpers';
 
 describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
@@ -141,6 +142,29 @@ describe('sweeps and alignment (PostgreSQL, fake media servers)', () => {
     await c.sql(`UPDATE catalogue.track_server_map SET file_stamp = CASE item_id WHEN 'st-a' THEN NULL ELSE 'size:1' END, updated_at = now() - interval '1 hour' WHERE server_id = 'navi'`);
     expect(await sweep('navi')).toMatchObject({ state: 'SUCCESS' });
     expect(await stamps()).toEqual(new Map([['st-a', first.get('st-a')!], ['st-b', 'size:1']]));
+  });
+
+  it('When the removal check lists a server whose file was replaced in place (issue 35), then it names that file changed, fills missing stamps and changes no mapping', async () => {
+    await seedSongs(c, [{ id: 'ch-a', title: 'Changed A' }, { id: 'ch-b', title: 'Changed B' }, { id: 'ch-c', title: 'Changed C' }]);
+    const catalogue = new ArrayCatalogue(LIBRARIES, [fakeTrack('ca', { title: 'Changed A' }), fakeTrack('cb', { title: 'Changed B' }), fakeTrack('cc', { title: 'Changed C' })]);
+    const { fake, info } = await jellyfin([...catalogue]);
+    peers.servers = [info];
+    expect(await sweep('jf')).toMatchObject({ state: 'SUCCESS' });
+    const stamps = async () => new Map((await c.sql<{ item_id: string; file_stamp: string | null }>(`SELECT item_id, file_stamp FROM catalogue.track_server_map WHERE server_id = 'jf'`)).map((r) => [r.item_id, r.file_stamp]));
+    const before = await stamps();
+    expect(before).toEqual(new Map(['ch-a', 'ch-b', 'ch-c'].map((id) => [id, `size:${statSync(AUDIO_FILE).size}`])));
+    const other = wesnothFiles().find((f) => statSync(f).size !== statSync(AUDIO_FILE).size)!;
+    fake.catalogue.update('cb', { audioFile: other });
+    await c.sql(`UPDATE catalogue.track_server_map SET file_stamp = NULL WHERE server_id = 'jf' AND item_id = 'ch-c'`);
+    const mapsBefore = await mappingsOf(c, 'jf');
+    const res = (await c.post('/internal/removals/jf', {}).expect(200)).body;
+    expect(res).toMatchObject({ fetched: 3, pruned: 0, refused: false, unmappedTotal: 0, changedTotal: 1, stampsFilled: 1 });
+    expect(res.changed).toEqual([expect.objectContaining({ id: fake.idOf('cb'), title: 'Changed B', fileStamp: `size:${statSync(other).size}` })]);
+    // The changed file keeps its stored stamp (its re-analysis writes the new one); the missing one was filled.
+    expect(await stamps()).toEqual(new Map([['ch-a', before.get('ch-a')!], ['ch-b', before.get('ch-b')!], ['ch-c', before.get('ch-c')!]]));
+    expect(await mappingsOf(c, 'jf')).toEqual(mapsBefore);
+    // A second check names it again (nothing was re-analysed) and fills nothing more.
+    expect((await c.post('/internal/removals/jf', {}).expect(200)).body).toMatchObject({ changedTotal: 1, stampsFilled: 0 });
   });
 
   it('When one alignment covers servers of every kind, then each is mapped from its own listing, default first, without any download', async () => {

@@ -68,6 +68,15 @@ export const ResolveIdentityRequest = z.object({
   descriptors: Descriptors.default({}),
   /** MusiCNN tags, moods and other features when the learned model is installed (stored with a new song). */
   learned: LearnedFeatures.optional(),
+  /**
+   * Re-analysis of a file changed in place (issue 35; `metadata.fileStamp` required): when the provider file is mapped
+   * and its stored `file_stamp` differs from `metadata.fileStamp`, identity is decided again from this audio (same
+   * gates; the file's own mapping is no evidence of sameness): still the same song -> the mapping stays and its stamp,
+   * Chromaprint and details are updated; another song -> the mapping moves to the existing or new content id, the old
+   * song stays (never deleted). A mapping whose stamp already equals `metadata.fileStamp` is answered as it is
+   * (idempotent under redelivery). Without it a mapped file is answered with its mapping.
+   */
+  changedFile: z.boolean().optional(),
 });
 export type ResolveIdentityRequest = z.infer<typeof ResolveIdentityRequest>;
 
@@ -75,12 +84,22 @@ export const ResolveIdentityResponse = z.object({
   itemId: z.string(),
   /** new: a new score row was stored (run the full pipeline); existing: only a mapping row was added. */
   outcome: z.enum(['new', 'existing']),
+  /**
+   * Only for a `changedFile` request that re-decided: `same` the file is still the song it was mapped to (stamp
+   * updated), `moved` its mapping left `previousItemId` for `itemId`.
+   */
+  reanalysis: z.enum(['same', 'moved']).optional(),
+  previousItemId: z.string().optional(),
 });
 export type ResolveIdentityResponse = z.infer<typeof ResolveIdentityResponse>;
 
-/** POST /internal/mappings/lookup: which of these provider ids already have a mapping on the server. */
-export const MappingLookupRequest = z.object({ serverId: z.string(), providerIds: z.array(z.string()).max(50_000) });
-export const MappingLookupResponse = z.object({ mapped: z.array(z.string()) });
+/**
+ * POST /internal/mappings/lookup: which of these provider ids already have a mapping on the server. With `stamps`
+ * (the listing's file stamps, aligned with `providerIds`, null where the listing gave none; issue 35) the answer also
+ * names in `changed` the mapped ids whose stored stamp is set and differs from the listed one (files changed in place).
+ */
+export const MappingLookupRequest = z.object({ serverId: z.string(), providerIds: z.array(z.string()).max(50_000), stamps: z.array(z.string().max(200).nullable()).max(50_000).optional() });
+export const MappingLookupResponse = z.object({ mapped: z.array(z.string()), changed: z.array(z.string()).optional() });
 
 /**
  * POST /internal/removals/:serverId (change detection, issue 35): the catalogue reads the server's
@@ -100,6 +119,14 @@ export const RemovalCheckResponse = z.object({
   refused: z.boolean(),
   unmapped: z.array(ListedTrack).max(REMOVAL_CHECK_UNMAPPED_MAX),
   unmappedTotal: z.number().int(),
+  /**
+   * Listed tracks whose mapping on the server has a stored file stamp different from the listed one (changed in
+   * place, issue 35; at most REMOVAL_CHECK_UNMAPPED_MAX, `changedTotal` counts them all). Mappings without a stored
+   * stamp get the listed one written (`stampsFilled`), so a later change of that file is seen.
+   */
+  changed: z.array(ListedTrack).max(REMOVAL_CHECK_UNMAPPED_MAX).default([]),
+  changedTotal: z.number().int().default(0),
+  stampsFilled: z.number().int().default(0),
 });
 export type RemovalCheckResponse = z.infer<typeof RemovalCheckResponse>;
 

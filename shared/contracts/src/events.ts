@@ -118,6 +118,12 @@ export const AnalysisTrackRequested = z.object({
   track: ProviderTrackMessage,
   /** MSD tags to keep in the song's mood_vector (the run's TOP_N_MOODS); absent = the worker's setting. */
   topNMoods: z.number().int().min(1).max(50).optional(),
+  /**
+   * The file is mapped but changed in place (issue 35): its listed `track.fileStamp` differs from the mapping's stored
+   * stamp. The worker analyses it again although it is mapped and resolves it with `changedFile` (the catalogue
+   * decides whether it is still the same song). Absent/false: a mapped file is skipped as before.
+   */
+  changedFile: z.boolean().optional(),
 });
 export type AnalysisTrackRequested = z.infer<typeof AnalysisTrackRequested>;
 

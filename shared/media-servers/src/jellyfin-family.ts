@@ -30,6 +30,8 @@ export interface JfItem {
   Artists?: string[];
   ArtistItems?: Array<{ Name?: string; Id?: string }>;
   Path?: string;
+  /** Only with `Fields=MediaSources`: the file's sources; `Size` in bytes. */
+  MediaSources?: Array<{ Size?: number; Path?: string }>;
   ChildCount?: number;
   CollectionType?: string;
   UserData?: { PlayCount?: number; LastPlayedDate?: string; Rating?: number | null; IsFavorite?: boolean };
@@ -54,6 +56,8 @@ interface JfVirtualFolder {
  *   (AudioMuse-AI `select_best_artist`).
  * - durationSeconds = `RunTimeTicks` / 10 000 000.
  * - rating = `UserData.Rating` (a 0-10 user rating) / 2, clamped to 0-5.
+ * - fileStamp = `size:<bytes>` of `MediaSources[0].Size` (asked with `Fields=MediaSources`; issue 35: a file changed
+ *   in place under the same item id shows a different size).
  * @throws ProtocolError when the item has no `Id`.
  */
 export function mapJellyfinTrack(it: JfItem): ProviderTrack {
@@ -87,6 +91,8 @@ export function mapJellyfinTrack(it: JfItem): ProviderTrack {
   if (plays !== undefined) t.playCount = plays;
   const last = isoFromText(it.UserData?.LastPlayedDate);
   if (last) t.lastPlayed = last;
+  const size = positive(it.MediaSources?.[0]?.Size);
+  if (size !== undefined) t.fileStamp = `size:${Math.round(size)}`;
   return t;
 }
 
@@ -222,13 +228,13 @@ export abstract class JellyfinFamilyClient implements MediaServerClient {
     return parts.join(',');
   }
 
-  /** The `/Items` query for one page of audio tracks (sorted by SortName for stable pages). */
+  /** The `/Items` query for one page of audio tracks (sorted by SortName for stable pages; `MediaSources` for the file size, the file stamp). */
   protected trackQuery(parentId: string | undefined, start: number, limit: number): Query {
     return {
       IncludeItemTypes: 'Audio',
       Recursive: true,
       ParentId: parentId,
-      Fields: 'Path,DateCreated',
+      Fields: 'Path,DateCreated,MediaSources',
       StartIndex: start,
       Limit: limit,
       SortBy: 'SortName',

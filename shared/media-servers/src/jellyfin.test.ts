@@ -65,7 +65,7 @@ describe(JellyfinClient.name, () => {
     expect(tracks.every((t) => t.libraryId === undefined)).toBe(true);
     const q = pages[0]?.query;
     expect(Object.fromEntries(q ?? [])).toEqual({
-      userId: UID, IncludeItemTypes: 'Audio', Recursive: 'true', Fields: 'Path,DateCreated', StartIndex: '0',
+      userId: UID, IncludeItemTypes: 'Audio', Recursive: 'true', Fields: 'Path,DateCreated,MediaSources', StartIndex: '0',
       Limit: '500', SortBy: 'SortName', SortOrder: 'Ascending', EnableUserData: 'true',
     });
     expect(pages[0]?.headers.authorization).toMatch(/^MediaBrowser .*Token="a1b2c3d4e5f60718293a4b5c6d7e8f90"/);

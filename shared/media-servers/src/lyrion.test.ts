@@ -50,7 +50,7 @@ describe(LyrionClient.name, () => {
     expect(tracks).toHaveLength(1100);
     const bodies = stub.requests.map(rpcOf);
     expect(bodies.map((b) => b.params[1].slice(0, 3))).toEqual([['titles', 0, 500], ['titles', 500, 500], ['titles', 1000, 500]]);
-    expect(bodies[0]).toEqual({ id: 1, method: 'slim.request', params: ['', ['titles', 0, 500, 'tags:asleduyROA']] });
+    expect(bodies[0]).toEqual({ id: 1, method: 'slim.request', params: ['', ['titles', 0, 500, 'tags:asleduyROAf']] });
     expect(stub.requests[0]?.headers['content-type']).toBe('application/json');
     expect(stub.requests[0]?.headers.authorization).toBeUndefined();
   });

@@ -18,9 +18,10 @@ export const LYRION_PAGE_SIZE = 500;
 export const LYRION_PLAYLIST_BATCH = 50;
 /**
  * Tags asked of `titles`: a artist, s artist_id, l album, e album_id, d duration (float s),
- * u url, y year, R rating (0-100), O playcount, A per-role names (gives `albumartist`).
+ * u url, y year, R rating (0-100), O playcount, A per-role names (gives `albumartist`), f filesize (bytes: the
+ * file stamp `size:<bytes>` that shows a file changed in place, issue 35).
  */
-export const LYRION_TRACK_TAGS = 'tags:asleduyROA';
+export const LYRION_TRACK_TAGS = 'tags:asleduyROAf';
 /** Playlist-save name collisions: `playlists new` is retried once after deleting the old list. */
 const MAX_NEW_ATTEMPTS = 2;
 
@@ -39,13 +40,15 @@ export interface LmsTitle {
   year?: number | string;
   rating?: number | string;
   playcount?: number | string;
+  /** Tag `f`: the file's size in bytes. */
+  filesize?: number | string;
 }
 
 type RpcResult = Record<string, unknown>;
 
 /**
  * Maps an LMS `titles_loop` entry: id stringified, duration float seconds, rating 0-100 → /20
- * stars, path decoded from the `file://` url. Returns undefined for non-local tracks (no
+ * stars, path decoded from the `file://` url, `filesize` → fileStamp `size:<bytes>`. Returns undefined for non-local tracks (no
  * `file://` url: streaming services, radio), which cannot be downloaded.
  * @throws ProtocolError when the entry has no id.
  */
@@ -74,6 +77,8 @@ export function mapLyrionTitle(t: LmsTitle): ProviderTrack | undefined {
   if (path) track.path = path;
   const plays = num(t.playcount);
   if (plays !== undefined) track.playCount = plays;
+  const size = positive(t.filesize);
+  if (size !== undefined) track.fileStamp = `size:${Math.round(size)}`;
   return track;
 }
 

@@ -323,23 +323,27 @@ export class AnalysisRunService {
         const [mapped, inRun] = await Promise.all([this.catalogue.mappedProviderIds(server.id, ids), this.runs.inRun(taskId, server.id, ids)]);
         const hashes = new Map(batch.map((t) => [t.id, metadataHash(toMessageTrack(t))]));
         const excluded = await this.runs.isExcluded(server.id, ids.filter((id) => !mapped.has(id) && !inRun.has(id)), hashes);
+        // Mapped files changed in place (listed stamp differs from the stored one, issue 35) are analysed again whole
+        // (`changedFile`): the catalogue decides whether each is still the same song.
+        const stamped = batch.filter((t) => mapped.has(t.id) && !inRun.has(t.id) && t.fileStamp !== undefined);
+        const changed = this.catalogue.changedProviderIds && stamped.length > 0 ? await this.catalogue.changedProviderIds(server.id, stamped) : new Set<string>();
         // With the learned model installed, mapped songs lacking its tags or its embedding are analysed again (no new song, mapping or id).
         const model = this.learnedModel();
-        const retag = model && mapped.size > 0 ? await this.catalogue.songsNeedingTags(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id)), model) : new Map<string, string>();
+        const retag = model && mapped.size > 0 ? await this.catalogue.songsNeedingTags(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id) && !changed.has(id)), model) : new Map<string, string>();
         // Mapped songs without a recording fingerprint (analysed before fingerprints existed) are fetched again and
         // fingerprinted only: the backfill rides on the run, so it is resumable and leased like the rest of it.
-        const unprinted = this.catalogue.songsWithoutFingerprint && mapped.size > 0 ? await this.catalogue.songsWithoutFingerprint(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id) && !retag.has(id))) : new Map<string, string>();
+        const unprinted = this.catalogue.songsWithoutFingerprint && mapped.size > 0 ? await this.catalogue.songsWithoutFingerprint(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id) && !retag.has(id) && !changed.has(id))) : new Map<string, string>();
         const candidates: ProviderTrack[] = [];
         for (const t of batch) {
           if (inRun.has(t.id)) continue; // this run's own work (queued or finished): counted by its row
-          if (retag.has(t.id) || unprinted.has(t.id)) candidates.push(t);
+          if (changed.has(t.id) || retag.has(t.id) || unprinted.has(t.id)) candidates.push(t);
           else if (mapped.has(t.id)) row.skippedMapped++;
           else if (excluded.has(t.id)) row.excluded++;
           else candidates.push(t);
         }
         row.seen += batch.length;
         const fresh = new Set(await this.runs.enqueue(taskId, server.id, candidates.map((t) => t.id)));
-        await this.publishTracks(taskId, server.id, candidates.filter((t) => fresh.has(t.id)), options);
+        await this.publishTracks(taskId, server.id, candidates.filter((t) => fresh.has(t.id)), options, changed);
       }
       await this.runs.updateServer(lease, row.serverId, { seen: row.seen, skippedMapped: row.skippedMapped, excluded: row.excluded });
       if (Date.now() - lastPublish > this.pollMs) {
@@ -350,11 +354,18 @@ export class AnalysisRunService {
     await this.republishUnconfirmed(taskId, server.id, server, options);
   }
 
-  /** Publishes track messages (bounded number of confirms in flight), then marks them published. */
-  private async publishTracks(taskId: string, serverId: string, tracks: ProviderTrack[], options: RunSettings): Promise<void> {
+  /**
+   * Publishes track messages (bounded number of confirms in flight), then marks them published. Tracks in `changed`
+   * (mapped files changed in place) carry `changedFile`.
+   */
+  private async publishTracks(taskId: string, serverId: string, tracks: ProviderTrack[], options: RunSettings, changed: ReadonlySet<string> = new Set()): Promise<void> {
     for (let p = 0; p < tracks.length; p += 32) {
       const slice = tracks.slice(p, p + 32);
-      await Promise.all(slice.map((t) => this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId, serverId, track: toMessageTrack(t), topNMoods: options.topNMoods } satisfies AnalysisTrackRequested)));
+      await Promise.all(
+        slice.map((t) =>
+          this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId, serverId, track: toMessageTrack(t), topNMoods: options.topNMoods, ...(changed.has(t.id) ? { changedFile: true } : {}) } satisfies AnalysisTrackRequested),
+        ),
+      );
       await this.runs.markPublished(taskId, serverId, slice.map((t) => t.id));
     }
   }
@@ -373,7 +384,10 @@ export class AnalysisRunService {
       for (const t of page) if (want.has(t.id)) found.push(t);
       if (found.length === want.size) break;
     }
-    await this.publishTracks(taskId, serverId, found, options);
+    // Files changed in place keep their `changedFile` (compared again: the stamps are the catalogue's and the listing's).
+    const stamped = found.filter((t) => t.fileStamp !== undefined);
+    const changed = this.catalogue.changedProviderIds && stamped.length > 0 ? await this.catalogue.changedProviderIds(serverId, stamped) : new Set<string>();
+    await this.publishTracks(taskId, serverId, found, options, changed);
     // Tracks no longer on the server: nothing to analyze.
     const missing = ids.filter((id) => !found.some((t) => t.id === id));
     for (const id of missing) await this.runs.recordOutcome(taskId, serverId, id, 'failed', undefined, 'no longer on the server');

@@ -20,16 +20,22 @@ function fakeClient(state: { token: string; albums: ProviderTrack[][] }): MediaS
   } as unknown as MediaServerClient;
 }
 
-function setup(opts: { mapped?: string[]; inFlight?: string[]; removal?: Partial<RemovalCheckResponse>; maxTracksPerCheck?: number } = {}) {
+function setup(opts: { mapped?: string[]; stamps?: Record<string, string>; inFlight?: string[]; removal?: Partial<RemovalCheckResponse>; maxTracksPerCheck?: number } = {}) {
   const bus = new InMemoryBus();
-  const published: Array<{ taskId: string; track: { id: string } }> = [];
+  const published: Array<{ taskId: string; track: { id: string; fileStamp?: string }; changedFile?: boolean }> = [];
   bus.publish = (async (_key: string, payload: unknown) => {
-    published.push(payload as { taskId: string; track: { id: string } });
+    published.push(payload as (typeof published)[number]);
   }) as InMemoryBus['publish'];
   const mapped = new Set(opts.mapped ?? []);
+  const stampLookups: string[][] = [];
   const catalogue: WatchCataloguePort = {
     mappedProviderIds: async (_s, ids) => new Set(ids.filter((i) => mapped.has(i))),
-    removalCheck: async () => ({ fetched: 10, storedMappings: 10, pruned: 0, refused: false, unmapped: [], unmappedTotal: 0, ...opts.removal }),
+    // The catalogue's rule (mapping.repository lookupChanged): mapped, a stored stamp, and a different listed one.
+    changedProviderIds: async (_s, tracks) => {
+      stampLookups.push(tracks.map((t) => t.id));
+      return new Set(tracks.filter((t) => mapped.has(t.id) && opts.stamps?.[t.id] !== undefined && t.fileStamp !== undefined && opts.stamps[t.id] !== t.fileStamp).map((t) => t.id));
+    },
+    removalCheck: async () => ({ fetched: 10, storedMappings: 10, pruned: 0, refused: false, unmapped: [], unmappedTotal: 0, changed: [], changedTotal: 0, stampsFilled: 0, ...opts.removal }),
   };
   const queued: string[] = [];
   const runs: WatchRunStore = {
@@ -44,7 +50,7 @@ function setup(opts: { mapped?: string[]; inFlight?: string[]; removal?: Partial
   const registry: RegistryPort = { listServers: async () => [server()], getServer: async () => server() };
   const state = { token: 't1', albums: [] as ProviderTrack[][] };
   const watch = new ChangeWatchService(store, runs, registry, catalogue, () => fakeClient(state), bus, createLogger({ service: 'test', level: 'error' }), { maxTracksPerCheck: opts.maxTracksPerCheck });
-  return { watch, state, published, queued };
+  return { watch, state, published, queued, stampLookups };
 }
 
 describe(ChangeWatchService.name, () => {
@@ -79,6 +85,30 @@ describe(ChangeWatchService.name, () => {
     const r = await watch.check(server(), 't1');
     expect(published.map((p) => p.track.id)).toEqual(['a', 'b']);
     expect(r).toMatchObject({ added: 2, leftOver: 1 + 2 });
+  });
+
+  it('When a mapped file of the newest albums lists another stamp than the stored one (changed in place), then it is published with changedFile; same stamps and unstamped files are not', async () => {
+    const stamped = (id: string, stamp?: string): ProviderTrack => ({ ...track(id), ...(stamp ? { fileStamp: stamp } : {}) });
+    const { watch, state, published } = setup({ mapped: ['m1', 'm2', 'm3'], stamps: { m1: 'size:10', m2: 'size:20', m3: 'size:30' } });
+    state.token = 't2';
+    state.albums = [[stamped('new', 'size:5'), stamped('m1', 'size:11'), stamped('m2', 'size:20'), stamped('m3')]];
+    const r = await watch.check(server(), 't1');
+    expect(published.map((p) => [p.track.id, p.changedFile === true, p.track.fileStamp])).toEqual([
+      ['new', false, 'size:5'],
+      ['m1', true, 'size:11'],
+    ]);
+    expect(r).toMatchObject({ added: 1, changedFiles: 1 });
+    expect(published.every((p) => p.taskId === r.batchId)).toBe(true);
+  });
+
+  it('When the removal check names changed files, then they are re-analysed with changedFile unless already queued, within maxTracksPerCheck', async () => {
+    const changed = [{ ...track('c1'), fileStamp: 'size:2' }, { ...track('c2'), fileStamp: 'size:3' }, { ...track('c3'), fileStamp: 'size:4' }];
+    const { watch, state, published } = setup({ mapped: ['c1', 'c2', 'c3'], stamps: { c1: 'size:1', c2: 'size:1', c3: 'size:1' }, inFlight: ['c2'], maxTracksPerCheck: 1, removal: { changed, changedTotal: 4 } });
+    state.token = 't2';
+    const r = await watch.check(server(), 't1');
+    expect(published.map((p) => [p.track.id, p.changedFile])).toEqual([['c1', true]]);
+    // c3 did not fit (1 per change), and one more changed file was beyond the removal check's list.
+    expect(r).toMatchObject({ added: 0, changedFiles: 1, leftOver: 1 + 1 });
   });
 
   it('When a webhook names an unknown server or brings a wrong token, then 404 or 401', async () => {

@@ -5,9 +5,14 @@ import { ConflictError, NotFoundError, UnauthorizedError, jitteredBackoffMs, lea
 import type { AnalysisRunStore, ChangeWatchStore, MediaClientFactory, RegistryPort, ServerInfo, WatchState } from './ports';
 import { metadataHash } from './track-processor';
 
-/** What the change watch needs from the catalogue: mapped provider ids and the removal check. */
+/** What the change watch needs from the catalogue: mapped provider ids, files changed in place, and the removal check. */
 export interface WatchCataloguePort {
   mappedProviderIds(serverId: string, providerIds: string[]): Promise<Set<string>>;
+  /**
+   * Of these listed tracks, the mapped ones whose stored file stamp is set and differs from the listed `fileStamp`
+   * (changed in place under the same provider id, issue 35). POST /internal/mappings/lookup with `stamps`.
+   */
+  changedProviderIds(serverId: string, tracks: ReadonlyArray<Pick<ProviderTrack, 'id' | 'fileStamp'>>): Promise<Set<string>>;
   /** POST /internal/removals/:serverId: prunes the server's mappings of files gone (the cleaning's rule), lists unmapped files. */
   removalCheck(serverId: string): Promise<RemovalCheckResponse>;
 }
@@ -43,6 +48,8 @@ export interface CheckResult {
   /** The batch id (the `taskId` of its analysis requests), when something was enqueued. */
   batchId?: string;
   added: number;
+  /** Mapped files changed in place (listed stamp differs from the stored one) queued for re-analysis. */
+  changedFiles: number;
   removed: number;
   /** The removal check refused to prune (the listing looked partial). */
   removalRefused: boolean;
@@ -64,7 +71,10 @@ const IN_FLIGHT_SECONDS = 3600;
  *    their unmapped, not excluded, not already queued tracks are enqueued and published as ordinary
  *    `analysis.track.requested.v1` messages under a fresh batch id (the same pipeline as a run, identity included);
  * 2. the catalogue's removal check (one metadata listing; the cleaning's partial-listing rule; mapping rows only),
- *    whose list of unmapped files also catches songs added where no newest-album list shows them.
+ *    whose list of unmapped files also catches songs added where no newest-album list shows them, and whose list of
+ *    changed files (listed stamp, e.g. `size:<bytes>`, differs from the mapping's stored one) is re-analysed: those
+ *    mapped files are published with `changedFile` (the same pipeline; the catalogue decides again whether the file
+ *    is still the same song, and moves the mapping when it is not). Tracks of step 1 are compared the same way.
  * No index rebuild is requested: the index applies each `analysis.track.completed.v1` and mapping-log change in place.
  * While a full analysis run is live, checks wait (the run sees every change). A failed check (media server, catalogue,
  * broker) is logged and retried with a jittered backoff up to the interval; nothing throws out of the loop.
@@ -209,7 +219,7 @@ export class ChangeWatchService {
     try {
       const r = await this.check(server, state.token);
       await this.store.finish(server.id, this.owner, { token: r.token, nextCheckSeconds: interval, failures: 0, lastError: null, change: r.changed ? { added: r.added, removed: r.removed } : undefined });
-      if (r.changed) this.logger.info('library change handled', { serverId: server.id, batchId: r.batchId, added: r.added, removed: r.removed, removalRefused: r.removalRefused, leftOver: r.leftOver, elapsedMs: Date.now() - started });
+      if (r.changed) this.logger.info('library change handled', { serverId: server.id, batchId: r.batchId, added: r.added, changedFiles: r.changedFiles, removed: r.removed, removalRefused: r.removalRefused, leftOver: r.leftOver, elapsedMs: Date.now() - started });
       else if (r.baseline) this.logger.info('change detection baseline taken', { serverId: server.id });
     } catch (err) {
       const failures = state.failures + 1;
@@ -228,24 +238,29 @@ export class ChangeWatchService {
   async check(server: ServerInfo, previous: string | null): Promise<CheckResult> {
     const client = this.clientFactory(server.connection);
     const token = await client.libraryChangeToken(previous ?? undefined);
-    const result: CheckResult = { token, baseline: previous === null, changed: false, added: 0, removed: 0, removalRefused: false, leftOver: 0 };
+    const result: CheckResult = { token, baseline: previous === null, changed: false, added: 0, changedFiles: 0, removed: 0, removalRefused: false, leftOver: 0 };
     if (previous === null || token === previous) return result;
     result.changed = true;
     const batchId = randomUUID();
     const topNMoods = await this.options.topNMoods?.().catch(() => undefined);
     const seen = new Set<string>();
-    /** Enqueues and publishes the new tracks of `tracks`; returns how many. */
+    /**
+     * Enqueues and publishes the new tracks of `tracks` (not mapped, not excluded) and the mapped ones changed in place
+     * (listed stamp differs from the stored one: re-analysed with `changedFile`); returns how many.
+     */
     const consider = async (tracks: ProviderTrack[]): Promise<number> => {
       const fresh = tracks.filter((t) => !seen.has(t.id));
       for (const t of fresh) seen.add(t.id);
       if (fresh.length === 0) return 0;
       const ids = fresh.map((t) => t.id);
       const [mapped, inFlight] = await Promise.all([this.catalogue.mappedProviderIds(server.id, ids), this.store.inFlight(server.id, ids, IN_FLIGHT_SECONDS)]);
+      const stamped = fresh.filter((t) => mapped.has(t.id) && t.fileStamp !== undefined && !inFlight.has(t.id));
+      const changed = stamped.length > 0 ? await this.catalogue.changedProviderIds(server.id, stamped) : new Set<string>();
       const open = fresh.filter((t) => !mapped.has(t.id) && !inFlight.has(t.id));
       const hashes = new Map(open.map((t) => [t.id, metadataHash(toMessageTrack(t))]));
       const excluded = await this.runs.isExcluded(server.id, open.map((t) => t.id), hashes);
-      let wanted = open.filter((t) => !excluded.has(t.id));
-      const room = this.maxTracksPerCheck - result.added;
+      let wanted = [...open.filter((t) => !excluded.has(t.id)), ...stamped.filter((t) => changed.has(t.id))];
+      const room = this.maxTracksPerCheck - result.added - result.changedFiles;
       if (wanted.length > room) {
         result.leftOver += wanted.length - Math.max(0, room);
         wanted = wanted.slice(0, Math.max(0, room));
@@ -255,10 +270,16 @@ export class ChangeWatchService {
       const publish = wanted.filter((t) => queued.has(t.id));
       for (let p = 0; p < publish.length; p += 32) {
         const slice = publish.slice(p, p + 32);
-        await Promise.all(slice.map((t) => this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId: batchId, serverId: server.id, track: toMessageTrack(t), topNMoods } satisfies AnalysisTrackRequested)));
+        await Promise.all(
+          slice.map((t) =>
+            this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId: batchId, serverId: server.id, track: toMessageTrack(t), topNMoods, ...(changed.has(t.id) ? { changedFile: true } : {}) } satisfies AnalysisTrackRequested),
+          ),
+        );
         await this.runs.markPublished(batchId, server.id, slice.map((t) => t.id));
       }
-      result.added += publish.length;
+      const reanalysed = publish.filter((t) => changed.has(t.id)).length;
+      result.changedFiles += reanalysed;
+      result.added += publish.length - reanalysed;
       result.batchId = batchId;
       return publish.length;
     };
@@ -268,12 +289,15 @@ export class ChangeWatchService {
       if ((await consider(album)) > 0) known = 0;
       else if (++known >= this.knownAlbumsToStop) break;
     }
-    // 2. Removals (and the unmapped files no newest-album list showed).
+    // 2. Removals, the unmapped files no newest-album list showed, and the files changed in place (same provider id,
+    //    listed stamp different from the stored one: a changed file does not make its album "newest").
     const removal = await this.catalogue.removalCheck(server.id);
     result.removed = removal.pruned;
     result.removalRefused = removal.refused;
     await consider(removal.unmapped);
+    await consider(removal.changed);
     if (removal.unmappedTotal > removal.unmapped.length) result.leftOver += removal.unmappedTotal - removal.unmapped.length;
+    if (removal.changedTotal > removal.changed.length) result.leftOver += removal.changedTotal - removal.changed.length;
     if (result.leftOver > 0) this.logger.warn('more unmapped files than one change analyses; a full analysis run takes the rest', { serverId: server.id, leftOver: result.leftOver, maxTracksPerCheck: this.maxTracksPerCheck });
     return result;
   }

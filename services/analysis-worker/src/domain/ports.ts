@@ -23,6 +23,11 @@ export interface LearnedTarget {
 export interface CataloguePort {
   /** Provider ids among `providerIds` that already have a mapping on the server. */
   mappedProviderIds(serverId: string, providerIds: string[]): Promise<Set<string>>;
+  /**
+   * Of these listed tracks, the mapped ones whose stored file stamp is set and differs from the listed `fileStamp`:
+   * files changed in place (issue 35), analysed again with `changedFile`. Optional: without it nothing is re-analysed.
+   */
+  changedProviderIds?(serverId: string, tracks: ReadonlyArray<{ id: string; fileStamp?: string }>): Promise<Set<string>>;
   resolve(request: ResolveIdentityRequest): Promise<ResolveIdentityResponse>;
   /**
    * Of these mapped provider ids of a server, those whose song has no learned features from `want.model`

@@ -61,7 +61,10 @@ export const TRACK_CLAIM_LEASE_SECONDS = 20;
  * embed and describe, MusiCNN tags when the learned model is installed, Chromaprint with fpcalc, the recording
  * fingerprint (landmarks, search by recording), resolve identity in the catalogue, and for new
  * content fetch lyrics from the server. A mapped song lacking tags (model installed later) or a recording
- * fingerprint (analysed before they existed) is fetched again for that part only. The temp directory is removed on every path.
+ * fingerprint (analysed before they existed) is fetched again for that part only. A mapped file changed in place
+ * (`changedFile`, issue 35) goes through the whole pipeline again and is resolved with `changedFile`: the outcome is
+ * `mapped_existing` when it is still its song (or now a copy of another stored song) and `analyzed` when it became a
+ * new song; either way `analysis.track.completed.v1` names the song it now maps to, so the live index appends it. The temp directory is removed on every path.
  * Undecodable or unreadable files are excluded until their metadata changes.
  */
 export class TrackProcessor {
@@ -151,7 +154,10 @@ export class TrackProcessor {
   private async work(msg: AnalysisTrackRequested, finalAttempt: boolean, signal?: AbortSignal): Promise<ProcessResult> {
     const { serverId, track } = msg;
     const mapped = await this.catalogue.mappedProviderIds(serverId, [track.id]);
-    if (mapped.has(track.id)) {
+    // A mapped file changed in place (issue 35: `changedFile`, listed stamp different from the stored one) is analysed
+    // again whole, like a new file; the catalogue decides whether it is still its song (resolve with `changedFile`).
+    const changedFile = msg.changedFile === true && track.fileStamp !== undefined;
+    if (mapped.has(track.id) && !changedFile) {
       // Already a song: only its MusiCNN tags or its learned embedding may be missing (model installed after it was analysed).
       const want = this.learned?.target();
       const itemId = want ? (await this.catalogue.songsNeedingTags(serverId, [track.id], want)).get(track.id) : undefined;
@@ -239,8 +245,10 @@ export class TrackProcessor {
         },
         descriptors: { tempo: d.tempoBpm ?? undefined, key: d.key, scale: d.scale, energy: d.energy },
         learned,
+        ...(changedFile ? { changedFile: true } : {}),
       };
       const resolved = await this.resolveServed(request, pcm.samples);
+      if (resolved.reanalysis) this.logger.info('file changed in place re-analysed', { serverId, providerId: track.id, fileStamp: track.fileStamp, result: resolved.reanalysis, itemId: resolved.itemId, previousItemId: resolved.previousItemId });
       if (landmarks) await this.catalogue.storeFingerprint!(resolved.itemId, landmarks);
       // Same content already stored (e.g. from another server, possibly before the model was installed):
       // its tags are replaced by this file's, so a song gains tags when any of its files is analysed.

@@ -79,7 +79,7 @@ export class IdentityService {
         const result = await this.store.resolve({ ...req, embedding: served.embedding, embedderVersion: served.embedderVersion, alternateEmbeddings: alternates }, { config, layout: scheme.layout });
         if (result.mappingWritten) this.events.changed(req.serverId, 'analysis');
         if (state.targetVersion !== state.servedVersion) this.versions.scheduleCheck();
-        return { itemId: result.itemId, outcome: result.outcome, result };
+        return { itemId: result.itemId, outcome: result.outcome, ...(result.reanalysis ? { reanalysis: result.reanalysis, previousItemId: result.previousItemId } : {}), result };
       } catch (err) {
         // The catalogue switched versions between the choice above and the decision's locks: choose again.
         if (!(err instanceof ServedVersionChanged) || attempt >= 3) throw err;

@@ -1,4 +1,5 @@
 import type { MappingChangesPage, MappingRowsPage } from '@polyphony/contracts';
+import { ValidationError } from '@polyphony/platform';
 import type { CatalogueSettings } from '../settings';
 import type { ListedDuration } from './durations';
 import type { MappingChangedPublisher } from './mapping-events';
@@ -31,6 +32,16 @@ export class MappingService {
   /** Provider ids among `providerIds` that have a mapping on the server. */
   lookupMapped(serverId: string, providerIds: readonly string[]): Promise<string[]> {
     return this.mappings.lookupMapped(serverId, providerIds);
+  }
+
+  /**
+   * Mapped ids whose stored file stamp differs from the listed one (`stamps` aligned with `providerIds`, null = none
+   * listed): files changed in place (issue 35).
+   * @throws ValidationError (400) when `stamps` is not aligned with `providerIds`.
+   */
+  lookupChanged(serverId: string, providerIds: readonly string[], stamps: ReadonlyArray<string | null>): Promise<string[]> {
+    if (stamps.length !== providerIds.length) throw new ValidationError('stamps must have one entry per provider id');
+    return this.mappings.lookupChanged(serverId, providerIds, stamps);
   }
 
   /** Provider ids of the server -> song ids; song ids and unknown ids pass through (same order and length). */

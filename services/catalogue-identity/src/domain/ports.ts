@@ -170,6 +170,8 @@ export interface ServerDeletionResult {
 export interface MappingStore {
   /** Provider ids among `providerIds` that have a mapping on the server. */
   lookupMapped(serverId: string, providerIds: readonly string[]): Promise<string[]>;
+  /** Mapped ids whose stored file stamp is set and differs from the aligned listed stamp (issue 35). */
+  lookupChanged(serverId: string, providerIds: readonly string[], stamps: ReadonlyArray<string | null>): Promise<string[]>;
   /** Input resolver: provider ids of the server -> song ids; song ids and unknown ids pass through (same order and length). */
   resolveInput(serverId: string | undefined, ids: readonly string[]): Promise<string[]>;
   /** Output mapping: song id -> the server's provider id; songs not on the server are absent. */
@@ -296,6 +298,12 @@ export interface ResolveResult {
   readonly attempts: number;
   /** True when this call wrote a mapping row. */
   readonly mappingWritten: boolean;
+  /**
+   * A `changedFile` request that re-decided identity (issue 35): `same` the mapping stayed (stamp updated), `moved` it
+   * left `previousItemId` for `itemId`. Absent for every other answer.
+   */
+  readonly reanalysis?: 'same' | 'moved';
+  readonly previousItemId?: string;
 }
 
 /**
@@ -457,6 +465,8 @@ export interface SweepStore {
    * none is known).
    */
   mappedChunk(serverId: string, after: string | null, limit: number, listingStartedAt: Date, defaultServerId?: string | null): Promise<{ rows: MappedRow[]; next: string | null }>;
+  /** Writes the listed stamp of the server's mappings that have none (never overwrites one); returns rows written. */
+  fillMissingStamps(serverId: string, providerIds: readonly string[], stamps: readonly string[]): Promise<number>;
   /**
    * Writes one refresh chunk (see domain/sweep/refresh.ts): song metadata (stored values kept where the
    * server reports none), mapping rows, back-filled durations, and the stale rows' deletion (only rows

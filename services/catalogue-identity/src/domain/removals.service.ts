@@ -72,7 +72,9 @@ export async function pruneStaleMappings(store: SweepStore, events: MappingChang
 
 /**
  * The removal check of change detection (POST /internal/removals/:serverId, issue 35): the analysis worker's change
- * watcher asks it when a server's library changed; the cleaning's rule applies ({@link pruneStaleMappings}). One
+ * watcher asks it when a server's library changed; the cleaning's rule applies ({@link pruneStaleMappings}). The same
+ * listing names the unmapped files (added) and the mapped files whose listed stamp differs from the stored one
+ * (changed in place; `changed`), and writes the listed stamp of mappings stored without one (`stampsFilled`). One
  * check per server at a time in this process (a second caller waits for the running one's answer).
  */
 export class RemovalService {
@@ -103,21 +105,36 @@ export class RemovalService {
     const server = servers.find((s) => s.id === serverId);
     if (!server) throw new NotFoundError(`Server ${serverId} not found`);
     const started = Date.now();
-    // The server's mapped provider ids before the listing, so the listing keeps only the unmapped tracks (bounded memory).
-    const mapped = new Set<string>();
+    // The server's mapped provider ids (with their stored file stamps) before the listing, so the listing keeps only
+    // the unmapped and the changed tracks (bounded memory).
+    const mapped = new Map<string, string | null>();
     const startedAt = await this.store.now();
     let cursor: string | null = null;
     do {
       const chunk = await this.store.mappedChunk(server.id, cursor, this.chunkSize, startedAt);
-      for (const row of chunk.rows) mapped.add(row.providerId);
+      for (const row of chunk.rows) mapped.set(row.providerId, row.fileStamp ?? null);
       cursor = chunk.next;
     } while (cursor !== null);
     const unmapped: RemovalCheckResponse['unmapped'] = [];
     let unmappedTotal = 0;
+    const changed: RemovalCheckResponse['changed'] = [];
+    let changedTotal = 0;
+    const unstamped: Array<[string, string]> = [];
     const track = (t: ProviderTrack) => {
-      if (mapped.has(t.id)) return;
-      unmappedTotal++;
-      if (unmapped.length < REMOVAL_CHECK_UNMAPPED_MAX) unmapped.push(listedTrack(t));
+      const stored = mapped.get(t.id);
+      if (stored === undefined) {
+        if (mapped.has(t.id)) return;
+        unmappedTotal++;
+        if (unmapped.length < REMOVAL_CHECK_UNMAPPED_MAX) unmapped.push(listedTrack(t));
+        return;
+      }
+      if (t.fileStamp === undefined) return;
+      if (stored === null) unstamped.push([t.id, t.fileStamp]);
+      else if (stored !== t.fileStamp) {
+        // Changed in place under the same provider id (issue 35): the caller re-analyses it.
+        changedTotal++;
+        if (changed.length < REMOVAL_CHECK_UNMAPPED_MAX) changed.push(listedTrack(t));
+      }
     };
     let r: PruneResult;
     try {
@@ -127,13 +144,19 @@ export class RemovalService {
       if (isMediaServerError(err)) throw new UpstreamUnavailableError(`The media server could not be listed (${err.kind}); nothing was removed`, 502);
       throw err;
     }
-    this.logger.info('removal check done', { serverId, fetched: r.fetched, storedMappings: r.storedMappings, pruned: r.pruned, refused: r.refused, unmapped: unmappedTotal, elapsedMs: Date.now() - started });
-    return { fetched: r.fetched, storedMappings: r.storedMappings, pruned: r.pruned, refused: r.refused, unmapped, unmappedTotal };
+    // Mappings stored without a stamp get the listed one, so the next change of those files is seen.
+    let stampsFilled = 0;
+    for (let i = 0; i < unstamped.length; i += this.chunkSize) {
+      const slice = unstamped.slice(i, i + this.chunkSize);
+      stampsFilled += await this.store.fillMissingStamps(server.id, slice.map((x) => x[0]), slice.map((x) => x[1]));
+    }
+    this.logger.info('removal check done', { serverId, fetched: r.fetched, storedMappings: r.storedMappings, pruned: r.pruned, refused: r.refused, unmapped: unmappedTotal, changed: changedTotal, stampsFilled, elapsedMs: Date.now() - started });
+    return { fetched: r.fetched, storedMappings: r.storedMappings, pruned: r.pruned, refused: r.refused, unmapped, unmappedTotal, changed, changedTotal, stampsFilled };
   }
 }
 
 /** The fields of a listed track an analysis request carries (playCount and lastPlayed left out). */
 function listedTrack(t: ProviderTrack): RemovalCheckResponse['unmapped'][number] {
-  const { id, title, artist, artistId, album, albumArtist, year, rating, durationSeconds, path } = t;
-  return { id, title, artist, artistId, album, albumArtist, year, rating, durationSeconds, path };
+  const { id, title, artist, artistId, album, albumArtist, year, rating, durationSeconds, path, libraryId, fileStamp } = t;
+  return { id, title, artist, artistId, album, albumArtist, year, rating, durationSeconds, path, libraryId, fileStamp };
 }

@@ -39,8 +39,8 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
 
   r.json(api.internal.removalCheck, ({ params: { serverId } }) => d.removals.check(serverId));
   r.json(api.internal.identityResolve, async ({ body }) => {
-    const { itemId, outcome } = await d.identity.resolve(body);
-    return { itemId, outcome };
+    const { itemId, outcome, reanalysis, previousItemId } = await d.identity.resolve(body);
+    return reanalysis ? { itemId, outcome, reanalysis, previousItemId } : { itemId, outcome };
   });
 
   r.json(api.internal.identityState, async () => {
@@ -66,7 +66,10 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
   r.json(api.internal.embeddingSwitch, () => d.tracks.embeddingSwitch());
   r.json(api.internal.trackGet, ({ params: { itemId }, query: q }) => d.tracks.find(itemId, q.embedding !== '0' && q.embedding !== 'false'));
 
-  r.json(api.internal.mappingsLookup, async ({ body }) => ({ mapped: await d.mappings.lookupMapped(body.serverId, body.providerIds) }));
+  r.json(api.internal.mappingsLookup, async ({ body }) => {
+    const mapped = await d.mappings.lookupMapped(body.serverId, body.providerIds);
+    return body.stamps === undefined ? { mapped } : { mapped, changed: await d.mappings.lookupChanged(body.serverId, body.providerIds, body.stamps) };
+  });
   r.json(api.internal.idsResolveInput, async ({ body }) => ({ ids: await d.mappings.resolveInput(body.serverId, body.ids) }));
   r.json(api.internal.idsMapOutput, async ({ body }) => ({ map: await d.mappings.mapOutput(body.serverId, body.itemIds) }));
   r.json(api.internal.idsRelabelMap, async ({ query: q }) => ({ toVersion: q.toVersion, ...(await d.scheme.relabelMap(q.toVersion, q.after, q.limit)) }) satisfies RelabelMapPage);

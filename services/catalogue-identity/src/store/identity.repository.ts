@@ -21,7 +21,7 @@ import type { ResolveIdentityRequest } from '@polyphony/contracts';
 import { learnedParams } from './learned';
 import { ConflictError } from '@polyphony/platform';
 import { type BandLayout, bandKeys } from '../domain/identity/bands';
-import { IdentityResolver } from '../domain/identity/decide';
+import { IdentityResolver, type IdentityDecision } from '../domain/identity/decide';
 import { normalisePath, parentFolder } from '../domain/identity/gates';
 import type { CandidateQuery, IdentityCandidate, IdentityCandidateSource, TrackEvidence, TrackFile } from '../domain/identity/identity-candidate-source';
 import { computeSignature, unsignableCanonicalId } from '../domain/identity/signature';
@@ -121,15 +121,15 @@ export class PgIdentityRepository implements IdentityResolveStore {
    * The provider file's current mapping, or null.
    * @returns item id and whether the song was analysed from this very file.
    */
-  async findMapping(m: Queryable, serverId: string, providerId: string): Promise<{ itemId: string; fromThisFile: boolean } | null> {
-    const rows: Array<{ item_id: string; from_this: boolean }> = await m.query(
-      `SELECT m.item_id, (s.source_server_id = m.server_id AND s.source_provider_id = m.provider_id) IS TRUE AS from_this
+  async findMapping(m: Queryable, serverId: string, providerId: string, forUpdate = false): Promise<{ itemId: string; fromThisFile: boolean; fileStamp: string | null } | null> {
+    const rows: Array<{ item_id: string; from_this: boolean; file_stamp: string | null }> = await m.query(
+      `SELECT m.item_id, (s.source_server_id = m.server_id AND s.source_provider_id = m.provider_id) IS TRUE AS from_this, m.file_stamp
          FROM catalogue.track_server_map m JOIN catalogue.score s ON s.item_id = m.item_id
-        WHERE m.server_id = $1 AND m.provider_id = $2`,
+        WHERE m.server_id = $1 AND m.provider_id = $2${forUpdate ? ' FOR UPDATE OF m' : ''}`,
       [serverId, providerId],
     );
     const r = rows[0];
-    return r ? { itemId: r.item_id, fromThisFile: r.from_this } : null;
+    return r ? { itemId: r.item_id, fromThisFile: r.from_this, fileStamp: r.file_stamp } : null;
   }
 
   /** Whether the server was deleted from the registry (tombstone). */
@@ -147,7 +147,7 @@ export class PgIdentityRepository implements IdentityResolveStore {
    */
   async resolve(req: ResolveIdentityRequest, options: ResolveOptions): Promise<ResolveResult> {
     const known = await this.findMapping(this.ds, req.serverId, req.providerId);
-    if (known) return { itemId: known.itemId, outcome: known.fromThisFile ? 'new' : 'existing', via: 'mapped', attempts: 0, mappingWritten: false };
+    if (known && !changedInPlace(req, known.fileStamp)) return { itemId: known.itemId, outcome: known.fromThisFile ? 'new' : 'existing', via: 'mapped', attempts: 0, mappingWritten: false };
 
     // Float32 once, here: the stored vector, its stored signature and this decision all use the same values.
     const embedding = Float32Array.from(req.embedding);
@@ -170,14 +170,16 @@ export class PgIdentityRepository implements IdentityResolveStore {
           await lockShared(m, [CATALOGUE_WRITE_LOCK, serverLockKey(req.serverId)]);
           if (await this.isServerDeleted(m, req.serverId)) throw new ConflictError(`Server ${req.serverId} was deleted`, 'server_deleted');
           await lockExclusive(m, lockKeys);
-          const again = await this.findMapping(m, req.serverId, req.providerId);
-          if (again) return { itemId: again.itemId, outcome: again.fromThisFile ? 'new' : 'existing', via: 'mapped', attempts: attempt, mappingWritten: false } as const;
+          // Row-locked when the file may have changed in place: two re-analyses of one file decide one after the other.
+          const again = await this.findMapping(m, req.serverId, req.providerId, req.changedFile === true);
+          if (again && !changedInPlace(req, again.fileStamp)) return { itemId: again.itemId, outcome: again.fromThisFile ? 'new' : 'existing', via: 'mapped', attempts: attempt, mappingWritten: false } as const;
           // The served version cannot change while this transaction holds the write lock shared (a switch takes it exclusive).
           const served = await servedVersion(m);
           if (served !== null && served !== req.embedderVersion) throw new ServedVersionChanged(req.embedderVersion, served);
 
           const resolver = new IdentityResolver(new PgCandidateSource(m, options.layout.id, req.embedderVersion), options.config, options.layout);
           const decision = await resolver.resolve(track);
+          if (again) return await this.reassign(m, req, again.itemId, decision, embedding, options.layout, attempt);
           if (decision.kind === 'new') await this.insertSong(m, req, decision.canonicalId, embedding, options.layout);
           await storeAlternateVectors(m, decision.canonicalId, req.alternateEmbeddings ?? [], req.embedderVersion, decision.kind === 'new');
           await this.insertMapping(m, req, decision.canonicalId, decision.kind === 'new' ? 'analysis' : 'fingerprint');
@@ -190,6 +192,60 @@ export class PgIdentityRepository implements IdentityResolveStore {
         if (attempt >= maxAttempts) throw new Error(`identity decision for ${req.serverId}/${req.providerId} still conflicting after ${attempt} attempts`, { cause: err });
       }
     }
+  }
+
+  /**
+   * The decision for a file changed in place (issue 35), inside the resolve transaction that holds the locks and the
+   * mapping row (FOR UPDATE). The gates ran on the new audio against every candidate, the mapped song included (its
+   * evidence is its stored vector and the Chromaprint of its oldest file, which is this file's OLD print when it is
+   * the song's only file; the file itself never vetoes, being the same file):
+   * - merge into the song the file is mapped to: still the same song; the mapping keeps its content id and gets the
+   *   new stamp, path, folder, library and duration, and the file's Chromaprint row the new print. The song's vectors
+   *   and descriptors are NOT replaced (the song is the recording first analysed; a re-tag or re-encode of it changes
+   *   them only by noise, and other files may map to it); the worker refreshes its MusiCNN tags and recording
+   *   fingerprint as for any merge.
+   * - merge into another song, or a new song (inserted here): the mapping row moves to that id (the mapping log
+   *   records the move, so index replicas unmap the old song on this server), tier `fingerprint` or `analysis`;
+   *   the old song stays in the catalogue with its other mappings (never deleted; an orphan when it had no other).
+   * One transaction: a crash leaves the mapping as it was (old stamp, so the change is seen again) or fully moved.
+   */
+  private async reassign(m: Queryable, req: ResolveIdentityRequest, previousItemId: string, decision: IdentityDecision, embedding: Float32Array, layout: BandLayout, attempt: number): Promise<ResolveResult> {
+    const same = decision.kind === 'merge' && decision.canonicalId === previousItemId;
+    if (decision.kind === 'new') await this.insertSong(m, req, decision.canonicalId, embedding, layout);
+    if (!same) await storeAlternateVectors(m, decision.canonicalId, req.alternateEmbeddings ?? [], req.embedderVersion, decision.kind === 'new');
+    const path = req.metadata.filePath ?? null;
+    const norm = normalisePath(path);
+    await m.query(
+      `UPDATE catalogue.track_server_map
+          SET item_id = $3, match_tier = CASE WHEN $4::text IS NULL THEN match_tier ELSE $4::text END, file_stamp = $5,
+              file_path = COALESCE($6, file_path), folder = CASE WHEN $6::text IS NULL THEN folder ELSE $7 END,
+              library_id = COALESCE($8, library_id), duration_seconds = COALESCE($9, duration_seconds),
+              artist_id = COALESCE($10, artist_id), updated_at = now()
+        WHERE server_id = $1 AND provider_id = $2`,
+      [req.serverId, req.providerId, decision.canonicalId, same ? null : decision.kind === 'new' ? 'analysis' : 'fingerprint', req.metadata.fileStamp ?? null,
+        path, norm === null ? null : parentFolder(norm), req.metadata.libraryId ?? null, req.durationSeconds ?? null, req.metadata.artistId ?? null],
+    );
+    if (req.chromaprint && req.chromaprint.length > 0) {
+      await m.query(
+        `INSERT INTO catalogue.chromaprint (server_id, provider_id, fingerprint, duration_seconds) VALUES ($1, $2, $3::int[], $4)
+         ON CONFLICT (server_id, provider_id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, duration_seconds = EXCLUDED.duration_seconds, updated_at = now()`,
+        [req.serverId, req.providerId, chromaprintParam(req.chromaprint), req.durationSeconds ?? null],
+      );
+    } else {
+      // The old print described the old content: without a new one the file has none (the gate abstains for it).
+      await m.query(`DELETE FROM catalogue.chromaprint WHERE server_id = $1 AND provider_id = $2`, [req.serverId, req.providerId]);
+    }
+    if (!same) await bumpAvailability(m, [req.serverId]);
+    return {
+      itemId: decision.canonicalId,
+      outcome: decision.kind === 'new' ? 'new' : 'existing',
+      via: decision.kind,
+      decision,
+      attempts: attempt,
+      mappingWritten: !same,
+      reanalysis: same ? 'same' : 'moved',
+      previousItemId,
+    };
   }
 
   /** Score, embedding and band rows (keyed by the song's surrogate song_no) of a new song. @throws RetryDecision when the id is taken meanwhile. */
@@ -251,6 +307,15 @@ export class PgIdentityRepository implements IdentityResolveStore {
     }
     await bumpAvailability(m, [req.serverId]);
   }
+}
+
+/**
+ * Whether a resolve request re-decides a mapped file (issue 35): it says `changedFile`, carries a stamp, and the
+ * mapping's stored stamp differs from it (a stored NULL counts as different: the file was mapped before stamps were
+ * recorded, and the caller saw it change). Equal stamps: already re-decided (redelivery), answered as mapped.
+ */
+function changedInPlace(req: ResolveIdentityRequest, storedStamp: string | null): boolean {
+  return req.changedFile === true && req.metadata.fileStamp !== undefined && storedStamp !== req.metadata.fileStamp;
 }
 
 /** The catalogue's served embedder version (embedding_state; null on an empty catalogue). */

@@ -29,6 +29,22 @@ export class MappingRepository implements MappingStore {
   }
 
   /**
+   * Files changed in place (issue 35): the ids of `providerIds` mapped on the server whose stored `file_stamp` is set and
+   * differs from the listed stamp at the same position of `stamps` (null = the listing gave none: never "changed").
+   * A mapping without a stored stamp is not "changed" (nothing to compare with; the removal check and the sweep fill it).
+   */
+  async lookupChanged(serverId: string, providerIds: readonly string[], stamps: ReadonlyArray<string | null>): Promise<string[]> {
+    if (providerIds.length === 0) return [];
+    const rows: Array<{ id: string }> = await this.ds.query(
+      `SELECT DISTINCT t.id FROM unnest($2::text[], $3::text[]) AS t(id, stamp)
+         JOIN catalogue.track_server_map m ON m.server_id = $1 AND m.provider_id = t.id
+        WHERE t.stamp IS NOT NULL AND m.file_stamp IS NOT NULL AND m.file_stamp <> t.stamp`,
+      [serverId, providerIds, stamps],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
    * Input resolver (spec "Selecting a server at runtime" 5): each id that is a provider id of the server
    * becomes its canonical id; canonical and unknown ids pass through unchanged. Same order and length.
    * Without a server every id passes through (the gateway always resolves the selected server).

@@ -185,12 +185,12 @@ export class SweepRepository implements SweepStore {
    * none is known).
    */
   async mappedChunk(serverId: string, after: string | null, limit: number, listingStartedAt: Date, defaultServerId: string | null = null): Promise<{ rows: MappedRow[]; next: string | null }> {
-    const rows: Array<{ item_id: string; provider_id: string; older: boolean; duration_seconds: number | null; authority: boolean }> = await queryRows(
+    const rows: Array<{ item_id: string; provider_id: string; older: boolean; duration_seconds: number | null; authority: boolean; file_stamp: string | null }> = await queryRows(
       this.ds,
       `WITH items AS (
          SELECT DISTINCT item_id FROM catalogue.track_server_map WHERE server_id = $1 AND ($2::text IS NULL OR item_id > $2::text) ORDER BY item_id LIMIT $3
        )
-       SELECT m.item_id, m.provider_id, m.created_at < $4 AS older, s.duration_seconds, ${metadataAuthoritySql('s', '$1', '$5::text')} AS authority
+       SELECT m.item_id, m.provider_id, m.created_at < $4 AS older, s.duration_seconds, ${metadataAuthoritySql('s', '$1', '$5::text')} AS authority, m.file_stamp
          FROM items i JOIN catalogue.track_server_map m ON m.server_id = $1 AND m.item_id = i.item_id
          JOIN catalogue.score s ON s.item_id = i.item_id
         ORDER BY m.item_id, m.provider_id COLLATE "C"`,
@@ -198,9 +198,30 @@ export class SweepRepository implements SweepStore {
     );
     const items = new Set(rows.map((r) => r.item_id));
     return {
-      rows: rows.map((r) => ({ itemId: r.item_id, providerId: r.provider_id, olderThanListing: r.older, itemDurationSeconds: r.duration_seconds, metadataAuthority: r.authority })),
+      rows: rows.map((r) => ({ itemId: r.item_id, providerId: r.provider_id, olderThanListing: r.older, itemDurationSeconds: r.duration_seconds, metadataAuthority: r.authority, fileStamp: r.file_stamp })),
       next: items.size === limit ? rows[rows.length - 1]!.item_id : null,
     };
+  }
+
+  /**
+   * Writes the listed file stamp of mappings that have none yet (issue 35: mappings written before stamps existed, or
+   * by a kind that listed none then), so a later change of the file is seen. A stored stamp is never overwritten here:
+   * a different one means the file changed and waits for its re-analysis. `stamps` aligned with `providerIds`.
+   * @returns rows written.
+   */
+  async fillMissingStamps(serverId: string, providerIds: readonly string[], stamps: readonly string[]): Promise<number> {
+    if (providerIds.length === 0) return 0;
+    return this.serverWrite(serverId, async (m) => {
+      const rows = await queryRows(
+        m,
+        `UPDATE catalogue.track_server_map t SET file_stamp = u.stamp, updated_at = now()
+           FROM unnest($2::text[], $3::text[]) AS u(pid, stamp)
+          WHERE t.server_id = $1 AND t.provider_id = u.pid AND t.file_stamp IS NULL AND u.stamp IS NOT NULL
+          RETURNING t.provider_id`,
+        [serverId, providerIds, stamps],
+      );
+      return rows.length;
+    });
   }
 
   /**

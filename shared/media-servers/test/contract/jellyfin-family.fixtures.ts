@@ -26,6 +26,7 @@ function mediaBrowserFixture(kind: 'jellyfin' | 'emby'): Omit<KindFixture<MbFake
       pages: 4,
       pageMarks: (f) => f.requests.filter((q) => q.path === itemsPath(f)).map((q) => `${q.query.ParentId === f.viewIdOf('lib-syn-1') ? 1 : 2}@${q.query.StartIndex}`),
       expectedMarks: ['1@0', '1@500', '2@0', '2@500'],
+      fileStamps: true,
       libraryOf: (f, syn) => new Map(syn.libraries.flatMap((l) => syn.indicesIn([l.id]).map((i) => [f.trackId(i), f.viewIdOf(l.id)] as [string, string]))),
     },
     filter: {

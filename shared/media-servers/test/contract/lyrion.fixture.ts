@@ -30,6 +30,7 @@ export const lyrionFixture: KindFixture<FakeLyrion> = {
   },
   enumeration: { expectation: (_f, t) => ({ path: t.path, durationTolerance: 1e-6, lastPlayed: false, albumArtist: true }) },
   paging: {
+    fileStamps: true,
     pages: 3,
     pageMarks: (f) => f.commands().filter((c) => c.cmd[0] === 'titles').map((c) => [c.cmd[1], c.cmd[2]]),
     expectedMarks: [

@@ -4,6 +4,7 @@
  * synthetic catalogue for paging, the library filter and playlists larger than one batch. The
  * kinds differ only in what their fixture says (kind.ts).
  */
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { syntheticCatalogue, wesnothTracks } from '@polyphony/testkit';
@@ -181,6 +182,38 @@ export function mediaServerContract<F extends ContractFake>(k: KindFixture<F>): 
         await cleanup();
       }
     });
+
+    if (k.paging.fileStamps) {
+      it('When a file is replaced in place by other audio (issue 35), then the listing keeps its id, its stamp becomes the new size, and a download gives the new bytes', async () => {
+        const { fake } = pair();
+        const t = wesnoth.byId(k.download.track);
+        if (!t) throw new Error('fixture missing');
+        const before = await collectPages(client().iterateTracks());
+        const id = k.idOf(fake, t);
+        const oldStamp = before.items.find((x) => x.id === id)?.fileStamp;
+        expect(oldStamp).toBe(`size:${statSync(t.audioFile).size}`);
+        const other = [...wesnoth].find((x) => x.id !== t.id && statSync(x.audioFile).size !== statSync(t.audioFile).size);
+        if (!other) throw new Error('no other Wesnoth file of another size');
+        wesnoth.update(t.id, { audioFile: other.audioFile });
+        const { dir, cleanup } = await tempDir();
+        try {
+          const after = await collectPages(client().iterateTracks());
+          const listed = after.items.find((x) => x.id === id);
+          expect(listed?.path).toBe(t.path);
+          expect(listed?.fileStamp).toBe(`size:${statSync(other.audioFile).size}`);
+          expect(listed?.fileStamp).not.toBe(oldStamp);
+          // Every other track keeps its stamp.
+          const stamps = new Map(before.items.map((x) => [x.id, x.fileStamp]));
+          expect(after.items.filter((x) => x.id !== id && stamps.get(x.id) !== x.fileStamp).map((x) => x.id)).toEqual([]);
+          const dest = join(dir, 'song.ogg');
+          await client().downloadTrack(id, dest);
+          expect((await readFile(dest)).equals(await readFile(other.audioFile))).toBe(true);
+        } finally {
+          wesnoth.update(t.id, { audioFile: t.audioFile });
+          await cleanup();
+        }
+      });
+    }
 
     it('When a playlist exceeds one batch, then it is written in batches, listed with its count and deleted', async () => {
       const { bigFake } = pair();

@@ -6,7 +6,8 @@
  *   `?api_key=`) work only with `legacyAuth: true` (Jellyfin 12 turns them off). Bad/missing → 401.
  * - Ids: 32 lowercase hex, no dashes (dashed input accepted). Query names case-insensitive.
  * - `/Items`: StartIndex/Limit/ParentId/IncludeItemTypes/Recursive/SortBy/SortOrder/Filters/Ids/
- *   SearchTerm; `Path`, `DateCreated`, `Genres`, `ParentId`, `SortName` only with `Fields`;
+ *   SearchTerm; `Path`, `DateCreated`, `Genres`, `ParentId`, `SortName`, `MediaSources` (one source: the file,
+ *   `Size` in bytes) only with `Fields`;
  *   null properties left out; `RunTimeTicks` in 100 ns; `UserData` always (user token).
  *   A catalogue page (for `failAfterPages`) is any item query with `IncludeItemTypes` containing Audio.
  * - Libraries: `/Library/VirtualFolders` (admin only, else 403; bare array) and `/UserViews`,

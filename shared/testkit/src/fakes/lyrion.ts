@@ -28,7 +28,7 @@
 import type { Express, Request, Response } from 'express';
 import express from 'express';
 import type { FakeCatalogue, FakeTrack } from './catalogue';
-import { FakeCore, extOf, newApp, recordBody, sendAudio, type StartedFake } from './common';
+import { FakeCore, FileSizes, extOf, newApp, recordBody, sendAudio, type StartedFake } from './common';
 
 /** A connected player of the fake. */
 export interface FakeLyrionPlayer {
@@ -148,6 +148,8 @@ export class FakeLyrion {
 
   // ---------- helpers ----------
   private sortCache = new Map<string, number[]>();
+  /** File sizes (tag `f`, `filesize`), read once per file. */
+  private readonly sizes = new FileSizes();
   /**
    * `list` in the order a `titles` sort asks for (title by default; tracknum, albumtrack,
    * sql=tracks_persistent.playcount|lastplayed [ASC|DESC]); cached per filter + catalogue version.
@@ -231,6 +233,7 @@ export class FakeLyrion {
     if (has('t') && t.trackNumber) out.tracknum = this.n(t.trackNumber);
     if (has('i') && t.discNumber) out.disc = this.n(t.discNumber);
     if (has('o')) out.type = extOf(t.audioFile);
+    if (has('f')) out.filesize = this.n(this.sizes.of(t.audioFile));
     if (has('D')) out.addedTime = this.n(Math.floor(Date.parse(t.addedAt) / 1000));
     if (has('g') && t.genre) out.genre = t.genre;
     return out;

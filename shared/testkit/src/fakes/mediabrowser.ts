@@ -9,6 +9,7 @@ import express, { type Express, type Request, type Response, type Router } from 
 import type { FakeCatalogue, FakeTrack } from './catalogue';
 import {
   FakeCore,
+  FileSizes,
   dropNulls,
   extOf,
   newApp,
@@ -146,6 +147,8 @@ export class MediaBrowserFake {
   private nextPlaylist = 1;
   private nextEntry = 1;
   private readonly sortCache = new Map<string, number[]>();
+  /** File sizes (`MediaSources[0].Size`), read once per file. */
+  private readonly sizes = new FileSizes();
 
   constructor(readonly flavour: MediaBrowserFlavour, options: MediaBrowserOptions) {
     this.catalogue = options.catalogue;
@@ -250,6 +253,24 @@ export class MediaBrowserFake {
       IsFolder: false,
       Type: 'Audio',
       Path: fields.has('path') ? t.path : undefined,
+      // One media source per audio item (the file itself): protocol, path, container, size in bytes, its audio stream.
+      MediaSources: fields.has('mediasources')
+        ? [
+            {
+              Protocol: 'File',
+              Id: this.trackId(i),
+              Path: t.path,
+              Type: 'Default',
+              Container: extOf(t.audioFile),
+              Size: this.sizes.of(t.audioFile),
+              Name: t.title,
+              IsRemote: false,
+              RunTimeTicks: Math.round(t.durationSeconds * TICKS_PER_SECOND),
+              SupportsDirectStream: true,
+              MediaStreams: [{ Codec: extOf(t.audioFile), Type: 'Audio', Index: 0, IsDefault: true }],
+            },
+          ]
+        : undefined,
       ParentId: fields.has('parentid') ? this.albumIdOf(t.albumId) : undefined,
       Genres: fields.has('genres') ? (t.genre ? [t.genre] : []) : undefined,
       MediaType: 'Audio',

@@ -32,6 +32,8 @@ export interface MappedRow {
   readonly itemDurationSeconds: number | null;
   /** This server speaks for the song's metadata (default server, else source server); absent = true. */
   readonly metadataAuthority?: boolean;
+  /** The mapping's stored file stamp (issue 35), when read. */
+  readonly fileStamp?: string | null;
 }
 
 /** New metadata of one song (undefined fields keep the stored value). */

@@ -1,0 +1,82 @@
+/**
+ * Issue 35, the worker's side of a file changed in place: a mapped file whose message says `changedFile` (and carries
+ * the listed stamp) is downloaded and analysed again whole and resolved with `changedFile`; the outcome follows the
+ * catalogue's answer. A mapped file without it (or without a stamp) is skipped as before. Real decode and embedder on
+ * a synthetic 12 s WAV; the catalogue, media server and claim store are fakes.
+ */
+import { writeFile } from 'node:fs/promises';
+import type { AnalysisTrackRequested, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
+import { createLogger } from '@polyphony/platform';
+import { syntheticNotesPcm, wavBytes } from '@polyphony/testkit';
+import { DefaultEmbedder } from './audio/embedder';
+import type { CataloguePort, MediaClientFactory, RegistryPort, TrackClaimStore, TrackOutcome } from './ports';
+import { TrackProcessor } from './track-processor';
+
+describe('a mapped file changed in place (TrackProcessor)', () => {
+  jest.setTimeout(60_000);
+  const wav = wavBytes(syntheticNotesPcm(11, 12));
+  const requests: ResolveIdentityRequest[] = [];
+  const outcomes: Array<[string, TrackOutcome, string | undefined]> = [];
+  let downloads = 0;
+  let answer: ResolveIdentityResponse = { itemId: 'item-x', outcome: 'existing' };
+
+  const registry = { getServer: async () => ({ id: 'srv', connection: {} }) } as unknown as RegistryPort;
+  const catalogue = {
+    mappedProviderIds: async (_s: string, ids: string[]) => new Set(ids),
+    songsNeedingTags: async () => new Map(),
+    resolve: async (req: ResolveIdentityRequest) => {
+      requests.push(req);
+      return answer;
+    },
+    storeLearned: async () => undefined,
+  } as unknown as CataloguePort;
+  const clients = (() => ({
+    downloadTrack: async (_id: string, dest: string) => {
+      downloads++;
+      await writeFile(dest, wav);
+      return wav.length;
+    },
+  })) as unknown as MediaClientFactory;
+  const runs = {
+    isCancelled: async () => false,
+    claimTrack: async () => ({ state: 'absent' }),
+    recordOutcome: async (_t: string, _s: string, id: string, outcome: TrackOutcome, itemId?: string) => void outcomes.push([id, outcome, itemId]),
+  } as unknown as TrackClaimStore;
+  const processor = new TrackProcessor(registry, catalogue, runs, clients, new DefaultEmbedder(), createLogger({ service: 'test', level: 'error' }));
+  const message = (id: string, over: Partial<AnalysisTrackRequested> = {}, stamp: string | null = 'size:2048'): AnalysisTrackRequested => ({
+    taskId: 'batch-1',
+    serverId: 'srv',
+    track: { id, title: `t ${id}`, artist: 'a', path: `/music/${id}.flac`, ...(stamp ? { fileStamp: stamp } : {}) },
+    ...over,
+  });
+
+  beforeEach(() => {
+    requests.length = 0;
+    outcomes.length = 0;
+    downloads = 0;
+  });
+
+  it('When a mapped file comes without changedFile (or changedFile without a stamp), then nothing is downloaded and it is skipped as mapped', async () => {
+    expect((await processor.process(message('m1'), false)).outcome).toBe('skipped_mapped');
+    expect((await processor.process(message('m2', { changedFile: true }, null), false)).outcome).toBe('skipped_mapped');
+    expect(downloads).toBe(0);
+    expect(requests).toHaveLength(0);
+  });
+
+  it('When a mapped file comes with changedFile, then it is analysed again and resolved with changedFile and its new stamp; the outcome follows the answer', async () => {
+    answer = { itemId: 'item-same', outcome: 'existing', reanalysis: 'same', previousItemId: 'item-same' };
+    expect(await processor.process(message('c1', { changedFile: true }), false)).toMatchObject({ outcome: 'mapped_existing', itemId: 'item-same' });
+    answer = { itemId: 'item-other', outcome: 'existing', reanalysis: 'moved', previousItemId: 'item-old' };
+    expect(await processor.process(message('c2', { changedFile: true }, 'size:4096'), false)).toMatchObject({ outcome: 'mapped_existing', itemId: 'item-other' });
+    expect(downloads).toBe(2);
+    expect(requests.map((r) => [r.providerId, r.changedFile, r.metadata.fileStamp, r.embedding.length])).toEqual([
+      ['c1', true, 'size:2048', 200],
+      ['c2', true, 'size:4096', 200],
+    ]);
+    expect(requests[0]!.durationSeconds).toBeCloseTo(12, 0);
+    expect(outcomes).toEqual([
+      ['c1', 'mapped_existing', 'item-same'],
+      ['c2', 'mapped_existing', 'item-other'],
+    ]);
+  });
+});
