@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { startSupysonic, wesnothFiles, type StartedSupysonic } from '@polyphony/testkit';
-import { API_TOKEN, useTestStack, waitFor } from './helpers';
+import { API_TOKEN, useTestStack, waitFor, waitForTask } from './helpers';
 
 /**
  * Issue 35, change detection with a real Subsonic server (supysonic): a server polled every 5 s, its folder empty at
@@ -199,6 +199,23 @@ describe('change detection per server (supysonic, full stack)', () => {
       expect(await songs()).toBe(songsBefore);
       expect(await count(`SELECT count(*)::int AS n FROM analysis.run_tracks WHERE server_id = $1 AND provider_id = $2 AND outcome = 'mapped_existing'`, [serverId, before.provider_id])).toBe(1);
       expect(await count(`SELECT count(*)::int AS n FROM analysis.runs`)).toBe(0);
+    });
+
+    it('When change detection is off and the file is replaced by a song stored before (now without a file), then an analysis run re-analyses that file and maps it back onto the stored song', async () => {
+      await request(app.url).put(`/api/servers/${serverId}`).set(auth).send({ change_detection: { mode: 'off' } }).expect(200);
+      // The first song added (its file removed above): stored, mapped nowhere.
+      const orphan = (await sql<{ item_id: string }>(`SELECT item_id FROM catalogue.score WHERE file_path LIKE $1`, [`%${path.basename(added)}`]))[0]!.item_id;
+      expect(await count(`SELECT count(*)::int AS n FROM catalogue.track_server_map WHERE item_id = $1`, [orphan])).toBe(0);
+      const before = await mappingRow();
+      const songsBefore = await songs();
+      const size = await replaceWith(added);
+      const start = await request(app.url).post('/api/analysis/start').set(auth).send({}).expect(202);
+      expect((await waitForTask(app.url, start.body.task_id, { timeoutMs: 8 * 60_000 })).state).toBe('SUCCESS');
+      const after = await mappingRow();
+      expect(after).toEqual({ provider_id: before.provider_id, item_id: orphan, file_stamp: `size:${size}` });
+      expect(await songs()).toBe(songsBefore);
+      // The song it held before keeps being stored.
+      expect(await count(`SELECT count(*)::int AS n FROM catalogue.score WHERE item_id = $1`, [before.item_id])).toBe(1);
     });
   });
 });

@@ -325,8 +325,7 @@ export class AnalysisRunService {
         const excluded = await this.runs.isExcluded(server.id, ids.filter((id) => !mapped.has(id) && !inRun.has(id)), hashes);
         // Mapped files changed in place (listed stamp differs from the stored one, issue 35) are analysed again whole
         // (`changedFile`): the catalogue decides whether each is still the same song.
-        const stamped = batch.filter((t) => mapped.has(t.id) && !inRun.has(t.id) && t.fileStamp !== undefined);
-        const changed = this.catalogue.changedProviderIds && stamped.length > 0 ? await this.catalogue.changedProviderIds(server.id, stamped) : new Set<string>();
+        const changed = await this.changedAmong(server.id, batch.filter((t) => mapped.has(t.id) && !inRun.has(t.id)));
         // With the learned model installed, mapped songs lacking its tags or its embedding are analysed again (no new song, mapping or id).
         const model = this.learnedModel();
         const retag = model && mapped.size > 0 ? await this.catalogue.songsNeedingTags(server.id, ids.filter((id) => mapped.has(id) && !inRun.has(id) && !changed.has(id)), model) : new Map<string, string>();
@@ -361,13 +360,15 @@ export class AnalysisRunService {
   private async publishTracks(taskId: string, serverId: string, tracks: ProviderTrack[], options: RunSettings, changed: ReadonlySet<string> = new Set()): Promise<void> {
     for (let p = 0; p < tracks.length; p += 32) {
       const slice = tracks.slice(p, p + 32);
-      await Promise.all(
-        slice.map((t) =>
-          this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId, serverId, track: toMessageTrack(t), topNMoods: options.topNMoods, ...(changed.has(t.id) ? { changedFile: true } : {}) } satisfies AnalysisTrackRequested),
-        ),
-      );
+      await Promise.all(slice.map((t) => this.bus.publish(RoutingKeys.analysisTrackRequested, { taskId, serverId, track: toMessageTrack(t), topNMoods: options.topNMoods, ...(changed.has(t.id) ? { changedFile: true } : {}) } satisfies AnalysisTrackRequested)));
       await this.runs.markPublished(taskId, serverId, slice.map((t) => t.id));
     }
+  }
+
+  /** Mapped files changed in place among `tracks` (listed stamp differs from the stored one, issue 35); none without the port. */
+  private async changedAmong(serverId: string, tracks: ProviderTrack[]): Promise<Set<string>> {
+    const stamped = tracks.filter((t) => t.fileStamp !== undefined);
+    return this.catalogue.changedProviderIds && stamped.length > 0 ? this.catalogue.changedProviderIds(serverId, stamped) : new Set<string>();
   }
 
   /**
@@ -385,9 +386,7 @@ export class AnalysisRunService {
       if (found.length === want.size) break;
     }
     // Files changed in place keep their `changedFile` (compared again: the stamps are the catalogue's and the listing's).
-    const stamped = found.filter((t) => t.fileStamp !== undefined);
-    const changed = this.catalogue.changedProviderIds && stamped.length > 0 ? await this.catalogue.changedProviderIds(serverId, stamped) : new Set<string>();
-    await this.publishTracks(taskId, serverId, found, options, changed);
+    await this.publishTracks(taskId, serverId, found, options, await this.changedAmong(serverId, found));
     // Tracks no longer on the server: nothing to analyze.
     const missing = ids.filter((id) => !found.some((t) => t.id === id));
     for (const id of missing) await this.runs.recordOutcome(taskId, serverId, id, 'failed', undefined, 'no longer on the server');

@@ -256,10 +256,12 @@ export class ChangeWatchService {
       const [mapped, inFlight] = await Promise.all([this.catalogue.mappedProviderIds(server.id, ids), this.store.inFlight(server.id, ids, IN_FLIGHT_SECONDS)]);
       const stamped = fresh.filter((t) => mapped.has(t.id) && t.fileStamp !== undefined && !inFlight.has(t.id));
       const changed = stamped.length > 0 ? await this.catalogue.changedProviderIds(server.id, stamped) : new Set<string>();
-      const open = fresh.filter((t) => !mapped.has(t.id) && !inFlight.has(t.id));
+      // A changed file whose new content could not be analysed is excluded like a new one (until its metadata changes),
+      // so it is not downloaded again at every check.
+      const open = [...fresh.filter((t) => !mapped.has(t.id) && !inFlight.has(t.id)), ...stamped.filter((t) => changed.has(t.id))];
       const hashes = new Map(open.map((t) => [t.id, metadataHash(toMessageTrack(t))]));
       const excluded = await this.runs.isExcluded(server.id, open.map((t) => t.id), hashes);
-      let wanted = [...open.filter((t) => !excluded.has(t.id)), ...stamped.filter((t) => changed.has(t.id))];
+      let wanted = open.filter((t) => !excluded.has(t.id));
       const room = this.maxTracksPerCheck - result.added - result.changedFiles;
       if (wanted.length > room) {
         result.leftOver += wanted.length - Math.max(0, room);
