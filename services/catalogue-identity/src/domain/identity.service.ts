@@ -42,7 +42,9 @@ export class IdentityService {
   /**
    * Resolves one analysed provider file (see IdentityResolveStore.resolve) with the current tunables and the
    * active scheme version, and schedules catalogue.mapping.changed.v1 for the server when a mapping
-   * row was written.
+   * row was written. With `changedFile` (issue 35) a mapped file whose stored stamp differs from the request's is
+   * decided again (IdentityResolveStore.resolve, PgIdentityRepository.reassign): the answer then carries `reanalysis`
+   * (`same`: mapping kept, stamp updated; `moved`: mapping moved from `previousItemId`).
    *
    * Embedder versions (embedding-switch.repository.ts): the request's primary version becomes the catalogue's target;
    * the decision uses the request's vector of the SERVED version (primary or alternate) with that version's

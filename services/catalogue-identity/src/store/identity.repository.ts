@@ -140,7 +140,9 @@ export class PgIdentityRepository implements IdentityResolveStore {
 
   /**
    * Resolves an analysed provider file to a canonical id and writes the outcome (see module docs).
-   * Idempotent per provider file: an already mapped file answers with its mapping and writes nothing.
+   * Idempotent per provider file: an already mapped file answers with its mapping and writes nothing, unless the
+   * request says `changedFile` and the mapping's stored stamp differs from `metadata.fileStamp` (issue 35): then the
+   * decision is made again on the new audio and written by {@link reassign} (same song kept, or the mapping moved).
    *
    * @throws ConflictError('server_deleted') for a server deleted from the registry;
    *   Error after `maxAttempts` conflicting attempts; database errors propagate.
