@@ -183,7 +183,9 @@ export class ChangeWatchService {
       const servers = (await this.serverList(false)).filter(watched);
       await this.store.sync(servers.map((s) => s.id));
       if (await this.store.fullRunLive()) return;
-      const claimed = await this.store.claimDue(servers.filter((s) => !this.checks.has(s.id)).map((s) => s.id), this.owner, Math.ceil(this.leaseTtlMs / 1000));
+      const idle = servers.filter((s) => !this.checks.has(s.id));
+      const intervals = idle.map((s) => s.changeDetection?.intervalSeconds ?? CHANGE_DETECTION_DEFAULT.interval_seconds);
+      const claimed = await this.store.claimDue(idle.map((s) => s.id), this.owner, Math.ceil(this.leaseTtlMs / 1000), intervals);
       for (const state of claimed) {
         const server = servers.find((s) => s.id === state.serverId);
         if (!server) continue;

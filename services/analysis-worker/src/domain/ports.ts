@@ -200,10 +200,12 @@ export interface ChangeWatchStore {
   /** Creates the missing rows of these servers (due at once) and removes the rows of servers no longer listed. */
   sync(serverIds: string[]): Promise<void>;
   /**
-   * Leases the due rows among `serverIds` (next check passed, or nudged) to `owner` for `leaseSeconds`; a row leased
-   * by another live owner is skipped, so one replica checks a server at a time. Consumes the nudge.
+   * Leases the due rows among `serverIds` (next check passed, or nudged, or - `intervalSeconds` aligned with
+   * `serverIds`, the servers' current intervals - a last successful check older than the current interval, so a
+   * shortened interval takes effect at once) to `owner` for `leaseSeconds`; a row leased by another live owner is
+   * skipped, so one replica checks a server at a time. Consumes the nudge.
    */
-  claimDue(serverIds: string[], owner: string, leaseSeconds: number): Promise<WatchState[]>;
+  claimDue(serverIds: string[], owner: string, leaseSeconds: number, intervalSeconds?: number[]): Promise<WatchState[]>;
   /** Extends `owner`'s lease; false when the lease is no longer `owner`'s. */
   renew(serverId: string, owner: string, leaseSeconds: number): Promise<boolean>;
   /** Writes a check's outcome and releases the lease (only while `owner` holds it). */

@@ -23,15 +23,20 @@ export class ChangeWatchRepository implements ChangeWatchStore {
     await this.ds.query(`DELETE FROM analysis.change_watch WHERE NOT (server_id = ANY($1::text[]))`, [serverIds]);
   }
 
-  async claimDue(serverIds: string[], owner: string, leaseSeconds: number): Promise<WatchState[]> {
+  async claimDue(serverIds: string[], owner: string, leaseSeconds: number, intervalSeconds?: number[]): Promise<WatchState[]> {
     if (serverIds.length === 0) return [];
     // Under READ COMMITTED a concurrent claimer re-checks the WHERE on the row after the winner commits and skips it.
+    // A row is also due when its last successful check is older than the server's CURRENT interval (an admin shortened
+    // it: next_check_at was computed with the old one); rows in failure backoff keep their next_check_at.
     const rows = await queryRows<Row>(this.ds,
-      `UPDATE analysis.change_watch SET lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3), nudged = false
-        WHERE server_id = ANY($1::text[]) AND (next_check_at <= now() OR nudged)
-          AND (lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
-        RETURNING server_id, token, failures`,
-      [serverIds, owner, leaseSeconds],
+      `UPDATE analysis.change_watch w SET lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3), nudged = false
+         FROM unnest($1::text[], $4::int[]) AS s(id, secs)
+        WHERE w.server_id = s.id
+          AND (w.next_check_at <= now() OR w.nudged
+               OR (s.secs IS NOT NULL AND w.failures = 0 AND w.checked_at IS NOT NULL AND w.checked_at + make_interval(secs => s.secs) <= now()))
+          AND (w.lease_owner IS NULL OR w.lease_owner = $2 OR w.lease_expires_at < now())
+        RETURNING w.server_id, w.token, w.failures`,
+      [serverIds, owner, leaseSeconds, serverIds.map((_, i) => intervalSeconds?.[i] ?? null)],
     );
     return rows.map((r) => ({ serverId: r.server_id, token: r.token, failures: r.failures }));
   }
