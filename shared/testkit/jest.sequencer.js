@@ -82,7 +82,7 @@ const KNOWN_SECONDS = {
   // table did not know yet.
   'services/index/test/snapshot-feed.api.test.ts': 105,
   'services/index/test/live-library.api.test.ts': 41,
-  'infra/standalone/test/change-detection.e2e.int.test.ts': 40,
+  'infra/standalone/test/change-detection.e2e.int.test.ts': 60,
   'services/index/src/recording/recording-index.service.test.ts': 36,
   'shared/landmarks/src/matcher.test.ts': 30,
   'services/analysis-worker/src/domain/musicnn/reference-vector.int.test.ts': 27,
