@@ -242,7 +242,9 @@ function main(): void {
       return new Float32Array(0);
     }
   };
-  const load = (dirs: string[]): Song[] => dirs.flatMap(listAudio).map((f) => ({ name: path.relative('/usr/share', f), pcm: tryDecode(f) })).filter((s) => s.pcm.length > 25 * SR);
+  // `--songs N`: only the first N files of each corpus (a quick check of the bench itself, not a figure).
+  const songLimit = Number(arg('songs', String(Number.MAX_SAFE_INTEGER)));
+  const load = (dirs: string[]): Song[] => dirs.flatMap(listAudio).slice(0, songLimit).map((f) => ({ name: path.relative('/usr/share', f), pcm: tryDecode(f) })).filter((s) => s.pcm.length > 25 * SR);
   const library = load(libraryDirs);
   const outside = load(outsideDirs);
 
@@ -314,7 +316,28 @@ function main(): void {
     negatives.push({ pcm: () => speech.slice(start, start + 10 * SR), kind: 'speech' });
   }
 
-  function run(index: LandmarkIndex, rowsOffset: number, options: MatchOptions = matchOptions): { outcomes: Map<string, Outcome[]>; negatives: Map<string, Outcome[]> } {
+  // `--subset "10:clean,10:noise 10 dB + band-pass" --subset-max 100 --subset-outside 50`: the --variants and the
+  // --scale pass search only these cells (at most subset-max clips each) and the first subset-outside outside clips
+  // of each kind (all when not given), so a long table and a 100k pass fit in one run.
+  const subsetCells = process.argv.includes('--subset') ? new Set(arg('subset', '').split(',')) : null;
+  const subsetMax = Number(arg('subset-max', String(Number.MAX_SAFE_INTEGER)));
+  const subsetOutside = Number(arg('subset-outside', String(Number.MAX_SAFE_INTEGER)));
+  const subset = (() => {
+    const taken = new Map<string, number>();
+    const take = (key: string, max: number) => {
+      const n = taken.get(key) ?? 0;
+      taken.set(key, n + 1);
+      return n < max;
+    };
+    return {
+      clips: clips.filter((c) => (!subsetCells || subsetCells.has(`${c.seconds}:${c.kind}`)) && take(`${c.seconds}:${c.kind}`, subsetMax)),
+      negatives: negatives.filter((n) => take(n.kind, subsetOutside)),
+    };
+  })();
+
+  function run(index: LandmarkIndex, rowsOffset: number, options: MatchOptions = matchOptions, only?: typeof subset): { outcomes: Map<string, Outcome[]>; negatives: Map<string, Outcome[]> } {
+    const clipsHere = only?.clips ?? clips;
+    const negativesHere = only?.negatives ?? negatives;
     const matcher = new LandmarkMatcher(index);
     const measure = (pcm: Float32Array, truth: number | null): Outcome => {
       // CPU time of this single-threaded process: the one-core cost of the query, unaffected by other load.
@@ -326,15 +349,15 @@ function main(): void {
       return { truth, row: r ? r.row - rowsOffset : null, votes: r?.votes ?? 0, lead: r?.lead ?? 0, ms, queryLandmarks: report.queryLandmarks, speedsSearched: report.speedsSearched };
     };
     // `--warmup N`: the first N clips are searched once untimed first (JIT, page cache), stated in the report.
-    for (const c of clips.slice(0, warmup)) matcher.match(c.pcm(), { ...options, minVotes: 0, minLead: 0 });
+    for (const c of clipsHere.slice(0, warmup)) matcher.match(c.pcm(), { ...options, minVotes: 0, minLead: 0 });
     const outcomes = new Map<string, Outcome[]>();
-    for (const c of clips) {
+    for (const c of clipsHere) {
       const key = `${c.seconds}s ${c.kind}`;
       if (!outcomes.has(key)) outcomes.set(key, []);
       outcomes.get(key)!.push(measure(c.pcm(), c.truth));
     }
     const neg = new Map<string, Outcome[]>();
-    for (const n of negatives) {
+    for (const n of negativesHere) {
       if (!neg.has(n.kind)) neg.set(n.kind, []);
       neg.get(n.kind)!.push(measure(n.pcm(), null));
     }
@@ -409,7 +432,8 @@ function main(): void {
         else if (k === 'step') mo.speeds = speedGrid(Number(v) / 100, 0.02);
       }
       const ix = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const), io);
-      const rv = run(ix, 0, mo);
+      const rv = run(ix, 0, mo, subset);
+      if (process.argv.includes('--outcomes')) writeFileSync(`${arg('outcomes', '')}.variant-${spec.replace(/[^A-Za-z0-9=.-]/g, '_')}.json`, JSON.stringify({ library: Object.fromEntries(rv.outcomes), negatives: Object.fromEntries(rv.negatives) }));
       const sv = summarise(rv, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead);
       const all = [...rv.outcomes.values()].flat();
       const neg = [...rv.negatives.values()].flat();
@@ -495,7 +519,7 @@ function main(): void {
         else if (k === 'refine') options.gridRefine = Number(val);
       }
       const matcher = new LandmarkMatcher(big);
-      const resV = run(big, scale, options);
+      const resV = run(big, scale, options, subset);
       if (process.argv.includes('--outcomes')) writeFileSync(`${arg('outcomes', '')}.scale-${v.replace(/[^A-Za-z0-9=.-]/g, '_')}.json`, JSON.stringify({ library: Object.fromEntries(resV.outcomes), negatives: Object.fromEntries(resV.negatives) }));
       gc?.();
       perVariant[v] = { resident: big.resident, indexBytesInMemoryMiB: +(big.bytes / 2 ** 20).toFixed(1), matcherScratchMiB: +(matcher.bytes / 2 ** 20).toFixed(1), postingsFileMiB: +(big.fileBytes / 2 ** 20).toFixed(1), rssMiB: rssMiB(), ...summarise(resV, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead), latencyMs: latency(resV) };
