@@ -126,6 +126,7 @@ describe('search by recording with RECORDING_MATCH_THREAD=1 through the gateway'
     }
     expect(failed.status).toBe(503);
     expect(failed.body).toMatchObject({ code: 'match_unavailable', request_id: expect.any(String) });
+    expect(failed.headers['retry-after']).toBe('5'); // a fault's 503: the client may retry (docs/operations.md)
     expect((await search(threaded.url, query, clip).expect(200)).body).toEqual(expected);
     expect((await request(threaded.url).get('/api/recording_search/status?server=Alpha').set(auth).expect(200)).body.status).toBe('ready');
   });
