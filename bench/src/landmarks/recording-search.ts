@@ -23,6 +23,7 @@
  *
  * Latency is the CPU time of each query in this single-threaded process (one core), so a loaded machine
  * does not inflate it. Usage: node bench/dist/landmarks/recording-search.js [--queries 30] [--scale 100000] [--lengths 5,10,20]
+ * [--cell-queries "10:noise 10 dB + band-pass=400"] [--outside N] [--speech N] [--outcomes FILE] [--pcm-cache DIR]
  * Prints JSON: the library-only report, then (with --scale) the scale figures. Decision thresholds: the table `thresholds` shows accuracy and wrong answers for other
  * (minVotes, minLead) pairs, from the same queries.
  */
@@ -197,6 +198,20 @@ interface Outcome {
   votes: number;
   lead: number;
   ms: number;
+  /** Query landmarks at speed 1 and speeds searched (for threshold and latency analysis of `--outcomes`). */
+  queryLandmarks?: number;
+  speedsSearched?: number;
+}
+
+/** Wilson score interval (95 %) of `k` successes in `n`, percent: the margin a cell's sample size allows. */
+function wilson(k: number, n: number): [number, number] {
+  if (n === 0) return [0, 100];
+  const z = 1.96;
+  const p = k / n;
+  const d = 1 + (z * z) / n;
+  const c = (p + (z * z) / (2 * n)) / d;
+  const h = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
+  return [+(100 * Math.max(0, c - h)).toFixed(1), +(100 * Math.min(1, c + h)).toFixed(1)];
 }
 
 function main(): void {
@@ -227,7 +242,9 @@ function main(): void {
       return new Float32Array(0);
     }
   };
-  const load = (dirs: string[]): Song[] => dirs.flatMap(listAudio).map((f) => ({ name: path.relative('/usr/share', f), pcm: tryDecode(f) })).filter((s) => s.pcm.length > 25 * SR);
+  // `--songs N`: only the first N files of each corpus (a quick check of the bench itself, not a figure).
+  const songLimit = Number(arg('songs', String(Number.MAX_SAFE_INTEGER)));
+  const load = (dirs: string[]): Song[] => dirs.flatMap(listAudio).slice(0, songLimit).map((f) => ({ name: path.relative('/usr/share', f), pcm: tryDecode(f) })).filter((s) => s.pcm.length > 25 * SR);
   const library = load(libraryDirs);
   const outside = load(outsideDirs);
 
@@ -257,59 +274,92 @@ function main(): void {
   // The same queries against the library alone, then (with --scale) among synthetic songs.
   const rnd = mulberry32(42);
   const degrade = degradations(work);
-  interface Query { truth: number; pcm: Float32Array; kind: string; seconds: number }
+  // A clip is kept as its recipe (song, start, degradation, seed) and cut and degraded again each time it is searched
+  // (the degradations are deterministic): a few thousand 10-20 s clips would not fit in memory as PCM.
+  // `--cell-queries "10:noise 10 dB + band-pass=400,10:clean=200"`: another clip count for (length:kind) cells.
+  const cellQueries = new Map<string, number>();
+  for (const spec of arg('cell-queries', '').split(',').filter(Boolean)) {
+    const eq = spec.lastIndexOf('=');
+    cellQueries.set(spec.slice(0, eq), Number(spec.slice(eq + 1)));
+  }
+  interface Query { truth: number; kind: string; seconds: number; pcm: () => Float32Array }
   const clips: Query[] = [];
   for (const L of lengths) {
     for (const [kind, fn] of Object.entries(degrade)) {
       if (kinds && !kinds.has(kind)) continue;
-      for (let q = 0; q < queries; q++) {
+      const count = cellQueries.get(`${L}:${kind}`) ?? queries;
+      for (let q = 0; q < count; q++) {
         const truth = Math.floor(rnd() * library.length);
         const song = library[truth]!.pcm;
         const need = Math.round(L * 1.03 * SR);
         const start = Math.floor(rnd() * Math.max(1, song.length - need));
-        const raw = fn(song.slice(start, start + need), q + 1);
-        clips.push({ truth, pcm: raw.slice(0, Math.round(L * SR)), kind, seconds: L });
+        clips.push({ truth, kind, seconds: L, pcm: () => fn(song.slice(start, start + need), q + 1).slice(0, Math.round(L * SR)) });
       }
     }
   }
-  const negatives: Array<{ pcm: Float32Array; kind: string }> = [];
-  for (let q = 0; q < (skipOutside ? 0 : Math.min(queries * 2, outside.length * 4)); q++) {
+  // `--outside N`: clips of music outside the library, each clean and at 10 dB + band-pass (default
+  // min(2 x queries, 4 per outside song)); speech clips: min(queries, 20), or `--speech N`.
+  const negatives: Array<{ pcm: () => Float32Array; kind: string }> = [];
+  const outsideCount = skipOutside ? 0 : Number(arg('outside', String(Math.min(queries * 2, outside.length * 4))));
+  for (let q = 0; q < outsideCount; q++) {
     const song = outside[q % outside.length]!.pcm;
     const start = Math.floor(rnd() * (song.length - 11 * SR));
-    const clip = song.slice(start, start + 10 * SR);
+    const clip = () => song.slice(start, start + 10 * SR);
     negatives.push({ pcm: clip, kind: 'other music, clean' });
-    negatives.push({ pcm: degrade['noise 10 dB + band-pass']!(clip, q), kind: 'other music, 10 dB + band-pass' });
+    negatives.push({ pcm: () => degrade['noise 10 dB + band-pass']!(clip(), q), kind: 'other music, 10 dB + band-pass' });
   }
   const speechFile = path.join(work, 'speech.wav');
   const text = 'It was the best of times, it was the worst of times, it was the age of wisdom, it was the age of foolishness, it was the epoch of belief, it was the epoch of incredulity, it was the season of Light, it was the season of Darkness, it was the spring of hope, it was the winter of despair. '.repeat(3);
   const speech = spawnSync('espeak-ng', ['-w', speechFile, text]).status === 0 ? decode(speechFile) : null;
-  if (speech && !skipOutside) for (let q = 0; q < Math.min(queries, 20); q++) {
+  if (speech && !skipOutside) for (let q = 0; q < Number(arg('speech', String(Math.min(queries, 20)))); q++) {
     const start = Math.floor(rnd() * (speech.length - 11 * SR));
-    negatives.push({ pcm: speech.slice(start, start + 10 * SR), kind: 'speech' });
+    negatives.push({ pcm: () => speech.slice(start, start + 10 * SR), kind: 'speech' });
   }
 
-  function run(index: LandmarkIndex, rowsOffset: number, options: MatchOptions = matchOptions): { outcomes: Map<string, Outcome[]>; negatives: Map<string, Outcome[]> } {
+  // `--subset "10:clean,10:noise 10 dB + band-pass" --subset-max 100 --subset-outside 50`: the --variants and the
+  // --scale pass search only these cells (at most subset-max clips each) and the first subset-outside outside clips
+  // of each kind (all when not given), so a long table and a 100k pass fit in one run.
+  const subsetCells = process.argv.includes('--subset') ? new Set(arg('subset', '').split(',')) : null;
+  const subsetMax = Number(arg('subset-max', String(Number.MAX_SAFE_INTEGER)));
+  const subsetOutside = Number(arg('subset-outside', String(Number.MAX_SAFE_INTEGER)));
+  const subset = (() => {
+    const taken = new Map<string, number>();
+    const take = (key: string, max: number) => {
+      const n = taken.get(key) ?? 0;
+      taken.set(key, n + 1);
+      return n < max;
+    };
+    return {
+      clips: clips.filter((c) => (!subsetCells || subsetCells.has(`${c.seconds}:${c.kind}`)) && take(`${c.seconds}:${c.kind}`, subsetMax)),
+      negatives: negatives.filter((n) => take(n.kind, subsetOutside)),
+    };
+  })();
+
+  function run(index: LandmarkIndex, rowsOffset: number, options: MatchOptions = matchOptions, only?: typeof subset): { outcomes: Map<string, Outcome[]>; negatives: Map<string, Outcome[]> } {
+    const clipsHere = only?.clips ?? clips;
+    const negativesHere = only?.negatives ?? negatives;
     const matcher = new LandmarkMatcher(index);
     const measure = (pcm: Float32Array, truth: number | null): Outcome => {
       // CPU time of this single-threaded process: the one-core cost of the query, unaffected by other load.
       const t0 = process.cpuUsage();
-      const r = matcher.match(pcm, { ...options, minVotes: 0, minLead: 0 }).results[0];
+      const report = matcher.match(pcm, { ...options, minVotes: 0, minLead: 0 });
       const du = process.cpuUsage(t0);
       const ms = (du.user + du.system) / 1000;
-      return { truth, row: r ? r.row - rowsOffset : null, votes: r?.votes ?? 0, lead: r?.lead ?? 0, ms };
+      const r = report.results[0];
+      return { truth, row: r ? r.row - rowsOffset : null, votes: r?.votes ?? 0, lead: r?.lead ?? 0, ms, queryLandmarks: report.queryLandmarks, speedsSearched: report.speedsSearched };
     };
     // `--warmup N`: the first N clips are searched once untimed first (JIT, page cache), stated in the report.
-    for (const c of clips.slice(0, warmup)) matcher.match(c.pcm, { ...options, minVotes: 0, minLead: 0 });
+    for (const c of clipsHere.slice(0, warmup)) matcher.match(c.pcm(), { ...options, minVotes: 0, minLead: 0 });
     const outcomes = new Map<string, Outcome[]>();
-    for (const c of clips) {
+    for (const c of clipsHere) {
       const key = `${c.seconds}s ${c.kind}`;
       if (!outcomes.has(key)) outcomes.set(key, []);
-      outcomes.get(key)!.push(measure(c.pcm, c.truth));
+      outcomes.get(key)!.push(measure(c.pcm(), c.truth));
     }
     const neg = new Map<string, Outcome[]>();
-    for (const n of negatives) {
+    for (const n of negativesHere) {
       if (!neg.has(n.kind)) neg.set(n.kind, []);
-      neg.get(n.kind)!.push(measure(n.pcm, null));
+      neg.get(n.kind)!.push(measure(n.pcm(), null));
     }
     return { outcomes, negatives: neg };
   }
@@ -320,10 +370,14 @@ function main(): void {
     for (const [key, os] of res.outcomes) {
       const right = os.filter((o) => decide(o, minVotes, minLead) && o.row === o.truth).length;
       const wrong = os.filter((o) => decide(o, minVotes, minLead) && o.row !== o.truth).length;
-      accuracy[key] = `top-1 ${((100 * right) / os.length).toFixed(1)}% (wrong ${wrong}/${os.length})`;
+      const [lo, hi] = wilson(right, os.length);
+      accuracy[key] = `top-1 ${((100 * right) / os.length).toFixed(1)}% = ${right}/${os.length} (95% CI ${lo}-${hi}; wrong ${wrong})`;
     }
     const wrongOutside: Record<string, string> = {};
-    for (const [kind, os] of res.negatives) wrongOutside[kind] = `${os.filter((o) => decide(o, minVotes, minLead)).length}/${os.length} identified (should be 0)`;
+    for (const [kind, os] of res.negatives) {
+      const k = os.filter((o) => decide(o, minVotes, minLead)).length;
+      wrongOutside[kind] = `${k}/${os.length} identified (95% CI up to ${wilson(k, os.length)[1]}%; should be 0)`;
+    }
     return { accuracy, wrongOutside };
   }
   function latency(res: ReturnType<typeof run>) {
@@ -334,6 +388,8 @@ function main(): void {
 
   const small = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const), indexOptions);
   const res = run(small, 0);
+  // `--outcomes FILE`: every clip's best song, votes and lead (minVotes/minLead 0) as JSON, for threshold analysis.
+  if (process.argv.includes('--outcomes')) writeFileSync(arg('outcomes', ''), JSON.stringify({ library: Object.fromEntries(res.outcomes), negatives: Object.fromEntries(res.negatives) }));
   const thresholds: Record<string, unknown> = {};
   for (const [v, l] of [[6, 3], [8, 4], [10, 6], [12, 6], [15, 8]] as const) {
     const s = summarise(res, v, l);
@@ -372,10 +428,12 @@ function main(): void {
         else if (k === 'gridShifts') mo.gridShifts = Number(v);
         else if (k === 'resample') mo.gridResample = v !== '0';
         else if (k === 'together') mo.gridTogether = v !== '0';
+        else if (k === 'refine') mo.gridRefine = Number(v);
         else if (k === 'step') mo.speeds = speedGrid(Number(v) / 100, 0.02);
       }
       const ix = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const), io);
-      const rv = run(ix, 0, mo);
+      const rv = run(ix, 0, mo, subset);
+      if (process.argv.includes('--outcomes')) writeFileSync(`${arg('outcomes', '')}.variant-${spec.replace(/[^A-Za-z0-9=.-]/g, '_')}.json`, JSON.stringify({ library: Object.fromEntries(rv.outcomes), negatives: Object.fromEntries(rv.negatives) }));
       const sv = summarise(rv, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead);
       const all = [...rv.outcomes.values()].flat();
       const neg = [...rv.negatives.values()].flat();
@@ -444,7 +502,7 @@ function main(): void {
     const scaleVariants = arg('scale-variants', 'resident').split(',');
     const perVariant: Record<string, unknown> = {};
     for (const v of scaleVariants) {
-      // A variant may carry matcher settings after a '+': `file+gridShifts=1` (keys as in --variants: gridShifts, shifts, exit, step, together).
+      // A variant may carry matcher settings after a '+': `file+gridShifts=1` (keys as in --variants: gridShifts, shifts, exit, step, together, refine).
       const [base, ...mods] = v.split('+') as [string, ...string[]];
       if (base === 'file' && big.resident) {
         big = big.toFile(onFileDir);
@@ -458,9 +516,11 @@ function main(): void {
         else if (k === 'exit') [options.earlyExitVotes, options.earlyExitLead] = val.split('/').map(Number) as [number, number];
         else if (k === 'step') options.speeds = speedGrid(Number(val) / 100, 0.02);
         else if (k === 'together') options.gridTogether = val !== '0';
+        else if (k === 'refine') options.gridRefine = Number(val);
       }
       const matcher = new LandmarkMatcher(big);
-      const resV = run(big, scale, options);
+      const resV = run(big, scale, options, subset);
+      if (process.argv.includes('--outcomes')) writeFileSync(`${arg('outcomes', '')}.scale-${v.replace(/[^A-Za-z0-9=.-]/g, '_')}.json`, JSON.stringify({ library: Object.fromEntries(resV.outcomes), negatives: Object.fromEntries(resV.negatives) }));
       gc?.();
       perVariant[v] = { resident: big.resident, indexBytesInMemoryMiB: +(big.bytes / 2 ** 20).toFixed(1), matcherScratchMiB: +(matcher.bytes / 2 ** 20).toFixed(1), postingsFileMiB: +(big.fileBytes / 2 ** 20).toFixed(1), rssMiB: rssMiB(), ...summarise(resV, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead), latencyMs: latency(resV) };
       console.log(JSON.stringify({ scaleVariant: v, ...(perVariant[v] as object) }, null, 2));

@@ -75,7 +75,9 @@ export async function startStack(options: StackOptions) {
     gateway = buildGateway(loadGatewayConfig({ ...env, PORT: String(options.port) }), { logger: options.logger.child({ service: 'gateway' }), targets: peers, migrateOnStart: true });
     await gateway.start();
     const port = await gateway.listen(options.port, options.host ?? '0.0.0.0');
-    return { port, gateway, bus, stop, peers, internalSecret };
+    // `units`: each service's composition root by name (tests reach a service's internals through it, e.g. to stop
+    // the index service's recording match thread as a crash would).
+    return { port, gateway, bus, stop, peers, internalSecret, units: Object.fromEntries(units) as Partial<Record<PeerName, Unit>> };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;

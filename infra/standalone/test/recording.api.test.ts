@@ -1,9 +1,9 @@
 import request from 'supertest';
-import { LANDMARK_CODEC_VERSION, LANDMARK_PARAMS, encodeLandmarks, extractLandmarks } from '@polyphony/landmarks';
-import { signIdentity } from '@polyphony/platform';
+import { LANDMARK_CODEC_VERSION, LANDMARK_PARAMS } from '@polyphony/landmarks';
 import { addNoise, syntheticNotesPcm, wavBytes, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, loginCookie, startTestStack } from './helpers';
+import { internalRequest, rebuildIndex, seedRecordingLibrary, seededItemId } from './recording-seed';
 
 /**
  * Search by recording through the gateway (bearer token and a cookie, `server=`), on a seeded catalogue of 8
@@ -25,49 +25,21 @@ describe('search by recording through the gateway (seeded fingerprints)', () => 
   let url: string;
   let cookie: string;
   const auth = { Authorization: `Bearer ${API_TOKEN}` };
-  const itemId = (i: number) => `fp_4${i.toString(16).padStart(50, '0')}`;
+  const itemId = seededItemId;
   const songs = Array.from({ length: N }, (_, i) => syntheticNotesPcm(500 + i, 40));
   songs[7]!.set(songs[2]!.subarray(10 * SR, 25 * SR), 20 * SR);
-  const onAlpha = (i: number) => i <= 5;
-  const onBeta = (i: number) => i >= 3;
 
-  const internal = (method: 'put' | 'get', path: string) => request(stack.peers().catalogue)[method](path).set(signIdentity({ sub: 'test', username: 'test', role: 'admin', via: 'internal' }, stack.internalSecret));
+  const internal = (method: 'put' | 'get', path: string) => internalRequest(stack, method, path);
   const search = (query: string, clip: Buffer, headers: Record<string, string> = auth, filename = 'clip.wav') => request(url).post(`/api/recording_search/search${query}`).set(headers).attach('clip', clip, { filename, contentType: 'audio/wav' });
-
-  async function rebuildIndex(): Promise<number> {
-    await request(url).post('/api/index/rebuild').set(auth).send({}).expect(202);
-    for (const deadline = Date.now() + 60_000; ; ) {
-      const s = await request(url).get('/api/index/status').set(auth).expect(200);
-      if (!s.body.building && s.body.items === N && s.body.generation > 0) return s.body.generation as number;
-      if (Date.now() > deadline) throw new Error(`index not rebuilt: ${JSON.stringify(s.body)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  }
 
   beforeAll(async () => {
     ({ stack, db, url } = await startTestStack({ RECORDING_MAX_UPLOAD_BYTES: String(MAX_UPLOAD), RECORDING_MAX_CLIP_SECONDS: '15' }));
-    const a = await request(url).post('/api/servers').set(auth).send({ name: 'Alpha', server_type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } }).expect(201);
-    const b = await request(url).post('/api/servers').set(auth).send({ name: 'Beta', server_type: 'jellyfin', creds: { url: 'http://127.0.0.1:9', user_id: 'u', token: 't' } }).expect(201);
+    await seedRecordingLibrary(stack, db, url, songs);
     await request(url).post('/api/users').set(auth).send({ username: 'listener', password: 'listener-pw-1', role: 'user' }).expect(201);
     cookie = await loginCookie(url, 'listener', 'listener-pw-1');
-    const all = Array.from({ length: N }, (_, i) => i);
-    await db.query(
-      `INSERT INTO catalogue.score (item_id, title, artist, album, embedder_version) SELECT u.id, u.title, 'Synth Artist', 'Synth Album', 'test-v1' FROM unnest($1::text[], $2::text[]) AS u(id, title)`,
-      [all.map(itemId), all.map((i) => `Synth Song ${i}`)],
-    );
-    const vector = (i: number) => Buffer.from(new Float32Array(200).map((_, d) => Math.sin(d * 0.37 * (i + 1)) + 0.1).buffer).toString('base64');
-    await db.query(`INSERT INTO catalogue.embedding (item_id, vector, embedder_version) SELECT id, decode(v, 'base64'), 'test-v1' FROM unnest($1::text[], $2::text[]) AS u(id, v)`, [all.map(itemId), all.map(vector)]);
-    const maps = [...all.filter(onAlpha).map((i) => [a.body.id, `a-${i}`, itemId(i)]), ...all.filter(onBeta).map((i) => [b.body.id, `b-${i}`, itemId(i)])];
-    await db.query(`INSERT INTO catalogue.track_server_map (server_id, provider_id, item_id) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])`, [maps.map((m) => m[0]), maps.map((m) => m[1]), maps.map((m) => m[2])]);
-    for (const i of all) {
-      if (i === 6) continue;
-      const lm = extractLandmarks(songs[i]!, LANDMARK_PARAMS.store);
-      const blob = Buffer.from(encodeLandmarks(lm)).toString('base64');
-      await internal('put', `/internal/tracks/${itemId(i)}/fingerprint`).send({ codec: LANDMARK_CODEC_VERSION, landmarks: lm.hashes.length, seconds: 40, blob }).expect(204);
-    }
     await internal('put', `/internal/tracks/${itemId(99)}/fingerprint`).send({ codec: LANDMARK_CODEC_VERSION, landmarks: 0, seconds: 1, blob: Buffer.from([LANDMARK_CODEC_VERSION, 0]).toString('base64') }).expect(404);
     await internal('put', `/internal/tracks/${itemId(1)}/fingerprint`).send({ codec: LANDMARK_CODEC_VERSION, landmarks: 0, seconds: 1, blob: '!!not base64!!' }).expect(400);
-    await rebuildIndex();
+    await rebuildIndex(url, N);
   }, 300_000);
   afterAll(async () => {
     await stack?.stop();

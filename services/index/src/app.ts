@@ -95,6 +95,8 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
   // Search by recording: the fingerprint index of each generation, loaded in the background after a swap.
   const recording = new RecordingIndexService(state, fingerprintSource(cataloguePeer), scopeDeps, config.recording, rt.logger.child({ component: 'RecordingIndex' }), undefined, config.recordingPostings);
   features.search.fingerprinted = (gen) => recording.printedRows(gen);
+  // A stopped replica leaves no recording match thread behind (RECORDING_MATCH_THREAD=1).
+  rt.onStop(() => recording.close());
   // Album creation and Album of the Week (issue 31): the index, the learned tags' table, the playlist service's fixed playlist.
   const albums = new AlbumService(state, scopeDeps, tracks, (g) => semantic.semantic.table(g), rt.logger.child({ component: 'AlbumService' }), albumPeers(registryPeer, playlistPeer));
 

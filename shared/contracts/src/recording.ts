@@ -69,7 +69,9 @@ const NResults = z.preprocess(
  * parameters (a form field wins). Errors: 400 `bad_clip` (no `clip` field, not decodable, not audio),
  * `clip_too_short`, `clip_silent` (nothing above -70 dBFS: check the microphone); 413 `payload_too_large`
  * (body over the upload limit), `clip_too_long`; 415 for a body that is not multipart; 503
- * `index_not_ready` while the fingerprint index of the live generation is not loaded (POST warmup loads it).
+ * `index_not_ready` while the fingerprint index of the live generation is not loaded (POST warmup loads it), 503
+ * `match_unavailable` when matching runs in a worker thread (RECORDING_MATCH_THREAD=1) and it stopped during the
+ * query (retryable: the next request starts a new thread and sends it the index again).
  */
 export const RecordingSearchQuery = z.object({ n_results: NResults, server: ServerParam }).passthrough();
 export type RecordingSearchQuery = z.infer<typeof RecordingSearchQuery>;
@@ -125,7 +127,7 @@ export type RecordingSearchResponse = z.infer<typeof RecordingSearchResponse>;
  * POST /api/recording_search/by_track: songs that share recorded material with a stored song (live versions
  * with the studio take in them, remasters, samples, a song and its edit), the song itself left out. The
  * stored song's own fingerprint is the query. 404 `not_found` for an unknown song, 404 `no_fingerprint` when
- * it has none yet, 503 `index_not_ready` as for search.
+ * it has none yet, 503 `index_not_ready` and `match_unavailable` as for search.
  */
 export const RecordingByTrackBody = z
   .object({

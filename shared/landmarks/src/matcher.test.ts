@@ -145,12 +145,29 @@ describe(LandmarkMatcher.name, () => {
     expect(mapped.results[0]!.votes).toBeGreaterThanOrEqual(0.7 * resampled.results[0]!.votes);
   });
 
+  it('When the grid is searched coarse-to-fine, then speed-changed clips get the full grid\'s song, speed, votes and offset', () => {
+    const noExit = { earlyExitVotes: Number.POSITIVE_INFINITY };
+    for (const [row, pcm] of [[1, changeSpeed(clip(songs[1]!, 6, 12), 0.98)], [2, changeSpeed(clip(songs[2]!, 10, 12), 1.015)], [4, addNoise(changeSpeed(clip(songs[4]!, 3, 10), 1.01), 10, 3)]] as const) {
+      const full = matcher.match(pcm, { ...noExit, gridRefine: 0 });
+      const refined = matcher.match(pcm, { ...noExit, gridRefine: 2 });
+      expect(full.results[0]).toMatchObject({ row, identified: true });
+      // The refined speed is searched with the same 4 shifts' landmarks as the full grid's: the same song, speed,
+      // votes and offset (the lead may differ: other songs' best speeds need not be among the refined ones).
+      const { row: r, votes, speed, offsetSeconds } = full.results[0]!;
+      expect(refined.results[0]).toMatchObject({ row: r, votes, speed, offsetSeconds, identified: true });
+      expect(refined.speedsSearched).toBe(full.speedsSearched);
+    }
+    // Music not in the index stays "no match".
+    expect(matcher.match(clip(syntheticNotesPcm(903, 20), 5, 10), { gridRefine: 2 }).results[0]?.identified ?? false).toBe(false);
+  });
+
   it('When the grid speeds are searched together in one walk, then with every row a candidate the answer equals searching them one after the other', () => {
     // 8 rows: all are candidates either way, so the union walk must give each row's votes, offset and speed exactly.
     const noExit = { earlyExitVotes: Number.POSITIVE_INFINITY, speeds: [1, 0.98, 0.99, 1.01, 1.02] };
     for (const pcm of [changeSpeed(clip(songs[1]!, 6, 12), 0.98), changeSpeed(clip(songs[2]!, 10, 12), 1.015), clip(syntheticNotesPcm(902, 20), 5, 10)]) {
       const together = matcher.match(pcm, { ...noExit, gridTogether: true, allow: (r) => r !== 7 });
-      const oneByOne = matcher.match(pcm, { ...noExit, gridTogether: false, allow: (r) => r !== 7 });
+      // The per-speed loop at every speed's 4 shifts (gridRefine 0; the default refines only the 2 best speeds).
+      const oneByOne = matcher.match(pcm, { ...noExit, gridTogether: false, gridRefine: 0, allow: (r) => r !== 7 });
       expect(together.speedsSearched).toBe(5);
       expect(together).toEqual(oneByOne);
     }

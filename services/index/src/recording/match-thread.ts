@@ -24,6 +24,8 @@ export class MatchThread {
   private worker?: Worker;
   private next = 1;
   private readonly pending = new Map<number, { resolve: (r: MatchReport | null) => void; reject: (e: Error) => void }>();
+  /** Handles of the indexes the current worker holds (a new worker after an exit holds none). */
+  private readonly loaded = new Set<number>();
 
   /** Starts the worker on first use. */
   private get thread(): Worker {
@@ -38,8 +40,11 @@ export class MatchThread {
       else p.resolve(msg.report ?? null);
     });
     const fail = (err: Error) => {
+      if (this.worker !== worker) return; // an earlier worker's late event: the current one is not affected
       this.worker = undefined;
-      for (const p of this.pending.values()) p.reject(err);
+      this.loaded.clear();
+      const failed = new MatchThreadError(err.message);
+      for (const p of this.pending.values()) p.reject(failed);
       this.pending.clear();
     };
     worker.on('error', fail);
@@ -62,8 +67,17 @@ export class MatchThread {
   async load(index: LandmarkIndex, owner: object): Promise<number> {
     const handle = this.next++;
     await this.call({ kind: 'load', id: this.next++, handle, shape: index.shape() });
+    this.loaded.add(handle);
     dropper.register(owner, { thread: this, handle });
     return handle;
+  }
+
+  /**
+   * Whether the running worker holds the index of `handle`: false after the worker exited (a crash, or close()),
+   * since a new worker starts empty; the caller loads the index again ({@link load}) before matching.
+   */
+  holds(handle: number): boolean {
+    return this.worker !== undefined && this.loaded.has(handle);
   }
 
   /** `LandmarkMatcher.match` in the worker; `pcm` is copied, `mask` (one byte per row, 1 = visible, a fresh array) transferred. */
@@ -78,13 +92,31 @@ export class MatchThread {
 
   /** Releases the worker's copy of an index (no answer). */
   drop(handle: number): void {
+    this.loaded.delete(handle);
     this.worker?.postMessage({ kind: 'drop', handle } satisfies MatchRequest);
   }
 
-  /** Stops the worker (pending queries fail). */
+  /**
+   * Stops the worker: queries in flight fail with {@link MatchThreadError}; a later call starts a new, empty worker
+   * (it holds no index until {@link load}).
+   */
   async close(): Promise<void> {
     const w = this.worker;
-    this.worker = undefined;
-    if (w) await w.terminate();
+    if (w) await w.terminate(); // its 'exit' fails the pending queries and forgets the loaded handles
+    if (this.worker === w) {
+      this.worker = undefined;
+      this.loaded.clear();
+    }
+  }
+}
+
+/**
+ * The match worker stopped (crashed, ran out of memory, or was closed) while a query was in flight: the query was
+ * not answered; the next one starts a new worker. Not an error of the clip (the service answers 503).
+ */
+export class MatchThreadError extends Error {
+  constructor(reason: string) {
+    super(`recording match thread stopped: ${reason}`);
+    this.name = 'MatchThreadError';
   }
 }

@@ -159,6 +159,36 @@ describe('RecordingIndexService', () => {
     }
   });
 
+  it('When the match thread stops during a query, then that query is a 503 match_unavailable and the next one is answered by a new thread with the index sent again', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'recording-thread-'));
+    const gen = generation(12);
+    const onLoop = new RecordingIndexService(new IndexState(gen), source(), deps, LIMITS, logger);
+    const threaded = new RecordingIndexService(new IndexState(gen), source(), deps, LIMITS, logger, 500, { residentMiB: 0, dir, matchThread: true });
+    const thread = (threaded as unknown as { thread: { close(): Promise<void> } }).thread;
+    try {
+      const scope = new RequestScope(gen, 'A', deps);
+      await onLoop.warmup(scope);
+      await threaded.warmup(scope);
+      const clip = songs[2]!.slice(8 * SR, 18 * SR);
+      const expected = await onLoop.search(scope, clip, 10);
+      expect(expected[0]).toMatchObject({ item_id: 'a2', identified: true });
+      // The worker is terminated while the query is in flight (as a crash would stop it): that query has no answer.
+      const inFlight = threaded.search(scope, clip, 10);
+      await thread.close();
+      await expect(inFlight).rejects.toMatchObject({ code: 'match_unavailable', httpStatus: 503 });
+      // The next queries start a new worker, which gets the index again (once for two concurrent queries).
+      const [again, other] = await Promise.all([threaded.search(scope, clip, 10), threaded.byTrack(new RequestScope(gen, undefined, deps), 'a2', 10)]);
+      expect(again).toEqual(expected);
+      expect(other).toEqual(await onLoop.byTrack(new RequestScope(gen, undefined, deps), 'a2', 10));
+      // A worker stopped between queries (not during one) costs no failed query.
+      await thread.close();
+      expect(await threaded.search(scope, clip, 10)).toEqual(expected);
+    } finally {
+      await threaded.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('When the song of a clip is not available on the selected server, then it neither appears nor is identified there', async () => {
     const state = new IndexState(emptyGeneration());
     const service = new RecordingIndexService(state, source(), deps, LIMITS, logger);

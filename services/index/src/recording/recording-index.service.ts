@@ -1,11 +1,11 @@
 import type { FingerprintPage, RecordingResultRow, RecordingStatus, StoredFingerprint } from '@polyphony/contracts';
-import { LANDMARK_CODEC_VERSION, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, decodeLandmarks, type Landmarks, type MatchResult } from '@polyphony/landmarks';
+import { LANDMARK_CODEC_VERSION, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, decodeLandmarks, type Landmarks, type MatchReport, type MatchResult } from '@polyphony/landmarks';
 import { AppError, NotFoundError, type Logger } from '@polyphony/platform';
 import { DEFAULT_INDEX_FILE_DIR } from '@polyphony/vector-engine';
 import type { Generation, IndexState } from '../core/generation';
 import { RequestScope, type ScopeDeps } from '../core/scope';
 import type { ClipLimits } from './clip';
-import { MatchThread } from './match-thread';
+import { MatchThread, MatchThreadError } from './match-thread';
 
 /** What the fingerprint index needs from the catalogue (its internal API, contracts recording.ts). */
 export interface FingerprintSource {
@@ -40,6 +40,8 @@ interface LoadedPrints {
   printed: Uint8Array;
   /** The index's handle in the match thread, when matching runs there. */
   handle?: number;
+  /** The index being sent again to a match thread that restarted (shared by concurrent queries). */
+  reloading?: Promise<number>;
   songs: number;
   loadMs: number;
   loadedAt: Date;
@@ -169,7 +171,7 @@ export class RecordingIndexService {
    * Identifies the song a clip (normalised 16 kHz mono PCM) was recorded from, among the songs available on the
    * scope's server: at most `n` rows (the matcher ranks at most MATCH_DEFAULTS.candidates), best first;
    * `identified` on the first says it is a match, otherwise the answer is "no match".
-   * @throws AppError 503 `index_not_ready`
+   * @throws AppError 503 `index_not_ready`; 503 `match_unavailable` when the match thread stopped during the query
    */
   async search(scope: RequestScope, pcm: Float32Array, n: number): Promise<RecordingResultRow[]> {
     const loaded = this.ready(scope);
@@ -178,12 +180,35 @@ export class RecordingIndexService {
     const mask = s.maskNow();
     const maxResults = Math.min(n, MATCH_DEFAULTS.candidates);
     if (this.thread && loaded.handle !== undefined) {
-      const report = await this.thread.match(loaded.handle, pcm, this.maskBytes(loaded, (row) => mask.has(row)), { maxResults });
+      const report = await this.inThread(loaded, (thread, handle) => thread.match(handle, pcm, this.maskBytes(loaded, (row) => mask.has(row)), { maxResults }));
       // `loaded` (and with it the postings file the worker reads) stays referenced until the answer is back.
       return this.present(this.scopeOf(loaded, scope), report.results);
     }
     const report = loaded.matcher.match(pcm, { allow: (row) => mask.has(row), maxResults });
     return this.present(s, report.results);
+  }
+
+  /**
+   * Runs `query` in the match thread on `loaded`'s index. A worker that exited (crash, out of memory) is replaced by
+   * a new, empty one on the next query, so the index is sent to it again first (one load shared by concurrent
+   * queries). A worker that stops while the query is in flight answers nothing: AppError 503 `match_unavailable`
+   * (retryable; the next query starts a new worker), never a 500.
+   */
+  private async inThread(loaded: LoadedPrints, query: (thread: MatchThread, handle: number) => Promise<MatchReport>): Promise<MatchReport> {
+    const thread = this.thread!;
+    try {
+      if (!thread.holds(loaded.handle!)) {
+        loaded.reloading ??= thread.load(loaded.index, loaded).finally(() => (loaded.reloading = undefined));
+        const handle = await loaded.reloading;
+        this.logger.warn('recording match thread restarted; fingerprint index sent to it again', { generation: loaded.gen.generation });
+        loaded.handle = handle;
+      }
+      return await query(thread, loaded.handle!);
+    } catch (err) {
+      if (!(err instanceof MatchThreadError)) throw err;
+      this.logger.warn('recording match thread stopped during a query', { generation: loaded.gen.generation, err: err.message });
+      throw new AppError('match_unavailable', 'The recording match thread stopped while matching this clip; it restarts on the next request, try again', 503);
+    }
   }
 
   /** The availability filter as one byte per row of `loaded`'s index (1 = visible), for the match thread. */
@@ -197,7 +222,7 @@ export class RecordingIndexService {
    * Songs that share recorded material with a stored song (its own fingerprint as the query, at its own speed),
    * the song itself left out: only songs with at least MATCH_DEFAULTS.minVotes aligned landmarks, best first.
    * @throws NotFoundError (404 `not_found`) for an unknown song, AppError 404 `no_fingerprint` when it has none,
-   *   503 `index_not_ready`
+   *   503 `index_not_ready`, 503 `match_unavailable` (the match thread stopped during the query)
    */
   async byTrack(scope: RequestScope, itemId: string, n: number): Promise<RecordingResultRow[]> {
     const loaded = this.ready(scope);
@@ -213,7 +238,7 @@ export class RecordingIndexService {
     const maxResults = Math.min(n, MATCH_DEFAULTS.candidates);
     const report =
       this.thread && loaded.handle !== undefined
-        ? await this.thread.matchLandmarks(loaded.handle, lm, this.maskBytes(loaded, allow), { maxResults })
+        ? await this.inThread(loaded, (thread, handle) => thread.matchLandmarks(handle, lm, this.maskBytes(loaded, allow), { maxResults }))
         : loaded.matcher.matchLandmarks(lm, { allow, maxResults });
     // A fresh scope of `loaded`: it stays referenced (with the postings file a match thread reads) until the answer is back.
     return this.present(

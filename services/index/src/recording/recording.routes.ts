@@ -2,7 +2,8 @@
  * Search by recording endpoints of the index service (shapes: shared/contracts/src/recording.ts):
  * - POST /api/recording_search/search: multipart `clip` (+ `n_results`, default 100) -> `{clip_seconds,
  *   clip_level_db, count, results}`; 400 `bad_clip` / `clip_too_short` / `clip_silent`, 413 `payload_too_large` /
- *   `clip_too_long`, 415 not multipart, 503 `index_not_ready`.
+ *   `clip_too_long`, 415 not multipart, 503 `index_not_ready`, 503 `match_unavailable` (with RECORDING_MATCH_THREAD=1:
+ *   the match thread stopped during the query; the next request starts a new one).
  * - POST /api/recording_search/by_track `{item_id, n_results}`: songs sharing material with a stored song.
  * - POST /api/recording_search/warmup: loads the live generation's fingerprint index, answers its status.
  * - GET /api/recording_search/status: the fingerprint index's readiness on this replica.
