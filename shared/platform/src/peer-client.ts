@@ -57,6 +57,19 @@ export class PeerClient {
   }
 
   /**
+   * Calls `route` asking for one of its `alternateTypes` first and JSON second, like `callBytes`, and hands the
+   * answer's body over as it arrives (`ServiceClient.requestStream`: no limit on the whole answer's time). Opening
+   * the call (until the headers) is retried like `call`'s for GET; a failure while reading is the caller's to handle.
+   * @throws Error when `type` is not one of the route's `alternateTypes` (a programming error)
+   */
+  async callStream<R extends RouteDef>(route: R, type: string, input: CallInput<R> = {}, options: PeerCallOptions = {}): Promise<{ contentType: string; chunks: AsyncIterable<Uint8Array>; cancel(): void }> {
+    const { path, query, method } = this.target(route, input);
+    if (!route.alternateTypes?.includes(type)) throw new Error(`${routeKey(route)} does not answer ${type}`);
+    const send = () => this.client.requestStream(method, path, `${type}, application/json;q=0.5`, { identity: options.identity, query });
+    return method === 'GET' ? withTransientRetry(send, this.retry) : send();
+  }
+
+  /**
    * Path (with its parameters filled in), query and upper-case method of a call of `route`.
    * @throws Error when the route belongs to another service (a programming error)
    */
