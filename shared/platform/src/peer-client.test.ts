@@ -80,9 +80,9 @@ describe('PeerClient.callBytes', () => {
 
   test('callStream hands the body over as it arrives; a connection cut mid-answer throws a 503 from the iteration; errors before the body map as for callBytes', async () => {
     mode = 'stream';
-    const res = await peer.callStream(api.internal.snapshotTracks, SNAPSHOT_STREAM_TYPE, { query: { limit: 5 } });
+    const res = await peer.callStream(api.internal.snapshotTracks, [SNAPSHOT_STREAM_TYPE, SNAPSHOT_PAGE_BINARY_TYPE], { query: { limit: 5 } });
     expect(res.contentType).toBe(SNAPSHOT_STREAM_TYPE);
-    expect(seenAccept.at(-1)).toBe(`${SNAPSHOT_STREAM_TYPE}, application/json;q=0.5`);
+    expect(seenAccept.at(-1)).toBe(`${SNAPSHOT_STREAM_TYPE}, ${SNAPSHOT_PAGE_BINARY_TYPE};q=0.9, application/json;q=0.5`);
     const got: number[] = [];
     let chunks = 0;
     for await (const c of res.chunks) {
@@ -92,7 +92,7 @@ describe('PeerClient.callBytes', () => {
     expect(got).toEqual([1, 2, 3, 4, 5]);
     expect(chunks).toBeGreaterThanOrEqual(2);
     mode = 'stream-cut';
-    const cut = await peer.callStream(api.internal.snapshotTracks, SNAPSHOT_STREAM_TYPE);
+    const cut = await peer.callStream(api.internal.snapshotTracks, [SNAPSHOT_STREAM_TYPE]);
     const before: number[] = [];
     const err = await (async () => {
       for await (const c of cut.chunks) before.push(...c);
@@ -101,7 +101,7 @@ describe('PeerClient.callBytes', () => {
     expect((err as AppError).httpStatus).toBe(503);
     expect(before).toEqual([1, 2, 3]);
     mode = 'unavailable';
-    const down = (await peer.callStream(api.internal.snapshotTracks, SNAPSHOT_STREAM_TYPE).catch((e: unknown) => e)) as AppError;
+    const down = (await peer.callStream(api.internal.snapshotTracks, [SNAPSHOT_STREAM_TYPE]).catch((e: unknown) => e)) as AppError;
     expect([down.httpStatus, down.code]).toEqual([503, 'upstream_unavailable']);
   });
 

@@ -93,6 +93,8 @@ export class ServiceClient {
           } catch (err) {
             throw new UpstreamUnavailableError(`Service call ${method} ${path} failed while reading the answer: ${(err as Error).message}`, 503, { cause: err });
           }
+          // The idle limit runs while waiting for data only, not while the consumer works on a chunk.
+          clearTimeout(timer);
           if (r.done) return;
           yield r.value;
         }

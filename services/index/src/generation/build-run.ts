@@ -27,7 +27,15 @@ import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
 import { GenerationReuse } from './reuse';
 import { SnapshotFeed, feedPage } from './snapshot-feed';
+import { snapshotPages } from './snapshot-pages';
+import type { SnapshotPageBytes } from '../maps/wire';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
+
+/**
+ * Snapshot pages decoded ahead of the build (snapshot-pages.ts readAhead): with the page being written and the
+ * catalogue's own look-ahead, ~4 pages in flight (a 5,000-song page is 5-10 MB).
+ */
+const SNAPSHOT_READ_AHEAD = 2;
 
 /** What a finished build reports. */
 export interface RebuildOutcome {
@@ -228,7 +236,7 @@ export class BuildRun {
    */
   private async snapshot(): Promise<void> {
     const h = this.host;
-    const { snapshotPageSize, snapshotWriters } = h.settings;
+    const { snapshotWriters } = h.settings;
     const signal = this.signal;
     let restarts = 0;
     const writes = new Set<Promise<void>>();
@@ -240,18 +248,17 @@ export class BuildRun {
     };
     signal.addEventListener('abort', this.abortFeed, { once: true });
     const stopFeed = (reason: string) => this.stopFeed(reason);
-    // The next page is fetched while the current one is written (one page of look-ahead).
-    let nextPage = h.catalogue.snapshotPage(null, snapshotPageSize);
+    // The catalogue's snapshot stream, decoded ahead while the current page is written (snapshot-pages.ts).
+    let pages = this.snapshotPages();
     try {
       try {
         for (;;) {
-          if (signal.aborted) {
-            nextPage.catch(() => undefined);
-            throw new Error('index build aborted');
-          }
+          if (signal.aborted) throw new Error('index build aborted');
           const tWait = performance.now();
-          const page = await nextPage;
+          const next = await pages.next();
           this.snapshotWaitMs += performance.now() - tWait;
+          if (next.done) break;
+          const page = next.value;
           const other = page.tracks.find((t) => t.embedderVersion !== (this.version ??= t.embedderVersion));
           if (other) {
             if (++restarts > 3) throw new Error(`the catalogue snapshot mixes embedder versions (${this.version} and ${other.embedderVersion})`);
@@ -262,10 +269,10 @@ export class BuildRun {
             this.links = new ArtistLinkCounter();
             this.synced = 0;
             this.skipped = 0;
-            nextPage = h.catalogue.snapshotPage(null, snapshotPageSize);
+            await pages.return(undefined);
+            pages = this.snapshotPages();
             continue;
           }
-          if (page.next && page.tracks.length > 0) nextPage = h.catalogue.snapshotPage(page.next, snapshotPageSize);
           if (!this.feedStopped) {
             if (!this.feed) {
               this.feed = new SnapshotFeed();
@@ -300,6 +307,8 @@ export class BuildRun {
         // No write outlives a failed snapshot.
         await drainWrites().catch(() => undefined);
         throw err;
+      } finally {
+        await pages.return(undefined);
       }
       // The fed build trains and assigns while the last pages are written.
       this.feed?.end();
@@ -313,6 +322,20 @@ export class BuildRun {
       signal.removeEventListener('abort', this.abortFeed);
       throw err;
     }
+  }
+
+  /** The catalogue's snapshot pages from the start (stream, reopened after a cut; paging from an older catalogue). */
+  private snapshotPages(): AsyncGenerator<SnapshotPageBytes> {
+    const h = this.host;
+    return snapshotPages(h.catalogue, {
+      limit: h.settings.snapshotPageSize,
+      readAhead: SNAPSHOT_READ_AHEAD,
+      signal: this.signal,
+      onResume: (err, after, attempt) => {
+        h.logger.warn('catalogue snapshot stream cut; reading on after the last complete page', { after, attempt, err: (err as Error).message });
+        h.note(`snapshot stream cut after ${after ?? 'the start'} (${(err as Error).message}); reading on (attempt ${attempt})`);
+      },
+    });
   }
 
   /**
