@@ -22,6 +22,7 @@ import type { MapFollower } from '../maps/generation-maps';
 import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
 import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
 import { umapLayout } from '../maps/umap-projection';
+import { SemanticRows, seedSemanticRows } from '../semantic/semantic-table';
 import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
 import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
@@ -129,6 +130,8 @@ export class BuildRun {
    * them): activation then does not read `index.tracks` back. Dropped with the feed (read-back path).
    */
   private fedMeta: TrackMetaStore | undefined;
+  /** The text search's columns of the fed rows, filled from the snapshot pages (same rows as `fedMeta`; dropped with the feed). */
+  private fedSemantic: SemanticRows | undefined;
   private reuse: GenerationReuse | undefined;
   private reuseReport: RebuildOutcome['reuse'];
   private activateMs = { load: 0, prepare: 0, commit: 0 };
@@ -222,6 +225,7 @@ export class BuildRun {
     this.rows.reset();
     this.fedMeta?.close();
     this.fedMeta = undefined;
+    this.fedSemantic = undefined;
     this.host.note(`index build reads the catalogue copy back (${reason})`);
   }
 
@@ -282,8 +286,9 @@ export class BuildRun {
               this.fed = buildIvfIndex(this.feed, this.ivfOptions(expected, this.feedAbort.signal, true));
               this.fed.catch(() => undefined);
               this.fedMeta = new TrackMetaStore(expected ?? 1024, tableStorageOf(h.vectors));
+              this.fedSemantic = new SemanticRows(expected ?? 1024);
             }
-            this.fedMeta = feedPage(page.tracks, this.feed, this.rows, this.fedMeta, stopFeed);
+            this.fedMeta = feedPage(page.tracks, this.feed, this.rows, this.fedMeta, stopFeed, this.fedSemantic);
           }
           const tWrite = performance.now();
           while (writes.size >= snapshotWriters) await Promise.race(writes);
@@ -480,6 +485,9 @@ export class BuildRun {
     this.activateMs.load = performance.now() - t;
     if (signal.aborted) throw new Error('index build aborted');
     const gen: Generation = { ...parts, maps, meta };
+    // The text search's table from the columns the snapshot pages filled, not from index.tracks (fed build only).
+    if (fedMeta && this.fedSemantic) seedSemanticRows(parts.index, this.fedSemantic);
+    this.fedSemantic = undefined;
     t = performance.now();
     await h.state.prepare(gen);
     this.activateMs.prepare = performance.now() - t;
