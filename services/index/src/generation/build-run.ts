@@ -22,21 +22,15 @@ import type { MapFollower } from '../maps/generation-maps';
 import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
 import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
 import { umapLayout } from '../maps/umap-projection';
-import { SemanticRows, seedSemanticRows } from '../semantic/semantic-table';
+import { SemanticRows, seedSemanticRows } from '../semantic/column-fill';
 import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
 import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
 import { GenerationReuse } from './reuse';
 import { SnapshotFeed, feedPage } from './snapshot-feed';
-import { snapshotPages } from './snapshot-pages';
+import { logResume, snapshotPages } from './snapshot-pages';
 import type { SnapshotPageBytes } from '../maps/wire';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
-
-/**
- * Snapshot pages decoded ahead of the build (snapshot-pages.ts readAhead): with the page being written and the
- * catalogue's own look-ahead, ~4 pages in flight (a 5,000-song page is 5-10 MB).
- */
-const SNAPSHOT_READ_AHEAD = 2;
 
 /** What a finished build reports. */
 export interface RebuildOutcome {
@@ -331,16 +325,7 @@ export class BuildRun {
 
   /** The catalogue's snapshot pages from the start (stream, reopened after a cut; paging from an older catalogue). */
   private snapshotPages(): AsyncGenerator<SnapshotPageBytes> {
-    const h = this.host;
-    return snapshotPages(h.catalogue, {
-      limit: h.settings.snapshotPageSize,
-      readAhead: SNAPSHOT_READ_AHEAD,
-      signal: this.signal,
-      onResume: (err, after, attempt) => {
-        h.logger.warn('catalogue snapshot stream cut; reading on after the last complete page', { after, attempt, err: (err as Error).message });
-        h.note(`snapshot stream cut after ${after ?? 'the start'} (${(err as Error).message}); reading on (attempt ${attempt})`);
-      },
-    });
+    return snapshotPages(this.host.catalogue, { limit: this.host.settings.snapshotPageSize, signal: this.signal, onResume: logResume(this.host) });
   }
 
   /**

@@ -3,7 +3,7 @@ import type { VectorBatch } from '@polyphony/vector-engine';
 import { artistKey } from '../core/text';
 import { VECTOR_DIM, otherFeaturesOf, snapshotVector, tagBytesOf } from '../core/track.repository';
 import { metaOfSnapshotTrack, type TrackMetaStore } from '../maps/track-meta-store';
-import type { SemanticRows } from '../semantic/semantic-table';
+import type { SemanticRows } from '../semantic/column-fill';
 import type { BuildRows } from './build-rows';
 
 /**

@@ -2,12 +2,26 @@ import { isTransientFault, jitteredBackoffMs } from '@polyphony/platform';
 import type { CataloguePort } from '../core/ports';
 import type { SnapshotPageBytes } from '../maps/wire';
 
+/**
+ * Snapshot pages decoded ahead of the build: with the page the build is writing and the catalogue's own look-ahead,
+ * ~4 pages in flight (a 5,000-song page is 5-10 MB).
+ */
+export const SNAPSHOT_READ_AHEAD = 2;
+
+/** The build's `onResume`: a warning in the log and a line in the task's log. */
+export function logResume(host: { logger: { warn(message: string, fields?: Record<string, unknown>): void }; note(line: string): void }): NonNullable<SnapshotPagesOptions['onResume']> {
+  return (err, after, attempt) => {
+    host.logger.warn('catalogue snapshot stream cut; reading on after the last complete page', { after, attempt, err: (err as Error).message });
+    host.note(`snapshot stream cut after ${after ?? 'the start'} (${(err as Error).message}); reading on (attempt ${attempt})`);
+  };
+}
+
 /** How `snapshotPages` reads the catalogue. */
 export interface SnapshotPagesOptions {
   /** Songs per page. */
   limit: number;
-  /** Pages decoded ahead of the consumer (the stream's read-ahead; >= 1). */
-  readAhead: number;
+  /** Pages decoded ahead of the consumer (>= 1; default SNAPSHOT_READ_AHEAD). */
+  readAhead?: number;
   /** Times a cut stream is reopened after its last complete page without a page arriving in between (default 5). */
   maxResumes?: number;
   /** First delay before reopening, ms (doubled each time, jittered; default 200, capped at 5,000). */
@@ -32,7 +46,7 @@ export interface SnapshotPagesOptions {
  */
 export async function* snapshotPages(catalogue: CataloguePort, options: SnapshotPagesOptions): AsyncGenerator<SnapshotPageBytes> {
   const source = catalogue.snapshotStream ? streamedPages(catalogue, options) : pagedPages(catalogue, null, options.limit);
-  yield* readAhead(source, Math.max(1, options.readAhead));
+  yield* readAhead(source, Math.max(1, options.readAhead ?? SNAPSHOT_READ_AHEAD));
 }
 
 /** Pages by requests of one page each, the next requested as soon as the current one arrived. */
