@@ -151,7 +151,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   const mappingService = new MappingService(mappings, mappingLog, artists, settings, events);
   const routeSets: RouteHandlers[] = [];
   const removals = new RemovalService(sweepStore, registryPort, clientFactory, events, log.child({ component: 'RemovalService' }), config.sweepRefreshChunkSize);
-  routeSets.push(internalRoutes({ identity, mappings: mappingService, tracks: new TrackService(tracks, versions), settings, scheme, removals }));
+  routeSets.push(internalRoutes({ identity, mappings: mappingService, tracks: new TrackService(tracks, versions), settings, scheme, removals, logger: log }));
   routeSets.push(cleaningRoutes(batch));
   routeSets.push(importRoutes(imports));
   routeSets.push(probeRoutes(new CoverageService(new CoverageRepository(rt.ds))));

@@ -4,7 +4,7 @@
  * deletion, orphan re-bind, snapshot, lyrics, duration back-fill, artists, auth and validation.
  */
 import request from 'supertest';
-import { MSD_TAGS, SNAPSHOT_PAGE_BINARY_TYPE, decodeSnapshotPageBinary, moodVectorOf, RoutingKeys, MappingChangedEvent, ServerCountedEvent, type MappingChangedEvent as MappingChanged, type ServerCountedEvent as ServerCounted } from '@polyphony/contracts';
+import { MSD_TAGS, SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE, SnapshotStreamReader, decodeSnapshotPageBinary, moodVectorOf, RoutingKeys, MappingChangedEvent, ServerCountedEvent, type MappingChangedEvent as MappingChanged, type ServerCountedEvent as ServerCounted } from '@polyphony/contracts';
 import { DEFAULT_IDENTITY_CONFIG } from '../src/domain/identity/constants';
 import { cosineDistance } from '@polyphony/vectors';
 import { computeSignature, formatCanonicalId, nextCode, signatureToHex, unsignableCanonicalId } from '../src/domain/identity/signature';
@@ -324,6 +324,46 @@ describe('catalogue identity (PostgreSQL, HTTP API)', () => {
       // The first page counts the snapshot; JSON stays the default without an Accept header.
       const rows = await c.sql<{ n: string }>(`SELECT count(*) AS n FROM catalogue.score s JOIN catalogue.embedding e ON e.item_id = s.item_id`);
       expect((await c.get('/internal/snapshot/tracks?limit=3').expect(200).expect('content-type', /json/)).body.total).toBe(Number(rows[0]!.n));
+    });
+
+    it('When the snapshot is asked for as a stream, then one answer holds every binary page from `after` on, each as the page requests serve it', async () => {
+      const bytes = (path: string, accept: string) =>
+        c
+          .get(path)
+          .set('accept', accept)
+          .buffer(true)
+          .parse((res, done) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (d: Buffer) => chunks.push(d));
+            res.on('end', () => done(null, Buffer.concat(chunks)));
+          })
+          .expect(200);
+      const pageAccept = `${SNAPSHOT_PAGE_BINARY_TYPE}, application/json;q=0.5`;
+      const streamAccept = `${SNAPSHOT_STREAM_TYPE}, ${SNAPSHOT_PAGE_BINARY_TYPE};q=0.9, application/json;q=0.5`;
+      // The pages one request each.
+      const expected: Buffer[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const body = (await bytes(`/internal/snapshot/tracks?limit=7${after ? `&after=${after}` : ''}`, pageAccept)).body as Buffer;
+        expected.push(body);
+        const next = decodeSnapshotPageBinary(new Uint8Array(body)).next as string | null;
+        if (!next) break;
+        after = next;
+      }
+      expect(expected.length).toBeGreaterThan(2);
+      // The same pages, framed, in one answer (the last page has next: null).
+      const streamed = await bytes('/internal/snapshot/tracks?limit=7', streamAccept).expect('content-type', SNAPSHOT_STREAM_TYPE);
+      const reader = new SnapshotStreamReader();
+      const frames = reader.push(new Uint8Array(streamed.body as Buffer));
+      expect(reader.pendingBytes).toBe(0);
+      expect(frames.map((f) => Buffer.from(f).toString('hex'))).toEqual(expected.map((b) => b.toString('hex')));
+      // From `after` on: the pages after the first one.
+      const second = decodeSnapshotPageBinary(new Uint8Array(expected[0]!)).next as string;
+      const rest = await bytes(`/internal/snapshot/tracks?limit=7&after=${encodeURIComponent(second)}`, streamAccept);
+      const restFrames = new SnapshotStreamReader().push(new Uint8Array(rest.body as Buffer));
+      expect(restFrames.map((f) => Buffer.from(f).toString('hex'))).toEqual(expected.slice(1).map((b) => b.toString('hex')));
+      // A caller that asks for the binary page only still gets one page.
+      await bytes('/internal/snapshot/tracks?limit=7', pageAccept).expect('content-type', SNAPSHOT_PAGE_BINARY_TYPE);
     });
 
     it('When snapshot rows are asked for by content id, then each known song comes once, in the asked order, as the snapshot page holds it', async () => {

@@ -1,4 +1,4 @@
-import { api, SNAPSHOT_PAGE_BINARY_TYPE, z } from '@polyphony/contracts';
+import { api, SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE, z } from '@polyphony/contracts';
 import { AppError, type PeerClient } from '@polyphony/platform';
 import type { AlbumPeers } from './album/album.service';
 import type { RadioPeers } from './alchemy/radio.service';
@@ -6,7 +6,7 @@ import type { AiSettingsSource } from './chat/instant-playlist.service';
 import type { CataloguePort, PlaylistPort, RegistryPort } from './core/ports';
 import type { LibraryScopeSource } from './core/library-scope';
 import type { RelabelMapSource } from './generation/repoint.service';
-import { parseMappingChanges, parseMappingRows, parseSnapshotAnswer } from './maps/wire';
+import { parseMappingChanges, parseMappingRows, parseSnapshotAnswer, readSnapshotStream } from './maps/wire';
 import type { LyricsPort } from './semantic/semantic.service';
 import type { FingerprintSource } from './recording/recording-index.service';
 
@@ -26,6 +26,14 @@ export function cataloguePort(catalogue: PeerClient): CataloguePort {
       // The binary page (raw float32 vectors) when the catalogue serves it, JSON otherwise (an older catalogue).
       const answer = await catalogue.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE, { query: { after: after ?? undefined, limit } });
       return parseSnapshotAnswer(answer.contentType, answer.body);
+    },
+    async snapshotStream(after, limit) {
+      // Asks for the stream, then the binary page, then JSON (an older catalogue answers the first it knows).
+      const answer = await catalogue.callStream(api.internal.snapshotTracks, [SNAPSHOT_STREAM_TYPE, SNAPSHOT_PAGE_BINARY_TYPE], { query: { after: after ?? undefined, limit } });
+      if (answer.contentType === SNAPSHOT_STREAM_TYPE) return { pages: readSnapshotStream(answer.chunks), cancel: answer.cancel };
+      const parts: Uint8Array[] = [];
+      for await (const c of answer.chunks) parts.push(c);
+      return { page: parseSnapshotAnswer(answer.contentType, Buffer.concat(parts)) };
     },
     async tracksByIds(itemIds) {
       const { tracks } = await catalogue.call(api.internal.snapshotTracksByIds, { body: { itemIds: [...itemIds] } });

@@ -75,13 +75,38 @@ afterAll(async () => {
   await w.db.drop();
 });
 
-/** Builds one generation with `svc` and returns it with the build's outcome. */
-async function buildWith(svc: IndexService): Promise<{ gen: Generation; fed: boolean; skipped: number }> {
+/** Builds one generation with `svc` and returns it with the build's outcome and its text-search table's content. */
+async function buildWith(svc: IndexService): Promise<{ gen: Generation; fed: boolean; skipped: number; semantic: unknown }> {
   svc.rebuild.request('test');
   await svc.rebuild.idle();
   const outcome = svc.rebuild.lastOutcome;
   if (!outcome || svc.rebuild.lastError) throw new Error(`build failed: ${svc.rebuild.lastError}`);
-  return { gen: svc.state.current(), fed: outcome.ivf.fedFromSnapshot, skipped: outcome.skippedTracks };
+  const gen = svc.state.current();
+  return { gen, fed: outcome.ivf.fedFromSnapshot, skipped: outcome.skippedTracks, semantic: await semanticFingerprint(svc, gen) };
+}
+
+/**
+ * The semantic table of a generation (fed build: from the snapshot pages' columns; read-back: from `index.tracks`):
+ * tagged rows, every column's raw value per row, tempo, energy, normalisation bounds, coverage, a mood centroid.
+ */
+async function semanticFingerprint(svc: IndexService, gen: Generation) {
+  const t = await svc.semantic.table(gen);
+  const columns = t.low.length;
+  const raw: number[] = [];
+  for (let r = 0; r < gen.index.size; r++) for (let c = 0; c < columns; c++) raw.push(t.raw(r, c));
+  const moods = [...t.moods.values()].map((m) => ({ mood: m.mood, songs: m.songs, minScore: m.minScore, vector: Array.from(m.vector) }));
+  return {
+    taggedCount: t.taggedCount,
+    tagged: Array.from(t.tagged),
+    raw: Buffer.from(Float64Array.from(raw).buffer).toString('base64'),
+    tempo: Array.from(t.tempoColumn()),
+    energy: Array.from(t.energyColumn()),
+    low: Array.from(t.low),
+    high: Array.from(t.high),
+    energyRange: t.energyRange,
+    coverage: t.moodsCoverage(),
+    moods,
+  };
 }
 
 /** Everything a generation holds that a path could change: rows, ids, cells, centroids, vectors, map, artists, display metadata (fed: from the pages; read back: from `index.tracks`). */
@@ -121,8 +146,9 @@ describe('index build fed from the snapshot pages', () => {
     const binaryBefore = w.peers.calls.snapshotBinary;
     const fed = await buildWith(fedSvc);
     expect(fed.fed).toBe(true);
-    // ceil(3002 / 700) = 5 pages, every one binary.
+    // ceil(3002 / 700) = 5 pages, every one binary, in one stream.
     expect(w.peers.calls.snapshotBinary - binaryBefore).toBe(5);
+    expect(w.peers.calls.snapshotStream).toBeGreaterThanOrEqual(1);
     expect(fed.gen.index.size).toBe(SONGS);
     expect(fed.skipped).toBe(2);
 
@@ -132,6 +158,30 @@ describe('index build fed from the snapshot pages', () => {
     expect(readBack.fed).toBe(false);
     expect(readBack.gen.generation).toBeGreaterThan(fed.gen.generation);
     expect(fingerprint(readBack.gen)).toEqual(fingerprint(fed.gen));
+    // The fed build's text-search table came from the snapshot pages' columns, the read-back's from index.tracks.
+    expect((fed.semantic as { taggedCount: number }).taggedCount).toBe(1000);
+    expect(readBack.semantic).toEqual(fed.semantic);
+  }, 300_000);
+
+  test('a snapshot stream cut mid-way (the catalogue restarting): the build reads on after the last complete page, same generation', async () => {
+    const svc = w.build(true);
+    await svc.start();
+    const reference = await buildWith(svc);
+    const streamsBefore = w.peers.calls.snapshotStream;
+    const pagesBefore = w.peers.calls.snapshot;
+    w.peers.cutSnapshotStreams = 2;
+    w.peers.cutSnapshotStreamsAfter = 2;
+    try {
+      const cut = await buildWith(svc);
+      expect(cut.fed).toBe(true);
+      // Two cut streams of 2 pages each, then one stream of the last page: 5 pages, each served once.
+      expect(w.peers.calls.snapshotStream - streamsBefore).toBe(3);
+      expect(w.peers.calls.snapshot - pagesBefore).toBe(5);
+      expect(fingerprint(cut.gen)).toEqual(fingerprint(reference.gen));
+      expect(cut.semantic).toEqual(reference.semantic);
+    } finally {
+      w.peers.cutSnapshotStreams = 0;
+    }
   }, 300_000);
 
   test('a catalogue that answers JSON only (older producer): same generation, still fed from the pages', async () => {
@@ -141,12 +191,27 @@ describe('index build fed from the snapshot pages', () => {
     w.peers.binarySnapshot = false;
     try {
       const binaryBefore = w.peers.calls.snapshotBinary;
+      const streamsBefore = w.peers.calls.snapshotStream;
       const json = await buildWith(svc);
       expect(w.peers.calls.snapshotBinary).toBe(binaryBefore);
+      expect(w.peers.calls.snapshotStream).toBe(streamsBefore);
       expect(json.fed).toBe(true);
       expect(fingerprint(json.gen)).toEqual(fingerprint(reference.gen));
+      expect(json.semantic).toEqual(reference.semantic);
     } finally {
       w.peers.binarySnapshot = true;
+    }
+    // A catalogue with binary pages but no stream (one page a request): the same generation again.
+    w.peers.streamSnapshot = false;
+    try {
+      const binaryBefore = w.peers.calls.snapshotBinary;
+      const streamsBefore = w.peers.calls.snapshotStream;
+      const paged = await buildWith(svc);
+      expect(w.peers.calls.snapshotStream).toBe(streamsBefore);
+      expect(w.peers.calls.snapshotBinary - binaryBefore).toBe(5);
+      expect(fingerprint(paged.gen)).toEqual(fingerprint(reference.gen));
+    } finally {
+      w.peers.streamSnapshot = true;
     }
   }, 300_000);
 

@@ -38,7 +38,7 @@ import { ReferenceVectorRequest, ReferenceVectorResponse } from './import';
 import { AnalysisRunLive, AnalysisStats, CatalogueStats, IndexLive, IndexStats, LyricsPendingPage, LyricsSimilarRequest, LyricsSimilarResponse, PutLyricsRequest } from './semantic';
 import { AiSettingsDto } from './chat';
 import { ServerTypeSchema } from './servers';
-import { SNAPSHOT_PAGE_BINARY_TYPE } from './snapshot-binary';
+import { SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE } from './snapshot-binary';
 
 /**
  * Service-to-service routes (access `internal`): called with the signed internal identity by a
@@ -147,7 +147,7 @@ export const internalRoutes = {
   mappingRows: defineRoute({ method: 'get', path: '/internal/mappings/rows', service: 'catalogue', access: internal, tags, summary: 'Page of all mapping rows (index id maps, full load)', query: MappingRowsQuery, response: MappingRowsPage }),
   mappingChanges: defineRoute({ method: 'get', path: '/internal/mappings/changes', service: 'catalogue', access: internal, tags, summary: 'Mapping log entries after a sequence number (index id maps, follow)', query: MappingChangesQuery, response: MappingChangesPage }),
   snapshotTracksByIds: defineRoute({ method: 'post', path: '/internal/snapshot/tracks/by-ids', service: 'catalogue', access: internal, tags, summary: "The snapshot rows (vectors, descriptors, mappings) of up to 1000 songs by content id, in the request's order; unknown ids and songs without an embedding are absent (the index's live library)", body: SnapshotByIdsRequest, response: SnapshotByIdsResponse }),
-  snapshotTracks: defineRoute({ method: 'get', path: '/internal/snapshot/tracks', service: 'catalogue', access: internal, tags, summary: 'Page of analysed tracks with vectors (index builds); JSON, or the binary page (raw float32 vectors) when Accept asks for it', query: SnapshotQuery, response: SnapshotPage, alternateTypes: [SNAPSHOT_PAGE_BINARY_TYPE] }),
+  snapshotTracks: defineRoute({ method: 'get', path: '/internal/snapshot/tracks', service: 'catalogue', access: internal, tags, summary: 'Page of analysed tracks with vectors (index builds); JSON, or the binary page (raw float32 vectors) when Accept asks for it, or every page from `after` on in one streamed response (length-prefixed binary pages) when Accept asks for the snapshot stream', query: SnapshotQuery, response: SnapshotPage, alternateTypes: [SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE] }),
   artistsResolve: defineRoute({ method: 'get', path: '/internal/artists/resolve', service: 'catalogue', access: internal, tags, summary: 'Artist name or provider artist id of a server to the artist', query: ArtistResolveQuery, response: ArtistResolveResponse }),
   artistsMapOutput: defineRoute({ method: 'post', path: '/internal/artists/map-output', service: 'catalogue', access: internal, tags, summary: 'Artist names to the provider artist ids of a server', body: ArtistMapOutputRequest, response: ArtistMapOutputResponse }),
   durationsBackfill: defineRoute({ method: 'post', path: '/internal/durations/backfill', service: 'catalogue', access: internal, tags, summary: 'Fill missing track durations from a media-server listing', body: DurationBackfillRequest, response: DurationBackfillResponse }),

@@ -1,6 +1,6 @@
 import { SnapshotPage } from './catalogue';
 import { MSD_TAGS } from './learned';
-import { SnapshotBinaryError, decodeSnapshotPageBinary, encodeSnapshotPage, encodeSnapshotPageParts, type SnapshotTrackBytes } from './snapshot-binary';
+import { SnapshotBinaryError, SnapshotStreamReader, decodeSnapshotPageBinary, encodeSnapshotPage, encodeSnapshotPageParts, snapshotFramePrefix, type SnapshotTrackBytes } from './snapshot-binary';
 
 /** A track with every field kind the snapshot carries (nulls, learned features, several mappings). */
 function track(i: number, vector: Uint8Array): SnapshotTrackBytes {
@@ -82,5 +82,48 @@ describe('binary snapshot page (SNAPSHOT_PAGE_BINARY_TYPE)', () => {
     // Header is not JSON.
     const notJson = encodeSnapshotPageParts('{"next": nul', []);
     expect(() => decodeSnapshotPageBinary(notJson)).toThrow(/JSON/);
+  });
+});
+
+describe('snapshot stream (SNAPSHOT_STREAM_TYPE): length-prefixed binary pages', () => {
+  const pages = [0, 1, 2].map((p) => encodeSnapshotPage({ tracks: [track(2 * p, floatBytes([p, 1])), track(2 * p + 1, floatBytes([p, 2]))], next: p < 2 ? `id-${2 * p + 1}-é` : null, ...(p === 0 ? { total: 6 } : {}) }));
+  const stream = (() => {
+    const parts = pages.flatMap((b) => [snapshotFramePrefix(b), b]);
+    const out = new Uint8Array(parts.reduce((s, b) => s + b.length, 0));
+    let at = 0;
+    for (const b of parts) {
+      out.set(b, at);
+      at += b.length;
+    }
+    return out;
+  })();
+
+  test('cut into chunks of any size (1 byte, 7 bytes, one page and a bit, the whole stream), the reader gives the same pages in order', () => {
+    for (const size of [1, 7, pages[0]!.length + 5, stream.length]) {
+      const reader = new SnapshotStreamReader();
+      const got: Uint8Array[] = [];
+      for (let at = 0; at < stream.length; at += size) got.push(...reader.push(stream.subarray(at, at + size)));
+      expect(got.map((b) => Buffer.from(b).toString('hex'))).toEqual(pages.map((b) => Buffer.from(b).toString('hex')));
+      expect(reader.pendingBytes).toBe(0);
+      expect(got.map((b) => decodeSnapshotPageBinary(b).next)).toEqual(['id-1-é', 'id-3-é', null]);
+    }
+  });
+
+  test('a stream cut inside a frame leaves its bytes pending (truncated, not a page); a cut between frames leaves none', () => {
+    const reader = new SnapshotStreamReader();
+    const cut = 4 + pages[0]!.length + 4 + 10;
+    expect(reader.push(stream.subarray(0, cut))).toHaveLength(1);
+    expect(reader.pendingBytes).toBe(14);
+    const clean = new SnapshotStreamReader();
+    expect(clean.push(stream.subarray(0, 4 + pages[0]!.length))).toHaveLength(1);
+    expect(clean.pendingBytes).toBe(0);
+    const headOnly = new SnapshotStreamReader();
+    expect(headOnly.push(stream.subarray(0, 2))).toHaveLength(0);
+    expect(headOnly.pendingBytes).toBe(2);
+  });
+
+  test('a frame announcing more than SNAPSHOT_FRAME_MAX_BYTES is refused', () => {
+    const reader = new SnapshotStreamReader();
+    expect(() => reader.push(new Uint8Array([0xff, 0xff, 0xff, 0xff]))).toThrow(SnapshotBinaryError);
   });
 });

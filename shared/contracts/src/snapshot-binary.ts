@@ -107,3 +107,89 @@ export function decodeSnapshotPageBinary(body: Uint8Array): DecodedSnapshotPage 
   if (at !== body.length) throw new SnapshotBinaryError(`snapshot page has ${body.length - at} trailing bytes`);
   return { next: header.next, total: header.total, tracks: header.tracks as unknown[], vectors };
 }
+
+/**
+ * The whole snapshot in one response (issue 35 "the whole generation at 1M"): the route streams its binary pages
+ * one after the other when the caller's `Accept` prefers this type, so the catalogue reads its next pages while the
+ * index works on the previous ones instead of waiting for a request per page. Each page is one frame:
+ * ```
+ * 0   length      u32 little-endian: byte length of the page
+ * 4   page        one binary page (`SNAPSHOT_PAGE_BINARY_TYPE` layout above), `next` = its last id
+ * ```
+ * The last frame's page has `next: null`; a stream that ends before it (the catalogue stopped or failed mid-way)
+ * is truncated, and the reader resumes with `after` = the last complete page's `next`. Callers that do not ask for
+ * it get the single page (binary or JSON) as before.
+ */
+export const SNAPSHOT_STREAM_TYPE = 'application/vnd.polyphony.snapshot-stream';
+
+/** Largest page frame a reader accepts (a 5,000-song page with learned features is ~10 MB). */
+export const SNAPSHOT_FRAME_MAX_BYTES = 256 * 1024 * 1024;
+
+/** The 4-byte length prefix of one stream frame holding `page` (write it, then the page itself: no copy of the page). */
+export function snapshotFramePrefix(page: Uint8Array): Uint8Array {
+  const prefix = new Uint8Array(4);
+  new DataView(prefix.buffer).setUint32(0, page.length, true);
+  return prefix;
+}
+
+/**
+ * Cuts a snapshot stream (`SNAPSHOT_STREAM_TYPE`) into its page bodies as chunks of it arrive, whatever the chunk
+ * boundaries. Keeps only the bytes of the frame under way.
+ */
+export class SnapshotStreamReader {
+  private chunks: Uint8Array[] = [];
+  private buffered = 0;
+  private need = -1;
+
+  /**
+   * Adds one chunk of the response body.
+   * @returns the page bodies completed by it, in order (each one page for `decodeSnapshotPageBinary`)
+   * @throws SnapshotBinaryError when a frame announces more than SNAPSHOT_FRAME_MAX_BYTES
+   */
+  push(chunk: Uint8Array): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    if (chunk.length) {
+      this.chunks.push(chunk);
+      this.buffered += chunk.length;
+    }
+    for (;;) {
+      if (this.need < 0) {
+        if (this.buffered < 4) return out;
+        const head = this.take(4);
+        const n = new DataView(head.buffer, head.byteOffset, 4).getUint32(0, true);
+        if (n > SNAPSHOT_FRAME_MAX_BYTES) throw new SnapshotBinaryError(`snapshot stream frame of ${n} bytes (at most ${SNAPSHOT_FRAME_MAX_BYTES})`);
+        this.need = n;
+      }
+      if (this.buffered < this.need) return out;
+      out.push(this.take(this.need));
+      this.need = -1;
+    }
+  }
+
+  /** Bytes received of a frame not complete yet (0 at a frame boundary: a stream that ends here was cut between pages). */
+  get pendingBytes(): number {
+    return this.need < 0 ? this.buffered : this.buffered + 4;
+  }
+
+  /** Removes the first `n` buffered bytes (one view when they lie in one chunk, else one copy). */
+  private take(n: number): Uint8Array {
+    this.buffered -= n;
+    const first = this.chunks[0];
+    if (first && first.length >= n) {
+      if (first.length === n) this.chunks.shift();
+      else this.chunks[0] = first.subarray(n);
+      return first.subarray(0, n);
+    }
+    const out = new Uint8Array(n);
+    let at = 0;
+    while (at < n) {
+      const c = this.chunks[0]!;
+      const k = Math.min(c.length, n - at);
+      out.set(c.subarray(0, k), at);
+      at += k;
+      if (k === c.length) this.chunks.shift();
+      else this.chunks[0] = c.subarray(k);
+    }
+    return out;
+  }
+}

@@ -18,3 +18,4 @@ export * from './tasks';
 export * from './routes';
 export * from './settings-reader';
 export * from './peer-client';
+export * from './snapshot-stream';

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import { SNAPSHOT_PAGE_BINARY_TYPE, api } from '@polyphony/contracts';
+import { SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE, api } from '@polyphony/contracts';
 import { AppError, StateUnavailableError, UpstreamUnavailableError } from './errors';
 import { PeerClient } from './peer-client';
 import { ServiceClient } from './service-client';
@@ -10,7 +10,7 @@ import { ServiceClient } from './service-client';
 describe('PeerClient.callBytes', () => {
   let server: Server;
   let peer: PeerClient;
-  let mode: 'binary' | 'json' | 'unavailable' | 'state' | 'broken' | 'missing' = 'binary';
+  let mode: 'binary' | 'json' | 'unavailable' | 'state' | 'broken' | 'missing' | 'stream' | 'stream-cut' = 'binary';
   const seenAccept: string[] = [];
 
   beforeAll(async () => {
@@ -22,6 +22,16 @@ describe('PeerClient.callBytes', () => {
       if (mode === 'broken') return void res.status(500).json({ error: 'Internal server error', code: 'internal_error', request_id: 'x' });
       if (mode === 'missing') return void res.status(404).json({ error: 'nope', code: 'not_found', request_id: 'x' });
       if (mode === 'json') return void res.json({ tracks: [], next: null, after: req.query.after ?? null });
+      if (mode === 'stream' || mode === 'stream-cut') {
+        // Three chunks with pauses between them; 'stream-cut' destroys the connection after the second.
+        res.status(200).type(SNAPSHOT_STREAM_TYPE);
+        res.write(Buffer.from([1, 2]));
+        setTimeout(() => {
+          res.write(Buffer.from([3]));
+          setTimeout(() => (mode === 'stream-cut' ? res.destroy() : res.end(Buffer.from([4, 5]))), 50);
+        }, 50);
+        return;
+      }
       res.type(SNAPSHOT_PAGE_BINARY_TYPE).send(Buffer.from([1, 2, 3, 250]));
     });
     server = await new Promise<Server>((resolve) => {
@@ -66,6 +76,33 @@ describe('PeerClient.callBytes', () => {
     const missing = (await peer.callBytes(api.internal.snapshotTracks, SNAPSHOT_PAGE_BINARY_TYPE).catch((e: unknown) => e)) as AppError;
     expect(missing).toBeInstanceOf(AppError);
     expect([missing.httpStatus, missing.code]).toEqual([404, 'not_found']);
+  });
+
+  test('callStream hands the body over as it arrives; a connection cut mid-answer throws a 503 from the iteration; errors before the body map as for callBytes', async () => {
+    mode = 'stream';
+    const res = await peer.callStream(api.internal.snapshotTracks, [SNAPSHOT_STREAM_TYPE, SNAPSHOT_PAGE_BINARY_TYPE], { query: { limit: 5 } });
+    expect(res.contentType).toBe(SNAPSHOT_STREAM_TYPE);
+    expect(seenAccept.at(-1)).toBe(`${SNAPSHOT_STREAM_TYPE}, ${SNAPSHOT_PAGE_BINARY_TYPE};q=0.9, application/json;q=0.5`);
+    const got: number[] = [];
+    let chunks = 0;
+    for await (const c of res.chunks) {
+      chunks++;
+      got.push(...c);
+    }
+    expect(got).toEqual([1, 2, 3, 4, 5]);
+    expect(chunks).toBeGreaterThanOrEqual(2);
+    mode = 'stream-cut';
+    const cut = await peer.callStream(api.internal.snapshotTracks, [SNAPSHOT_STREAM_TYPE]);
+    const before: number[] = [];
+    const err = await (async () => {
+      for await (const c of cut.chunks) before.push(...c);
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamUnavailableError);
+    expect((err as AppError).httpStatus).toBe(503);
+    expect(before).toEqual([1, 2, 3]);
+    mode = 'unavailable';
+    const down = (await peer.callStream(api.internal.snapshotTracks, [SNAPSHOT_STREAM_TYPE]).catch((e: unknown) => e)) as AppError;
+    expect([down.httpStatus, down.code]).toEqual([503, 'upstream_unavailable']);
   });
 
   test('a type the route does not list in alternateTypes is a programming error', async () => {

@@ -57,6 +57,22 @@ export class PeerClient {
   }
 
   /**
+   * Calls `route` asking for its `alternateTypes` `types` in that order of preference and JSON last (an older callee
+   * answers the first it knows), and hands the
+   * answer's body over as it arrives (`ServiceClient.requestStream`: no limit on the whole answer's time). Opening
+   * the call (until the headers) is retried like `call`'s for GET; a failure while reading is the caller's to handle.
+   * @throws Error when `type` is not one of the route's `alternateTypes` (a programming error)
+   */
+  async callStream<R extends RouteDef>(route: R, types: readonly string[], input: CallInput<R> = {}, options: PeerCallOptions = {}): Promise<{ contentType: string; chunks: AsyncIterable<Uint8Array>; cancel(): void }> {
+    const { path, query, method } = this.target(route, input);
+    for (const type of types) if (!route.alternateTypes?.includes(type)) throw new Error(`${routeKey(route)} does not answer ${type}`);
+    // `types` in order of preference (q 1, 0.9, 0.8, ...), JSON last.
+    const accept = [...types.map((t, i) => (i === 0 ? t : `${t};q=${(1 - i / 10).toFixed(1)}`)), 'application/json;q=0.5'].join(', ');
+    const send = () => this.client.requestStream(method, path, accept, { identity: options.identity, query });
+    return method === 'GET' ? withTransientRetry(send, this.retry) : send();
+  }
+
+  /**
    * Path (with its parameters filled in), query and upper-case method of a call of `route`.
    * @throws Error when the route belongs to another service (a programming error)
    */

@@ -46,7 +46,68 @@ export class ServiceClient {
     return { contentType, body };
   }
 
-  private async send(method: string, path: string, body: unknown, options: { identity?: CallerIdentity; query?: Record<string, string | number | undefined>; accept: string }): Promise<Response> {
+  /**
+   * Like `requestBytes`, but the answer's body is handed over as it arrives (a long streamed answer, e.g. the
+   * catalogue's snapshot stream): no limit on the whole answer's time, instead `timeoutMs` until the headers and
+   * again between two chunks (a callee that stops sending). Reading stops (and the connection closes) when the
+   * caller's iteration ends early or `cancel()` is called. A failure while reading (reset, idle timeout) throws
+   * UpstreamUnavailableError (503) from the iteration.
+   * @returns `contentType` without parameters, lower case ('' when absent)
+   */
+  async requestStream(method: string, path: string, accept: string, options: { identity?: CallerIdentity; query?: Record<string, string | number | undefined> } = {}): Promise<{ contentType: string; chunks: AsyncIterable<Uint8Array>; cancel(): void }> {
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => abort.abort(new Error(`no data for ${this.timeoutMs} ms`)), this.timeoutMs);
+      timer.unref?.();
+    };
+    arm();
+    let res: Response;
+    try {
+      res = await this.send(method, path, undefined, { ...options, accept, signal: abort.signal });
+    } catch (err) {
+      clearTimeout(timer);
+      throw err;
+    }
+    if (!res.ok) {
+      const text = await res.text().catch(() => '');
+      clearTimeout(timer);
+      throw errorOf(res.status, text ? safeJson(text) : undefined, res.headers.get('retry-after'));
+    }
+    const contentType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    const body = res.body;
+    const cancel = () => {
+      clearTimeout(timer);
+      abort.abort(new Error('stream cancelled'));
+    };
+    async function* chunks(): AsyncGenerator<Uint8Array> {
+      if (!body) return;
+      const reader = body.getReader();
+      try {
+        for (;;) {
+          arm();
+          let r: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            r = await reader.read();
+          } catch (err) {
+            throw new UpstreamUnavailableError(`Service call ${method} ${path} failed while reading the answer: ${(err as Error).message}`, 503, { cause: err });
+          }
+          // The idle limit runs while waiting for data only, not while the consumer works on a chunk.
+          clearTimeout(timer);
+          if (r.done) return;
+          yield r.value;
+        }
+      } finally {
+        clearTimeout(timer);
+        reader.releaseLock();
+        if (!abort.signal.aborted) abort.abort(new Error('stream closed'));
+      }
+    }
+    return { contentType, chunks: chunks(), cancel };
+  }
+
+  private async send(method: string, path: string, body: unknown, options: { identity?: CallerIdentity; query?: Record<string, string | number | undefined>; accept: string; signal?: AbortSignal }): Promise<Response> {
     const url = new URL(path, this.baseUrl());
     for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const identity = options.identity ?? { sub: `service:${this.callerName}`, username: this.callerName, role: 'admin' as const, via: 'internal' as const };
@@ -55,7 +116,7 @@ export class ServiceClient {
     if (requestId) headers[REQUEST_ID_HEADER] = requestId;
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
-      return await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs) });
+      return await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: options.signal ?? AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
       throw new UpstreamUnavailableError(`Service call ${method} ${url.pathname} failed: ${(err as Error).message}`, 503, { cause: err });
     }

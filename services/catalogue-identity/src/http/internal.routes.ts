@@ -4,8 +4,8 @@
  * role that service clients sign with. Shapes: @polyphony/contracts catalogue.ts.
  */
 import express from 'express';
-import { type ArtistResolveResponse, type AvailabilityResponse, type MappingChangesPage, type MappingRowsPage, type RelabelMapPage, SNAPSHOT_PAGE_BINARY_TYPE, encodeSnapshotPage, type z, api } from '@polyphony/contracts';
-import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
+import { type ArtistResolveResponse, type AvailabilityResponse, type MappingChangesPage, type MappingRowsPage, type RelabelMapPage, SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE, encodeSnapshotPage, type z, api } from '@polyphony/contracts';
+import { routeHandlers, sendSnapshotStream, type Logger, type RouteHandlers } from '@polyphony/platform';
 import type { IdentityService } from '../domain/identity.service';
 import type { MappingService } from '../domain/mapping.service';
 import type { RemovalService } from '../domain/removals.service';
@@ -31,6 +31,8 @@ export interface InternalRouteDeps {
   scheme: Pick<SchemeService, 'relabelMap'>;
   /** The change detection's removal check. */
   removals: Pick<RemovalService, 'check'>;
+  /** Where a snapshot stream that fails mid-way is logged (optional: tests). */
+  logger?: Logger;
 }
 
 /** All /internal routes of the catalogue (inputs parsed by the route table's schemas before a handler runs). */
@@ -83,8 +85,15 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
   r.json(api.internal.mappingChanges, async ({ query: q }) => (await d.mappings.changes(q.after, q.limit)) satisfies MappingChangesPage);
 
   // Content negotiation (contracts snapshot-binary.ts): JSON unless the caller's Accept prefers the binary page.
+  // The snapshot stream (SNAPSHOT_STREAM_TYPE): every page from `after` on in one response, the next page read while
+  // the current one is written (platform sendSnapshotStream); `limit` is the page size.
   r.json(api.internal.snapshotTracks, async ({ query: q }, req, res) => {
-    if (req.accepts(['application/json', SNAPSHOT_PAGE_BINARY_TYPE]) === SNAPSHOT_PAGE_BINARY_TYPE) {
+    const wanted = req.accepts(['application/json', SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE]);
+    if (wanted === SNAPSHOT_STREAM_TYPE) {
+      await sendSnapshotStream(res, (after) => d.tracks.snapshotBytes(after, q.limit), q.after, d.logger);
+      return;
+    }
+    if (wanted === SNAPSHOT_PAGE_BINARY_TYPE) {
       const body = encodeSnapshotPage(await d.tracks.snapshotBytes(q.after, q.limit));
       res.status(200).type(SNAPSHOT_PAGE_BINARY_TYPE).send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
       return;

@@ -112,7 +112,10 @@ export class TrackRepository implements TrackStore {
    */
   async snapshotBytes(after: string | undefined, limit: number): Promise<{ tracks: SnapshotTrackBytes[]; next: string | null; total?: number }> {
     const n = Math.max(1, Math.min(SNAPSHOT_MAX_LIMIT, Math.floor(limit)));
-    const rows = await this.snapshotRows(`WHERE ($1::text IS NULL OR s.item_id > $1::text) ORDER BY s.item_id LIMIT $2`, [after ?? null, n]);
+    // The keyset bound on both sides of the join: with it on `s` only, the merge join's scan of `embedding` started at
+    // the first id and read every row before the page (EXPLAIN at 200k: 104,770 embedding rows fetched for a page
+    // half-way, so a whole snapshot was quadratic in the catalogue's size); with both, each page reads its own rows.
+    const rows = await this.snapshotRows(`WHERE ($1::text IS NULL OR (s.item_id > $1::text AND e.item_id > $1::text)) ORDER BY s.item_id LIMIT $2`, [after ?? null, n]);
     const tracks = rows.map(toSnapshotBytes);
     const next = rows.length === n ? (rows[rows.length - 1] as ScoreRow).item_id : null;
     if (after !== undefined) return { tracks, next };
@@ -136,10 +139,14 @@ export class TrackRepository implements TrackStore {
     return out;
   }
 
+  /**
+   * `has_lyrics` is one primary-key lookup per row (lyrics has one row per song): written as EXISTS with the status
+   * filter, the planner hashed every 'found' lyrics row for each page instead (a sequential scan of the table a page).
+   */
   private snapshotRows(where: string, params: unknown[]): Promise<SnapshotRow[]> {
     return this.ds.query(
       `SELECT s.item_id, s.title, s.artist, s.album, s.album_artist, s.year, s.rating, s.duration_seconds, s.tempo, s.key, s.scale, s.energy, ${LEARNED_COLUMNS_SQL},
-              EXISTS (SELECT 1 FROM catalogue.lyrics l WHERE l.item_id = s.item_id AND l.status = 'found') AS has_lyrics,
+              COALESCE((SELECT l.status = 'found' FROM catalogue.lyrics l WHERE l.item_id = s.item_id), false) AS has_lyrics,
               e.vector, e.embedder_version AS embedding_version,
               COALESCE((SELECT json_agg(json_build_object('serverId', m.server_id, 'providerId', m.provider_id, 'artistId', m.artist_id) ORDER BY m.server_id, m.provider_id)
                         FROM catalogue.track_server_map m WHERE m.item_id = s.item_id), '[]'::json) AS map_rows

@@ -18,6 +18,13 @@ export interface CataloguePort extends MappingSource {
    * the catalogue sends it.
    */
   snapshotPage(after: string | null, limit: number): Promise<SnapshotPageBytes>;
+  /**
+   * The snapshot from `after` on (null = from the start) in pages of `limit` songs as one streamed answer, when the
+   * catalogue streams it (`pages`: ends after the page with `next: null`; throws a transient 503 when the stream is
+   * cut, `cancel` closes it early); `page` when it answered one page instead (a catalogue older than the stream).
+   * Optional: without it the build pages with `snapshotPage` (generation/snapshot-pages.ts).
+   */
+  snapshotStream?(after: string | null, limit: number): Promise<{ pages: AsyncIterable<SnapshotPageBytes>; cancel(): void } | { page: SnapshotPageBytes }>;
   /** The snapshot rows of songs by content id (up to 1000 a call; unknown ids and songs without an embedding absent). */
   tracksByIds(itemIds: readonly string[]): Promise<SnapshotPageBytes['tracks']>;
   /** A provider artist id of the server or an artist name -> the artist's name (unknown values come back as given). */

@@ -10,14 +10,19 @@ export type { SearchHit, TrackDetails, TrackFilter, TrackMeta, TrackVectorBatch 
 /** Tag bytes per tagged song: MSD then MTT probabilities, round(p * 255) each (migration 1732810000001). */
 export const TAG_COUNT = MSD_TAGS.length + MTT_TAGS.length;
 
-/** base64 of the quantised tag bytes, or null when the song has no tags (MTT absent = zeros). */
-export function encodeTags(learned: LearnedFeatures | null | undefined): string | null {
+/** The quantised tag bytes (the `tags` column: MSD then MTT, round(p * 255) each), or null when the song has no tags (MTT absent = zeros). */
+export function tagBytesOf(learned: LearnedFeatures | null | undefined): Buffer | null {
   if (!learned) return null;
   const out = Buffer.alloc(TAG_COUNT);
   const put = (values: readonly number[] | undefined, offset: number) => values?.forEach((p, i) => (out[offset + i] = Math.max(0, Math.min(255, Math.round(p * 255)))));
   put(learned.tags.msd, 0);
   put(learned.tags.mtt, MSD_TAGS.length);
-  return out.toString('base64');
+  return out;
+}
+
+/** base64 of the quantised tag bytes (`tagBytesOf`), or null when the song has no tags. */
+export function encodeTags(learned: LearnedFeatures | null | undefined): string | null {
+  return tagBytesOf(learned)?.toString('base64') ?? null;
 }
 
 /** `danceable,aggressive,happy,party,relaxed,sad` probabilities as a comma list (real[] text), or null without tags. */

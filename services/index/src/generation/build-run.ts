@@ -22,11 +22,14 @@ import type { MapFollower } from '../maps/generation-maps';
 import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
 import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
 import { umapLayout } from '../maps/umap-projection';
+import { SemanticRows, seedSemanticRows } from '../semantic/column-fill';
 import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
 import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
 import { GenerationReuse } from './reuse';
 import { SnapshotFeed, feedPage } from './snapshot-feed';
+import { logResume, snapshotPages } from './snapshot-pages';
+import type { SnapshotPageBytes } from '../maps/wire';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
 
 /** What a finished build reports. */
@@ -121,6 +124,8 @@ export class BuildRun {
    * them): activation then does not read `index.tracks` back. Dropped with the feed (read-back path).
    */
   private fedMeta: TrackMetaStore | undefined;
+  /** The text search's columns of the fed rows, filled from the snapshot pages (same rows as `fedMeta`; dropped with the feed). */
+  private fedSemantic: SemanticRows | undefined;
   private reuse: GenerationReuse | undefined;
   private reuseReport: RebuildOutcome['reuse'];
   private activateMs = { load: 0, prepare: 0, commit: 0 };
@@ -214,6 +219,7 @@ export class BuildRun {
     this.rows.reset();
     this.fedMeta?.close();
     this.fedMeta = undefined;
+    this.fedSemantic = undefined;
     this.host.note(`index build reads the catalogue copy back (${reason})`);
   }
 
@@ -228,7 +234,7 @@ export class BuildRun {
    */
   private async snapshot(): Promise<void> {
     const h = this.host;
-    const { snapshotPageSize, snapshotWriters } = h.settings;
+    const { snapshotWriters } = h.settings;
     const signal = this.signal;
     let restarts = 0;
     const writes = new Set<Promise<void>>();
@@ -240,18 +246,17 @@ export class BuildRun {
     };
     signal.addEventListener('abort', this.abortFeed, { once: true });
     const stopFeed = (reason: string) => this.stopFeed(reason);
-    // The next page is fetched while the current one is written (one page of look-ahead).
-    let nextPage = h.catalogue.snapshotPage(null, snapshotPageSize);
+    // The catalogue's snapshot stream, decoded ahead while the current page is written (snapshot-pages.ts).
+    let pages = this.snapshotPages();
     try {
       try {
         for (;;) {
-          if (signal.aborted) {
-            nextPage.catch(() => undefined);
-            throw new Error('index build aborted');
-          }
+          if (signal.aborted) throw new Error('index build aborted');
           const tWait = performance.now();
-          const page = await nextPage;
+          const next = await pages.next();
           this.snapshotWaitMs += performance.now() - tWait;
+          if (next.done) break;
+          const page = next.value;
           const other = page.tracks.find((t) => t.embedderVersion !== (this.version ??= t.embedderVersion));
           if (other) {
             if (++restarts > 3) throw new Error(`the catalogue snapshot mixes embedder versions (${this.version} and ${other.embedderVersion})`);
@@ -262,10 +267,10 @@ export class BuildRun {
             this.links = new ArtistLinkCounter();
             this.synced = 0;
             this.skipped = 0;
-            nextPage = h.catalogue.snapshotPage(null, snapshotPageSize);
+            await pages.return(undefined);
+            pages = this.snapshotPages();
             continue;
           }
-          if (page.next && page.tracks.length > 0) nextPage = h.catalogue.snapshotPage(page.next, snapshotPageSize);
           if (!this.feedStopped) {
             if (!this.feed) {
               this.feed = new SnapshotFeed();
@@ -275,8 +280,9 @@ export class BuildRun {
               this.fed = buildIvfIndex(this.feed, this.ivfOptions(expected, this.feedAbort.signal, true));
               this.fed.catch(() => undefined);
               this.fedMeta = new TrackMetaStore(expected ?? 1024, tableStorageOf(h.vectors));
+              this.fedSemantic = new SemanticRows(expected ?? 1024);
             }
-            this.fedMeta = feedPage(page.tracks, this.feed, this.rows, this.fedMeta, stopFeed);
+            this.fedMeta = feedPage(page.tracks, this.feed, this.rows, this.fedMeta, stopFeed, this.fedSemantic);
           }
           const tWrite = performance.now();
           while (writes.size >= snapshotWriters) await Promise.race(writes);
@@ -300,6 +306,8 @@ export class BuildRun {
         // No write outlives a failed snapshot.
         await drainWrites().catch(() => undefined);
         throw err;
+      } finally {
+        await pages.return(undefined);
       }
       // The fed build trains and assigns while the last pages are written.
       this.feed?.end();
@@ -313,6 +321,11 @@ export class BuildRun {
       signal.removeEventListener('abort', this.abortFeed);
       throw err;
     }
+  }
+
+  /** The catalogue's snapshot pages from the start (stream, reopened after a cut; paging from an older catalogue). */
+  private snapshotPages(): AsyncGenerator<SnapshotPageBytes> {
+    return snapshotPages(this.host.catalogue, { limit: this.host.settings.snapshotPageSize, signal: this.signal, onResume: logResume(this.host) });
   }
 
   /**
@@ -457,6 +470,9 @@ export class BuildRun {
     this.activateMs.load = performance.now() - t;
     if (signal.aborted) throw new Error('index build aborted');
     const gen: Generation = { ...parts, maps, meta };
+    // The text search's table from the columns the snapshot pages filled, not from index.tracks (fed build only).
+    if (fedMeta && this.fedSemantic) seedSemanticRows(parts.index, this.fedSemantic);
+    this.fedSemantic = undefined;
     t = performance.now();
     await h.state.prepare(gen);
     this.activateMs.prepare = performance.now() - t;

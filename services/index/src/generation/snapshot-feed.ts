@@ -1,8 +1,9 @@
 import type { SnapshotTrackBytes } from '@polyphony/contracts';
 import type { VectorBatch } from '@polyphony/vector-engine';
 import { artistKey } from '../core/text';
-import { VECTOR_DIM, snapshotVector } from '../core/track.repository';
+import { VECTOR_DIM, otherFeaturesOf, snapshotVector, tagBytesOf } from '../core/track.repository';
 import { metaOfSnapshotTrack, type TrackMetaStore } from '../maps/track-meta-store';
+import type { SemanticRows } from '../semantic/column-fill';
 import type { BuildRows } from './build-rows';
 
 /**
@@ -82,10 +83,11 @@ export class SnapshotFeed implements AsyncIterable<VectorBatch> {
  * Pushes the usable vectors of one snapshot page into the fed build (the rule of `snapshotVector`, as the copy
  * skips them), checking that ids rise in byte order (`byteOrderLess`, the read-back's order); the first id out of
  * order stops the feed (`stop`), so the build reads the copy back instead and still sees the same row order.
- * The fed rows' display metadata goes into `meta` (row = build order), grown when full.
+ * The fed rows' display metadata goes into `meta` (row = build order), grown when full, and their text-search
+ * columns into `semantic` when given (the new generation's semantic table is then built from memory).
  * @returns the metadata store to use for the next page (undefined once the feed stopped)
  */
-export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFeed, rows: BuildRows, meta: TrackMetaStore | undefined, stop: (reason: string) => void): TrackMetaStore | undefined {
+export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFeed, rows: BuildRows, meta: TrackMetaStore | undefined, stop: (reason: string) => void, semantic?: SemanticRows): TrackMetaStore | undefined {
   let lastId = rows.lastId;
   const ids: string[] = [];
   const keys: string[] = [];
@@ -113,6 +115,11 @@ export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFe
     if (base + ids.length > meta.size) meta = meta.grownTo(Math.max(2 * meta.size, base + ids.length));
     const store = meta;
     fedTracks.forEach((t, i) => store.set(base + i, metaOfSnapshotTrack(t)));
+  }
+  if (semantic) {
+    // The text search's columns as the copy stores them (tags bytes, other_scores real[], tempo and energy real).
+    const base = rows.count;
+    fedTracks.forEach((t, i) => semantic.set(base + i, tagBytesOf(t.learned), otherFeaturesOf(t.learned)?.split(',').map(Number) ?? null, t.tempo, t.energy));
   }
   rows.add(ids, keys, names);
   feed.push({ ids, vectors: vectors.subarray(0, ids.length * VECTOR_DIM) });

@@ -1,4 +1,4 @@
-import { LearnedFeatures, MSD_TAGS, MTT_TAGS, SNAPSHOT_PAGE_BINARY_TYPE, SnapshotPage, SnapshotTrack, decodeSnapshotPageBinary, type SnapshotTrackBytes, type TagScores } from '@polyphony/contracts';
+import { LearnedFeatures, MSD_TAGS, MTT_TAGS, SNAPSHOT_PAGE_BINARY_TYPE, SnapshotBinaryError, SnapshotPage, SnapshotStreamReader, SnapshotTrack, decodeSnapshotPageBinary, type SnapshotTrackBytes, type TagScores } from '@polyphony/contracts';
 import { UpstreamUnavailableError } from '@polyphony/platform';
 import { z } from 'zod';
 
@@ -103,4 +103,28 @@ export function parseSnapshotAnswer(contentType: string, body: Uint8Array): Snap
     next: page.next,
     ...(page.total !== undefined ? { total: page.total } : {}),
   };
+}
+
+/**
+ * The pages of a snapshot stream (`SNAPSHOT_STREAM_TYPE`) as its chunks arrive, each parsed like a binary page
+ * (`parseSnapshotAnswer`). Ends after the page with `next: null`.
+ * @throws UpstreamUnavailableError 503 (transient: the reader resumes after its last page) when the stream ends
+ *   before that page (the catalogue stopped or failed mid-way); 502 on a malformed frame or page
+ */
+export async function* readSnapshotStream(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SnapshotPageBytes> {
+  const reader = new SnapshotStreamReader();
+  for await (const chunk of chunks) {
+    let bodies: Uint8Array[];
+    try {
+      bodies = reader.push(chunk);
+    } catch (err) {
+      throw new UpstreamUnavailableError(`the catalogue answered a malformed snapshot stream: ${(err as SnapshotBinaryError).message}`, 502);
+    }
+    for (const body of bodies) {
+      const page = parseSnapshotAnswer(SNAPSHOT_PAGE_BINARY_TYPE, body);
+      yield page;
+      if (page.next === null || page.tracks.length === 0) return;
+    }
+  }
+  throw new UpstreamUnavailableError(`the catalogue's snapshot stream ended before its last page (${reader.pendingBytes} bytes of a page cut off)`, 503);
 }

@@ -15,6 +15,9 @@ import { bytePosting, postingsCap, rowsInIdOrder, scorePosting, type Posting } f
 
 export { rowsInIdOrder };
 import { descriptorScore } from './descriptors';
+import { ColumnFill, OTHER_COLUMNS, takeSemanticSeed } from './column-fill';
+
+export { SemanticRows, seedSemanticRows } from './column-fill';
 import type { Descriptor } from './vocabulary';
 
 export { percentile };
@@ -95,40 +98,6 @@ export interface SteerConcept {
 /** Probability of a stored tag byte: BYTE_PROBABILITY[b] = b / 255 rounded to float32, as the table held it before. */
 const BYTE_PROBABILITY = Float32Array.from({ length: 256 }, (_, b) => b / 255);
 /** Columns after the MSD and MTT tags (the other features). */
-const OTHER_COLUMNS = FEATURE_COLUMNS - OTHER_OFFSET;
-
-/** The per-row columns of a SemanticTable, filled from rows in any number of batches. */
-class ColumnFill {
-  readonly tagBytes: Uint8Array;
-  readonly others: Float32Array;
-  readonly tagged: Uint8Array;
-  readonly tempo: Float32Array;
-  readonly energy: Float32Array;
-  taggedCount = 0;
-
-  constructor(size: number, private readonly rowOf: (id: string) => number) {
-    this.tagBytes = new Uint8Array(size * OTHER_OFFSET);
-    this.others = new Float32Array(size * OTHER_COLUMNS);
-    this.tagged = new Uint8Array(size);
-    this.tempo = new Float32Array(size).fill(Number.NaN);
-    this.energy = new Float32Array(size).fill(Number.NaN);
-  }
-
-  /** Adds rows (ids the generation does not hold are skipped; rows without exactly 100 tag bytes stay untagged). */
-  add(rows: Iterable<SemanticRowSource>): void {
-    for (const r of rows) {
-      const row = this.rowOf(r.itemId);
-      if (row < 0) continue;
-      if (r.tempo !== null) this.tempo[row] = r.tempo;
-      if (r.energy !== null) this.energy[row] = r.energy;
-      if (!r.tags || r.tags.length !== OTHER_OFFSET) continue;
-      this.tagBytes.set(r.tags.subarray(0, OTHER_OFFSET), row * OTHER_OFFSET);
-      for (let c = 0; c < OTHER_COLUMNS; c++) this.others[row * OTHER_COLUMNS + c] = Math.max(0, Math.min(1, r.other?.[c] ?? 0));
-      if (this.tagged[row] !== 1) this.taggedCount++;
-      this.tagged[row] = 1;
-    }
-  }
-}
 
 /** Where the per-row columns of a table live: a file in `dir` once they are longer than `residentMaxBytes`. */
 export interface SemanticStorage {
@@ -284,11 +253,15 @@ export class SemanticTable {
   }
 
   /**
-   * Builds the table from pages of rows as they are read (`SemanticRepository.semanticPages`): only one page of
+   * Builds the table from pages of rows as they are read (`SemanticRepository.semanticPages`), or from the rows a
+   * build filled from the snapshot pages (`seedSemanticRows`; `pages` is then not read): only one page of
    * row objects is alive at a time (at 1M songs, materialising every row first held ~1 GiB more at the peak).
    * The columns are filled in memory (~126 MiB at 1M, released once they are written to `storage`).
    */
   static async buildFromPages(gen: Generation, pages: AsyncIterable<readonly SemanticRowSource[]>, storage: SemanticStorage = {}): Promise<SemanticTable> {
+    // The rows the build filled from the snapshot pages, when it did (seedSemanticRows): no read of index.tracks.
+    const seeded = takeSemanticSeed(gen);
+    if (seeded) return new SemanticTable(gen.generation, gen.index.size, seeded.columnsOf(gen.index.size), (r) => gen.index.getVector(r), storage, rowsInIdOrder(gen));
     const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
     for await (const page of pages) fill.add(page);
     return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage, rowsInIdOrder(gen));

@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import { api, encodeSnapshotPage, SNAPSHOT_PAGE_BINARY_TYPE, type SnapshotTrack, type SnapshotTrackBytes } from '@polyphony/contracts';
+import { api, encodeSnapshotPage, SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE, type SnapshotTrack, type SnapshotTrackBytes } from '@polyphony/contracts';
+import { sendSnapshotStream } from '@polyphony/platform';
 import type { ServerConnection, ServerType } from '@polyphony/media-servers';
 
 /** A media server known to the fake registry, with its mapping rows. */
@@ -34,7 +35,7 @@ export type FakeSong = Omit<SnapshotTrack, 'mappings'>;
 export class FakePeers {
   readonly songs = new Map<string, FakeSong>();
   readonly servers = new Map<string, FakeServerEntry>();
-  readonly calls = { snapshot: 0, snapshotBinary: 0, snapshotByIds: 0, analysisRun: 0, availability: 0, availabilityVersion: 0, resolveInput: 0, mapOutput: 0, server: 0, artists: 0, mappingRows: 0, mappingChanges: 0 };
+  readonly calls = { snapshot: 0, snapshotBinary: 0, snapshotStream: 0, snapshotByIds: 0, analysisRun: 0, availability: 0, availabilityVersion: 0, resolveInput: 0, mapOutput: 0, server: 0, artists: 0, mappingRows: 0, mappingChanges: 0 };
   /** The mapping log (`/internal/mappings/changes`): [seq, serverId, providerId, itemId | null]. */
   readonly log: Array<[number, string, string, string | null]> = [];
   /** Entries with seq <= this were "pruned" (a reader behind it gets `reset`). */
@@ -45,6 +46,18 @@ export class FakePeers {
   failSnapshot = false;
   /** When false, the snapshot endpoint answers JSON whatever the caller accepts (a catalogue older than the binary page). */
   binarySnapshot = true;
+  /**
+   * When false, the snapshot endpoint never streams (a catalogue older than the snapshot stream: one page a request,
+   * binary or JSON). When true (default) a caller whose Accept prefers `SNAPSHOT_STREAM_TYPE` gets every page from
+   * `after` on in one response; `calls.snapshot` counts each page served either way, `calls.snapshotStream` the streams.
+   */
+  streamSnapshot = true;
+  /**
+   * Cuts the next snapshot streams after this many pages each (the connection destroyed mid-answer, as when the catalogue
+   * restarts mid-snapshot), then counts down; 0 = none. `cutSnapshotStreamsAfter` is that many pages, `cutSnapshotStreams` how many streams.
+   */
+  cutSnapshotStreams = 0;
+  cutSnapshotStreamsAfter = 1;
   /**
    * Songs the snapshot pages leave out while `/internal/snapshot/tracks/by-ids` still finds them: a song added after a
    * build's snapshot passed its key (the live library's race with a full build, issue 35).
@@ -147,28 +160,53 @@ export class FakePeers {
       }
       const after = typeof req.query.after === 'string' ? req.query.after : undefined;
       const limit = Math.min(5000, Math.max(1, Number(req.query.limit ?? 1000)));
-      const ids = this.snapshotHidden.size ? this.ids().filter((id) => !this.snapshotHidden.has(id)) : this.ids();
-      let start = 0;
-      if (after !== undefined) {
-        let lo = 0;
-        let hi = ids.length;
-        while (lo < hi) {
-          const mid = (lo + hi) >> 1;
-          if (ids[mid]! <= after) lo = mid + 1;
-          else hi = mid;
+      const pageAfter = (from: string | undefined) => {
+        const ids = this.snapshotHidden.size ? this.ids().filter((id) => !this.snapshotHidden.has(id)) : this.ids();
+        let start = 0;
+        if (from !== undefined) {
+          let lo = 0;
+          let hi = ids.length;
+          while (lo < hi) {
+            const mid = (lo + hi) >> 1;
+            if (ids[mid]! <= from) lo = mid + 1;
+            else hi = mid;
+          }
+          start = lo;
         }
-        start = lo;
-      }
-      const page = ids.slice(start, start + limit);
-      const next = start + limit < ids.length ? page[page.length - 1]! : null;
-      const total = after === undefined ? ids.length : undefined;
-      // Content negotiation as the catalogue does it (internal.routes.ts): the binary page when Accept prefers it.
-      if (this.binarySnapshot && req.accepts(['application/json', SNAPSHOT_PAGE_BINARY_TYPE]) === SNAPSHOT_PAGE_BINARY_TYPE) {
-        this.calls.snapshotBinary++;
-        const tracks: SnapshotTrackBytes[] = page.map((id) => {
+        const page = ids.slice(start, start + limit);
+        return { page, next: start + limit < ids.length ? page[page.length - 1]! : null, total: from === undefined ? ids.length : undefined };
+      };
+      const bytesOf = (page: readonly string[]): SnapshotTrackBytes[] =>
+        page.map((id) => {
           const { embedding, ...rest } = this.songs.get(id)!;
           return { ...rest, vector: Buffer.from(embedding, 'base64'), mappings: this.mappingsOf(id) };
         });
+      const wanted = req.accepts(['application/json', SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE]);
+      // The snapshot stream as the catalogue serves it (platform sendSnapshotStream), optionally cut mid-way.
+      if (this.binarySnapshot && this.streamSnapshot && wanted === SNAPSHOT_STREAM_TYPE) {
+        this.calls.snapshot--;
+        this.calls.snapshotStream++;
+        const cutAfter = this.cutSnapshotStreams > 0 ? (this.cutSnapshotStreams--, this.cutSnapshotStreamsAfter) : Infinity;
+        let served = 0;
+        void sendSnapshotStream(
+          res,
+          async (from) => {
+            if (served >= cutAfter) throw new Error('fake catalogue restarted mid-snapshot');
+            served++;
+            this.calls.snapshot++;
+            this.calls.snapshotBinary++;
+            const { page, next, total } = pageAfter(from);
+            return { tracks: bytesOf(page), next, ...(total !== undefined ? { total } : {}) };
+          },
+          after,
+        ).catch(() => res.destroy());
+        return;
+      }
+      const { page, next, total } = pageAfter(after);
+      // Content negotiation as the catalogue does it (internal.routes.ts): the binary page when Accept prefers it.
+      if (this.binarySnapshot && (wanted === SNAPSHOT_PAGE_BINARY_TYPE || wanted === SNAPSHOT_STREAM_TYPE)) {
+        this.calls.snapshotBinary++;
+        const tracks = bytesOf(page);
         const body = encodeSnapshotPage({ tracks, next, total });
         res.status(200).type(SNAPSHOT_PAGE_BINARY_TYPE).send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
         return;
