@@ -23,16 +23,20 @@ const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Suite path (relative to the repository root) -> wall seconds of a run (see above). */
 const KNOWN_SECONDS = {
-  // Measured 2026-12-03 at a load average near 10 (64 full-length analyses over three supysonic servers).
-  'infra/standalone/test/sweep-copies.e2e.int.test.ts': 1097,
-  'infra/standalone/test/analysis.e2e.int.test.ts': 454,
+  // Measured 2026-12-04 one suite at a time (--maxWorkers=1, heavy lock): analysis e2e 261 s at a load average of
+  // 3.5-6.5. sweep-copies was 421 s at 8-9.5 with 41 songs (64 analyses; its 1097 s of 2026-12-03, at load ~10, came
+  // before its MUSICNN_PATCHES=2 change, which changed nothing: that stack has no MODELS_DIR); with 14 songs (24
+  // analyses) 44 s at 1.6-3.3 (transcodes cached, as the 421 s run had them after its first minutes).
+  'infra/standalone/test/sweep-copies.e2e.int.test.ts': 44,
+  'infra/standalone/test/analysis.e2e.int.test.ts': 261,
   // Measured 2026-12-04 at a load average of 13-18: golden 400-475 s (87 s on a quiet machine), upgrade 53 s.
   'infra/standalone/test/golden/golden.e2e.int.test.ts': 300,
   'infra/standalone/test/upgrade/upgrade.e2e.int.test.ts': 55,
   'infra/standalone/test/faults.int.test.ts': 359,
-  'infra/standalone/test/clients.api.test.ts': 326,
   'infra/standalone/test/fuzz.api.test.ts': 300,
-  'infra/standalone/test/semantic.wesnoth.e2e.int.test.ts': 295,
+  // With the client calls of the former clients.api.test.ts (39 s alone at load ~5 on 2026-12-04, 0.4 s of it tests):
+  // 33 s at a load average of 1.6-3.3 (2026-12-04, alone; 295 s was the semantic suite alone at a load of 10+).
+  'infra/standalone/test/semantic.wesnoth.e2e.int.test.ts': 33,
   'infra/standalone/test/musicnn.e2e.int.test.ts': 216,
   // Import from the reference (issue 34): 718 s at a load average of 33-40 on 2026-12-04, most of it the analysis run
   // with MusiCNN that switches the imported catalogue (as musicnn.e2e); about a third of that on a quieter machine.

@@ -3,8 +3,9 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
+import { OTHER_FEATURE_LABELS } from '@polyphony/contracts';
 import { mulberry32 } from '@polyphony/vectors';
-import { startSupysonic, WESNOTH_MUSIC_DIR, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
+import { collectText, sseDataFrames, startSupysonic, WESNOTH_MUSIC_DIR, type StartedSupysonic, type TestDatabase } from '@polyphony/testkit';
 import type { Stack } from '../src/stack';
 import { API_TOKEN, loginCookie, startTestStack, waitFor } from './helpers';
 
@@ -21,17 +22,22 @@ import { API_TOKEN, loginCookie, startTestStack, waitFor } from './helpers';
  * outside the library answer no match, and songs analysed before fingerprints existed get them from the next
  * analysis run without a re-analysis (the backfill); album creation from a song and from words saved as a supysonic
  * playlist, and the Album of the Week schedule refilling its one playlist there (issue 31).
- * Skips (saying why) only when the weights folder (MODELS_DIR, else <repo>/../shared/models) is absent.
+ * The same analysed stack first answers issue 30's calls as the reference's third-party clients and plugins make
+ * and read them (the describe block "answers as the reference clients read them", formerly clients.api.test.ts,
+ * which started its own identical stack and analysed the same seven tracks: one analysis now serves both).
+ * Without the weights folder (MODELS_DIR, else <repo>/../shared/models) the stack analyses DSP-only: the tag-based
+ * tests are skipped, saying why, and the client calls run with the checks that need no tags.
  */
 const MODELS = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : resolve(__dirname, '../../../..', 'shared', 'models');
 const present = existsSync(join(MODELS, 'musicnn', 'MSD_musicnn.h5'));
-if (!present) console.warn(`Semantic endpoints on Wesnoth: SKIPPED, weights not found at ${join(MODELS, 'musicnn', 'MSD_musicnn.h5')}`);
-const d = present ? describe : describe.skip;
+if (!present) console.warn(`Semantic endpoints and the clients' mood calls on Wesnoth: SKIPPED, weights not found at ${join(MODELS, 'musicnn', 'MSD_musicnn.h5')}`);
+/** A test that needs MusiCNN tags: skipped (see the warning above) without the weights. */
+const itModel = present ? it : it.skip;
 const TRACKS = ['victory', 'defeat', 'defeat2', 'elf-land', 'revelation', 'victory2', 'sad'];
 /** label:prob pairs with 3 decimals, the reference's string format. */
 const LABEL_SCORES = /^[^:,]+:[01]\.\d{3}(,[^:,]+:[01]\.\d{3})*$/;
 
-d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway, bearer and non-admin cookie)', () => {
+describe('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway, bearer and non-admin cookie)', () => {
   jest.setTimeout(10 * 60_000);
   let supysonic: StartedSupysonic;
   let stack: Stack | undefined;
@@ -41,6 +47,8 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
   let userCookie: string;
   let ids: string[];
   const bearer = { Authorization: `Bearer ${API_TOKEN}` };
+  /** The Lyrion plugin's headers (API.pm): Accept JSON plus the bearer token. */
+  const lyrion = { ...bearer, Accept: 'application/json' };
   const callers = () => [bearer, { Cookie: userCookie }];
   const S = 'server=Supysonic';
 
@@ -48,7 +56,7 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     music = mkdtempSync(join(tmpdir(), 'semantic-wesnoth-'));
     for (const stem of TRACKS) copyFileSync(join(WESNOTH_MUSIC_DIR, `${stem}.ogg`), join(music, `${stem}.ogg`));
     supysonic = await startSupysonic({ musicDir: music, user: 'alice', password: 'alice-pass' });
-    ({ stack, db, url } = await startTestStack({ MODELS_DIR: MODELS, MUSICNN_PATCHES: '2' }));
+    ({ stack, db, url } = await startTestStack(present ? { MODELS_DIR: MODELS, MUSICNN_PATCHES: '2' } : {}));
     await request(url).post('/api/servers').set(bearer).send({ name: 'Supysonic', server_type: 'navidrome', creds: { url: supysonic.url, user: 'alice', password: 'alice-pass' } }).expect(201);
     await request(url).post('/api/users').set(bearer).send({ username: 'listener', password: 'listener-pw-1', role: 'user' }).expect(201);
     userCookie = await loginCookie(url, 'listener', 'listener-pw-1');
@@ -66,8 +74,9 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
       `SELECT m.provider_id, s.tags_model FROM catalogue.track_server_map m JOIN catalogue.score s USING (item_id) ORDER BY m.provider_id`,
     );
     expect(rows).toHaveLength(TRACKS.length);
-    expect(rows.every((r) => r.tags_model !== null)).toBe(true);
     ids = rows.map((r) => r.provider_id);
+    if (!present) return;
+    expect(rows.every((r) => r.tags_model !== null)).toBe(true);
     // A fresh install with the model (MSD + MTT) stores and serves the learned embedding, with the dsp-v1 vector kept aside.
     const versions: Array<{ served: string; alt: string[] }> = await db.query(
       `SELECT e.embedder_version AS served, ARRAY(SELECT a.embedder_version FROM catalogue.embedding_alt a WHERE a.item_id = e.item_id) AS alt FROM catalogue.embedding e`,
@@ -83,7 +92,104 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     rmSync(music, { recursive: true, force: true });
   });
 
-  it('When the library is described in words, then text search ranks its songs by their tags in supysonic ids, for a token and a non-admin', async () => {
+  // Issue 30, "answers clients read differently" (formerly clients.api.test.ts): each call as the reference's
+  // third-party clients and plugins make it and read it. First in the file: these read the state the analysis left
+  // (the dashboard's recent tasks, no radio or album playlists yet).
+  describe('answers as the reference clients read them, on a catalogue analysed from supysonic (issue 30)', () => {
+    itModel('When a mood picker reads /api/mood_centroids, then it is keyed by the six moods with {index, top_tags, n_songs}; every listed mood and index seeds similar_tracks and find_path', async () => {
+      for (const h of callers()) {
+        const res = await request(url).get('/api/mood_centroids').set(h).expect(200);
+        expect(Object.keys(res.body).sort()).toEqual([...OTHER_FEATURE_LABELS].sort());
+        expect(Number(res.headers['x-index-generation'])).toBeGreaterThan(0);
+        for (const [mood, clusters] of Object.entries(res.body as Record<string, Array<Record<string, unknown>>>)) {
+          expect(clusters.length).toBeGreaterThan(0);
+          for (const c of clusters) {
+            expect(c).toEqual(expect.objectContaining({ index: expect.any(Number), top_tags: expect.any(Array), n_songs: expect.any(Number) }));
+            expect(c.n_songs).toBeGreaterThan(0);
+            // As the radio programmer and the mobile player send it back.
+            const rows = (await request(url).get(`/api/similar_tracks?mood=${mood}&centroid_index=${c.index}&n=3`).set(h).expect(200)).body as Array<{ item_id: string; distance: number }>;
+            expect(rows).toHaveLength(3);
+            for (const r of rows) {
+              expect(ids).toContain(r.item_id);
+              expect(typeof r.distance).toBe('number');
+            }
+          }
+          const path = (await request(url).get(`/api/find_path?start_mood=${mood}&end_song_id=${ids[0]}&max_steps=4`).set(h).expect(200)).body as { path: Array<{ item_id: string }> };
+          expect(path.path.at(-1)!.item_id).toBe(ids[0]);
+        }
+      }
+      // party, refused before, is a seed of similar_tracks, find_path and alchemy.
+      expect((await request(url).get('/api/similar_tracks?mood=party&n=2').set(bearer).expect(200)).body).toHaveLength(2);
+      expect((await request(url).get(`/api/find_path?start_song_id=${ids[1]}&end_mood=party&max_steps=4`).set(bearer).expect(200)).body.path.length).toBeGreaterThan(0);
+      expect((await request(url).post('/api/alchemy').set(bearer).send({ items: [{ id: 'party', op: 'ADD', type: 'mood' }], n: 3, temperature: 0 }).expect(200)).body.results).toHaveLength(3);
+      await request(url).get('/api/similar_tracks?mood=centroids').set(bearer).expect(400);
+    });
+
+    it('When a client streams /chat/api/chatPlaylistStream, then data: frames of type log come first and one done frame carries the same response as /chat/api/chatPlaylist', async () => {
+      for (const h of callers()) {
+        const plain = (await request(url).post('/chat/api/chatPlaylist').set(h).send({ userInput: 'sad music like defeat' }).expect(200)).body;
+        const res = await request(url)
+          .post('/chat/api/chatPlaylistStream')
+          .set(h)
+          .send({ userInput: 'sad music like defeat' })
+          .buffer(true)
+          .parse(collectText)
+          .expect(200);
+        expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
+        const frames = sseDataFrames(res.body as string);
+        expect(frames.length).toBeGreaterThan(1);
+        for (const f of frames.slice(0, -1)) expect(f).toEqual({ type: 'log', kind: expect.stringMatching(/^(status|text)$/), message: expect.any(String) });
+        const done = frames.at(-1)!;
+        expect(done.type).toBe('done');
+        expect(done.response).toEqual(plain.response);
+        expect(done.response.query_results.length).toBeGreaterThan(0);
+        for (const r of done.response.query_results) expect(ids).toContain(r.item_id);
+      }
+      // Bad input is still a 400 before any frame.
+      await request(url).post('/chat/api/chatPlaylistStream').set(bearer).send({ userInput: '' }).expect(400);
+    });
+
+    it('When the Lyrion plugin and a radio tool read /api/dashboard/summary, then content carries the reference block beside the UI fields', async () => {
+      for (const h of callers()) {
+        const body = (await request(url).get('/api/dashboard/summary').set(h).expect(200)).body;
+        const c = body.content;
+        expect(c).toMatchObject({ total_songs: TRACKS.length, distinct_albums: expect.any(Number), distinct_artists: expect.any(Number), clap_indexed: present ? TRACKS.length : 0, orphan_songs: 0, unanalyzable_tracks: 0 });
+        // Every analysed song also has a recording fingerprint (search by recording).
+        expect(c.fingerprinted).toBe(TRACKS.length);
+        expect(c.music_servers).toEqual([{ name: 'Supysonic', server_type: 'navidrome', is_default: true, resolved: true, unique_songs: TRACKS.length, duplicate_copies: 0, fingerprinted: TRACKS.length }]);
+        const t = c.tempo_profile;
+        expect(Object.keys(t).sort()).toEqual(['fast', 'medium', 'slow', 'very_fast']);
+        expect(t.slow + t.medium + t.fast + t.very_fast).toBe(TRACKS.length);
+        if (present) {
+          expect(typeof c.top_genre).toBe('string');
+          expect(c.moods_coverage.map((m: { label: string }) => m.label)).toEqual([...OTHER_FEATURE_LABELS]);
+        } else expect(c.top_genre).toBeNull();
+        // Today's UI fields stay beside them.
+        expect(c).toMatchObject({ songs: TRACKS.length, analyzed: TRACKS.length });
+        expect(body).toMatchObject({ workers: { active: 0 }, queue_backlog: 0, unavailable: [] });
+        expect(body.recent_tasks[0]).toEqual(expect.objectContaining({ task_id: expect.any(String), task_type: expect.any(String), status: expect.any(String) }));
+        expect(body.recent_tasks.some((r: { task_type: string; status: string }) => r.task_type === 'analysis' && r.status === 'SUCCESS')).toBe(true);
+        for (const k of ['generated_at', 'stats_updated_at']) expect(new Date(body[k]).toString()).not.toBe('Invalid Date');
+      }
+    });
+
+    it('When a player reads /api/config/defaults?server=, then default_user is the Subsonic account name, never a secret', async () => {
+      for (const h of callers()) {
+        const body = (await request(url).get('/api/config/defaults?server=Supysonic').set(h).expect(200)).body;
+        expect(body).toEqual({ server_type: 'navidrome', default_user: 'alice', default_user_id: null });
+        expect(JSON.stringify(body)).not.toContain('alice-pass');
+      }
+    });
+
+    it('When a lyrics search matches nothing (the Lyrion plugin call), then the answer is 200 {query, results: []} with no error key', async () => {
+      const res = await request(url).post('/api/lyrics/search/text').set(lyrion).set('Content-Type', 'application/json').send(JSON.stringify({ query: 'victory over the dark lord', limit: 50 })).expect(200);
+      expect(res.body).toEqual({ query: 'victory over the dark lord', count: 0, results: [] });
+      expect(res.body.error).toBeUndefined();
+      for (const h of callers()) expect((await request(url).post('/api/lyrics/search/text').set(h).send({ query: 'nothing sings here' }).expect(200)).body.results).toEqual([]);
+    });
+  });
+
+  itModel('When the library is described in words, then text search ranks its songs by their tags in supysonic ids, for a token and a non-admin', async () => {
     for (const h of callers()) {
       const res = await request(url).post(`/api/clap/search?${S}`).set(h).send({ query: 'calm orchestral music', limit: 5 }).expect(200);
       expect(res.body.query).toBe('calm orchestral music');
@@ -105,7 +211,7 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     await request(url).post('/api/clap/search').set(bearer).send({ query: 'ab' }).expect(400);
   });
 
-  it('When text search is steered on the real tags, then a steerable concept re-ranks the answer towards its songs in supysonic ids, concepts are listed per server, and GET /api/track gives every tag', async () => {
+  itModel('When text search is steered on the real tags, then a steerable concept re-ranks the answer towards its songs in supysonic ids, concepts are listed per server, and GET /api/track gives every tag', async () => {
     const listed = (await request(url).get(`/api/clap/concepts?${S}`).set({ Cookie: userCookie }).expect(200)).body as { concepts: Array<{ name: string; kind: string; songs: number; steerable: boolean }>; tagged_songs: number };
     expect(listed.tagged_songs).toBe(TRACKS.length);
     expect(listed.concepts.length).toBeGreaterThan(80);
@@ -148,7 +254,7 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     await request(url).post(`/api/clap/search?${S}`).set(bearer).send({ query: 'battle', steering: [{ concept: 'bagpipes', weight: 1 }] }).expect(400);
   });
 
-  it('When moods seed similar_tracks (with centroid_index), then rows are supysonic songs with the reference mood fields', async () => {
+  itModel('When moods seed similar_tracks (with centroid_index), then rows are supysonic songs with the reference mood fields', async () => {
     const centroids = (await request(url).get(`/api/mood_centroids?${S}`).set(bearer).expect(200)).body as Record<string, Array<{ index: number; n_songs: number; top_tags: string[] }>>;
     expect(Object.keys(centroids).sort()).toEqual(['aggressive', 'danceable', 'happy', 'party', 'relaxed', 'sad']);
     for (const clusters of Object.values(centroids)) {
@@ -168,7 +274,7 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     expect((await request(url).get(`/api/similar_tracks?mood=sad&centroid_index=1&${S}`).set(bearer).expect(400)).body.error).toBe("Invalid centroid_index 1 for mood 'sad' (0-0)");
   });
 
-  it('When an anchor is saved from a mood and songs, then it seeds similar_tracks, find_path and alchemy, its exclusion applied; a radio on it writes <name>_radio on supysonic', async () => {
+  itModel('When an anchor is saved from a mood and songs, then it seeds similar_tracks, find_path and alchemy, its exclusion applied; a radio on it writes <name>_radio on supysonic', async () => {
     const [keep, drop, end] = [ids[0]!, ids[1]!, ids[2]!];
     const made = await request(url)
       .post(`/api/anchors?${S}`)
@@ -207,7 +313,7 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     return lists['subsonic-response'].playlists.playlist ?? [];
   };
 
-  it('When an album is created from a song or from words, then it is a sequence of supysonic songs with roles and stats, for a token and a non-admin, and saves as a playlist there', async () => {
+  itModel('When an album is created from a song or from words, then it is a sequence of supysonic songs with roles and stats, for a token and a non-admin, and saves as a playlist there', async () => {
     for (const h of callers()) {
       const album = (await request(url).post(`/api/album_creation/generate?${S}`).set(h).send({ seed_type: 'song', item_id: ids[0] }).expect(200)).body;
       // Seven songs in the library: the seed and its six neighbours, all qualifying once the stages relax.
@@ -243,7 +349,7 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     expect((await supysonicPlaylists()).filter((p) => p.name === saved.playlist_name).map((p) => p.songCount)).toEqual([5]);
   });
 
-  it('When the Album of the Week schedule is enabled, then each firing empties and refills the one "Album of the Week" playlist on supysonic', async () => {
+  itModel('When the Album of the Week schedule is enabled, then each firing empties and refills the one "Album of the Week" playlist on supysonic', async () => {
     const all = (await request(url).get('/api/cron').set(bearer).expect(200)).body.schedules as Array<{ id: string; name: string; kind: string; cron: string; timezone: string; enabled: boolean }>;
     const weekly = all.find((x) => x.kind === 'album_of_the_week')!;
     expect(weekly).toMatchObject({ name: 'Album of the Week', cron: '30 0 * * 6', enabled: false });
@@ -271,7 +377,7 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     await request(url).post('/api/album_creation/album_of_the_week/run').set({ Cookie: userCookie }).send({}).expect(403);
   });
 
-  it('When SemGrove and the dashboard are asked, then the seed comes first and the counts show the tagged songs', async () => {
+  itModel('When SemGrove and the dashboard are asked, then the seed comes first and the counts show the tagged songs', async () => {
     const grove = (await request(url).post(`/api/sem_grove/search?${S}`).set(bearer).send({ item_id: ids[0], limit: 3 }).expect(200)).body;
     expect(grove.results[0]).toMatchObject({ item_id: ids[0], is_seed: true });
     for (const r of grove.results) expect(ids).toContain(r.item_id);
@@ -315,7 +421,7 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
   const searchClip = (clip: Buffer, name: string, type: string) =>
     request(url).post(`/api/recording_search/search?${S}`).set(bearer).attach('clip', clip, { filename: name, contentType: type }).expect(200);
 
-  it('When the library is analysed, then every song has a recording fingerprint and a degraded 10 s clip of a real file, as WebM/Opus and as WAV, identifies its song at its offset', async () => {
+  itModel('When the library is analysed, then every song has a recording fingerprint and a degraded 10 s clip of a real file, as WebM/Opus and as WAV, identifies its song at its offset', async () => {
     const prints: Array<{ landmarks: number; bytes: number; seconds: number }> = await db.query(`SELECT landmarks, octet_length(blob) AS bytes, seconds FROM catalogue.fingerprint`);
     expect(prints).toHaveLength(TRACKS.length);
     for (const p of prints) {
@@ -340,7 +446,7 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     }
   });
 
-  it('When the clip is speech or music outside the library, then the answer is no match', async () => {
+  itModel('When the clip is speech or music outside the library, then the answer is no match', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'speech-'));
     try {
       const speech = join(dir, 'speech.wav');
@@ -357,7 +463,7 @@ d('semantic endpoints on real MusiCNN tags of Wesnoth tracks (supysonic, gateway
     }
   });
 
-  it('When songs were analysed before fingerprints existed, then the next analysis run fingerprints them without re-analysing them, and their clips are identified again', async () => {
+  itModel('When songs were analysed before fingerprints existed, then the next analysis run fingerprints them without re-analysing them, and their clips are identified again', async () => {
     const before: Array<{ item_id: string; vector: Buffer }> = await db.query(`SELECT item_id, vector FROM catalogue.embedding ORDER BY item_id`);
     await db.query(`DELETE FROM catalogue.fingerprint`);
     expect((await request(url).get(`/api/models?${S}`).set(bearer).expect(200)).body.recording.local.count).toBe(0);

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Client as PgClient } from 'pg';
 import { DataSource, type MigrationInterface, type QueryRunner } from 'typeorm';
 import { currentContext } from './context';
@@ -79,13 +80,25 @@ function serverKey(url: string): string {
 export const DB_BREAKER_PROBE_MS = 1000;
 
 /**
+ * Share of a waiting request's connect wait (0-1) during which this process's event loop was busy, from which a
+ * connect time-out is blamed on the process rather than the database: it does not open the breaker of
+ * {@link requestTimedClient}, and the request connects once more (see {@link waitOutBackgroundConnectTimeouts}).
+ * While a frozen or unreachable database is waited for, the loop is idle (near 0); a loop that could not run the
+ * connect's own callback before the timer (the time-out firing late) is near 1; one half separates them with room on
+ * both sides. Measured with node:perf_hooks `performance.eventLoopUtilization` over the wait.
+ */
+export const REQUEST_CONNECT_RETRY_MIN_LOOP_BUSY = 0.5;
+
+/**
  * The pg client class of a pool whose queries time out while an HTTP request waits for them (issue 36: a frozen
  * database, whose connections stay open and never answer, must not hold requests for ever).
  * - A query issued in a request context ({@link currentContext} with `awaitingAnswer()` true) gets pg's
  *   `query_timeout`; when it fires, the connection is destroyed (its server session may still be running the query,
  *   so it cannot be reused: the pool drops it and opens a new one on demand) and the caller gets a
  *   {@link DatabaseTimeoutError}. Only the promise form of `query(text | config, values?)` is timed (TypeORM's).
- * - A breaker shared by the clients of every pool of this process to the same server (`server`): such a time-out, or a connect that timed out, opens it; while it is open,
+ * - A breaker shared by the clients of every pool of this process to the same server (`server`): such a time-out, or a connect that timed out, opens it
+ *   (not a connect time-out during which this process's own event loop was busy for {@link REQUEST_CONNECT_RETRY_MIN_LOOP_BUSY}
+ *   of the wait or more: that one blames the process, not the database); while it is open,
  *   request queries and request connects fail at once with {@link DatabaseUnresponsiveError}, and a probe of its own
  *   (a separate connection, `SELECT 1`, both timed) runs every {@link DB_BREAKER_PROBE_MS} in the background; its
  *   first success closes the breaker. So a frozen database costs one request one time-out, not every request, and a
@@ -135,9 +148,11 @@ export function requestTimedClient(timeoutMs: number, server = 'default'): typeo
         if (callback) return void process.nextTick(() => (callback as (err: Error) => void)(refused));
         return Promise.reject(refused);
       }
-      // A connect cut by the pool's connection time-out ends without an error code (a refused one has ECONNREFUSED).
+      // A connect cut by the pool's connection time-out ends without an error code (a refused one has ECONNREFUSED);
+      // it opens the breaker unless this process's loop was busy for most of the wait (then the database is not to blame).
+      const elu0 = performance.eventLoopUtilization();
       const done = (err?: Error | null) => {
-        if (err && (err as { code?: unknown }).code === undefined) trip();
+        if (err && (err as { code?: unknown }).code === undefined && performance.eventLoopUtilization(elu0).utilization < REQUEST_CONNECT_RETRY_MIN_LOOP_BUSY) trip();
       };
       if (callback) {
         return (super.connect as (cb: (err: Error | null) => void) => void)((err) => {
@@ -291,8 +306,13 @@ type PoolConnectCallback = (err: Error | undefined, client?: unknown, release?: 
  * messages, backups: {@link currentContext} has no `awaitingAnswer()` true) that times out is tried again after
  * {@link BACKGROUND_CONNECT_RETRY_MS}, for as long as it takes (as the rest of background work, it waits for the
  * database); the first time-out of each call is logged at warn. Connects of waiting requests keep the time-out
- * (503 + Retry-After, the breaker of {@link requestTimedClient}). Other connect errors (refused, authentication) fail
- * as before. Call after `ds.initialize()`; idempotent.
+ * (503 + Retry-After, the breaker of {@link requestTimedClient}), with one exception: when this process's event loop
+ * was busy for at least {@link REQUEST_CONNECT_RETRY_MIN_LOOP_BUSY} of the wait (event-loop utilisation over the
+ * wait, node:perf_hooks), the time-out says nothing about the database (the one-process stack at load ~8 answered
+ * two /api/tasks requests 503 that way), so the request connects once more, with a fresh time-out, and fails with the
+ * second time-out if that one also expires (logged at warn either way). At most one extra attempt: a request waits at
+ * most twice DB_CONNECT_TIMEOUT_MS for a connection, and only when its own process was the slow party. Other connect
+ * errors (refused, authentication) fail as before. Call after `ds.initialize()`; idempotent.
  */
 export function waitOutBackgroundConnectTimeouts(ds: DataSource, logger: { warn(msg: string, meta?: Record<string, unknown>): void }, retryMs = BACKGROUND_CONNECT_RETRY_MS): void {
   type Pool = { connect(cb?: PoolConnectCallback): unknown; ending?: boolean; __polyphonyWaits?: boolean };
@@ -301,8 +321,31 @@ export function waitOutBackgroundConnectTimeouts(ds: DataSource, logger: { warn(
   pool.__polyphonyWaits = true;
   const connect = pool.connect.bind(pool) as (cb: PoolConnectCallback) => void;
   const schema = (ds.options as { schema?: string }).schema;
+  /** A waiting request's connect: one more attempt when the time-out came from this process's busy loop. */
+  const requestConnect = (done: PoolConnectCallback): void => {
+    const elu0 = performance.eventLoopUtilization();
+    const t0 = Date.now();
+    connect((err, client, release) => {
+      if (err && isConnectTimeout(err) && !pool.ending) {
+        const loopBusy = performance.eventLoopUtilization(elu0).utilization;
+        const meta = { schema, err: err.message, loopBusy: Math.round(loopBusy * 100) / 100, waitedMs: Date.now() - t0 };
+        if (loopBusy >= REQUEST_CONNECT_RETRY_MIN_LOOP_BUSY) {
+          logger.warn('database connect of a request timed out while this process was busy (event loop); trying once more', meta);
+          connect((err2, client2, release2) => {
+            if (err2 && isConnectTimeout(err2)) logger.warn('database connect of a request timed out again after a busy event loop; answering 503', { schema, err: err2.message });
+            done(err2, client2, release2);
+          });
+          return;
+        }
+      }
+      done(err, client, release);
+    });
+  };
   pool.connect = (cb?: PoolConnectCallback): unknown => {
-    if (currentContext()?.awaitingAnswer?.() === true) return (connect as (cb?: PoolConnectCallback) => unknown)(cb);
+    if (currentContext()?.awaitingAnswer?.() === true) {
+      if (cb) return void requestConnect(cb);
+      return new Promise((resolve, reject) => requestConnect((err, client) => (err ? reject(err) : resolve(client))));
+    }
     const t0 = Date.now();
     let timeouts = 0;
     const run = (done: PoolConnectCallback): void => {

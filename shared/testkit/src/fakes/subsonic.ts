@@ -32,11 +32,19 @@
  *   disabled) send the original bytes; errors come back as envelopes.
  * - Lyrics: `getLyricsBySongId` (OpenSubsonic `songLyrics`) and `getLyrics?artist=&title=`.
  * - Unknown methods → HTTP 404 text; removed ones (`search`, chat, video) → HTTP 410 text.
- */
-import { createHash } from 'node:crypto';
-import express, { type Express, type Request, type Response } from 'express';
+ *
+ * Files: this one holds the server (ids, payloads, routing); subsonic-protocol.ts the envelope, error codes and
+ * parameters; subsonic-auth.ts authentication and accounts; subsonic-browse.ts the browse, search and media
+ * endpoints; subsonic-playlists.ts the playlist and play-queue endpoints.
+ */import express, { type Express, type Response } from 'express';
 import type { FakeCatalogue, FakeTrack } from './catalogue';
-import { FakeCore, FileSizes, HexIds, audioContentType, extOf, newApp, paramsToRecord, recordBody, searchParams, sendAudio, toXml, type StartedFake } from './common';
+import { FakeCore, FileSizes, HexIds, audioContentType, extOf, newApp, paramsToRecord, recordBody, type StartedFake } from './common';
+import { SubsonicAuth } from './subsonic-auth';
+import { BROWSE_METHODS, browseMethod } from './subsonic-browse';
+import { PLAYLIST_METHODS, SubsonicPlaylists } from './subsonic-playlists';
+import { ID_ALBUM, ID_ARTIST, ID_TRACK, omitEmpty, requestParams, sendEnvelope, SubsonicError, type SubsonicAnswer, type SubsonicView } from './subsonic-protocol';
+
+export { SUBSONIC_ERRORS } from './subsonic-protocol';
 
 /** Options of {@link createFakeSubsonic}. */
 export interface FakeSubsonicOptions {
@@ -59,40 +67,8 @@ export interface FakeSubsonicOptions {
   accounts?: Array<{ user: string; password: string; libraries: string[] }>;
 }
 
-const API_VERSION = '1.16.1';
-const ID_TRACK = 1;
-const ID_ALBUM = 2;
-const ID_ARTIST = 3;
-const ID_PLAYLIST = 5;
-
-/** Subsonic error codes used here (subsonic.org API, "Error handling"). */
-export const SUBSONIC_ERRORS = {
-  generic: 0,
-  missingParameter: 10,
-  wrongCredentials: 40,
-  conflictingAuth: 43,
-  invalidApiKey: 44,
-  notAuthorized: 50,
-  notFound: 70,
-} as const;
-
-class SubsonicError extends Error {
-  constructor(readonly code: number, message: string) {
-    super(message);
-  }
-}
-
-interface SubPlaylist {
-  n: number;
-  id: string;
-  name: string;
-  comment?: string;
-  owner: string;
-  public: boolean;
-  tracks: number[];
-  created: string;
-  changed: string;
-}
+/** Methods Navidrome removed: HTTP 410 text. */
+const REMOVED_METHODS = new Set(['search', 'getChatMessages', 'addChatMessage', 'getVideos', 'getVideoInfo', 'getCaptions']);
 
 /** A fake Navidrome; see the module doc. */
 export class FakeSubsonic {
@@ -113,11 +89,13 @@ export class FakeSubsonic {
   /** Libraries of the user of the request being answered (undefined = all: the main user or an API key). */
   private visibleLibraries?: string[];
   private readonly ids = new HexIds('navidrome');
-  private readonly playlistMap = new Map<number, SubPlaylist>();
-  private nextPlaylist = 1;
   private readonly sizes = new FileSizes();
   private albumIndex?: Map<string, number>;
   private artistIndex?: Map<string, number>;
+  private readonly auth: SubsonicAuth;
+  /** What the endpoint modules read of this server (live: knobs changed after construction apply). */
+  private readonly view: SubsonicView;
+  private readonly playlistStore: SubsonicPlaylists;
 
   constructor(opts: FakeSubsonicOptions) {
     this.catalogue = opts.catalogue;
@@ -130,6 +108,29 @@ export class FakeSubsonic {
     this.maxRequestBytes = opts.maxRequestBytes ?? 1024 * 1024;
     if (opts.apiKey) this.apiKey = opts.apiKey;
     this.accounts = opts.accounts ?? [];
+    this.auth = new SubsonicAuth(this.user, this.password, this.apiKey, this.accounts);
+    const self = this;
+    this.view = {
+      catalogue: this.catalogue,
+      core: this.core,
+      ids: this.ids,
+      user: this.user,
+      get enableDownloads() {
+        return self.enableDownloads;
+      },
+      get maxIdsPerRequest() {
+        return self.maxIdsPerRequest;
+      },
+      get visibleLibraries() {
+        return self.visibleLibraries;
+      },
+      song: (i) => this.song(i),
+      albumEntry: (j) => this.albumEntry(j),
+      trackIndex: (id) => this.trackIndex(id),
+    };
+    this.playlistStore = new SubsonicPlaylists(this.view, (queue) => {
+      this.playQueue = queue;
+    });
     this.app = this.build();
   }
 
@@ -170,12 +171,12 @@ export class FakeSubsonic {
   get requests() {
     return this.core.requests;
   }
-  /** Current playlists with their songs as provider ids, in order. */
   /** The saved play queue (`savePlayQueue`, Subsonic API 1.12): song ids in order and the current one; undefined until saved. */
   playQueue?: { trackIds: string[]; current?: string };
 
+  /** Current playlists with their songs as provider ids, in order. */
   playlists(): Array<{ id: string; name: string; public: boolean; trackIds: string[] }> {
-    return [...this.playlistMap.values()].map((p) => ({ id: p.id, name: p.name, public: p.public, trackIds: p.tracks.map((i) => this.ids.encode(ID_TRACK, i)) }));
+    return this.playlistStore.list();
   }
   start(): Promise<StartedFake> {
     return this.core.listen(this.app);
@@ -204,6 +205,7 @@ export class FakeSubsonic {
   }
 
   // ---------- payload builders ----------
+  /** The `song` (child) payload of catalogue track `i`, as Navidrome sends it (omitempty). */
   song(i: number): Record<string, unknown> {
     const t = this.catalogue.trackAt(i);
     const size = this.sizes.of(t.audioFile);
@@ -276,385 +278,14 @@ export class FakeSubsonic {
     });
   }
 
-  private playlistEntry(p: SubPlaylist, withEntries: boolean): Record<string, unknown> {
-    const duration = p.tracks.reduce((s, i) => s + Math.trunc(this.catalogue.trackAt(i).durationSeconds), 0);
-    return omitEmpty({
-      id: p.id,
-      name: p.name,
-      comment: p.comment,
-      owner: p.owner,
-      public: p.public,
-      songCount: p.tracks.length,
-      duration,
-      created: p.created,
-      changed: p.changed,
-      entry: withEntries ? p.tracks.map((i) => this.song(i)) : undefined,
-    }, ['public', 'songCount', 'duration']);
-  }
-
   // ---------- request handling ----------
-  private params(req: Request): URLSearchParams {
-    const p = searchParams(req);
-    if (typeof req.body === 'string' && req.body) for (const [k, v] of new URLSearchParams(req.body)) p.append(k, v);
-    return p;
-  }
-
-  private send(req: Request, res: Response, params: URLSearchParams, payload: Record<string, unknown>, failed?: SubsonicError): void {
-    const envelope: Record<string, unknown> = {
-      status: failed ? 'failed' : 'ok',
-      version: API_VERSION,
-      type: 'navidrome',
-      serverVersion: this.serverVersion,
-      openSubsonic: true,
-      ...(failed ? { error: { code: failed.code, message: failed.message } } : payload),
-    };
-    const f = params.get('f');
-    if (f === 'json') {
-      res.status(200).json({ 'subsonic-response': envelope });
-    } else if (f === 'jsonp') {
-      res.status(200).type('application/javascript').send(`${params.get('callback') ?? 'callback'}(${JSON.stringify({ 'subsonic-response': envelope })});`);
-    } else {
-      res.status(200).type('application/xml').send(`<?xml version="1.0" encoding="UTF-8"?>${toXml('subsonic-response', envelope, ' xmlns="http://subsonic.org/restapi"')}`);
-    }
-  }
-
-  private authenticate(params: URLSearchParams): void {
-    this.visibleLibraries = undefined;
-    const key = params.get('apiKey');
-    if (this.apiKey !== undefined && key !== null) {
-      if (params.get('u') !== null) throw new SubsonicError(SUBSONIC_ERRORS.conflictingAuth, 'Multiple conflicting authentication mechanisms provided');
-      if (!params.get('v') || !params.get('c')) throw new SubsonicError(SUBSONIC_ERRORS.missingParameter, 'Missing required parameter');
-      if (key !== this.apiKey) throw new SubsonicError(SUBSONIC_ERRORS.invalidApiKey, 'Invalid API key');
-      return;
-    }
-    const u = params.get('u');
-    if (!u || !params.get('v') || !params.get('c')) throw new SubsonicError(SUBSONIC_ERRORS.missingParameter, 'Missing required parameter');
-    const p = params.get('p');
-    const t = params.get('t');
-    const s = params.get('s');
-    const other = u === this.user ? undefined : this.accounts.find((a) => a.user === u);
-    const password = other ? other.password : this.password;
-    let ok: boolean;
-    if (p !== null) {
-      let clear = p;
-      if (p.startsWith('enc:')) clear = Buffer.from(p.slice(4), 'hex').toString('utf8');
-      ok = clear === password;
-    } else if (t !== null && s !== null) {
-      ok = createHash('md5').update(password + s).digest('hex') === t.toLowerCase();
-    } else {
-      throw new SubsonicError(SUBSONIC_ERRORS.missingParameter, 'Missing required parameter');
-    }
-    if (!ok || (u !== this.user && !other)) throw new SubsonicError(SUBSONIC_ERRORS.wrongCredentials, 'Wrong username or password');
-    if (other) this.visibleLibraries = [...other.libraries];
-  }
-
-  private folderFilter(params: URLSearchParams): string[] | undefined {
-    const raw = params.getAll('musicFolderId').filter((v) => v !== '');
-    if (!raw.length) return this.visibleLibraries;
-    return raw.map((v) => {
-      const lib = this.catalogue.libraries[Number(v) - 1];
-      if (!lib || !/^\d+$/.test(v) || (this.visibleLibraries && !this.visibleLibraries.includes(lib.id))) {
-        throw new SubsonicError(SUBSONIC_ERRORS.notFound, `Library ${v} not found or not accessible`);
-      }
-      return lib.id;
-    });
-  }
-
-  private int(params: URLSearchParams, name: string, dflt: number): number {
-    const v = params.get(name);
-    if (v === null || v === '') return dflt;
-    const n = Number.parseInt(v, 10);
-    if (!Number.isFinite(n)) throw new SubsonicError(SUBSONIC_ERRORS.generic, `Invalid ${name}`);
-    return n;
-  }
-
-  private required(params: URLSearchParams, name: string): string {
-    const v = params.get(name);
-    if (v === null || v === '') throw new SubsonicError(SUBSONIC_ERRORS.missingParameter, `required '${name}' parameter is missing`);
-    return v;
-  }
-
-  private checkIds(count: number): void {
-    if (this.maxIdsPerRequest !== null && count > this.maxIdsPerRequest) {
-      throw new SubsonicError(SUBSONIC_ERRORS.generic, `Too many songs in one request: ${count} > ${this.maxIdsPerRequest}`);
-    }
-  }
-
-  private resolveSongs(ids: string[]): number[] {
-    return ids.map((id) => {
-      const i = this.trackIndex(id);
-      if (i === undefined) throw new SubsonicError(SUBSONIC_ERRORS.notFound, `Song ${id} not found`);
-      return i;
-    });
-  }
-
-  private playlistOf(id: string): SubPlaylist {
-    const d = this.ids.decode(id);
-    const p = d && d.type === ID_PLAYLIST ? this.playlistMap.get(d.n) : undefined;
-    if (!p) throw new SubsonicError(SUBSONIC_ERRORS.notFound, 'Playlist not found');
-    return p;
-  }
-
-  private albumIdx(id: string): number {
-    const d = this.ids.decode(id);
-    if (!d || d.type !== ID_ALBUM || d.n >= this.catalogue.albums().length) throw new SubsonicError(SUBSONIC_ERRORS.notFound, 'Album not found');
-    return d.n;
-  }
-
-  /** One method call; returns the payload to wrap, or 'sent' when the response was already written. */
-  private dispatch(method: string, params: URLSearchParams, req: Request, res: Response): Record<string, unknown> | 'sent' {
-    const cat = this.catalogue;
-    switch (method) {
-      case 'ping':
-        return {};
-      case 'getLicense':
-        return { license: { valid: true } };
-      case 'getMusicFolders':
-        return { musicFolders: { musicFolder: cat.libraries.map((l, j) => ({ id: j + 1, name: l.name, lib: l.id })).filter((f) => !this.visibleLibraries || this.visibleLibraries.includes(f.lib)).map(({ id, name }) => ({ id, name })) } };
-      case 'search3': {
-        let query = params.get('query') ?? '';
-        if (query === '""') query = '';
-        query = query.replace(/\*$/, '').toLowerCase();
-        const songCount = this.int(params, 'songCount', 20);
-        const songOffset = this.int(params, 'songOffset', 0);
-        const albumCount = this.int(params, 'albumCount', 20);
-        const albumOffset = this.int(params, 'albumOffset', 0);
-        const artistCount = this.int(params, 'artistCount', 20);
-        const artistOffset = this.int(params, 'artistOffset', 0);
-        const libs = this.folderFilter(params);
-        if (songCount > 0 && this.core.pageShouldFail()) return this.fail500(res);
-        const indices = cat.indicesIn(libs);
-        const matches = (i: number) => {
-          if (!query) return true;
-          const t = cat.trackAt(i);
-          return t.title.toLowerCase().includes(query) || t.artist.toLowerCase().includes(query) || t.album.toLowerCase().includes(query);
-        };
-        const songs: number[] = [];
-        if (songCount > 0) {
-          let skipped = 0;
-          for (const i of indices) {
-            if (!matches(i)) continue;
-            if (skipped < songOffset) {
-              skipped++;
-              continue;
-            }
-            songs.push(i);
-            if (songs.length >= songCount) break;
-          }
-        }
-        const libSet = libs ? new Set(libs) : undefined;
-        const albums = cat.albums().map((a, j) => ({ a, j })).filter(({ a }) => (!libSet || libSet.has(a.library)) && (!query || a.name.toLowerCase().includes(query)));
-        const artists = cat.artists().map((a, k) => ({ a, k })).filter(({ a }) => !query || a.name.toLowerCase().includes(query));
-        const result: Record<string, unknown> = {};
-        const ar = artists.slice(artistOffset, artistOffset + Math.max(0, artistCount));
-        const al = albums.slice(albumOffset, albumOffset + Math.max(0, albumCount));
-        if (ar.length) result.artist = ar.map(({ a, k }) => ({ id: this.ids.encode(ID_ARTIST, k), name: a.name }));
-        if (al.length) result.album = al.map(({ j }) => this.albumEntry(j));
-        if (songs.length) result.song = songs.map((i) => this.song(i));
-        return { searchResult3: result };
-      }
-      case 'getAlbumList2': {
-        const type = this.required(params, 'type');
-        const size = Math.min(500, Math.max(0, this.int(params, 'size', 10)));
-        const offset = Math.max(0, this.int(params, 'offset', 0));
-        const libs = this.folderFilter(params);
-        if (this.core.pageShouldFail()) return this.fail500(res);
-        const libSet = libs ? new Set(libs) : undefined;
-        let albums = cat.albums().map((a, j) => ({ a, j, e: this.albumEntry(j) })).filter(({ a }) => !libSet || libSet.has(a.library));
-        const num = (x: unknown) => (typeof x === 'number' ? x : 0);
-        const txt = (x: unknown) => (typeof x === 'string' ? x : '');
-        switch (type) {
-          case 'newest':
-            albums.sort((x, y) => txt(y.e.created).localeCompare(txt(x.e.created)) || x.j - y.j);
-            break;
-          case 'alphabeticalByName':
-            albums.sort((x, y) => x.a.name.localeCompare(y.a.name) || x.j - y.j);
-            break;
-          case 'alphabeticalByArtist':
-            albums.sort((x, y) => x.a.artist.localeCompare(y.a.artist) || x.a.name.localeCompare(y.a.name) || x.j - y.j);
-            break;
-          case 'frequent':
-            albums = albums.filter((x) => num(x.e.playCount) > 0).sort((x, y) => num(y.e.playCount) - num(x.e.playCount) || x.j - y.j);
-            break;
-          case 'recent':
-            albums = albums.filter((x) => x.e.played).sort((x, y) => txt(y.e.played).localeCompare(txt(x.e.played)) || x.j - y.j);
-            break;
-          case 'random':
-          case 'highest':
-          case 'starred':
-            if (type !== 'random') albums = [];
-            break;
-          case 'byYear': {
-            const from = this.int(params, 'fromYear', 0);
-            const to = this.int(params, 'toYear', 9999);
-            const lo = Math.min(from, to);
-            const hi = Math.max(from, to);
-            albums = albums.filter((x) => (x.a.year ?? 0) >= lo && (x.a.year ?? 0) <= hi).sort((x, y) => ((x.a.year ?? 0) - (y.a.year ?? 0)) * (from <= to ? 1 : -1));
-            break;
-          }
-          case 'byGenre': {
-            const genre = this.required(params, 'genre');
-            albums = albums.filter((x) => x.e.genre === genre);
-            break;
-          }
-          default:
-            throw new SubsonicError(SUBSONIC_ERRORS.generic, `Type '${type}' not implemented`);
-        }
-        const page = albums.slice(offset, offset + size).map((x) => x.e);
-        return { albumList2: page.length ? { album: page } : {} };
-      }
-      case 'getAlbum': {
-        const j = this.albumIdx(this.required(params, 'id'));
-        if (this.core.pageShouldFail()) return this.fail500(res);
-        const a = cat.albums()[j];
-        return { album: { ...this.albumEntry(j), song: (a?.trackIndices ?? []).map((i) => this.song(i)) } };
-      }
-      case 'getSong': {
-        const i = this.trackIndex(this.required(params, 'id'));
-        if (i === undefined) throw new SubsonicError(SUBSONIC_ERRORS.notFound, 'Song not found');
-        return { song: this.song(i) };
-      }
-      case 'getRandomSongs': {
-        const size = Math.min(500, this.int(params, 'size', 10));
-        const indices = cat.indicesIn(this.folderFilter(params));
-        return { randomSongs: { song: indices.slice(0, size).map((i) => this.song(i)) } };
-      }
-      case 'getArtists': {
-        const libs = this.folderFilter(params);
-        const libSet = libs ? new Set(libs) : undefined;
-        const counts = new Map<string, number>();
-        for (const a of cat.albums()) if (!libSet || libSet.has(a.library)) counts.set(a.artistId, (counts.get(a.artistId) ?? 0) + 1);
-        const used = new Set<string>();
-        for (const i of cat.indicesIn(libs)) used.add(cat.trackAt(i).artistId);
-        const byLetter = new Map<string, Array<Record<string, unknown>>>();
-        cat.artists().forEach((a, k) => {
-          if (!counts.has(a.id) && !used.has(a.id)) return;
-          const letter = a.name.replace(/^(The|El|La) /i, '').charAt(0).toUpperCase() || '#';
-          const list = byLetter.get(letter) ?? [];
-          list.push({ id: this.ids.encode(ID_ARTIST, k), name: a.name, albumCount: counts.get(a.id) ?? 0, coverArt: `ar-${this.ids.encode(ID_ARTIST, k)}` });
-          byLetter.set(letter, list);
-        });
-        const index = [...byLetter.entries()].sort(([x], [y]) => x.localeCompare(y)).map(([name, artist]) => ({ name, artist }));
-        return { artists: { ignoredArticles: 'The El La', index } };
-      }
-      case 'getArtist': {
-        const d = this.ids.decode(this.required(params, 'id'));
-        const a = d && d.type === ID_ARTIST ? cat.artists()[d.n] : undefined;
-        if (!a || !d) throw new SubsonicError(SUBSONIC_ERRORS.notFound, 'Artist not found');
-        const albums = cat.albums().map((al, j) => ({ al, j })).filter(({ al }) => al.artistId === a.id).map(({ j }) => this.albumEntry(j));
-        return { artist: { id: this.ids.encode(ID_ARTIST, d.n), name: a.name, albumCount: albums.length, album: albums } };
-      }
-      case 'stream':
-      case 'download': {
-        const i = this.trackIndex(this.required(params, 'id'));
-        if (i === undefined) throw new SubsonicError(SUBSONIC_ERRORS.notFound, 'Song not found');
-        if (method === 'download' && !this.enableDownloads) throw new SubsonicError(SUBSONIC_ERRORS.notAuthorized, 'downloads are disabled');
-        const format = params.get('format');
-        if (format && format !== 'raw' && format !== extOf(cat.trackAt(i).audioFile)) {
-          throw new SubsonicError(SUBSONIC_ERRORS.generic, `fake server cannot transcode to '${format}'`);
-        }
-        const t = cat.trackAt(i);
-        sendAudio(res, t.audioFile, method === 'download' ? { 'Content-Disposition': `attachment; filename="${t.audioFile.slice(t.audioFile.lastIndexOf('/') + 1)}"` } : {});
-        return 'sent';
-      }
-      case 'getPlaylists': {
-        const list = [...this.playlistMap.values()].filter((p) => p.owner === this.user || p.public);
-        return { playlists: list.length ? { playlist: list.map((p) => this.playlistEntry(p, false)) } : {} };
-      }
-      case 'getPlaylist':
-        return { playlist: this.playlistEntry(this.playlistOf(this.required(params, 'id')), true) };
-      case 'createPlaylist': {
-        const songIds = params.getAll('songId');
-        this.checkIds(songIds.length);
-        const playlistId = params.get('playlistId');
-        const name = params.get('name');
-        const tracks = this.resolveSongs(songIds);
-        const now = new Date().toISOString();
-        let p: SubPlaylist;
-        if (playlistId) {
-          p = this.playlistOf(playlistId);
-          p.tracks = tracks;
-          if (name) p.name = name;
-          p.changed = now;
-        } else if (name) {
-          const n = this.nextPlaylist++;
-          p = { n, id: this.ids.encode(ID_PLAYLIST, n), name, owner: this.user, public: false, tracks, created: now, changed: now };
-          this.playlistMap.set(n, p);
-        } else {
-          throw new SubsonicError(SUBSONIC_ERRORS.missingParameter, "required 'name' or 'playlistId' parameter is missing");
-        }
-        return { playlist: this.playlistEntry(p, true) };
-      }
-      case 'updatePlaylist': {
-        const p = this.playlistOf(this.required(params, 'playlistId'));
-        const add = params.getAll('songIdToAdd');
-        this.checkIds(add.length);
-        const addTracks = this.resolveSongs(add);
-        const remove = new Set(params.getAll('songIndexToRemove').map((v) => Number.parseInt(v, 10)));
-        const name = params.get('name');
-        const comment = params.get('comment');
-        const pub = params.get('public');
-        if (name) p.name = name;
-        if (comment !== null) p.comment = comment;
-        if (pub !== null) p.public = pub === 'true';
-        p.tracks = p.tracks.filter((_, idx) => !remove.has(idx)).concat(addTracks);
-        p.changed = new Date().toISOString();
-        return {};
-      }
-      case 'savePlayQueue': {
-        const songIds = params.getAll('id');
-        const tracks = this.resolveSongs(songIds);
-        this.playQueue = { trackIds: tracks.map((i) => this.ids.encode(ID_TRACK, i)), current: params.get('current') ?? undefined };
-        return {};
-      }
-      case 'deletePlaylist': {
-        const p = this.playlistOf(this.required(params, 'id'));
-        this.playlistMap.delete(p.n);
-        return {};
-      }
-      case 'getLyricsBySongId': {
-        const i = this.trackIndex(this.required(params, 'id'));
-        if (i === undefined) throw new SubsonicError(SUBSONIC_ERRORS.notFound, 'Song not found');
-        const t = cat.trackAt(i);
-        const structuredLyrics = t.lyrics
-          ? [{ displayArtist: t.artist, displayTitle: t.title, lang: 'xxx', offset: 0, synced: false, line: t.lyrics.split('\n').map((value) => ({ value })) }]
-          : [];
-        return { lyricsList: { structuredLyrics } };
-      }
-      case 'getLyrics': {
-        const artist = (params.get('artist') ?? '').toLowerCase();
-        const title = (params.get('title') ?? '').toLowerCase();
-        for (const t of cat) {
-          if (t.lyrics && t.title.toLowerCase() === title && (!artist || t.artist.toLowerCase() === artist)) {
-            return { lyrics: { artist: t.artist, title: t.title, value: t.lyrics } };
-          }
-        }
-        return { lyrics: {} };
-      }
-      case 'scrobble': {
-        const ids = params.getAll('id');
-        const tracks = this.resolveSongs(ids);
-        if ((params.get('submission') ?? 'true') !== 'false') {
-          const timeMs = Number(params.get('time') ?? Date.now());
-          for (const i of tracks) {
-            const t = cat.trackAt(i);
-            cat.update(t.id, { playCount: t.playCount + 1, lastPlayed: new Date(timeMs).toISOString() });
-          }
-        }
-        return {};
-      }
-      case 'getStarred2':
-        return { starred2: {} };
-      case 'getTopSongs':
-        return { topSongs: {} };
-      default:
-        res.status(404).type('text/plain').send('404 page not found');
-        return 'sent';
-    }
-  }
-
-  private fail500(res: Response): 'sent' {
-    res.status(500).type('text/plain').send('Internal Server Error (injected by fake)');
+  /** One authenticated method call; returns the payload to wrap, or 'sent' when the response was already written. */
+  private dispatch(method: string, params: URLSearchParams, res: Response): SubsonicAnswer {
+    if (method === 'ping') return {};
+    if (method === 'getLicense') return { license: { valid: true } };
+    if (BROWSE_METHODS.has(method)) return browseMethod(this.view, method, params, res);
+    if (PLAYLIST_METHODS.has(method)) return this.playlistStore.answer(method, params);
+    res.status(404).type('text/plain').send('404 page not found');
     return 'sent';
   }
 
@@ -668,22 +299,21 @@ export class FakeSubsonic {
       next();
     });
     app.use(express.text({ type: 'application/x-www-form-urlencoded', limit: '10mb' }));
-    const removed = new Set(['search', 'getChatMessages', 'addChatMessage', 'getVideos', 'getVideoInfo', 'getCaptions']);
     app.all('/rest/:method', (req, res) => {
       const method = String(req.params.method).replace(/\.view$/, '');
-      const params = this.params(req);
+      const params = requestParams(req);
       if (typeof req.body === 'string' && req.body) recordBody(res, paramsToRecord(new URLSearchParams(req.body)));
       if (req.method !== 'GET' && req.method !== 'POST') {
         res.status(405).end();
         return;
       }
-      if (removed.has(method)) {
+      if (REMOVED_METHODS.has(method)) {
         res.status(410).type('text/plain').send('This endpoint has been removed');
         return;
       }
       try {
         if (method === 'getOpenSubsonicExtensions') {
-          this.send(req, res, params, {
+          sendEnvelope(res, params, this.serverVersion, {
             openSubsonicExtensions: [
               { name: 'formPost', versions: [1] },
               { name: 'songLyrics', versions: [1] },
@@ -692,11 +322,12 @@ export class FakeSubsonic {
           });
           return;
         }
-        this.authenticate(params);
-        const payload = this.dispatch(method, params, req, res);
-        if (payload !== 'sent') this.send(req, res, params, payload);
+        this.visibleLibraries = undefined;
+        this.visibleLibraries = this.auth.authenticate(params);
+        const payload = this.dispatch(method, params, res);
+        if (payload !== 'sent') sendEnvelope(res, params, this.serverVersion, payload);
       } catch (err) {
-        if (err instanceof SubsonicError) this.send(req, res, params, {}, err);
+        if (err instanceof SubsonicError) sendEnvelope(res, params, this.serverVersion, {}, err);
         else {
           res.status(500).type('text/plain').send(String(err));
         }
@@ -707,15 +338,6 @@ export class FakeSubsonic {
     });
     return app;
   }
-}
-
-/** Drops undefined/null, 0, '' and false values (Go `omitempty`), except the keys in `keep`. */
-function omitEmpty(o: Record<string, unknown>, keep: string[] = ['isDir']): Record<string, unknown> {
-  for (const [k, v] of Object.entries(o)) {
-    if (keep.includes(k)) continue;
-    if (v === undefined || v === null || v === 0 || v === '' || v === false) delete o[k];
-  }
-  return o;
 }
 
 /** Builds a fake Navidrome over `opts.catalogue`. Call `start()` to listen on 127.0.0.1. */
