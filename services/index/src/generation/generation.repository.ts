@@ -193,7 +193,7 @@ export class GenerationRepository implements GenerationStore {
   /**
    * Makes `generation` the live one in a single transaction: the previous live build is retired, the
    * catalogue copy loses every track the build did not see (except live-library songs of older generations' batches
-   * the build missed: they become a batch of this generation, `carryDeltas`), and every other generation's rows
+   * the build missed: they become a batch of this generation, `carryDeltas`), and every OLDER generation's rows
    * (retired, failed, abandoned) are deleted (cells, projections, artists and batches go by cascade).
    * `embedderVersion` is recorded on the build (the space its vectors, and anchors saved against it, live in).
    * @returns number of catalogue-copy rows deleted
@@ -210,7 +210,8 @@ export class GenerationRepository implements GenerationStore {
       // Live-library songs of older generations the build's snapshot missed stay (a batch of this generation).
       await carryDeltas(m, generation);
       const deleted = await this.tracks.deleteNotSeen(m, generation);
-      await m.query(`DELETE FROM ${S}.builds WHERE generation <> $1`, [generation]);
+      // Only older builds go: a newer one (a build that started after this one) keeps its rows.
+      await m.query(`DELETE FROM ${S}.builds WHERE generation < $1`, [generation]);
       return deleted;
     });
   }

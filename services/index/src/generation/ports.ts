@@ -76,7 +76,7 @@ export interface GenerationStore {
   markFailed(generation: number, error: string): Promise<void>;
   /**
    * Makes `generation` the live one in a single transaction: the previous live build is retired, the
-   * catalogue copy loses every track the build did not see, and every other generation's rows (retired,
+   * catalogue copy loses every track only older builds marked, and every OLDER generation's rows (retired,
    * failed, abandoned) are deleted (cells, projections and artists go by cascade).
    * `embedderVersion` is recorded on the build (the space its vectors, and anchors saved against it, live in).
    * `fence`: the lease of the build run doing it; the transaction locks that run's row and throws LeaseLostError
