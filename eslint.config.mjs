@@ -34,7 +34,7 @@ const LAYER_ZONES = [
     message: 'Routes and bus consumers call domain services, never a repository (docs/architecture.md: routes -> domain services -> ports <- repositories).',
   },
   {
-    target: 'services/index/src/**/*.service.ts',
+    target: ['services/index/src/**/*.service.ts', 'services/index/src/generation/build-task.ts'],
     from: 'services/index/src/**/*.repository.ts',
     message: 'Index domain services import their feature\'s ports, not repository classes; app.ts passes the repository in.',
   },

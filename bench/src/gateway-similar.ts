@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     await svc.start();
     indexUrl = `http://127.0.0.1:${await svc.listen(0, '127.0.0.1')}`;
     const tBuild = performance.now();
-    svc.rebuild.request('benchmark');
+    await svc.rebuild.request('benchmark');
     await svc.rebuild.idle();
     const buildMs = performance.now() - tBuild;
     if (!svc.rebuild.lastOutcome) throw new Error(`build failed: ${svc.rebuild.lastError}`);

@@ -84,7 +84,7 @@ async function main(): Promise<void> {
   if (o.build) {
     const t = performance.now();
     const c = process.cpuUsage();
-    svc.rebuild.request('benchmark');
+    await svc.rebuild.request('benchmark');
     await svc.rebuild.idle();
     buildMs = performance.now() - t;
     buildCpuMs = cpuMs(process.cpuUsage(c));

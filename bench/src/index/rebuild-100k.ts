@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     const sampler = new RssSampler();
     sampler.start();
     const t0 = performance.now();
-    svc.rebuild.request('benchmark');
+    await svc.rebuild.request('benchmark');
     await svc.rebuild.idle();
     const wall = performance.now() - t0;
     const peak = sampler.stop();
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
       const grown = await childLine<{ grown: number; songs: number }>(child, `grow ${Math.round(songs * growFraction)}`, 'grown');
       const cpu0 = process.cpuUsage();
       const t2 = performance.now();
-      svc.rebuild.request('benchmark: grown library');
+      await svc.rebuild.request('benchmark: grown library');
       await svc.rebuild.idle();
       const wall2 = performance.now() - t2;
       const cpu2 = process.cpuUsage(cpu0);

@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     queue = queue.then(async () => {
       let peak = 0;
       const sample = setInterval(() => (peak = Math.max(peak, oldGenerationStats().used)), 20);
-      svc.rebuild.request('heap-guard bench');
+      await svc.rebuild.request('heap-guard bench');
       await svc.rebuild.idle();
       clearInterval(sample);
       const g = svc.state.current();

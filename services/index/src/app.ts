@@ -116,7 +116,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     catalogue,
     tracks,
     publish: (e) => rt.bus.publish(RoutingKeys.indexDeltaApplied, e),
-    requestRebuild: (reason) => void rebuild.request(reason),
+    requestRebuild: (reason, since) => void rebuild.request(reason, undefined, since).catch((err: unknown) => rt.logger.warn('rebuild request failed', { reason, err: (err as Error).message })),
     rebuildBusy: () => rebuild.busy,
     rebuildBusyAnywhere: () => rebuild.busyAnywhere(),
     analysisRunLive: deps.analysisRunLive ?? analysisRunLive(analysisPeer),

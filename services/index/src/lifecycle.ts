@@ -34,7 +34,7 @@ export interface ReplicaLifecycleDeps {
 /**
  * Start and stop of one index replica, registered on the runtime (`rt.onStart`, `rt.onStop`): subscribe to
  * replica events (mapping nudges, generations published elsewhere, server changes), load the live generation,
- * consume rebuild requests, relabels and radio cancels, scan for radio runs to take over, request a build when
+ * consume rebuild requests, relabels and radio / build cancels, scan for radio runs and builds to take over, request a build when
  * none is stored or one was interrupted, then report readiness and heartbeats; stopping turns readiness off first.
  * @returns `isReady`: false until the generation and its maps are loaded; false again once stopping
  */
@@ -99,7 +99,7 @@ export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () =
         await rt.bus.publish(RoutingKeys.indexRebuilt, { generation: g.generation, items: g.index.size, repointed: true } satisfies IndexRebuilt);
       }),
     );
-    // Radio runs: cancel requests from the task board, and takeover of runs whose coordinator died.
+    // Radio runs and index builds: cancel requests from the task board, and takeover of runs whose coordinator died.
     consumers.push(
       await rt.bus.consume({
         queue: 'index.task-cancel',
@@ -107,13 +107,16 @@ export function attachReplicaLifecycle(d: ReplicaLifecycleDeps): { isReady: () =
         schema: TaskCancelRequestedEvent,
         handler: async (e) => {
           if (e.type === 'radios') await radios.cancel(e.taskId);
+          else if (e.type === 'index_build') await rebuild.cancel(e.taskId);
         },
       }),
     );
     radios.host.startScanning();
+    // Index builds: a queued build, or one whose replica stopped, is claimed here (takeover) when none runs.
+    rebuild.startScanning();
     step('consumers');
     if ((!loaded || interrupted > 0) && d.rebuildOnStart !== false) {
-      rebuild.request(loaded ? 'a build was interrupted by a restart' : 'start-up: no stored index generation');
+      await rebuild.request(loaded ? 'a build was interrupted by a restart' : 'start-up: no stored index generation');
     }
     if (!loaded) await catchUp().catch((err: unknown) => log.warn('mapping catch-up failed', { err: (err as Error).message }));
     ready = true;

@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 async function build(): Promise<{ gen: Generation; outcome: RebuildOutcome }> {
-  svc.rebuild.request('test');
+  await svc.rebuild.request('test');
   await svc.rebuild.idle();
   const outcome = svc.rebuild.lastOutcome;
   if (!outcome || svc.rebuild.lastError) throw new Error(`build failed: ${svc.rebuild.lastError}`);

@@ -121,7 +121,7 @@ export async function setupFixture(): Promise<Fixture> {
   const peersUrl = await peers.start();
   const db = await createTestDatabase('index_api');
   const bus = createBus({});
-  const logger = createLogger({ service: 'index-test', level: 'error' });
+  const logger = createLogger({ service: 'index-test', level: process.env.LOG_LEVEL ?? 'error' });
   const lyrionHistory: ProviderTrack[] = [0, 100, 200].map((i) => ({ id: lyrionId(i), title: songs[i]!.title, artist: songs[i]!.artist, lastPlayed: new Date().toISOString() }));
   const clientFactory = (conn: Parameters<typeof createMediaServerClient>[0]): MediaServerClient =>
     conn.type === 'lyrion' ? (new StubHistoryClient(lyrionHistory) as unknown as MediaServerClient) : createMediaServerClient(conn);

@@ -139,7 +139,7 @@ describe('live library: the first songs of an empty index', () => {
       // It asked the analysis worker (more than once: the songs are looked at again while they wait).
       expect(w.peers.calls.analysisRun - before).toBeGreaterThan(1);
       // The run's end: its one rebuild request (the run is live until that build is served).
-      svc.rebuild.request('analysis run finished', 'run-1');
+      await svc.rebuild.request('analysis run finished', 'run-1');
       await svc.rebuild.idle();
       expect(svc.state.current().generation).toBe(g0 + 1);
       expect(served(svc, w.songs)).toBe(true);

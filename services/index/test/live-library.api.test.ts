@@ -102,7 +102,7 @@ describe('live library: new songs without a rebuild', () => {
     // The next build's snapshot is already past the song's key when its batch lands (the catalogue pages leave it out).
     f.peers.snapshotHidden.add(itemId);
     try {
-      f.svc.rebuild.request('test: the next full build');
+      await f.svc.rebuild.request('test: the next full build');
       await f.svc.rebuild.idle();
     } finally {
       f.peers.snapshotHidden.delete(itemId);

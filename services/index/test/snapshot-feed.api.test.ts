@@ -77,7 +77,7 @@ afterAll(async () => {
 
 /** Builds one generation with `svc` and returns it with the build's outcome and its text-search table's content. */
 async function buildWith(svc: IndexService): Promise<{ gen: Generation; fed: boolean; skipped: number; semantic: unknown }> {
-  svc.rebuild.request('test');
+  await svc.rebuild.request('test');
   await svc.rebuild.idle();
   const outcome = svc.rebuild.lastOutcome;
   if (!outcome || svc.rebuild.lastError) throw new Error(`build failed: ${svc.rebuild.lastError}`);

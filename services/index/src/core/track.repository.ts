@@ -167,9 +167,13 @@ export class TrackRepository {
     return Number(rows[0]?.n ?? 0);
   }
 
-  /** Deletes every row not marked by `build` (inside the activation transaction). Returns the count. */
+  /**
+   * Deletes every row last marked by an OLDER build than `build` (inside the activation transaction): the songs the
+   * build's snapshot did not see. Rows a newer build marked meanwhile stay (marks never go down, see upsertSnapshot).
+   * Returns the count.
+   */
   async deleteNotSeen(manager: EntityManager, build: number): Promise<number> {
-    const res: [unknown[], number] = await manager.query(`DELETE FROM ${T} WHERE seen_build <> $1`, [build]);
+    const res: [unknown[], number] = await manager.query(`DELETE FROM ${T} WHERE seen_build < $1`, [build]);
     return Array.isArray(res) && typeof res[1] === 'number' ? res[1] : 0;
   }
 

@@ -1,4 +1,4 @@
-import type { Logger } from '@polyphony/platform';
+import type { Lease, Logger } from '@polyphony/platform';
 import {
   CooperativeScheduler,
   ProductQuantiser,
@@ -80,6 +80,8 @@ export interface BuildHost {
   logger: Logger;
   vectors: VectorStoreSettings;
   settings: BuildSettings;
+  /** The lease of the build run: the activation is fenced by it (a coordinator that lost its run never activates). */
+  fence?: Lease;
   /** Appends a line to the task's log. */
   note(line: string): void;
   /** Reports RUNNING progress (percent 0-100) on the task board. */
@@ -115,7 +117,8 @@ export class BuildRun {
   // The build fed from the pages: started at the first page, stopped (read-back path instead) when the pages
   // are not in the byte order the read-back uses or the snapshot restarts, so both paths give the same rows.
   private readonly feedAbort = new AbortController();
-  private readonly abortFeed = () => this.feedAbort.abort();
+  /** The build's abort (cancel, lost lease, shutdown, heap guard) also ends the feed the fed build may be waiting on. */
+  private readonly abortFeed = () => this.endFeed(new Error('index build aborted'));
   private feed: SnapshotFeed | undefined;
   private fed: Promise<IvfBuildResult> | undefined;
   private feedStopped: string | undefined;
@@ -223,6 +226,17 @@ export class BuildRun {
     this.host.note(`index build reads the catalogue copy back (${reason})`);
   }
 
+  /**
+   * Ends the fed build: the feed fails first, then its signal aborts. The fed build waits for the next page inside the
+   * feed, where no abort check runs, so a snapshot that stopped feeding (an abort, or a catalogue page that failed,
+   * after page 1) must fail the feed or awaiting the fed build never returns (the build, its lease renewal and
+   * TaskHost.stop() then hung forever; issue 29).
+   */
+  private endFeed(reason: Error): void {
+    this.feed?.fail(reason);
+    this.feedAbort.abort();
+  }
+
   private async settleFeed(): Promise<void> {
     if (this.fed) await this.fed.catch(() => undefined);
   }
@@ -315,8 +329,8 @@ export class BuildRun {
       await drainWrites();
       this.snapshotWriteMs += performance.now() - tDrain;
     } catch (err) {
-      // No build outlives a failed snapshot either.
-      this.feedAbort.abort();
+      // No build outlives a failed snapshot either: the feed is failed BEFORE the fed build is awaited (endFeed).
+      this.endFeed(err instanceof Error ? err : new Error(String(err)));
       await this.settleFeed();
       signal.removeEventListener('abort', this.abortFeed);
       throw err;
@@ -478,7 +492,7 @@ export class BuildRun {
     this.activateMs.prepare = performance.now() - t;
     if (signal.aborted) throw new Error('index build aborted');
     t = performance.now();
-    const deleted = await h.generations.activate(this.generation, this.version ?? null);
+    const deleted = await h.generations.activate(this.generation, this.version ?? null, h.fence);
     this.activateMs.commit = performance.now() - t;
     h.state.swap(gen);
     // Changes logged while the activation committed.

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { LeaseLostError, type Lease } from '@polyphony/platform';
 import type { ArtistProfileRecord } from '../artists/artist-model';
 import type { MapMethod } from '../core/generation';
 import type { StoredCell } from '@polyphony/vector-engine';
@@ -192,43 +193,47 @@ export class GenerationRepository implements GenerationStore {
   /**
    * Makes `generation` the live one in a single transaction: the previous live build is retired, the
    * catalogue copy loses every track the build did not see (except live-library songs of older generations' batches
-   * the build missed: they become a batch of this generation, `carryDeltas`), and every other generation's rows
+   * the build missed: they become a batch of this generation, `carryDeltas`), and every OLDER generation's rows
    * (retired, failed, abandoned) are deleted (cells, projections, artists and batches go by cascade).
    * `embedderVersion` is recorded on the build (the space its vectors, and anchors saved against it, live in).
    * @returns number of catalogue-copy rows deleted
    */
-  async activate(generation: number, embedderVersion: string | null): Promise<number> {
+  async activate(generation: number, embedderVersion: string | null, fence?: Lease): Promise<number> {
     return this.ds.transaction(async (m) => {
+      if (fence) {
+        // The run's row stays locked until commit: a cancel or a takeover either waits for this or wins before it.
+        const held = await m.query(`SELECT 1 FROM ${S}.build_runs WHERE id = $1 AND lease_generation = $2 AND state = 'RUNNING' FOR UPDATE`, [fence.runId, fence.generation]);
+        if (!held.length) throw new LeaseLostError(fence.runId);
+      }
       await m.query(`UPDATE ${S}.builds SET state = 'retired' WHERE state = 'live'`);
       await m.query(`UPDATE ${S}.builds SET state = 'live', finished_at = now(), embedder_version = $2 WHERE generation = $1`, [generation, embedderVersion]);
       // Live-library songs of older generations the build's snapshot missed stay (a batch of this generation).
       await carryDeltas(m, generation);
       const deleted = await this.tracks.deleteNotSeen(m, generation);
-      await m.query(`DELETE FROM ${S}.builds WHERE generation <> $1`, [generation]);
+      // Only older builds go: a newer one (a build that started after this one) keeps its rows.
+      await m.query(`DELETE FROM ${S}.builds WHERE generation < $1`, [generation]);
       return deleted;
     });
   }
 
-  /** Marks builds left `building` by a process that died as failed; returns their generations. */
   /** When the build of `generation` started (its snapshot began after this instant); undefined when unknown. */
   async buildStartedAt(generation: number): Promise<Date | undefined> {
     const rows: Array<{ created_at: Date }> = await this.ds.query(`SELECT created_at FROM ${S}.builds WHERE generation = $1`, [generation]);
     return rows[0]?.created_at;
   }
 
+  /**
+   * Marks failed every build still `building` whose build run is not RUNNING (the run ended, was never recorded, or
+   * predates build runs); a build of a RUNNING run is its coordinator's, or its takeover's, to end.
+   */
   async failInterrupted(): Promise<number[]> {
     const res: unknown = await this.ds.query(
-      `UPDATE ${S}.builds SET state = 'failed', finished_at = now(), error = 'interrupted (process stopped during the build)' WHERE state = 'building' RETURNING generation`,
+      `UPDATE ${S}.builds b SET state = 'failed', finished_at = now(), error = 'interrupted (process stopped during the build)'
+        WHERE b.state = 'building' AND NOT EXISTS (SELECT 1 FROM ${S}.build_runs r WHERE r.id::text = b.task_id AND r.state = 'RUNNING') RETURNING generation`,
     );
     // TypeORM answers UPDATE ... RETURNING with [rows, affectedCount].
     const rows = (Array.isArray(res) && Array.isArray(res[0]) ? res[0] : res) as Array<{ generation: string }>;
     return rows.map((r) => Number(r.generation));
-  }
-
-  /** Generation of the live build when that build started at or after `since` (it then covers a request made at `since`). */
-  async liveStartedSince(since: Date): Promise<number | undefined> {
-    const rows: Array<{ generation: string }> = await this.ds.query(`SELECT generation FROM ${S}.builds WHERE state = 'live' AND created_at >= $1`, [since]);
-    return rows[0] ? Number(rows[0].generation) : undefined;
   }
 
   /** The live build, or undefined. */

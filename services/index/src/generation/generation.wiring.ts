@@ -4,7 +4,7 @@ import type { IndexState } from '../core/generation';
 import type { CataloguePort } from '../core/ports';
 import type { TrackRepository } from '../core/track.repository';
 import type { MapFollower } from '../maps/generation-maps';
-import { PgBuildLock } from './build-lock.repository';
+import { BuildQueueRepository } from './build-queue.repository';
 import { GenerationRepository } from './generation.repository';
 import { ItemIdRenameStore } from './item-id-rename.repository';
 import { LiveGenerationService } from './live-generation.service';
@@ -26,19 +26,25 @@ export interface GenerationWiringDeps {
 }
 
 /**
- * The generation feature: the build (one build at a time across replicas through the PostgreSQL build lock),
+ * The generation feature: the build (one build at a time across replicas, on the platform task host over `index.build_runs`),
  * the repoint after an embedder switch's relabel, this replica's heartbeat report of the generation it serves
  * (`index.replicas`: an analysis run ends SUCCESS once every live replica serves its songs) and
  * GET /internal/index/live. lifecycle.ts starts and stops them.
  */
 export function wireGeneration(rt: ServiceRuntime, config: IndexConfig, d: GenerationWiringDeps) {
   const generations = new GenerationRepository(rt.ds, d.tracks);
-  const rebuild = new RebuildService(d.catalogue, d.tracks, generations, d.state, d.maps, rt.bus, rt.logger.child({ component: 'RebuildService' }), {
-    vectors: config.vectors,
-    reuseMaxChanged: config.buildReuseMaxChanged,
-    lock: new PgBuildLock(rt.ds),
-    ...d.rebuild,
-  });
+  const rebuild = new RebuildService(
+    d.catalogue,
+    d.tracks,
+    generations,
+    new BuildQueueRepository(rt.ds),
+    d.state,
+    d.maps,
+    rt.bus,
+    rt.logger.child({ component: 'RebuildService' }),
+    { vectors: config.vectors, reuseMaxChanged: config.buildReuseMaxChanged, ...d.rebuild },
+    rt.metrics,
+  );
   const repoint = new RepointService(new ItemIdRenameStore(rt.ds), rebuild, d.relabelMap, rt.logger.child({ component: 'RepointService' }));
   const replicaRows = new ReplicaRepository(rt.ds);
   const reporter = new ReplicaReporter(leaseOwnerName('index'), d.state, replicaRows, rt.logger.child({ component: 'ReplicaReporter' }), config.replicaHeartbeatMs);

@@ -19,7 +19,7 @@ export function consumeRelabels(bus: Bus, rebuild: RebuildService, repoint: Repo
       const result = await repoint.repoint(event.toVersion);
       // Other replicas reload the repointed generation (index.rebuild.completed.v1 with repointed: true).
       if (result.outcome === 'repointed' && result.renamed > 0) await announceRepointed?.();
-      if (result.outcome === 'rebuild') rebuild.request(`catalogue ids relabelled to scheme version ${event.toVersion} (${result.reason ?? 'not repointable'})`);
+      if (result.outcome === 'rebuild') await rebuild.request(`catalogue ids relabelled to scheme version ${event.toVersion} (${result.reason ?? 'not repointable'})`);
     },
   });
 }

@@ -1,4 +1,5 @@
 import type { SnapshotTrackBytes } from '@polyphony/contracts';
+import type { Lease, TaskRun, TaskStore } from '@polyphony/platform';
 import type { StoredCell } from '@polyphony/vector-engine';
 import type { ArtistProfileRecord } from '../artists/artist-fit';
 import type { MapMethod } from '../core/generation';
@@ -75,18 +76,22 @@ export interface GenerationStore {
   markFailed(generation: number, error: string): Promise<void>;
   /**
    * Makes `generation` the live one in a single transaction: the previous live build is retired, the
-   * catalogue copy loses every track the build did not see, and every other generation's rows (retired,
+   * catalogue copy loses every track only older builds marked, and every OLDER generation's rows (retired,
    * failed, abandoned) are deleted (cells, projections and artists go by cascade).
    * `embedderVersion` is recorded on the build (the space its vectors, and anchors saved against it, live in).
+   * `fence`: the lease of the build run doing it; the transaction locks that run's row and throws LeaseLostError
+   * (nothing changed) unless the run is still RUNNING under that lease generation (not cancelled, not taken over).
    * @returns number of catalogue-copy rows deleted
    */
-  activate(generation: number, embedderVersion: string | null): Promise<number>;
+  activate(generation: number, embedderVersion: string | null, fence?: Lease): Promise<number>;
   /** When the build of `generation` started (its snapshot began after this instant); undefined when unknown. */
   buildStartedAt(generation: number): Promise<Date | undefined>;
-  /** Marks every build still `building` failed (a restart interrupted it); @returns their generation numbers. */
+  /**
+   * Marks failed every build still `building` whose build run is not RUNNING any more (its process stopped and the
+   * run ended, or it predates build runs); a build whose run is RUNNING is left to that run (or its takeover).
+   * @returns their generation numbers
+   */
   failInterrupted(): Promise<number[]>;
-  /** Generation of the live build when that build started at or after `since` (it then covers a request made at `since`). */
-  liveStartedSince(since: Date): Promise<number | undefined>;
   /** The live build, or undefined. */
   live(): Promise<BuildRecord | undefined>;
   /**
@@ -137,19 +142,26 @@ export interface ReplicaStore {
   list(liveWithinMs: number): Promise<ReplicaReport[]>;
 }
 
-/** The held cross-replica build lock (build-lock.repository.ts: a PostgreSQL session advisory lock). */
-export interface BuildLockHandle {
-  /** Releases the lock and returns the connection to the pool. Idempotent; never throws. */
-  release(): Promise<void>;
+/** What a build request got (build-queue.repository.ts). */
+export interface BuildAdmission {
+  /** The queued (NEW) build run that will serve the request. */
+  run: TaskRun;
+  /** True when the request starts no build of its own now: it joined the queued build, or one is running. */
+  coalesced: boolean;
 }
 
-/** Lock port of the rebuild service (PostgreSQL in production: PgBuildLock; in-process: LocalBuildLock in build-lock.ts). */
-export interface BuildLock {
+/**
+ * The queue of index builds (`index.build_runs`; store: build-queue.repository.ts): the task store of the index-build
+ * task host (at most one running and one queued build across replicas) and admission of requests into it.
+ */
+export interface BuildQueue extends TaskStore<TaskRun> {
   /**
-   * Takes the lock, waiting while another replica holds it. `onWait` is called once when it has to wait.
-   * @throws Error('index build aborted') when `signal` fires while waiting
+   * Queues a build with id `id`, or joins the queued one (its reason and requester added). `since` (default now): the
+   * newest change the request is about; the run's `requested_at` is the latest `since` of its requests.
    */
-  acquire(signal: AbortSignal, onWait?: () => void): Promise<BuildLockHandle>;
-  /** Takes the lock only when free right now; undefined when another replica holds it. */
-  tryAcquire(): Promise<BuildLockHandle | undefined>;
+  request(id: string, reason: string, requesterTaskId?: string, since?: Date): Promise<BuildAdmission>;
+  /** Queued and running builds (RUNNING first). */
+  liveRuns(): Promise<TaskRun[]>;
+  /** The live generation when its build started at or after the run's last request (it covers the run), else undefined. */
+  coveringGeneration(runId: string): Promise<number | undefined>;
 }

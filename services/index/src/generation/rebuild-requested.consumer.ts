@@ -12,7 +12,7 @@ export function consumeRebuildRequests(bus: Bus, rebuild: RebuildService): Promi
     queue: 'index.rebuild-requests',
     prefetch: 1,
     handler: async (event) => {
-      rebuild.request(event.reason, event.taskId);
+      await rebuild.request(event.reason, event.taskId);
     },
   });
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RoutingKeys, type IndexRebuilt, type TaskState, type TaskUpdatedEvent } from '@polyphony/contracts';
-import type { Bus, Logger } from '@polyphony/platform';
+import { TaskHost, leaseOwnerName, type Bus, type Logger, type Metrics, type TaskHostOptions } from '@polyphony/platform';
 import { DEFAULT_PQ_M, IvfIndex, quantiserFromParams, restoreQuantised } from '@polyphony/vector-engine';
 import { ArtistModelBuilder } from '../artists/artist-model';
 import { DEFAULT_REUSE_MAX_CHANGED, type VectorStoreSettings } from '../config';
@@ -9,10 +8,9 @@ import type { CataloguePort } from '../core/ports';
 import type { MapFollower } from '../maps/generation-maps';
 import { decodeBasis, projectAll } from '../maps/projection';
 import { loadTrackMeta } from '../maps/track-meta-store';
-import { LocalBuildLock } from './build-lock';
-import { BuildRun, type BuildHost, type BuildSettings, type RebuildOutcome } from './build-run';
-import { guardHeap } from './heap-guard';
-import type { BuildLock, BuildLockHandle, GenerationStore, TrackCopy } from './ports';
+import type { BuildSettings, RebuildOutcome } from './build-run';
+import { BuildTaskExecutor, type BuildWork } from './build-task';
+import type { BuildQueue, GenerationStore, TrackCopy } from './ports';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
 
 export type { RebuildOutcome } from './build-run';
@@ -36,8 +34,6 @@ export interface RebuildOptions {
   cellFlushBytes?: number;
   /** How generations hold their vectors (default: float in memory). */
   vectors?: VectorStoreSettings;
-  /** Cross-replica build lock (default: in-process only). */
-  lock?: BuildLock;
   /** A build stops (HeapLimitError, build FAIL, previous generation live) when used heap / heap limit passes this (default 0.9; `guardHeap`). */
   heapFraction?: number;
   /**
@@ -46,59 +42,47 @@ export interface RebuildOptions {
    * read-back path stays for a snapshot whose pages are not in byte order of the ids or that restarted.
    */
   feedBuildFromSnapshot?: boolean;
-}
-
-interface Job {
-  taskId: string;
-  /** Task ids of the requesters (e.g. the analysis or cleaning task), echoed in index.rebuild.completed.v1. */
-  requesters: string[];
-  reasons: string[];
-  /** When the first request of this job arrived (a build that started later covers it). */
-  requestedAt: Date;
-  seq: number;
-  startedAt?: string;
-  log: string[];
+  /** Lease TTL and claim scan of the build task host (tests shorten them; defaults: the platform's 60 s TTL, 5 s scan). */
+  host?: Pick<TaskHostOptions, 'ttlMs' | 'scanMs'>;
 }
 
 /**
- * Rebuilds the shared index from the catalogue (spec "Shared index" 2; issue 6 "Index"):
- *  1. snapshot: every page of `GET /internal/snapshot/tracks` (binary pages, JSON from an older catalogue) is
- *     upserted into the catalogue copy (`index.tracks`), marked with the new generation; provider artist ids are
- *     counted per server; the page's vectors go into the IVF build's ingest at the same time (`SnapshotFeed`);
- *  2. build: the IVF build (ivf/ivf-build.ts) trains and assigns once the last page is in; every completed cell is
- *     written to `index.cells` as it is emitted. When the feed stopped (ids not in byte order, a restarted
- *     snapshot) the marked vectors stream back from the copy in canonical-id order instead (same generation);
- *  3. the 2-D PCA projection and the artist mixtures of the new generation are computed and stored;
- *  4. activation: one transaction flips `live` to the new generation, deletes tracks that vanished from
- *     the catalogue and every other generation's rows; then the in-memory reference is swapped.
- * Queries keep being answered from the old generation until step 4 (the build yields to the event loop).
- *
- * One build at a time: a request while one runs is coalesced into a single follow-up build (which sees
- * every change made meanwhile); every requester's task id is reported on completion. A failed build
- * leaves the previous generation live and is reported on the task board (state FAIL).
+ * Rebuilds the shared index from the catalogue (spec "Shared index" 2; issue 6 "Index"), one build at a time across
+ * every replica, on the platform task host (issue 29; docs/architecture.md "Task runs"):
+ *  - {@link request} queues a build in `index.build_runs` (build-queue.repository.ts) or joins the queued one: a
+ *    request while a build runs is coalesced into a single follow-up build (which sees every change made meanwhile);
+ *    every requester's task id is reported on completion (`index.rebuild.completed.v1`);
+ *  - the {@link host} (`TaskHost`) claims the queued build when none runs (on any replica), keeps its lease, takes
+ *    over a build whose replica died or stopped (it builds again from the start), and ends a cancelled one
+ *    (task.cancel.requested.v1 of type `index_build`); the executor (build-task.ts) does the work: the covering
+ *    check, then the phases of build-run.ts, whose activation is fenced by the run's lease;
+ *  - queries keep being answered from the old generation until the activation (the build yields to the event loop);
+ *    a failed build leaves the previous generation live and ends FAIL on the task board.
  */
 export class RebuildService {
-  private running?: { job: Job; done: Promise<void>; abort: AbortController };
-  private pending?: Job;
+  /** The task host of index builds (start scanning at service start, stop at shutdown). */
+  readonly host: TaskHost<BuildWork>;
   private readonly settings: BuildSettings;
   private readonly vectors: VectorStoreSettings;
-  private readonly lock: BuildLock;
-  private readonly heapFraction: number;
-  /** Outcome of the last successful build (for status and benchmarks). */
+  /** Requests being admitted (so {@link busy} and {@link idle} see them). */
+  private readonly admitting = new Set<Promise<unknown>>();
+  /** Outcome of the last successful build here (for status and benchmarks). */
   lastOutcome?: RebuildOutcome;
   lastError?: string;
   /** The last generation loaded from the database: how long it took (ms, maps included) and whether its quantised codes were stored (not recomputed). */
   lastLoad?: { generation: number; ms: number; storedCodes: boolean; phasesMs: Record<string, number> };
 
   constructor(
-    private readonly catalogue: CataloguePort,
+    catalogue: CataloguePort,
     private readonly tracks: TrackCopy,
     private readonly generations: GenerationStore,
+    private readonly queue: BuildQueue,
     private readonly state: IndexState,
     private readonly maps: MapFollower,
-    private readonly bus: Bus,
+    bus: Bus,
     private readonly logger: Logger,
     options: RebuildOptions = {},
+    metrics?: Metrics,
   ) {
     this.settings = {
       snapshotPageSize: options.snapshotPageSize ?? 5000,
@@ -108,92 +92,139 @@ export class RebuildService {
       feedFromSnapshot: options.feedBuildFromSnapshot ?? true,
       reuseMaxChanged: options.reuseMaxChanged ?? DEFAULT_REUSE_MAX_CHANGED,
     };
-    this.lock = options.lock ?? new LocalBuildLock();
-    this.heapFraction = options.heapFraction ?? 0.9;
     this.vectors = options.vectors ?? { mode: 'float', pqM: 25, buildWorkers: 0 };
+    const executor = new BuildTaskExecutor({
+      catalogue,
+      tracks,
+      generations,
+      queue,
+      state,
+      maps,
+      bus,
+      logger,
+      vectors: this.vectors,
+      settings: this.settings,
+      heapFraction: options.heapFraction ?? 0.9,
+      loadLive: () => this.loadLive({ markInterrupted: false }),
+      ended: (o) => {
+        if ('ok' in o) {
+          this.lastOutcome = o.ok;
+          this.lastError = undefined;
+        } else this.lastError = o.error;
+      },
+    });
+    this.host = new TaskHost<BuildWork>(
+      queue,
+      leaseOwnerName('index-build'),
+      executor,
+      logger,
+      { bus, type: 'index_build', owner: 'index', ...(metrics ? { metrics: { metrics, task: 'index_build' } } : {}) },
+      { requestIdPrefix: 'index-build', cancelMessage: 'Cancelled; the previous generation stays live', logLabel: 'index build', ...options.host },
+    );
   }
 
   /**
-   * Requests a rebuild. Starts one now when idle; otherwise joins the single pending follow-up build.
-   * @returns the task id of the build that will serve the request, and whether it was coalesced
+   * Requests a rebuild: queues one, or joins the queued follow-up build; the build starts on whichever replica
+   * claims it first (this one is nudged now).
+   * `since`: the newest change the request is about (default: now). A build that started at or after it covers the
+   * request (the run ends without building): the live library passes its last song's arrival, so a request made
+   * after another replica's build already read those songs builds nothing.
+   * @returns the task id of the build that will serve the request, and whether it was coalesced (joined the
+   *   queued build, or waits behind a running one)
+   * @throws when the build queue cannot be written (database down): the caller retries or logs
    */
-  request(reason: string, requesterTaskId?: string): { taskId: string; coalesced: boolean } {
-    if (!this.running) {
-      const job = this.newJob(reason, requesterTaskId);
-      this.start(job);
-      return { taskId: job.taskId, coalesced: false };
+  async request(reason: string, requesterTaskId?: string, since?: Date): Promise<{ taskId: string; coalesced: boolean }> {
+    const admitted = this.queue.request(randomUUID(), reason, requesterTaskId, since);
+    this.admitting.add(admitted);
+    try {
+      const { run, coalesced } = await admitted;
+      // A build that starts now reports RUNNING first; a queued one is shown as queued (NEW) at once.
+      if (coalesced) await this.host.publish(run, false);
+      void this.host.kick();
+      return { taskId: run.id, coalesced };
+    } finally {
+      this.admitting.delete(admitted);
     }
-    if (this.pending) {
-      this.pending.reasons.push(reason);
-      if (requesterTaskId && !this.pending.requesters.includes(requesterTaskId)) this.pending.requesters.push(requesterTaskId);
-      return { taskId: this.pending.taskId, coalesced: true };
-    }
-    this.pending = this.newJob(reason, requesterTaskId);
-    void this.publishTask(this.pending, 'NEW', 0, 'queued behind the running index build');
-    return { taskId: this.pending.taskId, coalesced: true };
   }
 
-  /** True while a build runs or waits. */
+  /** True while this replica builds or admits a request (builds of other replicas: {@link building}). */
   get busy(): boolean {
-    return this.running !== undefined || this.pending !== undefined;
+    return this.host.active.length > 0 || this.admitting.size > 0;
   }
 
   /**
-   * True while a build runs or waits here, another replica holds the cross-replica build lock (it is building), or the
-   * live generation in the database is newer than the one served here (built elsewhere, not loaded here yet). A probe
-   * of the lock, released at once, and one read of the live build; either failing counts as busy (ask again later).
+   * True while a build runs or is queued here or on any replica (`index.build_runs`), or while the live generation in
+   * the database is newer than the one served here (built elsewhere, not loaded here yet: asking for a build then
+   * would build the same songs twice). Two reads; either failing counts as busy (ask again later).
    */
   async busyAnywhere(): Promise<boolean> {
     if (this.busy) return true;
-    const held = await this.lock.tryAcquire().catch(() => null);
-    if (!held) return true;
-    await held.release();
-    // A build another replica has just activated and this one has not loaded yet (its event is on the way) counts too:
-    // asking for a build then would build the same songs twice (CI: two replicas, one burst, three generations).
+    const runs = await this.queue.liveRuns().catch(() => null);
+    if (runs === null || runs.length > 0) return true;
     const live = await this.generations.live().catch(() => null);
     if (live === null) return true;
     return live !== undefined && live.generation > this.state.current().generation;
   }
 
-  /** Task id of the running build, if any. */
+  /** Task id of the build this replica runs, if any. */
   get runningTaskId(): string | undefined {
-    return this.running?.job.taskId;
-  }
-
-  /** Resolves when no build runs or waits (tests, benchmarks, shutdown). */
-  async idle(): Promise<void> {
-    while (this.running) await this.running.done;
-  }
-
-  /** Aborts the running build (the previous generation stays live) and drops the pending one. */
-  async stop(): Promise<void> {
-    this.pending = undefined;
-    if (this.running) {
-      this.running.abort.abort();
-      await this.running.done;
-    }
+    return this.host.active[0];
   }
 
   /**
-   * Start-up: marks builds interrupted by a dead process as failed, then loads the live generation from
+   * Whether a build runs or is queued on any replica, and the running (else queued) one's task id; this replica's
+   * own state when the database cannot be read.
+   */
+  async building(): Promise<{ building: boolean; taskId?: string }> {
+    try {
+      const live = await this.queue.liveRuns();
+      return { building: live.length > 0, ...(live[0] ? { taskId: live[0].id } : {}) };
+    } catch {
+      return { building: this.busy, ...(this.runningTaskId ? { taskId: this.runningTaskId } : {}) };
+    }
+  }
+
+  /** Cancels a queued or running build (task.cancel.requested.v1); unknown or finished runs are ignored. */
+  async cancel(taskId: string): Promise<void> {
+    await this.host.cancel(taskId);
+  }
+
+  /** Starts claiming builds (queued ones and takeovers); at service start, after the live generation is loaded. */
+  startScanning(): void {
+    this.host.startScanning();
+  }
+
+  /**
+   * Resolves when no build runs or waits on any replica (tests, benchmarks): this replica's coordinations end, then
+   * the queue is read again (a queued build is claimed by this replica when none runs). Returns at once when the
+   * database cannot be read.
+   */
+  async idle(): Promise<void> {
+    for (;;) {
+      await Promise.allSettled([...this.admitting]);
+      await this.host.idle();
+      const live = await this.queue.liveRuns().catch(() => []);
+      if (live.length === 0 && this.admitting.size === 0) return;
+      await this.host.kick();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** Shutdown: stops claiming; a build running here stops and hands its lease back (another replica takes it over). */
+  async stop(): Promise<void> {
+    await this.host.stop();
+  }
+
+  /**
+   * Start-up: marks builds interrupted by a dead process (their run ended) as failed, then loads the live generation from
    * the database into memory (no rebuild). A stored generation that cannot be restored is logged and
    * treated as absent.
    * @returns whether a generation was loaded and how many interrupted builds were found
    */
   async loadLive(options: { markInterrupted?: boolean } = {}): Promise<{ loaded: boolean; interrupted: number }> {
-    // A replica loading a generation another replica published must not fail that replica's running build.
-    // Builds left 'building' are interrupted only when no replica holds the build lock (else one is running).
-    let interrupted: number[] = [];
-    if (options.markInterrupted !== false) {
-      const free = await this.lock.tryAcquire();
-      if (free) {
-        try {
-          interrupted = await this.generations.failInterrupted();
-        } finally {
-          await free.release();
-        }
-      }
-    }
+    // Builds left 'building' whose run is not RUNNING any more (a build of a RUNNING run, here or on another
+    // replica, is its coordinator's or its takeover's to end).
+    const interrupted = options.markInterrupted !== false ? await this.generations.failInterrupted() : [];
     if (interrupted.length) this.logger.warn('index builds were interrupted by a restart', { generations: interrupted });
     const live = await this.generations.live();
     if (!live || live.dim === null || live.itemCount === null || live.centroids === null) return { loaded: false, interrupted: interrupted.length };
@@ -277,120 +308,4 @@ export class RebuildService {
     });
     return { loaded: true, interrupted: interrupted.length };
   }
-
-  private newJob(reason: string, requesterTaskId?: string): Job {
-    return { taskId: randomUUID(), requesters: requesterTaskId ? [requesterTaskId] : [], reasons: [reason], requestedAt: new Date(), seq: 0, log: [] };
-  }
-
-  private start(job: Job): void {
-    const abort = new AbortController();
-    const done = this.run(job, abort.signal).finally(() => {
-      this.running = undefined;
-      const next = this.pending;
-      this.pending = undefined;
-      if (next) this.start(next);
-    });
-    this.running = { job, done, abort };
-  }
-
-  private async run(job: Job, signal: AbortSignal): Promise<void> {
-    job.startedAt = new Date().toISOString();
-    let generation: number | undefined;
-    let lock: BuildLockHandle | undefined;
-    try {
-      // One build at a time across replicas; a build that started after this request covers it.
-      lock = await this.lock.acquire(signal, () => {
-        this.note(job, 'waiting: another index replica is building');
-        void this.publishTask(job, 'RUNNING', 0, 'waiting for the index build of another replica');
-      });
-      const covering = await this.generations.liveStartedSince(job.requestedAt);
-      if (covering !== undefined) {
-        if (this.state.current().generation !== covering) await this.loadLive({ markInterrupted: false });
-        // Requesters waiting for index.rebuild.completed.v1 with their task id still get it.
-        const items = this.state.current().index.size;
-        for (const taskId of job.requesters) await this.safePublish(RoutingKeys.indexRebuilt, { generation: covering, items, taskId } satisfies IndexRebuilt);
-        this.note(job, `served by generation ${covering}, whose build started after this request`);
-        await this.publishTask(job, 'SUCCESS', 100, `index rebuilt (generation ${covering}, a build that started after this request)`, { generation: covering, requesters: job.requesters, coveredBy: covering });
-        return;
-      }
-      await this.publishTask(job, 'RUNNING', 0, 'reading the catalogue snapshot');
-      generation = await this.generations.createBuild(job.taskId, job.reasons.join('; '));
-      const outcome = await this.build(job, generation, signal);
-      this.lastOutcome = outcome;
-      this.lastError = undefined;
-      const requesters = job.requesters.length ? job.requesters : [undefined];
-      for (const taskId of requesters) {
-        const payload: IndexRebuilt = { generation: outcome.generation, items: outcome.items, ...(taskId ? { taskId } : {}) };
-        await this.safePublish(RoutingKeys.indexRebuilt, payload);
-      }
-      this.note(job, `generation ${outcome.generation} live: ${outcome.items} songs, ${outcome.nlist} cells, ${Math.round(outcome.timingsMs.total)} ms`);
-      await this.publishTask(job, 'SUCCESS', 100, 'index rebuilt', { ...outcome, requesters: job.requesters });
-    } catch (err) {
-      const message = (err as Error).message ?? String(err);
-      this.lastError = message;
-      this.logger.error('index build failed', { taskId: job.taskId, generation, err: message });
-      if (generation !== undefined) await this.generations.markFailed(generation, message).catch(() => undefined);
-      this.note(job, `failed: ${message}`);
-      await this.publishTask(job, signal.aborted ? 'REVOKED' : 'FAIL', 100, `index build failed: ${message}`.slice(0, 500), { requesters: job.requesters });
-    } finally {
-      await lock?.release();
-    }
-  }
-
-  /** One build of generation `generation` (build-run.ts: the phases), reporting to the task board as it goes. */
-  private build(job: Job, generation: number, signal: AbortSignal): Promise<RebuildOutcome> {
-    const host: BuildHost = {
-      catalogue: this.catalogue,
-      tracks: this.tracks,
-      generations: this.generations,
-      state: this.state,
-      maps: this.maps,
-      logger: this.logger,
-      vectors: this.vectors,
-      settings: this.settings,
-      note: (line) => this.note(job, line),
-      progress: (percent, message) => this.publishTask(job, 'RUNNING', percent, message),
-    };
-    // A build that would exhaust the heap stops with a HeapLimitError instead of V8 ending the process (issue 36).
-    const heap = guardHeap(signal, { fraction: this.heapFraction });
-    return new BuildRun(host, generation, heap.signal)
-      .run()
-      .catch((err: unknown) => {
-        throw heap.tripped() ?? err;
-      })
-      .finally(() => heap.stop());
-  }
-
-  private note(job: Job, line: string): void {
-    job.log.push(`${new Date().toISOString()} ${line}`);
-    if (job.log.length > 200) job.log.splice(0, job.log.length - 200);
-  }
-
-  private async publishTask(job: Job, state: TaskState, progress: number, message: string, details: Record<string, unknown> = {}): Promise<void> {
-    const event: TaskUpdatedEvent = {
-      taskId: job.taskId,
-      type: 'index_build',
-      owner: 'index',
-      state,
-      progress,
-      message: message.slice(0, 500),
-      servers: [],
-      log: job.log.slice(-200),
-      details: { reasons: job.reasons.slice(0, 20), ...details },
-      ...(job.startedAt ? { startedAt: job.startedAt } : {}),
-      ...(state === 'SUCCESS' || state === 'FAIL' || state === 'REVOKED' ? { finishedAt: new Date().toISOString() } : {}),
-      seq: job.seq++,
-    };
-    await this.safePublish(RoutingKeys.taskUpdated, event);
-  }
-
-  /** Bus failures never fail a build: the index is what matters, the task board is informative. */
-  private async safePublish(key: string, payload: unknown): Promise<void> {
-    try {
-      await this.bus.publish(key, payload);
-    } catch (err) {
-      this.logger.warn('bus publish failed', { key, err: (err as Error).message });
-    }
-  }
 }
-

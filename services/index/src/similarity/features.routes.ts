@@ -158,20 +158,21 @@ export function featureRoutes(d: FeatureRouteDeps): RouteHandlers {
   r.json(parityRoutes.rebuildMapCache, async (_input, req) => ({ ok: true, message: 'map cache rebuilt', buckets: await d.map.rebuild((await scopeOf(req))) }));
 
   // 202 (the route's status).
-  r.json(routes.rebuild, () => {
-    const { taskId, coalesced } = d.rebuild.request('requested through the API');
+  r.json(routes.rebuild, async () => {
+    const { taskId, coalesced } = await d.rebuild.request('requested through the API');
     return { task_id: taskId, task_type: 'index_build', status: coalesced ? 'NEW' : 'RUNNING', coalesced };
   });
-  r.json(routes.status, () => {
+  r.json(routes.status, async () => {
     const gen = d.state.current();
+    const build = await d.rebuild.building();
     return {
       generation: gen.generation,
       items: gen.index.size,
       nlist: gen.index.nlist,
       dim: gen.index.dim,
       built_at: gen.builtAt ? gen.builtAt.toISOString() : null,
-      building: d.rebuild.busy,
-      task_id: d.rebuild.runningTaskId ?? null,
+      building: build.building,
+      task_id: build.taskId ?? null,
       // Why the last build failed (e.g. the heap limit), null after a successful one: the live generation is the previous one.
       last_build_error: d.rebuild.lastError ?? null,
       // Mapping-log position applied to the live generation's maps and when it was last at the catalogue's head.

@@ -124,6 +124,36 @@ describe('platform task runs (PostgreSQL)', () => {
       expect(await host.cancel(run.id)).toBeUndefined();
     });
 
+    it('When stop() runs while a claim is in flight, then the claimed run is not coordinated here and its lease is handed back at once', async () => {
+      const log: string[] = [];
+      // A run whose coordinator handed its lease back: any host may take it over.
+      const { run, lease } = await store.create('gone', 60_000, undefined, { items: 2 });
+      await store.release(lease);
+      // The claim of host a waits (a slow database) until the host is stopping.
+      let claimStarted!: () => void;
+      const started = new Promise<void>((r) => (claimStarted = r));
+      let openGate!: () => void;
+      const gate = new Promise<void>((r) => (openGate = r));
+      const slow = Object.create(store) as TaskRunStore;
+      slow.claim = async (owner, ttlMs) => {
+        claimStarted();
+        await gate;
+        return store.claim(owner, ttlMs);
+      };
+      const a = new TaskHost(slow, 'a', counting('a', log), logger, board(), { ttlMs: 60_000, scanMs: 60_000 });
+      const kicked = a.kick();
+      await started;
+      const stopping = a.stop();
+      openGate();
+      await Promise.all([kicked, stopping]);
+      // Host a never started the run, and another host takes it over at once (no wait for the 60 s lease).
+      expect(log).toEqual([]);
+      expect(a.active).toEqual([]);
+      const taken = await store.claim('b', 60_000);
+      expect(taken?.run.id).toBe(run.id);
+      expect(taken?.lease.generation).toBe(3);
+    });
+
     // The second case is what a loaded CI machine did: the lease hand-back landed after the backoff had run out.
     it.each([
       ['the lease is handed back and the host resumes the run after its backoff', 0],

@@ -229,11 +229,20 @@ export class TaskHost<W = unknown, R extends StoredRun = TaskRun> {
     return p;
   }
 
-  /** Claims one run (a takeover, or the next queued run) and coordinates it here; returns its id. */
+  /**
+   * Claims one run (a takeover, or the next queued run) and coordinates it here; returns its id. A claim that was in
+   * flight when {@link stop} ran hands its lease back at once instead (another replica claims the run now): launched,
+   * it would have run unstopped after stop() had aborted the coordinations it knew of, and stop() waited for it.
+   */
   async scanOnce(): Promise<string | undefined> {
     if (this.stopped || Date.now() < this.pausedUntil) return undefined;
     const claimed = await this.store.claim(this.owner, this.ttlMs);
     if (!claimed) return undefined;
+    if (this.stopped) {
+      await this.store.release(claimed.lease).catch((err: unknown) => this.logger.warn('lease release failed (it will expire)', { runId: claimed.run.id, err: (err as Error).message }));
+      this.logger.info('run claimed while shutting down; its lease is handed back', { runId: claimed.run.id });
+      return undefined;
+    }
     if (claimed.lease.generation > 1) this.logger.warn('taking over a run whose coordinator lease expired or was handed back', { runId: claimed.run.id, leaseGeneration: claimed.lease.generation });
     this.launch(claimed.run, claimed.lease);
     return claimed.run.id;

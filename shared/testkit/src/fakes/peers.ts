@@ -44,6 +44,13 @@ export class FakePeers {
   version = 1;
   /** When true, the snapshot endpoint answers 503 (an unreachable catalogue, for failure tests). */
   failSnapshot = false;
+  /**
+   * When set, every snapshot page after the first waits for this promise before it is answered (a build held
+   * mid-snapshot, for takeover and cancel tests).
+   */
+  holdSnapshot?: Promise<void>;
+  /** Called when a snapshot page starts waiting for {@link holdSnapshot}. */
+  onSnapshotHeld?: () => void;
   /** When false, the snapshot endpoint answers JSON whatever the caller accepts (a catalogue older than the binary page). */
   binarySnapshot = true;
   /**
@@ -152,8 +159,12 @@ export class FakePeers {
   app(): express.Express {
     const app = express();
     app.use(express.json({ limit: '50mb' }));
-    app.get(api.internal.snapshotTracks.path, (req, res) => {
+    app.get(api.internal.snapshotTracks.path, async (req, res) => {
       this.calls.snapshot++;
+      if (this.holdSnapshot && typeof req.query.after === 'string') {
+        this.onSnapshotHeld?.();
+        await this.holdSnapshot;
+      }
       if (this.failSnapshot) {
         res.status(503).json({ error: 'catalogue database unavailable', code: 'upstream_unavailable', request_id: 'fake' });
         return;

@@ -50,14 +50,15 @@ export async function carryDeltas(m: EntityManager, generation: number): Promise
                     substring(d.vectors FROM ((u.ord - 1) * (octet_length(d.vectors) / cardinality(d.item_ids)))::int + 1 FOR octet_length(d.vectors) / cardinality(d.item_ids)) AS vec,
                     COALESCE(d.mappings -> (u.ord::int - 1), '[]'::jsonb) AS mapping
                FROM "index".deltas d CROSS JOIN LATERAL unnest(d.item_ids) WITH ORDINALITY AS u(item_id, ord)
-              WHERE d.generation <> $1
-                AND EXISTS (SELECT 1 FROM "index".tracks t WHERE t.item_id = u.item_id AND t.seen_build <> $1)
+              WHERE d.generation < $1
+                AND EXISTS (SELECT 1 FROM "index".tracks t WHERE t.item_id = u.item_id AND t.seen_build < $1)
               ORDER BY u.item_id, d.seq DESC) c
      HAVING count(*) > 0
      RETURNING item_ids`,
     [generation],
   );
   const ids = rows[0]?.item_ids ?? [];
-  if (ids.length) await m.query(`UPDATE "index".tracks SET seen_build = $1 WHERE item_id = ANY($2::text[]) AND seen_build <> $1`, [generation, ids]);
+  // Marks only go up: a row a newer build marked is not lowered to this generation.
+  if (ids.length) await m.query(`UPDATE "index".tracks SET seen_build = $1 WHERE item_id = ANY($2::text[]) AND seen_build < $1`, [generation, ids]);
   return ids.length;
 }

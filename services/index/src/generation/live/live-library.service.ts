@@ -29,8 +29,11 @@ export interface LiveLibraryDeps {
   tracks: { upsertSnapshot(tracks: readonly SnapshotTrackBytes[], build: number): Promise<unknown>; metadata(ids: readonly string[]): Promise<Map<string, TrackMeta>> };
   /** Publishes index.delta.applied.v1 (every replica's queue). */
   publish(event: IndexDeltaApplied): Promise<void>;
-  /** Requests a full rebuild (drift, or the first songs of an empty index). */
-  requestRebuild(reason: string): void;
+  /**
+   * Requests a full rebuild (drift, or the first songs of an empty index). `since`: the arrival of the newest song the
+   * request is about; a build that started at or after it covers the request (RebuildService.request).
+   */
+  requestRebuild(reason: string, since?: Date): void;
   /** True while a full build runs or waits (no drift request then). */
   rebuildBusy(): boolean;
   /** True while a full build runs or waits here or on another replica (RebuildService.busyAnywhere). Default: rebuildBusy. */
@@ -70,6 +73,8 @@ export interface LiveLibraryDeps {
  */
 export class LiveLibraryService {
   private readonly pending = new Set<string>();
+  /** When the newest pending song arrived (this process's clock; compared with the build's start in PostgreSQL). */
+  private lastArrival?: Date;
   private timer?: NodeJS.Timeout;
   private chain: Promise<unknown> = Promise.resolve();
   private stopped = false;
@@ -90,6 +95,7 @@ export class LiveLibraryService {
     if (!this.settings.enabled || this.stopped) return;
     if (this.d.state.current().index.rowOf(itemId) >= 0) return;
     this.pending.add(itemId);
+    this.lastArrival = new Date();
     this.schedule(this.settings.debounceMs);
   }
 
@@ -174,7 +180,10 @@ export class LiveLibraryService {
       if (this.d.rebuildBusyAnywhere ? await this.d.rebuildBusyAnywhere() : this.d.rebuildBusy()) return;
       this.firstBuildsRequested++;
       this.d.logger.info('live library: the index is empty; requesting its first full build for the songs that arrived', { generation, songs });
-      this.d.requestRebuild('live library: first songs of an empty index');
+      // Counted from the last song's arrival, not from now: a build another replica started after that (and activated
+      // after this replica's checks above) read these songs, so this request is covered and builds nothing. Counted
+      // from now, both replicas built (issue 29).
+      this.d.requestRebuild('live library: first songs of an empty index', this.lastArrival);
     } finally {
       this.schedule(this.settings.recheckMs);
     }
