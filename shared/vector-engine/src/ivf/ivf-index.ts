@@ -1,5 +1,6 @@
 import { AvailabilityMask } from './availability-mask';
 import { CENTROID_GROUPS_VISIT_FACTOR, CentroidGroups } from './centroid-groups';
+import { CentroidScan } from './centroid-scan';
 import type { CooperativeScheduler } from './cooperative';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { IdTable } from './id-table';
@@ -121,10 +122,23 @@ export interface IvfIndexParts {
   slotOfRow: Int32Array;
   ids: IdTable;
   /**
-   * Coarse groups of the centroids: computed by the constructor when undefined (`parts()` hands them on);
-   * null = score every centroid on every query (benchmarks compare both).
+   * Coarse quantiser over the centroids (issue 35): fitted by the constructor when undefined (a `CentroidScan`, see
+   * `fitCoarseQuantiser`; `parts()` hands it on); null = score every centroid exactly on every query. Benchmarks
+   * and tests pass a `CentroidGroups` (the two-level quantiser it replaced) or null to compare.
    */
-  groups?: CentroidGroups | null;
+  groups?: CoarseQuantiser | null;
+}
+
+/** The coarse quantisers an `IvfIndex` can rank its cells with (see `IvfIndexParts.groups`). */
+export type CoarseQuantiser = CentroidScan | CentroidGroups;
+
+/**
+ * The default coarse quantiser of a generation: the int8 centroid scan with exact re-scoring (`CentroidScan`) from
+ * CENTROID_SCAN_MIN_NLIST (512) cells on, none below (every centroid scored exactly: the answers of small
+ * generations, e.g. the golden suite's, are unchanged). Issue 35: the centroid groups lost recall on the catalogue.
+ */
+export function fitCoarseQuantiser(centroids: Float32Array, nlist: number, dim: number): CoarseQuantiser | undefined {
+  return CentroidScan.fit(centroids, nlist, dim);
 }
 
 /**
@@ -167,7 +181,7 @@ export class IvfIndex {
   private readonly slotOfRow: Int32Array;
   private readonly ids: IdTable;
   private readonly centroidScores: Float64Array;
-  private readonly groups?: CentroidGroups;
+  private readonly groups?: CoarseQuantiser;
   /** Centroid dot products of the last query (stats). */
   private centroidWork = 0;
   /** float | int8 | pq. */
@@ -210,7 +224,7 @@ export class IvfIndex {
     this.slotOfRow = parts.slotOfRow;
     this.ids = parts.ids;
     this.centroidScores = new Float64Array(parts.nlist);
-    this.groups = parts.groups === null ? undefined : (parts.groups ?? CentroidGroups.fit(parts.centroids, parts.nlist, parts.dim));
+    this.groups = parts.groups === null ? undefined : (parts.groups ?? fitCoarseQuantiser(parts.centroids, parts.nlist, parts.dim));
   }
 
   /**
@@ -526,10 +540,18 @@ export class IvfIndex {
    */
   private scoreCells(q: Float32Array, probe: number): boolean {
     const scores = this.centroidScores;
-    const budget = probe * CENTROID_GROUPS_VISIT_FACTOR;
-    if (this.groups && budget * 2 < this.nlist) {
-      this.centroidWork = this.groups.scoreBest(q, this.centroids, scores, budget);
-      return true;
+    const coarse = this.groups;
+    if (coarse instanceof CentroidScan) {
+      if (coarse.rescore(probe) * 2 < this.nlist) {
+        this.centroidWork = coarse.scoreBest(q, this.centroids, scores, probe);
+        return true;
+      }
+    } else if (coarse) {
+      const budget = probe * CENTROID_GROUPS_VISIT_FACTOR;
+      if (budget * 2 < this.nlist) {
+        this.centroidWork = coarse.scoreBest(q, this.centroids, scores, budget);
+        return true;
+      }
     }
     this.scoreAllCells(q);
     this.centroidWork = this.nlist;
