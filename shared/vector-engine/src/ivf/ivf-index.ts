@@ -96,7 +96,10 @@ export interface SearchStats {
   cellsProbed: number;
   /** Rows whose distance to the query was computed (after the mask). */
   distanceComputations: number;
-  /** Centroid distances computed (nlist for an IVF query, 0 for an exact scan). */
+  /**
+   * Centroid distances computed, approximate and exact (nlist for an IVF query scoring every centroid; with the
+   * centroid scan `nlist + max(32, 2 * probe)`, plus the rest when adaptive probing needs them; 0 for an exact scan).
+   */
   centroidComputations: number;
   /** Quantised modes: exact float vectors read from disk to re-rank the short list. */
   reranked?: number;
@@ -153,9 +156,10 @@ export function fitCoarseQuantiser(centroids: Float32Array, nlist: number, dim: 
  * 8 bytes per row of slot maps + the id table (~70 bytes per `fp_` id).
  *
  * Query algorithm (`search`):
- *  1. normalise the query; rank the centroids by dot product: all of them (nlist * dim multiply-adds), or
- *     from nlist 512 on, the centroids of the best groups only (`CentroidGroups`: sqrt(nlist) group
- *     centres + 16 * probe centroids), the rest being scored only if adaptive probing needs them;
+ *  1. normalise the query; rank the centroids by dot product: all of them exactly (nlist * dim multiply-adds),
+ *     or from nlist 512 on with the coarse quantiser `CentroidScan` (issue 35): every centroid on its 8-bit code
+ *     (int8 SIMD kernel), the best max(32, 2 * probe) of those exactly, the rest scored exactly only if adaptive
+ *     probing needs them (`CentroidGroups`, the two-level quantiser it replaced, can still be passed in `parts`);
  *  2. sparse-mask fallback: when the mask leaves at most `nlist + size * nprobe / nlist` rows (what an
  *     unmasked query would score anyway), scan exactly those rows instead: the cost is no higher and the
  *     answer is exact, so a server holding 1% of the catalogue still gets its true k nearest songs (the
@@ -535,8 +539,9 @@ export class IvfIndex {
 
   /**
    * Centroid scores of unit query `q` into `centroidScores` for a query probing `probe` cells: every
-   * centroid, or with centroid groups (when `16 * probe` is under half of nlist) only those of the best
-   * groups, the others left at -Infinity. @returns whether the scores are partial
+   * centroid exactly, or with the centroid scan (when `max(32, 2 * probe)` is under half of nlist) the exact
+   * scores of the best centroids by 8-bit score, or with centroid groups (when `16 * probe` is under half of
+   * nlist) only those of the best groups; the others left at -Infinity. @returns whether the scores are partial
    */
   private scoreCells(q: Float32Array, probe: number): boolean {
     const scores = this.centroidScores;
@@ -559,8 +564,8 @@ export class IvfIndex {
   }
 
   /**
-   * Score of every centroid for unit query `q` into `centroidScores` (the SIMD kernel of the centroid groups
-   * when there are groups: same float64 values as `dot`).
+   * Score of every centroid for unit query `q` into `centroidScores` (the float64 SIMD kernel of the coarse
+   * quantiser when there is one: same float64 values as `dot`).
    */
   private scoreAllCells(q: Float32Array): void {
     const scores = this.centroidScores;
