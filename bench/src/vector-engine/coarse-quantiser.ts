@@ -143,12 +143,10 @@ async function main(): Promise<void> {
   console.log(`coarse quantisers: N=${n} ${data}, nlist ${nlist}, ${queryCount} queries, k=${K}; float build ${((performance.now() - t0) / 1000).toFixed(0)} s; node ${process.version}; load ${load()}`);
   let groups: CentroidGroups | undefined;
   let scan: CentroidScan | undefined;
-  let scan4: CentroidScan | undefined;
-  let full: CentroidScan | undefined;
   const fitGroups = cpuMs(() => (groups = CentroidGroups.fit(centroids, nlist, DIM)));
   const fitScan = cpuMs(() => (scan = CentroidScan.fit(centroids, nlist, DIM)));
-  scan4 = CentroidScan.fit(centroids, nlist, DIM, 4);
-  full = CentroidScan.fit(centroids, nlist, DIM, Infinity);
+  const scan4 = CentroidScan.fit(centroids, nlist, DIM, 4);
+  const full = CentroidScan.fit(centroids, nlist, DIM, Infinity);
   if (!groups || !scan || !scan4 || !full) throw new Error(`nlist ${nlist} is below the coarse quantisers' minimum`);
   console.log(`fit: groups ${fitGroups.toFixed(0)} ms CPU (${(groups.bytes / 1048576).toFixed(1)} MiB), scan ${fitScan.toFixed(0)} ms CPU (${(scan.bytes / 1048576).toFixed(1)} MiB)`);
   const variants: Variant[] = [
