@@ -26,7 +26,9 @@ export {
   type VectorBatch,
   type VectorSource,
 } from './ivf/ivf-build';
-export { DEFAULT_NPROBE, IvfIndex, parseRerankSource, type RerankSource, type RestoreInput, type SearchOptions, type SearchStats, type StoredCell, type VectorMode } from './ivf/ivf-index';
+export { DEFAULT_NPROBE, IvfIndex, fitCoarseQuantiser, type CoarseQuantiser, parseRerankSource, type RerankSource, type RestoreInput, type SearchOptions, type SearchStats, type StoredCell, type VectorMode } from './ivf/ivf-index';
+export { CentroidGroups } from './ivf/centroid-groups';
+export { CentroidScan, CENTROID_SCAN_RESCORE_FACTOR, CENTROID_SCAN_RESCORE_MIN } from './ivf/centroid-scan';
 export { LiveIvfIndex } from './ivf/live-ivf-index';
 export { appendRows, type AppendOptions } from './ivf/append';
 export { DEFAULT_PQ_M, cellsOfCodes, encodeIndexCodes, parseVectorMode, quantiseIndex, quantiserFromParams, restoreQuantised, type QuantiseOptions, type StoredCodes } from './ivf/quantised-store';

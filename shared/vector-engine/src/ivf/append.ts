@@ -25,8 +25,8 @@ export interface AppendOptions {
  * modes encoded with the generation's existing quantiser (residual to that centroid). Nothing is trained: centroids
  * and quantiser stay those of the full build, so cells can drift from their rows' mean (the drift settings in the
  * index's live-library module decide when a full rebuild is due). `index` itself is not modified (queries holding it
- * keep working); the result shares the centroids, groups and quantiser with it.
- * Cost: nlist x dim per appended row to place it (the SIMD kernel of the coarse groups when present), plus one copy of the vectors (float: size x dim x 4 bytes in
+ * keep working); the result shares the centroids, coarse quantiser (`CentroidScan`) and quantiser with it.
+ * Cost: nlist x dim per appended row to place it (the float64 SIMD kernel of the coarse quantiser when present), plus one copy of the vectors (float: size x dim x 4 bytes in
  * memory; quantised: the codes in memory, size x codeSize bytes). The exact vectors of a quantised generation are not
  * copied: the new rows are written after the old ones in the same file (`VectorFile.grownTo`; a copy only when
  * another generation already grew from this one, or `copyVectorFile`).
@@ -45,7 +45,7 @@ export function appendRows(index: IvfIndex, ids: readonly string[], vectors: Flo
   // Normalise and place every new row.
   const unit = new Float32Array(m * dim);
   const cellOfNew = new Int32Array(m);
-  // Every centroid's score: on the coarse groups' SIMD kernel when the generation has them (bit-identical to `dot`).
+  // Every centroid's score: on the coarse quantiser's float64 SIMD kernel when the generation has one (bit-identical to `dot`).
   const groups = parts.groups ?? undefined;
   const scores = new Float64Array(nlist);
   for (let i = 0; i < m; i++) {

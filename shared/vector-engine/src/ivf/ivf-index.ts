@@ -1,5 +1,6 @@
 import { AvailabilityMask } from './availability-mask';
 import { CENTROID_GROUPS_VISIT_FACTOR, CentroidGroups } from './centroid-groups';
+import { CentroidScan } from './centroid-scan';
 import type { CooperativeScheduler } from './cooperative';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { IdTable } from './id-table';
@@ -95,7 +96,10 @@ export interface SearchStats {
   cellsProbed: number;
   /** Rows whose distance to the query was computed (after the mask). */
   distanceComputations: number;
-  /** Centroid distances computed (nlist for an IVF query, 0 for an exact scan). */
+  /**
+   * Centroid distances computed, approximate and exact (nlist for an IVF query scoring every centroid; with the
+   * centroid scan `nlist + max(32, 2 * probe)`, plus the rest when adaptive probing needs them; 0 for an exact scan).
+   */
   centroidComputations: number;
   /** Quantised modes: exact float vectors read from disk to re-rank the short list. */
   reranked?: number;
@@ -121,10 +125,23 @@ export interface IvfIndexParts {
   slotOfRow: Int32Array;
   ids: IdTable;
   /**
-   * Coarse groups of the centroids: computed by the constructor when undefined (`parts()` hands them on);
-   * null = score every centroid on every query (benchmarks compare both).
+   * Coarse quantiser over the centroids (issue 35): fitted by the constructor when undefined (a `CentroidScan`, see
+   * `fitCoarseQuantiser`; `parts()` hands it on); null = score every centroid exactly on every query. Benchmarks
+   * and tests pass a `CentroidGroups` (the two-level quantiser it replaced) or null to compare.
    */
-  groups?: CentroidGroups | null;
+  groups?: CoarseQuantiser | null;
+}
+
+/** The coarse quantisers an `IvfIndex` can rank its cells with (see `IvfIndexParts.groups`). */
+export type CoarseQuantiser = CentroidScan | CentroidGroups;
+
+/**
+ * The default coarse quantiser of a generation: the int8 centroid scan with exact re-scoring (`CentroidScan`) from
+ * CENTROID_SCAN_MIN_NLIST (512) cells on, none below (every centroid scored exactly: the answers of small
+ * generations, e.g. the golden suite's, are unchanged). Issue 35: the centroid groups lost recall on the catalogue.
+ */
+export function fitCoarseQuantiser(centroids: Float32Array, nlist: number, dim: number): CoarseQuantiser | undefined {
+  return CentroidScan.fit(centroids, nlist, dim);
 }
 
 /**
@@ -139,9 +156,10 @@ export interface IvfIndexParts {
  * 8 bytes per row of slot maps + the id table (~70 bytes per `fp_` id).
  *
  * Query algorithm (`search`):
- *  1. normalise the query; rank the centroids by dot product: all of them (nlist * dim multiply-adds), or
- *     from nlist 512 on, the centroids of the best groups only (`CentroidGroups`: sqrt(nlist) group
- *     centres + 16 * probe centroids), the rest being scored only if adaptive probing needs them;
+ *  1. normalise the query; rank the centroids by dot product: all of them exactly (nlist * dim multiply-adds),
+ *     or from nlist 512 on with the coarse quantiser `CentroidScan` (issue 35): every centroid on its 8-bit code
+ *     (int8 SIMD kernel), the best max(32, 2 * probe) of those exactly, the rest scored exactly only if adaptive
+ *     probing needs them (`CentroidGroups`, the two-level quantiser it replaced, can still be passed in `parts`);
  *  2. sparse-mask fallback: when the mask leaves at most `nlist + size * nprobe / nlist` rows (what an
  *     unmasked query would score anyway), scan exactly those rows instead: the cost is no higher and the
  *     answer is exact, so a server holding 1% of the catalogue still gets its true k nearest songs (the
@@ -167,7 +185,7 @@ export class IvfIndex {
   private readonly slotOfRow: Int32Array;
   private readonly ids: IdTable;
   private readonly centroidScores: Float64Array;
-  private readonly groups?: CentroidGroups;
+  private readonly groups?: CoarseQuantiser;
   /** Centroid dot products of the last query (stats). */
   private centroidWork = 0;
   /** float | int8 | pq. */
@@ -210,7 +228,7 @@ export class IvfIndex {
     this.slotOfRow = parts.slotOfRow;
     this.ids = parts.ids;
     this.centroidScores = new Float64Array(parts.nlist);
-    this.groups = parts.groups === null ? undefined : (parts.groups ?? CentroidGroups.fit(parts.centroids, parts.nlist, parts.dim));
+    this.groups = parts.groups === null ? undefined : (parts.groups ?? fitCoarseQuantiser(parts.centroids, parts.nlist, parts.dim));
   }
 
   /**
@@ -521,15 +539,24 @@ export class IvfIndex {
 
   /**
    * Centroid scores of unit query `q` into `centroidScores` for a query probing `probe` cells: every
-   * centroid, or with centroid groups (when `16 * probe` is under half of nlist) only those of the best
-   * groups, the others left at -Infinity. @returns whether the scores are partial
+   * centroid exactly, or with the centroid scan (when `max(32, 2 * probe)` is under half of nlist) the exact
+   * scores of the best centroids by 8-bit score, or with centroid groups (when `16 * probe` is under half of
+   * nlist) only those of the best groups; the others left at -Infinity. @returns whether the scores are partial
    */
   private scoreCells(q: Float32Array, probe: number): boolean {
     const scores = this.centroidScores;
-    const budget = probe * CENTROID_GROUPS_VISIT_FACTOR;
-    if (this.groups && budget * 2 < this.nlist) {
-      this.centroidWork = this.groups.scoreBest(q, this.centroids, scores, budget);
-      return true;
+    const coarse = this.groups;
+    if (coarse instanceof CentroidScan) {
+      if (coarse.rescore(probe) * 2 < this.nlist) {
+        this.centroidWork = coarse.scoreBest(q, this.centroids, scores, probe);
+        return true;
+      }
+    } else if (coarse) {
+      const budget = probe * CENTROID_GROUPS_VISIT_FACTOR;
+      if (budget * 2 < this.nlist) {
+        this.centroidWork = coarse.scoreBest(q, this.centroids, scores, budget);
+        return true;
+      }
     }
     this.scoreAllCells(q);
     this.centroidWork = this.nlist;
@@ -537,8 +564,8 @@ export class IvfIndex {
   }
 
   /**
-   * Score of every centroid for unit query `q` into `centroidScores` (the SIMD kernel of the centroid groups
-   * when there are groups: same float64 values as `dot`).
+   * Score of every centroid for unit query `q` into `centroidScores` (the float64 SIMD kernel of the coarse
+   * quantiser when there is one: same float64 values as `dot`).
    */
   private scoreAllCells(q: Float32Array): void {
     const scores = this.centroidScores;
