@@ -158,6 +158,7 @@ describe('platform task runs (PostgreSQL)', () => {
     it.each([
       ['the lease is handed back and the host resumes the run after its backoff', 0],
       ['handing the lease back takes longer than the backoff and the host still resumes the run (no wait for the scan)', 400],
+      ['the backoff timer fires before the wall clock reaches the end of the pause (a timer may fire a millisecond early) and the host still resumes the run', -1],
     ])('When a step hits a transient fault, then %s', async (_name, releaseDelayMs) => {
       const log: string[] = [];
       const executor = counting('a', log);
@@ -172,15 +173,31 @@ describe('platform task runs (PostgreSQL)', () => {
       };
       const release = store.release.bind(store);
       const slow = Object.create(store) as TaskRunStore;
+      // -1: from the first clock reading after the hand-back (the pause's end is computed from it), the wall clock
+      // reads 5 ms behind, so the backoff timer fires while Date.now() is still before the pause's end.
+      const realNow = Date.now.bind(Date);
+      let lag = 0;
+      let armed = false;
+      const clock =
+        releaseDelayMs < 0
+          ? jest.spyOn(Date, 'now').mockImplementation(() => {
+              const now = realNow() - lag;
+              if (armed) [armed, lag] = [false, 5];
+              return now;
+            })
+          : undefined;
       slow.release = async (lease) => {
-        await new Promise((r) => setTimeout(r, releaseDelayMs));
-        return release(lease);
+        await new Promise((r) => setTimeout(r, Math.max(0, releaseDelayMs)));
+        const out = await release(lease);
+        armed = releaseDelayMs < 0;
+        return out;
       };
       const host = new TaskHost(slow, 'a', executor, logger, board(), { ttlMs: 60_000, scanMs: 60_000, transientBackoff: { baseMs: 100, maxMs: 200 } });
       const run = await host.start({ items: 2 });
       const until = Date.now() + 5000;
       while ((await store.find(run.id))?.state !== 'SUCCESS' && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
       await host.stop();
+      clock?.mockRestore();
       expect(await store.find(run.id)).toMatchObject({ state: 'SUCCESS', leaseGeneration: 2 });
       expect(log).toEqual(['a start new at 0', 'a start resumed at 1']);
     });

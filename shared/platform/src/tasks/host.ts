@@ -369,6 +369,10 @@ export class TaskHost<W = unknown, R extends StoredRun = TaskRun> {
     if (this.resumeTimer) clearTimeout(this.resumeTimer);
     this.resumeTimer = setTimeout(() => {
       this.resumeTimer = undefined;
+      // The pause is over when its timer fires (a newer pause clears this timer). Not compared with Date.now():
+      // a timer may fire a millisecond before the wall clock reaches pausedUntil, and the claim then refused
+      // would wait for the next scan (CI saw a run resumed only by the 60 s scan).
+      this.pausedUntil = 0;
       if (!this.stopped) void this.kick();
     }, ms);
     this.resumeTimer.unref?.();
