@@ -202,6 +202,11 @@ export class FakePeers {
         void sendSnapshotStream(
           res,
           async (from) => {
+            // Every page after the first waits for holdSnapshot, in a stream as in single pages.
+            if (this.holdSnapshot && from !== undefined) {
+              this.onSnapshotHeld?.();
+              await this.holdSnapshot;
+            }
             if (served >= cutAfter) throw new Error('fake catalogue restarted mid-snapshot');
             served++;
             this.calls.snapshot++;
