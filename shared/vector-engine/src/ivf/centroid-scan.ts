@@ -1,5 +1,6 @@
 import { dot } from '@polyphony/vectors';
 import { KernelMemory, quantiseTableInt16, simdKernelsAvailable } from '../simd/kernels';
+import { TopK } from './top-k';
 
 /** The scan is used from this many cells on (the same threshold as the centroid groups it replaced). */
 export const CENTROID_SCAN_MIN_NLIST = 512;
@@ -40,9 +41,7 @@ export class CentroidScan {
   private readonly approx: Int32Array;
   private readonly tableF: Float32Array;
   private readonly tableI: Int16Array;
-  /** Selection heap of (approximate score, cell). */
-  private readonly heapCells: Int32Array;
-  private readonly heapScores: Int32Array;
+  /** Cells re-scored exactly by the last query (`rescoredCount` of them). */
   private readonly rescored: Int32Array;
   private rescoredCount = 0;
 
@@ -59,8 +58,6 @@ export class CentroidScan {
     this.approx = new Int32Array(nlist);
     this.tableF = new Float32Array(dim);
     this.tableI = new Int16Array(dim);
-    this.heapCells = new Int32Array(nlist);
-    this.heapScores = new Int32Array(nlist);
     this.rescored = new Int32Array(nlist);
     if (simdKernelsAvailable() && dim % 8 === 0) {
       const km = new KernelMemory(nlist * dim * 5 + dim * 6 + nlist * 12 + 1024);
@@ -111,7 +108,7 @@ export class CentroidScan {
   /** Bytes held (codes or kernel memory, steps, per-query scratch). */
   get bytes(): number {
     return (
-      this.codes.byteLength + this.step.byteLength + this.approx.byteLength + this.tableF.byteLength + this.tableI.byteLength + this.heapCells.byteLength + this.heapScores.byteLength + this.rescored.byteLength + (this.simd?.km.capacity ?? 0)
+      this.codes.byteLength + this.step.byteLength + this.approx.byteLength + this.tableF.byteLength + this.tableI.byteLength + this.rescored.byteLength + (this.simd?.km.capacity ?? 0)
     );
   }
 
@@ -142,10 +139,14 @@ export class CentroidScan {
       }
     }
     const r = Math.min(nlist, this.rescore(probe));
-    const n = this.selectBest(r);
+    // The r cells of highest approximate score, ties to the lower cell: TopK's smallest (distance, row) with
+    // distance = -score (the set is what matters; the probed cells are then ranked by their exact scores).
+    const best = new TopK(r);
+    for (let c = 0; c < nlist; c++) best.push(c, -approx[c]!);
+    const n = best.size;
     scores.fill(-Infinity);
     const rescored = this.rescored;
-    for (let i = 0; i < n; i++) rescored[i] = this.heapCells[i]!;
+    rescored.set(best.rowsHeld());
     this.rescoredCount = n;
     if (this.simd) {
       const { km, q: qp, centroids: cf, exact } = this.simd;
@@ -187,52 +188,5 @@ export class CentroidScan {
     km.putF32(qp, q, 0, dim);
     km.dotsF64(qp, cf, this.nlist, dim, exact);
     scores.set(km.f64.subarray(exact >> 3, (exact >> 3) + this.nlist));
-  }
-
-  /**
-   * The `r` cells of highest `approx` (ties: lower cell first) into `heapCells[0..r)`, in no particular order:
-   * a min-heap of size r (scores in `heapScores`) whose root is the worst kept cell. Cells arrive in increasing
-   * order, so a later cell with the root's score ranks below it and is rejected by a single comparison.
-   * @returns min(r, nlist)
-   */
-  private selectBest(r: number): number {
-    const a = this.approx;
-    const hc = this.heapCells;
-    const hs = this.heapScores;
-    const n = this.nlist;
-    let size = 0;
-    for (let c = 0; c < n; c++) {
-      const v = a[c]!;
-      if (size < r) {
-        // Sift up: the parent must rank below (lower score, or equal score and higher cell; c is the highest so far).
-        let i = size++;
-        while (i > 0) {
-          const p = (i - 1) >> 1;
-          if (hs[p]! < v) break;
-          hs[i] = hs[p]!;
-          hc[i] = hc[p]!;
-          i = p;
-        }
-        hs[i] = v;
-        hc[i] = c;
-        continue;
-      }
-      if (v <= hs[0]!) continue;
-      // Replace the root and sift down (worse = lower score, or equal score and higher cell).
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= size) break;
-        let m = l;
-        if (l + 1 < size && (hs[l + 1]! < hs[l]! || (hs[l + 1] === hs[l] && hc[l + 1]! > hc[l]!))) m = l + 1;
-        if (hs[m]! > v || (hs[m] === v && hc[m]! < c)) break;
-        hs[i] = hs[m]!;
-        hc[i] = hc[m]!;
-        i = m;
-      }
-      hs[i] = v;
-      hc[i] = c;
-    }
-    return size;
   }
 }
