@@ -155,16 +155,20 @@ export class FakePeers {
     return this.servers.get(serverId)?.reverse.get(providerId);
   }
 
+  /** Waits for {@link holdSnapshot} before a page after the first (`after` set), single or streamed. */
+  private async heldPage(after: string | undefined): Promise<void> {
+    if (!this.holdSnapshot || after === undefined) return;
+    this.onSnapshotHeld?.();
+    await this.holdSnapshot;
+  }
+
   /** The express app (exported for in-process use). */
   app(): express.Express {
     const app = express();
     app.use(express.json({ limit: '50mb' }));
     app.get(api.internal.snapshotTracks.path, async (req, res) => {
       this.calls.snapshot++;
-      if (this.holdSnapshot && typeof req.query.after === 'string') {
-        this.onSnapshotHeld?.();
-        await this.holdSnapshot;
-      }
+      await this.heldPage(typeof req.query.after === 'string' ? req.query.after : undefined);
       if (this.failSnapshot) {
         res.status(503).json({ error: 'catalogue database unavailable', code: 'upstream_unavailable', request_id: 'fake' });
         return;
@@ -202,11 +206,7 @@ export class FakePeers {
         void sendSnapshotStream(
           res,
           async (from) => {
-            // Every page after the first waits for holdSnapshot, in a stream as in single pages.
-            if (this.holdSnapshot && from !== undefined) {
-              this.onSnapshotHeld?.();
-              await this.holdSnapshot;
-            }
+            await this.heldPage(from);
             if (served >= cutAfter) throw new Error('fake catalogue restarted mid-snapshot');
             served++;
             this.calls.snapshot++;
