@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { isTransientFault, jitteredBackoffMs } from '@polyphony/platform';
 import type { CataloguePort } from '../core/ports';
 import type { SnapshotPageBytes } from '../maps/wire';
@@ -28,7 +29,16 @@ export interface SnapshotPagesOptions {
   resumeDelayMs?: number;
   /** Called before each reopening (logging). */
   onResume?: (err: unknown, after: string | null, attempt: number) => void;
+  /**
+   * The build's abort: the iteration then rejects at once, even while it waits for a page (an open stream is
+   * cancelled: its connection closed; a reopening's backoff is cut short). Its listeners are removed when the read ends.
+   */
   signal?: AbortSignal;
+}
+
+/** The error an aborted read rejects with. */
+function abortedRead(): Error {
+  return new Error('snapshot read aborted');
 }
 
 /**
@@ -41,12 +51,13 @@ export interface SnapshotPagesOptions {
  *    page arriving resets the count. Opening a stream is retried by the peer client as a page request is;
  *  - a catalogue that answers one page instead (older than the stream) is paged (`snapshotPage`) with one page
  *    of look-ahead, as the build did before.
- * Ending the iteration early (an embedder switch restarts the snapshot, an abort) closes the open stream.
+ * Ending the iteration early (an embedder switch restarts the snapshot) closes the open stream; so does an abort of
+ * `options.signal`, which also rejects a wait for the next page at once (not after the client's idle timeout).
  * @throws the catalogue's error when a page cannot be had (non-transient, or transient after `maxResumes` reopenings)
  */
 export async function* snapshotPages(catalogue: CataloguePort, options: SnapshotPagesOptions): AsyncGenerator<SnapshotPageBytes> {
   const source = catalogue.snapshotStream ? streamedPages(catalogue, options) : pagedPages(catalogue, null, options.limit);
-  yield* readAhead(source, Math.max(1, options.readAhead ?? SNAPSHOT_READ_AHEAD));
+  yield* readAhead(source, Math.max(1, options.readAhead ?? SNAPSHOT_READ_AHEAD), options.signal);
 }
 
 /** Pages by requests of one page each, the next requested as soon as the current one arrived. */
@@ -70,14 +81,19 @@ async function* streamedPages(catalogue: CataloguePort, options: SnapshotPagesOp
   let after: string | null = null;
   let failures = 0;
   for (;;) {
-    if (options.signal?.aborted) throw new Error('snapshot read aborted');
+    const signal = options.signal;
+    if (signal?.aborted) throw abortedRead();
     const open = await catalogue.snapshotStream!(after, options.limit);
     if ('page' in open) {
       yield open.page;
       if (open.page.next && open.page.tracks.length > 0) yield* pagedPages(catalogue, open.page.next, options.limit);
       return;
     }
+    // An abort while a page is awaited closes the connection: the pending read fails at once.
+    const cancel = () => open.cancel();
+    signal?.addEventListener('abort', cancel, { once: true });
     try {
+      if (signal?.aborted) throw abortedRead();
       for await (const page of open.pages) {
         failures = 0;
         after = page.next;
@@ -86,10 +102,13 @@ async function* streamedPages(catalogue: CataloguePort, options: SnapshotPagesOp
       }
       return;
     } catch (err) {
+      // The cut of a cancelled stream is not a fault to resume after.
+      if (signal?.aborted) throw abortedRead();
       if (!isTransientFault(err) || ++failures > maxResumes) throw err;
       options.onResume?.(err, after, failures);
-      await new Promise((resolve) => setTimeout(resolve, jitteredBackoffMs(failures, options.resumeDelayMs ?? 200, 5000)));
+      await delay(jitteredBackoffMs(failures, options.resumeDelayMs ?? 200, 5000), undefined, signal ? { signal } : undefined).catch(() => undefined);
     } finally {
+      signal?.removeEventListener('abort', cancel);
       open.cancel();
     }
   }
@@ -98,9 +117,10 @@ async function* streamedPages(catalogue: CataloguePort, options: SnapshotPagesOp
 /**
  * Pulls up to `depth` items of `source` ahead of the consumer (one pull at a time, in order). An error of the source
  * reaches the consumer after the items pulled before it. Ending the consumer's iteration stops the pulls and ends
- * the source (its `finally` blocks run once its pending pull settles; not awaited here).
+ * the source (its `finally` blocks run once its pending pull settles; not awaited here). An abort of `abort` rejects the
+ * consumer's iteration at once, even while it waits for an item (the source's own abort handling ends its pull).
  */
-export async function* readAhead<T>(source: AsyncGenerator<T>, depth: number): AsyncGenerator<T> {
+export async function* readAhead<T>(source: AsyncGenerator<T>, depth: number, abort?: AbortSignal): AsyncGenerator<T> {
   const queue: T[] = [];
   let done = false;
   let stopped = false;
@@ -133,8 +153,11 @@ export async function* readAhead<T>(source: AsyncGenerator<T>, depth: number): A
       signal('wake');
     }
   })();
+  const onAbort = () => signal('wake');
+  abort?.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
+      if (abort?.aborted) throw abortedRead();
       if (queue.length > 0) {
         const item = queue.shift()!;
         signal('space');
@@ -148,6 +171,7 @@ export async function* readAhead<T>(source: AsyncGenerator<T>, depth: number): A
       await new Promise<void>((resolve) => (wake = resolve));
     }
   } finally {
+    abort?.removeEventListener('abort', onAbort);
     // Not awaited: a pull under way (a network read) settles first, then the source ends (a stream is closed).
     stopped = true;
     signal('space');
