@@ -77,6 +77,44 @@ describe('RabbitBus specifics', () => {
     }
   });
 
+  it('When dead letters are listed, then they stay in the DLQ; when only some are replayed, then those go back to the queue with attempt 1 and the rest stay', async () => {
+    const h = await makeRabbitHarness({ retryDelayMs: 20, maxRetryDelayMs: 100 });
+    try {
+      const q = h.queue('replay');
+      let failing = true;
+      const seen: Array<{ n: number; attempt: unknown; routingKey: string }> = [];
+      await h.bus.consume({
+        queue: q,
+        bindings: ['rp.#'],
+        schema: Item,
+        maxAttempts: 1,
+        handler: async (p, ctx) => {
+          if (failing) throw new Error('boom');
+          seen.push({ n: p.n, attempt: ctx.headers.attempt, routingKey: ctx.routingKey });
+        },
+      });
+      await h.bus.publish('rp.a', { n: 1 }, { messageId: 'rp-1' });
+      await h.bus.publish('rp.b', { n: 2 }, { messageId: 'rp-2' });
+      await waitFor(async () => (await h.admin.depth(`${q}.dlq`)) === 2, 'both in the DLQ');
+      const listed = await h.rabbit.listDeadLetters(q, 10);
+      expect(listed.map((d) => [d.messageId, d.routingKey, d.payload])).toEqual([
+        ['rp-1', 'rp.a', { n: 1 }],
+        ['rp-2', 'rp.b', { n: 2 }],
+      ]);
+      expect(listed.map((d) => d.attempt)).toEqual([1, 1]);
+      // Listing takes nothing away (the unacked reads are requeued when the reading channel closes).
+      await waitFor(async () => (await h.admin.depth(`${q}.dlq`)) === 2, 'still in the DLQ after listing');
+      failing = false;
+      expect(await h.rabbit.replayDeadLetters(q, 10, new Set(['rp-2']))).toBe(1);
+      await waitFor(() => seen.length === 1, 'replayed message handled');
+      expect(seen).toEqual([{ n: 2, attempt: 1, routingKey: 'rp.b' }]);
+      await waitFor(async () => (await h.admin.depth(`${q}.dlq`)) === 1, 'the other one left in the DLQ');
+      expect((await h.rabbit.listDeadLetters(q, 10)).map((d) => d.messageId)).toEqual(['rp-1']);
+    } finally {
+      await h.cleanup();
+    }
+  });
+
   it('recovers its publish channel after a channel error (exchange deleted under it)', async () => {
     const logged: string[] = [];
     const logger = { info: (m: string) => void logged.push(m), warn: (m: string) => void logged.push(m), error: (m: string) => void logged.push(m) };

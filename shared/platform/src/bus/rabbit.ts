@@ -1,7 +1,8 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as amqp from 'amqplib';
 import type { Channel, ChannelModel, ConfirmChannel, Message, Options } from 'amqplib';
-import { attemptOf, BusClosedError, BusUnavailableError, encodePayload, errorText, INTERNAL_HEADERS, newMessageId, outgoingHeaders, resolveRetry, sleep } from './common';
+import { BusClosedError, BusUnavailableError, encodePayload, errorText, newMessageId, outgoingHeaders, resolveRetry, sleep } from './common';
+import { readDeadLetters, replayDeadLetterQueue } from './rabbit-dead-letters';
 import { RabbitConsumer, UnroutableError, type Connected, type ConsumerHost } from './rabbit-consumer';
 import { type Bus, type BusLogger, type ConsumeOptions, type ConsumerHandle, type DeadLetterInfo, noopBusLogger, type PublishOptions, type RetryOptions } from './types';
 
@@ -28,28 +29,6 @@ export interface RabbitBusOptions extends RetryOptions {
   /** Connection name shown by the broker (`rabbitmqctl list_connections client_properties`). */
   connectionName?: string;
   logger?: BusLogger;
-}
-
-/** A dead letter's description from its AMQP properties (x-death gives the first routing key). */
-function describeDeadLetter(queue: string, msg: Message): DeadLetterInfo {
-  const headers = (msg.properties.headers ?? {}) as Record<string, unknown>;
-  const deaths = Array.isArray(headers['x-death']) ? (headers['x-death'] as Array<{ 'routing-keys'?: string[] }>) : [];
-  const routingKey = typeof headers['x-routing-key'] === 'string' ? headers['x-routing-key'] : (deaths[deaths.length - 1]?.['routing-keys']?.[0] ?? msg.fields.routingKey);
-  const text = msg.content.toString('utf8');
-  let payload: unknown = text;
-  try {
-    payload = JSON.parse(text);
-  } catch {
-    /* keep the text */
-  }
-  return {
-    queue,
-    messageId: typeof msg.properties.messageId === 'string' ? msg.properties.messageId : `sha256:${createHash('sha256').update(msg.content).digest('hex')}`,
-    routingKey,
-    attempt: attemptOf(headers),
-    error: typeof headers['x-last-error'] === 'string' ? headers['x-last-error'] : undefined,
-    payload,
-  };
 }
 
 /**
@@ -235,15 +214,7 @@ export class RabbitBus implements Bus, ConsumerHost {
   async listDeadLetters(queue: string, limit: number): Promise<DeadLetterInfo[]> {
     const conn = this.current;
     if (!conn || this.closing) throw new BusUnavailableError('RabbitMQ is not connected');
-    return this.withChannel(conn.model, async (ch) => {
-      const out: DeadLetterInfo[] = [];
-      while (out.length < limit) {
-        const msg = await ch.get(`${queue}.dlq`, { noAck: false });
-        if (!msg) break;
-        out.push(describeDeadLetter(queue, msg));
-      }
-      return out;
-    });
+    return this.withChannel(conn.model, (ch) => readDeadLetters(ch, queue, limit));
   }
 
   /**
@@ -255,35 +226,8 @@ export class RabbitBus implements Bus, ConsumerHost {
   async replayDeadLetters(queue: string, limit: number, messageIds?: ReadonlySet<string>): Promise<number> {
     const conn = this.current;
     if (!conn || this.closing) throw new BusUnavailableError('RabbitMQ is not connected');
-    return this.withChannel(conn.model, async (ch) => {
-      let moved = 0;
-      const seen = new Set<string>();
-      while (moved < limit) {
-        const msg = await ch.get(`${queue}.dlq`, { noAck: false });
-        if (!msg) break;
-        const info = describeDeadLetter(queue, msg);
-        // A message seen twice means the whole queue was walked (unselected ones are requeued at the head).
-        if (seen.has(info.messageId)) {
-          ch.nack(msg, false, true);
-          break;
-        }
-        seen.add(info.messageId);
-        if (messageIds && !messageIds.has(info.messageId)) continue; // stays unacked, requeued when the channel closes
-        const headers: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries((msg.properties.headers ?? {}) as Record<string, unknown>)) if (!INTERNAL_HEADERS.has(k)) headers[k] = v;
-        headers.attempt = 1;
-        headers['x-routing-key'] = info.routingKey;
-        await this.confirmPublish(conn.publisher, '', queue, msg.content, {
-          persistent: true,
-          contentType: msg.properties.contentType as string | undefined,
-          messageId: info.messageId,
-          headers,
-        }, Date.now() + this.publishTimeoutMs);
-        ch.ack(msg);
-        moved++;
-      }
-      return moved;
-    });
+    const republish = (content: Buffer, props: Options.Publish) => this.confirmPublish(conn.publisher, '', queue, content, props, Date.now() + this.publishTimeoutMs);
+    return this.withChannel(conn.model, (ch) => replayDeadLetterQueue(ch, queue, limit, messageIds, republish));
   }
 
   /** True while connected and not closing. */
