@@ -19,6 +19,7 @@
  *    of true neighbours whose cell is probed. Its loss splits into `misassigned` (the neighbour's cell is not probed
  *    but the cell of its nearest centroid is: the build's approximate assignment, `assignGroups`) and `partition`
  *    (neither is probed); `nearest-cell` = the recall an exact assignment would give (neighbour's nearest cell probed);
+ *    `cells + the seed's own cell` = the recall if a similar-songs query also probed its seed's cell;
  *  - `float`: the float IVF query (`searchByRow`, the `CentroidScan` coarse quantiser: equals `cells` when the scan
  *    picks the exact cells);
  *  - `int8 file`: int8 ADC short list (max(50, 1.25 (k + 1)) rows) re-ranked with the exact floats from the file,
@@ -158,15 +159,18 @@ async function main(): Promise<void> {
 
   for (const nprobe of nprobes) {
     let inCells = 0;
+    let inCellsOrSeed = 0;
     let inNearest = 0;
     let lostMis = 0;
     let lostPartition = 0;
     let total = 0;
     truth.forEach((list, i) => {
       const rank = ranks[i]!;
+      const seedCell = float.cellOf(seeds[i]!);
       for (const t of list) {
         total++;
         const probed = rank[float.cellOf(t.row)]! < nprobe;
+        if (probed || float.cellOf(t.row) === seedCell) inCellsOrSeed++;
         const nearestProbed = rank[nearestOf.get(t.row)!]! < nprobe;
         if (probed) inCells++;
         if (nearestProbed) inNearest++;
@@ -182,7 +186,7 @@ async function main(): Promise<void> {
     const f = (x: number): string => x.toFixed(4);
     console.log(
       `nprobe ${String(nprobe).padStart(3)} (${((100 * nprobe) / nlist).toFixed(2)} % of cells): cells ${f(inCells / total)} (lost: misassigned ${f(lostMis / total)}, partition ${f(lostPartition / total)}; ` +
-        `nearest-cell ${f(inNearest / total)}); float ${f(recall(fl.results, truth))}; int8 file ${f(recall(file.results, truth))}; ` +
+        `nearest-cell ${f(inNearest / total)}; cells + the seed's own cell ${f(inCellsOrSeed / total)}); float ${f(recall(fl.results, truth))}; int8 file ${f(recall(file.results, truth))}; ` +
         `int8 codes exact-seed ${f(recall(exactSeed, truth))}; int8 codes ${f(recall(codes.results, truth))} (R100 ${f(recall(codes100, truth))}); ` +
         `CPU ms/query float ${fl.ms.toFixed(3)}, int8 file ${file.ms.toFixed(3)}, int8 codes ${codes.ms.toFixed(3)}; load ${load()}`,
     );
