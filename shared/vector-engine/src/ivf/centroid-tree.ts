@@ -25,9 +25,9 @@ const BOUND_SLACK = 1e-6;
  * ball-tree / branch-and-bound maximum-inner-product search (Ram & Gray, "Maximum inner-product search
  * using cone trees", KDD 2012). Worst case (no pruning) costs `groups + nlist` dot products.
  *
- * With a group limit (`nearest(x, xo, maxGroups)`, the build's assignment: `DEFAULT_ASSIGN_GROUPS`, 8) the answer is the nearest centroid
- * inside the `maxGroups` groups whose axes are nearest to `x` (largest `dot(x, a)`, ties to the lower group; the
- * cone bounds then only prune inside them, which leaves that answer unchanged). Issue 35: choosing the limited
+ * With a group limit (`nearest(x, xo, maxGroups)`, the build's assignment: `DEFAULT_ASSIGN_GROUPS`, 8) the answer
+ * is the nearest centroid inside the `maxGroups` groups whose axes are nearest to `x` (largest `dot(x, a)`, ties to
+ * the lower group; the cone bounds then only prune inside them, which leaves that answer unchanged). Issue 35: choosing the limited
  * groups by decreasing bound instead (the exact search's order) favours wide cones over near axes: on the
  * benchmark catalogue (independent album centres, 200-d) 33% of the true neighbours of 500 songs at 1M were not
  * in their nearest centroid's cell, so queries that probe the right cells missed them (recall@10 0.952 at nprobe
