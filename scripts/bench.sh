@@ -30,6 +30,7 @@ declare -A BENCH=(
   [coarse-mixture-200k]="node --max-old-space-size=4096 bench/dist/vector-engine/coarse-quantiser.js 200000 mixture"
   [coarse-catalogue-1m]="node --max-old-space-size=4096 bench/dist/vector-engine/coarse-quantiser.js 1000000 catalogue"
   [coarse-mixture-1m]="node --max-old-space-size=4096 bench/dist/vector-engine/coarse-quantiser.js 1000000 mixture"
+  [recall-decomposition-1m]="node --max-old-space-size=6144 bench/dist/vector-engine/recall-decomposition.js 1000000 500 32,64,96,128"
   [ivf-kernels]="node bench/dist/vector-engine/simd-kernels.js"
   [index-throughput]="node bench/dist/index-throughput.js 100000 10 16 int8"
   [gateway-similar]="node bench/dist/gateway-similar.js"

@@ -3,7 +3,8 @@ import { KernelMemory, simdKernelsAvailable } from '../simd/kernels';
 
 /**
  * The cone-bounded nearest-centroid search of the IVF coarse quantiser (`CentroidTree`), over the groups of the
- * two-level training (kmeans.ts `trainCentroids`). Moved out of kmeans.ts unchanged.
+ * two-level training (kmeans.ts `trainCentroids`). Moved out of kmeans.ts; issue 35 (session 17) changed which
+ * groups a limited search visits.
  */
 
 /** Slack of the cone bounds against float rounding: a group or centroid is skipped only below best - slack. */
@@ -23,6 +24,17 @@ const BOUND_SLACK = 1e-6;
  * is the same as a brute-force scan (ties go to the lower centroid index). This is a cone-bound variant of the
  * ball-tree / branch-and-bound maximum-inner-product search (Ram & Gray, "Maximum inner-product search
  * using cone trees", KDD 2012). Worst case (no pruning) costs `groups + nlist` dot products.
+ *
+ * With a group limit (`nearest(x, xo, maxGroups)`, the build's assignment: `DEFAULT_ASSIGN_GROUPS`, 8) the answer
+ * is the nearest centroid inside the `maxGroups` groups whose axes are nearest to `x` (largest `dot(x, a)`, ties to
+ * the lower group; the cone bounds then only prune inside them, which leaves that answer unchanged). Issue 35: choosing the limited
+ * groups by decreasing bound instead (the exact search's order) favours wide cones over near axes: on the
+ * benchmark catalogue (independent album centres, 200-d) 33% of the true neighbours of 500 songs at 1M were not
+ * in their nearest centroid's cell, so queries that probe the right cells missed them (recall@10 0.952 at nprobe
+ * 64 where an exact assignment gives 0.991; `bench/src/vector-engine/recall-decomposition.ts`); by nearest axis
+ * 22.1% with 4 groups (recall 0.973) and 12.6% with 8 (0.984), for the same dot products per group. Ranking groups
+ * by their axis is the usual multi-level coarse quantiser (visit the nearest first-level centroids, like an IVF
+ * query's nprobe; the axis is the group's mean direction, the training's first-level centroid up to the fine runs).
  */
 export class CentroidTree {
   readonly nlist: number;
@@ -42,6 +54,8 @@ export class CentroidTree {
   private readonly alpha: Float64Array;
   private readonly phi: Float64Array;
   private readonly bound: Float64Array;
+  /** Scratch of `keepNearestAxes`: 1 for the groups a limited search may visit. */
+  private readonly kept: Uint8Array;
   /** Dot product of the last `nearest` answer. */
   lastScore = -Infinity;
   /**
@@ -99,6 +113,7 @@ export class CentroidTree {
     this.alpha = new Float64Array(groupCount);
     this.phi = new Float64Array(groupCount);
     this.bound = new Float64Array(groupCount);
+    this.kept = new Uint8Array(groupCount);
     if (dim % 4 === 0 && simdKernelsAvailable()) {
       const km = new KernelMemory((groupCount + nlist + 1) * dim * 4 + Math.max(groupCount, nlist) * 4 + 1024);
       const axesPtr = km.alloc(groupCount * dim * 4);
@@ -119,10 +134,11 @@ export class CentroidTree {
   /**
    * Index of the centroid with the largest dot product with the unit vector `x[xo .. xo+dim)`;
    * its dot product is left in `lastScore`.
-   * @param maxGroups visit at most this many groups, in decreasing bound order. Infinity (default) gives
-   *   the brute-force answer; a small number (the build uses 4) gives the nearest centroid inside the most
-   *   promising groups, i.e. an approximate answer (98.5-99.5% identical in the benchmarks) at a fraction
-   *   of the cost, because in 200-d the cone bounds alone prune only ~40% of the centroids.
+   * @param maxGroups search only the centroids of this many groups, those whose axes are nearest to `x` (see the
+   *   class comment). Infinity (default) gives the brute-force answer; a small number (the build uses 8) gives the
+   *   nearest centroid inside the nearest groups, an approximate answer at a fraction of the cost, because in 200-d
+   *   the cone bounds alone prune only ~40% of the centroids (equal to brute force for 88% of catalogue rows at 100k
+   *   with 4 of 101 groups, 81.5% when the groups were chosen by bound; `recall-decomposition` prints the 1M share).
    */
   nearest(x: Float32Array, xo: number, maxGroups = Infinity): number {
     if (this.simd) return this.nearestSimd(x, xo, maxGroups);
@@ -138,11 +154,11 @@ export class CentroidTree {
       const empty = this.groupStart[g + 1] === this.groupStart[g];
       this.bound[g] = empty ? -Infinity : phi > hi ? Math.cos(phi - hi) : phi < lo ? Math.cos(lo - phi) : 1;
     }
+    if (maxGroups < G) this.keepNearestAxes(maxGroups);
     let dots = G;
     let best = -Infinity;
     let bestId = -1;
-    const visits = Math.min(G, maxGroups);
-    for (let visited = 0; visited < visits; visited++) {
+    for (;;) {
       const g = this.takeBestGroup(best);
       if (g < 0) break;
       const a = this.alpha[g]!;
@@ -168,6 +184,29 @@ export class CentroidTree {
     this.dotProducts += dots;
     this.lastScore = best;
     return bestId;
+  }
+
+  /**
+   * Group limit of `nearest`: only the `maxGroups` groups of largest axis score `alpha` (ties to the lower group)
+   * keep their bound, the others get -Infinity and are never visited. O(groups * maxGroups).
+   */
+  private keepNearestAxes(maxGroups: number): void {
+    const G = this.groupCount;
+    const keep = this.kept;
+    keep.fill(0);
+    for (let i = 0; i < maxGroups; i++) {
+      let g = -1;
+      let ga = -Infinity;
+      for (let h = 0; h < G; h++) {
+        if (keep[h] === 0 && this.alpha[h]! > ga) {
+          ga = this.alpha[h]!;
+          g = h;
+        }
+      }
+      if (g < 0) break;
+      keep[g] = 1;
+    }
+    for (let h = 0; h < G; h++) if (keep[h] === 0) this.bound[h] = -Infinity;
   }
 
   /**
@@ -205,15 +244,16 @@ export class CentroidTree {
       // Same bounds as `nearest` without acos/cos: with a = cos(phi), phi > hi <=> a < cos(hi), and
       // cos(phi - hi) = a cos(hi) + sqrt(1 - a^2) sin(hi) (likewise for lo).
       const a = clamp1(f32[ob + g]!);
+      this.alpha[g] = a;
       const s = Math.sqrt(1 - a * a);
       const empty = this.groupStart[g + 1] === this.groupStart[g];
       this.bound[g] = empty ? -Infinity : a < cosHi[g]! ? a * cosHi[g]! + s * sinHi[g]! : a > cosLo[g]! ? a * cosLo[g]! + s * sinLo[g]! : 1;
     }
+    if (maxGroups < G) this.keepNearestAxes(maxGroups);
     let dots = G;
     let best = -Infinity;
     let bestId = -1;
-    const visits = Math.min(G, maxGroups);
-    for (let visited = 0; visited < visits; visited++) {
+    for (;;) {
       const g = this.takeBestGroup(best);
       if (g < 0) break;
       const start = this.groupStart[g]!;

@@ -79,8 +79,11 @@ describe('quantised IVF generations (int8, pq) with exact re-ranking from disk',
       });
 
       it('a short list of k only (no re-ranking slack) loses recall: the re-ranking is what the recall rests on', () => {
-        const found = queries.map((r) => index.searchByRow(r, { k: K, rerank: K + 1 }));
-        const full = queries.map((r) => index.searchByRow(r, { k: K }));
+        // Every cell probed, so that no miss comes from the cells (session 17: with the build's better assignment the
+        // default nprobe's two misses on this data were both the cells', and the two lists tied at 0.9967 with 4 groups).
+        const all = index.nlist;
+        const found = queries.map((r) => index.searchByRow(r, { k: K, nprobe: all, rerank: K + 1 }));
+        const full = queries.map((r) => index.searchByRow(r, { k: K, nprobe: all }));
         expect(recall(found, truth)).toBeLessThan(recall(full, truth));
       });
 
