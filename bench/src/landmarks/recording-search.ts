@@ -24,6 +24,10 @@
  * Latency is the CPU time of each query in this single-threaded process (one core), so a loaded machine
  * does not inflate it. Usage: node bench/dist/landmarks/recording-search.js [--queries 30] [--scale 100000] [--lengths 5,10,20]
  * [--cell-queries "10:noise 10 dB + band-pass=400"] [--outside N] [--speech N] [--outcomes FILE] [--pcm-cache DIR]
+ * [--seed 42] (the clip draw) [--variants "storeDt=63,queryDt=63;storePeaks=4,storeFan=4"] (stored/query density and matcher
+ * settings on the same clips). Every cell is printed twice: `accuracy` counts only the clip's own song as right,
+ * `accuracySameRecordingRight` also an answer that holds the clip's material (`same-recording.ts`; its checks and the
+ * library's song pairs sharing material are printed under `sameRecording`).
  * Prints JSON: the library-only report, then (with --scale) the scale figures. Decision thresholds: the table `thresholds` shows accuracy and wrong answers for other
  * (minVotes, minLead) pairs, from the same queries.
  */
