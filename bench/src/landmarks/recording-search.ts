@@ -24,6 +24,10 @@
  * Latency is the CPU time of each query in this single-threaded process (one core), so a loaded machine
  * does not inflate it. Usage: node bench/dist/landmarks/recording-search.js [--queries 30] [--scale 100000] [--lengths 5,10,20]
  * [--cell-queries "10:noise 10 dB + band-pass=400"] [--outside N] [--speech N] [--outcomes FILE] [--pcm-cache DIR]
+ * [--seed 42] (the clip draw) [--variants "storeDt=63,queryDt=63;storePeaks=4,storeFan=4"] (stored/query density and matcher
+ * settings on the same clips). Every cell is printed twice: `accuracy` counts only the clip's own song as right,
+ * `accuracySameRecordingRight` also an answer that holds the clip's material (`same-recording.ts`; its checks and the
+ * library's song pairs sharing material are printed under `sameRecording`).
  * Prints JSON: the library-only report, then (with --scale) the scale figures. Decision thresholds: the table `thresholds` shows accuracy and wrong answers for other
  * (minVotes, minLead) pairs, from the same queries.
  */
@@ -31,8 +35,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { changeSpeed, encodeLandmarks, extractLandmarks, LANDMARK_PARAMS, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, type Landmarks, type LandmarkIndexOptions, type MatchOptions, rmsDb } from '@polyphony/landmarks';
+import { changeSpeed, encodeLandmarks, extractLandmarks, LANDMARK_PARAMS, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, type Density, type Landmarks, type LandmarkIndexOptions, type MatchOptions, rmsDb } from '@polyphony/landmarks';
 import { mulberry32 } from '@polyphony/vectors';
+import { sameRecordingPairs, sameRecordingTest } from './same-recording';
 
 const SR = LANDMARK_PARAMS.sampleRateHz;
 
@@ -201,6 +206,10 @@ interface Outcome {
   /** Query landmarks at speed 1 and speeds searched (for threshold and latency analysis of `--outcomes`). */
   queryLandmarks?: number;
   speedsSearched?: number;
+  /** The best song's lead as before session 17: over the next song, copies of the same material included. */
+  plainLead?: number;
+  /** For an answer naming another song than the truth: whether that song holds the clip's material (`same-recording.ts`). */
+  sameRecording?: boolean;
 }
 
 /** Wilson score interval (95 %) of `k` successes in `n`, percent: the margin a cell's sample size allows. */
@@ -272,7 +281,8 @@ function main(): void {
   };
 
   // The same queries against the library alone, then (with --scale) among synthetic songs.
-  const rnd = mulberry32(42);
+  // `--seed N` (default 42, the seed of the figures before session 17): the random draw of clips and outside clips.
+  const rnd = mulberry32(Number(arg('seed', '42')));
   const degrade = degradations(work);
   // A clip is kept as its recipe (song, start, degradation, seed) and cut and degraded again each time it is searched
   // (the degradations are deterministic): a few thousand 10-20 s clips would not fit in memory as PCM.
@@ -282,7 +292,7 @@ function main(): void {
     const eq = spec.lastIndexOf('=');
     cellQueries.set(spec.slice(0, eq), Number(spec.slice(eq + 1)));
   }
-  interface Query { truth: number; kind: string; seconds: number; pcm: () => Float32Array }
+  interface Query { truth: number; kind: string; seconds: number; start: number; pcm: () => Float32Array }
   const clips: Query[] = [];
   for (const L of lengths) {
     for (const [kind, fn] of Object.entries(degrade)) {
@@ -293,7 +303,7 @@ function main(): void {
         const song = library[truth]!.pcm;
         const need = Math.round(L * 1.03 * SR);
         const start = Math.floor(rnd() * Math.max(1, song.length - need));
-        clips.push({ truth, kind, seconds: L, pcm: () => fn(song.slice(start, start + need), q + 1).slice(0, Math.round(L * SR)) });
+        clips.push({ truth, kind, seconds: L, start, pcm: () => fn(song.slice(start, start + need), q + 1).slice(0, Math.round(L * SR)) });
       }
     }
   }
@@ -339,14 +349,16 @@ function main(): void {
     const clipsHere = only?.clips ?? clips;
     const negativesHere = only?.negatives ?? negatives;
     const matcher = new LandmarkMatcher(index);
-    const measure = (pcm: Float32Array, truth: number | null): Outcome => {
+    const measure = (pcm: Float32Array, truth: number | null, clip?: Query): Outcome => {
       // CPU time of this single-threaded process: the one-core cost of the query, unaffected by other load.
       const t0 = process.cpuUsage();
       const report = matcher.match(pcm, { ...options, minVotes: 0, minLead: 0 });
       const du = process.cpuUsage(t0);
       const ms = (du.user + du.system) / 1000;
       const r = report.results[0];
-      return { truth, row: r ? r.row - rowsOffset : null, votes: r?.votes ?? 0, lead: r?.lead ?? 0, ms, queryLandmarks: report.queryLandmarks, speedsSearched: report.speedsSearched };
+      const row = r ? r.row - rowsOffset : null;
+      const other = clip !== undefined && row !== null && row >= 0 && row !== truth;
+      return { truth, row, votes: r?.votes ?? 0, lead: r?.lead ?? 0, plainLead: r ? r.votes - (report.results[1]?.votes ?? 0) : 0, ms, queryLandmarks: report.queryLandmarks, speedsSearched: report.speedsSearched, ...(other ? { sameRecording: twins.same(clip.truth, clip.start, clip.seconds, row) } : {}) };
     };
     // `--warmup N`: the first N clips are searched once untimed first (JIT, page cache), stated in the report.
     for (const c of clipsHere.slice(0, warmup)) matcher.match(c.pcm(), { ...options, minVotes: 0, minLead: 0 });
@@ -354,7 +366,7 @@ function main(): void {
     for (const c of clipsHere) {
       const key = `${c.seconds}s ${c.kind}`;
       if (!outcomes.has(key)) outcomes.set(key, []);
-      outcomes.get(key)!.push(measure(c.pcm(), c.truth));
+      outcomes.get(key)!.push(measure(c.pcm(), c.truth, c));
     }
     const neg = new Map<string, Outcome[]>();
     for (const n of negativesHere) {
@@ -365,20 +377,26 @@ function main(): void {
   }
 
   const decide = (o: Outcome, minVotes: number, minLead: number) => o.votes >= minVotes && o.lead >= minLead;
+  // Right with the same-recording rule: the exact song, or another song that holds the clip's material.
+  const twinRight = (o: Outcome) => o.row === o.truth || o.sameRecording === true;
   function summarise(res: ReturnType<typeof run>, minVotes: number, minLead: number) {
     const accuracy: Record<string, string> = {};
+    const sameRecording: Record<string, string> = {};
     for (const [key, os] of res.outcomes) {
       const right = os.filter((o) => decide(o, minVotes, minLead) && o.row === o.truth).length;
       const wrong = os.filter((o) => decide(o, minVotes, minLead) && o.row !== o.truth).length;
       const [lo, hi] = wilson(right, os.length);
       accuracy[key] = `top-1 ${((100 * right) / os.length).toFixed(1)}% = ${right}/${os.length} (95% CI ${lo}-${hi}; wrong ${wrong})`;
+      const rightT = os.filter((o) => decide(o, minVotes, minLead) && twinRight(o)).length;
+      const [loT, hiT] = wilson(rightT, os.length);
+      sameRecording[key] = `top-1 ${((100 * rightT) / os.length).toFixed(1)}% = ${rightT}/${os.length} (95% CI ${loT}-${hiT}; wrong ${wrong - (rightT - right)})`;
     }
     const wrongOutside: Record<string, string> = {};
     for (const [kind, os] of res.negatives) {
       const k = os.filter((o) => decide(o, minVotes, minLead)).length;
       wrongOutside[kind] = `${k}/${os.length} identified (95% CI up to ${wilson(k, os.length)[1]}%; should be 0)`;
     }
-    return { accuracy, wrongOutside };
+    return { accuracy, accuracySameRecordingRight: sameRecording, wrongOutside };
   }
   function latency(res: ReturnType<typeof run>) {
     const all = [...res.outcomes.values()].flat().map((o) => o.ms);
@@ -387,6 +405,9 @@ function main(): void {
   }
 
   const small = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const), indexOptions);
+  // The same-recording test runs on its own index of the library without a stop-list (every stored landmark).
+  const twinIndex = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const), { stopFraction: 0 });
+  const twins = sameRecordingTest(stored, twinIndex);
   const res = run(small, 0);
   // `--outcomes FILE`: every clip's best song, votes and lead (minVotes/minLead 0) as JSON, for threshold analysis.
   if (process.argv.includes('--outcomes')) writeFileSync(arg('outcomes', ''), JSON.stringify({ library: Object.fromEntries(res.outcomes), negatives: Object.fromEntries(res.negatives) }));
@@ -400,6 +421,7 @@ function main(): void {
       wrongInLibrary: all.filter((o) => decide(o, v, l) && o.row !== o.truth).length,
       wrongOutside: `${neg.filter((o) => decide(o, v, l)).length}/${neg.length}`,
       goal10sNoiseBandPass: s.accuracy['10s noise 10 dB + band-pass'],
+      goal10sSameRecordingRight: s.accuracySameRecordingRight['10s noise 10 dB + band-pass'],
     };
   }
   const report: Record<string, unknown> = {
@@ -410,6 +432,11 @@ function main(): void {
     indexOptions,
     library: { indexBytes: small.bytes, postings: small.size, stopped: small.stopped, ...summarise(res, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead), latencyMs: latency(res) },
     thresholds,
+    sameRecording: {
+      songPairs: sameRecordingPairs(stored, twinIndex).map((p) => ({ ...p, a: library[p.a]!.name, b: library[p.b]!.name })),
+      // Every answer naming another song than the clip's, tested: aligned span landmarks / span landmarks.
+      checks: twins.checks.map((c) => `${library[c.truth]!.name} -> ${library[c.answer]!.name}: ${c.votes}/${c.spanLandmarks}${c.same ? ' same' : ''}`),
+    },
   };
 
   // `--variants "shifts=4,stop=0.1,exit=10/6;shifts=2"`: the same clips against the library under other matcher
@@ -419,9 +446,18 @@ function main(): void {
     for (const spec of arg('variants', '').split(';').filter(Boolean)) {
       const mo: MatchOptions = { ...matchOptions };
       const io: LandmarkIndexOptions = { ...indexOptions };
+      // Stored and query densities: storePeaks/storeFan/storeDt (the library fingerprinted again), queryPeaks/queryFan/queryDt.
+      const sd: Density = { ...LANDMARK_PARAMS.store };
+      const qd: Density = { ...LANDMARK_PARAMS.query };
       for (const kv of spec.split(',')) {
         const [k, v] = kv.split('=') as [string, string];
-        if (k === 'shifts') mo.shifts = Number(v);
+        if (k === 'storePeaks') sd.peaksPerSecond = Number(v);
+        else if (k === 'storeFan') sd.fanOut = Number(v);
+        else if (k === 'storeDt') sd.maxDt = Number(v);
+        else if (k === 'queryDt') (mo.query = qd).maxDt = Number(v);
+        else if (k === 'queryPeaks') (mo.query = qd).peaksPerSecond = Number(v);
+        else if (k === 'queryFan') (mo.query = qd).fanOut = Number(v);
+        else if (k === 'shifts') mo.shifts = Number(v);
         else if (k === 'stop') io.stopFraction = Number(v);
         else if (k === 'exit') [mo.earlyExitVotes, mo.earlyExitLead] = v.split('/').map(Number) as [number, number];
         else if (k === 'speeds1') mo.speeds = [1];
@@ -431,7 +467,10 @@ function main(): void {
         else if (k === 'refine') mo.gridRefine = Number(v);
         else if (k === 'step') mo.speeds = speedGrid(Number(v) / 100, 0.02);
       }
-      const ix = LandmarkIndex.build(() => stored.map((lm, row) => [row, lm] as const), io);
+      const storeChanged = sd.peaksPerSecond !== LANDMARK_PARAMS.store.peaksPerSecond || sd.fanOut !== LANDMARK_PARAMS.store.fanOut || sd.maxDt !== undefined;
+      const storedV = storeChanged ? library.map((song) => extractLandmarks(song.pcm, sd)) : stored;
+      const bytesV = storeChanged ? Math.round((storedV.reduce((a, lm) => a + encodeLandmarks(lm).length, 0) / seconds) * 240) : fingerprint.bytesPer4MinuteSong;
+      const ix = LandmarkIndex.build(() => storedV.map((lm, row) => [row, lm] as const), io);
       const rv = run(ix, 0, mo, subset);
       if (process.argv.includes('--outcomes')) writeFileSync(`${arg('outcomes', '')}.variant-${spec.replace(/[^A-Za-z0-9=.-]/g, '_')}.json`, JSON.stringify({ library: Object.fromEntries(rv.outcomes), negatives: Object.fromEntries(rv.negatives) }));
       const sv = summarise(rv, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead);
@@ -441,7 +480,7 @@ function main(): void {
       for (const [v, l] of [[8, 4], [10, 6], [12, 6], [15, 8], [20, 10]] as const) {
         alt[`${v}/${l}`] = `wrong in ${all.filter((o) => decide(o, v, l) && o.row !== o.truth).length}, out ${neg.filter((o) => decide(o, v, l)).length}/${neg.length}; ` + Object.entries(summarise(rv, v, l).accuracy).map(([k, a]) => `${k.replace(/^10s /, '')} ${a.split(' ')[1]}`).join(', ');
       }
-      variants[spec] = { postings: ix.size, stopped: ix.stopped, ...sv, thresholds: alt, latencyMs: latency(rv) };
+      variants[spec] = { bytesPer4MinuteSong: bytesV, postings: ix.size, stopped: ix.stopped, ...sv, thresholds: alt, latencyMs: latency(rv) };
       console.log(JSON.stringify({ variant: spec, ...(variants[spec] as object) }, null, 2));
     }
     report.variants = variants;

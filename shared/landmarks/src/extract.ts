@@ -151,12 +151,13 @@ function findPeaksWithin(spec: Spectrogram, peaksPerSecond: number, rf: number, 
 }
 
 /**
- * Pairs each anchor peak with up to `fanOut` target peaks 1..`maxDt` frames later and within +-`maxDf` bins
+ * Pairs each anchor peak with up to `fanOut` target peaks 1..`maxDt` frames later (default LANDMARK_PARAMS.maxDt, at most 63) and within +-`maxDf` bins
  * (nearest in time first, then nearest in frequency), and hashes each pair. Anchors at frames above MAX_FRAME are
  * dropped. Sorted by time, then hash.
  */
-export function pairPeaks(peaks: readonly Peak[], fanOut: number): Landmarks {
-  const { maxDt, maxDf } = LANDMARK_PARAMS;
+export function pairPeaks(peaks: readonly Peak[], fanOut: number, maxDt: number = LANDMARK_PARAMS.maxDt): Landmarks {
+  const { maxDf } = LANDMARK_PARAMS;
+  if (maxDt > 63) throw new RangeError(`maxDt ${maxDt} does not fit the hash's 6 bits`);
   const hashes: number[] = [];
   const times: number[] = [];
   const targets: Peak[] = [];
@@ -203,7 +204,7 @@ export function sortLandmarks(hashes: Uint32Array, times: Uint16Array): Landmark
  * peak filter; measured per song in the benchmark.
  */
 export function extractLandmarks(pcm: Float32Array, density: Density = LANDMARK_PARAMS.store): Landmarks {
-  return pairPeaks(extractPeaks(pcm, density), density.fanOut);
+  return pairPeaks(extractPeaks(pcm, density), density.fanOut, density.maxDt);
 }
 
 /** The spectral peaks {@link extractLandmarks} pairs, at `density` (sorted by frame, then bin). */

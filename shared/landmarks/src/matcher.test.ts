@@ -4,7 +4,7 @@ import path from 'node:path';
 import { addNoise, syntheticNotesPcm } from '@polyphony/testkit';
 import { changeSpeed, extractLandmarks, extractPeaks, scalePeaks, type Landmarks } from './extract';
 import { LandmarkIndex } from './landmark-index';
-import { LandmarkMatcher, queryLandmarks } from './matcher';
+import { LandmarkMatcher, queryLandmarks, SAME_MATERIAL_MIN_VOTES } from './matcher';
 import { FRAME_SECONDS, LANDMARK_PARAMS } from './params';
 
 const SR = LANDMARK_PARAMS.sampleRateHz;
@@ -172,6 +172,30 @@ describe(LandmarkMatcher.name, () => {
       expect(together).toEqual(oneByOne);
     }
     expect(matcher.match(changeSpeed(clip(songs[1]!, 6, 12), 0.98)).results[0]).toMatchObject({ row: 1, identified: true });
+  });
+  it('When the library holds the same recording twice, then a clip of it is identified as either copy and the other is listed as the same material, not as a competitor', () => {
+    // Row 8 is song 3 again (its stored landmarks under a second row), as a remaster or a second album's copy would be.
+    const twinIndex = LandmarkIndex.build(() => [...stored.map((lm, row) => [row, lm] as const), [SONGS, stored[3]!] as const]);
+    const twinMatcher = new LandmarkMatcher(twinIndex);
+    const pcm = addNoise(clip(songs[3]!, 12.3, 10), 10, 5);
+    const report = twinMatcher.match(pcm);
+    const [first, second, third] = report.results;
+    expect([first!.row, second!.row].sort()).toEqual([3, SONGS]);
+    expect(second!.votes).toBe(first!.votes);
+    expect(second!.sameMaterial).toBe(true);
+    expect(first!.sameMaterial).toBe(false);
+    // The lead is over the best song that is not a copy.
+    expect(first!.lead).toBe(first!.votes - (third?.votes ?? 0));
+    expect(first!.identified).toBe(true);
+    // Without the copy the answer and its lead are the same.
+    const alone = matcher.match(pcm).results[0]!;
+    expect(alone).toMatchObject({ row: 3, votes: first!.votes, lead: first!.lead, identified: true });
+    // Different songs are not the same material: in the single-copy index no runner-up is marked (their votes are
+    // chance hits, under SAME_MATERIAL_MIN_VOTES here, so this holds by the vote floor as well as by the share).
+    expect(matcher.match(pcm).results.slice(1).filter((r) => r.sameMaterial)).toEqual([]);
+    expect(SAME_MATERIAL_MIN_VOTES).toBeGreaterThan(0);
+    // Music not in the index stays "no match" in the index with the copy.
+    expect(twinMatcher.match(clip(syntheticNotesPcm(903, 20), 5, 10)).results[0]?.identified ?? false).toBe(false);
   });
 });
 

@@ -1,6 +1,9 @@
 import { changeSpeed, extractPeaks, pairPeaks, scalePeaks, sortLandmarks, type Landmarks, type Peak } from './extract';
 import type { LandmarkIndex } from './landmark-index';
-import { FRAME_SECONDS, LANDMARK_PARAMS } from './params';
+import { bestWindow, sharedCount, topRows } from './voting';
+
+export { topRows } from './voting';
+import { FRAME_SECONDS, LANDMARK_PARAMS, type Density } from './params';
 
 /**
  * Speed factors a clip is searched at, in order: 1 first, then +-0.5 % steps out to +-2 %. A turntable, a
@@ -74,6 +77,8 @@ export interface MatchOptions {
    * the runner-up's votes come from fewer speeds at 4 shifts, so leads can grow); outside identified 1/240 both.
    */
   gridRefine?: number;
+  /** Query-side density (default LANDMARK_PARAMS.query); `gridResample` analyses at the default. For the benchmark's A/B. */
+  query?: Density;
 }
 
 /** One candidate song of a clip. */
@@ -92,6 +97,12 @@ export interface MatchResult {
   lead: number;
   /** True only for the first result, when it passes the thresholds. */
   identified: boolean;
+  /**
+   * For results after the first: most of the query landmarks that vote for this song (at least
+   * {@link SAME_MATERIAL_SHARE}) also vote for the first, i.e. the clip's material is in both songs (another copy of the
+   * same recording); such a result is left out of the first result's `lead`. False for the first result.
+   */
+  sameMaterial: boolean;
 }
 
 /** Outcome of one clip search. */
@@ -108,7 +119,30 @@ interface Best {
   offset: number;
   speed: number;
   queryCount: number;
+  /** The query landmarks (hash * 2^16 + query frame) whose hits are the votes, sorted, distinct. */
+  material: readonly number[];
 }
+
+/** One candidate row of a {@link LandmarkMatcher} walk: votes and offset of its best window, and the query landmarks voting there. */
+interface Candidate {
+  row: number;
+  votes: number;
+  offset: number;
+  material: number[];
+}
+
+/**
+ * A runner-up counts as the same material as the best song, and not as a competitor for the lead, when at least this
+ * share of the query landmarks voting for it also vote for the best song (and it has at least
+ * {@link SAME_MATERIAL_MIN_VOTES}): two copies
+ * of one recording in a library (a remaster, the same piece on two albums) each gather the clip's landmarks, so the
+ * lead between them is near 0 though either answer names that recording. Issue 33, session 17: measured in the
+ * package README ("Same recording twice").
+ */
+export const SAME_MATERIAL_SHARE = 0.5;
+
+/** ...and only a runner-up with at least this many votes (the default `minVotes`: fewer is no evidence of a copy). */
+export const SAME_MATERIAL_MIN_VOTES = 10;
 
 /**
  * Searches clips in a {@link LandmarkIndex} (Wang 2003's offset-histogram voting). Holds per-row scratch arrays
@@ -152,14 +186,15 @@ export class LandmarkMatcher {
     const exitVotes = options.earlyExitVotes ?? MATCH_DEFAULTS.earlyExitVotes;
     const exitLead = options.earlyExitLead ?? MATCH_DEFAULTS.earlyExitLead;
     const mask = this.maskOf(options.allow);
+    const qd: Density = options.query ?? LANDMARK_PARAMS.query;
     const best = new Map<number, Best>();
     // Peaks of each sub-frame shift at the clip's own speed, found once; the grid maps them to its speeds.
     const peaks: Peak[][] = [];
-    const peaksOf = (shift: number): Peak[] => (peaks[shift] ??= extractPeaks(shiftedPcm(pcm, shift, shifts), LANDMARK_PARAMS.query));
+    const peaksOf = (shift: number): Peak[] => (peaks[shift] ??= extractPeaks(shiftedPcm(pcm, shift, shifts), qd));
     const landmarksAt = (speed: number): Landmarks => {
-      if (speed === 1) return mergeLandmarks(Array.from({ length: shifts }, (_, s) => pairPeaks(peaksOf(s), LANDMARK_PARAMS.query.fanOut)));
+      if (speed === 1) return mergeLandmarks(Array.from({ length: shifts }, (_, s) => pairPeaks(peaksOf(s), qd.fanOut, qd.maxDt)));
       if (options.gridResample) return queryLandmarks(changeSpeed(pcm, speed), gridShifts);
-      return mergeLandmarks(Array.from({ length: gridShifts }, (_, s) => pairPeaks(scalePeaks(peaksOf(Math.round((s * shifts) / gridShifts)), speed), LANDMARK_PARAMS.query.fanOut)));
+      return mergeLandmarks(Array.from({ length: gridShifts }, (_, s) => pairPeaks(scalePeaks(peaksOf(Math.round((s * shifts) / gridShifts)), speed), qd.fanOut, qd.maxDt)));
     };
     const clear = (): boolean => {
       let top = 0;
@@ -170,11 +205,11 @@ export class LandmarkMatcher {
       }
       return top >= exitVotes && top - second >= exitLead;
     };
-    const keep = (sets: readonly Landmarks[], setSpeeds: readonly number[], found: Array<Array<{ row: number; votes: number; offset: number }>>): void => {
+    const keep = (sets: readonly Landmarks[], setSpeeds: readonly number[], found: Candidate[][]): void => {
       found.forEach((cands, i) => {
         for (const c of cands) {
           const prev = best.get(c.row);
-          if (!prev || c.votes > prev.votes) best.set(c.row, { votes: c.votes, offset: c.offset, speed: setSpeeds[i]!, queryCount: sets[i]!.hashes.length });
+          if (!prev || c.votes > prev.votes) best.set(c.row, { votes: c.votes, offset: c.offset, speed: setSpeeds[i]!, queryCount: sets[i]!.hashes.length, material: c.material });
         }
       });
     };
@@ -190,7 +225,7 @@ export class LandmarkMatcher {
         const topAt: Array<[number, number]> = [];
         let clearNow = false;
         for (const v of rest) {
-          const lm = pairPeaks(scalePeaks(peaksOf(0), v), LANDMARK_PARAMS.query.fanOut);
+          const lm = pairPeaks(scalePeaks(peaksOf(0), v), qd.fanOut, qd.maxDt);
           const found = this.search([lm], mask, MATCH_DEFAULTS.candidates);
           keep([lm], [v], found);
           searched++;
@@ -246,16 +281,23 @@ export class LandmarkMatcher {
    */
   matchLandmarks(lm: Landmarks, options: MatchOptions = {}): MatchReport {
     const best = new Map<number, Best>();
-    for (const c of this.search([lm], this.maskOf(options.allow), MATCH_DEFAULTS.candidates)[0]!) best.set(c.row, { votes: c.votes, offset: c.offset, speed: 1, queryCount: lm.hashes.length });
+    for (const c of this.search([lm], this.maskOf(options.allow), MATCH_DEFAULTS.candidates)[0]!) best.set(c.row, { votes: c.votes, offset: c.offset, speed: 1, queryCount: lm.hashes.length, material: c.material });
     const results = this.rank(best, options.maxResults ?? MATCH_DEFAULTS.maxResults, options.minVotes ?? MATCH_DEFAULTS.minVotes, options.minLead ?? MATCH_DEFAULTS.minLead);
     return { results, queryLandmarks: lm.hashes.length, speedsSearched: 1 };
   }
 
-  /** The best `maxResults` rows by votes (ties: lower row), with leads and the decision on the first. */
+  /**
+   * The best `maxResults` rows by votes (ties: lower row), with leads and the decision on the first. The first
+   * result's lead is over the best later song that is not the same material ({@link SAME_MATERIAL_SHARE}): a copy of
+   * the clip's recording is no competitor; the other results' leads are over the next result.
+   */
   private rank(best: Map<number, Best>, maxResults: number, minVotes: number, minLead: number): MatchResult[] {
-    const ranked = [...best.entries()].sort((a, b) => b[1].votes - a[1].votes || a[0] - b[0]).slice(0, maxResults);
+    const all = [...best.entries()].sort((a, b) => b[1].votes - a[1].votes || a[0] - b[0]);
+    const same = all.map(([, b], i) => i > 0 && b.votes >= SAME_MATERIAL_MIN_VOTES && sharedCount(all[0]![1].material, b.material) >= SAME_MATERIAL_SHARE * b.material.length);
+    const competitor = all.findIndex((_, i) => i > 0 && !same[i]);
+    const ranked = all.slice(0, maxResults);
     const results = ranked.map(([row, b], i): MatchResult => {
-      const next = ranked[i + 1]?.[1].votes ?? 0;
+      const next = i === 0 ? (competitor > 0 ? all[competitor]![1].votes : 0) : (ranked[i + 1]?.[1].votes ?? 0);
       return {
         row,
         votes: b.votes,
@@ -265,6 +307,7 @@ export class LandmarkMatcher {
         speed: b.speed,
         lead: b.votes - next,
         identified: false,
+        sameMaterial: same[i]!,
       };
     });
     const first = results[0];
@@ -286,7 +329,7 @@ export class LandmarkMatcher {
    * is written for the other rows, which at 100k songs are nearly all of the hits. Returns one array per set, in
    * the order of `sets`, each with an entry per selected row.
    */
-  private search(sets: readonly Landmarks[], mask: Uint8Array | undefined, candidates: number): Array<Array<{ row: number; votes: number; offset: number }>> {
+  private search(sets: readonly Landmarks[], mask: Uint8Array | undefined, candidates: number): Candidate[][] {
     const index = this.index;
     const shards = index.shards;
     const S = sets.length;
@@ -359,6 +402,7 @@ export class LandmarkMatcher {
     // Per (kept row, set): offsets and postings of its hits, at slot j * S + set.
     const slotOffsets: number[][] = Array.from({ length: keep.length * S }, () => []);
     const slotPostings: number[][] = Array.from({ length: keep.length * S }, () => []);
+    const slotQuery: number[][] = Array.from({ length: keep.length * S }, () => []);
     // Walk 2: (offset, posting) of each hit of a kept row.
     for (let b = 0; b < blocks; b++) {
       const h = blockHash[b]!;
@@ -380,16 +424,17 @@ export class LandmarkMatcher {
             const slot = (j - 1) * S + (low >>> 16);
             slotOffsets[slot]!.push(frame - (low & 0xffff));
             slotPostings[slot]!.push(k);
+            slotQuery[slot]!.push(h * 65536 + (low & 0xffff));
           }
         }
       }
     }
     for (const row of keep) count[row] = 0;
-    const out: Array<Array<{ row: number; votes: number; offset: number }>> = sets.map(() => []);
+    const out: Candidate[][] = sets.map(() => []);
     for (let j = 0; j < keep.length; j++) {
       for (let si = 0; si < S; si++) {
-        const [votes, offset] = bestWindow(slotOffsets[j * S + si]!, slotPostings[j * S + si]!, this.inWindow);
-        out[si]!.push({ row: keep[j]!, votes, offset });
+        const [votes, offset, material] = bestWindow(slotOffsets[j * S + si]!, slotPostings[j * S + si]!, slotQuery[j * S + si]!, this.inWindow);
+        out[si]!.push({ row: keep[j]!, votes, offset, material });
       }
     }
     return out;
@@ -403,34 +448,6 @@ export class LandmarkMatcher {
   }
 }
 
-/**
- * The window of 3 consecutive frames (offsets within 2 of each other) holding the most distinct postings among
- * hits (`offsets[i]`, `posts[i]`): [votes, offset at the window's middle hit]; [0, 0] without hits.
- */
-function bestWindow(offsets: readonly number[], posts: readonly number[], inWindow: Map<number, number>): [number, number] {
-  const hits = Array.from({ length: offsets.length }, (_, i) => i);
-  hits.sort((a, b) => offsets[a]! - offsets[b]!);
-  let bestVotes = 0;
-  let bestOffset = 0;
-  let lo = 0;
-  inWindow.clear();
-  for (let hi = 0; hi < hits.length; hi++) {
-    const ph = posts[hits[hi]!]!;
-    inWindow.set(ph, (inWindow.get(ph) ?? 0) + 1);
-    while (offsets[hits[hi]!]! - offsets[hits[lo]!]! > 2) {
-      const pl = posts[hits[lo]!]!;
-      const c = inWindow.get(pl)!;
-      if (c === 1) inWindow.delete(pl);
-      else inWindow.set(pl, c - 1);
-      lo++;
-    }
-    if (inWindow.size > bestVotes) {
-      bestVotes = inWindow.size;
-      bestOffset = offsets[hits[lo + ((hi - lo) >> 1)]!]!;
-    }
-  }
-  return [bestVotes, bestOffset];
-}
 
 /** `pcm` from sub-frame shift `s` of `shifts` (s hops / shifts samples later). */
 function shiftedPcm(pcm: Float32Array, s: number, shifts: number): Float32Array {
@@ -461,32 +478,4 @@ function mergeLandmarks(parts: readonly Landmarks[]): Landmarks {
 export function queryLandmarks(pcm: Float32Array, shifts = 1): Landmarks {
   const n = Math.max(1, shifts);
   return mergeLandmarks(Array.from({ length: n }, (_, s) => pairPeaks(extractPeaks(shiftedPcm(pcm, s, n), LANDMARK_PARAMS.query), LANDMARK_PARAMS.query.fanOut)));
-}
-
-/**
- * The `k` rows of `touched` with the highest `count` (ties: lower row first), the same set as sorting every touched
- * row by (count desc, row asc) and taking `k`, in O(touched) plus a sort of the rows tied at the cut: a histogram of
- * the counts finds the cut (at 100k songs a noisy clip touches tens of thousands of rows, and sorting them all was
- * the larger part of a query's CPU).
- */
-export function topRows(touched: ArrayLike<number> & Iterable<number>, count: Uint32Array, k: number): number[] {
-  if (touched.length <= k) return [...touched];
-  let maxCount = 0;
-  for (const row of touched) if (count[row]! > maxCount) maxCount = count[row]!;
-  const histogram = new Uint32Array(maxCount + 1);
-  for (const row of touched) histogram[count[row]!]!++;
-  // The cut: the count c such that fewer than k rows have more than c and at least k have c or more.
-  let above = 0;
-  let cut = maxCount;
-  while (cut > 0 && above + histogram[cut]! < k) above += histogram[cut--]!;
-  const keep: number[] = [];
-  const tied: number[] = [];
-  for (const row of touched) {
-    const c = count[row]!;
-    if (c > cut) keep.push(row);
-    else if (c === cut) tied.push(row);
-  }
-  tied.sort((a, b) => a - b);
-  for (let i = 0; keep.length < k && i < tied.length; i++) keep.push(tied[i]!);
-  return keep;
 }

@@ -58,4 +58,6 @@ export interface Density {
   /** Peak neighbourhood of this side, bins and frames (default LANDMARK_PARAMS.peakBinRadius / peakFrameRadius). */
   peakBinRadius?: number;
   peakFrameRadius?: number;
+  /** Target zone length of this side, frames (default LANDMARK_PARAMS.maxDt; at most 63, the hash's 6 bits). */
+  maxDt?: number;
 }
