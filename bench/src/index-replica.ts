@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { getHeapSpaceStatistics } from 'node:v8';
 import path from 'node:path';
 import { createBus, createLogger } from '@polyphony/platform';
 import { buildIndex, generationMemory, loadIndexConfig } from '@polyphony/index';
@@ -98,7 +99,9 @@ async function main(): Promise<void> {
     // The generation's structures, plus the per-generation tables other services hold (Poincaré ball, semantic table).
     const bytes = { ...generationMemory(svc.state.current()), hyperbolicBall: svc.hyperbolic.memoryBytes(), semanticTable: await svc.semantic.memoryBytes() };
     const structures = Object.fromEntries(Object.entries(bytes).map(([k, v]) => [k, mib(v)]));
-    return { mem, memoryMiB: { rss: mib(mem.rss), heapUsed: mib(mem.heapUsed), heapTotal: mib(mem.heapTotal), external: mib(mem.external), arrayBuffers: mib(mem.arrayBuffers), structures, resident: residentByMapping() } };
+    // Committed size of each V8 heap space that holds more than 1 MiB (old space, code, large objects...).
+    const heapSpaces = Object.fromEntries(getHeapSpaceStatistics().filter((s) => s.space_size >= 1048576).map((s) => [s.space_name, mib(s.space_size)]));
+    return { mem, memoryMiB: { rss: mib(mem.rss), heapUsed: mib(mem.heapUsed), heapTotal: mib(mem.heapTotal), external: mib(mem.external), arrayBuffers: mib(mem.arrayBuffers), heapSpaces, structures, resident: residentByMapping() } };
   };
   const { mem, memoryMiB } = await memory();
   const port = await svc.listen(o.port, '127.0.0.1');
