@@ -14,7 +14,7 @@ export interface ReplicaInfo {
   generation: number;
 }
 
-export type Replica = { child: ChildProcess; info: ReplicaInfo; memory: () => Promise<unknown> };
+export type Replica = { child: ChildProcess; info: ReplicaInfo; memory: () => Promise<unknown>; ask: (line: string) => Promise<string> };
 
 /** jemalloc's shared library where the image (/usr/local/lib) or Debian's package puts it; undefined when absent. */
 export function jemallocPath(): string | undefined {
@@ -60,7 +60,12 @@ export async function startReplica(options: Record<string, unknown>): Promise<Re
     child.stdin!.write('memory\n');
     return (JSON.parse(await nextLine()) as { memoryMiB: unknown }).memoryMiB;
   };
-  return { child, info, memory };
+  /** Sends one command line (e.g. `heapsnapshot <file>`) and resolves with the replica's next output line. */
+  const ask = async (line: string): Promise<string> => {
+    child.stdin!.write(`${line}\n`);
+    return nextLine();
+  };
+  return { child, info, memory, ask };
 }
 
 /** VmRSS of a process in MiB (/proc/<pid>/status; 0 elsewhere). */

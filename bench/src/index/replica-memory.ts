@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { createBenchDatabase, startChild } from '../bench-support';
+import { Client } from 'pg';
+import { adminUrl, createBenchDatabase, startChild } from '../bench-support';
 import { startReplica, vmRssMiB, type Replica } from '../replica-process';
 import { indexBenchScript } from '../support';
 
@@ -15,6 +16,7 @@ import { indexBenchScript } from '../support';
  * structure MiB, smaps summary) after a full GC right away and again after RM_SETTLE_SEC (default 5) s (jemalloc
  * returns freed pages within ~1 s), and its idle VmRSS min-max over that wait; the load average with each.
  * Usage: node bench/dist/index/replica-memory.js [songs=1000000] [steps=build,load]
+ * RM_HEAP_SNAPSHOT_DIR=<dir>: also writes a V8 heap snapshot of each replica there (after the settled figures).
  * RM_DB_URL=<url>: use that database (kept); otherwise a fresh one is made and KEPT (its URL is printed: pass it as
  * RM_DB_URL to measure `load` again without building; drop it with RM_DROP=1 on the last run).
  * Run it with FAKE_PEERS_LEARNED=1 (as `bash scripts/bench.sh replica-memory` does) for real-length learned tags.
@@ -48,6 +50,8 @@ async function main(): Promise<void> {
           samples.push(Math.round(vmRssMiB(r.child.pid)));
         }
         const settled = (await r.memory()) as Record<string, unknown>;
+        // RM_HEAP_SNAPSHOT_DIR: a V8 heap snapshot of each replica there (`<step>-<songs>.heapsnapshot`), for what the JS heap holds.
+        if (process.env.RM_HEAP_SNAPSHOT_DIR) console.log(await r.ask(`heapsnapshot ${process.env.RM_HEAP_SNAPSHOT_DIR}/${step}-${songs}.heapsnapshot`));
         const row = {
           step,
           songs,
@@ -85,8 +89,6 @@ async function main(): Promise<void> {
 
 /** Drops the database of `url` (RM_DROP=1 with RM_DB_URL). */
 async function dropByUrl(url: string): Promise<void> {
-  const { Client } = await import('pg');
-  const { adminUrl } = await import('../bench-support');
   const name = new URL(url).pathname.slice(1);
   const c = new Client({ connectionString: adminUrl() });
   await c.connect();
