@@ -23,11 +23,11 @@ export function jemallocPath(): string | undefined {
 
 /**
  * Starts `index-replica.js` with `options` (its argv JSON: dbUrl, secret, peersUrl, port, build, mode, workers) and
- * waits for its ready line. TP_REPLICA_ARGS = extra node flags; TP_JEMALLOC=1 preloads jemalloc with the
+ * waits for its ready line (`script`: another tree's compiled `index-replica.js`, for before/after runs). TP_REPLICA_ARGS = extra node flags; TP_JEMALLOC=1 preloads jemalloc with the
  * `k8s/index.yaml` settings. `memory()` sends `memory` on the child's stdin and resolves with its `memoryMiB` answer.
  * @throws when the child exits before its ready line, or TP_JEMALLOC=1 and libjemalloc.so.2 is absent
  */
-export async function startReplica(options: Record<string, unknown>): Promise<Replica> {
+export async function startReplica(options: Record<string, unknown>, script = path.join(__dirname, 'index-replica.js')): Promise<Replica> {
   const execArgv = (process.env.TP_REPLICA_ARGS ?? '').split(' ').filter((a) => a !== '');
   let env: NodeJS.ProcessEnv = process.env;
   if (process.env.TP_JEMALLOC === '1') {
@@ -36,7 +36,7 @@ export async function startReplica(options: Record<string, unknown>): Promise<Re
     // As k8s/index.yaml and docker-compose.yml run the index unit.
     env = { ...process.env, LD_PRELOAD: lib, MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0' };
   }
-  const child = fork(path.join(__dirname, 'index-replica.js'), [JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'], execArgv, env });
+  const child = fork(script, [JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'], execArgv, env });
   const lines: string[] = [];
   const waiting: Array<(line: string) => void> = [];
   let buf = '';

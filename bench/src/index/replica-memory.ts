@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
+import path from 'node:path';
 import { Client } from 'pg';
 import { adminUrl, createBenchDatabase, startChild } from '../bench-support';
 import { startReplica, vmRssMiB, type Replica } from '../replica-process';
@@ -16,6 +17,8 @@ import { indexBenchScript } from '../support';
  * structure MiB, smaps summary) after a full GC right away and again after RM_SETTLE_SEC (default 5) s (jemalloc
  * returns freed pages within ~1 s), and its idle VmRSS min-max over that wait; the load average with each.
  * Usage: node bench/dist/index/replica-memory.js [songs=1000000] [steps=build,load]
+ * RM_REPLICA_DIR=<another tree's bench/dist>: run that tree's `index-replica.js` (the service code before a change; its
+ * ready line has the same memory figures), e.g. `/work/main/bench/dist`.
  * RM_HEAP_SNAPSHOT_DIR=<dir>: also writes a V8 heap snapshot of each replica there (after the settled figures).
  * RM_DB_URL=<url>: use that database (kept); otherwise a fresh one is made and KEPT (its URL is printed: pass it as
  * RM_DB_URL to measure `load` again without building; drop it with RM_DROP=1 on the last run).
@@ -41,7 +44,8 @@ async function main(): Promise<void> {
     for (const step of steps) {
       if (step !== 'build' && step !== 'load') throw new Error(`unknown step ${step} (build | load)`);
       const loadBefore = load();
-      const r: Replica = await startReplica({ dbUrl: db.url, secret, peersUrl: info.url, port: 0, build: step === 'build', mode: 'int8' });
+      const script = process.env.RM_REPLICA_DIR ? path.join(process.env.RM_REPLICA_DIR, 'index-replica.js') : undefined;
+      const r: Replica = await startReplica({ dbUrl: db.url, secret, peersUrl: info.url, port: 0, build: step === 'build', mode: 'int8' }, script);
       try {
         const ready = r.info as unknown as { buildMs: number; loadMs: number; memoryMiB: Record<string, unknown>; generation: number; buildPhasesMs?: unknown; loadPhases?: unknown };
         const samples: number[] = [];
