@@ -131,4 +131,22 @@ describe('encodeId / decodeId', () => {
     );
     expect(new IdTableBuilder(1).finish(0).rowOf('x')).toBe(-1);
   });
+
+  it('sorted canonical ids of one encoded length keep neither hash slots nor offsets (30 bytes an id) and resolve both ways', () => {
+    const n = 3000;
+    const id = (i: number) => `fp_4${(i * 3).toString(16).padStart(50, '0')}`;
+    const builder = new IdTableBuilder(n);
+    for (let i = 0; i < n; i++) builder.set(i, id(i));
+    const table = builder.finish(n);
+    expect(table.sorted).toBe(true);
+    expect(table.bytes).toBe(n * 30);
+    for (let i = 0; i < n; i++) {
+      expect(table.idOf(i)).toBe(id(i));
+      expect(table.rowOf(id(i))).toBe(i);
+      expect(table.rowOf(`fp_4${(i * 3 + 1).toString(16).padStart(50, '0')}`)).toBe(-1);
+    }
+    expect(table.rowOf(`fp_4${'f'.repeat(50)}`)).toBe(-1);
+    expect(table.rowOf('fp_4')).toBe(-1);
+    expect(() => table.idOf(n)).toThrow();
+  });
 });

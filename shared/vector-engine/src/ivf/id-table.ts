@@ -63,22 +63,27 @@ export function decodeId(bytes: Uint8Array, start: number, end: number): string 
  *  - otherwise (live-library appends, tests) with an open-addressing hash table (linear probing, FNV-1a keys of the
  *    id string, load factor <= 0.5).
  * Memory at 1M ids of 54 characters (`fp_4` + 50 hex): 30 MB of bytes (54 MB as UTF-8) + 4 MB offsets
- * (+ 8 MB hash slots when not sorted). Immutable; build it with `IdTableBuilder`.
+ * (+ 8 MB hash slots when not sorted). Sorted ids of one encoded length (canonical ids) need no offsets either
+ * (row r at `r * width`): 30 MB in all at 1M (issue 35). Immutable; build it with `IdTableBuilder`.
  */
 export class IdTable {
   /** @internal use IdTableBuilder */
   constructor(
     readonly size: number,
     private readonly bytes_: Uint8Array,
-    /** `size + 1` byte offsets: id of row r is `bytes[offsets[r] .. offsets[r + 1])`. */
-    private readonly offsets: Uint32Array,
+    /**
+     * `size + 1` byte offsets: id of row r is `bytes[offsets[r] .. offsets[r + 1])`; undefined when every encoded id
+     * is `width` bytes long (row r at `r * width`; sorted tables only).
+     */
+    private readonly offsets: Uint32Array | undefined,
     /** Hash slots (rows), or undefined when the encoded ids are sorted by row (binary search). */
     private readonly slots: Int32Array | undefined,
+    private readonly width = 0,
   ) {}
 
-  /** Bytes held: the encoded id bytes, the row offsets and the hash slots (none when sorted). */
+  /** Bytes held: the encoded id bytes, the row offsets (none when of one width) and the hash slots (none when sorted). */
   get bytes(): number {
-    return this.bytes_.byteLength + this.offsets.byteLength + (this.slots?.byteLength ?? 0);
+    return this.bytes_.byteLength + (this.offsets?.byteLength ?? 0) + (this.slots?.byteLength ?? 0);
   }
 
   /** True when `rowOf` binary-searches (the encoded ids are in increasing byte order by row). */
@@ -92,12 +97,13 @@ export class IdTable {
    */
   idOf(row: number): string {
     if (!Number.isInteger(row) || row < 0 || row >= this.size) throw new IvfInputError(`row ${row} outside [0, ${this.size})`);
-    return decodeId(this.bytes_, this.offsets[row]!, this.offsets[row + 1]!);
+    const o = this.offsets;
+    return o ? decodeId(this.bytes_, o[row]!, o[row + 1]!) : decodeId(this.bytes_, row * this.width, (row + 1) * this.width);
   }
 
   /** Row of canonical `id`, or -1 when the id is not in this generation. Average O(id length). */
   rowOf(id: string): number {
-    return this.slots ? lookup(id, this.slots, this.bytes_, this.offsets, this.offsets, 1) : search(id, this.bytes_, this.offsets, this.size);
+    return this.slots ? lookup(id, this.slots, this.bytes_, this.offsets!, this.offsets!, 1) : search(id, this.bytes_, this.offsets, this.width, this.size);
   }
 }
 
@@ -180,7 +186,12 @@ export class IdTableBuilder {
     }
     // Sorted encoded ids need no hash table (binary search). Otherwise the slots hold rows, which did not change:
     // keep them unless grossly oversized for `size`.
-    if (isSorted(bytes, offsets, size)) return new IdTable(size, bytes, offsets, undefined);
+    if (isSorted(bytes, offsets, size)) {
+      const width = size > 0 ? offsets[1]! : 0;
+      let uniform = true;
+      for (let r = 1; r < size && uniform; r++) uniform = offsets[r + 1]! - offsets[r]! === width;
+      return uniform ? new IdTable(size, bytes, undefined, undefined, width) : new IdTable(size, bytes, offsets, undefined);
+    }
     let slots = this.slots;
     if (slots.length > slotCountFor(size) * 2) {
       slots = new Int32Array(slotCountFor(size)).fill(EMPTY);
@@ -240,15 +251,15 @@ function isSorted(bytes: Uint8Array, offsets: Uint32Array, size: number): boolea
   return true;
 }
 
-/** Binary search for `id` among sorted encoded ids; its row or -1. O(log size) comparisons. */
-function search(id: string, bytes: Uint8Array, offsets: Uint32Array, size: number): number {
+/** Binary search for `id` among sorted encoded ids (`offsets`, or `width` bytes each); its row or -1. O(log size) comparisons. */
+function search(id: string, bytes: Uint8Array, offsets: Uint32Array | undefined, width: number, size: number): number {
   if (probe.length < id.length * 3 + 1) probe = new Uint8Array(id.length * 3 + 1);
   const len = encodeId(id, probe, 0);
   let lo = 0;
   let hi = size - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    const c = compareBytes(bytes, offsets[mid]!, offsets[mid + 1]!, probe, 0, len);
+    const c = offsets ? compareBytes(bytes, offsets[mid]!, offsets[mid + 1]!, probe, 0, len) : compareBytes(bytes, mid * width, (mid + 1) * width, probe, 0, len);
     if (c === 0) return mid;
     if (c < 0) lo = mid + 1;
     else hi = mid - 1;
