@@ -205,3 +205,19 @@ describe('ServerMap against a Map model', () => {
     expect(() => m.set('x'.repeat(40_000), 0)).toThrow(RangeError);
   });
 });
+
+describe('ServerMap of a server holding few of the rows', () => {
+  it('When 1% of 100k rows are mapped, then it holds a fraction of the 4 bytes a row of a dense row array, and answers as usual', () => {
+    const size = 100_000;
+    const m = new ServerMap(size);
+    for (let i = 0; i < size; i += 100) m.set(String(100_000_000 + i), i);
+    m.trim();
+    expect(m.memoryBytes).toBeLessThan(size); // dense row offsets alone would be 400,000 bytes
+    for (let i = 0; i < size; i += 100) expect(m.rowOf(String(100_000_000 + i))).toBe(i);
+    expect(m.providerOf(500)).toBe('100000500');
+    expect(m.providerOf(501)).toBeUndefined();
+    m.remove('100000500');
+    expect(m.has(500)).toBe(false);
+    expect(m.available).toBe(999);
+  });
+});

@@ -1,5 +1,6 @@
 import { AvailabilityMask } from '@polyphony/vector-engine';
 import { hashString32 } from '@polyphony/vectors';
+import { RowOffsets } from './row-offsets';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -23,15 +24,17 @@ const MAX_ID_BYTES = 0x7fff;
  * Mutable: `set` / `remove` apply catalogue mapping-log entries in place. Memory is kept compact because
  * there is one per server at up to 1M songs (issue 35, replica RSS):
  *  - every mapped row has one *primary* provider id, stored length-prefixed UTF-8 (1 length byte below 128
- *    bytes, else 2) in one byte arena; `primary[row]` = 1 + its arena offset (0 = the row is not mapped);
+ *    bytes, else 2) in one byte arena; `primary.get(row)` = 1 + its arena offset (0 = the row is not mapped;
+ *    `RowOffsets`: a table keyed by row while at most 1/4 of the rows are mapped, else an array of every row);
  *  - an open-addressing hash table (linear probing, FNV-1a + fmix32 of the id, slot = hash mod slot count, load
  *    <= 0.8, 0.65 after `trim`) holds the *rows* of the primary ids: a lookup compares the id with the arena
- *    bytes at `primary[slot's row]`, so no per-entry row / length / next arrays exist and compacting the arena
+ *    bytes at `primary.get(slot's row)`, so no per-entry row / length / next arrays exist and compacting the arena
  *    (after removals) does not touch the hash table;
  *  - a row's further provider ids (a song with several files on one server: rare) are kept in two small JS
  *    maps (`extraRow`, `extrasOf`); when a row's primary id is removed, one of its further ids becomes primary.
- * About 4 bytes per row of the generation + (1 + id bytes + ~6) per mapping: at 1M rows x `m-<i>` ids 18 MiB
- * (34 MiB with the former per-entry arrays), a server with 1% of the rows ~4 MiB. Removed ids leave garbage in
+ * About 4 bytes per row of the generation (16 per mapped row on a server with at most 1/4 of them) + (1 + id
+ * bytes + ~6) per mapping: at 1M rows x `m-<i>` ids 18 MiB (34 MiB with the former per-entry arrays), a server with
+ * 1% of the rows ~0.3 MiB (4.3). Removed ids leave garbage in
  * the arena; it is compacted when the garbage exceeds the live bytes.
  *
  * Output rule (same as the catalogue's `map-output`): among several provider ids of a row the smallest in
@@ -43,7 +46,7 @@ export class ServerMap {
   /** Arena bytes of removed ids. */
   private garbage = 0;
   /** Per row: 1 + arena offset of its primary provider id; 0 = no provider id on this server. */
-  private readonly primary: Uint32Array;
+  private primary: RowOffsets;
   private slots = new Int32Array(16).fill(EMPTY);
   /** Slots holding a row or a tombstone. */
   private slotsUsed = 0;
@@ -59,7 +62,7 @@ export class ServerMap {
 
   /** @param size rows of the generation the map belongs to */
   constructor(readonly size: number) {
-    this.primary = new Uint32Array(size);
+    this.primary = new RowOffsets(size);
     this.words = new Uint32Array(Math.ceil(size / 32));
   }
 
@@ -68,7 +71,7 @@ export class ServerMap {
    * plus an estimate of 96 bytes for each further id of a multi-id row (JS strings and map entries).
    */
   get memoryBytes(): number {
-    return this.bytes.byteLength + this.primary.byteLength + this.slots.byteLength + this.words.byteLength + (this.maskCache ? this.size / 8 : 0) + this.extraRow.size * 96;
+    return this.bytes.byteLength + this.primary.bytes + this.slots.byteLength + this.words.byteLength + (this.maskCache ? this.size / 8 : 0) + this.extraRow.size * 96;
   }
 
   /**
@@ -93,7 +96,7 @@ export class ServerMap {
     m.bytes = this.bytes.slice();
     m.used = this.used;
     m.garbage = this.garbage;
-    m.primary.set(this.primary);
+    m.primary = this.primary.grownTo(size);
     m.slots = this.slots.slice();
     m.slotsUsed = this.slotsUsed;
     m.primaries = this.primaries;
@@ -124,7 +127,7 @@ export class ServerMap {
   /** Provider id of `row` on the server (smallest in byte order), or undefined when the row is not mapped. */
   providerOf(row: number): string | undefined {
     if (!(row >= 0 && row < this.size)) return undefined;
-    const p = this.primary[row]!;
+    const p = this.primary.get(row);
     if (p === 0) return undefined;
     let best = this.text(p - 1);
     const extras = this.extrasOf.get(row);
@@ -148,7 +151,7 @@ export class ServerMap {
     if (current === row) return;
     if (current >= 0) this.remove(providerId);
     if (row < 0) return;
-    if (this.primary[row] === 0) {
+    if (this.primary.get(row) === 0) {
       this.insertPrimary(providerId, row);
       this.setBit(row, true);
     } else {
@@ -169,8 +172,8 @@ export class ServerMap {
     }
     const row = this.slots[slot]!;
     this.slots[slot] = TOMBSTONE;
-    this.garbage += this.entryBytes(this.primary[row]! - 1);
-    this.primary[row] = 0;
+    this.garbage += this.entryBytes(this.primary.get(row) - 1);
+    this.primary.set(row, 0);
     this.primaries--;
     // A further id of the row becomes its primary one (the row stays available).
     const extras = this.extrasOf.get(row);
@@ -224,7 +227,7 @@ export class ServerMap {
     for (;;) {
       const row = slots[i]!;
       if (row === EMPTY) return -1;
-      if (row >= 0 && this.equals(this.primary[row]! - 1, providerId)) return i;
+      if (row >= 0 && this.equals(this.primary.get(row) - 1, providerId)) return i;
       if (++i === n) i = 0;
     }
   }
@@ -266,7 +269,7 @@ export class ServerMap {
     this.used += h + len;
     // Rebuilt before this row is entered (the rebuild places every row whose primary is set).
     if (this.slotsUsed + 1 > this.slots.length * MAX_LOAD) this.rehash(slotCountFor(this.primaries + 1, GROW_LOAD));
-    this.primary[row] = at + 1;
+    this.primary.set(row, at + 1);
     this.primaries++;
     this.place(hashString32(id), row);
   }
@@ -294,14 +297,11 @@ export class ServerMap {
     slots[i] = row;
   }
 
-  /** Rebuilds the hash table with `count` slots (tombstones dropped). O(size + primary ids). */
+  /** Rebuilds the hash table with `count` slots (tombstones dropped). O(rows or table entries + primary ids). */
   private rehash(count: number): void {
     this.slots = new Int32Array(count).fill(EMPTY);
     this.slotsUsed = 0;
-    for (let row = 0; row < this.size; row++) {
-      const p = this.primary[row]!;
-      if (p !== 0) this.place(hashString32(this.text(p - 1)), row);
-    }
+    this.primary.forEach((row, p) => this.place(hashString32(this.text(p - 1)), row));
   }
 
   /** Rewrites the live ids into a fresh arena (drops removed ids). The hash table holds rows, so it is unchanged. */
@@ -309,14 +309,13 @@ export class ServerMap {
     const live = this.used - this.garbage;
     const next = new Uint8Array(Math.max(4096, live + (live >>> 4)));
     let used = 0;
-    for (let row = 0; row < this.size; row++) {
-      const p = this.primary[row]!;
-      if (p === 0) continue;
+    // Updating a row's value in place does not move entries of RowOffsets, so it can be done while iterating.
+    this.primary.forEach((row, p) => {
       const len = this.entryBytes(p - 1);
       next.set(this.bytes.subarray(p - 1, p - 1 + len), used);
-      this.primary[row] = used + 1;
+      this.primary.set(row, used + 1);
       used += len;
-    }
+    });
     this.bytes = next;
     this.used = used;
     this.garbage = 0;
