@@ -840,8 +840,8 @@ describe('hyperbolic exploration (/api/hyperbolic/*)', () => {
     expect((await get('/api/hyperbolic/warmup/status', LYRION)).body).toEqual(warm.body);
     const cache = await get('/api/hyperbolic/cache_status', LYRION);
     expect(cache.body).toMatchObject({ generation: gen, ready: true, songs: TOTAL_SONGS, available: lyrionIds.size, dim: 16 });
-    // float32 ball below BALL_COMPACT_MIN_ROWS: 16 coordinates + radius a song (the 2-D disc and the squared norm are computed on demand).
-    expect(cache.body.memory_bytes).toBe(TOTAL_SONGS * (16 + 1) * 4);
+    // float32 ball below BALL_COMPACT_MIN_ROWS: 16 coordinates + radius + squared norm a song (the 2-D disc is computed on demand).
+    expect(cache.body.memory_bytes).toBe(TOTAL_SONGS * (16 + 1 + 1) * 4);
     const pts = await get('/api/hyperbolic/points', LYRION);
     expect(pts.body.count).toBe(lyrionIds.size);
     expect(new Set(pts.body.items.map((p: { item_id: string }) => p.item_id))).toEqual(lyrionIds);

@@ -38,8 +38,8 @@ export interface BallInput {
  * disc = r (u₀, u₁) / |(u₀, u₁)| ((r, 0) when both are 0).
  * Deterministic: the same vectors give the same layout (no random state), so every replica computes the same ball.
  * Cost: O(size * dim * BALL_DIM) plus O(sample * dim²) for the axes; memory per row BALL_DIM float32 (int16 from
- * BALL_COMPACT_MIN_ROWS songs) + 1 float32: 68 bytes (36 bytes compact; the 2-D disc and the squared norm are
- * computed on demand, ballDisc and ballNorm2).
+ * BALL_COMPACT_MIN_ROWS songs) + radius + squared norm: 72 bytes; compact 36 bytes (radius only: the squared norm is
+ * computed on demand, ballNorm2; the 2-D disc always is, ballDisc).
  */
 export interface PoincareBall {
   readonly size: number;
@@ -55,6 +55,11 @@ export interface PoincareBall {
   readonly pointScale: number;
   /** Euclidean norm of every row's point (its `hyperbolic_radius`), in [0, 1) (of the stored, possibly int16 point). */
   readonly radius: Float32Array;
+  /**
+   * Squared norm of every row's stored point (float32) below BALL_COMPACT_MIN_ROWS songs; absent in a compact ball,
+   * where `ballNorm2` computes the same value on demand (issue 35: 3.8 MiB less at 1M). Read it through `ballNorm2`.
+   */
+  readonly norm2?: Float32Array;
   /** The distances to the centroid mapped to radius 0 and to BALL_RIM_RADIUS (the 1st and 99th percentiles). */
   readonly scale: { low: number; high: number };
   /** Share of the centred vectors' variance the BALL_DIM axes hold, in [0, 1]. */
@@ -86,6 +91,7 @@ export function ballPoint(ball: PoincareBall, row: number): Float32Array {
  * row before it was computed on demand (issue 35: 4 bytes a song, 3.8 MiB at 1M).
  */
 export function ballNorm2(ball: PoincareBall, row: number): number {
+  if (ball.norm2) return ball.norm2[row]!;
   const k = ball.dim;
   const { points, pointScale } = ball;
   const o = row * k;
@@ -114,7 +120,8 @@ export function ballDistanceTo(ball: PoincareBall, q: ArrayLike<number>, q2: num
     d2 += d * d;
     m2 += v * v;
   }
-  return Math.acosh(Math.max(1, 1 + (2 * d2) / ((1 - q2) * (1 - Math.fround(m2)))));
+  const p2 = ball.norm2 ? ball.norm2[row]! : Math.fround(m2);
+  return Math.acosh(Math.max(1, 1 + (2 * d2) / ((1 - q2) * (1 - p2))));
 }
 
 /**
@@ -132,7 +139,7 @@ export function ballDisc(ball: PoincareBall, row: number): [number, number] {
 
 /** Bytes a ball holds in memory (its typed arrays). */
 export function ballBytes(b: PoincareBall): number {
-  return b.points.byteLength + b.radius.byteLength;
+  return b.points.byteLength + b.radius.byteLength + (b.norm2?.byteLength ?? 0);
 }
 
 /** The empty ball (no rows). */
@@ -200,6 +207,8 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
   const stored = compact ? new Int16Array(size * k) : points;
   const pointScale = compact ? 1 / INT16_ONE : 1;
   const radius = new Float32Array(size);
+  // Stored below the compact threshold only (small libraries, the golden suite's memory figure unchanged).
+  const norm2 = compact ? undefined : new Float32Array(size);
   let maxRadius = 0;
   for (let r = 0; r < size; r++) {
     const s = span > 1e-12 ? Math.min(MAX_SCALED, Math.max(0, (dist[r]! - low) / span)) : 0.5;
@@ -222,10 +231,11 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
       m2 += v * v;
     }
     radius[r] = Math.sqrt(m2);
+    if (norm2) norm2[r] = m2;
     maxRadius = Math.max(maxRadius, radius[r]!);
     if ((r & 1023) === 1023) await scheduler?.maybeYield();
   }
-  return { size, dim: k, points: stored, pointScale, radius, scale: { low, high }, explainedVariance: explained, maxRadius };
+  return { size, dim: k, points: stored, pointScale, radius, ...(norm2 ? { norm2 } : {}), scale: { low, high }, explainedVariance: explained, maxRadius };
 }
 
 /** Top `k` principal axes (k rows of `dim`) of a uniform sample of the rows, and the share of variance they hold. */

@@ -181,9 +181,10 @@ describe('buildPoincareBall', () => {
     const compact = await buildPoincareBall(input, undefined, 16, 400);
     expect(full.points).toBeInstanceOf(Float32Array);
     expect(compact.points).toBeInstanceOf(Int16Array);
-    // 16 coordinates x 2 bytes + radius = 36 bytes a song, against 68 in float32 (the squared norm is computed on demand).
+    // 16 coordinates x 2 bytes + radius = 36 bytes a song (squared norm computed on demand), against 72 in float32 (+ norm2).
     expect(ballBytes(compact)).toBe(400 * 36);
-    expect(ballBytes(full)).toBe(400 * 68);
+    expect(ballBytes(full)).toBe(400 * 72);
+    expect(compact.norm2).toBeUndefined();
     for (let r = 0; r < 400; r++) {
       const a = ballPoint(full, r);
       const b = ballPoint(compact, r);
@@ -199,6 +200,10 @@ describe('buildPoincareBall', () => {
       let m2 = 0;
       for (let j = 0; j < 16; j++) m2 += p[j]! * p[j]!;
       expect(ballNorm2(full, r)).toBe(Math.fround(m2));
+      // The compact ball's on-demand value is the one a stored table would hold (the same sum, float32-rounded).
+      let c2 = 0;
+      for (let j = 0; j < 16; j++) c2 += (compact.points[r * 16 + j]! * compact.pointScale) ** 2;
+      expect(ballNorm2(compact, r)).toBe(Math.fround(c2));
       expect(Math.abs(ballNorm2(compact, r) - compact.radius[r]! ** 2)).toBeLessThan(1e-6);
     }
     // The 10 nearest songs of 20 seeds by Poincaré distance: the same distances to 1e-3, and each row the compact ball
