@@ -35,6 +35,8 @@ declare -A BENCH=(
   [index-throughput]="node bench/dist/index-throughput.js 100000 10 16 int8"
   [gateway-similar]="node bench/dist/gateway-similar.js"
   [default-1m]="env TP_JEMALLOC=1 TP_REPLICA_ARGS=--expose-gc FAKE_PEERS_LEARNED=1 TP_SCENARIOS=similar10 TP_REPLICAS=1,2 TP_SERIAL=10 TP_RECALL=100 TP_MEMORY_AFTER=1 TP_ROLLING=0 TP_GOALS=1 node bench/dist/index-throughput.js 1000000 10 16 int8"
+  [replica-memory]="env FAKE_PEERS_LEARNED=1 node bench/dist/index/replica-memory.js 1000000 build,load"
+  [replica-memory-200k]="env FAKE_PEERS_LEARNED=1 RM_DROP=1 node bench/dist/index/replica-memory.js 200000 build,load"
   [text-search-1m]="node --max-old-space-size=4096 bench/dist/index/text-search-1m.js 1000000 3"
   [incremental-recall]="node --max-old-space-size=4096 bench/dist/index/incremental-recall.js 100000 200"
   [text-eval]="node bench/dist/index/text-search-eval.js"

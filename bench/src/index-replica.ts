@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import path from 'node:path';
 import { createBus, createLogger } from '@polyphony/platform';
 import { buildIndex, generationMemory, loadIndexConfig } from '@polyphony/index';
@@ -16,7 +17,7 @@ import { onStdinLine } from './bench-support';
  * With TP_PROFILE_DIR set, a V8 CPU profile of the serving phase only (from ready to stop, the build left
  * out) is written there as `replica-<pid>.cpuprofile`. The ready line's `memoryMiB.resident` says where the RSS is
  * (smaps summary, see `residentByMapping`). A line `memory` on stdin prints the same memory figures again (after a
- * full GC with --expose-gc), e.g. after the load scenarios. INDEX_* variables of the environment are passed to the service.
+ * full GC with --expose-gc), e.g. after the load scenarios; `heapsnapshot <file>` writes a V8 heap snapshot there. INDEX_* variables of the environment are passed to the service.
  */
 /**
  * Where this process's resident memory is, from /proc/self/smaps (Linux; {} elsewhere), in MiB: `file` (the node
@@ -98,7 +99,9 @@ async function main(): Promise<void> {
     // The generation's structures, plus the per-generation tables other services hold (Poincaré ball, semantic table).
     const bytes = { ...generationMemory(svc.state.current()), hyperbolicBall: svc.hyperbolic.memoryBytes(), semanticTable: await svc.semantic.memoryBytes() };
     const structures = Object.fromEntries(Object.entries(bytes).map(([k, v]) => [k, mib(v)]));
-    return { mem, memoryMiB: { rss: mib(mem.rss), heapUsed: mib(mem.heapUsed), heapTotal: mib(mem.heapTotal), external: mib(mem.external), arrayBuffers: mib(mem.arrayBuffers), structures, resident: residentByMapping() } };
+    // Committed size of each V8 heap space that holds more than 1 MiB (old space, code, large objects...).
+    const heapSpaces = Object.fromEntries(getHeapSpaceStatistics().filter((s) => s.space_size >= 1048576).map((s) => [s.space_name, mib(s.space_size)]));
+    return { mem, memoryMiB: { rss: mib(mem.rss), heapUsed: mib(mem.heapUsed), heapTotal: mib(mem.heapTotal), external: mib(mem.external), arrayBuffers: mib(mem.arrayBuffers), heapSpaces, structures, resident: residentByMapping() } };
   };
   const { mem, memoryMiB } = await memory();
   const port = await svc.listen(o.port, '127.0.0.1');
@@ -144,6 +147,8 @@ async function main(): Promise<void> {
   // A line `memory` on stdin: one JSON line `{ memoryMiB }` (after a full GC with --expose-gc) on stdout.
   onStdinLine((line) => {
     if (line === 'memory') void memory().then((m) => process.stdout.write(`${JSON.stringify({ memoryMiB: m.memoryMiB })}\n`));
+    // `heapsnapshot <file>`: a V8 heap snapshot of the serving replica (what the JS heap holds), answered `{ heapSnapshot }`.
+    if (line.startsWith('heapsnapshot ')) process.stdout.write(`${JSON.stringify({ heapSnapshot: writeHeapSnapshot(line.slice('heapsnapshot '.length)) })}\n`);
   });
   process.stdin.on('end', stop);
 }

@@ -1,7 +1,6 @@
 import 'reflect-metadata';
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { createBus, createLogger, signIdentity } from '@polyphony/platform';
@@ -10,6 +9,7 @@ import { buildGateway, loadGatewayConfig } from '@polyphony/gateway';
 import { Client } from 'pg';
 import { adminUrl, createBenchDatabase, indexBenchScript, startChild } from './support';
 import type { LoadResult } from './load-child';
+import { startReplica, vmRssMiB, type Replica } from './replica-process';
 
 /**
  * Query throughput through the gateway with 1 and 2 index replicas, and a rolling restart under load
@@ -55,14 +55,6 @@ import type { LoadResult } from './load-child';
  * recall@10 (TP_RECALL), req/s and p99 of similar10 with 2 replicas, serial p99 (TP_SERIAL), each with its goal.
  * `bash scripts/bench.sh default-1m` sets them all for 1M songs (issue 35 "One default mode at 1M").
  */
-interface ReplicaInfo {
-  url: string;
-  buildMs: number;
-  loadMs: number;
-  rssMb: number;
-  generation: number;
-}
-
 /** User + system CPU time of a process in ms, from /proc/<pid>/stat (Linux; 0 elsewhere). */
 function cpuMsOf(pid: number | undefined): number {
   if (pid === undefined) return 0;
@@ -103,59 +95,6 @@ function load(): string {
   return loadavg()
     .map((x) => x.toFixed(1))
     .join('/');
-}
-
-type Replica = { child: ChildProcess; info: ReplicaInfo; memory: () => Promise<unknown> };
-
-/** jemalloc's shared library where the image (/usr/local/lib) or Debian's package puts it; undefined when absent. */
-function jemallocPath(): string | undefined {
-  return ['/usr/local/lib/libjemalloc.so.2', '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'].find((p) => existsSync(p));
-}
-
-async function startReplica(options: Record<string, unknown>): Promise<Replica> {
-  const execArgv = (process.env.TP_REPLICA_ARGS ?? '').split(' ').filter((a) => a !== '');
-  let env: NodeJS.ProcessEnv = process.env;
-  if (process.env.TP_JEMALLOC === '1') {
-    const lib = jemallocPath();
-    if (!lib) throw new Error('TP_JEMALLOC=1: libjemalloc.so.2 not found (apt-get install libjemalloc2)');
-    // As k8s/index.yaml and docker-compose.yml run the index unit.
-    env = { ...process.env, LD_PRELOAD: lib, MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0' };
-  }
-  const child = fork(path.join(__dirname, 'index-replica.js'), [JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'], execArgv, env });
-  const lines: string[] = [];
-  const waiting: Array<(line: string) => void> = [];
-  let buf = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    buf += d.toString();
-    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      const w = waiting.shift();
-      if (w) w(line);
-      else lines.push(line);
-    }
-  });
-  const nextLine = () => new Promise<string>((resolve) => (lines.length ? resolve(lines.shift()!) : waiting.push(resolve)));
-  const info = await new Promise<ReplicaInfo>((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`replica exited with ${code}`)));
-    void nextLine().then((l) => resolve(JSON.parse(l) as ReplicaInfo));
-  });
-  /** The replica's memory figures now (after a full GC when it runs with --expose-gc). */
-  const memory = async (): Promise<unknown> => {
-    child.stdin!.write('memory\n');
-    return (JSON.parse(await nextLine()) as { memoryMiB: unknown }).memoryMiB;
-  };
-  return { child, info, memory };
-}
-
-/** VmRSS of a process in MiB (/proc/<pid>/status; 0 elsewhere). */
-function vmRssMiB(pid: number | undefined): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
 }
 
 /**

@@ -7,7 +7,7 @@
  * Usage: npm run build && node bench/dist/index/hyperbolic-scale.js [songs=100000]
  * Prints CPU ms (process.cpuUsage, user + system) and wall ms; the shared machine's load makes wall figures noisy.
  */
-import { ballBytes, ballDistanceTo, ballPoint, buildPoincareBall } from '@polyphony/index';
+import { ballBytes, ballDistanceTo, ballNorm2, ballPoint, buildPoincareBall } from '@polyphony/index';
 
 function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 100_000);
@@ -41,7 +41,7 @@ function main(): Promise<void> {
       const seed = (q * 7919) % n;
       let best = Infinity;
       const p = ballPoint(ball, seed);
-      for (let r = 0; r < n; r++) if (r !== seed) best = Math.min(best, ballDistanceTo(ball, p, ball.norm2[seed]!, r));
+      for (let r = 0; r < n; r++) if (r !== seed) best = Math.min(best, ballDistanceTo(ball, p, ballNorm2(ball, seed), r));
       sink += best;
     }
     const c3 = process.cpuUsage(c2);

@@ -36,7 +36,7 @@ export { ProductQuantiser, ScalarQuantiser, type Quantiser } from './ivf/quantis
 export { TopK, type Neighbour } from './ivf/top-k';
 export { VectorFile } from './ivf/vector-file';
 export { IvfWorkerPool, type WorkerJobHandler, type WorkerJobs } from './ivf/worker-pool';
-export { acquireKernelMemory, releaseKernelMemory, setSimdKernelsEnabled, simdKernelsAvailable, KernelMemory } from './simd/kernels';
+export { acquireKernelMemory, drainKernelMemoryPool, releaseKernelMemory, setSimdKernelsEnabled, simdKernelsAvailable, KernelMemory } from './simd/kernels';
 export { ByteLog } from './storage/byte-log';
 export { DEFAULT_INDEX_FILE_DIR } from './storage/unlinked-file';
 export { moduleFile, startModuleWorker } from './worker-thread';

@@ -1,5 +1,6 @@
 import { RoutingKeys, type IndexRebuilt } from '@polyphony/contracts';
 import { LeaseLostError, type Bus, type Logger, type TaskContext, type TaskEnd, type TaskExecutor } from '@polyphony/platform';
+import { drainKernelMemoryPool } from '@polyphony/vector-engine';
 import type { VectorStoreSettings } from '../config';
 import type { IndexState } from '../core/generation';
 import type { CataloguePort } from '../core/ports';
@@ -149,6 +150,8 @@ export class BuildTaskExecutor implements TaskExecutor<BuildWork> {
       return { state: 'FAIL', message: `index build failed: ${message}`.slice(0, 500) };
     } finally {
       heap.stop();
+      // The build's kernel memories (k-means in this thread) go back to the OS instead of staying pooled (issue 35).
+      drainKernelMemoryPool();
     }
   }
 

@@ -38,7 +38,8 @@ export interface BallInput {
  * disc = r (u₀, u₁) / |(u₀, u₁)| ((r, 0) when both are 0).
  * Deterministic: the same vectors give the same layout (no random state), so every replica computes the same ball.
  * Cost: O(size * dim * BALL_DIM) plus O(sample * dim²) for the axes; memory per row BALL_DIM float32 (int16 from
- * BALL_COMPACT_MIN_ROWS songs) + 2 float32: 72 bytes (40 bytes compact; the 2-D disc is computed on demand, ballDisc).
+ * BALL_COMPACT_MIN_ROWS songs) + radius + squared norm: 72 bytes; compact 36 bytes (radius only: the squared norm is
+ * computed on demand, ballNorm2; the 2-D disc always is, ballDisc).
  */
 export interface PoincareBall {
   readonly size: number;
@@ -54,8 +55,11 @@ export interface PoincareBall {
   readonly pointScale: number;
   /** Euclidean norm of every row's point (its `hyperbolic_radius`), in [0, 1) (of the stored, possibly int16 point). */
   readonly radius: Float32Array;
-  /** Squared norm of every row's point (for the distance loops; of the stored point). */
-  readonly norm2: Float32Array;
+  /**
+   * Squared norm of every row's stored point (float32) below BALL_COMPACT_MIN_ROWS songs; absent in a compact ball,
+   * where `ballNorm2` computes the same value on demand (issue 35: 3.8 MiB less at 1M). Read it through `ballNorm2`.
+   */
+  readonly norm2?: Float32Array;
   /** The distances to the centroid mapped to radius 0 and to BALL_RIM_RADIUS (the 1st and 99th percentiles). */
   readonly scale: { low: number; high: number };
   /** Share of the centred vectors' variance the BALL_DIM axes hold, in [0, 1]. */
@@ -82,19 +86,42 @@ export function ballPoint(ball: PoincareBall, row: number): Float32Array {
 }
 
 /**
+ * Squared Euclidean norm of row `row`'s stored point, float32-rounded: the sum over its coordinates (stored value x
+ * `pointScale`) in coordinate order in float64, as the build computed it, so the value is the one the ball stored per
+ * row before it was computed on demand (issue 35: 4 bytes a song, 3.8 MiB at 1M).
+ */
+export function ballNorm2(ball: PoincareBall, row: number): number {
+  if (ball.norm2) return ball.norm2[row]!;
+  const k = ball.dim;
+  const { points, pointScale } = ball;
+  const o = row * k;
+  let m2 = 0;
+  for (let j = 0; j < k; j++) {
+    const v = points[o + j]! * pointScale;
+    m2 += v * v;
+  }
+  return Math.fround(m2);
+}
+
+/**
  * Poincaré distance between the float point `q` (squared norm `q2`) and row `row` of the ball: arcosh(1 + 2|q - p|² /
- * ((1 - |q|²)(1 - |p|²))), as poincare.ts poincareDistanceAt, reading the stored point through `pointScale`.
+ * ((1 - |q|²)(1 - |p|²))), as poincare.ts poincareDistanceAt, reading the stored point through `pointScale`; |p|² is
+ * `ballNorm2` of the row, summed in the same loop.
  */
 export function ballDistanceTo(ball: PoincareBall, q: ArrayLike<number>, q2: number, row: number): number {
   const k = ball.dim;
   const { points, pointScale } = ball;
   const o = row * k;
   let d2 = 0;
+  let m2 = 0;
   for (let i = 0; i < k; i++) {
-    const d = q[i]! - points[o + i]! * pointScale;
+    const v = points[o + i]! * pointScale;
+    const d = q[i]! - v;
     d2 += d * d;
+    m2 += v * v;
   }
-  return Math.acosh(Math.max(1, 1 + (2 * d2) / ((1 - q2) * (1 - ball.norm2[row]!))));
+  const p2 = ball.norm2 ? ball.norm2[row]! : Math.fround(m2);
+  return Math.acosh(Math.max(1, 1 + (2 * d2) / ((1 - q2) * (1 - p2))));
 }
 
 /**
@@ -112,12 +139,12 @@ export function ballDisc(ball: PoincareBall, row: number): [number, number] {
 
 /** Bytes a ball holds in memory (its typed arrays). */
 export function ballBytes(b: PoincareBall): number {
-  return b.points.byteLength + b.radius.byteLength + b.norm2.byteLength;
+  return b.points.byteLength + b.radius.byteLength + (b.norm2?.byteLength ?? 0);
 }
 
 /** The empty ball (no rows). */
 export function emptyBall(): PoincareBall {
-  return { size: 0, dim: 0, points: new Float32Array(0), pointScale: 1, radius: new Float32Array(0), norm2: new Float32Array(0), scale: { low: 0, high: 0 }, explainedVariance: 0, maxRadius: 0 };
+  return { size: 0, dim: 0, points: new Float32Array(0), pointScale: 1, radius: new Float32Array(0), scale: { low: 0, high: 0 }, explainedVariance: 0, maxRadius: 0 };
 }
 
 /** Value at quantile q in [0, 1] of a sorted array (linear interpolation). */
@@ -180,7 +207,8 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
   const stored = compact ? new Int16Array(size * k) : points;
   const pointScale = compact ? 1 / INT16_ONE : 1;
   const radius = new Float32Array(size);
-  const norm2 = new Float32Array(size);
+  // Stored below the compact threshold only (small libraries, the golden suite's memory figure unchanged).
+  const norm2 = compact ? undefined : new Float32Array(size);
   let maxRadius = 0;
   for (let r = 0; r < size; r++) {
     const s = span > 1e-12 ? Math.min(MAX_SCALED, Math.max(0, (dist[r]! - low) / span)) : 0.5;
@@ -196,18 +224,18 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
       points[o] = rad;
     }
     if (compact) for (let j = 0; j < k; j++) stored[o + j] = Math.round(points[o + j]! * INT16_ONE);
-    // Stored as float32 (or int16): the norm and its square are read back from the stored values.
+    // Stored as float32 (or int16): the norm is read back from the stored values (its square: ballNorm2, same sum).
     let m2 = 0;
     for (let j = 0; j < k; j++) {
       const v = stored[o + j]! * pointScale;
       m2 += v * v;
     }
-    norm2[r] = m2;
     radius[r] = Math.sqrt(m2);
+    if (norm2) norm2[r] = m2;
     maxRadius = Math.max(maxRadius, radius[r]!);
     if ((r & 1023) === 1023) await scheduler?.maybeYield();
   }
-  return { size, dim: k, points: stored, pointScale, radius, norm2, scale: { low, high }, explainedVariance: explained, maxRadius };
+  return { size, dim: k, points: stored, pointScale, radius, ...(norm2 ? { norm2 } : {}), scale: { low, high }, explainedVariance: explained, maxRadius };
 }
 
 /** Top `k` principal axes (k rows of `dim`) of a uniform sample of the rows, and the share of variance they hold. */

@@ -21,7 +21,7 @@ import { generationKey, type Generation, type IndexState } from '../core/generat
 import type { RequestScope } from '../core/scope';
 import type { TrackMeta } from '../core/ports';
 import { TopScored } from '../semantic/top-scored';
-import { BALL_RIM_RADIUS, ballBytes, ballDisc, ballDistanceTo, ballPoint, buildPoincareBall, type PoincareBall } from './ball';
+import { BALL_RIM_RADIUS, ballBytes, ballDisc, ballDistanceTo, ballNorm2, ballPoint, buildPoincareBall, type PoincareBall } from './ball';
 import { geodesicPoint, logMap0, mobiusScale, poincareDistance, radiusToDistance, samplePathVia } from './poincare';
 
 /** Points of a journey's drawn path (`path`). */
@@ -168,10 +168,10 @@ export class HyperbolicService {
     const spread = body.radial_spread ?? HYPERBOLIC_DEFAULT_SPREAD;
     const seed = this.seedRow(scope, body.item_id);
     const ball = await this.ball(scope.gen);
-    const { radius, norm2 } = ball;
+    const { radius } = ball;
     const rs = radius[seed]!;
     const seedPoint = ballPoint(ball, seed);
-    const s2 = norm2[seed]!;
+    const s2 = ballNorm2(ball, seed);
     // Target point on the seed's ray (the ray through the origin is a geodesic).
     let target = Float32Array.from(seedPoint);
     if (mode !== 'similar') {

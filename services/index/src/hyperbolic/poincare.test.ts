@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { expMap0, geodesicPoint, logMap0, mobiusAdd, mobiusScale, negate, norm, poincareDistance, radiusToDistance, sampleGeodesic, samplePathVia } from './poincare';
-import { ballBytes, ballDisc, ballDistanceTo, ballPoint, buildPoincareBall, quantileSorted } from './ball';
+import { ballBytes, ballDisc, ballDistanceTo, ballNorm2, ballPoint, buildPoincareBall, quantileSorted } from './ball';
 
 /** Deterministic points inside the ball (LCG), norms spread over [0, 0.95). */
 function points(n: number, dim: number, seed = 7): number[][] {
@@ -181,9 +181,10 @@ describe('buildPoincareBall', () => {
     const compact = await buildPoincareBall(input, undefined, 16, 400);
     expect(full.points).toBeInstanceOf(Float32Array);
     expect(compact.points).toBeInstanceOf(Int16Array);
-    // 16 coordinates x 2 bytes + radius + norm2 = 40 bytes a song, against 72 in float32.
-    expect(ballBytes(compact)).toBe(400 * 40);
+    // 16 coordinates x 2 bytes + radius = 36 bytes a song (squared norm computed on demand), against 72 in float32 (+ norm2).
+    expect(ballBytes(compact)).toBe(400 * 36);
     expect(ballBytes(full)).toBe(400 * 72);
+    expect(compact.norm2).toBeUndefined();
     for (let r = 0; r < 400; r++) {
       const a = ballPoint(full, r);
       const b = ballPoint(compact, r);
@@ -192,11 +193,24 @@ describe('buildPoincareBall', () => {
       const [x, y] = ballDisc(compact, r);
       expect(Math.hypot(x, y)).toBeCloseTo(compact.radius[r]!, 5);
     }
+    // The squared norm computed on demand is the float64 sum of the stored point's squares, float32-rounded (what the
+    // ball stored per row before): exact for the float32 ball, and the square of the radius to float32 precision.
+    for (let r = 0; r < 400; r += 7) {
+      const p = ballPoint(full, r);
+      let m2 = 0;
+      for (let j = 0; j < 16; j++) m2 += p[j]! * p[j]!;
+      expect(ballNorm2(full, r)).toBe(Math.fround(m2));
+      // The compact ball's on-demand value is the one a stored table would hold (the same sum, float32-rounded).
+      let c2 = 0;
+      for (let j = 0; j < 16; j++) c2 += (compact.points[r * 16 + j]! * compact.pointScale) ** 2;
+      expect(ballNorm2(compact, r)).toBe(Math.fround(c2));
+      expect(Math.abs(ballNorm2(compact, r) - compact.radius[r]! ** 2)).toBeLessThan(1e-6);
+    }
     // The 10 nearest songs of 20 seeds by Poincaré distance: the same distances to 1e-3, and each row the compact ball
     // returns is within 1e-4 of the float ball's 10th distance (rows tied at that precision may swap).
     const nearest = (ball: typeof full, seed: number) => {
       const q = ballPoint(ball, seed);
-      const q2 = ball.norm2[seed]!;
+      const q2 = ballNorm2(ball, seed);
       return Array.from({ length: 400 }, (_, r) => r)
         .filter((r) => r !== seed)
         .map((r) => [r, ballDistanceTo(ball, q, q2, r)] as const)
@@ -208,7 +222,7 @@ describe('buildPoincareBall', () => {
       const b = nearest(compact, seed);
       for (let i = 0; i < 10; i++) expect(b[i]![1]).toBeCloseTo(a[i]![1], 3);
       const q = ballPoint(full, seed);
-      for (const [row] of b) expect(ballDistanceTo(full, q, full.norm2[seed]!, row)).toBeLessThanOrEqual(a[9]![1] + 1e-4);
+      for (const [row] of b) expect(ballDistanceTo(full, q, ballNorm2(full, seed), row)).toBeLessThanOrEqual(a[9]![1] + 1e-4);
     }
   });
 });

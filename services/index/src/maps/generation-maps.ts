@@ -1,5 +1,5 @@
 import type { Logger } from '@polyphony/platform';
-import type { AvailabilityMask, IvfIndex } from '@polyphony/vector-engine';
+import { AvailabilityMask, type IvfIndex } from '@polyphony/vector-engine';
 import { ServerMap } from './server-map';
 
 /** One mapping as the catalogue lists it: [serverId, providerId, itemId | null (removed)]. */
@@ -27,7 +27,7 @@ export class GenerationMaps {
   currentAt = 0;
 
   constructor(readonly index: IvfIndex) {
-    this.emptyMask = new ServerMap(index.size).mask();
+    this.emptyMask = AvailabilityMask.fromWords(index.size, new Uint32Array(Math.ceil(index.size / 32)));
   }
 
   /** Applies one mapping (itemId null = removed); ids outside the generation drop the provider id. */

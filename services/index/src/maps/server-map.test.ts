@@ -59,3 +59,165 @@ describe('ServerMap', () => {
     expect(m.mappings).toBe(2999);
   });
 });
+
+/** A plain-Map model of a server's mappings (provider id -> row), the reference the compact map must match. */
+class ModelMap {
+  readonly rowOf = new Map<string, number>();
+  set(id: string, row: number): void {
+    if (row < 0) this.rowOf.delete(id);
+    else this.rowOf.set(id, row);
+  }
+  /** Smallest id in UTF-8 byte order per row. */
+  outputs(): Map<number, string> {
+    const out = new Map<number, string>();
+    for (const [id, row] of this.rowOf) {
+      const best = out.get(row);
+      if (best === undefined || Buffer.compare(Buffer.from(id), Buffer.from(best)) < 0) out.set(row, id);
+    }
+    return out;
+  }
+}
+
+/** Deterministic generator (mulberry32) for the randomised comparisons. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function expectSame(m: ServerMap, model: ModelMap, ids: string[]): void {
+  for (const id of ids) expect([id, m.rowOf(id)]).toEqual([id, model.rowOf.get(id) ?? -1]);
+  const outputs = model.outputs();
+  for (let row = 0; row < m.size; row++) {
+    expect([row, m.providerOf(row)]).toEqual([row, outputs.get(row)]);
+    expect(m.has(row)).toBe(outputs.has(row));
+  }
+  expect(m.mappings).toBe(model.rowOf.size);
+  expect(m.available).toBe(outputs.size);
+  expect(Array.from(m.mask().toRows())).toEqual([...outputs.keys()].sort((a, b) => a - b));
+}
+
+describe('ServerMap against a Map model', () => {
+  // Adversarial ids: empty, prefixes of each other, non-ASCII (2-, 3- and 4-byte UTF-8), 127 / 128 / 300+ bytes (one- and two-byte length prefixes).
+  const special = ['', 'a', 'ab', 'abc', 'é', 'e', 'ée', '日本', '𝄞', `${'x'.repeat(126)}`, `${'x'.repeat(127)}`, `${'x'.repeat(128)}`, `${'y'.repeat(300)}`, `${'é'.repeat(200)}`, '0', '00', 'm-1', 'm-10', 'M-1'];
+
+  it('When random ids are set, moved, dropped and removed on few rows (many multi-id rows), then every lookup and output matches the model', () => {
+    const rand = rng(7);
+    const ids = [...special, ...Array.from({ length: 600 }, (_, i) => (i % 3 === 0 ? `id-${i}` : i % 3 === 1 ? `ü-${i}-${'z'.repeat(i % 140)}` : String(100_000_000 + i)))];
+    const m = new ServerMap(60);
+    const model = new ModelMap();
+    for (let step = 0; step < 6000; step++) {
+      const id = ids[Math.floor(rand() * ids.length)]!;
+      const op = rand();
+      if (op < 0.6) {
+        const row = Math.floor(rand() * 61) - 1; // -1 = its song left the generation
+        m.set(id, row);
+        model.set(id, row);
+      } else {
+        m.remove(id);
+        model.set(id, -1);
+      }
+      if (step % 500 === 499) {
+        expectSame(m, model, ids);
+        m.trim();
+        expectSame(m, model, ids);
+      }
+    }
+  });
+
+  it('When 100k ids are bulk-loaded one by one (table growth) and trimmed, then all resolve and it holds ~4 bytes a row + ~15 a mapping', () => {
+    const size = 100_000;
+    const m = new ServerMap(size);
+    for (let i = 0; i < size; i++) m.set(`m-${i}`, i);
+    m.trim();
+    for (let i = 0; i < size; i += 1) if (m.rowOf(`m-${i}`) !== i) throw new Error(`m-${i} -> ${m.rowOf(`m-${i}`)}`);
+    expect(m.rowOf('m-100000')).toBe(-1);
+    expect(m.providerOf(54_321)).toBe('m-54321');
+    // 4 bytes per row (primary offsets), 1 + 7.9 id bytes per mapping (+1/16 headroom), 4 / 0.65 bytes of slots.
+    const perMapping = (m.memoryBytes - 4 * size - size / 8) / size;
+    expect(perMapping).toBeGreaterThan(8);
+    expect(perMapping).toBeLessThan(17);
+    // Half of them leave, the arena compacts, the rest still resolve, new ids after that too.
+    for (let i = 0; i < size; i += 2) m.remove(`m-${i}`);
+    for (let i = 0; i < size; i += 997) expect(m.rowOf(`m-${i}`)).toBe(i % 2 === 0 ? -1 : i);
+    for (let i = 0; i < size; i += 2) m.set(`n-${i}`, i);
+    for (let i = 0; i < size; i += 1001) expect(m.providerOf(i)).toBe(i % 2 === 0 ? `n-${i}` : `m-${i}`);
+    expect(m.available).toBe(size);
+  });
+
+  it('When two ids have the same 32-bit hash, then both resolve, and removing one (a tombstone in the probe chain) keeps the other', () => {
+    // Three FNV-1a collisions found among 300k random ids (mulberry32 seed 11, `c-<base36>`); the premise is checked.
+    const { hashString32 } = jest.requireActual<typeof import('@polyphony/vectors')>('@polyphony/vectors');
+    const pairs: Array<[string, string]> = [
+      ['c-ymwu63itc', 'c-zucvnwwlc'],
+      ['c-2fqxkb57gg', 'c-1h5v9z8h6o'],
+      ['c-yunq8u0w0', 'c-1adudmknwg'],
+    ];
+    for (const [a, b] of pairs) expect(hashString32(a)).toBe(hashString32(b));
+    const m = new ServerMap(20);
+    const model = new ModelMap();
+    const all = pairs.flat();
+    all.forEach((id, k) => {
+      m.set(id, k);
+      model.set(id, k);
+    });
+    // Fillers so the table has to probe past the colliding pair.
+    for (let k = 0; k < 12; k++) {
+      m.set(`f-${k}`, 19 - (k % 5));
+      model.set(`f-${k}`, 19 - (k % 5));
+    }
+    expectSame(m, model, [...all, ...Array.from({ length: 12 }, (_, k) => `f-${k}`)]);
+    m.remove(pairs[0]![0]);
+    model.set(pairs[0]![0], -1);
+    expect(m.rowOf(pairs[0]![1])).toBe(1);
+    expectSame(m, model, all);
+    m.set(pairs[0]![0], 7); // back into the tombstone's chain
+    model.set(pairs[0]![0], 7);
+    expectSame(m, model, all);
+  });
+
+  it('When a row holds several ids and its primary one is removed, then another becomes its output and the row stays available; grownTo copies all of it', () => {
+    const m = new ServerMap(4);
+    m.set('b', 1);
+    m.set('a', 1);
+    m.set('c', 1);
+    expect(m.providerOf(1)).toBe('a');
+    m.remove('b'); // the first one set (the primary)
+    expect(m.providerOf(1)).toBe('a');
+    expect(m.rowOf('c')).toBe(1);
+    m.remove('a');
+    expect(m.providerOf(1)).toBe('c');
+    expect(m.has(1)).toBe(true);
+    const g = m.grownTo(10);
+    m.remove('c');
+    expect(m.has(1)).toBe(false);
+    expect(g.providerOf(1)).toBe('c');
+    expect(g.rowOf('c')).toBe(1);
+    expect(g.has(9)).toBe(false);
+    g.set('z', 9);
+    expect(g.available).toBe(2);
+    expect(() => m.grownTo(3)).toThrow(RangeError);
+    expect(() => m.set('x'.repeat(40_000), 0)).toThrow(RangeError);
+  });
+});
+
+describe('ServerMap of a server holding few of the rows', () => {
+  it('When 1% of 100k rows are mapped, then it holds a fraction of the 4 bytes a row of a dense row array, and answers as usual', () => {
+    const size = 100_000;
+    const m = new ServerMap(size);
+    for (let i = 0; i < size; i += 100) m.set(String(100_000_000 + i), i);
+    m.trim();
+    expect(m.memoryBytes).toBeLessThan(size); // dense row offsets alone would be 400,000 bytes
+    for (let i = 0; i < size; i += 100) expect(m.rowOf(String(100_000_000 + i))).toBe(i);
+    expect(m.providerOf(500)).toBe('100000500');
+    expect(m.providerOf(501)).toBeUndefined();
+    m.remove('100000500');
+    expect(m.has(500)).toBe(false);
+    expect(m.available).toBe(999);
+  });
+});

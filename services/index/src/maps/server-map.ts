@@ -1,10 +1,20 @@
 import { AvailabilityMask } from '@polyphony/vector-engine';
 import { hashString32 } from '@polyphony/vectors';
+import { RowOffsets } from './row-offsets';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+/** Hash slot states (a slot otherwise holds the row whose primary id hashes there). */
 const EMPTY = -1;
 const TOMBSTONE = -2;
+/** Slots in use (live + tombstones) / slots at which the table is rebuilt; linear probing stays short below it. */
+const MAX_LOAD = 0.8;
+/** Live ids / slots right after a rebuild while the map grows (room for the next inserts). */
+const GROW_LOAD = 0.5;
+/** Live ids / slots after `trim` (bulk load done: ~1.9 probes per hit, ~4.6 per miss with linear probing, Knuth). */
+const TRIM_LOAD = 0.65;
+/** Longest provider id in UTF-8 bytes (two-byte length prefix, 15 bits). */
+const MAX_ID_BYTES = 0x7fff;
 
 /**
  * The mappings of one media server over the rows of one index generation (issue 19: the index answers a
@@ -12,11 +22,20 @@ const TOMBSTONE = -2;
  * the availability bitset (bit `row` set when the row has at least one provider id on the server).
  *
  * Mutable: `set` / `remove` apply catalogue mapping-log entries in place. Memory is kept compact because
- * there is one per server at up to 1M songs: provider ids are UTF-8 in one byte arena, an open-addressing
- * hash (linear probing, load <= 0.5) maps them to entries, entries of one row form a linked list (a song
- * with several files on one server has several provider ids). About 16 + id-length bytes per mapping plus
- * 4 bytes per row; at 1M rows x 32-char ids about 60 MB per server. Removed entries leave garbage in the
- * arena; the map compacts itself when garbage exceeds the live entries.
+ * there is one per server at up to 1M songs (issue 35, replica RSS):
+ *  - every mapped row has one *primary* provider id, stored length-prefixed UTF-8 (1 length byte below 128
+ *    bytes, else 2) in one byte arena; `primary.get(row)` = 1 + its arena offset (0 = the row is not mapped;
+ *    `RowOffsets`: a table keyed by row while at most 1/4 of the rows are mapped, else an array of every row);
+ *  - an open-addressing hash table (linear probing, FNV-1a + fmix32 of the id, slot = hash mod slot count, load
+ *    <= 0.8, 0.65 after `trim`) holds the *rows* of the primary ids: a lookup compares the id with the arena
+ *    bytes at `primary.get(slot's row)`, so no per-entry row / length / next arrays exist and compacting the arena
+ *    (after removals) does not touch the hash table;
+ *  - a row's further provider ids (a song with several files on one server: rare) are kept in two small JS
+ *    maps (`extraRow`, `extrasOf`); when a row's primary id is removed, one of its further ids becomes primary.
+ * About 4 bytes per row of the generation (16 per mapped row on a server with at most 1/4 of them) + (1 + id
+ * bytes + ~6) per mapping: at 1M rows x `m-<i>` ids 18 MiB (34 MiB with the former per-entry arrays), a server with
+ * 1% of the rows ~0.3 MiB (4.3). Removed ids leave garbage in
+ * the arena; it is compacted when the garbage exceeds the live bytes.
  *
  * Output rule (same as the catalogue's `map-output`): among several provider ids of a row the smallest in
  * byte order wins, so answers are deterministic.
@@ -24,15 +43,17 @@ const TOMBSTONE = -2;
 export class ServerMap {
   private bytes = new Uint8Array(4096);
   private used = 0;
-  private entryStart = new Uint32Array(64);
-  private entryLen = new Uint16Array(64);
-  private entryRow = new Int32Array(64);
-  private entryNext = new Int32Array(64);
-  private entries = 0;
-  private dead = 0;
-  private slots = new Int32Array(128).fill(EMPTY);
+  /** Arena bytes of removed ids. */
+  private garbage = 0;
+  /** Per row: 1 + arena offset of its primary provider id; 0 = no provider id on this server. */
+  private primary: RowOffsets;
+  private slots = new Int32Array(16).fill(EMPTY);
+  /** Slots holding a row or a tombstone. */
   private slotsUsed = 0;
-  private readonly rowHead: Int32Array;
+  private primaries = 0;
+  /** Further provider ids of rows that have more than one on this server: id -> row, and row -> ids. */
+  private readonly extraRow = new Map<string, number>();
+  private readonly extrasOf = new Map<number, string[]>();
   private readonly words: Uint32Array;
   private liveRows = 0;
   /** Bumped on every change of the availability bitset (mask snapshots are cached per version). */
@@ -41,40 +62,27 @@ export class ServerMap {
 
   /** @param size rows of the generation the map belongs to */
   constructor(readonly size: number) {
-    this.rowHead = new Int32Array(size).fill(EMPTY);
+    this.primary = new RowOffsets(size);
     this.words = new Uint32Array(Math.ceil(size / 32));
   }
 
-  /** Bytes held: the id arena, the entry arrays, the hash slots, the row heads and the bitset (capacities, not only what is used). */
+  /**
+   * Bytes held: the id arena, the row array, the hash slots and the bitset (capacities, not only what is used),
+   * plus an estimate of 96 bytes for each further id of a multi-id row (JS strings and map entries).
+   */
   get memoryBytes(): number {
-    return (
-      this.bytes.byteLength +
-      this.entryStart.byteLength +
-      this.entryLen.byteLength +
-      this.entryRow.byteLength +
-      this.entryNext.byteLength +
-      this.slots.byteLength +
-      this.rowHead.byteLength +
-      this.words.byteLength +
-      (this.maskCache ? this.size / 8 : 0)
-    );
+    return this.bytes.byteLength + this.primary.bytes + this.slots.byteLength + this.words.byteLength + (this.maskCache ? this.size / 8 : 0) + this.extraRow.size * 96;
   }
 
   /**
-   * Gives back the growth slack of the arena and the entry arrays after a bulk load (they double while
-   * growing, so up to half of each can be unused), keeping 1/16 of headroom for the changes that follow.
-   * Content is unchanged.
+   * Gives back the growth slack after a bulk load: the arena keeps 1/16 of headroom, the hash table is rebuilt at
+   * load TRIM_LOAD (tombstones dropped) when it holds more slots than that. Content is unchanged.
    */
   trim(): void {
     const bytes = this.used + Math.max(4096, this.used >>> 4);
     if (this.bytes.length > bytes) this.bytes = this.bytes.slice(0, bytes);
-    const cap = Math.max(64, this.entries + (this.entries >>> 4));
-    if (this.entryRow.length > cap) {
-      this.entryStart = this.entryStart.slice(0, cap);
-      this.entryLen = this.entryLen.slice(0, cap);
-      this.entryRow = this.entryRow.slice(0, cap);
-      this.entryNext = this.entryNext.slice(0, cap);
-    }
+    const want = slotCountFor(this.primaries, TRIM_LOAD);
+    if (this.slots.length > want) this.rehash(want);
   }
 
   /**
@@ -87,15 +95,13 @@ export class ServerMap {
     const m = new ServerMap(size);
     m.bytes = this.bytes.slice();
     m.used = this.used;
-    m.entryStart = this.entryStart.slice();
-    m.entryLen = this.entryLen.slice();
-    m.entryRow = this.entryRow.slice();
-    m.entryNext = this.entryNext.slice();
-    m.entries = this.entries;
-    m.dead = this.dead;
+    m.garbage = this.garbage;
+    m.primary = this.primary.grownTo(size);
     m.slots = this.slots.slice();
     m.slotsUsed = this.slotsUsed;
-    m.rowHead.set(this.rowHead);
+    m.primaries = this.primaries;
+    for (const [id, row] of this.extraRow) m.extraRow.set(id, row);
+    for (const [row, ids] of this.extrasOf) m.extrasOf.set(row, ids.slice());
     m.words.set(this.words);
     m.liveRows = this.liveRows;
     return m;
@@ -103,7 +109,7 @@ export class ServerMap {
 
   /** Number of provider ids held. */
   get mappings(): number {
-    return this.entries - this.dead;
+    return this.primaries + this.extraRow.size;
   }
 
   /** Rows available on the server. */
@@ -113,20 +119,19 @@ export class ServerMap {
 
   /** Row of a provider id, or -1. Average O(id length). */
   rowOf(providerId: string): number {
-    const e = this.find(providerId);
-    return e < 0 ? -1 : this.entryRow[e]!;
+    const slot = this.findSlot(providerId, hashString32(providerId));
+    if (slot >= 0) return this.slots[slot]!;
+    return this.extraRow.size === 0 ? -1 : (this.extraRow.get(providerId) ?? -1);
   }
 
   /** Provider id of `row` on the server (smallest in byte order), or undefined when the row is not mapped. */
   providerOf(row: number): string | undefined {
-    if (row < 0 || row >= this.size) return undefined;
-    let e = this.rowHead[row]!;
-    if (e === EMPTY) return undefined;
-    let best = this.text(e);
-    for (e = this.entryNext[e]!; e !== EMPTY; e = this.entryNext[e]!) {
-      const t = this.text(e);
-      if (Buffer.compare(Buffer.from(t), Buffer.from(best)) < 0) best = t;
-    }
+    if (!(row >= 0 && row < this.size)) return undefined;
+    const p = this.primary.get(row);
+    if (p === 0) return undefined;
+    let best = this.text(p - 1);
+    const extras = this.extrasOf.get(row);
+    if (extras) for (const t of extras) if (Buffer.compare(Buffer.from(t), Buffer.from(best)) < 0) best = t;
     return best;
   }
 
@@ -138,22 +143,46 @@ export class ServerMap {
   /**
    * Points `providerId` at `row` (row -1 = the id's song is not in this generation: the mapping is dropped).
    * Idempotent: applying the same change twice leaves the same state.
-   * @throws RangeError for a row outside [-1, size)
+   * @throws RangeError for a row outside [-1, size), or a provider id longer than 32767 UTF-8 bytes
    */
   set(providerId: string, row: number): void {
     if (!(Number.isInteger(row) && row >= -1 && row < this.size)) throw new RangeError(`row ${row} outside [-1, ${this.size})`);
-    const e = this.find(providerId);
-    if (e >= 0) {
-      if (this.entryRow[e] === row) return;
-      this.removeEntry(e);
+    const current = this.rowOf(providerId);
+    if (current === row) return;
+    if (current >= 0) this.remove(providerId);
+    if (row < 0) return;
+    if (this.primary.get(row) === 0) {
+      this.insertPrimary(providerId, row);
+      this.setBit(row, true);
+    } else {
+      this.extraRow.set(providerId, row);
+      const ids = this.extrasOf.get(row);
+      if (ids) ids.push(providerId);
+      else this.extrasOf.set(row, [providerId]);
     }
-    if (row >= 0) this.insert(providerId, row);
   }
 
   /** Removes the mapping of `providerId` (no-op when absent). */
   remove(providerId: string): void {
-    const e = this.find(providerId);
-    if (e >= 0) this.removeEntry(e);
+    const slot = this.findSlot(providerId, hashString32(providerId));
+    if (slot < 0) {
+      const row = this.extraRow.get(providerId);
+      if (row !== undefined) this.dropExtra(providerId, row);
+      return;
+    }
+    const row = this.slots[slot]!;
+    this.slots[slot] = TOMBSTONE;
+    this.garbage += this.entryBytes(this.primary.get(row) - 1);
+    this.primary.set(row, 0);
+    this.primaries--;
+    // A further id of the row becomes its primary one (the row stays available).
+    const extras = this.extrasOf.get(row);
+    if (extras) {
+      const next = extras[extras.length - 1]!;
+      this.dropExtra(next, row);
+      this.insertPrimary(next, row);
+    } else this.setBit(row, false);
+    if (this.garbage > 65536 && this.garbage * 2 > this.used) this.compact();
   }
 
   /**
@@ -167,72 +196,82 @@ export class ServerMap {
     return mask;
   }
 
-  private text(e: number): string {
-    const s = this.entryStart[e]!;
-    return decoder.decode(this.bytes.subarray(s, s + this.entryLen[e]!));
+  private dropExtra(id: string, row: number): void {
+    this.extraRow.delete(id);
+    const ids = this.extrasOf.get(row)!;
+    ids.splice(ids.indexOf(id), 1);
+    if (ids.length === 0) this.extrasOf.delete(row);
   }
 
-  private find(providerId: string): number {
-    const mask = this.slots.length - 1;
-    let i = hashString32(providerId) & mask;
+  /** Length prefix of the arena entry at `at`: [header bytes, id bytes]. */
+  private header(at: number): [number, number] {
+    const b0 = this.bytes[at]!;
+    return b0 < 0x80 ? [1, b0] : [2, ((b0 & 0x7f) << 8) | this.bytes[at + 1]!];
+  }
+
+  private entryBytes(at: number): number {
+    const [h, len] = this.header(at);
+    return h + len;
+  }
+
+  private text(at: number): string {
+    const [h, len] = this.header(at);
+    return decoder.decode(this.bytes.subarray(at + h, at + h + len));
+  }
+
+  /** Slot of `providerId` among the primary ids (`hash` = hashString32 of it), or -1. */
+  private findSlot(providerId: string, hash: number): number {
+    const slots = this.slots;
+    const n = slots.length;
+    let i = hash % n;
     for (;;) {
-      const e = this.slots[i]!;
-      if (e === EMPTY) return -1;
-      if (e !== TOMBSTONE && this.equals(e, providerId)) return e;
-      i = (i + 1) & mask;
+      const row = slots[i]!;
+      if (row === EMPTY) return -1;
+      if (row >= 0 && this.equals(this.primary.get(row) - 1, providerId)) return i;
+      if (++i === n) i = 0;
     }
   }
 
-  private equals(e: number, id: string): boolean {
-    const len = this.entryLen[e]!;
-    const start = this.entryStart[e]!;
+  private equals(at: number, id: string): boolean {
+    const [h, len] = this.header(at);
+    const start = at + h;
     if (len === id.length) {
       for (let j = 0; j < len; j++) {
         const b = this.bytes[start + j]!;
-        if (b >= 0x80) return this.text(e) === id;
+        if (b >= 0x80) return this.text(at) === id;
         if (b !== id.charCodeAt(j)) return false;
       }
       return true;
     }
-    return len > id.length && this.text(e) === id;
+    // A non-ASCII id has more UTF-8 bytes than UTF-16 code units.
+    return len > id.length && this.text(at) === id;
   }
 
-  private insert(providerId: string, row: number): void {
-    if (this.entries === this.entryRow.length) this.growEntries();
-    const maxBytes = providerId.length * 3;
-    if (maxBytes > 0xffff) throw new RangeError('provider id longer than 21845 characters');
-    if (this.used + maxBytes > this.bytes.length) {
-      const next = new Uint8Array(Math.max(this.bytes.length * 2, this.used + maxBytes));
+  /** Writes `id` to the arena as `row`'s primary id and enters it in the hash table. */
+  private insertPrimary(id: string, row: number): void {
+    const len = Buffer.byteLength(id, 'utf8');
+    if (len > MAX_ID_BYTES) throw new RangeError(`provider id longer than ${MAX_ID_BYTES} UTF-8 bytes`);
+    const need = len + 2;
+    if (this.used + need > this.bytes.length) {
+      const next = new Uint8Array(Math.max(this.bytes.length * 2, this.used + need));
       next.set(this.bytes.subarray(0, this.used));
       this.bytes = next;
     }
-    if (this.rowHead[row] === EMPTY) this.setBit(row, true);
-    const e = this.appendEntry(providerId, row);
-    if ((this.slotsUsed + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
-    this.place(hashString32(providerId), e);
-  }
-
-  private removeEntry(e: number): void {
-    const row = this.entryRow[e]!;
-    // Unlink from the row's list.
-    let prev = EMPTY;
-    for (let x = this.rowHead[row]!; x !== EMPTY; x = this.entryNext[x]!) {
-      if (x === e) {
-        if (prev === EMPTY) this.rowHead[row] = this.entryNext[x]!;
-        else this.entryNext[prev] = this.entryNext[x]!;
-        break;
-      }
-      prev = x;
+    const at = this.used;
+    let h = 1;
+    if (len < 0x80) this.bytes[at] = len;
+    else {
+      this.bytes[at] = 0x80 | (len >>> 8);
+      this.bytes[at + 1] = len & 0xff;
+      h = 2;
     }
-    if (this.rowHead[row] === EMPTY) this.setBit(row, false);
-    // Tombstone its hash slot.
-    const mask = this.slots.length - 1;
-    let i = hashString32(this.text(e)) & mask;
-    while (this.slots[i] !== e) i = (i + 1) & mask;
-    this.slots[i] = TOMBSTONE;
-    this.entryRow[e] = EMPTY;
-    this.dead++;
-    if (this.dead > 1024 && this.dead * 2 > this.entries) this.compact();
+    encoder.encodeInto(id, this.bytes.subarray(at + h, at + h + len));
+    this.used += h + len;
+    // Rebuilt before this row is entered (the rebuild places every row whose primary is set).
+    if (this.slotsUsed + 1 > this.slots.length * MAX_LOAD) this.rehash(slotCountFor(this.primaries + 1, GROW_LOAD));
+    this.primary.set(row, at + 1);
+    this.primaries++;
+    this.place(hashString32(id), row);
   }
 
   private setBit(row: number, on: boolean): void {
@@ -248,73 +287,42 @@ export class ServerMap {
     this.version++;
   }
 
-  private place(hash: number, e: number): void {
-    const mask = this.slots.length - 1;
-    let i = hash & mask;
-    while (this.slots[i]! >= 0) i = (i + 1) & mask;
-    if (this.slots[i] === EMPTY) this.slotsUsed++;
-    this.slots[i] = e;
+  /** Puts `row` in the first free slot from its id's home slot (a tombstone is reused). */
+  private place(hash: number, row: number): void {
+    const slots = this.slots;
+    const n = slots.length;
+    let i = hash % n;
+    while (slots[i]! >= 0) if (++i === n) i = 0;
+    if (slots[i] === EMPTY) this.slotsUsed++;
+    slots[i] = row;
   }
 
+  /** Rebuilds the hash table with `count` slots (tombstones dropped). O(rows or table entries + primary ids). */
   private rehash(count: number): void {
     this.slots = new Int32Array(count).fill(EMPTY);
     this.slotsUsed = 0;
-    for (let e = 0; e < this.entries; e++) if (this.entryRow[e] !== EMPTY) this.place(hashString32(this.text(e)), e);
+    this.primary.forEach((row, p) => this.place(hashString32(this.text(p - 1)), row));
   }
 
-  /**
-   * Writes `id` as UTF-8 at the end of the byte arena (the caller made room) as a new entry of `row`, at the
-   * head of the row's entry list (entry capacity must be there too). @returns the entry
-   */
-  private appendEntry(id: string, row: number): number {
-    const { written } = encoder.encodeInto(id, this.bytes.subarray(this.used));
-    const e = this.entries++;
-    this.entryStart[e] = this.used;
-    this.entryLen[e] = written;
-    this.used += written;
-    this.entryRow[e] = row;
-    this.entryNext[e] = this.rowHead[row]!;
-    this.rowHead[row] = e;
-    return e;
-  }
-
-  private growEntries(): void {
-    const cap = this.entryRow.length * 2;
-    const grow = <T extends Uint32Array | Uint16Array | Int32Array>(a: T, make: (n: number) => T): T => {
-      const b = make(cap);
-      b.set(a);
-      return b;
-    };
-    this.entryStart = grow(this.entryStart, (n) => new Uint32Array(n));
-    this.entryLen = grow(this.entryLen, (n) => new Uint16Array(n));
-    this.entryRow = grow(this.entryRow, (n) => new Int32Array(n));
-    this.entryNext = grow(this.entryNext, (n) => new Int32Array(n));
-  }
-
-  /** Rewrites the live entries into fresh arrays (drops removed ids from the arena). The bitset is unchanged. */
+  /** Rewrites the live ids into a fresh arena (drops removed ids). The hash table holds rows, so it is unchanged. */
   private compact(): void {
-    const live: Array<[string, number]> = [];
-    for (let e = 0; e < this.entries; e++) if (this.entryRow[e] !== EMPTY) live.push([this.text(e), this.entryRow[e]!]);
-    const version = this.version;
-    const liveRows = this.liveRows;
-    this.bytes = new Uint8Array(Math.max(4096, this.used));
-    this.used = 0;
-    this.entries = 0;
-    this.dead = 0;
-    this.rowHead.fill(EMPTY);
-    this.slots = new Int32Array(Math.max(128, slotCountFor(live.length))).fill(EMPTY);
-    this.slotsUsed = 0;
-    for (const [id, row] of live) {
-      if (this.entries === this.entryRow.length) this.growEntries();
-      this.place(hashString32(id), this.appendEntry(id, row));
-    }
-    this.version = version;
-    this.liveRows = liveRows;
+    const live = this.used - this.garbage;
+    const next = new Uint8Array(Math.max(4096, live + (live >>> 4)));
+    let used = 0;
+    // Updating a row's value in place does not move entries of RowOffsets, so it can be done while iterating.
+    this.primary.forEach((row, p) => {
+      const len = this.entryBytes(p - 1);
+      next.set(this.bytes.subarray(p - 1, p - 1 + len), used);
+      this.primary.set(row, used + 1);
+      used += len;
+    });
+    this.bytes = next;
+    this.used = used;
+    this.garbage = 0;
   }
 }
 
-function slotCountFor(n: number): number {
-  let s = 16;
-  while (s < n * 2) s *= 2;
-  return s;
+/** Slots for `n` ids at `load` (at least 16, and always one more than `n` so a probe ends at an empty slot). */
+function slotCountFor(n: number, load: number): number {
+  return Math.max(16, Math.ceil((n + 1) / load));
 }

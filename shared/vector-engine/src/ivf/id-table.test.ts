@@ -95,4 +95,58 @@ describe('encodeId / decodeId', () => {
       { numRuns: 300 },
     );
   });
+  it('ids in increasing encoded byte order drop the hash table (binary search) and answer as the hashed table (fast-check)', () => {
+    const encoded = (id: string): Buffer => {
+      const out = new Uint8Array(id.length * 3 + 1);
+      return Buffer.from(out.subarray(0, encodeId(id, out, 0)));
+    };
+    fc.assert(
+      fc.property(fc.uniqueArray(idArb.filter((id) => id.length > 0), { minLength: 2, maxLength: 60 }), (raw) => {
+        const ids = [...raw].sort((a, b) => Buffer.compare(encoded(a), encoded(b)));
+        const build = (list: string[]) => {
+          const builder = new IdTableBuilder(2);
+          list.forEach((id, row) => builder.set(row, id));
+          return builder.finish(list.length);
+        };
+        const sorted = build(ids);
+        const hashed = build([...ids].reverse());
+        expect(sorted.sorted).toBe(true);
+        expect(hashed.sorted).toBe(false);
+        expect(sorted.bytes).toBeLessThan(hashed.bytes);
+        const n = ids.length;
+        const known = new Set(ids);
+        ids.forEach((id, row) => {
+          expect(sorted.rowOf(id)).toBe(row);
+          expect(hashed.rowOf(id)).toBe(n - 1 - row);
+          // Absent look-alikes, including ids that sort before the first, between two and after the last.
+          for (const other of [id.toUpperCase(), `0${id}`, `${id}0`, id.slice(1), '', '\u0000', '\uffff']) {
+            if (!known.has(other)) {
+              expect(sorted.rowOf(other)).toBe(-1);
+              expect(hashed.rowOf(other)).toBe(-1);
+            }
+          }
+        });
+      }),
+      { numRuns: 300 },
+    );
+    expect(new IdTableBuilder(1).finish(0).rowOf('x')).toBe(-1);
+  });
+
+  it('sorted canonical ids of one encoded length keep neither hash slots nor offsets (30 bytes an id) and resolve both ways', () => {
+    const n = 3000;
+    const id = (i: number) => `fp_4${(i * 3).toString(16).padStart(50, '0')}`;
+    const builder = new IdTableBuilder(n);
+    for (let i = 0; i < n; i++) builder.set(i, id(i));
+    const table = builder.finish(n);
+    expect(table.sorted).toBe(true);
+    expect(table.bytes).toBe(n * 30);
+    for (let i = 0; i < n; i++) {
+      expect(table.idOf(i)).toBe(id(i));
+      expect(table.rowOf(id(i))).toBe(i);
+      expect(table.rowOf(`fp_4${(i * 3 + 1).toString(16).padStart(50, '0')}`)).toBe(-1);
+    }
+    expect(table.rowOf(`fp_4${'f'.repeat(50)}`)).toBe(-1);
+    expect(table.rowOf('fp_4')).toBe(-1);
+    expect(() => table.idOf(n)).toThrow();
+  });
 });

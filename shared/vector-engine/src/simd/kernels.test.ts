@@ -3,6 +3,9 @@ import { SeededRandom, dot } from '@polyphony/vectors';
 import { ScalarQuantiser } from '../ivf/quantiser';
 import {
   KernelMemory,
+  acquireKernelMemory,
+  drainKernelMemoryPool,
+  releaseKernelMemory,
   int16TableLimit,
   quantiseTableInt16,
   referenceDot,
@@ -182,5 +185,20 @@ describe('WebAssembly SIMD kernels', () => {
     km.alloc(100);
     km.release(mark);
     expect(km.alloc(16)).toBe(mark);
+  });
+
+  it('the memory pool hands a released memory out again until it is drained (builds drain it when they end)', () => {
+    drainKernelMemoryPool();
+    const a = acquireKernelMemory(1 << 20)!;
+    const b = acquireKernelMemory(2 << 20)!;
+    releaseKernelMemory(a);
+    releaseKernelMemory(b);
+    expect(acquireKernelMemory(1 << 20)).toBe(b); // pooled: the last released first
+    releaseKernelMemory(b);
+    expect(drainKernelMemoryPool()).toBe(a.capacity + b.capacity);
+    expect(drainKernelMemoryPool()).toBe(0);
+    const c = acquireKernelMemory(1 << 20)!;
+    expect(c).not.toBe(a);
+    expect(c).not.toBe(b);
   });
 });

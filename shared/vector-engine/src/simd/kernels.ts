@@ -189,6 +189,19 @@ export function releaseKernelMemory(km: KernelMemory | undefined): void {
   if (km && freeMemories.length < 4 && km.capacity <= POOL_MAX_BYTES) freeMemories.push(km);
 }
 
+/**
+ * Empties this thread's pool of kernel memories (`acquireKernelMemory`): the pooled memories become garbage and
+ * their pages go back to the OS once collected (a WebAssembly memory never shrinks while it lives). For the end of
+ * an index build, whose Lloyd runs in this thread leave up to 4 memories of up to 64 MiB each in the pool (issue 35,
+ * builder replica RSS); the next build fills fresh memories (first-touch cost, see `acquireKernelMemory`).
+ * @returns the bytes of the memories dropped
+ */
+export function drainKernelMemoryPool(): number {
+  let bytes = 0;
+  for (const km of freeMemories.splice(0)) bytes += km.capacity;
+  return bytes;
+}
+
 let scratchMemory: KernelMemory | undefined;
 
 /** This thread's scratch kernel memory (build kernels), or undefined when the kernels are unavailable. */
