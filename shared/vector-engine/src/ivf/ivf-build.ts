@@ -14,12 +14,12 @@ export const IVF_CELLS_PER_SQRT_N = 8;
 export const IVF_TRAIN_POINTS_PER_CELL = 50;
 /**
  * Coarse groups visited per vector by the final assignment (see `IvfBuildOptions.assignGroups`): the groups whose
- * axes are nearest to the row (`CentroidTree`; issue 35, session 17, `recall-decomposition` on the 1M
- * benchmark catalogue, 500 songs, nprobe 64, nlist 8000 in 179 groups): rows outside their nearest centroid's cell 22.1%
- * of the true neighbours with 4 groups, 12.6% with 8; recall@10 of the int8 service path 0.970 -> 0.981 (0.950 before
- * the nearest-axes order); assignment 358 -> 537 dot products per row (11.0 -> 16.3 s in one thread at 1M), query
- * CPU unchanged. Kept at 4: with 8, one row of the 8k test mixture (quantised-index.test.ts) got an int8 codes
- * distance 0.056 off (cause not analysed; perhaps a residual outside the int8 trained range), to be understood before raising it.
+ * axes are nearest to the row (`CentroidTree`). Issue 35, session 17, `recall-decomposition` on the 1M benchmark
+ * catalogue (500 songs, nprobe 64, nlist 8000 in 179 groups): true neighbours outside their nearest centroid's cell
+ * 22.1% with 4 groups, 12.6% with 8; recall@10 of the int8 service path 0.970 / 0.981 (0.950 before the
+ * nearest-axes order); 358 / 537 dot products per row (11.0 / 16.3 s in one thread at 1M); query CPU unchanged.
+ * Kept at 4: with 8, one row of the 8k test mixture (quantised-index.test.ts) got an int8 codes distance 0.056 off
+ * (cause not analysed; perhaps a residual outside the int8 trained range), to be understood before raising it.
  */
 export const DEFAULT_ASSIGN_GROUPS = 4;
 /** Embedding dimension of the MusiCNN vectors the shared index holds. */
