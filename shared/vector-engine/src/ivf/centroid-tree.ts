@@ -25,7 +25,7 @@ const BOUND_SLACK = 1e-6;
  * ball-tree / branch-and-bound maximum-inner-product search (Ram & Gray, "Maximum inner-product search
  * using cone trees", KDD 2012). Worst case (no pruning) costs `groups + nlist` dot products.
  *
- * With a group limit (`nearest(x, xo, maxGroups)`, the build's assignment: `DEFAULT_ASSIGN_GROUPS`, 8) the answer
+ * With a group limit (`nearest(x, xo, maxGroups)`, the build's assignment: `DEFAULT_ASSIGN_GROUPS`, 4) the answer
  * is the nearest centroid inside the `maxGroups` groups whose axes are nearest to `x` (largest `dot(x, a)`, ties to
  * the lower group; the cone bounds then only prune inside them, which leaves that answer unchanged). Issue 35: choosing the limited
  * groups by decreasing bound instead (the exact search's order) favours wide cones over near axes: on the
@@ -135,7 +135,7 @@ export class CentroidTree {
    * Index of the centroid with the largest dot product with the unit vector `x[xo .. xo+dim)`;
    * its dot product is left in `lastScore`.
    * @param maxGroups search only the centroids of this many groups, those whose axes are nearest to `x` (see the
-   *   class comment). Infinity (default) gives the brute-force answer; a small number (the build uses 8) gives the
+   *   class comment). Infinity (default) gives the brute-force answer; a small number (the build uses 4) gives the
    *   nearest centroid inside the nearest groups, an approximate answer at a fraction of the cost, because in 200-d
    *   the cone bounds alone prune only ~40% of the centroids (equal to brute force for 88% of catalogue rows at 100k
    *   with 4 of 101 groups, 81.5% when the groups were chosen by bound; `recall-decomposition` prints the 1M share).

@@ -15,7 +15,7 @@ import beforeJson from './__fixtures__/query-answers-before-qps4.json';
  * changes (`__fixtures__/query-answers-before-qps4.json`; QPS_WRITE_FIXTURE=1 rewrites it). The int8 generation
  * is searched with its float copy on disk only and with the resident copy (`residentMaxBytes`): same answers.
  * Re-recorded once since, in session 17 (issue 35), when the build's limited nearest-centroid search started visiting
- * the groups of nearest axes (`CentroidTree`), 8 instead of 4 (4 of them gave the same answers): one of the 30 queries
+ * the groups of nearest axes (`CentroidTree`; 4 groups, and 8 gave the same answers): one of the 30 queries
  * changed, in the 50% mask variant only (float and int8 alike), to a list with a closer neighbour (row 1668 at
  * distance 0.78697 instead of row 1784 at 0.79750); the other 184 answer lists were unchanged.
  */
