@@ -9,6 +9,7 @@ import {
   type IvfBuildOptions,
   type IvfBuildResult,
   type IvfIndex,
+  type KeptCells,
   type Quantiser,
   type VectorBatch,
 } from '@polyphony/vector-engine';
@@ -26,7 +27,7 @@ import { SemanticRows, seedSemanticRows } from '../semantic/column-fill';
 import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
 import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
-import { GenerationReuse } from './reuse';
+import { GenerationReuse, RowMatcher } from './reuse';
 import { SnapshotFeed, feedPage } from './snapshot-feed';
 import { logResume, snapshotPages } from './snapshot-pages';
 import type { SnapshotPageBytes } from '../maps/wire';
@@ -54,7 +55,20 @@ export interface RebuildOutcome {
    * vector) and removed, their share, whether the basis and map were kept, how many artist mixtures were kept and
    * fitted, and the wall ms of matching the rows (part of the projection phase). Absent when nothing was compared.
    */
-  reuse?: { changed: number; removed: number; fraction: number; map: boolean; artistsKept: number; artistsFitted: number; matchMs: number };
+  reuse?: {
+    changed: number;
+    removed: number;
+    fraction: number;
+    map: boolean;
+    artistsKept: number;
+    artistsFitted: number;
+    /** Wall ms of matching the rows: on the snapshot loop while pages streamed (`matchedInSnapshot`), else after the IVF build. */
+    matchMs: number;
+    matchedInSnapshot: boolean;
+    /** The IVF build kept the serving generation's centroids and cells (no k-means); `cellsPlaced` rows were placed at their nearest centroid. */
+    cellsKept: boolean;
+    cellsPlaced: number;
+  };
   /** Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared, the database transaction. */
   activateMs: { load: number; prepare: number; commit: number };
 }
@@ -66,8 +80,10 @@ export interface BuildSettings {
   snapshotWriters: number;
   cellFlushBytes: number;
   feedFromSnapshot: boolean;
-  /** Keep the serving generation's basis, map and artist mixtures when at most this share of rows changed (0 = never; `INDEX_BUILD_REUSE_MAX_CHANGED`). */
+  /** Keep the serving generation's basis, map, artist mixtures and IVF cells when at most this share of rows changed (0 = never; `INDEX_BUILD_REUSE_MAX_CHANGED`). */
   reuseMaxChanged: number;
+  /** Keep the serving generation's IVF cells only while its largest cell / mean cell is at most this (`INDEX_LIVE_MAX_CELL_IMBALANCE`). */
+  reuseMaxCellImbalance: number;
 }
 
 /** What one build uses of its service: stores, peers, the live state, and where it reports progress. */
@@ -130,6 +146,11 @@ export class BuildRun {
   /** The text search's columns of the fed rows, filled from the snapshot pages (same rows as `fedMeta`; dropped with the feed). */
   private fedSemantic: SemanticRows | undefined;
   private reuse: GenerationReuse | undefined;
+  /** The fed rows matched with the serving generation as they stream (reuse on and a serving generation); dropped with the feed. */
+  private matcher: RowMatcher | undefined;
+  /** The reuse plan from the matcher (taken when the fed build asks for kept cells). */
+  private matched: GenerationReuse | undefined;
+  private cellsKept = false;
   private reuseReport: RebuildOutcome['reuse'];
   private activateMs = { load: 0, prepare: 0, commit: 0 };
 
@@ -191,6 +212,7 @@ export class BuildRun {
       generation: this.generation,
       signal: buildSignal,
       workers: h.vectors.buildWorkers,
+      ...(streamed ? { keptCells: (count: number) => this.keptCells(count) } : {}),
       onTrained: async (info) => {
         await h.generations.saveTrained(this.generation, info.dim, info.nlist, info.count, info.centroids);
         h.note(`trained ${info.nlist} cells on ${info.sampleSize} songs`);
@@ -213,6 +235,27 @@ export class BuildRun {
     };
   }
 
+  /**
+   * Asked by the fed build after its ingest: the serving generation's cells when the rows matched while streaming
+   * change at most `reuseMaxChanged` of the catalogue and its cells are balanced enough (`GenerationReuse.keptCells`),
+   * else undefined (k-means). The match is kept for the map and artists either way.
+   */
+  private keptCells(count: number): KeptCells | undefined {
+    const m = this.matcher;
+    this.matcher = undefined;
+    if (!m || this.feedStopped) return undefined;
+    if (m.failure) this.host.note(`rows not matched while streaming (${m.failure}); matched after the build`);
+    const plan = GenerationReuse.fromMatcher(m, count, this.version ?? null, VECTOR_DIM);
+    if (!plan) return undefined;
+    this.matched = plan;
+    this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: m.ms, matchedInSnapshot: true, cellsKept: false, cellsPlaced: 0 };
+    if (plan.fraction > this.host.settings.reuseMaxChanged) return undefined;
+    const kept = plan.keptCells(this.host.settings.reuseMaxCellImbalance);
+    this.host.note(kept ? `IVF cells kept (${kept.cells.nlist} cells, imbalance ${kept.imbalance.toFixed(1)}): ${plan.changed} rows to place` : 'IVF cells retrained: the serving generation has none or they are too uneven');
+    this.cellsKept = kept !== undefined;
+    return kept?.cells;
+  }
+
   /** Stops the fed build (the IVF build reads the catalogue copy back instead). */
   private stopFeed(reason: string): void {
     if (this.feedStopped) return;
@@ -223,6 +266,7 @@ export class BuildRun {
     this.fedMeta?.close();
     this.fedMeta = undefined;
     this.fedSemantic = undefined;
+    this.matcher = undefined;
     this.host.note(`index build reads the catalogue copy back (${reason})`);
   }
 
@@ -295,8 +339,10 @@ export class BuildRun {
               this.fed.catch(() => undefined);
               this.fedMeta = new TrackMetaStore(expected ?? 1024, tableStorageOf(h.vectors));
               this.fedSemantic = new SemanticRows(expected ?? 1024);
+              const prev = h.state.current();
+              if (h.settings.reuseMaxChanged > 0 && prev.generation !== 0 && prev.index.size > 0 && prev.pca) this.matcher = new RowMatcher(prev, expected ?? 1024);
             }
-            this.fedMeta = feedPage(page.tracks, this.feed, this.rows, this.fedMeta, stopFeed, this.fedSemantic);
+            this.fedMeta = feedPage(page.tracks, this.feed, this.rows, this.fedMeta, stopFeed, this.fedSemantic, this.matcher);
           }
           const tWrite = performance.now();
           while (writes.size >= snapshotWriters) await Promise.race(writes);
@@ -371,6 +417,10 @@ export class BuildRun {
       this.signal.removeEventListener('abort', this.abortFeed);
     }
     await this.flush();
+    if (this.reuseReport) {
+      this.reuseReport.cellsKept = this.cellsKept;
+      this.reuseReport.cellsPlaced = built.report.keptCellsPlaced ?? 0;
+    }
     const size = built.index.size;
     if (size !== rows.count) throw new Error(`build holds ${size} rows but ${rows.count} were streamed`);
     if (size !== this.synced) throw new Error(`build holds ${size} rows but the snapshot wrote ${this.synced}`);
@@ -406,14 +456,14 @@ export class BuildRun {
     const prev = this.host.state.current();
     if (!(max > 0) || prev.generation === 0) return undefined;
     const t = performance.now();
-    const plan = await GenerationReuse.plan(prev, index, this.version ?? null, this.scheduler);
+    const plan = this.matched ?? (await GenerationReuse.plan(prev, index, this.version ?? null, this.scheduler));
     if (!plan) return undefined;
-    this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: performance.now() - t };
+    if (!this.matched) this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: performance.now() - t, matchedInSnapshot: false, cellsKept: false, cellsPlaced: 0 };
     const kept = plan.fraction <= max ? await plan.map(index, this.scheduler) : undefined;
     this.host.note(`${kept ? 'map, basis and unchanged artists kept' : 'full layout'}: ${plan.changed} of ${index.size} songs changed, ${plan.removed} removed (reuse up to ${max})`);
     if (!kept) return undefined;
     this.reuse = plan;
-    this.reuseReport.map = true;
+    if (this.reuseReport) this.reuseReport.map = true;
     return kept;
   }
 
