@@ -91,7 +91,8 @@ test('a small change keeps basis, positions and mixtures of what did not change;
   const g2 = second.gen;
   expect(g2.index.size).toBe(SONGS + 25 - 1);
   // Matched while the snapshot streamed; the IVF build kept generation 1's cells and placed only the 26 changed rows.
-  expect(second.outcome.reuse).toMatchObject({ changed: 26, removed: 2, map: true, matchedInSnapshot: true, cellsKept: true, cellsPlaced: 26 });
+  // int8: generation 1's quantiser kept, only the 26 changed rows encoded.
+  expect(second.outcome.reuse).toMatchObject({ changed: 26, removed: 2, map: true, matchedInSnapshot: true, cellsKept: true, cellsPlaced: 26, codesEncoded: 26 });
   // Artist 0 (a changed song), artist 1 (a removed song) and the 3 new ones (songs 1000-1024) are fitted.
   expect(second.outcome.reuse!.artistsFitted).toBe(5);
   expect(second.outcome.reuse!.artistsKept).toBe(g2.artists.count - 5);
@@ -120,12 +121,18 @@ test('a small change keeps basis, positions and mixtures of what did not change;
   const c1 = g1.index.parts().centroids;
   expect(bytes(g2.index.parts().centroids)).toBe(bytes(c1));
   const dim = g1.index.dim;
+  const [q1, q2] = [g1.index.parts(), g2.index.parts()];
+  expect(q2.quantised!.quantiser.toParams()).toEqual(q1.quantised!.quantiser.toParams());
+  const cs = q1.quantised!.quantiser.codeSize;
   let placed = 0;
   for (let r = 0; r < g2.index.size; r++) {
     const id = g2.index.idOf(r);
     const p = g1.index.rowOf(id);
     if (p >= 0 && id !== artist0.itemId) {
       expect(g2.index.cellOf(r)).toBe(g1.index.cellOf(p));
+      // ... and its int8 code is generation 1's, byte for byte.
+      const [s1, s2] = [q1.slotOfRow[p]! * cs, q2.slotOfRow[r]! * cs];
+      expect(Buffer.from(q2.quantised!.codes.subarray(s2, s2 + cs)).equals(Buffer.from(q1.quantised!.codes.subarray(s1, s1 + cs)))).toBe(true);
       continue;
     }
     placed++;

@@ -1,4 +1,3 @@
-import type { Lease, Logger } from '@polyphony/platform';
 import {
   CooperativeScheduler,
   ProductQuantiser,
@@ -6,6 +5,7 @@ import {
   cellsOfCodes,
   encodeIndexCodes,
   quantiseIndex,
+  quantiseKeepingCodes,
   type IvfBuildOptions,
   type IvfBuildResult,
   type IvfIndex,
@@ -14,95 +14,24 @@ import {
   type VectorBatch,
 } from '@polyphony/vector-engine';
 import { ArtistModel } from '../artists/artist-model';
-import type { VectorStoreSettings } from '../config';
-import { ArtistLinkCounter, type ArtistLinks, type Generation, type IndexState, type MapMethod } from '../core/generation';
-import type { CataloguePort } from '../core/ports';
+import { ArtistLinkCounter, type ArtistLinks, type Generation, type MapMethod } from '../core/generation';
 import { artistKey } from '../core/text';
 import { VECTOR_DIM } from '../core/track.repository';
-import type { MapFollower } from '../maps/generation-maps';
 import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
 import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
 import { umapLayout } from '../maps/umap-projection';
 import { SemanticRows, seedSemanticRows } from '../semantic/column-fill';
-import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
+import type { CellRecord, StoredQuantiserRecord } from './ports';
 import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
+import type { BuildHost, RebuildOutcome } from './build-types';
 import { GenerationReuse, RowMatcher } from './reuse';
 import { SnapshotFeed, feedPage } from './snapshot-feed';
 import { logResume, snapshotPages } from './snapshot-pages';
 import type { SnapshotPageBytes } from '../maps/wire';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
 
-/** What a finished build reports. */
-export interface RebuildOutcome {
-  generation: number;
-  items: number;
-  nlist: number;
-  deletedTracks: number;
-  skippedTracks: number;
-  timingsMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
-  /** Snapshot wall time spent waiting for the catalogue's pages (fetch, JSON parse and validation not overlapped with writing) and waiting for the writes into `index.tracks` (a free writer, then the last writes), ms. */
-  snapshotMs: { waitForPages: number; writeCopy: number };
-  /** Process CPU time (user + system, every thread: the build and map workers included) of the same phases, ms. */
-  cpuMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
-  /**
-   * The IVF build itself (ivf-build.ts report, wall ms): ingest (during the snapshot when fed from it), train,
-   * assign, arrange, emit (cells written to `index.cells` as they are emitted); `fedFromSnapshot` says which input path ran.
-   */
-  ivf: { ingest: number; train: number; assign: number; arrange: number; emit: number; total: number; fedFromSnapshot: boolean };
-  /**
-   * What the build took over from the generation it replaces (generation/reuse.ts): rows changed (new id or new
-   * vector) and removed, their share, whether the basis and map were kept, how many artist mixtures were kept and
-   * fitted, and the wall ms of matching the rows (part of the projection phase). Absent when nothing was compared.
-   */
-  reuse?: {
-    changed: number;
-    removed: number;
-    fraction: number;
-    map: boolean;
-    artistsKept: number;
-    artistsFitted: number;
-    /** Wall ms of matching the rows: on the snapshot loop while pages streamed (`matchedInSnapshot`), else after the IVF build. */
-    matchMs: number;
-    matchedInSnapshot: boolean;
-    /** The IVF build kept the serving generation's centroids and cells (no k-means); `cellsPlaced` rows were placed at their nearest centroid. */
-    cellsKept: boolean;
-    cellsPlaced: number;
-  };
-  /** Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared, the database transaction. */
-  activateMs: { load: number; prepare: number; commit: number };
-}
-
-/** The build's tunables (RebuildOptions with defaults applied). */
-export interface BuildSettings {
-  snapshotPageSize: number;
-  vectorBatchSize: number;
-  snapshotWriters: number;
-  cellFlushBytes: number;
-  feedFromSnapshot: boolean;
-  /** Keep the serving generation's basis, map, artist mixtures and IVF cells when at most this share of rows changed (0 = never; `INDEX_BUILD_REUSE_MAX_CHANGED`). */
-  reuseMaxChanged: number;
-  /** Keep the serving generation's IVF cells only while its largest cell / mean cell is at most this (`INDEX_LIVE_MAX_CELL_IMBALANCE`). */
-  reuseMaxCellImbalance: number;
-}
-
-/** What one build uses of its service: stores, peers, the live state, and where it reports progress. */
-export interface BuildHost {
-  catalogue: CataloguePort;
-  tracks: TrackCopy;
-  generations: GenerationStore;
-  state: IndexState;
-  maps: MapFollower;
-  logger: Logger;
-  vectors: VectorStoreSettings;
-  settings: BuildSettings;
-  /** The lease of the build run: the activation is fenced by it (a coordinator that lost its run never activates). */
-  fence?: Lease;
-  /** Appends a line to the task's log. */
-  note(line: string): void;
-  /** Reports RUNNING progress (percent 0-100) on the task board. */
-  progress(percent: number, message: string): Promise<void>;
-}
+export type { BuildHost, BuildSettings, RebuildOutcome } from './build-types';
 
 /**
  * One build of one generation, in named phases (RebuildService's steps; `run` calls them in order):
@@ -502,7 +431,13 @@ export class BuildRun {
     if (v.mode === 'float') return index;
     const generations = this.host.generations;
     await this.host.progress(90, `quantising the vectors (${v.mode})`);
-    const served = await quantiseIndex(index, { mode: v.mode as 'int8' | 'pq', pqM: v.pqM, scheduler: this.scheduler, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.rerank ? { rerank: v.rerank } : {}), ...(v.dir ? { dir: v.dir } : {}) });
+    const mode = v.mode as 'int8' | 'pq';
+    const options = { mode, pqM: v.pqM, scheduler: this.scheduler, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.rerank ? { rerank: v.rerank } : {}), ...(v.dir ? { dir: v.dir } : {}) };
+    // On kept cells, the serving generation's quantiser and the codes of unchanged rows are kept (generation/reuse.ts).
+    const keep = this.cellsKept ? this.matched?.keptCodes(mode, v.pqM) : undefined;
+    const kept = keep ? await quantiseKeepingCodes(index, keep, options) : undefined;
+    if (kept && this.reuseReport) this.reuseReport.codesEncoded = kept.encoded;
+    const served = kept?.index ?? (await quantiseIndex(index, options));
     // Stored with the generation: other replicas load the codes instead of training and encoding again.
     const parts = served.parts();
     const qz = parts.quantised!.quantiser;

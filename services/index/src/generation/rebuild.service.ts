@@ -20,8 +20,9 @@ export { tableStorageOf } from './vector-storage';
 /** Tunables of the rebuild. */
 export interface RebuildOptions {
   /**
-   * Keep the serving generation's PCA basis, map positions and artist mixtures for unchanged songs when at most
-   * this share of rows is new, changed or removed (generation/reuse.ts); 0 = always lay out and fit everything.
+   * Keep the serving generation's PCA basis, IVF centroids and cells, quantiser and codes, map positions and artist
+   * mixtures for unchanged songs when at most this share of rows is new, changed or removed (generation/reuse.ts);
+   * 0 = always train, lay out and fit everything.
    * Default `DEFAULT_REUSE_MAX_CHANGED` (`INDEX_BUILD_REUSE_MAX_CHANGED`).
    */
   reuseMaxChanged?: number;

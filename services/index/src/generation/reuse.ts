@@ -1,4 +1,4 @@
-import type { CooperativeScheduler, IvfIndex, KeptCells } from '@polyphony/vector-engine';
+import { ProductQuantiser, type CooperativeScheduler, type IvfIndex, type KeptCells, type KeptCodes } from '@polyphony/vector-engine';
 import { normaliseInto } from '@polyphony/vectors';
 import type { ArtistFit } from '../artists/artist-fit';
 import type { ArtistReuse } from '../artists/artist-model';
@@ -95,6 +95,25 @@ export class GenerationReuse {
       cellOfRow[r] = p >= 0 ? prevCell[p]! : -1;
     }
     return { cells: { nlist, centroids: parts.centroids, cellOfRow, coarse: parts.groups ?? null }, imbalance };
+  }
+
+  /**
+   * The serving generation's quantiser and codes for a build that kept its cells (`keptCells`; `quantiseKeepingCodes`):
+   * per new row the serving generation's slot of its unchanged row (-1 = changed: encoded). Only valid after a build
+   * on kept cells (an unchanged row is then in the same cell under the same centroids, so its code is the same bytes).
+   * @returns undefined when the serving generation is not quantised in `mode` (or, pq, with another `pqM`)
+   */
+  keptCodes(mode: 'int8' | 'pq', pqM: number): KeptCodes | undefined {
+    const parts = this.prev.index.parts();
+    const q = parts.quantised;
+    if (!q || q.quantiser.kind !== mode) return undefined;
+    if (q.quantiser instanceof ProductQuantiser && q.quantiser.m !== pqM) return undefined;
+    const oldSlotOfRow = new Int32Array(this.prevRowOfNew.length);
+    for (let r = 0; r < oldSlotOfRow.length; r++) {
+      const p = this.prevRowOfNew[r]!;
+      oldSlotOfRow[r] = p >= 0 ? parts.slotOfRow[p]! : -1;
+    }
+    return { quantiser: q.quantiser, codes: q.codes, oldSlotOfRow };
   }
 
   /**
