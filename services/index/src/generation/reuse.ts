@@ -6,6 +6,9 @@ import type { Generation, MapMethod } from '../core/generation';
 import { placeOnUmap, UMAP_MIN_SAMPLES } from '../maps/umap-projection';
 import { projectPoint, type PcaBasis } from '../maps/projection';
 
+/** Serving-generation rows read at once by `RowMatcher` (a run of consecutive rows; 512 x 200 floats = 400 KiB). */
+const MATCH_READ_ROWS = 512;
+
 /** Cells probed when a new or changed row is placed on the reused map (a neighbour search for position only). */
 export const REUSE_PLACE_NPROBE = 8;
 
@@ -171,9 +174,11 @@ export class GenerationReuse {
   }
 }
 
-function sameVector(a: Float32Array, b: Float32Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+/** True when `a` equals the `a.length` floats of `b` from `bo` (default 0; with no offset the lengths must agree). */
+function sameVector(a: Float32Array, b: Float32Array, bo?: number): boolean {
+  if (bo === undefined && a.length !== b.length) return false;
+  const o = bo ?? 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[o + i]) return false;
   return true;
 }
 
@@ -199,7 +204,8 @@ export class RowMatcher {
   readonly newRowOfPrev: Int32Array;
   private readonly unit: Float32Array;
   private readonly stored: Float32Array;
-  private readonly read: (row: number, out: Float32Array) => void;
+  /** Reads `rows` consecutive serving-generation rows from `first` into `out` (row-major). */
+  private readonly readRun: (first: number, rows: number, out: Float32Array) => void;
 
   constructor(
     readonly prev: Generation,
@@ -209,15 +215,17 @@ export class RowMatcher {
     this.prevRowOfNew = new Int32Array(Math.max(1024, expected));
     this.newRowOfPrev = new Int32Array(prev.index.size).fill(-1);
     this.unit = new Float32Array(dim);
-    this.stored = new Float32Array(dim);
+    this.stored = new Float32Array(MATCH_READ_ROWS * dim);
     const parts = prev.index.parts();
     const file = parts.quantised?.file;
-    // The serving generation's stored unit vector of a row: its vector file (quantised modes) or its cells (float).
-    this.read = file
-      ? (row, out) => file.readRow(row, out)
-      : (row, out) => {
-          const o = parts.slotOfRow[row]! * dim;
-          out.set(parts.vectors.subarray(o, o + dim));
+    // The serving generation's stored unit vectors: its vector file in row order (quantised modes) or its cells (float).
+    this.readRun = file
+      ? (first, rows, out) => file.readRows(first, rows, out)
+      : (first, rows, out) => {
+          for (let k = 0; k < rows; k++) {
+            const o = parts.slotOfRow[first + k]! * dim;
+            out.set(parts.vectors.subarray(o, o + dim), k * dim);
+          }
         };
   }
 
@@ -245,24 +253,34 @@ export class RowMatcher {
       this.prevRowOfNew = grown;
     }
     const sameDim = vectors.length === n * dim;
-    for (let i = 0; i < n; i++) {
-      const r = this.count + i;
-      const p = sameDim ? this.prev.index.rowOf(ids[i]!) : -1;
-      let match = false;
-      if (p >= 0 && this.newRowOfPrev[p]! < 0) {
-        normaliseInto(vectors, i * dim, this.unit, 0, dim);
-        this.read(p, this.stored);
-        match = sameVector(this.unit, this.stored);
+    const prevRow = new Int32Array(n);
+    for (let i = 0; i < n; i++) prevRow[i] = sameDim ? this.prev.index.rowOf(ids[i]!) : -1;
+    // Both generations number rows in canonical-id byte order, so the serving rows of a page mostly form runs of
+    // consecutive rows: one read per run (up to MATCH_READ_ROWS rows) instead of one positional read per row.
+    for (let i = 0; i < n; ) {
+      let end = i + 1;
+      if (prevRow[i]! >= 0) while (end < n && end - i < MATCH_READ_ROWS && prevRow[end] === prevRow[end - 1]! + 1) end++;
+      if (prevRow[i]! >= 0) this.readRun(prevRow[i]!, end - i, this.stored);
+      for (let k = i; k < end; k++) {
+        const r = this.count + k;
+        const p = prevRow[k]!;
+        let match = false;
+        if (p >= 0 && this.newRowOfPrev[p]! < 0) {
+          normaliseInto(vectors, k * dim, this.unit, 0, dim);
+          match = sameVector(this.unit, this.stored, (k - i) * dim);
+        }
+        if (match) {
+          this.prevRowOfNew[r] = p;
+          this.newRowOfPrev[p] = r;
+          this.kept++;
+        } else {
+          this.prevRowOfNew[r] = -1;
+          this.changed++;
+        }
       }
-      if (match) {
-        this.prevRowOfNew[r] = p;
-        this.newRowOfPrev[p] = r;
-        this.kept++;
-      } else {
-        this.prevRowOfNew[r] = -1;
-        this.changed++;
-      }
+      i = end;
     }
     this.count += n;
   }
+
 }
