@@ -118,10 +118,11 @@ async function main(): Promise<void> {
   }
 }
 
-/** Phase figures of one build (wall and CPU ms per phase, the snapshot's waits, the activation's parts, what was reused). */
+/** Phase figures of one build (wall and CPU ms per phase, the snapshot's waits, the IVF build's parts, the activation's parts, what was reused). */
 function summary(o: RebuildOutcome): Record<string, unknown> {
   const ms = (r: Record<string, number>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Math.round(v)]));
-  return { generation: o.generation, items: o.items, phasesMs: ms(o.timingsMs), cpuMs: ms(o.cpuMs), snapshotMs: ms(o.snapshotMs), activateMs: ms(o.activateMs), ...(o.reuse ? { reuse: { ...o.reuse, fraction: round(o.reuse.fraction * 1e4) / 1e4, matchMs: Math.round(o.reuse.matchMs) } } : {}) };
+  const { fedFromSnapshot: _fed, ...ivf } = o.ivf;
+  return { generation: o.generation, items: o.items, phasesMs: ms(o.timingsMs), cpuMs: ms(o.cpuMs), snapshotMs: ms(o.snapshotMs), ivfMs: ms(ivf), activateMs: ms(o.activateMs), ...(o.reuse ? { reuse: { ...o.reuse, fraction: round(o.reuse.fraction * 1e4) / 1e4, matchMs: Math.round(o.reuse.matchMs) } } : {}) };
 }
 
 /** Sends one line to the fake peers child and waits for its JSON answer line holding `key`. */

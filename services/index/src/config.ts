@@ -63,9 +63,9 @@ export type IndexConfig = ServiceConfig & {
   /** `INDEX_REPLICA_HEARTBEAT_MS`: how often a replica reports the generation it serves (default 5000 ms; live = reported within 3 beats). */
   replicaHeartbeatMs: number;
   /**
-   * `INDEX_BUILD_REUSE_MAX_CHANGED` (default 0 = off; e.g. 0.05): a build keeps the serving generation's PCA basis, map
-   * positions and artist mixtures of unchanged songs when at most this share of rows is new, changed or removed
-   * (generation/reuse.ts).
+   * `INDEX_BUILD_REUSE_MAX_CHANGED` (default 0 = off; e.g. 0.05): a build keeps the serving generation's PCA basis, IVF
+   * centroids and cells, quantiser and codes, map positions and artist mixtures of unchanged songs when at most this
+   * share of rows is new, changed or removed (generation/reuse.ts).
    */
   buildReuseMaxChanged: number;
   /**

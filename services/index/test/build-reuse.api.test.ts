@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { createBus, createLogger, type Bus } from '@polyphony/platform';
 import { createTestDatabase, type TestDatabase, FakePeers, syntheticSongs, toSnapshotTrack } from '@polyphony/testkit';
+import { defaultNlist } from '@polyphony/vector-engine';
 import { buildIndex, loadIndexConfig, type IndexService } from '../src';
 import { ArtistModel } from '../src/artists/artist-model';
 import type { Generation } from '../src/core/generation';
@@ -8,7 +9,8 @@ import type { RebuildOutcome } from '../src/generation/build-run';
 
 /**
  * Generation reuse (issue 35, generation/reuse.ts): a build after a small catalogue change keeps the serving
- * generation's PCA basis, the map positions of unchanged songs and the mixtures of unchanged artists, and what it
+ * generation's PCA basis, IVF centroids and the cells of unchanged songs, the map positions of unchanged songs and
+ * the mixtures of unchanged artists, and what it
  * keeps is what fitting with that basis gives (the artists are fitted again here without reuse and compared
  * bitwise). Over the threshold the build lays out and fits everything. Real PostgreSQL (testkit).
  */
@@ -88,7 +90,9 @@ test('a small change keeps basis, positions and mixtures of what did not change;
   const second = await build();
   const g2 = second.gen;
   expect(g2.index.size).toBe(SONGS + 25 - 1);
-  expect(second.outcome.reuse).toMatchObject({ changed: 26, removed: 2, map: true });
+  // Matched while the snapshot streamed; the IVF build kept generation 1's cells and placed only the 26 changed rows.
+  // int8: generation 1's quantiser kept, only the 26 changed rows encoded.
+  expect(second.outcome.reuse).toMatchObject({ changed: 26, removed: 2, map: true, matchedInSnapshot: true, cellsKept: true, cellsPlaced: 26, codesEncoded: 26 });
   // Artist 0 (a changed song), artist 1 (a removed song) and the 3 new ones (songs 1000-1024) are fitted.
   expect(second.outcome.reuse!.artistsFitted).toBe(5);
   expect(second.outcome.reuse!.artistsKept).toBe(g2.artists.count - 5);
@@ -110,6 +114,45 @@ test('a small change keeps basis, positions and mixtures of what did not change;
     }
   }
   expect(kept).toBe(SONGS - 2);
+
+  // Kept cells: generation 1's centroids; every unchanged song in its generation-1 cell; every changed one in the cell
+  // of its nearest centroid (highest dot product, ties to the lower cell: the live library's rule).
+  expect(g2.index.nlist).toBe(g1.index.nlist);
+  const c1 = g1.index.parts().centroids;
+  expect(bytes(g2.index.parts().centroids)).toBe(bytes(c1));
+  const dim = g1.index.dim;
+  const [q1, q2] = [g1.index.parts(), g2.index.parts()];
+  expect(q2.quantised!.quantiser.toParams()).toEqual(q1.quantised!.quantiser.toParams());
+  const cs = q1.quantised!.quantiser.codeSize;
+  let placed = 0;
+  for (let r = 0; r < g2.index.size; r++) {
+    const id = g2.index.idOf(r);
+    const p = g1.index.rowOf(id);
+    if (p >= 0 && id !== artist0.itemId) {
+      expect(g2.index.cellOf(r)).toBe(g1.index.cellOf(p));
+      // ... and its int8 code is generation 1's, byte for byte.
+      const [s1, s2] = [q1.slotOfRow[p]! * cs, q2.slotOfRow[r]! * cs];
+      expect(Buffer.from(q2.quantised!.codes.subarray(s2, s2 + cs)).equals(Buffer.from(q1.quantised!.codes.subarray(s1, s1 + cs)))).toBe(true);
+      continue;
+    }
+    placed++;
+    const v = g2.index.getVector(r);
+    let best = 0;
+    let bestScore = -Infinity;
+    for (let c = 0; c < g1.index.nlist; c++) {
+      let d = 0;
+      for (let i = 0; i < dim; i++) d += c1[c * dim + i]! * v[i]!;
+      if (d > bestScore) [best, bestScore] = [c, d];
+    }
+    // float64 sums in another order than the kernel's: equal up to a near-tie
+    const got = g2.index.cellOf(r);
+    if (got !== best) {
+      let dg = 0;
+      for (let i = 0; i < dim; i++) dg += c1[got * dim + i]! * v[i]!;
+      expect(bestScore - dg).toBeLessThan(1e-9);
+    }
+  }
+  expect(placed).toBe(26);
 
   // Kept mixtures are exactly what a fit of this generation's rows with the same basis gives.
   const refit = await ArtistModel.fit(g2.index, g2.artists.artistOfRow, g2.artists.keys, g2.artists.names, g2.pca!.variance);
@@ -135,6 +178,7 @@ test('a small change keeps basis, positions and mixtures of what did not change;
   // Over the threshold (200 new songs, ~16 %): everything is laid out and fitted again.
   addSongs(SONGS + 25, SONGS + 225);
   const third = await build();
-  expect(third.outcome.reuse).toMatchObject({ changed: 200, removed: 0, map: false, artistsKept: 0 });
+  expect(third.outcome.reuse).toMatchObject({ changed: 200, removed: 0, map: false, artistsKept: 0, cellsKept: false, cellsPlaced: 0 });
+  expect(third.gen.index.nlist).toBe(defaultNlist(SONGS + 224));
   expect(bytes(third.gen.pca!.axes)).not.toBe(bytes(g2.pca!.axes));
 }, 300_000);

@@ -26,6 +26,8 @@ export {
   type VectorBatch,
   type VectorSource,
 } from './ivf/ivf-build';
+export { assignKeptCells, cellImbalance, type KeptCells } from './ivf/kept-cells';
+export { quantiseKeepingCodes, type KeptCodes } from './ivf/quantise-kept';
 export { DEFAULT_NPROBE, IvfIndex, fitCoarseQuantiser, type CoarseQuantiser, parseRerankSource, type RerankSource, type RestoreInput, type SearchOptions, type SearchStats, type StoredCell, type VectorMode } from './ivf/ivf-index';
 export { CentroidGroups } from './ivf/centroid-groups';
 export { CentroidScan, CENTROID_SCAN_RESCORE_FACTOR, CENTROID_SCAN_RESCORE_MIN } from './ivf/centroid-scan';

@@ -53,7 +53,10 @@ d('golden answers (supysonic + fake Jellyfin, MusiCNN float, full stack)', () =>
     supysonic = await startSupysonic({ musicDir: WESNOTH_MUSIC_DIR, user: 'alice', password: 'alice-pass' });
   }, 5 * 60_000);
   // An upgrade fixture is an install as users run it: with a configured session key (stored at first start).
-  const t = useTestStack({ MODELS_DIR: MODELS, MUSICNN_PRECISION: 'float', MUSICNN_PATCHES: '2', ...(UPGRADE_DUMP ? { JWT_SECRET: UPGRADE_JWT_SECRET } : {}) });
+  // Generation reuse pinned off (the recorded map and artist answers are a full rebuild's; docs/architecture.md
+  // "Generation reuse"); GOLDEN_INDEX_BUILD_REUSE_MAX_CHANGED runs the flow with it on to see what differs.
+  const reuse = process.env.GOLDEN_INDEX_BUILD_REUSE_MAX_CHANGED ?? '0';
+  const t = useTestStack({ MODELS_DIR: MODELS, MUSICNN_PRECISION: 'float', MUSICNN_PATCHES: '2', INDEX_BUILD_REUSE_MAX_CHANGED: reuse, ...(UPGRADE_DUMP ? { JWT_SECRET: UPGRADE_JWT_SECRET } : {}) });
   afterAll(async () => {
     await supysonic?.close();
     await jellyfin?.close();

@@ -1,4 +1,3 @@
-import type { Lease, Logger } from '@polyphony/platform';
 import {
   CooperativeScheduler,
   ProductQuantiser,
@@ -6,87 +5,33 @@ import {
   cellsOfCodes,
   encodeIndexCodes,
   quantiseIndex,
+  quantiseKeepingCodes,
   type IvfBuildOptions,
   type IvfBuildResult,
   type IvfIndex,
+  type KeptCells,
   type Quantiser,
   type VectorBatch,
 } from '@polyphony/vector-engine';
 import { ArtistModel } from '../artists/artist-model';
-import type { VectorStoreSettings } from '../config';
-import { ArtistLinkCounter, type ArtistLinks, type Generation, type IndexState, type MapMethod } from '../core/generation';
-import type { CataloguePort } from '../core/ports';
+import { ArtistLinkCounter, type ArtistLinks, type Generation, type MapMethod } from '../core/generation';
 import { artistKey } from '../core/text';
 import { VECTOR_DIM } from '../core/track.repository';
-import type { MapFollower } from '../maps/generation-maps';
 import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
 import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
 import { umapLayout } from '../maps/umap-projection';
 import { SemanticRows, seedSemanticRows } from '../semantic/column-fill';
-import type { CellRecord, GenerationStore, StoredQuantiserRecord, TrackCopy } from './ports';
+import type { CellRecord, StoredQuantiserRecord } from './ports';
 import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
-import { GenerationReuse } from './reuse';
+import type { BuildHost, RebuildOutcome } from './build-types';
+import { GenerationReuse, RowMatcher } from './reuse';
 import { SnapshotFeed, feedPage } from './snapshot-feed';
 import { logResume, snapshotPages } from './snapshot-pages';
 import type { SnapshotPageBytes } from '../maps/wire';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
 
-/** What a finished build reports. */
-export interface RebuildOutcome {
-  generation: number;
-  items: number;
-  nlist: number;
-  deletedTracks: number;
-  skippedTracks: number;
-  timingsMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
-  /** Snapshot wall time spent waiting for the catalogue's pages (fetch, JSON parse and validation not overlapped with writing) and waiting for the writes into `index.tracks` (a free writer, then the last writes), ms. */
-  snapshotMs: { waitForPages: number; writeCopy: number };
-  /** Process CPU time (user + system, every thread: the build and map workers included) of the same phases, ms. */
-  cpuMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
-  /**
-   * The IVF build itself (ivf-build.ts report, wall ms): ingest (during the snapshot when fed from it), train,
-   * assign, arrange, emit (cells written to `index.cells` as they are emitted); `fedFromSnapshot` says which input path ran.
-   */
-  ivf: { ingest: number; train: number; assign: number; arrange: number; emit: number; total: number; fedFromSnapshot: boolean };
-  /**
-   * What the build took over from the generation it replaces (generation/reuse.ts): rows changed (new id or new
-   * vector) and removed, their share, whether the basis and map were kept, how many artist mixtures were kept and
-   * fitted, and the wall ms of matching the rows (part of the projection phase). Absent when nothing was compared.
-   */
-  reuse?: { changed: number; removed: number; fraction: number; map: boolean; artistsKept: number; artistsFitted: number; matchMs: number };
-  /** Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared, the database transaction. */
-  activateMs: { load: number; prepare: number; commit: number };
-}
-
-/** The build's tunables (RebuildOptions with defaults applied). */
-export interface BuildSettings {
-  snapshotPageSize: number;
-  vectorBatchSize: number;
-  snapshotWriters: number;
-  cellFlushBytes: number;
-  feedFromSnapshot: boolean;
-  /** Keep the serving generation's basis, map and artist mixtures when at most this share of rows changed (0 = never; `INDEX_BUILD_REUSE_MAX_CHANGED`). */
-  reuseMaxChanged: number;
-}
-
-/** What one build uses of its service: stores, peers, the live state, and where it reports progress. */
-export interface BuildHost {
-  catalogue: CataloguePort;
-  tracks: TrackCopy;
-  generations: GenerationStore;
-  state: IndexState;
-  maps: MapFollower;
-  logger: Logger;
-  vectors: VectorStoreSettings;
-  settings: BuildSettings;
-  /** The lease of the build run: the activation is fenced by it (a coordinator that lost its run never activates). */
-  fence?: Lease;
-  /** Appends a line to the task's log. */
-  note(line: string): void;
-  /** Reports RUNNING progress (percent 0-100) on the task board. */
-  progress(percent: number, message: string): Promise<void>;
-}
+export type { BuildHost, BuildSettings, RebuildOutcome } from './build-types';
 
 /**
  * One build of one generation, in named phases (RebuildService's steps; `run` calls them in order):
@@ -130,6 +75,11 @@ export class BuildRun {
   /** The text search's columns of the fed rows, filled from the snapshot pages (same rows as `fedMeta`; dropped with the feed). */
   private fedSemantic: SemanticRows | undefined;
   private reuse: GenerationReuse | undefined;
+  /** The fed rows matched with the serving generation as they stream (reuse on and a serving generation); dropped with the feed. */
+  private matcher: RowMatcher | undefined;
+  /** The reuse plan from the matcher (taken when the fed build asks for kept cells). */
+  private matched: GenerationReuse | undefined;
+  private cellsKept = false;
   private reuseReport: RebuildOutcome['reuse'];
   private activateMs = { load: 0, prepare: 0, commit: 0 };
 
@@ -191,6 +141,7 @@ export class BuildRun {
       generation: this.generation,
       signal: buildSignal,
       workers: h.vectors.buildWorkers,
+      ...(streamed ? { keptCells: (count: number) => this.keptCells(count) } : {}),
       onTrained: async (info) => {
         await h.generations.saveTrained(this.generation, info.dim, info.nlist, info.count, info.centroids);
         h.note(`trained ${info.nlist} cells on ${info.sampleSize} songs`);
@@ -213,6 +164,27 @@ export class BuildRun {
     };
   }
 
+  /**
+   * Asked by the fed build after its ingest: the serving generation's cells when the rows matched while streaming
+   * change at most `reuseMaxChanged` of the catalogue and its cells are balanced enough (`GenerationReuse.keptCells`),
+   * else undefined (k-means). The match is kept for the map and artists either way.
+   */
+  private keptCells(count: number): KeptCells | undefined {
+    const m = this.matcher;
+    this.matcher = undefined;
+    if (!m || this.feedStopped) return undefined;
+    if (m.failure) this.host.note(`rows not matched while streaming (${m.failure}); matched after the build`);
+    const plan = GenerationReuse.fromMatcher(m, count, this.version ?? null, VECTOR_DIM);
+    if (!plan) return undefined;
+    this.matched = plan;
+    this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: m.ms, matchedInSnapshot: true, cellsKept: false, cellsPlaced: 0 };
+    if (plan.fraction > this.host.settings.reuseMaxChanged) return undefined;
+    const kept = plan.keptCells(this.host.settings.reuseMaxCellImbalance);
+    this.host.note(kept ? `IVF cells kept (${kept.cells.nlist} cells, imbalance ${kept.imbalance.toFixed(1)}): ${plan.changed} rows to place` : 'IVF cells retrained: the serving generation has none or they are too uneven');
+    this.cellsKept = kept !== undefined;
+    return kept?.cells;
+  }
+
   /** Stops the fed build (the IVF build reads the catalogue copy back instead). */
   private stopFeed(reason: string): void {
     if (this.feedStopped) return;
@@ -223,6 +195,7 @@ export class BuildRun {
     this.fedMeta?.close();
     this.fedMeta = undefined;
     this.fedSemantic = undefined;
+    this.matcher = undefined;
     this.host.note(`index build reads the catalogue copy back (${reason})`);
   }
 
@@ -295,8 +268,10 @@ export class BuildRun {
               this.fed.catch(() => undefined);
               this.fedMeta = new TrackMetaStore(expected ?? 1024, tableStorageOf(h.vectors));
               this.fedSemantic = new SemanticRows(expected ?? 1024);
+              const prev = h.state.current();
+              if (h.settings.reuseMaxChanged > 0 && prev.generation !== 0 && prev.index.size > 0 && prev.pca) this.matcher = new RowMatcher(prev, expected ?? 1024);
             }
-            this.fedMeta = feedPage(page.tracks, this.feed, this.rows, this.fedMeta, stopFeed, this.fedSemantic);
+            this.fedMeta = feedPage(page.tracks, this.feed, this.rows, this.fedMeta, stopFeed, this.fedSemantic, this.matcher);
           }
           const tWrite = performance.now();
           while (writes.size >= snapshotWriters) await Promise.race(writes);
@@ -371,6 +346,10 @@ export class BuildRun {
       this.signal.removeEventListener('abort', this.abortFeed);
     }
     await this.flush();
+    if (this.reuseReport) {
+      this.reuseReport.cellsKept = this.cellsKept;
+      this.reuseReport.cellsPlaced = built.report.keptCellsPlaced ?? 0;
+    }
     const size = built.index.size;
     if (size !== rows.count) throw new Error(`build holds ${size} rows but ${rows.count} were streamed`);
     if (size !== this.synced) throw new Error(`build holds ${size} rows but the snapshot wrote ${this.synced}`);
@@ -406,14 +385,14 @@ export class BuildRun {
     const prev = this.host.state.current();
     if (!(max > 0) || prev.generation === 0) return undefined;
     const t = performance.now();
-    const plan = await GenerationReuse.plan(prev, index, this.version ?? null, this.scheduler);
+    const plan = this.matched ?? (await GenerationReuse.plan(prev, index, this.version ?? null, this.scheduler));
     if (!plan) return undefined;
-    this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: performance.now() - t };
+    if (!this.matched) this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: performance.now() - t, matchedInSnapshot: false, cellsKept: false, cellsPlaced: 0 };
     const kept = plan.fraction <= max ? await plan.map(index, this.scheduler) : undefined;
     this.host.note(`${kept ? 'map, basis and unchanged artists kept' : 'full layout'}: ${plan.changed} of ${index.size} songs changed, ${plan.removed} removed (reuse up to ${max})`);
     if (!kept) return undefined;
     this.reuse = plan;
-    this.reuseReport.map = true;
+    if (this.reuseReport) this.reuseReport.map = true;
     return kept;
   }
 
@@ -452,7 +431,13 @@ export class BuildRun {
     if (v.mode === 'float') return index;
     const generations = this.host.generations;
     await this.host.progress(90, `quantising the vectors (${v.mode})`);
-    const served = await quantiseIndex(index, { mode: v.mode as 'int8' | 'pq', pqM: v.pqM, scheduler: this.scheduler, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.rerank ? { rerank: v.rerank } : {}), ...(v.dir ? { dir: v.dir } : {}) });
+    const mode = v.mode as 'int8' | 'pq';
+    const options = { mode, pqM: v.pqM, scheduler: this.scheduler, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.rerank ? { rerank: v.rerank } : {}), ...(v.dir ? { dir: v.dir } : {}) };
+    // On kept cells, the serving generation's quantiser and the codes of unchanged rows are kept (generation/reuse.ts).
+    const keep = this.cellsKept ? this.matched?.keptCodes(mode, v.pqM) : undefined;
+    const kept = keep ? await quantiseKeepingCodes(index, keep, options) : undefined;
+    if (kept && this.reuseReport) this.reuseReport.codesEncoded = kept.encoded;
+    const served = kept?.index ?? (await quantiseIndex(index, options));
     // Stored with the generation: other replicas load the codes instead of training and encoding again.
     const parts = served.parts();
     const qz = parts.quantised!.quantiser;

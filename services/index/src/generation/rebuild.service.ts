@@ -12,6 +12,7 @@ import type { BuildSettings, RebuildOutcome } from './build-run';
 import { BuildTaskExecutor, type BuildWork } from './build-task';
 import type { BuildQueue, GenerationStore, TrackCopy } from './ports';
 import { residentBytesOf, tableStorageOf } from './vector-storage';
+import { DEFAULT_DRIFT } from './live/drift';
 
 export type { RebuildOutcome } from './build-run';
 export { tableStorageOf } from './vector-storage';
@@ -19,11 +20,18 @@ export { tableStorageOf } from './vector-storage';
 /** Tunables of the rebuild. */
 export interface RebuildOptions {
   /**
-   * Keep the serving generation's PCA basis, map positions and artist mixtures for unchanged songs when at most
-   * this share of rows is new, changed or removed (generation/reuse.ts); 0 = always lay out and fit everything.
+   * Keep the serving generation's PCA basis, IVF centroids and cells, quantiser and codes, map positions and artist
+   * mixtures for unchanged songs when at most this share of rows is new, changed or removed (generation/reuse.ts);
+   * 0 = always train, lay out and fit everything.
    * Default `DEFAULT_REUSE_MAX_CHANGED` (`INDEX_BUILD_REUSE_MAX_CHANGED`).
    */
   reuseMaxChanged?: number;
+  /**
+   * A reusing build keeps the serving generation's IVF cells (no k-means) only while its largest cell / mean cell
+   * size is at most this (the live library's `maxCellImbalance`, `INDEX_LIVE_MAX_CELL_IMBALANCE`); above it the
+   * build trains. Default `DEFAULT_DRIFT.maxCellImbalance` (8).
+   */
+  reuseMaxCellImbalance?: number;
   /** Tracks per catalogue snapshot page (the contract allows up to 5000). Default 5000. */
   snapshotPageSize?: number;
   /** Snapshot pages written into the catalogue copy at once (each on its own database connection). Default 2. */
@@ -91,6 +99,7 @@ export class RebuildService {
       cellFlushBytes: options.cellFlushBytes ?? 4 * 1024 * 1024,
       feedFromSnapshot: options.feedBuildFromSnapshot ?? true,
       reuseMaxChanged: options.reuseMaxChanged ?? DEFAULT_REUSE_MAX_CHANGED,
+      reuseMaxCellImbalance: options.reuseMaxCellImbalance ?? DEFAULT_DRIFT.maxCellImbalance,
     };
     this.vectors = options.vectors ?? { mode: 'float', pqM: 25, buildWorkers: 0 };
     const executor = new BuildTaskExecutor({

@@ -1,9 +1,13 @@
-import type { CooperativeScheduler, IvfIndex } from '@polyphony/vector-engine';
+import { ProductQuantiser, type CooperativeScheduler, type IvfIndex, type KeptCells, type KeptCodes } from '@polyphony/vector-engine';
+import { normaliseInto } from '@polyphony/vectors';
 import type { ArtistFit } from '../artists/artist-fit';
 import type { ArtistReuse } from '../artists/artist-model';
 import type { Generation, MapMethod } from '../core/generation';
 import { placeOnUmap, UMAP_MIN_SAMPLES } from '../maps/umap-projection';
 import { projectPoint, type PcaBasis } from '../maps/projection';
+
+/** Serving-generation rows read at once by `RowMatcher` (a run of consecutive rows; 512 x 200 floats = 400 KiB). */
+const MATCH_READ_ROWS = 512;
 
 /** Cells probed when a new or changed row is placed on the reused map (a neighbour search for position only). */
 export const REUSE_PLACE_NPROBE = 8;
@@ -32,8 +36,7 @@ export class GenerationReuse {
    * @returns undefined when `prev` is empty or of another embedder version or dimension, or has no PCA basis
    */
   static async plan(prev: Generation, index: IvfIndex, embedderVersion: string | null, scheduler?: CooperativeScheduler): Promise<GenerationReuse | undefined> {
-    if (prev.generation === 0 || prev.index.size === 0 || !prev.pca) return undefined;
-    if (prev.embedderVersion !== embedderVersion || prev.index.dim !== index.dim) return undefined;
+    if (!GenerationReuse.usable(prev, embedderVersion, index.dim)) return undefined;
     const size = index.size;
     const prevRowOfNew = new Int32Array(size).fill(-1);
     const newRowOfPrev = new Int32Array(prev.index.size).fill(-1);
@@ -51,9 +54,69 @@ export class GenerationReuse {
     return new GenerationReuse(prev, prevRowOfNew, newRowOfPrev, changed, prev.index.size - kept);
   }
 
+  /** True when a build of `embedderVersion` vectors of `dim` may take anything over from `prev` (not empty, same space, a basis). */
+  static usable(prev: Generation, embedderVersion: string | null, dim: number): boolean {
+    return prev.generation !== 0 && prev.index.size > 0 && prev.pca !== undefined && prev.embedderVersion === embedderVersion && prev.index.dim === dim;
+  }
+
+  /**
+   * The plan from rows matched while the snapshot streamed (`RowMatcher`, same rule as `plan`), for a build of
+   * `size` rows; undefined when `prev` is not usable (see `usable`) or the matcher did not see exactly `size` rows.
+   */
+  static fromMatcher(m: RowMatcher, size: number, embedderVersion: string | null, dim: number): GenerationReuse | undefined {
+    if (m.failure !== undefined || m.count !== size || !GenerationReuse.usable(m.prev, embedderVersion, dim)) return undefined;
+    return new GenerationReuse(m.prev, m.prevRowOfNew.slice(0, size), m.newRowOfPrev, m.changed, m.prev.index.size - m.kept);
+  }
+
   /** (changed + removed) / new rows: the share of the catalogue this build does not take over. */
   get fraction(): number {
     return this.prevRowOfNew.length === 0 ? 1 : (this.changed + this.removed) / this.prevRowOfNew.length;
+  }
+
+  /**
+   * The serving generation's IVF cells for the new build (`IvfBuildOptions.keptCells`, issue 35): its centroids and,
+   * per new row, the cell its unchanged row is in (-1 = changed: the build places it at its nearest centroid, as the
+   * live library appends). Kept cells make the new generation's cells those of the serving one minus the removed
+   * rows plus the placed ones: no k-means, no assignment of unchanged rows. Similar-songs answers are then those of
+   * the serving generation's cells (IVF is approximate: a freshly trained build may differ at the recall margin).
+   * @returns undefined (the build trains k-means) when the serving generation has no cells or its largest cell is
+   *   more than `maxImbalance` times the mean (the live library's drift rule); else the cells and that imbalance
+   */
+  keptCells(maxImbalance: number): { cells: KeptCells; imbalance: number } | undefined {
+    const parts = this.prev.index.parts();
+    const { nlist, cellOffsets, rowOfSlot } = parts;
+    if (nlist < 1 || rowOfSlot.length === 0) return undefined;
+    let largest = 0;
+    for (let c = 0; c < nlist; c++) largest = Math.max(largest, cellOffsets[c + 1]! - cellOffsets[c]!);
+    const imbalance = largest / (rowOfSlot.length / nlist);
+    if (!(imbalance <= maxImbalance)) return undefined;
+    const prevCell = new Int32Array(rowOfSlot.length);
+    for (let c = 0; c < nlist; c++) for (let s = cellOffsets[c]!; s < cellOffsets[c + 1]!; s++) prevCell[rowOfSlot[s]!] = c;
+    const cellOfRow = new Int32Array(this.prevRowOfNew.length);
+    for (let r = 0; r < cellOfRow.length; r++) {
+      const p = this.prevRowOfNew[r]!;
+      cellOfRow[r] = p >= 0 ? prevCell[p]! : -1;
+    }
+    return { cells: { nlist, centroids: parts.centroids, cellOfRow, coarse: parts.groups ?? null }, imbalance };
+  }
+
+  /**
+   * The serving generation's quantiser and codes for a build that kept its cells (`keptCells`; `quantiseKeepingCodes`):
+   * per new row the serving generation's slot of its unchanged row (-1 = changed: encoded). Only valid after a build
+   * on kept cells (an unchanged row is then in the same cell under the same centroids, so its code is the same bytes).
+   * @returns undefined when the serving generation is not quantised in `mode` (or, pq, with another `pqM`)
+   */
+  keptCodes(mode: 'int8' | 'pq', pqM: number): KeptCodes | undefined {
+    const parts = this.prev.index.parts();
+    const q = parts.quantised;
+    if (!q || q.quantiser.kind !== mode) return undefined;
+    if (q.quantiser instanceof ProductQuantiser && q.quantiser.m !== pqM) return undefined;
+    const oldSlotOfRow = new Int32Array(this.prevRowOfNew.length);
+    for (let r = 0; r < oldSlotOfRow.length; r++) {
+      const p = this.prevRowOfNew[r]!;
+      oldSlotOfRow[r] = p >= 0 ? parts.slotOfRow[p]! : -1;
+    }
+    return { quantiser: q.quantiser, codes: q.codes, oldSlotOfRow };
   }
 
   /**
@@ -111,8 +174,113 @@ export class GenerationReuse {
   }
 }
 
-function sameVector(a: Float32Array, b: Float32Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+/** True when `a` equals the `a.length` floats of `b` from `bo` (default 0; with no offset the lengths must agree). */
+function sameVector(a: Float32Array, b: Float32Array, bo?: number): boolean {
+  if (bo === undefined && a.length !== b.length) return false;
+  const o = bo ?? 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[o + i]) return false;
   return true;
+}
+
+/**
+ * The row match of `GenerationReuse.plan` done while the snapshot streams (issue 35): each row the fed build receives
+ * is looked up in the serving generation `prev` (captured when the snapshot started; later live appends to the
+ * serving generation are new objects and count as changed here) as it arrives, with its vector normalised by the
+ * build's own rule (`normaliseInto`, so the comparison is bitwise against the stored unit vector). The work runs on
+ * the snapshot loop between pages, i.e. mostly while the build waits for the catalogue, instead of after the IVF
+ * build (7.3 s wall at 1M, session 16). Rows must be added in build order (row 0 first).
+ */
+export class RowMatcher {
+  /** Rows added so far (= the next row number). */
+  count = 0;
+  changed = 0;
+  /** Serving-generation rows matched by some new row. */
+  kept = 0;
+  /** Wall ms spent matching (on the snapshot loop). */
+  ms = 0;
+  /** Why matching stopped (e.g. the serving generation's vector file closed under it); the build then matches after the IVF build. */
+  failure: string | undefined;
+  prevRowOfNew: Int32Array;
+  readonly newRowOfPrev: Int32Array;
+  private readonly unit: Float32Array;
+  private readonly stored: Float32Array;
+  /** Reads `rows` consecutive serving-generation rows from `first` into `out` (row-major). */
+  private readonly readRun: (first: number, rows: number, out: Float32Array) => void;
+
+  constructor(
+    readonly prev: Generation,
+    expected: number,
+  ) {
+    const dim = prev.index.dim;
+    this.prevRowOfNew = new Int32Array(Math.max(1024, expected));
+    this.newRowOfPrev = new Int32Array(prev.index.size).fill(-1);
+    this.unit = new Float32Array(dim);
+    this.stored = new Float32Array(MATCH_READ_ROWS * dim);
+    const parts = prev.index.parts();
+    const file = parts.quantised?.file;
+    // The serving generation's stored unit vectors: its vector file in row order (quantised modes) or its cells (float).
+    this.readRun = file
+      ? (first, rows, out) => file.readRows(first, rows, out)
+      : (first, rows, out) => {
+          for (let k = 0; k < rows; k++) {
+            const o = parts.slotOfRow[first + k]! * dim;
+            out.set(parts.vectors.subarray(o, o + dim), k * dim);
+          }
+        };
+  }
+
+  /**
+   * Matches the next `ids.length` rows: ids in build order and their raw vectors (`ids.length * dim` floats, the
+   * values the fed build normalises). A vector of another length than the serving generation's dim matches nothing.
+   */
+  add(ids: readonly string[], vectors: Float32Array): void {
+    if (this.failure) return;
+    const t = performance.now();
+    try {
+      this.match(ids, vectors);
+    } catch (err) {
+      this.failure = (err as Error).message;
+    }
+    this.ms += performance.now() - t;
+  }
+
+  private match(ids: readonly string[], vectors: Float32Array): void {
+    const dim = this.unit.length;
+    const n = ids.length;
+    if (this.count + n > this.prevRowOfNew.length) {
+      const grown = new Int32Array(Math.max(this.count + n, 2 * this.prevRowOfNew.length));
+      grown.set(this.prevRowOfNew.subarray(0, this.count));
+      this.prevRowOfNew = grown;
+    }
+    const sameDim = vectors.length === n * dim;
+    const prevRow = new Int32Array(n);
+    for (let i = 0; i < n; i++) prevRow[i] = sameDim ? this.prev.index.rowOf(ids[i]!) : -1;
+    // Both generations number rows in canonical-id byte order, so the serving rows of a page mostly form runs of
+    // consecutive rows: one read per run (up to MATCH_READ_ROWS rows) instead of one positional read per row.
+    for (let i = 0; i < n; ) {
+      let end = i + 1;
+      if (prevRow[i]! >= 0) while (end < n && end - i < MATCH_READ_ROWS && prevRow[end] === prevRow[end - 1]! + 1) end++;
+      if (prevRow[i]! >= 0) this.readRun(prevRow[i]!, end - i, this.stored);
+      for (let k = i; k < end; k++) {
+        const r = this.count + k;
+        const p = prevRow[k]!;
+        let match = false;
+        if (p >= 0 && this.newRowOfPrev[p]! < 0) {
+          normaliseInto(vectors, k * dim, this.unit, 0, dim);
+          match = sameVector(this.unit, this.stored, (k - i) * dim);
+        }
+        if (match) {
+          this.prevRowOfNew[r] = p;
+          this.newRowOfPrev[p] = r;
+          this.kept++;
+        } else {
+          this.prevRowOfNew[r] = -1;
+          this.changed++;
+        }
+      }
+      i = end;
+    }
+    this.count += n;
+  }
+
 }

@@ -5,6 +5,7 @@ import { VECTOR_DIM, otherFeaturesOf, snapshotVector, tagBytesOf } from '../core
 import { metaOfSnapshotTrack, type TrackMetaStore } from '../maps/track-meta-store';
 import type { SemanticRows } from '../semantic/column-fill';
 import type { BuildRows } from './build-rows';
+import type { RowMatcher } from './reuse';
 
 /**
  * True when `a` sorts strictly before `b` in UTF-8 byte order, the order of `ORDER BY item_id COLLATE "C"`
@@ -84,10 +85,11 @@ export class SnapshotFeed implements AsyncIterable<VectorBatch> {
  * skips them), checking that ids rise in byte order (`byteOrderLess`, the read-back's order); the first id out of
  * order stops the feed (`stop`), so the build reads the copy back instead and still sees the same row order.
  * The fed rows' display metadata goes into `meta` (row = build order), grown when full, and their text-search
- * columns into `semantic` when given (the new generation's semantic table is then built from memory).
+ * columns into `semantic` when given (the new generation's semantic table is then built from memory), and the rows
+ * are matched with the serving generation by `match` when given (generation reuse, issue 35).
  * @returns the metadata store to use for the next page (undefined once the feed stopped)
  */
-export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFeed, rows: BuildRows, meta: TrackMetaStore | undefined, stop: (reason: string) => void, semantic?: SemanticRows): TrackMetaStore | undefined {
+export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFeed, rows: BuildRows, meta: TrackMetaStore | undefined, stop: (reason: string) => void, semantic?: SemanticRows, match?: RowMatcher): TrackMetaStore | undefined {
   let lastId = rows.lastId;
   const ids: string[] = [];
   const keys: string[] = [];
@@ -121,6 +123,7 @@ export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFe
     const base = rows.count;
     fedTracks.forEach((t, i) => semantic.set(base + i, tagBytesOf(t.learned), otherFeaturesOf(t.learned)?.split(',').map(Number) ?? null, t.tempo, t.energy));
   }
+  match?.add(ids, vectors.subarray(0, ids.length * VECTOR_DIM));
   rows.add(ids, keys, names);
   feed.push({ ids, vectors: vectors.subarray(0, ids.length * VECTOR_DIM) });
   return meta;

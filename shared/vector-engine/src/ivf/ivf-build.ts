@@ -1,10 +1,11 @@
 import { CooperativeScheduler } from './cooperative';
 import { IvfInputError } from './errors';
-import { IdTableBuilder } from './id-table';
+import { IdTableBuilder, type IdTable } from './id-table';
 import { DEFAULT_NPROBE, IvfIndex, arrangeByCell } from './ivf-index';
 import { CentroidTree, nearestCentroids, PointSet, TrainOptions, trainCentroids } from './kmeans';
 import { hashString32, normaliseInto } from '@polyphony/vectors';
 import { IvfWorkerPool } from './worker-pool';
+import { assignKeptCells, type KeptCells } from './kept-cells';
 
 /** Reference constants (reference-implementation.md 1.4, `tasks/paged_ivf.py`). */
 export const IVF_NLIST_MAX = 8192;
@@ -116,6 +117,13 @@ export interface IvfBuildOptions {
    */
   workers?: number;
   signal?: AbortSignal;
+  /**
+   * Asked once after the ingest with the number of rows: the cells to take over from the generation this build
+   * replaces (`KeptCells`: its centroids and the cell of every unchanged row), or undefined to train k-means as
+   * usual. With kept cells nothing is sampled or trained; rows without a kept cell go to their nearest centroid
+   * (`assignKeptCells`); arrange and emit are as usual. Issue 35 (generation reuse).
+   */
+  keptCells?: (count: number) => KeptCells | undefined | Promise<KeptCells | undefined>;
   onTrained?: (info: TrainedInfo) => void | Promise<void>;
   onCell?: CellSink;
   onProgress?: (progress: BuildProgress) => void;
@@ -134,6 +142,8 @@ export interface IvfBuildReport {
   assignmentDotProducts: number;
   emptyCells: number;
   largestCell: number;
+  /** Rows placed at their nearest kept centroid when the build took over the old cells (`keptCells`); undefined when it trained. */
+  keptCellsPlaced?: number;
   /** Times the build handed the event loop back to other work. */
   yields: number;
   /** Longest computation between two event-loop turns, ms (wall clock, includes preemption by other processes). */
@@ -226,6 +236,9 @@ export async function buildIvfIndex(source: VectorSource, options: IvfBuildOptio
   const idTable = ids.finish(count);
   const tIngest = performance.now();
 
+  const kept = count > 0 && options.keptCells ? await options.keptCells(count) : undefined;
+  scheduler.throwIfAborted();
+  if (kept) return finishWithKeptCells(kept, { t0, tIngest, dim, count, vectors, idTable, scheduler, options });
   const nlist = count === 0 ? 0 : Math.max(1, Math.min(count, Math.floor(options.nlist ?? defaultNlist(count))));
   const trainPerCell = options.trainPointsPerCell ?? IVF_TRAIN_POINTS_PER_CELL;
   const sampleSize = Math.min(count, Math.max(nlist, trainPerCell * nlist));
@@ -311,11 +324,83 @@ export async function buildIvfIndex(source: VectorSource, options: IvfBuildOptio
     assignmentDotProducts = count * nlist;
   }
   const tAssign = performance.now();
+  const out = await arrangeAndEmit({ dim, count, vectors, idTable, scheduler, options }, cellOfRow, nlist, trained.centroids, sampleSize);
+  return {
+    index: out.index,
+    report: {
+      count,
+      dim,
+      nlist,
+      sampleSize,
+      trainingIterations: trained.iterations,
+      trainingDotProducts: trained.dotProducts,
+      assignmentDotProducts,
+      emptyCells: out.emptyCells,
+      largestCell: out.largestCell,
+      yields: scheduler.yields,
+      longestSliceMs: scheduler.longestSliceMs,
+      timingsMs: {
+        ingest: tIngest - t0,
+        train: tTrain - tIngest,
+        assign: tAssign - tTrain,
+        arrange: out.tArrange - tAssign,
+        emit: out.tEmit - out.tArrange,
+        total: out.tEmit - t0,
+      },
+    },
+  };
+}
 
+/** The ingested rows a build goes on with after its ingest. */
+interface Ingested {
+  dim: number;
+  count: number;
+  vectors: Float32Array;
+  idTable: IdTable;
+  scheduler: CooperativeScheduler;
+  options: IvfBuildOptions;
+}
+
+/**
+ * The build's end on kept cells (`IvfBuildOptions.keptCells`): no sample, no k-means; rows without a kept cell
+ * placed at their nearest centroid (`assignKeptCells`, reported as the assign phase), then arrange and emit.
+ */
+async function finishWithKeptCells(kept: KeptCells, at: Ingested & { t0: number; tIngest: number }): Promise<IvfBuildResult> {
+  const { t0, tIngest, dim, count, scheduler } = at;
+  at.options.onProgress?.({ phase: 'assign', done: 0, total: count });
+  const assigned = await assignKeptCells(at.vectors, dim, count, kept, scheduler);
+  const tAssign = performance.now();
+  const out = await arrangeAndEmit(at, assigned.cellOfRow, kept.nlist, kept.centroids.slice(), 0);
+  return {
+    index: out.index,
+    report: {
+      count,
+      dim,
+      nlist: kept.nlist,
+      sampleSize: 0,
+      trainingIterations: 0,
+      trainingDotProducts: 0,
+      assignmentDotProducts: assigned.dotProducts,
+      emptyCells: out.emptyCells,
+      largestCell: out.largestCell,
+      keptCellsPlaced: assigned.placed,
+      yields: scheduler.yields,
+      longestSliceMs: scheduler.longestSliceMs,
+      timingsMs: { ingest: tIngest - t0, train: 0, assign: tAssign - tIngest, arrange: out.tArrange - tAssign, emit: out.tEmit - out.tArrange, total: out.tEmit - t0 },
+    },
+  };
+}
+
+/**
+ * Steps 5-6 of a build: the vectors permuted in place into cell order, the index made, then `onTrained` and
+ * `onCell` for every cell 0..nlist-1, awaited one by one. @returns the index, cell statistics and phase end times
+ */
+async function arrangeAndEmit(at: Ingested, cellOfRow: Int32Array, nlist: number, centroids: Float32Array, sampleSize: number): Promise<{ index: IvfIndex; emptyCells: number; largestCell: number; tArrange: number; tEmit: number }> {
+  const { dim, count, vectors, idTable, scheduler, options } = at;
+  const progress = options.onProgress;
   // 5. arrange in cell order
   progress?.({ phase: 'arrange', done: 0, total: nlist });
   const layout = await arrangeByCell(vectors, count, dim, cellOfRow, nlist, scheduler);
-  cellOfRow = new Int32Array(0); // release 4 bytes per row before the emit phase
   await scheduler.yieldNow();
   const tArrange = performance.now();
 
@@ -348,32 +433,7 @@ export async function buildIvfIndex(source: VectorSource, options: IvfBuildOptio
     }
     await scheduler.maybeYield();
   }
-  const tEmit = performance.now();
-
-  return {
-    index,
-    report: {
-      count,
-      dim,
-      nlist,
-      sampleSize,
-      trainingIterations: trained.iterations,
-      trainingDotProducts: trained.dotProducts,
-      assignmentDotProducts,
-      emptyCells,
-      largestCell,
-      yields: scheduler.yields,
-      longestSliceMs: scheduler.longestSliceMs,
-      timingsMs: {
-        ingest: tIngest - t0,
-        train: tTrain - tIngest,
-        assign: tAssign - tTrain,
-        arrange: tArrange - tAssign,
-        emit: tEmit - tArrange,
-        total: tEmit - t0,
-      },
-    },
-  };
+  return { index, emptyCells, largestCell, tArrange, tEmit: performance.now() };
 }
 
 /**

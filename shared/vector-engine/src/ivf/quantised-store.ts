@@ -86,7 +86,7 @@ async function trainQuantiser(sample: Float32Array, n: number, dim: number, opti
  * Encodes the residual of slot `s` (its float vector minus the centroid of its cell `c`) into `out` at byte `at`;
  * `residual` is a `dim`-float scratch. The one encoding rule of `quantiseIndex` and `encodeIndexCodes`.
  */
-function encodeSlot(vectors: Float32Array, centroids: Float32Array, dim: number, s: number, c: number, quantiser: Quantiser, residual: Float32Array, out: Uint8Array, at: number): void {
+export function encodeSlot(vectors: Float32Array, centroids: Float32Array, dim: number, s: number, c: number, quantiser: Quantiser, residual: Float32Array, out: Uint8Array, at: number): void {
   for (let d = 0; d < dim; d++) residual[d] = vectors[s * dim + d]! - centroids[c * dim + d]!;
   quantiser.encode(residual, 0, out, at);
 }
@@ -107,17 +107,7 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
   const { dim, nlist, centroids, cellOffsets, vectors, rowOfSlot, slotOfRow } = parts;
   const size = rowOfSlot.length;
   const scheduler = options.scheduler ?? new CooperativeScheduler(10);
-  const file = new VectorFile(dim, size, options.dir, options.residentMaxBytes);
-  const chunk = new Float32Array(1024 * dim);
-  for (let r0 = 0; r0 < size; r0 += 1024) {
-    const rows = Math.min(1024, size - r0);
-    for (let i = 0; i < rows; i++) {
-      const s = slotOfRow[r0 + i]!;
-      chunk.set(vectors.subarray(s * dim, s * dim + dim), i * dim);
-    }
-    file.writeRows(r0, chunk, 0, rows);
-    await scheduler.maybeYield();
-  }
+  const file = await writeVectorFile(parts, options, scheduler);
   const quantiser = await trainOnIndex(parts, options, scheduler);
   if ((options.workers ?? 0) > 0 && size >= 4096) {
     const cellOfRow = new Int32Array(size);
@@ -141,6 +131,27 @@ export async function quantiseIndex(index: IvfIndex, options: QuantiseOptions): 
     }
   }
   return new IvfIndex({ ...parts, vectors: new Float32Array(0), quantised: { quantiser, ...store, file, rerank: options.rerank ?? 'file' } });
+}
+
+/**
+ * The exact unit vectors of a float generation written to a new `VectorFile` in row order (1024 rows per write),
+ * the disk copy a quantised generation re-ranks from. @internal (quantiseIndex, quantiseKeepingCodes)
+ */
+export async function writeVectorFile(parts: ReturnType<IvfIndex['parts']>, options: QuantiseOptions, scheduler: CooperativeScheduler): Promise<VectorFile> {
+  const { dim, vectors, rowOfSlot, slotOfRow } = parts;
+  const size = rowOfSlot.length;
+  const file = new VectorFile(dim, size, options.dir, options.residentMaxBytes);
+  const chunk = new Float32Array(1024 * dim);
+  for (let r0 = 0; r0 < size; r0 += 1024) {
+    const rows = Math.min(1024, size - r0);
+    for (let i = 0; i < rows; i++) {
+      const s = slotOfRow[r0 + i]!;
+      chunk.set(vectors.subarray(s * dim, s * dim + dim), i * dim);
+    }
+    file.writeRows(r0, chunk, 0, rows);
+    await scheduler.maybeYield();
+  }
+  return file;
 }
 
 /**
@@ -217,7 +228,7 @@ export function* cellsOfCodes(cellOffsets: Int32Array, codes: Uint8Array, codeSi
  * Where a generation's codes live: int8 codes in a kernel arena (WebAssembly SIMD scan, `simd/kernels.ts`)
  * when the kernels run here, else (and for PQ, whose table look-ups SIMD does not speed up) a plain Uint8Array.
  */
-function codeStore(quantiser: Quantiser, count: number, cellOffsets: Int32Array): { codes: Uint8Array; arena?: CodeArena } {
+export function codeStore(quantiser: Quantiser, count: number, cellOffsets: Int32Array): { codes: Uint8Array; arena?: CodeArena } {
   if (quantiser.kind === 'int8') {
     let largest = 0;
     for (let c = 0; c + 1 < cellOffsets.length; c++) largest = Math.max(largest, cellOffsets[c + 1]! - cellOffsets[c]!);

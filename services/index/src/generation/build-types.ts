@@ -1,0 +1,81 @@
+import type { Lease, Logger } from '@polyphony/platform';
+import type { VectorStoreSettings } from '../config';
+import type { IndexState } from '../core/generation';
+import type { CataloguePort } from '../core/ports';
+import type { MapFollower } from '../maps/generation-maps';
+import type { GenerationStore, TrackCopy } from './ports';
+
+/* The types of one index build (build-run.ts): what it reports, its tunables, what it uses of its service. */
+
+/** What a finished build reports. */
+export interface RebuildOutcome {
+  generation: number;
+  items: number;
+  nlist: number;
+  deletedTracks: number;
+  skippedTracks: number;
+  timingsMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
+  /** Snapshot wall time spent waiting for the catalogue's pages (fetch, JSON parse and validation not overlapped with writing) and waiting for the writes into `index.tracks` (a free writer, then the last writes), ms. */
+  snapshotMs: { waitForPages: number; writeCopy: number };
+  /** Process CPU time (user + system, every thread: the build and map workers included) of the same phases, ms. */
+  cpuMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
+  /**
+   * The IVF build itself (ivf-build.ts report, wall ms): ingest (during the snapshot when fed from it), train,
+   * assign, arrange, emit (cells written to `index.cells` as they are emitted); `fedFromSnapshot` says which input path ran.
+   */
+  ivf: { ingest: number; train: number; assign: number; arrange: number; emit: number; total: number; fedFromSnapshot: boolean };
+  /**
+   * What the build took over from the generation it replaces (generation/reuse.ts): rows changed (new id or new
+   * vector) and removed, their share, whether the basis and map were kept, how many artist mixtures were kept and
+   * fitted, and the wall ms of matching the rows (part of the projection phase). Absent when nothing was compared.
+   */
+  reuse?: {
+    changed: number;
+    removed: number;
+    fraction: number;
+    map: boolean;
+    artistsKept: number;
+    artistsFitted: number;
+    /** Wall ms of matching the rows: on the snapshot loop while pages streamed (`matchedInSnapshot`), else after the IVF build. */
+    matchMs: number;
+    matchedInSnapshot: boolean;
+    /** The IVF build kept the serving generation's centroids and cells (no k-means); `cellsPlaced` rows were placed at their nearest centroid. */
+    cellsKept: boolean;
+    cellsPlaced: number;
+    /** Quantised modes on kept cells: the serving generation's quantiser was kept and only this many rows encoded (the rest copied); absent otherwise. */
+    codesEncoded?: number;
+  };
+  /** Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared, the database transaction. */
+  activateMs: { load: number; prepare: number; commit: number };
+}
+
+/** The build's tunables (RebuildOptions with defaults applied). */
+export interface BuildSettings {
+  snapshotPageSize: number;
+  vectorBatchSize: number;
+  snapshotWriters: number;
+  cellFlushBytes: number;
+  feedFromSnapshot: boolean;
+  /** Keep the serving generation's basis, map, artist mixtures and IVF cells when at most this share of rows changed (0 = never; `INDEX_BUILD_REUSE_MAX_CHANGED`). */
+  reuseMaxChanged: number;
+  /** Keep the serving generation's IVF cells only while its largest cell / mean cell is at most this (`INDEX_LIVE_MAX_CELL_IMBALANCE`). */
+  reuseMaxCellImbalance: number;
+}
+
+/** What one build uses of its service: stores, peers, the live state, and where it reports progress. */
+export interface BuildHost {
+  catalogue: CataloguePort;
+  tracks: TrackCopy;
+  generations: GenerationStore;
+  state: IndexState;
+  maps: MapFollower;
+  logger: Logger;
+  vectors: VectorStoreSettings;
+  settings: BuildSettings;
+  /** The lease of the build run: the activation is fenced by it (a coordinator that lost its run never activates). */
+  fence?: Lease;
+  /** Appends a line to the task's log. */
+  note(line: string): void;
+  /** Reports RUNNING progress (percent 0-100) on the task board. */
+  progress(percent: number, message: string): Promise<void>;
+}
