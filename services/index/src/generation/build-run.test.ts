@@ -7,6 +7,7 @@ import type { MapFollower } from '../maps/generation-maps';
 import type { SnapshotPageBytes } from '../maps/wire';
 import { BuildRun, type BuildHost } from './build-run';
 import type { GenerationStore, TrackCopy } from './ports';
+import { DEFAULT_DRIFT } from './live/drift';
 
 /**
  * The build fed from the snapshot pages (SnapshotFeed) must END when the snapshot stops after page 1: the fed IVF
@@ -62,7 +63,7 @@ function hostWith(secondPage: () => Promise<SnapshotPageBytes>, progress: BuildH
     maps: {} as MapFollower,
     logger: createLogger({ service: 'build-run-test', level: 'error' }),
     vectors: { mode: 'float', pqM: 25, buildWorkers: 0 },
-    settings: { snapshotPageSize: 50, vectorBatchSize: 2000, snapshotWriters: 2, cellFlushBytes: 4 << 20, feedFromSnapshot: true, reuseMaxChanged: 0 },
+    settings: { snapshotPageSize: 50, vectorBatchSize: 2000, snapshotWriters: 2, cellFlushBytes: 4 << 20, feedFromSnapshot: true, reuseMaxChanged: 0, reuseMaxCellImbalance: DEFAULT_DRIFT.maxCellImbalance },
     note: () => undefined,
     progress,
   };
