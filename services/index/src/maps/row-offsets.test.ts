@@ -1,16 +1,8 @@
+import { mulberry32 } from '@polyphony/vectors';
 import { RowOffsets } from './row-offsets';
 
-/** Deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic generator for the randomised comparisons. */
+const rng = mulberry32;
 
 function expectSame(o: RowOffsets, model: Map<number, number>): void {
   for (let row = 0; row < o.size; row++) if (o.get(row) !== (model.get(row) ?? 0)) throw new Error(`row ${row}: ${o.get(row)} != ${model.get(row) ?? 0}`);

@@ -1,3 +1,4 @@
+import { mulberry32 } from '@polyphony/vectors';
 import { ServerMap } from './server-map';
 
 describe('ServerMap', () => {
@@ -78,17 +79,8 @@ class ModelMap {
   }
 }
 
-/** Deterministic generator (mulberry32) for the randomised comparisons. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic generator for the randomised comparisons. */
+const rng = mulberry32;
 
 function expectSame(m: ServerMap, model: ModelMap, ids: string[]): void {
   for (const id of ids) expect([id, m.rowOf(id)]).toEqual([id, model.rowOf.get(id) ?? -1]);

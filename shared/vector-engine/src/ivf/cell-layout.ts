@@ -2,6 +2,7 @@
  * Cell (slot) layout of an IVF generation: rows stored cell by cell, `cellOffsets[c]..cellOffsets[c+1]` the slots
  * of cell `c`. Split out of ivf-index.ts (`arrangeByCell` re-exported there unchanged).
  */
+import type { AvailabilityMask } from './availability-mask';
 import type { CooperativeScheduler } from './cooperative';
 
 /**
@@ -79,4 +80,17 @@ export async function arrangeByCell(
     }
   }
   return { cellOffsets, rowOfSlot, slotOfRow };
+}
+
+/**
+ * The slots of a mask's rows in ascending slot order (so in cell order): `slotOfRow[row]` for every row the mask
+ * holds, `mask.count` entries. Used to build a sparse mask's compact copy (rows, cells, vectors or codes).
+ */
+export function sortedSlotsOfMask(mask: AvailabilityMask, slotOfRow: Int32Array): Int32Array {
+  const slots = new Int32Array(mask.count);
+  let n = 0;
+  mask.forEachRow((row) => {
+    slots[n++] = slotOfRow[row]!;
+  });
+  return slots.sort();
 }

@@ -1,5 +1,5 @@
 import { AvailabilityMask } from './availability-mask';
-import { arrangeByCell, cellOfSlot } from './cell-layout';
+import { arrangeByCell, cellOfSlot, sortedSlotsOfMask } from './cell-layout';
 import { CellRanking, fitCoarseQuantiser, remainingCells, topCells } from './cell-ranking';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import type { IdTable } from './id-table';
@@ -363,12 +363,8 @@ export class IvfIndex {
     if (cached) return cached;
     if (this.nlist === 0 || mask.count > this.nlist + Math.ceil((this.size * this.defaultNprobe) / this.nlist)) return undefined;
     const dim = this.dim;
-    const slots = new Int32Array(mask.count);
-    let n = 0;
-    mask.forEachRow((row) => {
-      slots[n++] = this.slotOfRow[row]!;
-    });
-    slots.sort();
+    const slots = sortedSlotsOfMask(mask, this.slotOfRow);
+    const n = slots.length;
     const rows = new Int32Array(n);
     const vectors = new Float32Array(n * dim);
     for (let i = 0; i < n; i++) {

@@ -5,7 +5,7 @@
  * short list re-ranked by the exact float distance (vector file, resident copy, or the int8 reconstruction).
  */
 import type { AvailabilityMask } from './availability-mask';
-import { cellOfSlot } from './cell-layout';
+import { cellOfSlot, sortedSlotsOfMask } from './cell-layout';
 import { type CellRanking, remainingCells, topCells } from './cell-ranking';
 import { QUANTISED_RERANK_FACTOR, QUANTISED_RERANK_MIN, type QuantisedParts, type SearchStats } from './ivf-types';
 import type { ScalarQuantiser } from './quantiser';
@@ -337,12 +337,8 @@ export class QuantisedSearch {
     const cached = this.compactCodes.get(mask);
     if (cached) return cached;
     const cs = qp.quantiser.codeSize;
-    const slots = new Int32Array(mask.count);
-    let n = 0;
-    mask.forEachRow((row) => {
-      slots[n++] = this.slotOfRow[row]!;
-    });
-    slots.sort();
+    const slots = sortedSlotsOfMask(mask, this.slotOfRow);
+    const n = slots.length;
     const rows = new Int32Array(n);
     const cells = new Int32Array(n);
     const codes = new Uint8Array(n * cs);
