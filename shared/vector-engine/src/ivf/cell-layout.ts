@@ -21,6 +21,26 @@ export function cellOfSlot(cellOffsets: Int32Array, nlist: number, slot: number)
 }
 
 /**
+ * Slot maps of a cell layout: counting sort of rows `0..size-1` by `cellOfRow`, stable within a cell.
+ * `cellOffsets` has `nlist + 1` entries (cell c holds slots `cellOffsets[c]..cellOffsets[c+1]`); `slotOfRow` and
+ * `rowOfSlot` are inverse permutations. O(size + nlist); moves no vectors.
+ */
+export function slotMapsByCell(cellOfRow: Int32Array, size: number, nlist: number): { cellOffsets: Int32Array; rowOfSlot: Int32Array; slotOfRow: Int32Array } {
+  const cellOffsets = new Int32Array(nlist + 1);
+  for (let r = 0; r < size; r++) cellOffsets[cellOfRow[r]! + 1]!++;
+  for (let c = 0; c < nlist; c++) cellOffsets[c + 1]! += cellOffsets[c]!;
+  const fill = cellOffsets.slice(0, nlist);
+  const slotOfRow = new Int32Array(size);
+  const rowOfSlot = new Int32Array(size);
+  for (let r = 0; r < size; r++) {
+    const s = fill[cellOfRow[r]!]!++;
+    slotOfRow[r] = s;
+    rowOfSlot[s] = r;
+  }
+  return { cellOffsets, rowOfSlot, slotOfRow };
+}
+
+/**
  * Reorders a row-ordered vector matrix in place into cell order (counting sort by cell, stable within a
  * cell) and returns the slot maps. Memory: `size` bytes of visited flags + 2 vectors of scratch.
  * Permutation by cycle following: every vector moves exactly once. O(size * dim).
@@ -35,17 +55,7 @@ export async function arrangeByCell(
   nlist: number,
   scheduler?: CooperativeScheduler,
 ): Promise<{ cellOffsets: Int32Array; rowOfSlot: Int32Array; slotOfRow: Int32Array }> {
-  const cellOffsets = new Int32Array(nlist + 1);
-  for (let r = 0; r < size; r++) cellOffsets[cellOfRow[r]! + 1]!++;
-  for (let c = 0; c < nlist; c++) cellOffsets[c + 1]! += cellOffsets[c]!;
-  const fill = cellOffsets.slice(0, nlist);
-  const slotOfRow = new Int32Array(size);
-  const rowOfSlot = new Int32Array(size);
-  for (let r = 0; r < size; r++) {
-    const s = fill[cellOfRow[r]!]!++;
-    slotOfRow[r] = s;
-    rowOfSlot[s] = r;
-  }
+  const { cellOffsets, rowOfSlot, slotOfRow } = slotMapsByCell(cellOfRow, size, nlist);
   const done = new Uint8Array(size);
   let carry = new Float32Array(dim);
   let spare = new Float32Array(dim);

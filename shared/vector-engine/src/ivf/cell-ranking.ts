@@ -6,6 +6,7 @@
 import { CENTROID_GROUPS_VISIT_FACTOR } from './centroid-groups';
 import { CentroidScan } from './centroid-scan';
 import type { CoarseQuantiser } from './ivf-types';
+import { clampInt } from './search-result';
 import { TopK } from './top-k';
 import { dot } from '@polyphony/vectors';
 
@@ -117,4 +118,14 @@ export function remainingCells(scores: Float64Array, taken: Int32Array): number[
   for (let c = 0; c < scores.length; c++) if (!used[c]) rest.push(c);
   rest.sort((a, b) => scores[b]! - scores[a]! || a - b);
   return rest;
+}
+
+/**
+ * Cells to probe for a query: `nprobe` without a mask; with an availability mask holding `available` of `size`
+ * rows, nprobe scaled by size / available (so about as many available rows are scanned as unmasked), clamped to
+ * [1, nlist].
+ */
+export function probeCount(nprobe: number, size: number, nlist: number, available?: number): number {
+  if (available === undefined) return nprobe;
+  return clampInt(Math.ceil((nprobe * size) / available), 1, nlist);
 }

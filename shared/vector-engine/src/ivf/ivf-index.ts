@@ -1,6 +1,6 @@
 import { AvailabilityMask } from './availability-mask';
 import { arrangeByCell, cellOfSlot, sortedSlotsOfMask } from './cell-layout';
-import { CellRanking, fitCoarseQuantiser, remainingCells, topCells } from './cell-ranking';
+import { CellRanking, fitCoarseQuantiser, probeCount, remainingCells, topCells } from './cell-ranking';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import type { IdTable } from './id-table';
 import { DEFAULT_NPROBE, type IvfIndexParts, type QuantisedParts, type SearchOptions, type SearchStats, type VectorMode } from './ivf-types';
@@ -267,7 +267,7 @@ export class IvfIndex {
     const want = k + exclude.size;
     const heap = new TopK(Math.min(want, this.size));
     const scores = this.ranking.scores;
-    const probe = mask ? clampInt(Math.ceil((nprobe * this.size) / available), 1, this.nlist) : nprobe;
+    const probe = probeCount(nprobe, this.size, this.nlist, mask ? available : undefined);
     const partial = this.ranking.scoreCells(q, probe);
     const order = topCells(scores, probe);
     let candidates = 0;

@@ -6,10 +6,10 @@
  */
 import type { AvailabilityMask } from './availability-mask';
 import { cellOfSlot, sortedSlotsOfMask } from './cell-layout';
-import { type CellRanking, remainingCells, topCells } from './cell-ranking';
+import { type CellRanking, probeCount, remainingCells, topCells } from './cell-ranking';
 import { QUANTISED_RERANK_FACTOR, QUANTISED_RERANK_MIN, type QuantisedParts, type SearchStats } from './ivf-types';
 import type { ScalarQuantiser } from './quantiser';
-import { clampInt, finish } from './search-result';
+import { finish } from './search-result';
 import { type Neighbour, TopK } from './top-k';
 import { ARENA_BLOCK_ROWS, quantiseTableInt16 } from '../simd/kernels';
 import { dot } from '@polyphony/vectors';
@@ -128,7 +128,7 @@ export class QuantisedSearch {
     const scores = this.ranking.scores;
     const constant = this.prepareTable(q);
     const available = mask ? mask.count : this.size;
-    const probe = mask ? clampInt(Math.ceil((nprobe * this.size) / available), 1, this.nlist) : nprobe;
+    const probe = probeCount(nprobe, this.size, this.nlist, mask ? available : undefined);
     const partial = this.ranking.scoreCells(q, probe);
     const order = topCells(scores, probe);
     let candidates = 0;

@@ -1,4 +1,5 @@
 import { CooperativeScheduler } from './cooperative';
+import { slotMapsByCell } from './cell-layout';
 import { IvfCorruptStoreError, IvfInputError } from './errors';
 import { RestoreChecks } from './restore-checks';
 import { DEFAULT_NPROBE, IvfIndex, type RerankSource, type RestoreInput, type VectorMode } from './ivf-index';
@@ -276,17 +277,7 @@ export async function restoreQuantised(input: RestoreInput, options: QuantiseOpt
     }
     checks.finish();
     // Layout: counting sort of rows by cell (the vectors stay in the file, in row order).
-    const cellOffsets = new Int32Array(nlist + 1);
-    for (let r = 0; r < count; r++) cellOffsets[cellOfRow[r]! + 1]!++;
-    for (let c = 0; c < nlist; c++) cellOffsets[c + 1]! += cellOffsets[c]!;
-    const fill = cellOffsets.slice(0, nlist);
-    const slotOfRow = new Int32Array(count);
-    const rowOfSlot = new Int32Array(count);
-    for (let r = 0; r < count; r++) {
-      const s = fill[cellOfRow[r]!]!++;
-      slotOfRow[r] = s;
-      rowOfSlot[s] = r;
-    }
+    const { cellOffsets, rowOfSlot, slotOfRow } = slotMapsByCell(cellOfRow, count, nlist);
     let quantiser: Quantiser;
     let store: { codes: Uint8Array; arena?: CodeArena };
     if (stored) {
