@@ -24,7 +24,8 @@
 import { loadavg } from 'node:os';
 import { buildIvfIndex, CentroidGroups, CentroidScan, type CoarseQuantiser, IvfIndex, type Neighbour, quantiseIndex, type VectorBatch } from '@polyphony/vector-engine';
 import { dot } from '@polyphony/vectors';
-import { recall, SyntheticMixture, syntheticSongs } from '@polyphony/testkit';
+import { recall, SyntheticMixture } from '@polyphony/testkit';
+import { catalogueBatches } from './catalogue-batches';
 
 const K = 10;
 const DIM = 200;
@@ -37,20 +38,6 @@ function load(): string {
     .join(' ');
 }
 
-function* catalogueBatches(n: number, size: number): Generator<VectorBatch> {
-  let ids: string[] = [];
-  let vectors = new Float32Array(size * DIM);
-  for (const song of syntheticSongs(n, { songsPerArtist: 20, songsPerAlbum: 10, seed: 3 })) {
-    vectors.set(song.vector, ids.length * DIM);
-    ids.push(song.itemId);
-    if (ids.length === size) {
-      yield { ids, vectors };
-      ids = [];
-      vectors = new Float32Array(size * DIM);
-    }
-  }
-  if (ids.length > 0) yield { ids, vectors: vectors.subarray(0, ids.length * DIM) };
-}
 
 /** The best `probe` cells of `scores` (higher first, ties to the lower cell), as a set. */
 function best(scores: Float64Array, probe: number): Set<number> {
@@ -134,7 +121,7 @@ async function main(): Promise<void> {
   if (data !== 'catalogue' && data !== 'mixture') throw new Error(`data must be catalogue or mixture, not ${data}`);
   const mixture = new SyntheticMixture();
   async function* source(): AsyncGenerator<VectorBatch> {
-    if (data === 'catalogue') yield* catalogueBatches(n, 1000);
+    if (data === 'catalogue') yield* catalogueBatches(n, 1000, DIM);
     else for (const b of mixture.batches(n, 1000)) yield { ids: b.ids, vectors: b.vectors };
   }
   const t0 = performance.now();

@@ -33,9 +33,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildIvfIndex, IvfIndex, type Neighbour, quantiseIndex, type SearchStats, type VectorBatch } from '@polyphony/vector-engine';
+import { buildIvfIndex, IvfIndex, type Neighbour, quantiseIndex, type SearchStats } from '@polyphony/vector-engine';
 import { dot } from '@polyphony/vectors';
-import { recall, syntheticSongs } from '@polyphony/testkit';
+import { recall } from '@polyphony/testkit';
+import { catalogueBatches } from './catalogue-batches';
 
 const K = 10;
 const DIM = 200;
@@ -54,20 +55,6 @@ function cpuMs(run: () => void): number {
   return (c.user + c.system) / 1000;
 }
 
-function* catalogueBatches(n: number, size: number): Generator<VectorBatch> {
-  let ids: string[] = [];
-  let vectors = new Float32Array(size * DIM);
-  for (const song of syntheticSongs(n, { songsPerArtist: 20, songsPerAlbum: 10, seed: 3 })) {
-    vectors.set(song.vector, ids.length * DIM);
-    ids.push(song.itemId);
-    if (ids.length === size) {
-      yield { ids, vectors };
-      ids = [];
-      vectors = new Float32Array(size * DIM);
-    }
-  }
-  if (ids.length > 0) yield { ids, vectors: vectors.subarray(0, ids.length * DIM) };
-}
 
 /** Exact top-K of every seed row (seed excluded) over every row of the float index, one pass over the rows. */
 function bruteForce(index: IvfIndex, seeds: number[]): Neighbour[][] {
@@ -128,7 +115,7 @@ async function main(): Promise<void> {
   const workers = Number(process.argv[6] ?? 0);
   const assignGroups = process.argv[7] && process.argv[7] !== 'default' ? Number(process.argv[7]) : undefined;
   const t0 = performance.now();
-  const { index: float, report } = await buildIvfIndex(catalogueBatches(n, 1000), { expectedCount: n, workers, ...(nlistArg ? { nlist: nlistArg } : {}), ...(assignGroups ? { assignGroups } : {}) });
+  const { index: float, report } = await buildIvfIndex(catalogueBatches(n, 1000, DIM), { expectedCount: n, workers, ...(nlistArg ? { nlist: nlistArg } : {}), ...(assignGroups ? { assignGroups } : {}) });
   const { centroids, nlist } = float.parts();
   console.log(`recall decomposition: N=${n} catalogue, nlist ${nlist} (largest cell ${report.largestCell}), assign groups ${assignGroups ?? 'default'} (assign ${(report.timingsMs.assign / 1000).toFixed(1)} s wall, ${(report.assignmentDotProducts / n).toFixed(0)} dot products per row), ${queryCount} queries, k=${K}; float build ${((performance.now() - t0) / 1000).toFixed(0)} s; node ${process.version}; load ${load()}`);
   const seeds = Array.from({ length: queryCount }, (_, i) => (i * 7919) % n);
