@@ -1,4 +1,5 @@
 import { SERVICE_DEFAULTS, api, routesOf, type ResolveIdentityRequest } from '@polyphony/contracts';
+import { LANDMARK_CODEC_VERSION } from '@polyphony/landmarks';
 import { createMediaServerClient } from '@polyphony/media-servers';
 import { ServiceRuntime, type ConsumerHandle, type RuntimeDeps, mountRoutes, type RouteHandlers } from '@polyphony/platform';
 import { consumeCancelRequests } from './bus/cancel.consumer';
@@ -94,7 +95,7 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     async songsWithoutFingerprint(serverId, providerIds) {
       const out = new Map<string, string>();
       for (let off = 0; off < providerIds.length; off += 5000) {
-        const { missing } = await cataloguePeer.call(api.recordingInternal.fingerprintsMissing, { body: { serverId, providerIds: providerIds.slice(off, off + 5000) } });
+        const { missing } = await cataloguePeer.call(api.recordingInternal.fingerprintsMissing, { body: { serverId, providerIds: providerIds.slice(off, off + 5000), codec: LANDMARK_CODEC_VERSION } });
         for (const m of missing) out.set(m.providerId, m.itemId);
       }
       return out;

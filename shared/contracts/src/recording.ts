@@ -237,8 +237,13 @@ export type FingerprintPage = z.infer<typeof FingerprintPage>;
 export const StoredFingerprint = z.object({ itemId: z.string(), codec: z.number().int(), landmarks: z.number().int(), seconds: z.number(), blob: z.string() });
 export type StoredFingerprint = z.infer<typeof StoredFingerprint>;
 
-/** POST /internal/fingerprints/missing: which of a server's mapped provider ids belong to songs without a fingerprint. */
-export const FingerprintMissingRequest = z.object({ serverId: z.string().min(1).max(200), providerIds: z.array(z.string().min(1).max(500)).max(5000) });
+/**
+ * POST /internal/fingerprints/missing: which of a server's mapped provider ids belong to songs without a usable fingerprint.
+ * `codec` (optional, the caller's landmark codec version, `LANDMARK_CODEC_VERSION`): a song whose stored fingerprint was
+ * written by another codec version counts as missing too, so a codec change is backfilled without a full re-analysis.
+ * Without it, only songs with no fingerprint at all are listed (callers from before the field).
+ */
+export const FingerprintMissingRequest = z.object({ serverId: z.string().min(1).max(200), providerIds: z.array(z.string().min(1).max(500)).max(5000), codec: z.number().int().min(1).max(255).optional() });
 export const FingerprintMissingResponse = z.object({
   /** The provider id and its song's item id, one provider id per song (the smallest), for songs without a fingerprint. */
   missing: z.array(z.object({ providerId: z.string(), itemId: z.string() })),

@@ -49,8 +49,9 @@ export interface CataloguePort {
    */
   storeFingerprint?(itemId: string, print: PutFingerprintRequest): Promise<void>;
   /**
-   * Of these mapped provider ids of a server, those whose song has no recording fingerprint, one provider id per
-   * song: provider id -> song id (POST /internal/fingerprints/missing). The analysis run's backfill pass.
+   * Of these mapped provider ids of a server, those whose song has no recording fingerprint of the current landmark
+   * codec version (none at all, or one an older codec wrote), one provider id per song: provider id -> song id
+   * (POST /internal/fingerprints/missing with `codec`). The analysis run's backfill pass.
    */
   songsWithoutFingerprint?(serverId: string, providerIds: string[]): Promise<Map<string, string>>;
 }

@@ -7,7 +7,7 @@ export interface FingerprintStore {
   put(itemId: string, f: { codec: number; landmarks: number; seconds: number; blob: Buffer }): Promise<boolean>;
   get(itemId: string): Promise<StoredFingerprint | undefined>;
   page(after: string | undefined, limit: number): Promise<FingerprintPage>;
-  missing(serverId: string, providerIds: string[]): Promise<FingerprintMissingResponse>;
+  missing(serverId: string, providerIds: string[], codec?: number): Promise<FingerprintMissingResponse>;
 }
 
 /**
@@ -41,7 +41,8 @@ export class FingerprintService {
     return this.store.page(after, limit);
   }
 
-  missing(serverId: string, providerIds: string[]): Promise<FingerprintMissingResponse> {
-    return this.store.missing(serverId, providerIds);
+  /** Of the server's provider ids, those whose songs have no fingerprint, or one of another codec version than `codec` when given. */
+  missing(serverId: string, providerIds: string[], codec?: number): Promise<FingerprintMissingResponse> {
+    return this.store.missing(serverId, providerIds, codec);
   }
 }

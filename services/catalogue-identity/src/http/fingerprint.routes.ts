@@ -4,8 +4,8 @@
  *   400 for a blob that is not base64 of at most FINGERPRINT_MAX_BYTES or whose codec byte disagrees.
  * - GET /internal/tracks/:itemId/fingerprint: one song's fingerprint; 404 when it has none.
  * - GET /internal/fingerprints?after=&limit=: keyset page by item id (the index loads them per generation).
- * - POST /internal/fingerprints/missing `{serverId, providerIds}`: provider ids whose songs have no fingerprint
- *   (the analysis run's backfill pass).
+ * - POST /internal/fingerprints/missing `{serverId, providerIds, codec?}`: provider ids whose songs have no fingerprint,
+ *   or (with `codec`) one of another landmark codec version (the analysis run's backfill pass).
  */
 import { recordingInternalRoutes as routes } from '@polyphony/contracts';
 import { routeHandlers, type RouteHandlers } from '@polyphony/platform';
@@ -19,6 +19,6 @@ export function fingerprintRoutes(fingerprints: FingerprintService): RouteHandle
   });
   r.json(routes.trackFingerprintGet, ({ params: { itemId } }) => fingerprints.get(itemId));
   r.json(routes.fingerprintsPage, ({ query }) => fingerprints.page(query.after, query.limit));
-  r.json(routes.fingerprintsMissing, ({ body }) => fingerprints.missing(body.serverId, body.providerIds));
+  r.json(routes.fingerprintsMissing, ({ body }) => fingerprints.missing(body.serverId, body.providerIds, body.codec));
   return r;
 }

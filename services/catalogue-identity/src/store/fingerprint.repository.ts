@@ -43,16 +43,19 @@ export class FingerprintRepository implements FingerprintStore {
     };
   }
 
-  /** Of the server's provider ids, those mapped to a song without a fingerprint (one provider id per song, the smallest). */
-  async missing(serverId: string, providerIds: string[]): Promise<FingerprintMissingResponse> {
+  /**
+   * Of the server's provider ids, those mapped to a song without a fingerprint (one provider id per song, the smallest).
+   * With `codec`, a song whose fingerprint has another codec version counts as without one (it is re-fingerprinted).
+   */
+  async missing(serverId: string, providerIds: string[], codec?: number): Promise<FingerprintMissingResponse> {
     if (providerIds.length === 0) return { missing: [] };
     const rows: Array<{ provider_id: string; item_id: string }> = await this.ds.query(
       `SELECT min(m.provider_id) AS provider_id, m.item_id
          FROM catalogue.track_server_map m
         WHERE m.server_id = $1 AND m.provider_id = ANY($2::text[])
-          AND NOT EXISTS (SELECT 1 FROM catalogue.fingerprint f WHERE f.item_id = m.item_id)
+          AND NOT EXISTS (SELECT 1 FROM catalogue.fingerprint f WHERE f.item_id = m.item_id AND ($3::int IS NULL OR f.codec = $3))
         GROUP BY m.item_id ORDER BY 1`,
-      [serverId, providerIds],
+      [serverId, providerIds, codec ?? null],
     );
     return { missing: rows.map((r) => ({ providerId: r.provider_id, itemId: r.item_id })) };
   }
