@@ -1,4 +1,4 @@
-import { DEFAULT_RESIDENT_MIB, recordingPostingsFrom, vectorSettingsFrom } from './config';
+import { DEFAULT_RESIDENT_MIB, loadIndexConfig, recordingPostingsFrom, vectorSettingsFrom } from './config';
 
 describe('vector store settings', () => {
   it('keeps float copies up to 128 MiB in memory by default, takes INDEX_VECTOR_RESIDENT_MIB, refuses nonsense', () => {
@@ -25,5 +25,16 @@ describe('recording postings settings', () => {
     expect(recordingPostingsFrom({ RECORDING_MATCH_THREAD: '1', INDEX_VECTOR_DIR: '/d' })).toEqual({ residentMiB: 64, dir: '/d', matchThread: true });
     expect(recordingPostingsFrom({ RECORDING_MATCH_THREAD: 'false' }).matchThread).toBeUndefined();
     expect(() => recordingPostingsFrom({ RECORDING_MATCH_THREAD: 'yes' })).toThrow(/RECORDING_MATCH_THREAD/);
+  });
+});
+
+describe('generation reuse settings', () => {
+  const base = { DATABASE_URL: 'postgres://127.0.0.1/x' };
+  it('reuses up to 5 % changed rows and 25 % placed since the lineage root by default; 0 turns reuse off; refuses nonsense', () => {
+    expect(loadIndexConfig(base)).toMatchObject({ buildReuseMaxChanged: 0.05, buildReuseMaxDrift: 0.25 });
+    expect(loadIndexConfig({ ...base, INDEX_BUILD_REUSE_MAX_CHANGED: '0', INDEX_BUILD_REUSE_MAX_DRIFT: '0.5' })).toMatchObject({ buildReuseMaxChanged: 0, buildReuseMaxDrift: 0.5 });
+    expect(() => loadIndexConfig({ ...base, INDEX_BUILD_REUSE_MAX_DRIFT: '0' })).toThrow(/INDEX_BUILD_REUSE_MAX_DRIFT/);
+    expect(() => loadIndexConfig({ ...base, INDEX_BUILD_REUSE_MAX_DRIFT: 'lots' })).toThrow(/INDEX_BUILD_REUSE_MAX_DRIFT/);
+    expect(() => loadIndexConfig({ ...base, INDEX_BUILD_REUSE_MAX_CHANGED: '2' })).toThrow(/INDEX_BUILD_REUSE_MAX_CHANGED/);
   });
 });

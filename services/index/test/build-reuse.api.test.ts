@@ -6,6 +6,7 @@ import { buildIndex, loadIndexConfig, type IndexService } from '../src';
 import { ArtistModel } from '../src/artists/artist-model';
 import type { Generation } from '../src/core/generation';
 import type { RebuildOutcome } from '../src/generation/build-run';
+import { LIVE_DRIFT_REASON } from '../src/generation/live/drift';
 
 /**
  * Generation reuse (issue 35, generation/reuse.ts): a build after a small catalogue change keeps the serving
@@ -41,7 +42,7 @@ beforeAll(async () => {
   const url = await peers.start();
   db = await createTestDatabase('index_reuse');
   bus = createBus({});
-  svc = buildIndex(loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: 'int8', INDEX_BUILD_WORKERS: '0', INDEX_BUILD_REUSE_MAX_CHANGED: '0.05' }), {
+  svc = buildIndex(loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: 'int8', INDEX_BUILD_WORKERS: '0', INDEX_BUILD_REUSE_MAX_CHANGED: '0.05', INDEX_BUILD_REUSE_MAX_DRIFT: '0.04' }), {
     logger: createLogger({ service: 'index-reuse-test', level: 'error' }),
     bus,
     peers: () => ({ registry: url, catalogue: url, analysis: url, index: url, playlist: url }),
@@ -61,12 +62,18 @@ afterAll(async () => {
   await db.drop();
 });
 
-async function build(): Promise<{ gen: Generation; outcome: RebuildOutcome }> {
-  await svc.rebuild.request('test');
+async function build(reason = 'test'): Promise<{ gen: Generation; outcome: RebuildOutcome }> {
+  await svc.rebuild.request(reason);
   await svc.rebuild.idle();
   const outcome = svc.rebuild.lastOutcome;
   if (!outcome || svc.rebuild.lastError) throw new Error(`build failed: ${svc.rebuild.lastError}`);
   return { gen: svc.state.current(), outcome };
+}
+
+/** The stored reuse lineage of a generation (`index.builds`). */
+async function storedLineage(generation: number): Promise<{ trained: number | null; placed: number }> {
+  const rows: Array<{ trained: number | null; placed: number }> = await svc.runtime.ds.query(`SELECT lineage_trained_rows AS trained, lineage_placed_rows AS placed FROM "index".builds WHERE generation = $1`, [generation]);
+  return rows[0]!;
 }
 
 const bytes = (x: Float32Array | Int32Array) => Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64');
@@ -74,6 +81,8 @@ const bytes = (x: Float32Array | Int32Array) => Buffer.from(x.buffer, x.byteOffs
 test('a small change keeps basis, positions and mixtures of what did not change; a large one rebuilds them', async () => {
   const first = await build();
   expect(first.outcome.reuse).toBeUndefined();
+  // The first build is its lineage's root.
+  expect(await storedLineage(first.gen.generation)).toEqual({ trained: SONGS, placed: 0 });
   const g1 = first.gen;
   expect(g1.mapMethod).toBe('umap');
 
@@ -93,6 +102,10 @@ test('a small change keeps basis, positions and mixtures of what did not change;
   // Matched while the snapshot streamed; the IVF build kept generation 1's cells and placed only the 26 changed rows.
   // int8: generation 1's quantiser kept, only the 26 changed rows encoded.
   expect(second.outcome.reuse).toMatchObject({ changed: 26, removed: 2, map: true, matchedInSnapshot: true, cellsKept: true, cellsPlaced: 26, codesEncoded: 26 });
+  // The lineage carries on: generation 1's 1000 trained rows, 28 placed without training since (stored and in memory).
+  expect(second.outcome.reuse!.lineage).toEqual({ trainedRows: SONGS, placedRows: 28 });
+  expect(await storedLineage(g2.generation)).toEqual({ trained: SONGS, placed: 28 });
+  expect(g2.lineage).toEqual({ trainedRows: SONGS, placedRows: 28 });
   // Artist 0 (a changed song), artist 1 (a removed song) and the 3 new ones (songs 1000-1024) are fitted.
   expect(second.outcome.reuse!.artistsFitted).toBe(5);
   expect(second.outcome.reuse!.artistsKept).toBe(g2.artists.count - 5);
@@ -175,10 +188,28 @@ test('a small change keeps basis, positions and mixtures of what did not change;
   const hits = g2.index.search(g2.index.getVector(seedRow), { k: 5, exclude: [seedRow] });
   expect(hits.length).toBe(5);
 
+  // Cumulative bound (INDEX_BUILD_REUSE_MAX_DRIFT 0.04 here): 20 new songs are 1.9 % of the build, under the per-build
+  // 5 %, but 28 + 20 rows placed since the 1000-row root pass 4 %: everything is trained and laid out again, and the
+  // build is the new root.
+  addSongs(SONGS + 25, SONGS + 45);
+  const cumulative = await build();
+  expect(cumulative.outcome.reuse).toMatchObject({ changed: 20, removed: 0, map: false, artistsKept: 0, cellsKept: false, cellsPlaced: 0, lineage: { trainedRows: SONGS + 44, placedRows: 0 } });
+  expect(bytes(cumulative.gen.pca!.axes)).not.toBe(bytes(g2.pca!.axes));
+  expect(await storedLineage(cumulative.gen.generation)).toEqual({ trained: SONGS + 44, placed: 0 });
+
+  // A build the live library requested for measured drift keeps nothing either, however small the change.
+  addSongs(SONGS + 45, SONGS + 50);
+  const drift = await build(`${LIVE_DRIFT_REASON}: probe recall@10 0.850 < 0.9`);
+  expect(drift.outcome.reuse).toMatchObject({ changed: 5, removed: 0, map: false, cellsKept: false, lineage: { trainedRows: SONGS + 49, placedRows: 0 } });
+  // ... while the same small change without that reason keeps (lineage from the drift build's root).
+  addSongs(SONGS + 50, SONGS + 52);
+  const small = await build();
+  expect(small.outcome.reuse).toMatchObject({ changed: 2, removed: 0, map: true, cellsKept: true, lineage: { trainedRows: SONGS + 49, placedRows: 2 } });
+
   // Over the threshold (200 new songs, ~16 %): everything is laid out and fitted again.
-  addSongs(SONGS + 25, SONGS + 225);
+  addSongs(SONGS + 52, SONGS + 252);
   const third = await build();
   expect(third.outcome.reuse).toMatchObject({ changed: 200, removed: 0, map: false, artistsKept: 0, cellsKept: false, cellsPlaced: 0 });
-  expect(third.gen.index.nlist).toBe(defaultNlist(SONGS + 224));
-  expect(bytes(third.gen.pca!.axes)).not.toBe(bytes(g2.pca!.axes));
+  expect(third.gen.index.nlist).toBe(defaultNlist(SONGS + 251));
+  expect(bytes(third.gen.pca!.axes)).not.toBe(bytes(small.gen.pca!.axes));
 }, 300_000);

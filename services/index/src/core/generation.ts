@@ -105,6 +105,19 @@ export interface Generation {
   readonly deltaSeq?: number;
   /** Rows of the generation as built (the live library's rows follow them); absent = every row. */
   readonly builtRows?: number;
+  /**
+   * Reuse lineage (generation/reuse.ts `reuseLineage`): rows of the build that last trained its IVF cells and laid out
+   * its map, and rows placed without training since. Absent = the generation is its own root (trained, nothing placed).
+   */
+  readonly lineage?: ReuseLineage;
+}
+
+/** A generation's reuse lineage (`index.builds.lineage_*`): see `Generation.lineage`. */
+export interface ReuseLineage {
+  /** Rows of the lineage's root build (the one that trained k-means and laid out the map). */
+  readonly trainedRows: number;
+  /** Rows placed without training since the root: changed + removed rows of every reusing build after it. */
+  readonly placedRows: number;
 }
 
 /** Key of per-generation caches that must see rows added by the live library: `<generation>.<revision>`. */

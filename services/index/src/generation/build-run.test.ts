@@ -63,7 +63,7 @@ function hostWith(secondPage: () => Promise<SnapshotPageBytes>, progress: BuildH
     maps: {} as MapFollower,
     logger: createLogger({ service: 'build-run-test', level: 'error' }),
     vectors: { mode: 'float', pqM: 25, buildWorkers: 0 },
-    settings: { snapshotPageSize: 50, vectorBatchSize: 2000, snapshotWriters: 2, cellFlushBytes: 4 << 20, feedFromSnapshot: true, reuseMaxChanged: 0, reuseMaxCellImbalance: DEFAULT_DRIFT.maxCellImbalance },
+    settings: { snapshotPageSize: 50, vectorBatchSize: 2000, snapshotWriters: 2, cellFlushBytes: 4 << 20, feedFromSnapshot: true, reuseMaxChanged: 0, reuseMaxCellImbalance: DEFAULT_DRIFT.maxCellImbalance, reuseMaxDrift: 0.25 },
     note: () => undefined,
     progress,
   };

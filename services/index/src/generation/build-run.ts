@@ -14,7 +14,7 @@ import {
   type VectorBatch,
 } from '@polyphony/vector-engine';
 import { ArtistModel } from '../artists/artist-model';
-import { ArtistLinkCounter, type ArtistLinks, type Generation, type MapMethod } from '../core/generation';
+import { ArtistLinkCounter, type ArtistLinks, type Generation, type MapMethod, type ReuseLineage } from '../core/generation';
 import { artistKey } from '../core/text';
 import { VECTOR_DIM } from '../core/track.repository';
 import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
@@ -25,7 +25,7 @@ import type { CellRecord, StoredQuantiserRecord } from './ports';
 import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
 import type { BuildHost, RebuildOutcome } from './build-types';
-import { GenerationReuse, RowMatcher } from './reuse';
+import { GenerationReuse, RowMatcher, reuseLineage } from './reuse';
 import { SnapshotFeed, feedPage } from './snapshot-feed';
 import { logResume, snapshotPages } from './snapshot-pages';
 import type { SnapshotPageBytes } from '../maps/wire';
@@ -80,6 +80,7 @@ export class BuildRun {
   /** The reuse plan from the matcher (taken when the fed build asks for kept cells). */
   private matched: GenerationReuse | undefined;
   private cellsKept = false;
+  private refusalNoted = false;
   private reuseReport: RebuildOutcome['reuse'];
   private activateMs = { load: 0, prepare: 0, commit: 0 };
 
@@ -105,7 +106,10 @@ export class BuildRun {
     this.clock.end('artists');
     const served = await this.quantise(index);
     this.clock.end('quantise');
-    const deleted = await this.activate({ generation: this.generation, index: served, artists, links, pca, coords, mapMethod, builtAt: new Date(), embedderVersion: this.version ?? null });
+    const lineage = this.lineage(index.size);
+    if (this.reuseReport) this.reuseReport.lineage = lineage;
+    await this.host.generations.saveLineage(this.generation, lineage);
+    const deleted = await this.activate({ generation: this.generation, index: served, artists, links, pca, coords, mapMethod, builtAt: new Date(), embedderVersion: this.version ?? null, lineage });
     this.clock.end('activate');
     this.host.logger.info('index generation live', { generation: this.generation, items: index.size, nlist: index.nlist, artists: artists.count, deletedTracks: deleted, ms: Math.round(this.clock.wallMs.total) });
     return {
@@ -178,11 +182,40 @@ export class BuildRun {
     if (!plan) return undefined;
     this.matched = plan;
     this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: m.ms, matchedInSnapshot: true, cellsKept: false, cellsPlaced: 0 };
-    if (plan.fraction > this.host.settings.reuseMaxChanged) return undefined;
+    if (plan.fraction > this.host.settings.reuseMaxChanged || this.reuseRefused(plan)) return undefined;
     const kept = plan.keptCells(this.host.settings.reuseMaxCellImbalance);
     this.host.note(kept ? `IVF cells kept (${kept.cells.nlist} cells, imbalance ${kept.imbalance.toFixed(1)}): ${plan.changed} rows to place` : 'IVF cells retrained: the serving generation has none or they are too uneven');
     this.cellsKept = kept !== undefined;
     return kept?.cells;
+  }
+
+  /**
+   * Why this build must not keep the serving generation's cells, basis or map although few rows changed: it was
+   * requested for measured drift (`BuildHost.fresh`), or the lineage's cumulative drift (`reuseLineage`) would pass
+   * `reuseMaxDrift`. Notes the reason once; undefined = reuse allowed.
+   */
+  private reuseRefused(plan: GenerationReuse): string | undefined {
+    const { carried, drift } = reuseLineage(plan);
+    const why = this.host.fresh
+      ? 'requested for measured drift'
+      : drift > this.host.settings.reuseMaxDrift
+        ? `${carried.placedRows} rows placed without training since the lineage's ${carried.trainedRows}-row root (${drift.toFixed(3)} > ${this.host.settings.reuseMaxDrift})`
+        : undefined;
+    if (why && !this.refusalNoted) {
+      this.refusalNoted = true;
+      this.host.note(`trained afresh (no cells, basis or map kept): ${why}`);
+    }
+    return why;
+  }
+
+  /**
+   * The new generation's reuse lineage: carried on from the serving generation when this build kept its cells or its
+   * map (`reuseLineage`), else the build is the root (its rows trained, nothing placed).
+   */
+  private lineage(size: number): ReuseLineage {
+    const plan = this.reuse ?? this.matched;
+    if (plan && (this.cellsKept || this.reuseReport?.map)) return reuseLineage(plan).carried;
+    return { trainedRows: size, placedRows: 0 };
   }
 
   /** Stops the fed build (the IVF build reads the catalogue copy back instead). */
@@ -388,7 +421,7 @@ export class BuildRun {
     const plan = this.matched ?? (await GenerationReuse.plan(prev, index, this.version ?? null, this.scheduler));
     if (!plan) return undefined;
     if (!this.matched) this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: performance.now() - t, matchedInSnapshot: false, cellsKept: false, cellsPlaced: 0 };
-    const kept = plan.fraction <= max ? await plan.map(index, this.scheduler) : undefined;
+    const kept = plan.fraction <= max && !this.reuseRefused(plan) ? await plan.map(index, this.scheduler) : undefined;
     this.host.note(`${kept ? 'map, basis and unchanged artists kept' : 'full layout'}: ${plan.changed} of ${index.size} songs changed, ${plan.removed} removed (reuse up to ${max})`);
     if (!kept) return undefined;
     this.reuse = plan;

@@ -7,6 +7,7 @@ import type { CataloguePort } from '../core/ports';
 import type { MapFollower } from '../maps/generation-maps';
 import { BuildRun, type BuildSettings, type RebuildOutcome } from './build-run';
 import { guardHeap } from './heap-guard';
+import { LIVE_DRIFT_REASON } from './live/drift';
 import type { BuildQueue, GenerationStore, TrackCopy } from './ports';
 
 /** The working state of one coordination of a build run. */
@@ -116,6 +117,8 @@ export class BuildTaskExecutor implements TaskExecutor<BuildWork> {
           logger: d.logger,
           vectors: d.vectors,
           settings: d.settings,
+          // A build the live library asked for because of measured drift trains afresh (nothing kept).
+          fresh: work.reasons.some((r) => r.startsWith(LIVE_DRIFT_REASON)),
           fence: ctx.lease,
           note: (line) => ctx.note(line),
           // Progress is informative: a write refused (lease lost) stops the build through ctx.signal instead.

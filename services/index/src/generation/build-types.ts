@@ -1,6 +1,6 @@
 import type { Lease, Logger } from '@polyphony/platform';
 import type { VectorStoreSettings } from '../config';
-import type { IndexState } from '../core/generation';
+import type { IndexState, ReuseLineage } from '../core/generation';
 import type { CataloguePort } from '../core/ports';
 import type { MapFollower } from '../maps/generation-maps';
 import type { GenerationStore, TrackCopy } from './ports';
@@ -44,6 +44,8 @@ export interface RebuildOutcome {
     cellsPlaced: number;
     /** Quantised modes on kept cells: the serving generation's quantiser was kept and only this many rows encoded (the rest copied); absent otherwise. */
     codesEncoded?: number;
+    /** The new generation's reuse lineage (root rows, rows placed without training since). */
+    lineage?: ReuseLineage;
   };
   /** Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared, the database transaction. */
   activateMs: { load: number; prepare: number; commit: number };
@@ -60,6 +62,8 @@ export interface BuildSettings {
   reuseMaxChanged: number;
   /** Keep the serving generation's IVF cells only while its largest cell / mean cell is at most this (`INDEX_LIVE_MAX_CELL_IMBALANCE`). */
   reuseMaxCellImbalance: number;
+  /** Keep nothing once the lineage's rows placed without training pass this share of its root's rows (`INDEX_BUILD_REUSE_MAX_DRIFT`, reuse.ts). */
+  reuseMaxDrift: number;
 }
 
 /** What one build uses of its service: stores, peers, the live state, and where it reports progress. */
@@ -72,6 +76,8 @@ export interface BuildHost {
   logger: Logger;
   vectors: VectorStoreSettings;
   settings: BuildSettings;
+  /** True when the build was requested for measured drift (the live library's `LIVE_DRIFT_REASON`): it keeps nothing of the serving generation. */
+  fresh?: boolean;
   /** The lease of the build run: the activation is fenced by it (a coordinator that lost its run never activates). */
   fence?: Lease;
   /** Appends a line to the task's log. */

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { LeaseLostError, type Lease } from '@polyphony/platform';
 import type { ArtistProfileRecord } from '../artists/artist-model';
-import type { MapMethod } from '../core/generation';
+import type { MapMethod, ReuseLineage } from '../core/generation';
 import type { StoredCell } from '@polyphony/vector-engine';
 import { bufferToF32, bufferToI32, bytesOf, packBlobs, typedToBuffer } from '../core/codec';
 import type { TrackRepository } from '../core/track.repository';
@@ -41,6 +41,11 @@ export class GenerationRepository implements GenerationStore {
       count,
       typedToBuffer(centroids),
     ]);
+  }
+
+  /** Records the build's reuse lineage (`Generation.lineage`; migration AddBuildLineage1734700000000). */
+  async saveLineage(generation: number, lineage: ReuseLineage): Promise<void> {
+    await this.ds.query(`UPDATE ${S}.builds SET lineage_trained_rows = $2, lineage_placed_rows = $3 WHERE generation = $1`, [generation, lineage.trainedRows, lineage.placedRows]);
   }
 
   /**
@@ -253,6 +258,7 @@ export class GenerationRepository implements GenerationStore {
       createdAt: r.created_at as Date,
       finishedAt: (r.finished_at as Date | null) ?? null,
       embedderVersion: (r.embedder_version as string | null) ?? null,
+      ...(r.lineage_trained_rows != null ? { lineage: { trainedRows: Number(r.lineage_trained_rows), placedRows: Number(r.lineage_placed_rows ?? 0) } } : {}),
     };
   }
 

@@ -42,7 +42,7 @@ export function wireGeneration(rt: ServiceRuntime, config: IndexConfig, d: Gener
     d.maps,
     rt.bus,
     rt.logger.child({ component: 'RebuildService' }),
-    { vectors: config.vectors, reuseMaxChanged: config.buildReuseMaxChanged, reuseMaxCellImbalance: config.live.drift.maxCellImbalance, ...d.rebuild },
+    { vectors: config.vectors, reuseMaxChanged: config.buildReuseMaxChanged, reuseMaxDrift: config.buildReuseMaxDrift, reuseMaxCellImbalance: config.live.drift.maxCellImbalance, ...d.rebuild },
     rt.metrics,
   );
   const repoint = new RepointService(new ItemIdRenameStore(rt.ds), rebuild, d.relabelMap, rt.logger.child({ component: 'RepointService' }));

@@ -2,7 +2,7 @@ import type { SnapshotTrackBytes } from '@polyphony/contracts';
 import type { Lease, TaskRun, TaskStore } from '@polyphony/platform';
 import type { StoredCell } from '@polyphony/vector-engine';
 import type { ArtistProfileRecord } from '../artists/artist-fit';
-import type { MapMethod } from '../core/generation';
+import type { MapMethod, ReuseLineage } from '../core/generation';
 import type { TrackMeta, TrackVectorBatch } from '../core/track-records';
 
 /** A build row (`index.builds`). */
@@ -19,6 +19,8 @@ export interface BuildRecord {
   finishedAt: Date | null;
   /** Embedder version of the build's vectors; null when unknown (empty index, or built before it was recorded). */
   embedderVersion: string | null;
+  /** Reuse lineage (`Generation.lineage`); undefined when the build is its own root (or was stored before lineages). */
+  lineage?: ReuseLineage;
 }
 
 /** One completed cell as the build hands it over (copied: the build reuses its arrays). */
@@ -45,6 +47,8 @@ export interface GenerationStore {
   createBuild(taskId: string, reason: string): Promise<number>;
   /** Records the trained centroids and sizes of a build. */
   saveTrained(generation: number, dim: number, nlist: number, count: number, centroids: Float32Array): Promise<void>;
+  /** Records the build's reuse lineage (before its activation). */
+  saveLineage(generation: number, lineage: ReuseLineage): Promise<void>;
   /**
    * Writes completed cells in one multi-row INSERT: row ids and vectors travel as two binary parameters
    * cut per cell by offset/length; item ids as one newline-joined text per cell (canonical ids never

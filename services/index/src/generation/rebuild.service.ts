@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TaskHost, leaseOwnerName, type Bus, type Logger, type Metrics, type TaskHostOptions } from '@polyphony/platform';
 import { DEFAULT_PQ_M, IvfIndex, quantiserFromParams, restoreQuantised } from '@polyphony/vector-engine';
 import { ArtistModelBuilder } from '../artists/artist-model';
-import { DEFAULT_REUSE_MAX_CHANGED, type VectorStoreSettings } from '../config';
+import { DEFAULT_REUSE_MAX_CHANGED, DEFAULT_REUSE_MAX_DRIFT, type VectorStoreSettings } from '../config';
 import { ArtistLinks, type Generation, type IndexState } from '../core/generation';
 import type { CataloguePort } from '../core/ports';
 import type { MapFollower } from '../maps/generation-maps';
@@ -32,6 +32,8 @@ export interface RebuildOptions {
    * build trains. Default `DEFAULT_DRIFT.maxCellImbalance` (8).
    */
   reuseMaxCellImbalance?: number;
+  /** Cumulative bound of reuse (reuse.ts `reuseLineage`). Default `DEFAULT_REUSE_MAX_DRIFT` (`INDEX_BUILD_REUSE_MAX_DRIFT`). */
+  reuseMaxDrift?: number;
   /** Tracks per catalogue snapshot page (the contract allows up to 5000). Default 5000. */
   snapshotPageSize?: number;
   /** Snapshot pages written into the catalogue copy at once (each on its own database connection). Default 2. */
@@ -100,6 +102,7 @@ export class RebuildService {
       feedFromSnapshot: options.feedBuildFromSnapshot ?? true,
       reuseMaxChanged: options.reuseMaxChanged ?? DEFAULT_REUSE_MAX_CHANGED,
       reuseMaxCellImbalance: options.reuseMaxCellImbalance ?? DEFAULT_DRIFT.maxCellImbalance,
+      reuseMaxDrift: options.reuseMaxDrift ?? DEFAULT_REUSE_MAX_DRIFT,
     };
     this.vectors = options.vectors ?? { mode: 'float', pqM: 25, buildWorkers: 0 };
     const executor = new BuildTaskExecutor({
@@ -281,7 +284,7 @@ export class RebuildService {
       phase('artists');
       for (const l of await this.generations.links(live.generation)) links.set(l.serverId, l.key, l.providerId);
       phase('links');
-      restored = { generation: live.generation, index, artists, links, pca, coords, mapMethod, builtAt: live.finishedAt ?? live.createdAt, embedderVersion: live.embedderVersion };
+      restored = { generation: live.generation, index, artists, links, pca, coords, mapMethod, builtAt: live.finishedAt ?? live.createdAt, embedderVersion: live.embedderVersion, ...(live.lineage ? { lineage: live.lineage } : {}) };
     } catch (err) {
       this.logger.error('stored index generation could not be loaded', { generation: live.generation, err: (err as Error).message });
       return { loaded: false, interrupted: interrupted.length };

@@ -2,7 +2,7 @@ import { ProductQuantiser, type CooperativeScheduler, type IvfIndex, type KeptCe
 import { normaliseInto } from '@polyphony/vectors';
 import type { ArtistFit } from '../artists/artist-fit';
 import type { ArtistReuse } from '../artists/artist-model';
-import type { Generation, MapMethod } from '../core/generation';
+import type { Generation, MapMethod, ReuseLineage } from '../core/generation';
 import { placeOnUmap, UMAP_MIN_SAMPLES } from '../maps/umap-projection';
 import { projectPoint, type PcaBasis } from '../maps/projection';
 
@@ -172,6 +172,20 @@ export class GenerationReuse {
       return { weights: rec.weights, means: rec.means, variances: rec.variances, songRows, componentSizes: rec.componentSizes };
     };
   }
+}
+
+/**
+ * The reuse lineage after a build over `plan` (the new generation's `lineage`) and its drift: rows placed without
+ * training since the root over the root's rows. The serving generation's lineage is its stored one, or itself as root
+ * (its rows as built: live appends are changed rows of this build).
+ * @param plan the build's row match with the serving generation
+ * @returns `carried`: the lineage if this build keeps the serving generation's cells or map; `drift`: its placed / trained
+ */
+export function reuseLineage(plan: Pick<GenerationReuse, 'prev' | 'changed' | 'removed'>): { carried: ReuseLineage; drift: number } {
+  const prev = plan.prev;
+  const root = prev.lineage ?? { trainedRows: prev.builtRows ?? prev.index.size, placedRows: 0 };
+  const carried = { trainedRows: root.trainedRows, placedRows: root.placedRows + plan.changed + plan.removed };
+  return { carried, drift: root.trainedRows > 0 ? carried.placedRows / root.trainedRows : Infinity };
 }
 
 /** True when `a` equals the `a.length` floats of `b` from `bo` (default 0; with no offset the lengths must agree). */

@@ -23,6 +23,9 @@ export interface DriftSettings {
   maxGrowth: number;
 }
 
+/** Prefix of the rebuild reason the live library gives for measured drift; a build with it keeps nothing of the serving generation (`BuildHost.fresh`). */
+export const LIVE_DRIFT_REASON = 'live library drift';
+
 export const DEFAULT_DRIFT: DriftSettings = { maxCellImbalance: 8, minProbeRecall: 0.9, probes: 100, maxGrowth: 1.0 };
 
 /** What `measureDrift` found. */

@@ -10,7 +10,7 @@ import type { CataloguePort } from '../../core/ports';
 import type { TrackMeta } from '../../core/track-records';
 import { applyDelta, type DeltaTrack } from './delta-apply';
 import type { DeltaStore } from './ports';
-import { measureDrift, type DriftReport } from './drift';
+import { LIVE_DRIFT_REASON, measureDrift, type DriftReport } from './drift';
 import { DEFAULT_LIVE_LIBRARY, type LiveLibrarySettings } from './settings';
 
 export { DEFAULT_LIVE_LIBRARY, type LiveLibrarySettings } from './settings';
@@ -148,7 +148,7 @@ export class LiveLibraryService {
           const drift = measureDrift(current.index, current.builtRows ?? current.index.size, this.settings.drift);
           this.lastDrift = drift;
           this.d.logger.info('live library: songs added without a rebuild', { generation: gen.generation, seq, songs: usable.length, items: current.index.size, cellImbalance: Number(drift.cellImbalance.toFixed(2)), probeRecall: drift.probeRecall, growth: drift.growth });
-          if (drift.reasons.length && !this.d.rebuildBusy()) this.d.requestRebuild(`live library drift: ${drift.reasons.join('; ')}`);
+          if (drift.reasons.length && !this.d.rebuildBusy()) this.d.requestRebuild(`${LIVE_DRIFT_REASON}: ${drift.reasons.join('; ')}`);
         }
       } catch (err) {
         this.d.logger.warn('live library batch failed; its songs stay pending', { songs: ids.length, err: (err as Error).message });
