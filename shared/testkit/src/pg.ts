@@ -82,6 +82,11 @@ export async function createTestDatabase(prefix = 'polyphony_test'): Promise<Tes
   return testDatabase(name);
 }
 
+/** The template database of `key` (createTestDatabaseFromTemplate): `polyphony_tpl_<first 16 hex of sha256(key)>`. */
+export function templateDatabaseName(key: string): string {
+  return `polyphony_tpl_${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
+}
+
 /**
  * Creates a uniquely named database as a copy of a template database (`CREATE DATABASE ... TEMPLATE`, PostgreSQL's
  * file-level copy: ~0.25 s, where applying every schema's migrations into an empty database takes ~1.5 s of a stack
@@ -91,10 +96,11 @@ export async function createTestDatabase(prefix = 'polyphony_test'): Promise<Tes
  * parallel runs of other checkouts on the same server) build it once. `key` must change whenever what `build`
  * writes changes (e.g. the text of every migration): a template is never rebuilt, and templates of old keys stay
  * on the server (a few MB each; drop `polyphony_tpl_*` databases to reclaim them).
- * Errors: whatever `build` throws (its half-built database is dropped), and PostgreSQL's.
+ * Errors: whatever `build` throws (its half-built database is dropped), and PostgreSQL's (the copy is retried for
+ * 5 s while another session is connected to the template, SQLSTATE 55006).
  */
 export async function createTestDatabaseFromTemplate(key: string, build: (url: string) => Promise<void>, prefix = 'polyphony_test'): Promise<TestDatabase> {
-  const template = `polyphony_tpl_${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
+  const template = templateDatabaseName(key);
   const name = uniqueName(prefix);
   await withAdmin(async (admin) => {
     await admin.query('SELECT pg_advisory_lock(hashtext($1))', [template]);
@@ -114,7 +120,16 @@ export async function createTestDatabaseFromTemplate(key: string, build: (url: s
     } finally {
       await admin.query('SELECT pg_advisory_unlock(hashtext($1))', [template]);
     }
-    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+    // 55006 object_in_use: another session is connected to the template (none of ours stays connected); retried briefly.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+        break;
+      } catch (err) {
+        if ((err as { code?: string }).code !== '55006' || attempt >= 20) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
   });
   return testDatabase(name);
 }
