@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import * as amqp from 'amqplib';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
@@ -28,8 +30,41 @@ const SCHEMAS: Array<[string, MigrationClass[]]> = [
   ['playlist', playlistMigrations],
 ];
 
-/** What the migrations write: their schema, class names and code (a migration edited in place changes the key). */
-const MIGRATIONS_KEY = JSON.stringify(SCHEMAS.map(([schema, ms]) => [schema, ms.map((m) => `${m.name}\n${m.prototype.up.toString()}\n${m.prototype.down.toString()}`)]));
+/**
+ * Source folders whose text decides what the migrations write: each schema's migrations folder and the platform
+ * package, whose SQL helpers (settingsTableSql, the task-run DDL, ...) the migrations import.
+ */
+const MIGRATION_SOURCES = [
+  'gateway/src/store/migrations',
+  'services/registry/src/store/migrations',
+  'services/catalogue-identity/src/store/migrations',
+  'services/analysis-worker/src/store/migrations',
+  'services/index/src/core/migrations',
+  'services/playlist/src/store/migrations',
+  'shared/platform/src',
+];
+
+/** `<path>\n<text>` of every non-test .ts file under `dir` (relative to the repository root), in path order. */
+function sourceTexts(dir: string): string[] {
+  const root = path.resolve(__dirname, '../../..');
+  return readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .sort()
+    .map((f) => `${dir}/${f}\n${readFileSync(path.join(root, dir, f), 'utf8')}`);
+}
+
+/**
+ * The template's key: the schemas with their migrations' names and code, and the text of MIGRATION_SOURCES, so a
+ * migration edited in place (or a SQL helper it imports) gives a new template instead of a stale one.
+ */
+function migrationsKey(): string {
+  migrationsKeyMemo ??= JSON.stringify([
+    SCHEMAS.map(([schema, ms]) => [schema, ms.map((m) => `${new m().name ?? m.name}\n${m.prototype.up.toString()}\n${m.prototype.down.toString()}`)]),
+    MIGRATION_SOURCES.flatMap(sourceTexts),
+  ]);
+  return migrationsKeyMemo;
+}
+let migrationsKeyMemo: string | undefined;
 
 /**
  * A fresh test database with every schema's migrations already applied: a copy of a template migrated once per
@@ -39,7 +74,7 @@ const MIGRATIONS_KEY = JSON.stringify(SCHEMAS.map(([schema, ms]) => [schema, ms.
  * after it (start hooks, seeding) runs as on a fresh install.
  */
 export function createMigratedTestDatabase(): Promise<TestDatabase> {
-  return createTestDatabaseFromTemplate(MIGRATIONS_KEY, async (url) => {
+  return createTestDatabaseFromTemplate(migrationsKey(), async (url) => {
     for (const [schema, migrations] of SCHEMAS) {
       const ds = createServiceDataSource({ url, schema, migrations });
       await ds.initialize();
