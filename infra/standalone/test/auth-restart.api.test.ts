@@ -1,12 +1,12 @@
 import request from 'supertest';
-import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
-import { ADMIN, loginCookie, startTestStack } from './helpers';
+import type { TestDatabase } from '@polyphony/testkit';
+import { ADMIN, createMigratedTestDatabase, loginCookie, startTestStack } from './helpers';
 
 /** Rules that need a restart of the stack on the same database. */
 describe('gateway authentication across restarts', () => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
   });
   afterAll(async () => {
     await db.drop();
@@ -14,7 +14,7 @@ describe('gateway authentication across restarts', () => {
   const sql = (text: string, params: unknown[] = []) => db.query(text, params);
 
   it('When JWT_SECRET is configured, then sessions survive a restart; when it is not, they end', async () => {
-    const withSecret = await createTestDatabase();
+    const withSecret = await createMigratedTestDatabase();
     try {
       const a = await startTestStack({ JWT_SECRET: 'a-fixed-secret-for-the-test-0123456789' }, withSecret);
       const cookie = await loginCookie(a.url);
@@ -53,7 +53,7 @@ describe('gateway authentication across restarts', () => {
   });
 
   it('When a fresh install starts without SERVICE_USER/SERVICE_PASSWORD, then it refuses to start', async () => {
-    const fresh = await createTestDatabase();
+    const fresh = await createMigratedTestDatabase();
     try {
       await expect(startTestStack({ SERVICE_USER: undefined, SERVICE_PASSWORD: undefined }, fresh)).rejects.toThrow(/SERVICE_USER and SERVICE_PASSWORD/);
     } finally {
@@ -62,7 +62,7 @@ describe('gateway authentication across restarts', () => {
   });
 
   it('When AUTH_ENABLED=false on first start, then every caller is admin-equivalent', async () => {
-    const open = await createTestDatabase();
+    const open = await createMigratedTestDatabase();
     try {
       const s = await startTestStack({ AUTH_ENABLED: 'false' }, open);
       const me = await request(s.url).get('/api/me').expect(200);

@@ -1,21 +1,99 @@
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import * as amqp from 'amqplib';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { createLogger, type Logger } from '@polyphony/platform';
-import { createTestDatabase, testAmqpUrl, type TestDatabase } from '@polyphony/testkit';
+import { analysisMigrations } from '@polyphony/analysis-worker';
+import { catalogueMigrations } from '@polyphony/catalogue-identity';
+import { authMigrations } from '@polyphony/gateway';
+import { indexMigrations } from '@polyphony/index';
+import { createLogger, createServiceDataSource, migrateSchema, type Logger, type MigrationClass } from '@polyphony/platform';
+import { playlistMigrations } from '@polyphony/playlist';
+import { registryMigrations } from '@polyphony/registry';
+import { createTestDatabaseFromTemplate, testAmqpUrl, type TestDatabase } from '@polyphony/testkit';
 import { startStack, type Stack } from '../src/stack';
 
 export const ADMIN = { username: 'admin', password: 'admin-password-1' };
 export const API_TOKEN = 'test-api-token-0123456789';
 
-/** Starts the whole product (gateway + services, in-process bus) against a fresh test database. */
+/**
+ * Every schema and its migrations, as src/migrate.ts (`npm run migrate`) applies them. Should a schema be missing
+ * here, the stack still migrates it at start (migrateOnStart): only slower, never a different database.
+ */
+const SCHEMAS: Array<[string, MigrationClass[]]> = [
+  ['auth', authMigrations],
+  ['registry', registryMigrations],
+  ['catalogue', catalogueMigrations],
+  ['analysis', analysisMigrations],
+  ['index', indexMigrations],
+  ['playlist', playlistMigrations],
+];
+
+/**
+ * Source folders whose text decides what the migrations write: each schema's migrations folder and the platform
+ * package, whose SQL helpers (settingsTableSql, the task-run DDL, ...) the migrations import.
+ */
+const MIGRATION_SOURCES = [
+  'gateway/src/store/migrations',
+  'services/registry/src/store/migrations',
+  'services/catalogue-identity/src/store/migrations',
+  'services/analysis-worker/src/store/migrations',
+  'services/index/src/core/migrations',
+  'services/playlist/src/store/migrations',
+  'shared/platform/src',
+];
+
+/** `<path>\n<text>` of every non-test .ts file under `dir` (relative to the repository root), in path order. */
+function sourceTexts(dir: string): string[] {
+  const root = path.resolve(__dirname, '../../..');
+  return readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .sort()
+    .map((f) => `${dir}/${f}\n${readFileSync(path.join(root, dir, f), 'utf8')}`);
+}
+
+/**
+ * The template's key: the schemas with their migrations' names and code, and the text of MIGRATION_SOURCES, so a
+ * migration edited in place (or a SQL helper it imports) gives a new template instead of a stale one.
+ */
+function migrationsKey(): string {
+  migrationsKeyMemo ??= JSON.stringify([
+    SCHEMAS.map(([schema, ms]) => [schema, ms.map((m) => `${new m().name ?? m.name}\n${m.prototype.up.toString()}\n${m.prototype.down.toString()}`)]),
+    MIGRATION_SOURCES.flatMap(sourceTexts),
+  ]);
+  return migrationsKeyMemo;
+}
+let migrationsKeyMemo: string | undefined;
+
+/**
+ * A fresh test database with every schema's migrations already applied: a copy of a template migrated once per
+ * PostgreSQL server and migration code (createTestDatabaseFromTemplate), so a stack start does not apply them all
+ * again (measured 2026-12-05: a stack start 2.3-2.9 s on an empty database, 0.25 s copy + 0.8-0.9 s start on a
+ * copy, at a load average of ~3). The stack's start-up migration step then finds nothing to apply; everything
+ * after it (start hooks, seeding) runs as on a fresh install.
+ */
+export function createMigratedTestDatabase(): Promise<TestDatabase> {
+  return createTestDatabaseFromTemplate(migrationsKey(), async (url) => {
+    for (const [schema, migrations] of SCHEMAS) {
+      const ds = createServiceDataSource({ url, schema, migrations });
+      await ds.initialize();
+      try {
+        await migrateSchema(ds);
+      } finally {
+        await ds.destroy();
+      }
+    }
+  });
+}
+
+/** Starts the whole product (gateway + services, in-process bus) against `db`, by default a fresh migrated test database (createMigratedTestDatabase). */
 export async function startTestStack(
   env: Record<string, string | undefined> = {},
   db?: TestDatabase,
   options: { amqpUrl?: string; logger?: Logger } = {},
 ): Promise<{ stack: Stack; db: TestDatabase; url: string }> {
-  const database = db ?? (await createTestDatabase());
+  const database = db ?? (await createMigratedTestDatabase());
   const stack = await startStack({
     databaseUrl: database.url,
     amqpUrl: options.amqpUrl,
@@ -104,7 +182,8 @@ export const TASK_ENDED = ['SUCCESS', 'FAIL', 'REVOKED'];
 /**
  * Polls GET `<url>/api/status/<taskId>` (with `headers`, default the API token) until it answers 200
  * with a terminal state (TASK_ENDED) and returns that status body. Options as waitFor (default time-out
- * 10 min, interval 1 s); the time-out error shows the last status body.
+ * 10 min, interval 250 ms: a status read is one small query, and a 1 s interval made every wait end up to 1 s after
+ * the task); the time-out error shows the last status body.
  */
 export async function waitForTask(
   url: string,
@@ -119,7 +198,7 @@ export async function waitForTask(
       last = res.body;
       return res.status === 200 && TASK_ENDED.includes(res.body.state) ? (res.body as Record<string, any>) : undefined;
     },
-    { timeoutMs: 10 * 60_000, intervalMs: 1000, ...wait },
+    { timeoutMs: 10 * 60_000, intervalMs: 250, ...wait },
   );
 }
 

@@ -5,8 +5,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
-import { ADMIN, API_TOKEN, startTestStack } from './helpers';
+import type { TestDatabase } from '@polyphony/testkit';
+import { ADMIN, API_TOKEN, createMigratedTestDatabase, startTestStack } from './helpers';
 
 /** One request to the stack's port; resolves with status, headers and body. */
 function send(mod: typeof http | typeof https, options: https.RequestOptions, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
@@ -27,7 +27,7 @@ describe('HTTPS on the gateway port (HTTPS=self-signed)', () => {
   let db: TestDatabase;
   let dataDir: string;
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
     dataDir = mkdtempSync(path.join(tmpdir(), 'polyphony-https-'));
   });
   afterAll(async () => {

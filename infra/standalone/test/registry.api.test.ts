@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { Client } from 'pg';
-import { testAmqpUrl, createTestDatabase, createFakeEmby, createFakeJellyfin, createFakeLyrion, createFakePlex, createFakePlexTv, createFakeSubsonic, syntheticCatalogue, type StartedFake } from '@polyphony/testkit';
-import { API_TOKEN, loginCookie, startTestStack, useTestStack } from './helpers';
+import { testAmqpUrl, createFakeEmby, createFakeJellyfin, createFakeLyrion, createFakePlex, createFakePlexTv, createFakeSubsonic, syntheticCatalogue, type StartedFake } from '@polyphony/testkit';
+import { API_TOKEN, createMigratedTestDatabase, loginCookie, startTestStack, useTestStack } from './helpers';
 
 /** A plain HTTP server that records every request and answers 500 with a marker body (an "upstream" we must never echo). */
 async function startRecorder(): Promise<{ url: string; seen: IncomingMessage[]; close(): Promise<void> }> {
@@ -330,7 +330,7 @@ describe.each([
 
 describe('legacy install migration at first start', () => {
   it('When an old install has media-server keys in app_config and env, then they become the default registry row and leave app_config', async () => {
-    const db = await createTestDatabase();
+    const db = await createMigratedTestDatabase();
     try {
       const first = await startTestStack({}, db);
       await first.stack.stop();

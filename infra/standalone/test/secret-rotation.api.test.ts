@@ -1,6 +1,6 @@
-import { createTestDatabase, type TestDatabase } from '@polyphony/testkit';
+import type { TestDatabase } from '@polyphony/testkit';
 import { Capture } from './capture';
-import { ADMIN, loginCookie, startTestStack } from './helpers';
+import { ADMIN, createMigratedTestDatabase, loginCookie, startTestStack } from './helpers';
 
 /**
  * Secret rotation across restarts (issue 18 item 12): an API_TOKEN or JWT_SECRET given in the
@@ -20,7 +20,7 @@ describe('secret rotation across restarts (full stack, real PostgreSQL)', () => 
   const storedToken = async () => (await db.query(`SELECT value FROM auth.settings WHERE key = 'API_TOKEN'`))[0]?.value as string | undefined;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createMigratedTestDatabase();
   });
   afterAll(async () => {
     await db?.drop();
