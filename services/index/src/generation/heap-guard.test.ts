@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { guardHeap, HeapLimitError, maxSemiSpaceMiB } from './heap-guard';
+import { guardHeap, HeapLimitError } from './heap-guard';
 
 /**
  * A job shaped like an index build (allocates in steps and yields to the event loop between them, keeping what it
@@ -58,25 +58,6 @@ describe('guardHeap (a build near the heap limit)', () => {
     expect(r.stdout).toMatch(/job stopped: HeapLimitError: the JavaScript heap reached \d+% of its limit \(\d+ of \d+ MiB, stop at 80%\)/);
     expect(r.stdout).toContain('the previous generation stays live');
     expect(r.stdout).toContain('still serving 200000');
-  });
-
-  it.each([
-    [[], '', 100],
-    [['--max-semi-space-size=2'], '', 100],
-    [[], '--max-semi-space-size=2', 100],
-    [['--max-semi-space-size=1'], '--max-semi-space-size=4 --max-old-space-size=100', 100],
-  ])('When the process runs with flags %j and NODE_OPTIONS %j, then the old-generation limit it measures is the --max-old-space-size of %d MiB', (argv, nodeOptions, oldMiB) => {
-    const script = `const { oldGenerationStats } = require('./dist/generation/heap-guard.js'); console.log(oldGenerationStats().limit / 1048576);`;
-    const r = spawnSync(process.execPath, [...argv, '--max-old-space-size=100', '-e', script], { cwd: path.join(__dirname, '../..'), encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: nodeOptions } });
-    expect(r.stderr).toBe('');
-    expect(Number(r.stdout.trim())).toBe(oldMiB);
-  });
-
-  it('When semi-space flags are given on the command line and in NODE_OPTIONS, then the command line wins and the last one counts', () => {
-    expect(maxSemiSpaceMiB([], '')).toBe(16);
-    expect(maxSemiSpaceMiB([], '--max-old-space-size=512 --max-semi-space-size=2')).toBe(2);
-    expect(maxSemiSpaceMiB(['--max-semi-space-size=4', '--max_semi_space_size=8'], '--max-semi-space-size=2')).toBe(8);
-    expect(maxSemiSpaceMiB(['--expose-gc'], '--max-semi-space-size=1')).toBe(1);
   });
 
   it('When used heap passes the fraction, then the signal aborts with the error; the parent abort passes through', async () => {
