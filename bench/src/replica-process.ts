@@ -22,9 +22,26 @@ export function jemallocPath(): string | undefined {
 }
 
 /**
+ * The allocator and V8 settings the index unit is deployed with: `MALLOC_CONF` and `NODE_OPTIONS` of the index
+ * container in `k8s/index.yaml` (docker-compose.yml and the standalone launch carry the same values, pinned by
+ * `infra/standalone/test/k8s-manifests.test.ts`), so a bench replica runs as deployed without a second copy of them.
+ * @throws when the manifest lacks either variable
+ */
+export function deployedIndexEnv(): { MALLOC_CONF: string; NODE_OPTIONS: string } {
+  const manifest = readFileSync(path.resolve(__dirname, '../../k8s/index.yaml'), 'utf8');
+  const value = (name: string): string => {
+    const m = new RegExp(`- \\{ name: ${name}, value: "([^"]*)" \\}`).exec(manifest);
+    if (!m) throw new Error(`k8s/index.yaml: no ${name} in the index container's env`);
+    return m[1]!;
+  };
+  return { MALLOC_CONF: value('MALLOC_CONF'), NODE_OPTIONS: value('NODE_OPTIONS') };
+}
+
+/**
  * Starts `index-replica.js` with `options` (its argv JSON: dbUrl, secret, peersUrl, port, build, mode, workers) and
- * waits for its ready line (`script`: another tree's compiled `index-replica.js`, for before/after runs). TP_REPLICA_ARGS = extra node flags; TP_JEMALLOC=1 preloads jemalloc with the
- * `k8s/index.yaml` settings. `memory()` sends `memory` on the child's stdin and resolves with its `memoryMiB` answer.
+ * waits for its ready line (`script`: another tree's compiled `index-replica.js`, for before/after runs). TP_REPLICA_ARGS = extra node flags; TP_JEMALLOC=1 runs it as deployed
+ * (`deployedIndexEnv`: jemalloc preloaded with the manifest's MALLOC_CONF, and its NODE_OPTIONS, e.g. the V8 young
+ * generation size); TP_MALLOC_CONF / TP_NODE_OPTIONS replace those two values (A/B runs; TP_NODE_OPTIONS= for none). `memory()` sends `memory` on the child's stdin and resolves with its `memoryMiB` answer.
  * @throws when the child exits before its ready line, or TP_JEMALLOC=1 and libjemalloc.so.2 is absent
  */
 export async function startReplica(options: Record<string, unknown>, script = path.join(__dirname, 'index-replica.js')): Promise<Replica> {
@@ -34,7 +51,8 @@ export async function startReplica(options: Record<string, unknown>, script = pa
     const lib = jemallocPath();
     if (!lib) throw new Error('TP_JEMALLOC=1: libjemalloc.so.2 not found (apt-get install libjemalloc2)');
     // As k8s/index.yaml and docker-compose.yml run the index unit.
-    env = { ...process.env, LD_PRELOAD: lib, MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0' };
+    const deployed = deployedIndexEnv();
+    env = { ...process.env, LD_PRELOAD: lib, MALLOC_CONF: process.env.TP_MALLOC_CONF ?? deployed.MALLOC_CONF, NODE_OPTIONS: process.env.TP_NODE_OPTIONS ?? deployed.NODE_OPTIONS };
   }
   const child = fork(script, [JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'], execArgv, env });
   const lines: string[] = [];

@@ -23,7 +23,7 @@
  */
 import { MSD_TAGS } from '@polyphony/contracts';
 import { DefaultEmbedder, DEFAULT_MUSICNN_PRECISION, FusionEmbedder, MusicnnAnalyser, trackTags } from '@polyphony/analysis-worker/engine';
-import { ballPoint, buildPoincareBall, poincareDistance } from '@polyphony/index';
+import { ballPoint, ballRadius, buildPoincareBall, poincareDistance } from '@polyphony/index';
 import { cachedPerTrack, benchBackend, benchModelsDir } from '../analysis-worker/musicnn-cache';
 import { decodeCorpusTrack, loadCorpus } from '../analysis-worker/corpus';
 import { cosineDistance } from '@polyphony/vectors';
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   const t0 = process.cpuUsage();
   const ball = await buildPoincareBall({ size: n, dim, getVector: (row) => vectors[row]! });
   const buildCpu = process.cpuUsage(t0);
-  const radius = Array.from(ball.radius);
+  const radius = Array.from({ length: n }, (_, r) => ballRadius(ball, r));
   const point = (i: number) => Array.from(ballPoint(ball, i));
   const entMsd = recs.map((r) => entropyBits(r.msd));
   const entMtt = recs.map((r) => (r.mtt.length ? entropyBits(r.mtt) : NaN));

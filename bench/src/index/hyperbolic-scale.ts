@@ -7,7 +7,7 @@
  * Usage: npm run build && node bench/dist/index/hyperbolic-scale.js [songs=100000]
  * Prints CPU ms (process.cpuUsage, user + system) and wall ms; the shared machine's load makes wall figures noisy.
  */
-import { ballBytes, ballDistanceTo, ballNorm2, ballPoint, buildPoincareBall } from '@polyphony/index';
+import { ballBytes, ballDistanceTo, ballNorm2, ballPoint, ballRadius, buildPoincareBall, radiusToDistance } from '@polyphony/index';
 
 function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 100_000);
@@ -35,17 +35,32 @@ function main(): Promise<void> {
     const w1 = performance.now();
     console.log(`hyperbolic ball of ${n} songs (${dim}-d -> ${ball.dim}-d): build ${((c1.user + c1.system) / 1e3).toFixed(0)} ms CPU, ${(w1 - w0).toFixed(0)} ms wall; ${ballBytes(ball) / 1e6} MB (${ball.points instanceof Int16Array ? 'int16' : 'float32'} points)`);
     const scans = 20;
-    const c2 = process.cpuUsage();
-    let sink = 0;
-    for (let q = 0; q < scans; q++) {
-      const seed = (q * 7919) % n;
-      let best = Infinity;
-      const p = ballPoint(ball, seed);
-      for (let r = 0; r < n; r++) if (r !== seed) best = Math.min(best, ballDistanceTo(ball, p, ballNorm2(ball, seed), r));
-      sink += best;
+    // The scan of /api/hyperbolic/similar (mode similar, radial_spread 0.5): Poincaré distance to the seed plus the
+    // radial term, which reads every row's radius: computed on demand from its point in a compact ball (ballRadius),
+    // or from a stored float32 table (the layout before issue 35's cut, 4 bytes a song), both timed here.
+    const stored = Float32Array.from({ length: n }, (_, r) => ballRadius(ball, r));
+    const scan = (radiusOf: (row: number) => number): { ms: number; sink: number } => {
+      const c2 = process.cpuUsage();
+      let sink = 0;
+      for (let q = 0; q < scans; q++) {
+        const seed = (q * 7919) % n;
+        let best = Infinity;
+        const p = ballPoint(ball, seed);
+        const p2 = ballNorm2(ball, seed);
+        const rhoS = radiusToDistance(radiusOf(seed));
+        for (let r = 0; r < n; r++) if (r !== seed) best = Math.min(best, ballDistanceTo(ball, p, p2, r) + 0.5 * Math.abs(radiusToDistance(radiusOf(r)) - rhoS));
+        sink += best;
+      }
+      const c3 = process.cpuUsage(c2);
+      return { ms: (c3.user + c3.system) / 1e3 / scans, sink };
+    };
+    // Interleaved, twice each, so a change of machine speed shows as spread.
+    const runs: Array<[string, { ms: number; sink: number }]> = [];
+    for (let i = 0; i < 2; i++) {
+      runs.push(['radius on demand', scan((r) => ballRadius(ball, r))]);
+      runs.push(['radius from a stored table', scan((r) => stored[r]!)]);
     }
-    const c3 = process.cpuUsage(c2);
-    console.log(`one full scan (similar query, or one journey point): ${((c3.user + c3.system) / 1e3 / scans).toFixed(1)} ms CPU (mean of ${scans}; checksum ${sink.toFixed(3)})`);
+    for (const [name, r] of runs) console.log(`one full scan (similar query, or one journey point), ${name}: ${r.ms.toFixed(1)} ms CPU (mean of ${scans}; checksum ${r.sink.toFixed(6)})`);
   });
 }
 

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import { signIdentity } from '@polyphony/platform';
 import { adminUrl, createBenchDatabase, startChild } from '../bench-support';
+import type { LoadResult } from '../load-child';
 import { startReplica, vmRssMiB, type Replica } from '../replica-process';
 import { indexBenchScript } from '../support';
 
@@ -16,6 +18,10 @@ import { indexBenchScript } from '../support';
  * Per replica, one JSON line: build / load wall ms, then its memory report (`index-replica.ts`: RSS, JS heap, per
  * structure MiB, smaps summary) after a full GC right away and again after RM_SETTLE_SEC (default 5) s (jemalloc
  * returns freed pages within ~1 s), and its idle VmRSS min-max over that wait; the load average with each.
+ * Then (RM_TRAFFIC_SEC, default 20; 0 = none) similar-songs traffic straight to the replica (`similar10` of
+ * `default-1m`: 200 seeds, n=10, 16 connections, the identity the gateway signs), 10 s idle, and the memory report
+ * after a full GC again (**after traffic**: the figure `default-1m` takes with TP_MEMORY_AFTER, V8's new space grown
+ * by the traffic), then once more after RM_SETTLE_SEC s.
  * Usage: node bench/dist/index/replica-memory.js [songs=1000000] [steps=build,load]
  * RM_REPLICA_DIR=<another tree's bench/dist>: run that tree's `index-replica.js` (the service code before a change; its
  * ready line has the same memory figures), e.g. `/work/main/bench/dist`.
@@ -56,6 +62,20 @@ async function main(): Promise<void> {
         const settled = (await r.memory()) as Record<string, unknown>;
         // RM_HEAP_SNAPSHOT_DIR: a V8 heap snapshot of each replica there (`<step>-<songs>.heapsnapshot`), for what the JS heap holds.
         if (process.env.RM_HEAP_SNAPSHOT_DIR) console.log(await r.ask(`heapsnapshot ${process.env.RM_HEAP_SNAPSHOT_DIR}/${step}-${songs}.heapsnapshot`));
+        // After traffic, as default-1m's TP_MEMORY_AFTER: 10 s idle, then the report after a full GC.
+        const trafficSec = Number(process.env.RM_TRAFFIC_SEC ?? 20);
+        let traffic: Record<string, unknown> | undefined;
+        if (trafficSec > 0) {
+          const headers = signIdentity({ sub: 'bench', username: 'bench', role: 'admin', via: 'bearer', serverId: 'srv-main' }, secret);
+          const requests = Array.from({ length: 200 }, (_, i) => ({ path: `/api/similar_tracks?item_id=m-${(i * 7919) % songs}&n=10`, headers }));
+          const { info: lr } = await startChild<LoadResult>(path.join(__dirname, '..', 'load-child.js'), [JSON.stringify({ url: r.info.url, connections: 16, durationSec: trafficSec, requests })]);
+          if (lr.total === 0 || lr.non2xx + lr.errors > 0) throw new Error(`traffic failed: ${JSON.stringify(lr)}`);
+          await new Promise((res) => setTimeout(res, 10_000));
+          const afterTraffic = (await r.memory()) as Record<string, unknown>;
+          await new Promise((res) => setTimeout(res, settleSec * 1000));
+          const afterTrafficSettled = (await r.memory()) as Record<string, unknown>;
+          traffic = { requests: lr.total, rps: Math.round(lr.requestsPerSec), p99: lr.latencyMs.p99, afterTraffic, afterTrafficSettled };
+        }
         const row = {
           step,
           songs,
@@ -66,6 +86,7 @@ async function main(): Promise<void> {
           ready: ready.memoryMiB,
           settled,
           idleVmRssMiB: [Math.min(...samples), Math.max(...samples)],
+          traffic,
           load: `${loadBefore} -> ${load()}`,
         };
         rows.push(row);
@@ -77,12 +98,14 @@ async function main(): Promise<void> {
         await exited;
       }
     }
-    console.log('\n| replica | RSS after GC, ready (MiB) | RSS after GC, settled | idle VmRSS | JS heap used / total | array buffers | structures (MiB) | load |');
-    console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+    console.log('\n| replica | RSS after GC, ready (MiB) | RSS after GC, settled | idle VmRSS | after traffic, after GC (settled) | new space after traffic | JS heap used / total | array buffers | structures (MiB) | load |');
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const row of rows) {
       const s = row.settled as { rss: number; heapUsed: number; heapTotal: number; arrayBuffers: number; structures: Record<string, number> };
       const total = Object.values(s.structures).reduce((a, b) => a + b, 0);
-      console.log(`| ${String(row.step)} | ${(row.ready as { rss: number }).rss} | **${s.rss}** | ${(row.idleVmRssMiB as number[]).join('-')} | ${s.heapUsed} / ${s.heapTotal} | ${s.arrayBuffers} | ${total.toFixed(1)} | ${String(row.load)} |`);
+      const t = row.traffic as { afterTraffic: { rss: number; heapSpaces: Record<string, number> }; afterTrafficSettled: { rss: number }; rps: number } | undefined;
+      const after = t ? `**${t.afterTraffic.rss}** (${t.afterTrafficSettled.rss}) at ${t.rps} req/s` : '-';
+      console.log(`| ${String(row.step)} | ${(row.ready as { rss: number }).rss} | **${s.rss}** | ${(row.idleVmRssMiB as number[]).join('-')} | ${after} | ${t?.afterTraffic.heapSpaces.new_space ?? '-'} | ${s.heapUsed} / ${s.heapTotal} | ${s.arrayBuffers} | ${total.toFixed(1)} | ${String(row.load)} |`);
     }
   } finally {
     peers.stdin?.end();

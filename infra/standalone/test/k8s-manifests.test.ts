@@ -87,6 +87,24 @@ describe('Kubernetes manifests', () => {
     expect(compose.services.index!.environment).toMatchObject({ LD_PRELOAD: linked, MALLOC_CONF: env.MALLOC_CONF });
   });
 
+  it('When the index starts (k8s, docker-compose, the image\'s standalone command, npm start, the index unit\'s start), then V8\'s young generation has the one capped semi-space size', () => {
+    const [main] = deployments.find((d) => d.metadata.name === 'index')!.spec.template.spec.containers;
+    const env = Object.fromEntries(main.env.map((e: { name: string; value?: string }) => [e.name, e.value]));
+    const flag = /--max-semi-space-size=(\d+)/.exec(env.NODE_OPTIONS ?? '')?.[0];
+    // A small cap (MiB per semi-space): V8's default is 16, grown under traffic and kept after a full GC.
+    expect(Number(flag?.split('=')[1])).toBeGreaterThan(0);
+    expect(Number(flag?.split('=')[1])).toBeLessThan(16);
+    const compose = parseAllDocuments(readFileSync(path.resolve(__dirname, '../../../docker-compose.yml'), 'utf8'), { merge: true })[0]!.toJS({ maxAliasCount: -1 }) as { services: Record<string, { environment?: Record<string, string> }> };
+    expect(compose.services.index!.environment!.NODE_OPTIONS).toBe(env.NODE_OPTIONS);
+    const dockerfile = readFileSync(path.resolve(__dirname, '../../docker/Dockerfile'), 'utf8');
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
+    expect(cmd).toEqual(['node', flag, 'infra/standalone/dist/main.js']);
+    const pkg = JSON.parse(readFileSync(path.resolve(__dirname, '../../../package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.start).toContain(`node ${flag!} infra/standalone/dist/main.js`);
+    const indexPkg = JSON.parse(readFileSync(path.resolve(__dirname, '../../../services/index/package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(indexPkg.scripts.start).toBe(`node ${flag!} dist/main.js`);
+  });
+
   it('When analysis workers start, then MODELS_DIR is a read-only mounted volume that every worker shares', () => {
     const pod = deployments.find((d) => d.metadata.name === 'analysis-worker')!.spec.template.spec;
     const [main] = pod.containers;

@@ -9,8 +9,8 @@ export type { RebuildOutcome } from './generation/build-run';
 export { fitPca, projectAll } from './maps/projection';
 export { UMAP_FIT_ROWS, umapLayout } from './maps/umap-projection';
 // The hyperbolic layout and its geometry (the benchmark workspace measures what the radius means on real music).
-export { ballBytes, ballDistanceTo, ballNorm2, ballPoint, buildPoincareBall, type PoincareBall } from './hyperbolic/ball';
-export { poincareDistance, poincareDistanceAt } from './hyperbolic/poincare';
+export { ballBytes, ballDistanceTo, ballNorm2, ballPoint, ballRadius, buildPoincareBall, type PoincareBall } from './hyperbolic/ball';
+export { poincareDistance, poincareDistanceAt, radiusToDistance } from './hyperbolic/poincare';
 // Text search's scoring (the benchmark workspace compares the postings with the full scan at 1M).
 export { SemanticTable, type SemanticRowSource } from './semantic/semantic-table';
 export { conceptChannel, scanTopK } from './semantic/semantic.service';

@@ -60,7 +60,12 @@ export function guardHeap(parent: AbortSignal, options: HeapGuardOptions = {}): 
   };
 }
 
-/** What V8 reserves for the young generation beside `--max-old-space-size`: 3 x the 16 MiB semi-space of 64-bit V8 (Node 20: `heap_size_limit` = old-space limit + 48 MiB, measured for 48 and 1,024 MiB). */
+/**
+ * What V8 reserves for the young generation beside `--max-old-space-size`: 3 x the 16 MiB semi-space of 64-bit V8 (Node
+ * 20: `heap_size_limit` = old-space limit + 48 MiB, measured for 48 and 1,024 MiB). With the index unit's
+ * `--max-semi-space-size=2` (k8s/index.yaml) the reserve is 6 MiB, so the limit computed here reads 42 MiB below the
+ * real one and a build stops that much earlier (the safe side; following the flag needs NODE_OPTIONS through config.ts).
+ */
 const YOUNG_GENERATION_RESERVE = 48 * 1048576;
 
 /**

@@ -38,8 +38,8 @@ export interface BallInput {
  * disc = r (u₀, u₁) / |(u₀, u₁)| ((r, 0) when both are 0).
  * Deterministic: the same vectors give the same layout (no random state), so every replica computes the same ball.
  * Cost: O(size * dim * BALL_DIM) plus O(sample * dim²) for the axes; memory per row BALL_DIM float32 (int16 from
- * BALL_COMPACT_MIN_ROWS songs) + radius + squared norm: 72 bytes; compact 36 bytes (radius only: the squared norm is
- * computed on demand, ballNorm2; the 2-D disc always is, ballDisc).
+ * BALL_COMPACT_MIN_ROWS songs) + radius + squared norm: 72 bytes; compact 32 bytes (the points only: the radius and the
+ * squared norm are computed on demand from the stored point, ballRadius and ballNorm2; the 2-D disc always is, ballDisc).
  */
 export interface PoincareBall {
   readonly size: number;
@@ -53,8 +53,12 @@ export interface PoincareBall {
   readonly points: Float32Array | Int16Array;
   /** Factor from a stored coordinate to the point's coordinate (1 or 1 / 32767). */
   readonly pointScale: number;
-  /** Euclidean norm of every row's point (its `hyperbolic_radius`), in [0, 1) (of the stored, possibly int16 point). */
-  readonly radius: Float32Array;
+  /**
+   * Euclidean norm of every row's stored point (its `hyperbolic_radius`, in [0, 1)) below BALL_COMPACT_MIN_ROWS songs;
+   * absent in a compact ball, where `ballRadius` computes the same float32 value on demand (issue 35: 3.8 MiB less at
+   * 1M). Read it through `ballRadius`.
+   */
+  readonly radius?: Float32Array;
   /**
    * Squared norm of every row's stored point (float32) below BALL_COMPACT_MIN_ROWS songs; absent in a compact ball,
    * where `ballNorm2` computes the same value on demand (issue 35: 3.8 MiB less at 1M). Read it through `ballNorm2`.
@@ -104,6 +108,24 @@ export function ballNorm2(ball: PoincareBall, row: number): number {
 }
 
 /**
+ * Euclidean norm of row `row`'s stored point (its `hyperbolic_radius`, in [0, 1)), float32-rounded: the square root of
+ * the float64 sum `ballNorm2` rounds, so the value is the one the ball stored per row before it was computed on demand
+ * (issue 35: 4 bytes a song, 3.8 MiB at 1M). Cost: `dim` (16) multiply-adds and a square root.
+ */
+export function ballRadius(ball: PoincareBall, row: number): number {
+  if (ball.radius) return ball.radius[row]!;
+  const k = ball.dim;
+  const { points, pointScale } = ball;
+  const o = row * k;
+  let m2 = 0;
+  for (let j = 0; j < k; j++) {
+    const v = points[o + j]! * pointScale;
+    m2 += v * v;
+  }
+  return Math.fround(Math.sqrt(m2));
+}
+
+/**
  * Poincaré distance between the float point `q` (squared norm `q2`) and row `row` of the ball: arcosh(1 + 2|q - p|² /
  * ((1 - |q|²)(1 - |p|²))), as poincare.ts poincareDistanceAt, reading the stored point through `pointScale`; |p|² is
  * `ballNorm2` of the row, summed in the same loop.
@@ -130,7 +152,7 @@ export function ballDistanceTo(ball: PoincareBall, q: ArrayLike<number>, q2: num
  */
 export function ballDisc(ball: PoincareBall, row: number): [number, number] {
   const k = ball.dim;
-  const r = ball.radius[row]!;
+  const r = ballRadius(ball, row);
   const x = ball.points[row * k]! * ball.pointScale;
   const y = k > 1 ? ball.points[row * k + 1]! * ball.pointScale : 0;
   const h = Math.hypot(x, y);
@@ -139,7 +161,7 @@ export function ballDisc(ball: PoincareBall, row: number): [number, number] {
 
 /** Bytes a ball holds in memory (its typed arrays). */
 export function ballBytes(b: PoincareBall): number {
-  return b.points.byteLength + b.radius.byteLength + (b.norm2?.byteLength ?? 0);
+  return b.points.byteLength + (b.radius?.byteLength ?? 0) + (b.norm2?.byteLength ?? 0);
 }
 
 /** The empty ball (no rows). */
@@ -206,8 +228,8 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
   const compact = size >= compactFromRows;
   const stored = compact ? new Int16Array(size * k) : points;
   const pointScale = compact ? 1 / INT16_ONE : 1;
-  const radius = new Float32Array(size);
   // Stored below the compact threshold only (small libraries, the golden suite's memory figure unchanged).
+  const radius = compact ? undefined : new Float32Array(size);
   const norm2 = compact ? undefined : new Float32Array(size);
   let maxRadius = 0;
   for (let r = 0; r < size; r++) {
@@ -230,12 +252,14 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
       const v = stored[o + j]! * pointScale;
       m2 += v * v;
     }
-    radius[r] = Math.sqrt(m2);
+    // The value ballRadius computes on demand in a compact ball (the same sum, float32-rounded).
+    const rr = Math.fround(Math.sqrt(m2));
+    if (radius) radius[r] = rr;
     if (norm2) norm2[r] = m2;
-    maxRadius = Math.max(maxRadius, radius[r]!);
+    maxRadius = Math.max(maxRadius, rr);
     if ((r & 1023) === 1023) await scheduler?.maybeYield();
   }
-  return { size, dim: k, points: stored, pointScale, radius, ...(norm2 ? { norm2 } : {}), scale: { low, high }, explainedVariance: explained, maxRadius };
+  return { size, dim: k, points: stored, pointScale, ...(radius ? { radius } : {}), ...(norm2 ? { norm2 } : {}), scale: { low, high }, explainedVariance: explained, maxRadius };
 }
 
 /** Top `k` principal axes (k rows of `dim`) of a uniform sample of the rows, and the share of variance they hold. */

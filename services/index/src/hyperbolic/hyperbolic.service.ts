@@ -21,7 +21,7 @@ import { generationKey, type Generation, type IndexState } from '../core/generat
 import type { RequestScope } from '../core/scope';
 import type { TrackMeta } from '../core/ports';
 import { TopScored } from '../semantic/top-scored';
-import { BALL_RIM_RADIUS, ballBytes, ballDisc, ballDistanceTo, ballNorm2, ballPoint, buildPoincareBall, type PoincareBall } from './ball';
+import { BALL_RIM_RADIUS, ballBytes, ballDisc, ballDistanceTo, ballNorm2, ballPoint, ballRadius, buildPoincareBall, type PoincareBall } from './ball';
 import { geodesicPoint, logMap0, mobiusScale, poincareDistance, radiusToDistance, samplePathVia } from './poincare';
 
 /** Points of a journey's drawn path (`path`). */
@@ -168,8 +168,7 @@ export class HyperbolicService {
     const spread = body.radial_spread ?? HYPERBOLIC_DEFAULT_SPREAD;
     const seed = this.seedRow(scope, body.item_id);
     const ball = await this.ball(scope.gen);
-    const { radius } = ball;
-    const rs = radius[seed]!;
+    const rs = ballRadius(ball, seed);
     const seedPoint = ballPoint(ball, seed);
     const s2 = ballNorm2(ball, seed);
     // Target point on the seed's ray (the ray through the origin is a geodesic).
@@ -186,7 +185,7 @@ export class HyperbolicService {
     const best = new TopScored(limit + 8, (row) => scope.idOf(row));
     mask.forEachRow((row) => {
       if (row === seed) return;
-      const r = radius[row]!;
+      const r = ballRadius(ball, row);
       if (mode === 'roots' && !(r < rs)) return;
       if (mode === 'niche' && !(r > rs)) return;
       let score: number;
@@ -271,8 +270,8 @@ export class HyperbolicService {
       results,
       count: results.length,
       geodesic_length: round6(samples.length),
-      start_radius: round6(ball.radius[a]!),
-      end_radius: round6(ball.radius[b]!),
+      start_radius: round6(ballRadius(ball, a)),
+      end_radius: round6(ballRadius(ball, b)),
       apex: { radius: round6(apex.radius), t: round6(apex.t), disc: apex.disc },
       path: drawn.points.map(({ t, point }) => ({ t: round6(t), radius: round6(Math.hypot(...point)), disc: discOf(point) })),
       ancestry_dive: dive,
@@ -299,7 +298,7 @@ export class HyperbolicService {
       throw unknown(); // a malformed %-escape
     }
     const mean = (xs: number[]) => (xs.length ? xs.reduce((s, v) => s + v, 0) / xs.length : 0);
-    const folder = (id: string, name: string, rows: number[]) => ({ id, name, type: 'folder' as const, children_count: rows.length, hyperbolic_radius: round6(mean(rows.map((r) => ball.radius[r]!))) });
+    const folder = (id: string, name: string, rows: number[]) => ({ id, name, type: 'folder' as const, children_count: rows.length, hyperbolic_radius: round6(mean(rows.map((r) => ballRadius(ball, r)))) });
     const enc = (...xs: string[]) => xs.map(encodeURIComponent).join(':');
     const genreRows = (g: Map<string, TreeCluster[]>) => [...g.values()].flatMap((cs) => cs.flatMap((c) => c.rows));
     const [kind, mood, genre, cluster] = parts;
@@ -325,7 +324,7 @@ export class HyperbolicService {
         const provider = scope.gen.maps.providerOf(scope.serverId, row);
         const m = provider ? scope.metaAt(row) : undefined;
         if (!provider || !m) continue;
-        items.push({ id: provider, name: m.title ?? provider, type: 'track', children_count: 0, hyperbolic_radius: round6(ball.radius[row]!), author: m.artist, album: m.album });
+        items.push({ id: provider, name: m.title ?? provider, type: 'track', children_count: 0, hyperbolic_radius: round6(ballRadius(ball, row)), author: m.artist, album: m.album });
       }
       return { node: { id: nodeId, name: `${genre} ${Number(cluster) + 1}`, type: 'folder', children_count: c.rows.length, parent_id: enc('genre', mood!, genre!), items } };
     }
@@ -356,7 +355,7 @@ export class HyperbolicService {
       const provider = scope.gen.maps.providerOf(scope.serverId, row);
       const m = provider ? scope.metaAt(row) : undefined;
       if (!provider || !m) continue;
-      items.push({ item_id: provider, title: m.title, author: m.artist, hyperbolic_radius: round6(ball.radius[row]!), top_genre: topGenreOf(m.moodVector), disc: ballDisc(ball, row).map(round6) as [number, number] });
+      items.push({ item_id: provider, title: m.title, author: m.artist, hyperbolic_radius: round6(ballRadius(ball, row)), top_genre: topGenreOf(m.moodVector), disc: ballDisc(ball, row).map(round6) as [number, number] });
     }
     const response = { items, count: items.length, total, generation: scope.gen.generation };
     this.pointAnswers.delete(key);
@@ -371,7 +370,7 @@ export class HyperbolicService {
     if (row < 0) return { poincare_embedding: null, hyperbolic_radius: null };
     const ball = await this.ball(scope.gen);
     if (row >= ball.size) return { poincare_embedding: null, hyperbolic_radius: null };
-    return { poincare_embedding: Array.from(ballPoint(ball, row), round6), hyperbolic_radius: round6(ball.radius[row]!) };
+    return { poincare_embedding: Array.from(ballPoint(ball, row), round6), hyperbolic_radius: round6(ballRadius(ball, row)) };
   }
 
   /** Builds the live generation's ball now (when it is not built) and reports it. */
@@ -431,7 +430,7 @@ export class HyperbolicService {
       author: m.artist,
       album: m.album,
       distance: round6(distance),
-      hyperbolic_radius: round6(ball.radius[row]!),
+      hyperbolic_radius: round6(ballRadius(ball, row)),
       top_genre: topGenreOf(m.moodVector),
       disc: ballDisc(ball, row).map(round6) as [number, number],
     };
@@ -471,9 +470,12 @@ export class HyperbolicService {
 
   /** Splits rows into clusters (see `tree`); each cluster's rows by radius, clusters by mean radius. */
   private async cluster(ball: PoincareBall, rows: number[]): Promise<TreeCluster[]> {
-    const byRadius = (xs: number[]) => xs.sort((x, y) => ball.radius[x]! - ball.radius[y]! || x - y);
+    // The rows' radii once (a compact ball computes them on demand), not in every comparison of the sorts.
+    const radius = new Map<number, number>();
+    for (const row of rows) radius.set(row, ballRadius(ball, row));
+    const byRadius = (xs: number[]) => xs.sort((x, y) => radius.get(x)! - radius.get(y)! || x - y);
     const k = Math.min(TREE_MAX_CLUSTERS, Math.ceil(rows.length / TREE_CLUSTER_SIZE));
-    const meanR = (xs: number[]) => xs.reduce((s, r) => s + ball.radius[r]!, 0) / Math.max(1, xs.length);
+    const meanR = (xs: number[]) => xs.reduce((s, r) => s + radius.get(r)!, 0) / Math.max(1, xs.length);
     if (k <= 1) return [{ rows: byRadius(rows), meanRadius: meanR(rows) }];
     const d = ball.dim;
     const tangent = new Float32Array(rows.length * d);

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { expMap0, geodesicPoint, logMap0, mobiusAdd, mobiusScale, negate, norm, poincareDistance, radiusToDistance, sampleGeodesic, samplePathVia } from './poincare';
-import { ballBytes, ballDisc, ballDistanceTo, ballNorm2, ballPoint, buildPoincareBall, quantileSorted } from './ball';
+import { ballBytes, ballDisc, ballDistanceTo, ballNorm2, ballPoint, ballRadius, buildPoincareBall, quantileSorted } from './ball';
 
 /** Deterministic points inside the ball (LCG), norms spread over [0, 0.95). */
 function points(n: number, dim: number, seed = 7): number[][] {
@@ -145,18 +145,18 @@ describe('buildPoincareBall', () => {
     for (const v of vs) v.forEach((x, d) => (mean[d]! += x / vs.length));
     const g = vs.map((v) => Math.hypot(...Array.from(v, (x, d) => x - mean[d]!)));
     for (let i = 0; i < vs.length; i++) {
-      expect(ball.radius[i]).toBeGreaterThanOrEqual(0);
-      expect(ball.radius[i]).toBeLessThan(1);
-      expect(Math.hypot(...ballDisc(ball, i))).toBeCloseTo(ball.radius[i]!, 5);
-      for (let j = 0; j < vs.length; j += 37) if (g[i]! < g[j]!) expect(ball.radius[i]).toBeLessThanOrEqual(ball.radius[j]! + 1e-6);
+      expect(ballRadius(ball, i)).toBeGreaterThanOrEqual(0);
+      expect(ballRadius(ball, i)).toBeLessThan(1);
+      expect(Math.hypot(...ballDisc(ball, i))).toBeCloseTo(ballRadius(ball, i), 5);
+      for (let j = 0; j < vs.length; j += 37) if (g[i]! < g[j]!) expect(ballRadius(ball, i)).toBeLessThanOrEqual(ballRadius(ball, j) + 1e-6);
     }
     // The 1st percentile maps to the centre and the 99th to BALL_RIM_RADIUS (0.95).
     const sorted = Float64Array.from(g).sort();
     expect(ball.scale.low).toBeCloseTo(quantileSorted(sorted, 0.01), 5);
     expect(ball.scale.high).toBeCloseTo(quantileSorted(sorted, 0.99), 5);
     const at99 = g.findIndex((x) => Math.abs(x - ball.scale.high) < 1e-3);
-    if (at99 >= 0) expect(ball.radius[at99]).toBeCloseTo(0.95, 2);
-    expect(ball.maxRadius).toBe(Math.max(...ball.radius));
+    if (at99 >= 0) expect(ballRadius(ball, at99)).toBeCloseTo(0.95, 2);
+    expect(ball.maxRadius).toBe(Math.max(...ball.radius!));
     expect(ball.explainedVariance).toBeGreaterThan(0);
     expect(ball.explainedVariance).toBeLessThanOrEqual(1);
   });
@@ -170,28 +170,32 @@ describe('buildPoincareBall', () => {
     expect((await buildPoincareBall({ size: 0, dim: 8, getVector: () => new Float32Array(8) })).size).toBe(0);
     const one = await buildPoincareBall({ size: 1, dim: 8, getVector: () => vs[0]! });
     expect(one.dim).toBe(1);
-    expect(one.radius[0]).toBeGreaterThanOrEqual(0);
-    expect(one.radius[0]).toBeLessThan(1);
+    expect(ballRadius(one, 0)).toBeGreaterThanOrEqual(0);
+    expect(ballRadius(one, 0)).toBeLessThan(1);
   });
 
-  it('stores int16 points from the compact threshold: half the point bytes, the same points within 1.5e-5, the same nearest songs', async () => {
+  it('stores int16 points from the compact threshold (no radius or norm tables): the same points within 1.5e-5, the same nearest songs', async () => {
     const vs = corpus(400, 24);
     const input = { size: vs.length, dim: 24, getVector: (r: number) => vs[r]! };
     const full = await buildPoincareBall(input, undefined, 16, Infinity);
     const compact = await buildPoincareBall(input, undefined, 16, 400);
     expect(full.points).toBeInstanceOf(Float32Array);
     expect(compact.points).toBeInstanceOf(Int16Array);
-    // 16 coordinates x 2 bytes + radius = 36 bytes a song (squared norm computed on demand), against 72 in float32 (+ norm2).
-    expect(ballBytes(compact)).toBe(400 * 36);
+    // 16 coordinates x 2 bytes = 32 bytes a song (radius and squared norm computed on demand), against 72 in float32
+    // (+ radius + norm2).
+    expect(ballBytes(compact)).toBe(400 * 32);
     expect(ballBytes(full)).toBe(400 * 72);
     expect(compact.norm2).toBeUndefined();
+    expect(compact.radius).toBeUndefined();
+    // The largest radius is the largest on-demand radius (the niche target's rim).
+    expect(compact.maxRadius).toBe(Math.max(...Array.from({ length: 400 }, (_, r) => ballRadius(compact, r))));
     for (let r = 0; r < 400; r++) {
       const a = ballPoint(full, r);
       const b = ballPoint(compact, r);
       for (let j = 0; j < 16; j++) expect(Math.abs(a[j]! - b[j]!)).toBeLessThanOrEqual(1.6e-5);
-      expect(Math.abs(full.radius[r]! - compact.radius[r]!)).toBeLessThan(1e-4);
+      expect(Math.abs(ballRadius(full, r) - ballRadius(compact, r))).toBeLessThan(1e-4);
       const [x, y] = ballDisc(compact, r);
-      expect(Math.hypot(x, y)).toBeCloseTo(compact.radius[r]!, 5);
+      expect(Math.hypot(x, y)).toBeCloseTo(ballRadius(compact, r), 5);
     }
     // The squared norm computed on demand is the float64 sum of the stored point's squares, float32-rounded (what the
     // ball stored per row before): exact for the float32 ball, and the square of the radius to float32 precision.
@@ -204,7 +208,11 @@ describe('buildPoincareBall', () => {
       let c2 = 0;
       for (let j = 0; j < 16; j++) c2 += (compact.points[r * 16 + j]! * compact.pointScale) ** 2;
       expect(ballNorm2(compact, r)).toBe(Math.fround(c2));
-      expect(Math.abs(ballNorm2(compact, r) - compact.radius[r]! ** 2)).toBeLessThan(1e-6);
+      expect(Math.abs(ballNorm2(compact, r) - ballRadius(compact, r) ** 2)).toBeLessThan(1e-6);
+      // The on-demand radius is the value the build stored per row before (float32 of the float64 sum's root), and the
+      // float ball's stored one is the same formula over its points.
+      expect(ballRadius(compact, r)).toBe(Math.fround(Math.sqrt(c2)));
+      expect(ballRadius(full, r)).toBe(Math.fround(Math.sqrt(m2)));
     }
     // The 10 nearest songs of 20 seeds by Poincaré distance: the same distances to 1e-3, and each row the compact ball
     // returns is within 1e-4 of the float ball's 10th distance (rows tied at that precision may swap).
