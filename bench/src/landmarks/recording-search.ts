@@ -481,7 +481,7 @@ function main(): void {
         else if (k === 'refine') mo.gridRefine = Number(v);
         else if (k === 'step') mo.speeds = speedGrid(Number(v) / 100, 0.02);
       }
-      const storeChanged = sd.peaksPerSecond !== LANDMARK_PARAMS.store.peaksPerSecond || sd.fanOut !== LANDMARK_PARAMS.store.fanOut || sd.maxDt !== LANDMARK_PARAMS.store.maxDt || sd.peakMinBin !== undefined;
+      const storeChanged = sd.peaksPerSecond !== LANDMARK_PARAMS.store.peaksPerSecond || sd.fanOut !== LANDMARK_PARAMS.store.fanOut || sd.maxDt !== undefined || sd.peakMinBin !== undefined;
       const storedV = storeChanged ? library.map((song) => extractLandmarks(song.pcm, sd)) : stored;
       const bytesV = storeChanged ? Math.round((storedV.reduce((a, lm) => a + encodeLandmarks(lm).length, 0) / seconds) * 240) : fingerprint.bytesPer4MinuteSong;
       const ix = LandmarkIndex.build(() => storedV.map((lm, row) => [row, lm] as const), io);

@@ -87,7 +87,7 @@ export function findPeaks(spec: Spectrogram, peaksPerSecond: number): Peak[] {
 }
 
 /** {@link findPeaks} with its own neighbourhood: maxima within +-`rf` bins and +-`rt` frames (a density's `peakBinRadius`/`peakFrameRadius`). */
-function findPeaksWithin(spec: Spectrogram, peaksPerSecond: number, rf: number, rt: number, lowBin = LANDMARK_PARAMS.minBin, highBin = LANDMARK_PARAMS.maxBin): Peak[] {
+function findPeaksWithin(spec: Spectrogram, peaksPerSecond: number, rf: number, rt: number, lowBin: number = LANDMARK_PARAMS.minBin, highBin: number = LANDMARK_PARAMS.maxBin): Peak[] {
   const { db, frameDb, frames, bins } = spec;
   const { silenceBelowMaxDb, hopSamples, sampleRateHz, minBin } = LANDMARK_PARAMS;
   const keepLo = Math.max(0, lowBin - minBin);
