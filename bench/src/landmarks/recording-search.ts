@@ -24,8 +24,9 @@
  * Latency is the CPU time of each query in this single-threaded process (one core), so a loaded machine
  * does not inflate it. Usage: node bench/dist/landmarks/recording-search.js [--queries 30] [--scale 100000] [--lengths 5,10,20]
  * [--cell-queries "10:noise 10 dB + band-pass=400"] [--outside N] [--speech N] [--outcomes FILE] [--pcm-cache DIR]
- * [--seed 42] (the clip draw) [--variants "storeDt=63,queryDt=63;storePeaks=4,storeFan=4"] (stored/query density and matcher
- * settings on the same clips). Every cell is printed twice: `accuracy` counts only the clip's own song as right,
+ * [--seed 42] (the clip draw) [--variants "storeDt=63,queryDt=63;storePeaks=4,storeFan=4;storeBand=350-3200"] (stored/query
+ * density, the stored peaks' band in Hz, and matcher settings on the same clips) [--verify K] (each clip's first K
+ * results' peak agreement, `verify.ts`, written to the `--outcomes` file). Every cell is printed twice: `accuracy` counts only the clip's own song as right,
  * `accuracySameRecordingRight` also an answer that holds the clip's material (`same-recording.ts`; its checks and the
  * library's song pairs sharing material are printed under `sameRecording`).
  * Prints JSON: the library-only report, then (with --scale) the scale figures. Decision thresholds: the table `thresholds` shows accuracy and wrong answers for other
@@ -35,7 +36,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { changeSpeed, encodeLandmarks, extractLandmarks, LANDMARK_PARAMS, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, type Density, type Landmarks, type LandmarkIndexOptions, type MatchOptions, rmsDb } from '@polyphony/landmarks';
+import { changeSpeed, encodeLandmarks, extractLandmarks, extractPeaks, FRAME_SECONDS, peakAgreement, LANDMARK_PARAMS, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, type Density, type Landmarks, type LandmarkIndexOptions, type MatchOptions, rmsDb } from '@polyphony/landmarks';
 import { mulberry32 } from '@polyphony/vectors';
 import { sameRecordingPairs, sameRecordingTest } from './same-recording';
 
@@ -210,6 +211,8 @@ interface Outcome {
   plainLead?: number;
   /** For an answer naming another song than the truth: whether that song holds the clip's material (`same-recording.ts`). */
   sameRecording?: boolean;
+  /** `--verify K`: the first K results' peak agreement ({@link peakAgreement}: stored peaks in the span found in the clip). */
+  verify?: Array<{ row: number; votes: number; found: number; stored: number }>;
 }
 
 /** Wilson score interval (95 %) of `k` successes in `n`, percent: the margin a cell's sample size allows. */
@@ -345,6 +348,8 @@ function main(): void {
     };
   })();
 
+  // The stored landmarks the index of the current run holds (a --variants run re-fingerprints the library).
+  let storedNow: Landmarks[] | undefined;
   function run(index: LandmarkIndex, rowsOffset: number, options: MatchOptions = matchOptions, only?: typeof subset): { outcomes: Map<string, Outcome[]>; negatives: Map<string, Outcome[]> } {
     const clipsHere = only?.clips ?? clips;
     const negativesHere = only?.negatives ?? negatives;
@@ -358,7 +363,15 @@ function main(): void {
       const r = report.results[0];
       const row = r ? r.row - rowsOffset : null;
       const other = clip !== undefined && row !== null && row >= 0 && row !== truth;
-      return { truth, row, votes: r?.votes ?? 0, lead: r?.lead ?? 0, plainLead: r ? r.votes - (report.results[1]?.votes ?? 0) : 0, ms, queryLandmarks: report.queryLandmarks, speedsSearched: report.speedsSearched, ...(other ? { sameRecording: twins.same(clip.truth, clip.start, clip.seconds, row) } : {}) };
+      // `--verify K` (library runs only): the peak agreement of the first K results, from the stored landmarks.
+      const verifyK = rowsOffset === 0 ? Number(arg('verify', '0')) : 0;
+      let verify: Outcome['verify'];
+      if (verifyK > 0) {
+        const peaks = extractPeaks(pcm, options.query ?? LANDMARK_PARAMS.query);
+        const clipFrames = Math.floor(pcm.length / LANDMARK_PARAMS.hopSamples);
+        verify = report.results.slice(0, verifyK).map((x) => ({ row: x.row, votes: x.votes, ...peakAgreement(peaks, (storedNow ?? stored)[x.row]!, Math.round(x.offsetSeconds / FRAME_SECONDS), x.speed, clipFrames) }));
+      }
+      return { ...(verify ? { verify } : {}), truth, row, votes: r?.votes ?? 0, lead: r?.lead ?? 0, plainLead: r ? r.votes - (report.results[1]?.votes ?? 0) : 0, ms, queryLandmarks: report.queryLandmarks, speedsSearched: report.speedsSearched, ...(other ? { sameRecording: twins.same(clip.truth, clip.start, clip.seconds, row) } : {}) };
     };
     // `--warmup N`: the first N clips are searched once untimed first (JIT, page cache), stated in the report.
     for (const c of clipsHere.slice(0, warmup)) matcher.match(c.pcm(), { ...options, minVotes: 0, minLead: 0 });
@@ -454,6 +467,7 @@ function main(): void {
         if (k === 'storePeaks') sd.peaksPerSecond = Number(v);
         else if (k === 'storeFan') sd.fanOut = Number(v);
         else if (k === 'storeDt') sd.maxDt = Number(v);
+        else if (k === 'storeBand') [sd.peakMinBin, sd.peakMaxBin] = v.split('-').map((hz) => Math.round(Number(hz) / (SR / LANDMARK_PARAMS.nFft))) as [number, number];
         else if (k === 'queryDt') (mo.query = qd).maxDt = Number(v);
         else if (k === 'queryPeaks') (mo.query = qd).peaksPerSecond = Number(v);
         else if (k === 'queryFan') (mo.query = qd).fanOut = Number(v);
@@ -467,11 +481,13 @@ function main(): void {
         else if (k === 'refine') mo.gridRefine = Number(v);
         else if (k === 'step') mo.speeds = speedGrid(Number(v) / 100, 0.02);
       }
-      const storeChanged = sd.peaksPerSecond !== LANDMARK_PARAMS.store.peaksPerSecond || sd.fanOut !== LANDMARK_PARAMS.store.fanOut || sd.maxDt !== undefined;
+      const storeChanged = sd.peaksPerSecond !== LANDMARK_PARAMS.store.peaksPerSecond || sd.fanOut !== LANDMARK_PARAMS.store.fanOut || sd.maxDt !== undefined || sd.peakMinBin !== undefined;
       const storedV = storeChanged ? library.map((song) => extractLandmarks(song.pcm, sd)) : stored;
       const bytesV = storeChanged ? Math.round((storedV.reduce((a, lm) => a + encodeLandmarks(lm).length, 0) / seconds) * 240) : fingerprint.bytesPer4MinuteSong;
       const ix = LandmarkIndex.build(() => storedV.map((lm, row) => [row, lm] as const), io);
+      storedNow = storedV;
       const rv = run(ix, 0, mo, subset);
+      storedNow = undefined;
       if (process.argv.includes('--outcomes')) writeFileSync(`${arg('outcomes', '')}.variant-${spec.replace(/[^A-Za-z0-9=.-]/g, '_')}.json`, JSON.stringify({ library: Object.fromEntries(rv.outcomes), negatives: Object.fromEntries(rv.negatives) }));
       const sv = summarise(rv, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead);
       const all = [...rv.outcomes.values()].flat();

@@ -87,9 +87,11 @@ export function findPeaks(spec: Spectrogram, peaksPerSecond: number): Peak[] {
 }
 
 /** {@link findPeaks} with its own neighbourhood: maxima within +-`rf` bins and +-`rt` frames (a density's `peakBinRadius`/`peakFrameRadius`). */
-function findPeaksWithin(spec: Spectrogram, peaksPerSecond: number, rf: number, rt: number): Peak[] {
+function findPeaksWithin(spec: Spectrogram, peaksPerSecond: number, rf: number, rt: number, lowBin: number = LANDMARK_PARAMS.minBin, highBin: number = LANDMARK_PARAMS.maxBin): Peak[] {
   const { db, frameDb, frames, bins } = spec;
-  const { silenceBelowMaxDb, hopSamples, sampleRateHz } = LANDMARK_PARAMS;
+  const { silenceBelowMaxDb, hopSamples, sampleRateHz, minBin } = LANDMARK_PARAMS;
+  const keepLo = Math.max(0, lowBin - minBin);
+  const keepHi = Math.min(bins, highBin - minBin);
   if (frames === 0) return [];
   let loudest = -Infinity;
   for (let t = 0; t < frames; t++) if (frameDb[t]! > loudest) loudest = frameDb[t]!;
@@ -131,7 +133,7 @@ function findPeaksWithin(spec: Spectrogram, peaksPerSecond: number, rf: number, 
     const lo = Math.max(0, t - rt);
     const hi = Math.min(frames - 1, t + rt);
     const row = t * bins;
-    for (let b = 0; b < bins; b++) {
+    for (let b = keepLo; b < keepHi; b++) {
       const v = db[row + b]!;
       if (v !== maxF[row + b]) continue;
       let isMax = true;
@@ -210,7 +212,7 @@ export function extractLandmarks(pcm: Float32Array, density: Density = LANDMARK_
 /** The spectral peaks {@link extractLandmarks} pairs, at `density` (sorted by frame, then bin). */
 export function extractPeaks(pcm: Float32Array, density: Density = LANDMARK_PARAMS.store): Peak[] {
   const spec = bandSpectrogram(pcm);
-  return findPeaksWithin(spec, density.peaksPerSecond, density.peakBinRadius ?? LANDMARK_PARAMS.peakBinRadius, density.peakFrameRadius ?? LANDMARK_PARAMS.peakFrameRadius);
+  return findPeaksWithin(spec, density.peaksPerSecond, density.peakBinRadius ?? LANDMARK_PARAMS.peakBinRadius, density.peakFrameRadius ?? LANDMARK_PARAMS.peakFrameRadius, density.peakMinBin, density.peakMaxBin);
 }
 
 /**

@@ -8,3 +8,4 @@ export * from './extract';
 export * from './codec';
 export * from './landmark-index';
 export * from './matcher';
+export * from './verify';

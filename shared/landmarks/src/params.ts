@@ -60,4 +60,11 @@ export interface Density {
   peakFrameRadius?: number;
   /** Target zone length of this side, frames (default LANDMARK_PARAMS.maxDt; at most 63, the hash's 6 bits). */
   maxDt?: number;
+  /**
+   * Peaks of this side only between these bins (absolute FFT bins, 15.625 Hz each; default the whole kept band
+   * `minBin`..`maxBin`): the maxima are still found over the whole band, peaks outside [peakMinBin, peakMaxBin) are
+   * not kept, so the per-second cap goes to peaks that a band-limited recording keeps (the bench's `storeBand`).
+   */
+  peakMinBin?: number;
+  peakMaxBin?: number;
 }
