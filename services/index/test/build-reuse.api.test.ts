@@ -6,13 +6,15 @@ import { buildIndex, loadIndexConfig, type IndexService } from '../src';
 import { ArtistModel } from '../src/artists/artist-model';
 import type { Generation } from '../src/core/generation';
 import type { RebuildOutcome } from '../src/generation/build-run';
+import { RequestScope } from '../src/core/scope';
+import { BALL_COMPACT_MIN_ROWS, BALL_DIM, buildPoincareBall, type PoincareBall } from '../src/hyperbolic/ball';
 
 /**
  * Generation reuse (issue 35, generation/reuse.ts): a build after a small catalogue change keeps the serving
  * generation's PCA basis, IVF centroids and the cells of unchanged songs, the map positions of unchanged songs and
- * the mixtures of unchanged artists, and what it
+ * the mixtures of unchanged artists, the Poincaré ball's basis and the ball rows of unchanged songs, and what it
  * keeps is what fitting with that basis gives (the artists are fitted again here without reuse and compared
- * bitwise). Over the threshold the build lays out and fits everything. Real PostgreSQL (testkit).
+ * bitwise; the ball is compared with a second instance's load of the stored generation). Over the threshold the build lays out and fits everything. Real PostgreSQL (testkit).
  */
 const SONGS = 1000;
 const PER_ARTIST = 10;
@@ -34,23 +36,37 @@ function addSongs(from: number, to: number): void {
   }
 }
 
-beforeAll(async () => {
-  peers = new FakePeers();
-  peers.addServer({ id: 'srv-a', name: 'A', type: 'navidrome', isDefault: true, connection: { type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } } });
-  addSongs(0, SONGS);
-  const url = await peers.start();
-  db = await createTestDatabase('index_reuse');
-  bus = createBus({});
-  svc = buildIndex(loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: 'int8', INDEX_BUILD_WORKERS: '0', INDEX_BUILD_REUSE_MAX_CHANGED: '0.05' }), {
-    logger: createLogger({ service: 'index-reuse-test', level: 'error' }),
+let peersUrl = '';
+
+/** The index service on the test database, configured as the one under test (`replica` = a second instance that only loads). */
+function startService(name: string): IndexService {
+  return buildIndex(loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: 'int8', INDEX_BUILD_WORKERS: '0', INDEX_BUILD_REUSE_MAX_CHANGED: '0.05' }), {
+    logger: createLogger({ service: name, level: 'error' }),
     bus,
-    peers: () => ({ registry: url, catalogue: url, analysis: url, index: url, playlist: url }),
+    peers: () => ({ registry: peersUrl, catalogue: peersUrl, analysis: peersUrl, index: peersUrl, playlist: peersUrl }),
     migrateOnStart: true,
     rebuildOnStart: false,
     clientFactory: () => {
       throw new Error('no media server calls in this test');
     },
   });
+}
+
+/** A second instance that loads the live generation from the database (a replica's start). */
+async function startReplica(): Promise<IndexService> {
+  const replica = startService('index-reuse-replica');
+  await replica.start();
+  return replica;
+}
+
+beforeAll(async () => {
+  peers = new FakePeers();
+  peers.addServer({ id: 'srv-a', name: 'A', type: 'navidrome', isDefault: true, connection: { type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } } });
+  addSongs(0, SONGS);
+  peersUrl = await peers.start();
+  db = await createTestDatabase('index_reuse');
+  bus = createBus({});
+  svc = startService('index-reuse-test');
   await svc.start();
 }, 120_000);
 
@@ -69,7 +85,7 @@ async function build(): Promise<{ gen: Generation; outcome: RebuildOutcome }> {
   return { gen: svc.state.current(), outcome };
 }
 
-const bytes = (x: Float32Array | Int32Array) => Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64');
+const bytes = (x: ArrayBufferView) => Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64');
 
 test('a small change keeps basis, positions and mixtures of what did not change; a large one rebuilds them', async () => {
   const first = await build();
@@ -175,10 +191,49 @@ test('a small change keeps basis, positions and mixtures of what did not change;
   const hits = g2.index.search(g2.index.getVector(seedRow), { k: 5, exclude: [seedRow] });
   expect(hits.length).toBe(5);
 
+  // The Poincaré ball: generation 1's basis carried over and stored; the rows of unchanged songs copied from generation
+  // 1's ball; the ball is exactly the one a fresh activation of the stored generation lays out (a second instance
+  // loading it), and exactly the one projecting every row with that basis.
+  expect(second.outcome.reuse!.ballKept).toBe(true);
+  expect(g2.ballBasis).toBe(g1.ballBasis);
+  const ball2 = await svc.hyperbolic.ball(g2);
+  expect(ball2.reused).toBe(SONGS - 2);
+  const projected = await buildPoincareBall(g2.index, undefined, BALL_DIM, BALL_COMPACT_MIN_ROWS, g2.ballBasis);
+  expectSameBall(ball2, projected);
+  const replica = await startReplica();
+  try {
+    const loaded = replica.state.current();
+    expect(loaded.generation).toBe(g2.generation);
+    expect(bytes(loaded.ballBasis!.axes)).toBe(bytes(g1.ballBasis!.axes));
+    const ballR = await replica.hyperbolic.ball(loaded);
+    expect(ballR.reused).toBe(0);
+    expectSameBall(ballR, ball2);
+    // ... so the hyperbolic answers are the same: a seed's nearest songs, their distances and radii.
+    const body = { item_id: 'p-3', limit: 10 };
+    const [a, b] = await Promise.all([svc.hyperbolic.similar(new RequestScope(g2, 'srv-a', svc.features.scopeDeps), body), replica.hyperbolic.similar(new RequestScope(loaded, 'srv-a', replica.features.scopeDeps), body)]);
+    expect(a.results.length).toBe(10);
+    expect(b).toEqual(a);
+  } finally {
+    await replica.stop();
+  }
+
   // Over the threshold (200 new songs, ~16 %): everything is laid out and fitted again.
   addSongs(SONGS + 25, SONGS + 225);
   const third = await build();
   expect(third.outcome.reuse).toMatchObject({ changed: 200, removed: 0, map: false, artistsKept: 0, cellsKept: false, cellsPlaced: 0 });
   expect(third.gen.index.nlist).toBe(defaultNlist(SONGS + 224));
   expect(bytes(third.gen.pca!.axes)).not.toBe(bytes(g2.pca!.axes));
+  // ... and the ball's basis is fitted from the new rows: the ball is the one built without a basis.
+  expect(third.outcome.reuse!.ballKept).toBeUndefined();
+  const ball3 = await svc.hyperbolic.ball(third.gen);
+  expect(ball3.reused).toBe(0);
+  expectSameBall(ball3, await buildPoincareBall(third.gen.index));
 }, 300_000);
+
+/** Every stored value of two balls is the same (points, radius, squared norms, scale, rim). */
+function expectSameBall(a: PoincareBall, b: PoincareBall): void {
+  expect([a.size, a.dim, a.pointScale, a.maxRadius, a.scale, a.explainedVariance]).toEqual([b.size, b.dim, b.pointScale, b.maxRadius, b.scale, b.explainedVariance]);
+  expect(bytes(a.points)).toBe(bytes(b.points));
+  expect(bytes(a.radius)).toBe(bytes(b.radius));
+  expect(a.norm2 ? bytes(a.norm2) : undefined).toBe(b.norm2 ? bytes(b.norm2) : undefined);
+}

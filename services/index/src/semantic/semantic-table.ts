@@ -16,6 +16,7 @@ import { bytePosting, postingsCap, rowsInIdOrder, scorePosting, type Posting } f
 export { rowsInIdOrder };
 import { descriptorScore } from './descriptors';
 import { ColumnFill, OTHER_COLUMNS, takeSemanticSeed } from './column-fill';
+import { carrierBitsets, popcount, topRowsByValue } from './table-passes';
 
 export { SemanticRows, seedSemanticRows } from './column-fill';
 import type { Descriptor } from './vocabulary';
@@ -164,7 +165,9 @@ export class SemanticTable {
     const stride = Math.max(1, Math.ceil(taggedRows.length / NORM_SAMPLE));
     const sample = taggedRows.filter((_, i) => i % stride === 0);
     for (let c = 0; c < FEATURE_COLUMNS; c++) {
-      const values = Float32Array.from(sample, (r) => value(r, c)).sort();
+      const values = new Float32Array(sample.length);
+      for (let i = 0; i < sample.length; i++) values[i] = value(sample[i]!, c);
+      values.sort();
       if (values.length === 0) continue;
       const lo = percentile(values, 0.05);
       const hi = percentile(values, 0.99);
@@ -191,7 +194,8 @@ export class SemanticTable {
     if (k > 0) {
       for (const mood of MOOD_NAMES) {
         const col = MOOD_COLUMN[mood];
-        const ranked = taggedRows.map((r) => [r, value(r, col)] as const).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k);
+        // The k best rows by the mood's column, ties by row (the first k of sorting every tagged row; topRowsByValue).
+        const ranked = topRowsByValue(taggedRows, (r) => value(r, col), k);
         const sum = new Float64Array(vectorOf(ranked[0]![0]).length);
         for (const [r] of ranked) {
           const v = vectorOf(r);
@@ -208,7 +212,7 @@ export class SemanticTable {
         this.moods.set(mood, { mood, vector, songs: ranked.length, minScore: ranked[ranked.length - 1]![1], clusters });
       }
     }
-    this.concepts = buildConcepts(size, taggedRows, sample, (row, c) => Math.max(0, Math.min(1, (value(row, c) - this.low[c]!) / (this.high[c]! - this.low[c]!))), vectorOf);
+    this.concepts = buildConcepts(size, sample, carrierBitsets(fill, taggedRows, size, this.low, this.high, CARRY_THRESHOLD), vectorOf);
     this.coverage = OTHER_FEATURE_LABELS.map((label, i) => {
       let sum = 0;
       for (let r = 0; r < size; r++) if (this.tagged[r]) sum += value(r, OTHER_OFFSET + i);
@@ -436,16 +440,17 @@ export function moodClusters(rows: readonly number[], vectorOf: (row: number) =>
 
 /**
  * The steering concepts of a table being built (steering.ts): per concept (STEER_CONCEPTS order) its columns
- * (LABEL_COLUMNS), the bitset of the tagged rows carrying it (best normalised column >= CARRY_THRESHOLD) and its
- * direction from the sample's vectors (deriveDirections). Cost: O(tagged rows x columns) score reads for the
- * bitsets, O(sample x dim x concepts) for the directions (0.83 s of CPU for a 20k sample at 200-d, 95 concepts); memory
- * ceil(size / 32) x 4 bytes per concept (11 MiB for 95 concepts at 1M songs) plus a transient copy of the sample's
- * vectors (16 MiB for 20k x 200-d).
- * @param norm normalised score in [0, 1] of column c for a tagged row
+ * (LABEL_COLUMNS), the bitset of the tagged rows carrying it (best normalised column >= CARRY_THRESHOLD: the union of
+ * its columns' `carrierBitsets`) and its direction from the sample's vectors (deriveDirections). Cost: one pass over
+ * the tagged rows' columns for the bitsets (table-passes.ts), O(sample x dim x concepts) for the directions (0.83 s of
+ * CPU for a 20k sample at 200-d, 95 concepts); memory ceil(size / 32) x 4 bytes per concept (11 MiB for 95 concepts at
+ * 1M songs), the same per feature column while it builds, plus a transient copy of the sample's vectors (16 MiB for
+ * 20k x 200-d).
+ * @param columnBits per feature column, the tagged rows whose normalised score is >= CARRY_THRESHOLD (bitsets)
  */
-function buildConcepts(size: number, taggedRows: readonly number[], sample: readonly number[], norm: (row: number, c: number) => number, vectorOf: (row: number) => Float32Array): Map<string, SteerConcept> {
+function buildConcepts(size: number, sample: readonly number[], columnBits: readonly Uint32Array[], vectorOf: (row: number) => Float32Array): Map<string, SteerConcept> {
   const defs = STEER_CONCEPTS.map((name) => ({ name, columns: LABEL_COLUMNS.get(name) ?? [] }));
-  const carries = (row: number, columns: readonly number[]) => columns.some((c) => norm(row, c) >= CARRY_THRESHOLD);
+  const carries = (row: number, columns: readonly number[]) => columns.some((c) => ((columnBits[c]![row >>> 5]! >>> (row & 31)) & 1) === 1);
   const dim = sample.length ? vectorOf(sample[0]!).length : 0;
   const vectors = new Float32Array(sample.length * dim);
   sample.forEach((r, i) => vectors.set(vectorOf(r), i * dim));
@@ -457,13 +462,11 @@ function buildConcepts(size: number, taggedRows: readonly number[], sample: read
   const out = new Map<string, SteerConcept>();
   defs.forEach((d, i) => {
     const carriers = new Uint32Array(Math.ceil(size / 32));
-    let songs = 0;
-    for (const r of taggedRows) {
-      if (!carries(r, d.columns)) continue;
-      carriers[r >>> 5]! |= 1 << (r & 31);
-      songs++;
+    for (const c of d.columns) {
+      const bits = columnBits[c]!;
+      for (let w = 0; w < carriers.length; w++) carriers[w]! |= bits[w]!;
     }
-    out.set(d.name, { name: d.name, kind: CONCEPT_KIND[d.name] ?? 'genre', columns: d.columns, carriers, songs, direction: directions[i] ?? null });
+    out.set(d.name, { name: d.name, kind: CONCEPT_KIND[d.name] ?? 'genre', columns: d.columns, carriers, songs: popcount(carriers), direction: directions[i] ?? null });
   });
   return out;
 }
