@@ -29,6 +29,9 @@ export { percentile };
  */
 export const MIN_SPREAD = 0.25;
 
+/** Bytes of a row the column pass moves at a time (16 tag-byte columns or 4 float columns; `size` x this of buffer). */
+const TRANSPOSE_BYTES = 16;
+
 /** Rows of the sample the per-column percentiles are estimated from. */
 const NORM_SAMPLE = 20_000;
 
@@ -220,24 +223,42 @@ export class SemanticTable {
     });
     // The columns, one after the other (the fill's arrays are dropped with the fill).
     this.columns = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'semantic');
-    const column = Buffer.allocUnsafeSlow(size * 4);
+    // The fill's row-major arrays are read TRANSPOSE_BYTES bytes of a row at a time (16 tag columns, 4 other-feature
+    // columns) into as many column buffers: one sequential pass per block instead of one strided pass per column.
+    const block = Buffer.allocUnsafeSlow(size * TRANSPOSE_BYTES);
     const cap = postingsCap(size);
     const isTagged = (r: number) => this.tagged[r] === 1;
-    for (let c = 0; c < OTHER_OFFSET; c++) {
-      for (let r = 0; r < size; r++) column[r] = fill.tagBytes[r * OTHER_OFFSET + c]!;
-      this.columns.append(column.subarray(0, size));
-      const lo = this.low[c]!;
-      const hi = this.high[c]!;
-      // The normalised score of normColumn, as a function of the stored byte.
-      this.postings.push(bytePosting(column, size, isTagged, (b) => Math.max(0, Math.min(1, (BYTE_PROBABILITY[b]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+    for (let c0 = 0; c0 < OTHER_OFFSET; c0 += TRANSPOSE_BYTES) {
+      const n = Math.min(TRANSPOSE_BYTES, OTHER_OFFSET - c0);
+      for (let r = 0; r < size; r++) {
+        const o = r * OTHER_OFFSET + c0;
+        for (let j = 0; j < n; j++) block[j * size + r] = fill.tagBytes[o + j]!;
+      }
+      for (let j = 0; j < n; j++) {
+        const c = c0 + j;
+        const column = block.subarray(j * size, (j + 1) * size);
+        this.columns.append(column);
+        const lo = this.low[c]!;
+        const hi = this.high[c]!;
+        // The normalised score of normColumn, as a function of the stored byte.
+        this.postings.push(bytePosting(column, size, isTagged, (b) => Math.max(0, Math.min(1, (BYTE_PROBABILITY[b]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+      }
     }
-    const f32 = new Float32Array(column.buffer, column.byteOffset, size);
-    for (let c = 0; c < OTHER_COLUMNS; c++) {
-      for (let r = 0; r < size; r++) f32[r] = fill.others[r * OTHER_COLUMNS + c]!;
-      this.columns.append(column.subarray(0, size * 4));
-      const lo = this.low[OTHER_OFFSET + c]!;
-      const hi = this.high[OTHER_OFFSET + c]!;
-      this.postings.push(scorePosting(size, isTagged, (r) => Math.max(0, Math.min(1, (f32[r]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+    const floats = new Float32Array(block.buffer, block.byteOffset, size * (TRANSPOSE_BYTES / 4));
+    for (let c0 = 0; c0 < OTHER_COLUMNS; c0 += TRANSPOSE_BYTES / 4) {
+      const n = Math.min(TRANSPOSE_BYTES / 4, OTHER_COLUMNS - c0);
+      for (let r = 0; r < size; r++) {
+        const o = r * OTHER_COLUMNS + c0;
+        for (let j = 0; j < n; j++) floats[j * size + r] = fill.others[o + j]!;
+      }
+      for (let j = 0; j < n; j++) {
+        const c = c0 + j;
+        const f32 = floats.subarray(j * size, (j + 1) * size);
+        this.columns.append(new Uint8Array(f32.buffer, f32.byteOffset, size * 4));
+        const lo = this.low[OTHER_OFFSET + c]!;
+        const hi = this.high[OTHER_OFFSET + c]!;
+        this.postings.push(scorePosting(size, isTagged, (r) => Math.max(0, Math.min(1, (f32[r]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+      }
     }
     const any = () => true;
     const posted = (d: Descriptor) => scorePosting(size, any, descriptorScore(d, fill.tempo, fill.energy, this.energyRange), cap, rowsInIdOrder);
