@@ -7,13 +7,15 @@ import { ArtistModel } from '../src/artists/artist-model';
 import type { Generation } from '../src/core/generation';
 import type { RebuildOutcome } from '../src/generation/build-run';
 import { LIVE_DRIFT_REASON } from '../src/generation/live/drift';
+import { RequestScope } from '../src/core/scope';
+import { BALL_COMPACT_MIN_ROWS, BALL_DIM, buildPoincareBall, type PoincareBall } from '../src/hyperbolic/ball';
 
 /**
  * Generation reuse (issue 35, generation/reuse.ts): a build after a small catalogue change keeps the serving
  * generation's PCA basis, IVF centroids and the cells of unchanged songs, the map positions of unchanged songs and
- * the mixtures of unchanged artists, and what it
+ * the mixtures of unchanged artists, the Poincaré ball's basis and the ball rows of unchanged songs, and what it
  * keeps is what fitting with that basis gives (the artists are fitted again here without reuse and compared
- * bitwise). Over the threshold the build lays out and fits everything. Real PostgreSQL (testkit).
+ * bitwise; the ball is compared with a second instance's load of the stored generation). Over the threshold the build lays out and fits everything. Real PostgreSQL (testkit).
  */
 const SONGS = 1000;
 const PER_ARTIST = 10;
@@ -35,23 +37,37 @@ function addSongs(from: number, to: number): void {
   }
 }
 
-beforeAll(async () => {
-  peers = new FakePeers();
-  peers.addServer({ id: 'srv-a', name: 'A', type: 'navidrome', isDefault: true, connection: { type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } } });
-  addSongs(0, SONGS);
-  const url = await peers.start();
-  db = await createTestDatabase('index_reuse');
-  bus = createBus({});
-  svc = buildIndex(loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: 'int8', INDEX_BUILD_WORKERS: '0', INDEX_BUILD_REUSE_MAX_CHANGED: '0.05', INDEX_BUILD_REUSE_MAX_DRIFT: '0.04' }), {
-    logger: createLogger({ service: 'index-reuse-test', level: 'error' }),
+let peersUrl = '';
+
+/** The index service on the test database, configured as the one under test (`replica` = a second instance that only loads). */
+function startService(name: string): IndexService {
+  return buildIndex(loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: 'int8', INDEX_BUILD_WORKERS: '0', INDEX_BUILD_REUSE_MAX_CHANGED: '0.05', INDEX_BUILD_REUSE_MAX_DRIFT: '0.04' }), {
+    logger: createLogger({ service: name, level: 'error' }),
     bus,
-    peers: () => ({ registry: url, catalogue: url, analysis: url, index: url, playlist: url }),
+    peers: () => ({ registry: peersUrl, catalogue: peersUrl, analysis: peersUrl, index: peersUrl, playlist: peersUrl }),
     migrateOnStart: true,
     rebuildOnStart: false,
     clientFactory: () => {
       throw new Error('no media server calls in this test');
     },
   });
+}
+
+/** A second instance that loads the live generation from the database (a replica's start). */
+async function startReplica(): Promise<IndexService> {
+  const replica = startService('index-reuse-replica');
+  await replica.start();
+  return replica;
+}
+
+beforeAll(async () => {
+  peers = new FakePeers();
+  peers.addServer({ id: 'srv-a', name: 'A', type: 'navidrome', isDefault: true, connection: { type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } } });
+  addSongs(0, SONGS);
+  peersUrl = await peers.start();
+  db = await createTestDatabase('index_reuse');
+  bus = createBus({});
+  svc = startService('index-reuse-test');
   await svc.start();
 }, 120_000);
 
@@ -76,7 +92,7 @@ async function storedLineage(generation: number): Promise<{ trained: number | nu
   return rows[0]!;
 }
 
-const bytes = (x: Float32Array | Int32Array) => Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64');
+const bytes = (x: ArrayBufferView) => Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64');
 
 test('a small change keeps basis, positions and mixtures of what did not change; a large one rebuilds them', async () => {
   const first = await build();
@@ -188,6 +204,32 @@ test('a small change keeps basis, positions and mixtures of what did not change;
   const hits = g2.index.search(g2.index.getVector(seedRow), { k: 5, exclude: [seedRow] });
   expect(hits.length).toBe(5);
 
+  // The Poincaré ball: generation 1's basis carried over and stored; the rows of unchanged songs copied from generation
+  // 1's ball; the ball is exactly the one a fresh activation of the stored generation lays out (a second instance
+  // loading it), and exactly the one projecting every row with that basis.
+  expect(second.outcome.reuse!.ballKept).toBe(true);
+  expect(g2.ballBasis).toBe(g1.ballBasis);
+  const ball2 = await svc.hyperbolic.ball(g2);
+  expect(ball2.reused).toBe(SONGS - 2);
+  const projected = await buildPoincareBall(g2.index, undefined, BALL_DIM, BALL_COMPACT_MIN_ROWS, g2.ballBasis);
+  expectSameBall(ball2, projected);
+  const replica = await startReplica();
+  try {
+    const loaded = replica.state.current();
+    expect(loaded.generation).toBe(g2.generation);
+    expect(bytes(loaded.ballBasis!.axes)).toBe(bytes(g1.ballBasis!.axes));
+    const ballR = await replica.hyperbolic.ball(loaded);
+    expect(ballR.reused).toBe(0);
+    expectSameBall(ballR, ball2);
+    // ... so the hyperbolic answers are the same: a seed's nearest songs, their distances and radii.
+    const body = { item_id: 'p-3', limit: 10 };
+    const [a, b] = await Promise.all([svc.hyperbolic.similar(new RequestScope(g2, 'srv-a', svc.features.scopeDeps), body), replica.hyperbolic.similar(new RequestScope(loaded, 'srv-a', replica.features.scopeDeps), body)]);
+    expect(a.results.length).toBe(10);
+    expect(b).toEqual(a);
+  } finally {
+    await replica.stop();
+  }
+
   // Cumulative bound (INDEX_BUILD_REUSE_MAX_DRIFT 0.04 here): 20 new songs are 1.9 % of the build, under the per-build
   // 5 %, but 28 + 20 rows placed since the 1000-row root pass 4 %: everything is trained and laid out again, and the
   // build is the new root.
@@ -212,4 +254,17 @@ test('a small change keeps basis, positions and mixtures of what did not change;
   expect(third.outcome.reuse).toMatchObject({ changed: 200, removed: 0, map: false, artistsKept: 0, cellsKept: false, cellsPlaced: 0 });
   expect(third.gen.index.nlist).toBe(defaultNlist(SONGS + 251));
   expect(bytes(third.gen.pca!.axes)).not.toBe(bytes(small.gen.pca!.axes));
+  // ... and the ball's basis is fitted from the new rows: the ball is the one built without a basis.
+  expect(third.outcome.reuse!.ballKept).toBeUndefined();
+  const ball3 = await svc.hyperbolic.ball(third.gen);
+  expect(ball3.reused).toBe(0);
+  expectSameBall(ball3, await buildPoincareBall(third.gen.index));
 }, 300_000);
+
+/** Every stored value of two balls is the same (points, radius, squared norms, scale, rim). */
+function expectSameBall(a: PoincareBall, b: PoincareBall): void {
+  expect([a.size, a.dim, a.pointScale, a.maxRadius, a.scale, a.explainedVariance]).toEqual([b.size, b.dim, b.pointScale, b.maxRadius, b.scale, b.explainedVariance]);
+  expect(bytes(a.points)).toBe(bytes(b.points));
+  expect(a.radius ? bytes(a.radius) : undefined).toBe(b.radius ? bytes(b.radius) : undefined);
+  expect(a.norm2 ? bytes(a.norm2) : undefined).toBe(b.norm2 ? bytes(b.norm2) : undefined);
+}

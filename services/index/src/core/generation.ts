@@ -3,6 +3,7 @@ import { IdTableBuilder, DEFAULT_DIM, DEFAULT_NPROBE, IvfIndex } from '@polyphon
 import { GenerationMaps } from '../maps/generation-maps';
 import { TrackMetaStore } from '../maps/track-meta-store';
 import type { PcaBasis } from '../maps/projection';
+import type { BallBasis } from '../hyperbolic/ball';
 
 /**
  * Provider artist ids per server, taken from the catalogue snapshot's mapping rows at build time
@@ -118,6 +119,11 @@ export interface ReuseLineage {
   readonly trainedRows: number;
   /** Rows placed without training since the root: changed + removed rows of every reusing build after it. */
   readonly placedRows: number;
+   * The Poincaré ball's basis (hyperbolic/ball.ts `BallBasis`) stored with the generation (`index.builds.ball`): set by
+   * a build with generation reuse on (fitted, or carried over from the serving generation) and loaded with it, so
+   * every replica lays out the ball of the builder. Absent: each replica fits it from the vectors (as before).
+   */
+  readonly ballBasis?: BallBasis;
 }
 
 /** Key of per-generation caches that must see rows added by the live library: `<generation>.<revision>`. */
@@ -166,7 +172,7 @@ export function emptyGeneration(dim = DEFAULT_DIM): Generation {
 export class IndexState {
   private live: Generation;
   private readonly listeners: Array<(g: Generation) => void> = [];
-  private readonly preparers: Array<(g: Generation) => Promise<void>> = [];
+  private readonly preparers: Array<{ name: string; task: (g: Generation) => Promise<void> }> = [];
 
   constructor(initial: Generation) {
     this.live = initial;
@@ -195,15 +201,26 @@ export class IndexState {
    * activation (before `/readyz` turns ready, while the old generation still answers), not background CPU
    * competing with queries right after the swap.
    */
-  onPrepare(task: (g: Generation) => Promise<void>): void {
-    this.preparers.push(task);
+  onPrepare(task: (g: Generation) => Promise<void>, name = `task${this.preparers.length + 1}`): void {
+    this.preparers.push({ name, task });
   }
 
   /**
    * Runs every `onPrepare` task for `next` (concurrently) and waits for them. A failing task does not fail the
    * load: its error is handed to `onError` and the owner builds lazily on first use, as before.
+   * @param spansMs filled with each task's wall time from its start to its end, ms, by name (the tasks share the event
+   *   loop: a task's synchronous part delays the others, so the spans overlap and do not add up to the whole)
    */
-  async prepare(next: Generation, onError: (err: unknown) => void = () => undefined): Promise<void> {
-    await Promise.all(this.preparers.map((t) => t(next).catch(onError)));
+  async prepare(next: Generation, onError: (err: unknown) => void = () => undefined, spansMs?: Record<string, number>): Promise<void> {
+    await Promise.all(
+      this.preparers.map(({ name, task }) => {
+        const t = performance.now();
+        return task(next)
+          .catch(onError)
+          .finally(() => {
+            if (spansMs) spansMs[name] = performance.now() - t;
+          });
+      }),
+    );
   }
 }

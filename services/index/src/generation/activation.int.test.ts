@@ -50,7 +50,7 @@ describe('index activation and build queue (PostgreSQL)', () => {
     await ds.query(`DELETE FROM "index".tracks`);
   });
 
-  it('When generation N activates while a newer build has marked rows, then only rows and builds older than N are deleted', async () => {
+  it('When generation N activates while a newer build has marked rows, then only rows and (after the swap) builds older than N are deleted', async () => {
     const [a, b, c, d] = [...syntheticSongs(4, { seed: 11 })].map(row);
     const g1 = await generations.createBuild('t1', 'first');
     await tracks.upsertSnapshot([a!, b!], g1);
@@ -67,8 +67,16 @@ describe('index activation and build queue (PostgreSQL)', () => {
       { item_id: b!.itemId, seen: g2 },
       ...[c!, d!].map((t) => ({ item_id: t.itemId, seen: g3 })).sort((x, y) => (Buffer.compare(Buffer.from(x.item_id), Buffer.from(y.item_id)))),
     ]);
-    const builds: Array<{ generation: string; state: string }> = await ds.query(`SELECT generation, state FROM "index".builds ORDER BY generation`);
-    expect(builds.map((r) => [Number(r.generation), r.state])).toEqual([
+    const builds = async () => ((await ds.query(`SELECT generation, state FROM "index".builds ORDER BY generation`)) as Array<{ generation: string; state: string }>).map((r) => [Number(r.generation), r.state]);
+    // The older build is retired by the activation and deleted after it (once the new one is served).
+    expect(await builds()).toEqual([
+      [g1, 'retired'],
+      [g2, 'live'],
+      [g3, 'building'],
+    ]);
+    expect(await generations.dropOlderBuilds(g2)).toBe(1);
+    expect(await generations.dropOlderBuilds(g2)).toBe(0);
+    expect(await builds()).toEqual([
       [g2, 'live'],
       [g3, 'building'],
     ]);

@@ -1,6 +1,5 @@
 import {
   CooperativeScheduler,
-  ProductQuantiser,
   buildIvfIndex,
   cellsOfCodes,
   encodeIndexCodes,
@@ -10,7 +9,6 @@ import {
   type IvfBuildResult,
   type IvfIndex,
   type KeptCells,
-  type Quantiser,
   type VectorBatch,
 } from '@polyphony/vector-engine';
 import { ArtistModel } from '../artists/artist-model';
@@ -21,7 +19,9 @@ import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projecti
 import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
 import { umapLayout } from '../maps/umap-projection';
 import { SemanticRows, seedSemanticRows } from '../semantic/column-fill';
-import type { CellRecord, StoredQuantiserRecord } from './ports';
+import { encodeBallBasis } from '../hyperbolic/ball';
+import { ballBasisOf } from '../hyperbolic/ball-seed';
+import type { CellRecord } from './ports';
 import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
 import type { BuildHost, RebuildOutcome } from './build-types';
@@ -29,7 +29,7 @@ import { GenerationReuse, RowMatcher, reuseLineage } from './reuse';
 import { SnapshotFeed, feedPage } from './snapshot-feed';
 import { logResume, snapshotPages } from './snapshot-pages';
 import type { SnapshotPageBytes } from '../maps/wire';
-import { residentBytesOf, tableStorageOf } from './vector-storage';
+import { residentBytesOf, storedQuantiser, tableStorageOf } from './vector-storage';
 
 export type { BuildHost, BuildSettings, RebuildOutcome } from './build-types';
 
@@ -39,7 +39,8 @@ export type { BuildHost, BuildSettings, RebuildOutcome } from './build-types';
  *  2. `buildIvf`: the IVF build's rest (or a build from the copy), cells written as they complete;
  *  3. `layOutMap` (PCA basis, UMAP or PCA map) and `fitArtists` (artist mixtures, provider artist links);
  *  4. `quantise` (int8 / pq modes: the float generation is re-packed, codes stored);
- *  5. `activate`: maps and display metadata loaded, per-generation tables prepared, the generation made live.
+ *  5. `activate`: maps and display metadata loaded, per-generation tables prepared, the generation made live;
+ *  6. `cleanup`: the older builds' rows deleted (after the swap).
  * Wall and CPU time per phase are measured (`PhaseClock`); an abort (`signal`) stops between and inside phases.
  */
 export class BuildRun {
@@ -82,7 +83,7 @@ export class BuildRun {
   private cellsKept = false;
   private refusalNoted = false;
   private reuseReport: RebuildOutcome['reuse'];
-  private activateMs = { load: 0, prepare: 0, commit: 0 };
+  private activateMs: RebuildOutcome['activateMs'] = { load: 0, prepare: 0, commit: 0 };
 
   constructor(
     private readonly host: BuildHost,
@@ -112,6 +113,8 @@ export class BuildRun {
     const deleted = await this.activate({ generation: this.generation, index: served, artists, links, pca, coords, mapMethod, builtAt: new Date(), embedderVersion: this.version ?? null, lineage });
     this.clock.end('activate');
     this.host.logger.info('index generation live', { generation: this.generation, items: index.size, nlist: index.nlist, artists: artists.count, deletedTracks: deleted, ms: Math.round(this.clock.wallMs.total) });
+    await this.host.generations.dropOlderBuilds(this.generation).catch((err: unknown) => this.host.logger.warn('older builds not deleted', { generation: this.generation, err: (err as Error).message }));
+    this.clock.end('cleanup');
     return {
       generation: this.generation,
       items: index.size,
@@ -501,14 +504,22 @@ export class BuildRun {
     const [maps, meta] = await Promise.all([h.maps.load(parts.index), fedMeta ?? loadTrackMeta(parts.index, h.tracks, tableStorageOf(h.vectors))]);
     this.activateMs.load = performance.now() - t;
     if (signal.aborted) throw new Error('index build aborted');
-    const gen: Generation = { ...parts, maps, meta };
+    // Reuse on and the map kept: the serving generation's ball basis and its unchanged rows (GenerationReuse.keptBallBasis).
+    const carried = this.host.settings.reuseMaxChanged > 0 ? this.reuse?.keptBallBasis(parts.index) : undefined;
+    if (carried && this.reuseReport) this.reuseReport.ballKept = true;
+    let gen: Generation = { ...parts, maps, meta, ...(carried ? { ballBasis: carried } : {}) };
     // The text search's table from the columns the snapshot pages filled, not from index.tracks (fed build only).
     if (fedMeta && this.fedSemantic) seedSemanticRows(parts.index, this.fedSemantic);
     this.fedSemantic = undefined;
     t = performance.now();
-    await h.state.prepare(gen);
-    this.activateMs.prepare = performance.now() - t;
+    const spans: Record<string, number> = {};
+    await h.state.prepare(gen, undefined, spans);
+    this.activateMs = { ...this.activateMs, prepare: performance.now() - t, ...Object.fromEntries(Object.entries(spans).map(([k, ms]) => [`prepare.${k}`, ms])) };
     if (signal.aborted) throw new Error('index build aborted');
+    // Reuse on: the ball's basis (carried, or the one its ball fitted) is stored: every replica lays out this ball.
+    const ballBasis = h.settings.reuseMaxChanged > 0 ? (carried ?? ballBasisOf(parts.index)) : undefined;
+    if (ballBasis) await h.generations.saveBallBasis(this.generation, encodeBallBasis(ballBasis));
+    if (ballBasis && !carried) gen = { ...gen, ballBasis };
     t = performance.now();
     const deleted = await h.generations.activate(this.generation, this.version ?? null, h.fence);
     this.activateMs.commit = performance.now() - t;
@@ -517,10 +528,4 @@ export class BuildRun {
     void h.maps.catchUp(maps).catch(() => undefined);
     return deleted;
   }
-
-}
-
-/** The stored form of a trained quantiser (`index.quantisers` row). */
-function storedQuantiser(q: Quantiser): StoredQuantiserRecord {
-  return { mode: q.kind, pqM: q instanceof ProductQuantiser ? q.m : null, codeSize: q.codeSize, params: q.toParams() };
 }

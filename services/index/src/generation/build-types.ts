@@ -14,11 +14,11 @@ export interface RebuildOutcome {
   nlist: number;
   deletedTracks: number;
   skippedTracks: number;
-  timingsMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
+  timingsMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; cleanup: number; total: number };
   /** Snapshot wall time spent waiting for the catalogue's pages (fetch, JSON parse and validation not overlapped with writing) and waiting for the writes into `index.tracks` (a free writer, then the last writes), ms. */
   snapshotMs: { waitForPages: number; writeCopy: number };
   /** Process CPU time (user + system, every thread: the build and map workers included) of the same phases, ms. */
-  cpuMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; total: number };
+  cpuMs: { snapshot: number; build: number; projection: number; artists: number; quantise: number; activate: number; cleanup: number; total: number };
   /**
    * The IVF build itself (ivf-build.ts report, wall ms): ingest (during the snapshot when fed from it), train,
    * assign, arrange, emit (cells written to `index.cells` as they are emitted); `fedFromSnapshot` says which input path ran.
@@ -46,9 +46,14 @@ export interface RebuildOutcome {
     codesEncoded?: number;
     /** The new generation's reuse lineage (root rows, rows placed without training since). */
     lineage?: ReuseLineage;
+    /** The serving generation's ball basis was carried over and its unchanged rows handed to the new ball (copied, not projected). */
+    ballKept?: boolean;
   };
-  /** Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared, the database transaction. */
-  activateMs: { load: number; prepare: number; commit: number };
+  /**
+   * Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared (and
+   * `prepare.<task>`: each task's span from its start to its end; they share the event loop), the database transaction.
+   */
+  activateMs: { load: number; prepare: number; commit: number; [span: `prepare.${string}`]: number };
 }
 
 /** The build's tunables (RebuildOptions with defaults applied). */

@@ -138,6 +138,11 @@ export class GenerationRepository implements GenerationStore {
     await this.ds.query(`UPDATE ${S}.builds SET pca = $2 WHERE generation = $1`, [generation, basis ? typedToBuffer(basis) : null]);
   }
 
+  /** Stores the Poincaré ball's basis of a generation (`encodeBallBasis` bytes; issue 35 generation reuse). */
+  async saveBallBasis(generation: number, basis: Buffer): Promise<void> {
+    await this.ds.query(`UPDATE ${S}.builds SET ball = $2 WHERE generation = $1`, [generation, basis]);
+  }
+
   /**
    * Stores artist profiles of a generation, `ordinal` = artist number (the iteration order); batches of 2000
    * rows, arrays as packed binary parameters. The records are consumed lazily, one batch at a time.
@@ -215,10 +220,22 @@ export class GenerationRepository implements GenerationStore {
       // Live-library songs of older generations the build's snapshot missed stay (a batch of this generation).
       await carryDeltas(m, generation);
       const deleted = await this.tracks.deleteNotSeen(m, generation);
-      // Only older builds go: a newer one (a build that started after this one) keeps its rows.
-      await m.query(`DELETE FROM ${S}.builds WHERE generation < $1`, [generation]);
+      // The older builds' rows (cells, codes, artists, ...) go after the swap, outside this transaction: dropOlderBuilds.
       return deleted;
     });
+  }
+
+  /**
+   * Deletes the builds older than `generation` with their cells, codes, artists, projections and deltas (ON DELETE
+   * CASCADE). Called once `generation` is live and served (issue 35: at 1M songs this delete took ~7 s inside the
+   * activation's transaction, delaying the swap); only older builds go, a newer one (a build that started after this
+   * one) keeps its rows. Idempotent: an interrupted clean-up is finished by the next activation's.
+   * @returns the number of builds deleted
+   */
+  async dropOlderBuilds(generation: number): Promise<number> {
+    const res: unknown = await this.ds.query(`DELETE FROM ${S}.builds WHERE generation < $1 RETURNING generation`, [generation]);
+    const rows = Array.isArray(res) && Array.isArray(res[0]) ? res[0] : res;
+    return Array.isArray(rows) ? rows.length : 0;
   }
 
   /** When the build of `generation` started (its snapshot began after this instant); undefined when unknown. */
@@ -259,6 +276,7 @@ export class GenerationRepository implements GenerationStore {
       finishedAt: (r.finished_at as Date | null) ?? null,
       embedderVersion: (r.embedder_version as string | null) ?? null,
       ...(r.lineage_trained_rows != null ? { lineage: { trainedRows: Number(r.lineage_trained_rows), placedRows: Number(r.lineage_placed_rows ?? 0) } } : {}),
+      ball: (r.ball as Buffer | null) ?? null,
     };
   }
 

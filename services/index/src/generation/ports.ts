@@ -21,6 +21,8 @@ export interface BuildRecord {
   embedderVersion: string | null;
   /** Reuse lineage (`Generation.lineage`); undefined when the build is its own root (or was stored before lineages). */
   lineage?: ReuseLineage;
+  /** The Poincaré ball's basis (`encodeBallBasis` bytes); null = fitted by each replica. */
+  ball: Buffer | null;
 }
 
 /** One completed cell as the build hands it over (copied: the build reuses its arrays). */
@@ -69,6 +71,8 @@ export interface GenerationStore {
   cellCodes(generation: number, mode: 'int8' | 'pq'): AsyncGenerator<{ cellId: number; codes: Uint8Array }>;
   /** Stores the map projection (2 floats per row, made by `method`) and the PCA basis of a generation. */
   saveProjection(generation: number, coords: Float32Array, basis: Float32Array | null, method?: MapMethod): Promise<void>;
+  /** Stores the Poincaré ball's basis of a generation (`encodeBallBasis` bytes; issue 35 reuse). */
+  saveBallBasis(generation: number, basis: Buffer): Promise<void>;
   /**
    * Stores artist profiles of a generation, `ordinal` = artist number (the iteration order); batches of 2000
    * rows, arrays as packed binary parameters. The records are consumed lazily, one batch at a time.
@@ -79,15 +83,17 @@ export interface GenerationStore {
   /** Marks a build failed (its partial rows are removed by the next successful activation). */
   markFailed(generation: number, error: string): Promise<void>;
   /**
-   * Makes `generation` the live one in a single transaction: the previous live build is retired, the
-   * catalogue copy loses every track only older builds marked, and every OLDER generation's rows (retired,
-   * failed, abandoned) are deleted (cells, projections and artists go by cascade).
+   * Makes `generation` the live one in a single transaction: the previous live build is retired and the
+   * catalogue copy loses every track only older builds marked. The OLDER generations' rows (retired, failed,
+   * abandoned: cells, projections, artists by cascade) are deleted afterwards, once it is served (`dropOlderBuilds`).
    * `embedderVersion` is recorded on the build (the space its vectors, and anchors saved against it, live in).
    * `fence`: the lease of the build run doing it; the transaction locks that run's row and throws LeaseLostError
    * (nothing changed) unless the run is still RUNNING under that lease generation (not cancelled, not taken over).
    * @returns number of catalogue-copy rows deleted
    */
   activate(generation: number, embedderVersion: string | null, fence?: Lease): Promise<number>;
+  /** Deletes the builds older than `generation` and their rows (after it went live; see GenerationRepository). */
+  dropOlderBuilds(generation: number): Promise<number>;
   /** When the build of `generation` started (its snapshot began after this instant); undefined when unknown. */
   buildStartedAt(generation: number): Promise<Date | undefined>;
   /**

@@ -6,6 +6,7 @@ import { DEFAULT_REUSE_MAX_CHANGED, DEFAULT_REUSE_MAX_DRIFT, type VectorStoreSet
 import { ArtistLinks, type Generation, type IndexState } from '../core/generation';
 import type { CataloguePort } from '../core/ports';
 import type { MapFollower } from '../maps/generation-maps';
+import { decodeBallBasis } from '../hyperbolic/ball';
 import { decodeBasis, projectAll } from '../maps/projection';
 import { loadTrackMeta } from '../maps/track-meta-store';
 import type { BuildSettings, RebuildOutcome } from './build-run';
@@ -284,7 +285,9 @@ export class RebuildService {
       phase('artists');
       for (const l of await this.generations.links(live.generation)) links.set(l.serverId, l.key, l.providerId);
       phase('links');
-      restored = { generation: live.generation, index, artists, links, pca, coords, mapMethod, builtAt: live.finishedAt ?? live.createdAt, embedderVersion: live.embedderVersion, ...(live.lineage ? { lineage: live.lineage } : {}) };
+      // The ball's basis the builder stored (generation reuse on), so this replica lays out the builder's ball.
+      const ballBasis = live.ball ? decodeBallBasis(live.ball) : undefined;
+      restored = { generation: live.generation, index, artists, links, pca, coords, mapMethod, builtAt: live.finishedAt ?? live.createdAt, embedderVersion: live.embedderVersion, ...(ballBasis ? { ballBasis } : {}), ...(live.lineage ? { lineage: live.lineage } : {}) };
     } catch (err) {
       this.logger.error('stored index generation could not be loaded', { generation: live.generation, err: (err as Error).message });
       return { loaded: false, interrupted: interrupted.length };

@@ -5,6 +5,8 @@ import type { ArtistReuse } from '../artists/artist-model';
 import type { Generation, MapMethod, ReuseLineage } from '../core/generation';
 import { placeOnUmap, UMAP_MIN_SAMPLES } from '../maps/umap-projection';
 import { projectPoint, type PcaBasis } from '../maps/projection';
+import type { BallBasis } from '../hyperbolic/ball';
+import { seedBallReuse } from '../hyperbolic/ball-seed';
 
 /** Serving-generation rows read at once by `RowMatcher` (a run of consecutive rows; 512 x 200 floats = 400 KiB). */
 const MATCH_READ_ROWS = 512;
@@ -98,6 +100,20 @@ export class GenerationReuse {
       cellOfRow[r] = p >= 0 ? prevCell[p]! : -1;
     }
     return { cells: { nlist, centroids: parts.centroids, cellOfRow, coarse: parts.groups ?? null }, imbalance };
+  }
+
+  /**
+   * The serving generation's Poincaré ball basis for the new generation `index` (issue 35: activation reuse), with its
+   * unchanged rows handed to the hyperbolic service (`seedBallReuse`: it copies their points from the serving ball, an
+   * unchanged row having the same id and a bitwise-identical `getVector`, the match rule above). Only for a build that
+   * kept the map (within the threshold). @returns undefined when the serving generation has no stored basis (then the
+   * new ball fits its own) or one of another dimension
+   */
+  keptBallBasis(index: IvfIndex): BallBasis | undefined {
+    const basis = this.prev.ballBasis;
+    if (!basis || basis.inputDim !== index.dim || this.prevRowOfNew.length !== index.size) return undefined;
+    seedBallReuse(index, { prev: this.prev, prevRowOfNew: this.prevRowOfNew });
+    return basis;
   }
 
   /**

@@ -13,10 +13,11 @@ export const BALL_HIGH_PERCENTILE = 0.99;
 /** Largest scaled genericity (songs beyond the 99th percentile keep growing until then, below radius 0.993). */
 const MAX_SCALED = 1.5;
 
-/** The vectors a ball is built from: `size` rows of `dim` floats (a generation's index). */
+/** The vectors a ball is built from: `size` rows of `dim` floats (a generation's index, or `ballInputOf` it). */
 export interface BallInput {
   readonly size: number;
   readonly dim: number;
+  /** Row `row`'s vector; read before the next call (it may be a view of a reused buffer). */
   getVector(row: number): Float32Array;
 }
 
@@ -70,6 +71,10 @@ export interface PoincareBall {
   readonly explainedVariance: number;
   /** Largest radius of any row (the rim of the `niche` target; 0 when empty). */
   readonly maxRadius: number;
+  /** The basis the rows were laid out with (absent when empty). */
+  readonly basis?: BallBasis;
+  /** Rows copied from the previous generation's ball instead of projected (issue 35 reuse; 0 or absent = none). */
+  readonly reused?: number;
 }
 
 /**
@@ -180,13 +185,54 @@ export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
 }
 
 /**
+ * What a ball's layout is made of besides the rows (steps 1-3 of PoincareBall's derivation): the centroid, the
+ * principal axes and the two distance percentiles. Fitted from every row (`fitBallBasis`, or inside a build without
+ * one), or carried over from the serving generation by a build that reuses it (issue 35, generation reuse): it is
+ * then stored with the generation (`index.builds.ball`, `encodeBallBasis`) so every replica lays out the same ball.
+ */
+export interface BallBasis {
+  /** Dimension of the vectors (the index's). */
+  readonly inputDim: number;
+  /** Dimensions of each point (BALL_DIM or fewer). */
+  readonly k: number;
+  /** Centroid μ of every vector (`inputDim` float64). */
+  readonly mean: Float64Array;
+  /** k principal axes, `k * inputDim` float64 (row j = axis j). */
+  readonly axes: Float64Array;
+  /** g₀₁ and g₉₉: distances to μ mapped to radius 0 and to BALL_RIM_RADIUS. */
+  readonly low: number;
+  readonly high: number;
+  /** Share of variance the axes hold. */
+  readonly explained: number;
+}
+
+/**
+ * Rows of the serving generation's ball a build takes over (issue 35): per new row the row of the previous ball with
+ * a bitwise-identical stored vector, or -1. Valid only when the previous ball was laid out with the same basis and
+ * storage (`buildPoincareBall` checks the basis values, `dim` and `pointScale`, and re-reads a sample of the vectors).
+ */
+export interface BallReuse {
+  readonly ball: PoincareBall;
+  /** The vectors the previous ball was built from (for the sample check). */
+  readonly input: BallInput;
+  readonly prevRowOfNew: Int32Array;
+}
+
+/** Reused rows whose vectors `buildPoincareBall` compares with the previous generation's before it copies any row. */
+const REUSE_CHECK_ROWS = 64;
+
+/**
  * Builds the ball of `input` (see PoincareBall for the derivation). Yields to the event loop every 1024 rows
  * through `scheduler` when given. From `compactFromRows` songs the points are stored as int16 (PoincareBall.points).
- * Transient memory: `size * dim` floats of projections and `size` float64 distances while it builds.
+ * Without `basis` the basis is fitted from `input` (as always); with one, every row is laid out with it (the same
+ * float arithmetic, so `buildPoincareBall(x)` and `buildPoincareBall(x, .., fitBallBasis(x))` hold the same values).
+ * With `reuse` (and a basis), rows unchanged since the previous ball copy its point and radius instead of projecting.
+ * Transient memory: `size * dim` floats of projections and `size` float64 distances while it builds (without basis).
  */
-export async function buildPoincareBall(input: BallInput, scheduler?: CooperativeScheduler, ballDim = BALL_DIM, compactFromRows = BALL_COMPACT_MIN_ROWS): Promise<PoincareBall> {
+export async function buildPoincareBall(input: BallInput, scheduler?: CooperativeScheduler, ballDim = BALL_DIM, compactFromRows = BALL_COMPACT_MIN_ROWS, basis?: BallBasis, reuse?: BallReuse): Promise<PoincareBall & { reused: number }> {
   const { size, dim } = input;
-  if (size === 0 || dim === 0) return emptyBall();
+  if (size === 0 || dim === 0) return { ...emptyBall(), reused: 0 };
+  if (basis && basis.inputDim === dim && basis.k === Math.max(1, Math.min(ballDim, dim, size))) return layOutWithBasis(input, basis, scheduler, compactFromRows, reuse);
   // 1. centroid of every vector (float64).
   const mean = new Float64Array(dim);
   for (let r = 0; r < size; r++) {
@@ -203,27 +249,11 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
   const dist = new Float64Array(size);
   const c = new Float64Array(dim);
   for (let r = 0; r < size; r++) {
-    const v = input.getVector(r);
-    let g = 0;
-    for (let d = 0; d < dim; d++) {
-      c[d] = v[d]! - mean[d]!;
-      g += c[d]! * c[d]!;
-    }
-    dist[r] = Math.sqrt(g);
-    for (let j = 0; j < k; j++) {
-      let s = 0;
-      const o = j * dim;
-      for (let d = 0; d < dim; d++) s += c[d]! * axes[o + d]!;
-      points[r * k + j] = s;
-    }
+    dist[r] = projectRow(input.getVector(r), mean, axes, k, c, points, r * k);
     if ((r & 1023) === 1023) await scheduler?.maybeYield();
   }
   // 2. robust scale of the genericity.
-  const sorted = Float64Array.from(dist).sort();
-  const low = quantileSorted(sorted, BALL_LOW_PERCENTILE);
-  const high = quantileSorted(sorted, BALL_HIGH_PERCENTILE);
-  const span = high - low;
-  const alpha = Math.atanh(BALL_RIM_RADIUS);
+  const { low, high } = distanceScale(dist);
   // 4. exponential map at the origin.
   const compact = size >= compactFromRows;
   const stored = compact ? new Int16Array(size * k) : points;
@@ -233,33 +263,177 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
   const norm2 = compact ? undefined : new Float32Array(size);
   let maxRadius = 0;
   for (let r = 0; r < size; r++) {
-    const s = span > 1e-12 ? Math.min(MAX_SCALED, Math.max(0, (dist[r]! - low) / span)) : 0.5;
-    const rad = Math.tanh(alpha * s);
-    const o = r * k;
-    let n2 = 0;
-    for (let j = 0; j < k; j++) n2 += points[o + j]! * points[o + j]!;
-    const n = Math.sqrt(n2);
-    if (n > 1e-12) {
-      for (let j = 0; j < k; j++) points[o + j] = (points[o + j]! / n) * rad;
-    } else {
-      points.fill(0, o, o + k);
-      points[o] = rad;
-    }
-    if (compact) for (let j = 0; j < k; j++) stored[o + j] = Math.round(points[o + j]! * INT16_ONE);
-    // Stored as float32 (or int16): the norm is read back from the stored values (its square: ballNorm2, same sum).
-    let m2 = 0;
-    for (let j = 0; j < k; j++) {
-      const v = stored[o + j]! * pointScale;
-      m2 += v * v;
-    }
-    // The value ballRadius computes on demand in a compact ball (the same sum, float32-rounded).
-    const rr = Math.fround(Math.sqrt(m2));
-    if (radius) radius[r] = rr;
-    if (norm2) norm2[r] = m2;
-    maxRadius = Math.max(maxRadius, rr);
+    maxRadius = Math.max(maxRadius, placeRow(points, r * k, k, dist[r]!, low, high, stored, r, radius, norm2, pointScale));
     if ((r & 1023) === 1023) await scheduler?.maybeYield();
   }
-  return { size, dim: k, points: stored, pointScale, ...(radius ? { radius } : {}), ...(norm2 ? { norm2 } : {}), scale: { low, high }, explainedVariance: explained, maxRadius };
+  const fitted: BallBasis = { inputDim: dim, k, mean, axes, low, high, explained };
+  return { size, dim: k, points: stored, pointScale, ...(radius ? { radius } : {}), ...(norm2 ? { norm2 } : {}), scale: { low, high }, explainedVariance: explained, maxRadius, basis: fitted, reused: 0 };
+}
+
+/**
+ * Fits the basis of `input` (centroid, principal axes, distance percentiles) as `buildPoincareBall` does without one:
+ * one pass for the centroid, the axes from the sample, one pass for the distances. O(size * dim) + the axes.
+ */
+export async function fitBallBasis(input: BallInput, scheduler?: CooperativeScheduler, ballDim = BALL_DIM): Promise<BallBasis | undefined> {
+  const { size, dim } = input;
+  if (size === 0 || dim === 0) return undefined;
+  const mean = new Float64Array(dim);
+  for (let r = 0; r < size; r++) {
+    const v = input.getVector(r);
+    for (let d = 0; d < dim; d++) mean[d]! += v[d]!;
+    if ((r & 1023) === 1023) await scheduler?.maybeYield();
+  }
+  for (let d = 0; d < dim; d++) mean[d]! /= size;
+  const k = Math.max(1, Math.min(ballDim, dim, size));
+  const { axes, explained } = await principalAxes(input, mean, k, scheduler);
+  const dist = new Float64Array(size);
+  for (let r = 0; r < size; r++) {
+    const v = input.getVector(r);
+    let g = 0;
+    for (let d = 0; d < dim; d++) {
+      const x = v[d]! - mean[d]!;
+      g += x * x;
+    }
+    dist[r] = Math.sqrt(g);
+    if ((r & 1023) === 1023) await scheduler?.maybeYield();
+  }
+  const { low, high } = distanceScale(dist);
+  return { inputDim: dim, k, mean, axes, low, high, explained };
+}
+
+/** g₀₁ and g₉₉ of the distances (step 2). */
+function distanceScale(dist: Float64Array): { low: number; high: number } {
+  const sorted = Float64Array.from(dist).sort();
+  return { low: quantileSorted(sorted, BALL_LOW_PERCENTILE), high: quantileSorted(sorted, BALL_HIGH_PERCENTILE) };
+}
+
+/** Centres `v` on `mean` (into `c`), writes its k projections (float32) at `out[o..]`; @returns |v - mean| */
+function projectRow(v: Float32Array, mean: Float64Array, axes: Float64Array, k: number, c: Float64Array, out: Float32Array, o: number): number {
+  const dim = mean.length;
+  let g = 0;
+  for (let d = 0; d < dim; d++) {
+    c[d] = v[d]! - mean[d]!;
+    g += c[d]! * c[d]!;
+  }
+  for (let j = 0; j < k; j++) {
+    let s = 0;
+    const a = j * dim;
+    for (let d = 0; d < dim; d++) s += c[d]! * axes[a + d]!;
+    out[o + j] = s;
+  }
+  return Math.sqrt(g);
+}
+
+/**
+ * Step 4 for one row: its projections `points[o..o+k]` (float32, overwritten) become the point at radius
+ * tanh(α s), stored at row `r` of `stored` (int16 when `pointScale` < 1); its radius (and squared norm) from the stored values,
+ * written to `radius` / `norm2` when the ball keeps those tables (below BALL_COMPACT_MIN_ROWS).
+ * @returns the row's radius (float32-rounded: the value `ballRadius` gives)
+ */
+function placeRow(points: Float32Array, o: number, k: number, dist: number, low: number, high: number, stored: Float32Array | Int16Array, r: number, radius: Float32Array | undefined, norm2: Float32Array | undefined, pointScale: number): number {
+  const span = high - low;
+  const s = span > 1e-12 ? Math.min(MAX_SCALED, Math.max(0, (dist - low) / span)) : 0.5;
+  const rad = Math.tanh(Math.atanh(BALL_RIM_RADIUS) * s);
+  let n2 = 0;
+  for (let j = 0; j < k; j++) n2 += points[o + j]! * points[o + j]!;
+  const n = Math.sqrt(n2);
+  if (n > 1e-12) {
+    for (let j = 0; j < k; j++) points[o + j] = (points[o + j]! / n) * rad;
+  } else {
+    points.fill(0, o, o + k);
+    points[o] = rad;
+  }
+  const so = r * k;
+  if (stored !== points) for (let j = 0; j < k; j++) stored[so + j] = pointScale === 1 ? points[o + j]! : Math.round(points[o + j]! * INT16_ONE);
+  // Stored as float32 (or int16): the norm is read back from the stored values (its square: ballNorm2, same sum).
+  let m2 = 0;
+  for (let j = 0; j < k; j++) {
+    const v = stored[so + j]! * pointScale;
+    m2 += v * v;
+  }
+  // The value ballRadius computes on demand in a compact ball (the same sum, float32-rounded).
+  const rr = Math.fround(Math.sqrt(m2));
+  if (radius) radius[r] = rr;
+  if (norm2) norm2[r] = m2;
+  return rr;
+}
+
+/** True when two bases hold the same values (a reused ball must have been laid out with the basis of the new one). */
+export function sameBallBasis(a: BallBasis | undefined, b: BallBasis | undefined): boolean {
+  if (!a || !b) return false;
+  if (a === b) return true;
+  if (a.inputDim !== b.inputDim || a.k !== b.k || a.low !== b.low || a.high !== b.high || a.mean.length !== b.mean.length || a.axes.length !== b.axes.length) return false;
+  for (let i = 0; i < a.mean.length; i++) if (a.mean[i] !== b.mean[i]) return false;
+  for (let i = 0; i < a.axes.length; i++) if (a.axes[i] !== b.axes[i]) return false;
+  return true;
+}
+
+/** True when `reuse` may lend rows to a ball of `size` rows laid out with `basis` (see BallReuse). */
+function reusable(input: BallInput, basis: BallBasis, pointScale: number, reuse: BallReuse | undefined): reuse is BallReuse {
+  if (!reuse || reuse.prevRowOfNew.length !== input.size || reuse.ball.dim !== basis.k || reuse.ball.pointScale !== pointScale || !sameBallBasis(reuse.ball.basis, basis)) return false;
+  // The rows' vectors must be the ones the previous ball projected (a quantised build that re-encoded them is not):
+  // a spread sample is compared bitwise.
+  const rows: number[] = [];
+  const step = Math.max(1, Math.floor(input.size / REUSE_CHECK_ROWS));
+  for (let r = 0; r < input.size && rows.length < REUSE_CHECK_ROWS; r += step) if (reuse.prevRowOfNew[r]! >= 0) rows.push(r);
+  for (const r of rows) {
+    const a = input.getVector(r);
+    const b = reuse.input.getVector(reuse.prevRowOfNew[r]!);
+    if (a.length !== b.length) return false;
+    for (let d = 0; d < a.length; d++) if (!Object.is(a[d], b[d])) return false;
+  }
+  return true;
+}
+
+/** `buildPoincareBall` with a given basis: per row projection and placement, or a copy of the previous ball's row. */
+async function layOutWithBasis(input: BallInput, basis: BallBasis, scheduler: CooperativeScheduler | undefined, compactFromRows: number, reuse: BallReuse | undefined): Promise<PoincareBall & { reused: number }> {
+  const { size } = input;
+  const { k, mean, axes, low, high } = basis;
+  const compact = size >= compactFromRows;
+  const pointScale = compact ? 1 / INT16_ONE : 1;
+  const stored = compact ? new Int16Array(size * k) : new Float32Array(size * k);
+  const radius = compact ? undefined : new Float32Array(size);
+  const norm2 = compact ? undefined : new Float32Array(size);
+  const from = reusable(input, basis, pointScale, reuse) ? reuse : undefined;
+  const c = new Float64Array(basis.inputDim);
+  const tmp = new Float32Array(k);
+  let maxRadius = 0;
+  let reused = 0;
+  for (let r = 0; r < size; r++) {
+    const p = from ? from.prevRowOfNew[r]! : -1;
+    if (from && p >= 0) {
+      stored.set(from.ball.points.subarray(p * k, p * k + k), r * k);
+      const rr = ballRadius(from.ball, p);
+      if (radius) radius[r] = rr;
+      if (norm2) norm2[r] = ballNorm2(from.ball, p);
+      maxRadius = Math.max(maxRadius, rr);
+      reused++;
+    } else {
+      const g = projectRow(input.getVector(r), mean, axes, k, c, tmp, 0);
+      maxRadius = Math.max(maxRadius, placeRow(tmp, 0, k, g, low, high, stored, r, radius, norm2, pointScale));
+    }
+    if ((r & 1023) === 1023) await scheduler?.maybeYield();
+  }
+  return { size, dim: k, points: stored, pointScale, ...(radius ? { radius } : {}), ...(norm2 ? { norm2 } : {}), scale: { low, high }, explainedVariance: basis.explained, maxRadius, basis, reused };
+}
+
+/** The stored form of a basis (`index.builds.ball`): float64 [inputDim, k, low, high, explained, mean..., axes...]. */
+export function encodeBallBasis(b: BallBasis): Buffer {
+  const out = new Float64Array(5 + b.mean.length + b.axes.length);
+  out.set([b.inputDim, b.k, b.low, b.high, b.explained]);
+  out.set(b.mean, 5);
+  out.set(b.axes, 5 + b.mean.length);
+  return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/** The basis `encodeBallBasis` stored; undefined when the bytes are not one. */
+export function decodeBallBasis(buf: Buffer | Uint8Array): BallBasis | undefined {
+  if (buf.byteLength % 8 !== 0 || buf.byteLength < 40) return undefined;
+  const f = new Float64Array(buf.byteLength / 8);
+  new Uint8Array(f.buffer).set(buf);
+  const [inputDim, k, low, high, explained] = [f[0]!, f[1]!, f[2]!, f[3]!, f[4]!];
+  if (!Number.isInteger(inputDim) || !Number.isInteger(k) || inputDim < 1 || k < 1 || f.length !== 5 + inputDim + k * inputDim) return undefined;
+  return { inputDim, k, low, high, explained, mean: f.slice(5, 5 + inputDim), axes: f.slice(5 + inputDim) };
 }
 
 /** Top `k` principal axes (k rows of `dim`) of a uniform sample of the rows, and the share of variance they hold. */

@@ -21,7 +21,9 @@ import { generationKey, type Generation, type IndexState } from '../core/generat
 import type { RequestScope } from '../core/scope';
 import type { TrackMeta } from '../core/ports';
 import { TopScored } from '../semantic/top-scored';
-import { BALL_RIM_RADIUS, ballBytes, ballDisc, ballDistanceTo, ballNorm2, ballPoint, ballRadius, buildPoincareBall, type PoincareBall } from './ball';
+import { BALL_COMPACT_MIN_ROWS, BALL_DIM, BALL_RIM_RADIUS, ballBytes, ballDisc, ballDistanceTo, ballNorm2, ballPoint, ballRadius, buildPoincareBall, type BallReuse, type PoincareBall } from './ball';
+import { noteBallBasis, takeBallSeed } from './ball-seed';
+import { ballInputOf } from './ball-input';
 import { geodesicPoint, logMap0, mobiusScale, poincareDistance, radiusToDistance, samplePathVia } from './poincare';
 
 /** Points of a journey's drawn path (`path`). */
@@ -45,6 +47,8 @@ interface BallEntry {
   ball?: PoincareBall;
   error?: string;
   buildMs: number | null;
+  /** Rows copied from the serving generation's ball (issue 35 reuse; 0 = every row projected). */
+  reused?: number;
 }
 
 /** One cluster of the tree: rows sorted by radius (most generic first). */
@@ -110,7 +114,7 @@ export class HyperbolicService {
         () => undefined,
         (err: unknown) => this.logger.warn('hyperbolic ball not built; built on first use', { generation: g.generation, err: (err as Error).message }),
       );
-    });
+    }, 'ball');
     state.onSwap((g) => {
       for (const k of this.balls.keys()) if (k !== generationKey(g)) this.balls.delete(k);
       for (const [k, t] of this.trees) if (t.gen !== g) this.trees.delete(k);
@@ -135,12 +139,19 @@ export class HyperbolicService {
     if (!e || e.error !== undefined) {
       const started = performance.now();
       const entry: BallEntry = { generation: gen.generation, buildMs: null, promise: Promise.resolve(undefined as unknown as PoincareBall) };
+      // A build that reused the serving generation's rows hands them over (ball-seed.ts): those rows are copied from
+      // its ball when the new generation is laid out with the same basis (`gen.ballBasis`, stored with the generation).
+      const seed = takeBallSeed(gen);
+      const prevBall = seed ? this.balls.get(generationKey(seed.prev))?.ball : undefined;
+      const reuse: BallReuse | undefined = seed && prevBall ? { ball: prevBall, input: seed.prev.index, prevRowOfNew: seed.prevRowOfNew } : undefined;
       // Shares the event loop with queries (10 ms slices) while it projects every row.
-      entry.promise = buildPoincareBall(gen.index, new CooperativeScheduler(10)).then(
+      entry.promise = buildPoincareBall(ballInputOf(gen.index), new CooperativeScheduler(10), BALL_DIM, BALL_COMPACT_MIN_ROWS, gen.ballBasis, reuse).then(
         (b) => {
           entry.ball = b;
           entry.buildMs = Math.round(performance.now() - started);
-          this.logger.info('hyperbolic ball built', { generation: gen.generation, songs: b.size, dim: b.dim, ms: entry.buildMs });
+          entry.reused = b.reused;
+          if ((gen.revision ?? 0) === 0) noteBallBasis(gen.index, b.basis);
+          this.logger.info('hyperbolic ball built', { generation: gen.generation, songs: b.size, dim: b.dim, reused: b.reused, ms: entry.buildMs });
           return b;
         },
         (err: unknown) => {

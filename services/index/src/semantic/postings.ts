@@ -4,6 +4,7 @@
  * every row. Answers are the ones of the full scan (same scores, same tie order): see `thresholdTopK`.
  */
 import { TopScored, type ScoredRow } from './top-scored';
+import { kthSmallest } from './table-passes';
 
 /**
  * Rows kept per posting list: max(POSTINGS_MIN_ROWS, ceil(size / POSTINGS_DIVISOR)). At 1M songs 31,250 rows
@@ -66,26 +67,26 @@ export function bytePosting(bytes: Uint8Array, size: number, has: (row: number) 
 
 /**
  * The `cap` rows where `has(row)` with the highest `score` above 0, best first, rows of equal score in row order:
- * O(size log size) for the cut, then a sort of the kept rows.
+ * O(size) for the cut (the cap-th best score by quickselect, `kthSmallest`), then a sort of the kept rows.
  */
 export function scorePosting(size: number, has: (row: number) => boolean, score: (row: number) => number, cap: number, rowsInIdOrder = false): Posting {
-  const rows: number[] = [];
-  const scores: number[] = [];
+  const rows = new Int32Array(size);
+  const scores = new Float64Array(size);
+  let total = 0;
   for (let r = 0; r < size; r++) {
     if (!has(r)) continue;
     const s = score(r);
     if (s > 0) {
-      rows.push(r);
-      scores.push(s);
+      rows[total] = r;
+      scores[total++] = s;
     }
   }
-  const total = rows.length;
   const take = Math.min(cap, total);
-  let kept = rows.map((r, i) => i);
+  let kept: number[] = [];
   if (take < total) {
-    const cut = Float64Array.from(scores).sort()[total - take]!;
-    kept = kept.filter((i) => scores[i]! >= cut);
-  }
+    const cut = kthSmallest(scores, total, total - take);
+    for (let i = 0; i < total; i++) if (scores[i]! >= cut) kept.push(i);
+  } else kept = Array.from({ length: total }, (_, i) => i);
   kept.sort((a, b) => scores[b]! - scores[a]! || rows[a]! - rows[b]!);
   return { rows: Int32Array.from(kept.slice(0, take), (i) => rows[i]!), complete: take === total, tiesById: rowsInIdOrder };
 }

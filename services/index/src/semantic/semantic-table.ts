@@ -16,6 +16,7 @@ import { bytePosting, postingsCap, rowsInIdOrder, scorePosting, type Posting } f
 export { rowsInIdOrder };
 import { descriptorScore } from './descriptors';
 import { ColumnFill, OTHER_COLUMNS, takeSemanticSeed } from './column-fill';
+import { carrierBitsets, popcount, topRowsByValue } from './table-passes';
 
 export { SemanticRows, seedSemanticRows } from './column-fill';
 import type { Descriptor } from './vocabulary';
@@ -27,6 +28,9 @@ export { percentile };
  * 0.02-0.06 over the library (never really present) then scores at most 0.16, not 1.
  */
 export const MIN_SPREAD = 0.25;
+
+/** Bytes of a row the column pass moves at a time (16 tag-byte columns or 4 float columns; `size` x this of buffer). */
+const TRANSPOSE_BYTES = 16;
 
 /** Rows of the sample the per-column percentiles are estimated from. */
 const NORM_SAMPLE = 20_000;
@@ -164,7 +168,9 @@ export class SemanticTable {
     const stride = Math.max(1, Math.ceil(taggedRows.length / NORM_SAMPLE));
     const sample = taggedRows.filter((_, i) => i % stride === 0);
     for (let c = 0; c < FEATURE_COLUMNS; c++) {
-      const values = Float32Array.from(sample, (r) => value(r, c)).sort();
+      const values = new Float32Array(sample.length);
+      for (let i = 0; i < sample.length; i++) values[i] = value(sample[i]!, c);
+      values.sort();
       if (values.length === 0) continue;
       const lo = percentile(values, 0.05);
       const hi = percentile(values, 0.99);
@@ -191,7 +197,8 @@ export class SemanticTable {
     if (k > 0) {
       for (const mood of MOOD_NAMES) {
         const col = MOOD_COLUMN[mood];
-        const ranked = taggedRows.map((r) => [r, value(r, col)] as const).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k);
+        // The k best rows by the mood's column, ties by row (the first k of sorting every tagged row; topRowsByValue).
+        const ranked = topRowsByValue(taggedRows, (r) => value(r, col), k);
         const sum = new Float64Array(vectorOf(ranked[0]![0]).length);
         for (const [r] of ranked) {
           const v = vectorOf(r);
@@ -208,7 +215,7 @@ export class SemanticTable {
         this.moods.set(mood, { mood, vector, songs: ranked.length, minScore: ranked[ranked.length - 1]![1], clusters });
       }
     }
-    this.concepts = buildConcepts(size, taggedRows, sample, (row, c) => Math.max(0, Math.min(1, (value(row, c) - this.low[c]!) / (this.high[c]! - this.low[c]!))), vectorOf);
+    this.concepts = buildConcepts(size, sample, carrierBitsets(fill, taggedRows, size, this.low, this.high, CARRY_THRESHOLD), vectorOf);
     this.coverage = OTHER_FEATURE_LABELS.map((label, i) => {
       let sum = 0;
       for (let r = 0; r < size; r++) if (this.tagged[r]) sum += value(r, OTHER_OFFSET + i);
@@ -216,24 +223,42 @@ export class SemanticTable {
     });
     // The columns, one after the other (the fill's arrays are dropped with the fill).
     this.columns = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'semantic');
-    const column = Buffer.allocUnsafeSlow(size * 4);
+    // The fill's row-major arrays are read TRANSPOSE_BYTES bytes of a row at a time (16 tag columns, 4 other-feature
+    // columns) into as many column buffers: one sequential pass per block instead of one strided pass per column.
+    const block = Buffer.allocUnsafeSlow(size * TRANSPOSE_BYTES);
     const cap = postingsCap(size);
     const isTagged = (r: number) => this.tagged[r] === 1;
-    for (let c = 0; c < OTHER_OFFSET; c++) {
-      for (let r = 0; r < size; r++) column[r] = fill.tagBytes[r * OTHER_OFFSET + c]!;
-      this.columns.append(column.subarray(0, size));
-      const lo = this.low[c]!;
-      const hi = this.high[c]!;
-      // The normalised score of normColumn, as a function of the stored byte.
-      this.postings.push(bytePosting(column, size, isTagged, (b) => Math.max(0, Math.min(1, (BYTE_PROBABILITY[b]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+    for (let c0 = 0; c0 < OTHER_OFFSET; c0 += TRANSPOSE_BYTES) {
+      const n = Math.min(TRANSPOSE_BYTES, OTHER_OFFSET - c0);
+      for (let r = 0; r < size; r++) {
+        const o = r * OTHER_OFFSET + c0;
+        for (let j = 0; j < n; j++) block[j * size + r] = fill.tagBytes[o + j]!;
+      }
+      for (let j = 0; j < n; j++) {
+        const c = c0 + j;
+        const column = block.subarray(j * size, (j + 1) * size);
+        this.columns.append(column);
+        const lo = this.low[c]!;
+        const hi = this.high[c]!;
+        // The normalised score of normColumn, as a function of the stored byte.
+        this.postings.push(bytePosting(column, size, isTagged, (b) => Math.max(0, Math.min(1, (BYTE_PROBABILITY[b]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+      }
     }
-    const f32 = new Float32Array(column.buffer, column.byteOffset, size);
-    for (let c = 0; c < OTHER_COLUMNS; c++) {
-      for (let r = 0; r < size; r++) f32[r] = fill.others[r * OTHER_COLUMNS + c]!;
-      this.columns.append(column.subarray(0, size * 4));
-      const lo = this.low[OTHER_OFFSET + c]!;
-      const hi = this.high[OTHER_OFFSET + c]!;
-      this.postings.push(scorePosting(size, isTagged, (r) => Math.max(0, Math.min(1, (f32[r]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+    const floats = new Float32Array(block.buffer, block.byteOffset, size * (TRANSPOSE_BYTES / 4));
+    for (let c0 = 0; c0 < OTHER_COLUMNS; c0 += TRANSPOSE_BYTES / 4) {
+      const n = Math.min(TRANSPOSE_BYTES / 4, OTHER_COLUMNS - c0);
+      for (let r = 0; r < size; r++) {
+        const o = r * OTHER_COLUMNS + c0;
+        for (let j = 0; j < n; j++) floats[j * size + r] = fill.others[o + j]!;
+      }
+      for (let j = 0; j < n; j++) {
+        const c = c0 + j;
+        const f32 = floats.subarray(j * size, (j + 1) * size);
+        this.columns.append(new Uint8Array(f32.buffer, f32.byteOffset, size * 4));
+        const lo = this.low[OTHER_OFFSET + c]!;
+        const hi = this.high[OTHER_OFFSET + c]!;
+        this.postings.push(scorePosting(size, isTagged, (r) => Math.max(0, Math.min(1, (f32[r]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+      }
     }
     const any = () => true;
     const posted = (d: Descriptor) => scorePosting(size, any, descriptorScore(d, fill.tempo, fill.energy, this.energyRange), cap, rowsInIdOrder);
@@ -436,16 +461,17 @@ export function moodClusters(rows: readonly number[], vectorOf: (row: number) =>
 
 /**
  * The steering concepts of a table being built (steering.ts): per concept (STEER_CONCEPTS order) its columns
- * (LABEL_COLUMNS), the bitset of the tagged rows carrying it (best normalised column >= CARRY_THRESHOLD) and its
- * direction from the sample's vectors (deriveDirections). Cost: O(tagged rows x columns) score reads for the
- * bitsets, O(sample x dim x concepts) for the directions (0.83 s of CPU for a 20k sample at 200-d, 95 concepts); memory
- * ceil(size / 32) x 4 bytes per concept (11 MiB for 95 concepts at 1M songs) plus a transient copy of the sample's
- * vectors (16 MiB for 20k x 200-d).
- * @param norm normalised score in [0, 1] of column c for a tagged row
+ * (LABEL_COLUMNS), the bitset of the tagged rows carrying it (best normalised column >= CARRY_THRESHOLD: the union of
+ * its columns' `carrierBitsets`) and its direction from the sample's vectors (deriveDirections). Cost: one pass over
+ * the tagged rows' columns for the bitsets (table-passes.ts), O(sample x dim x concepts) for the directions (0.83 s of
+ * CPU for a 20k sample at 200-d, 95 concepts); memory ceil(size / 32) x 4 bytes per concept (11 MiB for 95 concepts at
+ * 1M songs), the same per feature column while it builds, plus a transient copy of the sample's vectors (16 MiB for
+ * 20k x 200-d).
+ * @param columnBits per feature column, the tagged rows whose normalised score is >= CARRY_THRESHOLD (bitsets)
  */
-function buildConcepts(size: number, taggedRows: readonly number[], sample: readonly number[], norm: (row: number, c: number) => number, vectorOf: (row: number) => Float32Array): Map<string, SteerConcept> {
+function buildConcepts(size: number, sample: readonly number[], columnBits: readonly Uint32Array[], vectorOf: (row: number) => Float32Array): Map<string, SteerConcept> {
   const defs = STEER_CONCEPTS.map((name) => ({ name, columns: LABEL_COLUMNS.get(name) ?? [] }));
-  const carries = (row: number, columns: readonly number[]) => columns.some((c) => norm(row, c) >= CARRY_THRESHOLD);
+  const carries = (row: number, columns: readonly number[]) => columns.some((c) => ((columnBits[c]![row >>> 5]! >>> (row & 31)) & 1) === 1);
   const dim = sample.length ? vectorOf(sample[0]!).length : 0;
   const vectors = new Float32Array(sample.length * dim);
   sample.forEach((r, i) => vectors.set(vectorOf(r), i * dim));
@@ -457,13 +483,11 @@ function buildConcepts(size: number, taggedRows: readonly number[], sample: read
   const out = new Map<string, SteerConcept>();
   defs.forEach((d, i) => {
     const carriers = new Uint32Array(Math.ceil(size / 32));
-    let songs = 0;
-    for (const r of taggedRows) {
-      if (!carries(r, d.columns)) continue;
-      carriers[r >>> 5]! |= 1 << (r & 31);
-      songs++;
+    for (const c of d.columns) {
+      const bits = columnBits[c]!;
+      for (let w = 0; w < carriers.length; w++) carriers[w]! |= bits[w]!;
     }
-    out.set(d.name, { name: d.name, kind: CONCEPT_KIND[d.name] ?? 'genre', columns: d.columns, carriers, songs, direction: directions[i] ?? null });
+    out.set(d.name, { name: d.name, kind: CONCEPT_KIND[d.name] ?? 'genre', columns: d.columns, carriers, songs: popcount(carriers), direction: directions[i] ?? null });
   });
   return out;
 }

@@ -74,7 +74,7 @@ export class SemanticService {
         () => undefined,
         (err: unknown) => this.logger.warn('semantic table not built; built on first use', { generation: g.generation, err: (err as Error).message }),
       );
-    });
+    }, 'semantic');
     state.onSwap((g) => {
       for (const k of this.tables.keys()) if (k !== generationKey(g)) this.tables.delete(k);
       // A generation swapped in without prepare() (tests, benches) still gets its table in the background.
