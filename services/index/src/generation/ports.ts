@@ -83,7 +83,7 @@ export interface GenerationStore {
    * (nothing changed) unless the run is still RUNNING under that lease generation (not cancelled, not taken over).
    * @returns number of catalogue-copy rows deleted
    */
-  activate(generation: number, embedderVersion: string | null, fence?: Lease): Promise<number>;
+  activate(generation: number, embedderVersion: string | null, fence?: Lease, removed?: readonly string[]): Promise<number>;
   /** When the build of `generation` started (its snapshot began after this instant); undefined when unknown. */
   buildStartedAt(generation: number): Promise<Date | undefined>;
   /**
