@@ -6,7 +6,7 @@
 import express from 'express';
 import { type ArtistResolveResponse, type AvailabilityResponse, type MappingChangesPage, type MappingRowsPage, type RelabelMapPage, SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE, encodeSnapshotPage, type z, api } from '@polyphony/contracts';
 import { routeHandlers, sendSnapshotStream, type Logger, type RouteHandlers } from '@polyphony/platform';
-import type { ChangeFeedRepository } from '../store/change-feed.repository';
+import type { SnapshotChangeFeed } from '../domain/ports';
 import type { IdentityService } from '../domain/identity.service';
 import type { MappingService } from '../domain/mapping.service';
 import type { RemovalService } from '../domain/removals.service';
@@ -33,7 +33,7 @@ export interface InternalRouteDeps {
   /** The change detection's removal check. */
   removals: Pick<RemovalService, 'check'>;
   /** The change feed: songs whose snapshot rows changed since a mark (index builds read only the delta, issue 35). */
-  changes: Pick<ChangeFeedRepository, 'changesSince'>;
+  changes: SnapshotChangeFeed;
   /** Where a snapshot stream that fails mid-way is logged (optional: tests). */
   logger?: Logger;
 }

@@ -4,6 +4,7 @@
  */
 import type { DataSource } from 'typeorm';
 import type { SnapshotChangesResponse } from '@polyphony/contracts';
+import type { SnapshotChangeFeed } from '../domain/ports';
 
 /** Log rows older than this are pruned by the next read (a reader whose mark is older then takes a full snapshot): 30 days. */
 export const CHANGE_LOG_RETENTION_DAYS = 30;
@@ -16,7 +17,7 @@ export interface ChangesQuery {
 }
 
 /** Reads and prunes `catalogue.snapshot_change`. */
-export class ChangeFeedRepository {
+export class ChangeFeedRepository implements SnapshotChangeFeed {
   constructor(private readonly ds: DataSource) {}
 
   /**
