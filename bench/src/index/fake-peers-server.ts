@@ -9,7 +9,8 @@ import { FakePeers, syntheticLearned, syntheticSongs, toSnapshotTrack } from '@p
  * With FAKE_PEERS_LEARNED=1 every song carries learned features (`syntheticLearned`: MSD tags, mood_vector and
  * other_features strings of real length), so the index holds real-sized mood strings (memory benchmarks).
  * With FAKE_PEERS_JSON_ONLY=1 the snapshot is served as JSON whatever the caller accepts (a catalogue before the binary
- * page; before/after runs). Prints one JSON line `{"url": ...}` once listening; exits when its stdin closes. A line
+ * page; before/after runs). With FAKE_PEERS_NO_CHANGE_FEED=1 there is no change feed (every build reads the full
+ * snapshot: the rebuild before the delta snapshot). Prints one JSON line `{"url": ...}` once listening; exits when its stdin closes. A line
  * `grow <n>` on stdin adds the next n synthetic songs (index rebuild bench: a second build after the library grew).
  */
 async function main(): Promise<void> {
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
   const sparseEvery = Number(process.argv[3] ?? 100);
   const peers = new FakePeers();
   peers.binarySnapshot = process.env.FAKE_PEERS_JSON_ONLY !== '1';
+  peers.changeFeed = process.env.FAKE_PEERS_NO_CHANGE_FEED !== '1';
   peers.addServer({ id: 'srv-main', name: 'Main', type: 'jellyfin', isDefault: true, connection: { type: 'jellyfin', creds: { url: 'http://127.0.0.1:9', user_id: '0'.repeat(32), token: 't' } } });
   peers.addServer({ id: 'srv-half', name: 'Half', type: 'emby', isDefault: false, connection: { type: 'emby', creds: { url: 'http://127.0.0.1:9', user_id: '0'.repeat(32), token: 't' } } });
   peers.addServer({ id: 'srv-sparse', name: 'Sparse', type: 'navidrome', isDefault: false, connection: { type: 'navidrome', creds: { url: 'http://127.0.0.1:9', user: 'u', password: 'p' } } });

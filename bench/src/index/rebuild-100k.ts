@@ -15,7 +15,8 @@ import { indexBenchScript } from '../support';
  *    and in-process query latencies (similar songs, masked to the main and to the 1% server);
  *  - then (growFraction > 0, default 0.01) the catalogue grows by that share of new songs and a second build runs
  *    while the first generation serves: its phases, and what it kept of the first (INDEX_BUILD_REUSE_MAX_CHANGED,
- *    0.05 here unless set; 0 = the same build without reuse).
+ *    0.05 here unless set; 0 = the same build without reuse). With reuse on, the second build reads only the songs the
+ *    catalogue's change feed lists (`delta`; FAKE_PEERS_NO_CHANGE_FEED=1 in the child: the full snapshot, as before).
  * Usage: node --expose-gc bench/dist/index/rebuild-100k.js [songs] [growFraction]
  */
 async function main(): Promise<void> {
@@ -122,7 +123,7 @@ async function main(): Promise<void> {
 function summary(o: RebuildOutcome): Record<string, unknown> {
   const ms = (r: Record<string, number>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Math.round(v)]));
   const { fedFromSnapshot: _fed, ...ivf } = o.ivf;
-  return { generation: o.generation, items: o.items, phasesMs: ms(o.timingsMs), cpuMs: ms(o.cpuMs), snapshotMs: ms(o.snapshotMs), ivfMs: ms(ivf), activateMs: ms(o.activateMs), ...(o.reuse ? { reuse: { ...o.reuse, fraction: round(o.reuse.fraction * 1e4) / 1e4, matchMs: Math.round(o.reuse.matchMs) } } : {}) };
+  return { generation: o.generation, items: o.items, phasesMs: ms(o.timingsMs), cpuMs: ms(o.cpuMs), snapshotMs: ms(o.snapshotMs), ivfMs: ms(ivf), activateMs: ms(o.activateMs), ...(o.reuse ? { reuse: { ...o.reuse, fraction: round(o.reuse.fraction * 1e4) / 1e4, matchMs: Math.round(o.reuse.matchMs) } } : {}), ...(o.delta ? { delta: { ...o.delta, ms: Math.round(o.delta.ms) } } : {}), ...(o.fullReason ? { fullReason: o.fullReason } : {}) };
 }
 
 /** Sends one line to the fake peers child and waits for its JSON answer line holding `key`. */

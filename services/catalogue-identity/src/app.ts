@@ -39,6 +39,7 @@ import { BatchTaskRepository } from './store/batch-task.repository';
 import { PgIdentityRepository } from './store/identity.repository';
 import { PgEmbeddingSwitchRepository } from './store/embedding-switch.repository';
 import { MappingLogRepository } from './store/mapping-log.repository';
+import { ChangeFeedRepository } from './store/change-feed.repository';
 import { LyricsRepository } from './store/lyrics.repository';
 import { MappingRepository } from './store/mapping.repository';
 import { catalogueMigrations } from './store/migrations';
@@ -151,7 +152,7 @@ export function buildCatalogue(config: CatalogueConfig, deps: CatalogueDeps = {}
   const mappingService = new MappingService(mappings, mappingLog, artists, settings, events);
   const routeSets: RouteHandlers[] = [];
   const removals = new RemovalService(sweepStore, registryPort, clientFactory, events, log.child({ component: 'RemovalService' }), config.sweepRefreshChunkSize);
-  routeSets.push(internalRoutes({ identity, mappings: mappingService, tracks: new TrackService(tracks, versions), settings, scheme, removals, logger: log }));
+  routeSets.push(internalRoutes({ identity, mappings: mappingService, tracks: new TrackService(tracks, versions), settings, scheme, removals, changes: new ChangeFeedRepository(rt.ds), logger: log }));
   routeSets.push(cleaningRoutes(batch));
   routeSets.push(importRoutes(imports));
   routeSets.push(probeRoutes(new CoverageService(new CoverageRepository(rt.ds))));

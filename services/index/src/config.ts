@@ -78,7 +78,8 @@ export type IndexConfig = ServiceConfig & {
   /**
    * `INDEX_BUILD_REUSE_MAX_CHANGED` (default 0.05; 0 = off): a build keeps the serving generation's PCA basis, IVF
    * centroids and cells, quantiser and codes, map positions and artist mixtures of unchanged songs when at most this
-   * share of rows is new, changed or removed (generation/reuse.ts).
+   * share of rows is new, changed or removed (generation/reuse.ts); with it on, a rebuild reads only the songs the
+   * catalogue's change feed lists since the serving generation's mark (generation/snapshot-delta.ts).
    */
   buildReuseMaxChanged: number;
   /**

@@ -35,6 +35,15 @@ export function cataloguePort(catalogue: PeerClient): CataloguePort {
       for await (const c of answer.chunks) parts.push(c);
       return { page: parseSnapshotAnswer(answer.contentType, Buffer.concat(parts)) };
     },
+    async snapshotChanges(since, limit) {
+      try {
+        return await catalogue.call(api.internal.snapshotChanges, { query: { ...(since ? { since: since.mark, catalogue: since.catalogue } : {}), limit } });
+      } catch (err) {
+        // A catalogue older than the change feed: every build reads the full snapshot.
+        if (err instanceof AppError && err.httpStatus === 404) return undefined;
+        throw err;
+      }
+    },
     async tracksByIds(itemIds) {
       const { tracks } = await catalogue.call(api.internal.snapshotTracksByIds, { body: { itemIds: [...itemIds] } });
       return tracks.map(({ embedding, ...t }) => ({ ...t, vector: Buffer.from(embedding, 'base64') }));

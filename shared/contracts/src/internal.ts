@@ -64,6 +64,31 @@ export const SNAPSHOT_BY_IDS_MAX = 1000;
 export const SnapshotByIdsRequest = z.object({ itemIds: z.array(z.string().min(1).max(500)).min(1).max(SNAPSHOT_BY_IDS_MAX) });
 /** The snapshot rows of the songs found (the same row as a snapshot page's: embedding as base64 float32). */
 export const SnapshotByIdsResponse = z.object({ tracks: z.array(SnapshotTrack) });
+/** Most changed ids one `/internal/snapshot/changes` answer lists (more = `changed: null`, the reader takes a full snapshot). */
+export const SNAPSHOT_CHANGES_MAX = 100_000;
+/**
+ * GET /internal/snapshot/changes: `since` = the mark of the reader's last snapshot or delta (absent = only a mark is
+ * wanted, e.g. before a full snapshot), `catalogue` = the catalogue identity that mark belongs to, `limit` = most ids.
+ */
+export const SnapshotChangesQuery = z.object({
+  since: z.string().regex(/^[0-9]{1,20}$/).optional(),
+  catalogue: z.string().max(200).optional(),
+  limit: z.coerce.number().int().min(0).max(SNAPSHOT_CHANGES_MAX).default(10_000),
+});
+/**
+ * The catalogue's change feed (issue 35, catalogue-identity store/change-feed.repository.ts): `mark` (decimal xid8) and
+ * `catalogue` (identity of this change log) to ask with next time; `changed` = every song id whose snapshot row may
+ * differ since `since` (added, changed, mapped or unmapped, removed, relabelled: the reader re-reads them by id, an id
+ * no longer found is removed), null when there is no usable delta: `reason` says why (no `since`, another
+ * catalogue, a mark older than the log's floor or newer than the database, more than `limit` ids).
+ */
+export const SnapshotChangesResponse = z.object({
+  catalogue: z.string(),
+  mark: z.string(),
+  changed: z.array(z.string()).nullable(),
+  reason: z.enum(['first', 'other-catalogue', 'too-old', 'future', 'too-many']).optional(),
+});
+export type SnapshotChangesResponse = z.infer<typeof SnapshotChangesResponse>;
 export const SnapshotQuery = z.object({ after: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(SNAPSHOT_MAX_LIMIT).default(1000) });
 /** An artist given by name or by the provider artist id of a server. */
 export const ArtistResolveQuery = z.object({ serverId: z.string().min(1).max(200), value: z.string().max(1000) });
@@ -147,6 +172,7 @@ export const internalRoutes = {
   mappingRows: defineRoute({ method: 'get', path: '/internal/mappings/rows', service: 'catalogue', access: internal, tags, summary: 'Page of all mapping rows (index id maps, full load)', query: MappingRowsQuery, response: MappingRowsPage }),
   mappingChanges: defineRoute({ method: 'get', path: '/internal/mappings/changes', service: 'catalogue', access: internal, tags, summary: 'Mapping log entries after a sequence number (index id maps, follow)', query: MappingChangesQuery, response: MappingChangesPage }),
   snapshotTracksByIds: defineRoute({ method: 'post', path: '/internal/snapshot/tracks/by-ids', service: 'catalogue', access: internal, tags, summary: "The snapshot rows (vectors, descriptors, mappings) of up to 1000 songs by content id, in the request's order; unknown ids and songs without an embedding are absent (the index's live library)", body: SnapshotByIdsRequest, response: SnapshotByIdsResponse }),
+  snapshotChanges: defineRoute({ method: 'get', path: '/internal/snapshot/changes', service: 'catalogue', access: internal, tags, summary: 'The ids of songs whose snapshot row changed since a mark, and the next mark (change feed: index builds read only the delta)', query: SnapshotChangesQuery, response: SnapshotChangesResponse }),
   snapshotTracks: defineRoute({ method: 'get', path: '/internal/snapshot/tracks', service: 'catalogue', access: internal, tags, summary: 'Page of analysed tracks with vectors (index builds); JSON, or the binary page (raw float32 vectors) when Accept asks for it, or every page from `after` on in one streamed response (length-prefixed binary pages) when Accept asks for the snapshot stream', query: SnapshotQuery, response: SnapshotPage, alternateTypes: [SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE] }),
   artistsResolve: defineRoute({ method: 'get', path: '/internal/artists/resolve', service: 'catalogue', access: internal, tags, summary: 'Artist name or provider artist id of a server to the artist', query: ArtistResolveQuery, response: ArtistResolveResponse }),
   artistsMapOutput: defineRoute({ method: 'post', path: '/internal/artists/map-output', service: 'catalogue', access: internal, tags, summary: 'Artist names to the provider artist ids of a server', body: ArtistMapOutputRequest, response: ArtistMapOutputResponse }),

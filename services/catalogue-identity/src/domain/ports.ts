@@ -18,6 +18,7 @@ import {
   type TaskState,
   type TrackDetail,
   type VersionedEmbedding,
+  type SnapshotChangesResponse,
 } from '@polyphony/contracts';
 import type { Lease, TaskStore } from '@polyphony/platform';
 import type { ListedDuration } from './durations';
@@ -71,6 +72,14 @@ export interface MappingStore {
 }
 
 /** The mapping change log (catalogue.mapping_log) and the full map, paged. */
+/**
+ * The change feed of snapshot rows (issue 35; store/change-feed.repository.ts): the ids of songs whose snapshot row
+ * may differ since a reader's mark, and the next mark (`changed: null` + `reason` when there is no usable delta).
+ */
+export interface SnapshotChangeFeed {
+  changesSince(q: { since?: string; catalogue?: string; limit: number }): Promise<SnapshotChangesResponse>;
+}
+
 export interface MappingLogStore {
   /**
    * One page of every mapping row, keyset-paged (`after`: the previous page's opaque cursor).

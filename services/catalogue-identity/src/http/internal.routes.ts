@@ -6,6 +6,7 @@
 import express from 'express';
 import { type ArtistResolveResponse, type AvailabilityResponse, type MappingChangesPage, type MappingRowsPage, type RelabelMapPage, SNAPSHOT_PAGE_BINARY_TYPE, SNAPSHOT_STREAM_TYPE, encodeSnapshotPage, type z, api } from '@polyphony/contracts';
 import { routeHandlers, sendSnapshotStream, type Logger, type RouteHandlers } from '@polyphony/platform';
+import type { SnapshotChangeFeed } from '../domain/ports';
 import type { IdentityService } from '../domain/identity.service';
 import type { MappingService } from '../domain/mapping.service';
 import type { RemovalService } from '../domain/removals.service';
@@ -31,6 +32,8 @@ export interface InternalRouteDeps {
   scheme: Pick<SchemeService, 'relabelMap'>;
   /** The change detection's removal check. */
   removals: Pick<RemovalService, 'check'>;
+  /** The change feed: songs whose snapshot rows changed since a mark (index builds read only the delta, issue 35). */
+  changes: SnapshotChangeFeed;
   /** Where a snapshot stream that fails mid-way is logged (optional: tests). */
   logger?: Logger;
 }
@@ -101,6 +104,7 @@ export function internalRoutes(d: InternalRouteDeps): RouteHandlers {
     res.json(await d.tracks.snapshot(q.after, q.limit));
   });
 
+  r.json(api.internal.snapshotChanges, ({ query: q }) => d.changes.changesSince({ limit: q.limit, ...(q.since !== undefined ? { since: q.since } : {}), ...(q.catalogue !== undefined ? { catalogue: q.catalogue } : {}) }));
   r.json(api.internal.snapshotTracksByIds, async ({ body }) => ({
     tracks: (await d.tracks.snapshotByIds(body.itemIds)).map(({ vector, ...rest }) => ({ ...rest, embedding: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64') })),
   }));

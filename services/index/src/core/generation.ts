@@ -111,6 +111,12 @@ export interface Generation {
    * its map, and rows placed without training since. Absent = the generation is its own root (trained, nothing placed).
    */
   readonly lineage?: ReuseLineage;
+  /**
+   * The Poincaré ball's basis (hyperbolic/ball.ts `BallBasis`) stored with the generation (`index.builds.ball`): set by
+   * a build with generation reuse on (fitted, or carried over from the serving generation) and loaded with it, so
+   * every replica lays out the ball of the builder. Absent: each replica fits it from the vectors (as before).
+   */
+  readonly ballBasis?: BallBasis;
 }
 
 /** A generation's reuse lineage (`index.builds.lineage_*`): see `Generation.lineage`. */
@@ -119,11 +125,6 @@ export interface ReuseLineage {
   readonly trainedRows: number;
   /** Rows placed without training since the root: changed + removed rows of every reusing build after it. */
   readonly placedRows: number;
-   * The Poincaré ball's basis (hyperbolic/ball.ts `BallBasis`) stored with the generation (`index.builds.ball`): set by
-   * a build with generation reuse on (fitted, or carried over from the serving generation) and loaded with it, so
-   * every replica lays out the ball of the builder. Absent: each replica fits it from the vectors (as before).
-   */
-  readonly ballBasis?: BallBasis;
 }
 
 /** Key of per-generation caches that must see rows added by the live library: `<generation>.<revision>`. */

@@ -1,4 +1,5 @@
 import type { SnapshotPageBytes } from '../maps/wire';
+import type { SnapshotChangesResponse } from '@polyphony/contracts';
 import type { Generation } from './generation';
 import type { MappingSource } from '../maps/generation-maps';
 import type { MediaServerClient, ServerConnection } from '@polyphony/media-servers';
@@ -25,6 +26,12 @@ export interface CataloguePort extends MappingSource {
    * Optional: without it the build pages with `snapshotPage` (generation/snapshot-pages.ts).
    */
   snapshotStream?(after: string | null, limit: number): Promise<{ pages: AsyncIterable<SnapshotPageBytes>; cancel(): void } | { page: SnapshotPageBytes }>;
+  /**
+   * The catalogue's change feed (GET /internal/snapshot/changes; issue 35): the ids changed since `since` (the mark and
+   * catalogue of an earlier answer; undefined = a mark only) up to `limit` ids, and the next mark. Undefined when the
+   * catalogue has no change feed (an older catalogue: 404). Optional: without it every build reads the full snapshot.
+   */
+  snapshotChanges?(since: { mark: string; catalogue: string } | undefined, limit: number): Promise<SnapshotChangesResponse | undefined>;
   /** The snapshot rows of songs by content id (up to 1000 a call; unknown ids and songs without an embedding absent). */
   tracksByIds(itemIds: readonly string[]): Promise<SnapshotPageBytes['tracks']>;
   /** A provider artist id of the server or an artist name -> the artist's name (unknown values come back as given). */

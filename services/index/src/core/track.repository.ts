@@ -178,6 +178,16 @@ export class TrackRepository {
   }
 
   /**
+   * Deletes the rows `ids` last marked by an older build than `build` (a delta build's removed songs, inside the
+   * activation transaction). @returns the count
+   */
+  async deleteIds(manager: EntityManager, ids: readonly string[], build: number): Promise<number> {
+    if (ids.length === 0) return 0;
+    const res: [unknown[], number] = await manager.query(`DELETE FROM ${T} WHERE item_id = ANY($1::text[]) AND seen_build < $2`, [[...ids], build]);
+    return Array.isArray(res) && typeof res[1] === 'number' ? res[1] : 0;
+  }
+
+  /**
    * Streams the vectors marked by `build` in canonical-id byte order (keyset pagination on
    * `item_id COLLATE "C"`), `batchSize` rows per query, so the build reads the catalogue in one pass
    * without holding query results for all rows at once.

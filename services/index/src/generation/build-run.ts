@@ -26,7 +26,8 @@ import { BuildRows } from './build-rows';
 import { PhaseClock } from './phase-clock';
 import type { BuildHost, RebuildOutcome } from './build-types';
 import { GenerationReuse, RowMatcher, reuseLineage } from './reuse';
-import { SnapshotFeed, feedPage } from './snapshot-feed';
+import { SnapshotFeed, feedPage, feedRows } from './snapshot-feed';
+import { LinkRecorder, mergeDelta, planDelta } from './snapshot-delta';
 import { logResume, snapshotPages } from './snapshot-pages';
 import type { SnapshotPageBytes } from '../maps/wire';
 import { residentBytesOf, storedQuantiser, tableStorageOf } from './vector-storage';
@@ -84,6 +85,14 @@ export class BuildRun {
   private refusalNoted = false;
   private reuseReport: RebuildOutcome['reuse'];
   private activateMs: RebuildOutcome['activateMs'] = { load: 0, prepare: 0, commit: 0 };
+  /** The change-feed mark taken before this build read the catalogue, and the catalogue it belongs to (snapshot-delta.ts). */
+  private mark: { mark: string; catalogue: string } | undefined;
+  /** The link contributions of this build's rows, for the next build's delta (fed builds only). */
+  private linkRecorder: LinkRecorder | undefined;
+  /** A delta build's removed ids (deleted from the catalogue copy at activation instead of every unmarked row). */
+  private removedIds: string[] | undefined;
+  private deltaReport: RebuildOutcome['delta'];
+  private fullReason: string | undefined;
 
   constructor(
     private readonly host: BuildHost,
@@ -112,6 +121,9 @@ export class BuildRun {
     await this.host.generations.saveLineage(this.generation, lineage);
     const deleted = await this.activate({ generation: this.generation, index: served, artists, links, pca, coords, mapMethod, builtAt: new Date(), embedderVersion: this.version ?? null, lineage });
     this.clock.end('activate');
+    // The next build's delta starts from this generation (only when every row was fed and recorded).
+    const rec = this.linkRecorder;
+    this.host.feedBase?.set(this.mark && rec && !this.feedStopped && rec.rows === index.size ? { generation: this.generation, ...this.mark, rows: index.size, links: rec } : undefined);
     this.host.logger.info('index generation live', { generation: this.generation, items: index.size, nlist: index.nlist, artists: artists.count, deletedTracks: deleted, ms: Math.round(this.clock.wallMs.total) });
     await this.host.generations.dropOlderBuilds(this.generation).catch((err: unknown) => this.host.logger.warn('older builds not deleted', { generation: this.generation, err: (err as Error).message }));
     this.clock.end('cleanup');
@@ -126,6 +138,8 @@ export class BuildRun {
       cpuMs: this.clock.cpuMs,
       ivf: { ...report.timingsMs, fedFromSnapshot: this.feedStopped === undefined },
       ...(this.reuseReport ? { reuse: this.reuseReport } : {}),
+      ...(this.deltaReport ? { delta: this.deltaReport } : {}),
+      ...(this.fullReason ? { fullReason: this.fullReason } : {}),
       activateMs: this.activateMs,
     };
   }
@@ -268,6 +282,14 @@ export class BuildRun {
       if (failed) throw (failed as PromiseRejectedResult).reason;
     };
     signal.addEventListener('abort', this.abortFeed, { once: true });
+    try {
+      if (await this.deltaSnapshot()) return;
+    } catch (err) {
+      this.endFeed(err instanceof Error ? err : new Error(String(err)));
+      await this.settleFeed();
+      signal.removeEventListener('abort', this.abortFeed);
+      throw err;
+    }
     const stopFeed = (reason: string) => this.stopFeed(reason);
     // The catalogue's snapshot stream, decoded ahead while the current page is written (snapshot-pages.ts).
     let pages = this.snapshotPages();
@@ -286,6 +308,7 @@ export class BuildRun {
             await drainWrites();
             h.note(`embedder version changed during the snapshot (${this.version} -> ${other.embedderVersion}); reading it again`);
             stopFeed('the snapshot restarted');
+            this.linkRecorder = undefined;
             this.version = undefined;
             this.links = new ArtistLinkCounter();
             this.synced = 0;
@@ -296,18 +319,13 @@ export class BuildRun {
           }
           if (!this.feedStopped) {
             if (!this.feed) {
-              this.feed = new SnapshotFeed();
               // Capacity hint: the catalogue's count on the first page, else the live generation's size (grows if short).
               const live = h.state.current().index.size;
               const expected = page.total ?? (live > 0 ? Math.ceil(live * 1.05) + 1024 : undefined);
-              this.fed = buildIvfIndex(this.feed, this.ivfOptions(expected, this.feedAbort.signal, true));
-              this.fed.catch(() => undefined);
-              this.fedMeta = new TrackMetaStore(expected ?? 1024, tableStorageOf(h.vectors));
+              this.startFeed(expected);
               this.fedSemantic = new SemanticRows(expected ?? 1024);
-              const prev = h.state.current();
-              if (h.settings.reuseMaxChanged > 0 && prev.generation !== 0 && prev.index.size > 0 && prev.pca) this.matcher = new RowMatcher(prev, expected ?? 1024);
             }
-            this.fedMeta = feedPage(page.tracks, this.feed, this.rows, this.fedMeta, stopFeed, this.fedSemantic, this.matcher);
+            this.fedMeta = feedPage(page.tracks, this.feed!, this.rows, this.fedMeta, stopFeed, this.fedSemantic, this.matcher, this.linkRecorder);
           }
           const tWrite = performance.now();
           while (writes.size >= snapshotWriters) await Promise.race(writes);
@@ -346,6 +364,77 @@ export class BuildRun {
       signal.removeEventListener('abort', this.abortFeed);
       throw err;
     }
+  }
+
+  /** Starts the fed build (its feed, metadata store and serving-generation match) for about `expected` rows. */
+  private startFeed(expected: number | undefined): void {
+    const h = this.host;
+    this.feed = new SnapshotFeed();
+    this.fed = buildIvfIndex(this.feed, this.ivfOptions(expected, this.feedAbort.signal, true));
+    this.fed.catch(() => undefined);
+    this.fedMeta = new TrackMetaStore(expected ?? 1024, tableStorageOf(h.vectors));
+    const prev = h.state.current();
+    if (h.settings.reuseMaxChanged > 0 && prev.generation !== 0 && prev.index.size > 0 && prev.pca) this.matcher = new RowMatcher(prev, expected ?? 1024);
+  }
+
+  /**
+   * The delta snapshot (issue 35, snapshot-delta.ts), tried first when generation reuse is on and the build is fed from
+   * the snapshot: the catalogue's change feed is asked for the songs changed since the serving generation's mark (which
+   * also gives this build its own mark, taken before anything is read); with a usable delta, only those songs are read
+   * (by id), every other row is taken from the serving generation, and only the changed rows are written into the
+   * catalogue copy. Anything else (no feed, no base, a mark the catalogue refuses, too many changes, a fault of the
+   * feed) leaves the full snapshot to run, with the mark when one came back.
+   * @returns true when the delta fed the build (the snapshot phase is done)
+   */
+  private async deltaSnapshot(): Promise<boolean> {
+    const h = this.host;
+    if (!(h.settings.reuseMaxChanged > 0) || this.feedStopped || !h.catalogue.snapshotChanges || !h.feedBase) return false;
+    const t0 = performance.now();
+    const prev = h.state.current();
+    const base = h.feedBase.get();
+    const usable = base && base.generation === prev.generation ? base : undefined;
+    const limit = Math.max(1000, Math.ceil(h.settings.reuseMaxChanged * prev.index.size));
+    const answer = await h.catalogue.snapshotChanges(usable ? { mark: usable.mark, catalogue: usable.catalogue } : undefined, limit).catch((err: unknown) => {
+      // A fault of the feed costs the delta, not the build.
+      this.fullReason = `change feed failed: ${(err as Error).message}`;
+      h.note(`full snapshot (${this.fullReason})`);
+      return undefined;
+    });
+    if (!answer) return false;
+    this.mark = { mark: answer.mark, catalogue: answer.catalogue };
+    this.linkRecorder = new LinkRecorder();
+    const plan = !usable ? 'no delta base (first build, restart or a failed build)' : answer.changed === null ? `change feed: ${answer.reason ?? 'no delta'}` : await planDelta(prev, usable, answer.changed, h.catalogue, this.signal);
+    if (typeof plan === 'string') {
+      this.fullReason = plan;
+      h.note(`full snapshot (${plan})`);
+      return false;
+    }
+    this.version = prev.embedderVersion ?? undefined;
+    this.startFeed(plan.kept + plan.incoming.length);
+    const rec = this.linkRecorder;
+    for (const b of mergeDelta(prev, plan)) {
+      if (this.signal.aborted) throw new Error('index build aborted');
+      this.fedMeta = feedRows(b.ids, b.vectors, b.metas, this.feed!, this.rows, this.fedMeta!, this.matcher);
+      for (const src of b.sources) {
+        if (typeof src === 'number') rec.copyRow(usable!.links, src);
+        else rec.row(src);
+      }
+      await this.scheduler.maybeYield();
+    }
+    const rows = new Set(plan.incoming);
+    for (const t of plan.fetched) if (!rows.has(t)) rec.skip(t);
+    for (const [id, refs] of plan.skippedKept) rec.copySkipped(usable!.links, id, refs);
+    rec.countInto(this.links);
+    this.feed!.end();
+    const tWrite = performance.now();
+    for (let i = 0; i < plan.incoming.length; i += 1000) await h.tracks.upsertSnapshot(plan.incoming.slice(i, i + 1000), this.generation);
+    this.snapshotWriteMs += performance.now() - tWrite;
+    this.synced = this.rows.count;
+    this.skipped = rec.skipped.size;
+    this.removedIds = plan.removed;
+    this.deltaReport = { listed: answer.changed!.length, reread: plan.reread, kept: plan.kept, removed: plan.removed.length, ms: performance.now() - t0 };
+    h.note(`delta snapshot: ${answer.changed!.length} songs changed since generation ${usable!.generation}, ${plan.incoming.length} rows read, ${plan.kept} kept, ${plan.removed.length} removed`);
+    return true;
   }
 
   /** The catalogue's snapshot pages from the start (stream, reopened after a cut; paging from an older catalogue). */
@@ -521,7 +610,7 @@ export class BuildRun {
     if (ballBasis) await h.generations.saveBallBasis(this.generation, encodeBallBasis(ballBasis));
     if (ballBasis && !carried) gen = { ...gen, ballBasis };
     t = performance.now();
-    const deleted = await h.generations.activate(this.generation, this.version ?? null, h.fence);
+    const deleted = await h.generations.activate(this.generation, this.version ?? null, h.fence, this.removedIds);
     this.activateMs.commit = performance.now() - t;
     h.state.swap(gen);
     // Changes logged while the activation committed.

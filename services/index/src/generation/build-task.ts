@@ -8,6 +8,7 @@ import type { MapFollower } from '../maps/generation-maps';
 import { BuildRun, type BuildSettings, type RebuildOutcome } from './build-run';
 import { guardHeap } from './heap-guard';
 import { LIVE_DRIFT_REASON } from './live/drift';
+import type { FeedBase, FeedBaseHolder } from './snapshot-delta';
 import type { BuildQueue, GenerationStore, TrackCopy } from './ports';
 
 /** The working state of one coordination of a build run. */
@@ -58,6 +59,15 @@ const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is
  * - `cancel`: the unfinished generation is marked failed.
  */
 export class BuildTaskExecutor implements TaskExecutor<BuildWork> {
+  /**
+   * The change-feed base of the generation the last build made live (snapshot-delta.ts): memory only, so the first build
+   * after a start (or after a build that could not record one) reads the full snapshot.
+   */
+  private readonly feedBase: FeedBaseHolder = (() => {
+    let base: FeedBase | undefined;
+    return { get: () => base, set: (b) => void (base = b) };
+  })();
+
   constructor(private readonly d: BuildTaskDeps) {}
 
   async start(ctx: TaskContext): Promise<BuildWork> {
@@ -119,6 +129,7 @@ export class BuildTaskExecutor implements TaskExecutor<BuildWork> {
           settings: d.settings,
           // A build the live library asked for because of measured drift trains afresh (nothing kept).
           fresh: work.reasons.some((r) => r.startsWith(LIVE_DRIFT_REASON)),
+          feedBase: this.feedBase,
           fence: ctx.lease,
           note: (line) => ctx.note(line),
           // Progress is informative: a write refused (lease lost) stops the build through ctx.signal instead.

@@ -4,6 +4,7 @@ import type { IndexState, ReuseLineage } from '../core/generation';
 import type { CataloguePort } from '../core/ports';
 import type { MapFollower } from '../maps/generation-maps';
 import type { GenerationStore, TrackCopy } from './ports';
+import type { FeedBaseHolder } from './snapshot-delta';
 
 /* The types of one index build (build-run.ts): what it reports, its tunables, what it uses of its service. */
 
@@ -50,6 +51,15 @@ export interface RebuildOutcome {
     ballKept?: boolean;
   };
   /**
+   * The delta snapshot (issue 35, snapshot-delta.ts): the catalogue's change feed listed `listed` songs since the
+   * serving generation's mark; `reread` songs were read by id (the listed ones, live appends, rows whose vector is not
+   * a normalisation fixed point), `kept` rows were taken from the serving generation, `removed` ids left; `ms` = wall
+   * ms of reading the feed and planning. Absent when the build read the full snapshot (`fullReason` then says why,
+   * when the change feed was asked).
+   */
+  delta?: { listed: number; reread: number; kept: number; removed: number; ms: number };
+  fullReason?: string;
+  /**
    * Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared (and
    * `prepare.<task>`: each task's span from its start to its end; they share the event loop), the database transaction.
    */
@@ -85,6 +95,8 @@ export interface BuildHost {
   fresh?: boolean;
   /** The lease of the build run: the activation is fenced by it (a coordinator that lost its run never activates). */
   fence?: Lease;
+  /** The change-feed base of the serving generation, kept in memory between builds (snapshot-delta.ts); absent = no delta builds. */
+  feedBase?: FeedBaseHolder;
   /** Appends a line to the task's log. */
   note(line: string): void;
   /** Reports RUNNING progress (percent 0-100) on the task board. */

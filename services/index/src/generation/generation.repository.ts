@@ -206,9 +206,11 @@ export class GenerationRepository implements GenerationStore {
    * the build missed: they become a batch of this generation, `carryDeltas`), and every OLDER generation's rows
    * (retired, failed, abandoned) are deleted (cells, projections, artists and batches go by cascade).
    * `embedderVersion` is recorded on the build (the space its vectors, and anchors saved against it, live in).
+   * `removed` (a delta build, snapshot-delta.ts: its snapshot marked only the changed songs) deletes exactly those ids
+   * from the catalogue copy instead of every row the build did not mark.
    * @returns number of catalogue-copy rows deleted
    */
-  async activate(generation: number, embedderVersion: string | null, fence?: Lease): Promise<number> {
+  async activate(generation: number, embedderVersion: string | null, fence?: Lease, removed?: readonly string[]): Promise<number> {
     return this.ds.transaction(async (m) => {
       if (fence) {
         // The run's row stays locked until commit: a cancel or a takeover either waits for this or wins before it.
@@ -219,7 +221,7 @@ export class GenerationRepository implements GenerationStore {
       await m.query(`UPDATE ${S}.builds SET state = 'live', finished_at = now(), embedder_version = $2 WHERE generation = $1`, [generation, embedderVersion]);
       // Live-library songs of older generations the build's snapshot missed stay (a batch of this generation).
       await carryDeltas(m, generation);
-      const deleted = await this.tracks.deleteNotSeen(m, generation);
+      const deleted = removed ? await this.tracks.deleteIds(m, removed, generation) : await this.tracks.deleteNotSeen(m, generation);
       // The older builds' rows (cells, codes, artists, ...) go after the swap, outside this transaction: dropOlderBuilds.
       return deleted;
     });

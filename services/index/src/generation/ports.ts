@@ -91,7 +91,7 @@ export interface GenerationStore {
    * (nothing changed) unless the run is still RUNNING under that lease generation (not cancelled, not taken over).
    * @returns number of catalogue-copy rows deleted
    */
-  activate(generation: number, embedderVersion: string | null, fence?: Lease): Promise<number>;
+  activate(generation: number, embedderVersion: string | null, fence?: Lease, removed?: readonly string[]): Promise<number>;
   /** Deletes the builds older than `generation` and their rows (after it went live; see GenerationRepository). */
   dropOlderBuilds(generation: number): Promise<number>;
   /** When the build of `generation` started (its snapshot began after this instant); undefined when unknown. */

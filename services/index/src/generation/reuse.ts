@@ -204,6 +204,24 @@ export function reuseLineage(plan: Pick<GenerationReuse, 'prev' | 'changed' | 'r
   return { carried, drift: root.trainedRows > 0 ? carried.placedRows / root.trainedRows : Infinity };
 }
 
+/**
+ * Reads `rows` consecutive rows of `gen` from row `first` into `out` (row-major, `rows * dim` floats): the stored unit
+ * vectors, from the vector file in row order (quantised modes) or from the cells (float mode).
+ */
+export function rowRunReader(gen: Generation): (first: number, rows: number, out: Float32Array) => void {
+  const dim = gen.index.dim;
+  const parts = gen.index.parts();
+  const file = parts.quantised?.file;
+  return file
+    ? (first, rows, out) => file.readRows(first, rows, out)
+    : (first, rows, out) => {
+        for (let k = 0; k < rows; k++) {
+          const o = parts.slotOfRow[first + k]! * dim;
+          out.set(parts.vectors.subarray(o, o + dim), k * dim);
+        }
+      };
+}
+
 /** True when `a` equals the `a.length` floats of `b` from `bo` (default 0; with no offset the lengths must agree). */
 function sameVector(a: Float32Array, b: Float32Array, bo?: number): boolean {
   if (bo === undefined && a.length !== b.length) return false;
@@ -246,17 +264,7 @@ export class RowMatcher {
     this.newRowOfPrev = new Int32Array(prev.index.size).fill(-1);
     this.unit = new Float32Array(dim);
     this.stored = new Float32Array(MATCH_READ_ROWS * dim);
-    const parts = prev.index.parts();
-    const file = parts.quantised?.file;
-    // The serving generation's stored unit vectors: its vector file in row order (quantised modes) or its cells (float).
-    this.readRun = file
-      ? (first, rows, out) => file.readRows(first, rows, out)
-      : (first, rows, out) => {
-          for (let k = 0; k < rows; k++) {
-            const o = parts.slotOfRow[first + k]! * dim;
-            out.set(parts.vectors.subarray(o, o + dim), k * dim);
-          }
-        };
+    this.readRun = rowRunReader(prev);
   }
 
   /**

@@ -2,10 +2,11 @@ import type { SnapshotTrackBytes } from '@polyphony/contracts';
 import type { VectorBatch } from '@polyphony/vector-engine';
 import { artistKey } from '../core/text';
 import { VECTOR_DIM, otherFeaturesOf, snapshotVector, tagBytesOf } from '../core/track.repository';
-import { metaOfSnapshotTrack, type TrackMetaStore } from '../maps/track-meta-store';
+import { metaOfSnapshotTrack, type TrackMetaFields, type TrackMetaStore } from '../maps/track-meta-store';
 import type { SemanticRows } from '../semantic/column-fill';
 import type { BuildRows } from './build-rows';
 import type { RowMatcher } from './reuse';
+import type { LinkRecorder } from './snapshot-delta';
 
 /**
  * True when `a` sorts strictly before `b` in UTF-8 byte order, the order of `ORDER BY item_id COLLATE "C"`
@@ -86,10 +87,11 @@ export class SnapshotFeed implements AsyncIterable<VectorBatch> {
  * order stops the feed (`stop`), so the build reads the copy back instead and still sees the same row order.
  * The fed rows' display metadata goes into `meta` (row = build order), grown when full, and their text-search
  * columns into `semantic` when given (the new generation's semantic table is then built from memory), and the rows
- * are matched with the serving generation by `match` when given (generation reuse, issue 35).
+ * are matched with the serving generation by `match` when given (generation reuse, issue 35), and each song's
+ * provider-artist links are recorded per row by `links` when given (the next build's delta, snapshot-delta.ts).
  * @returns the metadata store to use for the next page (undefined once the feed stopped)
  */
-export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFeed, rows: BuildRows, meta: TrackMetaStore | undefined, stop: (reason: string) => void, semantic?: SemanticRows, match?: RowMatcher): TrackMetaStore | undefined {
+export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFeed, rows: BuildRows, meta: TrackMetaStore | undefined, stop: (reason: string) => void, semantic?: SemanticRows, match?: RowMatcher, links?: LinkRecorder): TrackMetaStore | undefined {
   let lastId = rows.lastId;
   const ids: string[] = [];
   const keys: string[] = [];
@@ -98,12 +100,16 @@ export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFe
   const vectors = new Float32Array(tracks.length * VECTOR_DIM);
   for (const t of tracks) {
     const f = snapshotVector(t.vector);
-    if (!f) continue;
+    if (!f) {
+      links?.skip(t);
+      continue;
+    }
     if (lastId !== undefined && !byteOrderLess(lastId, t.itemId)) {
       stop(`snapshot ids not in byte order at ${JSON.stringify(t.itemId.slice(0, 100))}`);
       return undefined;
     }
     lastId = t.itemId;
+    links?.row(t);
     vectors.set(f, ids.length * VECTOR_DIM);
     ids.push(t.itemId);
     keys.push(artistKey(t.artist));
@@ -126,5 +132,22 @@ export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFe
   match?.add(ids, vectors.subarray(0, ids.length * VECTOR_DIM));
   rows.add(ids, keys, names);
   feed.push({ ids, vectors: vectors.subarray(0, ids.length * VECTOR_DIM) });
+  return meta;
+}
+
+/**
+ * Feeds rows already checked and in build order (the delta snapshot's merge, snapshot-delta.ts) into the fed build:
+ * the same bookkeeping as `feedPage` (rows and artists, display metadata, the serving-generation match, the feed).
+ * @returns the metadata store to use for the next batch
+ */
+export function feedRows(ids: string[], vectors: Float32Array, metas: readonly TrackMetaFields[], feed: SnapshotFeed, rows: BuildRows, meta: TrackMetaStore, match?: RowMatcher): TrackMetaStore {
+  if (ids.length === 0) return meta;
+  const base = rows.count;
+  if (base + ids.length > meta.size) meta = meta.grownTo(Math.max(2 * meta.size, base + ids.length));
+  const store = meta;
+  metas.forEach((m, i) => store.set(base + i, m));
+  match?.add(ids, vectors);
+  rows.add(ids, metas.map((m) => artistKey(m.artist)), metas.map((m) => m.artist));
+  feed.push({ ids, vectors });
   return meta;
 }

@@ -35,7 +35,7 @@ export type FakeSong = Omit<SnapshotTrack, 'mappings'>;
 export class FakePeers {
   readonly songs = new Map<string, FakeSong>();
   readonly servers = new Map<string, FakeServerEntry>();
-  readonly calls = { snapshot: 0, snapshotBinary: 0, snapshotStream: 0, snapshotByIds: 0, analysisRun: 0, availability: 0, availabilityVersion: 0, resolveInput: 0, mapOutput: 0, server: 0, artists: 0, mappingRows: 0, mappingChanges: 0 };
+  readonly calls = { snapshot: 0, snapshotBinary: 0, snapshotStream: 0, snapshotByIds: 0, snapshotChanges: 0, analysisRun: 0, availability: 0, availabilityVersion: 0, resolveInput: 0, mapOutput: 0, server: 0, artists: 0, mappingRows: 0, mappingChanges: 0 };
   /** The mapping log (`/internal/mappings/changes`): [seq, serverId, providerId, itemId | null]. */
   readonly log: Array<[number, string, string, string | null]> = [];
   /** Entries with seq <= this were "pruned" (a reader behind it gets `reset`). */
@@ -74,15 +74,43 @@ export class FakePeers {
   analysisRunLive = false;
   private server?: Server;
   private sortedIds?: string[];
+  /**
+   * The change feed (`/internal/snapshot/changes`, issue 35): per song id the position of its last change (added,
+   * replaced, mapped, unmapped, removed); a mark is the next position. `changeFeed = false` answers 404 (a catalogue
+   * older than the feed); `changeFeedCatalogue` is this log's identity (a new value = a reset catalogue).
+   */
+  changeFeed = true;
+  changeFeedCatalogue = `fake-${Math.random().toString(36).slice(2)}`;
+  private changePos = 1;
+  private readonly changedAt = new Map<string, number>();
+
+  private songChanged(itemId: string): void {
+    this.changedAt.set(itemId, this.changePos++);
+  }
+
+  /** The change feed's answer for `since` (the rules of the catalogue's ChangeFeedRepository, positions for xids). */
+  snapshotChanges(since: string | undefined, catalogue: string | undefined, limit: number): { catalogue: string; mark: string; changed: string[] | null; reason?: 'first' | 'other-catalogue' | 'future' | 'too-many' } {
+    const base = { catalogue: this.changeFeedCatalogue, mark: String(this.changePos) };
+    if (since === undefined) return { ...base, changed: null, reason: 'first' };
+    if (catalogue !== this.changeFeedCatalogue) return { ...base, changed: null, reason: 'other-catalogue' };
+    const from = Number(since);
+    if (from > this.changePos) return { ...base, changed: null, reason: 'future' };
+    const changed: string[] = [];
+    for (const [id, at] of this.changedAt) if (at >= from) changed.push(id);
+    if (changed.length > limit) return { ...base, changed: null, reason: 'too-many' };
+    return { ...base, changed };
+  }
 
   /** Adds or replaces a catalogue song. */
   addSong(song: FakeSong): void {
     this.songs.set(song.itemId, song);
+    this.songChanged(song.itemId);
     this.sortedIds = undefined;
   }
 
   removeSong(itemId: string): void {
     this.songs.delete(itemId);
+    this.songChanged(itemId);
     for (const s of this.servers.values()) {
       const p = s.tracks.get(itemId);
       if (p !== undefined) this.logChange(s.id, p, null);
@@ -113,6 +141,7 @@ export class FakePeers {
     this.logChange(serverId, providerId, itemId);
     if (!s.reverse.has(providerId)) s.reverse.set(providerId, itemId);
     if (artistId) s.artistIds.set(itemId, artistId);
+    this.songChanged(itemId);
     this.version++;
   }
 
@@ -124,6 +153,7 @@ export class FakePeers {
       s.tracks.delete(itemId);
       if (s.reverse.get(p) === itemId) s.reverse.delete(p);
     }
+    this.songChanged(itemId);
     this.version++;
   }
 
@@ -229,6 +259,15 @@ export class FakePeers {
       }
       const tracks: SnapshotTrack[] = page.map((id) => ({ ...this.songs.get(id)!, mappings: this.mappingsOf(id) }));
       res.json({ tracks, next, ...(total !== undefined ? { total } : {}) });
+    });
+    app.get(api.internal.snapshotChanges.path, (req, res) => {
+      this.calls.snapshotChanges++;
+      if (!this.changeFeed) {
+        res.status(404).json({ error: 'not found' });
+        return;
+      }
+      const q = req.query as { since?: string; catalogue?: string; limit?: string };
+      res.json(this.snapshotChanges(q.since, q.catalogue, Number(q.limit ?? 10_000)));
     });
     app.post(api.internal.snapshotTracksByIds.path, (req, res) => {
       this.calls.snapshotByIds++;

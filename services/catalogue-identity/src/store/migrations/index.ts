@@ -12,5 +12,6 @@ import { BrowseOrder1733800000000 } from './1733800000000-BrowseOrder';
 import { CreateImportRuns1734000000000 } from './1734000000000-CreateImportRuns';
 import { MappingLibraries1734400000000 } from './1734400000000-MappingLibraries';
 import { MappingFileStamps1734400000001 } from './1734400000001-MappingFileStamps';
+import { SnapshotChangeFeed1734500000000 } from './1734500000000-SnapshotChangeFeed';
 /** Migrations of the catalogue schema, in order (registered explicitly, never globbed). */
-export const catalogueMigrations = [CreateCatalogue1732100000000, CreateIdentity1732300000000, CreateBatchTasks1732500000000, AddLearnedFeatures1732700000000, CreateMappingLog1732800000000, CreateLyrics1732810000000, BatchTaskLeases1733400000000, EmbeddingVersions1733600000000, CreateFingerprints1733700000000, BrowseOrder1733800000000, CreateImportRuns1734000000000, MappingLibraries1734400000000, MappingFileStamps1734400000001];
+export const catalogueMigrations = [CreateCatalogue1732100000000, CreateIdentity1732300000000, CreateBatchTasks1732500000000, AddLearnedFeatures1732700000000, CreateMappingLog1732800000000, CreateLyrics1732810000000, BatchTaskLeases1733400000000, EmbeddingVersions1733600000000, CreateFingerprints1733700000000, BrowseOrder1733800000000, CreateImportRuns1734000000000, MappingLibraries1734400000000, MappingFileStamps1734400000001, SnapshotChangeFeed1734500000000];
