@@ -100,7 +100,11 @@ export function ballPoint(ball: PoincareBall, row: number): Float32Array {
  * row before it was computed on demand (issue 35: 4 bytes a song, 3.8 MiB at 1M).
  */
 export function ballNorm2(ball: PoincareBall, row: number): number {
-  if (ball.norm2) return ball.norm2[row]!;
+  return ball.norm2 ? ball.norm2[row]! : Math.fround(storedNormSum(ball, row));
+}
+
+/** The float64 sum of squares of row `row`'s stored coordinates (stored value x `pointScale`, coordinate order). */
+function storedNormSum(ball: PoincareBall, row: number): number {
   const k = ball.dim;
   const { points, pointScale } = ball;
   const o = row * k;
@@ -109,7 +113,7 @@ export function ballNorm2(ball: PoincareBall, row: number): number {
     const v = points[o + j]! * pointScale;
     m2 += v * v;
   }
-  return Math.fround(m2);
+  return m2;
 }
 
 /**
@@ -118,16 +122,7 @@ export function ballNorm2(ball: PoincareBall, row: number): number {
  * (issue 35: 4 bytes a song, 3.8 MiB at 1M). Cost: `dim` (16) multiply-adds and a square root.
  */
 export function ballRadius(ball: PoincareBall, row: number): number {
-  if (ball.radius) return ball.radius[row]!;
-  const k = ball.dim;
-  const { points, pointScale } = ball;
-  const o = row * k;
-  let m2 = 0;
-  for (let j = 0; j < k; j++) {
-    const v = points[o + j]! * pointScale;
-    m2 += v * v;
-  }
-  return Math.fround(Math.sqrt(m2));
+  return ball.radius ? ball.radius[row]! : Math.fround(Math.sqrt(storedNormSum(ball, row)));
 }
 
 /**
