@@ -229,13 +229,7 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
   if (size === 0 || dim === 0) return { ...emptyBall(), reused: 0 };
   if (basis && basis.inputDim === dim && basis.k === Math.max(1, Math.min(ballDim, dim, size))) return layOutWithBasis(input, basis, scheduler, compactFromRows, reuse);
   // 1. centroid of every vector (float64).
-  const mean = new Float64Array(dim);
-  for (let r = 0; r < size; r++) {
-    const v = input.getVector(r);
-    for (let d = 0; d < dim; d++) mean[d]! += v[d]!;
-    if ((r & 1023) === 1023) await scheduler?.maybeYield();
-  }
-  for (let d = 0; d < dim; d++) mean[d]! /= size;
+  const mean = await centroidOf(input, scheduler);
   // 3. principal axes from a uniform sample (rows are in content-hash order, so a stride is unbiased).
   const k = Math.max(1, Math.min(ballDim, dim, size));
   const { axes, explained } = await principalAxes(input, mean, k, scheduler);
@@ -265,13 +259,9 @@ export async function buildPoincareBall(input: BallInput, scheduler?: Cooperativ
   return { size, dim: k, points: stored, pointScale, ...(radius ? { radius } : {}), ...(norm2 ? { norm2 } : {}), scale: { low, high }, explainedVariance: explained, maxRadius, basis: fitted, reused: 0 };
 }
 
-/**
- * Fits the basis of `input` (centroid, principal axes, distance percentiles) as `buildPoincareBall` does without one:
- * one pass for the centroid, the axes from the sample, one pass for the distances. O(size * dim) + the axes.
- */
-export async function fitBallBasis(input: BallInput, scheduler?: CooperativeScheduler, ballDim = BALL_DIM): Promise<BallBasis | undefined> {
+/** Step 1: the centroid of every row's vector (float64 sums in row order), yielding every 1024 rows. */
+async function centroidOf(input: BallInput, scheduler?: CooperativeScheduler): Promise<Float64Array> {
   const { size, dim } = input;
-  if (size === 0 || dim === 0) return undefined;
   const mean = new Float64Array(dim);
   for (let r = 0; r < size; r++) {
     const v = input.getVector(r);
@@ -279,6 +269,17 @@ export async function fitBallBasis(input: BallInput, scheduler?: CooperativeSche
     if ((r & 1023) === 1023) await scheduler?.maybeYield();
   }
   for (let d = 0; d < dim; d++) mean[d]! /= size;
+  return mean;
+}
+
+/**
+ * Fits the basis of `input` (centroid, principal axes, distance percentiles) as `buildPoincareBall` does without one:
+ * one pass for the centroid, the axes from the sample, one pass for the distances. O(size * dim) + the axes.
+ */
+export async function fitBallBasis(input: BallInput, scheduler?: CooperativeScheduler, ballDim = BALL_DIM): Promise<BallBasis | undefined> {
+  const { size, dim } = input;
+  if (size === 0 || dim === 0) return undefined;
+  const mean = await centroidOf(input, scheduler);
   const k = Math.max(1, Math.min(ballDim, dim, size));
   const { axes, explained } = await principalAxes(input, mean, k, scheduler);
   const dist = new Float64Array(size);
