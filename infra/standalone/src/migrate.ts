@@ -1,22 +1,7 @@
 import 'reflect-metadata';
 import { z } from 'zod';
-import { analysisMigrations } from '@polyphony/analysis-worker';
-import { catalogueMigrations } from '@polyphony/catalogue-identity';
-import { authMigrations } from '@polyphony/gateway';
-import { indexMigrations } from '@polyphony/index';
-import { baseEnvShape, createServiceDataSource, databaseUrlFrom, migrateSchema, parseConfig, readEnv, type MigrationClass } from '@polyphony/platform';
-import { playlistMigrations } from '@polyphony/playlist';
-import { registryMigrations } from '@polyphony/registry';
-
-/** Every schema and its migrations (each service owns exactly one schema). */
-const SCHEMAS: Array<[string, MigrationClass[]]> = [
-  ['auth', authMigrations],
-  ['registry', registryMigrations],
-  ['catalogue', catalogueMigrations],
-  ['analysis', analysisMigrations],
-  ['index', indexMigrations],
-  ['playlist', playlistMigrations],
-];
+import { ALL_SCHEMAS } from './schemas';
+import { baseEnvShape, createServiceDataSource, databaseUrlFrom, migrateSchema, parseConfig, readEnv } from '@polyphony/platform';
 
 /**
  * `npm run migrate`: applies every schema's migrations against DATABASE_URL, each under its own
@@ -27,7 +12,7 @@ async function main(): Promise<void> {
   const env = parseConfig(z.object(baseEnvShape), readEnv());
   const url = databaseUrlFrom(env);
   if (!url) throw new Error('DATABASE_URL (or PGHOST, PGUSER, ...) is required');
-  for (const [schema, migrations] of SCHEMAS) {
+  for (const [schema, migrations] of ALL_SCHEMAS) {
     const ds = createServiceDataSource({ url, schema, migrations });
     await ds.initialize();
     try {

@@ -4,31 +4,14 @@ import path from 'node:path';
 import * as amqp from 'amqplib';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { analysisMigrations } from '@polyphony/analysis-worker';
-import { catalogueMigrations } from '@polyphony/catalogue-identity';
-import { authMigrations } from '@polyphony/gateway';
-import { indexMigrations } from '@polyphony/index';
-import { createLogger, createServiceDataSource, migrateSchema, type Logger, type MigrationClass } from '@polyphony/platform';
-import { playlistMigrations } from '@polyphony/playlist';
-import { registryMigrations } from '@polyphony/registry';
+import { createLogger, createServiceDataSource, migrateSchema, type Logger } from '@polyphony/platform';
 import { createTestDatabaseFromTemplate, testAmqpUrl, type TestDatabase } from '@polyphony/testkit';
+import { ALL_SCHEMAS } from '../src/schemas';
 import { startStack, type Stack } from '../src/stack';
 
 export const ADMIN = { username: 'admin', password: 'admin-password-1' };
 export const API_TOKEN = 'test-api-token-0123456789';
 
-/**
- * Every schema and its migrations, as src/migrate.ts (`npm run migrate`) applies them. Should a schema be missing
- * here, the stack still migrates it at start (migrateOnStart): only slower, never a different database.
- */
-const SCHEMAS: Array<[string, MigrationClass[]]> = [
-  ['auth', authMigrations],
-  ['registry', registryMigrations],
-  ['catalogue', catalogueMigrations],
-  ['analysis', analysisMigrations],
-  ['index', indexMigrations],
-  ['playlist', playlistMigrations],
-];
 
 /**
  * Source folders whose text decides what the migrations write: each schema's migrations folder and the platform
@@ -59,7 +42,7 @@ function sourceTexts(dir: string): string[] {
  */
 function migrationsKey(): string {
   migrationsKeyMemo ??= JSON.stringify([
-    SCHEMAS.map(([schema, ms]) => [schema, ms.map((m) => `${new m().name ?? m.name}\n${m.prototype.up.toString()}\n${m.prototype.down.toString()}`)]),
+    ALL_SCHEMAS.map(([schema, ms]) => [schema, ms.map((m) => `${new m().name ?? m.name}\n${m.prototype.up.toString()}\n${m.prototype.down.toString()}`)]),
     MIGRATION_SOURCES.flatMap(sourceTexts),
   ]);
   return migrationsKeyMemo;
@@ -75,7 +58,7 @@ let migrationsKeyMemo: string | undefined;
  */
 export function createMigratedTestDatabase(): Promise<TestDatabase> {
   return createTestDatabaseFromTemplate(migrationsKey(), async (url) => {
-    for (const [schema, migrations] of SCHEMAS) {
+    for (const [schema, migrations] of ALL_SCHEMAS) {
       const ds = createServiceDataSource({ url, schema, migrations });
       await ds.initialize();
       try {
