@@ -1,3 +1,4 @@
+import http from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import express from 'express';
 import request from 'supertest';
@@ -122,4 +123,40 @@ describe('Forwarder over one kept-alive connection', () => {
       await new Promise((r) => server.close(r));
     }
   });
+});
+
+describe('Forwarder while the event loop stalls', () => {
+  it('When the event loop stalls longer than the agent idle time-out between opening an upstream connection and its connect, then the request is still answered (no spurious upstream timeout)', async () => {
+    // What the one-process stack saw under an index build: a new socket carries the agent's 4 s idle time-out until
+    // the request's own time-out replaces it; a 4.5 s stall in between fired it on a healthy connection (503).
+    const service = await listenStandIn((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+    const dead = 'http://127.0.0.1:1';
+    const upstreams = new Upstreams(() => ({ registry: service.url, catalogue: dead, analysis: dead, index: dead, playlist: dead }), SECRET, logger);
+    const app = express();
+    app.use((req, _res, next) => {
+      Object.assign(req, { identity: { sub: 'api-token', username: 'api-token', role: 'admin', via: 'bearer', iat: Date.now() } satisfies CallerIdentity, requestId: 'req-1' });
+      next();
+    });
+    app.use(new Forwarder(upstreams, new ServerResolver({ call: async () => ({ server: null }) } as unknown as PeerClient), logger).handler('registry'));
+    const original = http.request;
+    let stalled = 0;
+    const spy = jest.spyOn(http, 'request').mockImplementation(((...args: Parameters<typeof http.request>) => {
+      const made = (original as (...a: unknown[]) => http.ClientRequest)(...args);
+      if ((args[0] as http.RequestOptions).agent === upstreams.agent) {
+        stalled++;
+        const until = Date.now() + 4500;
+        while (Date.now() < until); // the event loop is busy, as in a long synchronous build step
+      }
+      return made;
+    }) as typeof http.request);
+    try {
+      const res = await request(app).get('/api/servers');
+      expect([stalled, res.status, res.body]).toEqual([1, 200, { ok: true }]);
+    } finally {
+      spy.mockRestore();
+      upstreams.stop();
+      upstreams.agent.destroy();
+      await service.close();
+    }
+  }, 20_000);
 });
