@@ -30,9 +30,9 @@ describe('recording postings settings', () => {
 
 describe('generation reuse settings', () => {
   const base = { DATABASE_URL: 'postgres://127.0.0.1/x' };
-  it('does not reuse by default (bound 25 % placed since the lineage root when on); refuses nonsense', () => {
-    expect(loadIndexConfig(base)).toMatchObject({ buildReuseMaxChanged: 0, buildReuseMaxDrift: 0.25 });
-    expect(loadIndexConfig({ ...base, INDEX_BUILD_REUSE_MAX_CHANGED: '0.05', INDEX_BUILD_REUSE_MAX_DRIFT: '0.5' })).toMatchObject({ buildReuseMaxChanged: 0.05, buildReuseMaxDrift: 0.5 });
+  it('reuses up to 5 % changed rows and 25 % placed since the lineage root by default; 0 turns reuse off; refuses nonsense', () => {
+    expect(loadIndexConfig(base)).toMatchObject({ buildReuseMaxChanged: 0.05, buildReuseMaxDrift: 0.25 });
+    expect(loadIndexConfig({ ...base, INDEX_BUILD_REUSE_MAX_CHANGED: '0', INDEX_BUILD_REUSE_MAX_DRIFT: '0.5' })).toMatchObject({ buildReuseMaxChanged: 0, buildReuseMaxDrift: 0.5 });
     expect(() => loadIndexConfig({ ...base, INDEX_BUILD_REUSE_MAX_DRIFT: '0' })).toThrow(/INDEX_BUILD_REUSE_MAX_DRIFT/);
     expect(() => loadIndexConfig({ ...base, INDEX_BUILD_REUSE_MAX_DRIFT: 'lots' })).toThrow(/INDEX_BUILD_REUSE_MAX_DRIFT/);
     expect(() => loadIndexConfig({ ...base, INDEX_BUILD_REUSE_MAX_CHANGED: '2' })).toThrow(/INDEX_BUILD_REUSE_MAX_CHANGED/);

