@@ -80,6 +80,21 @@ describe('mapping log (PostgreSQL, internal HTTP API)', () => {
     expect(await changes(0)).toEqual({ reset: true, seq: 0, more: false, changes: [] });
     expect((await changes(head)).reset).toBe(false);
   });
+
+  it('When retention pruned every entry, then the full set pages at the pruning mark and a reader that loaded it is not told to reset', async () => {
+    await c.post('/internal/identity/resolve', resolveRequest('srv-d', 'd-0', songEmbedding(300))).expect(200);
+    await c.sql(`UPDATE catalogue.mapping_log SET at = now() - interval '2 days'`);
+    await c.svc.mappingLog.prune();
+    expect(await c.sql(`SELECT seq FROM catalogue.mapping_log`)).toEqual([]);
+    const [{ pruned_through: mark }] = await c.sql<{ pruned_through: string }>(`SELECT pruned_through FROM catalogue.mapping_log_state`);
+    expect(Number(mark)).toBeGreaterThan(0);
+    const page = MappingRowsPage.parse((await c.get('/internal/mappings/rows?limit=100').expect(200)).body);
+    expect(page.seq).toBe(Number(mark));
+    expect(await changes(page.seq)).toEqual({ reset: false, seq: page.seq, more: false, changes: [] });
+    // The next change is logged after the mark and read from it.
+    await c.post('/internal/identity/resolve', resolveRequest('srv-d', 'd-1', songEmbedding(301))).expect(200);
+    expect((await changes(page.seq)).changes.map(([, s, p]) => [s, p])).toEqual([['srv-d', 'd-1']]);
+  });
 });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {

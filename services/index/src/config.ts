@@ -50,7 +50,7 @@ export interface VectorStoreSettings {
 }
 
 /**
- * Default of `INDEX_BUILD_REUSE_MAX_CHANGED`: 0.05 (session 18; 0 = off before). A build over at most 5 % new,
+ * Default of `INDEX_BUILD_REUSE_MAX_CHANGED`: 0.05 (since session 19; 0 = off before). A build over at most 5 % new,
  * changed or removed rows keeps the serving generation's basis, IVF cells, quantiser and codes, map positions and
  * artist mixtures of unchanged songs (generation/reuse.ts): the end-of-run rebuild after a run that added a few
  * songs then costs the changed rows instead of a whole layout (issue 35: "map and artist mixtures reusing the previous

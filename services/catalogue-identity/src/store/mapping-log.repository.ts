@@ -14,9 +14,18 @@ export const MAPPING_LOG_RETENTION_HOURS = 24;
 export class MappingLogRepository implements MappingLogStore {
   constructor(private readonly ds: DataSource) {}
 
-  /** Highest committed log position (0 for an empty log). */
+  /**
+   * Highest committed log position: the last entry's seq, or the retention's pruning mark when that is higher (0 for a
+   * log never written). The mark matters once retention has removed every entry (a library whose mappings did not
+   * change for 24 h): the head was then 0, below the mark, so a reader that loaded the full set at that head was told
+   * to reset on its first changes call, loaded the set again at the same head, and so on for ever (an index replica
+   * spinning at 100 % CPU in activation; seen on an install restored a day after it was written).
+   */
   async head(): Promise<number> {
-    const rows = await queryRows<{ s: string | null }>(this.ds, `SELECT max(seq) AS s FROM catalogue.mapping_log`);
+    const rows = await queryRows<{ s: string | null }>(
+      this.ds,
+      `SELECT greatest((SELECT max(seq) FROM catalogue.mapping_log), (SELECT pruned_through FROM catalogue.mapping_log_state LIMIT 1)) AS s`,
+    );
     return Number(rows[0]?.s ?? 0);
   }
 

@@ -183,10 +183,20 @@ export class MapFollower {
     this.logger.debug('mapping rows loaded', { generation: maps.index.generation, rows, seq: maps.seq });
   }
 
+  /**
+   * Applies the log after `maps.seq` page by page. A `reset` reloads every mapping once; a second reset in the same
+   * drain means the full set's own position is already behind the log's retention (a catalogue whose head ignored
+   * its pruning mark did that, and reloading again would spin for ever): it throws instead, so `load` backs off and
+   * retries, and `catchUp` reports it in `lastError`.
+   * @throws Error on a reset right after a full reload, or the source's error
+   */
   private async drain(maps: GenerationMaps): Promise<void> {
+    let reloaded = false;
     for (;;) {
       const page = await this.source.mappingChanges(maps.seq);
       if (page.reset) {
+        if (reloaded) throw new Error(`mapping log reset again right after a full reload at seq ${maps.seq}: the catalogue's full mapping set is older than its log retention`);
+        reloaded = true;
         this.logger.warn('mapping log pruned past this replica; reloading every mapping', { seq: maps.seq });
         const fresh = new GenerationMaps(maps.index);
         await this.fill(fresh);
