@@ -11,13 +11,16 @@ import type { RebuildOutcome } from '../src/generation/build-run';
  * feed lists since the serving generation's mark. Equivalence: two index services on their own databases build the
  * same catalogue; after songs are added, changed, re-mapped, re-tagged and removed, one rebuilds from the delta and
  * the other from the full snapshot (the feed switched off for it), and both generations and catalogue copies are
- * compared value by value. A mark from a reset catalogue gives a full snapshot. Real PostgreSQL (testkit).
+ * compared value by value. A mark from a reset catalogue gives a full snapshot. The delta base is stored with the
+ * generation (index.builds feed_*): a new index service on the same database (a restart, or a replica that did not
+ * build the serving generation) takes it up and rebuilds from the delta. Real PostgreSQL (testkit).
  */
 const SONGS = 1000;
 const PER_ARTIST = 10;
 const songs = (n: number) => [...syntheticSongs(n, { songsPerArtist: PER_ARTIST, songsPerAlbum: 5, seed: 17 })];
 
 let peers: FakePeers;
+let peersUrl: Promise<string> | undefined;
 let bus: Bus;
 const dbs: TestDatabase[] = [];
 const svcs: IndexService[] = [];
@@ -32,9 +35,12 @@ function addSongs(from: number, to: number): void {
   });
 }
 
-async function start(name: string, url: string): Promise<IndexService> {
-  const db = await createTestDatabase(name);
-  dbs.push(db);
+/** An index service on a new database `name`, or on `db` (e.g. a second service on another's database). */
+async function start(name: string, url: string, db?: TestDatabase): Promise<IndexService> {
+  if (!db) {
+    db = await createTestDatabase(name);
+    dbs.push(db);
+  }
   const svc = buildIndex(loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'error', INDEX_VECTOR_MODE: 'int8', INDEX_BUILD_WORKERS: '0', INDEX_BUILD_REUSE_MAX_CHANGED: '0.05' }), {
     logger: createLogger({ service: name, level: 'error' }),
     bus,
@@ -105,7 +111,7 @@ async function copyRows(db: TestDatabase): Promise<unknown[]> {
 }
 
 test('a rebuild from the change feed gives the generation and catalogue copy a full snapshot gives; a reset catalogue gives a full snapshot', async () => {
-  const url = await peers.start();
+  const url = await (peersUrl ??= peers.start());
   const [a, b] = [await start('index_delta_a', url), await start('index_delta_b', url)];
   const [a1, b1] = [await build(a), await build(b)];
   expect(a1.outcome.delta).toBeUndefined();
@@ -161,4 +167,72 @@ test('a rebuild from the change feed gives the generation and catalogue copy a f
   expect(d4).toMatchObject({ listed: 1, removed: 0 });
   expect(d4.kept + (d4.reread - 1)).toBe(SONGS + 19);
   expect(a4.gen.index.size).toBe(SONGS + 20);
+}, 300_000);
+
+/** Stops `svc` (its database stays) and forgets it. */
+async function stop(svc: IndexService): Promise<void> {
+  svcs.splice(svcs.indexOf(svc), 1);
+  await svc.stop();
+}
+
+/** Runs `sql` on `db`. */
+async function exec(db: TestDatabase, sql: string): Promise<void> {
+  const c = new Client({ connectionString: db.url });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+test('a new index service on the same database rebuilds from the delta base stored with the serving generation; without the stored mark it reads the full snapshot', async () => {
+  const url = await (peersUrl ??= peers.start());
+  // The catalogue as the first test left it; c builds on its own database, f on another (its full-snapshot twin).
+  const c1 = await start('index_delta_c', url);
+  const dbC = dbs[dbs.length - 1]!;
+  const f = await start('index_delta_f', url);
+  const dbF = dbs[dbs.length - 1]!;
+  const [g1, f1] = [await build(c1), await build(f)];
+  expect(describeGeneration(g1.gen)).toEqual(describeGeneration(f1.gen));
+  await stop(c1);
+
+  // While c is down: 3 new songs, a vector changed, a title changed, a song re-mapped on srv-b, a song removed.
+  const size = g1.gen.index.size;
+  const before = songs(SONGS);
+  addSongs(SONGS + 22, SONGS + 25);
+  const other = [...syntheticSongs(2, { songsPerArtist: PER_ARTIST, songsPerAlbum: 5, seed: 123 })][1]!;
+  const { mappings: _v, ...revectored } = toSnapshotTrack({ ...before[7]!, vector: other.vector }, []);
+  peers.addSong(revectored);
+  const { mappings: _t, ...retitled } = toSnapshotTrack({ ...before[8]!, title: 'Retitled while the index was down' }, []);
+  peers.addSong(retitled);
+  peers.map('srv-b', before[9]!.itemId, 'b-9', 'br-another-artist');
+  peers.removeSong(before[600]!.itemId);
+
+  // A new service on c's database serves the generation c built (loaded on start) and holds no delta base in memory.
+  const c2 = await start('index_delta_c', url, dbC);
+  expect(c2.state.current().generation).toBe(g1.gen.generation);
+  const g2 = await build(c2);
+  expect(g2.outcome.fullReason).toBeUndefined();
+  expect(g2.outcome.delta).toMatchObject({ listed: 7, removed: 1 });
+  expect(g2.gen.index.size).toBe(size + 3 - 1);
+  peers.changeFeed = false;
+  const f2 = await build(f);
+  peers.changeFeed = true;
+  expect(f2.outcome.delta).toBeUndefined();
+  const [dc, df] = [describeGeneration(g2.gen), describeGeneration(f2.gen)];
+  expect(dc.rows.map((r) => r.id)).toEqual(df.rows.map((r) => r.id));
+  expect(dc).toEqual(df);
+  expect(dc.rows.find((r) => r.id === before[8]!.itemId)!.meta!.title).toBe('Retitled while the index was down');
+  expect(await copyRows(dbC)).toEqual(await copyRows(dbF));
+  await stop(c2);
+
+  // The same restart without the stored mark (a generation built before the columns): the full snapshot.
+  addSongs(SONGS + 25, SONGS + 26);
+  await exec(dbC, `UPDATE "index".builds SET feed_mark = NULL WHERE state = 'live'`);
+  const c3 = await start('index_delta_c', url, dbC);
+  const g3 = await build(c3);
+  expect(g3.outcome.delta).toBeUndefined();
+  expect(g3.outcome.fullReason).toMatch(/no delta base/);
+  expect(g3.gen.index.size).toBe(size + 3);
 }, 300_000);

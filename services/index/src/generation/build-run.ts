@@ -1,36 +1,23 @@
-import {
-  CooperativeScheduler,
-  buildIvfIndex,
-  cellsOfCodes,
-  encodeIndexCodes,
-  quantiseIndex,
-  quantiseKeepingCodes,
-  type IvfBuildOptions,
-  type IvfBuildResult,
-  type IvfIndex,
-  type KeptCells,
-  type VectorBatch,
-} from '@polyphony/vector-engine';
-import { ArtistModel } from '../artists/artist-model';
-import { ArtistLinkCounter, type ArtistLinks, type Generation, type MapMethod, type ReuseLineage } from '../core/generation';
+import { CooperativeScheduler, buildIvfIndex, type IvfBuildOptions, type IvfBuildResult, type VectorBatch } from '@polyphony/vector-engine';
+import { ArtistLinkCounter, type Generation } from '../core/generation';
 import { artistKey } from '../core/text';
 import { VECTOR_DIM } from '../core/track.repository';
-import { encodeBasis, fitPca, projectAll, type PcaBasis } from '../maps/projection';
 import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
-import { umapLayout } from '../maps/umap-projection';
 import { SemanticRows, seedSemanticRows } from '../semantic/column-fill';
 import { encodeBallBasis } from '../hyperbolic/ball';
 import { ballBasisOf } from '../hyperbolic/ball-seed';
 import type { CellRecord } from './ports';
 import { BuildRows } from './build-rows';
+import { fitArtists, layOutMap, quantise, type PhaseContext } from './build-phases';
+import { BuildReuse } from './build-reuse';
 import { PhaseClock } from './phase-clock';
 import type { BuildHost, RebuildOutcome } from './build-types';
-import { GenerationReuse, RowMatcher, reuseLineage } from './reuse';
+import { readDelta, type FeedMark } from './delta-snapshot';
 import { SnapshotFeed, feedPage, feedRows } from './snapshot-feed';
-import { LinkRecorder, mergeDelta, planDelta } from './snapshot-delta';
+import type { FeedBase, LinkRecorder } from './snapshot-delta';
 import { logResume, snapshotPages } from './snapshot-pages';
 import type { SnapshotPageBytes } from '../maps/wire';
-import { residentBytesOf, storedQuantiser, tableStorageOf } from './vector-storage';
+import { tableStorageOf } from './vector-storage';
 
 export type { BuildHost, BuildSettings, RebuildOutcome } from './build-types';
 
@@ -38,11 +25,13 @@ export type { BuildHost, BuildSettings, RebuildOutcome } from './build-types';
  * One build of one generation, in named phases (RebuildService's steps; `run` calls them in order):
  *  1. `snapshot`: catalogue pages -> the catalogue copy, and (by default) -> the IVF build's ingest at once;
  *  2. `buildIvf`: the IVF build's rest (or a build from the copy), cells written as they complete;
- *  3. `layOutMap` (PCA basis, UMAP or PCA map) and `fitArtists` (artist mixtures, provider artist links);
- *  4. `quantise` (int8 / pq modes: the float generation is re-packed, codes stored);
+ *  3. `layOutMap` (PCA basis, UMAP or PCA map) and `fitArtists` (artist mixtures, provider artist links; build-phases.ts);
+ *  4. `quantise` (int8 / pq modes: the float generation is re-packed, codes stored; build-phases.ts);
  *  5. `activate`: maps and display metadata loaded, per-generation tables prepared, the generation made live;
  *  6. `cleanup`: the older builds' rows deleted (after the swap).
  * Wall and CPU time per phase are measured (`PhaseClock`); an abort (`signal`) stops between and inside phases.
+ * What the build takes over from the serving generation is decided by `BuildReuse` (build-reuse.ts); the delta
+ * snapshot and its base are delta-snapshot.ts.
  */
 export class BuildRun {
   private readonly clock = new PhaseClock();
@@ -76,17 +65,10 @@ export class BuildRun {
   private fedMeta: TrackMetaStore | undefined;
   /** The text search's columns of the fed rows, filled from the snapshot pages (same rows as `fedMeta`; dropped with the feed). */
   private fedSemantic: SemanticRows | undefined;
-  private reuse: GenerationReuse | undefined;
-  /** The fed rows matched with the serving generation as they stream (reuse on and a serving generation); dropped with the feed. */
-  private matcher: RowMatcher | undefined;
-  /** The reuse plan from the matcher (taken when the fed build asks for kept cells). */
-  private matched: GenerationReuse | undefined;
-  private cellsKept = false;
-  private refusalNoted = false;
-  private reuseReport: RebuildOutcome['reuse'];
+  private readonly reuse: BuildReuse;
   private activateMs: RebuildOutcome['activateMs'] = { load: 0, prepare: 0, commit: 0 };
   /** The change-feed mark taken before this build read the catalogue, and the catalogue it belongs to (snapshot-delta.ts). */
-  private mark: { mark: string; catalogue: string } | undefined;
+  private mark: FeedMark | undefined;
   /** The link contributions of this build's rows, for the next build's delta (fed builds only). */
   private linkRecorder: LinkRecorder | undefined;
   /** A delta build's removed ids (deleted from the catalogue copy at activation instead of every unmarked row). */
@@ -101,6 +83,11 @@ export class BuildRun {
   ) {
     this.feedStopped = host.settings.feedFromSnapshot ? undefined : 'disabled';
     this.scheduler = new CooperativeScheduler(10, signal);
+    this.reuse = new BuildReuse(host);
+  }
+
+  private get phase(): PhaseContext {
+    return { host: this.host, generation: this.generation, scheduler: this.scheduler, reuse: this.reuse, version: this.version };
   }
 
   /** Runs every phase in order. @throws on abort or any phase's failure (the previous generation stays live) */
@@ -110,20 +97,22 @@ export class BuildRun {
     this.host.note(`snapshot: ${this.synced} songs (${this.skipped} skipped), embedder ${this.version ?? 'none'}`);
     const { index, report } = await this.buildIvf();
     this.clock.end('build');
-    const { pca, coords, mapMethod } = await this.layOutMap(index);
+    const { pca, coords, mapMethod } = await layOutMap(this.phase, index);
     this.clock.end('projection');
-    const { artists, links } = await this.fitArtists(index, pca);
+    const { artists, links } = await fitArtists(this.phase, index, pca, this.rows, this.links);
     this.clock.end('artists');
-    const served = await this.quantise(index);
+    const served = await quantise(this.phase, index);
     this.clock.end('quantise');
-    const lineage = this.lineage(index.size);
-    if (this.reuseReport) this.reuseReport.lineage = lineage;
+    const lineage = this.reuse.lineage(index.size);
     await this.host.generations.saveLineage(this.generation, lineage);
+    // The next build's delta starts from this generation (only when every row was fed and recorded): stored with the
+    // build before it goes live (a restarted service or another replica takes it up), and held in memory after.
+    const rec = this.linkRecorder;
+    const feedBase: FeedBase | undefined = this.mark && rec && !this.feedStopped && rec.rows === index.size ? { generation: this.generation, ...this.mark, rows: index.size, links: rec } : undefined;
+    if (feedBase) await this.saveFeedBase(feedBase);
     const deleted = await this.activate({ generation: this.generation, index: served, artists, links, pca, coords, mapMethod, builtAt: new Date(), embedderVersion: this.version ?? null, lineage });
     this.clock.end('activate');
-    // The next build's delta starts from this generation (only when every row was fed and recorded).
-    const rec = this.linkRecorder;
-    this.host.feedBase?.set(this.mark && rec && !this.feedStopped && rec.rows === index.size ? { generation: this.generation, ...this.mark, rows: index.size, links: rec } : undefined);
+    this.host.feedBase?.set(feedBase);
     this.host.logger.info('index generation live', { generation: this.generation, items: index.size, nlist: index.nlist, artists: artists.count, deletedTracks: deleted, ms: Math.round(this.clock.wallMs.total) });
     await this.host.generations.dropOlderBuilds(this.generation).catch((err: unknown) => this.host.logger.warn('older builds not deleted', { generation: this.generation, err: (err as Error).message }));
     this.clock.end('cleanup');
@@ -137,7 +126,7 @@ export class BuildRun {
       snapshotMs: { waitForPages: this.snapshotWaitMs, writeCopy: this.snapshotWriteMs },
       cpuMs: this.clock.cpuMs,
       ivf: { ...report.timingsMs, fedFromSnapshot: this.feedStopped === undefined },
-      ...(this.reuseReport ? { reuse: this.reuseReport } : {}),
+      ...(this.reuse.report ? { reuse: this.reuse.report } : {}),
       ...(this.deltaReport ? { delta: this.deltaReport } : {}),
       ...(this.fullReason ? { fullReason: this.fullReason } : {}),
       activateMs: this.activateMs,
@@ -162,7 +151,7 @@ export class BuildRun {
       generation: this.generation,
       signal: buildSignal,
       workers: h.vectors.buildWorkers,
-      ...(streamed ? { keptCells: (count: number) => this.keptCells(count) } : {}),
+      ...(streamed ? { keptCells: (count: number) => this.reuse.keptCells(count, this.version, this.feedStopped !== undefined) } : {}),
       onTrained: async (info) => {
         await h.generations.saveTrained(this.generation, info.dim, info.nlist, info.count, info.centroids);
         h.note(`trained ${info.nlist} cells on ${info.sampleSize} songs`);
@@ -186,53 +175,11 @@ export class BuildRun {
   }
 
   /**
-   * Asked by the fed build after its ingest: the serving generation's cells when the rows matched while streaming
-   * change at most `reuseMaxChanged` of the catalogue and its cells are balanced enough (`GenerationReuse.keptCells`),
-   * else undefined (k-means). The match is kept for the map and artists either way.
+   * Stores the delta base with the build row (`GenerationStore.saveFeedBase`, before the activation: it is read only
+   * while this generation is served). A failed write costs the next restart's delta, not this build.
    */
-  private keptCells(count: number): KeptCells | undefined {
-    const m = this.matcher;
-    this.matcher = undefined;
-    if (!m || this.feedStopped) return undefined;
-    if (m.failure) this.host.note(`rows not matched while streaming (${m.failure}); matched after the build`);
-    const plan = GenerationReuse.fromMatcher(m, count, this.version ?? null, VECTOR_DIM);
-    if (!plan) return undefined;
-    this.matched = plan;
-    this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: m.ms, matchedInSnapshot: true, cellsKept: false, cellsPlaced: 0 };
-    if (plan.fraction > this.host.settings.reuseMaxChanged || this.reuseRefused(plan)) return undefined;
-    const kept = plan.keptCells(this.host.settings.reuseMaxCellImbalance);
-    this.host.note(kept ? `IVF cells kept (${kept.cells.nlist} cells, imbalance ${kept.imbalance.toFixed(1)}): ${plan.changed} rows to place` : 'IVF cells retrained: the serving generation has none or they are too uneven');
-    this.cellsKept = kept !== undefined;
-    return kept?.cells;
-  }
-
-  /**
-   * Why this build must not keep the serving generation's cells, basis or map although few rows changed: it was
-   * requested for measured drift (`BuildHost.fresh`), or the lineage's cumulative drift (`reuseLineage`) would pass
-   * `reuseMaxDrift`. Notes the reason once; undefined = reuse allowed.
-   */
-  private reuseRefused(plan: GenerationReuse): string | undefined {
-    const { carried, drift } = reuseLineage(plan);
-    const why = this.host.fresh
-      ? 'requested for measured drift'
-      : drift > this.host.settings.reuseMaxDrift
-        ? `${carried.placedRows} rows placed without training since the lineage's ${carried.trainedRows}-row root (${drift.toFixed(3)} > ${this.host.settings.reuseMaxDrift})`
-        : undefined;
-    if (why && !this.refusalNoted) {
-      this.refusalNoted = true;
-      this.host.note(`trained afresh (no cells, basis or map kept): ${why}`);
-    }
-    return why;
-  }
-
-  /**
-   * The new generation's reuse lineage: carried on from the serving generation when this build kept its cells or its
-   * map (`reuseLineage`), else the build is the root (its rows trained, nothing placed).
-   */
-  private lineage(size: number): ReuseLineage {
-    const plan = this.reuse ?? this.matched;
-    if (plan && (this.cellsKept || this.reuseReport?.map)) return reuseLineage(plan).carried;
-    return { trainedRows: size, placedRows: 0 };
+  private async saveFeedBase(base: FeedBase): Promise<void> {
+    await this.host.generations.saveFeedBase(this.generation, base).catch((err: unknown) => this.host.logger.warn('delta base not stored', { generation: this.generation, err: (err as Error).message }));
   }
 
   /** Stops the fed build (the IVF build reads the catalogue copy back instead). */
@@ -245,7 +192,7 @@ export class BuildRun {
     this.fedMeta?.close();
     this.fedMeta = undefined;
     this.fedSemantic = undefined;
-    this.matcher = undefined;
+    this.reuse.matcher = undefined;
     this.host.note(`index build reads the catalogue copy back (${reason})`);
   }
 
@@ -325,7 +272,7 @@ export class BuildRun {
               this.startFeed(expected);
               this.fedSemantic = new SemanticRows(expected ?? 1024);
             }
-            this.fedMeta = feedPage(page.tracks, this.feed!, this.rows, this.fedMeta, stopFeed, this.fedSemantic, this.matcher, this.linkRecorder);
+            this.fedMeta = feedPage(page.tracks, this.feed!, this.rows, this.fedMeta, stopFeed, this.fedSemantic, this.reuse.matcher, this.linkRecorder);
           }
           const tWrite = performance.now();
           while (writes.size >= snapshotWriters) await Promise.race(writes);
@@ -373,67 +320,34 @@ export class BuildRun {
     this.fed = buildIvfIndex(this.feed, this.ivfOptions(expected, this.feedAbort.signal, true));
     this.fed.catch(() => undefined);
     this.fedMeta = new TrackMetaStore(expected ?? 1024, tableStorageOf(h.vectors));
-    const prev = h.state.current();
-    if (h.settings.reuseMaxChanged > 0 && prev.generation !== 0 && prev.index.size > 0 && prev.pca) this.matcher = new RowMatcher(prev, expected ?? 1024);
+    this.reuse.startMatch(expected);
   }
 
   /**
-   * The delta snapshot (issue 35, snapshot-delta.ts), tried first when generation reuse is on and the build is fed from
-   * the snapshot: the catalogue's change feed is asked for the songs changed since the serving generation's mark (which
-   * also gives this build its own mark, taken before anything is read); with a usable delta, only those songs are read
-   * (by id), every other row is taken from the serving generation, and only the changed rows are written into the
-   * catalogue copy. Anything else (no feed, no base, a mark the catalogue refuses, too many changes, a fault of the
-   * feed) leaves the full snapshot to run, with the mark when one came back.
+   * The delta snapshot (delta-snapshot.ts `readDelta`), tried first when generation reuse is on, the build is fed from
+   * the snapshot and the catalogue has a change feed: it gives this build its mark and link recorder either way.
    * @returns true when the delta fed the build (the snapshot phase is done)
    */
   private async deltaSnapshot(): Promise<boolean> {
     const h = this.host;
     if (!(h.settings.reuseMaxChanged > 0) || this.feedStopped || !h.catalogue.snapshotChanges || !h.feedBase) return false;
-    const t0 = performance.now();
-    const prev = h.state.current();
-    const base = h.feedBase.get();
-    const usable = base && base.generation === prev.generation ? base : undefined;
-    const limit = Math.max(1000, Math.ceil(h.settings.reuseMaxChanged * prev.index.size));
-    const answer = await h.catalogue.snapshotChanges(usable ? { mark: usable.mark, catalogue: usable.catalogue } : undefined, limit).catch((err: unknown) => {
-      // A fault of the feed costs the delta, not the build.
-      this.fullReason = `change feed failed: ${(err as Error).message}`;
-      h.note(`full snapshot (${this.fullReason})`);
-      return undefined;
+    const read = await readDelta(h, this.generation, this.signal, this.scheduler, this.links, {
+      start: (expected, version) => {
+        this.version = version;
+        this.startFeed(expected);
+      },
+      feed: (b) => void (this.fedMeta = feedRows(b.ids, b.vectors, b.metas, this.feed!, this.rows, this.fedMeta!, this.reuse.matcher)),
+      end: () => this.feed!.end(),
     });
-    if (!answer) return false;
-    this.mark = { mark: answer.mark, catalogue: answer.catalogue };
-    this.linkRecorder = new LinkRecorder();
-    const plan = !usable ? 'no delta base (first build, restart or a failed build)' : answer.changed === null ? `change feed: ${answer.reason ?? 'no delta'}` : await planDelta(prev, usable, answer.changed, h.catalogue, this.signal);
-    if (typeof plan === 'string') {
-      this.fullReason = plan;
-      h.note(`full snapshot (${plan})`);
-      return false;
-    }
-    this.version = prev.embedderVersion ?? undefined;
-    this.startFeed(plan.kept + plan.incoming.length);
-    const rec = this.linkRecorder;
-    for (const b of mergeDelta(prev, plan)) {
-      if (this.signal.aborted) throw new Error('index build aborted');
-      this.fedMeta = feedRows(b.ids, b.vectors, b.metas, this.feed!, this.rows, this.fedMeta!, this.matcher);
-      for (const src of b.sources) {
-        if (typeof src === 'number') rec.copyRow(usable!.links, src);
-        else rec.row(src);
-      }
-      await this.scheduler.maybeYield();
-    }
-    const rows = new Set(plan.incoming);
-    for (const t of plan.fetched) if (!rows.has(t)) rec.skip(t);
-    for (const [id, refs] of plan.skippedKept) rec.copySkipped(usable!.links, id, refs);
-    rec.countInto(this.links);
-    this.feed!.end();
-    const tWrite = performance.now();
-    for (let i = 0; i < plan.incoming.length; i += 1000) await h.tracks.upsertSnapshot(plan.incoming.slice(i, i + 1000), this.generation);
-    this.snapshotWriteMs += performance.now() - tWrite;
+    this.mark = read.mark;
+    this.linkRecorder = read.recorder;
+    this.fullReason = read.fullReason;
+    if (!read.delta) return false;
+    this.snapshotWriteMs += read.delta.writeMs;
     this.synced = this.rows.count;
-    this.skipped = rec.skipped.size;
-    this.removedIds = plan.removed;
-    this.deltaReport = { listed: answer.changed!.length, reread: plan.reread, kept: plan.kept, removed: plan.removed.length, ms: performance.now() - t0 };
-    h.note(`delta snapshot: ${answer.changed!.length} songs changed since generation ${usable!.generation}, ${plan.incoming.length} rows read, ${plan.kept} kept, ${plan.removed.length} removed`);
+    this.skipped = read.recorder!.skipped.size;
+    this.removedIds = read.delta.removed;
+    this.deltaReport = read.delta.report;
     return true;
   }
 
@@ -471,110 +385,11 @@ export class BuildRun {
       this.signal.removeEventListener('abort', this.abortFeed);
     }
     await this.flush();
-    if (this.reuseReport) {
-      this.reuseReport.cellsKept = this.cellsKept;
-      this.reuseReport.cellsPlaced = built.report.keptCellsPlaced ?? 0;
-    }
+    this.reuse.built(built.report.keptCellsPlaced ?? 0);
     const size = built.index.size;
     if (size !== rows.count) throw new Error(`build holds ${size} rows but ${rows.count} were streamed`);
     if (size !== this.synced) throw new Error(`build holds ${size} rows but the snapshot wrote ${this.synced}`);
     return built;
-  }
-
-  /**
-   * Phase 3a, map: the PCA basis is always fitted (artist mixture prior); the map is UMAP from UMAP_MIN_SAMPLES
-   * rows on, else the PCA projection. Stored with the generation (`index.map_projections`).
-   */
-  private async layOutMap(index: IvfIndex): Promise<{ pca: PcaBasis | undefined; coords: Float32Array; mapMethod: MapMethod }> {
-    const kept = await this.reusedMap(index);
-    if (kept) {
-      await this.host.generations.saveProjection(this.generation, kept.coords, encodeBasis(kept.pca), kept.mapMethod);
-      return kept;
-    }
-    this.reuse = undefined;
-    const pca = await fitPca(index, this.scheduler);
-    await this.host.progress(76, 'laying out the map');
-    const umap = await umapLayout(index, this.scheduler);
-    const mapMethod: MapMethod = umap ? 'umap' : 'pca';
-    const coords = umap ?? (pca ? await projectAll(index, pca, this.scheduler) : new Float32Array(0));
-    await this.host.generations.saveProjection(this.generation, coords, pca ? encodeBasis(pca) : null, mapMethod);
-    return { pca, coords, mapMethod };
-  }
-
-  /**
-   * The serving generation's basis and map carried over (generation/reuse.ts) when this build changes at most
-   * `reuseMaxChanged` of the rows; undefined (full layout) otherwise. Sets `this.reuse` for the artists.
-   */
-  private async reusedMap(index: IvfIndex): Promise<{ pca: PcaBasis; coords: Float32Array; mapMethod: MapMethod } | undefined> {
-    const max = this.host.settings.reuseMaxChanged;
-    const prev = this.host.state.current();
-    if (!(max > 0) || prev.generation === 0) return undefined;
-    const t = performance.now();
-    const plan = this.matched ?? (await GenerationReuse.plan(prev, index, this.version ?? null, this.scheduler));
-    if (!plan) return undefined;
-    if (!this.matched) this.reuseReport = { changed: plan.changed, removed: plan.removed, fraction: plan.fraction, map: false, artistsKept: 0, artistsFitted: 0, matchMs: performance.now() - t, matchedInSnapshot: false, cellsKept: false, cellsPlaced: 0 };
-    const kept = plan.fraction <= max && !this.reuseRefused(plan) ? await plan.map(index, this.scheduler) : undefined;
-    this.host.note(`${kept ? 'map, basis and unchanged artists kept' : 'full layout'}: ${plan.changed} of ${index.size} songs changed, ${plan.removed} removed (reuse up to ${max})`);
-    if (!kept) return undefined;
-    this.reuse = plan;
-    if (this.reuseReport) this.reuseReport.map = true;
-    return kept;
-  }
-
-  /** Phase 3b, artists: every artist's mixture (prior from the PCA variance) and the provider artist links, stored. */
-  private async fitArtists(index: IvfIndex, pca: PcaBasis | undefined): Promise<{ artists: ArtistModel; links: ArtistLinks }> {
-    const h = this.host;
-    await h.progress(82, 'fitting artist mixtures');
-    const rows = this.rows;
-    // With the serving generation's basis (same prior), unchanged artists keep their mixtures (generation/reuse.ts).
-    const keep = this.reuse?.artists();
-    let kept = 0;
-    const reuse = keep
-      ? (key: string, r: Int32Array) => {
-          const fit = keep(key, r);
-          if (fit) kept++;
-          return fit;
-        }
-      : undefined;
-    const artists = pca ? await ArtistModel.fit(index, rows.artistOfRow(), rows.artistKeys, rows.artistNames, pca.variance, this.scheduler, h.vectors.dir, h.vectors.buildWorkers, undefined, reuse) : ArtistModel.empty(VECTOR_DIM, index.size);
-    if (this.reuseReport) {
-      this.reuseReport.artistsKept = kept;
-      this.reuseReport.artistsFitted = artists.count - kept;
-    }
-    // Records are read back from the model's mixture file one batch at a time.
-    await h.generations.saveArtists(this.generation, (function* () {
-      for (let a = 0; a < artists.count; a++) yield artists.record(a);
-    })());
-    const links = this.links.finish();
-    await h.generations.saveLinks(this.generation, links.entries());
-    return { artists, links };
-  }
-
-  /** Phase 4, quantisation (int8 / pq modes): the float generation is re-packed and dropped; codes are stored. */
-  private async quantise(index: IvfIndex): Promise<IvfIndex> {
-    const v = this.host.vectors;
-    if (v.mode === 'float') return index;
-    const generations = this.host.generations;
-    await this.host.progress(90, `quantising the vectors (${v.mode})`);
-    const mode = v.mode as 'int8' | 'pq';
-    const options = { mode, pqM: v.pqM, scheduler: this.scheduler, workers: v.buildWorkers, residentMaxBytes: residentBytesOf(v), ...(v.rerank ? { rerank: v.rerank } : {}), ...(v.dir ? { dir: v.dir } : {}) };
-    // On kept cells, the serving generation's quantiser and the codes of unchanged rows are kept (generation/reuse.ts).
-    const keep = this.cellsKept ? this.matched?.keptCodes(mode, v.pqM) : undefined;
-    const kept = keep ? await quantiseKeepingCodes(index, keep, options) : undefined;
-    if (kept && this.reuseReport) this.reuseReport.codesEncoded = kept.encoded;
-    const served = kept?.index ?? (await quantiseIndex(index, options));
-    // Stored with the generation: other replicas load the codes instead of training and encoding again.
-    const parts = served.parts();
-    const qz = parts.quantised!.quantiser;
-    await generations.saveQuantised(this.generation, storedQuantiser(qz), cellsOfCodes(parts.cellOffsets, parts.quantised!.codes, qz.codeSize));
-    if (v.mode === 'pq') {
-      // The int8 codes too (one pass over the float cells, ~1 s of CPU per 100k rows, encoded cell by cell into
-      // the INSERTs): an int8 replica of this generation restores without encoding. An int8 build stores no PQ
-      // codes (PQ encoding costs ~85x more); a PQ replica of such a generation trains and encodes its own.
-      const int8 = await encodeIndexCodes(index, { mode: 'int8', scheduler: this.scheduler });
-      await generations.saveQuantised(this.generation, storedQuantiser(int8.quantiser), int8.cells);
-    }
-    return served;
   }
 
   /**
@@ -594,8 +409,7 @@ export class BuildRun {
     this.activateMs.load = performance.now() - t;
     if (signal.aborted) throw new Error('index build aborted');
     // Reuse on and the map kept: the serving generation's ball basis and its unchanged rows (GenerationReuse.keptBallBasis).
-    const carried = this.host.settings.reuseMaxChanged > 0 ? this.reuse?.keptBallBasis(parts.index) : undefined;
-    if (carried && this.reuseReport) this.reuseReport.ballKept = true;
+    const carried = this.reuse.keptBallBasis(parts.index);
     let gen: Generation = { ...parts, maps, meta, ...(carried ? { ballBasis: carried } : {}) };
     // The text search's table from the columns the snapshot pages filled, not from index.tracks (fed build only).
     if (fedMeta && this.fedSemantic) seedSemanticRows(parts.index, this.fedSemantic);

@@ -6,6 +6,7 @@ import type { StoredCell } from '@polyphony/vector-engine';
 import { bufferToF32, bufferToI32, bytesOf, packBlobs, typedToBuffer } from '../core/codec';
 import type { TrackRepository } from '../core/track.repository';
 import { carryDeltas } from './live/delta.repository';
+import { LinkRecorder, type FeedBase } from './snapshot-delta';
 import type { BuildRecord, CellRecord, GenerationStore, StoredQuantiserRecord } from './ports';
 
 export type { BuildRecord, CellRecord, StoredQuantiserRecord } from './ports';
@@ -46,6 +47,29 @@ export class GenerationRepository implements GenerationStore {
   /** Records the build's reuse lineage (`Generation.lineage`; migration AddBuildLineage1734700000000). */
   async saveLineage(generation: number, lineage: ReuseLineage): Promise<void> {
     await this.ds.query(`UPDATE ${S}.builds SET lineage_trained_rows = $2, lineage_placed_rows = $3 WHERE generation = $1`, [generation, lineage.trainedRows, lineage.placedRows]);
+  }
+
+  /**
+   * Records the build's delta base (migration AddBuildFeedMark1734800000000): the change-feed mark taken before its
+   * snapshot and the catalogue it belongs to, its row count and its link contributions (`LinkRecorder.encode`).
+   */
+  async saveFeedBase(generation: number, base: FeedBase): Promise<void> {
+    await this.ds.query(`UPDATE ${S}.builds SET feed_mark = $2, feed_catalogue = $3, feed_rows = $4, feed_links = $5 WHERE generation = $1`, [generation, base.mark, base.catalogue, base.rows, base.links.encode()]);
+  }
+
+  /**
+   * The delta base stored with `generation` (`saveFeedBase`); undefined when the build row is gone or has none (a build
+   * from before the columns, without a change feed, or whose rows were not all fed and recorded).
+   * @throws when the stored link contributions are unreadable (`LinkRecorder.decode`)
+   */
+  async feedBase(generation: number): Promise<FeedBase | undefined> {
+    const rows: Array<{ feed_mark: string | null; feed_catalogue: string | null; feed_rows: number | null; feed_links: Buffer | null }> = await this.ds.query(
+      `SELECT feed_mark, feed_catalogue, feed_rows, feed_links FROM ${S}.builds WHERE generation = $1`,
+      [generation],
+    );
+    const r = rows[0];
+    if (!r || r.feed_mark === null || r.feed_catalogue === null || r.feed_rows === null || r.feed_links === null) return undefined;
+    return { generation, mark: r.feed_mark, catalogue: r.feed_catalogue, rows: Number(r.feed_rows), links: LinkRecorder.decode(r.feed_links) };
   }
 
   /**
@@ -262,7 +286,10 @@ export class GenerationRepository implements GenerationStore {
 
   /** The live build, or undefined. */
   async live(): Promise<BuildRecord | undefined> {
-    const rows: Array<Record<string, unknown>> = await this.ds.query(`SELECT * FROM ${S}.builds WHERE state = 'live'`);
+    // Not the delta base's columns (feed_links can be megabytes): feedBase reads those.
+    const rows: Array<Record<string, unknown>> = await this.ds.query(
+      `SELECT generation, state, task_id, dim, nlist, item_count, centroids, pca, created_at, finished_at, embedder_version, lineage_trained_rows, lineage_placed_rows, ball FROM ${S}.builds WHERE state = 'live'`,
+    );
     const r = rows[0];
     if (!r) return undefined;
     return {

@@ -4,6 +4,7 @@ import type { StoredCell } from '@polyphony/vector-engine';
 import type { ArtistProfileRecord } from '../artists/artist-fit';
 import type { MapMethod, ReuseLineage } from '../core/generation';
 import type { TrackMeta, TrackVectorBatch } from '../core/track-records';
+import type { FeedBase } from './snapshot-delta';
 
 /** A build row (`index.builds`). */
 export interface BuildRecord {
@@ -51,6 +52,13 @@ export interface GenerationStore {
   saveTrained(generation: number, dim: number, nlist: number, count: number, centroids: Float32Array): Promise<void>;
   /** Records the build's reuse lineage (before its activation). */
   saveLineage(generation: number, lineage: ReuseLineage): Promise<void>;
+  /**
+   * Records the build's delta base (snapshot-delta.ts `FeedBase`: change-feed mark and catalogue, row count, link
+   * contributions) before its activation, for the next build of a replica that did not keep it in memory.
+   */
+  saveFeedBase(generation: number, base: FeedBase): Promise<void>;
+  /** The delta base stored with `generation`; undefined when none was stored (or the build row is gone). @throws when stored bytes are unreadable */
+  feedBase(generation: number): Promise<FeedBase | undefined>;
   /**
    * Writes completed cells in one multi-row INSERT: row ids and vectors travel as two binary parameters
    * cut per cell by offset/length; item ids as one newline-joined text per cell (canonical ids never

@@ -95,12 +95,64 @@ export class LinkRecorder {
     for (let i = 0; i < this.used; i++) counter.add(...this.triples[this.refs[i]!]!);
     for (const refs of this.skipped.values()) for (const i of refs) counter.add(...this.triples[i]!);
   }
+
+  /**
+   * The recorder as bytes (stored with its generation, `index.builds.feed_links`): a 4-byte format tag
+   * (LINKS_FORMAT), the JSON byte length (uint32 LE), the JSON `{ rows, used, triples, skipped }` padded to 4 bytes,
+   * then the row offsets (`rows + 1` int32 LE) and the refs (`used` int32 LE). ~4 bytes a mapping plus the distinct triples.
+   */
+  encode(): Buffer {
+    const json = Buffer.from(JSON.stringify({ rows: this.rows, used: this.used, triples: this.triples, skipped: [...this.skipped] }), 'utf8');
+    const jsonEnd = 8 + json.length + ((4 - (json.length % 4)) % 4);
+    const out = Buffer.alloc(jsonEnd + 4 * (this.rows + 1) + 4 * this.used);
+    out.writeUInt32LE(LINKS_FORMAT, 0);
+    out.writeUInt32LE(json.length, 4);
+    json.copy(out, 8);
+    for (let r = 0; r <= this.rows; r++) out.writeInt32LE(this.offsets[r]!, jsonEnd + 4 * r);
+    const refsAt = jsonEnd + 4 * (this.rows + 1);
+    for (let i = 0; i < this.used; i++) out.writeInt32LE(this.refs[i]!, refsAt + 4 * i);
+    return out;
+  }
+
+  /** The recorder `encode` wrote. @throws when the bytes are not such a recorder (unknown format, lengths or refs out of range) */
+  static decode(bytes: Buffer): LinkRecorder {
+    const bad = (why: string) => new Error(`stored link contributions unreadable: ${why}`);
+    if (bytes.length < 8 || bytes.readUInt32LE(0) !== LINKS_FORMAT) throw bad('unknown format');
+    const jsonLength = bytes.readUInt32LE(4);
+    const jsonEnd = 8 + jsonLength + ((4 - (jsonLength % 4)) % 4);
+    if (jsonEnd > bytes.length) throw bad('truncated');
+    const j = JSON.parse(bytes.toString('utf8', 8, 8 + jsonLength)) as { rows: number; used: number; triples: Array<[string, string, string]>; skipped: Array<[string, number[]]> };
+    if (!Number.isInteger(j.rows) || !Number.isInteger(j.used) || j.rows < 0 || j.used < 0 || bytes.length !== jsonEnd + 4 * (j.rows + 1) + 4 * j.used) throw bad('lengths disagree');
+    const rec = new LinkRecorder();
+    for (const [s, k, p] of j.triples) rec.intern(s, k, p);
+    if (rec.triples.length !== j.triples.length) throw bad('repeated triples');
+    rec.rows = j.rows;
+    rec.used = j.used;
+    rec.offsets = new Int32Array(j.rows + 1);
+    rec.refs = new Int32Array(Math.max(1, j.used));
+    for (let r = 0; r <= j.rows; r++) rec.offsets[r] = bytes.readInt32LE(jsonEnd + 4 * r);
+    const refsAt = jsonEnd + 4 * (j.rows + 1);
+    for (let i = 0; i < j.used; i++) rec.refs[i] = bytes.readInt32LE(refsAt + 4 * i);
+    const n = rec.triples.length;
+    for (let r = 0; r < j.rows; r++) if (rec.offsets[r]! > rec.offsets[r + 1]!) throw bad('row offsets not ascending');
+    if (rec.offsets[0] !== 0 || rec.offsets[j.rows] !== j.used) throw bad('row offsets do not span the refs');
+    for (let i = 0; i < j.used; i++) if (rec.refs[i]! < 0 || rec.refs[i]! >= n) throw bad('ref out of range');
+    for (const [id, refs] of j.skipped) {
+      if (refs.some((i) => !Number.isInteger(i) || i < 0 || i >= n)) throw bad('ref out of range');
+      rec.skipped.set(id, refs);
+    }
+    return rec;
+  }
 }
 
+/** Format tag of `LinkRecorder.encode` (bump when the layout changes: an older tag then reads as no delta base). */
+const LINKS_FORMAT = 0x4c4e4b31;
+
 /**
- * What a build leaves for the next build's delta (held in memory by the build task; a restarted service takes a full
- * snapshot first): the generation, the change-feed mark taken BEFORE its snapshot was read and the catalogue that
- * mark belongs to, its row count as built (later live appends are re-read), and its link contributions.
+ * What a build leaves for the next build's delta (held in memory by the build task, and stored with the generation in
+ * `index.builds` so that a restarted service or another replica serving the generation can take it up: delta-base.ts):
+ * the generation, the change-feed mark taken BEFORE its snapshot was read and the catalogue that mark belongs to, its
+ * row count as built (later live appends are re-read), and its link contributions.
  */
 export interface FeedBase {
   generation: number;

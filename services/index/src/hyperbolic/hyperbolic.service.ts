@@ -2,9 +2,6 @@ import {
   HYPERBOLIC_DEFAULT_JOURNEY,
   HYPERBOLIC_DEFAULT_LIMIT,
   HYPERBOLIC_DEFAULT_SPREAD,
-  MSD_GENRES,
-  OTHER_FEATURE_LABELS,
-  parseLabelScores,
   type HyperbolicCacheStatus,
   type HyperbolicJourneyBody,
   type HyperbolicJourneyResponse,
@@ -16,7 +13,7 @@ import {
 } from '@polyphony/contracts';
 import { NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
 import { CooperativeScheduler, type AvailabilityMask } from '@polyphony/vector-engine';
-import { hashString32, kmeans } from '@polyphony/vectors';
+import { hashString32 } from '@polyphony/vectors';
 import { generationKey, type Generation, type IndexState } from '../core/generation';
 import type { RequestScope } from '../core/scope';
 import type { TrackMeta } from '../core/ports';
@@ -24,15 +21,13 @@ import { TopScored } from '../semantic/top-scored';
 import { BALL_COMPACT_MIN_ROWS, BALL_DIM, BALL_RIM_RADIUS, ballBytes, ballDisc, ballDistanceTo, ballNorm2, ballPoint, ballRadius, buildPoincareBall, type BallReuse, type PoincareBall } from './ball';
 import { noteBallBasis, takeBallSeed } from './ball-seed';
 import { ballInputOf } from './ball-input';
-import { geodesicPoint, logMap0, mobiusScale, poincareDistance, radiusToDistance, samplePathVia } from './poincare';
+import { buildTree, round6, topGenreOf, treeNode, type Tree } from './hyperbolic-tree';
+import { geodesicPoint, mobiusScale, poincareDistance, radiusToDistance, samplePathVia } from './poincare';
+
+export { TREE_CLUSTER_SIZE, TREE_MAX_CLUSTERS, TREE_MAX_TRACKS, topGenreOf, topMoodOf } from './hyperbolic-tree';
 
 /** Points of a journey's drawn path (`path`). */
 export const JOURNEY_PATH_POINTS = 33;
-/** Songs per cluster the tree aims at (k = ceil(songs / TREE_CLUSTER_SIZE), at most TREE_MAX_CLUSTERS). */
-export const TREE_CLUSTER_SIZE = 25;
-export const TREE_MAX_CLUSTERS = 12;
-/** Tracks listed under one cluster node (the most generic first); `children_count` still counts them all. */
-export const TREE_MAX_TRACKS = 200;
 /** Songs of /api/hyperbolic/points without `n`. */
 export const POINTS_DEFAULT_N = 5000;
 /** Seed of the id hash that picks the points subset (fixed: the subset is stable per generation). */
@@ -50,37 +45,6 @@ interface BallEntry {
   /** Rows copied from the serving generation's ball (issue 35 reuse; 0 = every row projected). */
   reused?: number;
 }
-
-/** One cluster of the tree: rows sorted by radius (most generic first). */
-interface TreeCluster {
-  rows: number[];
-  meanRadius: number;
-}
-/** The tree of one server over one generation: mood -> genre -> clusters. */
-interface Tree {
-  gen: Generation;
-  mask: AvailabilityMask;
-  moods: Map<string, Map<string, TreeCluster[]>>;
-}
-
-/** The first genre (MSD_GENRES) of a `mood_vector` (`label:prob,...`, strongest first), or null. */
-export function topGenreOf(moodVector: string | null | undefined): string | null {
-  if (!moodVector) return null;
-  for (const [label] of parseLabelScores(moodVector) ?? []) if (MSD_GENRES.includes(label)) return label;
-  return null;
-}
-
-/** The strongest of the six `other_features` (OTHER_FEATURE_LABELS), or null without them. */
-export function topMoodOf(otherFeatures: string | null | undefined): string | null {
-  let best: string | null = null;
-  let bestP = -1;
-  for (const [label, p] of parseLabelScores(otherFeatures ?? '') ?? []) {
-    if ((OTHER_FEATURE_LABELS as readonly string[]).includes(label) && p > bestP) [best, bestP] = [label, p];
-  }
-  return best;
-}
-
-const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** Position on the 2-D disc of a ball point: its radius, the angle of its first two coordinates. */
 export function discOf(p: ArrayLike<number>): [number, number] {
@@ -300,46 +264,7 @@ export class HyperbolicService {
    */
   async tree(scope: RequestScope, nodeId = 'root'): Promise<HyperbolicTreeResponse> {
     const ball = await this.ball(scope.gen);
-    const tree = await this.treeOf(scope, ball);
-    const unknown = () => new ValidationError(`Unknown node_id '${nodeId}': open 'root' and follow the ids of its items`);
-    let parts: string[];
-    try {
-      parts = nodeId.split(':').map((p) => decodeURIComponent(p));
-    } catch {
-      throw unknown(); // a malformed %-escape
-    }
-    const mean = (xs: number[]) => (xs.length ? xs.reduce((s, v) => s + v, 0) / xs.length : 0);
-    const folder = (id: string, name: string, rows: number[]) => ({ id, name, type: 'folder' as const, children_count: rows.length, hyperbolic_radius: round6(mean(rows.map((r) => ballRadius(ball, r)))) });
-    const enc = (...xs: string[]) => xs.map(encodeURIComponent).join(':');
-    const genreRows = (g: Map<string, TreeCluster[]>) => [...g.values()].flatMap((cs) => cs.flatMap((c) => c.rows));
-    const [kind, mood, genre, cluster] = parts;
-    if (kind === 'root' && parts.length === 1) {
-      const items = [...tree.moods].map(([m, g]) => folder(enc('mood', m), m, genreRows(g))).sort((x, y) => y.children_count - x.children_count || x.name.localeCompare(y.name));
-      return { node: { id: 'root', name: 'All songs', type: 'folder', children_count: items.reduce((s, i) => s + i.children_count, 0), parent_id: null, items } };
-    }
-    const genres = mood !== undefined ? tree.moods.get(mood) : undefined;
-    if (kind === 'mood' && parts.length === 2 && genres) {
-      const items = [...genres].map(([g, cs]) => folder(enc('genre', mood!, g), g, cs.flatMap((c) => c.rows))).sort((x, y) => y.children_count - x.children_count || x.name.localeCompare(y.name));
-      return { node: { id: nodeId, name: mood!, type: 'folder', children_count: genreRows(genres).length, parent_id: 'root', items } };
-    }
-    const clusters = genre !== undefined ? genres?.get(genre) : undefined;
-    if (kind === 'genre' && parts.length === 3 && clusters) {
-      const items = clusters.map((c, i) => folder(enc('cluster', mood!, genre!, String(i)), `${genre} ${i + 1} (radius ${c.meanRadius.toFixed(2)})`, c.rows));
-      return { node: { id: nodeId, name: `${mood} / ${genre}`, type: 'folder', children_count: items.reduce((s, i) => s + i.children_count, 0), parent_id: enc('mood', mood!), items } };
-    }
-    const c = cluster !== undefined && /^\d{1,3}$/.test(cluster) ? clusters?.[Number(cluster)] : undefined;
-    if (kind === 'cluster' && parts.length === 4 && c) {
-      const items: HyperbolicTreeResponse['node']['items'] = [];
-      for (const row of c.rows) {
-        if (items.length >= TREE_MAX_TRACKS) break;
-        const provider = scope.gen.maps.providerOf(scope.serverId, row);
-        const m = provider ? scope.metaAt(row) : undefined;
-        if (!provider || !m) continue;
-        items.push({ id: provider, name: m.title ?? provider, type: 'track', children_count: 0, hyperbolic_radius: round6(ballRadius(ball, row)), author: m.artist, album: m.album });
-      }
-      return { node: { id: nodeId, name: `${genre} ${Number(cluster) + 1}`, type: 'folder', children_count: c.rows.length, parent_id: enc('genre', mood!, genre!), items } };
-    }
-    throw unknown();
+    return treeNode(scope, ball, await this.treeOf(scope, ball), nodeId);
   }
 
   /**
@@ -447,56 +372,15 @@ export class HyperbolicService {
     };
   }
 
-  /** The scope's server's tree (cached per server, generation and availability mask). */
+  /** The scope's server's tree (cached per server, generation and availability mask; hyperbolic-tree.ts `buildTree`). */
   private async treeOf(scope: RequestScope, ball: PoincareBall): Promise<Tree> {
     const key = scope.serverId ?? '';
-    const mask = scope.maskNow();
     const hit = this.trees.get(key);
-    if (hit && hit.gen === scope.gen && hit.mask === mask) return hit;
-    const groups = new Map<string, Map<string, number[]>>();
-    mask.forEachRow((row) => {
-      if (!scope.gen.maps.providerOf(scope.serverId, row)) return;
-      const m = scope.metaAt(row);
-      if (!m) return;
-      const mood = topMoodOf(m.otherFeatures) ?? 'untagged';
-      const genre = topGenreOf(m.moodVector) ?? 'no genre';
-      let g = groups.get(mood);
-      if (!g) groups.set(mood, (g = new Map()));
-      let rows = g.get(genre);
-      if (!rows) g.set(genre, (rows = []));
-      rows.push(row);
-    });
-    const moods = new Map<string, Map<string, TreeCluster[]>>();
-    for (const [mood, g] of groups) {
-      const out = new Map<string, TreeCluster[]>();
-      for (const [genre, rows] of g) out.set(genre, await this.cluster(ball, rows));
-      moods.set(mood, out);
-    }
-    const tree: Tree = { gen: scope.gen, mask, moods };
+    if (hit && hit.gen === scope.gen && hit.mask === scope.maskNow()) return hit;
+    const tree = await buildTree(scope, ball);
     this.trees.delete(key);
     this.trees.set(key, tree);
     while (this.trees.size > TREE_CACHE_ENTRIES) this.trees.delete(this.trees.keys().next().value as string);
     return tree;
-  }
-
-  /** Splits rows into clusters (see `tree`); each cluster's rows by radius, clusters by mean radius. */
-  private async cluster(ball: PoincareBall, rows: number[]): Promise<TreeCluster[]> {
-    // The rows' radii once (a compact ball computes them on demand), not in every comparison of the sorts.
-    const radius = new Map<number, number>();
-    for (const row of rows) radius.set(row, ballRadius(ball, row));
-    const byRadius = (xs: number[]) => xs.sort((x, y) => radius.get(x)! - radius.get(y)! || x - y);
-    const k = Math.min(TREE_MAX_CLUSTERS, Math.ceil(rows.length / TREE_CLUSTER_SIZE));
-    const meanR = (xs: number[]) => xs.reduce((s, r) => s + radius.get(r)!, 0) / Math.max(1, xs.length);
-    if (k <= 1) return [{ rows: byRadius(rows), meanRadius: meanR(rows) }];
-    const d = ball.dim;
-    const tangent = new Float32Array(rows.length * d);
-    rows.forEach((row, i) => tangent.set(logMap0(ballPoint(ball, row)), i * d));
-    const res = await kmeans(tangent, rows.length, d, { k, seed: 0x68797065, restarts: 1, maxIterations: 25 });
-    const groups: number[][] = Array.from({ length: k }, () => []);
-    rows.forEach((row, i) => groups[res.assignments[i]!]!.push(row));
-    return groups
-      .filter((g) => g.length > 0)
-      .map((g) => ({ rows: byRadius(g), meanRadius: meanR(g) }))
-      .sort((x, y) => x.meanRadius - y.meanRadius || x.rows[0]! - y.rows[0]!);
   }
 }

@@ -12,6 +12,7 @@ import { AddRadioCreators1734350000000 } from './1734350000000-AddRadioCreators'
 import { AddBuildRuns1734400000000 } from './1734400000000-AddBuildRuns';
 import { AddBallBasis1734500000000 } from './1734500000000-AddBallBasis';
 import { AddBuildLineage1734700000000 } from './1734700000000-AddBuildLineage';
+import { AddBuildFeedMark1734800000000 } from './1734800000000-AddBuildFeedMark';
 
 /** Migrations of the index schema, in order (registered explicitly, never globbed). */
-export const indexMigrations = [CreateIndex1732100000000, CreateIndexTables1732100000001, AddTrackFeatures1732800000000, AddSemantic1732810000001, AddSavedAlchemy1732900000000, AddQuantisedCodes1733000000000, AddReplicas1733400000000, AddMapMethod1733500000000, AddEmbedderVersions1733700000000, AddLiveDeltas1734000000000, AddRadioCreators1734350000000, AddBuildRuns1734400000000, AddBallBasis1734500000000, AddBuildLineage1734700000000];
+export const indexMigrations = [CreateIndex1732100000000, CreateIndexTables1732100000001, AddTrackFeatures1732800000000, AddSemantic1732810000001, AddSavedAlchemy1732900000000, AddQuantisedCodes1733000000000, AddReplicas1733400000000, AddMapMethod1733500000000, AddEmbedderVersions1733700000000, AddLiveDeltas1734000000000, AddRadioCreators1734350000000, AddBuildRuns1734400000000, AddBallBasis1734500000000, AddBuildLineage1734700000000, AddBuildFeedMark1734800000000];
