@@ -7,7 +7,7 @@ import { consumeTrackRequests } from './bus/track-requested.consumer';
 import type { AnalysisConfig } from './config';
 import { AnalysisRunService, type AnalysisRunOptions } from './domain/analysis-run.service';
 import { ChangeWatchService, type ChangeWatchOptions, type WatchCataloguePort } from './domain/change-watch.service';
-import { DefaultEmbedder } from './domain/audio/embedder';
+import { AnalysisThreadPool } from './domain/audio/cpu-pool';
 import { ExclusionService } from './domain/exclusions.service';
 import { ReferenceVectorService } from './domain/reference-vector.service';
 import type { CataloguePort, IndexPort, MediaClientFactory, RegistryPort } from './domain/ports';
@@ -118,7 +118,10 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     settings: runSettings,
     ...deps.runOptions,
   });
-  const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, new DefaultEmbedder(), rt.logger.child({ component: 'TrackProcessor' }), undefined, learned, () => settings.number('TOP_N_MOODS', SERVICE_DEFAULTS.topNMoods));
+  const concurrency = deps.concurrency ?? 2;
+  // The per-song DSP runs on these threads (started at the first track), one per track in flight by default.
+  const cpu = new AnalysisThreadPool(config.analysisCpuThreads ?? concurrency, rt.logger.child({ component: 'AnalysisThreadPool' }));
+  const processor = new TrackProcessor(registry, catalogue, runs, clientFactory, cpu, rt.logger.child({ component: 'TrackProcessor' }), undefined, learned, () => settings.number('TOP_N_MOODS', SERVICE_DEFAULTS.topNMoods));
   const lyricsBackfill = new LyricsBackfillService(catalogue, registry, clientFactory, rt.bus, rt.logger.child({ component: 'LyricsBackfill' }));
   const watch = new ChangeWatchService(new ChangeWatchRepository(rt.ds), runs, registry, catalogue, clientFactory, rt.bus, rt.logger.child({ component: 'ChangeWatch' }), {
     tickMs: config.changeWatchTickMs || undefined,
@@ -135,7 +138,7 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
   rt.onStart(async () => {
     // Before consuming, so the first tracks already get tags when the model is installed.
     await learned.load();
-    consumers.push(await consumeTrackRequests(rt.bus, processor, deps.concurrency ?? 2, rt.metrics, rt.logger.child({ component: 'TrackConsumer' })));
+    consumers.push(await consumeTrackRequests(rt.bus, processor, concurrency, rt.metrics, rt.logger.child({ component: 'TrackConsumer' })));
     consumers.push(await consumeCancelRequests(rt.bus, service));
     // Any replica resumes a run whose coordinator's lease expired (died, lost the database, stopped).
     service.host.startScanning();
@@ -145,13 +148,14 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
   rt.onStop(async () => {
     // Graceful shutdown: stop coordinating (the lease is handed back so another replica resumes at
     // once), stop taking tracks; in-flight tracks finish and are acked (or, past the grace period,
-    // are redelivered by the broker when the connection closes).
+    // are redelivered by the broker when the connection closes). The CPU threads end once no track uses them.
     await service.host.stop();
     await watch.stop();
     for (const c of consumers) await c.stop();
+    await cpu.close();
     await lyricsBackfill.stop();
     learned.dispose();
   });
-  return { name: 'analysis-worker', runtime: rt, http: rt.app, service, watch, processor, runs, lyricsBackfill, learned, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
+  return { name: 'analysis-worker', runtime: rt, http: rt.app, service, watch, processor, cpu, runs, lyricsBackfill, learned, start: () => rt.start(), stop: () => rt.stop(), listen: (port?: number, host?: string) => rt.listen(port, host) };
 }
 export type AnalysisService = ReturnType<typeof buildAnalysis>;

@@ -11,6 +11,8 @@
  * - MusiCNN: `MusicnnAnalyser` (float or int8, ONNX Runtime or tfjs), its mel front end and patch layout,
  *   the fusion embedding (`FusionEmbedder`), the learned tag heads, the ONNX graph builder and runtime
  *   loader, the weight-file reader, and the worker's defaults (`DEFAULT_MUSICNN_PATCHES`, `DEFAULT_MUSICNN_PRECISION`).
+ * - The per-song DSP off the event loop: `AnalysisThreadPool` (worker threads running the dsp-v1 analysis and the
+ *   recording fingerprint, `recordingFingerprint` inline).
  * Shapes, units and errors are documented on each export.
  */
 export { ANALYSIS_PARAMS, FrameAnalyser, type AudioAnalysis } from './domain/audio/analysis';
@@ -19,6 +21,8 @@ export { DSP_V1_BLOCKS, DSP_V1_DIMENSIONS, dspV1RawFeatures } from './domain/aud
 export { DSP_V1_NORMALISATION } from './domain/audio/dsp-v1-normalisation';
 export { computeNormalisation, reliabilityWeights, type NormalisationConstants } from './domain/audio/normalisation';
 export { DefaultEmbedder, unweightedNormalise } from './domain/audio/embedder';
+export { AnalysisThreadError, AnalysisThreadPool, type PcmHolder, type TrackCpu } from './domain/audio/cpu-pool';
+export { recordingFingerprint } from './domain/audio/landmark-print';
 export { computeChromaprint, parseFpcalcJson, ChromaprintError, type Chromaprint, type ChromaprintOptions } from './domain/audio/chromaprint';
 export { MUSICNN_FILES, MusicnnAnalyser, musicnnPath, type MusicnnBackendPreference, type MusicnnOptions, type MusicnnPrecision } from './domain/musicnn/analyser';
 export { MUSICNN_INPUT, MusicnnMelFrontend, centredFrameCount, uncentredFrameCount, patchFrameRanges, patchStarts, patchTensorData } from './domain/musicnn/mel';

@@ -8,12 +8,15 @@ import { writeFile } from 'node:fs/promises';
 import type { AnalysisTrackRequested, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
 import { createLogger } from '@polyphony/platform';
 import { syntheticNotesPcm, wavBytes } from '@polyphony/testkit';
-import { DefaultEmbedder } from './audio/embedder';
+import { AnalysisThreadPool } from './audio/cpu-pool';
 import type { CataloguePort, MediaClientFactory, RegistryPort, TrackClaimStore, TrackOutcome } from './ports';
 import { TrackProcessor } from './track-processor';
 
 describe('a mapped file changed in place (TrackProcessor)', () => {
   jest.setTimeout(60_000);
+  // The per-song DSP runs on a real CPU thread, as in the service.
+  const cpu = new AnalysisThreadPool(1);
+  afterAll(() => cpu.close());
   const wav = wavBytes(syntheticNotesPcm(11, 12));
   const requests: ResolveIdentityRequest[] = [];
   const outcomes: Array<[string, TrackOutcome, string | undefined]> = [];
@@ -42,7 +45,7 @@ describe('a mapped file changed in place (TrackProcessor)', () => {
     claimTrack: async () => ({ state: 'absent' }),
     recordOutcome: async (_t: string, _s: string, id: string, outcome: TrackOutcome, itemId?: string) => void outcomes.push([id, outcome, itemId]),
   } as unknown as TrackClaimStore;
-  const processor = new TrackProcessor(registry, catalogue, runs, clients, new DefaultEmbedder(), createLogger({ service: 'test', level: 'error' }));
+  const processor = new TrackProcessor(registry, catalogue, runs, clients, cpu, createLogger({ service: 'test', level: 'error' }));
   const message = (id: string, over: Partial<AnalysisTrackRequested> = {}, stamp: string | null = 'size:2048'): AnalysisTrackRequested => ({
     taskId: 'batch-1',
     serverId: 'srv',

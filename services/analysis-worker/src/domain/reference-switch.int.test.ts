@@ -16,7 +16,7 @@ import type { DataSource } from 'typeorm';
 import { analysisMigrations } from '../store/migrations';
 import { RunRepository } from '../store/run.repository';
 import { decodeToPcm } from './audio/decode';
-import { DefaultEmbedder } from './audio/embedder';
+import { AnalysisThreadPool } from './audio/cpu-pool';
 import { wesnoth } from './audio/__tests__/wesnoth';
 import { LearnedModel } from './musicnn/model-state';
 import { cosineSimilarity } from './musicnn/reference-vector';
@@ -30,6 +30,7 @@ const d = present ? describe : describe.skip;
 d('a new file while the catalogue serves the reference vectors (real analysis, stand-in catalogue)', () => {
   jest.setTimeout(300_000);
   const STEM = 'elf-land';
+  const cpu = new AnalysisThreadPool(1);
   const serverId = 'srv-switch';
   let db: TestDatabase;
   let ds: DataSource;
@@ -64,10 +65,11 @@ d('a new file while the catalogue serves the reference vectors (real analysis, s
       storeLearned: async () => undefined,
     } as unknown as CataloguePort;
     const clients = (() => ({ downloadTrack: (_id: string, dest: string) => copyFile(wesnoth(STEM), dest) })) as unknown as MediaClientFactory;
-    processor = new TrackProcessor(registry, catalogue, runs, clients, new DefaultEmbedder(), logger, undefined, learned);
+    processor = new TrackProcessor(registry, catalogue, runs, clients, cpu, logger, undefined, learned);
     processor.claimWaitMs = 0;
   });
   afterAll(async () => {
+    await cpu.close();
     learned?.analyser?.dispose();
     await ds?.destroy();
     await db?.drop();

@@ -18,11 +18,12 @@ import { createTestDatabase, mountTmpfs, syntheticNotesPcm, unmountTmpfs, wavByt
 import type { DataSource } from 'typeorm';
 import { analysisMigrations } from '../store/migrations';
 import { RunRepository } from '../store/run.repository';
-import { DefaultEmbedder } from './audio/embedder';
+import { AnalysisThreadPool } from './audio/cpu-pool';
 import type { CataloguePort, MediaClientFactory, RegistryPort } from './ports';
 import { TempDirectoryFullError, TrackProcessor } from './track-processor';
 
 describe('analysis temp directory full (a real small tmpfs)', () => {
+  const cpu = new AnalysisThreadPool(1);
   jest.setTimeout(120_000);
   let db: TestDatabase;
   let ds: DataSource;
@@ -67,10 +68,11 @@ describe('analysis temp directory full (a real small tmpfs)', () => {
         return spy;
       },
     });
-    processor = new TrackProcessor(registry, catalogue, runs, clients, new DefaultEmbedder(), spy, mount);
+    processor = new TrackProcessor(registry, catalogue, runs, clients, cpu, spy, mount);
     processor.claimWaitMs = 0;
   });
   afterAll(async () => {
+    await cpu.close();
     await ds?.destroy();
     await db?.drop();
     unmountTmpfs(mount);

@@ -10,7 +10,7 @@ import { createTestDatabase, migratedDataSource, type TestDatabase } from '@poly
 import type { DataSource } from 'typeorm';
 import { analysisMigrations } from '../store/migrations';
 import { RunRepository } from '../store/run.repository';
-import { DefaultEmbedder } from './audio/embedder';
+import { AnalysisThreadPool } from './audio/cpu-pool';
 import type { CataloguePort, MediaClientFactory, RegistryPort } from './ports';
 import { TrackBusyError, TrackProcessor } from './track-processor';
 
@@ -33,6 +33,7 @@ class HeldDownload {
 }
 
 describe('track claims (PostgreSQL)', () => {
+  const cpu = new AnalysisThreadPool(1);
   let db: TestDatabase;
   let ds: DataSource;
   let runs: RunRepository;
@@ -51,6 +52,7 @@ describe('track claims (PostgreSQL)', () => {
     runId = (await runs.tasks.create('coordinator', 600_000)).run.id;
   });
   afterAll(async () => {
+    await cpu.close();
     await ds?.destroy();
     await db?.drop();
   });
@@ -59,7 +61,7 @@ describe('track claims (PostgreSQL)', () => {
     const registry = { getServer: async () => ({ id: serverId, connection: {} }) } as unknown as RegistryPort;
     const catalogue = { mappedProviderIds: async () => new Set<string>() } as unknown as CataloguePort;
     const clients = (() => ({ downloadTrack: held.download })) as unknown as MediaClientFactory;
-    processor = new TrackProcessor(registry, catalogue, runs, clients, new DefaultEmbedder(), createLogger({ service: 'test', level: 'error' }));
+    processor = new TrackProcessor(registry, catalogue, runs, clients, cpu, createLogger({ service: 'test', level: 'error' }));
     processor.claimWaitMs = 0;
   });
 

@@ -6,9 +6,9 @@ import { REFERENCE_EMBEDDER_VERSION, TOP_N_MOODS, servedVersionOfMismatch, type 
 import type { MediaServerClient } from '@polyphony/media-servers';
 import { AppError, TransientError, isTransientFault, leaseRenewMs, type Logger } from '@polyphony/platform';
 import { computeChromaprint } from './audio/chromaprint';
-import { recordingFingerprint } from './audio/landmark-print';
+import { AnalysisThreadError, type PcmHolder, type TrackCpu } from './audio/cpu-pool';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
-import { DefaultEmbedder, InsufficientAudioError, MIN_AUDIO_SECONDS } from './audio/embedder';
+import { InsufficientAudioError, MIN_AUDIO_SECONDS } from './audio/embedder';
 import { fetchAndStoreLyrics, isInstrumental } from './lyrics';
 import { learnedFeatures } from './musicnn/learned';
 import type { LearnedModel } from './musicnn/model-state';
@@ -66,6 +66,10 @@ export const TRACK_CLAIM_LEASE_SECONDS = 20;
  * `mapped_existing` when it is still its song (or now a copy of another stored song) and `analyzed` when it became a
  * new song; either way `analysis.track.completed.v1` names the song it now maps to, so the live index appends it. The temp directory is removed on every path.
  * Undecodable or unreadable files are excluded until their metadata changes.
+ *
+ * The per-song DSP (dsp-v1 analysis, recording fingerprint) runs on `cpu`, the service's CPU threads
+ * (`AnalysisThreadPool`), so the event loop stays free for the routes, probes and heartbeats meanwhile; a thread that
+ * dies fails the attempt transiently (`AnalysisThreadError`: the bus retries the track).
  */
 export class TrackProcessor {
   private readonly clients = new Map<string, { at: number; client: MediaServerClient }>();
@@ -80,7 +84,8 @@ export class TrackProcessor {
     private readonly catalogue: CataloguePort,
     private readonly runs: TrackClaimStore,
     private readonly clientFactory: MediaClientFactory,
-    private readonly embedder: DefaultEmbedder,
+    /** The per-song CPU steps (dsp-v1 analysis, recording fingerprint), run off the event loop. */
+    private readonly cpu: TrackCpu,
     private readonly logger: Logger,
     private readonly tempRoot = tmpdir(),
     /** The MusiCNN model when installed (tags, moods, other features); absent = DSP only. */
@@ -191,7 +196,7 @@ export class TrackProcessor {
       const t2 = performance.now();
       let analysis;
       try {
-        analysis = this.embedder.analyseTrack(pcm.samples, pcm.sampleRate);
+        analysis = await this.cpu.analyseTrack(pcm);
       } catch (err) {
         if (err instanceof InsufficientAudioError) return this.fail(msg, err.message, 'too_short');
         throw err;
@@ -216,7 +221,7 @@ export class TrackProcessor {
         return undefined;
       });
       // The recording fingerprint (search by recording) from the same PCM; stored once the song's id is known.
-      const landmarks = this.catalogue.storeFingerprint ? this.landmarkPrint(pcm.samples, pcm.sampleRate, serverId, track.id) : undefined;
+      const landmarks = this.catalogue.storeFingerprint ? await this.landmarkPrint(pcm, serverId, track.id) : undefined;
       const t4 = performance.now();
       this.lastTimings = { downloadMs: t1 - t0, decodeMs: t2 - t1, embedMs: t3 - t2, learnedMs: t3b - t3, fingerprintMs: t4 - t3b };
       const d = analysis.descriptors;
@@ -226,9 +231,9 @@ export class TrackProcessor {
         // The learned vector when there is one, with the dsp-v1 vector as an alternate: the catalogue serves
         // whichever version covers it (docs/architecture.md "Embedder versions").
         embedding: Array.from(learnedVector ?? analysis.embedding),
-        embedderVersion: learnedVector ? fusion!.version : this.embedder.version,
-        ...(learnedVector ? { alternateEmbeddings: [{ embedderVersion: this.embedder.version, embedding: Array.from(analysis.embedding) }] } : {}),
-        activeEmbedderVersion: fusion?.version ?? this.embedder.version,
+        embedderVersion: learnedVector ? fusion!.version : this.cpu.embedderVersion,
+        ...(learnedVector ? { alternateEmbeddings: [{ embedderVersion: this.cpu.embedderVersion, embedding: Array.from(analysis.embedding) }] } : {}),
+        activeEmbedderVersion: fusion?.version ?? this.cpu.embedderVersion,
         durationSeconds: pcm.durationSeconds > 0 ? pcm.durationSeconds : undefined,
         chromaprint: print ? Array.from(print.fingerprint) : undefined,
         metadata: {
@@ -300,7 +305,7 @@ export class TrackProcessor {
       if (fusion) {
         let dsp;
         try {
-          dsp = this.embedder.analyseTrack(pcm.samples, pcm.sampleRate).embedding;
+          dsp = (await this.cpu.analyseTrack(pcm)).embedding;
         } catch (err) {
           if (err instanceof InsufficientAudioError) return this.fail(msg, err.message);
           throw err;
@@ -309,17 +314,21 @@ export class TrackProcessor {
       }
       await this.catalogue.storeLearned(itemId, embedding ? { ...learned, embedding } : learned);
       // The PCM is at hand: the song gets (or refreshes) its recording fingerprint too.
-      const landmarks = this.catalogue.storeFingerprint ? this.landmarkPrint(pcm.samples, pcm.sampleRate, serverId, track.id) : undefined;
+      const landmarks = this.catalogue.storeFingerprint ? await this.landmarkPrint(pcm, serverId, track.id) : undefined;
       if (landmarks) await this.catalogue.storeFingerprint!(itemId, landmarks);
       return this.record(msg, { outcome: 'retagged', itemId });
     });
   }
 
-  /** The recording fingerprint of decoded PCM, or undefined (logged) when it cannot be made: the song is stored without one. */
-  private landmarkPrint(samples: Float32Array, sampleRate: number, serverId: string, providerId: string) {
+  /**
+   * The recording fingerprint of decoded PCM, or undefined (logged) when it cannot be made: the song is stored without
+   * one. A CPU thread that died is not such a case: AnalysisThreadError is thrown (the attempt fails transiently).
+   */
+  private async landmarkPrint(pcm: PcmHolder, serverId: string, providerId: string) {
     try {
-      return recordingFingerprint(samples, sampleRate);
+      return await this.cpu.recordingFingerprint(pcm);
     } catch (err) {
+      if (err instanceof AnalysisThreadError) throw err;
       this.logger.warn('recording fingerprint failed; song stored without one', { serverId, providerId, err: (err as Error).message });
       return undefined;
     }
@@ -333,7 +342,7 @@ export class TrackProcessor {
    */
   private async fingerprintOnly(msg: AnalysisTrackRequested, finalAttempt: boolean, itemId: string, signal?: AbortSignal): Promise<ProcessResult> {
     return this.withMappedAudio(msg, finalAttempt, signal, async (pcm) => {
-      await this.catalogue.storeFingerprint!(itemId, recordingFingerprint(pcm.samples, pcm.sampleRate));
+      await this.catalogue.storeFingerprint!(itemId, await this.cpu.recordingFingerprint(pcm));
       return this.record(msg, { outcome: 'fingerprinted', itemId });
     });
   }

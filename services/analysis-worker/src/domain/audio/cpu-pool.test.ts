@@ -1,0 +1,110 @@
+/**
+ * The analysis CPU pool (real worker threads, a real Wesnoth song decoded by ffmpeg): the thread's dsp-v1 analysis
+ * and recording fingerprint are bit-identical to the inline calls, the PCM comes back to the caller, errors keep
+ * their class across the thread boundary, and a thread that dies fails its job transiently and is replaced.
+ */
+import { Worker } from 'node:worker_threads';
+import { isTransientFault } from '@polyphony/platform';
+import { wesnothFiles } from '@polyphony/testkit';
+import { AnalysisThreadError, AnalysisThreadPool } from './cpu-pool';
+import { decodeToPcm, type DecodedAudio } from './decode';
+import { DefaultEmbedder, InsufficientAudioError } from './embedder';
+import { recordingFingerprint } from './landmark-print';
+
+/** The bytes of a float array, to compare results bit for bit. */
+const bytes = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+
+describe('AnalysisThreadPool (worker threads, a Wesnoth song)', () => {
+  jest.setTimeout(120_000);
+  let song: DecodedAudio;
+  let pool: AnalysisThreadPool;
+
+  beforeAll(async () => {
+    song = await decodeToPcm(wesnothFiles()[0]!);
+  });
+  beforeEach(() => {
+    pool = new AnalysisThreadPool(1);
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await pool.close();
+  });
+
+  it('When a song is analysed and fingerprinted in the thread, then embedding, descriptors and landmark blob equal the inline results bit for bit, and the PCM comes back', async () => {
+    const inline = new DefaultEmbedder().analyseTrack(song.samples, song.sampleRate);
+    const inlinePrint = recordingFingerprint(song.samples, song.sampleRate);
+    const pcm = { samples: song.samples.slice(), sampleRate: song.sampleRate };
+    const lent = pcm.samples;
+
+    const threaded = await pool.analyseTrack(pcm);
+    // The caller's array was transferred (detached) and a view of the returned buffer put in its place.
+    expect(lent.length).toBe(0);
+    expect(bytes(pcm.samples).equals(bytes(song.samples))).toBe(true);
+    const threadedPrint = await pool.recordingFingerprint(pcm);
+
+    expect(threaded.embedding).toHaveLength(200);
+    expect(bytes(threaded.embedding).equals(bytes(inline.embedding))).toBe(true);
+    expect(threaded.descriptors).toEqual(inline.descriptors);
+    expect(threadedPrint).toEqual(inlinePrint);
+    expect(threadedPrint.landmarks).toBeGreaterThan(100);
+    expect(bytes(pcm.samples).equals(bytes(song.samples))).toBe(true);
+    expect(pool.threadCount).toBe(1);
+  });
+
+  it('When the audio is shorter than a second, then the thread answers InsufficientAudioError (code audio_too_short) as inline, and the PCM comes back', async () => {
+    const short = song.samples.slice(0, 8000);
+    const inline = (() => {
+      try {
+        new DefaultEmbedder().analyseTrack(short, 16000);
+      } catch (err) {
+        return err as InsufficientAudioError;
+      }
+    })();
+    const pcm = { samples: short.slice(), sampleRate: 16000 };
+    const err = await pool.analyseTrack(pcm).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InsufficientAudioError);
+    expect(inline).toBeInstanceOf(InsufficientAudioError);
+    expect((err as InsufficientAudioError).code).toBe('audio_too_short');
+    expect((err as InsufficientAudioError).message).toBe(inline!.message);
+    expect(isTransientFault(err)).toBe(false);
+    expect(bytes(pcm.samples).equals(bytes(short))).toBe(true);
+  });
+
+  it('When the sample rate is not 16 kHz, then the fingerprint fails with a RangeError as inline, not a thread error', async () => {
+    const pcm = { samples: song.samples.slice(0, 44100 * 3), sampleRate: 44100 };
+    const err = await pool.recordingFingerprint(pcm).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RangeError);
+    expect((err as Error).message).toMatch(/16000 Hz/);
+    expect(err).not.toBeInstanceOf(AnalysisThreadError);
+  });
+
+  it('When the thread dies during a job, then the job fails with a transient AnalysisThreadError and the next job runs on a new thread', async () => {
+    const workers: Worker[] = [];
+    const post = Worker.prototype.postMessage;
+    jest.spyOn(Worker.prototype, 'postMessage').mockImplementation(function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+      workers.push(this);
+      post.apply(this, args);
+      // The first job's thread dies while it works (as an out-of-memory thread would).
+      if (workers.length === 1) void this.terminate();
+    });
+    const pcm = { samples: song.samples.slice(), sampleRate: song.sampleRate };
+    const err = await pool.analyseTrack(pcm).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AnalysisThreadError);
+    expect(isTransientFault(err)).toBe(true);
+    expect(pool.threadCount).toBe(0);
+
+    const again = { samples: song.samples.slice(), sampleRate: song.sampleRate };
+    const analysis = await pool.analyseTrack(again);
+    expect(analysis.embedding).toHaveLength(200);
+    expect(workers).toHaveLength(2);
+    expect(workers[1]).not.toBe(workers[0]);
+    expect(pool.threadCount).toBe(1);
+  });
+
+  it('When the pool is closed, then a new job fails with AnalysisThreadError instead of starting a thread', async () => {
+    await pool.close();
+    const err = await pool.recordingFingerprint({ samples: song.samples.slice(0, 32000), sampleRate: 16000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AnalysisThreadError);
+    expect(pool.threadCount).toBe(0);
+  });
+});
