@@ -25,7 +25,8 @@
  * does not inflate it. Usage: node bench/dist/landmarks/recording-search.js [--queries 30] [--scale 100000] [--lengths 5,10,20]
  * [--cell-queries "10:noise 10 dB + band-pass=400"] [--outside N] [--speech N] [--outcomes FILE] [--pcm-cache DIR]
  * [--seed 42] (the clip draw) [--variants "storeDt=63,queryDt=63;storePeaks=4,storeFan=4;storeBand=350-3200"] (stored/query
- * density, the stored peaks' band in Hz, and matcher settings on the same clips) [--verify K] (each clip's first K
+ * density, the stored peaks' band in Hz, the peak neighbourhood, and matcher settings on the same clips; keys in `variant-spec.ts`)
+ * [--base SPEC] (the run's own settings in the same keys: the default pass, the variants and the scale pass start from them) [--verify K] (each clip's first K
  * results' peak agreement, `verify.ts`, written to the `--outcomes` file). Every cell is printed twice: `accuracy` counts only the clip's own song as right,
  * `accuracySameRecordingRight` also an answer that holds the clip's material (`same-recording.ts`; its checks and the
  * library's song pairs sharing material are printed under `sameRecording`).
@@ -36,9 +37,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { changeSpeed, encodeLandmarks, extractLandmarks, extractPeaks, FRAME_SECONDS, peakAgreement, LANDMARK_PARAMS, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, type Density, type Landmarks, type LandmarkIndexOptions, type MatchOptions, rmsDb } from '@polyphony/landmarks';
+import { changeSpeed, encodeLandmarks, extractLandmarks, extractPeaks, FRAME_SECONDS, peakAgreement, LANDMARK_PARAMS, LandmarkIndex, LandmarkMatcher, MATCH_DEFAULTS, type Landmarks, type MatchOptions, rmsDb } from '@polyphony/landmarks';
 import { mulberry32 } from '@polyphony/vectors';
 import { sameRecordingPairs, sameRecordingTest } from './same-recording';
+import { applyVariantSpec, storeDiffers } from './variant-spec';
 
 const SR = LANDMARK_PARAMS.sampleRateHz;
 
@@ -186,13 +188,6 @@ function degradations(work: string): Record<string, Degrade> {
   };
 }
 
-/** Speeds 1, 1 -+ step, 1 -+ 2 step... out to +-max (the matcher's grid order), for the `step=` variant. */
-function speedGrid(step: number, max: number): number[] {
-  const out = [1];
-  for (let k = 1; k * step <= max + 1e-9; k++) out.push(+(1 - k * step).toFixed(6), +(1 + k * step).toFixed(6));
-  return out;
-}
-
 function percentile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
@@ -232,7 +227,7 @@ function main(): void {
   const lengths = arg('lengths', '5,10,20').split(',').map(Number);
   // Optional: only these degradations (comma-separated names as printed), and matcher options to compare.
   const kinds = process.argv.includes('--kinds') ? new Set(arg('kinds', '').split(',')) : null;
-  const matchOptions = {
+  const cliMatch: MatchOptions = {
     ...(process.argv.includes('--shifts') ? { shifts: Number(arg('shifts', '1')) } : {}),
     ...(process.argv.includes('--grid-shifts') ? { gridShifts: Number(arg('grid-shifts', '1')) } : {}),
     ...(process.argv.includes('--speeds1') ? { speeds: [1] } : {}),
@@ -240,7 +235,12 @@ function main(): void {
   };
   const skipOutside = process.argv.includes('--no-outside');
   const warmup = Number(arg('warmup', '0'));
-  const indexOptions = process.argv.includes('--stop') ? { stopFraction: Number(arg('stop', '0')) } : {};
+  const cliIndex = process.argv.includes('--stop') ? { stopFraction: Number(arg('stop', '0')) } : {};
+  // `--base "storePeaks=4,storeDt=63,queryDt=63"`: the run's own settings (keys as in --variants), so the default
+  // pass, the scale pass and every variant start from them instead of LANDMARK_PARAMS / MATCH_DEFAULTS.
+  const base = applyVariantSpec(arg('base', ''), { store: { ...LANDMARK_PARAMS.store }, match: cliMatch, index: cliIndex });
+  const matchOptions = base.match;
+  const indexOptions = base.index;
   const work = mkdtempSync(path.join(tmpdir(), 'landmarks-bench-'));
   const libraryDirs = ['/usr/share/games/wesnoth/1.16/data/core/music', '/usr/share/scummvm/drascula/audio', '/usr/share/games/warzone2100/music'];
   const outsideDirs = ['/usr/share/singularity/music', '/usr/share/games/singularity/music', '/usr/share/hyperrogue/music', '/usr/share/games/hyperrogue/music'];
@@ -267,7 +267,7 @@ function main(): void {
   let seconds = 0;
   for (const song of library) {
     const t0 = process.cpuUsage();
-    const lm = extractLandmarks(song.pcm);
+    const lm = extractLandmarks(song.pcm, base.store);
     const du = process.cpuUsage(t0);
     cpuMs += (du.user + du.system) / 1000;
     bytes += encodeLandmarks(lm).length;
@@ -441,6 +441,7 @@ function main(): void {
     corpus: { library: library.length, outsideSongs: outside.length, speech: speech !== null, skippedFolders: skipped, undecodable },
     fingerprint,
     defaults: MATCH_DEFAULTS,
+    base: { spec: arg('base', ''), store: base.store },
     matchOptions,
     indexOptions,
     library: { indexBytes: small.bytes, postings: small.size, stopped: small.stopped, ...summarise(res, MATCH_DEFAULTS.minVotes, MATCH_DEFAULTS.minLead), latencyMs: latency(res) },
@@ -457,31 +458,8 @@ function main(): void {
   if (process.argv.includes('--variants')) {
     const variants: Record<string, unknown> = {};
     for (const spec of arg('variants', '').split(';').filter(Boolean)) {
-      const mo: MatchOptions = { ...matchOptions };
-      const io: LandmarkIndexOptions = { ...indexOptions };
-      // Stored and query densities: storePeaks/storeFan/storeDt (the library fingerprinted again), queryPeaks/queryFan/queryDt.
-      const sd: Density = { ...LANDMARK_PARAMS.store };
-      const qd: Density = { ...LANDMARK_PARAMS.query };
-      for (const kv of spec.split(',')) {
-        const [k, v] = kv.split('=') as [string, string];
-        if (k === 'storePeaks') sd.peaksPerSecond = Number(v);
-        else if (k === 'storeFan') sd.fanOut = Number(v);
-        else if (k === 'storeDt') sd.maxDt = Number(v);
-        else if (k === 'storeBand') [sd.peakMinBin, sd.peakMaxBin] = v.split('-').map((hz) => Math.round(Number(hz) / (SR / LANDMARK_PARAMS.nFft))) as [number, number];
-        else if (k === 'queryDt') (mo.query = qd).maxDt = Number(v);
-        else if (k === 'queryPeaks') (mo.query = qd).peaksPerSecond = Number(v);
-        else if (k === 'queryFan') (mo.query = qd).fanOut = Number(v);
-        else if (k === 'shifts') mo.shifts = Number(v);
-        else if (k === 'stop') io.stopFraction = Number(v);
-        else if (k === 'exit') [mo.earlyExitVotes, mo.earlyExitLead] = v.split('/').map(Number) as [number, number];
-        else if (k === 'speeds1') mo.speeds = [1];
-        else if (k === 'gridShifts') mo.gridShifts = Number(v);
-        else if (k === 'resample') mo.gridResample = v !== '0';
-        else if (k === 'together') mo.gridTogether = v !== '0';
-        else if (k === 'refine') mo.gridRefine = Number(v);
-        else if (k === 'step') mo.speeds = speedGrid(Number(v) / 100, 0.02);
-      }
-      const storeChanged = sd.peaksPerSecond !== LANDMARK_PARAMS.store.peaksPerSecond || sd.fanOut !== LANDMARK_PARAMS.store.fanOut || sd.maxDt !== undefined || sd.peakMinBin !== undefined;
+      const { store: sd, match: mo, index: io } = applyVariantSpec(spec, base);
+      const storeChanged = storeDiffers(sd, base.store);
       const storedV = storeChanged ? library.map((song) => extractLandmarks(song.pcm, sd)) : stored;
       const bytesV = storeChanged ? Math.round((storedV.reduce((a, lm) => a + encodeLandmarks(lm).length, 0) / seconds) * 240) : fingerprint.bytesPer4MinuteSong;
       const ix = LandmarkIndex.build(() => storedV.map((lm, row) => [row, lm] as const), io);
@@ -558,21 +536,12 @@ function main(): void {
     const perVariant: Record<string, unknown> = {};
     for (const v of scaleVariants) {
       // A variant may carry matcher settings after a '+': `file+gridShifts=1` (keys as in --variants: gridShifts, shifts, exit, step, together, refine).
-      const [base, ...mods] = v.split('+') as [string, ...string[]];
-      if (base === 'file' && big.resident) {
+      const [baseV, ...mods] = v.split('+') as [string, ...string[]];
+      if (baseV === 'file' && big.resident) {
         big = big.toFile(onFileDir);
         gc?.();
       }
-      const options: MatchOptions = base === 'resample' ? { ...matchOptions, gridResample: true } : { ...matchOptions };
-      for (const kv of mods) {
-        const [k, val] = kv.split('=') as [string, string];
-        if (k === 'gridShifts') options.gridShifts = Number(val);
-        else if (k === 'shifts') options.shifts = Number(val);
-        else if (k === 'exit') [options.earlyExitVotes, options.earlyExitLead] = val.split('/').map(Number) as [number, number];
-        else if (k === 'step') options.speeds = speedGrid(Number(val) / 100, 0.02);
-        else if (k === 'together') options.gridTogether = val !== '0';
-        else if (k === 'refine') options.gridRefine = Number(val);
-      }
+      const options = applyVariantSpec(mods.join(','), { ...base, match: baseV === 'resample' ? { ...matchOptions, gridResample: true } : { ...matchOptions } }).match;
       const matcher = new LandmarkMatcher(big);
       const resV = run(big, scale, options, subset);
       if (process.argv.includes('--outcomes')) writeFileSync(`${arg('outcomes', '')}.scale-${v.replace(/[^A-Za-z0-9=.-]/g, '_')}.json`, JSON.stringify({ library: Object.fromEntries(resV.outcomes), negatives: Object.fromEntries(resV.negatives) }));

@@ -1,5 +1,5 @@
 import { mulberry32 } from '@polyphony/vectors';
-import { decodeLandmarks, encodeLandmarks, landmarkCount } from './codec';
+import { LANDMARK_CODEC_VERSION, decodeLandmarks, encodeLandmarks, landmarkCount } from './codec';
 import { sortLandmarks } from './extract';
 
 describe('landmark codec', () => {
@@ -24,7 +24,10 @@ describe('landmark codec', () => {
 
   it('When a buffer has another version or is cut short, then decoding throws instead of returning garbage', () => {
     const bytes = encodeLandmarks({ hashes: Uint32Array.of(7, 9, 11), times: Uint16Array.of(0, 3, 40) });
-    expect(() => decodeLandmarks(Uint8Array.of(2, ...bytes.subarray(1)))).toThrow(/version/);
+    expect(bytes[0]).toBe(LANDMARK_CODEC_VERSION);
+    expect(() => decodeLandmarks(Uint8Array.of(LANDMARK_CODEC_VERSION + 1, ...bytes.subarray(1)))).toThrow(/version/);
+    // A print of an earlier codec (another extraction, same layout) is refused, not read as current landmarks.
+    for (let old = 1; old < LANDMARK_CODEC_VERSION; old++) expect(() => decodeLandmarks(Uint8Array.of(old, ...bytes.subarray(1)))).toThrow(/version/);
     expect(() => decodeLandmarks(bytes.subarray(0, bytes.length - 2))).toThrow(/truncated/);
     expect(() => decodeLandmarks(new Uint8Array(0))).toThrow(/version/);
   });

@@ -3,13 +3,17 @@ import type { Landmarks } from './extract';
 /**
  * Compact per-song storage of landmarks (what the catalogue keeps for each song).
  *
- * Layout (version 1): byte 0 = 1 (version), then a LEB128 varint count, then for each landmark in (time, hash)
+ * The version names the layout and the extraction the landmarks came from: a print of another version is not
+ * decoded (the index skips it, the analysis run's backfill re-makes it). Version 1: target zone 40 frames;
+ * version 2 (session 19): the same layout, target zone 50 frames (`LANDMARK_PARAMS.maxDt`).
+ *
+ * Layout (version 2): byte 0 = 2 (version), then a LEB128 varint count, then for each landmark in (time, hash)
  * order 3 bytes little-endian holding `hash | min(dtime, 15) << 20` (dtime = frames since the previous
  * landmark's time, the first counted from 0) and, only when dtime >= 15, a varint of `dtime - 15`. Landmarks
  * come ~5-10 per second and usually share or follow their predecessor's frame, so a landmark takes ~3 bytes:
- * a 4-minute song stores in ~4-7 KB (figures in the package README).
+ * a 4-minute song stores in ~4-8 KB (8,171 bytes on average over the bench's 94 songs; package README).
  */
-export const LANDMARK_CODEC_VERSION = 1;
+export const LANDMARK_CODEC_VERSION = 2;
 
 /** Encodes landmarks sorted by time (as `extractLandmarks` returns them); throws on unsorted input or a hash over 20 bits. */
 export function encodeLandmarks(lm: Landmarks): Uint8Array {

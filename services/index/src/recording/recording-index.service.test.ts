@@ -51,8 +51,15 @@ function generation(n: number): Generation {
 }
 
 /** The catalogue's pages over songs 0-4 (song 5 has no fingerprint until `withSong5`). */
-function source(options: { pageSize?: number; block?: Promise<void> } = {}): FingerprintSource & { withSong5(): void; pages: number } {
+function source(options: { pageSize?: number; block?: Promise<void>; staleCodec?: string } = {}): FingerprintSource & { withSong5(): void; pages: number } {
   const stored = new Map<string, string>(ids.slice(0, 5).map((id, i) => [id, blobOf(songs[i]!)]));
+  // `staleCodec`: that song's print is of the previous codec (its version byte and its page entry say so).
+  const codecOf = (itemId: string) => (itemId === options.staleCodec ? LANDMARK_CODEC_VERSION - 1 : LANDMARK_CODEC_VERSION);
+  if (options.staleCodec) {
+    const bytes = Buffer.from(stored.get(options.staleCodec)!, 'base64');
+    bytes[0] = LANDMARK_CODEC_VERSION - 1;
+    stored.set(options.staleCodec, bytes.toString('base64'));
+  }
   const src = {
     pages: 0,
     withSong5: () => stored.set(ids[5]!, blobOf(songs[5]!)),
@@ -61,11 +68,11 @@ function source(options: { pageSize?: number; block?: Promise<void> } = {}): Fin
       src.pages++;
       const keys = [...stored.keys()].sort().filter((k) => after === null || k > after);
       const page = keys.slice(0, limit);
-      return { items: page.map((itemId) => ({ itemId, codec: LANDMARK_CODEC_VERSION, blob: stored.get(itemId)! })), next: page.length === limit && keys.length > limit ? page[page.length - 1]! : null };
+      return { items: page.map((itemId) => ({ itemId, codec: codecOf(itemId), blob: stored.get(itemId)! })), next: page.length === limit && keys.length > limit ? page[page.length - 1]! : null };
     },
     async fingerprint(itemId: string): Promise<StoredFingerprint | undefined> {
       const blob = stored.get(itemId);
-      return blob === undefined ? undefined : { itemId, codec: LANDMARK_CODEC_VERSION, landmarks: 0, seconds: 40, blob };
+      return blob === undefined ? undefined : { itemId, codec: codecOf(itemId), landmarks: 0, seconds: 40, blob };
     },
   };
   return src;
@@ -99,6 +106,18 @@ describe('RecordingIndexService', () => {
     expect(onB[0]).toMatchObject({ item_id: 'b3', identified: true });
     // n_results bounds the rows.
     expect(await service.search(new RequestScope(gen, 'A', deps), clip, 1)).toHaveLength(1);
+  });
+
+  it('When a song\'s stored print is of an earlier codec, then the index leaves it out (not counted, never answered) until the backfill re-makes it', async () => {
+    const gen = generation(8);
+    const service = new RecordingIndexService(new IndexState(gen), source({ staleCodec: ids[4] }), deps, LIMITS, logger);
+    const scope = new RequestScope(gen, 'A', deps);
+    expect(await service.warmup(scope)).toMatchObject({ status: 'ready', fingerprinted_songs: 4 });
+    const results = await service.search(scope, songs[4]!.slice(12 * SR, 22 * SR), 100);
+    expect(results.find((r) => r.item_id === 'a4')).toBeUndefined();
+    expect(results[0]?.identified ?? false).toBe(false);
+    // The current songs are still found.
+    expect((await service.search(scope, songs[3]!.slice(12 * SR, 22 * SR), 100))[0]).toMatchObject({ item_id: 'a3', identified: true });
   });
 
   it('When the postings exceed the resident budget, then they live in an unlinked file, memory_bytes drops by their size and the answers are the same', async () => {
