@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import { Client } from 'pg';
 import { createBus, createLogger, type Bus } from '@polyphony/platform';
-import { createTestDatabase, type TestDatabase, FakePeers, syntheticSongs, toSnapshotTrack } from '@polyphony/testkit';
+import { createTestDatabase, type TestDatabase, FakePeers, syntheticLearned, syntheticSongs, toSnapshotTrack } from '@polyphony/testkit';
+import { FEATURE_COLUMNS } from '../src/semantic/vocabulary';
+import * as columnFill from '../src/semantic/column-fill';
 import { buildIndex, loadIndexConfig, type IndexService } from '../src';
 import type { Generation } from '../src/core/generation';
 import type { RebuildOutcome } from '../src/generation/build-run';
@@ -28,7 +30,8 @@ const svcs: IndexService[] = [];
 function addSongs(from: number, to: number): void {
   songs(to).forEach((s, i) => {
     if (i < from) return;
-    const { mappings: _m, ...song } = toSnapshotTrack(s, []);
+    // Every other song carries MusiCNN tags (the text search's columns); the rest are untagged.
+    const { mappings: _m, ...song } = toSnapshotTrack(s, [], i % 2 === 0 ? syntheticLearned(i) : undefined);
     peers.addSong(song);
     peers.map('srv-a', s.itemId, `p-${i}`, `ar-${s.artist}`);
     if (i % 3 === 0) peers.map('srv-b', s.itemId, `b-${i}`, `br-${s.artist}`);
@@ -99,6 +102,14 @@ function describeGeneration(g: Generation) {
   return { size: g.index.size, nlist: g.index.nlist, centroids: b64(parts.centroids), quantiser: JSON.stringify(q.quantiser.toParams()), pca: g.pca ? b64(g.pca.axes) : null, rows, artists, links, embedder: g.embedderVersion };
 }
 
+/** The text search's table of a generation (every row's columns, tagged flags, tempo, energy, column ranges). */
+async function describeSemantic(svc: IndexService, g: Generation) {
+  const t = await svc.semantic.table(g);
+  const rows = [];
+  for (let r = 0; r < t.size; r++) rows.push([g.index.idOf(r), t.tagged[r], Array.from({ length: FEATURE_COLUMNS }, (_, c) => t.raw(r, c))]);
+  return { size: t.size, taggedCount: t.taggedCount, low: b64(t.low), high: b64(t.high), tempo: b64(t.tempoColumn()), energy: b64(t.energyColumn()), rows };
+}
+
 /** The catalogue copy (`index.tracks`) without the build marks. */
 async function copyRows(db: TestDatabase): Promise<unknown[]> {
   const c = new Client({ connectionString: db.url });
@@ -127,18 +138,27 @@ test('a rebuild from the change feed gives the generation and catalogue copy a f
   const other = [...syntheticSongs(1, { songsPerArtist: PER_ARTIST, songsPerAlbum: 5, seed: 99 })][0]!;
   const { mappings: _n, ...movedSong } = toSnapshotTrack({ ...moved, vector: other.vector }, []);
   peers.addSong(movedSong);
-  const { mappings: _m, ...retitled } = toSnapshotTrack({ ...all[42]!, title: 'A new title' }, []);
+  const { mappings: _m, ...retitled } = toSnapshotTrack({ ...all[42]!, title: 'A new title' }, [], syntheticLearned(42));
   peers.addSong(retitled);
+  // Re-tagged (new tag values) and newly tagged songs: text-search columns of changed rows.
+  const { mappings: _t, ...retagged } = toSnapshotTrack(all[44]!, [], syntheticLearned(44, 123));
+  peers.addSong(retagged);
+  const { mappings: _u, ...tagged } = toSnapshotTrack(all[45]!, [], syntheticLearned(45));
+  peers.addSong(tagged);
   peers.map('srv-b', all[30]!.itemId, 'b-30', 'br-someone-else');
   peers.unmap('srv-a', all[31]!.itemId);
   peers.removeSong(all[500]!.itemId);
   peers.removeSong(all[501]!.itemId);
 
+  const carried = jest.spyOn(columnFill, 'carriedFill');
   const a2 = await build(a);
-  // 26 songs listed (20 new, 6 changed); every other row kept unless its stored vector is not a normalisation fixed point (re-read).
+  // 28 songs listed (20 new, 8 changed); every other row kept unless its stored vector is not a normalisation fixed point (re-read).
   const d2 = a2.outcome.delta!;
-  expect(d2).toMatchObject({ listed: 26, removed: 2 });
-  expect(d2.kept + (d2.reread - d2.listed)).toBe(SONGS - 6);
+  expect(d2).toMatchObject({ listed: 28, removed: 2 });
+  expect(d2.kept + (d2.reread - d2.listed)).toBe(SONGS - 8);
+  // The text-search table of the delta build was carried from the serving generation's (not read from index.tracks).
+  expect(carried).toHaveBeenCalledTimes(1);
+  carried.mockRestore();
   expect(a2.outcome.reuse).toMatchObject({ matchedInSnapshot: true, cellsKept: true });
   expect(a2.gen.index.size).toBe(SONGS + 20 - 2);
   peers.changeFeed = false;
@@ -154,6 +174,10 @@ test('a rebuild from the change feed gives the generation and catalogue copy a f
   expect(da.rows.some((r) => r.id === all[500]!.itemId)).toBe(false);
   expect(await copyRows(dbs[0]!)).toEqual(await copyRows(dbs[1]!));
   expect(a2.outcome.deletedTracks).toBe(2);
+  // Text search: the carried table equals the one the full snapshot's pages filled, row by row.
+  const [sa, sb] = [await describeSemantic(a, a2.gen), await describeSemantic(b, b2.gen)];
+  expect(sa.taggedCount).toBeGreaterThan(400);
+  expect(sa).toEqual(sb);
 
   // A catalogue reset (a new change-log identity): the next build reads the full snapshot, and the one after that a delta again.
   peers.changeFeedCatalogue = 'a-reset-catalogue';

@@ -3,7 +3,7 @@ import { ArtistLinkCounter, type Generation } from '../core/generation';
 import { artistKey } from '../core/text';
 import { VECTOR_DIM } from '../core/track.repository';
 import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
-import { SemanticRows, seedSemanticRows } from '../semantic/column-fill';
+import { SemanticRows, seedSemanticDelta, seedSemanticRows, type SemanticDeltaSeed } from '../semantic/column-fill';
 import { encodeBallBasis } from '../hyperbolic/ball';
 import { ballBasisOf } from '../hyperbolic/ball-seed';
 import type { CellRecord } from './ports';
@@ -65,6 +65,8 @@ export class BuildRun {
   private fedMeta: TrackMetaStore | undefined;
   /** The text search's columns of the fed rows, filled from the snapshot pages (same rows as `fedMeta`; dropped with the feed). */
   private fedSemantic: SemanticRows | undefined;
+  /** After a delta snapshot: the text search's seed carried from the serving generation (delta-snapshot.ts). */
+  private deltaSemantic: SemanticDeltaSeed | undefined;
   private readonly reuse: BuildReuse;
   private activateMs: RebuildOutcome['activateMs'] = { load: 0, prepare: 0, commit: 0 };
   /** The change-feed mark taken before this build read the catalogue, and the catalogue it belongs to (snapshot-delta.ts). */
@@ -356,6 +358,7 @@ export class BuildRun {
     this.synced = this.rows.count;
     this.skipped = read.recorder!.skipped.size;
     this.removedIds = read.delta.removed;
+    this.deltaSemantic = read.semantic;
     this.deltaReport = read.delta.report;
     return true;
   }
@@ -422,7 +425,10 @@ export class BuildRun {
     let gen: Generation = { ...parts, maps, meta, ...(carried ? { ballBasis: carried } : {}) };
     // The text search's table from the columns the snapshot pages filled, not from index.tracks (fed build only).
     if (fedMeta && this.fedSemantic) seedSemanticRows(parts.index, this.fedSemantic);
+    // ...or, after a delta snapshot, carried from the serving generation's table (changed rows from their snapshot rows).
+    else if (fedMeta && this.deltaSemantic) seedSemanticDelta(parts.index, this.deltaSemantic);
     this.fedSemantic = undefined;
+    this.deltaSemantic = undefined;
     t = performance.now();
     const spans: Record<string, number> = {};
     await h.state.prepare(gen, undefined, spans);

@@ -1,5 +1,7 @@
 import type { CooperativeScheduler } from '@polyphony/vector-engine';
 import type { ArtistLinkCounter, Generation } from '../core/generation';
+import { otherFeaturesOf, tagBytesOf } from '../core/track.repository';
+import { SemanticRows, type SemanticDeltaSeed } from '../semantic/column-fill';
 import type { BuildHost, RebuildOutcome } from './build-types';
 import { LinkRecorder, mergeDelta, planDelta, type DeltaBatch, type FeedBase } from './snapshot-delta';
 
@@ -33,6 +35,8 @@ export interface DeltaRead {
   fullReason?: string;
   /** The delta that fed the build: the report, the ids that left the catalogue copy, wall ms of writing the copy. */
   delta?: { report: NonNullable<RebuildOutcome['delta']>; removed: string[]; writeMs: number };
+  /** With `delta`: the text search's seed (each new row's base row, the changed rows' columns; `seedSemanticDelta`). */
+  semantic?: SemanticDeltaSeed;
 }
 
 /**
@@ -90,13 +94,24 @@ export async function readDelta(h: BuildHost, generation: number, signal: AbortS
     h.note(`full snapshot (${plan})`);
     return { mark, recorder: rec, fullReason: plan };
   }
-  out.start(plan.kept + plan.incoming.length, prev.embedderVersion ?? undefined);
+  const total = plan.kept + plan.incoming.length;
+  out.start(total, prev.embedderVersion ?? undefined);
+  // The text search's columns: kept rows come from the serving table (by base row), changed rows from their snapshot row.
+  const semantic: SemanticDeltaSeed = { base: prev, sourceRow: new Int32Array(total), changed: new SemanticRows(total) };
+  let row = 0;
   for (const b of mergeDelta(prev, plan)) {
     if (signal.aborted) throw new Error('index build aborted');
     out.feed(b);
     for (const src of b.sources) {
-      if (typeof src === 'number') rec.copyRow(usable!.links, src);
-      else rec.row(src);
+      if (typeof src === 'number') {
+        rec.copyRow(usable!.links, src);
+        semantic.sourceRow[row] = src;
+      } else {
+        rec.row(src);
+        semantic.sourceRow[row] = -1;
+        semantic.changed.set(row, tagBytesOf(src.learned), otherFeaturesOf(src.learned)?.split(',').map(Number) ?? null, src.tempo, src.energy);
+      }
+      row++;
     }
     await scheduler.maybeYield();
   }
@@ -110,5 +125,5 @@ export async function readDelta(h: BuildHost, generation: number, signal: AbortS
   const writeMs = performance.now() - tWrite;
   const listed = answer.changed!.length;
   h.note(`delta snapshot: ${listed} songs changed since generation ${usable!.generation}, ${plan.incoming.length} rows read, ${plan.kept} kept, ${plan.removed.length} removed`);
-  return { mark, recorder: rec, delta: { report: { listed, reread: plan.reread, kept: plan.kept, removed: plan.removed.length, ms: performance.now() - t0 }, removed: plan.removed, writeMs } };
+  return { mark, recorder: rec, delta: { report: { listed, reread: plan.reread, kept: plan.kept, removed: plan.removed.length, ms: performance.now() - t0 }, removed: plan.removed, writeMs }, semantic };
 }

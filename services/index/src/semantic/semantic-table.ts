@@ -18,7 +18,7 @@ import { descriptorScore } from './descriptors';
 import { ColumnFill, OTHER_COLUMNS, takeSemanticSeed } from './column-fill';
 import { carrierBitsets, popcount, topRowsByValue } from './table-passes';
 
-export { SemanticRows, seedSemanticRows } from './column-fill';
+export { SemanticRows, seedSemanticDelta, seedSemanticRows } from './column-fill';
 import type { Descriptor } from './vocabulary';
 
 export { percentile };
@@ -267,14 +267,11 @@ export class SemanticTable {
     this.columns.append(new Uint8Array(fill.energy.buffer, fill.energy.byteOffset, size * 4));
   }
 
-  /**
-   * Builds the table of a generation from its tracks' rows.
-   * @param storage where the per-row columns live (default: in memory)
-   */
+  /** Builds the table of a generation from its tracks' rows; `storage`: where the per-row columns live (default: in memory). */
   static build(gen: Generation, rows: Iterable<SemanticRowSource>, storage: SemanticStorage = {}): SemanticTable {
     const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
     fill.add(rows);
-    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage, rowsInIdOrder(gen));
+    return SemanticTable.of(gen, fill, storage);
   }
 
   /**
@@ -286,10 +283,20 @@ export class SemanticTable {
   static async buildFromPages(gen: Generation, pages: AsyncIterable<readonly SemanticRowSource[]>, storage: SemanticStorage = {}): Promise<SemanticTable> {
     // The rows the build filled from the snapshot pages, when it did (seedSemanticRows): no read of index.tracks.
     const seeded = takeSemanticSeed(gen);
-    if (seeded) return new SemanticTable(gen.generation, gen.index.size, seeded.columnsOf(gen.index.size), (r) => gen.index.getVector(r), storage, rowsInIdOrder(gen));
+    if (seeded) return SemanticTable.of(gen, seeded.columnsOf(gen.index.size), storage);
     const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
     for await (const page of pages) fill.add(page);
+    return SemanticTable.of(gen, fill, storage);
+  }
+
+  /** The table of `gen` over the filled columns `fill` (its rows = the generation's rows; e.g. `carriedFill`'s). */
+  static of(gen: Generation, fill: ColumnFill, storage: SemanticStorage = {}): SemanticTable {
     return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage, rowsInIdOrder(gen));
+  }
+
+  /** The stored bytes of column c (`size` tag bytes, or `size` float32 other features), read once. */
+  rawColumn(c: number): ArrayBuffer {
+    return this.readColumn(this.columnSpan(c).at, this.columnSpan(c).bytes);
   }
 
   /** Posting of feature column c: tagged rows of normalised score above 0, best first (ties in row order), cut at `postingsCap`. */

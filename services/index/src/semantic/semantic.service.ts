@@ -23,6 +23,7 @@ import { dot } from '@polyphony/vectors';
 import { projectPoint } from '../maps/projection';
 import type { RankedRow, RequestScope } from '../core/scope';
 import { SemanticTable, type SemanticStorage } from './semantic-table';
+import { carriedFill, takeSemanticDeltaSeed } from './column-fill';
 import { TopScored, type ScoredRow } from './top-scored';
 import { descriptorScore } from './descriptors';
 import { thresholdTopK, type Channel, type Posting, type Source } from './postings';
@@ -94,7 +95,20 @@ export class SemanticService {
     const key = generationKey(gen);
     let t = this.tables.get(key);
     if (!t) {
-      t = SemanticTable.buildFromPages(gen, this.repo.semanticPages(), this.storage);
+      // A delta build's generation: the serving table's columns carried over when that table is at hand, else the pages.
+      const delta = takeSemanticDeltaSeed(gen);
+      const base = delta ? this.tables.get(generationKey(delta.base)) : undefined;
+      const fromPages = () => SemanticTable.buildFromPages(gen, this.repo.semanticPages(), this.storage);
+      t = (async () => {
+        if (base && delta) {
+          try {
+            return SemanticTable.of(gen, carriedFill(await base, delta, gen.index.size), this.storage);
+          } catch (err) {
+            this.logger.warn('semantic table not carried from the serving generation; reading the pages', { generation: gen.generation, err: (err as Error).message });
+          }
+        }
+        return fromPages();
+      })();
       t.catch(() => this.tables.delete(key));
       this.tables.set(key, t);
     }
