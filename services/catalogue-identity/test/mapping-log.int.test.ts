@@ -86,7 +86,7 @@ describe('mapping log (PostgreSQL, internal HTTP API)', () => {
     await c.sql(`UPDATE catalogue.mapping_log SET at = now() - interval '2 days'`);
     await c.svc.mappingLog.prune();
     expect(await c.sql(`SELECT seq FROM catalogue.mapping_log`)).toEqual([]);
-    const [{ pruned_through: mark }] = await c.sql<{ pruned_through: string }>(`SELECT pruned_through FROM catalogue.mapping_log_state`);
+    const mark = (await c.sql<{ pruned_through: string }>(`SELECT pruned_through FROM catalogue.mapping_log_state`))[0]!.pruned_through;
     expect(Number(mark)).toBeGreaterThan(0);
     const page = MappingRowsPage.parse((await c.get('/internal/mappings/rows?limit=100').expect(200)).body);
     expect(page.seq).toBe(Number(mark));
