@@ -5,7 +5,6 @@
  * fail transiently: the consumer retries it (not dead-lettered) and a new thread analyses it.
  */
 import { copyFile, writeFile } from 'node:fs/promises';
-import { Worker } from 'node:worker_threads';
 import { AnalysisTrackCompleted, RoutingKeys, type AnalysisTrackRequested, type PutFingerprintRequest } from '@polyphony/contracts';
 import { InMemoryBus, Metrics, createLogger } from '@polyphony/platform';
 import { syntheticNotesPcm, wavBytes, wesnothFiles } from '@polyphony/testkit';
@@ -13,6 +12,7 @@ import { TRACK_QUEUE, consumeTrackRequests } from '../bus/track-requested.consum
 import { AnalysisThreadPool, type PcmHolder, type TrackCpu } from './audio/cpu-pool';
 import type { CataloguePort, MediaClientFactory, RegistryPort, TrackClaimStore, TrackOutcome } from './ports';
 import { TrackProcessor } from './track-processor';
+import { killFirstThreadOnItsJob } from './audio/__tests__/thread-death';
 
 async function until(cond: () => boolean, what: string, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
@@ -101,13 +101,7 @@ describe('TrackProcessor with its DSP on CPU threads', () => {
   });
 
   it('When the CPU thread dies mid-track, then the consumer retries the track (no dead letter, no failure recorded) and a new thread analyses it', async () => {
-    const workers: Worker[] = [];
-    const post = Worker.prototype.postMessage;
-    jest.spyOn(Worker.prototype, 'postMessage').mockImplementation(function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
-      workers.push(this);
-      post.apply(this, args);
-      if (workers.length === 1) void this.terminate();
-    });
+    const workers = killFirstThreadOnItsJob();
     const processor = new TrackProcessor(registry, catalogue, runs, clients, pool, logger);
     const bus = new InMemoryBus({ retryDelayMs: 1, maxRetryDelayMs: 2 });
     const completed: string[] = [];

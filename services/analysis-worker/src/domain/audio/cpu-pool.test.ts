@@ -3,13 +3,13 @@
  * and recording fingerprint are bit-identical to the inline calls, the PCM comes back to the caller, errors keep
  * their class across the thread boundary, and a thread that dies fails its job transiently and is replaced.
  */
-import { Worker } from 'node:worker_threads';
 import { isTransientFault } from '@polyphony/platform';
 import { wesnothFiles } from '@polyphony/testkit';
 import { AnalysisThreadError, AnalysisThreadPool } from './cpu-pool';
 import { decodeToPcm, type DecodedAudio } from './decode';
 import { DefaultEmbedder, InsufficientAudioError } from './embedder';
 import { recordingFingerprint } from './landmark-print';
+import { killFirstThreadOnItsJob } from './__tests__/thread-death';
 
 /** The bytes of a float array, to compare results bit for bit. */
 const bytes = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
@@ -79,14 +79,7 @@ describe('AnalysisThreadPool (worker threads, a Wesnoth song)', () => {
   });
 
   it('When the thread dies during a job, then the job fails with a transient AnalysisThreadError and the next job runs on a new thread', async () => {
-    const workers: Worker[] = [];
-    const post = Worker.prototype.postMessage;
-    jest.spyOn(Worker.prototype, 'postMessage').mockImplementation(function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
-      workers.push(this);
-      post.apply(this, args);
-      // The first job's thread dies while it works (as an out-of-memory thread would).
-      if (workers.length === 1) void this.terminate();
-    });
+    const workers = killFirstThreadOnItsJob();
     const pcm = { samples: song.samples.slice(), sampleRate: song.sampleRate };
     const err = await pool.analyseTrack(pcm).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AnalysisThreadError);
