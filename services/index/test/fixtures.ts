@@ -67,8 +67,11 @@ export class StubHistoryClient {
   }
 }
 
-/** Builds the test world: synthetic catalogue on three servers, fake peers, fake Jellyfin, real PostgreSQL, in-process bus. */
-export async function setupFixture(): Promise<Fixture> {
+/**
+ * Builds the test world: synthetic catalogue on three servers, fake peers, fake Jellyfin, real PostgreSQL, in-process bus.
+ * `env`: index settings of every service the fixture builds (`build`'s own `env` on top).
+ */
+export async function setupFixture(fixture: { env?: Record<string, string> } = {}): Promise<Fixture> {
   const songs: SyntheticSong[] = [...syntheticSongs(BASE_SONGS, { songsPerArtist: SONGS_PER_ARTIST, songsPerAlbum: SONGS_PER_ALBUM, seed: 11 })];
   // Cover band: Artist 5's songs with a small perturbation.
   for (let j = 0; j < SONGS_PER_ARTIST; j++) {
@@ -127,7 +130,7 @@ export async function setupFixture(): Promise<Fixture> {
     conn.type === 'lyrion' ? (new StubHistoryClient(lyrionHistory) as unknown as MediaServerClient) : createMediaServerClient(conn);
   const built: IndexService[] = [];
   const build = (options: { rebuildOnStart?: boolean; env?: Record<string, string> } = {}) => {
-    const svc = buildIndex(loadIndexConfig({ DATABASE_URL: db.url, INTERNAL_SECRET: SECRET, LOG_LEVEL: 'error', ...options.env }), {
+    const svc = buildIndex(loadIndexConfig({ DATABASE_URL: db.url, INTERNAL_SECRET: SECRET, LOG_LEVEL: 'error', ...fixture.env, ...options.env }), {
       logger,
       bus,
       peers: () => ({ registry: peersUrl, catalogue: peersUrl, analysis: peersUrl, index: peersUrl, playlist: peersUrl }),
