@@ -1,7 +1,7 @@
 import type { CooperativeScheduler } from '@polyphony/vector-engine';
 import type { ArtistLinkCounter, Generation } from '../core/generation';
 import { otherFeaturesOf, tagBytesOf } from '../core/track.repository';
-import { SemanticRows, type SemanticDeltaSeed } from '../semantic/column-fill';
+import type { SemanticDeltaSeed } from '../semantic/column-fill';
 import type { BuildHost, RebuildOutcome } from './build-types';
 import { LinkRecorder, mergeDelta, planDelta, type DeltaBatch, type FeedBase } from './snapshot-delta';
 
@@ -97,7 +97,7 @@ export async function readDelta(h: BuildHost, generation: number, signal: AbortS
   const total = plan.kept + plan.incoming.length;
   out.start(total, prev.embedderVersion ?? undefined);
   // The text search's columns: kept rows come from the serving table (by base row), changed rows from their snapshot row.
-  const semantic: SemanticDeltaSeed = { base: prev, sourceRow: new Int32Array(total), changed: new SemanticRows(total) };
+  const semantic: SemanticDeltaSeed = { base: prev, sourceRow: new Int32Array(total), changed: [] };
   let row = 0;
   for (const b of mergeDelta(prev, plan)) {
     if (signal.aborted) throw new Error('index build aborted');
@@ -109,7 +109,7 @@ export async function readDelta(h: BuildHost, generation: number, signal: AbortS
       } else {
         rec.row(src);
         semantic.sourceRow[row] = -1;
-        semantic.changed.set(row, tagBytesOf(src.learned), otherFeaturesOf(src.learned)?.split(',').map(Number) ?? null, src.tempo, src.energy);
+        semantic.changed.push([row, tagBytesOf(src.learned), otherFeaturesOf(src.learned)?.split(',').map(Number) ?? null, src.tempo, src.energy]);
       }
       row++;
     }

@@ -99,53 +99,69 @@ export class SemanticRows {
   }
 }
 
-/** Seeds handed from a build to the text search, by the served index they belong to (dropped with it). */
-const seeds = new WeakMap<object, SemanticRows>();
+/**
+ * Seeds a build hands to the text search of the generation it made, by the served index they belong to (dropped with
+ * it), taken once by the table's build: `sizeOf` must equal the index's row count, and a generation with live-library
+ * rows on top (revision > 0) takes none.
+ */
+class SeedShelf<T> {
+  private readonly seeds = new WeakMap<object, T>();
+
+  constructor(private readonly sizeOf: (seed: T) => number) {}
+
+  put(index: Generation['index'], seed: T): void {
+    if (this.sizeOf(seed) === index.size) this.seeds.set(index, seed);
+  }
+
+  take(gen: Generation): T | undefined {
+    if ((gen.revision ?? 0) !== 0) return undefined;
+    const seed = this.seeds.get(gen.index);
+    if (seed === undefined || this.sizeOf(seed) !== gen.index.size) return undefined;
+    this.seeds.delete(gen.index);
+    return seed;
+  }
+}
+
+const rowSeeds = new SeedShelf<SemanticRows>((rows) => rows.size);
 
 /**
  * Hands the rows a build filled from the snapshot pages to the text search of the generation serving `index`: its
  * table is then built from them (once) instead of from `index.tracks`. `rows.size` must be the index's row count.
  */
 export function seedSemanticRows(index: Generation['index'], rows: SemanticRows): void {
-  if (rows.size === index.size) seeds.set(index, rows);
+  rowSeeds.put(index, rows);
 }
 
 /** Takes the seed of a generation as built (no live-library rows on top), once; undefined when there is none. */
 export function takeSemanticSeed(gen: Generation): SemanticRows | undefined {
-  if ((gen.revision ?? 0) !== 0) return undefined;
-  const rows = seeds.get(gen.index);
-  if (!rows || rows.size !== gen.index.size) return undefined;
-  seeds.delete(gen.index);
-  return rows;
+  return rowSeeds.take(gen);
 }
 
+/** A changed row's columns as `ColumnFill.set` takes them: row, tag bytes, other features, tempo, energy. */
+export type ChangedColumns = [row: number, tags: Uint8Array | null, other: readonly number[] | null, tempo: number | null, energy: number | null];
 
 /**
  * The text-search seed of a build fed by the catalogue's change feed (generation/delta-snapshot.ts): the new
  * generation's rows are the serving generation's kept rows (`sourceRow[row]` = the base row, in `base`) and changed
- * rows read by id, whose columns `changed` holds (`sourceRow[row]` = -1). The table is then made by carrying the base
- * table's columns over (`SemanticTable.carried`) instead of reading `index.tracks` (~26 s at 1M songs, session 19).
+ * rows read by id (`sourceRow[row]` = -1), whose columns `changed` lists. The table is then made by carrying the base
+ * table's columns over (`carriedFill`) instead of reading `index.tracks` (~26 s at 1M songs, session 19).
  */
 export interface SemanticDeltaSeed {
   base: Generation;
   sourceRow: Int32Array;
-  changed: SemanticRows;
+  changed: ChangedColumns[];
 }
 
-const deltaSeeds = new WeakMap<object, SemanticDeltaSeed>();
+const deltaSeeds = new SeedShelf<SemanticDeltaSeed>((seed) => seed.sourceRow.length);
 
 /** Hands a delta build's seed to the text search of the generation serving `index` (ignored unless it has one source per row). */
 export function seedSemanticDelta(index: Generation['index'], seed: SemanticDeltaSeed): void {
-  if (seed.sourceRow.length === index.size) deltaSeeds.set(index, seed);
+  deltaSeeds.put(index, seed);
 }
 
 /** Takes the delta seed of a generation as built (no live-library rows on top), once; undefined when there is none. */
 export function takeSemanticDeltaSeed(gen: Generation): SemanticDeltaSeed | undefined {
-  if ((gen.revision ?? 0) !== 0) return undefined;
-  const seed = deltaSeeds.get(gen.index);
-  if (!seed || seed.sourceRow.length !== gen.index.size) return undefined;
-  deltaSeeds.delete(gen.index);
-  return seed;
+  return deltaSeeds.take(gen);
 }
 
 /** What `carriedFill` reads of the serving generation's table (SemanticTable). */
@@ -158,13 +174,14 @@ export interface CarriedColumns {
 
 /**
  * The columns of a delta build's `n` rows: a kept row's (`seed.sourceRow[row]` >= 0) every column, tagged flag, tempo
- * and energy copied from its base row of `old`, a changed row's as `seed.changed` filled them from its snapshot row
- * (`ColumnFill.set` rules), so they equal a fill from `index.tracks` wherever `old`'s did. Reads each column of `old`
+ * and energy copied from its base row of `old`, a changed row's set from `seed.changed` (its snapshot row's values,
+ * `ColumnFill.set` rules), so they equal a fill from `index.tracks` wherever `old`'s did. Reads each column of `old`
  * once (from memory or its file).
  */
 export function carriedFill(old: CarriedColumns, seed: SemanticDeltaSeed, n: number): ColumnFill {
   const src = seed.sourceRow;
-  const fill = seed.changed.columnsOf(n);
+  const fill = new ColumnFill(n, () => -1);
+  for (const [row, tags, other, tempo, energy] of seed.changed) fill.set(row, tags, other, tempo, energy);
   for (let c = 0; c < FEATURE_COLUMNS; c++) {
     const raw = old.rawColumn(c);
     if (c < OTHER_OFFSET) {
