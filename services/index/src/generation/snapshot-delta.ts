@@ -1,6 +1,7 @@
 import { SNAPSHOT_BY_IDS_MAX, type SnapshotTrackBytes } from '@polyphony/contracts';
 import { normaliseInto } from '@polyphony/vectors';
 import type { ArtistLinkCounter, Generation } from '../core/generation';
+import { bufferToI32, bytesOf } from '../core/codec';
 import type { CataloguePort } from '../core/ports';
 import { artistKey } from '../core/text';
 import { snapshotVector } from '../core/track.repository';
@@ -26,8 +27,8 @@ export class LinkRecorder {
   rows = 0;
   private readonly index = new Map<string, number>();
   private readonly triples: Array<[string, string, string]> = [];
-  private offsets = new Int32Array(1025);
-  private refs = new Int32Array(1024);
+  private offsets: Int32Array = new Int32Array(1025);
+  private refs: Int32Array = new Int32Array(1024);
   private used = 0;
   readonly skipped = new Map<string, number[]>();
 
@@ -108,9 +109,8 @@ export class LinkRecorder {
     out.writeUInt32LE(LINKS_FORMAT, 0);
     out.writeUInt32LE(json.length, 4);
     json.copy(out, 8);
-    for (let r = 0; r <= this.rows; r++) out.writeInt32LE(this.offsets[r]!, jsonEnd + 4 * r);
-    const refsAt = jsonEnd + 4 * (this.rows + 1);
-    for (let i = 0; i < this.used; i++) out.writeInt32LE(this.refs[i]!, refsAt + 4 * i);
+    out.set(bytesOf(this.offsets.subarray(0, this.rows + 1)), jsonEnd);
+    out.set(bytesOf(this.refs.subarray(0, this.used)), jsonEnd + 4 * (this.rows + 1));
     return out;
   }
 
@@ -128,11 +128,9 @@ export class LinkRecorder {
     if (rec.triples.length !== j.triples.length) throw bad('repeated triples');
     rec.rows = j.rows;
     rec.used = j.used;
-    rec.offsets = new Int32Array(j.rows + 1);
-    rec.refs = new Int32Array(Math.max(1, j.used));
-    for (let r = 0; r <= j.rows; r++) rec.offsets[r] = bytes.readInt32LE(jsonEnd + 4 * r);
     const refsAt = jsonEnd + 4 * (j.rows + 1);
-    for (let i = 0; i < j.used; i++) rec.refs[i] = bytes.readInt32LE(refsAt + 4 * i);
+    rec.offsets = bufferToI32(bytes.subarray(jsonEnd, refsAt));
+    rec.refs = j.used > 0 ? bufferToI32(bytes.subarray(refsAt)) : new Int32Array(1);
     const n = rec.triples.length;
     for (let r = 0; r < j.rows; r++) if (rec.offsets[r]! > rec.offsets[r + 1]!) throw bad('row offsets not ascending');
     if (rec.offsets[0] !== 0 || rec.offsets[j.rows] !== j.used) throw bad('row offsets do not span the refs');
@@ -150,7 +148,7 @@ const LINKS_FORMAT = 0x4c4e4b31;
 
 /**
  * What a build leaves for the next build's delta (held in memory by the build task, and stored with the generation in
- * `index.builds` so that a restarted service or another replica serving the generation can take it up: delta-base.ts):
+ * `index.builds` so that a restarted service or another replica serving the generation can take it up: delta-snapshot.ts):
  * the generation, the change-feed mark taken BEFORE its snapshot was read and the catalogue that mark belongs to, its
  * row count as built (later live appends are re-read), and its link contributions.
  */
