@@ -168,14 +168,14 @@ export class Forwarder {
       out['transfer-encoding'] = 'chunked';
     }
     const base = u.pathname === '/' ? '' : u.pathname.replace(/\/+$/, '');
-    // The time-out goes in the options, not only through setTimeout below: a new socket starts with the agent's 4 s idle
-    // time-out and setTimeout replaces it only at 'connect', so an event loop that stalled 4 s between the two (an index
-    // build in the one-process stack) fired it on a healthy connection ("upstream timeout", a spurious 503). In the
-    // options, the agent gives the socket this time-out when it hands it over.
+    // The time-out goes in the options (the agent gives the socket, new or reused, this time-out when it hands it over),
+    // not through req.setTimeout: that replaced the agent's 4 s idle time-out only at 'connect', so an event loop that
+    // stalled 4 s between the two (an analysis step in the one-process stack) fired it on a healthy connection
+    // ("upstream timeout", a spurious 503). 'timeout' only reports the idle socket: the request is destroyed here.
     const up = http.request({ agent: upstreams.agent, hostname: u.hostname, port: u.port || 80, method: req.method, path: base + req.originalUrl, headers: out, timeout: UPSTREAM_TIMEOUT_MS });
     // The request leaves the replica's in-flight count when it is done: answer ended, or failed ('close' either way).
     up.once('close', release);
-    up.setTimeout(UPSTREAM_TIMEOUT_MS, () => up.destroy(Object.assign(new Error('upstream timeout'), { code: 'ETIMEDOUT' })));
+    up.on('timeout', () => up.destroy(Object.assign(new Error('upstream timeout'), { code: 'ETIMEDOUT' })));
     const onClose = () => {
       if (!res.writableFinished) up.destroy();
     };
