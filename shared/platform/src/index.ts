@@ -19,3 +19,4 @@ export * from './routes';
 export * from './settings-reader';
 export * from './peer-client';
 export * from './snapshot-stream';
+export { moduleFile, startModuleWorker } from './worker-thread';

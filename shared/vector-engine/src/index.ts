@@ -41,4 +41,4 @@ export { IvfWorkerPool, type WorkerJobHandler, type WorkerJobs } from './ivf/wor
 export { acquireKernelMemory, drainKernelMemoryPool, releaseKernelMemory, setSimdKernelsEnabled, simdKernelsAvailable, KernelMemory } from './simd/kernels';
 export { ByteLog } from './storage/byte-log';
 export { DEFAULT_INDEX_FILE_DIR } from './storage/unlinked-file';
-export { moduleFile, startModuleWorker } from './worker-thread';
+export { moduleFile, startModuleWorker } from '@polyphony/platform';

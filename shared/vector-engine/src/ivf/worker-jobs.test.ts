@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { IvfWorkerPool } from './worker-pool';
-import { moduleFile } from '../worker-thread';
+import { moduleFile } from '@polyphony/platform';
 
 describe('IvfWorkerPool jobs registered by its user', () => {
   it('runs a registered job kind in the workers and reports unknown kinds and handler errors', async () => {

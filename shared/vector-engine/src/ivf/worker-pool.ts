@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import { startModuleWorker } from '../worker-thread';
+import { startModuleWorker } from '@polyphony/platform';
 import { IvfBuildAbortedError, IvfInputError } from './errors';
 import type { LloydOptions } from './lloyd-options';
 

@@ -1,8 +1,7 @@
 import { isArrayBuffer } from 'node:util/types';
 import type { Worker } from 'node:worker_threads';
 import type { PutFingerprintRequest } from '@polyphony/contracts';
-import { TransientError, type Logger } from '@polyphony/platform';
-import { startModuleWorker } from '@polyphony/vector-engine';
+import { TransientError, startModuleWorker, type Logger } from '@polyphony/platform';
 import { DSP_V1_NORMALISATION } from './dsp-v1-normalisation';
 import { InsufficientAudioError, type TrackAnalysis } from './embedder';
 

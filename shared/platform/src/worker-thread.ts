@@ -6,8 +6,9 @@ import { Worker } from 'node:worker_threads';
  * Starts the worker-thread module `<dir>/<name>.js` (the built service), or, when only
  * `<dir>/<name>.ts` exists (ts-jest runs the sources), a worker that transpiles the TypeScript
  * module graph on the fly with the `typescript` package (CommonJS, ES2022) before requiring it.
- * `workerData` is handed to the worker (`worker_threads.workerData`). Used by the IVF build pool and the
- * index service's map-layout (UMAP) worker.
+ * `workerData` is handed to the worker (`worker_threads.workerData`). Used by the IVF build pool (re-exported by
+ * `@polyphony/vector-engine`), the index service's map-layout (UMAP) and recording match threads, and the analysis
+ * worker's CPU threads.
  */
 export function startModuleWorker(dir: string, name: string, workerData?: unknown): Worker {
   const js = join(dir, `${name}.js`);
