@@ -123,7 +123,8 @@ async function main(): Promise<void> {
 function summary(o: RebuildOutcome): Record<string, unknown> {
   const ms = (r: Record<string, number>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Math.round(v)]));
   const { fedFromSnapshot: _fed, ...ivf } = o.ivf;
-  return { generation: o.generation, items: o.items, phasesMs: ms(o.timingsMs), cpuMs: ms(o.cpuMs), snapshotMs: ms(o.snapshotMs), ivfMs: ms(ivf), activateMs: ms(o.activateMs), ...(o.reuse ? { reuse: { ...o.reuse, fraction: round(o.reuse.fraction * 1e4) / 1e4, matchMs: Math.round(o.reuse.matchMs) } } : {}), ...(o.delta ? { delta: { ...o.delta, ms: Math.round(o.delta.ms) } } : {}), ...(o.fullReason ? { fullReason: o.fullReason } : {}) };
+  // liveMs: wall time until the generation was served (the clean-up of older builds runs after that).
+  return { generation: o.generation, items: o.items, liveMs: Math.round(o.timingsMs.total - o.timingsMs.cleanup), phasesMs: ms(o.timingsMs), cpuMs: ms(o.cpuMs), snapshotMs: ms(o.snapshotMs), ivfMs: ms(ivf), activateMs: ms(o.activateMs), ...(o.reuse ? { reuse: { ...o.reuse, fraction: round(o.reuse.fraction * 1e4) / 1e4, matchMs: Math.round(o.reuse.matchMs) } } : {}), ...(o.delta ? { delta: { ...o.delta, ms: Math.round(o.delta.ms) } } : {}), ...(o.fullReason ? { fullReason: o.fullReason } : {}) };
 }
 
 /** Sends one line to the fake peers child and waits for its JSON answer line holding `key`. */

@@ -40,16 +40,22 @@ export function bufferToF64(buf: Uint8Array): Float64Array {
  * Several byte strings packed into one buffer plus 1-based offsets and lengths, so a multi-row INSERT can
  * take them as one binary parameter (node-postgres sends a top-level Buffer in binary format; a bytea[]
  * would be hex-escaped element by element) and cut them apart with `substring(blob FROM off FOR len)`.
+ * Parts that already lie end to end in one buffer (consecutive IVF cells are consecutive slots of the built index)
+ * are not copied: the blob is a view of that span.
  */
 export function packBlobs(parts: readonly Uint8Array[]): { blob: Buffer; offsets: number[]; lengths: number[] } {
   const offsets: number[] = [];
   const lengths: number[] = [];
   let pos = 0;
-  for (const p of parts) {
+  let adjacent = parts.length > 0;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
     offsets.push(pos + 1);
     lengths.push(p.byteLength);
     pos += p.byteLength;
+    if (i > 0 && (p.buffer !== parts[0]!.buffer || p.byteOffset !== parts[i - 1]!.byteOffset + parts[i - 1]!.byteLength)) adjacent = false;
   }
+  if (adjacent) return { blob: Buffer.from(parts[0]!.buffer, parts[0]!.byteOffset, pos), offsets, lengths };
   const blob = Buffer.allocUnsafe(pos);
   pos = 0;
   for (const p of parts) {

@@ -19,6 +19,8 @@ export interface PhaseContext {
   reuse: BuildReuse;
   /** The build's embedder version (undefined: no rows). */
   version: string | undefined;
+  /** Tracks a write of the generation's stored parts that runs in the background (awaited before the activation). */
+  store: (write: Promise<unknown>) => void;
 }
 
 /**
@@ -52,12 +54,14 @@ export async function fitArtists(c: PhaseContext, index: IvfIndex, pca: PcaBasis
   const { keep, artistsFitted } = c.reuse.artists();
   const artists = pca ? await ArtistModel.fit(index, rows.artistOfRow(), rows.artistKeys, rows.artistNames, pca.variance, c.scheduler, h.vectors.dir, h.vectors.buildWorkers, undefined, keep) : ArtistModel.empty(VECTOR_DIM, index.size);
   artistsFitted(artists.count);
-  // Records are read back from the model's mixture file one batch at a time.
-  await h.generations.saveArtists(c.generation, (function* () {
-    for (let a = 0; a < artists.count; a++) yield artists.record(a);
-  })());
+  // Records are read back from the model's mixture file one batch at a time, in the background (BackgroundStores).
+  c.store(
+    h.generations.saveArtists(c.generation, (function* () {
+      for (let a = 0; a < artists.count; a++) yield artists.record(a);
+    })()),
+  );
   const links = counts.finish();
-  await h.generations.saveLinks(c.generation, links.entries());
+  c.store(h.generations.saveLinks(c.generation, [...links.entries()])); // a copy: the served links may change meanwhile
   return { artists, links };
 }
 
@@ -77,7 +81,8 @@ export async function quantise(c: PhaseContext, index: IvfIndex): Promise<IvfInd
   // Stored with the generation: other replicas load the codes instead of training and encoding again.
   const parts = served.parts();
   const qz = parts.quantised!.quantiser;
-  await generations.saveQuantised(c.generation, storedQuantiser(qz), cellsOfCodes(parts.cellOffsets, parts.quantised!.codes, qz.codeSize));
+  // In the background (the codes are views of the served index's code array, which nothing writes after this).
+  c.store(generations.saveQuantised(c.generation, storedQuantiser(qz), cellsOfCodes(parts.cellOffsets, parts.quantised!.codes, qz.codeSize)));
   if (v.mode === 'pq') {
     // The int8 codes too (one pass over the float cells, ~1 s of CPU per 100k rows, encoded cell by cell into
     // the INSERTs): an int8 replica of this generation restores without encoding. An int8 build stores no PQ

@@ -6,7 +6,7 @@ import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
 import { SemanticRows, seedSemanticDelta, seedSemanticRows, type SemanticDeltaSeed } from '../semantic/column-fill';
 import { encodeBallBasis } from '../hyperbolic/ball';
 import { ballBasisOf } from '../hyperbolic/ball-seed';
-import type { CellRecord } from './ports';
+import { BackgroundStores, CellWriter } from './cell-writer';
 import { BuildRows } from './build-rows';
 import { fitArtists, layOutMap, quantise, type PhaseContext } from './build-phases';
 import { BuildReuse } from './build-reuse';
@@ -24,7 +24,8 @@ export type { BuildHost, BuildSettings, RebuildOutcome } from './build-types';
 /**
  * One build of one generation, in named phases (RebuildService's steps; `run` calls them in order):
  *  1. `snapshot`: catalogue pages -> the catalogue copy, and (by default) -> the IVF build's ingest at once;
- *  2. `buildIvf`: the IVF build's rest (or a build from the copy), cells written as they complete;
+ *  2. `buildIvf`: the IVF build's rest (or a build from the copy); its cells are written in the background
+ *     (`CellWriter`) while phases 3-4 run, and all stored before phase 5;
  *  3. `layOutMap` (PCA basis, UMAP or PCA map) and `fitArtists` (artist mixtures, provider artist links; build-phases.ts);
  *  4. `quantise` (int8 / pq modes: the float generation is re-packed, codes stored; build-phases.ts);
  *  5. `activate`: maps and display metadata loaded, per-generation tables prepared, the generation made live;
@@ -39,8 +40,10 @@ export class BuildRun {
   private readonly rows = new BuildRows();
   private readonly scheduler: CooperativeScheduler;
   private lastPercent = -1;
-  private buffered: CellRecord[] = [];
-  private bufferedBytes = 0;
+  /** The completed cells, written in the background while the build goes on (awaited before the activation). */
+  private readonly cells: CellWriter;
+  /** Every background write of the generation's stored parts (the cells' included), awaited before the activation. */
+  private readonly stores = new BackgroundStores();
   // Snapshot results.
   private links = new ArtistLinkCounter();
   private synced = 0;
@@ -86,14 +89,29 @@ export class BuildRun {
     this.feedStopped = host.settings.feedFromSnapshot ? undefined : 'disabled';
     this.scheduler = new CooperativeScheduler(10, signal);
     this.reuse = new BuildReuse(host);
+    this.cells = new CellWriter((cells) => host.generations.saveCells(generation, cells), host.settings.cellFlushBytes);
   }
 
   private get phase(): PhaseContext {
-    return { host: this.host, generation: this.generation, scheduler: this.scheduler, reuse: this.reuse, version: this.version };
+    return { host: this.host, generation: this.generation, scheduler: this.scheduler, reuse: this.reuse, version: this.version, store: (w) => this.stores.add(w) };
   }
 
-  /** Runs every phase in order. @throws on abort or any phase's failure (the previous generation stays live) */
+  /**
+   * Runs every phase in order. @throws on abort or any phase's failure (the previous generation stays live; the
+   * cell writes already started are waited for first, so none outlives the build)
+   */
   async run(): Promise<RebuildOutcome> {
+    try {
+      return await this.phases();
+    } catch (err) {
+      await this.cells.settle();
+      await this.stores.settle();
+      throw err;
+    }
+  }
+
+  /** The phases of `run`, in order (see the class comment). */
+  private async phases(): Promise<RebuildOutcome> {
     await this.snapshot();
     this.clock.end('snapshot');
     this.host.note(`snapshot: ${this.synced} songs (${this.skipped} skipped), embedder ${this.version ?? 'none'}`);
@@ -137,15 +155,6 @@ export class BuildRun {
     };
   }
 
-  /** Writes the buffered cells (`index.cells`). */
-  private async flush(): Promise<void> {
-    if (this.buffered.length === 0) return;
-    const cells = this.buffered;
-    this.buffered = [];
-    this.bufferedBytes = 0;
-    await this.host.generations.saveCells(this.generation, cells);
-  }
-
   /** The IVF build's options; `streamed` = fed from the snapshot pages (its ingest progress is the snapshot's). */
   private ivfOptions(expected: number | undefined, buildSignal: AbortSignal, streamed: boolean): IvfBuildOptions {
     const h = this.host;
@@ -160,11 +169,8 @@ export class BuildRun {
         await h.generations.saveTrained(this.generation, info.dim, info.nlist, info.count, info.centroids);
         h.note(`trained ${info.nlist} cells on ${info.sampleSize} songs`);
       },
-      onCell: async (cellId, rowIds, vectors, ids) => {
-        this.buffered.push({ cellId, rowIds: rowIds.slice(), ids: [...ids], vectors: vectors.slice() });
-        this.bufferedBytes += vectors.byteLength + rowIds.byteLength;
-        if (this.bufferedBytes >= h.settings.cellFlushBytes) await this.flush();
-      },
+      // Views of the built index's arrays (CellSink), written in the background (CellWriter).
+      onCell: (cellId, rowIds, vectors, ids) => this.cells.add({ cellId, rowIds, ids: ids as string[], vectors }),
       onProgress: (p) => {
         if (streamed && p.phase === 'ingest') return;
         const base = { ingest: 30, train: 45, assign: 55, arrange: 70, emit: 70 }[p.phase];
@@ -396,7 +402,8 @@ export class BuildRun {
     } finally {
       this.signal.removeEventListener('abort', this.abortFeed);
     }
-    await this.flush();
+    // The cells are written behind the next phases (CellWriter); the activation waits for them (BackgroundStores).
+    this.stores.add(this.cells.done());
     this.reuse.built(built.report.keptCellsPlaced ?? 0);
     const size = built.index.size;
     if (size !== rows.count) throw new Error(`build holds ${size} rows but ${rows.count} were streamed`);
@@ -438,6 +445,11 @@ export class BuildRun {
     const ballBasis = h.settings.reuseMaxChanged > 0 ? (carried ?? ballBasisOf(parts.index)) : undefined;
     if (ballBasis) await h.generations.saveBallBasis(this.generation, encodeBallBasis(ballBasis));
     if (ballBasis && !carried) gen = { ...gen, ballBasis };
+    // Every stored part of the generation (cells, codes, artists, links: written in the background) is in before
+    // the commit that makes it loadable; the wait is counted in activateMs.stores.
+    t = performance.now();
+    await this.stores.done();
+    this.activateMs.stores = performance.now() - t;
     t = performance.now();
     const deleted = await h.generations.activate(this.generation, this.version ?? null, h.fence, this.removedIds);
     this.activateMs.commit = performance.now() - t;

@@ -61,9 +61,11 @@ export interface RebuildOutcome {
   fullReason?: string;
   /**
    * Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared (and
-   * `prepare.<task>`: each task's span from its start to its end; they share the event loop), the database transaction.
+   * `prepare.<task>`: each task's span from its start to its end; they share the event loop), `stores`: the wait for
+   * the generation's parts written in the background (cells, codes, artists, links; BackgroundStores), the database
+   * transaction.
    */
-  activateMs: { load: number; prepare: number; commit: number; [span: `prepare.${string}`]: number };
+  activateMs: { load: number; prepare: number; commit: number; stores?: number; [span: `prepare.${string}`]: number };
 }
 
 /** The build's tunables (RebuildOptions with defaults applied). */

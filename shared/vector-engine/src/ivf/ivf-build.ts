@@ -59,6 +59,11 @@ export interface TrainedInfo {
  * returned promise settles. The build awaits each call, so a slow sink applies back-pressure. Empty cells
  * are emitted too (so a store can tell "empty" from "missing").
  */
+/**
+ * Receives one completed cell: its rows, their unit vectors (slot order) and ids. `rowIds` and `vectors` are views of
+ * the built index's own arrays (no copy): they stay valid and unchanged for the index's lifetime (nothing writes them
+ * after the arrange step), so a sink may keep them to write later; `ids` is a fresh array per cell.
+ */
 export type CellSink = (cellId: number, rowIds: Int32Array, vectors: Float32Array, ids: readonly string[]) => void | Promise<void>;
 
 /** Progress notification (cheap, synchronous). `done`/`total` are in items for ingest/assign, cells otherwise. */
