@@ -178,6 +178,52 @@ describe('ArtistModel.fit in worker threads', () => {
     }
   }, 60_000);
 
+  it('When the reuse rule answers kept mixtures (copied as stored), then the model equals the one built from their records, in this thread and in workers', async () => {
+    const { index, artistOfRow, keys, variance } = await threeHundredArtists(13);
+    const full = await ArtistModel.fit(index, artistOfRow, keys, keys, variance);
+    const kept = (a: number) => a % 4 !== 1;
+    const asRecord = (key: string) => {
+      const a = full.indexOfKey(key);
+      if (!kept(a)) return undefined;
+      const { key: _k, name: _n, ...fit } = full.record(a);
+      return fit;
+    };
+    const asStored = (key: string) => {
+      const a = full.indexOfKey(key);
+      return kept(a) ? { from: full, artist: a, songRows: full.rows(a).slice() } : undefined;
+    };
+    const byRecord = await ArtistModel.fit(index, artistOfRow, keys, keys, variance, undefined, undefined, 0, undefined, asRecord);
+    for (const workers of [0, 2]) {
+      const copied = await ArtistModel.fit(index, artistOfRow, keys, keys, variance, undefined, undefined, workers, 0, asStored);
+      expect(copied.count).toBe(byRecord.count);
+      for (let a = 0; a < byRecord.count; a++) {
+        expect(copied.record(a)).toEqual(byRecord.record(a));
+        expect(copied.view(a).logDet).toEqual(byRecord.view(a).logDet);
+      }
+      expect([...copied.artistOfRow]).toEqual([...byRecord.artistOfRow]);
+    }
+  }, 60_000);
+
+  it('addKept renumbers the song rows and refuses rows that disagree with the kept mixture', () => {
+    const { size, records } = profiles([
+      { k: 2, songs: 5, seed: 3 },
+      { k: 3, songs: 7, seed: 11 },
+    ]);
+    const from = ArtistModel.fromRecords(DIM, size, records);
+    const b = new ArtistModelBuilder(DIM, size + 10, 2, 5, 12);
+    // Artist 1's songs moved by 10 rows in the new generation.
+    b.addKept('artist 1', 'Artist 1', { from, artist: 1, songRows: from.rows(1).map((r) => r + 10) });
+    expect(() => b.addKept('artist 0', 'Artist 0', { from, artist: 0, songRows: new Int32Array(4) })).toThrow(RangeError);
+    const model = b.finish();
+    const back = model.record(0);
+    expect([...back.songRows]).toEqual([...records[1]!.songRows].map((r) => r + 10));
+    expect([...back.means]).toEqual([...records[1]!.means]);
+    expect([...back.variances]).toEqual([...records[1]!.variances]);
+    expect([...back.componentSizes]).toEqual([...records[1]!.componentSizes]);
+    expect([...model.view(0).logDet]).toEqual(viewOf(records[1]!).logDet);
+    for (const r of back.songRows) expect(model.artistOfRow[r]).toBe(0);
+  });
+
   it('fits the same mixtures in worker threads (the artist-fit job of the engine pool) as in this thread', async () => {
     const dim = 8;
     const rnd = new SeededRandom(11);

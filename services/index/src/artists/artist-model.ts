@@ -10,7 +10,24 @@ export type { ArtistProfileRecord } from './artist-fit';
  * (generation/reuse.ts): given the artist's folded key and its rows (ascending), the mixture with rows of this
  * generation, or undefined to fit.
  */
-export type ArtistReuse = (key: string, rows: Int32Array) => ArtistFit | undefined;
+export type ArtistReuse = (key: string, rows: Int32Array) => ArtistFit | KeptMixture | undefined;
+
+/**
+ * An artist's mixture taken over as stored from another model (the serving generation's): artist `artist` of `from`,
+ * whose songs are `songRows` in the new generation (the same songs, in `from`'s component order). The builder copies
+ * its weights, log-determinants and mixture-file rows as they are (`ArtistModelBuilder.addKept`): no record, no
+ * per-component allocation or logarithm. Issue 35 (at 1M ~50k kept artists a 1 % rebuild).
+ */
+export interface KeptMixture {
+  from: ArtistModel;
+  artist: number;
+  songRows: Int32Array;
+}
+
+/** True when a reuse answer is a mixture to copy as stored (not a fit). */
+export function isKeptMixture(x: ArtistFit | KeptMixture): x is KeptMixture {
+  return (x as KeptMixture).from !== undefined;
+}
 
 /**
  * Every artist of one index generation, summarised by a diagonal Gaussian mixture (artist-gmm.ts), in
@@ -130,7 +147,8 @@ export class ArtistModel {
         const rows = byArtist.subarray(start[i]!, start[i + 1]!);
         if (rows.length === 0) continue;
         const kept = reuse?.(keys[i]!, rows);
-        b.add(kept ? { key: keys[i]!, name: names[i]!, ...kept } : fitArtist(index, keys[i]!, names[i]!, rows, prior));
+        if (kept && isKeptMixture(kept)) b.addKept(keys[i]!, names[i]!, kept);
+        else b.add(kept ? { key: keys[i]!, name: names[i]!, ...kept } : fitArtist(index, keys[i]!, names[i]!, rows, prior));
         await scheduler?.maybeYield();
       }
       return b.finish();
@@ -215,6 +233,18 @@ export class ArtistModel {
     return this.readParams(c, c + 1).means;
   }
 
+  /**
+   * @internal The stored form of artist `a` for `ArtistModelBuilder.addKept`: its components' mixture-file rows read
+   * into `rowsOut` (`k * 2 * dim` floats: mean then variances per component) and views of its weights,
+   * log-determinants and component song offsets (`k + 1` values). No allocation but the views.
+   */
+  storedMixture(a: number, rowsOut: Float32Array): { k: number; weights: Float32Array; logDet: Float64Array; songStart: Int32Array } {
+    const c0 = this.compStart[a]!;
+    const c1 = this.compStart[a + 1]!;
+    if (c1 > c0) this.params.readRows(c0, c1 - c0, rowsOut);
+    return { k: c1 - c0, weights: this.weights.subarray(c0, c1), logDet: this.logDet.subarray(c0, c1), songStart: this.songStart.subarray(c0, c1 + 1) };
+  }
+
   /** Means and variances of components [c0, c1), `(c1 - c0) * dim` floats each. */
   private readParams(c0: number, c1: number): { means: Float32Array; variances: Float32Array } {
     const dim = this.dim;
@@ -248,6 +278,8 @@ export class ArtistModelBuilder {
   private readonly artistOfRow: Int32Array;
   private readonly params: VectorFile;
   private readonly row: Float32Array;
+  /** Mixture-file rows of one kept artist (`addKept`), allocated on first use. */
+  private copyRows: Float32Array | undefined;
   private comps = 0;
   private songs = 0;
 
@@ -308,6 +340,41 @@ export class ArtistModelBuilder {
     this.compStart[a + 1] = this.comps;
     this.names.push(r.name);
     this.keys.push(r.key);
+  }
+
+  /**
+   * Appends the next artist as a mixture copied from another model (`KeptMixture`): the same model `add` builds from
+   * `kept.from.record(kept.artist)` with its song rows replaced by `kept.songRows`, without decoding the record
+   * (weights, log-determinants and mixture-file rows copied as stored; test artist-model.test.ts).
+   * @throws RangeError when the song rows disagree with the kept artist's, a row is out of range, or a capacity is exceeded
+   */
+  addKept(key: string, name: string, kept: KeptMixture): void {
+    if (kept.from.dim !== this.dim) throw new RangeError(`artist profile ${key}: kept from a model of ${kept.from.dim} dimensions`);
+    const need = kept.from.components(kept.artist) * 2 * this.dim;
+    if (!this.copyRows || this.copyRows.length < need) this.copyRows = new Float32Array(Math.max(need, MAX_COMPONENTS * 2 * this.dim));
+    const m = kept.from.storedMixture(kept.artist, this.copyRows);
+    const k = m.k;
+    const n = kept.songRows.length;
+    if (k < 1 || m.songStart[k]! - m.songStart[0]! !== n) throw new RangeError(`artist profile ${key}: kept song rows disagree with the kept mixture`);
+    const a = this.names.length;
+    if (a >= this.maxArtists || this.comps + k > this.weights.length || this.songs + n > this.songRows.length) throw new RangeError('artist model capacity exceeded');
+    for (const row of kept.songRows) if (row < 0 || row >= this.size) throw new RangeError(`artist profile ${key}: row ${row} outside [0, ${this.size})`);
+    const c = this.comps;
+    this.compStart[a] = c;
+    this.weights.set(m.weights, c);
+    this.logDet.set(m.logDet, c);
+    this.params.writeRows(c, this.copyRows, 0, k);
+    for (let j = 0; j < k; j++) {
+      this.songStart[c + j] = this.songs;
+      this.songs += m.songStart[j + 1]! - m.songStart[j]!;
+      this.songStart[c + j + 1] = this.songs;
+    }
+    this.songRows.set(kept.songRows, this.songStart[c]!);
+    for (const row of kept.songRows) this.artistOfRow[row] = a;
+    this.comps += k;
+    this.compStart[a + 1] = this.comps;
+    this.names.push(name);
+    this.keys.push(key);
   }
 
   /** The model of every profile added (the builder must not be used afterwards). */
@@ -373,19 +440,23 @@ async function fitInWorkers(
   const a = keys.length;
   const pool = new IvfWorkerPool(workers, undefined, [moduleFile(__dirname, 'artist-fit.job')]);
   // `kept`: mixtures taken over (no job); `artists` lists every artist of the task in order, the job answers the others.
-  const inFlight: Array<{ artists: number[]; kept: Map<number, ArtistFit>; reply: Promise<ArtistFit[]> }> = [];
+  const inFlight: Array<{ artists: number[]; kept: Map<number, ArtistFit | KeptMixture>; reply: Promise<ArtistFit[]> }> = [];
   const drain = async () => {
     const next = inFlight.shift()!;
     const fits = await next.reply;
     let j = 0;
-    for (const i of next.artists) builder.add({ key: keys[i]!, name: names[i]!, ...(next.kept.get(i) ?? fits[j++]!) });
+    for (const i of next.artists) {
+      const kept = next.kept.get(i);
+      if (kept && isKeptMixture(kept)) builder.addKept(keys[i]!, names[i]!, kept);
+      else builder.add({ key: keys[i]!, name: names[i]!, ...(kept ?? fits[j++]!) });
+    }
     await scheduler?.maybeYield();
   };
   try {
     let i = 0;
     while (i < a) {
       const artists: number[] = [];
-      const kept = new Map<number, ArtistFit>();
+      const kept = new Map<number, ArtistFit | KeptMixture>();
       let songs = 0;
       for (; i < a && (songs === 0 || songs + start[i + 1]! - start[i]! <= ARTIST_TASK_SONGS); i++) {
         const n = start[i + 1]! - start[i]!;

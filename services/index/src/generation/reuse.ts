@@ -1,7 +1,6 @@
 import { ProductQuantiser, type CooperativeScheduler, type IvfIndex, type KeptCells, type KeptCodes } from '@polyphony/vector-engine';
 import { normaliseInto } from '@polyphony/vectors';
-import type { ArtistFit } from '../artists/artist-fit';
-import type { ArtistReuse } from '../artists/artist-model';
+import type { ArtistReuse, KeptMixture } from '../artists/artist-model';
 import type { Generation, MapMethod, ReuseLineage } from '../core/generation';
 import { placeOnUmap, UMAP_MIN_SAMPLES } from '../maps/umap-projection';
 import { projectPoint, type PcaBasis } from '../maps/projection';
@@ -170,7 +169,7 @@ export class GenerationReuse {
    */
   artists(): ArtistReuse {
     const prevArtists = this.prev.artists;
-    return (key: string, rows: Int32Array): ArtistFit | undefined => {
+    return (key: string, rows: Int32Array): KeptMixture | undefined => {
       const pa = prevArtists.indexOfKey(key);
       if (pa < 0) return undefined;
       if (prevArtists.rows(pa).length !== rows.length) return undefined;
@@ -178,14 +177,15 @@ export class GenerationReuse {
         const p = this.prevRowOfNew[r]!;
         if (p < 0 || prevArtists.artistOfRow[p] !== pa) return undefined;
       }
-      const rec = prevArtists.record(pa);
-      const songRows = new Int32Array(rec.songRows.length);
+      // The stored mixture is copied as it is (ArtistModelBuilder.addKept); only its song rows are renumbered.
+      const prevRows = prevArtists.rows(pa);
+      const songRows = new Int32Array(prevRows.length);
       for (let i = 0; i < songRows.length; i++) {
-        const r = this.newRowOfPrev[rec.songRows[i]!]!;
+        const r = this.newRowOfPrev[prevRows[i]!]!;
         if (r < 0) return undefined;
         songRows[i] = r;
       }
-      return { weights: rec.weights, means: rec.means, variances: rec.variances, songRows, componentSizes: rec.componentSizes };
+      return { from: prevArtists, artist: pa, songRows };
     };
   }
 }
