@@ -60,10 +60,12 @@ export interface RebuildOutcome {
   delta?: { listed: number; reread: number; kept: number; removed: number; ms: number };
   fullReason?: string;
   /**
-   * Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared (and
-   * `prepare.<task>`: each task's span from its start to its end; they share the event loop), the database transaction.
+   * Wall ms inside the activation: maps and display metadata loaded (`load`; of it, the maps alone under the way they
+   * came: `maps.carried` from the serving generation's after a delta snapshot, MapFollower.carry, or `maps.loaded` from
+   * the catalogue's pages), per-generation tables prepared (and `prepare.<task>`: each task's span from its start to its
+   * end; they share the event loop), the database transaction.
    */
-  activateMs: { load: number; prepare: number; commit: number; [span: `prepare.${string}`]: number };
+  activateMs: { load: number; prepare: number; commit: number; 'maps.carried'?: number; 'maps.loaded'?: number; [span: `prepare.${string}`]: number };
 }
 
 /** The build's tunables (RebuildOptions with defaults applied). */
