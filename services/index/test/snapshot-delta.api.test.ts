@@ -7,6 +7,7 @@ import * as columnFill from '../src/semantic/column-fill';
 import { buildIndex, loadIndexConfig, type IndexService } from '../src';
 import type { Generation } from '../src/core/generation';
 import type { RebuildOutcome } from '../src/generation/build-run';
+import { TrackRepository } from '../src/core/track.repository';
 
 /**
  * The delta snapshot (issue 35, generation/snapshot-delta.ts): a rebuild reads only the songs the catalogue's change
@@ -15,7 +16,8 @@ import type { RebuildOutcome } from '../src/generation/build-run';
  * the other from the full snapshot (the feed switched off for it), and both generations and catalogue copies are
  * compared value by value. A mark from a reset catalogue gives a full snapshot. The delta base is stored with the
  * generation (index.builds feed_*): a new index service on the same database (a restart, or a replica that did not
- * build the serving generation) takes it up and rebuilds from the delta. Real PostgreSQL (testkit).
+ * build the serving generation) takes it up and rebuilds from the delta. The delta build's provider-id maps, carried
+ * from the serving generation's (MapFollower.carry), equal a full load of the new generation's. Real PostgreSQL (testkit).
  */
 const SONGS = 1000;
 const PER_ARTIST = 10;
@@ -121,6 +123,26 @@ async function copyRows(db: TestDatabase): Promise<unknown[]> {
   }
 }
 
+/**
+ * The maps of `g` (carried by a delta build) answer exactly as the maps `MapFollower.load` reads for the same index from
+ * the catalogue: every provider id the log ever named on every server, every row's output and availability, the counts.
+ */
+async function expectMapsOfFullLoad(svc: IndexService, g: Generation): Promise<void> {
+  await svc.maps.catchUp(g.maps);
+  const loaded = await svc.maps.load(g.index);
+  const servers = [...peers.servers.keys()];
+  const ids = [...new Set(peers.log.map(([, s, p]) => `${s}\u0000${p}`))].map((k) => k.split('\u0000') as [string, string]);
+  expect(ids.length).toBeGreaterThan(1000);
+  for (const [s, p] of ids) if (g.maps.rowOfProvider(s, p) !== loaded.rowOfProvider(s, p)) throw new Error(`${s} ${p}: row ${g.maps.rowOfProvider(s, p)}, loaded ${loaded.rowOfProvider(s, p)}`);
+  for (const s of servers) {
+    for (let r = 0; r < g.index.size; r++) if (g.maps.providerOf(s, r) !== loaded.providerOf(s, r)) throw new Error(`${s} row ${r}: ${g.maps.providerOf(s, r)}, loaded ${loaded.providerOf(s, r)}`);
+    expect(Array.from(g.maps.mask(s).toRows())).toEqual(Array.from(loaded.mask(s).toRows()));
+  }
+  const byServer = (x: Generation['maps']) => x.summary().filter((e) => e.mappings > 0).sort((a, b) => (a.serverId < b.serverId ? -1 : 1));
+  expect(byServer(g.maps)).toEqual(byServer(loaded));
+  expect(g.maps.seq).toBe(loaded.seq);
+}
+
 test('a rebuild from the change feed gives the generation and catalogue copy a full snapshot gives; a reset catalogue gives a full snapshot', async () => {
   const url = await (peersUrl ??= peers.start());
   const [a, b] = [await start('index_delta_a', url), await start('index_delta_b', url)];
@@ -151,7 +173,19 @@ test('a rebuild from the change feed gives the generation and catalogue copy a f
   peers.removeSong(all[501]!.itemId);
 
   const carried = jest.spyOn(columnFill, 'carriedFill');
+  // Mappings logged during the build, after the changed songs were read by id and followed by the serving maps at once:
+  // a changed song (42, its row read by id) and a kept one (100) move to other provider ids on srv-a (same artist ids).
+  const writeCopy = TrackRepository.prototype.upsertSnapshot;
+  const midBuild = jest.spyOn(TrackRepository.prototype, 'upsertSnapshot').mockImplementationOnce(async function (this: TrackRepository, ...args) {
+    peers.map('srv-a', all[42]!.itemId, 'p-42-moved', `ar-${all[42]!.artist}`);
+    peers.map('srv-a', all[100]!.itemId, 'p-100-moved', `ar-${all[100]!.artist}`);
+    await a.maps.catchUp(a.state.current().maps);
+    expect(a.state.current().maps.seq).toBe(peers.seq);
+    return writeCopy.apply(this, args);
+  });
   const a2 = await build(a);
+  expect(midBuild).toHaveBeenCalled();
+  midBuild.mockRestore();
   // 28 songs listed (20 new, 8 changed); every other row kept unless its stored vector is not a normalisation fixed point (re-read).
   const d2 = a2.outcome.delta!;
   expect(d2).toMatchObject({ listed: 28, removed: 2 });
@@ -161,6 +195,16 @@ test('a rebuild from the change feed gives the generation and catalogue copy a f
   carried.mockRestore();
   expect(a2.outcome.reuse).toMatchObject({ matchedInSnapshot: true, cellsKept: true });
   expect(a2.gen.index.size).toBe(SONGS + 20 - 2);
+  // The maps were carried from the serving generation's (the first build loaded them) and equal a full load.
+  expect(a1.outcome.activateMs['maps.loaded']).toBeGreaterThan(0);
+  expect(a2.outcome.activateMs['maps.carried']).toBeGreaterThan(0);
+  expect(a2.outcome.activateMs['maps.loaded']).toBeUndefined();
+  const rowOfSong = (i: number) => a2.gen.index.rowOf(all[i]!.itemId);
+  expect([a2.gen.maps.rowOfProvider('srv-a', 'p-42-moved'), a2.gen.maps.rowOfProvider('srv-a', 'p-42')]).toEqual([rowOfSong(42), -1]);
+  expect([a2.gen.maps.rowOfProvider('srv-a', 'p-100-moved'), a2.gen.maps.rowOfProvider('srv-a', 'p-100')]).toEqual([rowOfSong(100), -1]);
+  expect([a2.gen.maps.rowOfProvider('srv-a', 'p-31'), a2.gen.maps.rowOfProvider('srv-a', 'p-500'), a2.gen.maps.rowOfProvider('srv-b', 'b-30')]).toEqual([-1, -1, rowOfSong(30)]);
+  expect(a2.gen.maps.rowOfProvider('srv-a', `p-${SONGS + 3}`)).toBe(a2.gen.index.rowOf(songs(SONGS + 4)[SONGS + 3]!.itemId));
+  await expectMapsOfFullLoad(a, a2.gen);
   peers.changeFeed = false;
   const b2 = await build(b);
   peers.changeFeed = true;
@@ -240,6 +284,8 @@ test('a new index service on the same database rebuilds from the delta base stor
   expect(g2.outcome.fullReason).toBeUndefined();
   expect(g2.outcome.delta).toMatchObject({ listed: 7, removed: 1 });
   expect(g2.gen.index.size).toBe(size + 3 - 1);
+  expect(g2.outcome.activateMs['maps.carried']).toBeGreaterThan(0);
+  await expectMapsOfFullLoad(c2, g2.gen);
   peers.changeFeed = false;
   const f2 = await build(f);
   peers.changeFeed = true;

@@ -1,5 +1,6 @@
 import { CooperativeScheduler, buildIvfIndex, type IvfBuildOptions, type IvfBuildResult, type VectorBatch } from '@polyphony/vector-engine';
 import { ArtistLinkCounter, type Generation } from '../core/generation';
+import type { GenerationMaps } from '../maps/generation-maps';
 import { artistKey } from '../core/text';
 import { VECTOR_DIM } from '../core/track.repository';
 import { loadTrackMeta, TrackMetaStore } from '../maps/track-meta-store';
@@ -12,7 +13,7 @@ import { fitArtists, layOutMap, quantise, type PhaseContext } from './build-phas
 import { BuildReuse } from './build-reuse';
 import { PhaseClock } from './phase-clock';
 import type { BuildHost, RebuildOutcome } from './build-types';
-import { readDelta, type FeedMark } from './delta-snapshot';
+import { readDelta, type DeltaMaps, type FeedMark } from './delta-snapshot';
 import { SnapshotFeed, feedPage, feedRows } from './snapshot-feed';
 import type { FeedBase, LinkRecorder } from './snapshot-delta';
 import { logResume, snapshotPages } from './snapshot-pages';
@@ -28,7 +29,8 @@ export type { BuildHost, BuildSettings, RebuildOutcome } from './build-types';
  *     (`CellWriter`) while phases 3-4 run, and all stored before phase 5;
  *  3. `layOutMap` (PCA basis, UMAP or PCA map) and `fitArtists` (artist mixtures, provider artist links; build-phases.ts);
  *  4. `quantise` (int8 / pq modes: the float generation is re-packed, codes stored; build-phases.ts);
- *  5. `activate`: maps and display metadata loaded, per-generation tables prepared, the generation made live;
+ *  5. `activate`: maps (carried from the serving generation's after a delta snapshot) and display metadata loaded,
+ *     per-generation tables prepared, the generation made live;
  *  6. `cleanup`: the older builds' rows deleted (after the swap).
  * Wall and CPU time per phase are measured (`PhaseClock`); an abort (`signal`) stops between and inside phases.
  * What the build takes over from the serving generation is decided by `BuildReuse` (build-reuse.ts); the delta
@@ -70,6 +72,8 @@ export class BuildRun {
   private fedSemantic: SemanticRows | undefined;
   /** After a delta snapshot: the text search's seed carried from the serving generation (delta-snapshot.ts). */
   private deltaSemantic: SemanticDeltaSeed | undefined;
+  /** After a delta snapshot: what carries the serving generation's maps into this one at activation (delta-snapshot.ts). */
+  private deltaMaps: DeltaMaps | undefined;
   private readonly reuse: BuildReuse;
   private activateMs: RebuildOutcome['activateMs'] = { load: 0, prepare: 0, commit: 0 };
   /** The change-feed mark taken before this build read the catalogue, and the catalogue it belongs to (snapshot-delta.ts). */
@@ -365,6 +369,7 @@ export class BuildRun {
     this.skipped = read.recorder!.skipped.size;
     this.removedIds = read.delta.removed;
     this.deltaSemantic = read.semantic;
+    this.deltaMaps = read.maps;
     this.deltaReport = read.delta.report;
     return true;
   }
@@ -412,6 +417,25 @@ export class BuildRun {
   }
 
   /**
+   * The provider-id maps of the new generation `index`: after a delta snapshot carried from the serving generation's
+   * (MapFollower.carry: its kept rows remapped, the incoming rows' mappings, the log since the delta was read), else
+   * (a full build, or the serving generation is no longer the one the delta was read from) loaded from the catalogue.
+   * The maps' own wall ms go into `activateMs` as `maps.carried` or `maps.loaded`.
+   */
+  private async loadMaps(index: Generation['index']): Promise<GenerationMaps> {
+    const h = this.host;
+    const carry = this.deltaMaps;
+    this.deltaMaps = undefined;
+    const t = performance.now();
+    const serving = h.state.current();
+    // The serving generation only grows while it is served (live appends keep its first rows); its maps follow the log.
+    const carried = carry !== undefined && serving.generation === carry.generation && serving.index.size >= carry.newRowOf.length;
+    const maps = carried ? await h.maps.carry(serving.maps, index, carry.newRowOf, carry.incoming, carry.since) : await h.maps.load(index);
+    this.activateMs[carried ? 'maps.carried' : 'maps.loaded'] = performance.now() - t;
+    return maps;
+  }
+
+  /**
    * Phase 5, activation: maps and display metadata of the served index are loaded, per-generation tables (text
    * search) prepared while the old generation still answers, then one transaction makes it live and the
    * in-memory reference is swapped. @returns the number of tracks deleted (vanished from the catalogue)
@@ -424,7 +448,7 @@ export class BuildRun {
     let t = performance.now();
     // The metadata the snapshot pages carried (fed build), else read back from the catalogue copy.
     const fedMeta = this.fedMeta && !this.feedStopped ? this.fedMeta.resizedTo(parts.index.size) : undefined;
-    const [maps, meta] = await Promise.all([h.maps.load(parts.index), fedMeta ?? loadTrackMeta(parts.index, h.tracks, tableStorageOf(h.vectors))]);
+    const [maps, meta] = await Promise.all([this.loadMaps(parts.index), fedMeta ?? loadTrackMeta(parts.index, h.tracks, tableStorageOf(h.vectors))]);
     this.activateMs.load = performance.now() - t;
     if (signal.aborted) throw new Error('index build aborted');
     // Reuse on and the map kept: the serving generation's ball basis and its unchanged rows (GenerationReuse.keptBallBasis).

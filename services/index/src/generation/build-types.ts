@@ -60,12 +60,13 @@ export interface RebuildOutcome {
   delta?: { listed: number; reread: number; kept: number; removed: number; ms: number };
   fullReason?: string;
   /**
-   * Wall ms inside the activation: maps and display metadata loaded, per-generation tables prepared (and
-   * `prepare.<task>`: each task's span from its start to its end; they share the event loop), `stores`: the wait for
-   * the generation's parts written in the background (cells, codes, artists, links; BackgroundStores), the database
-   * transaction.
+   * Wall ms inside the activation: maps and display metadata loaded (`load`; of it, the maps alone under the way they
+   * came: `maps.carried` from the serving generation's after a delta snapshot, MapFollower.carry, or `maps.loaded` from
+   * the catalogue's pages), per-generation tables prepared (and `prepare.<task>`: each task's span from its start to its
+   * end; they share the event loop), `stores`: the wait for the generation's parts written in the background (cells,
+   * codes, artists, links; BackgroundStores), the database transaction.
    */
-  activateMs: { load: number; prepare: number; commit: number; stores?: number; [span: `prepare.${string}`]: number };
+  activateMs: { load: number; prepare: number; commit: number; stores?: number; 'maps.carried'?: number; 'maps.loaded'?: number; [span: `prepare.${string}`]: number };
 }
 
 /** The build's tunables (RebuildOptions with defaults applied). */

@@ -1,6 +1,7 @@
 import type { CooperativeScheduler } from '@polyphony/vector-engine';
 import type { ArtistLinkCounter, Generation } from '../core/generation';
 import { otherFeaturesOf, tagBytesOf } from '../core/track.repository';
+import type { MappingTriple } from '../maps/generation-maps';
 import type { SemanticDeltaSeed } from '../semantic/column-fill';
 import type { BuildHost, RebuildOutcome } from './build-types';
 import { LinkRecorder, mergeDelta, planDelta, type DeltaBatch, type FeedBase } from './snapshot-delta';
@@ -25,6 +26,21 @@ export interface DeltaFeed {
   end(): void;
 }
 
+/**
+ * What a delta build needs to carry the serving generation's provider-id maps into its own (MapFollower.carry)
+ * instead of loading them from the catalogue at activation.
+ */
+export interface DeltaMaps {
+  /** The serving generation the kept rows were taken from. */
+  generation: number;
+  /** Per row of that generation (its size when the delta was read, live appends included): the row in the new one, or -1. */
+  newRowOf: Int32Array;
+  /** [serverId, providerId, itemId] of every mapping of the incoming (new and changed) rows. */
+  incoming: MappingTriple[];
+  /** The serving maps' log position read before the incoming rows were read. */
+  since: number;
+}
+
 /** What the delta snapshot leaves its build. */
 export interface DeltaRead {
   /** This build's own mark (absent when the change feed failed). */
@@ -37,6 +53,8 @@ export interface DeltaRead {
   delta?: { report: NonNullable<RebuildOutcome['delta']>; removed: string[]; writeMs: number };
   /** With `delta`: the text search's seed (each new row's base row, the changed rows' columns; `seedSemanticDelta`). */
   semantic?: SemanticDeltaSeed;
+  /** With `delta`: what carries the serving generation's maps into the new one. */
+  maps?: DeltaMaps;
 }
 
 /**
@@ -70,11 +88,15 @@ export async function deltaBase(h: BuildHost, prev: Generation): Promise<FeedBas
  * id), every other row is taken from the serving generation, the merged rows feed the build (`out`), the links are
  * counted into `links`, and only the changed rows are written into the catalogue copy. Anything else (no base, a mark
  * the catalogue refuses, too many changes, a fault of the feed) leaves the full snapshot to run (`fullReason`), with
- * the mark when one came back. @throws on abort, or a failed read or write of the delta (the build fails)
+ * the mark when one came back. With a delta it also leaves the build the serving rows' new rows and the incoming rows'
+ * mappings (`maps`), with the serving maps' log position taken before anything was read.
+ * @throws on abort, or a failed read or write of the delta (the build fails)
  */
 export async function readDelta(h: BuildHost, generation: number, signal: AbortSignal, scheduler: CooperativeScheduler, links: ArtistLinkCounter, out: DeltaFeed): Promise<DeltaRead> {
   const t0 = performance.now();
   const prev = h.state.current();
+  // Before any song is read (MapFollower.carry replays the log from here).
+  const since = prev.maps.seq;
   const usable = await deltaBase(h, prev);
   const limit = Math.max(1000, Math.ceil(h.settings.reuseMaxChanged * prev.index.size));
   let failed: string | undefined;
@@ -98,6 +120,7 @@ export async function readDelta(h: BuildHost, generation: number, signal: AbortS
   out.start(total, prev.embedderVersion ?? undefined);
   // The text search's columns: kept rows come from the serving table (by base row), changed rows from their snapshot row.
   const semantic: SemanticDeltaSeed = { base: prev, sourceRow: new Int32Array(total), changed: [] };
+  const maps: DeltaMaps = { generation: prev.generation, newRowOf: new Int32Array(prev.index.size).fill(-1), incoming: [], since };
   let row = 0;
   for (const b of mergeDelta(prev, plan)) {
     if (signal.aborted) throw new Error('index build aborted');
@@ -106,9 +129,11 @@ export async function readDelta(h: BuildHost, generation: number, signal: AbortS
       if (typeof src === 'number') {
         rec.copyRow(usable!.links, src);
         semantic.sourceRow[row] = src;
+        maps.newRowOf[src] = row;
       } else {
         rec.row(src);
         semantic.sourceRow[row] = -1;
+        for (const m of src.mappings) maps.incoming.push([m.serverId, m.providerId, src.itemId]);
         semantic.changed.push([row, tagBytesOf(src.learned), otherFeaturesOf(src.learned)?.split(',').map(Number) ?? null, src.tempo, src.energy]);
       }
       row++;
@@ -125,5 +150,5 @@ export async function readDelta(h: BuildHost, generation: number, signal: AbortS
   const writeMs = performance.now() - tWrite;
   const listed = answer.changed!.length;
   h.note(`delta snapshot: ${listed} songs changed since generation ${usable!.generation}, ${plan.incoming.length} rows read, ${plan.kept} kept, ${plan.removed.length} removed`);
-  return { mark, recorder: rec, delta: { report: { listed, reread: plan.reread, kept: plan.kept, removed: plan.removed.length, ms: performance.now() - t0 }, removed: plan.removed, writeMs }, semantic };
+  return { mark, recorder: rec, delta: { report: { listed, reread: plan.reread, kept: plan.kept, removed: plan.removed.length, ms: performance.now() - t0 }, removed: plan.removed, writeMs }, semantic, maps };
 }

@@ -80,6 +80,21 @@ export class GenerationMaps {
     return out;
   }
 
+  /**
+   * The maps of `index`, another generation whose row `newRowOf[r]` holds the song of this one's row r (-1 = the song
+   * is not in `index`; rows at or past `newRowOf.length` too): every server's map remapped (`ServerMap.remapped`, no id
+   * hashed), same log position and `currentAt`. Synchronous, so the copy is the content of one log position: a
+   * catch-up applies a page and sets `seq` without awaiting in between, and a reload is swapped in by `replaceFrom`.
+   * This object is unchanged. @throws RangeError when `newRowOf` sends two mapped rows to one row or outside `index`
+   */
+  remapped(index: IvfIndex, newRowOf: Int32Array): GenerationMaps {
+    const out = new GenerationMaps(index);
+    for (const [k, v] of this.servers) out.servers.set(k, v.remapped(index.size, newRowOf));
+    out.seq = this.seq;
+    out.currentAt = this.currentAt;
+    return out;
+  }
+
   /** Drops the growth slack of every server's map after a bulk load (`ServerMap.trim`). */
   trim(): void {
     for (const m of this.servers.values()) m.trim();
@@ -105,6 +120,7 @@ export class GenerationMaps {
  *    catalogue.mapping.changed.v1 and on a safety poll). Calls on one maps object are serialised and
  *    coalesced (a nudge during a catch-up causes exactly one more).
  *    A `reset` (the log was pruned past `maps.seq`) reloads every page into the same object.
+ *  - `carry(from, index, ...)`: a delta build's maps from the serving generation's, without reloading every page.
  */
 export class MapFollower {
   private readonly running = new WeakMap<GenerationMaps, { run: Promise<void>; again: boolean }>();
@@ -138,6 +154,46 @@ export class MapFollower {
         this.logger.warn('mapping load failed; retrying', { generation: index.generation, err: (err as Error).message, retryInMs: delay });
         await new Promise((r) => setTimeout(r, delay));
       }
+    }
+  }
+
+  /**
+   * The maps of `index`, a delta build's generation (generation/delta-snapshot.ts), carried from `from` (the serving
+   * generation's maps) instead of loaded: `from` remapped (`GenerationMaps.remapped`, taken synchronously), the
+   * incoming rows' mappings applied, then the log followed from X = min(`since`, `from.seq`) (`catchUp`; a `reset`
+   * there reloads every mapping into it, as `load` would; a failed catch-up, or a row map `remapped` refuses, falls
+   * back to `load`).
+   * Why this equals `load(index)`: positions only grow, so the copy is `from` exact at some position S >= X for every
+   * provider id pointing at a row it holds. Every row of `index` is either a kept row of `from`'s generation (the same
+   * song, its ids moved with it) or an incoming snapshot row, read after `since` was taken; the old row of every song
+   * not kept is dropped, so its ids come back only from the incoming rows (or the log). The log after X is then
+   * applied in commit order, and each entry sets a provider id's whole mapping (`apply`). So per provider id p: with a
+   * log entry after X the last one decides, as in a full load; without one, p's mapping did not change from X to the
+   * head, and both the copy (at S >= X) and an incoming row (read after X) hold the head's mapping (a song not in
+   * `index` holds none in either). X, not S: `from` follows the log during the build, so S is usually later than the
+   * incoming rows' read, and an entry between the two (a provider id moved off a changed song) would be undone by the
+   * stale incoming row and never applied again. The entries in (X, S], already in the copy, are applied again (harmless).
+   * @param newRowOf per row of `from`'s generation: its row in `index`, or -1 (sized to that generation, see remapped)
+   * @param incoming [serverId, providerId, itemId] of every incoming row's mappings (each item a row of `index`)
+   * @param since `from`'s log position read before the incoming rows were read
+   * @throws the last error when the catalogue stayed unreachable (the fallback `load`)
+   */
+  async carry(from: GenerationMaps, index: IvfIndex, newRowOf: Int32Array, incoming: Iterable<MappingTriple>, since: number): Promise<GenerationMaps> {
+    let replayFrom = since;
+    try {
+      const maps = from.remapped(index, newRowOf);
+      replayFrom = maps.seq = Math.min(since, maps.seq);
+      let applied = 0;
+      for (const [s, p, i] of incoming) {
+        maps.apply(s, p, i);
+        applied++;
+      }
+      await this.catchUp(maps);
+      this.logger.debug('mappings carried', { generation: index.generation, from: from.index.generation, incoming: applied, since: replayFrom, seq: maps.seq });
+      return maps;
+    } catch (err) {
+      this.logger.warn('maps not carried; loading them in full', { generation: index.generation, since: replayFrom, err: (err as Error).message });
+      return this.load(index);
     }
   }
 

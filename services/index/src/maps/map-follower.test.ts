@@ -9,8 +9,7 @@ import { MapFollower, type MappingSource } from './generation-maps';
 
 const DIM = 4;
 
-async function smallIndex(): Promise<IvfIndex> {
-  const ids = ['song-a', 'song-b', 'song-c'];
+async function smallIndex(ids = ['song-a', 'song-b', 'song-c']): Promise<IvfIndex> {
   const vectors = new Float32Array([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0]);
   return (await buildIvfIndex([{ ids, vectors }], { expectedCount: 3, nlist: 1, dim: DIM })).index;
 }
@@ -52,5 +51,29 @@ describe('MapFollower resets', () => {
     await expect(follower.load(index)).rejects.toThrow(/reset again right after a full reload at seq 0/);
     // Each attempt is one fill plus one reload, then the error (backoff 0.2 s, 0.4 s within the 0.3 s budget).
     expect(src.rowsCalls).toBeLessThanOrEqual(6);
+  });
+});
+
+describe('MapFollower.carry', () => {
+  it('When a delta build carries the serving maps, then the kept rows keep their ids, the incoming ones are applied, a log pruned past the position read before the delta reloads in full, and a bad row map loads', async () => {
+    const old = await smallIndex();
+    const next = await smallIndex(['song-b', 'song-c', 'song-d']);
+    const src = source(50, 40);
+    const follower = new MapFollower(src, logger, 1000);
+    const serving = await follower.load(old);
+    // song-a left, song-b and song-c kept (rows 0, 1), song-d incoming with its mapping.
+    const newRowOf = Int32Array.from([-1, 0, 1]);
+    const carried = await follower.carry(serving, next, newRowOf, [['srv', 'p-d', 'song-d']], 45);
+    expect(src.rowsCalls).toBe(1);
+    expect([carried.rowOfProvider('srv', 'p-a'), carried.rowOfProvider('srv', 'p-b'), carried.rowOfProvider('srv', 'p-d'), carried.seq]).toEqual([-1, 0, 2, 45]);
+    expect(serving.rowOfProvider('srv', 'p-a')).toBe(0);
+    // Read before the delta at a position the log no longer holds: the carried maps reload every mapping.
+    const reloaded = await follower.carry(serving, next, newRowOf, [['srv', 'p-d', 'song-d']], 10);
+    expect(src.rowsCalls).toBe(2);
+    expect([reloaded.rowOfProvider('srv', 'p-b'), reloaded.rowOfProvider('srv', 'p-d'), reloaded.seq]).toEqual([0, -1, 50]);
+    // A row map that sends two rows to one is refused: the maps are loaded in full.
+    const loaded = await follower.carry(serving, next, Int32Array.from([0, 0, 1]), [], 50);
+    expect(src.rowsCalls).toBe(3);
+    expect([loaded.rowOfProvider('srv', 'p-a'), loaded.rowOfProvider('srv', 'p-b')]).toEqual([-1, 0]);
   });
 });

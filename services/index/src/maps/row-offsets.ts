@@ -97,6 +97,29 @@ export class RowOffsets {
     return out;
   }
 
+  /**
+   * A copy over `size` rows in which row r's value moves to row `newRowOf[r]` (-1, or r at or past `newRowOf.length`:
+   * dropped). The targets must be distinct rows in [0, size) (ServerMap.remapped checks that). Dense when more than
+   * 1/4 of `size` rows keep a value (allocated once, not grown through the table). O(size + valued rows).
+   */
+  remapped(size: number, newRowOf: Int32Array): RowOffsets {
+    const out = new RowOffsets(size);
+    const n = newRowOf.length;
+    let kept = 0;
+    this.forEach((row) => {
+      if (row < n && newRowOf[row]! >= 0) kept++;
+    });
+    if (!out.dense) {
+      if (kept * 4 > size) out.toDense();
+      else if (kept * 2 > out.keys.length) out.resize(2 ** Math.ceil(Math.log2(kept * 2)));
+    }
+    this.forEach((row, v) => {
+      const to = row < n ? newRowOf[row]! : -1;
+      if (to >= 0) out.set(to, v);
+    });
+    return out;
+  }
+
   /** Empties slot `i` and shifts the following entries of its probe run back (no tombstones). */
   private removeAt(i: number): void {
     const keys = this.keys;

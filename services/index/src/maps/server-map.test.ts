@@ -213,3 +213,100 @@ describe('ServerMap of a server holding few of the rows', () => {
     expect(m.available).toBe(999);
   });
 });
+
+describe('ServerMap.remapped (a delta build carries the serving maps)', () => {
+  /** A random injective old row -> new row map over `size` old rows into `newSize` rows, dropping about `dropShare` of them. */
+  function randomRemap(rand: () => number, size: number, newSize: number, dropShare: number): Int32Array {
+    const targets = Array.from({ length: newSize }, (_, i) => i);
+    for (let i = targets.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [targets[i], targets[j]] = [targets[j]!, targets[i]!];
+    }
+    const out = new Int32Array(size).fill(-1);
+    let next = 0;
+    for (let r = 0; r < size; r++) if (rand() >= dropShare && next < targets.length) out[r] = targets[next++]!;
+    return out;
+  }
+
+  /** Every answer of `a` equals `b`'s (ids looked up, every row's output and bit, counts, mask). */
+  function expectEqualMaps(a: ServerMap, b: ServerMap, ids: string[]): void {
+    expect(a.size).toBe(b.size);
+    for (const id of ids) if (a.rowOf(id) !== b.rowOf(id)) throw new Error(`rowOf(${JSON.stringify(id)}): ${a.rowOf(id)} != ${b.rowOf(id)}`);
+    for (let row = 0; row < a.size; row++) {
+      if (a.providerOf(row) !== b.providerOf(row)) throw new Error(`providerOf(${row}): ${a.providerOf(row)} != ${b.providerOf(row)}`);
+      if (a.has(row) !== b.has(row)) throw new Error(`has(${row})`);
+    }
+    expect([a.mappings, a.available]).toEqual([b.mappings, b.available]);
+    expect(Array.from(a.mask().toRows())).toEqual(Array.from(b.mask().toRows()));
+  }
+
+  it.each([
+    ['dense rows, a few dropped', 3000, 3100, 0.05, 1],
+    ['most rows dropped (tombstones past the live ids: rehash; compaction)', 3000, 2000, 0.7, 1],
+    ['a server holding few rows (sparse row offsets)', 20_000, 20_500, 0.1, 0.02],
+  ])('When a random map (%s) is remapped by a random permutation with drops, then it equals the map built on the new rows, and stays equal under further changes', (_name, size, newSize, dropShare, mappedShare) => {
+    const rand = rng(size + newSize);
+    const idOf = (k: number) => (k % 4 === 0 ? `ü-${k}-${'é'.repeat(k % 70)}` : k % 4 === 1 ? `m-${k}` : k % 4 === 2 ? `${'x'.repeat(120 + (k % 20))}${k}` : String(10_000_000 + k));
+    // Mappings [id, old row]: several ids on some rows, some removed again (garbage, tombstones, extras promoted).
+    const old = new ServerMap(size);
+    const live = new Map<string, number>();
+    const ids: string[] = [];
+    for (let k = 0; k < size * 1.3 * mappedShare; k++) {
+      const id = idOf(k);
+      ids.push(id);
+      const row = rand() < 0.25 && live.size > 0 ? [...live.values()][Math.floor(rand() * live.size)]! : Math.floor(rand() * size);
+      old.set(id, row);
+      live.set(id, row);
+    }
+    for (const id of ids) if (rand() < 0.15) {
+      old.remove(id);
+      live.delete(id);
+    }
+    old.trim();
+    for (let k = 0; k < 200; k++) {
+      const id = ids[Math.floor(rand() * ids.length)]!;
+      const row = Math.floor(rand() * size);
+      old.set(id, row); // moved after the trim
+      live.set(id, row);
+    }
+    const newRowOf = randomRemap(rand, size, newSize, dropShare);
+    const carried = old.remapped(newSize, newRowOf);
+    // The reference: the same mappings applied on the new rows (a dropped row's ids are not mapped).
+    const built = new ServerMap(newSize);
+    for (const [id, row] of live) built.set(id, newRowOf[row]!);
+    expectEqualMaps(carried, built, ids);
+    // The old map is unchanged.
+    for (const [id, row] of live) if (old.rowOf(id) !== row) throw new Error(`old map changed at ${id}`);
+    // Further changes on both: new ids on fresh rows, moves, removals, a trim.
+    const more = [...ids, ...Array.from({ length: 300 }, (_, k) => `new-${k}-日本`)];
+    for (let step = 0; step < 2000; step++) {
+      const id = more[Math.floor(rand() * more.length)]!;
+      if (rand() < 0.7) {
+        const row = Math.floor(rand() * (newSize + 1)) - 1;
+        carried.set(id, row);
+        built.set(id, row);
+      } else {
+        carried.remove(id);
+        built.remove(id);
+      }
+      if (step === 1000) {
+        carried.trim();
+        built.trim();
+      }
+    }
+    expectEqualMaps(carried, built, more);
+  });
+
+  it('When rows past the row map are dropped and the map is bad, then those ids leave, and two rows sent to one or out of range throw', () => {
+    const m = new ServerMap(6);
+    m.set('a', 0);
+    m.set('b', 1);
+    m.set('b2', 1);
+    m.set('c', 5); // a live append after the row map was made
+    const r = m.remapped(4, Int32Array.from([3, 0, -1]));
+    expect([r.rowOf('a'), r.rowOf('b'), r.rowOf('b2'), r.rowOf('c')]).toEqual([3, 0, 0, -1]);
+    expect([r.providerOf(0), r.available, r.mappings]).toEqual(['b', 2, 3]);
+    expect(() => m.remapped(4, Int32Array.from([1, 1]))).toThrow(RangeError);
+    expect(() => m.remapped(4, Int32Array.from([4, 0]))).toThrow(RangeError);
+  });
+});

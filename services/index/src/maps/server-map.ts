@@ -107,6 +107,57 @@ export class ServerMap {
     return m;
   }
 
+  /**
+   * A copy of this map over another generation of `size` rows in which row r of this map is row `newRowOf[r]`; -1, or
+   * r at or past `newRowOf.length`, = the row's song is not in that generation: its provider ids are dropped (a delta
+   * build's maps carried from the serving generation's, GenerationMaps.remapped). No id is decoded or hashed:
+   *  - the hash slots hold rows and an id's slot depends only on its hash and the slot count, so the table keeps its
+   *    size and every slot keeps its position: a kept row's slot gets its new row, a dropped row's a tombstone;
+   *  - the arena bytes are copied as they are (a dropped primary id counts as garbage; compacted by the usual rule);
+   *  - `primary` and the availability bitset are rebuilt by row, the further ids' rows mapped.
+   * Only when tombstones then outnumber the live ids is the table rebuilt (hashing the ids, as `trim` would).
+   * O(size + slots + arena bytes); this map is unchanged.
+   * @param newRowOf per row of this map (Int32Array, length normally this.size): its row in the new generation, or -1
+   * @throws RangeError when a mapped row is sent outside [0, size) or two mapped rows to the same row
+   */
+  remapped(size: number, newRowOf: Int32Array): ServerMap {
+    const m = new ServerMap(size);
+    const n = newRowOf.length;
+    const to = (row: number) => (row < n ? newRowOf[row]! : -1);
+    let dropped = 0;
+    this.primary.forEach((row, p) => {
+      const r = to(row);
+      if (r < 0) {
+        dropped += this.entryBytes(p - 1);
+        return;
+      }
+      if (!(r < size)) throw new RangeError(`row ${row} sent to row ${r} outside [0, ${size})`);
+      const bit = 1 << (r & 31);
+      if ((m.words[r >>> 5]! & bit) !== 0) throw new RangeError(`two rows sent to row ${r}`);
+      m.words[r >>> 5]! |= bit;
+      m.liveRows++;
+    });
+    // Every mapped row has a primary id and a set bit.
+    m.primaries = m.liveRows;
+    m.primary = this.primary.remapped(size, newRowOf);
+    // The arena as it is (headroom cut to 1/16 as after `trim`).
+    m.bytes = this.bytes.slice(0, Math.min(this.bytes.length, Math.max(4096, this.used + (this.used >>> 4))));
+    m.used = this.used;
+    m.garbage = this.garbage + dropped;
+    const slots = this.slots;
+    m.slots = new Int32Array(slots.length);
+    for (let i = 0; i < slots.length; i++) {
+      const row = slots[i]!;
+      m.slots[i] = row < 0 ? row : to(row) >= 0 ? to(row) : TOMBSTONE;
+    }
+    m.slotsUsed = this.slotsUsed;
+    for (const [id, row] of this.extraRow) if (to(row) >= 0) m.extraRow.set(id, to(row));
+    for (const [row, ids] of this.extrasOf) if (to(row) >= 0) m.extrasOf.set(to(row), ids.slice());
+    if (m.slotsUsed - m.primaries > m.primaries) m.rehash(slotCountFor(m.primaries, TRIM_LOAD));
+    if (m.garbage > 65536 && m.garbage * 2 > m.used) m.compact();
+    return m;
+  }
+
   /** Number of provider ids held. */
   get mappings(): number {
     return this.primaries + this.extraRow.size;
