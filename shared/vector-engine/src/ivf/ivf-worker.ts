@@ -4,12 +4,15 @@
  *  - `lloyd`: one second-level spherical Lloyd run over given rows (two-level training);
  *  - `nearest`: brute-force nearest centroid of given rows (coarse assignment of the training sample, flat builds);
  *  - `assign`: nearest centroid via `CentroidTree` of the rows [from, to), written into a shared Int32Array;
+ *  - `place`: exact nearest centroid of given rows (`placeRows`, the kept-cell placement);
  *  - `job`: a job its user registered (`WorkerJobs`, loaded from `workerData.jobModules` at the first job).
  * Same kernels and seeds as the in-thread build, so the parallel build is bit-identical to it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { CooperativeScheduler } from './cooperative';
 import { CentroidTree, nearestCentroids, sphericalLloyd } from './kmeans';
+import { CentroidScan } from './centroid-scan';
+import { placeRows } from './kept-cells';
 import { ProductQuantiser, ScalarQuantiser } from './quantiser';
 import { readSync } from 'node:fs';
 import type { WorkerJobHandler, WorkerJobs, WorkerReply, WorkerTask } from './worker-pool';
@@ -79,6 +82,11 @@ async function run(task: WorkerTask): Promise<WorkerReply> {
       const handler = jobHandlers().get(task.kind);
       if (!handler) throw new Error(`no worker job registered as ${task.kind}`);
       return { id: task.id, type: 'job', output: await handler(task.input as never) };
+    }
+    case 'place': {
+      const cells = new Int32Array(task.rows.length);
+      placeRows(data, dim, task.rows, task.centroids, task.nlist, CentroidScan.fit(task.centroids, task.nlist, dim), cells);
+      return { id: task.id, type: 'place', cells };
     }
     case 'assign': {
       if (!tree || tree.key !== task.treeKey) tree = { key: task.treeKey, tree: new CentroidTree(task.centroids, task.nlist, dim, task.groupOf, task.groupCount) };

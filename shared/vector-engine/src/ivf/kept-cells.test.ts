@@ -3,7 +3,9 @@ import { dot } from '@polyphony/vectors';
 import { CooperativeScheduler } from './cooperative';
 import { IvfInputError } from './errors';
 import { buildIvfIndex, type VectorBatch } from './ivf-build';
-import { assignKeptCells, cellImbalance, type KeptCells } from './kept-cells';
+import { assignKeptCells, cellImbalance, PLACE_WORKER_MIN_ROWS, type KeptCells } from './kept-cells';
+import { IvfWorkerPool } from './worker-pool';
+import { CentroidScan } from './centroid-scan';
 
 function batches(count: number, seed: number, prefix: string): VectorBatch[] {
   const out: VectorBatch[] = [];
@@ -67,6 +69,45 @@ describe('IVF build on kept cells (issue 35 generation reuse)', () => {
     await expect(assignKeptCells(vectors, 4, 3, { nlist: 2, centroids, cellOfRow: Int32Array.from([0, 2, -1]) }, s)).rejects.toThrow(IvfInputError);
     await expect(assignKeptCells(vectors, 4, 3, { nlist: 3, centroids, cellOfRow: Int32Array.from([0, 1, -1]) }, s)).rejects.toThrow(IvfInputError);
   });
+
+  it('places in worker threads (>= PLACE_WORKER_MIN_ROWS rows) exactly the cells it places in this thread', async () => {
+    /** `n` unit vectors of the mixture, into `out` (a new array unless given). */
+    const units = (n: number, seed: number, out?: Float32Array): Float32Array => {
+      let o = 0;
+      for (const b of batches(n, seed, 'u')) {
+        const dim0 = b.vectors.length / b.ids.length;
+        out ??= new Float32Array(n * dim0);
+        for (let i = 0; i < b.ids.length; i++, o++) {
+          const n2 = Math.sqrt(dot(b.vectors, i * dim0, b.vectors, i * dim0, dim0));
+          for (let d = 0; d < dim0; d++) out[o * dim0 + d] = b.vectors[i * dim0 + d]! / n2;
+        }
+      }
+      return out!;
+    };
+    // 600 centroids: enough for the coarse quantiser's exact scan (CentroidScan, from nlist 512) in this thread and in the workers.
+    const nlist = 600;
+    const centroids = units(nlist, 21);
+    const dim = centroids.length / nlist;
+    const count = PLACE_WORKER_MIN_ROWS + 500;
+    const vectors = units(count, 23, new Float32Array(new SharedArrayBuffer(count * dim * 4)));
+    // Every third row keeps cell 0; the others are placed.
+    const cellOfRow = Int32Array.from({ length: count }, (_, r) => (r % 3 === 0 ? 0 : -1));
+    const s = new CooperativeScheduler(10);
+    const inThread = await assignKeptCells(vectors, dim, count, { nlist, centroids, cellOfRow }, s);
+    const withScan = await assignKeptCells(vectors, dim, count, { nlist, centroids, cellOfRow, coarse: CentroidScan.fit(centroids, nlist, dim) ?? null }, s);
+    expect([...withScan.cellOfRow]).toEqual([...inThread.cellOfRow]);
+    const pool = new IvfWorkerPool(2);
+    try {
+      await pool.share(vectors, dim);
+      const pooled = await assignKeptCells(vectors, dim, count, { nlist, centroids, cellOfRow }, s, pool);
+      expect(pooled.placed).toBe(inThread.placed);
+      expect([...pooled.cellOfRow]).toEqual([...inThread.cellOfRow]);
+    } finally {
+      await pool.close();
+    }
+    for (let r = 1; r < count; r += 97) if (r % 3 !== 0) expect(inThread.cellOfRow[r]).toBe(nearest(centroids, nlist, vectors.subarray(r * dim, (r + 1) * dim), dim));
+    expect(inThread.cellOfRow[0]).toBe(0);
+  }, 60_000);
 
   it('cellImbalance is the largest cell over the mean', () => {
     expect(cellImbalance(Int32Array.from([0, 0, 0, 1]), 2)).toBe(1.5);

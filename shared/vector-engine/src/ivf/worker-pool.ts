@@ -49,6 +49,14 @@ export type WorkerTask =
     }
   | {
       id: number;
+      /** Kept-cell placement (`assignKeptCells`): each of `rows` to its nearest of the `nlist` centroids, exactly. */
+      type: 'place';
+      rows: Int32Array;
+      centroids: Float32Array;
+      nlist: number;
+    }
+  | {
+      id: number;
       /** A registered job (`WorkerJobs`): `kind` names the handler, `input` is its argument. */
       type: 'job';
       kind: string;
@@ -62,6 +70,7 @@ export type WorkerReply =
   | { id: number; type: 'nearest'; nearest: Int32Array }
   | { id: number; type: 'assign'; dotProducts: number }
   | { id: number; type: 'encode'; rows: number }
+  | { id: number; type: 'place'; cells: Int32Array }
   | { id: number; type: 'job'; output: unknown }
   | { id: number; type: 'error'; message: string };
 
