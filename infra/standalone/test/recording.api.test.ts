@@ -11,7 +11,7 @@ import { internalRequest, rebuildIndex, seedRecordingLibrary, seededItemId } fro
  * `a-<i>`, Beta songs 3-7 as `b-<i>`; song 6 has no fingerprint; song 7 repeats 15 s of song 2. Clips are WAV
  * files made here (a 10 s excerpt with noise at 10 dB SNR). Checked: identification and offset in each server's
  * ids, the availability mask, n_results, the 400/413/415 paths, by_track, status and warmup, search_tracks with
- * index=neural, /api/models and the dashboard counts.
+ * index=neural, /api/models and the dashboard counts (which leave out a print of an older codec version).
  */
 const SR = LANDMARK_PARAMS.sampleRateHz;
 const N = 8;
@@ -111,7 +111,12 @@ describe('search by recording through the gateway (seeded fingerprints)', () => 
     await request(url).post('/api/recording_search/by_track').set(auth).send({}).expect(400);
   });
 
-  it('When search_tracks asks index=neural, then only songs with a fingerprint come back; /api/models and the dashboard count them per server', async () => {
+  it('When search_tracks asks index=neural, then only songs with a fingerprint come back; /api/models and the dashboard count them per server, not a print of an older codec', async () => {
+    // Song 6 (on Beta only) gets the print an older analysis worker would have stored, which the index ignores. Stored
+    // before the first dashboard read (the registry reuses a summary for 30 s).
+    const stale = LANDMARK_CODEC_VERSION - 1;
+    await internal('put', `/internal/tracks/${itemId(6)}/fingerprint`).send({ codec: stale, landmarks: 0, seconds: 1, blob: Buffer.from([stale, 0]).toString('base64') }).expect(204);
+    expect((await internal('get', `/internal/tracks/${itemId(6)}/fingerprint`).expect(200)).body.codec).toBe(stale);
     const neural = (await request(url).get('/api/search_tracks?search_query=synth&index=neural&limit=50&server=Beta').set(auth).expect(200)).body as Array<{ item_id: string }>;
     expect(neural.map((r) => r.item_id).sort()).toEqual(['b-3', 'b-4', 'b-5', 'b-7']);
     const models = await request(url).get('/api/models?server=Beta').set(auth).expect(200);

@@ -140,13 +140,13 @@ export const CatalogueStats = z.object({
   analyzed: z.number().int(),
   tagged: z.number().int(),
   lyrics: z.number().int(),
-  /** Songs with a recording fingerprint (search by recording). */
+  /** Songs with a recording fingerprint of the current landmark codec version (search by recording; a print of an older version is not counted). */
   fingerprinted: z.number().int(),
   distinct_albums: z.number().int(),
   distinct_artists: z.number().int(),
   /** Songs mapped on no server. */
   orphans: z.number().int(),
-  /** Per server with mappings: distinct songs mapped there, its extra tracks that are copies of a song it already holds, and its songs with a recording fingerprint. */
+  /** Per server with mappings: distinct songs mapped there, its extra tracks that are copies of a song it already holds, and its songs with a recording fingerprint of the current landmark codec version. */
   per_server: z.array(z.object({ server_id: z.string(), unique_songs: z.number().int(), duplicate_copies: z.number().int(), fingerprinted: z.number().int() })),
   /** The genre (MSD_GENRES) that is the strongest genre tag of the most tagged songs; null without tags. */
   top_genre: z.string().nullable(),
@@ -283,7 +283,7 @@ export const DashboardMusicServer = z.object({
   unique_songs: z.number().int(),
   /** Its tracks beyond one per song: further copies of a song it already holds. */
   duplicate_copies: z.number().int(),
-  /** Its songs with a recording fingerprint (search by recording can find them). */
+  /** Its songs with a recording fingerprint of the current landmark codec version (search by recording can find them). */
   fingerprinted: z.number().int(),
 });
 
@@ -304,7 +304,7 @@ export const DashboardSummary = z
       analyzed: z.number().int(),
       tagged: z.number().int(),
       lyrics: z.number().int(),
-      /** Songs with a recording fingerprint (search by recording). */
+      /** Songs with a recording fingerprint of the current landmark codec version (search by recording; a print of an older version is not counted). */
       fingerprinted: z.number().int(),
       clap_indexed: z.number().int(),
       gmm_indexed: z.number().int(),

@@ -166,7 +166,7 @@ export interface CoverageCounts {
   songs: number;
   tagged: number;
   lyrics: number;
-  /** Songs with a recording fingerprint (search by recording). */
+  /** Songs with a recording fingerprint of the current landmark codec version (search by recording; an older version's print is not counted). */
   fingerprinted: number;
 }
 

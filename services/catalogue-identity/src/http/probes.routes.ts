@@ -11,7 +11,8 @@
  *   keeps); `audio_dim` = the embedding size, `lyrics_dim` 0 (no fixed-size lyrics vector); weights are the
  *   reference's 0.25 audio / 0.75 lyrics.
  * - `GET /api/models`: per learned model, coverage over the catalogue and over the selected server; `recording` is
- *   the landmark fingerprint of search by recording (songs with a fingerprint; no model file, always enabled).
+ *   the landmark fingerprint of search by recording (songs with a fingerprint of the current landmark codec
+ *   version; no model file, always enabled).
  * Counts come from CoverageService (reused for PROBE_CACHE_MS, so a burst of client start-ups costs one scan).
  */
 import { MSD_TAGS, probeRoutes as routes, type ModelsDto } from '@polyphony/contracts';

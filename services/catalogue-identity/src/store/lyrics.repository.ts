@@ -5,6 +5,7 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import { MSD_GENRES, type CatalogueStats, type LyricsPendingPage, type PutLyricsRequest } from '@polyphony/contracts';
+import { LANDMARK_CODEC_VERSION } from '@polyphony/landmarks';
 import type { LyricsHit, LyricsStore } from '../domain/ports';
 import { returnedRows } from './sql';
 
@@ -162,13 +163,14 @@ export class LyricsRepository implements LyricsStore {
     return { items: rows.map((r) => ({ itemId: r.item_id, title: r.title, artist: r.artist, instrumental: r.instrumental, mappings: r.mappings })), next: rows.length === limit ? rows[rows.length - 1]!.item_id : null, remaining: n };
   }
 
-  /** Content counts of the dashboard (one statement). */
   /**
    * Content counts of the dashboard (GET /internal/stats, contracts CatalogueStats): songs, analysed, tagged,
-   * with lyrics, distinct albums and artists, orphans (mapped on no server), per server its distinct songs
-   * and extra copies, the top genre (MSD_GENRES: per tagged song the first genre of its `mood_vector`,
-   * which lists its strongest MSD tags best first; the genre first in most songs, ties by name) and the
-   * tempo profile (BPM bands: slow < 90, medium 90-119, fast 120-149, very_fast >= 150). Four statements, each
+   * with lyrics, with a recording fingerprint of the current landmark codec version (`LANDMARK_CODEC_VERSION`; a
+   * print of another version is ignored by the index and re-made by the backfill, the rule of
+   * `FingerprintRepository.missing`), distinct albums and artists, orphans (mapped on no server), per server its
+   * distinct songs, extra copies and fingerprinted songs, the top genre (MSD_GENRES: per tagged song the first
+   * genre of its `mood_vector`, which lists its strongest MSD tags best first; the genre first in most songs, ties
+   * by name) and the tempo profile (BPM bands: slow < 90, medium 90-119, fast 120-149, very_fast >= 150). Four statements, each
    * one scan of its table.
    */
   async stats(): Promise<CatalogueStats> {
@@ -177,16 +179,18 @@ export class LyricsRepository implements LyricsStore {
               (SELECT count(*) FROM catalogue.embedding)::int AS analyzed,
               (SELECT count(*) FROM catalogue.score WHERE tag_scores IS NOT NULL)::int AS tagged,
               (SELECT count(*) FROM catalogue.lyrics WHERE status = 'found')::int AS lyrics,
-              (SELECT count(*) FROM catalogue.fingerprint)::int AS fingerprinted,
+              (SELECT count(*) FROM catalogue.fingerprint WHERE codec = $1)::int AS fingerprinted,
               (SELECT count(DISTINCT (lower(coalesce(nullif(album_artist, ''), artist)), lower(album))) FROM catalogue.score WHERE coalesce(album, '') <> '')::int AS distinct_albums,
               (SELECT count(DISTINCT lower(artist)) FROM catalogue.score WHERE artist <> '')::int AS distinct_artists,
               (SELECT count(*) FROM catalogue.score s WHERE NOT EXISTS (SELECT 1 FROM catalogue.track_server_map m WHERE m.item_id = s.item_id))::int AS orphans`,
+      [LANDMARK_CODEC_VERSION],
     );
     const perServer: Array<{ server_id: string; unique_songs: number; duplicate_copies: number; fingerprinted: number }> = await this.ds.query(
       `SELECT m.server_id, count(DISTINCT m.item_id)::int AS unique_songs, (count(*) - count(DISTINCT m.item_id))::int AS duplicate_copies,
               count(DISTINCT f.item_id)::int AS fingerprinted
-         FROM catalogue.track_server_map m LEFT JOIN catalogue.fingerprint f ON f.item_id = m.item_id
+         FROM catalogue.track_server_map m LEFT JOIN catalogue.fingerprint f ON f.item_id = m.item_id AND f.codec = $1
         GROUP BY m.server_id ORDER BY m.server_id`,
+      [LANDMARK_CODEC_VERSION],
     );
     const [genre] = await this.ds.query(
       `SELECT g FROM (
