@@ -17,6 +17,8 @@ import { indexBenchScript } from '../support';
  *    while the first generation serves: its phases, and what it kept of the first (INDEX_BUILD_REUSE_MAX_CHANGED,
  *    0.05 here unless set; 0 = the same build without reuse). With reuse on, the second build reads only the songs the
  *    catalogue's change feed lists (`delta`; FAKE_PEERS_NO_CHANGE_FEED=1 in the child: the full snapshot, as before).
+ * INDEX_TABLE_RESIDENT_MIB (when set) is passed on: e.g. 1 puts the display metadata and text-search tables on disk at
+ * 100k songs, as the default 32 MiB does at 1M.
  * Usage: node --expose-gc bench/dist/index/rebuild-100k.js [songs] [growFraction]
  */
 async function main(): Promise<void> {
@@ -27,7 +29,7 @@ async function main(): Promise<void> {
   const bus = createBus({});
   const peers = () => ({ registry: info.url, catalogue: info.url, analysis: info.url, index: info.url, playlist: info.url });
   const growFraction = Number(process.argv[3] ?? 0.01);
-  const config = loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'warn', INDEX_BUILD_REUSE_MAX_CHANGED: process.env.INDEX_BUILD_REUSE_MAX_CHANGED ?? '0.05' });
+  const config = loadIndexConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'warn', INDEX_BUILD_REUSE_MAX_CHANGED: process.env.INDEX_BUILD_REUSE_MAX_CHANGED ?? '0.05', INDEX_TABLE_RESIDENT_MIB: process.env.INDEX_TABLE_RESIDENT_MIB });
   try {
     const svc = buildIndex(config, { logger, bus, peers, migrateOnStart: true, rebuildOnStart: false });
     await svc.start();

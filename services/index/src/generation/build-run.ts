@@ -14,7 +14,7 @@ import { BuildReuse } from './build-reuse';
 import { PhaseClock } from './phase-clock';
 import type { BuildHost, RebuildOutcome } from './build-types';
 import { readDelta, type DeltaMaps, type FeedMark } from './delta-snapshot';
-import { SnapshotFeed, feedPage, feedRows } from './snapshot-feed';
+import { SnapshotFeed, feedDelta, feedPage } from './snapshot-feed';
 import type { FeedBase, LinkRecorder } from './snapshot-delta';
 import { logResume, snapshotPages } from './snapshot-pages';
 import type { SnapshotPageBytes } from '../maps/wire';
@@ -357,7 +357,7 @@ export class BuildRun {
         this.version = version;
         this.startFeed(expected);
       },
-      feed: (b) => void (this.fedMeta = feedRows(b.ids, b.vectors, b.metas, this.feed!, this.rows, this.fedMeta!, this.reuse.matcher)),
+      feed: (b) => void (this.fedMeta = feedDelta(b, this.feed!, this.rows, this.fedMeta!, this.reuse.matcher)),
       end: () => this.feed!.end(),
     });
     this.mark = read.mark;

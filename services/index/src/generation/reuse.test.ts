@@ -62,4 +62,41 @@ describe('RowMatcher (rows matched with the serving generation while the snapsho
     expect(GenerationReuse.fromMatcher(m, n, 'v2', DIM)).toBeUndefined();
     expect(GenerationReuse.fromMatcher(m, n + 1, 'v1', DIM)).toBeUndefined();
   });
+
+  it('When rows come with their known serving rows (a delta build\'s kept rows), then they match without an id lookup or a vector read, the others as before', async () => {
+    const n = 2000;
+    const ids = Array.from({ length: n }, (_, i) => `id-${String(i).padStart(5, '0')}`);
+    const v = vectors(n, 5);
+    const prev = await serving(ids, v, true);
+    // The fed rows: every serving row with its stored unit vector (the delta's kept rows), row 7 with another vector,
+    // a new id after row 99; known serving rows given for every row but 7, 50 (looked up: unchanged) and the new one.
+    const unit = (r: number) => prev.index.getVector(r);
+    const fed: Array<[string, Float32Array, number]> = [];
+    for (let i = 0; i < n; i++) {
+      fed.push([ids[i]!, i === 7 ? vectors(1, 11) : unit(i), i === 7 || i === 50 ? -1 : i]);
+      if (i === 99) fed.push(['id-00099x', vectors(1, 12), -1]);
+    }
+    const rowOf = jest.spyOn(prev.index, 'rowOf');
+    const reads = jest.spyOn(prev.index.parts().quantised!.file!, 'readRows');
+    const m = new RowMatcher(prev, 100);
+    for (let at = 0; at < fed.length; at += 600) {
+      const page = fed.slice(at, at + 600);
+      const vec = new Float32Array(page.length * DIM);
+      page.forEach(([, x], k) => vec.set(x, k * DIM));
+      m.add(page.map(([id]) => id), vec, Int32Array.from(page.map(([, , p]) => p)));
+    }
+    expect(m.failure).toBeUndefined();
+    expect(rowOf.mock.calls.map(([id]) => id).sort()).toEqual(['id-00007', 'id-00050', 'id-00099x']);
+    // Two reads: row 7's and row 50's (one each; the new id has no serving row).
+    expect(reads).toHaveBeenCalledTimes(2);
+    expect([m.count, m.changed, m.kept]).toEqual([n + 1, 2, n - 1]);
+    for (let r = 0; r < fed.length; r++) {
+      const id = fed[r]![0];
+      expect(m.prevRowOfNew[r]).toBe(id === 'id-00007' || id === 'id-00099x' ? -1 : prev.index.rowOf(id));
+    }
+    // A known row whose serving row an earlier row took is changed.
+    const again = new RowMatcher(prev, 10);
+    again.add([ids[3]!, ids[4]!], new Float32Array(2 * DIM).fill(1), Int32Array.from([3, 3]));
+    expect(Array.from(again.prevRowOfNew.subarray(0, 2))).toEqual([3, -1]);
+  });
 });

@@ -270,19 +270,23 @@ export class RowMatcher {
   /**
    * Matches the next `ids.length` rows: ids in build order and their raw vectors (`ids.length * dim` floats, the
    * values the fed build normalises). A vector of another length than the serving generation's dim matches nothing.
+   * @param known per row (when given): the serving row it is known to be unchanged in, or -1 (looked up as usual).
+   *   The caller vouches for such a row: the serving row holds its id, and its vector is that row's stored unit vector
+   *   or normalises to it bitwise (the delta snapshot's kept rows, `DeltaBatch.baseRows`: checked by `planDelta`); it
+   *   is then matched without an id lookup or a vector read, unless an earlier row already took that serving row.
    */
-  add(ids: readonly string[], vectors: Float32Array): void {
+  add(ids: readonly string[], vectors: Float32Array, known?: Int32Array): void {
     if (this.failure) return;
     const t = performance.now();
     try {
-      this.match(ids, vectors);
+      this.match(ids, vectors, known);
     } catch (err) {
       this.failure = (err as Error).message;
     }
     this.ms += performance.now() - t;
   }
 
-  private match(ids: readonly string[], vectors: Float32Array): void {
+  private match(ids: readonly string[], vectors: Float32Array, known: Int32Array | undefined): void {
     const dim = this.unit.length;
     const n = ids.length;
     if (this.count + n > this.prevRowOfNew.length) {
@@ -291,21 +295,30 @@ export class RowMatcher {
       this.prevRowOfNew = grown;
     }
     const sameDim = vectors.length === n * dim;
+    const isKnown = (i: number) => sameDim && known !== undefined && known[i]! >= 0;
     const prevRow = new Int32Array(n);
-    for (let i = 0; i < n; i++) prevRow[i] = sameDim ? this.prev.index.rowOf(ids[i]!) : -1;
+    for (let i = 0; i < n; i++) prevRow[i] = !sameDim ? -1 : isKnown(i) ? known![i]! : this.prev.index.rowOf(ids[i]!);
     // Both generations number rows in canonical-id byte order, so the serving rows of a page mostly form runs of
     // consecutive rows: one read per run (up to MATCH_READ_ROWS rows) instead of one positional read per row.
+    // Known rows form runs of their own, read nothing and compare nothing.
     for (let i = 0; i < n; ) {
       let end = i + 1;
-      if (prevRow[i]! >= 0) while (end < n && end - i < MATCH_READ_ROWS && prevRow[end] === prevRow[end - 1]! + 1) end++;
-      if (prevRow[i]! >= 0) this.readRun(prevRow[i]!, end - i, this.stored);
+      const vouched = isKnown(i);
+      if (vouched) while (end < n && isKnown(end)) end++;
+      else if (prevRow[i]! >= 0) {
+        while (end < n && end - i < MATCH_READ_ROWS && !isKnown(end) && prevRow[end] === prevRow[end - 1]! + 1) end++;
+        this.readRun(prevRow[i]!, end - i, this.stored);
+      }
       for (let k = i; k < end; k++) {
         const r = this.count + k;
         const p = prevRow[k]!;
         let match = false;
         if (p >= 0 && this.newRowOfPrev[p]! < 0) {
-          normaliseInto(vectors, k * dim, this.unit, 0, dim);
-          match = sameVector(this.unit, this.stored, (k - i) * dim);
+          if (vouched) match = true;
+          else {
+            normaliseInto(vectors, k * dim, this.unit, 0, dim);
+            match = sameVector(this.unit, this.stored, (k - i) * dim);
+          }
         }
         if (match) {
           this.prevRowOfNew[r] = p;

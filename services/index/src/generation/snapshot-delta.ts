@@ -5,7 +5,7 @@ import { bufferToI32, bytesOf } from '../core/codec';
 import type { CataloguePort } from '../core/ports';
 import { artistKey } from '../core/text';
 import { snapshotVector } from '../core/track.repository';
-import { metaOfSnapshotTrack, type TrackMetaFields } from '../maps/track-meta-store';
+import type { TrackMetaStore } from '../maps/track-meta-store';
 import { rowRunReader } from './reuse';
 import { byteOrderLess } from './snapshot-feed';
 
@@ -253,19 +253,25 @@ async function readByIds(catalogue: CataloguePort, ids: readonly string[], signa
   return out.flat();
 }
 
-/** One batch of the merged rows (build order): ids, raw vectors, display metadata, and each row's source. */
+/**
+ * One batch of the merged rows (build order): ids and raw vectors, and each row's source. A kept row's display
+ * metadata is not decoded here: the fed build copies it from `baseMeta` by base row (`feedDelta`, `TrackMetaStore.copyRows`).
+ */
 export interface DeltaBatch {
   ids: string[];
   vectors: Float32Array;
-  metas: TrackMetaFields[];
+  /** Per row: the base row it is taken from (kept: same id, its stored vector), or -1 (a changed song's row). */
+  baseRows: Int32Array;
   /** Per row: the changed song's snapshot row, or the base row it is taken from. */
   sources: Array<SnapshotTrackBytes | number>;
+  /** The serving generation's display metadata, which `baseRows` index. */
+  baseMeta: TrackMetaStore;
 }
 
 /**
  * The rows of the new generation in canonical-id byte order: the kept serving rows (their stored unit vectors, which
- * `planDelta` checked are fixed points of the build's normalisation, and their metadata) merged with the changed
- * songs' rows, DELTA_BATCH_ROWS at a time.
+ * `planDelta` checked are fixed points of the build's normalisation; their metadata stays in `prev.meta`, by base row)
+ * merged with the changed songs' rows, DELTA_BATCH_ROWS at a time.
  */
 export function* mergeDelta(prev: Generation, plan: DeltaPlan): Generator<DeltaBatch> {
   const index = prev.index;
@@ -275,42 +281,47 @@ export function* mergeDelta(prev: Generation, plan: DeltaPlan): Generator<DeltaB
   let storedFirst = -1;
   let storedN = 0;
   const { keep, incoming } = plan;
-  let r = 0;
+  let r = -1;
+  let keptId = '';
   let c = 0;
-  const nextKept = () => {
+  /** Moves `r` to the next kept row at or after `from` (its id in `keptId`); -1 past the last. */
+  const nextKept = (from: number) => {
+    r = from;
     while (r < keep.length && keep[r] !== 1) r++;
-    return r < keep.length ? r : -1;
+    if (r >= keep.length) r = -1;
+    else keptId = index.idOf(r);
   };
+  nextKept(0);
   for (;;) {
-    const batch: DeltaBatch = { ids: [], vectors: new Float32Array(DELTA_BATCH_ROWS * dim), metas: [], sources: [] };
-    while (batch.ids.length < DELTA_BATCH_ROWS) {
-      const k = nextKept();
+    const batch: DeltaBatch = { ids: [], vectors: new Float32Array(DELTA_BATCH_ROWS * dim), baseRows: new Int32Array(DELTA_BATCH_ROWS), sources: [], baseMeta: prev.meta };
+    let n = 0;
+    while (n < DELTA_BATCH_ROWS) {
       const t = incoming[c];
-      if (k < 0 && !t) break;
-      const o = batch.ids.length * dim;
-      if (k >= 0 && (!t || byteOrderLess(index.idOf(k), t.itemId))) {
-        if (k < storedFirst || k >= storedFirst + storedN) {
-          storedFirst = k;
-          storedN = Math.min(READ_RUN_ROWS, keep.length - k);
+      if (r < 0 && !t) break;
+      const o = n * dim;
+      if (r >= 0 && (!t || byteOrderLess(keptId, t.itemId))) {
+        if (r < storedFirst || r >= storedFirst + storedN) {
+          storedFirst = r;
+          storedN = Math.min(READ_RUN_ROWS, keep.length - r);
           read(storedFirst, storedN, stored);
         }
-        const id = index.idOf(k);
-        const { itemId: _id, ...meta } = prev.meta.get(k, id)!;
-        batch.vectors.set(stored.subarray((k - storedFirst) * dim, (k - storedFirst + 1) * dim), o);
-        batch.ids.push(id);
-        batch.metas.push(meta);
-        batch.sources.push(k);
-        r++;
+        batch.vectors.set(stored.subarray((r - storedFirst) * dim, (r - storedFirst + 1) * dim), o);
+        batch.ids.push(keptId);
+        batch.baseRows[n] = r;
+        batch.sources.push(r);
+        nextKept(r + 1);
       } else {
         batch.vectors.set(snapshotVector(t!.vector)!, o);
         batch.ids.push(t!.itemId);
-        batch.metas.push(metaOfSnapshotTrack(t!));
+        batch.baseRows[n] = -1;
         batch.sources.push(t!);
         c++;
       }
+      n++;
     }
-    if (batch.ids.length === 0) return;
-    batch.vectors = batch.vectors.subarray(0, batch.ids.length * dim);
+    if (n === 0) return;
+    batch.vectors = batch.vectors.subarray(0, n * dim);
+    batch.baseRows = batch.baseRows.subarray(0, n);
     yield batch;
   }
 }

@@ -2,11 +2,11 @@ import type { SnapshotTrackBytes } from '@polyphony/contracts';
 import type { VectorBatch } from '@polyphony/vector-engine';
 import { artistKey } from '../core/text';
 import { VECTOR_DIM, otherFeaturesOf, snapshotVector, tagBytesOf } from '../core/track.repository';
-import { metaOfSnapshotTrack, type TrackMetaFields, type TrackMetaStore } from '../maps/track-meta-store';
+import { metaOfSnapshotTrack, type TrackMetaStore } from '../maps/track-meta-store';
 import type { SemanticRows } from '../semantic/column-fill';
 import type { BuildRows } from './build-rows';
 import type { RowMatcher } from './reuse';
-import type { LinkRecorder } from './snapshot-delta';
+import type { DeltaBatch, LinkRecorder } from './snapshot-delta';
 
 /**
  * True when `a` sorts strictly before `b` in UTF-8 byte order, the order of `ORDER BY item_id COLLATE "C"`
@@ -136,18 +136,35 @@ export function feedPage(tracks: readonly SnapshotTrackBytes[], feed: SnapshotFe
 }
 
 /**
- * Feeds rows already checked and in build order (the delta snapshot's merge, snapshot-delta.ts) into the fed build:
- * the same bookkeeping as `feedPage` (rows and artists, display metadata, the serving-generation match, the feed).
+ * Feeds one batch of the delta snapshot's merge (rows already checked and in build order, snapshot-delta.ts) into the
+ * fed build: the same bookkeeping as `feedPage` (rows and artists, display metadata, the serving-generation match, the
+ * feed). Kept rows' metadata is copied as record bytes from the serving store, one `copyRows` per run of consecutive
+ * base rows, and their artists read from the copied records; kept rows are matched by their base row (`RowMatcher.add`).
  * @returns the metadata store to use for the next batch
  */
-export function feedRows(ids: string[], vectors: Float32Array, metas: readonly TrackMetaFields[], feed: SnapshotFeed, rows: BuildRows, meta: TrackMetaStore, match?: RowMatcher): TrackMetaStore {
-  if (ids.length === 0) return meta;
+export function feedDelta(batch: DeltaBatch, feed: SnapshotFeed, rows: BuildRows, meta: TrackMetaStore, match?: RowMatcher): TrackMetaStore {
+  const { ids, vectors, baseRows, sources, baseMeta } = batch;
+  const n = ids.length;
+  if (n === 0) return meta;
   const base = rows.count;
-  if (base + ids.length > meta.size) meta = meta.grownTo(Math.max(2 * meta.size, base + ids.length));
-  const store = meta;
-  metas.forEach((m, i) => store.set(base + i, m));
-  match?.add(ids, vectors);
-  rows.add(ids, metas.map((m) => artistKey(m.artist)), metas.map((m) => m.artist));
+  if (base + n > meta.size) meta = meta.grownTo(Math.max(2 * meta.size, base + n));
+  const names: string[] = [];
+  for (let i = 0; i < n; ) {
+    const from = baseRows[i]!;
+    if (from < 0) {
+      const t = sources[i] as SnapshotTrackBytes;
+      meta.set(base + i, metaOfSnapshotTrack(t));
+      names.push(t.artist);
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < n && baseRows[end] === baseRows[end - 1]! + 1) end++;
+    meta.copyRows(baseMeta, from, base + i, end - i, names);
+    i = end;
+  }
+  match?.add(ids, vectors, baseRows);
+  rows.add(ids, names.map(artistKey), names);
   feed.push({ ids, vectors });
   return meta;
 }

@@ -128,6 +128,101 @@ describe('TrackMetaStore', () => {
   });
 });
 
+describe('TrackMetaStore.copyRows (record bytes copied in runs, the delta snapshot\'s kept rows)', () => {
+  /** Row r's metadata: varied strings (some longer than the 256-byte read window, row 1234's ~330 KB over the 256 KiB copy span), nulls, compact moods. */
+  const long = 'x'.repeat(70_000);
+  const rowMeta = (r: number): TrackMetaFields =>
+    meta(r === 1234 ? long : `Song ${r}${r % 97 === 0 ? ' ✓'.repeat(200) : ''}`, {
+      artist: r % 11 === 0 ? '' : `Artist ${r % 50} 東京`,
+      album: r % 7 === 0 ? null : r === 1234 ? long : `Album ${r % 500}`,
+      albumArtist: r === 1234 || r === 4321 ? long : null,
+      moodVector: r === 1234 ? long : r % 3 === 0 ? null : 'female vocalists:0.900,rock:0.512',
+      otherFeatures: r % 5 === 0 ? 'danceable:0.364,aggressive:0.363,happy:0.888,party:0.551,relaxed:0.037,sad:1.000' : null,
+      tempo: r % 4 === 0 ? null : 60 + r / 8,
+      energy: r % 6 === 0 ? null : r / 1000,
+    });
+  const rows = 12_000;
+  const id = (r: number) => `id-${r}`;
+
+  it.each([
+    ['in memory', undefined, undefined],
+    ['on disk (source and copy)', 0, 0],
+    ['source spilled part-way, copy in memory', 200_000, undefined],
+    ['source in memory, copy spilled part-way', undefined, 150_000],
+  ])('%s: copied rows read back as the source rows, as set(get()) writes them (same log bytes), with their artists', (_name, fromBudget, toBudget) => {
+    const from = new TrackMetaStore(rows, fromBudget === undefined ? {} : { residentMaxBytes: fromBudget });
+    // Row 77 set twice in a row: a dead record between rows 76 and 77 (a gap inside a run of increasing records).
+    for (let r = 0; r < rows; r++) {
+      if (r === 77) from.set(r, rowMeta(100_000));
+      if (r % 1000 !== 500) from.set(r, rowMeta(r));
+    }
+    // Replaced records: rows 20 and 3000 now lie after every other record in the log (runs broken there).
+    from.set(20, rowMeta(20_000));
+    from.set(3000, rowMeta(30_000));
+    from.remove(2500);
+    // The records cross the log's 1 MiB memory chunks (and file write blocks).
+    expect(from.logBytes).toBeGreaterThan(1 << 20);
+    // The new store: rows [0, 2) set one by one, then the copies in runs (the last one to the end), with a set in between.
+    const runs: Array<[number, number, number]> = [
+      [0, 2, 2400],
+      [2400, 2404, 10],
+      [2410, 2420, rows - 2410],
+    ];
+    const copy = new TrackMetaStore(rows + 10, toBudget === undefined ? {} : { residentMaxBytes: toBudget });
+    const model = new TrackMetaStore(rows + 10);
+    for (const s of [copy, model]) {
+      s.set(0, rowMeta(-1));
+      s.set(1, rowMeta(-2));
+      s.set(2412, rowMeta(-3)); // overwritten by the last run (replaced)
+    }
+    const artists: string[] = [];
+    for (const [f, t, n] of runs) {
+      copy.copyRows(from, f, t, n, artists);
+      for (let k = 0; k < n; k++) {
+        const m = from.get(f + k, 'x');
+        if (m) {
+          const { itemId: _i, ...fields } = m;
+          model.set(t + k, fields);
+        } else model.remove(t + k);
+      }
+      if (t === 2404) for (const s of [copy, model]) s.set(2404 + 3, rowMeta(-4)); // replaced within a copied run
+    }
+    expect(copy.count).toBe(model.count);
+    expect(copy.logBytes).toBe(model.logBytes);
+    // (Rows compared as JSON and only the differing row numbers reported: jest's diff of 12,000 rows would take minutes.)
+    const differing: number[] = [];
+    for (let r = 0; r < rows + 10; r++) if (JSON.stringify(copy.get(r, id(r))) !== JSON.stringify(model.get(r, id(r)))) differing.push(r);
+    expect(differing.slice(0, 10)).toEqual([]);
+    const want: string[] = [];
+    for (const [f, , n] of runs) for (let k = 0; k < n; k++) want.push(from.get(f + k, 'x')?.artist ?? '');
+    expect(artists.length).toBe(want.length);
+    expect(artists.findIndex((a, i) => a !== want[i])).toBe(-1);
+    expect(copy.onDisk).toBe(toBudget !== undefined);
+    expect(from.onDisk).toBe(fromBudget !== undefined);
+    if (fromBudget === 0) {
+      // One read per run of increasing records (~200 KiB each), not one a row.
+      const reads = from.reads;
+      copy.copyRows(from, 0, 0, rows);
+      expect(from.reads - reads).toBeLessThan(30);
+    }
+    for (const s of [from, copy, model]) s.close();
+  });
+
+  it('refuses row ranges outside either store, and overlapping ranges in one store', () => {
+    const s = new TrackMetaStore(10);
+    const t = new TrackMetaStore(5);
+    for (let r = 0; r < 10; r++) s.set(r, rowMeta(r));
+    expect(() => t.copyRows(s, 6, 0, 5)).toThrow(RangeError);
+    expect(() => t.copyRows(s, 0, 1, 5)).toThrow(RangeError);
+    expect(() => t.copyRows(s, -1, 0, 2)).toThrow(RangeError);
+    expect(() => s.copyRows(s, 0, 3, 5)).toThrow(RangeError);
+    s.copyRows(s, 0, 5, 5);
+    expect(s.get(7, 'a')).toEqual(s.get(2, 'a'));
+    t.copyRows(s, 5, 0, 0);
+    expect(t.count).toBe(0);
+  });
+});
+
 describe('TrackMetaStore against a plain Map model (fast-check)', () => {
   const text = fc.option(fc.string({ unit: 'binary', maxLength: 12 }), { nil: null });
   const num = fc.option(fc.oneof(fc.double({ noNaN: true }), fc.integer({ min: -300, max: 300 })), { nil: null });
