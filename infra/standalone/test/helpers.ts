@@ -185,6 +185,24 @@ export async function waitForTask(
   );
 }
 
+/**
+ * Waits for the alignment (or sweep) task a server's save enqueued, the newest created at or after `since`, to end
+ * (spec "Setup-time alignment" 7), and returns its status body. `sql` reads `registry.tasks` of the test database.
+ */
+export async function waitForAlignment(
+  url: string,
+  sql: <R>(text: string, params?: unknown[]) => Promise<R[]>,
+  since: Date,
+  { timeoutMs = 120_000 }: { timeoutMs?: number } = {},
+): Promise<Record<string, any>> {
+  const id = await waitFor(
+    'the alignment task of the saved server',
+    async () => (await sql<{ id: string }>(`SELECT id FROM registry.tasks WHERE type IN ('alignment', 'sweep') AND created_at >= $1 ORDER BY created_at DESC LIMIT 1`, [since]))[0]?.id,
+    { timeoutMs, intervalMs: 300 },
+  );
+  return waitForTask(url, id, { intervalMs: 500, timeoutMs: 10 * 60_000 });
+}
+
 /** Logs in and returns the raw session cookie (`polyphony_session=...`). */
 export async function loginCookie(url: string, username = ADMIN.username, password = ADMIN.password): Promise<string> {
   const res = await request(url).post('/login').send({ username, password }).expect(200);

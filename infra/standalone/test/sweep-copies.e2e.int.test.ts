@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { startSupysonic, wesnothFiles, type StartedSupysonic } from '@polyphony/testkit';
-import { API_TOKEN, useTestStack, waitFor, waitForTask } from './helpers';
+import { API_TOKEN, useTestStack, waitForAlignment, waitForTask } from './helpers';
 import { syntheticSong, transcodeAll } from './media';
 
 /**
@@ -51,14 +51,7 @@ describe('sweep of a third server when copies of the songs live on two analysed 
   }
 
   /** Waits for the alignment a server's save enqueued (created after `since`) to end; returns its status. */
-  async function alignmentAfter(since: Date): Promise<Record<string, any>> {
-    const id = await waitFor(
-      () => 'the alignment task of the new server',
-      async () => (await sql<{ id: string }>(`SELECT id FROM registry.tasks WHERE type IN ('alignment', 'sweep') AND created_at >= $1 ORDER BY created_at DESC LIMIT 1`, [since]))[0]?.id,
-      { timeoutMs: 120_000, intervalMs: 300 },
-    );
-    return waitForTask(app.url, id, { intervalMs: 500 });
-  }
+  const alignmentAfter = (since: Date) => waitForAlignment(app.url, sql, since);
 
   async function analyse(): Promise<void> {
     const start = await request(app.url).post('/api/analysis/start').set(auth).send({}).expect(202);

@@ -483,6 +483,20 @@ describe('catalogue identity (PostgreSQL, HTTP API)', () => {
       expect((await c.put(`/internal/tracks/fp_4${'f'.repeat(50)}/learned`, learned).expect(404)).body.code).toBe('not_found');
     });
 
+    it('When another copy of a stored song is analysed (keepExisting), then the song keeps its tags of that model and gains them only where it had none or another model\'s', async () => {
+      const tagged = await resolve(resolveRequest('srv-ml', 'ml-6', songEmbedding(905), { learned }));
+      const copy = { ...learned, tags: { msd: msd.map((p) => p / 2) }, moodVector: moodVectorOf(msd.map((p) => p / 2)), otherFeatures: 'danceable:0.200,aggressive:0.040,happy:0.100,party:0.010,relaxed:0.500,sad:0.300' };
+      await c.put(`/internal/tracks/${tagged.itemId}/learned`, { ...copy, keepExisting: true }).expect(204);
+      expect((await c.get(`/internal/tracks/${tagged.itemId}?embedding=0`).expect(200)).body.learned).toMatchObject({ moodVector: learned.moodVector, otherFeatures: learned.otherFeatures });
+      // Another model's tags, or none: filled.
+      await c.put(`/internal/tracks/${tagged.itemId}/learned`, { ...copy, tagsModel: 'musicnn-msd@00000000', keepExisting: true }).expect(204);
+      expect((await c.get(`/internal/tracks/${tagged.itemId}?embedding=0`).expect(200)).body.learned).toMatchObject({ tagsModel: 'musicnn-msd@00000000', otherFeatures: copy.otherFeatures });
+      const plain = await resolve(resolveRequest('srv-ml', 'ml-7', songEmbedding(906)));
+      await c.put(`/internal/tracks/${plain.itemId}/learned`, { ...copy, keepExisting: true }).expect(204);
+      expect((await c.get(`/internal/tracks/${plain.itemId}?embedding=0`).expect(200)).body.learned).toMatchObject({ tagsModel: learned.tagsModel, moodVector: copy.moodVector });
+      expect((await c.put(`/internal/tracks/fp_4${'e'.repeat(50)}/learned`, { ...copy, keepExisting: true }).expect(404)).body.code).toBe('not_found');
+    });
+
     it('When learned features are malformed, then resolve and PUT answer 400 and store nothing', async () => {
       const r = await resolve(resolveRequest('srv-ml', 'ml-4', songEmbedding(903)));
       for (const bad of [

@@ -75,12 +75,20 @@ export const LearnedFeatures = z.object({
 export type LearnedFeatures = z.infer<typeof LearnedFeatures>;
 
 /**
- * PUT /internal/tracks/:itemId/learned: replace the learned features of an existing song (re-analysis). 204, 404
+ * PUT /internal/tracks/:itemId/learned: replace the learned features of an existing song (re-analysis; with
+ * `keepExisting`, fill them only where missing). 204, 404
  * unknown song. `embedding` (optional): the song's vector of the worker's active embedder version, stored next to
  * its other versions (an embedder switch re-analyses songs this way; id, mappings and playlists are untouched).
  */
 export const StoreLearnedFeaturesRequest = LearnedFeatures.extend({
   embedding: z.object({ embedderVersion: z.string().min(1).max(200), embedding: z.array(z.number()).length(200) }).optional(),
+  /**
+   * true: store the features only when the song has none of `tagsModel` (none at all, or another model's); a song
+   * that has them keeps them (still 204). Sent when another copy of an already stored song is analysed: the spec's
+   * "the track gains a mapping row and nothing else happens" (Analysis across servers, 3), so which copy of a song
+   * is analysed last never changes its moods.
+   */
+  keepExisting: z.boolean().optional(),
 });
 export type StoreLearnedFeaturesRequest = z.infer<typeof StoreLearnedFeaturesRequest>;
 

@@ -5,10 +5,11 @@
  * a synthetic 12 s WAV; the catalogue, media server and claim store are fakes.
  */
 import { writeFile } from 'node:fs/promises';
-import type { AnalysisTrackRequested, ResolveIdentityRequest, ResolveIdentityResponse } from '@polyphony/contracts';
+import type { AnalysisTrackRequested, ResolveIdentityRequest, ResolveIdentityResponse, StoreLearnedFeaturesRequest } from '@polyphony/contracts';
 import { createLogger } from '@polyphony/platform';
 import { syntheticNotesPcm, wavBytes } from '@polyphony/testkit';
 import { AnalysisThreadPool } from './audio/cpu-pool';
+import type { LearnedModel } from './musicnn/model-state';
 import type { CataloguePort, MediaClientFactory, RegistryPort, TrackClaimStore, TrackOutcome } from './ports';
 import { TrackProcessor } from './track-processor';
 
@@ -20,6 +21,7 @@ describe('a mapped file changed in place (TrackProcessor)', () => {
   const wav = wavBytes(syntheticNotesPcm(11, 12));
   const requests: ResolveIdentityRequest[] = [];
   const outcomes: Array<[string, TrackOutcome, string | undefined]> = [];
+  const stored: Array<[string, StoreLearnedFeaturesRequest]> = [];
   let downloads = 0;
   let answer: ResolveIdentityResponse = { itemId: 'item-x', outcome: 'existing' };
 
@@ -31,7 +33,7 @@ describe('a mapped file changed in place (TrackProcessor)', () => {
       requests.push(req);
       return answer;
     },
-    storeLearned: async () => undefined,
+    storeLearned: async (itemId: string, learned: StoreLearnedFeaturesRequest) => void stored.push([itemId, learned]),
   } as unknown as CataloguePort;
   const clients = (() => ({
     downloadTrack: async (_id: string, dest: string) => {
@@ -56,6 +58,7 @@ describe('a mapped file changed in place (TrackProcessor)', () => {
   beforeEach(() => {
     requests.length = 0;
     outcomes.length = 0;
+    stored.length = 0;
     downloads = 0;
   });
 
@@ -81,5 +84,17 @@ describe('a mapped file changed in place (TrackProcessor)', () => {
       ['c1', 'mapped_existing', 'item-same'],
       ['c2', 'mapped_existing', 'item-other'],
     ]);
+  });
+
+  it('When a new copy of a stored song is analysed with the learned model, then its tags are sent with keepExisting (the song keeps the tags it has)', async () => {
+    // Hand-made network outputs (one patch, tag i = i/100): the processor only forwards them.
+    const tags = (n: number) => ({ patches: 1, tags: Float32Array.from({ length: n }, (_, i) => i / 100) });
+    const learned = { analyser: { analyse: async () => ({ starts: [0], msd: tags(50), mtt: tags(50), melMs: 0, networkMs: 0, mttMs: 0 }), modelId: 'musicnn-msd@test' } } as unknown as LearnedModel;
+    const unmapped = { ...catalogue, mappedProviderIds: async () => new Set<string>() } as CataloguePort;
+    const withModel = new TrackProcessor(registry, unmapped, runs, clients, cpu, createLogger({ service: 'test', level: 'error' }), undefined, learned);
+    answer = { itemId: 'item-stored', outcome: 'existing' };
+    expect(await withModel.process(message('copy-1'), false)).toMatchObject({ outcome: 'mapped_existing', itemId: 'item-stored' });
+    expect(requests[0]!.learned?.tagsModel).toBe('musicnn-msd@test');
+    expect(stored).toEqual([['item-stored', expect.objectContaining({ tagsModel: 'musicnn-msd@test', keepExisting: true })]]);
   });
 });

@@ -255,9 +255,10 @@ export class TrackProcessor {
       const resolved = await this.resolveServed(request, pcm.samples);
       if (resolved.reanalysis) this.logger.info('file changed in place re-analysed', { serverId, providerId: track.id, fileStamp: track.fileStamp, result: resolved.reanalysis, itemId: resolved.itemId, previousItemId: resolved.previousItemId });
       if (landmarks) await this.catalogue.storeFingerprint!(resolved.itemId, landmarks);
-      // Same content already stored (e.g. from another server, possibly before the model was installed):
-      // its tags are replaced by this file's, so a song gains tags when any of its files is analysed.
-      if (resolved.outcome === 'existing' && learned) await this.catalogue.storeLearned(resolved.itemId, learned);
+      // Same content already stored (e.g. from another server, possibly before the model was installed): the song
+      // gains this file's tags only when it has none of this model, so which copy was analysed last never changes
+      // its moods (spec "Analysis across servers" 3: a copy gains a mapping and nothing else).
+      if (resolved.outcome === 'existing' && learned) await this.catalogue.storeLearned(resolved.itemId, { ...learned, keepExisting: true });
       if (resolved.outcome === 'new') await fetchAndStoreLyrics(this.catalogue, client, serverId, track.id, resolved.itemId, isInstrumental(request.learned), this.logger, { artist: track.artist, title: track.title });
       return this.record(msg, { outcome: resolved.outcome === 'new' ? 'analyzed' : 'mapped_existing', itemId: resolved.itemId });
     } finally {

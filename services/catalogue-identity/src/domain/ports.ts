@@ -110,7 +110,7 @@ export interface TrackStore {
   /** The snapshot rows of `itemIds` (request order, each once; unknown ids and songs without an embedding absent). */
   snapshotByIds(itemIds: readonly string[]): Promise<SnapshotTrackBytes[]>;
   /** Replaces a song's learned features; false for an unknown song. */
-  setLearned(itemId: string, learned: LearnedFeatures): Promise<boolean>;
+  setLearned(itemId: string, learned: LearnedFeatures, keepExisting?: boolean): Promise<boolean>;
 }
 
 /** Where the embedder switch stands: the version served to the index, the version the workers analyse with, when it last switched. */

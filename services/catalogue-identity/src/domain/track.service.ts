@@ -23,11 +23,12 @@ export class TrackService {
 
   /**
    * Replaces a song's learned features (MusiCNN tags, moods) and stores its vector of another embedder version when given.
+   * With `keepExisting` a song that already has tags of `tagsModel` keeps them.
    * @throws NotFoundError (404) for an unknown song
    */
   async storeLearned(itemId: string, request: StoreLearnedFeaturesRequest): Promise<void> {
-    const { embedding, ...learned } = request;
-    if (!(await this.tracks.setLearned(itemId, learned))) throw new NotFoundError(`Track ${itemId} not found`);
+    const { embedding, keepExisting, ...learned } = request;
+    if (!(await this.tracks.setLearned(itemId, learned, keepExisting === true))) throw new NotFoundError(`Track ${itemId} not found`);
     if (embedding && !(await this.versions.storeVector(itemId, embedding))) throw new NotFoundError(`Track ${itemId} not found`);
   }
 

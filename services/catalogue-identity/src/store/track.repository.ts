@@ -158,14 +158,20 @@ export class TrackRepository implements TrackStore {
 
   /**
    * Replaces the learned features (tags, mood_vector, other_features, tags model) of an existing song, e.g.
-   * after a re-analysis once the model is installed. Song id, mappings and embedding are untouched.
+   * after a re-analysis once the model is installed. Song id, mappings and embedding are untouched. `keepExisting`:
+   * only when the song has no tags of `learned.tagsModel` (another copy of a stored song was analysed).
    * @returns false when the song does not exist.
    */
-  async setLearned(itemId: string, learned: LearnedFeatures): Promise<boolean> {
+  async setLearned(itemId: string, learned: LearnedFeatures, keepExisting = false): Promise<boolean> {
+    // One statement: the song's row is found (`s`) and updated unless `keepExisting` and it already has this model's
+    // tags; the answer is whether the song exists, updated or not.
     const rows = returnedRows(
       await this.ds.query(
-        `UPDATE catalogue.score SET mood_vector = $2, other_features = $3, tag_scores = $4::jsonb, tags_model = $5, updated_at = now() WHERE item_id = $1 RETURNING 1`,
-        [itemId, ...learnedParams(learned)],
+        `WITH s AS (SELECT item_id, tags_model FROM catalogue.score WHERE item_id = $1),
+              u AS (UPDATE catalogue.score c SET mood_vector = $2, other_features = $3, tag_scores = $4::jsonb, tags_model = $5, updated_at = now()
+                    FROM s WHERE c.item_id = s.item_id AND (NOT $6::boolean OR s.tags_model IS DISTINCT FROM $5) RETURNING 1)
+         SELECT (SELECT count(*) FROM u)::int AS updated FROM s`,
+        [itemId, ...learnedParams(learned), keepExisting],
       ),
     );
     return rows.length > 0;
