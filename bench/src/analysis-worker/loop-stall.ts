@@ -5,8 +5,8 @@
  * (10 ms resolution). Prints per mode the max / p99 / mean loop delay (ms) and the wall time, with the load average.
  * The songs are decoded before either mode runs, so only the CPU path is measured. The pool's first job includes the
  * thread's start (module loading happens in the thread, off the loop).
- * Also prints the MusiCNN front end's synchronous time (mel of the worker's 24 patches, and of the reference vector's
- * patches, up to 200) per song: that step still runs on the loop (docs/architecture.md, Analysis).
+ * Then the same for the MusiCNN front end (mel of the worker's patches, and of the reference vector's patches, up to
+ * 200): inline on the loop as before, and on the CPU thread as the track processor runs it now.
  *
  * Run: node bench/dist/analysis-worker/loop-stall.js [tracks=3]
  */
@@ -17,12 +17,9 @@ import {
   DEFAULT_MUSICNN_PATCHES,
   DefaultEmbedder,
   MusicnnMelFrontend,
-  centredFrameCount,
   decodeToPcm,
-  patchFrameRanges,
-  patchStarts,
+  musicnnInput,
   recordingFingerprint,
-  referencePatchStarts,
   type DecodedAudio,
 } from '@polyphony/analysis-worker/engine';
 import { wesnothTracks } from './corpus';
@@ -75,17 +72,32 @@ async function main(): Promise<void> {
     await pool.close();
   }
 
+  // The MusiCNN front end (log-mel patches, musicnn/input.ts): inline, as before, and on the CPU thread, as the
+  // track processor runs it now (the networks then run in ONNX Runtime's threads).
   const mel = new MusicnnMelFrontend();
-  for (const s of songs) {
-    const samples = s.pcm.samples;
-    let t = performance.now();
-    mel.compute(samples, patchFrameRanges(patchStarts(centredFrameCount(samples.length), DEFAULT_MUSICNN_PATCHES)));
-    const worker = performance.now() - t;
-    const ref = referencePatchStarts(samples.length);
-    t = performance.now();
-    mel.compute(samples.subarray(0, ref.samples), patchFrameRanges(ref.starts), false);
-    const reference = performance.now() - t;
-    console.log(`MusiCNN mel on the loop, ${s.name}: ${DEFAULT_MUSICNN_PATCHES} patches ${worker.toFixed(0)} ms; reference vector (${ref.starts.length} patches, during the switch after an import only) ${reference.toFixed(0)} ms`);
+  for (const [label, request] of [
+    [`${DEFAULT_MUSICNN_PATCHES} patches`, { variant: 'tags', maxPatches: DEFAULT_MUSICNN_PATCHES }],
+    ['reference vector (up to 200 patches, during the switch after an import only)', { variant: 'reference' }],
+  ] as const) {
+    const melInline = await measured(async () => {
+      for (const s of songs) {
+        musicnnInput(mel, s.pcm.samples, request);
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+    const melPool = new AnalysisThreadPool(1);
+    try {
+      await melPool.musicnnInput(songs[0]!.pcm, request); // starts the thread outside the measurement
+      const melThreaded = await measured(async () => {
+        for (const s of songs) await melPool.musicnnInput(s.pcm, request);
+      });
+      console.log(
+        `MusiCNN front end, ${label}: inline max loop delay ${ms(melInline.max)} ms (wall ${melInline.wallMs.toFixed(0)} ms); ` +
+          `CPU thread max loop delay ${ms(melThreaded.max)} ms, p99 ${ms(melThreaded.p99)} ms (wall ${melThreaded.wallMs.toFixed(0)} ms) (load ${load()})`,
+      );
+    } finally {
+      await melPool.close();
+    }
   }
   console.log(`load average after: ${load()}`);
 }

@@ -129,7 +129,7 @@ export function buildAnalysis(config: AnalysisConfig, deps: AnalysisDeps = {}) {
     ...deps.watchOptions,
   });
   const routeSets: RouteHandlers[] = [];
-  routeSets.push(analysisRoutes(service, new ExclusionService(runs), lyricsBackfill, learned, watch, new ReferenceVectorService(registry, clientFactory, learned)));
+  routeSets.push(analysisRoutes(service, new ExclusionService(runs), lyricsBackfill, learned, watch, new ReferenceVectorService(registry, clientFactory, learned, cpu)));
   // Every route this service owns in the contracts table, with its handler (throws when one is missing).
   mountRoutes(rt.app, routesOf('analysis'), routeSets);
   rt.finishRoutes();

@@ -26,6 +26,7 @@ export { recordingFingerprint } from './domain/audio/landmark-print';
 export { computeChromaprint, parseFpcalcJson, ChromaprintError, type Chromaprint, type ChromaprintOptions } from './domain/audio/chromaprint';
 export { MUSICNN_FILES, MusicnnAnalyser, musicnnPath, type MusicnnBackendPreference, type MusicnnOptions, type MusicnnPrecision } from './domain/musicnn/analyser';
 export { MUSICNN_INPUT, MusicnnMelFrontend, centredFrameCount, uncentredFrameCount, patchFrameRanges, patchStarts, patchTensorData } from './domain/musicnn/mel';
+export { musicnnInput, type MusicnnInput, type MusicnnInputRequest } from './domain/musicnn/input';
 export { REFERENCE_MUSICNN_VERSION, REFERENCE_MAX_SECONDS, cosineSimilarity, denseBiasAdd, referencePatchStarts, referenceVectorOf } from './domain/musicnn/reference-vector';
 export { FusionEmbedder, LEARNED_EMBEDDER_VERSION, penultimateMean, quantise, type FusionConstants } from './domain/musicnn/embedding';
 export { learnedFeatures, otherFeatures, trackTags } from './domain/musicnn/learned';

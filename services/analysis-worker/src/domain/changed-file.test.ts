@@ -9,6 +9,7 @@ import type { AnalysisTrackRequested, ResolveIdentityRequest, ResolveIdentityRes
 import { createLogger } from '@polyphony/platform';
 import { syntheticNotesPcm, wavBytes } from '@polyphony/testkit';
 import { AnalysisThreadPool } from './audio/cpu-pool';
+import type { MusicnnInput } from './musicnn/input';
 import type { LearnedModel } from './musicnn/model-state';
 import type { CataloguePort, MediaClientFactory, RegistryPort, TrackClaimStore, TrackOutcome } from './ports';
 import { TrackProcessor } from './track-processor';
@@ -89,12 +90,27 @@ describe('a mapped file changed in place (TrackProcessor)', () => {
   it('When a new copy of a stored song is analysed with the learned model, then its tags are sent with keepExisting (the song keeps the tags it has)', async () => {
     // Hand-made network outputs (one patch, tag i = i/100): the processor only forwards them.
     const tags = (n: number) => ({ patches: 1, tags: Float32Array.from({ length: n }, (_, i) => i / 100) });
-    const learned = { analyser: { analyse: async () => ({ starts: [0], msd: tags(50), mtt: tags(50), melMs: 0, networkMs: 0, mttMs: 0 }), modelId: 'musicnn-msd@test' } } as unknown as LearnedModel;
+    // The front end runs on the pool's thread (musicnnInput) and only the networks in the analyser (analyseInput).
+    const inputs: MusicnnInput[] = [];
+    const analyser = {
+      modelId: 'musicnn-msd@test',
+      maxPatches: 2,
+      analyse: async () => {
+        throw new Error('the front end ran on the event loop');
+      },
+      analyseInput: async (input: MusicnnInput) => {
+        inputs.push(input);
+        return { starts: input.starts, msd: tags(50), mtt: tags(50), melMs: input.melMs, networkMs: 0, mttMs: 0 };
+      },
+    };
+    const learned = { analyser } as unknown as LearnedModel;
     const unmapped = { ...catalogue, mappedProviderIds: async () => new Set<string>() } as CataloguePort;
     const withModel = new TrackProcessor(registry, unmapped, runs, clients, cpu, createLogger({ service: 'test', level: 'error' }), undefined, learned);
     answer = { itemId: 'item-stored', outcome: 'existing' };
     expect(await withModel.process(message('copy-1'), false)).toMatchObject({ outcome: 'mapped_existing', itemId: 'item-stored' });
     expect(requests[0]!.learned?.tagsModel).toBe('musicnn-msd@test');
     expect(stored).toEqual([['item-stored', expect.objectContaining({ tagsModel: 'musicnn-msd@test', keepExisting: true })]]);
+    // 12 s = 751 frames = 4 patches, 2 of them kept (the analyser's budget), computed on the thread as inline.
+    expect(inputs.map((i) => [i.variant, i.starts, i.input.length])).toEqual([['tags', [0, 561], 2 * 187 * 96]]);
   });
 });

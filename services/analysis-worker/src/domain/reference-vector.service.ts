@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ReferenceVectorResponse } from '@polyphony/contracts';
 import { AppError, StateUnavailableError, UpstreamUnavailableError, ValidationError } from '@polyphony/platform';
+import type { TrackCpu } from './audio/cpu-pool';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
 import type { LearnedModel } from './musicnn/model-state';
 import type { MediaClientFactory, RegistryPort } from './ports';
@@ -18,6 +19,8 @@ export class ReferenceVectorService {
     private readonly registry: RegistryPort,
     private readonly clientFactory: MediaClientFactory,
     private readonly learned: LearnedModel,
+    /** Where the front end (log-mel of up to 200 patches, ~0.2-0.7 s) runs off the event loop; inline without it. */
+    private readonly cpu?: Pick<TrackCpu, 'musicnnInput'>,
     private readonly tempRoot = tmpdir(),
   ) {}
 
@@ -53,7 +56,7 @@ export class ReferenceVectorService {
         throw err;
       }
       if (pcm.samples.length < 512) throw new AppError('undecodable', `${providerId} is too short for MusiCNN`, 422);
-      const { vector, patches } = await analyser.referenceVector(pcm.samples);
+      const { vector, patches } = await analyser.referenceVector(this.cpu?.musicnnInput ? await this.cpu.musicnnInput(pcm, { variant: 'reference' }) : pcm.samples);
       return { vector: Array.from(vector), patches, precision: analyser.precision };
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -11,6 +11,7 @@ import { UndecodableAudioError, decodeToPcm } from './audio/decode';
 import { InsufficientAudioError, MIN_AUDIO_SECONDS } from './audio/embedder';
 import { fetchAndStoreLyrics, isInstrumental } from './lyrics';
 import { learnedFeatures } from './musicnn/learned';
+import type { MusicnnAnalyser, MusicnnTrackOutputs } from './musicnn/analyser';
 import type { LearnedModel } from './musicnn/model-state';
 import type { CataloguePort, MediaClientFactory, RegistryPort, TrackClaim, TrackClaimStore, TrackOutcome } from './ports';
 
@@ -206,7 +207,8 @@ export class TrackProcessor {
       const analyser = this.learned?.analyser;
       const topN = await this.topNMoods(msg);
       const outputs = analyser
-        ? await analyser.analyse(pcm.samples).catch((err: unknown) => {
+        ? await this.musicnn(analyser, pcm).catch((err: unknown) => {
+            if (err instanceof AnalysisThreadError) throw err; // the thread died: the bus retries the track
             this.logger.warn('MusiCNN analysis failed; song stored without tags, with its dsp-v1 vector (re-analysed by the next run)', { serverId, providerId: track.id, err: (err as Error).message });
             return undefined;
           })
@@ -252,7 +254,7 @@ export class TrackProcessor {
         learned,
         ...(changedFile ? { changedFile: true } : {}),
       };
-      const resolved = await this.resolveServed(request, pcm.samples);
+      const resolved = await this.resolveServed(request, pcm);
       if (resolved.reanalysis) this.logger.info('file changed in place re-analysed', { serverId, providerId: track.id, fileStamp: track.fileStamp, result: resolved.reanalysis, itemId: resolved.itemId, previousItemId: resolved.previousItemId });
       if (landmarks) await this.catalogue.storeFingerprint!(resolved.itemId, landmarks);
       // Same content already stored (e.g. from another server, possibly before the model was installed): the song
@@ -267,6 +269,16 @@ export class TrackProcessor {
   }
 
   /**
+   * The MusiCNN outputs of `pcm`: the front end (log-mel patches) on a CPU thread when the pool offers it, the
+   * networks in the analyser (ONNX Runtime's threads), so the event loop is not blocked by either; inline otherwise.
+   * @throws RangeError when the audio is too short; AnalysisThreadError when the thread died
+   */
+  private async musicnn(analyser: MusicnnAnalyser, pcm: PcmHolder): Promise<MusicnnTrackOutputs> {
+    if (!this.cpu.musicnnInput) return analyser.analyse(pcm.samples);
+    return analyser.analyseInput(await this.cpu.musicnnInput(pcm, { variant: 'tags', maxPatches: analyser.maxPatches }));
+  }
+
+  /**
    * Resolves a new file's identity. During the embedder switch after an import from the reference (issue 34) the
    * catalogue serves the reference's vectors (`audiomuse:musicnn-msd-200`), which no request carries by default, and
    * answers 409 `embedder_version_mismatch` naming that version: then, with the MusiCNN model loaded, the reference's
@@ -274,14 +286,14 @@ export class TrackProcessor {
    * sent as one more alternate, so the song is decided and served under the served version, its learned vector kept as
    * the target version (it counts as covered for the switch). Any other mismatch is thrown as before.
    */
-  private async resolveServed(request: ResolveIdentityRequest, pcm: Float32Array): Promise<ResolveIdentityResponse> {
+  private async resolveServed(request: ResolveIdentityRequest, pcm: PcmHolder): Promise<ResolveIdentityResponse> {
     try {
       return await this.catalogue.resolve(request);
     } catch (err) {
       const analyser = this.learned?.analyser;
       const served = err instanceof AppError && err.code === 'embedder_version_mismatch' ? servedVersionOfMismatch(err.message) : undefined;
       if (!analyser || served !== REFERENCE_EMBEDDER_VERSION || request.alternateEmbeddings?.some((v) => v.embedderVersion === served)) throw err;
-      const { vector } = await analyser.referenceVector(pcm);
+      const { vector } = await analyser.referenceVector(this.cpu.musicnnInput ? await this.cpu.musicnnInput(pcm, { variant: 'reference' }) : pcm.samples);
       const alternateEmbeddings = [...(request.alternateEmbeddings ?? []), { embedderVersion: served, embedding: Array.from(vector) }];
       this.logger.info('catalogue serves the reference vectors (switch after an import): resolving with the reference vector', { serverId: request.serverId, providerId: request.providerId });
       return this.catalogue.resolve({ ...request, alternateEmbeddings });
@@ -299,7 +311,7 @@ export class TrackProcessor {
     const analyser = this.learned!.analyser!;
     return this.withMappedAudio(msg, finalAttempt, signal, async (pcm) => {
       if (pcm.samples.length < MIN_AUDIO_SECONDS * pcm.sampleRate) return this.fail(msg, 'audio too short for tags');
-      const outputs = await analyser.analyse(pcm.samples);
+      const outputs = await this.musicnn(analyser, pcm);
       const learned = learnedFeatures(outputs, analyser.modelId, await this.topNMoods(msg));
       const fusion = this.learned!.fusion;
       let embedding: { embedderVersion: string; embedding: number[] } | undefined;

@@ -10,6 +10,8 @@ import { decodeToPcm, type DecodedAudio } from './decode';
 import { DefaultEmbedder, InsufficientAudioError } from './embedder';
 import { recordingFingerprint } from './landmark-print';
 import { killFirstThreadOnItsJob } from './__tests__/thread-death';
+import { musicnnInput } from '../musicnn/input';
+import { MusicnnMelFrontend } from '../musicnn/mel';
 
 /** The bytes of a float array, to compare results bit for bit. */
 const bytes = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
@@ -49,6 +51,24 @@ describe('AnalysisThreadPool (worker threads, a Wesnoth song)', () => {
     expect(threadedPrint.landmarks).toBeGreaterThan(100);
     expect(bytes(pcm.samples).equals(bytes(song.samples))).toBe(true);
     expect(pool.threadCount).toBe(1);
+  });
+
+  it('When the MusiCNN input is computed in the thread, then both variants equal the inline front end bit for bit, the input comes back transferred and the PCM comes back', async () => {
+    const mel = new MusicnnMelFrontend();
+    const pcm = { samples: song.samples.slice(), sampleRate: song.sampleRate };
+    for (const request of [{ variant: 'tags', maxPatches: 3 }, { variant: 'tags', maxPatches: Infinity }, { variant: 'reference' }] as const) {
+      const inline = musicnnInput(mel, song.samples, request);
+      const threaded = await pool.musicnnInput(pcm, request);
+      expect([threaded.variant, threaded.starts, threaded.complete]).toEqual([inline.variant, inline.starts, inline.complete]);
+      expect(threaded.input.length).toBe(inline.starts.length * 187 * 96);
+      expect(bytes(threaded.input).equals(bytes(inline.input))).toBe(true);
+      expect(bytes(pcm.samples).equals(bytes(song.samples))).toBe(true);
+    }
+    // Too short for MusiCNN: RangeError as inline, and the PCM still comes back.
+    const tiny = { samples: song.samples.slice(0, 200), sampleRate: 16000 };
+    await expect(pool.musicnnInput(tiny, { variant: 'tags', maxPatches: 2 })).rejects.toThrow(RangeError);
+    expect(tiny.samples.length).toBe(200);
+    await expect(pool.musicnnInput({ samples: song.samples.slice(0, 32000), sampleRate: 22050 }, { variant: 'reference' })).rejects.toThrow(/16000 Hz/);
   });
 
   it('When the audio is shorter than a second, then the thread answers InsufficientAudioError (code audio_too_short) as inline, and the PCM comes back', async () => {

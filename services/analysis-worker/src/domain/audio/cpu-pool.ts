@@ -2,6 +2,7 @@ import { isArrayBuffer } from 'node:util/types';
 import type { Worker } from 'node:worker_threads';
 import type { PutFingerprintRequest } from '@polyphony/contracts';
 import { TransientError, startModuleWorker, type Logger } from '@polyphony/platform';
+import type { MusicnnInput, MusicnnInputRequest } from '../musicnn/input';
 import { DSP_V1_NORMALISATION } from './dsp-v1-normalisation';
 import { InsufficientAudioError, type TrackAnalysis } from './embedder';
 
@@ -30,12 +31,20 @@ export interface TrackCpu {
    * @throws RangeError when the sample rate is not 16 kHz; AnalysisThreadError (transient) when the thread died
    */
   recordingFingerprint(pcm: PcmHolder): Promise<PutFingerprintRequest>;
+  /**
+   * The MusiCNN network input of `pcm` (log-mel front end and patches, musicnn/input.ts), for
+   * `MusicnnAnalyser.analyseInput` / `referenceVector`. Optional: without it the analyser computes the input inline.
+   * @throws RangeError when the audio is too short for MusiCNN; AnalysisThreadError (transient) when the thread died
+   */
+  musicnnInput?(pcm: PcmHolder, request: MusicnnInputRequest): Promise<MusicnnInput>;
 }
 
 /** A job message to a CPU thread (`cpu-thread.ts`): the PCM as a transferred buffer and its view. */
 export interface CpuJob {
   id: number;
-  kind: 'analyse' | 'fingerprint';
+  kind: 'analyse' | 'fingerprint' | 'musicnn';
+  /** The `musicnn` job's request. */
+  musicnn?: MusicnnInputRequest;
   buffer: ArrayBuffer | SharedArrayBuffer;
   byteOffset: number;
   /** Samples in the view. */
@@ -91,7 +100,7 @@ function rebuildError(e: CpuThreadError): Error {
 
 /**
  * The analysis worker's pool of CPU threads (node:worker_threads, `cpu-thread.ts`) for the per-song DSP: the dsp-v1
- * analysis and the recording fingerprint, each 0.3-0.6 s of synchronous work per song on the 2-core build machine
+ * analysis, the recording fingerprint and the MusiCNN front end (log-mel patches, 64-403 ms), each 0.3-0.6 s of synchronous work per song on the 2-core build machine
  * (seconds on slower ones), which inline blocked the event loop that also serves the HTTP routes, health probes, AMQP
  * heartbeats and, in the one-process stack, the gateway and every other service. Threads start lazily at the
  * first job, up to `size` (one per track the worker processes at once); jobs beyond wait in FIFO order. An idle thread
@@ -132,6 +141,11 @@ export class AnalysisThreadPool implements TrackCpu {
     return this.run('fingerprint', pcm) as Promise<PutFingerprintRequest>;
   }
 
+  /** The input comes back transferred (its buffer moves here, no copy). */
+  musicnnInput(pcm: PcmHolder, request: MusicnnInputRequest): Promise<MusicnnInput> {
+    return this.run('musicnn', pcm, request) as Promise<MusicnnInput>;
+  }
+
   /** Threads running now (started and not dead). */
   get threadCount(): number {
     return this.threads.length;
@@ -151,10 +165,10 @@ export class AnalysisThreadPool implements TrackCpu {
     await Promise.all(threads.map((t) => t.worker.terminate()));
   }
 
-  private run(kind: CpuJob['kind'], pcm: PcmHolder): Promise<unknown> {
+  private run(kind: CpuJob['kind'], pcm: PcmHolder, musicnn?: MusicnnInputRequest): Promise<unknown> {
     if (this.closed) return Promise.reject(new AnalysisThreadError('analysis CPU pool closed'));
     const s = pcm.samples;
-    const message: CpuJob = { id: this.nextId++, kind, buffer: s.buffer, byteOffset: s.byteOffset, length: s.length, sampleRate: pcm.sampleRate };
+    const message: CpuJob = { id: this.nextId++, kind, ...(musicnn ? { musicnn } : {}), buffer: s.buffer, byteOffset: s.byteOffset, length: s.length, sampleRate: pcm.sampleRate };
     return new Promise((resolve, reject) => {
       this.queue.push({ message, pcm, resolve, reject });
       this.dispatch();

@@ -11,14 +11,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as Tf from '@tensorflow/tfjs';
-import { MUSICNN_INPUT, MusicnnMelFrontend, centredFrameCount, patchFrameRanges, patchStarts, patchTensorData } from './mel';
+import { MUSICNN_INPUT, MusicnnMelFrontend } from './mel';
+import { musicnnInput, type MusicnnInput } from './input';
 import { MusicnnNetwork, POOLED_DIM, type PatchNetwork, type PatchOutputs } from './network';
 import { MUSICNN_INT8_CALIBRATION } from './int8-calibration';
 import type { MusicnnPrecision } from './onnx-graph';
 import { OnnxMusicnnNetwork, loadOnnxRuntime } from './onnx-network';
 import { type ModuleLoader, type NeuralBackend, type TfRuntime, ensureBackend, loadTfRuntime } from './tf-runtime';
 import { MusicnnModelError, loadMusicnnFile } from './weights';
-import { referencePatchStarts, referenceVectorOf, type DenseHead } from './reference-vector';
+import { referenceVectorOf, type DenseHead } from './reference-vector';
 
 /**
  * Upstream files (github.com/Quint-e/musicnn_keras, commit 8e2d042f3a7bc560f825626144ae0f4ee20199ae,
@@ -105,7 +106,8 @@ export interface MusicnnTrackOutputs {
   /**
    * The same three stages in CPU ms of this process (process.cpuUsage, user + system): front end, MSD
    * network, MTT network (0 without MTT). Meaningful on a loaded machine where wall time is not. Always set
-   * by the analyser (optional for hand-made outputs in tests).
+   * by the analyser (optional for hand-made outputs in tests). For an input computed on a CPU thread
+   * (`analyseInput`) the front end's figure is its wall time there (Node 20 has no per-thread CPU clock).
    */
   cpu?: { melMs: number; msdMs: number; mttMs: number };
 }
@@ -181,14 +183,30 @@ export class MusicnnAnalyser {
   }
 
   /**
-   * Runs the networks on a track.
+   * Runs the networks on a track, computing its input (the log-mel front end) inline on this thread. The analysis
+   * worker computes the input on a CPU thread instead and calls {@link analyseInput}.
    * @param pcm mono float PCM at 16 kHz (more than 256 samples; shorter than one patch is tiled)
    * @param maxPatches overrides the analyser's patch budget for this call
+   * @throws RangeError when the audio has 256 samples or fewer
    */
   analyse(pcm: Float32Array, maxPatches = this.maxPatches): Promise<MusicnnTrackOutputs> {
-    const run = this.queue.then(() => this.run(pcm, maxPatches));
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.serialised(() => {
+      const c0 = process.cpuUsage();
+      const input = musicnnInput(this.mel, pcm, { variant: 'tags', maxPatches });
+      const used = process.cpuUsage(c0);
+      return this.runNetworks(input, (used.user + used.system) / 1000);
+    });
+  }
+
+  /**
+   * Runs the networks on an input computed elsewhere (musicnnInput, variant `tags`: the worker's CPU threads), so
+   * only the networks' work, which ONNX Runtime does on its own threads, happens here. Same outputs as `analyse` on
+   * the same PCM and patch budget.
+   * @throws RangeError when the input is not a `tags` input
+   */
+  analyseInput(input: MusicnnInput): Promise<MusicnnTrackOutputs> {
+    if (input.variant !== 'tags') return Promise.reject(new RangeError(`analyseInput needs a tags input, got ${input.variant}`));
+    return this.serialised(() => this.runNetworks(input, input.melMs));
   }
 
   /**
@@ -196,33 +214,30 @@ export class MusicnnAnalyser {
    * `model/dense/BiasAdd` (the 200-d dense layer before its ReLU), mean over every non-overlapping 3 s patch of the
    * uncentred mel of the first 600 s. Runs the MSD network only, at this analyser's precision (int8 where chosen: use a
    * float analyser to compare with the reference). Cost: one network pass per 3 s of audio (up to 200 patches).
-   * @param pcm mono float PCM at 16 kHz, at least 512 samples
+   * @param pcm mono float PCM at 16 kHz, at least 512 samples, or its `reference` input computed elsewhere (musicnnInput)
    * @returns the vector and the number of complete patches it averages (0: shorter than one patch, tiled)
-   * @throws RangeError when the audio is shorter than one STFT frame
+   * @throws RangeError when the audio is shorter than one STFT frame, or the input is not a `reference` input
    */
-  referenceVector(pcm: Float32Array): Promise<{ vector: Float32Array; patches: number }> {
-    const run = this.queue.then(async () => {
+  referenceVector(pcm: Float32Array | MusicnnInput): Promise<{ vector: Float32Array; patches: number }> {
+    return this.serialised(async () => {
       if (!this.msdHead) throw new RangeError('this analyser holds no MSD dense weights');
-      if (pcm.length < MUSICNN_INPUT.nFft) throw new RangeError(`audio of ${pcm.length} samples is too short for MusiCNN`);
-      const { starts, samples, complete } = referencePatchStarts(pcm.length);
-      const audio = pcm.subarray(0, samples);
-      const mel = this.mel.compute(audio, patchFrameRanges(starts), false);
+      const input = pcm instanceof Float32Array ? musicnnInput(this.mel, pcm, { variant: 'reference' }) : pcm;
+      if (input.variant !== 'reference') throw new RangeError(`referenceVector needs a reference input, got ${input.variant}`);
       if (this.rt) await ensureBackend(this.rt);
-      const msd = await this.batched(this.msd, patchTensorData(mel, starts), starts.length, true);
-      return { vector: referenceVectorOf(msd, this.msdHead), patches: complete };
+      const msd = await this.batched(this.msd, input.input, input.starts.length, true);
+      return { vector: referenceVectorOf(msd, this.msdHead), patches: input.complete };
     });
+  }
+
+  /** Runs `work` after every call queued before it (the networks and the front end's buffers are used one call at a time). */
+  private serialised<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work);
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async run(pcm: Float32Array, maxPatches: number): Promise<MusicnnTrackOutputs> {
-    if (pcm.length <= MUSICNN_INPUT.nFft / 2) throw new RangeError(`audio of ${pcm.length} samples is too short for MusiCNN`);
-    const t0 = performance.now();
-    const c0 = process.cpuUsage();
-    const frames = centredFrameCount(pcm.length);
-    const starts = patchStarts(frames, maxPatches);
-    const mel = this.mel.compute(pcm, patchFrameRanges(starts));
-    const input = patchTensorData(mel, starts);
+  /** The networks on a `tags` input; `melCpuMs` is the CPU time its front end took (reported in `cpu.melMs`). */
+  private async runNetworks({ starts, input, melMs }: MusicnnInput, melCpuMs: number): Promise<MusicnnTrackOutputs> {
     const t1 = performance.now();
     const c1 = process.cpuUsage();
     if (this.rt) await ensureBackend(this.rt);
@@ -233,8 +248,8 @@ export class MusicnnAnalyser {
     const t3 = performance.now();
     const c3 = process.cpuUsage();
     const ms = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => (b.user - a.user + b.system - a.system) / 1000;
-    const cpu = { melMs: ms(c0, c1), msdMs: ms(c1, c2), mttMs: this.mtt ? ms(c2, c3) : 0 };
-    return { starts, msd, mtt, melMs: t1 - t0, networkMs: t3 - t1, mttMs: t3 - t2, cpu };
+    const cpu = { melMs: melCpuMs, msdMs: ms(c1, c2), mttMs: this.mtt ? ms(c2, c3) : 0 };
+    return { starts, msd, mtt, melMs, networkMs: t3 - t1, mttMs: t3 - t2, cpu };
   }
 
   /** Runs the network in batches of BATCH patches (bounds peak memory: the largest activation is 18 MB per patch). */

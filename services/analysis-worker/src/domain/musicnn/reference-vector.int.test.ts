@@ -13,6 +13,8 @@ import { decodeToPcm } from '../audio/decode';
 import { wesnoth } from '../audio/__tests__/wesnoth';
 import { MusicnnAnalyser } from './analyser';
 import { penultimateMean } from './embedding';
+import { musicnnInput } from './input';
+import { MusicnnMelFrontend } from './mel';
 import { cosineSimilarity, referencePatchStarts } from './reference-vector';
 import { dumpWeights, modelsPresent, runOracle, testModelsDir } from './__tests__/models';
 
@@ -52,7 +54,17 @@ d('the reference MusiCNN vector (model/dense/BiasAdd, center=False, every patch)
       expect(Math.min(...vector)).toBeLessThan(0);
       expect(cos).toBeGreaterThanOrEqual(0.99999);
       expect(maxDiff / scale).toBeLessThanOrEqual(1e-3);
-      const own = penultimateMean((await analyser.analyse(pcm)).msd);
+      // The input computed apart (as the worker's CPU threads do) gives the same vector and, for its own patches, the
+      // same outputs as the inline front end.
+      const apart = await analyser.referenceVector(musicnnInput(new MusicnnMelFrontend(), pcm, { variant: 'reference' }));
+      expect(apart.patches).toBe(patches);
+      expect(Buffer.from(apart.vector.buffer).equals(Buffer.from(vector.buffer))).toBe(true);
+      const inline = await analyser.analyse(pcm);
+      const ownApart = await analyser.analyseInput(musicnnInput(new MusicnnMelFrontend(), pcm, { variant: 'tags', maxPatches: analyser.maxPatches }));
+      expect(ownApart.starts).toEqual(inline.starts);
+      expect(Buffer.from(ownApart.msd.penultimate.buffer).equals(Buffer.from(inline.msd.penultimate.buffer))).toBe(true);
+      await expect(analyser.analyseInput(musicnnInput(new MusicnnMelFrontend(), pcm, { variant: 'reference' }))).rejects.toThrow(RangeError);
+      const own = penultimateMean(inline.msd);
       const ownCos = cosineSimilarity(vector, own);
       figures.push(`${stem}: ${patches} patches, cosine to oracle ${cos.toFixed(7)}, max|diff|/max ${(maxDiff / scale).toExponential(2)}; cosine to polyphony's BN(ReLU(dense)) mean ${ownCos.toFixed(3)}`);
       expect(ownCos).toBeLessThan(0.99);
