@@ -5,7 +5,7 @@ import { DEFAULT_NPROBE, IvfIndex, arrangeByCell } from './ivf-index';
 import { CentroidTree, nearestCentroids, PointSet, TrainOptions, trainCentroids } from './kmeans';
 import { hashString32, normaliseInto } from '@polyphony/vectors';
 import { IvfWorkerPool } from './worker-pool';
-import { assignKeptCells, PLACE_WORKER_MIN_ROWS, type KeptCells } from './kept-cells';
+import { assignKeptCells, type KeptCells } from './kept-cells';
 
 /** Reference constants (reference-implementation.md 1.4, `tasks/paged_ivf.py`). */
 export const IVF_NLIST_MAX = 8192;
@@ -373,18 +373,11 @@ interface Ingested {
 async function finishWithKeptCells(kept: KeptCells, at: Ingested & { t0: number; tIngest: number }): Promise<IvfBuildResult> {
   const { t0, tIngest, dim, count, scheduler } = at;
   at.options.onProgress?.({ phase: 'assign', done: 0, total: count });
-  // Enough rows to place and build workers: the placement runs in the pool's threads (same cells).
-  let toPlace = 0;
-  for (let r = 0; r < kept.cellOfRow.length; r++) if (kept.cellOfRow[r]! < 0) toPlace++;
+  // With build workers, enough rows to place (PLACE_WORKER_MIN_ROWS, counted by assignKeptCells) run in a pool's
+  // threads sharing the vectors (same cells).
   const workers = Math.floor(at.options.workers ?? 0);
-  const pool = workers > 0 && toPlace >= PLACE_WORKER_MIN_ROWS && at.vectors.buffer instanceof SharedArrayBuffer && at.vectors.byteOffset === 0 ? new IvfWorkerPool(workers, at.options.signal) : undefined;
-  let assigned: Awaited<ReturnType<typeof assignKeptCells>>;
-  try {
-    await pool?.share(at.vectors, dim);
-    assigned = await assignKeptCells(at.vectors, dim, count, kept, scheduler, pool);
-  } finally {
-    await pool?.close();
-  }
+  const shareable = workers > 0 && at.vectors.buffer instanceof SharedArrayBuffer && at.vectors.byteOffset === 0;
+  const assigned = await assignKeptCells(at.vectors, dim, count, kept, scheduler, shareable ? () => new IvfWorkerPool(workers, at.options.signal) : undefined);
   const tAssign = performance.now();
   const out = await arrangeAndEmit(at, assigned.cellOfRow, kept.nlist, kept.centroids.slice(), 0);
   return {

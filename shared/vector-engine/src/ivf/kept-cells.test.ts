@@ -88,7 +88,8 @@ describe('IVF build on kept cells (issue 35 generation reuse)', () => {
     const nlist = 600;
     const centroids = units(nlist, 21);
     const dim = centroids.length / nlist;
-    const count = PLACE_WORKER_MIN_ROWS + 500;
+    // Two thirds of the rows are placed: more than PLACE_WORKER_MIN_ROWS, so the pool's threads do place them.
+    const count = Math.ceil(PLACE_WORKER_MIN_ROWS * 1.5) + 600;
     const vectors = units(count, 23, new Float32Array(new SharedArrayBuffer(count * dim * 4)));
     // Every third row keeps cell 0; the others are placed.
     const cellOfRow = Int32Array.from({ length: count }, (_, r) => (r % 3 === 0 ? 0 : -1));
@@ -99,12 +100,30 @@ describe('IVF build on kept cells (issue 35 generation reuse)', () => {
     const pool = new IvfWorkerPool(2);
     try {
       await pool.share(vectors, dim);
+      const run = jest.spyOn(pool, 'run');
       const pooled = await assignKeptCells(vectors, dim, count, { nlist, centroids, cellOfRow }, s, pool);
+      expect(run).toHaveBeenCalledTimes(2);
       expect(pooled.placed).toBe(inThread.placed);
+      expect(pooled.placed).toBeGreaterThanOrEqual(PLACE_WORKER_MIN_ROWS);
       expect([...pooled.cellOfRow]).toEqual([...inThread.cellOfRow]);
     } finally {
       await pool.close();
     }
+    // A factory: called (and its pool given the vectors and closed) only with PLACE_WORKER_MIN_ROWS rows to place.
+    const made: IvfWorkerPool[] = [];
+    const factory = () => {
+      const p = new IvfWorkerPool(2);
+      made.push(p);
+      return p;
+    };
+    const fromFactory = await assignKeptCells(vectors, dim, count, { nlist, centroids, cellOfRow }, s, factory);
+    expect([...fromFactory.cellOfRow]).toEqual([...inThread.cellOfRow]);
+    expect(made).toHaveLength(1);
+    await expect(made[0]!.run({ type: 'place', rows: Int32Array.of(1), centroids, nlist })).rejects.toThrow();
+    const few = Int32Array.from(cellOfRow, (c, r) => (r < count - 10 ? 0 : c));
+    const fewPlaced = await assignKeptCells(vectors, dim, count, { nlist, centroids, cellOfRow: few }, s, factory);
+    expect(fewPlaced.placed).toBeLessThan(PLACE_WORKER_MIN_ROWS);
+    expect(made).toHaveLength(1);
     for (let r = 1; r < count; r += 97) if (r % 3 !== 0) expect(inThread.cellOfRow[r]).toBe(nearest(centroids, nlist, vectors.subarray(r * dim, (r + 1) * dim), dim));
     expect(inThread.cellOfRow[0]).toBe(0);
   }, 60_000);

@@ -30,11 +30,12 @@ export const PLACE_WORKER_MIN_ROWS = 4096;
  * quantiser's `scoreAll` (float64 SIMD, bit-identical to `dot`) or `dot` (`placeRows`). Rows with a kept cell are not
  * looked at. With a worker pool whose threads share `vectors` (`IvfWorkerPool.share`) and at least
  * PLACE_WORKER_MIN_ROWS rows to place, the rows are split over the pool's threads (task `place`, same `placeRows`:
- * the same cells as in this thread, test kept-cells.test.ts).
+ * the same cells as in this thread, test kept-cells.test.ts). `pool` may be a factory instead: it is called only
+ * when there are that many rows to place, and its pool is given `vectors` (`share`) and closed before returning.
  * Cost: nlist x dim multiply-adds per placed row (1M catalogue, 1% changed: 10,000 x 8,000 x 200; 3.4 s in one thread
  * at 1M, session 20).
  * @param vectors the build's unit vectors, row-major (`count * dim`)
- * @param pool optional worker pool sharing `vectors`
+ * @param pool optional worker pool sharing `vectors`, or a factory of one (undefined: stay in this thread)
  * @returns the completed cell of every row (a new array) and how many rows were placed
  * @throws IvfInputError when `kept.cellOfRow` does not have `count` entries, a kept cell is outside [0, nlist), or
  *   the centroids are not `nlist * dim` floats; the pool's error (e.g. IvfBuildAbortedError)
@@ -45,7 +46,7 @@ export async function assignKeptCells(
   count: number,
   kept: KeptCells,
   scheduler: CooperativeScheduler,
-  pool?: IvfWorkerPool,
+  pool?: IvfWorkerPool | (() => IvfWorkerPool | undefined),
 ): Promise<{ cellOfRow: Int32Array; placed: number; dotProducts: number }> {
   const { nlist, centroids } = kept;
   if (kept.cellOfRow.length !== count) throw new IvfInputError(`kept cells cover ${kept.cellOfRow.length} rows, the build holds ${count}`);
@@ -59,17 +60,25 @@ export async function assignKeptCells(
   }
   const rows = new Int32Array(toPlace);
   for (let r = 0, i = 0; r < count; r++) if (cellOfRow[r]! < 0) rows[i++] = r;
-  if (pool && toPlace >= PLACE_WORKER_MIN_ROWS) {
-    const parts = Math.min(pool.size, toPlace);
-    const replies = await Promise.all(
-      Array.from({ length: parts }, (_, p) => {
-        const part = rows.slice(Math.floor((p * toPlace) / parts), Math.floor(((p + 1) * toPlace) / parts));
-        return pool.run({ type: 'place', rows: part, centroids, nlist }).then((reply) => ({ part, reply }));
-      }),
-    );
-    for (const { part, reply } of replies) {
-      if (reply.type !== 'place') throw new Error(`IVF build worker: unexpected ${reply.type} reply to place`);
-      for (let i = 0; i < part.length; i++) cellOfRow[part[i]!] = reply.cells[i]!;
+  // A factory's pool is made only when there is enough to place, shares `vectors`, and is closed here.
+  const owned = typeof pool === 'function' && toPlace >= PLACE_WORKER_MIN_ROWS ? pool() : undefined;
+  const workers = typeof pool === 'function' ? owned : pool;
+  if (workers && toPlace >= PLACE_WORKER_MIN_ROWS) {
+    try {
+      if (owned) await owned.share(vectors, dim);
+      const parts = Math.min(workers.size, toPlace);
+      const replies = await Promise.all(
+        Array.from({ length: parts }, (_, p) => {
+          const part = rows.slice(Math.floor((p * toPlace) / parts), Math.floor(((p + 1) * toPlace) / parts));
+          return workers.run({ type: 'place', rows: part, centroids, nlist }).then((reply) => ({ part, reply }));
+        }),
+      );
+      for (const { part, reply } of replies) {
+        if (reply.type !== 'place') throw new Error(`IVF build worker: unexpected ${reply.type} reply to place`);
+        for (let i = 0; i < part.length; i++) cellOfRow[part[i]!] = reply.cells[i]!;
+      }
+    } finally {
+      await owned?.close();
     }
   } else {
     const out = new Int32Array(toPlace);
