@@ -119,6 +119,7 @@ export function buildIndex(config: IndexConfig, deps: IndexDeps = {}) {
     requestRebuild: (reason, since) => void rebuild.request(reason, undefined, since).catch((err: unknown) => rt.logger.warn('rebuild request failed', { reason, err: (err as Error).message })),
     rebuildBusy: () => rebuild.busy,
     rebuildBusyAnywhere: () => rebuild.busyAnywhere(),
+    followMaps: (m) => maps.catchUp(m),
     analysisRunLive: deps.analysisRunLive ?? analysisRunLive(analysisPeer),
     logger: rt.logger.child({ component: 'LiveLibrary' }),
     settings: config.live,

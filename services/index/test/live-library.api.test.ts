@@ -2,7 +2,8 @@
  * Live library (issue 35): a song analysed after the live generation was built is served by /api/similar_tracks and
  * /api/search_tracks on two replicas without a rebuild (the replica that batches it stores the delta; the other
  * applies it from the store on index.delta.applied.v1), a replica started later loads it with the generation, and a
- * song that loses its mapping is gone from the answers.
+ * song that loses its mapping is gone from the answers, also on a replica started after that (its stored batch still
+ * lists the mapping).
  */
 import request from 'supertest';
 import { RoutingKeys, type AnalysisTrackCompleted } from '@polyphony/contracts';
@@ -86,6 +87,16 @@ describe('live library: new songs without a rebuild', () => {
       const found = await request(svc.http).get('/api/search_tracks?search_query=Brand%20New%20Tune').set(f.as(NAVI)).expect(200);
       expect(found.body.map((r: { item_id: string }) => r.item_id)).not.toContain('nd-new-1');
     }
+    // A replica that starts after the removal replays the stored batch, which still lists the old mapping: the log
+    // after the batch's read is replayed over it, so the song stays masked there too (it was served as available).
+    const fourth = f.build({ rebuildOnStart: false });
+    await fourth.start();
+    expect(fourth.state.current().index.rowOf(itemId)).toBe(size);
+    expect(fourth.state.current().maps.mask(NAVI).has(size)).toBe(false);
+    expect(fourth.state.current().maps.rowOfProvider(NAVI, 'nd-new-1')).toBe(-1);
+    const seed = f.peers.providerId(NAVI, near.itemId);
+    const similar = await request(fourth.http).get(`/api/similar_tracks?item_id=${encodeURIComponent(seed)}&n=20`).set(f.as(NAVI)).expect(200);
+    expect(similar.body.map((r: { item_id: string }) => r.item_id)).not.toContain('nd-new-1');
   });
 
   it("When the next build's snapshot missed a song batched for the serving generation, then its activation carries the batch over: the song stays served on every replica, with its metadata", async () => {

@@ -103,6 +103,23 @@ describe('live library delta apply', () => {
     expect(twice.gen.index.search(q, { k: 10, mask: twice.gen.maps.mask('srv') })).toEqual(once.index.search(q, { k: 10, mask: once.maps.mask('srv') }));
   });
 
+  it("When a batch carries its mapping-log position, then the new maps' position is lowered to it (a new maps object even when nothing is appended), so the log after the batch's read is replayed over its mappings", () => {
+    gen.maps.seq = 500;
+    const tracks = batch(3, 5, 5);
+    const out = applyDelta(gen, { seq: 18, tracks, mappingSeq: 420 }).gen;
+    expect(out.maps.seq).toBe(420);
+    expect(gen.maps.seq).toBe(500);
+    // Redelivered: nothing appended, yet the serving maps object is neither changed nor reused.
+    out.maps.seq = 510;
+    const again = applyDelta(out, { seq: 18, tracks, mappingSeq: 430 }).gen;
+    expect(again.index).toBe(out.index);
+    expect(again.maps).not.toBe(out.maps);
+    expect([again.maps.seq, out.maps.seq]).toEqual([430, 510]);
+    // Unknown position (a batch stored before it was kept): the whole log; none given: the position stays.
+    expect(applyDelta(out, { seq: 19, tracks, mappingSeq: null }).gen.maps.seq).toBe(0);
+    expect(applyDelta(out, { seq: 19, tracks }).gen.maps).toBe(out.maps);
+  });
+
   it('When a song loses its mapping, then it is masked out of its server and no longer returned', () => {
     const tracks = batch(2, 10, 4);
     const g = applyDelta(gen, { seq: 13, tracks }).gen;

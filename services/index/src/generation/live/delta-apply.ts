@@ -25,6 +25,11 @@ export interface DeltaTrack {
 export interface DeltaBatch {
   seq: number;
   tracks: DeltaTrack[];
+  /**
+   * The mapping-log position read before the tracks' mappings were read (DeltaRecord.mappingSeq; null: unknown, the
+   * whole log). Absent: the mappings are known to be current (tests), nothing is replayed.
+   */
+  mappingSeq?: number | null;
 }
 
 /** What `applyDelta` did. */
@@ -44,7 +49,11 @@ export interface DeltaOutcome {
  *  - index: `appendRows` (the nearest existing IVF cell, the existing quantiser; no training);
  *  - map coordinates: the similarity-weighted mean position of its MAP_NEIGHBOURS nearest songs of the generation;
  *  - availability: every server's map grown to the new size (`GenerationMaps.grownTo`, same log position) and the
- *    song's mappings applied; later mapping-log entries (a removal) keep applying as before;
+ *    song's mappings applied; then, with `batch.mappingSeq`, the maps' log position is lowered to it (a new maps object
+ *    even when no row is appended), so the caller's next catch-up (MapFollower.catchUp) replays the log after the
+ *    batch's read over its mappings. The argument of MapFollower.carry: each entry sets a provider id's whole mapping,
+ *    so replaying from a position at or before the read gives the log head's mapping for every provider id, and a
+ *    batch replayed long after (a replica that starts later) cannot bring back a mapping removed since;
  *  - display metadata: the store grown (`TrackMetaStore.grownTo`) and the song's record added;
  *  - artists, links, PCA basis: unchanged (new songs join artist mixtures at the next full rebuild).
  * Songs already in the generation are not appended again (idempotent on redelivery), but their mappings are applied.
@@ -96,7 +105,9 @@ export function applyDelta(gen: Generation, batch: DeltaBatch, storage: AppendOp
       coords[(size + i) * 2 + 1] = y;
     }
   }
-  const maps = m > 0 ? gen.maps.grownTo(index) : gen.maps;
+  const replay = batch.mappingSeq !== undefined && batch.tracks.some((t) => t.mappings.length > 0);
+  const maps = m > 0 || replay ? gen.maps.grownTo(index) : gen.maps;
+  if (replay) maps.seq = Math.min(maps.seq, batch.mappingSeq ?? 0);
   const meta = m > 0 ? gen.meta.grownTo(index.size) : gen.meta;
   for (const t of batch.tracks) {
     if (refused.some((r) => r.itemId === t.itemId && r.reason !== 'repeated in the batch')) continue;

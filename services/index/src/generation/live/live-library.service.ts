@@ -6,6 +6,7 @@ import type { IndexDeltaApplied, SnapshotTrackBytes } from '@polyphony/contracts
 import type { Logger } from '@polyphony/platform';
 import type { AppendOptions } from '@polyphony/vector-engine';
 import type { Generation, IndexState } from '../../core/generation';
+import type { GenerationMaps } from '../../maps/generation-maps';
 import type { CataloguePort } from '../../core/ports';
 import type { TrackMeta } from '../../core/track-records';
 import { applyDelta, type DeltaTrack } from './delta-apply';
@@ -44,6 +45,11 @@ export interface LiveLibraryDeps {
    * as live (asked again later: never a build on a guess).
    */
   analysisRunLive?(): Promise<boolean>;
+  /**
+   * Replays the mapping log after `maps.seq` into `maps` (MapFollower.catchUp): run on a caught-up generation's maps
+   * before it is swapped in. Absent: the serving maps' follow does it after the swap.
+   */
+  followMaps?(maps: GenerationMaps): Promise<void>;
   logger: Logger;
   settings?: LiveLibrarySettings;
   /** Where appended quantised generations write their vector file. */
@@ -127,6 +133,8 @@ export class LiveLibraryService {
         return;
       }
       try {
+        // The log position before the songs' mappings are read: every replica replays the log after it over them.
+        const mappingSeq = gen.maps.seq;
         const found = await this.lookup(ids);
         const dim = gen.index.dim;
         const usable = found.filter((t) => vectorOf(t.vector, dim) !== undefined);
@@ -138,7 +146,7 @@ export class LiveLibraryService {
         const vectors = new Float32Array(usable.length * dim);
         usable.forEach((t, i) => vectors.set(vectorOf(t.vector, dim)!, i * dim));
         const mappings = usable.map((t) => t.mappings.map((m) => [m.serverId, m.providerId] as [string, string]));
-        const seq = await this.d.store.append(gen.generation, usable.map((t) => t.itemId), vectors, mappings);
+        const seq = await this.d.store.append(gen.generation, usable.map((t) => t.itemId), vectors, mappings, mappingSeq);
         for (const id of usableIds) this.pending.delete(id);
         await this.catchUpNow();
         this.added += usable.length;
@@ -219,9 +227,14 @@ export class LiveLibraryService {
         meta: metas.get(itemId),
         mappings: (r.mappings[i] ?? []).map(([serverId, providerId]) => ({ serverId, providerId })),
       }));
-      const out = applyDelta(next, { seq: r.seq, tracks }, this.d.storage);
+      const out = applyDelta(next, { seq: r.seq, tracks, mappingSeq: r.mappingSeq }, this.d.storage);
       if (out.refused.length) this.d.logger.warn('live library: songs refused', { seq: r.seq, refused: out.refused.slice(0, 10) });
       next = out.gen;
+    }
+    // The log after the batches' reads, replayed over their mappings before the swap (applyDelta lowered the maps'
+    // position). A failure here is logged: the serving maps' own follow (events, safety poll) replays it later.
+    if (this.d.followMaps && next.maps !== gen.maps) {
+      await this.d.followMaps(next.maps).catch((err: unknown) => this.d.logger.warn('live library: mapping log not replayed over the batches yet; the follow does it', { err: (err as Error).message }));
     }
     await this.d.state.prepare(next, (err) => this.d.logger.warn('live library: a table was not prepared; built on first use', { err: (err as Error).message }));
     // A full build swapped in meanwhile: its snapshot decides; these batches belong to the older generation.
