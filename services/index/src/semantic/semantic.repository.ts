@@ -32,6 +32,19 @@ export class SemanticRepository implements SemanticStore {
     }
   }
 
+  /** Tags, other features, tempo and energy of the given canonical ids (chunks of 10,000 ids, `= ANY` on the key). */
+  async semanticRows(itemIds: readonly string[]): Promise<SemanticRowSource[]> {
+    const out: SemanticRowSource[] = [];
+    for (let i = 0; i < itemIds.length; i += 10_000) {
+      const rows: Array<{ item_id: string; tags: Buffer | null; other_scores: number[] | null; tempo: number | null; energy: number | null }> = await this.ds.query(
+        `SELECT item_id, tags, other_scores, tempo, energy FROM ${T} WHERE item_id = ANY($1::text[])`,
+        [itemIds.slice(i, i + 10_000)],
+      );
+      for (const r of rows) out.push({ itemId: r.item_id, tags: r.tags, other: r.other_scores, tempo: r.tempo, energy: r.energy });
+    }
+    return out;
+  }
+
   /**
    * Canonical ids whose folded title, artist, album or year contain `word` as a whole word
    * (PostgreSQL full-text search, configuration simple, GIN index tracks_meta_tsv).

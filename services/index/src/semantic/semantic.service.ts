@@ -23,7 +23,7 @@ import { dot } from '@polyphony/vectors';
 import { projectPoint } from '../maps/projection';
 import type { RankedRow, RequestScope } from '../core/scope';
 import { SemanticTable, type SemanticStorage } from './semantic-table';
-import { carriedFill, takeSemanticDeltaSeed } from './column-fill';
+import { carriedFill, takeSemanticDeltaSeed, type SemanticDeltaSeed } from './column-fill';
 import { TopScored, type ScoredRow } from './top-scored';
 import { descriptorScore } from './descriptors';
 import { thresholdTopK, type Channel, type Posting, type Source } from './postings';
@@ -56,6 +56,12 @@ export const TOP_QUERIES = 20;
 export class SemanticService {
   private tables = new Map<string, Promise<SemanticTable>>();
   /**
+   * Per generation number, the newest revision whose table was asked for and that table: the base a live-library
+   * revision's table is carried from (its revisions only append rows). Entries of other generations are dropped at
+   * the swap.
+   */
+  private readonly newest = new Map<number, { gen: Generation; table: Promise<SemanticTable> }>();
+  /**
    * How text search finds its best rows: 'postings' (default; the threshold algorithm over the table's pre-sorted
    * postings, the full scan only when they cannot decide) or 'scan' (score every row: benchmarks and tests compare).
    */
@@ -78,6 +84,7 @@ export class SemanticService {
     }, 'semantic');
     state.onSwap((g) => {
       for (const k of this.tables.keys()) if (k !== generationKey(g)) this.tables.delete(k);
+      for (const n of this.newest.keys()) if (n !== g.generation) this.newest.delete(n);
       // A generation swapped in without prepare() (tests, benches) still gets its table in the background.
       if (!this.tables.has(generationKey(g))) void this.table(g).catch((err: unknown) => this.logger.warn('semantic table not built', { generation: g.generation, err: (err as Error).message }));
     });
@@ -98,6 +105,8 @@ export class SemanticService {
       // A delta build's generation: the serving table's columns carried over when that table is at hand, else the pages.
       const delta = takeSemanticDeltaSeed(gen);
       const base = delta ? this.tables.get(generationKey(delta.base)) : undefined;
+      // A live-library revision: the columns of the revision it grew from, the appended rows read by id.
+      const live = delta ? undefined : this.liveBase(gen);
       const fromPages = () => SemanticTable.buildFromPages(gen, this.repo.semanticPages(), this.storage);
       t = (async () => {
         if (base && delta) {
@@ -107,12 +116,60 @@ export class SemanticService {
             this.logger.warn('semantic table not carried from the serving generation; reading the pages', { generation: gen.generation, err: (err as Error).message });
           }
         }
+        if (live) {
+          try {
+            return SemanticTable.of(gen, carriedFill(await live.table, await this.appendedSeed(live.gen, gen), gen.index.size), this.storage);
+          } catch (err) {
+            this.logger.warn('semantic table not carried from the previous revision; reading the pages', { generation: gen.generation, revision: gen.revision, err: (err as Error).message });
+          }
+        }
         return fromPages();
       })();
-      t.catch(() => this.tables.delete(key));
+      t.catch(() => {
+        this.tables.delete(key);
+        if (this.newest.get(gen.generation)?.table === t) this.newest.delete(gen.generation);
+      });
       this.tables.set(key, t);
+      const newest = this.newest.get(gen.generation);
+      if (!newest || (newest.gen.revision ?? 0) < (gen.revision ?? 0)) this.newest.set(gen.generation, { gen, table: t });
     }
     return t;
+  }
+
+  /**
+   * The earlier revision of `gen`'s generation whose table a live-library revision is carried from: the newest one
+   * asked for, with fewer or as many rows, whose rows are `gen`'s first rows (the live library only appends: checked
+   * on up to 65 rows spread over them). Undefined when there is none, or the store cannot read rows by id.
+   */
+  private liveBase(gen: Generation): { gen: Generation; table: Promise<SemanticTable> } | undefined {
+    const b = this.newest.get(gen.generation);
+    if (!b || !this.repo.semanticRows || (b.gen.revision ?? 0) >= (gen.revision ?? 0)) return undefined;
+    const size = b.gen.index.size;
+    if (size === 0 || size > gen.index.size) return undefined;
+    const step = Math.max(1, Math.floor(size / 64));
+    for (let r = 0; r < size; r += step) if (b.gen.index.idOf(r) !== gen.index.idOf(r)) return undefined;
+    if (b.gen.index.idOf(size - 1) !== gen.index.idOf(size - 1)) return undefined;
+    return b;
+  }
+
+  /**
+   * The carry seed of a live revision: rows below the base's size come from the same rows of the base table, the
+   * appended rows' columns are read from `index.tracks` by id (`semanticRows`; a row the copy lacks stays untagged,
+   * as the pages would leave it).
+   */
+  private async appendedSeed(base: Generation, gen: Generation): Promise<SemanticDeltaSeed> {
+    const size = base.index.size;
+    const n = gen.index.size;
+    const sourceRow = new Int32Array(n).fill(-1);
+    for (let r = 0; r < size; r++) sourceRow[r] = r;
+    const ids: string[] = [];
+    for (let r = size; r < n; r++) ids.push(gen.index.idOf(r));
+    const changed: SemanticDeltaSeed['changed'] = [];
+    for (const row of ids.length ? await this.repo.semanticRows!(ids) : []) {
+      const r = gen.index.rowOf(row.itemId);
+      if (r >= size) changed.push([r, row.tags, row.other, row.tempo, row.energy]);
+    }
+    return { base, sourceRow, changed };
   }
 
   /**
