@@ -19,7 +19,7 @@ import type { RequestScope } from '../core/scope';
 import type { TrackMeta } from '../core/ports';
 import { TopScored } from '../semantic/top-scored';
 import { BALL_COMPACT_MIN_ROWS, BALL_DIM, BALL_RIM_RADIUS, ballBytes, ballDisc, ballDistanceTo, ballNorm2, ballPoint, ballRadius, buildPoincareBall, type BallReuse, type PoincareBall } from './ball';
-import { noteBallBasis, takeBallSeed } from './ball-seed';
+import { noteBallBasis, takeBallSeed, type BallSeed } from './ball-seed';
 import { ballInputOf } from './ball-input';
 import { buildTree, round6, topGenreOf, treeNode, type Tree } from './hyperbolic-tree';
 import { geodesicPoint, mobiusScale, poincareDistance, radiusToDistance, samplePathVia } from './poincare';
@@ -65,6 +65,11 @@ export function discOf(p: ArrayLike<number>): [number, number] {
  */
 export class HyperbolicService {
   private readonly balls = new Map<string, BallEntry>();
+  /**
+   * Per generation number, the newest revision whose ball was asked for: the ball a live-library revision copies its
+   * first rows from (its revisions only append rows). Other generations' entries are dropped at the swap.
+   */
+  private readonly newestBall = new Map<number, { gen: Generation; entry: BallEntry }>();
   private readonly trees = new Map<string, Tree>();
   /** `points` answers per server and `n` (the subset costs a hash and a sort of every available song). */
   private readonly pointAnswers = new Map<string, { gen: Generation; mask: AvailabilityMask; response: HyperbolicPointsResponse }>();
@@ -81,6 +86,7 @@ export class HyperbolicService {
     }, 'ball');
     state.onSwap((g) => {
       for (const k of this.balls.keys()) if (k !== generationKey(g)) this.balls.delete(k);
+      for (const n of this.newestBall.keys()) if (n !== g.generation) this.newestBall.delete(n);
       for (const [k, t] of this.trees) if (t.gen !== g) this.trees.delete(k);
       for (const [k, p] of this.pointAnswers) if (p.gen !== g) this.pointAnswers.delete(k);
       if (!this.balls.has(generationKey(g))) void this.ball(g).catch(() => undefined);
@@ -105,8 +111,11 @@ export class HyperbolicService {
       const entry: BallEntry = { generation: gen.generation, buildMs: null, promise: Promise.resolve(undefined as unknown as PoincareBall) };
       // A build that reused the serving generation's rows hands them over (ball-seed.ts): those rows are copied from
       // its ball when the new generation is laid out with the same basis (`gen.ballBasis`, stored with the generation).
-      const seed = takeBallSeed(gen);
-      const prevBall = seed ? this.balls.get(generationKey(seed.prev))?.ball : undefined;
+      // A live-library revision laid out with its generation's basis copies its first rows from the revision it grew from.
+      const built = takeBallSeed(gen);
+      const live = built ? undefined : this.liveSeed(gen);
+      const seed = built ?? live?.seed;
+      const prevBall = built ? this.balls.get(generationKey(built.prev))?.ball : live?.ball;
       const reuse: BallReuse | undefined = seed && prevBall ? { ball: prevBall, input: seed.prev.index, prevRowOfNew: seed.prevRowOfNew } : undefined;
       // Shares the event loop with queries (10 ms slices) while it projects every row.
       entry.promise = buildPoincareBall(ballInputOf(gen.index), new CooperativeScheduler(10), BALL_DIM, BALL_COMPACT_MIN_ROWS, gen.ballBasis, reuse).then(
@@ -124,9 +133,32 @@ export class HyperbolicService {
         },
       );
       this.balls.set(generationKey(gen), entry);
+      const newest = this.newestBall.get(gen.generation);
+      if (!newest || (newest.gen.revision ?? 0) <= (gen.revision ?? 0)) this.newestBall.set(gen.generation, { gen, entry });
       e = entry;
     }
     return e.promise;
+  }
+
+  /**
+   * The reuse seed of a live-library revision (issue 35): the newest earlier revision of its generation whose ball is
+   * built, when both are laid out with the generation's stored basis (`gen.ballBasis`: generation reuse on) and that
+   * revision's rows are `gen`'s first rows (the live library only appends; checked on up to 65 spread ids, and
+   * `buildPoincareBall` compares 64 rows' vectors before it copies any): rows below its size map to themselves, the
+   * appended rows are projected. Without a basis (reuse off) every revision's ball is fitted from its own rows, as before.
+   */
+  private liveSeed(gen: Generation): { seed: BallSeed; ball: PoincareBall } | undefined {
+    if ((gen.revision ?? 0) === 0 || !gen.ballBasis) return undefined;
+    const prev = this.newestBall.get(gen.generation);
+    if (!prev?.entry.ball || prev.gen.ballBasis !== gen.ballBasis || (prev.gen.revision ?? 0) >= (gen.revision ?? 0)) return undefined;
+    const size = prev.gen.index.size;
+    if (size === 0 || size > gen.index.size) return undefined;
+    const step = Math.max(1, Math.floor(size / 64));
+    for (let r = 0; r < size; r += step) if (prev.gen.index.idOf(r) !== gen.index.idOf(r)) return undefined;
+    if (prev.gen.index.idOf(size - 1) !== gen.index.idOf(size - 1)) return undefined;
+    const prevRowOfNew = new Int32Array(gen.index.size).fill(-1);
+    for (let r = 0; r < size; r++) prevRowOfNew[r] = r;
+    return { seed: { prev: prev.gen, prevRowOfNew }, ball: prev.entry.ball };
   }
 
   /**
