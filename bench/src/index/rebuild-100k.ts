@@ -17,6 +17,7 @@ import { indexBenchScript } from '../support';
  *    while the first generation serves: its phases, and what it kept of the first (INDEX_BUILD_REUSE_MAX_CHANGED,
  *    0.05 here unless set; 0 = the same build without reuse). With reuse on, the second build reads only the songs the
  *    catalogue's change feed lists (`delta`; FAKE_PEERS_NO_CHANGE_FEED=1 in the child: the full snapshot, as before).
+ * LIVE_BATCH=<n> first adds n songs through the live library (no rebuild) and prints the batch's wall and CPU.
  * INDEX_TABLE_RESIDENT_MIB (when set) is passed on: e.g. 1 puts the display metadata and text-search tables on disk at
  * 100k songs, as the default 32 MiB does at 1M.
  * Usage: node --expose-gc bench/dist/index/rebuild-100k.js [songs] [growFraction]
@@ -69,6 +70,23 @@ async function main(): Promise<void> {
     await latencies('srv-sparse', sparseSeeds, 10);
     const sparseLat = await latencies('srv-sparse', sparseSeeds, 300);
 
+    // A live-library batch (LIVE_BATCH songs, default 0 = skipped): the songs are added to the catalogue, noted as the
+    // analysis events would, and flushed: looked up, stored, appended to the serving generation, its text-search table
+    // and Poincaré ball prepared for the new revision, swapped in. Wall and process CPU of the flush.
+    let liveBatch: Record<string, unknown> | undefined;
+    const liveSongs = Number(process.env.LIVE_BATCH ?? 0);
+    if (liveSongs > 0) {
+      const grown = await childLine<{ grown: number; ids: string[] }>(child, `grow ${liveSongs}`, 'grown');
+      for (const id of grown.ids) svc.live.noteAdded(id);
+      const cpu0 = process.cpuUsage();
+      const t = performance.now();
+      await svc.live.flush();
+      const cpu = process.cpuUsage(cpu0);
+      const g = svc.state.current();
+      if (g.index.size !== o.items + grown.grown) throw new Error(`live batch not applied: ${g.index.size} rows`);
+      liveBatch = { songs: grown.grown, revision: g.revision, wallMs: Math.round(performance.now() - t), processCpuMs: Math.round((cpu.user + cpu.system) / 1000) };
+    }
+
     // Second build: the library grew by `growFraction` (new songs, new artists, the last artist possibly longer) while
     // generation 1 serves; the build may keep generation 1's basis, map and artist mixtures (INDEX_BUILD_REUSE_MAX_CHANGED).
     let grownBuild: Record<string, unknown> | undefined;
@@ -103,6 +121,7 @@ async function main(): Promise<void> {
           generation: o.generation,
           nlist: o.nlist,
           rebuild: first,
+          ...(liveBatch ? { liveBatch } : {}),
           ...(grownBuild ? { secondRebuild: grownBuild } : {}),
           rssMb: { beforeBuild: mb(rssBefore), peakDuringBuild: mb(peak), afterBuild: mb(rssAfter), heapUsedAfter: mb(heap.heapUsed), arrayBuffersAfter: mb(heap.arrayBuffers) },
           restart: { loadMs: Math.round(loadMs), items: second.state.current().index.size, rssBeforeMb: mb(rssIdle), rssAfterLoadMb: mb(rssLoaded) },
