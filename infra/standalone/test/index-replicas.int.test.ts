@@ -17,7 +17,10 @@ import type { Stack } from '../src/stack';
 import { API_TOKEN, startTestStack } from './helpers';
 
 const TRACKS = 3;
-const HEARTBEAT_MS = 500;
+// A replica is live while it reported within 3 beats. 500 ms (1.5 s) was too tight for the one-process stack under CI
+// load: R2's beat, on the jest process's event loop beside R1's build, came late, R2 counted as gone and the run ended
+// SUCCESS without waiting for it (CI rehearsal, 2026-12-05). 2 s beats: live within 6 s.
+const HEARTBEAT_MS = 2000;
 
 describe('analysis SUCCESS waits for every live index replica', () => {
   jest.setTimeout(10 * 60_000);
@@ -49,8 +52,8 @@ describe('analysis SUCCESS waits for every live index replica', () => {
   });
 
   it('When a second index replica still serves the older generation, then the run waits for it (naming it) and ends SUCCESS once it serves the new songs', async () => {
-    // A replica that died without removing its row: silent for 3 s (> 3 heartbeats), never waited for.
-    await db.query(`INSERT INTO "index".replicas (replica_id, generation, items, heartbeat_at) VALUES ('dead-replica', 0, 0, now() - interval '3 seconds')`);
+    // A replica that died without removing its row: silent for a minute (> 3 heartbeats), never waited for.
+    await db.query(`INSERT INTO "index".replicas (replica_id, generation, items, heartbeat_at) VALUES ('dead-replica', 0, 0, now() - interval '60 seconds')`);
     await request(url).post('/api/servers').set(auth).send({ name: 'Supysonic', server_type: 'navidrome', creds: { url: supysonic.url, user: 'alice', password: 'alice-pass' } }).expect(201);
     const held = r2.state.current().generation;
     const taskId = (await request(url).post('/api/analysis/start').set(auth).send({}).expect(202)).body.task_id as string;
@@ -69,7 +72,7 @@ describe('analysis SUCCESS waits for every live index replica', () => {
     expect(waiting!.status_message).toBe(`Waiting for index generation ${r1Generation} on 1 of 2 replica(s): ${r2.replicaReporter.replicaId}@${held}`);
     expect((waiting!.details as Record<string, unknown>).indexWaitingFor).toEqual({ generation: r1Generation, lagging: [`${r2.replicaReporter.replicaId}@${held}`] });
     // It keeps waiting while R2 lags (several heartbeats and index polls later).
-    await new Promise((r) => setTimeout(r, 4000));
+    await new Promise((r) => setTimeout(r, 3 * HEARTBEAT_MS));
     expect((await request(url).get(`/api/status/${taskId}`).set(auth).expect(200)).body.state).toBe('RUNNING');
     expect(r2.state.current().generation).toBe(held);
 
