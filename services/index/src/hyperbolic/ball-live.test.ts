@@ -13,6 +13,7 @@ import { GenerationMaps } from '../maps/generation-maps';
 import { TrackMetaStore } from '../maps/track-meta-store';
 import { BALL_COMPACT_MIN_ROWS, BALL_DIM, buildPoincareBall, fitBallBasis, type PoincareBall } from './ball';
 import { ballInputOf } from './ball-input';
+import { ballBasisOf } from './ball-seed';
 import { HyperbolicService } from './hyperbolic.service';
 
 const DIM = 24;
@@ -67,6 +68,19 @@ describe('Poincaré ball of a live-library revision', () => {
     for (const [rev, ball] of [[rev1, b1], [rev2, b2]] as const) {
       expectSameBall(ball, await buildPoincareBall(ballInputOf(rev.index), undefined, BALL_DIM, BALL_COMPACT_MIN_ROWS, basis));
     }
+  });
+
+  it('When a fresh build serves its generation with the basis its ball fitted (set after the ball was built), then the first revision still copies the shared rows', async () => {
+    const service = new HyperbolicService(new IndexState(emptyGeneration(DIM)), logger);
+    // As build-run's activation: the ball is prepared on the generation without a basis, the served object gets the fitted one.
+    const fitted = (await service.ball(base)).basis!;
+    expect(ballBasisOf(base.index)).toBe(fitted);
+    const served: Generation = { ...base, ballBasis: fitted };
+    expect(await service.ball(served)).toBe(await service.ball(base));
+    const rev1 = grow(served, 1, 50);
+    const b1 = (await service.ball(rev1)) as PoincareBall & { reused: number };
+    expect(b1.reused).toBe(3000);
+    expectSameBall(b1, await buildPoincareBall(ballInputOf(rev1.index), undefined, BALL_DIM, BALL_COMPACT_MIN_ROWS, fitted));
   });
 
   it('When the generation has no stored basis (reuse off), then a revision\'s ball is fitted from its own rows, nothing copied', async () => {

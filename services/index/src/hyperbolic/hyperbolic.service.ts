@@ -150,7 +150,9 @@ export class HyperbolicService {
   private liveSeed(gen: Generation): { seed: BallSeed; ball: PoincareBall } | undefined {
     if ((gen.revision ?? 0) === 0 || !gen.ballBasis) return undefined;
     const prev = this.newestBall.get(gen.generation);
-    if (!prev?.entry.ball || prev.gen.ballBasis !== gen.ballBasis || (prev.gen.revision ?? 0) >= (gen.revision ?? 0)) return undefined;
+    // The basis is compared by value in buildPoincareBall (`reusable`): a fresh build's ball was fitted before the basis
+    // was set on the generation it serves, so the earlier revision's object may not carry it.
+    if (!prev?.entry.ball || (prev.gen.revision ?? 0) >= (gen.revision ?? 0)) return undefined;
     const size = prev.gen.index.size;
     if (size === 0 || size > gen.index.size) return undefined;
     const step = Math.max(1, Math.floor(size / 64));
