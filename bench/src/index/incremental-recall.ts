@@ -74,7 +74,7 @@ async function main(): Promise<void> {
       const queries = new Float32Array(nq * DIM);
       queries.set(qa.vectors, 0);
       queries.set(qb.vectors, (nq / 2) * DIM);
-      const drift = measureDrift(grown, base);
+      const drift = await measureDrift(grown, base);
       const freshImb = (() => {
         let largest = 0;
         for (const s of fresh.cellSizes()) largest = Math.max(largest, s);

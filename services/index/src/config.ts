@@ -136,7 +136,8 @@ export function recordingPostingsFrom(env: Record<string, string | undefined>): 
 /**
  * Live library settings (defaults in DEFAULT_LIVE_LIBRARY / DEFAULT_DRIFT): `INDEX_LIVE_LIBRARY` on|off, `INDEX_LIVE_DEBOUNCE_MS`
  * (0-600000), `INDEX_LIVE_RECHECK_MS` (100-600000), `INDEX_LIVE_MAX_CELL_IMBALANCE` (>= 1), `INDEX_LIVE_MIN_PROBE_RECALL` (0-1), `INDEX_LIVE_PROBES` (1-10000),
- * `INDEX_LIVE_MAX_GROWTH` (> 0, fraction of the built rows).
+ * `INDEX_LIVE_MAX_GROWTH` (> 0, fraction of the built rows), `INDEX_LIVE_PROBE_EVERY` (0-1, fraction of the built rows appended
+ * between two probe-recall measures; 0 = after every batch).
  * @throws Error on a value out of range
  */
 export function liveSettingsFrom(env: Record<string, string | undefined>): LiveLibrarySettings {
@@ -159,6 +160,7 @@ export function liveSettingsFrom(env: Record<string, string | undefined>): LiveL
       minProbeRecall: num('INDEX_LIVE_MIN_PROBE_RECALL', d.drift.minProbeRecall, (x) => x >= 0 && x <= 1),
       probes: num('INDEX_LIVE_PROBES', d.drift.probes, (x) => Number.isInteger(x) && x >= 1 && x <= 10_000),
       maxGrowth: num('INDEX_LIVE_MAX_GROWTH', d.drift.maxGrowth, (x) => x > 0),
+      probeEvery: num('INDEX_LIVE_PROBE_EVERY', d.drift.probeEvery, (x) => x >= 0 && x <= 1),
     },
   };
 }

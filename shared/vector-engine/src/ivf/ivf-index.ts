@@ -334,6 +334,43 @@ export class IvfIndex {
   }
 
   /**
+   * `exactSearch` of several queries in one pass over the rows: each row's vector is read once (float mode: from
+   * memory; int8/pq: from the disk copy, 4096 rows per read) and scored against every query, so m queries cost one
+   * read of the vectors instead of m (100 drift probes at 1M x 200-d read 800 MB once, not 80 GB). Every answer is the
+   * one `exactSearch(query, { k, exclude })` gives (same heap, same tie rule). With `scheduler` the scan yields between
+   * chunks of 4096 rows, so the event loop waits at most about one slice (the live library's drift probes run beside
+   * queries). Cost: size x m x dim multiply-adds.
+   * @param queries m x dim floats, row-major (normalised here as `exactSearch` does)
+   * @param excludes per query, rows left out of its answer (e.g. the probe's own row)
+   * @throws IvfInputError for a query of the wrong length or k < 1; the scheduler's abort error
+   */
+  async exactSearchMany(queries: Float32Array, k: number, excludes: ReadonlyArray<readonly number[] | undefined> = [], scheduler?: { maybeYield(): Promise<void> }): Promise<Neighbour[][]> {
+    const dim = this.dim;
+    if (queries.length % dim !== 0) throw new IvfInputError(`queries hold ${queries.length} floats, not a multiple of ${dim}`);
+    const m = queries.length / dim;
+    const qs = new Float32Array(queries.length);
+    for (let j = 0; j < m; j++) qs.set(this.prepareQuery(queries.subarray(j * dim, (j + 1) * dim)), j * dim);
+    const { k: kk } = this.checkOptions({ k });
+    const sets = Array.from({ length: m }, (_, j) => toSet(excludes[j] ? [...excludes[j]!] : undefined));
+    const heaps = sets.map((ex) => new TopK(Math.min(kk + ex.size, this.size)));
+    const CHUNK = 4096;
+    const chunk = this.q ? new Float32Array(CHUNK * dim) : undefined;
+    for (let r0 = 0; r0 < this.size; r0 += CHUNK) {
+      const rows = Math.min(CHUNK, this.size - r0);
+      if (this.q) this.q.file.readRows(r0, rows, chunk!);
+      for (let i = 0; i < rows; i++) {
+        // Float mode scans slots (as exactSearch); the disk copy is in row order.
+        const src = this.q ? chunk! : this.vectors;
+        const off = this.q ? i * dim : (r0 + i) * dim;
+        const row = this.q ? r0 + i : this.rowOfSlot[r0 + i]!;
+        for (let j = 0; j < m; j++) heaps[j]!.push(row, 1 - dot(src, off, qs, j * dim, dim));
+      }
+      await scheduler?.maybeYield();
+    }
+    return heaps.map((heap, j) => finish(heap, sets[j]!, kk, undefined, 'exact', 0, this.size, 0));
+  }
+
+  /**
    * Exact scan of the available rows. Available rows of a sparse mask are scattered over the whole vector
    * matrix, and a scattered row costs ~1 us (cache and TLB misses) against ~0.15 us in sequence (measured at
    * 1M x 200-d). So for masks small enough for the sparse fallback at the default nprobe (at most

@@ -140,19 +140,32 @@ describe('live library delta apply', () => {
     expect(out.gen.index.rowOf('bad')).toBe(-1);
   });
 
-  it('When appended songs crowd one cell or the library doubles, then drift asks for a rebuild; a small spread batch does not', () => {
+  it('When appended songs crowd one cell or the library doubles, then drift asks for a rebuild; a small spread batch does not', async () => {
     const small = applyDelta(gen, { seq: 15, tracks: batch(4, 40, 6) }).gen;
-    const calm = measureDrift(small.index, BASE);
+    const calm = await measureDrift(small.index, BASE);
     expect(calm.reasons).toEqual([]);
     expect(calm.probeRecall).toBeGreaterThanOrEqual(DEFAULT_DRIFT.minProbeRecall);
     expect(calm.growth).toBeCloseTo(40 / BASE, 6);
     // 1500 near-copies of one song: they all land in one cell.
     const seed = gen.index.getVector(0);
     const crowd: DeltaTrack[] = Array.from({ length: 1500 }, (_, i) => ({ itemId: `crowd${i}`, vector: Float32Array.from(seed, (x, d) => x + (d === i % DIM ? 1e-3 : 0)), meta: undefined, mappings: [] }));
-    const crowded = measureDrift(applyDelta(gen, { seq: 16, tracks: crowd }).gen.index, BASE);
+    const crowded = await measureDrift(applyDelta(gen, { seq: 16, tracks: crowd }).gen.index, BASE);
     expect(crowded.cellImbalance).toBeGreaterThan(DEFAULT_DRIFT.maxCellImbalance);
     expect(crowded.reasons.some((r) => r.startsWith('cell imbalance'))).toBe(true);
-    const doubled = measureDrift(applyDelta(gen, { seq: 17, tracks: batch(5, BASE + 10, 7) }).gen.index, BASE);
+    const doubled = await measureDrift(applyDelta(gen, { seq: 17, tracks: batch(5, BASE + 10, 7) }).gen.index, BASE);
     expect(doubled.reasons.some((r) => r.startsWith('grown by'))).toBe(true);
+    // An earlier probe recall passed in: reported as it is (not measured), and it still decides.
+    const known = await measureDrift(small.index, BASE, DEFAULT_DRIFT, undefined, { probeRecall: 0.5, probes: 100 });
+    expect([known.probed, known.probeRecall, known.probes, calm.probed]).toEqual([false, 0.5, 100, true]);
+    expect(known.reasons.some((r) => r.startsWith('probe recall'))).toBe(true);
+  });
+
+  it('When the probes are measured with a scheduler, then the scan yields and the recall is the one measured without it', async () => {
+    const grown = applyDelta(gen, { seq: 18, tracks: batch(6, 300, 8) }).gen.index;
+    let yields = 0;
+    const report = await measureDrift(grown, BASE, DEFAULT_DRIFT, { maybeYield: async () => void yields++ });
+    expect(yields).toBeGreaterThan(100);
+    expect(report).toEqual(await measureDrift(grown, BASE));
+    expect(report.probes).toBe(100);
   });
 });

@@ -3,8 +3,14 @@
  * the debounce; none while a full analysis run is live, while a build runs anywhere, or while the run state cannot be
  * read (asked again at the next recheck); the songs stay pending until a generation holds them.
  */
+import type { SnapshotTrackBytes } from '@polyphony/contracts';
 import { createLogger } from '@polyphony/platform';
-import { emptyGeneration, IndexState } from '../../core/generation';
+import { SyntheticMixture } from '@polyphony/testkit';
+import { buildIvfIndex } from '@polyphony/vector-engine';
+import { ArtistLinks, emptyGeneration, IndexState, type Generation } from '../../core/generation';
+import { GenerationMaps } from '../../maps/generation-maps';
+import { TrackMetaStore } from '../../maps/track-meta-store';
+import type { DeltaRecord } from './ports';
 import { LiveLibraryService, type LiveLibraryDeps } from './live-library.service';
 import { DEFAULT_LIVE_LIBRARY } from './settings';
 
@@ -76,6 +82,61 @@ describe('live library: an empty index', () => {
     runState = 'idle';
     await until(() => requests.length > 0);
     expect(live.pendingCount).toBe(2);
+    live.stop();
+  });
+});
+
+describe('live library: drift after each batch', () => {
+  it('When batches arrive, then the probe recall is measured on the first and again only once probeEvery of the built rows was appended; cell imbalance and growth every time', async () => {
+    const DIM = 16;
+    const BUILT = 2000;
+    const vectorsOf = (count: number, streamSeed: number) => {
+      const ids: string[] = [];
+      const vectors = new Float32Array(count * DIM);
+      let at = 0;
+      for (const b of new SyntheticMixture({ dim: DIM, clusters: 8, intrinsicDim: 5, seed: 6 }).batches(count, 1000, streamSeed)) {
+        ids.push(...b.ids.map((id) => `${id}_s${streamSeed}`));
+        vectors.set(b.vectors, at);
+        at += b.vectors.length;
+      }
+      return { ids, vectors };
+    };
+    const built = vectorsOf(BUILT, 1);
+    const index = (await buildIvfIndex([{ ids: built.ids, vectors: built.vectors }], { expectedCount: BUILT, nlist: 16, dim: DIM })).index;
+    const gen: Generation = { ...emptyGeneration(DIM), generation: 3, index, links: new ArtistLinks(), coords: new Float32Array(BUILT * 2), maps: new GenerationMaps(index), meta: new TrackMetaStore(BUILT) };
+    // The catalogue and the stores, in memory.
+    const catalogueRows = new Map<string, SnapshotTrackBytes>();
+    const stored: DeltaRecord[] = [];
+    const { live } = subject({
+      state: new IndexState(gen),
+      catalogue: { tracksByIds: async (ids: readonly string[]) => ids.flatMap((id) => (catalogueRows.has(id) ? [catalogueRows.get(id)!] : [])) },
+      tracks: { upsertSnapshot: async (t: readonly SnapshotTrackBytes[]) => ({ written: t.length, skipped: [] }), metadata: async () => new Map() },
+      store: {
+        append: async (generation, itemIds, vectors, mappings, mappingSeq) => {
+          stored.push({ seq: stored.length + 1, generation, itemIds: [...itemIds], vectors, mappings: mappings.map((m) => [...m]), mappingSeq });
+          return stored.length;
+        },
+        after: async (generation, seq) => stored.filter((r) => r.generation === generation && r.seq > seq),
+      },
+      settings: { ...DEFAULT_LIVE_LIBRARY, debounceMs: 10_000, drift: { ...DEFAULT_LIVE_LIBRARY.drift, probeEvery: 0.01 } },
+    } as Partial<LiveLibraryDeps>);
+    const add = async (count: number, streamSeed: number) => {
+      const p = vectorsOf(count, streamSeed);
+      p.ids.forEach((itemId, i) => {
+        catalogueRows.set(itemId, { itemId, vector: new Uint8Array(p.vectors.slice(i * DIM, (i + 1) * DIM).buffer), title: itemId, artist: 'A', mappings: [] } as unknown as SnapshotTrackBytes);
+        live.noteAdded(itemId);
+      });
+      await live.flush();
+      return live.lastDrift!;
+    };
+    // 1% of 2000 built rows = 20 songs between two probe measures: measured at 2005 rows, not at 2010, again at 2026.
+    const first = await add(5, 2);
+    const second = await add(5, 3);
+    const third = await add(16, 4);
+    expect([first.probed, second.probed, third.probed]).toEqual([true, false, true]);
+    expect(second.probeRecall).toBe(first.probeRecall);
+    expect([first.growth, second.growth, third.growth].map((g) => Math.round(g * BUILT))).toEqual([5, 10, 26]);
+    expect(first.probes).toBe(100);
     live.stop();
   });
 });

@@ -4,7 +4,7 @@
  */
 import type { IndexDeltaApplied, SnapshotTrackBytes } from '@polyphony/contracts';
 import type { Logger } from '@polyphony/platform';
-import type { AppendOptions } from '@polyphony/vector-engine';
+import { CooperativeScheduler, type AppendOptions } from '@polyphony/vector-engine';
 import type { Generation, IndexState } from '../../core/generation';
 import type { GenerationMaps } from '../../maps/generation-maps';
 import type { CataloguePort } from '../../core/ports';
@@ -87,6 +87,8 @@ export class LiveLibraryService {
   readonly settings: LiveLibrarySettings;
   /** The last drift measured after a flush (status, tests). */
   lastDrift?: DriftReport;
+  /** The last probe recall measured, with the generation and row count it was measured on. */
+  private lastProbe?: { generation: number; size: number; probeRecall: number; probes: number };
   /** Songs added to a generation by flushes of this process (status, tests). */
   added = 0;
   /** Full builds this process requested for the first songs of an empty index (status, tests). */
@@ -153,9 +155,15 @@ export class LiveLibraryService {
         await this.d.publish({ generation: gen.generation, seq, items: usable.length }).catch((err: unknown) => this.d.logger.warn('delta event not published (replicas catch up on their poll)', { err: (err as Error).message }));
         const current = this.d.state.current();
         if (current.generation === gen.generation) {
-          const drift = measureDrift(current.index, current.builtRows ?? current.index.size, this.settings.drift);
+          // The probe recall once per `probeEvery` of growth (DriftSettings), cooperatively (10 ms slices: the scan shares
+          // the event loop with queries); cell imbalance and growth every batch.
+          const built = current.builtRows ?? current.index.size;
+          const last = this.lastProbe?.generation === current.generation ? this.lastProbe : undefined;
+          const due = !last || current.index.size - last.size >= Math.max(1, this.settings.drift.probeEvery * built);
+          const drift = await measureDrift(current.index, built, this.settings.drift, new CooperativeScheduler(10), due ? undefined : last);
+          if (drift.probed) this.lastProbe = { generation: current.generation, size: current.index.size, probeRecall: drift.probeRecall, probes: drift.probes };
           this.lastDrift = drift;
-          this.d.logger.info('live library: songs added without a rebuild', { generation: gen.generation, seq, songs: usable.length, items: current.index.size, cellImbalance: Number(drift.cellImbalance.toFixed(2)), probeRecall: drift.probeRecall, growth: drift.growth });
+          this.d.logger.info('live library: songs added without a rebuild', { generation: gen.generation, seq, songs: usable.length, items: current.index.size, cellImbalance: Number(drift.cellImbalance.toFixed(2)), probeRecall: drift.probeRecall, probed: drift.probed, growth: drift.growth });
           if (drift.reasons.length && !this.d.rebuildBusy()) this.d.requestRebuild(`${LIVE_DRIFT_REASON}: ${drift.reasons.join('; ')}`);
         }
       } catch (err) {
