@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { createBus, createLogger } from '@polyphony/platform';
 import type { ChildProcess } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { buildIndex, emptyGeneration, loadIndexConfig, RequestScope, type RebuildOutcome } from '@polyphony/index';
 import { createBenchDatabase, gc, mb, RssSampler, startChild } from '../bench-support';
 import { indexBenchScript } from '../support';
@@ -17,7 +18,8 @@ import { indexBenchScript } from '../support';
  *    while the first generation serves: its phases, and what it kept of the first (INDEX_BUILD_REUSE_MAX_CHANGED,
  *    0.05 here unless set; 0 = the same build without reuse). With reuse on, the second build reads only the songs the
  *    catalogue's change feed lists (`delta`; FAKE_PEERS_NO_CHANGE_FEED=1 in the child: the full snapshot, as before).
- * LIVE_BATCH=<n> first adds n songs through the live library (no rebuild) and prints the batch's wall and CPU.
+ * LIVE_BATCH=<n> first adds n songs through the live library (no rebuild), LIVE_BATCHES times (default 2), and prints
+ * each batch's wall, CPU, largest event-loop delay and whether it measured the drift probes.
  * INDEX_TABLE_RESIDENT_MIB (when set) is passed on: e.g. 1 puts the display metadata and text-search tables on disk at
  * 100k songs, as the default 32 MiB does at 1M.
  * Usage: node --expose-gc bench/dist/index/rebuild-100k.js [songs] [growFraction]
@@ -73,18 +75,23 @@ async function main(): Promise<void> {
     // A live-library batch (LIVE_BATCH songs, default 0 = skipped): the songs are added to the catalogue, noted as the
     // analysis events would, and flushed: looked up, stored, appended to the serving generation, its text-search table
     // and Poincaré ball prepared for the new revision, swapped in. Wall and process CPU of the flush.
-    let liveBatch: Record<string, unknown> | undefined;
+    // LIVE_BATCHES (default 2) batches in a row: the first measures the drift probes, later small ones do not.
+    const liveBatch: Array<Record<string, unknown>> = [];
     const liveSongs = Number(process.env.LIVE_BATCH ?? 0);
-    if (liveSongs > 0) {
+    for (let b = 0; liveSongs > 0 && b < Number(process.env.LIVE_BATCHES ?? 2); b++) {
+      const before = svc.state.current().index.size;
       const grown = await childLine<{ grown: number; ids: string[] }>(child, `grow ${liveSongs}`, 'grown');
       for (const id of grown.ids) svc.live.noteAdded(id);
+      const loop = monitorEventLoopDelay({ resolution: 10 });
+      loop.enable();
       const cpu0 = process.cpuUsage();
       const t = performance.now();
       await svc.live.flush();
       const cpu = process.cpuUsage(cpu0);
+      loop.disable();
       const g = svc.state.current();
-      if (g.index.size !== o.items + grown.grown) throw new Error(`live batch not applied: ${g.index.size} rows`);
-      liveBatch = { songs: grown.grown, revision: g.revision, wallMs: Math.round(performance.now() - t), processCpuMs: Math.round((cpu.user + cpu.system) / 1000) };
+      if (g.index.size !== before + grown.grown) throw new Error(`live batch not applied: ${g.index.size} rows`);
+      liveBatch.push({ songs: grown.grown, revision: g.revision, wallMs: Math.round(performance.now() - t), processCpuMs: Math.round((cpu.user + cpu.system) / 1000), maxLoopDelayMs: Math.round(loop.max / 1e6), probed: svc.live.lastDrift?.probed });
     }
 
     // Second build: the library grew by `growFraction` (new songs, new artists, the last artist possibly longer) while
@@ -121,7 +128,7 @@ async function main(): Promise<void> {
           generation: o.generation,
           nlist: o.nlist,
           rebuild: first,
-          ...(liveBatch ? { liveBatch } : {}),
+          ...(liveBatch.length ? { liveBatch } : {}),
           ...(grownBuild ? { secondRebuild: grownBuild } : {}),
           rssMb: { beforeBuild: mb(rssBefore), peakDuringBuild: mb(peak), afterBuild: mb(rssAfter), heapUsedAfter: mb(heap.heapUsed), arrayBuffersAfter: mb(heap.arrayBuffers) },
           restart: { loadMs: Math.round(loadMs), items: second.state.current().index.size, rssBeforeMb: mb(rssIdle), rssAfterLoadMb: mb(rssLoaded) },

@@ -1,6 +1,5 @@
 import { dot, normaliseInto } from '@polyphony/vectors';
-import { IvfDuplicateIdError, IvfInputError } from './errors';
-import { IdTableBuilder } from './id-table';
+import { IvfInputError } from './errors';
 import { IvfIndex, type QuantisedParts } from './ivf-index';
 import { VectorFile } from './vector-file';
 import { createCodeArena } from '../simd/kernels';
@@ -60,15 +59,8 @@ export function appendRows(index: IvfIndex, ids: readonly string[], vectors: Flo
     for (let c = 1; c < nlist; c++) if (scores[c]! > scores[best]!) best = c;
     cellOfNew[i] = best;
   }
-  // Ids: the old table's rows, then the new ones.
-  const builder = new IdTableBuilder(size + m);
-  for (let r = 0; r < size; r++) builder.set(r, index.idOf(r));
-  const seen = new Set<string>();
-  for (let i = 0; i < m; i++) {
-    if (index.rowOf(ids[i]!) >= 0 || seen.has(ids[i]!)) throw new IvfDuplicateIdError(ids[i]!);
-    seen.add(ids[i]!);
-    builder.set(size + i, ids[i]!);
-  }
+  // Ids: the old table's rows (bytes copied, not decoded), then the new ones (IdTable.appended).
+  const idTable = parts.ids.appended(ids);
   // New layout: each cell's old slots, then its new rows in the given order.
   const added = new Int32Array(nlist);
   for (let i = 0; i < m; i++) added[cellOfNew[i]!]!++;
@@ -94,7 +86,7 @@ export function appendRows(index: IvfIndex, ids: readonly string[], vectors: Flo
     newSlotOfNew[i] = s;
   }
   for (let s = 0; s < n; s++) newSlotOfRow[newRowOfSlot[s]!] = s;
-  const common = { dim, nlist, generation: index.generation, defaultNprobe: index.defaultNprobe, centroids, cellOffsets: offsets, rowOfSlot: newRowOfSlot, slotOfRow: newSlotOfRow, ids: builder.finish(n), groups: parts.groups ?? null };
+  const common = { dim, nlist, generation: index.generation, defaultNprobe: index.defaultNprobe, centroids, cellOffsets: offsets, rowOfSlot: newRowOfSlot, slotOfRow: newSlotOfRow, ids: idTable, groups: parts.groups ?? null };
   const q = parts.quantised;
   if (!q) {
     const out = new Float32Array(n * dim);

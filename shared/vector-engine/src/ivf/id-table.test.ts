@@ -150,3 +150,49 @@ describe('encodeId / decodeId', () => {
     expect(() => table.idOf(n)).toThrow();
   });
 });
+
+describe('IdTable.appended (live-library rows)', () => {
+  const build = (ids: string[]) => {
+    const b = new IdTableBuilder(ids.length);
+    ids.forEach((id, r) => b.set(r, id));
+    return b.finish(ids.length);
+  };
+  const canonical = (i: number) => `fp_4${(i * 2654435761 >>> 0).toString(16).padStart(8, '0')}${'a'.repeat(42)}`;
+  const expectSame = (table: ReturnType<typeof build>, ids: string[]) => {
+    expect(table.size).toBe(ids.length);
+    ids.forEach((id, r) => {
+      expect(table.idOf(r)).toBe(id);
+      expect(table.rowOf(id)).toBe(r);
+    });
+    expect(table.rowOf('fp_4' + 'b'.repeat(50))).toBe(-1);
+    expect(table.rowOf('not-there')).toBe(-1);
+  };
+
+  it.each([
+    ['sorted canonical ids of one width', Array.from({ length: 3000 }, (_, i) => canonical(i)).sort()],
+    ['sorted ids of several widths', Array.from({ length: 500 }, (_, i) => `song-${String(i).padStart(4, '0')}${i % 3 === 0 ? '-x' : ''}`).sort()],
+    ['unsorted ids (hashed)', Array.from({ length: 700 }, (_, i) => `z${(i * 7919) % 1000}-${i}`)],
+  ])('When rows are appended to a table of %s, batch after batch, then every id maps to its row both ways, as a table built with all of them', (_name, base) => {
+    let table = build(base);
+    const all = [...base];
+    for (let b = 0; b < 12; b++) {
+      const batch = Array.from({ length: b === 5 ? 900 : 37 }, (_, i) => (i % 2 ? canonical(100_000 + b * 1000 + i) : `new-${b}-${i}`));
+      const before = table;
+      table = table.appended(batch);
+      all.push(...batch);
+      expect(before.size).toBe(all.length - batch.length);
+    }
+    expectSame(table, all);
+    expectSame(build(all), all);
+  });
+
+  it('When an appended id is already a row or repeats in the batch, then IvfDuplicateIdError and the table is unchanged', () => {
+    const base = Array.from({ length: 50 }, (_, i) => canonical(i)).sort();
+    const table = build(base).appended(['x-1']);
+    expect(() => table.appended(['x-2', base[7]!])).toThrow(IvfDuplicateIdError);
+    expect(() => table.appended(['x-1'])).toThrow(IvfDuplicateIdError);
+    expect(() => table.appended(['x-3', 'x-3'])).toThrow(IvfDuplicateIdError);
+    expect(table.appended([])).toBe(table);
+    expectSame(table, [...base, 'x-1']);
+  });
+});
