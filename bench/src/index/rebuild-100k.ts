@@ -88,10 +88,13 @@ async function main(): Promise<void> {
       const t = performance.now();
       await svc.live.flush();
       const cpu = process.cpuUsage(cpu0);
+      const wallMs = performance.now() - t;
+      // One more resolution period, so a stall at the very end of the flush is sampled too.
+      await new Promise((r) => setTimeout(r, 20));
       loop.disable();
       const g = svc.state.current();
       if (g.index.size !== before + grown.grown) throw new Error(`live batch not applied: ${g.index.size} rows`);
-      liveBatch.push({ songs: grown.grown, revision: g.revision, wallMs: Math.round(performance.now() - t), processCpuMs: Math.round((cpu.user + cpu.system) / 1000), maxLoopDelayMs: Math.round(loop.max / 1e6), probed: svc.live.lastDrift?.probed });
+      liveBatch.push({ songs: grown.grown, revision: g.revision, wallMs: Math.round(wallMs), processCpuMs: Math.round((cpu.user + cpu.system) / 1000), maxLoopDelayMs: Math.round(loop.max / 1e6), probed: svc.live.lastDrift?.probed });
     }
 
     // Second build: the library grew by `growFraction` (new songs, new artists, the last artist possibly longer) while

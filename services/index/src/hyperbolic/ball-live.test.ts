@@ -5,7 +5,6 @@
  * with that basis gives. Without a basis (reuse off) every revision's ball is fitted from its own rows, as before.
  */
 import { createLogger } from '@polyphony/platform';
-import { SyntheticMixture } from '@polyphony/testkit';
 import { buildIvfIndex } from '@polyphony/vector-engine';
 import { ArtistLinks, IndexState, emptyGeneration, type Generation } from '../core/generation';
 import { applyDelta } from '../generation/live/delta-apply';
@@ -15,29 +14,12 @@ import { BALL_COMPACT_MIN_ROWS, BALL_DIM, buildPoincareBall, fitBallBasis, type 
 import { ballInputOf } from './ball-input';
 import { ballBasisOf } from './ball-seed';
 import { HyperbolicService } from './hyperbolic.service';
+import { expectSameBall } from './__tests__/same-ball';
+import { mixturePoints } from '../__tests__/mixture-points';
 
 const DIM = 24;
 
-function points(count: number, streamSeed: number): { ids: string[]; vectors: Float32Array } {
-  const ids: string[] = [];
-  const vectors = new Float32Array(count * DIM);
-  let at = 0;
-  for (const b of new SyntheticMixture({ dim: DIM, clusters: 10, intrinsicDim: 6, seed: 8 }).batches(count, 1000, streamSeed)) {
-    ids.push(...b.ids.map((id) => `${id}_s${streamSeed}`));
-    vectors.set(b.vectors, at);
-    at += b.vectors.length;
-  }
-  return { ids, vectors };
-}
-
-const bytes = (x: ArrayBufferView | undefined) => (x ? Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64') : 'none');
-
-function expectSameBall(a: PoincareBall, b: PoincareBall): void {
-  expect([a.size, a.dim, a.pointScale, a.maxRadius, a.scale, a.explainedVariance]).toEqual([b.size, b.dim, b.pointScale, b.maxRadius, b.scale, b.explainedVariance]);
-  expect(bytes(a.points)).toBe(bytes(b.points));
-  expect(bytes(a.radius)).toBe(bytes(b.radius));
-  expect(bytes(a.norm2)).toBe(bytes(b.norm2));
-}
+const points = (count: number, streamSeed: number) => mixturePoints(count, streamSeed, { dim: DIM, clusters: 10, intrinsicDim: 6, seed: 8 });
 
 describe('Poincaré ball of a live-library revision', () => {
   jest.setTimeout(120_000);

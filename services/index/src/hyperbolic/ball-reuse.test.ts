@@ -1,4 +1,5 @@
-import { ballDisc, ballDistanceTo, ballNorm2, ballPoint, buildPoincareBall, decodeBallBasis, encodeBallBasis, fitBallBasis, type BallInput, type PoincareBall } from './ball';
+import { ballDisc, ballDistanceTo, ballNorm2, ballPoint, buildPoincareBall, decodeBallBasis, encodeBallBasis, fitBallBasis, type BallInput } from './ball';
+import { bytes, expectSameBall } from './__tests__/same-ball';
 
 /**
  * Issue 35, generation reuse of the Poincaré ball: a ball laid out with a given basis holds exactly the values of a ball
@@ -21,16 +22,6 @@ function vectors(n: number, dim: number, seed: number): Float32Array[] {
 
 function input(rows: Float32Array[]): BallInput {
   return { size: rows.length, dim: rows[0]!.length, getVector: (r) => rows[r]!.slice() };
-}
-
-const bytes = (x: ArrayBufferView | undefined) => (x ? Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64') : 'none');
-
-/** Every stored value of two balls is the same (points, radius, squared norms, scale, rim). */
-function expectSameBall(a: PoincareBall, b: PoincareBall): void {
-  expect([a.size, a.dim, a.pointScale, a.maxRadius, a.scale, a.explainedVariance]).toEqual([b.size, b.dim, b.pointScale, b.maxRadius, b.scale, b.explainedVariance]);
-  expect(bytes(a.points)).toBe(bytes(b.points));
-  expect(bytes(a.radius)).toBe(bytes(b.radius));
-  expect(bytes(a.norm2)).toBe(bytes(b.norm2));
 }
 
 describe.each([

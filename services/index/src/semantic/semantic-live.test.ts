@@ -5,7 +5,7 @@
  * whose first rows are not the base's (not a live append) is read from the pages.
  */
 import { createLogger } from '@polyphony/platform';
-import { SyntheticMixture } from '@polyphony/testkit';
+import { mixturePoints } from '../__tests__/mixture-points';
 import { buildIvfIndex } from '@polyphony/vector-engine';
 import { ArtistLinks, IndexState, emptyGeneration, type Generation } from '../core/generation';
 import { GenerationMaps } from '../maps/generation-maps';
@@ -17,17 +17,7 @@ import type { SemanticRowSource, SemanticTable } from './semantic-table';
 
 const DIM = 16;
 
-function points(count: number, streamSeed: number): { ids: string[]; vectors: Float32Array } {
-  const ids: string[] = [];
-  const vectors = new Float32Array(count * DIM);
-  let at = 0;
-  for (const b of new SyntheticMixture({ dim: DIM, clusters: 12, intrinsicDim: 5, seed: 4 }).batches(count, 1000, streamSeed)) {
-    ids.push(...b.ids.map((id) => `${id}_s${streamSeed}`));
-    vectors.set(b.vectors, at);
-    at += b.vectors.length;
-  }
-  return { ids, vectors };
-}
+const points = (count: number, streamSeed: number) => mixturePoints(count, streamSeed, { dim: DIM, clusters: 12, intrinsicDim: 5, seed: 4 });
 
 /** A tracks-table row: every fifth song untagged, tags and features from the id's position. */
 function rowOf(itemId: string, k: number): SemanticRowSource {

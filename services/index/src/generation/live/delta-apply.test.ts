@@ -3,7 +3,7 @@
  * cell, availability, metadata, map position from neighbours), a removed mapping masks a song, a redelivered batch
  * changes nothing, and drift measures say when a full rebuild is due.
  */
-import { SyntheticMixture } from '@polyphony/testkit';
+import { mixturePoints } from '../../__tests__/mixture-points';
 import { buildIvfIndex, type IvfIndex } from '@polyphony/vector-engine';
 import { ArtistLinks, emptyGeneration, type Generation } from '../../core/generation';
 import { GenerationMaps } from '../../maps/generation-maps';
@@ -14,17 +14,7 @@ import { DEFAULT_DRIFT, measureDrift } from './drift';
 const DIM = 32;
 const BASE = 2000;
 
-function points(count: number, streamSeed: number): { ids: string[]; vectors: Float32Array } {
-  const ids: string[] = [];
-  const vectors = new Float32Array(count * DIM);
-  let at = 0;
-  for (const b of new SyntheticMixture({ dim: DIM, clusters: 30, intrinsicDim: 6, seed: 9 }).batches(count, 1000, streamSeed)) {
-    ids.push(...b.ids.map((id) => (streamSeed === 1 ? id : `${id}_s${streamSeed}`)));
-    vectors.set(b.vectors, at);
-    at += b.vectors.length;
-  }
-  return { ids, vectors };
-}
+const points = (count: number, streamSeed: number) => mixturePoints(count, streamSeed, { dim: DIM, clusters: 30, intrinsicDim: 6, seed: 9 }, true);
 
 const meta = (title: string) => ({ title, artist: 'Artist', album: 'Album', albumArtist: null, moodVector: null, otherFeatures: null, tempo: 120, energy: -10 });
 

@@ -5,7 +5,7 @@
  */
 import type { SnapshotTrackBytes } from '@polyphony/contracts';
 import { createLogger } from '@polyphony/platform';
-import { SyntheticMixture } from '@polyphony/testkit';
+import { mixturePoints } from '../../__tests__/mixture-points';
 import { buildIvfIndex } from '@polyphony/vector-engine';
 import { ArtistLinks, emptyGeneration, IndexState, type Generation } from '../../core/generation';
 import { GenerationMaps } from '../../maps/generation-maps';
@@ -90,17 +90,7 @@ describe('live library: drift after each batch', () => {
   it('When batches arrive, then the probe recall is measured on the first and again only once probeEvery of the built rows was appended; cell imbalance and growth every time', async () => {
     const DIM = 16;
     const BUILT = 2000;
-    const vectorsOf = (count: number, streamSeed: number) => {
-      const ids: string[] = [];
-      const vectors = new Float32Array(count * DIM);
-      let at = 0;
-      for (const b of new SyntheticMixture({ dim: DIM, clusters: 8, intrinsicDim: 5, seed: 6 }).batches(count, 1000, streamSeed)) {
-        ids.push(...b.ids.map((id) => `${id}_s${streamSeed}`));
-        vectors.set(b.vectors, at);
-        at += b.vectors.length;
-      }
-      return { ids, vectors };
-    };
+    const vectorsOf = (count: number, streamSeed: number) => mixturePoints(count, streamSeed, { dim: DIM, clusters: 8, intrinsicDim: 5, seed: 6 });
     const built = vectorsOf(BUILT, 1);
     const index = (await buildIvfIndex([{ ids: built.ids, vectors: built.vectors }], { expectedCount: BUILT, nlist: 16, dim: DIM })).index;
     const gen: Generation = { ...emptyGeneration(DIM), generation: 3, index, links: new ArtistLinks(), coords: new Float32Array(BUILT * 2), maps: new GenerationMaps(index), meta: new TrackMetaStore(BUILT) };
