@@ -24,7 +24,7 @@ function cpuMs(f: () => void): number {
   return (d.user + d.system) / 1000;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 1_000_000);
   const repeats = Number(process.argv[3] ?? 3);
   const dim = 16;
@@ -45,7 +45,7 @@ function main(): void {
   }
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const table = SemanticTable.build(gen as never, rows());
+  const table = await SemanticTable.build(gen as never, rows());
   const cBuild = process.cpuUsage(c0);
   console.log(`table of ${n} songs (${MSD_TAGS.length} MSD tags, MTT empty): built in ${Math.round(performance.now() - t0)} ms wall, ${Math.round((cBuild.user + cBuild.system) / 1000)} ms CPU (includes generating the synthetic rows); postings ${(table.postingBytes / 1048576).toFixed(1)} MiB`);
   const idOf = (r: number) => ids[r]!;
@@ -89,4 +89,7 @@ function main(): void {
   if (failed) process.exitCode = 1;
 }
 
-main();
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

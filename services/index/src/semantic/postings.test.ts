@@ -12,7 +12,7 @@ import { conceptChannel, scanTopK } from './semantic.service';
 import { parseQuery } from './vocabulary';
 import { OTHER_OFFSET } from './vocabulary';
 
-function table(n: number, seed: number, idOf: (row: number) => string): SemanticTable {
+function table(n: number, seed: number, idOf: (row: number) => string): Promise<SemanticTable> {
   const rand = rng(seed);
   const rows: SemanticRowSource[] = [];
   for (let i = 0; i < n; i++) {
@@ -52,7 +52,10 @@ describe.each([
   ['not in id order', reversed],
 ])('text search postings, rows %s', (_, idOf) => {
   const n = 6000;
-  const t = table(n, 7, idOf);
+  let t: SemanticTable;
+  beforeAll(async () => {
+    t = await table(n, 7, idOf);
+  });
 
   it('When the table is built, then it knows whether its rows are in id order', () => {
     expect(t.rowsInIdOrder).toBe(idOf === inOrder);

@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mulberry32 as rng } from '@polyphony/vectors';
 import type { Generation } from '../core/generation';
+import { ColumnFill } from './column-fill';
 import { SemanticTable, type SemanticRowSource } from './semantic-table';
 import { FEATURE_COLUMNS, OTHER_OFFSET } from './vocabulary';
 
 describe('SemanticTable storage', () => {
-  it('When rows are tagged, untagged or malformed, then every column reads what the all-float32 table held', () => {
+  it('When rows are tagged, untagged or malformed, then every column reads what the all-float32 table held', async () => {
     const rand = rng(42);
     const n = 300;
     const dim = 8;
@@ -41,7 +42,7 @@ describe('SemanticTable storage', () => {
       generation: 1,
       index: { size: n, rowOf: (id: string) => Number(id.slice(2)), getVector: (r: number) => vectors[r]! },
     } as unknown as Generation;
-    const table = SemanticTable.build(gen, rows);
+    const table = await SemanticTable.build(gen, rows);
     let tagged = 0;
     for (let r = 0; r < n; r++) {
       if (!Number.isNaN(reference[r]![0]!)) tagged++;
@@ -83,7 +84,7 @@ describe('SemanticTable storage', () => {
     async function* pages(): AsyncGenerator<SemanticRowSource[]> {
       for (let i = 0; i < n; i += 17) yield rows.slice(i, i + 17);
     }
-    const whole = SemanticTable.build(gen, rows);
+    const whole = await SemanticTable.build(gen, rows);
     const paged = await SemanticTable.buildFromPages(gen, pages());
     expect(paged.taggedCount).toBe(whole.taggedCount);
     for (let r = 0; r < n; r++) for (let c = 0; c < FEATURE_COLUMNS; c++) expect(Object.is(paged.raw(r, c), whole.raw(r, c))).toBe(true);
@@ -91,6 +92,25 @@ describe('SemanticTable storage', () => {
     expect([...paged.high]).toEqual([...whole.high]);
     expect([...paged.moods.keys()]).toEqual([...whole.moods.keys()]);
     for (const [mood, m] of whole.moods) expect([...paged.moods.get(mood)!.vector]).toEqual([...m.vector]);
+
+    // Built in slices (here 0 ms: a yield at every column and pass), other callbacks run between them and the table
+    // is the same (a build's prepare and a replica's load build it while queries are answered).
+    let ticks = 0;
+    let building = true;
+    const tick = () => {
+      if (!building) return;
+      ticks++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const fill = new ColumnFill(n, (id) => gen.index.rowOf(id));
+    fill.add(rows);
+    const sliced = await SemanticTable.of(gen, fill, {}, 0);
+    building = false;
+    expect(ticks).toBeGreaterThan(FEATURE_COLUMNS);
+    for (let r = 0; r < n; r++) for (let c = 0; c < FEATURE_COLUMNS; c++) expect(Object.is(sliced.raw(r, c), whole.raw(r, c))).toBe(true);
+    expect([[...sliced.low], [...sliced.high], sliced.energyRange, sliced.moodsCoverage(), [...sliced.concepts.keys()]]).toEqual([[...whole.low], [...whole.high], whole.energyRange, whole.moodsCoverage(), [...whole.concepts.keys()]]);
+    for (let c = 0; c < FEATURE_COLUMNS; c++) expect(sliced.posting(c)).toEqual(whole.posting(c));
   });
 
   it('When the columns outgrow the memory budget, then they live in a file and every value, score, percentile, mood and coverage equals the in-memory table', async () => {
@@ -105,7 +125,7 @@ describe('SemanticTable storage', () => {
     }));
     const vectors = Array.from({ length: n }, () => Float32Array.from({ length: 8 }, () => rand() - 0.5));
     const gen = { generation: 3, index: { size: n, rowOf: (id: string) => Number(id.slice(2)), getVector: (r: number) => vectors[r]! } } as unknown as Generation;
-    const memory = SemanticTable.build(gen, rows);
+    const memory = await SemanticTable.build(gen, rows);
     const dir = mkdtempSync(join(tmpdir(), 'semantic-table-'));
     try {
       async function* pages(): AsyncGenerator<SemanticRowSource[]> {

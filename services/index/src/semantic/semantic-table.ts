@@ -4,19 +4,21 @@
  * first time a generation is used and again for every new generation (SemanticTables listens to swaps),
  * so mood centroids are recomputed with each index generation.
  */
-import { CONCEPT_KIND, MOOD_NAMES, MSD_TAGS, OTHER_FEATURE_LABELS, STEER_CONCEPTS, type ConceptKind, type MoodName } from '@polyphony/contracts';
-import { dot, lloydKMeansSync, normaliseInto } from '@polyphony/vectors';
+import { MOOD_NAMES, MSD_TAGS, OTHER_FEATURE_LABELS, type ConceptKind, type MoodName } from '@polyphony/contracts';
 import type { Generation } from '../core/generation';
-import { ByteLog } from '@polyphony/vector-engine';
-import { FEATURE_COLUMNS, LABEL_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
+import { ByteLog, CooperativeScheduler } from '@polyphony/vector-engine';
+import { FEATURE_COLUMNS, MSD_OFFSET, OTHER_OFFSET } from './vocabulary';
 import { percentile } from './percentile';
-import { CARRY_THRESHOLD, deriveDirections, type ConceptDirection } from './steering';
+import { CARRY_THRESHOLD, type ConceptDirection } from './steering';
 import { bytePosting, postingsCap, rowsInIdOrder, scorePosting, type Posting } from './postings';
 
 export { rowsInIdOrder };
 import { descriptorScore } from './descriptors';
 import { ColumnFill, OTHER_COLUMNS, takeSemanticSeed } from './column-fill';
-import { carrierBitsets, popcount, topRowsByValue } from './table-passes';
+import { buildConcepts, carrierBitsets, topRowsByValue } from './table-passes';
+import { moodClusters, unitMean } from './mood-clusters';
+
+export { MOOD_CLUSTER_MIN_SONGS, MOOD_MAX_CLUSTERS, moodClusters } from './mood-clusters';
 
 export { SemanticRows, seedSemanticDelta, seedSemanticRows } from './column-fill';
 import type { Descriptor } from './vocabulary';
@@ -78,11 +80,6 @@ export interface MoodCluster {
   topTags: string[];
 }
 
-/** Largest number of clusters per mood, and the fewest songs per cluster (fewer songs: the mood alone). */
-export const MOOD_MAX_CLUSTERS = 3;
-export const MOOD_CLUSTER_MIN_SONGS = 5;
-/** Lloyd iterations of the mood clusters (the mood's songs are at most 200). */
-const MOOD_CLUSTER_ITERATIONS = 15;
 
 /** One steering concept of a generation (steering.ts; GET /api/clap/concepts). */
 export interface SteerConcept {
@@ -114,6 +111,21 @@ export interface SemanticStorage {
 /** Scores of one column for a query: the normalised value in [0, 1] of a row (0 when untagged). */
 export type ColumnScore = (row: number) => number;
 
+/** What `SemanticTable.compute` makes of the filled columns (the table's fields; see the class). */
+interface TableParts {
+  columns: ByteLog;
+  tagged: Uint8Array;
+  taggedCount: number;
+  low: Float32Array;
+  high: Float32Array;
+  energyRange: [number, number];
+  moods: Map<MoodName, MoodCentroid>;
+  concepts: Map<string, SteerConcept>;
+  postings: Posting[];
+  descriptorPostings: Record<Descriptor, Posting>;
+  coverage: Array<{ label: string; score: number }>;
+}
+
 export class SemanticTable {
   /**
    * The per-row columns, column after column (issue 19 "Bounded memory"): the 100 MSD + MTT tag columns as the
@@ -139,7 +151,7 @@ export class SemanticTable {
    * the rows of known tempo and energy in both directions (`postingsCap(size)` rows each). Text search reads
    * them instead of scoring every row.
    */
-  private readonly postings: Posting[] = [];
+  private readonly postings: Posting[];
   private readonly descriptorPostings: Record<Descriptor, Posting>;
   /** Mean raw score of each other feature over tagged songs (computed with the table). */
   private readonly coverage: Array<{ label: string; score: number }>;
@@ -147,24 +159,48 @@ export class SemanticTable {
   private constructor(
     readonly generation: number,
     readonly size: number,
+    /** Rows are numbered in canonical-id order (`rowsInIdOrder`): postings then list ties in id order. */
+    readonly rowsInIdOrder: boolean,
+    parts: TableParts,
+  ) {
+    this.columns = parts.columns;
+    this.tagged = parts.tagged;
+    this.taggedCount = parts.taggedCount;
+    this.low = parts.low;
+    this.high = parts.high;
+    this.energyRange = parts.energyRange;
+    this.moods = parts.moods;
+    this.concepts = parts.concepts;
+    this.postings = parts.postings;
+    this.descriptorPostings = parts.descriptorPostings;
+    this.coverage = parts.coverage;
+  }
+
+  /**
+   * Computes the table's parts from the filled columns, yielding to `scheduler` between columns and passes (a table
+   * is built while the generation before it still answers queries: the prepare of a build's activation, a replica's
+   * load, every live-library revision; ~0.6 s of CPU at 200k songs in one piece before session 21, seconds at 1M).
+   * Same arithmetic in the same order as before, so the same values.
+   */
+  private static async compute(
+    size: number,
     fill: ColumnFill,
     vectorOf: (row: number) => Float32Array,
     storage: SemanticStorage,
-    /** Rows are numbered in canonical-id order (`rowsInIdOrder`): postings then list ties in id order. */
-    readonly rowsInIdOrder = false,
-  ) {
-    this.tagged = fill.tagged;
+    rowsInIdOrder: boolean,
+    scheduler: { maybeYield(): Promise<void> },
+  ): Promise<TableParts> {
+    const taggedFlags = fill.tagged;
     const tagged = fill.taggedCount;
-    this.taggedCount = tagged;
     // Column c of a row while building: a tag probability (stored byte / 255), an other feature, or NaN when the row is untagged.
     const value = (row: number, c: number): number => {
       if (fill.tagged[row] !== 1) return Number.NaN;
       return c < OTHER_OFFSET ? BYTE_PROBABILITY[fill.tagBytes[row * OTHER_OFFSET + c]!]! : fill.others[row * OTHER_COLUMNS + c - OTHER_OFFSET]!;
     };
-    this.low = new Float32Array(FEATURE_COLUMNS);
-    this.high = new Float32Array(FEATURE_COLUMNS).fill(1);
+    const low = new Float32Array(FEATURE_COLUMNS);
+    const high = new Float32Array(FEATURE_COLUMNS).fill(1);
     const taggedRows: number[] = [];
-    for (let r = 0; r < size; r++) if (this.tagged[r]) taggedRows.push(r);
+    for (let r = 0; r < size; r++) if (taggedFlags[r]) taggedRows.push(r);
     const stride = Math.max(1, Math.ceil(taggedRows.length / NORM_SAMPLE));
     const sample = taggedRows.filter((_, i) => i % stride === 0);
     for (let c = 0; c < FEATURE_COLUMNS; c++) {
@@ -176,11 +212,12 @@ export class SemanticTable {
       const hi = percentile(values, 0.99);
       // A column that barely varies over this catalogue must not turn its noise into full scores: the
       // spread is at least MIN_SPREAD of probability.
-      this.low[c] = lo;
-      this.high[c] = Math.max(hi, lo + MIN_SPREAD);
+      low[c] = lo;
+      high[c] = Math.max(hi, lo + MIN_SPREAD);
+      await scheduler.maybeYield();
     }
     const energies = Float32Array.from(fill.energy.filter(Number.isFinite)).sort();
-    this.energyRange = energies.length ? [percentile(energies, 0.05), percentile(energies, 0.95)] : [0, 1];
+    const energyRange: [number, number] = energies.length ? [percentile(energies, 0.05), percentile(energies, 0.95)] : [0, 1];
     const topTags = (rows: readonly number[]): string[] => {
       const means = MSD_TAGS.map((label, i) => {
         let sum = 0;
@@ -192,7 +229,7 @@ export class SemanticTable {
         .slice(0, 3)
         .map((m) => m.label);
     };
-    this.moods = new Map();
+    const moods = new Map<MoodName, MoodCentroid>();
     const k = moodCentroidSize(tagged);
     if (k > 0) {
       for (const mood of MOOD_NAMES) {
@@ -212,22 +249,26 @@ export class SemanticTable {
         const rows = ranked.map(([r]) => r);
         const clusters: MoodCluster[] = [{ index: 0, vector, songs: rows.length, topTags: topTags(rows) }];
         for (const members of moodClusters(rows, vectorOf)) clusters.push({ index: clusters.length, vector: unitMean(members, vectorOf), songs: members.length, topTags: topTags(members) });
-        this.moods.set(mood, { mood, vector, songs: ranked.length, minScore: ranked[ranked.length - 1]![1], clusters });
+        moods.set(mood, { mood, vector, songs: ranked.length, minScore: ranked[ranked.length - 1]![1], clusters });
+        await scheduler.maybeYield();
       }
     }
-    this.concepts = buildConcepts(size, sample, carrierBitsets(fill, taggedRows, size, this.low, this.high, CARRY_THRESHOLD), vectorOf);
-    this.coverage = OTHER_FEATURE_LABELS.map((label, i) => {
+    await scheduler.maybeYield();
+    const concepts = buildConcepts(size, sample, carrierBitsets(fill, taggedRows, size, low, high, CARRY_THRESHOLD), vectorOf);
+    await scheduler.maybeYield();
+    const coverage = OTHER_FEATURE_LABELS.map((label, i) => {
       let sum = 0;
-      for (let r = 0; r < size; r++) if (this.tagged[r]) sum += value(r, OTHER_OFFSET + i);
-      return { label, score: this.taggedCount ? Math.round((sum / this.taggedCount) * 1000) / 1000 : 0 };
+      for (let r = 0; r < size; r++) if (taggedFlags[r]) sum += value(r, OTHER_OFFSET + i);
+      return { label, score: tagged ? Math.round((sum / tagged) * 1000) / 1000 : 0 };
     });
     // The columns, one after the other (the fill's arrays are dropped with the fill).
-    this.columns = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'semantic');
+    const columns = new ByteLog(storage.dir, storage.residentMaxBytes ?? Number.POSITIVE_INFINITY, 'semantic');
+    const postings: Posting[] = [];
     // The fill's row-major arrays are read TRANSPOSE_BYTES bytes of a row at a time (16 tag columns, 4 other-feature
     // columns) into as many column buffers: one sequential pass per block instead of one strided pass per column.
     const block = Buffer.allocUnsafeSlow(size * TRANSPOSE_BYTES);
     const cap = postingsCap(size);
-    const isTagged = (r: number) => this.tagged[r] === 1;
+    const isTagged = (r: number) => taggedFlags[r] === 1;
     for (let c0 = 0; c0 < OTHER_OFFSET; c0 += TRANSPOSE_BYTES) {
       const n = Math.min(TRANSPOSE_BYTES, OTHER_OFFSET - c0);
       for (let r = 0; r < size; r++) {
@@ -237,11 +278,12 @@ export class SemanticTable {
       for (let j = 0; j < n; j++) {
         const c = c0 + j;
         const column = block.subarray(j * size, (j + 1) * size);
-        this.columns.append(column);
-        const lo = this.low[c]!;
-        const hi = this.high[c]!;
+        columns.append(column);
+        const lo = low[c]!;
+        const hi = high[c]!;
         // The normalised score of normColumn, as a function of the stored byte.
-        this.postings.push(bytePosting(column, size, isTagged, (b) => Math.max(0, Math.min(1, (BYTE_PROBABILITY[b]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+        postings.push(bytePosting(column, size, isTagged, (b) => Math.max(0, Math.min(1, (BYTE_PROBABILITY[b]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+        await scheduler.maybeYield();
       }
     }
     const floats = new Float32Array(block.buffer, block.byteOffset, size * (TRANSPOSE_BYTES / 4));
@@ -254,21 +296,27 @@ export class SemanticTable {
       for (let j = 0; j < n; j++) {
         const c = c0 + j;
         const f32 = floats.subarray(j * size, (j + 1) * size);
-        this.columns.append(new Uint8Array(f32.buffer, f32.byteOffset, size * 4));
-        const lo = this.low[OTHER_OFFSET + c]!;
-        const hi = this.high[OTHER_OFFSET + c]!;
-        this.postings.push(scorePosting(size, isTagged, (r) => Math.max(0, Math.min(1, (f32[r]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+        columns.append(new Uint8Array(f32.buffer, f32.byteOffset, size * 4));
+        const lo = low[OTHER_OFFSET + c]!;
+        const hi = high[OTHER_OFFSET + c]!;
+        postings.push(scorePosting(size, isTagged, (r) => Math.max(0, Math.min(1, (f32[r]! - lo) / (hi - lo))), cap, rowsInIdOrder));
+        await scheduler.maybeYield();
       }
     }
     const any = () => true;
-    const posted = (d: Descriptor) => scorePosting(size, any, descriptorScore(d, fill.tempo, fill.energy, this.energyRange), cap, rowsInIdOrder);
-    this.descriptorPostings = { slow: posted('slow'), fast: posted('fast'), loud: posted('loud'), quiet: posted('quiet') };
-    this.columns.append(new Uint8Array(fill.tempo.buffer, fill.tempo.byteOffset, size * 4));
-    this.columns.append(new Uint8Array(fill.energy.buffer, fill.energy.byteOffset, size * 4));
+    const posted = (d: Descriptor) => scorePosting(size, any, descriptorScore(d, fill.tempo, fill.energy, energyRange), cap, rowsInIdOrder);
+    const descriptorPostings = {} as Record<Descriptor, Posting>;
+    for (const d of ['slow', 'fast', 'loud', 'quiet'] as const) {
+      descriptorPostings[d] = posted(d);
+      await scheduler.maybeYield();
+    }
+    columns.append(new Uint8Array(fill.tempo.buffer, fill.tempo.byteOffset, size * 4));
+    columns.append(new Uint8Array(fill.energy.buffer, fill.energy.byteOffset, size * 4));
+    return { columns, tagged: taggedFlags, taggedCount: tagged, low, high, energyRange, moods, concepts, postings, descriptorPostings, coverage };
   }
 
   /** Builds the table of a generation from its tracks' rows; `storage`: where the per-row columns live (default: in memory). */
-  static build(gen: Generation, rows: Iterable<SemanticRowSource>, storage: SemanticStorage = {}): SemanticTable {
+  static build(gen: Generation, rows: Iterable<SemanticRowSource>, storage: SemanticStorage = {}): Promise<SemanticTable> {
     const fill = new ColumnFill(gen.index.size, (id) => gen.index.rowOf(id));
     fill.add(rows);
     return SemanticTable.of(gen, fill, storage);
@@ -289,9 +337,16 @@ export class SemanticTable {
     return SemanticTable.of(gen, fill, storage);
   }
 
-  /** The table of `gen` over the filled columns `fill` (its rows = the generation's rows; e.g. `carriedFill`'s). */
-  static of(gen: Generation, fill: ColumnFill, storage: SemanticStorage = {}): SemanticTable {
-    return new SemanticTable(gen.generation, gen.index.size, fill, (r) => gen.index.getVector(r), storage, rowsInIdOrder(gen));
+  /**
+   * The table of `gen` over the filled columns `fill` (its rows = the generation's rows; e.g. `carriedFill`'s), built
+   * in slices of `sliceMs` (10 ms; `TableParts`), so the queries of the generation still serving keep being answered.
+   */
+  static async of(gen: Generation, fill: ColumnFill, storage: SemanticStorage = {}, sliceMs = 10): Promise<SemanticTable> {
+    const inIdOrder = rowsInIdOrder(gen);
+    const scheduler = new CooperativeScheduler(sliceMs);
+    await scheduler.maybeYield();
+    const parts = await SemanticTable.compute(gen.index.size, fill, (r) => gen.index.getVector(r), storage, inIdOrder, scheduler);
+    return new SemanticTable(gen.generation, gen.index.size, inIdOrder, parts);
   }
 
   /** The stored bytes of column c (`size` tag bytes, or `size` float32 other features), read once. */
@@ -411,90 +466,4 @@ export class SemanticTable {
   msd(row: number, i: number): number {
     return this.raw(row, MSD_OFFSET + i);
   }
-}
-
-
-/** Unit vector of the mean of the rows' vectors (zero vector when they cancel out). */
-function unitMean(rows: readonly number[], vectorOf: (row: number) => Float32Array): Float32Array {
-  const first = vectorOf(rows[0]!);
-  const sum = new Float64Array(first.length);
-  for (const r of rows) {
-    const v = vectorOf(r);
-    for (let d = 0; d < v.length; d++) sum[d]! += v[d]!;
-  }
-  let norm = 0;
-  for (let d = 0; d < sum.length; d++) norm += sum[d]! * sum[d]!;
-  norm = Math.sqrt(norm) || 1;
-  return Float32Array.from(sum, (x) => x / norm);
-}
-
-/**
- * Clusters of a mood's songs (the reference keeps several centroids per mood; `centroid_index` picks one):
- * spherical k-means with k = min(MOOD_MAX_CLUSTERS, floor(songs / MOOD_CLUSTER_MIN_SONGS)) on the shared
- * engine (`lloydKMeansSync` of `@polyphony/vectors`) over the songs' vectors scaled to unit length, with a
- * deterministic farthest-point start (the first row given, i.e. the song scoring highest for the mood, then
- * each time the song least similar to every chosen seed), at most MOOD_CLUSTER_ITERATIONS Lloyd steps on
- * cosine similarity, an empty cluster keeping its centre. Clusters with fewer than MOOD_CLUSTER_MIN_SONGS
- * songs are dropped; the rest come largest first (ties by their first row). Empty when k < 2: the mood is
- * then only its whole centroid. Cost O(MOOD_CLUSTER_ITERATIONS * songs * k * dim).
- */
-export function moodClusters(rows: readonly number[], vectorOf: (row: number) => Float32Array): number[][] {
-  const k = Math.min(MOOD_MAX_CLUSTERS, Math.floor(rows.length / MOOD_CLUSTER_MIN_SONGS));
-  if (k < 2) return [];
-  const dim = vectorOf(rows[0]!).length;
-  const data = new Float32Array(rows.length * dim);
-  rows.forEach((r, i) => normaliseInto(vectorOf(r), 0, data, i * dim, dim));
-  const centres = new Float32Array(k * dim);
-  centres.set(data.subarray(0, dim));
-  // Farthest-point start: best[i] = similarity of song i to its most similar chosen seed.
-  const best = new Float64Array(rows.length).fill(-Infinity);
-  for (let j = 1; j < k; j++) {
-    let worst = -1;
-    let worstSim = Infinity;
-    for (let i = 0; i < rows.length; i++) {
-      best[i] = Math.max(best[i]!, dot(centres, (j - 1) * dim, data, i * dim, dim));
-      if (best[i]! < worstSim) {
-        worstSim = best[i]!;
-        worst = i;
-      }
-    }
-    centres.set(data.subarray(worst * dim, worst * dim + dim), j * dim);
-  }
-  const points = { data, dim, rows: Int32Array.from(rows, (_, i) => i) };
-  const { assignment } = lloydKMeansSync(points, k, { geometry: 'spherical', initialCentroids: centres, maxIterations: MOOD_CLUSTER_ITERATIONS, emptyClusters: 'keep' });
-  const groups = Array.from({ length: k }, (_, j) => rows.filter((_, i) => assignment[i] === j));
-  return groups.filter((g) => g.length >= MOOD_CLUSTER_MIN_SONGS).sort((a, b) => b.length - a.length || a[0]! - b[0]!);
-}
-
-/**
- * The steering concepts of a table being built (steering.ts): per concept (STEER_CONCEPTS order) its columns
- * (LABEL_COLUMNS), the bitset of the tagged rows carrying it (best normalised column >= CARRY_THRESHOLD: the union of
- * its columns' `carrierBitsets`) and its direction from the sample's vectors (deriveDirections). Cost: one pass over
- * the tagged rows' columns for the bitsets (table-passes.ts), O(sample x dim x concepts) for the directions (0.83 s of
- * CPU for a 20k sample at 200-d, 95 concepts); memory ceil(size / 32) x 4 bytes per concept (11 MiB for 95 concepts at
- * 1M songs), the same per feature column while it builds, plus a transient copy of the sample's vectors (16 MiB for
- * 20k x 200-d).
- * @param columnBits per feature column, the tagged rows whose normalised score is >= CARRY_THRESHOLD (bitsets)
- */
-function buildConcepts(size: number, sample: readonly number[], columnBits: readonly Uint32Array[], vectorOf: (row: number) => Float32Array): Map<string, SteerConcept> {
-  const defs = STEER_CONCEPTS.map((name) => ({ name, columns: LABEL_COLUMNS.get(name) ?? [] }));
-  const carries = (row: number, columns: readonly number[]) => columns.some((c) => ((columnBits[c]![row >>> 5]! >>> (row & 31)) & 1) === 1);
-  const dim = sample.length ? vectorOf(sample[0]!).length : 0;
-  const vectors = new Float32Array(sample.length * dim);
-  sample.forEach((r, i) => vectors.set(vectorOf(r), i * dim));
-  const directions = deriveDirections(
-    vectors,
-    dim,
-    defs.map((d) => Uint8Array.from(sample, (r) => (carries(r, d.columns) ? 1 : 0))),
-  );
-  const out = new Map<string, SteerConcept>();
-  defs.forEach((d, i) => {
-    const carriers = new Uint32Array(Math.ceil(size / 32));
-    for (const c of d.columns) {
-      const bits = columnBits[c]!;
-      for (let w = 0; w < carriers.length; w++) carriers[w]! |= bits[w]!;
-    }
-    out.set(d.name, { name: d.name, kind: CONCEPT_KIND[d.name] ?? 'genre', columns: d.columns, carriers, songs: popcount(carriers), direction: directions[i] ?? null });
-  });
-  return out;
 }

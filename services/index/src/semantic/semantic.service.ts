@@ -111,14 +111,14 @@ export class SemanticService {
       t = (async () => {
         if (base && delta) {
           try {
-            return SemanticTable.of(gen, carriedFill(await base, delta, gen.index.size), this.storage);
+            return await SemanticTable.of(gen, carriedFill(await base, delta, gen.index.size), this.storage);
           } catch (err) {
             this.logger.warn('semantic table not carried from the serving generation; reading the pages', { generation: gen.generation, err: (err as Error).message });
           }
         }
         if (live) {
           try {
-            return SemanticTable.of(gen, carriedFill(await live.table, await this.appendedSeed(live.gen, gen), gen.index.size), this.storage);
+            return await SemanticTable.of(gen, carriedFill(await live.table, await this.appendedSeed(live.gen, gen), gen.index.size), this.storage);
           } catch (err) {
             this.logger.warn('semantic table not carried from the previous revision; reading the pages', { generation: gen.generation, revision: gen.revision, err: (err as Error).message });
           }

@@ -94,7 +94,7 @@ describe('steeredScore', () => {
 });
 
 describe('SemanticTable concepts', () => {
-  it('When some songs are strong on "rock" and sit apart in the vector space, then rock is carried by exactly them and its direction points at them', () => {
+  it('When some songs are strong on "rock" and sit apart in the vector space, then rock is carried by exactly them and its direction points at them', async () => {
     const rand = rng(11);
     const n = 60;
     const rockCol = MSD_TAGS.indexOf('rock');
@@ -113,7 +113,7 @@ describe('SemanticTable concepts', () => {
       rows.push({ itemId: `id${i}`, tags: i === 59 ? null : tags, other: [0, 0, 0, 0, 0, 0], tempo: null, energy: null });
     }
     const gen = { generation: 1, index: { size: n, rowOf: (id: string) => Number(id.slice(2)), getVector: (r: number) => vectors[r]! } } as unknown as Generation;
-    const table = SemanticTable.build(gen, rows);
+    const table = await SemanticTable.build(gen, rows);
     expect([...table.concepts.keys()]).toEqual(STEER_CONCEPTS);
     const rock = table.concepts.get('rock')!;
     expect(rock.kind).toBe('genre');
