@@ -11,6 +11,7 @@ import type { ReferenceVectorResponse } from '@polyphony/contracts';
 import { AppError, StateUnavailableError, UpstreamUnavailableError, ValidationError } from '@polyphony/platform';
 import type { TrackCpu } from './audio/cpu-pool';
 import { UndecodableAudioError, decodeToPcm } from './audio/decode';
+import { referenceInputOf } from './musicnn/input';
 import type { LearnedModel } from './musicnn/model-state';
 import type { MediaClientFactory, RegistryPort } from './ports';
 
@@ -56,7 +57,7 @@ export class ReferenceVectorService {
         throw err;
       }
       if (pcm.samples.length < 512) throw new AppError('undecodable', `${providerId} is too short for MusiCNN`, 422);
-      const { vector, patches } = await analyser.referenceVector(this.cpu?.musicnnInput ? await this.cpu.musicnnInput(pcm, { variant: 'reference' }) : pcm.samples);
+      const { vector, patches } = await analyser.referenceVector(await referenceInputOf(this.cpu, pcm));
       return { vector: Array.from(vector), patches, precision: analyser.precision };
     } finally {
       await rm(dir, { recursive: true, force: true });

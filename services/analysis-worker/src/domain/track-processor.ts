@@ -12,6 +12,7 @@ import { InsufficientAudioError, MIN_AUDIO_SECONDS } from './audio/embedder';
 import { fetchAndStoreLyrics, isInstrumental } from './lyrics';
 import { learnedFeatures } from './musicnn/learned';
 import type { MusicnnAnalyser, MusicnnTrackOutputs } from './musicnn/analyser';
+import { referenceInputOf } from './musicnn/input';
 import type { LearnedModel } from './musicnn/model-state';
 import type { CataloguePort, MediaClientFactory, RegistryPort, TrackClaim, TrackClaimStore, TrackOutcome } from './ports';
 
@@ -293,7 +294,7 @@ export class TrackProcessor {
       const analyser = this.learned?.analyser;
       const served = err instanceof AppError && err.code === 'embedder_version_mismatch' ? servedVersionOfMismatch(err.message) : undefined;
       if (!analyser || served !== REFERENCE_EMBEDDER_VERSION || request.alternateEmbeddings?.some((v) => v.embedderVersion === served)) throw err;
-      const { vector } = await analyser.referenceVector(this.cpu.musicnnInput ? await this.cpu.musicnnInput(pcm, { variant: 'reference' }) : pcm.samples);
+      const { vector } = await analyser.referenceVector(await referenceInputOf(this.cpu, pcm));
       const alternateEmbeddings = [...(request.alternateEmbeddings ?? []), { embedderVersion: served, embedding: Array.from(vector) }];
       this.logger.info('catalogue serves the reference vectors (switch after an import): resolving with the reference vector', { serverId: request.serverId, providerId: request.providerId });
       return this.catalogue.resolve({ ...request, alternateEmbeddings });

@@ -127,6 +127,27 @@ export interface ReuseLineage {
   readonly placedRows: number;
 }
 
+/**
+ * True when `gen` is a later live-library revision of `earlier`: same generation number, a higher revision, at least
+ * as many rows, and `earlier`'s rows are its first rows (the live library only appends; checked on up to 65 spread
+ * ids). Per-revision structures (the text-search table, the Poincaré ball) then carry `earlier`'s rows over.
+ */
+export function grewFrom(gen: Generation, earlier: Generation): boolean {
+  if (earlier.generation !== gen.generation || (earlier.revision ?? 0) >= (gen.revision ?? 0)) return false;
+  const size = earlier.index.size;
+  if (size === 0 || size > gen.index.size) return false;
+  const step = Math.max(1, Math.floor(size / 64));
+  for (let r = 0; r < size; r += step) if (earlier.index.idOf(r) !== gen.index.idOf(r)) return false;
+  return earlier.index.idOf(size - 1) === gen.index.idOf(size - 1);
+}
+
+/** Per row of `gen`, its row in `earlier` when `gen` grew from it (`grewFrom`): the first rows map to themselves, appended rows to -1. */
+export function earlierRowsOf(gen: Generation, earlier: Generation): Int32Array {
+  const out = new Int32Array(gen.index.size).fill(-1);
+  for (let r = 0; r < earlier.index.size; r++) out[r] = r;
+  return out;
+}
+
 /** Key of per-generation caches that must see rows added by the live library: `<generation>.<revision>`. */
 export function generationKey(g: Pick<Generation, 'generation' | 'revision'>): string {
   return `${g.generation}.${g.revision ?? 0}`;

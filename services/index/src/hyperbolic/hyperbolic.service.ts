@@ -14,7 +14,7 @@ import {
 import { NotFoundError, ValidationError, type Logger } from '@polyphony/platform';
 import { CooperativeScheduler, type AvailabilityMask } from '@polyphony/vector-engine';
 import { hashString32 } from '@polyphony/vectors';
-import { generationKey, type Generation, type IndexState } from '../core/generation';
+import { earlierRowsOf, generationKey, grewFrom, type Generation, type IndexState } from '../core/generation';
 import type { RequestScope } from '../core/scope';
 import type { TrackMeta } from '../core/ports';
 import { TopScored } from '../semantic/top-scored';
@@ -152,15 +152,8 @@ export class HyperbolicService {
     const prev = this.newestBall.get(gen.generation);
     // The basis is compared by value in buildPoincareBall (`reusable`): a fresh build's ball was fitted before the basis
     // was set on the generation it serves, so the earlier revision's object may not carry it.
-    if (!prev?.entry.ball || (prev.gen.revision ?? 0) >= (gen.revision ?? 0)) return undefined;
-    const size = prev.gen.index.size;
-    if (size === 0 || size > gen.index.size) return undefined;
-    const step = Math.max(1, Math.floor(size / 64));
-    for (let r = 0; r < size; r += step) if (prev.gen.index.idOf(r) !== gen.index.idOf(r)) return undefined;
-    if (prev.gen.index.idOf(size - 1) !== gen.index.idOf(size - 1)) return undefined;
-    const prevRowOfNew = new Int32Array(gen.index.size).fill(-1);
-    for (let r = 0; r < size; r++) prevRowOfNew[r] = r;
-    return { seed: { prev: prev.gen, prevRowOfNew }, ball: prev.entry.ball };
+    if (!prev?.entry.ball || !grewFrom(gen, prev.gen)) return undefined;
+    return { seed: { prev: prev.gen, prevRowOfNew: earlierRowsOf(gen, prev.gen) }, ball: prev.entry.ball };
   }
 
   /**

@@ -344,7 +344,6 @@ export class SemanticTable {
   static async of(gen: Generation, fill: ColumnFill, storage: SemanticStorage = {}, sliceMs = 10): Promise<SemanticTable> {
     const inIdOrder = rowsInIdOrder(gen);
     const scheduler = new CooperativeScheduler(sliceMs);
-    await scheduler.maybeYield();
     const parts = await SemanticTable.compute(gen.index.size, fill, (r) => gen.index.getVector(r), storage, inIdOrder, scheduler);
     return new SemanticTable(gen.generation, gen.index.size, inIdOrder, parts);
   }

@@ -18,7 +18,7 @@ import {
 } from '@polyphony/contracts';
 import { NotFoundError, StateUnavailableError, ValidationError, type Logger } from '@polyphony/platform';
 import type { SemanticStore } from './ports';
-import { generationKey, type Generation, type IndexState } from '../core/generation';
+import { earlierRowsOf, generationKey, grewFrom, type Generation, type IndexState } from '../core/generation';
 import { dot } from '@polyphony/vectors';
 import { projectPoint } from '../maps/projection';
 import type { RankedRow, RequestScope } from '../core/scope';
@@ -143,13 +143,7 @@ export class SemanticService {
    */
   private liveBase(gen: Generation): { gen: Generation; table: Promise<SemanticTable> } | undefined {
     const b = this.newest.get(gen.generation);
-    if (!b || !this.repo.semanticRows || (b.gen.revision ?? 0) >= (gen.revision ?? 0)) return undefined;
-    const size = b.gen.index.size;
-    if (size === 0 || size > gen.index.size) return undefined;
-    const step = Math.max(1, Math.floor(size / 64));
-    for (let r = 0; r < size; r += step) if (b.gen.index.idOf(r) !== gen.index.idOf(r)) return undefined;
-    if (b.gen.index.idOf(size - 1) !== gen.index.idOf(size - 1)) return undefined;
-    return b;
+    return b && this.repo.semanticRows && grewFrom(gen, b.gen) ? b : undefined;
   }
 
   /**
@@ -159,17 +153,14 @@ export class SemanticService {
    */
   private async appendedSeed(base: Generation, gen: Generation): Promise<SemanticDeltaSeed> {
     const size = base.index.size;
-    const n = gen.index.size;
-    const sourceRow = new Int32Array(n).fill(-1);
-    for (let r = 0; r < size; r++) sourceRow[r] = r;
     const ids: string[] = [];
-    for (let r = size; r < n; r++) ids.push(gen.index.idOf(r));
+    for (let r = size; r < gen.index.size; r++) ids.push(gen.index.idOf(r));
     const changed: SemanticDeltaSeed['changed'] = [];
     for (const row of ids.length ? await this.repo.semanticRows!(ids) : []) {
       const r = gen.index.rowOf(row.itemId);
       if (r >= size) changed.push([r, row.tags, row.other, row.tempo, row.energy]);
     }
-    return { base, sourceRow, changed };
+    return { base, sourceRow: earlierRowsOf(gen, base), changed };
   }
 
   /**

@@ -357,13 +357,12 @@ export class IvfIndex {
     const chunk = this.q ? new Float32Array(CHUNK * dim) : undefined;
     for (let r0 = 0; r0 < this.size; r0 += CHUNK) {
       const rows = Math.min(CHUNK, this.size - r0);
+      // Float mode scans slots in memory (as exactSearch); the disk copy is read in row order.
       if (this.q) this.q.file.readRows(r0, rows, chunk!);
+      const src = this.q ? chunk! : this.vectors.subarray(r0 * dim, (r0 + rows) * dim);
       for (let i = 0; i < rows; i++) {
-        // Float mode scans slots (as exactSearch); the disk copy is in row order.
-        const src = this.q ? chunk! : this.vectors;
-        const off = this.q ? i * dim : (r0 + i) * dim;
         const row = this.q ? r0 + i : this.rowOfSlot[r0 + i]!;
-        for (let j = 0; j < m; j++) heaps[j]!.push(row, 1 - dot(src, off, qs, j * dim, dim));
+        for (let j = 0; j < m; j++) heaps[j]!.push(row, 1 - dot(src, i * dim, qs, j * dim, dim));
       }
       await scheduler?.maybeYield();
     }

@@ -8,6 +8,7 @@
  */
 import { MUSICNN_INPUT, centredFrameCount, patchFrameRanges, patchStarts, patchTensorData, type MusicnnMelFrontend } from './mel';
 import { referencePatchStarts } from './reference-vector';
+import type { PcmHolder, TrackCpu } from '../audio/cpu-pool';
 
 /**
  * Which input: `tags` is the analyser's own (musicnn's centred STFT; at most `maxPatches` patches spread evenly over
@@ -47,4 +48,13 @@ export function musicnnInput(mel: MusicnnMelFrontend, pcm: Float32Array, request
   const starts = patchStarts(centredFrameCount(pcm.length), request.maxPatches);
   const spectrogram = mel.compute(pcm, patchFrameRanges(starts));
   return { variant: 'tags', starts, input: patchTensorData(spectrogram, starts), complete: starts.length, melMs: performance.now() - t0 };
+}
+
+/**
+ * What `MusicnnAnalyser.referenceVector` is given for `pcm`: its `reference` input computed on `cpu`'s threads when it
+ * offers them (off the event loop), else the PCM itself (the analyser computes the input inline).
+ * @throws RangeError when the audio is too short; AnalysisThreadError when the thread died
+ */
+export async function referenceInputOf(cpu: Pick<TrackCpu, 'musicnnInput'> | undefined, pcm: PcmHolder): Promise<MusicnnInput | Float32Array> {
+  return cpu?.musicnnInput ? cpu.musicnnInput(pcm, { variant: 'reference' }) : pcm.samples;
 }
