@@ -62,7 +62,13 @@ describe('analysis SUCCESS waits for every live index replica', () => {
     let waiting: Record<string, unknown> | undefined;
     const deadline = Date.now() + 6 * 60_000;
     while (!waiting && Date.now() < deadline) {
-      const s = await request(url).get(`/api/status/${taskId}`).set(auth).expect(200);
+      // The task reaches the board through the bus: right after the 202 it may not be there yet (404, CI 2026-12-05).
+      const s = await request(url).get(`/api/status/${taskId}`).set(auth);
+      if (s.status === 404) {
+        await new Promise((r) => setTimeout(r, 250));
+        continue;
+      }
+      expect(s.status).toBe(200);
       expect(['NEW', 'RUNNING']).toContain(s.body.state);
       if (/^Waiting for index generation/.test(String(s.body.status_message))) waiting = s.body;
       else await new Promise((r) => setTimeout(r, 500));
